@@ -1,0 +1,185 @@
+import { describe, finite } from "./check";
+
+/**
+ * A duration in milliseconds (fractions allowed): the unit of `Date.now()` and `performance.now()`.
+ * An instant on the caller's clock is also a number of milliseconds.
+ */
+export type Span = number;
+
+/** A span given as milliseconds or as text such as `"1.5s"`, `"1h30m"` or `"250ms"`. */
+export type SpanInput = Span | string;
+
+/** `n` milliseconds. */
+export const ms = (n: number): Span => n;
+/** `n` seconds, in milliseconds. */
+export const seconds = (n: number): Span => n * 1_000;
+/** `n` minutes, in milliseconds. */
+export const minutes = (n: number): Span => n * 60_000;
+/** `n` hours, in milliseconds. */
+export const hours = (n: number): Span => n * 3_600_000;
+/** `n` days of 24 hours, in milliseconds. */
+export const days = (n: number): Span => n * 86_400_000;
+
+// Each unit is a power-of-ten shift times a whole multiplier. The digits are read as a whole
+// number and shifted by one exact multiplication or one correctly rounded division, so "1.1s"
+// is 1100, not the 1100.0000000000002 that 1.1 * 1000 gives.
+const UNITS: ReadonlyMap<string, readonly [shift: number, times: number]> = new Map([
+  ["ns", [-6, 1]],
+  ["us", [-3, 1]],
+  ["µs", [-3, 1]],
+  ["ms", [0, 1]],
+  ["s", [3, 1]],
+  ["m", [3, 60]],
+  ["h", [3, 3_600]],
+  ["d", [3, 86_400]],
+]);
+
+const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i); // exact up to 1e22
+
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
+function isSpace(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 13;
+}
+
+function isLetter(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 181;
+}
+
+function fail(input: string, at: string): never {
+  throw new RangeError(`parseSpan: cannot read ${describe(input)} at ${describe(at)}; write e.g. "250ms", "1.5s" or "1h30m"`);
+}
+
+/**
+ * Reads a span: a number of milliseconds as it is, or text made of one or more
+ * `<number><unit>` parts with units `ns`, `us`, `ms`, `s`, `m`, `h`, `d`.
+ *
+ * @example
+ * parseSpan("1.5s")  // 1500
+ * parseSpan("1h30m") // 5_400_000
+ * parseSpan(250)     // 250
+ * @param input - text such as `"250ms"`, or a span in milliseconds
+ * @returns the span in milliseconds, finite and never negative
+ * @throws TypeError when the input is neither a string nor a number;
+ *   RangeError when it is empty, malformed, has no or an unknown unit, is negative, or overflows
+ */
+export function parseSpan(input: SpanInput): Span {
+  if (typeof input === "number") {
+    const n = finite(input, "parseSpan input");
+    if (n < 0) throw new RangeError(`parseSpan: a span cannot be negative, got ${n}`);
+    return n;
+  }
+  if (typeof input !== "string") {
+    throw new TypeError(`parseSpan expects a string such as "1.5s" or a number of milliseconds, got ${typeof input} ${describe(input)}`);
+  }
+  const len = input.length;
+  let i = 0;
+  let total = 0;
+  let parts = 0;
+  for (;;) {
+    while (i < len && isSpace(input.charCodeAt(i))) i++;
+    if (i === len) break;
+    const from = i;
+    let c = input.charCodeAt(i);
+    if (c === 45 && parts === 0) throw new RangeError(`parseSpan: a span cannot be negative, got ${describe(input)}`);
+    // Digits, with at most one point: the mantissa as a whole number and how many decimals it had.
+    let whole = 0;
+    let digits = 0;
+    let decimals = -1;
+    while (i < len) {
+      c = input.charCodeAt(i);
+      if (isDigit(c)) {
+        whole = whole * 10 + (c - 48);
+        digits++;
+        if (decimals >= 0) decimals++;
+      } else if (c === 46 && decimals < 0) {
+        decimals = 0;
+      } else break;
+      i++;
+    }
+    if (digits === 0 || decimals === 0) fail(input, input.slice(from));
+    let exponent = 0;
+    if (i < len && (input.charCodeAt(i) | 32) === 101 && i + 1 < len) {
+      let j = i + 1;
+      const sign = input.charCodeAt(j);
+      const negative = sign === 45;
+      if (sign === 43 || negative) j++;
+      const e0 = j;
+      while (j < len && isDigit(input.charCodeAt(j))) exponent = exponent * 10 + (input.charCodeAt(j++) - 48);
+      if (j > e0) {
+        if (negative) exponent = -exponent;
+        i = j;
+      } else exponent = 0;
+    }
+    const numberEnd = i;
+    while (i < len && isSpace(input.charCodeAt(i))) i++;
+    const unitStart = i;
+    while (i < len && isLetter(input.charCodeAt(i))) i++;
+    if (i === unitStart) {
+      if (i === len) throw new RangeError(`parseSpan: ${describe(input)} has a number without a unit; add one of ns, us, ms, s, m, h, d`);
+      fail(input, input.slice(unitStart));
+    }
+    const unit = input.slice(unitStart, i);
+    const scale = UNITS.get(unit) ?? UNITS.get(unit.toLowerCase());
+    if (scale === undefined) throw new RangeError(`parseSpan: unknown unit ${describe(unit)} in ${describe(input)}; use ns, us, ms, s, m, h or d`);
+    const shift = scale[0] + exponent - (decimals > 0 ? decimals : 0);
+    let value: number;
+    if (digits <= 15 && shift >= -22 && shift <= 22) {
+      value = shift >= 0 ? whole * POW10[shift] : whole / POW10[-shift];
+    } else {
+      // Past 15 digits the whole number is no longer exact: let Number round the decimal text.
+      const text = input.slice(from, numberEnd).replace(/e.*$/i, "");
+      value = Number(`${text.replace(".", "")}e${shift}`);
+    }
+    total += value * scale[1];
+    parts++;
+  }
+  if (parts === 0) throw new RangeError(`parseSpan: empty span ${describe(input)}; write e.g. "250ms" or "1.5s"`);
+  if (!Number.isFinite(total)) throw new RangeError(`parseSpan: ${describe(input)} is too large to represent in milliseconds`);
+  return total;
+}
+
+// Largest first; a span is written in the largest units that fit, the last one with decimals.
+const STEPS: readonly (readonly [unit: string, size: number])[] = [
+  ["d", 86_400_000],
+  ["h", 3_600_000],
+  ["m", 60_000],
+];
+
+function decimals(n: number): string {
+  // Three decimals reach the microsecond of a second and the nanosecond of a millisecond.
+  return String(Math.round(n * 1_000) / 1_000);
+}
+
+/**
+ * Writes a span the way a person would read it, in text {@link parseSpan} reads back.
+ *
+ * @example
+ * formatSpan(168)       // "168ms"
+ * formatSpan(1500)      // "1.5s"
+ * formatSpan(5_400_000) // "1h30m"
+ * @param span - milliseconds; negative spans get a leading minus
+ * @throws RangeError for NaN or an infinite span
+ */
+export function formatSpan(span: Span): string {
+  const raw = finite(span, "formatSpan span");
+  if (raw < 0) return `-${formatSpan(-raw)}`;
+  // Round once, up front, so a remainder can never round up into "60s" of the next minute.
+  const n = Math.round(raw * 1_000) / 1_000;
+  if (n < 1_000) return `${decimals(n)}ms`;
+  if (n < 60_000) return `${decimals(n / 1_000)}s`;
+  let rest = n;
+  let out = "";
+  for (const [unit, size] of STEPS) {
+    const whole = Math.floor(rest / size);
+    if (whole > 0) {
+      out += `${whole}${unit}`;
+      rest -= whole * size;
+    }
+  }
+  if (rest >= 1_000) out += `${decimals(rest / 1_000)}s`;
+  else if (rest > 0) out += `${decimals(rest)}ms`;
+  return out;
+}

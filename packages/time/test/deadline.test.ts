@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { Deadline } from "@tideward/time";
+
+describe("Deadline", () => {
+  it("expires when its budget is spent", () => {
+    const d = Deadline.start(1_000, 5_000);
+    expect(d.expired(5_000)).toBe(false);
+    expect(d.expired(5_999)).toBe(false);
+    expect(d.expired(6_000)).toBe(true);
+    expect(d.end).toBe(6_000);
+  });
+
+  it("reports what is left, never negative", () => {
+    const d = Deadline.start(1_000, 0);
+    expect(d.remaining(0)).toBe(1_000);
+    expect(d.remaining(250)).toBe(750);
+    expect(d.remaining(1_000)).toBe(0);
+    expect(d.remaining(99_999)).toBe(0);
+  });
+
+  it("does not grow when the clock steps back before its start", () => {
+    const d = Deadline.start(1_000, 500);
+    expect(d.remaining(0)).toBe(1_000);
+  });
+
+  it.each([0, -5, Infinity])("never expires with a budget of %d", (budget) => {
+    const d = Deadline.start(budget, 0);
+    expect(d.bounded).toBe(false);
+    expect(d.expired(Number.MAX_SAFE_INTEGER)).toBe(false);
+    expect(d.remaining(1e12)).toBeUndefined();
+    expect(d.end).toBe(Infinity);
+  });
+
+  it("rejects a NaN budget or a non-finite start", () => {
+    expect(() => Deadline.start(Number.NaN, 0)).toThrow(/Deadline budget .* got NaN/);
+    expect(() => Deadline.start(10, Number.NaN)).toThrow(/Deadline start time must be a finite number, got NaN/);
+    expect(() => Deadline.start("1s" as unknown as number, 0)).toThrow(RangeError);
+  });
+});

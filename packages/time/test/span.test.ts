@@ -1,0 +1,111 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { days, formatSpan, hours, minutes, ms, parseSpan, seconds } from "@tideward/time";
+
+describe("span helpers", () => {
+  it("convert each unit to milliseconds", () => {
+    expect(ms(250)).toBe(250);
+    expect(seconds(1.5)).toBe(1_500);
+    expect(minutes(2)).toBe(120_000);
+    expect(hours(1)).toBe(3_600_000);
+    expect(days(1)).toBe(86_400_000);
+  });
+});
+
+describe("parseSpan", () => {
+  it.each([
+    ["1.5s", 1_500],
+    ["1h30m", 5_400_000],
+    ["250ms", 250],
+    ["1.1s", 1_100],
+    ["0.1h", 360_000],
+    ["2d", 172_800_000],
+    ["1m 30s", 90_000],
+    ["500us", 0.5],
+    ["1500ns", 0.0015],
+    ["1e3ms", 1_000],
+    [".5s", 500],
+    ["  3s  ", 3_000],
+    ["1H", 3_600_000],
+  ])("reads %j as %d ms", (text, expected) => {
+    expect(parseSpan(text)).toBe(expected);
+  });
+
+  it("takes a number as milliseconds", () => {
+    expect(parseSpan(250)).toBe(250);
+    expect(parseSpan(0)).toBe(0);
+  });
+
+  it.each([
+    ["", RangeError, /empty span/],
+    ["   ", RangeError, /empty span/],
+    ["abc", RangeError, /cannot read "abc"/],
+    ["5 parsecs", RangeError, /unknown unit "parsecs"/],
+    ["1e400s", RangeError, /"1e400s" is too large/],
+    ["250", RangeError, /without a unit/],
+    ["-5s", RangeError, /cannot be negative, got "-5s"/],
+    ["1s-", RangeError, /cannot read "1s-" at "-"/],
+    ["1..5s", RangeError, /cannot read "1..5s"/],
+    ["1.s", RangeError, /cannot read "1.s"/],
+    ["1s2", RangeError, /without a unit/],
+  ] as const)("rejects %j", (text, type, message) => {
+    expect(() => parseSpan(text)).toThrow(type);
+    expect(() => parseSpan(text)).toThrow(message);
+  });
+
+  it("rejects NaN, infinities and negative numbers naming the value", () => {
+    expect(() => parseSpan(Number.NaN)).toThrow(RangeError);
+    expect(() => parseSpan(Number.NaN)).toThrow(/got NaN/);
+    expect(() => parseSpan(Infinity)).toThrow(/got Infinity/);
+    expect(() => parseSpan(-1)).toThrow(/cannot be negative, got -1/);
+  });
+
+  it("rejects what is neither text nor number with a TypeError", () => {
+    expect(() => parseSpan(null as unknown as string)).toThrow(TypeError);
+    expect(() => parseSpan({} as unknown as string)).toThrow(/got object \[object Object\]/);
+  });
+});
+
+describe("formatSpan", () => {
+  it.each([
+    [168, "168ms"],
+    [1_500, "1.5s"],
+    [0, "0ms"],
+    [0.5, "0.5ms"],
+    [59_999, "59.999s"],
+    [60_000, "1m"],
+    [90_000, "1m30s"],
+    [5_400_000, "1h30m"],
+    [90_061_500, "1d1h1m1.5s"],
+    [3_600_250, "1h250ms"],
+    [-1_500, "-1.5s"],
+    [59_999.9999, "1m"],
+  ])("writes %d ms as %j", (span, text) => {
+    expect(formatSpan(span)).toBe(text);
+  });
+
+  it("rejects NaN and infinities", () => {
+    expect(() => formatSpan(Number.NaN)).toThrow(/got NaN/);
+    expect(() => formatSpan(-Infinity)).toThrow(RangeError);
+  });
+
+  it("is read back by parseSpan to the same whole number of milliseconds", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 10 * 365 * 86_400_000 }), (n) => {
+        expect(parseSpan(formatSpan(n))).toBe(n);
+      }),
+    );
+  });
+});
+
+describe("parseSpan exactness", () => {
+  it("reads decimal seconds exactly as the decimal text says", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 10_000_000 }), fc.integer({ min: 0, max: 3 }), (whole, places) => {
+        const text = (whole / 10 ** places).toFixed(places);
+        expect(parseSpan(`${text}s`)).toBe(Number(`${text}e3`));
+        expect(parseSpan(`${text}ms`)).toBe(Number(text));
+      }),
+    );
+  });
+});

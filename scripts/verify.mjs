@@ -1,0 +1,35 @@
+// The whole check a change must pass: lint, typecheck, tests and the package checks (publint
+// and arethetypeswrong on every built package), all through turbo; then the plain total of
+// tests from vitest's own JSON reports, so a run that executed no test is visible.
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+
+const root = join(import.meta.dirname, "..");
+const workspaces = ["packages", "apps", "bench"].flatMap((group) => {
+  const dir = join(root, group);
+  if (group === "bench") return [dir];
+  return existsSync(dir) ? readdirSync(dir).map((name) => join(dir, name)) : [];
+});
+const reports = workspaces.map((dir) => join(dir, ".reports", "vitest.json"));
+for (const report of reports) rmSync(report, { force: true });
+
+const turbo = spawnSync("turbo", ["run", "lint", "typecheck", "test", "check:package", "--continue", ...process.argv.slice(2)], {
+  cwd: root,
+  stdio: "inherit",
+  shell: process.platform === "win32",
+});
+
+let passed = 0;
+let failed = 0;
+for (const report of reports) {
+  if (!existsSync(report)) continue;
+  const r = JSON.parse(readFileSync(report, "utf8"));
+  passed += r.numPassedTests;
+  // A file that fails to load counts no test as failed; count it as one so it cannot hide.
+  failed += r.numFailedTests + (r.testResults ?? []).filter((f) => f.status === "failed" && f.assertionResults.length === 0).length;
+}
+const ok = turbo.status === 0 && failed === 0 && passed > 0;
+if (turbo.status !== 0) console.log("\nturbo reported a failing task (lint, typecheck, test or package check); see above.");
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(ok ? 0 : 1);

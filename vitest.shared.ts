@@ -1,0 +1,14 @@
+// Every package's vitest.config.ts re-exports this. Tests run against sources
+// (the "@tideward/source" export condition), so no package has to be built first.
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  ssr: { resolve: { conditions: ["@tideward/source"] } },
+  resolve: { conditions: ["@tideward/source"] },
+  test: {
+    include: ["test/**/*.test.ts"],
+    reporters: ["default", "json"],
+    outputFile: { json: ".reports/vitest.json" },
+    typecheck: { enabled: false },
+  },
+});

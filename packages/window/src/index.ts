@@ -1,0 +1,4 @@
+export { Window } from "./window";
+export type { EachOptions, Resettable, WindowOptions } from "./window";
+export { Tally, Total } from "./tally";
+export type { Outcome } from "./tally";

@@ -1,0 +1,44 @@
+// Every ```ts block in a package README runs here, so the docs cannot drift from the code.
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+
+const root = join(import.meta.dirname, "..", "..", "..");
+const scratch = join(import.meta.dirname, "..", ".readme-examples");
+mkdirSync(scratch, { recursive: true });
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const packages = readdirSync(join(root, "packages"));
+const blocks = packages.flatMap((name) => {
+  let text: string;
+  try {
+    text = readFileSync(join(root, "packages", name, "README.md"), "utf8");
+  } catch {
+    return [];
+  }
+  return [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((m, i) => ({ name, i, code: m[1] ?? "" }));
+});
+
+describe("README examples", () => {
+  it("every package has a README with at least one example", () => {
+    const documented = new Set(blocks.map((b) => b.name));
+    expect(packages.filter((p) => !documented.has(p))).toEqual([]);
+  });
+
+  it.each(blocks.map((b) => [`${b.name} #${b.i + 1}`, b] as const))("%s runs", async (_, block) => {
+    const file = join(scratch, `${block.name}-${block.i}.ts`);
+    writeFileSync(file, block.code);
+    const log: unknown[] = [];
+    const original = console.log;
+    console.log = (...args: unknown[]) => void log.push(args);
+    try {
+      await import(pathToFileURL(file).href);
+    } finally {
+      console.log = original;
+    }
+    // A block that logs prints what its comments promise: `console.log(x); // y` means x is y.
+    const promised = [...block.code.matchAll(/console\.log\((.*)\);\s*\/\/ (.+)$/gm)].map((m) => m[2]?.trim());
+    expect(log.map((args) => (args as unknown[]).map((a) => (typeof a === "string" ? JSON.stringify(a) : String(a))).join(" "))).toEqual(promised);
+  });
+});

@@ -14,7 +14,7 @@ const workspaces = ["packages", "apps", "bench"].flatMap((group) => {
 const reports = workspaces.map((dir) => join(dir, ".reports", "vitest.json"));
 for (const report of reports) rmSync(report, { force: true });
 
-const turbo = spawnSync("turbo", ["run", "lint", "typecheck", "test", "check:package", "--continue", ...process.argv.slice(2)], {
+const turbo = spawnSync("turbo", ["run", "lint", "typecheck", "test", "check:package", "lint:root", "typecheck:root", "--continue", ...process.argv.slice(2)], {
   cwd: root,
   stdio: "inherit",
   shell: process.platform === "win32",

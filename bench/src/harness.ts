@@ -35,7 +35,8 @@ export async function compare(title: string, cases: readonly Case[]): Promise<Re
   console.log(`\n${title}`);
   console.log(`  ${pad("case", 46)} ${pad("ns/call", 10)} ${pad("calls/s", 14)} tideward is`);
   for (const r of results) {
-    const ratio = r === first ? "—" : `${(r.ns / first.ns).toFixed(2)}× faster`;
+    const x = r.ns / first.ns;
+    const ratio = r === first ? "—" : x >= 1 ? `${x.toFixed(2)}× faster` : `${(1 / x).toFixed(2)}× slower`;
     const perSecond = Math.round(1e9 / r.ns).toLocaleString("en");
     console.log(`  ${pad(r.name, 46)} ${pad(r.ns.toFixed(1), 10)} ${pad(perSecond, 14)} ${ratio}`);
   }

@@ -137,7 +137,9 @@ export class Backoff implements BackoffPolicy {
         return r * c;
       case "equal": {
         const half = c / 2;
-        return half + r * half;
+        const d = half + r * half;
+        // Only a ceiling of a few subnormal ulps can round c / 2 up and this sum past c.
+        return d < c ? d : c;
       }
       case "spread": {
         const f = this.#fraction * c;

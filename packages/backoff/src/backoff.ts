@@ -34,6 +34,9 @@ export interface DelayOptions {
   readonly previous?: Span;
 }
 
+// How many ceilings each Backoff keeps precomputed: 32 retries covers every schedule anyone runs.
+const TABLE = 32;
+
 const PRESET = { base: 100, factor: 2, cap: 1_000, attempts: 3, jitter: Jitter.spread(0.2) } as const;
 
 /**
@@ -62,6 +65,9 @@ export class Backoff implements BackoffPolicy {
   // The jitter unpacked into numbers once, so `delay` is a switch and some arithmetic.
   readonly #kind: Jitter["kind"];
   readonly #fraction: number;
+  // The ceilings of the first retries, looked up rather than raised to a power each time
+  // (which is most of the cost of a delay); computed by the same formula, so identical.
+  readonly #table: Float64Array;
 
   /**
    * A backoff policy: `policy` laid over the preset {@link backoff}, validated once.
@@ -83,6 +89,8 @@ export class Backoff implements BackoffPolicy {
     this.jitter = toJitter(policy.jitter ?? PRESET.jitter, "Backoff jitter");
     this.#kind = this.jitter.kind;
     this.#fraction = this.jitter.kind === "spread" ? this.jitter.fraction : 0;
+    this.#table = new Float64Array(TABLE);
+    for (let i = 0; i < TABLE; i++) this.#table[i] = this.#raise(i + 1);
     Object.freeze(this);
   }
 
@@ -110,6 +118,11 @@ export class Backoff implements BackoffPolicy {
    */
   ceiling(retry: number): Span | undefined {
     if (!(retry >= 1)) return undefined;
+    const i = retry - 1;
+    return i < TABLE && (i | 0) === i ? this.#table[i] : this.#raise(retry);
+  }
+
+  #raise(retry: number): Span {
     const raw = this.base * this.factor ** (retry - 1);
     // factor^(retry−1) overflows to Infinity, which the cap absorbs. NaN comes only from
     // 0 × Infinity (base 0) or 1^Infinity (factor 1): both mean the ceiling is the base.

@@ -37,6 +37,14 @@ describe("ceiling", () => {
     expect([1, 2, 5, 1_000, 1e9].map((n) => slow.ceiling(n))).toEqual([10, 30, 810, 1e6, 1e6]);
   });
 
+  it("reads the same from its precomputed first 32 retries as from the formula past them", () => {
+    const odd = new Backoff({ base: 7.3, factor: 1.37, cap: 1e9 });
+    const formula = (n: number): number => Math.min(7.3 * 1.37 ** (n - 1), 1e9);
+    const ns = [1, 2, 31, 32, 33, 34, 40, 60];
+    expect(ns.map((n) => odd.ceiling(n))).toEqual(ns.map(formula));
+    expect(backoff.ceiling(1.5)).toBe(100 * 2 ** 0.5); // a fractional retry is not meant, but is not refused
+  });
+
   it("gives nothing for a retry below 1 or NaN", () => {
     expect([0, -1, 0.5, -Infinity, Number.NaN].map((n) => backoff.ceiling(n))).toEqual([undefined, undefined, undefined, undefined, undefined]);
     expect(backoff.delay(0, { random: 0.5 })).toBeUndefined();

@@ -54,7 +54,7 @@ describe("properties", () => {
           }
         }
       }),
-      { numRuns: 2_000 },
+      { numRuns: 1_000 },
     );
   });
 
@@ -67,7 +67,7 @@ describe("properties", () => {
         const expected = Number.isFinite(raw) ? Math.min(raw, b.cap) : b.base === 0 ? 0 : b.cap;
         return later >= here && here === expected;
       }),
-      { numRuns: 1_000 },
+      { numRuns: 500 },
     );
   });
 

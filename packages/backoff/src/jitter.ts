@@ -76,6 +76,7 @@ export const Jitter = Object.freeze({
   equal: Object.freeze<Equal>({ kind: "equal" }),
   /** Uniform over `[base, previous × 3]`, held to the cap. */
   decorrelated: Object.freeze<Decorrelated>({ kind: "decorrelated" }),
+  /** Uniform over `[ceiling × (1 − fraction), ceiling × (1 + fraction)]`, the fraction held to `[0, 1]`. */
   spread,
 });
 

@@ -1,0 +1,211 @@
+import { check } from "@tideward/time";
+import type { Span } from "@tideward/time";
+import { Jitter, toJitter } from "./jitter";
+
+/**
+ * The numbers of a backoff policy, as a plain record: what {@link Backoff} is built from and
+ * what it exposes. Every field is optional when building; the preset {@link backoff} fills the rest.
+ */
+export interface BackoffPolicy {
+  /** The ceiling of the first retry, in milliseconds; 0 or more. @defaultValue 100 */
+  readonly base: Span;
+  /** What each ceiling is multiplied by to get the next; 1 or more (1 is a constant wait). @defaultValue 2 */
+  readonly factor: number;
+  /** The most a ceiling may grow to, in milliseconds; finite and at least `base`. @defaultValue 1000 */
+  readonly cap: Span;
+  /** Calls allowed in total, the first one included; a whole number, 1 or more. @defaultValue 3 */
+  readonly attempts: number;
+  /** How much of each wait is randomised. @defaultValue `Jitter.spread(0.2)` */
+  readonly jitter: Jitter;
+}
+
+/** What {@link Backoff.delay} takes besides the retry number. */
+export interface DelayOptions {
+  /**
+   * A draw in `[0, 1)` the jitter scales; the same draw gives the same delay. A draw outside
+   * `[0, 1]` (or NaN) is held to the nearest end, so a bad source cannot push a wait out of bounds.
+   * @defaultValue 0, the low end of whatever jitter is in force
+   */
+  readonly random?: number;
+  /**
+   * What the last wait turned out to be, in milliseconds; only `decorrelated` reads it.
+   * @defaultValue the policy's `base`, where a decorrelated run starts
+   */
+  readonly previous?: Span;
+}
+
+// How many ceilings each Backoff keeps precomputed: 32 retries covers every schedule anyone runs.
+const TABLE = 32;
+
+const PRESET = { base: 100, factor: 2, cap: 1_000, attempts: 3, jitter: Jitter.spread(0.2) } as const;
+
+/**
+ * When to try again, and how long to wait first: an exponential backoff with a cap and a jitter.
+ *
+ * The ceiling of retry `n` (the first retry being 1) is `min(base × factor^(n − 1), cap)`; the
+ * jitter turns it into a delay with a draw the caller supplies, so the same draw always gives
+ * the same delay and a whole run is reproducible. Nothing here reads a clock or draws a number.
+ *
+ * A `Backoff` is an immutable record of its policy (it spreads like one:
+ * `new Backoff({ ...backoff, attempts: 5 })`), validated once when built.
+ *
+ * @example
+ * const b = new Backoff({ jitter: Jitter.full, attempts: 5 });
+ * b.ceiling(3);                  // 400
+ * b.delay(3, { random: 0.5 });   // 200
+ * b.schedule([0.5, 0.5, 0.5, 0.5]); // [50, 100, 200, 400]
+ */
+export class Backoff implements BackoffPolicy {
+  readonly base: Span;
+  readonly factor: number;
+  readonly cap: Span;
+  readonly attempts: number;
+  readonly jitter: Jitter;
+
+  // The jitter unpacked into numbers once, so `delay` is a switch and some arithmetic.
+  readonly #kind: Jitter["kind"];
+  readonly #fraction: number;
+  // The ceilings of the first retries, looked up rather than raised to a power each time
+  // (which is most of the cost of a delay); computed by the same formula, so identical.
+  readonly #table: Float64Array;
+
+  /**
+   * A backoff policy: `policy` laid over the preset {@link backoff}, validated once.
+   *
+   * @throws RangeError naming the field and the value for NaN anywhere, a negative base, a factor
+   *   under 1, a cap that is infinite or under the base, attempts under 1 or not whole;
+   *   TypeError for a field that is not a number or a jitter that is not one of the five
+   */
+  constructor(policy: Partial<BackoffPolicy> = {}) {
+    const base = check.nonNegative(policy.base ?? PRESET.base, "Backoff base (ms)");
+    const factor = check.finite(policy.factor ?? PRESET.factor, "Backoff factor");
+    if (factor < 1) throw new RangeError(`Backoff factor must be 1 or more (1 is a constant wait), got ${factor}`);
+    const cap = check.finite(policy.cap ?? PRESET.cap, "Backoff cap (ms)");
+    if (cap < base) throw new RangeError(`Backoff cap (ms) must be at least the base (${base}), got ${cap}`);
+    this.base = base;
+    this.factor = factor;
+    this.cap = cap;
+    this.attempts = check.integer(policy.attempts ?? PRESET.attempts, "Backoff attempts", 1);
+    this.jitter = toJitter(policy.jitter ?? PRESET.jitter, "Backoff jitter");
+    this.#kind = this.jitter.kind;
+    this.#fraction = this.jitter.kind === "spread" ? this.jitter.fraction : 0;
+    this.#table = new Float64Array(TABLE);
+    for (let i = 0; i < TABLE; i++) this.#table[i] = this.#raise(i + 1);
+    Object.freeze(this);
+  }
+
+  /**
+   * A copy with some fields changed, validated like a new one.
+   * @example backoff.with({ attempts: 5 })
+   */
+  with(changes: Partial<BackoffPolicy>): Backoff {
+    return new Backoff({ ...this.policy(), ...changes });
+  }
+
+  /** The policy as a plain record, for logging or for spreading into another. */
+  policy(): BackoffPolicy {
+    return { base: this.base, factor: this.factor, cap: this.cap, attempts: this.attempts, jitter: this.jitter };
+  }
+
+  /**
+   * The undelayed ceiling before retry `retry`, in milliseconds: `min(base × factor^(retry − 1), cap)`.
+   *
+   * It is what a jitter-free client sleeps and what the other jitters (bar `decorrelated`) draw
+   * within. It saturates at the cap however large `retry` is: never NaN, never Infinity.
+   *
+   * @param retry - which retry, the first being 1 (a whole number is meant)
+   * @returns the ceiling in milliseconds, or `undefined` for a retry below 1 (or NaN): there is no such retry
+   */
+  ceiling(retry: number): Span | undefined {
+    if (!(retry >= 1)) return undefined;
+    const i = retry - 1;
+    return i < TABLE && (i | 0) === i ? this.#table[i] : this.#raise(retry);
+  }
+
+  #raise(retry: number): Span {
+    const raw = this.base * this.factor ** (retry - 1);
+    // factor^(retry−1) overflows to Infinity, which the cap absorbs. NaN comes only from
+    // 0 × Infinity (base 0) or 1^Infinity (factor 1): both mean the ceiling is the base.
+    return raw < this.cap ? raw : raw >= this.cap ? this.cap : this.base;
+  }
+
+  /**
+   * How long to wait before retry `retry`, in milliseconds: the jitter applied to the ceiling
+   * with the caller's draw. Always finite and within the jitter's bounds.
+   *
+   * @param retry - which retry this is, the first being 1
+   * @param options - the draw in `[0, 1)` (0 when left out) and, for `decorrelated`, the previous wait
+   * @returns the wait in milliseconds, or `undefined` for a retry below 1 (or NaN)
+   */
+  delay(retry: number, options?: DelayOptions): Span | undefined {
+    const c = this.ceiling(retry);
+    if (c === undefined) return undefined;
+    const raw = options?.random ?? 0;
+    // `!(raw > 0)` also catches NaN.
+    const r = !(raw > 0) ? 0 : raw < 1 ? raw : 1;
+    switch (this.#kind) {
+      case "rigid":
+        return c;
+      case "full":
+        return r * c;
+      case "equal": {
+        const half = c / 2;
+        const d = half + r * half;
+        // Only a ceiling of a few subnormal ulps can round c / 2 up and this sum past c.
+        return d < c ? d : c;
+      }
+      case "spread": {
+        const f = this.#fraction * c;
+        return c - f + r * (f + f);
+      }
+      case "decorrelated": {
+        const base = this.base;
+        const previous = options?.previous ?? base;
+        // A previous wait that is NaN, negative or under a third of the base starts over at the
+        // base; an infinite one is held to the largest finite number so the draw stays finite.
+        let high = previous * 3;
+        if (!(high > base)) high = base;
+        else if (high > Number.MAX_VALUE) high = Number.MAX_VALUE;
+        const d = base + r * (high - base);
+        return d < this.cap ? d : this.cap;
+      }
+    }
+  }
+
+  /**
+   * Whether a call that has made `made` attempts may make another.
+   * The first attempt is 1, so the preset's three attempts allow two retries.
+   *
+   * @param made - attempts made so far, the first attempt being 1
+   */
+  more(made: number): boolean {
+    return made < this.attempts;
+  }
+
+  /**
+   * Every delay a full run would wait, in milliseconds, one per retry (`attempts − 1` of them):
+   * for a test, or a log line explaining a plan. `decorrelated` grows each from the one before.
+   *
+   * @param randoms - the draws in `[0, 1)`, one per retry; when they run short the rest use 0,
+   *   the low end of whatever jitter is in force
+   */
+  schedule(randoms: ArrayLike<number> = []): Span[] {
+    const out: Span[] = [];
+    let previous = this.base;
+    for (let retry = 1; retry < this.attempts; retry++) {
+      const d = this.delay(retry, { random: retry <= randoms.length ? randoms[retry - 1] : 0, previous }) as Span;
+      out.push(d);
+      previous = d;
+    }
+    return out;
+  }
+}
+
+/**
+ * The preset: three attempts, 100 ms doubling to a 1 s cap, each wait spread by a fifth either way.
+ *
+ * A plan of 0.8 to 1.2 of the schedule is easy to explain to whoever asks why the second retry
+ * waited 168 ms and not 200. Change a field with `backoff.with({ attempts: 5 })` or
+ * `new Backoff({ ...backoff, attempts: 5 })`.
+ */
+export const backoff: Backoff = new Backoff();

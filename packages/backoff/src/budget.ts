@@ -1,0 +1,133 @@
+import { check } from "@tideward/time";
+import type { Span } from "@tideward/time";
+import { Window } from "@tideward/window";
+
+/**
+ * The numbers of a retry budget, as a plain record; the preset {@link budget} fills what is left out.
+ *
+ * Over the last `window` milliseconds, retries may number up to `ratio` × first attempts plus
+ * `minPerSecond` × the window in seconds. These are Finagle's and Linkerd's `percentCanRetry`,
+ * `minRetriesPerSec` and `ttl`, with their defaults.
+ */
+export interface Budget {
+  /** Retries allowed per first attempt in the window, 0 or more (0.2: one retry per five calls). @defaultValue 0.2 */
+  readonly ratio: number;
+  /**
+   * Retries per second allowed whatever the traffic, 0 or more: so a client making few calls can
+   * still retry. The window holds `minPerSecond × window / 1000` of them. @defaultValue 10
+   */
+  readonly minPerSecond: number;
+  /** How far back first attempts and retries are counted, in milliseconds; above 0. @defaultValue 10 000 */
+  readonly window: Span;
+  /** How many buckets the window is kept in; more is smoother, fewer is cheaper. A whole number, 1 or more. @defaultValue 10 */
+  readonly buckets: number;
+}
+
+/** The preset: a fifth of first attempts may be retried, on top of ten retries a second, over ten seconds in ten buckets. */
+export const budget: Budget = Object.freeze({ ratio: 0.2, minPerSecond: 10, window: 10_000, buckets: 10 });
+
+/** First attempts and retries counted in one bucket of a {@link RetryBudget}'s window. */
+class Counts {
+  attempts = 0;
+  retries = 0;
+  reset(): void {
+    this.attempts = 0;
+    this.retries = 0;
+  }
+}
+
+// Counts are whole and `ratio × attempts` is one rounding away from exact: a ratio of 0.57 over
+// 100 calls should allow 57 retries, not 56 because 0.57 × 100 is 56.99999999999999.
+const SLACK = 1e-9;
+
+/**
+ * A retry budget: retries are allowed while they stay under a ratio of the first attempts seen
+ * over a rolling window, plus a small floor per second. Share one among every call to a
+ * backend, so that during an outage retries stop multiplying the load on it: with the preset,
+ * a failing backend sees at most 1.2× the calls it would without retries, not 3×.
+ *
+ * Clock-free: every method takes `now` in milliseconds. A clock that steps back is treated as
+ * standing still. Nothing allocates after construction.
+ *
+ * @example
+ * const spend = new RetryBudget({ ratio: 0.5, minPerSecond: 0 });
+ * spend.recordAttempt(0);
+ * spend.recordAttempt(0);
+ * spend.tryRetry(0); // true: one retry per two first attempts
+ * spend.tryRetry(0); // false
+ */
+export class RetryBudget {
+  /** The policy in force, validated. */
+  readonly policy: Budget;
+  readonly #window: Window<Counts>;
+  readonly #reserve: number;
+  // Running sums over the live buckets, taken back out as buckets are cleared.
+  #attempts = 0;
+  #retries = 0;
+
+  /**
+   * An empty budget: `policy` laid over the preset {@link budget}, validated once.
+   *
+   * @param now - the clock reading the window opens at, in milliseconds; 0 by default
+   * @throws RangeError/TypeError naming the field and the value for NaN, a negative ratio or floor,
+   *   a window of 0 or less, or a bucket count under 1 or not whole
+   */
+  constructor(policy: Partial<Budget> = {}, now = 0) {
+    const ratio = check.nonNegative(policy.ratio ?? budget.ratio, "RetryBudget ratio");
+    const minPerSecond = check.nonNegative(policy.minPerSecond ?? budget.minPerSecond, "RetryBudget minPerSecond");
+    const window = check.positive(policy.window ?? budget.window, "RetryBudget window (ms)");
+    const buckets = check.integer(policy.buckets ?? budget.buckets, "RetryBudget buckets", 1);
+    this.policy = Object.freeze({ ratio, minPerSecond, window, buckets });
+    this.#reserve = (minPerSecond * window) / 1_000;
+    this.#window = new Window(() => new Counts(), {
+      size: buckets,
+      window,
+      now: check.finite(now, "RetryBudget now"),
+      evict: (b) => {
+        this.#attempts -= b.attempts;
+        this.#retries -= b.retries;
+      },
+    });
+  }
+
+  /**
+   * Counts one first attempt (not a retry) at `now`: what earns retries.
+   * @param now - the caller's clock reading, in milliseconds
+   */
+  recordAttempt(now: number): void {
+    this.#window.slot(now).attempts++;
+    this.#attempts++;
+  }
+
+  /**
+   * Whether a retry may go ahead at `now`, spending it from the budget if so. A refusal spends nothing.
+   * @param now - the caller's clock reading, in milliseconds
+   */
+  tryRetry(now: number): boolean {
+    const bucket = this.#window.slot(now);
+    if (this.#retries + 1 > this.#allowance() + SLACK) return false;
+    bucket.retries++;
+    this.#retries++;
+    return true;
+  }
+
+  /**
+   * How many retries could go ahead at `now` (a whole number, 0 or more), without spending any:
+   * for a dashboard, or a log line saying why a retry was refused.
+   * @param now - the caller's clock reading, in milliseconds
+   */
+  available(now: number): number {
+    this.#window.slot(now); // clears what has aged out; counts nothing
+    const left = Math.floor(this.#allowance() - this.#retries + SLACK);
+    return left > 0 ? left : 0;
+  }
+
+  /** Forgets every attempt and retry, as if just built. */
+  clear(): void {
+    this.#window.clear();
+  }
+
+  #allowance(): number {
+    return this.policy.ratio * this.#attempts + this.#reserve;
+  }
+}

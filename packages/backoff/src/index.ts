@@ -1,0 +1,12 @@
+export { Backoff, backoff } from "./backoff";
+export type { BackoffPolicy, DelayOptions } from "./backoff";
+export { Jitter } from "./jitter";
+export type { Decorrelated, Equal, Full, Rigid, Spread } from "./jitter";
+export { RetryBudget, budget } from "./budget";
+export type { Budget } from "./budget";
+export { retry } from "./retry";
+export type { RetryContext, RetryEvent, RetryOptions } from "./retry";
+export { RetryError, isRetryError } from "./retry-error";
+export type { GiveUp } from "./retry-error";
+export { sleep } from "./sleep";
+export type { Sleep } from "./sleep";

@@ -1,0 +1,156 @@
+// The retry loop: the one place in this package that sleeps, reads a clock and draws random
+// numbers. All three are injected, defaulting to the real ones, so a test runs a whole schedule
+// on a ManualClock without waiting.
+import { systemClock, systemRandom } from "@tideward/time";
+import type { Clock, Deadline, Random, Span } from "@tideward/time";
+import { Backoff, backoff } from "./backoff";
+import type { BackoffPolicy } from "./backoff";
+import type { RetryBudget } from "./budget";
+import { RetryError } from "./retry-error";
+import { sleep as realSleep } from "./sleep";
+import type { Sleep } from "./sleep";
+
+/** What each attempt is called with. */
+export interface RetryContext {
+  /** Which attempt this is, the first being 1. */
+  readonly attempt: number;
+  /** The caller's signal (one that never fires when none was given): pass it on to what you call. */
+  readonly signal: AbortSignal;
+}
+
+/** What {@link RetryOptions.onRetry} is told before each wait. */
+export interface RetryEvent {
+  /** The attempt that just failed, the first being 1; the next one is `attempt + 1`. */
+  readonly attempt: number;
+  /** What it failed with. */
+  readonly error: unknown;
+  /** How long the loop is about to wait, in milliseconds: the backoff's delay, or the error's `retryAfter` if longer. */
+  readonly delay: Span;
+}
+
+/** Options of {@link retry}; all optional. */
+export interface RetryOptions {
+  /** The schedule: a {@link Backoff}, or fields laid over the preset. @defaultValue the preset `backoff` */
+  readonly backoff?: Backoff | Partial<BackoffPolicy>;
+  /**
+   * Whether an error is worth retrying; `false` rethrows it at once, unwrapped.
+   * @defaultValue every error is retried
+   */
+  readonly retryOn?: (error: unknown) => boolean;
+  /** Called before each wait, for logging or metrics. */
+  readonly onRetry?: (event: RetryEvent) => void;
+  /**
+   * Stops the loop: before an attempt, after a failed one, or in the middle of a wait (at once).
+   * `retry` then rejects with the signal's reason. It is also handed to every attempt.
+   */
+  readonly signal?: AbortSignal;
+  /**
+   * A time budget on the caller's clock: when the next wait would reach or pass its end, `retry`
+   * gives up at once with a {@link RetryError} (reason `"deadline"`) instead of sleeping for
+   * nothing. The first attempt always runs; bound the attempts themselves through `signal`.
+   */
+  readonly deadline?: Deadline;
+  /**
+   * A budget shared with other calls: this call counts as one first attempt, and each retry must
+   * be granted by it, or `retry` gives up with a {@link RetryError} (reason `"budget"`).
+   */
+  readonly budget?: RetryBudget;
+  /** Reads the time for the deadline and the budget, in milliseconds. @defaultValue `systemClock` */
+  readonly clock?: Clock;
+  /** Waits between attempts. @defaultValue the real, abortable {@link sleep} */
+  readonly sleep?: Sleep;
+  /** Draws in `[0, 1)` for the jitter. @defaultValue `Math.random` */
+  readonly random?: Random;
+}
+
+/**
+ * The server's hint carried by an error, in milliseconds: a finite, non-negative `retryAfter`
+ * property (what tideward's own refusals carry); 0 when there is none.
+ */
+function retryAfterOf(error: unknown): Span {
+  if (typeof error !== "object" || error === null) return 0;
+  const hint = (error as { retryAfter?: unknown }).retryAfter;
+  return typeof hint === "number" && hint > 0 && hint < Infinity ? hint : 0;
+}
+
+/** `wait`, but rejecting with the signal's reason the moment it fires, even if `wait` ignores it. */
+function abortable(wait: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return wait;
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+    wait.then(
+      () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      },
+      (e: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes the sleep's own rejection on
+        reject(e);
+      },
+    );
+  });
+}
+
+// Handed to attempts when the caller gave no signal, so `signal` is always there to pass on.
+const NEVER: AbortSignal = new AbortController().signal;
+
+/**
+ * Calls `fn` until it succeeds, waiting between attempts as the backoff says.
+ *
+ * It stops, in this order of checks after a failure:
+ * 1. the signal fired — rejects with the signal's reason;
+ * 2. `retryOn(error)` is false — rejects with that error, unwrapped;
+ * 3. the policy's attempts are spent — rejects with a {@link RetryError} (`"exhausted"`);
+ * 4. the next wait would reach the deadline — {@link RetryError} (`"deadline"`), without sleeping;
+ * 5. the budget refuses the retry — {@link RetryError} (`"budget"`).
+ *
+ * The wait is the backoff's delay for that retry, or the error's `retryAfter` (milliseconds) when
+ * that is longer: a server that says when to come back is listened to. A `decorrelated` jitter
+ * grows from the backoff's own previous delay, not from a server's hint.
+ *
+ * @example
+ * const body = await retry(({ signal }) => fetch(url, { signal }).then((r) => r.text()), {
+ *   backoff: { attempts: 5, jitter: Jitter.full },
+ *   retryOn: (e) => !(e instanceof TypeError),
+ *   signal: AbortSignal.timeout(10_000),
+ * });
+ * @param fn - the call; it gets the attempt number (from 1) and the signal to pass on
+ * @returns what `fn` returned on the attempt that succeeded
+ */
+export async function retry<T>(fn: (context: RetryContext) => T | PromiseLike<T>, options: RetryOptions = {}): Promise<T> {
+  const given = options.backoff ?? backoff;
+  const policy = given instanceof Backoff ? given : new Backoff(given);
+  const { signal, deadline, budget, retryOn, onRetry } = options;
+  const clock = options.clock ?? systemClock;
+  const sleep = options.sleep ?? realSleep;
+  const random = options.random ?? systemRandom;
+  const handed = signal ?? NEVER;
+
+  budget?.recordAttempt(clock());
+  let previous = policy.base;
+  for (let attempt = 1; ; attempt++) {
+    if (signal?.aborted) throw signal.reason as Error;
+    let error: unknown;
+    try {
+      return await fn({ attempt, signal: handed });
+    } catch (e) {
+      error = e;
+    }
+    if (signal?.aborted) throw signal.reason as Error;
+    if (retryOn !== undefined && !retryOn(error)) throw error as Error;
+    if (!policy.more(attempt)) throw new RetryError(attempt, "exhausted", error);
+
+    const planned = policy.delay(attempt, { random: random(), previous }) as Span;
+    previous = planned;
+    const hint = retryAfterOf(error);
+    const wait = hint > planned ? hint : planned;
+    const now = clock();
+    if (deadline !== undefined && now + wait >= deadline.end) throw new RetryError(attempt, "deadline", error);
+    if (budget !== undefined && !budget.tryRetry(now)) throw new RetryError(attempt, "budget", error);
+    onRetry?.({ attempt, error, delay: wait });
+    await abortable(sleep(wait, signal), signal);
+  }
+}

@@ -1,0 +1,283 @@
+import { describe, expect, it } from "vitest";
+import { Backoff, Jitter, RetryBudget, RetryError, isRetryError, retry } from "@tideward/backoff";
+import type { RetryEvent, RetryOptions, Sleep } from "@tideward/backoff";
+import { Deadline, ManualClock, seededRandom } from "@tideward/time";
+
+/** Options that run on a manual clock: sleeping moves the clock, nothing waits for real. */
+function simulated(extra: RetryOptions = {}): { clock: ManualClock; slept: number[]; events: RetryEvent[]; options: RetryOptions } {
+  const clock = new ManualClock(0);
+  const slept: number[] = [];
+  const events: RetryEvent[] = [];
+  const options: RetryOptions = {
+    clock: clock.now,
+    sleep: (span, signal) => {
+      slept.push(span);
+      return clock.sleep(span, signal);
+    },
+    random: () => 0.5,
+    onRetry: (e) => void events.push(e),
+    ...extra,
+  };
+  return { clock, slept, events, options };
+}
+
+/** A call that fails `failures` times, then returns "ok"; it records when each attempt was made. */
+function flaky(clock: ManualClock, failures: number, error: (n: number) => Error = (n) => new Error(`boom ${n}`)) {
+  const at: number[] = [];
+  const fn = ({ attempt }: { attempt: number }): Promise<string> => {
+    at.push(clock.now());
+    return attempt <= failures ? Promise.reject(error(attempt)) : Promise.resolve("ok");
+  };
+  return { fn, at };
+}
+
+async function rejection(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
+  throw new Error("expected a rejection");
+}
+
+describe("retry on a manual clock", () => {
+  it("returns the first success, waiting the preset's schedule between failures", async () => {
+    const { clock, slept, events, options } = simulated();
+    const { fn, at } = flaky(clock, 2);
+    await expect(retry(fn, options)).resolves.toBe("ok");
+    expect(at).toEqual([0, 100, 300]); // draws of 0.5: the middle of 80–120 and of 160–240 ms
+    expect(slept).toEqual([100, 200]);
+    expect(events.map((e) => [e.attempt, (e.error as Error).message, e.delay])).toEqual([
+      [1, "boom 1", 100],
+      [2, "boom 2", 200],
+    ]);
+  });
+
+  it("makes one call and no wait when the first attempt succeeds, and hands it the attempt and a signal", async () => {
+    const { slept, options } = simulated();
+    const seen: unknown[] = [];
+    const value = await retry(({ attempt, signal }) => {
+      seen.push(attempt, signal instanceof AbortSignal, signal.aborted);
+      return 42;
+    }, options);
+    expect(value).toBe(42);
+    expect(seen).toEqual([1, true, false]);
+    expect(slept).toEqual([]);
+  });
+
+  it("gives up with a RetryError when the attempts are spent: the last error as cause, the count in the message", async () => {
+    const { clock, slept, options } = simulated();
+    const { fn, at } = flaky(clock, Infinity);
+    const e = await rejection(retry(fn, options));
+    expect(e).toBeInstanceOf(RetryError);
+    expect(isRetryError(e)).toBe(true);
+    const err = e as RetryError;
+    expect(err.attempts).toBe(3);
+    expect(err.reason).toBe("exhausted");
+    expect((err.cause as Error).message).toBe("boom 3");
+    expect(err.message).toBe("Gave up after 3 attempts: the policy allows no more attempts; last error: Error: boom 3");
+    expect(at).toEqual([0, 100, 300]);
+    expect(slept).toEqual([100, 200]);
+    expect(clock.now()).toBe(300);
+  });
+
+  it("runs a whole schedule of each jitter exactly as `schedule` plans it, decorrelated's growth included", async () => {
+    for (const jitter of [Jitter.rigid, Jitter.full, Jitter.equal, Jitter.decorrelated, Jitter.spread(0.3)]) {
+      const policy = new Backoff({ attempts: 8, jitter });
+      const { clock, slept, options } = simulated({ random: seededRandom(9), backoff: policy });
+      const { fn } = flaky(clock, Infinity);
+      const e = await rejection(retry(fn, options));
+      expect((e as RetryError).attempts).toBe(8);
+      const draw = seededRandom(9);
+      expect(slept).toEqual(policy.schedule(Array.from({ length: 7 }, draw)));
+      expect(clock.now()).toBe(slept.reduce((a, b) => a + b, 0));
+    }
+  });
+
+  it("takes the backoff as fields over the preset, validated", async () => {
+    const { clock, slept, options } = simulated({ backoff: { attempts: 5, jitter: Jitter.rigid } });
+    await rejection(retry(flaky(clock, Infinity).fn, options));
+    expect(slept).toEqual([100, 200, 400, 800]);
+    await expect(retry(() => 1, { backoff: { attempts: 0 } })).rejects.toThrow(/Backoff attempts must be 1 or more, got 0/);
+  });
+
+  it("retries a call that throws synchronously", async () => {
+    const { options } = simulated();
+    let calls = 0;
+    const value = await retry(() => {
+      if (++calls < 3) throw new Error("sync");
+      return "done";
+    }, options);
+    expect([value, calls]).toEqual(["done", 3]);
+  });
+
+  it("stops at once when retryOn says no, rejecting with that very error, unwrapped", async () => {
+    const { clock, slept, events, options } = simulated();
+    const fatal = new TypeError("bad request");
+    const { fn, at } = flaky(clock, Infinity, () => fatal);
+    const seen: unknown[] = [];
+    const e = await rejection(retry(fn, { ...options, retryOn: (err) => (seen.push(err), false) }));
+    expect(e).toBe(fatal);
+    expect(seen).toEqual([fatal]);
+    expect(at).toEqual([0]);
+    expect([slept, events]).toEqual([[], []]);
+  });
+
+  it("retries what retryOn accepts and stops at the first it refuses", async () => {
+    const { clock, options } = simulated();
+    const { fn, at } = flaky(clock, Infinity, (n) => Object.assign(new Error(`e${n}`), { status: n < 2 ? 503 : 400 }));
+    const e = await rejection(retry(fn, { ...options, backoff: { attempts: 5 }, retryOn: (err) => (err as { status: number }).status === 503 }));
+    expect((e as Error).message).toBe("e2");
+    expect(at).toEqual([0, 100]);
+  });
+
+  it("waits at least an error's retryAfter (ms), and the backoff's delay when that is longer", async () => {
+    const { clock, slept, events, options } = simulated({ backoff: { attempts: 4, jitter: Jitter.rigid } });
+    const hints = [5_000, 50, Number.NaN];
+    const { fn, at } = flaky(clock, 3, (n) => Object.assign(new Error(`busy ${n}`), { retryAfter: hints[n - 1] }));
+    await expect(retry(fn, options)).resolves.toBe("ok");
+    expect(slept).toEqual([5_000, 200, 400]); // 5 000 > 100; 50 < 200; NaN is no hint
+    expect(events.map((e) => e.delay)).toEqual([5_000, 200, 400]);
+    expect(at).toEqual([0, 5_000, 5_200, 5_600]);
+  });
+
+  it("ignores a retryAfter that is not a finite positive number of milliseconds", async () => {
+    const { clock, slept, options } = simulated({ backoff: { attempts: 5, jitter: Jitter.rigid } });
+    const hints: unknown[] = [-1, Infinity, "9000", null];
+    const { fn } = flaky(clock, 4, (n) => Object.assign(new Error("x"), { retryAfter: hints[n - 1] }));
+    await retry(fn, options);
+    expect(slept).toEqual([100, 200, 400, 800]);
+  });
+});
+
+describe("retry against a deadline", () => {
+  it("gives up without sleeping when the next wait would pass the deadline", async () => {
+    const { clock, slept, events, options } = simulated({ backoff: { jitter: Jitter.rigid, attempts: 5 } });
+    const { fn, at } = flaky(clock, Infinity);
+    const e = await rejection(retry(fn, { ...options, deadline: Deadline.start(250, 0) }));
+    // 0: fail, wait 100 (ends at 100 < 250); 100: fail, the next wait of 200 would end at 300 ≥ 250.
+    expect(at).toEqual([0, 100]);
+    expect(slept).toEqual([100]);
+    expect(events.length).toBe(1);
+    expect(clock.now()).toBe(100);
+    expect(isRetryError(e) && [e.reason, e.attempts, (e.cause as Error).message]).toEqual(["deadline", 2, "boom 2"]);
+    expect((e as Error).message).toBe("Gave up after 2 attempts: the next wait would pass the deadline; last error: Error: boom 2");
+  });
+
+  it("counts a server's retryAfter against the deadline too", async () => {
+    const { clock, slept, options } = simulated();
+    const { fn } = flaky(clock, Infinity, () => Object.assign(new Error("busy"), { retryAfter: 60_000 }));
+    const e = await rejection(retry(fn, { ...options, deadline: Deadline.start(30_000, 0) }));
+    expect([(e as RetryError).reason, (e as RetryError).attempts, slept]).toEqual(["deadline", 1, []]);
+  });
+
+  it("a deadline without a budget never stops anything", async () => {
+    const { clock, options } = simulated();
+    const { fn, at } = flaky(clock, 2);
+    await expect(retry(fn, { ...options, deadline: Deadline.start(0, 0) })).resolves.toBe("ok");
+    expect(at.length).toBe(3);
+  });
+});
+
+describe("retry with an AbortSignal", () => {
+  it("stops at once mid-sleep and rejects with the abort reason, even when the sleep ignores the signal", async () => {
+    const controller = new AbortController();
+    const reason = new Error("user cancelled");
+    let calls = 0;
+    const forever: Sleep = () => new Promise<void>(() => undefined); // never resolves, never listens
+    const run = retry(
+      () => {
+        calls++;
+        throw new Error("down");
+      },
+      { signal: controller.signal, sleep: forever, onRetry: () => queueMicrotask(() => controller.abort(reason)) },
+    );
+    expect(await rejection(run)).toBe(reason);
+    expect(calls).toBe(1);
+  });
+
+  it("stops the real sleep at once: a 60 s wait aborted after 5 ms ends in well under a second", async () => {
+    const controller = new AbortController();
+    const started = performance.now();
+    const run = retry(
+      () => {
+        throw new Error("down");
+      },
+      { signal: controller.signal, backoff: { base: 60_000, cap: 60_000, jitter: Jitter.rigid } },
+    );
+    setTimeout(() => controller.abort(), 5);
+    const e = await rejection(run);
+    expect((e as Error).name).toBe("AbortError");
+    expect(performance.now() - started).toBeLessThan(1_000);
+  });
+
+  it("never calls when the signal has already fired", async () => {
+    let calls = 0;
+    const reason = { why: "shutting down" };
+    const e = await rejection(retry(() => ++calls, { signal: AbortSignal.abort(reason) }));
+    expect([e, calls]).toEqual([reason, 0]);
+  });
+
+  it("rejects with the abort reason, not the call's error, when the signal fires during an attempt", async () => {
+    const { options } = simulated();
+    const controller = new AbortController();
+    let calls = 0;
+    const e = await rejection(
+      retry(
+        ({ signal }) => {
+          calls++;
+          controller.abort("stop");
+          return Promise.reject(new Error(signal.aborted ? "aborted" : "?"));
+        },
+        { ...options, signal: controller.signal },
+      ),
+    );
+    expect([e, calls]).toEqual(["stop", 1]);
+  });
+});
+
+describe("retry with a shared RetryBudget", () => {
+  it("holds 100 failing calls of 4 attempts each to 120 calls in all, not 400", async () => {
+    const shared = new RetryBudget({ ratio: 0.2, minPerSecond: 0 });
+    const { clock, options } = simulated({ budget: shared, backoff: { attempts: 4, base: 10, cap: 10, jitter: Jitter.rigid } });
+    let calls = 0;
+    const outcomes: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      const e = await rejection(
+        retry(() => {
+          calls++;
+          throw new Error("outage");
+        }, options),
+      );
+      outcomes.push(isRetryError(e) ? `${e.reason}/${e.attempts}` : "other");
+    }
+    expect(calls).toBe(120);
+    const tally = outcomes.reduce<Record<string, number>>((acc, o) => ((acc[o] = (acc[o] ?? 0) + 1), acc), {});
+    expect(tally).toEqual({ "budget/1": 80, "budget/2": 20 }); // every fifth call earns one retry
+    expect(clock.now()).toBe(200); // twenty waits of 10 ms
+    expect(shared.available(clock.now())).toBe(0);
+  });
+
+  it("does not spend the budget on a retry the deadline forbids", async () => {
+    const shared = new RetryBudget({ ratio: 0, minPerSecond: 1, window: 1_000 });
+    const { clock, options } = simulated({ budget: shared });
+    await rejection(retry(flaky(clock, Infinity).fn, { ...options, deadline: Deadline.start(50, 0) }));
+    expect(shared.available(clock.now())).toBe(1);
+  });
+});
+
+describe("retry with the real defaults", () => {
+  it("sleeps for real between attempts (a few ms)", async () => {
+    const started = performance.now();
+    let calls = 0;
+    const value = await retry(
+      () => {
+        if (++calls < 3) throw new Error("flaky");
+        return calls;
+      },
+      { backoff: { base: 4, cap: 4, jitter: Jitter.rigid } },
+    );
+    expect(value).toBe(3);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(7); // two timers of 4 ms, give or take a ms
+  });
+});

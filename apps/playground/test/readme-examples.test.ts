@@ -26,7 +26,8 @@ describe("README examples", () => {
     expect(packages.filter((p) => !documented.has(p))).toEqual([]);
   });
 
-  it.each(blocks.map((b) => [`${b.name} #${b.i + 1}`, b] as const))("%s runs", async (_, block) => {
+  // Importing a block transforms it and every source it reaches: slow on a loaded machine.
+  it.each(blocks.map((b) => [`${b.name} #${b.i + 1}`, b] as const))("%s runs", { timeout: 30_000 }, async (_, block) => {
     const file = join(scratch, `${block.name}-${block.i}.ts`);
     writeFileSync(file, block.code);
     const log: unknown[] = [];

@@ -25,8 +25,9 @@ export interface BucketOptions {
  * 20 a second is 0.02 a millisecond) and are never rounded; a cost `n` may be fractional too.
  * A take of `n` succeeds when the bucket holds at least `n` tokens, give or take a billionth of
  * the burst (floating-point rounding of a refill must not refuse a token that is mathematically
- * there), and leaves `tokens − n`, which that slack can make a hair below zero; it is never
- * rounded up, so a bucket never admits more than `burst + rate · elapsed` over any stretch.
+ * there), and leaves `tokens − n`, which that slack can make a hair below zero; the debt is
+ * kept, never rounded away, so over any stretch a bucket admits at most
+ * `burst + rate · elapsed / 1000` tokens' worth (plus that billionth of the burst, once).
  *
  * **Time.** Every call takes `now`, the caller's clock in milliseconds. A clock that steps
  * backwards is treated as standing still (no tokens are minted, none are taken back); a huge

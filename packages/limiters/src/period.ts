@@ -1,0 +1,157 @@
+import { check } from "@tideward/time";
+import type { Span } from "@tideward/time";
+import { badNow } from "./args";
+import type { RateLimit } from "./rate-limit";
+
+/**
+ * Where a {@link Period} stands after an event: under the quota, exactly on it, or past it.
+ *
+ * The event that hits the quota is still admitted. It is told apart because it is the last
+ * one, which is when a caller would warn that the next will be refused. Only `"over"` refuses.
+ */
+export type Quota = "under" | "hit" | "over";
+
+/** Options of a {@link Period}. */
+export interface PeriodOptions {
+  /**
+   * Open periods on multiples of the period on the caller's clock (so with a Unix clock a daily
+   * quota resets at midnight UTC), rather than on the first event after the last period closed.
+   * @defaultValue false
+   */
+  readonly align?: boolean;
+}
+
+/**
+ * A fixed window counter: at most `quota` events per period, the count starting again when a
+ * period ends.
+ *
+ * Cheaper than {@link Sliding}, which keeps every stamp, and coarser: a client can spend one
+ * quota at the end of a period and another at the start of the next, so forty events can pass
+ * in a second that allows twenty. That is the trade a fixed window makes.
+ *
+ * **Periods.** A period is the half-open stretch `[start, start + period)`. Without `align` it
+ * opens on the first event after the last period closed (`start` is that event's `now`); with
+ * `align` it is the multiple of `period` that `now` falls in (`start = ⌊now / period⌋ · period`).
+ * Only admitted events (`"under"` and `"hit"`) are counted; an `"over"` changes nothing.
+ *
+ * **Time.** `now` is the caller's clock in milliseconds. A clock that steps backwards into or
+ * before the open period counts in the open period: no earlier period is ever reopened, and a
+ * period only closes when a reading reaches its end. A `now` that is NaN or infinite is a
+ * `RangeError`.
+ *
+ * @example
+ * const hour = new Period(100, 3_600_000, { align: true }); // 100 an hour, on the hour
+ * hour.take(5_000);  // "under"
+ * hour.left(5_000);  // 99
+ * hour.next(5_000);  // 0 — the next event would be admitted now
+ */
+export class Period {
+  /** Events admitted per period. */
+  readonly quota: number;
+  /** How long a period is, in milliseconds. */
+  readonly period: Span;
+  /** Whether periods open on multiples of `period` on the caller's clock. */
+  readonly align: boolean;
+
+  // The end of the open period (exclusive); -Infinity while none has opened, so any reading
+  // opens one. Admitted events in it, never above the quota.
+  #end = -Infinity;
+  #count = 0;
+
+  /**
+   * A counter no event has touched.
+   *
+   * @param quota - events allowed per period: a whole number, one or more
+   * @param period - how long a period is in milliseconds, above zero and finite
+   * @throws RangeError when `quota` is not a whole number of one or more, or `period` is zero,
+   *   negative, NaN or infinite
+   */
+  constructor(quota: number, period: Span, options: PeriodOptions = {}) {
+    this.quota = check.integer(quota, "Period quota", 1);
+    this.period = check.positive(period, "Period period (ms)");
+    const align = options.align ?? false;
+    if (typeof align !== "boolean") throw new TypeError(`Period align must be a boolean, got ${typeof align}`);
+    this.align = align;
+  }
+
+  /** The end of the period a first event at `now` opens. */
+  #open(now: number): number {
+    if (!this.align) return now + this.period;
+    const end = (Math.floor(now / this.period) + 1) * this.period;
+    // The division can round `now` onto the next multiple; the period must still contain it.
+    return end > now ? end : end + this.period;
+  }
+
+  /**
+   * Counts one event at `now` (if admitted) and says where the quota stands: `"under"` and
+   * `"hit"` are admitted, `"over"` is refused and not counted.
+   *
+   * @param now - the caller's clock reading, in milliseconds
+   * @throws RangeError when `now` is NaN or infinite
+   */
+  take(now: number): Quota {
+    if (!Number.isFinite(now)) badNow(now, "Period.take now");
+    let count = this.#count;
+    if (now >= this.#end) {
+      this.#end = this.#open(now);
+      count = 0;
+    } else if (count >= this.quota) {
+      return "over";
+    }
+    this.#count = ++count;
+    return count === this.quota ? "hit" : "under";
+  }
+
+  /**
+   * What {@link Period.take} would answer at `now`, without counting anything.
+   *
+   * @param now - the caller's clock reading, in milliseconds
+   * @throws RangeError when `now` is NaN or infinite
+   */
+  peek(now: number): Quota {
+    if (!Number.isFinite(now)) badNow(now, "Period.peek now");
+    const count = now >= this.#end ? 1 : this.#count + 1;
+    return count < this.quota ? "under" : count === this.quota ? "hit" : "over";
+  }
+
+  /**
+   * How many more events the period would admit at `now`: the whole quota when no period is
+   * open at `now` (the next event would open one).
+   *
+   * @param now - the caller's clock reading, in milliseconds
+   * @throws RangeError when `now` is NaN or infinite
+   */
+  left(now: number): number {
+    if (!Number.isFinite(now)) badNow(now, "Period.left now");
+    return now >= this.#end ? this.quota : this.quota - this.#count;
+  }
+
+  /**
+   * How long until an event would be admitted, in milliseconds: zero while the quota has room
+   * (or no period is open), otherwise the wait until the open period ends.
+   *
+   * This is the same question every limiter's `next` answers (what a `Retry-After` is computed
+   * from). How long until the period ends whatever the count is {@link Period.rateLimit}'s
+   * `reset`.
+   *
+   * @param now - the caller's clock reading, in milliseconds
+   * @throws RangeError when `now` is NaN or infinite
+   */
+  next(now: number): number {
+    if (!Number.isFinite(now)) badNow(now, "Period.next now");
+    return now >= this.#end || this.#count < this.quota ? 0 : this.#end - now;
+  }
+
+  /**
+   * What an HTTP `RateLimit` header needs at `now`: the quota as the limit, {@link Period.left}
+   * as remaining, and the milliseconds until the open period ends as reset (0 when none is open,
+   * the quota being whole already).
+   *
+   * @param now - the caller's clock reading, in milliseconds
+   * @throws RangeError when `now` is NaN or infinite
+   */
+  rateLimit(now: number): RateLimit {
+    const remaining = this.left(now);
+    return { limit: this.quota, remaining, reset: now >= this.#end ? 0 : this.#end - now };
+  }
+}

@@ -232,7 +232,9 @@ export class Breaker {
     if (b.success > 0) this.#withSuccess--;
     if (b.failure > 0) this.#withFailure--;
     // `b` is the oldest live bucket. It is part of a run only if the run reaches back through the
-    // whole window, that is if no bucket after it breaks the run.
+    // whole window, that is if no bucket after it breaks the run. (For `failing` no decision can
+    // tell: it only weighs while a success is in the window, and then it counts from the newest
+    // one. The count is kept exact all the same, so that it reads true when inspected.)
     if (b.failure === 0) {
       if (b.success > 0 && this.#withFailure === 0) this.#working--;
     } else if (b.success === 0 && this.#withSuccess === 0) this.#failing--;

@@ -2,7 +2,11 @@
 // peer's cost as a ratio of tideward's (the first case), so figures from different machines compare.
 import { do_not_optimize, measure } from "mitata";
 
-/** One contender: a name and a body that returns what it computed (so the JIT cannot drop it). */
+/**
+ * One contender: a name and a body that returns what it computed (so the JIT cannot drop it).
+ * A body that returns a promise (an async API such as cockatiel's `execute` or opossum's `fire`)
+ * is awaited every call, so its cost includes settling, as a caller would pay it.
+ */
 export interface Case {
   readonly name: string;
   readonly fn: () => unknown;
@@ -15,17 +19,21 @@ export interface Result {
   readonly p99: number;
 }
 
+type Make = (fn: () => unknown, sink: (v: unknown) => void) => () => unknown;
+
 /**
- * Wraps a case's body in a function compiled for it alone. One shared `() => sink(fn())` would
+ * The body mitata measures, compiled for this case alone. One shared `() => sink(fn())` would
  * see every case's body at its call site, go megamorphic, stop inlining and add ~10 ns to each
- * case, compressing the ratios of nanosecond-scale operations.
+ * case, compressing the ratios of nanosecond-scale operations. Awaited when the case answers
+ * with a promise.
  */
-function own(fn: () => unknown): () => void {
+async function body(fn: () => unknown): Promise<() => unknown> {
+  const first = fn();
+  const isAsync = first instanceof Promise;
+  if (isAsync) await first;
+  const source = isAsync ? "return async function measured() { sink(await fn()); };" : "return function measured() { sink(fn()); };";
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- a fresh function per case is the point
-  const make = new Function("fn", "sink", "return function measured() { sink(fn()); };") as (
-    fn: () => unknown,
-    sink: (v: unknown) => void,
-  ) => () => void;
+  const make = new Function("fn", "sink", source) as Make;
   return make(fn, do_not_optimize);
 }
 
@@ -38,9 +46,13 @@ function pad(text: string, width: number): string {
  * times faster the first case (tideward) is than each of the others.
  */
 export async function compare(title: string, cases: readonly Case[]): Promise<Result[]> {
+  const bodies = await Promise.all(cases.map((c) => body(c.fn)));
+  // One short round first, thrown away: whichever case is measured first otherwise pays for
+  // warming up (the JIT's tiers, the heap's young generation) and reads several times slower.
+  for (const f of bodies) await measure(f, { min_cpu_time: 100e6 });
   const results: Result[] = [];
-  for (const c of cases) {
-    const stats = await measure(own(c.fn), { min_cpu_time: 400e6 });
+  for (const [i, c] of cases.entries()) {
+    const stats = await measure(bodies[i], { min_cpu_time: 400e6 });
     results.push({ name: c.name, ns: stats.avg, p99: stats.p99 });
   }
   const first = results[0];

@@ -45,7 +45,8 @@ const NARROWEST: Span = 1e-6;
  * `now` ({@link Window.slot}) clears the buckets the gap swept past; reading at a later `now`
  * ({@link Window.each}) skips them without clearing, so a window nobody writes to still ages
  * out, and two reads at the same `now` agree. A clock that steps backwards is treated as
- * standing still: writes land in the current bucket, never in a cleared or a past one.
+ * standing still: writes land in the current bucket, never in a cleared or a past one. So is a
+ * reading that makes no sense: NaN, Infinity, or one more than 2^53 buckets past the origin.
  *
  * @example
  * const win = new Window(() => new Tally(), { size: 10, window: 1_000 });
@@ -87,8 +88,10 @@ export class Window<B extends Resettable> {
   /** The absolute number of the bucket `now` falls in; never before the newest written. */
   #index(now: number): number {
     const i = Math.floor((now - this.origin) / this.width);
-    // `!(i > head)` also holds for NaN: a reading that makes no sense stands still.
-    return i > this.#head ? i : this.#head;
+    // `!(i > head)` also holds for NaN: a reading that makes no sense stands still. So does one
+    // past 2^53 buckets (Infinity, or a nanosecond-wide bucket on an epoch clock): there `i + 1`
+    // rounds back to `i`, and stepping through the buckets would never end.
+    return i > this.#head && i <= Number.MAX_SAFE_INTEGER ? i : this.#head;
   }
 
   /**

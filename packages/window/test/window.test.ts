@@ -100,6 +100,21 @@ describe("Window", () => {
     expect(made.length).toBe(8);
   });
 
+  it("stands still on Infinity and on a reading past 2^53 buckets instead of throwing or hanging", () => {
+    const win = new Window(() => new Counter(), { size: 4, window: 1_000, now: 0 });
+    win.slot(300).n = 1;
+    win.slot(Infinity).n += 1; // used to read bucket NaN and throw a TypeError
+    win.slot(Number.NaN).n += 1;
+    expect(sums(win, 300)).toEqual([0, 3]);
+    expect(sums(win, Infinity)).toEqual([0, 3]);
+    // A nanosecond-wide bucket on an epoch clock: bucket 1.7e18 is past 2^53, where i + 1 === i
+    // and the sweep loop used to spin forever.
+    const fine = new Window(() => new Counter(), { size: 4, window: 4e-6, now: 0 });
+    fine.slot(1).n = 1;
+    fine.slot(1.7e12).n += 1;
+    expect(sums(fine, 1.7e12)).toEqual([0, 0, 0, 2]); // landed in the bucket of now = 1
+  });
+
   it("makes its buckets once and never allocates another", () => {
     let made = 0;
     const win = new Window(() => (made++, new Counter()), { size: 5, window: 50 });

@@ -1,0 +1,71 @@
+import { check } from "@tideward/time";
+import type { Span } from "@tideward/time";
+
+/**
+ * The constants of probability-based client-side throttling (Google SRE book, "Handling
+ * Overload"), as a {@link Breaker} reads them.
+ *
+ * The preset is {@link sre}; change one field with `{ ...sre, k: 2 }`, or pass only the fields
+ * you change to `new Breaker({ k: 2 })`.
+ */
+export interface Sre {
+  /**
+   * How many calls each success pays for, while nothing is failing. At 1.5 a backend is left
+   * alone until more than a third of its calls fail. Must be at least {@link Sre.floor}.
+   * @defaultValue 1.5
+   */
+  readonly k: number;
+  /**
+   * What `k` decays to as the run of all-failure buckets at the head of the window grows to the
+   * whole window, so that old successes excuse less during a long outage. Above 0.
+   * @defaultValue 1.1
+   */
+  readonly floor: number;
+  /** Calls every backend gets in a window regardless of how they went (a count, 0 or more). @defaultValue 5 */
+  readonly protection: number;
+  /**
+   * How long with nothing let through before one call is let through anyway, in milliseconds.
+   * Above 0; `Infinity` turns probing off.
+   * @defaultValue 1000
+   */
+  readonly probe: Span;
+  /** How many buckets the window has (a whole number, 1 or more). @defaultValue 40 */
+  readonly size: number;
+  /** How far back the window reaches, in milliseconds (above 0). @defaultValue 10000 */
+  readonly window: Span;
+}
+
+/**
+ * The preset: k 1.5 decaying to 1.1, five calls of protection, a probe after a second with
+ * nothing let through, and ten seconds of history in forty buckets of 250 ms.
+ *
+ * These are go-zero's constants (`core/breaker/googlebreaker.go`). The decay, the probe and the
+ * recovery scaling are what keep a long outage from leaning on past successes, and a short one
+ * from being remembered for long.
+ */
+export const sre: Sre = Object.freeze({
+  k: 1.5,
+  floor: 1.1,
+  protection: 5,
+  probe: 1_000,
+  size: 40,
+  window: 10_000,
+});
+
+/**
+ * Lays `policy` over the preset and checks every field once, so the breaker's hot path never has to.
+ *
+ * @throws TypeError when a field is not a number; RangeError when it is out of range, naming the field and the value
+ */
+export function resolveSre(policy: Partial<Sre> = {}): Sre {
+  const floor = check.positive(policy.floor ?? sre.floor, "Sre floor");
+  const k = check.finite(policy.k ?? sre.k, "Sre k");
+  if (k < floor) throw new RangeError(`Sre k must be at least floor (${floor}), got ${k}`);
+  const protection = check.nonNegative(policy.protection ?? sre.protection, "Sre protection");
+  const probe = policy.probe ?? sre.probe;
+  // Infinity is allowed here, and only here: it is how a caller says "never probe".
+  if (probe !== Infinity) check.positive(probe, "Sre probe (ms)");
+  const size = check.integer(policy.size ?? sre.size, "Sre size", 1);
+  const window = check.positive(policy.window ?? sre.window, "Sre window (ms)");
+  return Object.freeze({ k, floor, protection, probe, size, window });
+}

@@ -1,0 +1,180 @@
+// Invariants over arbitrary traffic: clocks that jump and step back, odd rolls, permits settled
+// late, twice or never, small windows that wrap often, every policy knob.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { Breaker } from "@tideward/breaker";
+import type { Permit, Sre } from "@tideward/breaker";
+import { NaiveBreaker } from "./reference";
+
+type Op =
+  | { readonly kind: "allow"; readonly dt: number; readonly roll: number }
+  | { readonly kind: "call"; readonly dt: number; readonly roll: number; readonly ok: boolean }
+  | { readonly kind: "settle"; readonly dt: number; readonly which: number; readonly ok: boolean }
+  | { readonly kind: "ratio"; readonly dt: number };
+
+// Mostly small steps inside one bucket or the next, some long gaps, some steps back, a few
+// readings that make no sense.
+const dt = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: 0, max: 40 }) },
+  { weight: 2, arbitrary: fc.integer({ min: 40, max: 600 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 600, max: 5_000 }) },
+  { weight: 1, arbitrary: fc.integer({ min: -300, max: -1 }) },
+  { weight: 1, arbitrary: fc.constantFrom(Number.NaN, Infinity, -Infinity, 0.5, 1e-7) },
+);
+// Uniform in [0, 1): fc.double spreads over the doubles themselves, which crowd near zero.
+const roll = fc.oneof(
+  { weight: 8, arbitrary: fc.integer({ min: 0, max: 2 ** 32 - 1 }).map((x) => x / 2 ** 32) },
+  { weight: 1, arbitrary: fc.constantFrom(0, -0.5, 1, 1.5, Number.NaN) },
+);
+const op: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("allow" as const), dt, roll }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant("call" as const), dt, roll, ok: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("settle" as const), dt, which: fc.nat(), ok: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("ratio" as const), dt }) },
+);
+const policy: fc.Arbitrary<Partial<Sre>> = fc
+  .record({
+    floor: fc.double({ min: 0.05, max: 2, noNaN: true }),
+    extra: fc.double({ min: 0, max: 2, noNaN: true }),
+    protection: fc.integer({ min: 0, max: 8 }),
+    probe: fc.oneof(fc.integer({ min: 1, max: 3_000 }), fc.constant(Infinity)),
+    size: fc.integer({ min: 1, max: 8 }),
+    window: fc.integer({ min: 1, max: 2_000 }),
+  })
+  .map(({ floor, extra, ...rest }) => ({ ...rest, floor, k: floor + extra }));
+
+/** Applies `t` to `now`, keeping the odd readings odd: NaN and ±Infinity are passed as they are. */
+function at(now: number, t: number): { next: number; pass: number } {
+  if (!Number.isFinite(t)) return { next: now, pass: t };
+  const next = now + t;
+  return { next, pass: next };
+}
+
+/** Runs the ops on the real breaker: what each op answered (a decision, a ratio, null for a settle). */
+function runReal(p: Partial<Sre>, ops: readonly Op[]): (boolean | number | null)[] {
+  const b = new Breaker(p, 0);
+  const permits: Permit[] = [];
+  const out: (boolean | number | null)[] = [];
+  let now = 0;
+  for (const o of ops) {
+    const { next, pass } = at(now, o.dt);
+    now = next;
+    if (o.kind === "allow") {
+      const permit = b.allow(pass, o.roll);
+      if (permit !== undefined) permits.push(permit);
+      out.push(permit !== undefined);
+    } else if (o.kind === "call") {
+      // A call that finishes at once, settled at the same reading.
+      const permit = b.allow(pass, o.roll);
+      if (o.ok) permit?.pass(pass);
+      else permit?.fail(pass);
+      out.push(permit !== undefined, b.ratio(pass));
+    } else if (o.kind === "settle") {
+      const permit = permits.length > 0 ? permits[o.which % permits.length] : undefined;
+      if (o.ok) permit?.pass(pass);
+      else permit?.fail(pass);
+      out.push(null);
+    } else out.push(b.ratio(pass));
+  }
+  return out;
+}
+
+/** The same ops on the reference that walks the whole window every call. */
+function runNaive(p: Partial<Sre>, ops: readonly Op[]): (boolean | number | null)[] {
+  const b = new NaiveBreaker(p, 0);
+  const permits: { settled: boolean }[] = [];
+  const out: (boolean | number | null)[] = [];
+  let now = 0;
+  for (const o of ops) {
+    const { next, pass } = at(now, o.dt);
+    now = next;
+    if (o.kind === "allow") {
+      const ok = b.allow(pass, o.roll);
+      if (ok) permits.push({ settled: false });
+      out.push(ok);
+    } else if (o.kind === "call") {
+      const ok = b.allow(pass, o.roll);
+      if (ok) b.settle(pass, o.ok);
+      out.push(ok, b.ratio(pass));
+    } else if (o.kind === "settle") {
+      const permit = permits.length > 0 ? permits[o.which % permits.length] : undefined;
+      if (permit !== undefined && !permit.settled) {
+        permit.settled = true;
+        b.settle(pass, o.ok);
+      }
+      out.push(null);
+    } else out.push(b.ratio(pass));
+  }
+  return out;
+}
+
+// Well under a second each on an idle machine; the margin is for a loaded one, where they have
+// run twenty times slower.
+const SLOW = 20_000;
+
+describe("Breaker properties", () => {
+  it("makes exactly the decisions of a reference that walks the whole window every call", () => {
+    fc.assert(
+      fc.property(policy, fc.array(op, { maxLength: 200 }), (p, ops) => {
+        expect(runReal(p, ops)).toEqual(runNaive(p, ops));
+      }),
+      { numRuns: 200 },
+    );
+  }, SLOW);
+
+  it("agrees with the reference on tight windows that the clock sweeps through whole", () => {
+    // Windows of a few ms against steps of tens: most moves sweep every bucket, in any rotation.
+    // k under 1 with no protection throttles even all-success traffic, so the working run shows.
+    const tight = fc.record({
+      k: fc.double({ min: 0.2, max: 1.2, noNaN: true }),
+      protection: fc.integer({ min: 0, max: 1 }),
+      size: fc.integer({ min: 1, max: 6 }),
+      window: fc.integer({ min: 1, max: 60 }),
+      probe: fc.constant(Infinity),
+    });
+    const step = fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 3 }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 60 }) });
+    const tightOp: fc.Arbitrary<Op> = fc.record({ kind: fc.constant("call" as const), dt: step, roll, ok: fc.boolean() });
+    fc.assert(
+      fc.property(tight, fc.array(tightOp, { maxLength: 60 }), ({ k, ...rest }, ops) => {
+        const p = { ...rest, k, floor: Math.min(k, 0.2) };
+        expect(runReal(p, ops)).toEqual(runNaive(p, ops));
+      }),
+      { numRuns: 300 },
+    );
+  }, SLOW);
+
+  it("agrees with the reference on the preset under heavy traffic with failures", () => {
+    // Long runs at one policy: many calls per bucket, the window wrapping many times.
+    const heavy = fc.array(
+      fc.oneof(
+        fc.record({ kind: fc.constant("allow" as const), dt: fc.integer({ min: 0, max: 30 }), roll }),
+        fc.record({ kind: fc.constant("settle" as const), dt: fc.integer({ min: 0, max: 30 }), which: fc.nat(), ok: fc.boolean() }),
+        fc.record({ kind: fc.constant("ratio" as const), dt: fc.integer({ min: 0, max: 300 }) }),
+      ),
+      { minLength: 300, maxLength: 1_000 },
+    );
+    fc.assert(
+      fc.property(heavy, (ops) => {
+        expect(runReal({}, ops)).toEqual(runNaive({}, ops));
+      }),
+      { numRuns: 10 },
+    );
+  }, SLOW);
+
+  it("keeps ratio in [0, 1]", () => {
+    fc.assert(
+      fc.property(policy, fc.array(op, { maxLength: 300 }), (p, ops) => {
+        const ratios = runReal(p, ops).filter((x): x is number => typeof x === "number");
+        expect(ratios.filter((r) => !(r >= 0 && r <= 1))).toEqual([]);
+      }),
+    );
+  });
+
+  it("gives the same decisions for the same inputs", () => {
+    fc.assert(
+      fc.property(policy, fc.array(op, { maxLength: 300 }), (p, ops) => {
+        expect(runReal(p, ops)).toEqual(runReal(p, ops));
+      }),
+    );
+  });
+});

@@ -1,0 +1,83 @@
+// The breaker as the issue states it, written the slow and obvious way: every decision walks the
+// whole window. The property tests check the real Breaker against this one call for call.
+import { Tally, Window } from "@tideward/window";
+import { sre } from "@tideward/breaker";
+import type { Sre } from "@tideward/breaker";
+
+export interface Reading {
+  total: number;
+  accepts: number;
+  failing: number;
+  working: number;
+}
+
+/** Walks the window at `now`, oldest to newest, the current bucket included. */
+export function read(win: Window<Tally>, now: number): Reading {
+  const r: Reading = { total: 0, accepts: 0, failing: 0, working: 0 };
+  win.each(now, (b) => {
+    r.total += b.total;
+    r.accepts += b.success;
+    // Any success resets failing, only failures extend it; any failure resets working, only
+    // successes extend it; an empty or drop-only bucket leaves both alone.
+    if (b.success > 0) r.failing = 0;
+    else if (b.failure > 0) r.failing += 1;
+    if (b.failure > 0) r.working = 0;
+    else if (b.success > 0) r.working += 1;
+  });
+  return r;
+}
+
+/** The drop fraction before the working scale: `(total − protection − w·accepts) / (total + 1)`. */
+export function rawDrop(p: Sre, r: Reading): number {
+  const w = Math.max(p.k - ((p.k - p.floor) * r.failing) / p.size, p.floor);
+  return (r.total - p.protection - w * r.accepts) / (r.total + 1);
+}
+
+export class NaiveBreaker {
+  readonly p: Sre;
+  readonly win: Window<Tally>;
+  latest: number;
+  last: number;
+
+  constructor(policy: Partial<Sre> = {}, now = 0) {
+    this.p = { ...sre, ...policy };
+    this.win = new Window(() => new Tally(), { size: this.p.size, window: this.p.window, now });
+    this.latest = this.last = now;
+  }
+
+  #see(now: number): void {
+    if (now > this.latest && now < Infinity) this.latest = now;
+  }
+
+  /** true: let through; false: refused. */
+  allow(now: number, roll: number): boolean {
+    this.#see(now);
+    const r = read(this.win, this.latest);
+    let drop = rawDrop(this.p, r);
+    if (drop > 0) {
+      const probeDue = this.latest - this.last >= this.p.probe;
+      if (!probeDue) {
+        drop *= (this.p.size - r.working) / this.p.size;
+        const x = Number.isNaN(roll) || roll < 0 ? 0 : roll;
+        if (x < drop) {
+          this.win.slot(this.latest).add("drop");
+          return false;
+        }
+      }
+    }
+    this.last = this.latest;
+    return true;
+  }
+
+  settle(now: number, ok: boolean): void {
+    this.#see(now);
+    this.win.slot(this.latest).add(ok ? "success" : "failure");
+  }
+
+  ratio(now: number): number {
+    const at = now > this.latest && now < Infinity ? now : this.latest;
+    const r = read(this.win, at);
+    const drop = rawDrop(this.p, r);
+    return drop > 0 ? drop * ((this.p.size - r.working) / this.p.size) : 0;
+  }
+}

@@ -233,9 +233,9 @@ export class QuotaEngine implements QuotaStore {
     if (!Number.isFinite(now)) throw nowError(now);
     if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
     if (typeof limit !== "string") throw limitError(limit, "limit");
-    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
     const rule = this.#rules.get(limit);
     if (rule === undefined) return this.#unknown(kind, limit, cost);
+    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
     const table = rule.tables[kind];
     const id = key.id;
     let slot = table === undefined ? undefined : table.map.get(id);
@@ -631,8 +631,11 @@ export class QuotaEngine implements QuotaStore {
     for (const rule of this.#rules.values()) for (const table of rule.tables) if (table !== undefined) tables.push(table);
     let visited = 0;
     let dropped = 0;
-    // Each table at most once, plus the first again to cover what came before its cursor.
-    for (let turn = 0; turn <= tables.length && visited < budget && tables.length > 0; turn++) {
+    if (tables.length === 0) return [0, 0];
+    // Each table at most once, plus the first again if it was resumed midway (to cover what came
+    // before its cursor).
+    const turns = tables.length + ((tables[this.#sweepAt % tables.length]).midway ? 1 : 0);
+    for (let turn = 0; turn < turns && visited < budget; turn++) {
       const table = tables[this.#sweepAt % tables.length];
       const gone = table.sweep(t, budget - visited);
       visited += table.visited;

@@ -88,6 +88,11 @@ export class SlotTable {
     return dropped;
   }
 
+  /** Whether a sweep pass is under way (the next sweep resumes mid-table). */
+  get midway(): boolean {
+    return this.#cursor !== undefined;
+  }
+
   /** How many entries the last {@link SlotTable.sweep} examined. */
   visited = 0;
   /** Whether the last {@link SlotTable.sweep} reached the end of the table. */

@@ -11,18 +11,18 @@ const spec = fc.record({ capacity: fc.integer({ min: 1, max: 20 }), refill: fc.c
 const chargeArb = fc.record({ key: fc.integer({ min: 0, max: 2 }), limit: fc.integer({ min: 0, max: 9 }), kind: fc.integer({ min: 0, max: 2 }), cost: fc.integer({ min: 1, max: 8 }) });
 const toCharge = (c: { key: number; limit: number; kind: number; cost: number }): QuotaCharge =>
   // limit index 9 is a name no engine has: about one charge in ten
-  charge(keys[c.key] as QuotaKey, names[c.limit === 9 ? 3 : c.limit % 3] as string, c.cost, kinds[c.kind]);
+  charge(keys[c.key], names[c.limit === 9 ? 3 : c.limit % 3], c.cost, kinds[c.kind]);
 
 // Sweeping off, so both engines hold exactly the same entries (sweeping is tested on its own).
 function build(specs: { capacity: number; refill: number; window: number; burst: number }[]): QuotaEngine {
   const engine = new QuotaEngine({ sweepStep: 0 });
-  specs.forEach((s, i) => engine.addLimit(limitSpec({ name: names[i] as string, ...s })));
+  specs.forEach((s, i) => engine.addLimit(limitSpec({ name: names[i], ...s })));
   return engine;
 }
 
 function single(engine: QuotaEngine, c: QuotaCharge, now: number): Decision {
-  const check = c.kind === "window" ? engine.checkWindow : c.kind === "gcra" ? engine.checkGcra : engine.checkTokenBucket;
-  return check.call(engine, c.key, c.limit, now, c.cost);
+  if (c.kind === "window") return engine.checkWindow(c.key, c.limit, now, c.cost);
+  return c.kind === "gcra" ? engine.checkGcra(c.key, c.limit, now, c.cost) : engine.checkTokenBucket(c.key, c.limit, now, c.cost);
 }
 
 // The state a snapshot holds, whatever order the entries come in and whatever the clock says.
@@ -51,8 +51,8 @@ describe("checkAtomic (properties)", () => {
         const firstFail = alone.findIndex((d) => !d.allowed);
         if (report.failedIndex !== firstFail || report.committed !== (firstFail < 0) || report.allowed !== report.committed) return false;
         for (let i = 0; i < charges.length; i++) {
-          const got = report.decisions[i] as Decision;
-          const want = alone[i] as Decision;
+          const got = report.decisions[i];
+          const want = alone[i];
           const reason = want.allowed && !report.committed ? "not_committed" : want.reason;
           if (got.reason !== reason || got.allowed !== (want.allowed && report.committed) || got.remaining !== want.remaining || got.resetAfter !== want.resetAfter) return false;
           if (got.retryAfter !== (reason === "not_committed" ? 0 : want.retryAfter) || got.cost !== want.cost) return false;
@@ -105,15 +105,15 @@ describe("checkAtomic", () => {
   it("handles large sets with repeats the same way as small ones", () => {
     const engine = new QuotaEngine();
     engine.addLimit(limitSpec({ name: "r", capacity: 40, refill: 40, window: 1_000 }));
-    const set = Array.from({ length: 40 }, (_, i) => charge(keys[i % 2] as QuotaKey, "r", 1));
+    const set = Array.from({ length: 40 }, (_, i) => charge(keys[i % 2], "r", 1));
     expect(engine.checkAtomic(set, 0).committed).toBe(true);
-    expect(engine.checkTokenBucket(keys[0] as QuotaKey, "r", 0).remaining).toBe(19);
-    const tooMany = [...set, ...set, charge(keys[1] as QuotaKey, "r", 1)];
+    expect(engine.checkTokenBucket(keys[0], "r", 0).remaining).toBe(19);
+    const tooMany = [...set, ...set, charge(keys[1], "r", 1)];
     const report = engine.checkAtomic(tooMany, 0);
     // Key 0 holds 19 and is charged at every even index: its 20th charge, at index 38, fails.
     expect([report.committed, report.failedIndex]).toEqual([false, 38]);
     // Staged state moves only on charges that fit: both keys stay dry after their first failure.
     expect(report.decisions.filter((d) => d.reason === "exhausted").length).toBe(21 + 21);
-    expect(engine.checkTokenBucket(keys[0] as QuotaKey, "r", 0).remaining).toBe(18);
+    expect(engine.checkTokenBucket(keys[0], "r", 0).remaining).toBe(18);
   });
 });

@@ -68,7 +68,7 @@ describe("single checks agree with a plain model of each algorithm (property)", 
           let mismatches = 0;
           for (const step of steps) {
             now += step.dt; // sometimes backwards: both treat it as standing still
-            const key = keys[step.key] as QuotaKey;
+            const key = keys[step.key];
             const d = kind === "bucket" ? engine.checkTokenBucket(key, "x", now, step.cost) : kind === "window" ? engine.checkWindow(key, "x", now, step.cost) : engine.checkGcra(key, "x", now, step.cost);
             const [allowed, remaining] = model[kind](key.id, now, step.cost);
             if (d.allowed !== allowed || d.remaining !== remaining) mismatches++;

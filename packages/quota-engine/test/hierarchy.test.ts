@@ -76,7 +76,7 @@ describe("addLink (property): never lets a chain loop", () => {
           return false;
         };
         for (const [c, p] of pairs) {
-          const link: QuotaLink = { child: nodes[c] as QuotaKey, parent: nodes[p] as QuotaKey, limit: "req", ratio: 1 };
+          const link: QuotaLink = { child: nodes[c], parent: nodes[p], limit: "req", ratio: 1 };
           const result = e.addLink(link);
           const expected = parent.has(c) && c !== p ? "duplicate_link" : reaches(p, c) ? "cycle" : "ok";
           if ((result.ok ? "ok" : result.code) !== expected) return false;

@@ -18,7 +18,7 @@ describe("QuotaKey", () => {
   it("keeps quotes, backslashes, digits and colons as they are", () => {
     const key = new QuotaKey('say "hi"', "3:x", "a\\b'c");
     expect(QuotaKey.parse(key.id)).toEqual(key);
-    expect(`${key}`).toBe(key.id);
+    expect(String(key)).toBe(key.id);
     expect(JSON.parse(JSON.stringify(key))).toEqual({ scope: 'say "hi"', subject: "3:x", resource: "a\\b'c" });
   });
 

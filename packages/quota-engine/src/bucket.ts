@@ -1,7 +1,8 @@
 // The token bucket on flat state: two numbers per key, the tokens held and the instant they were
 // counted. Refill is continuous, `refill / window` tokens a millisecond up to `capacity`; a fresh
-// key holds `capacity`. Refill is computed as `elapsed · refill / window` (the multiplication is
-// exact for whole milliseconds and whole refills, so whole-token arithmetic stays whole).
+// key holds `capacity`. The same definitions as `@tideward/limiters`' Bucket (rate
+// `refill · 1000 / window` a second, burst `capacity`), slack included; refill is computed as
+// `elapsed · refill / window`, which stays exact for whole milliseconds and whole refills.
 import { EXHAUSTED, OK, OUT, TOO_LARGE } from "./outcome";
 import type { Code } from "./outcome";
 import type { Rule } from "./rule";
@@ -15,22 +16,37 @@ export function bucketLevel(rule: Rule, tokens: number, at: number, t: number): 
   return tokens;
 }
 
-/** Takes `cost` tokens at `t` if the bucket holds them; the new state lands in OUT[0] (tokens), OUT[1] (at). */
+// Whole tokens held, from 0 to capacity, forgiving the slack.
+function whole(rule: Rule, tokens: number): number {
+  const n = Math.floor(tokens + rule.bucketSlack);
+  return n < 0 ? 0 : n > rule.capacity ? rule.capacity : n;
+}
+
+// Milliseconds until a bucket holding `tokens` is full (0 within the slack).
+function untilFull(rule: Rule, tokens: number): number {
+  const missing = rule.capacity - tokens;
+  return missing > rule.bucketSlack ? (missing * rule.window) / rule.refill : 0;
+}
+
+/**
+ * Takes `cost` tokens at `t` if the bucket holds them (give or take a billionth of its
+ * capacity); the new state lands in OUT[0] (tokens, which that slack can leave a hair below 0)
+ * and OUT[1] (at).
+ */
 export function bucketDecide(rule: Rule, tokens: number, at: number, t: number, cost: number): Code {
-  const capacity = rule.capacity;
   tokens = bucketLevel(rule, tokens, at, t);
-  if (cost <= tokens) {
+  if (cost <= rule.capacity && tokens + rule.bucketSlack >= cost) {
     const left = tokens - cost;
     OUT[0] = left;
     OUT[1] = t > at ? t : at;
-    OUT[2] = Math.floor(left);
+    OUT[2] = whole(rule, left);
     OUT[3] = 0;
-    OUT[4] = ((capacity - left) * rule.window) / rule.refill;
+    OUT[4] = untilFull(rule, left);
     return OK;
   }
-  OUT[2] = Math.floor(tokens);
-  OUT[4] = ((capacity - tokens) * rule.window) / rule.refill;
-  if (cost > capacity) {
+  OUT[2] = whole(rule, tokens);
+  OUT[4] = untilFull(rule, tokens);
+  if (cost > rule.capacity) {
     OUT[3] = Infinity;
     return TOO_LARGE;
   }

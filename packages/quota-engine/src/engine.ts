@@ -720,7 +720,7 @@ export class QuotaEngine implements QuotaStore {
     }
     for (const rule of this.#rules.values()) {
       const table = rule.tables[WINDOW];
-      if (table !== undefined) for (const [id, slot] of table.map) windows.push({ key: parts(id), limit: rule.name, start: table.data[slot * 2], used: table.data[slot * 2 + 1] });
+      if (table !== undefined) for (const [id, slot] of table.map) windows.push({ key: parts(id), limit: rule.name, end: table.data[slot * 2], used: table.data[slot * 2 + 1] });
     }
     for (const rule of this.#rules.values()) {
       const table = rule.tables[GCRA];

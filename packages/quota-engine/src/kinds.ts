@@ -16,7 +16,7 @@ export type Kind = 0 | 1 | 2;
 /** The names, by {@link Kind}. */
 export const KIND_NAMES: readonly ChargeKind[] = ["bucket", "window", "gcra"];
 
-/** Numbers of state per key, by {@link Kind}: tokens+at, start+used, TAT. */
+/** Numbers of state per key, by {@link Kind}: tokens+at, end+used, TAT. */
 export const STRIDE: readonly number[] = [2, 2, 1];
 
 /** The {@link Kind} of a charge kind, or -1 for anything else. */
@@ -41,5 +41,5 @@ export function decide(kind: Kind, rule: Rule, a: number, b: number, t: number, 
 
 /** Whether state (a, b) equals a fresh key's at `t` and every later instant. */
 export function idle(kind: Kind, rule: Rule, a: number, b: number, t: number): boolean {
-  return kind === BUCKET ? bucketIdle(rule, a, b, t) : kind === WINDOW ? windowIdle(rule, a, t) : gcraIdle(a, t);
+  return kind === BUCKET ? bucketIdle(rule, a, b, t) : kind === WINDOW ? windowIdle(a, t) : gcraIdle(a, t);
 }

@@ -2,6 +2,14 @@
 // object, so that a check allocates nothing but the decision the caller gets back. Read it right
 // after the step that wrote it; the next step overwrites it.
 
+/**
+ * The share of a capacity forgiven when comparing: a billionth, as `@tideward/limiters` forgives.
+ * Refills are sums of floating-point products, so a bucket that mathematically holds exactly one
+ * token may compute 0.9999999999999998; without the slack it would refuse a token that is there,
+ * and a retry at `now + retryAfter` could fail.
+ */
+export const SLACK = 1e-9;
+
 /** Codes an algorithm step returns (the engine adds the rest of {@link Reason}'s codes). */
 export const OK = 0;
 export const EXHAUSTED = 1;

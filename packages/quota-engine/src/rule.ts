@@ -2,6 +2,7 @@ import type { LimitSpec } from "./limit";
 import { reasons } from "./decision";
 import { KIND_NAMES } from "./kinds";
 import type { Kind } from "./kinds";
+import { SLACK } from "./outcome";
 import type { Code } from "./outcome";
 import { SlotTable } from "./table";
 
@@ -16,10 +17,14 @@ export class Rule {
   readonly window: number;
   readonly burst: number;
   readonly align: boolean;
-  /** GCRA's tolerance: how far ahead of schedule a key may be, in ms (`burst · window / refill`). */
+  /** GCRA's emission interval: ms per unit (`window / refill`). */
+  readonly interval: number;
+  /** GCRA's reach: how far its TAT may run ahead of now after a charge, in ms (`burst · interval`). */
   readonly tau: number;
-  /** GCRA's comparison slack in ms: a microsecond, or a thousandth of a unit's interval if that is less. */
-  readonly slack: number;
+  /** Tokens a bucket forgives when comparing (`capacity · SLACK`). */
+  readonly bucketSlack: number;
+  /** Milliseconds GCRA forgives when comparing (`tau · SLACK`). */
+  readonly gcraSlack: number;
   readonly tables: [SlotTable | undefined, SlotTable | undefined, SlotTable | undefined] = [undefined, undefined, undefined];
   readonly #traces: (readonly string[])[] = [];
 
@@ -30,8 +35,10 @@ export class Rule {
     this.window = spec.window;
     this.burst = spec.burst;
     this.align = spec.align;
-    this.tau = (spec.burst * spec.window) / spec.refill;
-    this.slack = Math.min(0.001, spec.window / spec.refill / 1000);
+    this.interval = spec.window / spec.refill;
+    this.tau = spec.burst * this.interval;
+    this.bucketSlack = spec.capacity * SLACK;
+    this.gcraSlack = this.tau * SLACK;
   }
 
   /** The table of `kind`, made if it does not exist yet. */

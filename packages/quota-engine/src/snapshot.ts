@@ -10,6 +10,7 @@ import { BUCKET, GCRA, WINDOW } from "./kinds";
 import type { Kind } from "./kinds";
 import { limitProblem } from "./limit";
 import type { LimitSpec } from "./limit";
+import { SLACK } from "./outcome";
 import { Rule } from "./rule";
 
 /** The snapshot format's version; `restore` refuses any other. */
@@ -22,7 +23,7 @@ export interface KeyParts {
   readonly resource: string;
 }
 
-/** A token bucket's state: `tokens` held at instant `at` (ms); it refills from there. */
+/** A token bucket's state: `tokens` held at instant `at` (ms); it refills from there. A take forgives a billionth of the capacity, so `tokens` may be a hair below 0. */
 export interface BucketEntry {
   readonly key: KeyParts;
   readonly limit: string;
@@ -32,12 +33,12 @@ export interface BucketEntry {
   readonly at: number;
 }
 
-/** A fixed window's state: the window that opened at `start` (ms) has counted `used` units. */
+/** A fixed window's state: the open window, which ends at `end` (ms, exclusive), has counted `used` units. */
 export interface WindowEntry {
   readonly key: KeyParts;
   readonly limit: string;
-  /** Milliseconds; at most the snapshot's clock. */
-  readonly start: number;
+  /** Milliseconds; at most one window after the snapshot's clock. */
+  readonly end: number;
   /** Units, a whole number from 0 to the limit's capacity. */
   readonly used: number;
 }
@@ -185,19 +186,22 @@ export function readSnapshot(value: unknown, maxKeys: number): Restored {
   };
   entries("buckets", BUCKET, ["tokens", "at"], (e, rule, path) => {
     const tokens = finite(e.tokens, `${path}.tokens`);
-    if (tokens < 0 || tokens > rule.capacity) fail(`${path}.tokens`, `must be from 0 to ${rule.capacity} (the capacity of ${JSON.stringify(rule.name)}), got ${tokens}`);
+    // A take forgives a billionth of the capacity, which can leave a hair below zero; no more.
+    if (tokens < -rule.bucketSlack || tokens > rule.capacity) fail(`${path}.tokens`, `must be from 0 to ${rule.capacity} (the capacity of ${JSON.stringify(rule.name)}), got ${tokens}`);
     const at = finite(e.at, `${path}.at`);
     if (at > clock) fail(`${path}.at`, `must not be after snapshot.clock (${clock}), got ${at}`);
     return [tokens, at];
   });
-  entries("windows", WINDOW, ["start", "used"], (e, rule, path) => {
-    const start = finite(e.start, `${path}.start`);
-    if (start > clock) fail(`${path}.start`, `must not be after snapshot.clock (${clock}), got ${start}`);
-    return [start, whole(e.used, `${path}.used`, 0, rule.capacity)];
+  entries("windows", WINDOW, ["end", "used"], (e, rule, path) => {
+    const end = finite(e.end, `${path}.end`);
+    // A window opens at the clock at the latest, so it ends at most one window later (give or
+    // take the rounding of an aligned end).
+    if (end - rule.window > clock + rule.window * SLACK) fail(`${path}.end`, `must be at most ${rule.window} ms (the window of ${JSON.stringify(rule.name)}) after snapshot.clock (${clock}), got ${end}`);
+    return [end, whole(e.used, `${path}.used`, 0, rule.capacity)];
   });
   entries("gcra", GCRA, ["tat"], (e, rule, path) => {
     const tat = finite(e.tat, `${path}.tat`);
-    if (tat - clock > rule.tau + rule.slack) fail(`${path}.tat`, `must be at most ${rule.tau} ms after snapshot.clock (burst ${rule.burst} of ${JSON.stringify(rule.name)}), got ${tat}`);
+    if (tat - clock > rule.tau + rule.gcraSlack) fail(`${path}.tat`, `must be at most ${rule.tau} ms after snapshot.clock (burst ${rule.burst} of ${JSON.stringify(rule.name)}), got ${tat}`);
     return [tat, 0];
   });
 

@@ -8,6 +8,9 @@ import type { EngineSummary, QuotaStats, ValidationIssue } from "./health";
 import { Links } from "./hierarchy";
 import type { LinkCode, QuotaLink } from "./hierarchy";
 import { QuotaKey } from "./key";
+import { bucketDecide } from "./bucket";
+import { windowDecide } from "./fixed-window";
+import { gcraDecide } from "./gcra";
 import { BUCKET, GCRA, KIND_NAMES, WINDOW, decide, freshA, freshB, kindOf } from "./kinds";
 import type { Kind } from "./kinds";
 import { limitProblem } from "./limit";
@@ -56,6 +59,9 @@ export interface SweepReport {
 const RECLAIM_BUDGET = 256;
 /** Chains longer than this are reported by `validate()`. */
 const DEEP_CHAIN = 8;
+/** Where the window's and GCRA's traces start in a rule's `traces`. */
+const WINDOW_TRACES = reasons.length;
+const GCRA_TRACES = 2 * reasons.length;
 /** Charge sets larger than this find repeated buckets with a Map instead of a scan. */
 const SMALL_SET = 16;
 
@@ -89,6 +95,8 @@ class Scratch {
   rem = new Float64Array(0);
   retry = new Float64Array(0);
   reset = new Float64Array(0);
+  /** The slot each charge's key had when evaluated, or -1 for none. */
+  slots = new Int32Array(0);
   rules: (Rule | undefined)[] = [];
 
   fit(n: number): this {
@@ -101,6 +109,7 @@ class Scratch {
       this.rem = new Float64Array(size);
       this.retry = new Float64Array(size);
       this.reset = new Float64Array(size);
+      this.slots = new Int32Array(size);
       this.size = size;
     }
     return this;
@@ -200,7 +209,24 @@ export class QuotaEngine implements QuotaStore {
    *   limit is an answer, `"unknown_limit"`, not an error)
    */
   checkTokenBucket(key: QuotaKey, limit: string, now: number, cost = 1): Decision {
-    return this.#check(BUCKET, key, limit, now, cost);
+    if (!(key instanceof QuotaKey)) throw keyError(key, "key");
+    if (!Number.isFinite(now)) throw nowError(now);
+    if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
+    const rule = this.#rules.get(limit);
+    if (rule === undefined) return this.#unknown(BUCKET, limit, cost);
+    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
+    const table = rule.tables[BUCKET];
+    const slot = table?.map.get(key.id);
+    if (table === undefined || slot === undefined) return this.#first(BUCKET, rule, key.id, t, cost);
+    // The hot path: a key with state. No dispatch, one slot read, one slot write.
+    const data = table.data;
+    const at = slot * 2;
+    const code = bucketDecide(rule, data[at], data[at + 1], t, cost);
+    if (code === OK) {
+      data[at] = OUT[0];
+      data[at + 1] = OUT[1];
+    }
+    return new Verdict(code === OK, reasons[code], cost, OUT[2], OUT[3], OUT[4], rule.traces[code]);
   }
 
   /**
@@ -212,7 +238,23 @@ export class QuotaEngine implements QuotaStore {
    * @throws TypeError or RangeError when an argument is malformed
    */
   checkWindow(key: QuotaKey, limit: string, now: number, cost = 1): Decision {
-    return this.#check(WINDOW, key, limit, now, cost);
+    if (!(key instanceof QuotaKey)) throw keyError(key, "key");
+    if (!Number.isFinite(now)) throw nowError(now);
+    if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
+    const rule = this.#rules.get(limit);
+    if (rule === undefined) return this.#unknown(WINDOW, limit, cost);
+    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
+    const table = rule.tables[WINDOW];
+    const slot = table?.map.get(key.id);
+    if (table === undefined || slot === undefined) return this.#first(WINDOW, rule, key.id, t, cost);
+    const data = table.data;
+    const at = slot * 2;
+    const code = windowDecide(rule, data[at], data[at + 1], t, cost);
+    if (code === OK) {
+      data[at] = OUT[0];
+      data[at + 1] = OUT[1];
+    }
+    return new Verdict(code === OK, reasons[code], cost, OUT[2], OUT[3], OUT[4], rule.traces[WINDOW_TRACES + code]);
   }
 
   /**
@@ -225,43 +267,38 @@ export class QuotaEngine implements QuotaStore {
    * @throws TypeError or RangeError when an argument is malformed
    */
   checkGcra(key: QuotaKey, limit: string, now: number, cost = 1): Decision {
-    return this.#check(GCRA, key, limit, now, cost);
-  }
-
-  #check(kind: Kind, key: QuotaKey, limit: string, now: number, cost: number): Decision {
     if (!(key instanceof QuotaKey)) throw keyError(key, "key");
     if (!Number.isFinite(now)) throw nowError(now);
     if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
-    if (typeof limit !== "string") throw limitError(limit, "limit");
     const rule = this.#rules.get(limit);
-    if (rule === undefined) return this.#unknown(kind, limit, cost);
+    if (rule === undefined) return this.#unknown(GCRA, limit, cost);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
-    const table = rule.tables[kind];
-    const id = key.id;
-    let slot = table === undefined ? undefined : table.map.get(id);
-    let code: Code;
-    if (slot === undefined) code = decide(kind, rule, freshA(kind, rule, t), freshB(kind, t), t, cost);
-    else {
-      const data = (table as SlotTable).data;
-      const at = slot * (table as SlotTable).stride;
-      code = decide(kind, rule, data[at], kind === GCRA ? 0 : (data[at + 1]), t, cost);
-    }
+    const table = rule.tables[GCRA];
+    const slot = table?.map.get(key.id);
+    if (table === undefined || slot === undefined) return this.#first(GCRA, rule, key.id, t, cost);
+    const data = table.data;
+    const code = gcraDecide(rule, data[slot], t, cost);
+    if (code === OK) data[slot] = OUT[0];
+    return new Verdict(code === OK, reasons[code], cost, OUT[2], OUT[3], OUT[4], rule.traces[GCRA_TRACES + code]);
+  }
+
+  // A check of a key with no state yet: evaluated as fresh, given a slot only if it passes.
+  #first(kind: Kind, rule: Rule, id: string, t: number, cost: number): Decision {
+    const code = decide(kind, rule, freshA(kind, rule, t), freshB(kind, t), t, cost);
     if (code === OK) {
-      const into = table ?? rule.table(kind);
-      const fresh = slot === undefined;
-      if (fresh) {
-        slot = this.#insert(into, id);
-        if (slot < 0) return new Verdict(false, "key_limit", cost, OUT[2], 0, OUT[4], rule.trace(kind, KEY_LIMIT));
-      }
-      const at = (slot as number) * into.stride;
-      into.data[at] = OUT[0];
-      if (kind !== GCRA) into.data[at + 1] = OUT[1];
-      if (fresh && this.#sweepStep > 0) this.#step(into);
+      const table = rule.table(kind);
+      const slot = this.#insert(table, id);
+      if (slot < 0) return new Verdict(false, "key_limit", cost, OUT[2], 0, OUT[4], rule.trace(kind, KEY_LIMIT));
+      const at = slot * table.stride;
+      table.data[at] = OUT[0];
+      if (kind !== GCRA) table.data[at + 1] = OUT[1];
+      if (this.#sweepStep > 0) this.#step(table);
     }
     return new Verdict(code === OK, reasons[code], cost, OUT[2], OUT[3], OUT[4], rule.trace(kind, code));
   }
 
   #unknown(kind: Kind, limit: string, cost: number): Decision {
+    if (typeof limit !== "string") throw limitError(limit, "limit");
     return new Verdict(false, "unknown_limit", cost, 0, Infinity, 0, [`${KIND_NAMES[kind]} ${limit}: unknown_limit (no limit of that name)`]);
   }
 
@@ -363,9 +400,11 @@ export class QuotaEngine implements QuotaStore {
       if (p >= 0) {
         a = s.a[p];
         b = s.b[p];
+        s.slots[i] = s.slots[p];
       } else {
         const table = rule.tables[kind];
         const slot = table?.map.get(id);
+        s.slots[i] = slot ?? -1;
         if (table === undefined || slot === undefined) {
           a = freshA(kind, rule, t);
           b = freshB(kind, t);
@@ -384,6 +423,7 @@ export class QuotaEngine implements QuotaStore {
       if (code === OK) latest?.set(bucketName(kind, c.limit, id), i);
       else if (failed < 0) failed = i;
     }
+    this.#reclaimed = false;
     if (failed < 0 && commit && this.#maxKeys !== Infinity) failed = this.#room(charges, n);
     if (failed < 0 && commit) this.#commit(charges, n);
 
@@ -424,6 +464,7 @@ export class QuotaEngine implements QuotaStore {
     };
     if (this.#keys + fresh() <= this.#maxKeys) return -1;
     this.#sweepTables(this.#clock, RECLAIM_BUDGET);
+    this.#reclaimed = true; // slots found during evaluation may have been freed
     if (this.#keys + fresh() <= this.#maxKeys) return -1;
     this.#refused++;
     const i = this.#firstNew;
@@ -432,6 +473,7 @@ export class QuotaEngine implements QuotaStore {
   }
 
   #firstNew = -1;
+  #reclaimed = false;
 
   // Writes a set that fit: in order, so the last staged value of each bucket is what remains.
   #commit(charges: readonly QuotaCharge[], n: number): void {
@@ -441,7 +483,9 @@ export class QuotaEngine implements QuotaStore {
       const c = charges[i];
       const kind = s.kinds[i] as Kind;
       const table = (s.rules[i] as Rule).table(kind);
-      let slot = table.map.get(c.key.id);
+      const known = s.slots[i];
+      // A key new to the table may have been given a slot by an earlier charge of this set.
+      let slot = known >= 0 && !this.#reclaimed ? known : table.map.get(c.key.id);
       if (slot === undefined) {
         slot = table.insert(c.key.id);
         this.#keys++;
@@ -575,7 +619,8 @@ export class QuotaEngine implements QuotaStore {
     let allowed = 0;
     for (let i = 0; i < inputs.length; i++) {
       const input = inputs[i] as EvaluationInput;
-      const d = this.#check(k, input.key, limit, input.now, input.cost ?? 1);
+      const cost = input.cost ?? 1;
+      const d = k === BUCKET ? this.checkTokenBucket(input.key, limit, input.now, cost) : k === WINDOW ? this.checkWindow(input.key, limit, input.now, cost) : this.checkGcra(input.key, limit, input.now, cost);
       if (d.allowed) allowed++;
       decisions[i] = d;
     }

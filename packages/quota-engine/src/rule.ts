@@ -26,7 +26,8 @@ export class Rule {
   /** Milliseconds GCRA forgives when comparing (`tau · SLACK`). */
   readonly gcraSlack: number;
   readonly tables: [SlotTable | undefined, SlotTable | undefined, SlotTable | undefined] = [undefined, undefined, undefined];
-  readonly #traces: (readonly string[])[] = [];
+  /** The one-entry traces of every decision, by `kind · reasons.length + code`, made once and shared (frozen). */
+  readonly traces: readonly (readonly string[])[];
 
   constructor(readonly spec: LimitSpec) {
     this.name = spec.name;
@@ -39,6 +40,7 @@ export class Rule {
     this.tau = spec.burst * this.interval;
     this.bucketSlack = spec.capacity * SLACK;
     this.gcraSlack = this.tau * SLACK;
+    this.traces = KIND_NAMES.flatMap((kind) => reasons.map((reason) => Object.freeze([`${kind} ${spec.name}: ${reason}`])));
   }
 
   /** The table of `kind`, made if it does not exist yet. */
@@ -46,9 +48,8 @@ export class Rule {
     return (this.tables[kind] ??= new SlotTable(kind, this));
   }
 
-  /** The one-entry trace of a decision of `kind` with `code`, made once and shared (frozen). */
+  /** The one-entry trace of a decision of `kind` with `code`. */
   trace(kind: Kind, code: Code): readonly string[] {
-    const at = kind * reasons.length + code;
-    return (this.#traces[at] ??= Object.freeze([`${KIND_NAMES[kind]} ${this.name}: ${reasons[code]}`]));
+    return this.traces[kind * reasons.length + code];
   }
 }

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { QuotaEngine, QuotaKey, limitSpec, perSecond } from "@tideward/quota-engine";
+import { QuotaEngine, QuotaKey, charge, limitSpec, perSecond } from "@tideward/quota-engine";
 import type { Decision, LimitSpec } from "@tideward/quota-engine";
 
 const alice = new QuotaKey("t", "alice", "api");
@@ -186,6 +186,20 @@ describe("maxKeys", () => {
     expect(JSON.stringify(engine.snapshot())).toBe(before);
     // Two charges to one new key need one slot: this set fits.
     expect(engine.checkAtomic([{ key: bob, limit: "b", cost: 1 }, { key: bob, limit: "b", cost: 1 }, { key: alice, limit: "b", cost: 1 }], 0).committed).toBe(true);
+  });
+
+  it("makes room for a set by dropping idle keys, the set's own keys included, and charges them as fresh", () => {
+    const engine = new QuotaEngine({ maxKeys: 2, sweepStep: 0 });
+    engine.addLimit(perSecond("b", 2));
+    const carol = new QuotaKey("t", "carol", "api");
+    engine.checkTokenBucket(alice, "b", 0);
+    engine.checkTokenBucket(bob, "b", 0);
+    // At 1 000 both buckets are full again: idle. Carol needs room; the sweep drops alice and bob.
+    const report = engine.checkAtomic([charge(alice, "b", 2), charge(carol, "b", 1)], 1_000);
+    expect(report.committed).toBe(true);
+    expect(engine.stats()).toMatchObject({ keys: 2, dropped: 2, refused: 0 });
+    expect(engine.checkTokenBucket(alice, "b", 1_000)).toMatchObject({ allowed: false, remaining: 0 });
+    expect(engine.checkTokenBucket(carol, "b", 1_000)).toMatchObject({ allowed: true, remaining: 0 });
   });
 
   it("refuses a ceiling that is not a whole number of at least 1", () => {

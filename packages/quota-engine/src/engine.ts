@@ -8,7 +8,7 @@ import type { EngineSummary, QuotaStats, ValidationIssue } from "./health";
 import { Links } from "./hierarchy";
 import type { LinkCode, QuotaLink } from "./hierarchy";
 import { QuotaKey } from "./key";
-import { bucketDecide } from "./bucket";
+import { bucketFits, bucketLevel, bucketUntilFull, bucketWhole } from "./bucket";
 import { windowDecide } from "./fixed-window";
 import { gcraDecide } from "./gcra";
 import { BUCKET, GCRA, KIND_NAMES, WINDOW, decide, freshA, freshB, kindOf } from "./kinds";
@@ -212,22 +212,42 @@ export class QuotaEngine implements QuotaStore {
     if (!(key instanceof QuotaKey)) throw keyError(key, "key");
     if (!Number.isFinite(now)) throw nowError(now);
     if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
-    const rule = this.#rules.get(limit);
+    const rule = limit === this.#lastName ? this.#lastRule : this.#rule(limit);
     if (rule === undefined) return this.#unknown(BUCKET, limit, cost);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
     const table = rule.tables[BUCKET];
     const slot = table?.map.get(key.id);
     if (table === undefined || slot === undefined) return this.#first(BUCKET, rule, key.id, t, cost);
-    // The hot path: a key with state. No dispatch, one slot read, one slot write.
+    // The hot path: a key with state that can pay. One slot read, one slot write, one object.
     const data = table.data;
     const at = slot * 2;
-    const code = bucketDecide(rule, data[at], data[at + 1], t, cost);
-    if (code === OK) {
-      data[at] = OUT[0];
-      data[at + 1] = OUT[1];
-    }
-    return new Verdict(code === OK, reasons[code], cost, OUT[2], OUT[3], OUT[4], rule.traces[code]);
+    const last = data[at + 1];
+    const tokens = bucketLevel(rule, data[at], last, t);
+    if (!bucketFits(rule, tokens, cost)) return this.#denied(BUCKET, rule, tokens, t, t, cost);
+    const left = tokens - cost;
+    data[at] = left;
+    if (t > last) data[at + 1] = t;
+    return new Verdict(true, "ok", cost, bucketWhole(rule, left), 0, bucketUntilFull(rule, left), rule.traces[OK]);
   }
+
+  // A denial: nothing to write, so it can take the general path.
+  #denied(kind: Kind, rule: Rule, a: number, b: number, t: number, cost: number): Decision {
+    const code = decide(kind, rule, a, b, t, cost);
+    return new Verdict(false, reasons[code], cost, OUT[2], OUT[3], OUT[4], rule.trace(kind, code));
+  }
+
+  // The rule named `limit`, remembered: most callers check one limit over and over.
+  #rule(limit: string): Rule | undefined {
+    const rule = this.#rules.get(limit);
+    if (rule !== undefined) {
+      this.#lastName = limit;
+      this.#lastRule = rule;
+    }
+    return rule;
+  }
+
+  #lastName: string | undefined;
+  #lastRule: Rule | undefined;
 
   /**
    * Counts `cost` units against `key`'s fixed window of `limit` at `now`, if the window has room:
@@ -241,7 +261,7 @@ export class QuotaEngine implements QuotaStore {
     if (!(key instanceof QuotaKey)) throw keyError(key, "key");
     if (!Number.isFinite(now)) throw nowError(now);
     if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
-    const rule = this.#rules.get(limit);
+    const rule = limit === this.#lastName ? this.#lastRule : this.#rule(limit);
     if (rule === undefined) return this.#unknown(WINDOW, limit, cost);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
     const table = rule.tables[WINDOW];
@@ -270,7 +290,7 @@ export class QuotaEngine implements QuotaStore {
     if (!(key instanceof QuotaKey)) throw keyError(key, "key");
     if (!Number.isFinite(now)) throw nowError(now);
     if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
-    const rule = this.#rules.get(limit);
+    const rule = limit === this.#lastName ? this.#lastRule : this.#rule(limit);
     if (rule === undefined) return this.#unknown(GCRA, limit, cost);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
     const table = rule.tables[GCRA];
@@ -793,6 +813,8 @@ export class QuotaEngine implements QuotaStore {
     const restored = readSnapshot(snapshot, this.#maxKeys);
     this.#clock = restored.clock;
     this.#rules = restored.rules;
+    this.#lastName = undefined;
+    this.#lastRule = undefined;
     this.#links = restored.links;
     this.#fair = restored.fair;
     this.#keys = restored.keys;

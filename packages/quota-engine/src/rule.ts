@@ -17,7 +17,9 @@ export class Rule {
   readonly window: number;
   readonly burst: number;
   readonly align: boolean;
-  /** GCRA's emission interval: ms per unit (`window / refill`). */
+  /** Units regained per millisecond (`refill / window`): the bucket's refill rate. */
+  readonly perMs: number;
+  /** GCRA's emission interval, and a bucket's time per token: ms per unit (`window / refill`). */
   readonly interval: number;
   /** GCRA's reach: how far its TAT may run ahead of now after a charge, in ms (`burst · interval`). */
   readonly tau: number;
@@ -36,6 +38,7 @@ export class Rule {
     this.window = spec.window;
     this.burst = spec.burst;
     this.align = spec.align;
+    this.perMs = spec.refill / spec.window;
     this.interval = spec.window / spec.refill;
     this.tau = spec.burst * this.interval;
     this.bucketSlack = spec.capacity * SLACK;

@@ -35,6 +35,7 @@ for (let i = 0; i < N; i++) {
   keys[i] = new QuotaKey("tenant-" + (i % 1_000), "user-" + i, "api");
   ids[i] = keys[i].id;
 }
+const subjects = keys.map((k) => k.subject);
 const tenants = Array.from({ length: 1_000 }, (_, i) => new QuotaKey("tenant-" + i, "*", "api"));
 const models = Array.from({ length: 10 }, (_, i) => new QuotaKey("*", "*", "model-" + i));
 const MASK = (1 << 22) - 1;
@@ -173,6 +174,9 @@ async function fillFlexible(limiter: RateLimiterMemory): Promise<void> {
     sync("plain Map<string, { tokens, at }> → boolean (the floor)", (i, now) => take(ids[i], now), mapBytes),
     // The engine is handed a QuotaKey and reads its id: one more (cold) object per check here.
     sync("plain Map, keyed by the same QuotaKey objects' id", (i, now) => take(keys[i].id, now)),
+    // What a request handler does: build the key from the request's parts, then check.
+    sync("@tideward/quota-engine, QuotaKey built per check from its parts", (i, now) => engine.checkTokenBucket(new QuotaKey(keys[i].scope, subjects[i], "api"), "api", now).allowed),
+    sync("plain Map, string key built per check from the same parts", (i, now) => take(`${keys[i].scope.length}:${keys[i].scope}${subjects[i].length}:${subjects[i]}3:api`, now)),
     async("rate-limiter-flexible 11.4.0 consume, each awaited", (i) => limiter.consume(ids[i]), 1, flexibleBytes),
     async("rate-limiter-flexible 11.4.0 consume, 1 000 per await (its best case)", (i) => limiter.consume(ids[i]), 1_000),
   ]);

@@ -21,7 +21,10 @@ export interface QuotaCharge {
   readonly kind?: ChargeKind;
 }
 
-/** A {@link QuotaCharge}. */
+/**
+ * A {@link QuotaCharge}: `cost` units (a whole number of at least 1; 1 by default) of `limit` to
+ * `key`, run by the algorithm `kind` (a token bucket by default).
+ */
 export function charge(key: QuotaKey, limit: string, cost = 1, kind: ChargeKind = "bucket"): QuotaCharge {
   return { key, limit, cost, kind };
 }
@@ -60,8 +63,12 @@ export interface EvaluationInput {
 
 /** What a batch answered: totals and every decision, in input order. */
 export interface BatchReport {
+  /** Inputs checked. */
   readonly total: number;
+  /** Inputs charged. */
   readonly allowed: number;
+  /** Inputs refused (`total − allowed`). */
   readonly denied: number;
+  /** One decision per input, in input order. */
   readonly decisions: readonly Decision[];
 }

@@ -129,7 +129,7 @@ function bucketName(kind: number, limit: string, id: string): string {
  * backwards: a `now` earlier than the latest one it has seen (from any call) is treated as that
  * latest instant, so a clock stepping back never mints tokens, and dropping an idle key is exact.
  *
- * State is O(1) per key: a Map from the key's id to a slot in a typed array, about 45 bytes a
+ * State is O(1) per key: a Map from the key's id to a slot in a typed array, about 46 bytes a
  * key. A key whose state has become equal to a fresh key's (bucket full, window closed, GCRA at
  * rest) is dropped by an incremental sweep, so memory follows the keys in use, not every key seen.
  *

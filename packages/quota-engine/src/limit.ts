@@ -46,7 +46,9 @@ export interface LimitSpec {
 
 /** The fields of a {@link LimitSpec} a caller gives: everything but the name and capacity may be left out. */
 export interface LimitFields {
+  /** See {@link LimitSpec.name}. */
   readonly name: string;
+  /** Units; see {@link LimitSpec.capacity}. */
   readonly capacity: number;
   /** @defaultValue `capacity` */
   readonly refill?: number;

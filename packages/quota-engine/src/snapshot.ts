@@ -55,14 +55,18 @@ export interface GcraEntry {
 export interface LinkEntry {
   readonly child: KeyParts;
   readonly parent: KeyParts;
+  /** The limit the link applies to. */
   readonly limit: string;
+  /** The parent's charge per unit of the child's, a whole number of at least 1. */
   readonly ratio: number;
 }
 
 /** A fair-share subject. */
 export interface SubjectEntry {
   readonly subject: string;
+  /** A whole number of at least 1. */
   readonly weight: number;
+  /** Units recorded, a whole number of at least 0. */
   readonly used: number;
 }
 

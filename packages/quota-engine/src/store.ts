@@ -21,13 +21,22 @@ export type Awaitable<T> = T | PromiseLike<T>;
  * Fair share, sweeping, health and snapshots are left out: they belong to one process.
  */
 export interface QuotaStore {
+  /** Adds a limit, or says why not (`duplicate_limit`, `invalid_limit`). */
   addLimit(spec: LimitSpec): Awaitable<Result<"duplicate_limit" | "invalid_limit">>;
+  /** Links a child key to a parent for one limit, or says why not. */
   addLink(link: QuotaLink): Awaitable<Result<LinkCode>>;
+  /** A token-bucket check of `cost` units at `now` (ms). */
   checkTokenBucket(key: QuotaKey, limit: string, now: number, cost?: number): Awaitable<Decision>;
+  /** A fixed-window check of `cost` units at `now` (ms). */
   checkWindow(key: QuotaKey, limit: string, now: number, cost?: number): Awaitable<Decision>;
+  /** A GCRA check of `cost` units at `now` (ms). */
   checkGcra(key: QuotaKey, limit: string, now: number, cost?: number): Awaitable<Decision>;
+  /** Charges every charge at `now` (ms), or none. */
   checkAtomic(charges: readonly QuotaCharge[], now: number): Awaitable<AtomicReport>;
+  /** What `checkAtomic` would answer at `now` (ms), charging nothing. */
   peekAtomic(charges: readonly QuotaCharge[], now: number): Awaitable<AtomicReport>;
+  /** Charges `key` and its linked ancestors for `limit` as one atomic set. */
   checkHierarchy(key: QuotaKey, limit: string, now: number, cost?: number, kind?: ChargeKind): Awaitable<Decision>;
+  /** Checks inputs in order against one limit, with totals. */
   checkMany(limit: string, inputs: readonly EvaluationInput[], kind?: ChargeKind): Awaitable<BatchReport>;
 }

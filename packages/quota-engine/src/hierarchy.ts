@@ -1,0 +1,87 @@
+import { check } from "@tideward/time";
+import { QuotaKey } from "./key";
+import { done, refused } from "./result";
+import type { Result } from "./result";
+
+/**
+ * A child key accounted to a parent for one limit: whatever the child is charged on `limit`,
+ * the parent is charged `ratio` times that on the same limit (user → tenant, job → project).
+ */
+export interface QuotaLink {
+  readonly child: QuotaKey;
+  readonly parent: QuotaKey;
+  /** The limit the link applies to. */
+  readonly limit: string;
+  /** The parent's charge per unit of the child's: a whole number of at least 1. */
+  readonly ratio: number;
+}
+
+/** Why adding a link failed. */
+export type LinkCode = "unknown_limit" | "cycle" | "duplicate_link" | "invalid_link";
+
+/**
+ * The links of an engine: one parent at most per child and limit, so the links of a limit form a
+ * forest and a chain always ends. A link that would close a cycle is refused when added.
+ */
+export class Links {
+  readonly #byLimit = new Map<string, Map<string, QuotaLink>>();
+  #count = 0;
+
+  /** How many links there are. */
+  get size(): number {
+    return this.#count;
+  }
+
+  /** Adds `link`; `known` says whether its limit exists. */
+  add(link: QuotaLink, known: (limit: string) => boolean): Result<LinkCode> {
+    if (link === null || typeof link !== "object") return refused("invalid_link", `QuotaLink must be an object, got ${check.describe(link)}`);
+    const { child, parent, limit, ratio } = link;
+    if (!(child instanceof QuotaKey)) return refused("invalid_link", `QuotaLink child must be a QuotaKey, got ${check.describe(child)}`);
+    if (!(parent instanceof QuotaKey)) return refused("invalid_link", `QuotaLink parent must be a QuotaKey, got ${check.describe(parent)}`);
+    if (typeof ratio !== "number" || !Number.isSafeInteger(ratio) || ratio < 1) {
+      return refused("invalid_link", `QuotaLink ratio must be a whole number of at least 1, got ${check.describe(ratio)}`);
+    }
+    if (typeof limit !== "string" || !known(limit)) return refused("unknown_limit", `QuotaLink limit ${check.describe(limit)} is not a limit of this engine`);
+    if (parent.id === child.id) return refused("cycle", `linking ${child.id} to itself for ${JSON.stringify(limit)} would close a cycle`);
+    const links = this.#byLimit.get(limit);
+    if (links?.has(child.id) === true) return refused("duplicate_link", `${child.id} already has a parent for ${JSON.stringify(limit)}`);
+    for (let at: QuotaKey | undefined = parent; at !== undefined; at = links?.get(at.id)?.parent) {
+      if (at.id === child.id) return refused("cycle", `linking ${child.id} to ${parent.id} for ${JSON.stringify(limit)} would close a cycle`);
+    }
+    this.put({ child, parent, limit, ratio });
+    return done;
+  }
+
+  /** Adds an already validated link. */
+  put(link: QuotaLink): void {
+    let links = this.#byLimit.get(link.limit);
+    if (links === undefined) this.#byLimit.set(link.limit, (links = new Map<string, QuotaLink>()));
+    links.set(link.child.id, Object.freeze({ ...link }));
+    this.#count++;
+  }
+
+  /** The link from `child` for `limit`, if any. */
+  parentOf(limit: string, child: QuotaKey): QuotaLink | undefined {
+    return this.#byLimit.get(limit)?.get(child.id);
+  }
+
+  /** Every link, grouped by limit in the order limits were first linked, then in the order added. */
+  list(): QuotaLink[] {
+    const out: QuotaLink[] = [];
+    for (const links of this.#byLimit.values()) out.push(...links.values());
+    return out;
+  }
+
+  /** The number of links in the longest chain. */
+  depth(): number {
+    let deepest = 0;
+    for (const links of this.#byLimit.values()) {
+      for (const first of links.values()) {
+        let depth = 0;
+        for (let at: QuotaLink | undefined = first; at !== undefined; at = links.get(at.parent.id)) depth++;
+        if (depth > deepest) deepest = depth;
+      }
+    }
+    return deepest;
+  }
+}

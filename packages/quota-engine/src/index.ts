@@ -1,0 +1,18 @@
+export { QuotaEngine, enginePolicy } from "./engine";
+export type { EnginePolicy, SweepReport } from "./engine";
+export { QuotaKey, MAX_KEY_PART } from "./key";
+export { limitSpec, perSecond, perMinute, MAX_LIMIT_NAME } from "./limit";
+export type { LimitSpec, LimitFields } from "./limit";
+export { reasons } from "./decision";
+export type { Decision, Reason } from "./decision";
+export { charge } from "./charge";
+export type { AtomicReport, BatchReport, ChargeKind, EvaluationInput, QuotaCharge } from "./charge";
+export type { LinkCode, QuotaLink } from "./hierarchy";
+export type { FairShareItem } from "./fair";
+export { MAX_SUBJECT } from "./fair";
+export type { EngineSummary, IssueCode, QuotaStats, ValidationIssue } from "./health";
+export type { Result } from "./result";
+export { SnapshotError, isSnapshotError } from "./errors";
+export { SNAPSHOT_VERSION } from "./snapshot";
+export type { BucketEntry, GcraEntry, KeyParts, LinkEntry, QuotaSnapshot, SubjectEntry, WindowEntry } from "./snapshot";
+export type { Awaitable, QuotaStore } from "./store";

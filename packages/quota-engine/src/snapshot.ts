@@ -1,0 +1,237 @@
+// The snapshot format, and the reader that turns an untrusted value into fresh engine state or
+// throws a SnapshotError naming the first bad field. The reader builds new objects only; the
+// engine swaps them in after the whole snapshot has been read, so a bad one changes nothing.
+import { check } from "@tideward/time";
+import { SnapshotError } from "./errors";
+import { FairShare, subjectProblem, weightProblem } from "./fair";
+import { Links } from "./hierarchy";
+import { MAX_KEY_PART, QuotaKey } from "./key";
+import { BUCKET, GCRA, WINDOW } from "./kinds";
+import type { Kind } from "./kinds";
+import { limitProblem } from "./limit";
+import type { LimitSpec } from "./limit";
+import { SLACK } from "./outcome";
+import { Rule } from "./rule";
+
+/** The snapshot format's version; `restore` refuses any other. */
+export const SNAPSHOT_VERSION = 1;
+
+/** A {@link QuotaKey}'s parts, as snapshots store them. */
+export interface KeyParts {
+  readonly scope: string;
+  readonly subject: string;
+  readonly resource: string;
+}
+
+/** A token bucket's state: `tokens` held at instant `at` (ms); it refills from there. A take forgives a billionth of the capacity, so `tokens` may be a hair below 0. */
+export interface BucketEntry {
+  readonly key: KeyParts;
+  readonly limit: string;
+  /** Tokens held at `at`: from 0 to the limit's capacity, fractions allowed. */
+  readonly tokens: number;
+  /** Milliseconds; at most the snapshot's clock. */
+  readonly at: number;
+}
+
+/** A fixed window's state: the open window, which ends at `end` (ms, exclusive), has counted `used` units. */
+export interface WindowEntry {
+  readonly key: KeyParts;
+  readonly limit: string;
+  /** Milliseconds; at most one window after the snapshot's clock. */
+  readonly end: number;
+  /** Units, a whole number from 0 to the limit's capacity. */
+  readonly used: number;
+}
+
+/** A GCRA flow's state: the theoretical arrival time of its next unit (ms). */
+export interface GcraEntry {
+  readonly key: KeyParts;
+  readonly limit: string;
+  /** Milliseconds; at most the snapshot's clock plus the limit's tolerance (`burst · window / refill`). */
+  readonly tat: number;
+}
+
+/** A hierarchy link, keys as parts. */
+export interface LinkEntry {
+  readonly child: KeyParts;
+  readonly parent: KeyParts;
+  /** The limit the link applies to. */
+  readonly limit: string;
+  /** The parent's charge per unit of the child's, a whole number of at least 1. */
+  readonly ratio: number;
+}
+
+/** A fair-share subject. */
+export interface SubjectEntry {
+  readonly subject: string;
+  /** A whole number of at least 1. */
+  readonly weight: number;
+  /** Units recorded, a whole number of at least 0. */
+  readonly used: number;
+}
+
+/**
+ * Everything an engine holds, as plain JSON-safe data: what `snapshot()` returns and `restore()`
+ * takes. `JSON.parse(JSON.stringify(s))` restores to the same engine.
+ */
+export interface QuotaSnapshot {
+  readonly version: typeof SNAPSHOT_VERSION;
+  /** The latest instant the engine has seen (ms), or null if it has seen none. */
+  readonly clock: number | null;
+  readonly limits: readonly LimitSpec[];
+  readonly buckets: readonly BucketEntry[];
+  readonly windows: readonly WindowEntry[];
+  readonly gcra: readonly GcraEntry[];
+  readonly links: readonly LinkEntry[];
+  readonly subjects: readonly SubjectEntry[];
+}
+
+/** What {@link readSnapshot} built: fresh state for an engine to adopt. */
+export interface Restored {
+  readonly clock: number;
+  readonly rules: Map<string, Rule>;
+  readonly links: Links;
+  readonly fair: FairShare;
+  readonly keys: number;
+}
+
+function fail(field: string, problem: string): never {
+  throw new SnapshotError(field, problem);
+}
+
+// An own-data-property record with exactly `fields`: no prototype other than Object's (or none),
+// no getters, no extra keys (so "__proto__" or "constructor" arriving as own keys are refused).
+function record(value: unknown, path: string, fields: readonly string[]): Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) fail(path, `must be an object, got ${check.describe(value)}`);
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) fail(path, "must be a plain object");
+  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const key of Reflect.ownKeys(value)) {
+    if (typeof key !== "string" || !fields.includes(key)) fail(path, `has an unexpected field ${typeof key === "string" ? JSON.stringify(key) : String(key)}`);
+  }
+  for (const field of fields) {
+    const d = Object.getOwnPropertyDescriptor(value, field);
+    if (d === undefined) fail(`${path}.${field}`, "is missing");
+    else if (!("value" in d)) fail(`${path}.${field}`, "must be a plain value, not an accessor");
+    else out[field] = d.value;
+  }
+  return out;
+}
+
+function list(value: unknown, path: string): readonly unknown[] {
+  if (!Array.isArray(value) || Object.getPrototypeOf(value) !== Array.prototype) fail(path, `must be an array, got ${check.describe(value)}`);
+  const array = value as unknown[];
+  for (let i = 0; i < array.length; i++) if (!Object.prototype.hasOwnProperty.call(array, i)) fail(`${path}[${i}]`, "is missing (a hole)");
+  return array;
+}
+
+function finite(value: unknown, path: string): number {
+  if (typeof value !== "number" || !Number.isFinite(value)) fail(path, `must be a finite number, got ${check.describe(value)}`);
+  return value;
+}
+
+function whole(value: unknown, path: string, min: number, max: number): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
+    fail(path, `must be a whole number from ${min} to ${max}, got ${check.describe(value)}`);
+  }
+  return value;
+}
+
+function key(value: unknown, path: string): QuotaKey {
+  const r = record(value, path, ["scope", "subject", "resource"]);
+  for (const part of ["scope", "subject", "resource"]) {
+    const v = r[part];
+    if (typeof v !== "string" || v.length === 0 || v.length > MAX_KEY_PART) fail(`${path}.${part}`, `must be a string of 1 to ${MAX_KEY_PART} characters, got ${check.describe(v)}`);
+  }
+  return new QuotaKey(r.scope as string, r.subject as string, r.resource as string);
+}
+
+/**
+ * Reads an untrusted snapshot into fresh state, checking every field: the version, shapes, that
+ * every number is finite and in range (no negative balances, no state from after the clock), that
+ * every entry names a known limit and appears once, that links make no cycle, and that the keys
+ * fit `maxKeys`.
+ *
+ * @throws SnapshotError naming the first bad field
+ */
+export function readSnapshot(value: unknown, maxKeys: number): Restored {
+  const root = record(value, "snapshot", ["version", "clock", "limits", "buckets", "windows", "gcra", "links", "subjects"]);
+  if (root.version !== SNAPSHOT_VERSION) fail("snapshot.version", `must be ${SNAPSHOT_VERSION}, got ${check.describe(root.version)}`);
+  const clock = root.clock === null ? -Infinity : finite(root.clock, "snapshot.clock");
+
+  const rules = new Map<string, Rule>();
+  list(root.limits, "snapshot.limits").forEach((raw, i) => {
+    const path = `snapshot.limits[${i}]`;
+    const spec = record(raw, path, ["name", "capacity", "refill", "window", "burst", "align"]);
+    const problem = limitProblem(spec);
+    if (problem !== undefined) fail(path, `is not a valid limit: ${problem}`);
+    const name = spec.name as string;
+    if (rules.has(name)) fail(`${path}.name`, `duplicates the limit ${JSON.stringify(name)}`);
+    rules.set(name, new Rule(Object.freeze({ ...(spec as unknown as LimitSpec) })));
+  });
+
+  let keys = 0;
+  const entries = (field: "buckets" | "windows" | "gcra", kind: Kind, fields: readonly string[], read: (e: Record<string, unknown>, rule: Rule, path: string) => [number, number]): void => {
+    list(root[field], `snapshot.${field}`).forEach((raw, i) => {
+      const path = `snapshot.${field}[${i}]`;
+      const e = record(raw, path, ["key", "limit", ...fields]);
+      const k = key(e.key, `${path}.key`);
+      const rule = typeof e.limit === "string" ? rules.get(e.limit) : undefined;
+      if (rule === undefined) return fail(`${path}.limit`, `must name a limit in snapshot.limits, got ${check.describe(e.limit)}`);
+      if (clock === -Infinity) fail("snapshot.clock", "must be a finite number when the snapshot holds key state");
+      const [a, b] = read(e, rule, path);
+      const table = rule.table(kind);
+      if (table.map.has(k.id)) fail(path, `duplicates an earlier entry for key ${k.id} and limit ${JSON.stringify(e.limit)}`);
+      if (++keys > maxKeys) fail(path, `is past maxKeys (${maxKeys}) of this engine`);
+      const at = table.insert(k.id) * table.stride;
+      table.data[at] = a;
+      if (table.stride === 2) table.data[at + 1] = b;
+    });
+  };
+  entries("buckets", BUCKET, ["tokens", "at"], (e, rule, path) => {
+    const tokens = finite(e.tokens, `${path}.tokens`);
+    // A take forgives a billionth of the capacity, which can leave a hair below zero; no more.
+    if (tokens < -rule.bucketSlack || tokens > rule.capacity) fail(`${path}.tokens`, `must be from 0 to ${rule.capacity} (the capacity of ${JSON.stringify(rule.name)}), got ${tokens}`);
+    const at = finite(e.at, `${path}.at`);
+    if (at > clock) fail(`${path}.at`, `must not be after snapshot.clock (${clock}), got ${at}`);
+    return [tokens, at];
+  });
+  entries("windows", WINDOW, ["end", "used"], (e, rule, path) => {
+    const end = finite(e.end, `${path}.end`);
+    // A window opens at the clock at the latest, so it ends at most one window later (give or
+    // take the rounding of an aligned end).
+    if (end - rule.window > clock + rule.window * SLACK) fail(`${path}.end`, `must be at most ${rule.window} ms (the window of ${JSON.stringify(rule.name)}) after snapshot.clock (${clock}), got ${end}`);
+    return [end, whole(e.used, `${path}.used`, 0, rule.capacity)];
+  });
+  entries("gcra", GCRA, ["tat"], (e, rule, path) => {
+    const tat = finite(e.tat, `${path}.tat`);
+    if (tat - clock > rule.tau + rule.gcraSlack) fail(`${path}.tat`, `must be at most ${rule.tau} ms after snapshot.clock (burst ${rule.burst} of ${JSON.stringify(rule.name)}), got ${tat}`);
+    return [tat, 0];
+  });
+
+  const links = new Links();
+  list(root.links, "snapshot.links").forEach((raw, i) => {
+    const path = `snapshot.links[${i}]`;
+    const e = record(raw, path, ["child", "parent", "limit", "ratio"]);
+    const added = links.add({ child: key(e.child, `${path}.child`), parent: key(e.parent, `${path}.parent`), limit: e.limit as string, ratio: e.ratio as number }, (name) => rules.has(name));
+    if (!added.ok) fail(path, `is not a valid link (${added.code}): ${added.reason}`);
+  });
+
+  const fair = new FairShare();
+  const seen = new Set<string>();
+  list(root.subjects, "snapshot.subjects").forEach((raw, i) => {
+    const path = `snapshot.subjects[${i}]`;
+    const e = record(raw, path, ["subject", "weight", "used"]);
+    const problem = subjectProblem(e.subject);
+    if (problem !== undefined) fail(`${path}.subject`, problem.replace(/^subject /, ""));
+    const weight = weightProblem(e.weight);
+    if (weight !== undefined) fail(`${path}.weight`, weight.replace(/^weight /, ""));
+    const used = whole(e.used, `${path}.used`, 0, Number.MAX_SAFE_INTEGER);
+    const subject = e.subject as string;
+    if (seen.has(subject)) fail(`${path}.subject`, `duplicates the subject ${JSON.stringify(subject)}`);
+    seen.add(subject);
+    fair.put(subject, e.weight as number, used);
+  });
+
+  return { clock, rules, links, fair, keys };
+}

@@ -1,0 +1,42 @@
+import type { AtomicReport, BatchReport, ChargeKind, EvaluationInput, QuotaCharge } from "./charge";
+import type { Decision } from "./decision";
+import type { LinkCode, QuotaLink } from "./hierarchy";
+import type { QuotaKey } from "./key";
+import type { LimitSpec } from "./limit";
+import type { Result } from "./result";
+
+/** A value now, or a promise of one. */
+export type Awaitable<T> = T | PromiseLike<T>;
+
+/**
+ * What a quota engine does, wherever its state lives: the seam between the synchronous
+ * in-process {@link QuotaEngine} and engines over a shared store (such as `@tideward/redis`),
+ * whose methods return promises of the same answers.
+ *
+ * The in-process engine implements it with plain return values and must stay synchronous (an
+ * `await` costs more than a whole decision); code written against `QuotaStore` awaits every
+ * result, which accepts both. The conformance suite (`@tideward/quota-engine/conformance`)
+ * pins the shared behaviour: same scenario, same decisions.
+ *
+ * Fair share, sweeping, health and snapshots are left out: they belong to one process.
+ */
+export interface QuotaStore {
+  /** Adds a limit, or says why not (`duplicate_limit`, `invalid_limit`). */
+  addLimit(spec: LimitSpec): Awaitable<Result<"duplicate_limit" | "invalid_limit">>;
+  /** Links a child key to a parent for one limit, or says why not. */
+  addLink(link: QuotaLink): Awaitable<Result<LinkCode>>;
+  /** A token-bucket check of `cost` units at `now` (ms). */
+  checkTokenBucket(key: QuotaKey, limit: string, now: number, cost?: number): Awaitable<Decision>;
+  /** A fixed-window check of `cost` units at `now` (ms). */
+  checkWindow(key: QuotaKey, limit: string, now: number, cost?: number): Awaitable<Decision>;
+  /** A GCRA check of `cost` units at `now` (ms). */
+  checkGcra(key: QuotaKey, limit: string, now: number, cost?: number): Awaitable<Decision>;
+  /** Charges every charge at `now` (ms), or none. */
+  checkAtomic(charges: readonly QuotaCharge[], now: number): Awaitable<AtomicReport>;
+  /** What `checkAtomic` would answer at `now` (ms), charging nothing. */
+  peekAtomic(charges: readonly QuotaCharge[], now: number): Awaitable<AtomicReport>;
+  /** Charges `key` and its linked ancestors for `limit` as one atomic set. */
+  checkHierarchy(key: QuotaKey, limit: string, now: number, cost?: number, kind?: ChargeKind): Awaitable<Decision>;
+  /** Checks inputs in order against one limit, with totals. */
+  checkMany(limit: string, inputs: readonly EvaluationInput[], kind?: ChargeKind): Awaitable<BatchReport>;
+}

@@ -1,0 +1,100 @@
+// The state of every key of one limit and one algorithm: a Map from the key's id to a slot, and
+// the slots' numbers side by side in one Float64Array (`stride` numbers a slot, so a key's state
+// sits in one cache line). Freed slots are reused before the array grows; it never shrinks.
+//
+// Idle keys are dropped by a sweep that walks the Map with a live iterator, a few entries per
+// call: Map iterators survive insertions, deletions and rehashing, so the sweep needs no second
+// index from slots back to ids and never stops the world.
+import { STRIDE, idle } from "./kinds";
+import type { Kind } from "./kinds";
+import type { Rule } from "./rule";
+
+const FIRST_SLOTS = 64;
+
+export class SlotTable {
+  readonly map = new Map<string, number>();
+  readonly stride: number;
+  data: Float64Array;
+  #free: Int32Array = new Int32Array(0);
+  #freeCount = 0;
+  #top = 0;
+  #cursor: IterableIterator<[string, number]> | undefined;
+
+  constructor(
+    readonly kind: Kind,
+    readonly rule: Rule,
+  ) {
+    this.stride = STRIDE[kind];
+    this.data = new Float64Array(FIRST_SLOTS * this.stride);
+  }
+
+  /** A slot for `id`, which must not be in the table yet. */
+  insert(id: string): number {
+    let slot: number;
+    if (this.#freeCount > 0) slot = this.#free[--this.#freeCount];
+    else {
+      slot = this.#top++;
+      if ((slot + 1) * this.stride > this.data.length) {
+        const grown = new Float64Array(this.data.length * 2);
+        grown.set(this.data);
+        this.data = grown;
+      }
+    }
+    this.map.set(id, slot);
+    return slot;
+  }
+
+  /** Forgets `id`, whose slot is `slot`, and keeps the slot for reuse. */
+  remove(id: string, slot: number): void {
+    this.map.delete(id);
+    if (this.#freeCount === this.#free.length) {
+      const grown = new Int32Array(Math.max(16, this.#free.length * 2));
+      grown.set(this.#free);
+      this.#free = grown;
+    }
+    this.#free[this.#freeCount++] = slot;
+  }
+
+  /**
+   * Examines up to `budget` entries from where the last sweep stopped, dropping those idle at
+   * `t`. Returns how many it dropped; `visited` says how many it examined, and `passed` whether
+   * it reached the end of the table (the next sweep starts a new pass).
+   */
+  sweep(t: number, budget: number): number {
+    const rule = this.rule;
+    const kind = this.kind;
+    const data = this.data;
+    const stride = this.stride;
+    let dropped = 0;
+    let visited = 0;
+    this.passed = false;
+    const cursor = (this.#cursor ??= this.map.entries());
+    while (visited < budget) {
+      const step: IteratorResult<[string, number]> = cursor.next();
+      if (step.done === true) {
+        this.#cursor = undefined;
+        this.passed = true;
+        break;
+      }
+      visited++;
+      const [id, slot] = step.value;
+      const at = slot * stride;
+      if (idle(kind, rule, data[at], stride === 2 ? (data[at + 1]) : 0, t)) {
+        this.remove(id, slot);
+        dropped++;
+      }
+    }
+    this.visited = visited;
+    return dropped;
+  }
+
+  /** Whether a sweep pass is under way (the next sweep resumes mid-table). */
+  get midway(): boolean {
+    return this.#cursor !== undefined;
+  }
+
+  /** How many entries the last {@link SlotTable.sweep} examined. */
+  visited = 0;
+  /** Whether the last {@link SlotTable.sweep} reached the end of the table. */
+  passed = false;
+}

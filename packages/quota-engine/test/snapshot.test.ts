@@ -1,0 +1,155 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { QuotaEngine, QuotaKey, SnapshotError, isSnapshotError, perSecond } from "@tideward/quota-engine";
+import type { QuotaSnapshot } from "@tideward/quota-engine";
+import { opArb, replay, setUp, specArb } from "./traffic";
+
+const specs = fc.tuple(specArb, specArb, specArb);
+const ops = fc.array(opArb, { maxLength: 60 });
+
+describe("snapshot and restore (properties)", () => {
+  it("snapshot → JSON → restore → snapshot is the identity", () => {
+    fc.assert(
+      fc.property(specs, ops, (s, traffic) => {
+        const engine = setUp(s);
+        replay(engine, traffic, 1_000, true);
+        const first = engine.snapshot();
+        const copy = new QuotaEngine();
+        copy.restore(JSON.parse(JSON.stringify(first)));
+        return JSON.stringify(copy.snapshot()) === JSON.stringify(first);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("a restored engine makes the same decisions as the original on the same future traffic", () => {
+    fc.assert(
+      fc.property(specs, ops, ops, (s, past, future) => {
+        const engine = setUp(s);
+        replay(engine, past, 1_000, true);
+        const copy = new QuotaEngine();
+        copy.restore(JSON.parse(JSON.stringify(engine.snapshot())));
+        // Start the future at the original's clock: both engines then see the same instants.
+        const start = engine.snapshot().clock ?? 1_000;
+        return JSON.stringify(replay(engine, future, start, true)) === JSON.stringify(replay(copy, future, start, true));
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe("snapshot", () => {
+  it("is versioned, plain data, and lists state per algorithm", () => {
+    const engine = new QuotaEngine();
+    engine.addLimit(perSecond("r", 2));
+    const k = new QuotaKey("t", "a", "r");
+    engine.checkTokenBucket(k, "r", 10);
+    engine.checkWindow(k, "r", 20);
+    engine.checkGcra(k, "r", 30);
+    engine.addSubject("s", 2);
+    expect(engine.snapshot()).toEqual({
+      version: 1,
+      clock: 30,
+      limits: [{ name: "r", capacity: 2, refill: 2, window: 1_000, burst: 2, align: false }],
+      buckets: [{ key: { scope: "t", subject: "a", resource: "r" }, limit: "r", tokens: 1, at: 10 }],
+      windows: [{ key: { scope: "t", subject: "a", resource: "r" }, limit: "r", end: 1_020, used: 1 }],
+      gcra: [{ key: { scope: "t", subject: "a", resource: "r" }, limit: "r", tat: 530 }],
+      links: [],
+      subjects: [{ subject: "s", weight: 2, used: 0 }],
+    });
+  });
+
+  it("of a new engine restores to a new engine, clock null", () => {
+    const empty = new QuotaEngine().snapshot();
+    expect(empty.clock).toBeNull();
+    const engine = new QuotaEngine();
+    engine.addLimit(perSecond("r", 2));
+    engine.restore(empty);
+    expect(engine.limits()).toEqual([]);
+    expect(engine.stats().keys).toBe(0);
+  });
+});
+
+// A valid snapshot to break one field at a time.
+function good(): QuotaSnapshot {
+  const engine = setUp([
+    { capacity: 5, refill: 5, window: 1_000, burst: 5, align: false },
+    { capacity: 3, refill: 1, window: 100, burst: 2, align: true },
+    { capacity: 2, refill: 2, window: 1_000, burst: 2, align: false },
+  ]);
+  const k = new QuotaKey("t", "k0", "r");
+  engine.checkTokenBucket(k, "a", 1_000, 2);
+  engine.checkWindow(k, "b", 1_000);
+  engine.checkGcra(k, "c", 1_000);
+  return JSON.parse(JSON.stringify(engine.snapshot())) as QuotaSnapshot;
+}
+type Mutable = Record<string, unknown> & { buckets: Record<string, unknown>[]; windows: Record<string, unknown>[]; gcra: Record<string, unknown>[]; limits: Record<string, unknown>[]; links: Record<string, unknown>[]; subjects: Record<string, unknown>[] };
+const cases: [string, (s: Mutable) => unknown, string][] = [
+  ["not an object", () => "snapshot", 'snapshot must be an object, got "snapshot"'],
+  ["an array", () => [], "snapshot must be an object, got [object Array]"],
+  ["another version", (s) => ({ ...s, version: 2 }), "snapshot.version must be 1, got 2"],
+  ["a missing field", ({ links: _, ...rest }) => rest, "snapshot.links is missing"],
+  ["an unknown field", (s) => ({ ...s, extra: 1 }), 'snapshot has an unexpected field "extra"'],
+  ["a __proto__ key (from JSON.parse)", (s) => JSON.parse(JSON.stringify(s).replace('{"version"', '{"__proto__":{"polluted":true},"version"')) as unknown, 'snapshot has an unexpected field "__proto__"'],
+  ["a constructor key in an entry", (s) => { s.buckets[0] = { ...s.buckets[0], constructor: { prototype: { polluted: true } } }; return s; }, 'snapshot.buckets[0] has an unexpected field "constructor"'],
+  ["a NaN clock", (s) => ({ ...s, clock: NaN }), "snapshot.clock must be a finite number, got NaN"],
+  ["a null clock with key state", (s) => ({ ...s, clock: null }), "snapshot.clock must be a finite number when the snapshot holds key state"],
+  ["an invalid limit", (s) => { s.limits[1] = { ...s.limits[1], capacity: -1 }; return s; }, 'snapshot.limits[1] is not a valid limit: LimitSpec capacity of "b" must be a whole number of at least 1, got -1'],
+  ["a duplicate limit", (s) => { s.limits.push(s.limits[0]); return s; }, 'snapshot.limits[3].name duplicates the limit "a"'],
+  ["a negative balance", (s) => { (s.buckets[0]).tokens = -1; return s; }, 'snapshot.buckets[0].tokens must be from 0 to 5 (the capacity of "a"), got -1'],
+  ["a balance above capacity", (s) => { (s.buckets[0]).tokens = 6; return s; }, 'snapshot.buckets[0].tokens must be from 0 to 5 (the capacity of "a"), got 6'],
+  ["NaN tokens (as JSON would never write)", (s) => { (s.buckets[0]).tokens = NaN; return s; }, "snapshot.buckets[0].tokens must be a finite number, got NaN"],
+  ["state from after the clock", (s) => { (s.buckets[0]).at = 2_000; return s; }, "snapshot.buckets[0].at must not be after snapshot.clock (1000), got 2000"],
+  ["an unknown limit", (s) => { (s.windows[0]).limit = "zzz"; return s; }, 'snapshot.windows[0].limit must name a limit in snapshot.limits, got "zzz"'],
+  ["a window ending too long after the clock", (s) => { (s.windows[0]).end = 10_000; return s; }, 'snapshot.windows[0].end must be at most 100 ms (the window of "b") after snapshot.clock (1000), got 10000'],
+  ["a fractional window count", (s) => { (s.windows[0]).used = 0.5; return s; }, "snapshot.windows[0].used must be a whole number from 0 to 3, got 0.5"],
+  ["a GCRA flow too far ahead", (s) => { (s.gcra[0]).tat = 5_000; return s; }, 'snapshot.gcra[0].tat must be at most 1000 ms after snapshot.clock (burst 2 of "c"), got 5000'],
+  ["an empty key part", (s) => { (s.gcra[0]).key = { scope: "", subject: "a", resource: "b" }; return s; }, 'snapshot.gcra[0].key.scope must be a string of 1 to 1024 characters, got ""'],
+  ["a duplicate entry", (s) => { s.buckets.push(s.buckets[0]); return s; }, 'snapshot.buckets[1] duplicates an earlier entry for key 1:t2:k01:r and limit "a"'],
+  ["a link cycle", (s) => { s.links.push({ child: { scope: "t", subject: "k4", resource: "*" }, parent: { scope: "t", subject: "k0", resource: "r" }, limit: "a", ratio: 1 }); return s; }, "snapshot.links[3] is not a valid link (cycle): linking 1:t2:k41:* to 1:t2:k01:r for \"a\" would close a cycle"],
+  ["a zero weight", (s) => { (s.subjects[0]).weight = 0; return s; }, "snapshot.subjects[0].weight must be a whole number of at least 1, got 0"],
+  ["a duplicate subject", (s) => { s.subjects.push({ ...s.subjects[0] }); return s; }, 'snapshot.subjects[3].subject duplicates the subject "x"'],
+  ["a hole in a list", (s) => { s.subjects.length = 5; return s; }, "snapshot.subjects[3] is missing (a hole)"],
+  ["an accessor instead of a value", (s) => Object.defineProperty({ ...s }, "clock", { get: () => 1_000, enumerable: true }), "snapshot.clock must be a plain value, not an accessor"],
+];
+
+describe("restore refuses a bad snapshot whole, naming the first bad field", () => {
+  it.each(cases)("%s", (_, mutate, message) => {
+    const engine = setUp([
+      { capacity: 9, refill: 9, window: 1_000, burst: 9, align: false },
+      { capacity: 9, refill: 9, window: 1_000, burst: 9, align: false },
+      { capacity: 9, refill: 9, window: 1_000, burst: 9, align: false },
+    ]);
+    engine.checkTokenBucket(new QuotaKey("x", "y", "z"), "a", 50);
+    const before = JSON.stringify(engine.snapshot());
+    let error: unknown;
+    try {
+      engine.restore(mutate(good() as unknown as Mutable));
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(SnapshotError);
+    expect(isSnapshotError(error)).toBe(true);
+    expect((error as SnapshotError).message).toBe(message);
+    expect(message.startsWith((error as SnapshotError).field)).toBe(true);
+    expect(JSON.stringify(engine.snapshot())).toBe(before);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it("accepts the unbroken snapshot", () => {
+    const engine = new QuotaEngine();
+    engine.restore(good());
+    expect(engine.stats()).toMatchObject({ limits: 3, buckets: 1, windows: 1, gcra: 1, links: 3, subjects: 3 });
+  });
+
+  it("refuses a snapshot with more keys than maxKeys", () => {
+    const engine = new QuotaEngine({ maxKeys: 2 });
+    expect(() => engine.restore(good())).toThrow("snapshot.gcra[0] is past maxKeys (2) of this engine");
+  });
+
+  it("isSnapshotError recognises the brand, not the class", () => {
+    expect(isSnapshotError({ isSnapshotError: true })).toBe(true);
+    expect(isSnapshotError(new Error("x"))).toBe(false);
+    expect(isSnapshotError(null)).toBe(false);
+  });
+});

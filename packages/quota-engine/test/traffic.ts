@@ -1,0 +1,91 @@
+// Random traffic for the properties that compare two engines: the same operations, replayed.
+import fc from "fast-check";
+import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
+import type { ChargeKind, Decision } from "@tideward/quota-engine";
+
+export const KEYS = Array.from({ length: 6 }, (_, i) => new QuotaKey("t", `k${i}`, i < 3 ? "r" : "*"));
+export const LIMITS = ["a", "b", "c"];
+const KINDS: ChargeKind[] = ["bucket", "window", "gcra"];
+
+export const specArb = fc.record({
+  capacity: fc.integer({ min: 1, max: 8 }),
+  refill: fc.constantFrom(1, 2, 3, 5),
+  window: fc.constantFrom(50, 100, 1_000),
+  burst: fc.integer({ min: 1, max: 8 }),
+  align: fc.boolean(),
+});
+export type SpecFields = fc.Arbitrary<{ capacity: number; refill: number; window: number; burst: number; align: boolean }> extends fc.Arbitrary<infer T> ? T : never;
+
+const chargeArb = fc.record({ key: fc.integer({ min: 0, max: 5 }), limit: fc.integer({ min: 0, max: 2 }), kind: fc.integer({ min: 0, max: 2 }), cost: fc.integer({ min: 1, max: 4 }) });
+
+/** One step of traffic; `dt` moves the caller's clock (sometimes backwards). */
+export type Op =
+  | { op: "check"; dt: number; c: { key: number; limit: number; kind: number; cost: number } }
+  | { op: "atomic"; dt: number; set: { key: number; limit: number; kind: number; cost: number }[] }
+  | { op: "hierarchy"; dt: number; c: { key: number; limit: number; kind: number; cost: number } }
+  | { op: "usage"; dt: number; subject: number; cost: number }
+  | { op: "sweep"; dt: number; budget: number };
+
+const dt = fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: 120 }) }, { weight: 1, arbitrary: fc.integer({ min: -40, max: 0 }) }, { weight: 1, arbitrary: fc.integer({ min: 500, max: 3_000 }) });
+
+export const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ op: fc.constant("check" as const), dt, c: chargeArb }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant("atomic" as const), dt, set: fc.array(chargeArb, { maxLength: 5 }) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("hierarchy" as const), dt, c: chargeArb }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("usage" as const), dt, subject: fc.integer({ min: 0, max: 2 }), cost: fc.integer({ min: 1, max: 5 }) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("sweep" as const), dt, budget: fc.integer({ min: 0, max: 8 }) }) },
+);
+
+/** An engine with three limits, links k0→k3, k1→k3 (ratio 2), k3→k4 on limit "a", and three subjects. */
+export function setUp(specs: SpecFields[], policy: ConstructorParameters<typeof QuotaEngine>[0] = {}): QuotaEngine {
+  const engine = new QuotaEngine(policy);
+  specs.forEach((s, i) => engine.addLimit(limitSpec({ name: LIMITS[i], ...s })));
+  engine.addLink({ child: KEYS[0], parent: KEYS[3], limit: "a", ratio: 1 });
+  engine.addLink({ child: KEYS[1], parent: KEYS[3], limit: "a", ratio: 2 });
+  engine.addLink({ child: KEYS[3], parent: KEYS[4], limit: "a", ratio: 1 });
+  ["x", "y", "z"].forEach((s, i) => engine.addSubject(s, i + 1));
+  return engine;
+}
+
+const toCharge = (c: { key: number; limit: number; kind: number; cost: number }) => ({ key: KEYS[c.key], limit: LIMITS[c.limit], cost: c.cost, kind: KINDS[c.kind] });
+
+const show = (d: Decision): string => JSON.stringify([d.allowed, d.reason, d.cost, d.remaining, d.retryAfter, d.resetAfter, d.trace]);
+
+/**
+ * Replays `ops` on `engine` from clock `start` and returns every answer as text. With `sweeps`
+ * false the sweep steps examine nothing (so two runs differ only in what was dropped).
+ */
+export function replay(engine: QuotaEngine, ops: readonly Op[], start: number, sweeps: boolean): string[] {
+  const out: string[] = [];
+  let now = start;
+  for (const op of ops) {
+    now += op.dt;
+    switch (op.op) {
+      case "check": {
+        const c = toCharge(op.c);
+        const d = c.kind === "window" ? engine.checkWindow(c.key, c.limit, now, c.cost) : c.kind === "gcra" ? engine.checkGcra(c.key, c.limit, now, c.cost) : engine.checkTokenBucket(c.key, c.limit, now, c.cost);
+        out.push(show(d));
+        break;
+      }
+      case "atomic": {
+        const r = engine.checkAtomic(op.set.map(toCharge), now);
+        out.push(JSON.stringify([r.allowed, r.committed, r.failedIndex, r.retryAfter]), ...r.decisions.map(show));
+        break;
+      }
+      case "hierarchy": {
+        const c = toCharge(op.c);
+        out.push(show(engine.checkHierarchy(c.key, c.limit, now, c.cost, c.kind)));
+        break;
+      }
+      case "usage":
+        engine.recordUsage(["x", "y", "z"][op.subject], op.cost);
+        out.push(String(engine.nextFairSubject()));
+        break;
+      case "sweep":
+        // Without sweeping, a budget of 0 still moves the engine's clock the way a sweep does.
+        engine.sweep(now, sweeps ? op.budget : 0);
+        break;
+    }
+  }
+  return out;
+}

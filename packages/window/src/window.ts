@@ -87,8 +87,9 @@ export class Window<B extends Resettable> {
   /** The absolute number of the bucket `now` falls in; never before the newest written. */
   #index(now: number): number {
     const i = Math.floor((now - this.origin) / this.width);
-    // `!(i > head)` also holds for NaN: a reading that makes no sense stands still.
-    return i > this.#head ? i : this.#head;
+    // `!(i > head)` also holds for NaN: a reading that makes no sense stands still, and so does
+    // +Infinity (it would make the head Infinity and every slot `Infinity % size`, i.e. NaN).
+    return i > this.#head && i < Infinity ? i : this.#head;
   }
 
   /**

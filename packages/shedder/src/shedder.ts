@@ -46,7 +46,9 @@ export class Shedder {
   #flying = 0;
   #average = 0;
   // The latest clock reading seen (ms); an earlier or nonsensical one stands still at it.
-  #now: number;
+  // Initialised here, not only in the constructor: a field that starts out `undefined` is
+  // stored as a tagged value, and every write of a fractional number then allocates.
+  #now = 0;
   // The last reading at which the CPU was at or over the threshold (ms).
   #hotAt = -Infinity;
   // Whether the shedder has refused a call since it last cooled.

@@ -111,13 +111,18 @@ describe("LoadSampler on this process", () => {
   const inRange = (s: LoadSampler) => [s.cpu, s.loop, s.load].every((x) => x >= 0 && x <= 1_000);
 
   it("reports [0, 1000] and rises under a bounded busy loop", async () => {
-    // beta 0: each reading is the latest interval alone; the timer is too slow to interfere.
+    // beta 0: each reading is the latest stretch alone; the timer is too slow to interfere.
     const s = new LoadSampler({ beta: 0, interval: 60_000 });
     try {
-      await sleep(150);
-      s.sample();
-      const idle = { cpu: s.cpu, loop: s.loop };
-      expect(inRange(s)).toBe(true);
+      // The quietest of three idle stretches: on a loaded machine one may not be quiet.
+      const idle = { cpu: Infinity, loop: Infinity };
+      for (let i = 0; i < 3; i++) {
+        await sleep(100);
+        s.sample();
+        expect(inRange(s)).toBe(true);
+        idle.cpu = Math.min(idle.cpu, s.cpu);
+        idle.loop = Math.min(idle.loop, s.loop);
+      }
       const until = performance.now() + 300;
       let spins = 0;
       while (performance.now() < until) spins++;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { compareRuns, percentile } from "../examples/shedder-http";
+import { percentile, runHttp } from "../examples/shedder-http";
 import type { HttpResult } from "../examples/shedder-http";
 
 // Which run's admitted requests fared worse at the tail: the p99 latency, counting a request
@@ -11,11 +11,13 @@ function tail(r: HttpResult): [p99: number, lost: number] {
 }
 
 describe("example: shedder in front of a node:http server", () => {
-  // Shortened: 500 requests at 500/s for one second, to a server that does ~200/s at best (and
-  // far fewer on a loaded machine). Only the qualitative claim is asserted; figures vary.
-  it("refuses some requests with 503 and keeps the admitted p99 under the unprotected one", { timeout: 30_000 }, async () => {
-    const { lines, without, shedding } = await compareRuns({ rate: 500, duration: 1_000, count: 500, grace: 2_000 });
-    expect(lines).toHaveLength(6);
+  // Shortened: 400 requests at 400/s for one second, to a server that does ~200/s at best (and
+  // far fewer on a loaded machine). Only the qualitative claim is asserted; figures vary. The
+  // time limit is for a machine so loaded that starting the generator alone takes seconds.
+  it("refuses some requests with 503 and keeps the admitted p99 under the unprotected one", { timeout: 45_000 }, async () => {
+    const load = { rate: 400, duration: 1_000, count: 400, grace: 2_000 };
+    const without = await runHttp({ shed: false, ...load });
+    const shedding = await runHttp({ shed: true, ...load });
     expect(without.sent).toBeGreaterThan(0);
     expect(without.refused).toHaveLength(0);
     expect(shedding.refused.length).toBeGreaterThan(0);

@@ -12,7 +12,7 @@
 import { Agent, request } from "node:http";
 import { performance } from "node:perf_hooks";
 
-const { port, rate, duration, count, grace, path = "/", sockets = 64 } = JSON.parse(process.argv[2] ?? "{}");
+const { port, rate, duration, count, grace, path = "/", sockets = 1_000 } = JSON.parse(process.argv[2] ?? "{}");
 const agent = new Agent({ keepAlive: true, maxSockets: sockets });
 const result = { sent: 0, ok: [], refused: [], failed: 0, unanswered: 0, elapsed: 0 };
 const start = performance.now();

@@ -97,8 +97,9 @@ export async function runHttp(run: HttpRun): Promise<HttpResult> {
     const child = spawn(process.execPath, [join(import.meta.dirname, "load", "generator.mjs"), args], { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
-    // The generator bounds itself; this is the backstop should it hang.
-    const limit = setTimeout(() => child.kill(), run.duration + run.grace + 5_000);
+    // The generator bounds itself; this is the backstop should it hang (generous: on a busy
+    // host, starting a Node.js process alone can take seconds).
+    const limit = setTimeout(() => child.kill(), run.duration + run.grace + 15_000);
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     clearTimeout(limit);
     if (code !== 0) throw new Error(`load generator exited with ${code}`);

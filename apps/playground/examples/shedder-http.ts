@@ -51,6 +51,10 @@ export interface HttpResult {
   readonly unanswered: number;
   /** How long the generator ran, in milliseconds. */
   readonly elapsed: number;
+  /** Requests that reached the server's handler. */
+  readonly handled: number;
+  /** The highest load reading (thousandths) the shedder was handed; 0 without a shedder. */
+  readonly peakLoad: number;
 }
 
 /** Burns `ms` milliseconds of CPU on this thread. */
@@ -73,8 +77,13 @@ export async function runHttp(run: HttpRun): Promise<HttpResult> {
   // A quick signal for a short run: a reading every 50 ms, the old value weighing 0.3.
   const sampler = run.shed ? new LoadSampler({ interval: 50, beta: 0.3 }) : undefined;
   const shedder = run.shed ? new Shedder({}, performance.now()) : undefined;
+  let handled = 0;
+  let peakLoad = 0;
   const server = createServer((_req, res) => {
-    const ticket = shedder?.allow(performance.now(), sampler?.load ?? 0);
+    handled++;
+    const load = sampler?.load ?? 0;
+    if (load > peakLoad) peakLoad = load;
+    const ticket = shedder?.allow(performance.now(), load);
     if (shedder !== undefined && ticket === undefined) {
       res.writeHead(503, { "retry-after": "1" }).end();
       return;
@@ -103,7 +112,7 @@ export async function runHttp(run: HttpRun): Promise<HttpResult> {
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     clearTimeout(limit);
     if (code !== 0) throw new Error(`load generator exited with ${code}`);
-    return JSON.parse(out) as HttpResult;
+    return { ...(JSON.parse(out) as Omit<HttpResult, "handled" | "peakLoad">), handled, peakLoad };
   } finally {
     sampler?.stop();
     server.closeAllConnections();

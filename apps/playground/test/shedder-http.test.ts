@@ -20,14 +20,20 @@ describe("example: shedder in front of a node:http server", () => {
     const [withoutP99, withoutLost] = tail(without);
     expect(without.sent).toBeGreaterThan(0);
     expect(without.refused).toHaveLength(0);
-    // The claim is about a server driven past capacity. On a machine so busy that the generator
-    // itself cannot offer the load, the unprotected server never queues: nothing to show then.
+    // The claim is about a server driven past capacity by a generator that can offer the load.
+    // On a host so busy that the generator cannot, or that the server gets a sliver of a core
+    // (it then reads so few requests that the first of them have not finished, and the moving
+    // average has not moved, before the run is over), there is nothing to show: skip, saying why.
+    const rate = (r: HttpResult) => r.ok.length / (r.elapsed / 1_000);
     if (withoutP99 < 250) ctx.skip(`the unprotected server was not overloaded here (p99 ${withoutP99.toFixed(0)} ms)`);
+    if (rate(without) < 40) ctx.skip(`the server got too little CPU here (${rate(without).toFixed(0)} requests/s served)`);
     const shedding = await runHttp({ shed: true, ...load });
+    if (shedding.handled < shedding.sent / 2) ctx.skip(`the server read only ${shedding.handled} of ${shedding.sent} requests here`);
     const [withP99, withLost] = tail(shedding);
     const better = withoutP99 < Infinity ? withP99 < withoutP99 : withP99 < Infinity || withLost < withoutLost;
     // The figures ride along so that a failure shows them.
-    const seen = { refused: shedding.refused.length, admitted: shedding.ok.length, withP99, withoutP99, withLost, withoutLost };
-    expect({ ...seen, someRefused: seen.refused > 0, better }).toMatchObject({ someRefused: true, better: true });
+    const seen = JSON.stringify({ ...shedding, ok: shedding.ok.length, refused: shedding.refused.length, withP99, withoutP99, withLost, withoutLost });
+    expect(shedding.refused.length, seen).toBeGreaterThan(0);
+    expect(better, seen).toBe(true);
   });
 });

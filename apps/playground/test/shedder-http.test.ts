@@ -25,10 +25,14 @@ describe("example: shedder in front of a node:http server", () => {
     // (it then reads so few requests that the first of them have not finished, and the moving
     // average has not moved, before the run is over), there is nothing to show: skip, saying why.
     const rate = (r: HttpResult) => r.ok.length / (r.elapsed / 1_000);
-    if (withoutP99 < 250) ctx.skip(`the unprotected server was not overloaded here (p99 ${withoutP99.toFixed(0)} ms)`);
-    if (rate(without) < 40) ctx.skip(`the server got too little CPU here (${rate(without).toFixed(0)} requests/s served)`);
+    const skip = (why: string): void => {
+      console.warn(`shedder-http: skipped, ${why}`);
+      ctx.skip(why);
+    };
+    if (withoutP99 < 250) skip(`the unprotected server was not overloaded here (p99 ${withoutP99.toFixed(0)} ms)`);
+    if (rate(without) < 40) skip(`the server got too little CPU here (${rate(without).toFixed(0)} requests/s served)`);
     const shedding = await runHttp({ shed: true, ...load });
-    if (shedding.handled < shedding.sent / 2) ctx.skip(`the server read only ${shedding.handled} of ${shedding.sent} requests here`);
+    if (shedding.handled < shedding.sent / 2) skip(`the server read only ${shedding.handled} of ${shedding.sent} requests here`);
     const [withP99, withLost] = tail(shedding);
     const better = withoutP99 < Infinity ? withP99 < withoutP99 : withP99 < Infinity || withLost < withoutLost;
     // The figures ride along so that a failure shows them.

@@ -70,6 +70,17 @@ describe("LoadSampler on a fake process", () => {
     expect([s.cpu, s.loop]).toEqual([0, 0]);
   });
 
+  it("never reports over 1000, even where smoothing two readings of 1000 rounds up", () => {
+    const f = fakeSystem();
+    const s = new LoadSampler({ system: f.system, beta: 0.3, interval: 50, cores: 1 });
+    f.pass(50, 50, 50);
+    f.tick();
+    expect(s.load).toBe(1_000);
+    f.pass(50.18, 50.18, 50.18); // 1000·w + 1000·(1 − w), w = 0.3^(50.18/50): 1000.0000000000001
+    f.tick();
+    expect([s.cpu, s.loop]).toEqual([1_000, 1_000]);
+  });
+
   it("takes the cores it is told, and changes nothing when no time has gone by", () => {
     const f = fakeSystem();
     const s = new LoadSampler({ system: f.system, cores: 4, beta: 0 });

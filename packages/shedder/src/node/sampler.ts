@@ -183,8 +183,9 @@ export class LoadSampler {
       return;
     }
     const old = this.beta ** (wall / this.interval);
-    this.#cpu = this.#cpu * old + cpu * (1 - old);
-    this.#loop = this.#loop * old + loop * (1 - old);
+    // Clamped again: 1000·w + 1000·(1 − w) can round to just over 1000.
+    this.#cpu = clamp(this.#cpu * old + cpu * (1 - old));
+    this.#loop = clamp(this.#loop * old + loop * (1 - old));
   }
 
   /** Stops the timer; the readings keep their last values. Calling it again does nothing. */

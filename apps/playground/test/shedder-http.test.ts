@@ -34,7 +34,7 @@ describe("example: shedder in front of a node:http server", () => {
       ctx.skip(why);
     };
     if (withoutP99 < 250) skip(`the unprotected server was not overloaded here (p99 ${withoutP99.toFixed(0)} ms)`);
-    if (rate(without) < 40) skip(`the server got too little CPU here (${rate(without).toFixed(0)} requests/s served)`);
+    if (rate(without) < 15) skip(`the server got too little CPU here (${rate(without).toFixed(0)} requests/s served)`);
     const shedding = await runHttp({ shed: true, ...load });
     if (shedding.handled < shedding.sent / 2) skip(`the server read only ${shedding.handled} of ${shedding.sent} requests here`);
     const [withP99, withLost] = tail(shedding);

@@ -1,47 +1,70 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { percentile, runHttp } from "../examples/shedder-http";
-import type { HttpResult } from "../examples/shedder-http";
+import type { Answer, HttpResult } from "../examples/shedder-http";
 
-// How the admitted requests of a run fared at the tail: the p99 latency, counting an admitted
-// request left unanswered as infinitely slow; and the share of admitted requests left
-// unanswered, which decides when both p99s are infinite (a machine so loaded that neither
-// server answered everything in time). Admitted means read by the server and not refused:
-// requests the server never got to read are left out, which if anything flatters the
-// unprotected server, whose backlog they are.
-function tail(r: HttpResult): [p99: number, lost: number] {
+// The latencies of the admitted requests of a run, an admitted request left unanswered counted
+// as infinitely slow. Admitted means read by the server and not refused: requests the server
+// never got to read are left out, which if anything flatters the unprotected server, whose
+// backlog they are.
+function admitted(r: HttpResult): Answer[] {
   const lost = Math.max(0, r.handled - r.ok.length - r.refused.length);
-  const latencies = [...r.ok, ...Array.from({ length: lost }, () => [0, Infinity] as const)];
-  return [percentile(latencies, 99), lost / Math.max(1, latencies.length)];
+  return [...r.ok, ...Array.from({ length: lost }, (): Answer => [0, Infinity])];
+}
+
+/**
+ * Compares two runs at the highest of p99, p90, p50 that is finite in at least one of them:
+ * on a host so loaded that both servers left more than 1% of their admitted requests
+ * unanswered, the p99s are both infinite and say nothing, so a lower percentile decides.
+ */
+function compareTails(a: readonly Answer[], b: readonly Answer[]): { at: number; a: number; b: number } {
+  for (const at of [99, 90, 50]) {
+    const pa = percentile(a, at);
+    const pb = percentile(b, at);
+    if (pa < Infinity || pb < Infinity) return { at, a: pa, b: pb };
+  }
+  return { at: 50, a: Infinity, b: Infinity };
 }
 
 describe("example: shedder in front of a node:http server", () => {
   // Shortened: 400 requests at 400/s for one second, to a server that does ~200/s at best (and
-  // far fewer on a loaded machine). Only the qualitative claim is asserted; figures vary. The
-  // time limit is for a machine so loaded that starting the generator alone takes seconds.
-  it("refuses some requests with 503 and keeps the admitted p99 under the unprotected one", { timeout: 45_000 }, async (ctx) => {
-    const load = { rate: 400, duration: 1_000, count: 400, grace: 2_000 };
-    const without = await runHttp({ shed: false, ...load });
-    const [withoutP99, withoutLost] = tail(without);
-    expect(without.sent).toBeGreaterThan(0);
-    expect(without.refused).toHaveLength(0);
-    // The claim is about a server driven past capacity by a generator that can offer the load.
-    // On a host so busy that the generator cannot, or that the server gets a sliver of a core
-    // (it then reads so few requests that the first of them have not finished, and the moving
-    // average has not moved, before the run is over), there is nothing to show: skip, saying why.
-    const rate = (r: HttpResult) => r.ok.length / (r.elapsed / 1_000);
-    const skip = (why: string): void => {
-      console.warn(`shedder-http: skipped, ${why}`);
-      ctx.skip(why);
-    };
-    if (withoutP99 < 250) skip(`the unprotected server was not overloaded here (p99 ${withoutP99.toFixed(0)} ms)`);
-    if (rate(without) < 15) skip(`the server got too little CPU here (${rate(without).toFixed(0)} requests/s served)`);
-    const shedding = await runHttp({ shed: true, ...load });
-    if (shedding.handled < shedding.sent / 2) skip(`the server read only ${shedding.handled} of ${shedding.sent} requests here`);
-    const [withP99, withLost] = tail(shedding);
-    const better = withoutP99 < Infinity ? withP99 < withoutP99 : withP99 < Infinity || withLost < withoutLost;
-    // The figures ride along so that a failure shows them.
-    const seen = JSON.stringify({ ...shedding, ok: shedding.ok.length, refused: shedding.refused.length, withP99, withoutP99, withLost, withoutLost });
-    expect(shedding.refused.length, seen).toBeGreaterThan(0);
-    expect(better, seen).toBe(true);
+  // far fewer on a loaded machine), once without and once with the shedder. Only qualitative
+  // claims are asserted; the figures vary with the host. The time limit is for a host so loaded
+  // that starting the generator alone takes seconds.
+  const load = { rate: 400, duration: 1_000, count: 400, grace: 2_000 };
+  let without: HttpResult;
+  let shedding: HttpResult;
+  beforeAll(async () => {
+    without = await runHttp({ shed: false, ...load });
+    shedding = await runHttp({ shed: true, ...load });
+  }, 45_000);
+
+  /** The figures of both runs, for a failure message. */
+  const seen = (extra: object = {}): string =>
+    JSON.stringify({ without: { ...without, ok: without.ok.length, refused: without.refused.length }, shedding: { ...shedding, ok: shedding.ok.length, refused: shedding.refused.length }, ...extra });
+
+  it("refuses some requests with 503 when driven past capacity, and the unprotected server none", (ctx) => {
+    expect(without.refused.length, seen()).toBe(0);
+    // A shedder refuses only what the server reads; a server starved of CPU (seen once at a
+    // load average of 38 on two cores: 45 requests read in three seconds) admits those few
+    // before any has finished to move the average. Skip, saying why.
+    if (shedding.handled < shedding.sent / 4) {
+      console.warn(`shedder-http: skipped, the server read only ${shedding.handled} of ${shedding.sent} requests here`);
+      ctx.skip();
+    }
+    expect(shedding.refused.length, seen()).toBeGreaterThan(0);
+  });
+
+  it("keeps the admitted requests' p99 under the unprotected server's", (ctx) => {
+    // On a host so busy that the server gets a sliver of a core (verify runs lint, typecheck
+    // and every test at once), requests arrive ten times faster than it serves them, and the
+    // ones it admits before its first calls finish (the moving average has not moved yet) take
+    // seconds: nothing to compare then. Skip, saying why.
+    const served = without.ok.length / (without.elapsed / 1_000);
+    if (served < 80) {
+      console.warn(`shedder-http: latency comparison skipped, the server served ${served.toFixed(0)} requests/s here (~200 when it has a core)`);
+      ctx.skip();
+    }
+    const tails = compareTails(admitted(shedding), admitted(without));
+    expect(tails.a, seen({ tails })).toBeLessThan(tails.b);
   });
 });

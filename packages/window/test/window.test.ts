@@ -83,6 +83,15 @@ describe("Window", () => {
     expect(sums(win, 0)).toEqual([1, 0, 8]);
   });
 
+  it("treats a NaN or infinite reading as standing still, on writes and reads", () => {
+    const win = new Window(() => new Counter(), { size: 4, window: 1_000, now: 0 });
+    win.slot(300).n = 1;
+    for (const now of [Number.NaN, Infinity, -Infinity]) win.slot(now).n += 2;
+    expect(sums(win, 300)).toEqual([0, 7]);
+    expect(sums(win, Infinity)).toEqual([0, 7]);
+    expect(sums(win, Number.NaN, false)).toEqual([0]);
+  });
+
   it("clears a gap longer than the window in O(size), not O(gap)", () => {
     const made: Counter[] = [];
     const win = new Window(

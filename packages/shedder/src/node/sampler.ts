@@ -1,0 +1,202 @@
+import { availableParallelism } from "node:os";
+import { performance } from "node:perf_hooks";
+import { check } from "@tideward/time";
+import type { Span } from "@tideward/time";
+import { availableCores, readText } from "./cores";
+import type { ReadText } from "./cores";
+
+/**
+ * Everything a {@link LoadSampler} reads from the process and the system, so that a test can
+ * replace it (TanStack's timeoutManager makes the same point: a hard reference to
+ * `setInterval` or the file system defeats tests).
+ */
+export interface SamplerSystem {
+  /** A monotonic clock, in milliseconds: `performance.now()`. */
+  now(): number;
+  /** CPU time this process has used since it started, in microseconds: `process.cpuUsage()`. */
+  cpuUsage(): { readonly user: number; readonly system: number };
+  /**
+   * How long the event loop has been active and idle since it started, in milliseconds:
+   * `performance.eventLoopUtilization()`.
+   */
+  eventLoopUtilization(): { readonly active: number; readonly idle: number };
+  /** Reads a file as text, `undefined` when it cannot (for the cgroup `cpu.max`). */
+  readText: ReadText;
+  /** How many CPUs the process may run on: `os.availableParallelism()`. */
+  availableParallelism(): number;
+  /** Starts a repeating timer; the handle's `unref()` is called when it has one. */
+  setInterval(tick: () => void, ms: number): unknown;
+  /** Stops a timer started by `setInterval`. */
+  clearInterval(handle: unknown): void;
+}
+
+/** The real process: `performance`, `process.cpuUsage`, `node:fs`, `node:os` and Node's timers. */
+export const nodeSystem: SamplerSystem = {
+  now: () => performance.now(),
+  cpuUsage: () => process.cpuUsage(),
+  eventLoopUtilization: () => performance.eventLoopUtilization(),
+  readText,
+  availableParallelism: () => availableParallelism(),
+  setInterval: (tick, ms) => setInterval(tick, ms),
+  clearInterval: (handle) => clearInterval(handle as ReturnType<typeof setInterval>),
+};
+
+/** Options of a {@link LoadSampler}. */
+export interface LoadSamplerOptions {
+  /** How often the timer takes a reading, in milliseconds. @defaultValue 250 */
+  readonly interval?: Span;
+  /**
+   * Weight of the old value in the smoothed readings after one `interval`, in `[0, 1)`; a
+   * reading `k` intervals after the last weighs the old value `beta^k`, so a late timer (a
+   * blocked event loop) does not slow the average down. 0 keeps only the latest reading.
+   * @defaultValue 0.95 (go-zero's CPU sampler: 250 ms and 0.95 average about five seconds)
+   */
+  readonly beta?: number;
+  /**
+   * How many cores' worth of CPU time count as 1000‰; by default `os.availableParallelism()`
+   * lowered to the cgroup v2 `cpu.max` quota when one applies.
+   */
+  readonly cores?: number;
+  /** The process and system calls read, replaceable for tests. @defaultValue {@link nodeSystem} */
+  readonly system?: Partial<SamplerSystem>;
+}
+
+/**
+ * Samples this process's load for {@link Shedder.allow}, in thousandths, on a timer.
+ *
+ * Two signals, each smoothed by an exponential moving average:
+ * - `cpu`: CPU time this process used (`process.cpuUsage`, every thread) over the wall time
+ *   and the cores it may use (`os.availableParallelism`, lowered to a cgroup v2 `cpu.max`
+ *   quota, as in a container);
+ * - `loop`: event-loop utilization (`performance.eventLoopUtilization`): the share of time the
+ *   event loop was busy running JavaScript rather than waiting. A Node.js server dies of a
+ *   saturated event loop long before the CPU of a many-core host reads high, so this is often
+ *   the better signal;
+ * - `load` is the larger of the two: pass it to `allow` unless you mean one signal only.
+ *
+ * The timer is `unref`'d, so a sampler alone never keeps a process alive; `stop()` clears it.
+ * Readings start at 0 and the first sample is taken as it is, without smoothing.
+ *
+ * @example
+ * const sampler = new LoadSampler();
+ * const shedder = new Shedder();
+ * server.on("request", (req, res) => {
+ *   const ticket = shedder.allow(performance.now(), sampler.load);
+ *   if (ticket === undefined) return void res.writeHead(503).end();
+ *   // … handle, then ticket.pass(performance.now()) or ticket.fail()
+ * });
+ * server.on("close", () => sampler.stop());
+ */
+export class LoadSampler {
+  /** How often the timer takes a reading, in milliseconds. */
+  readonly interval: Span;
+  /** Weight of the old value after one interval, in `[0, 1)`. */
+  readonly beta: number;
+  /** How many cores' worth of CPU time count as 1000‰. */
+  readonly cores: number;
+
+  readonly #system: SamplerSystem;
+  #cpu = 0;
+  #loop = 0;
+  #primed = false;
+  #at: number;
+  #used: number;
+  #active: number;
+  #idle: number;
+  #timer: unknown;
+  #running = true;
+
+  /**
+   * Takes the first readings of the process and starts the timer.
+   *
+   * @throws RangeError when `interval` is not above 0, `beta` is outside `[0, 1)` or `cores`
+   *   is not above 0 (the message names the field and the value)
+   */
+  constructor(options: LoadSamplerOptions = {}) {
+    this.interval = check.positive(options.interval ?? 250, "LoadSampler interval (ms)");
+    const beta = check.finite(options.beta ?? 0.95, "LoadSampler beta");
+    if (beta < 0 || beta >= 1) throw new RangeError(`LoadSampler beta must be 0 or more and under 1, got ${beta}`);
+    this.beta = beta;
+    const system: SamplerSystem = { ...nodeSystem, ...options.system };
+    this.#system = system;
+    this.cores =
+      options.cores === undefined
+        ? availableCores({ read: system.readText, parallelism: system.availableParallelism() })
+        : check.positive(options.cores, "LoadSampler cores");
+    this.#at = system.now();
+    const usage = system.cpuUsage();
+    this.#used = usage.user + usage.system;
+    const elu = system.eventLoopUtilization();
+    this.#active = elu.active;
+    this.#idle = elu.idle;
+    const timer = system.setInterval(() => this.sample(), this.interval);
+    (timer as { unref?: () => void } | undefined)?.unref?.();
+    this.#timer = timer;
+  }
+
+  /** Smoothed CPU use of this process, in thousandths of the cores it may use (0–1000). */
+  get cpu(): number {
+    return this.#cpu;
+  }
+
+  /** Smoothed event-loop utilization, in thousandths of the wall time (0–1000). */
+  get loop(): number {
+    return this.#loop;
+  }
+
+  /** The larger of {@link LoadSampler.cpu} and {@link LoadSampler.loop}, in thousandths (0–1000). */
+  get load(): number {
+    return this.#cpu > this.#loop ? this.#cpu : this.#loop;
+  }
+
+  /** Whether the timer is still running (until {@link LoadSampler.stop}). */
+  get running(): boolean {
+    return this.#running;
+  }
+
+  /**
+   * Takes a reading now and folds it into the averages: what the timer calls every
+   * `interval`. Call it yourself for a reading between ticks. A call with no time gone by
+   * since the last changes nothing.
+   */
+  sample(): void {
+    const system = this.#system;
+    const at = system.now();
+    const wall = at - this.#at;
+    if (!(wall > 0)) return;
+    const usage = system.cpuUsage();
+    const used = usage.user + usage.system;
+    const elu = system.eventLoopUtilization();
+    const active = elu.active - this.#active;
+    const busy = active + (elu.idle - this.#idle);
+    // µs of CPU over ms of wall time on `cores` cores: ×1000 for thousandths, ÷1000 for µs.
+    const cpu = clamp((used - this.#used) / (wall * this.cores));
+    const loop = busy > 0 ? clamp((1000 * active) / busy) : this.#loop;
+    this.#at = at;
+    this.#used = used;
+    this.#active = elu.active;
+    this.#idle = elu.idle;
+    if (!this.#primed) {
+      this.#primed = true;
+      this.#cpu = cpu;
+      this.#loop = loop;
+      return;
+    }
+    const old = this.beta ** (wall / this.interval);
+    // Clamped again: 1000·w + 1000·(1 − w) can round to just over 1000.
+    this.#cpu = clamp(this.#cpu * old + cpu * (1 - old));
+    this.#loop = clamp(this.#loop * old + loop * (1 - old));
+  }
+
+  /** Stops the timer; the readings keep their last values. Calling it again does nothing. */
+  stop(): void {
+    if (!this.#running) return;
+    this.#running = false;
+    this.#system.clearInterval(this.#timer);
+  }
+}
+
+/** Thousandths clamped to [0, 1000]; a NaN (a broken counter) reads as 0. */
+function clamp(x: number): number {
+  return x > 0 ? (x < 1000 ? x : 1000) : 0;
+}

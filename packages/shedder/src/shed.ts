@@ -1,0 +1,83 @@
+import { check } from "@tideward/time";
+import type { Span } from "@tideward/time";
+
+/**
+ * The constants of adaptive load shedding: a plain readonly record. Build one by laying a few
+ * fields over the preset, `{ ...shed, cpu: 800 }`, or hand `new Shedder` just the fields that
+ * differ.
+ */
+export interface Shed {
+  /** How many buckets the window of passes and response times has. @defaultValue 50 */
+  readonly size: number;
+  /** How far back that window reaches, in milliseconds. @defaultValue 5000 */
+  readonly window: Span;
+  /**
+   * CPU use in thousandths (0–1000) at or above which the server counts as hot; under 1000,
+   * since capacity is scaled by how far the CPU is from 1000 past it. @defaultValue 900
+   */
+  readonly cpu: number;
+  /**
+   * The response time assumed while the window holds no finished pass, in milliseconds: large
+   * on purpose, so that a shedder that knows nothing yet does not refuse. @defaultValue 1000
+   */
+  readonly latency: Span;
+  /**
+   * Weight of the old value in the moving average of calls in flight, in `[0, 1)`. @defaultValue 0.9
+   */
+  readonly beta: number;
+  /** How long the server stays hot after the CPU falls back, once it has refused, in milliseconds. @defaultValue 1000 */
+  readonly cool: Span;
+  /** The least share of capacity admitted however high the CPU is, in `[0, 1]`. @defaultValue 0.1 */
+  readonly floor: number;
+}
+
+/**
+ * The preset: five seconds in fifty buckets, hot at 900‰ CPU, a one-second assumed response
+ * time, an average weighted 0.9, one second to cool and never less than a tenth of capacity.
+ *
+ * The memory is short on purpose: a five-second window follows the load it is in rather than
+ * averaging a burst away, and the floor keeps a server already at full CPU from being told it
+ * can serve nobody.
+ */
+export const shed: Shed = Object.freeze({
+  size: 50,
+  window: 5_000,
+  cpu: 900,
+  latency: 1_000,
+  beta: 0.9,
+  cool: 1_000,
+  floor: 0.1,
+});
+
+const FIELDS: ReadonlySet<string> = new Set(Object.keys(shed));
+
+/**
+ * Lays `policy` over the preset and checks every field, once, at construction.
+ *
+ * @throws TypeError when `policy` is not an object, names a field `Shed` does not have, or a
+ *   field is not a number; RangeError when a field is NaN, infinite or out of its range
+ */
+export function resolveShed(policy: Partial<Shed> | undefined): Shed {
+  if (policy === undefined) return shed;
+  if (policy === null || typeof policy !== "object") {
+    throw new TypeError(`Shed policy must be an object, got ${policy === null ? "null" : typeof policy}`);
+  }
+  // A misspelt field would otherwise silently leave the preset's value in place.
+  for (const key of Object.keys(policy)) {
+    if (!FIELDS.has(key)) throw new TypeError(`Shed has no field ${JSON.stringify(key)}; the fields are ${[...FIELDS].join(", ")}`);
+  }
+  const p = { ...shed, ...policy };
+  const cpu = check.finite(p.cpu, "Shed cpu (thousandths)");
+  if (cpu < 0 || cpu >= 1000) throw new RangeError(`Shed cpu (thousandths) must be 0 or more and under 1000, got ${cpu}`);
+  const beta = check.finite(p.beta, "Shed beta");
+  if (beta < 0 || beta >= 1) throw new RangeError(`Shed beta must be 0 or more and under 1, got ${beta}`);
+  return Object.freeze({
+    size: check.integer(p.size, "Shed size", 1),
+    window: check.positive(p.window, "Shed window (ms)"),
+    cpu,
+    latency: check.nonNegative(p.latency, "Shed latency (ms)"),
+    beta,
+    cool: check.nonNegative(p.cool, "Shed cool (ms)"),
+    floor: check.between(p.floor, 0, 1, "Shed floor"),
+  });
+}

@@ -1,0 +1,187 @@
+import { check } from "@tideward/time";
+import { Total, Window } from "@tideward/window";
+import { resolveShed } from "./shed";
+import type { Shed } from "./shed";
+import { Ticket } from "./ticket";
+import type { Flight } from "./ticket";
+
+/** Leaves the partial current bucket out: a busiest or fastest reading compares whole buckets. */
+const FINISHED = Object.freeze({ current: false });
+
+/**
+ * Load shedding that refuses work only when the server is both **hot** and **full**.
+ *
+ * - Hot: `cpu` is at or over the policy's threshold (the shedder remembers when), or the
+ *   shedder has refused a call since it last cooled and the CPU last read hot less than `cool`
+ *   ago. It cools once a reading finds `cool` gone by since the last hot one.
+ * - Full: both the moving average of calls in flight and the current count exceed
+ *   `maxFlight × factor`, where `maxFlight = max(1, passes per ms of the busiest bucket ×
+ *   mean response time in ms of the fastest bucket)` over the finished buckets of the window
+ *   (`latency` assumed while none has a pass), and `factor = clamp((1000 − cpu) / (1000 −
+ *   threshold), floor, 1)` shrinks that capacity as the CPU nears 1000‰.
+ * - The moving average is updated each time a call leaves flight:
+ *   `average = average·beta + flying·(1 − beta)`, with `flying` counted after it left.
+ *
+ * So a CPU spike with nothing queued refuses nothing, and neither does a long queue on an idle
+ * CPU. The shedder never reads a clock or the CPU itself: every call carries `now` (ms) and the
+ * caller's CPU reading in thousandths (`@tideward/shedder/node` has a sampler for Node.js).
+ *
+ * Gotchas: `cpu` is clamped, never rejected, on the hot path — NaN and anything under 0 read as
+ * 0 (a broken signal never sheds), anything over 1000 as 1000. A clock that steps back, or a
+ * NaN or infinite `now`, is treated as standing still at the latest reading.
+ *
+ * @example
+ * const shedder = new Shedder({ cpu: 800 }, performance.now());
+ * const ticket = shedder.allow(performance.now(), sampler.load);
+ * if (ticket === undefined) return reply(503);
+ * try { await handle(); ticket.pass(performance.now()); } catch (e) { ticket.fail(); throw e; }
+ */
+export class Shedder {
+  /** The policy in force: the `shed` preset with the fields given at construction laid over it. */
+  readonly policy: Shed;
+
+  // Per bucket, `count` is the passes that finished in it and `sum` their response times (ms):
+  // a pass records both at once, so one window serves as the seed's two.
+  readonly #window: Window<Total>;
+  #flying = 0;
+  #average = 0;
+  // The latest clock reading seen (ms); an earlier or nonsensical one stands still at it.
+  // Initialised here, not only in the constructor: a field that starts out `undefined` is
+  // stored as a tagged value, and every write of a fractional number then allocates.
+  #now = 0;
+  // The last reading at which the CPU was at or over the threshold (ms).
+  #hotAt = -Infinity;
+  // Whether the shedder has refused a call since it last cooled.
+  #refused = false;
+
+  // Scratch for one scan of the window, kept on the instance so a scan allocates nothing.
+  #busiest = 0;
+  #fastest = Infinity;
+  readonly #visit = (bucket: Total): void => {
+    const n = bucket.count;
+    if (n === 0) return;
+    if (n > this.#busiest) this.#busiest = n;
+    const mean = bucket.sum / n;
+    if (mean < this.#fastest) this.#fastest = mean;
+  };
+
+  readonly #flight: Flight = {
+    land: (start, now) => {
+      const t = this.#tick(now);
+      const rt = t - start;
+      this.#window.slot(t).add(rt > 0 ? rt : 0);
+      this.#leave();
+    },
+    leave: () => this.#leave(),
+  };
+
+  /**
+   * A shedder with an empty window opening at `now`, nothing in flight and a cold CPU.
+   *
+   * @param policy - fields laid over the {@link shed} preset; checked here, once
+   * @param now - the clock reading the window opens at, in milliseconds
+   * @throws TypeError when `policy` is not an object, names an unknown field or a field is not
+   *   a number; RangeError when a field is out of range or `now` is not finite (the message
+   *   names the field and the value)
+   */
+  constructor(policy?: Partial<Shed>, now = 0) {
+    this.policy = resolveShed(policy);
+    check.finite(now, "Shedder now (ms)");
+    const { size, window } = this.policy;
+    this.#window = new Window(() => new Total(), { size, window, now });
+    this.#now = now;
+  }
+
+  /** How many calls are in flight: let through and not yet settled. */
+  get flying(): number {
+    return this.#flying;
+  }
+
+  /** The moving average of calls in flight, as last updated when a call left flight. */
+  get average(): number {
+    return this.#average;
+  }
+
+  /**
+   * Asks to start one call at `now`, with the CPU at `cpu` thousandths.
+   *
+   * @param now - the caller's clock reading, in milliseconds
+   * @param cpu - CPU use in thousandths (0–1000), read by the caller; NaN or under 0 reads as
+   *   0 and over 1000 as 1000
+   * @returns a ticket to settle once the call has finished, or `undefined` when the call is
+   *   refused (reply 503 / `RESOURCE_EXHAUSTED` and let the client back off)
+   */
+  allow(now: number, cpu: number): Ticket | undefined {
+    const t = this.#tick(now);
+    const load = clamp(cpu);
+    const p = this.policy;
+    // Cooled: a whole `cool` since the last hot reading forgets the refusals before it.
+    if (this.#refused && !(t - this.#hotAt < p.cool)) this.#refused = false;
+    if (load >= p.cpu) this.#hotAt = t;
+    else if (!this.#refused) return this.#admit(t);
+    if (this.#full(t, load)) {
+      this.#refused = true;
+      return undefined;
+    }
+    return this.#admit(t);
+  }
+
+  /**
+   * How many calls may be in flight at `now` with the CPU at `cpu` thousandths before a hot
+   * server counts as full: `maxFlight × factor`, as in the class summary. Reads only.
+   *
+   * @param now - the caller's clock reading, in milliseconds
+   * @param cpu - CPU use in thousandths, clamped as in {@link Shedder.allow}
+   * @returns a number of calls, at least `floor` (fractions are normal)
+   */
+  capacity(now: number, cpu: number): number {
+    const t = now > this.#now && now < Infinity ? now : this.#now;
+    return this.#maxFlight(t) * this.#factor(clamp(cpu));
+  }
+
+  #admit(t: number): Ticket {
+    this.#flying++;
+    return new Ticket(this.#flight, t);
+  }
+
+  #leave(): void {
+    const flying = --this.#flying;
+    const beta = this.policy.beta;
+    this.#average = this.#average * beta + flying * (1 - beta);
+  }
+
+  #tick(now: number): number {
+    if (now > this.#now && now < Infinity) this.#now = now;
+    return this.#now;
+  }
+
+  #factor(load: number): number {
+    const p = this.policy;
+    const f = (1000 - load) / (1000 - p.cpu);
+    return f < p.floor ? p.floor : f > 1 ? 1 : f;
+  }
+
+  #full(t: number, load: number): boolean {
+    const factor = this.#factor(load);
+    const flying = this.#flying;
+    const average = this.#average;
+    // maxFlight is at least 1, so a queue no longer than `factor` is never full: no scan needed.
+    if (!(flying > factor && average > factor)) return false;
+    const limit = this.#maxFlight(t) * factor;
+    return flying > limit && average > limit;
+  }
+
+  #maxFlight(t: number): number {
+    this.#busiest = 0;
+    this.#fastest = Infinity;
+    this.#window.each(t, this.#visit, FINISHED);
+    const rt = this.#fastest === Infinity ? this.policy.latency : this.#fastest;
+    const max = (this.#busiest / this.#window.width) * rt;
+    return max > 1 ? max : 1;
+  }
+}
+
+/** CPU thousandths clamped to [0, 1000]; NaN reads as 0 so that a broken signal never sheds. */
+function clamp(cpu: number): number {
+  return cpu > 0 ? (cpu < 1000 ? cpu : 1000) : 0;
+}

@@ -73,7 +73,10 @@ export class QuotaKey {
     this.scope = part(scope, "scope");
     this.subject = part(subject, "subject");
     this.resource = part(resource, "resource");
-    this.id = `${scope.length}:${scope}${subject.length}:${subject}${resource.length}:${resource}`;
+    // Joined, not a template literal: V8 keeps a template literal as a tree of its pieces (a cons
+    // string), which every Map lookup with a new key then walks to hash and compare, a cache miss
+    // a piece at a million keys. A joined string is one flat piece, and smaller.
+    this.id = [scope.length, ":", scope, subject.length, ":", subject, resource.length, ":", resource].join("");
   }
 
   /**

@@ -130,8 +130,9 @@ function bucketName(kind: number, limit: string, id: string): string {
  * latest instant, so a clock stepping back never mints tokens, and dropping an idle key is exact.
  *
  * State is O(1) per key: a Map from the key's id to a slot in a typed array, about 54 bytes a
- * key (a key object remembers its slot, so a reused key skips the Map). A key whose state has become equal to a fresh key's (bucket full, window closed, GCRA at
- * rest) is dropped by an incremental sweep, so memory follows the keys in use, not every key seen.
+ * key, and a key object remembers its slot, so a check with a reused key skips the Map. A key
+ * whose state has become equal to a fresh key's (bucket full, window closed, GCRA at rest) is
+ * dropped by an incremental sweep, so memory follows the keys in use, not every key seen.
  *
  * @example
  * const engine = new QuotaEngine();

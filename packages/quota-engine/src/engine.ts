@@ -129,9 +129,10 @@ function bucketName(kind: number, limit: string, id: string): string {
  * backwards: a `now` earlier than the latest one it has seen (from any call) is treated as that
  * latest instant, so a clock stepping back never mints tokens, and dropping an idle key is exact.
  *
- * State is O(1) per key: a Map from the key's id to a slot in a typed array, about 46 bytes a
- * key. A key whose state has become equal to a fresh key's (bucket full, window closed, GCRA at
- * rest) is dropped by an incremental sweep, so memory follows the keys in use, not every key seen.
+ * State is O(1) per key: a Map from the key's id to a slot in a typed array, about 54 bytes a
+ * key, and a key object remembers its slot, so a check with a reused key skips the Map. A key
+ * whose state has become equal to a fresh key's (bucket full, window closed, GCRA at rest) is
+ * dropped by an incremental sweep, so memory follows the keys in use, not every key seen.
  *
  * @example
  * const engine = new QuotaEngine();
@@ -216,8 +217,8 @@ export class QuotaEngine implements QuotaStore {
     if (rule === undefined) return this.#unknown(BUCKET, limit, cost);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
     const table = rule.tables[BUCKET];
-    const slot = table?.map.get(key.id);
-    if (table === undefined || slot === undefined) return this.#first(BUCKET, rule, key.id, t, cost);
+    const slot = table?.find(key);
+    if (table === undefined || slot === undefined) return this.#first(BUCKET, rule, key, t, cost);
     // The hot path: a key with state that can pay. One slot read, one slot write, one object.
     const data = table.data;
     const at = slot * 2;
@@ -265,8 +266,8 @@ export class QuotaEngine implements QuotaStore {
     if (rule === undefined) return this.#unknown(WINDOW, limit, cost);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
     const table = rule.tables[WINDOW];
-    const slot = table?.map.get(key.id);
-    if (table === undefined || slot === undefined) return this.#first(WINDOW, rule, key.id, t, cost);
+    const slot = table?.find(key);
+    if (table === undefined || slot === undefined) return this.#first(WINDOW, rule, key, t, cost);
     const data = table.data;
     const at = slot * 2;
     const code = windowDecide(rule, data[at], data[at + 1], t, cost);
@@ -294,8 +295,8 @@ export class QuotaEngine implements QuotaStore {
     if (rule === undefined) return this.#unknown(GCRA, limit, cost);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
     const table = rule.tables[GCRA];
-    const slot = table?.map.get(key.id);
-    if (table === undefined || slot === undefined) return this.#first(GCRA, rule, key.id, t, cost);
+    const slot = table?.find(key);
+    if (table === undefined || slot === undefined) return this.#first(GCRA, rule, key, t, cost);
     const data = table.data;
     const code = gcraDecide(rule, data[slot], t, cost);
     if (code === OK) data[slot] = OUT[0];
@@ -303,11 +304,11 @@ export class QuotaEngine implements QuotaStore {
   }
 
   // A check of a key with no state yet: evaluated as fresh, given a slot only if it passes.
-  #first(kind: Kind, rule: Rule, id: string, t: number, cost: number): Decision {
+  #first(kind: Kind, rule: Rule, key: QuotaKey, t: number, cost: number): Decision {
     const code = decide(kind, rule, freshA(kind, rule, t), freshB(kind, t), t, cost);
     if (code === OK) {
       const table = rule.table(kind);
-      const slot = this.#insert(table, id);
+      const slot = this.#insert(table, key);
       if (slot < 0) return new Verdict(false, "key_limit", cost, OUT[2], 0, OUT[4], rule.trace(kind, KEY_LIMIT));
       const at = slot * table.stride;
       table.data[at] = OUT[0];
@@ -323,7 +324,7 @@ export class QuotaEngine implements QuotaStore {
   }
 
   // A slot for a new key, or -1 when maxKeys is reached and a bounded sweep freed no room.
-  #insert(table: SlotTable, id: string): number {
+  #insert(table: SlotTable, key: QuotaKey): number {
     if (this.#keys >= this.#maxKeys) {
       this.#sweepTables(this.#clock, RECLAIM_BUDGET);
       if (this.#keys >= this.#maxKeys) {
@@ -332,7 +333,7 @@ export class QuotaEngine implements QuotaStore {
       }
     }
     this.#keys++;
-    return table.insert(id);
+    return table.add(key);
   }
 
   // The bounded sweep that follows each new key.
@@ -423,7 +424,7 @@ export class QuotaEngine implements QuotaStore {
         s.slots[i] = s.slots[p];
       } else {
         const table = rule.tables[kind];
-        const slot = table?.map.get(id);
+        const slot = table?.find(c.key);
         s.slots[i] = slot ?? -1;
         if (table === undefined || slot === undefined) {
           a = freshA(kind, rule, t);
@@ -505,9 +506,9 @@ export class QuotaEngine implements QuotaStore {
       const table = (s.rules[i] as Rule).table(kind);
       const known = s.slots[i];
       // A key new to the table may have been given a slot by an earlier charge of this set.
-      let slot = known >= 0 && !this.#reclaimed ? known : table.map.get(c.key.id);
+      let slot = known >= 0 && !this.#reclaimed ? known : table.find(c.key);
       if (slot === undefined) {
-        slot = table.insert(c.key.id);
+        slot = table.add(c.key);
         this.#keys++;
         if (grown === undefined) grown = [table];
         else if (!grown.includes(table)) grown.push(table);

@@ -10,12 +10,29 @@ function part(value: unknown, what: string): string {
   return value;
 }
 
+let readSlot: (key: QuotaKey) => number;
+let writeSlot: (key: QuotaKey, slot: number) => void;
+
+/**
+ * The slot `key` was last found at, in whichever table looked it up last, or -1: a hint that the
+ * table confirms before use (see table.ts). For the engine's tables; not exported by the package.
+ */
+export function cachedSlot(key: QuotaKey): number {
+  return readSlot(key);
+}
+
+/** Remembers the slot a table found `key` at (see {@link cachedSlot}). */
+export function cacheSlot(key: QuotaKey, slot: number): void {
+  writeSlot(key, slot);
+}
+
 /**
  * Who is charged, for what: a scope (a tenant, a region), a subject (a user, an API key, a job)
  * and a resource (an endpoint, a model). Every quota's state is kept per key.
  *
  * Build one per caller and reuse it: the constructor validates the parts and computes {@link
- * QuotaKey.id} once, so a check does no string work at all.
+ * QuotaKey.id} once, so a check does no string work at all, and a key remembers where the
+ * engine keeps its state, so a check with a reused key does not look its id up either.
  *
  * The id is length-prefixed (`"8:tenant-a5:alice3:llm"`), so no choice of parts can collide with
  * another: `a:b` + `c` and `a` + `b:c` have different ids, and separators, quotes or any other
@@ -34,6 +51,17 @@ export class QuotaKey {
   readonly resource: string;
   /** The stable, collision-free string form: each part prefixed by its length and a colon. */
   readonly id: string;
+  // Where the last table that looked this key up keeps its state: a check with a key object the
+  // caller reuses then skips the Map lookup (its hash, bucket and entry are cache misses at a
+  // million keys). Private, so it is no part of the key's value: not compared, listed or printed.
+  #slot = -1;
+
+  static {
+    readSlot = (key) => key.#slot;
+    writeSlot = (key, slot) => {
+      key.#slot = slot;
+    };
+  }
 
   /**
    * A key of three parts.
@@ -45,7 +73,10 @@ export class QuotaKey {
     this.scope = part(scope, "scope");
     this.subject = part(subject, "subject");
     this.resource = part(resource, "resource");
-    this.id = `${scope.length}:${scope}${subject.length}:${subject}${resource.length}:${resource}`;
+    // Joined, not a template literal: V8 keeps a template literal as a tree of its pieces (a cons
+    // string), which every Map lookup with a new key then walks to hash and compare, a cache miss
+    // a piece at a million keys. A joined string is one flat piece, and smaller.
+    this.id = [scope.length, ":", scope, subject.length, ":", subject, resource.length, ":", resource].join("");
   }
 
   /**

@@ -47,15 +47,20 @@ export function setUp(specs: SpecFields[], policy: ConstructorParameters<typeof 
   return engine;
 }
 
-const toCharge = (c: { key: number; limit: number; kind: number; cost: number }) => ({ key: KEYS[c.key], limit: LIMITS[c.limit], cost: c.cost, kind: KINDS[c.kind] });
+/** The key of index `i`: the shared object, or (`fresh`) a new object with the same parts. */
+const keyOf = (i: number, fresh: boolean): QuotaKey => (fresh ? new QuotaKey(KEYS[i].scope, KEYS[i].subject, KEYS[i].resource) : KEYS[i]);
+
+const charger = (fresh: boolean) => (c: { key: number; limit: number; kind: number; cost: number }) => ({ key: keyOf(c.key, fresh), limit: LIMITS[c.limit], cost: c.cost, kind: KINDS[c.kind] });
 
 const show = (d: Decision): string => JSON.stringify([d.allowed, d.reason, d.cost, d.remaining, d.retryAfter, d.resetAfter, d.trace]);
 
 /**
  * Replays `ops` on `engine` from clock `start` and returns every answer as text. With `sweeps`
- * false the sweep steps examine nothing (so two runs differ only in what was dropped).
+ * false the sweep steps examine nothing (so two runs differ only in what was dropped). With
+ * `fresh` every charge gets a new key object, which has no remembered slot, instead of the shared one.
  */
-export function replay(engine: QuotaEngine, ops: readonly Op[], start: number, sweeps: boolean): string[] {
+export function replay(engine: QuotaEngine, ops: readonly Op[], start: number, sweeps: boolean, fresh = false): string[] {
+  const toCharge = charger(fresh);
   const out: string[] = [];
   let now = start;
   for (const op of ops) {

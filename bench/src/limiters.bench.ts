@@ -13,7 +13,7 @@
 // handed one; a second group therefore gives tideward the same chore for a like-for-like figure.
 import { TokenBucket } from "limiter";
 import { Bucket, Period, Sliding } from "@tideward/limiters";
-import { compare } from "./harness";
+import { compare, fastest } from "./harness";
 import type { Case, Result } from "./harness";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -127,31 +127,8 @@ for (const { title, first, ratios } of medians.values()) {
   for (const [name, rs] of ratios) console.log(`    ${name}: ${median(rs).toFixed(2)}× ${first}  (rounds: ${rs.map((r) => r.toFixed(2)).join(", ")})`);
 }
 
-// Best of interleaved batches. Each case is its own loop function (a shared loop calling `fn()`
-// would make that call site megamorphic and add the same call overhead to every case).
-const BATCH = 100_000;
+// The same operations timed as the fastest of interleaved rounds, the steadier figure on a busy machine.
 const TRIALS = Number(process.env.TRIALS ?? 150);
-
-function best(title: string, loops: Record<string, () => number>): void {
-  const names = Object.keys(loops);
-  const fastest = new Map(names.map((n) => [n, Infinity]));
-  let sink = 0;
-  for (let trial = 0; trial < TRIALS; trial++) {
-    // Alternate the order so that no case always runs right after the same neighbour.
-    for (const name of trial % 2 === 0 ? names : [...names].reverse()) {
-      const start = process.hrtime.bigint();
-      sink += loops[name]();
-      const ns = Number(process.hrtime.bigint() - start) / BATCH;
-      if (ns < (fastest.get(name) ?? Infinity)) fastest.set(name, ns);
-    }
-  }
-  const first = fastest.get(names[0]) ?? NaN;
-  console.log(`\n${title} — fastest of ${TRIALS} interleaved batches of ${BATCH.toLocaleString("en")} calls (${sink > 0 ? "consumed" : ""})`);
-  for (const name of names) {
-    const ns = fastest.get(name) ?? NaN;
-    console.log(`  ${name.padEnd(46)} ${ns.toFixed(2).padStart(7)} ns   ${name === names[0] ? "—" : `${(ns / first).toFixed(2)}× tideward's cost`}`);
-  }
-}
 
 {
   const b = new Bucket(RATE, { burst: 1_000 });
@@ -159,23 +136,11 @@ function best(title: string, loops: Record<string, () => number>): void {
   const lim = new TokenBucket({ bucketSize: 1_000, tokensPerInterval: RATE, interval: "second" });
   let tb = 0;
   let tp = 0;
-  best("Bucket.take", {
-    "@tideward/limiters Bucket.take(now)": () => {
-      let c = 0;
-      for (let i = 0; i < BATCH; i++) if (b.take((tb += STEP))) c++;
-      return c;
-    },
-    "plain-JS token bucket take(now)": () => {
-      let c = 0;
-      for (let i = 0; i < BATCH; i++) if (plain.take((tp += STEP))) c++;
-      return c;
-    },
-    "limiter 3.0.0 TokenBucket.tryRemoveTokens(1)": () => {
-      let c = 0;
-      for (let i = 0; i < BATCH; i++) if (lim.tryRemoveTokens(1)) c++;
-      return c;
-    },
-  });
+  fastest("Bucket.take", [
+    { name: "@tideward/limiters Bucket.take(now)", fn: () => b.take((tb += STEP)) },
+    { name: "plain-JS token bucket take(now)", fn: () => plain.take((tp += STEP)) },
+    { name: "limiter 3.0.0 TokenBucket.tryRemoveTokens(1)", fn: () => lim.tryRemoveTokens(1) },
+  ], { rounds: TRIALS });
 }
 
 {
@@ -183,18 +148,10 @@ function best(title: string, loops: Record<string, () => number>): void {
   const plain = new PlainWindow(1_000, 10);
   let tt = 0;
   let tp = 0;
-  best("Period.take", {
-    "@tideward/limiters Period.take(now)": () => {
-      let c = 0;
-      for (let i = 0; i < BATCH; i++) if (p.take((tt += STEP)) !== "over") c++;
-      return c;
-    },
-    "plain-JS fixed-window counter": () => {
-      let c = 0;
-      for (let i = 0; i < BATCH; i++) if (plain.take((tp += STEP))) c++;
-      return c;
-    },
-  });
+  fastest("Period.take", [
+    { name: "@tideward/limiters Period.take(now)", fn: () => p.take((tt += STEP)) !== "over" },
+    { name: "plain-JS fixed-window counter", fn: () => plain.take((tp += STEP)) },
+  ], { rounds: TRIALS });
 }
 
 {
@@ -202,16 +159,8 @@ function best(title: string, loops: Record<string, () => number>): void {
   const large = new Sliding(100_000, 1_000);
   let ts = 0;
   let tl = 0;
-  best("Sliding.take", {
-    "@tideward/limiters Sliding.take, quota 1 000": () => {
-      let c = 0;
-      for (let i = 0; i < BATCH; i++) if (small.take((ts += STEP))) c++;
-      return c;
-    },
-    "@tideward/limiters Sliding.take, quota 100 000": () => {
-      let c = 0;
-      for (let i = 0; i < BATCH; i++) if (large.take((tl += STEP))) c++;
-      return c;
-    },
-  });
+  fastest("Sliding.take", [
+    { name: "@tideward/limiters Sliding.take, quota 1 000", fn: () => small.take((ts += STEP)) },
+    { name: "@tideward/limiters Sliding.take, quota 100 000", fn: () => large.take((tl += STEP)) },
+  ], { rounds: TRIALS });
 }

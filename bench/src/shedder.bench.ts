@@ -1,10 +1,9 @@
 // @tideward/shedder: allow + pass, against a plain-JavaScript baseline doing the least the same
 // job needs — a counter of calls in flight and a ring of per-bucket pass counts and response
 // times — and handing back a ticket object just the same. Also the bytes each call allocates.
-import { do_not_optimize, measure } from "mitata";
 import { Shedder } from "@tideward/shedder";
 import type { Ticket } from "@tideward/shedder";
-import { compare } from "./harness";
+import { compare, fastest } from "./harness";
 
 const SIZE = 50;
 const WIDTH = 100;
@@ -77,27 +76,16 @@ const cold = [
   },
 ] as const;
 
-// A throwaway measurement of each first: the first case mitata times otherwise pays for
-// warming mitata itself, and the first case is always tideward's.
-for (const f of cold) await measure(() => do_not_optimize(f()), { min_cpu_time: 100e6 });
 await compare("allow + pass, one call at a time (cold CPU, 500‰)", [
   { name: "@tideward/shedder Shedder", fn: cold[0] },
   { name: "plain JS counter + ring (+ ticket object)", fn: cold[1] },
 ]);
 
-// The same, timed as the fastest of many short rounds taken in turn: on a busy machine the
-// quietest round of each is the fairest figure, and taking turns spreads the noise evenly.
-const rounds = (f: () => unknown): number => {
-  const n = 200_000;
-  const start = performance.now();
-  for (let i = 0; i < n; i++) do_not_optimize(f());
-  return ((performance.now() - start) * 1e6) / n;
-};
-let best = [Infinity, Infinity];
-for (let r = 0; r < 40; r++) best = [Math.min(best[0], rounds(cold[0])), Math.min(best[1], rounds(cold[1]))];
-console.log(`\nfastest of 40 rounds of 200,000 calls each, taken in turn`);
-console.log(`  @tideward/shedder Shedder                  ${best[0].toFixed(1)} ns/call`);
-console.log(`  plain JS counter + ring (+ ticket object)  ${best[1].toFixed(1)} ns/call  (shedder costs ${(best[0] / best[1]).toFixed(2)}×)`);
+// The same, timed as the fastest of many short rounds taken in turn: the steadier figure on a busy machine.
+fastest("allow + pass", [
+  { name: "@tideward/shedder Shedder", fn: cold[0] },
+  { name: "plain JS counter + ring (+ ticket object)", fn: cold[1] },
+], { rounds: 40, batch: 200_000 });
 
 // Hot CPU with eight calls always in flight: the shedder must scan its 50 buckets each time
 // (the count and the average are over the floor), as the baseline does in `limit`.

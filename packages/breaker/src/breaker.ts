@@ -70,6 +70,8 @@ export class Breaker {
   #head: Tally;
   /** The number of that bucket, counted from the window's origin. */
   #index = 0;
+  /** A reading (ms) before which `#latest` is known to stay in bucket `#index`. */
+  #next = -Infinity;
   readonly #origin: number;
   readonly #width: number;
   // Running sums over every live bucket, the head included.
@@ -132,15 +134,16 @@ export class Breaker {
    */
   allow(now: number, roll: number): Permit | undefined {
     const head = this.#advance(now);
-    const size = this.#size;
-    const k = this.#k;
     const total = this.#total;
     const failing = head.success > 0 ? 0 : head.failure > 0 ? this.#failing + 1 : this.#failing;
-    const w = Math.max(k - ((k - this.#floor) * failing) / size, this.#floor);
-    let drop = (total - this.#protection - w * this.#accepts) / (total + 1);
-    if (drop > 0 && this.#latest - this.#last < this.#probe) {
+    // With no failing run, w is k itself (k ≥ floor); the healthy case ends at the sign of the
+    // numerator (total + 1 > 0), so it pays for neither the decay nor a division.
+    const w = failing === 0 ? this.#k : this.#weight(failing);
+    const excess = total - this.#protection - w * this.#accepts;
+    if (excess > 0 && this.#latest - this.#last < this.#probe) {
+      const size = this.#size;
       const working = head.failure > 0 ? 0 : head.success > 0 ? this.#working + 1 : this.#working;
-      drop *= (size - working) / size;
+      const drop = (excess / (total + 1)) * ((size - working) / size);
       // `roll >= 0` is false for NaN: it counts as 0, like a roll below 0.
       if ((roll >= 0 ? roll : 0) < drop) {
         head.total++;
@@ -185,10 +188,14 @@ export class Breaker {
       failing = head.success > 0 ? 0 : head.failure > 0 ? this.#failing + 1 : this.#failing;
       working = head.failure > 0 ? 0 : head.success > 0 ? this.#working + 1 : this.#working;
     }
-    const k = this.#k;
-    const w = Math.max(k - ((k - this.#floor) * failing) / size, this.#floor);
-    const drop = (total - this.#protection - w * accepts) / (total + 1);
+    const drop = (total - this.#protection - this.#weight(failing) * accepts) / (total + 1);
     return drop > 0 ? drop * ((size - working) / size) : 0;
+  }
+
+  /** The weight of an accept with a run of `failing` all-failure buckets at the head. */
+  #weight(failing: number): number {
+    const k = this.#k;
+    return Math.max(k - ((k - this.#floor) * failing) / this.#size, this.#floor);
   }
 
   /** Moves the breaker to `now` if that is later than where it stands; returns the head bucket. */
@@ -197,7 +204,14 @@ export class Breaker {
       this.#latest = now;
       // The window's own bucket arithmetic (bucket i opens at origin + i·width), done here so
       // that a call landing in the current bucket, nearly every call, costs no more than this.
+      if (now < this.#next) return this.#head;
       const index = Math.floor((now - this.#origin) / this.#width);
+      // Until #next, the division is sure to give this index again, so nearly every call ends at
+      // one comparison. #next sits a hair (some 2^-46 of the magnitudes, far more than the few
+      // ulps by which the boundary computed here and the division's own can differ) before the
+      // boundary: a reading inside that sliver takes the division, which is the arbiter.
+      const edge = this.#origin + (index + 1) * this.#width;
+      this.#next = edge - (Math.abs(edge) + Math.abs(this.#origin)) * 2 ** -46;
       if (!(index > this.#index)) return this.#head;
       // Past 2^53 buckets the window stands still (see Window), and so does the index.
       if (index <= Number.MAX_SAFE_INTEGER) this.#index = index;

@@ -161,6 +161,60 @@ describe("Breaker properties", () => {
     );
   }, SLOW);
 
+  it("agrees with the reference at bucket boundaries of odd windows, readings a few ulps either side", () => {
+    // The breaker tells "same bucket" by one comparison with a precomputed edge and leaves the
+    // division to readings near it; the reference always divides (Window's arithmetic). Fractional
+    // origins and widths, large and small magnitudes, readings within ulps of each boundary.
+    const bits = new Float64Array(1);
+    const word = new BigInt64Array(bits.buffer);
+    /** `x` moved by `n` representable doubles towards +Infinity (x nonzero and finite). */
+    const ulps = (x: number, n: number): number => {
+      bits[0] = x;
+      word[0] += BigInt(x > 0 ? n : -n);
+      return bits[0];
+    };
+    // A negative origin with a boundary near zero is where the two computations part most often:
+    // origin −1215.16…, width 1.6459…, the 775th boundary 60.4186…: three ulps below it, the
+    // division already says 775.
+    const setup = fc.record({
+      origin: fc.oneof(
+        fc.double({ min: -1e6, max: 1e6, noNaN: true }),
+        fc.double({ min: -6_000, max: -100, noNaN: true }),
+        fc.constantFrom(0, 1e12 + 0.1, 1.7e9 / 3, -1215.1635486750156),
+      ),
+      window: fc.oneof(fc.double({ min: 1, max: 5_000, noNaN: true }), fc.double({ min: 1, max: 100, noNaN: true }), fc.constantFrom(1_000 / 3, 0.3, 1.645912565170101)),
+      size: fc.integer({ min: 1, max: 7 }),
+      k: fc.double({ min: 0.2, max: 1.2, noNaN: true }),
+    });
+    const jump = fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 3 }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 800 }) });
+    const step = fc.record({ bucket: jump, ulp: fc.integer({ min: -3, max: 3 }), roll, ok: fc.boolean() });
+    fc.assert(
+      fc.property(setup, fc.array(step, { maxLength: 80 }), ({ origin, window, size, k }, steps) => {
+        const p = { k, floor: Math.min(k, 0.2), protection: 0, size, window, probe: Infinity };
+        const real = new Breaker(p, origin);
+        const naive = new NaiveBreaker(p, origin);
+        const width = real.policy.window / real.policy.size;
+        const got: number[] = [];
+        const want: number[] = [];
+        let j = 0;
+        for (const s of steps) {
+          j += s.bucket;
+          const edge = origin + j * width;
+          const t = edge !== 0 && Number.isFinite(edge) ? ulps(edge, s.ulp) : edge;
+          const permit = real.allow(t, s.roll);
+          if (s.ok) permit?.pass(t);
+          else permit?.fail(t);
+          const ok = naive.allow(t, s.roll);
+          if (ok) naive.settle(t, s.ok);
+          got.push(permit === undefined ? 0 : 1, real.ratio(t));
+          want.push(ok ? 1 : 0, naive.ratio(t));
+        }
+        expect(got).toEqual(want);
+      }),
+      { numRuns: 300 },
+    );
+  }, SLOW);
+
   it("keeps ratio in [0, 1]", () => {
     fc.assert(
       fc.property(policy, fc.array(op, { maxLength: 300 }), (p, ops) => {

@@ -32,6 +32,12 @@ import type { Sre } from "./sre";
  * extends `working`, one with only failures extends `failing`; an empty or drop-only bucket does
  * neither (so a mixed bucket resets both).
  *
+ * **Recovery.** Refusals need a bucket in the window in which a call failed or none succeeded, so
+ * they stop about one window after the last such bucket. Early in a recovery, buckets holding
+ * only refusals are likely (the probe passes one call per `probe`), so with the preset the last
+ * refusal can come up to a quarter window later than one window after recovery; a `probe` no
+ * longer than a bucket avoids that, at the cost of probing a dead backend that often.
+ *
  * **Cost.** `allow` and a settle cost the same at 40 buckets as at 4 000: the breaker keeps running
  * sums and the runs, taking each bucket back out as the window sweeps past it, and allocates
  * nothing but the {@link Permit}.

@@ -133,6 +133,65 @@ describe("a backend that recovers", () => {
   });
 });
 
+describe("how soon refusals stop after a recovery", () => {
+  // Healthy for 10 s, down for 20 s, healthy again from 30 s; 40 buckets of 250 ms.
+  const up = (t: number): boolean => t < 10_000 || t >= 30_000;
+  const width = 250;
+
+  it("refuses only while its window holds a bucket in which a call failed or none succeeded", () => {
+    // With every bucket of the window holding successes and no failure, the working run spans
+    // the window and scales the drop to zero. So each refusal after the recovery must find, among
+    // the buckets before its own, one that failed or had no success, or its own bucket must not
+    // have seen a success yet. Hence refusals stop about one window after the last such bucket.
+    for (const probe of [1_000, 250]) {
+      for (const rate of [5, 20, 100, 1_000]) {
+        for (let seed = 1; seed <= 5; seed++) {
+          const run = drive(new Breaker({ probe }), seededRandom(seed), rate, 0, 60_000, (t) => up(t));
+          const success = new Set<number>();
+          const failure = new Set<number>();
+          for (const t of run.passed) (up(t) ? success : failure).add(Math.floor(t / width));
+          const late = run.refused.filter((t) => t >= 30_000);
+          expect(late.length).toBeGreaterThan(0); // the recovery was throttled at first
+          const unexplained = late.filter((t) => {
+            const head = Math.floor(t / width);
+            for (let i = head - 39; i < head; i++) if (failure.has(i) || !success.has(i)) return false;
+            return run.passed.some((p) => p >= head * width && p < t && up(p));
+          });
+          expect(unexplained).toEqual([]);
+        }
+      }
+    }
+  });
+
+  it("with the preset, a refused-only bucket early in the recovery can stretch that past one window", () => {
+    // The probe passes one call a second, and early on nearly every other call is refused, so
+    // some buckets of the first seconds hold only refusals; each keeps the throttle alive until
+    // it ages out, a window later. This is the exact formula's behaviour (go-zero's too).
+    let longest = 0;
+    for (const rate of [20, 100]) {
+      for (let seed = 1; seed <= 5; seed++) {
+        const run = drive(new Breaker(), seededRandom(seed), rate, 0, 60_000, (t) => up(t));
+        longest = Math.max(longest, ...run.refused.filter((t) => t >= 30_000).map((t) => t - 30_000));
+      }
+    }
+    expect(longest).toBeGreaterThan(10_000);
+    expect(longest).toBeLessThan(13_000);
+  });
+
+  it("with a probe no longer than a bucket, refusals end within one window of recovery", () => {
+    // A call let through every bucket leaves no refused-only bucket behind, so the working run
+    // grows one bucket at a time from the recovery and spans the window a window later.
+    for (const rate of [5, 20, 100, 1_000]) {
+      for (let seed = 1; seed <= 10; seed++) {
+        const run = drive(new Breaker({ probe: width }), seededRandom(seed), rate, 0, 60_000, (t) => up(t));
+        const late = run.refused.filter((t) => t >= 30_000);
+        expect(run.refused.filter((t) => t >= 20_000 && t < 30_000).length).toBeGreaterThan(rate * 10 * 0.3); // throttled while down
+        if (late.length > 0) expect(Math.max(...late)).toBeLessThan(40_000);
+      }
+    }
+  });
+});
+
 describe("Permit", () => {
   it("settles once: later settles are ignored", () => {
     const b = new Breaker();

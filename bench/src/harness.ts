@@ -1,5 +1,7 @@
 // A side-by-side comparison: every case runs in the same process, and the report gives each
 // peer's cost as a ratio of tideward's (the first case), so figures from different machines compare.
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
 import { do_not_optimize, measure } from "mitata";
 
 /**
@@ -110,4 +112,21 @@ export function fastest(title: string, cases: readonly Case[], options: FastestO
     console.log(`  ${pad(r.name, 46)} ${r.ns.toFixed(2).padStart(8)} ns   ${ratio}`);
   }
   return results;
+}
+
+/**
+ * Bytes allocated per call by one case of `allocation.ts`, as V8 itself accounts them: the case
+ * runs in a child process with `--trace-gc-nvp`, and the `allocated=` of every young-generation
+ * collection after its warm-up are summed and divided by the calls made. Exact to about one byte
+ * a call (what sits uncollected at either end of the run is at most one young generation).
+ */
+export function allocation(name: string): number {
+  const file = join(import.meta.dirname, "allocation.ts");
+  const run = spawnSync(process.execPath, ["--conditions=@tideward/source", "--import", "tsx", "--trace-gc-nvp", file, name], { encoding: "utf8", maxBuffer: 64 << 20 });
+  if (run.status !== 0) throw new Error(`allocation ${name} failed: ${run.stderr}`);
+  const after = run.stdout.slice(run.stdout.indexOf("MARK"));
+  const calls = Number(/CALLS (\d+)/.exec(after)?.[1]);
+  let bytes = 0;
+  for (const m of after.matchAll(/allocated=(\d+)/g)) bytes += Number(m[1]);
+  return bytes / calls;
 }

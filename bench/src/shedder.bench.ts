@@ -3,75 +3,27 @@
 // times — and handing back a ticket object just the same. Also the bytes each call allocates.
 import { Shedder } from "@tideward/shedder";
 import type { Ticket } from "@tideward/shedder";
-import { compare, fastest } from "./harness";
+import { allocation, compare, fastest } from "./harness";
+import { Plain } from "./plain-shedder";
+import type { PlainTicket } from "./plain-shedder";
 
-const SIZE = 50;
-const WIDTH = 100;
+// Each case's clock lives in a typed array: a module-level `let` holding a fraction would box a
+// new number on every step, an allocation of the measuring that every case would pay.
+const clock = new Float64Array(8);
 
-class PlainTicket {
-  constructor(
-    readonly owner: Plain,
-    readonly start: number,
-  ) {}
-  pass(now: number): void {
-    this.owner.land(this.start, now);
-  }
-}
-
-/** Counter + ring: the baseline. Refuses over a capacity read from the ring when hot; no average, no cooling. */
-class Plain {
-  flying = 0;
-  head = 0;
-  readonly counts = new Float64Array(SIZE);
-  readonly sums = new Float64Array(SIZE);
-  allow(now: number, cpu: number): PlainTicket | undefined {
-    if (cpu >= 900 && this.flying > this.limit()) return undefined;
-    this.flying++;
-    return new PlainTicket(this, now);
-  }
-  limit(): number {
-    let busiest = 0;
-    let fastest = Infinity;
-    for (let i = 0; i < SIZE; i++) {
-      const n = this.counts[i];
-      if (n === 0) continue;
-      if (n > busiest) busiest = n;
-      const mean = this.sums[i] / n;
-      if (mean < fastest) fastest = mean;
-    }
-    return Math.max(1, (busiest / WIDTH) * (fastest === Infinity ? 1_000 : fastest));
-  }
-  land(start: number, now: number): void {
-    this.flying--;
-    const index = Math.floor(now / WIDTH);
-    if (index > this.head) {
-      const sweep = Math.min(index - this.head, SIZE);
-      for (let i = index - sweep + 1; i <= index; i++) {
-        this.counts[i % SIZE] = 0;
-        this.sums[i % SIZE] = 0;
-      }
-      this.head = index;
-    }
-    const slot = index % SIZE;
-    this.counts[slot]++;
-    this.sums[slot] += now - start;
-  }
-}
 
 // The clock moves 0.01 ms a call, so a bucket turns over every 10,000 calls (100k calls/s).
 const shedder = new Shedder();
 const plain = new Plain();
-let t1 = 0;
-let t2 = 0;
 const cold = [
   (): Ticket | undefined => {
-    const t = shedder.allow((t1 += 0.01), 500);
-    t?.pass(t1 + 0.005);
+    const t = shedder.allow((clock[1] += 0.01), 500);
+    t?.pass(clock[1] + 0.005);
     return t;
   },
   (): PlainTicket | undefined => {
-    const t = plain.allow((t2 += 0.01), 500);
-    t?.pass(t2 + 0.005);
+    const t = plain.allow((clock[2] += 0.01), 500);
+    t?.pass(clock[2] + 0.005);
     return t;
   },
 ] as const;
@@ -93,8 +45,6 @@ const hot = new Shedder();
 const hotPlain = new Plain();
 const queue: Ticket[] = [];
 const plainQueue: PlainTicket[] = [];
-let t3 = 0;
-let t4 = 0;
 for (let i = 0; i < 8; i++) {
   queue.push(hot.allow(0, 0) as Ticket);
   plainQueue.push(hotPlain.allow(0, 0) as PlainTicket);
@@ -103,46 +53,29 @@ await compare("allow + pass on a hot CPU (950‰) with 8 in flight: a window sca
   {
     name: "@tideward/shedder Shedder",
     fn: () => {
-      const t = hot.allow((t3 += 0.01), 950);
+      const t = hot.allow((clock[3] += 0.01), 950);
       if (t !== undefined) queue.push(t);
-      queue.shift()?.pass(t3);
+      queue.shift()?.pass(clock[3]);
       return t;
     },
   },
   {
     name: "plain JS counter + ring, scanning (+ ticket)",
     fn: () => {
-      const t = hotPlain.allow((t4 += 0.01), 950);
+      const t = hotPlain.allow((clock[4] += 0.01), 950);
       if (t !== undefined) plainQueue.push(t);
-      plainQueue.shift()?.pass(t4);
+      plainQueue.shift()?.pass(clock[4]);
       return t;
     },
   },
 ]);
 
-// Bytes allocated by allow and by pass, each on its own: heap growth over calls too few to
-// trigger a collection, with the clock readings made beforehand so that they are not counted.
-const gc = (globalThis as { gc?: () => void }).gc;
-if (gc !== undefined) {
-  const n = 50_000;
-  const times = Float64Array.from({ length: 3 * n }, (_, i) => i * 0.01);
-  const kept: unknown[] = [undefined];
-  const bytes = (f: (i: number) => unknown): number => {
-    for (let i = 0; i < n; i++) kept[0] = f(i);
-    gc();
-    const before = process.memoryUsage().heapUsed;
-    for (let i = n; i < 2 * n; i++) kept[0] = f(i);
-    return (process.memoryUsage().heapUsed - before) / n;
-  };
-  const s = new Shedder();
-  const p = new Plain();
-  const tickets: (Ticket | undefined)[] = [];
-  const plainTickets: (PlainTicket | undefined)[] = [];
-  const allowS = bytes((i) => (tickets[i] = s.allow(times[i], 500)));
-  const allowP = bytes((i) => (plainTickets[i] = p.allow(times[i], 500)));
-  const passS = bytes((i) => tickets[i]?.pass(times[i] + 0.005));
-  const passP = bytes((i) => plainTickets[i]?.pass(times[i] + 0.005));
-  console.log("\nbytes allocated per call (the ticket is an object with a number in it)");
-  console.log(`  @tideward/shedder  allow ${allowS.toFixed(1)}  pass ${passS.toFixed(1)}`);
-  console.log(`  plain JS baseline  allow ${allowP.toFixed(1)}  pass ${passP.toFixed(1)}`);
+// Bytes allocated per allow + pass, read from V8's own account of what each collection found
+// allocated (--trace-gc-nvp), each case in a child process of its own: see allocation.ts.
+console.log("\nbytes allocated per allow + pass (a ticket is an object holding a number)");
+for (const [name, label] of [
+  ["shedder", "@tideward/shedder"],
+  ["shedder-plain", "plain JS counter + ring (+ ticket object)"],
+] as const) {
+  console.log(`  ${label.padEnd(48)} ${allocation(name).toFixed(1)}`);
 }

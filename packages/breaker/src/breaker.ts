@@ -68,16 +68,18 @@ export class Breaker {
   readonly #win: Window<Tally>;
   readonly #settle: Settle;
 
+  // Number fields written on the hot path start as numbers (not undeclared, which is undefined):
+  // V8 then stores a fraction in place instead of boxing every new reading.
   /** The latest clock reading seen by `allow` or a settle (ms): the instant the breaker acts at. */
-  #latest: number;
+  #latest = 0;
   /** When a call was last let through (ms), for the probe. */
-  #last: number;
-  /** The bucket `#latest` falls in: where every write goes. */
+  #last = 0;
+  /** A reading (ms) before which `#latest` is known to stay in bucket `#index`. */
+  #next = -Infinity;
+  /** The bucket the latest reading falls in: where every write goes. */
   #head: Tally;
   /** The number of that bucket, counted from the window's origin. */
   #index = 0;
-  /** A reading (ms) before which `#latest` is known to stay in bucket `#index`. */
-  #next = -Infinity;
   readonly #origin: number;
   readonly #width: number;
   // Running sums over every live bucket, the head included.
@@ -208,30 +210,34 @@ export class Breaker {
   #advance(now: number): Tally {
     if (now > this.#latest && now < Infinity) {
       this.#latest = now;
-      // The window's own bucket arithmetic (bucket i opens at origin + i·width), done here so
-      // that a call landing in the current bucket, nearly every call, costs no more than this.
-      if (now < this.#next) return this.#head;
-      const index = Math.floor((now - this.#origin) / this.#width);
-      // Until #next, the division is sure to give this index again, so nearly every call ends at
-      // one comparison. #next sits a hair (some 2^-46 of the magnitudes, far more than the few
-      // ulps by which the boundary computed here and the division's own can differ) before the
-      // boundary: a reading inside that sliver takes the division, which is the arbiter.
-      const edge = this.#origin + (index + 1) * this.#width;
-      this.#next = edge - (Math.abs(edge) + Math.abs(this.#origin)) * 2 ** -46;
-      if (!(index > this.#index)) return this.#head;
-      // Past 2^53 buckets the window stands still (see Window), and so does the index.
-      if (index <= Number.MAX_SAFE_INTEGER) this.#index = index;
-      const head = this.#win.slot(now);
-      if (this.#swept >= 0) {
-        // Every live bucket was swept: start from nothing rather than trust the order of eviction.
-        if (this.#swept >= this.#size) {
-          this.#total = this.#accepts = this.#withSuccess = this.#withFailure = this.#failing = this.#working = 0;
-        }
-        this.#swept = -1;
-      }
-      this.#head = head;
+      // Nearly every call lands in the head bucket and ends here, at one comparison; the rest is
+      // a method of its own so that this part stays small enough for V8 to inline into callers.
+      if (!(now < this.#next)) this.#move(now);
     }
     return this.#head;
+  }
+
+  /** Finds the bucket `now` falls in, by the window's own arithmetic, and moves the head there. */
+  #move(now: number): void {
+    const index = Math.floor((now - this.#origin) / this.#width);
+    // Until #next, the division is sure to give this index again. #next sits a hair (some 2^-46
+    // of the magnitudes, far more than the few ulps by which the boundary computed here and the
+    // division's own can differ) before the boundary: a reading inside that sliver comes here,
+    // and the division, the arbiter, decides.
+    const edge = this.#origin + (index + 1) * this.#width;
+    this.#next = edge - (Math.abs(edge) + Math.abs(this.#origin)) * 2 ** -46;
+    if (!(index > this.#index)) return;
+    // Past 2^53 buckets the window stands still (see Window), and so does the index.
+    if (index <= Number.MAX_SAFE_INTEGER) this.#index = index;
+    const head = this.#win.slot(now);
+    if (this.#swept >= 0) {
+      // Every live bucket was swept: start from nothing rather than trust the order of eviction.
+      if (this.#swept >= this.#size) {
+        this.#total = this.#accepts = this.#withSuccess = this.#withFailure = this.#failing = this.#working = 0;
+      }
+      this.#swept = -1;
+    }
+    this.#head = head;
   }
 
   /** Takes a bucket the window is about to clear back out of the sums and the runs. */

@@ -1,8 +1,9 @@
 // @tideward/breaker: one call through a healthy breaker (ask, then report a success), against
 // cockatiel's SamplingBreaker policy, opossum's fire, and two plain-JavaScript rings that evaluate
 // the same formula: one walking its 40 buckets every call (go-zero's way), one keeping running
-// sums (the floor: no permit object, no checks). A second tideward case at 4 000 buckets shows the
-// cost does not grow with the window's size.
+// sums (the floor: no permit object, no checks). Two more tideward cases at 4 000 buckets show the
+// cost does not grow with the window's size: one over the same 10 s (a new bucket every 25 calls
+// instead of every 2 500), one of 250 ms buckets like the preset's (the same calls per bucket).
 import { SamplingBreaker, circuitBreaker, handleAll } from "cockatiel";
 import CircuitBreaker from "opossum";
 import { Breaker } from "@tideward/breaker";
@@ -16,13 +17,14 @@ const STEP = 0.1; // ms per call: 2 500 calls a bucket at 40 buckets, 25 at 4 00
 
 const small = new Breaker();
 const large = new Breaker({ size: 4_000 });
+const long = new Breaker({ size: 4_000, window: 1_000_000 });
 const walked = new WalkedRing(40, 250);
 const walkedLarge = new WalkedRing(4_000, 2.5);
 const summed = new SummedRing(40, 250);
 // Each case's clock lives in a typed array: a module-level `let` holding a fraction would box a
 // new number on every step, an allocation of the measuring that every case would pay.
-const clock = new Float64Array(5);
-const [A, B, C, D, E] = [0, 1, 2, 3, 4];
+const clock = new Float64Array(6);
+const [A, B, C, D, E, F] = [0, 1, 2, 3, 4, 5];
 let i = 0;
 
 const cockatiel = circuitBreaker(handleAll, {
@@ -56,7 +58,15 @@ await compare("allow + pass on a healthy breaker (40 buckets over 10 s unless st
     },
   },
   {
-    name: "@tideward/breaker, 4 000 buckets",
+    name: "@tideward/breaker, 4 000 buckets of 250 ms",
+    fn: () => {
+      const permit = long.allow((clock[F] += STEP), rolls[i++ & 1_023] ?? 0);
+      permit?.pass(clock[F]);
+      return permit !== undefined;
+    },
+  },
+  {
+    name: "@tideward/breaker, 4 000 buckets over 10 s",
     fn: () => {
       const permit = large.allow((clock[B] += STEP), rolls[i++ & 1_023] ?? 0);
       permit?.pass(clock[B]);

@@ -7,8 +7,8 @@ export function drop(total: number, accepts: number, failing: number, size: numb
   return (total - 5 - w * accepts) / (total + 1);
 }
 
-/** A plain ring of `size` buckets that walks them all on every call, as go-zero does. */
-export class WalkedRing {
+/** What both rings hold: per-bucket counts of calls, successes and failures, flat. */
+class Ring {
   readonly total: Float64Array;
   readonly success: Float64Array;
   readonly failure: Float64Array;
@@ -22,6 +22,10 @@ export class WalkedRing {
     this.success = new Float64Array(size);
     this.failure = new Float64Array(size);
   }
+}
+
+/** A plain ring of `size` buckets that walks them all on every call, as go-zero does. */
+export class WalkedRing extends Ring {
   slot(now: number): number {
     const i = Math.floor(now / this.width);
     if (i > this.head) {
@@ -72,26 +76,13 @@ export class WalkedRing {
  * A plain ring with running sums and the runs kept up to date, in flat arrays: what the
  * breaker does, without the permit, the policy, the window abstraction or the guards.
  */
-export class SummedRing {
-  readonly total: Float64Array;
-  readonly success: Float64Array;
-  readonly failure: Float64Array;
-  head = 0;
-  last = 0;
+export class SummedRing extends Ring {
   sumTotal = 0;
   sumSuccess = 0;
   withSuccess = 0;
   withFailure = 0;
   failing = 0;
   working = 0;
-  constructor(
-    readonly size: number,
-    readonly width: number,
-  ) {
-    this.total = new Float64Array(size);
-    this.success = new Float64Array(size);
-    this.failure = new Float64Array(size);
-  }
   slot(now: number): number {
     const i = Math.floor(now / this.width);
     // The move to a new bucket is a method of its own, so that this part is small enough to be

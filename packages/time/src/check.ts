@@ -55,3 +55,77 @@ export function integer(value: unknown, what: string, min = Number.MIN_SAFE_INTE
   if (n < min) throw new RangeError(`${what} must be ${min} or more, got ${show(n)}`);
   return n;
 }
+
+// Edit distance between two option names, for "did you mean": names are short, so the plain
+// dynamic programme over one row is cheap enough at construction time.
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j];
+      row[j] = Math.min(above + 1, row[j - 1] + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length];
+}
+
+/**
+ * The known name closest to `name` when it is near enough to be a slip (at most a third of its
+ * letters off, and no more than three), or `undefined`. Case differences count as slips too.
+ */
+export function closest(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const d = Math.min(distance(name, candidate), distance(name.toLowerCase(), candidate.toLowerCase()) + 0.5);
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return bestDistance <= Math.min(3, Math.max(1, Math.ceil(name.length / 3))) ? best : undefined;
+}
+
+/**
+ * Reads an options argument once and returns a copy, so no getter can change a value between
+ * the check and the use.
+ *
+ * `undefined` gives an empty record. Anything else that is not an object (`null`, a number, a
+ * string, an array, a function) is a `TypeError` naming the argument. An own enumerable key that
+ * is not in `known` is a `TypeError` naming it and the closest known name
+ * (`Bucket has no option "brust"; did you mean "burst"?`). Each known field is read exactly once;
+ * a field that holds `undefined` is left out of the copy, as if it had not been given.
+ *
+ * @param value - what the caller passed where options go
+ * @param known - every option name the owner accepts
+ * @param owner - how messages name the owner, such as `"Bucket"`
+ * @param argument - how messages name the argument @defaultValue `"options"`
+ * @returns a frozen copy holding only known fields that were given
+ */
+export function options<T extends object>(
+  value: T | undefined,
+  known: readonly (keyof T & string)[],
+  owner: string,
+  argument = "options",
+): Readonly<Partial<T>> {
+  if (value === undefined) return Object.freeze({});
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `${typeof value} ${show(value)}`;
+    throw new TypeError(`${owner} ${argument} must be an object, got ${kind}`);
+  }
+  for (const key of Object.keys(value)) {
+    if ((known as readonly string[]).includes(key)) continue;
+    const near = closest(key, known);
+    const hint = near === undefined ? `; its options are ${known.map((k) => JSON.stringify(k)).join(", ")}` : `; did you mean ${JSON.stringify(near)}?`;
+    throw new TypeError(`${owner} has no option ${JSON.stringify(key)}${hint}`);
+  }
+  const copy: Partial<T> = {};
+  for (const key of known) {
+    const field = value[key];
+    if (field !== undefined) copy[key] = field;
+  }
+  return Object.freeze(copy);
+}

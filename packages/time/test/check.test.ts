@@ -20,3 +20,54 @@ describe("check", () => {
     expect(check.between(0.5, 0, 1, "x")).toBe(0.5);
   });
 });
+
+describe("check.options", () => {
+  const known = ["burst", "now"] as const;
+  type Opts = { burst?: number; now?: number };
+
+  it("names a misspelt option and the closest known one", () => {
+    expect(() => check.options<Opts>({ brust: 10 } as Opts, known, "Bucket")).toThrow(
+      new TypeError('Bucket has no option "brust"; did you mean "burst"?'),
+    );
+    expect(() => check.options<Opts>({ Now: 1 } as Opts, known, "Bucket")).toThrow('did you mean "now"?');
+  });
+
+  it("lists the options when nothing is close", () => {
+    expect(() => check.options<Opts>({ kk: 2 } as Opts, known, "Bucket")).toThrow(
+      new TypeError('Bucket has no option "kk"; its options are "burst", "now"'),
+    );
+  });
+
+  it("refuses what is not an object, naming the argument", () => {
+    expect(() => check.options<Opts>(null as unknown as Opts, known, "Bucket")).toThrow(new TypeError("Bucket options must be an object, got null"));
+    expect(() => check.options<Opts>("abc" as unknown as Opts, known, "Breaker", "policy")).toThrow(
+      new TypeError('Breaker policy must be an object, got string "abc"'),
+    );
+    expect(() => check.options<Opts>(5 as unknown as Opts, known, "Breaker", "policy")).toThrow("got number 5");
+    expect(() => check.options<Opts>([] as unknown as Opts, known, "Bucket")).toThrow("got an array");
+  });
+
+  it("reads each field once and returns a frozen copy without undefined fields", () => {
+    let reads = 0;
+    const given = {
+      get burst() {
+        reads++;
+        return reads === 1 ? 10 : -1e6;
+      },
+      now: undefined,
+    };
+    const copy = check.options<Opts>(given, known, "Bucket");
+    expect(copy).toEqual({ burst: 10 });
+    expect(copy.burst).toBe(10);
+    expect(reads).toBe(1);
+    expect(Object.isFrozen(copy)).toBe(true);
+    expect("now" in copy).toBe(false);
+    expect(check.options<Opts>(undefined, known, "Bucket")).toEqual({});
+  });
+
+  it("suggests only names within a slip", () => {
+    expect(check.closest("brust", ["burst", "now"])).toBe("burst");
+    expect(check.closest("x", ["burst", "now"])).toBeUndefined();
+    expect(check.closest("windwo", ["window", "size"])).toBe("window");
+  });
+});

@@ -39,7 +39,7 @@ describe("bad input at construction", () => {
     expect(() => new Gate(NaN)).toThrow(RangeError);
     expect(() => new Gate(-Infinity)).toThrow(RangeError);
     expect(() => new Gate(0.5)).toThrow(RangeError);
-    expect(() => new Bucket(1, { now: NaN })).toThrow("Bucket now must be a finite number, got NaN");
+    expect(() => new Bucket(1, { now: NaN })).toThrow("Bucket now must be a finite number of milliseconds, got NaN");
   });
 
   it("rejects what is not a number at all with a TypeError", () => {

@@ -1,0 +1,145 @@
+// The formulas of the token bucket, GCRA and the fixed window, as pure functions over numbers:
+// written once, called by the limiter classes here and by @tideward/quota-engine on its flat
+// per-key state. Each limiter's test (does it pass at t?) is one function, and every wait is the
+// first instant at which that same function passes, so `next` and `take` cannot disagree over a
+// rounding.
+//
+// Instants are kept relative to the state's own latest reading (`at`), never as a sum of an
+// absolute instant and a small span: near Date.now() such a sum rounds to 2^-12 ms, while `t - at`
+// between two nearby readings is exact (Sterbenz) and a span held on its own keeps every bit.
+import { above, firstAfter } from "./grid";
+
+/** The share of a burst forgiven when comparing tokens: a billionth (see {@link slackOf}). */
+export const SLACK = 1e-9;
+
+/** The most tokens ever forgiven, however large the burst: 2^-10 of a token. */
+export const MAX_SLACK = 2 ** -10;
+
+/**
+ * Tokens forgiven when a bucket of `burst` compares: a billionth of the burst, at most 2^-10.
+ * A refill is a sum of floating-point products, so a bucket that mathematically holds exactly one
+ * token may compute 0.9999999999999998; the slack lets it give that token. Capped so that a cost
+ * of one is never forgiven whole, whatever the burst: from rest exactly `⌊burst⌋` pass.
+ */
+export function slackOf(burst: number): number {
+  const slack = burst * SLACK;
+  return slack < MAX_SLACK ? slack : MAX_SLACK;
+}
+
+// ── token bucket: `tokens` held at instant `at`, `perMs` tokens a millisecond, up to `burst` ──
+
+/** Tokens held at `t` by a bucket that held `tokens` at `at`: refilled if `t` is later, never above `burst`. */
+export function bucketLevel(tokens: number, at: number, t: number, perMs: number, burst: number): number {
+  if (t > at) {
+    tokens += (t - at) * perMs;
+    if (tokens > burst) tokens = burst;
+  }
+  return tokens;
+}
+
+/** Whether a bucket holding `level` tokens can give `n` (give or take `slack`; never more than `burst`). */
+export function bucketFits(level: number, n: number, burst: number, slack: number): boolean {
+  return n <= burst && level + slack >= n;
+}
+
+/** Whole tokens in a bucket holding `level`, forgiving `slack`: from 0 to `⌊burst⌋`. */
+export function bucketWhole(level: number, burst: number, slack: number): number {
+  const whole = Math.floor(level + slack);
+  const limit = Math.floor(burst);
+  return whole < 0 ? 0 : whole > limit ? limit : whole;
+}
+
+/**
+ * The first instant at or after `from` at which a bucket that held `tokens` at `at` can give `n`:
+ * `from` when it can already, `Infinity` when `n` is above the burst. The mathematical instant
+ * `at + (n − tokens) / perMs`, moved up onto the first double at which {@link bucketFits} passes.
+ */
+export function bucketReady(tokens: number, at: number, from: number, n: number, perMs: number, burst: number, slack: number): number {
+  if (n > burst) return Infinity;
+  if (bucketLevel(tokens, at, from, perMs, burst) + slack >= n) return from;
+  let s = at + (n - tokens) / perMs;
+  if (!(s > from)) s = above(from);
+  if (bucketLevel(tokens, at, s, perMs, burst) + slack >= n) return s;
+  s = above(s);
+  if (bucketLevel(tokens, at, s, perMs, burst) + slack >= n) return s;
+  return firstAfter(s, (x) => bucketLevel(tokens, at, x, perMs, burst) + slack >= n);
+}
+
+/**
+ * The first instant at or after `from` at which a bucket that held `tokens` at `at` is full
+ * (give or take `slack`): `from` when it already is.
+ */
+export function bucketFull(tokens: number, at: number, from: number, perMs: number, burst: number, slack: number): number {
+  if (bucketLevel(tokens, at, from, perMs, burst) + slack >= burst) return from;
+  let s = at + (burst - tokens) / perMs;
+  if (!(s > from)) s = above(from);
+  if (bucketLevel(tokens, at, s, perMs, burst) + slack >= burst) return s;
+  s = above(s);
+  if (bucketLevel(tokens, at, s, perMs, burst) + slack >= burst) return s;
+  return firstAfter(s, (x) => bucketLevel(tokens, at, x, perMs, burst) + slack >= burst);
+}
+
+// ── GCRA: the theoretical arrival time kept as `at + ahead` — the instant of the latest
+// admission and how far the flow had then run ahead of it (ms) — with an emission interval of
+// `interval` ms, admitting while it stays at most `reach` = burst · interval (+ slack) ahead ──
+
+/** How far ahead of `t` the flow's theoretical arrival time `at + ahead` is, in ms: 0 when it is at rest. */
+export function gcraLead(at: number, ahead: number, t: number): number {
+  const lead = ahead - (t - at);
+  return lead > 0 ? lead : 0;
+}
+
+/** Whether a cost of `n` conforms with the flow `lead` ms ahead: `lead + n · interval ≤ reach`. */
+export function gcraFits(lead: number, n: number, interval: number, reach: number): boolean {
+  return lead + n * interval <= reach;
+}
+
+/** Whole requests of cost one that would conform back to back with the flow `lead` ms ahead: from 0 to `⌊burst⌋`. */
+export function gcraWhole(lead: number, interval: number, burst: number, slack: number): number {
+  const whole = Math.floor(burst - (lead - slack) / interval);
+  const limit = Math.floor(burst);
+  return whole < 0 ? 0 : whole > limit ? limit : whole;
+}
+
+/**
+ * The first instant at or after `from` at which a cost of `n` conforms: `from` when it does
+ * already. The caller refuses costs above the burst (they never conform). `tau` is
+ * `burst · interval` and `reach` is `tau` plus the slack.
+ */
+export function gcraReady(at: number, ahead: number, from: number, n: number, interval: number, tau: number, reach: number): number {
+  const cost = n * interval;
+  if (gcraLead(at, ahead, from) + cost <= reach) return from;
+  let s = at + (ahead + cost - tau);
+  if (!(s > from)) s = above(from);
+  if (gcraLead(at, ahead, s) + cost <= reach) return s;
+  s = above(s);
+  if (gcraLead(at, ahead, s) + cost <= reach) return s;
+  return firstAfter(s, (x) => gcraLead(at, ahead, x) + cost <= reach);
+}
+
+/** The first instant at or after `from` at which the flow is at rest (its theoretical arrival time reached). */
+export function gcraRest(at: number, ahead: number, from: number): number {
+  if (gcraLead(at, ahead, from) === 0) return from;
+  let s = at + ahead;
+  if (!(s > from)) s = above(from);
+  if (gcraLead(at, ahead, s) === 0) return s;
+  s = above(s);
+  if (gcraLead(at, ahead, s) === 0) return s;
+  return firstAfter(s, (x) => gcraLead(at, ahead, x) === 0);
+}
+
+// ── fixed window: half-open periods [end − span, end) ──
+
+/**
+ * The end (exclusive) of the window a first event at `t` opens, in ms: `t + span`, or with `align`
+ * the multiple of `span` after the one `t` falls in — so that `start ≤ t < end` holds for the
+ * rounded multiples `k · span` themselves, not just for the real numbers.
+ */
+export function windowEnd(t: number, span: number, align: boolean): number {
+  if (!align) return t + span;
+  let k = Math.floor(t / span);
+  // The division can round onto the next multiple or short of it; the window must contain `t`.
+  while ((k + 1) * span <= t) k++;
+  while (k * span > t) k--;
+  return (k + 1) * span;
+}

@@ -52,11 +52,14 @@ export class Bucket {
 
   readonly #perMs: number;
   readonly #slack: number;
-  // Both start as numbers, not undeclared (undefined): V8 then keeps a fraction written here in
+  // All start as numbers, not undeclared (undefined): V8 then keeps a fraction written here in
   // place, where a field that began as undefined boxes every new value (16 bytes a take).
+  // The tokens held at instant #at: both move only when a take passes, so a refusal never
+  // re-rounds the state and a wait computed before it still holds after it.
   #tokens = 0;
-  // The latest clock reading seen: tokens are settled up to here, and earlier readings stand still.
   #at = 0;
+  // The latest clock reading seen: earlier readings stand still here.
+  #latest = 0;
 
   /**
    * A full bucket.
@@ -78,7 +81,7 @@ export class Bucket {
     this.#perMs = rate / 1_000;
     this.#slack = slackOf(this.burst);
     this.#tokens = this.burst;
-    this.#at = given.now === undefined ? 0 : instant(given.now, "Bucket now");
+    this.#at = this.#latest = given.now === undefined ? 0 : instant(given.now, "Bucket now");
   }
 
   /**
@@ -93,14 +96,12 @@ export class Bucket {
   take(now: number, n = 1): boolean {
     if (typeof n !== "number" || !(n >= 0)) badCost(n, "Bucket.take n");
     if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Bucket.take now");
-    const at = this.#at;
-    const tokens = bucketLevel(this.#tokens, at, now, this.#perMs, this.burst);
-    if (now > at) this.#at = now;
-    if (!bucketFits(tokens, n, this.burst, this.#slack)) {
-      this.#tokens = tokens;
-      return false;
-    }
+    if (now > this.#latest) this.#latest = now;
+    else now = this.#latest;
+    const tokens = bucketLevel(this.#tokens, this.#at, now, this.#perMs, this.burst);
+    if (!bucketFits(tokens, n, this.burst, this.#slack)) return false;
     this.#tokens = tokens - n;
+    this.#at = now;
     return true;
   }
 
@@ -114,7 +115,8 @@ export class Bucket {
   peek(now: number, n = 1): boolean {
     if (typeof n !== "number" || !(n >= 0)) badCost(n, "Bucket.peek n");
     if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Bucket.peek now");
-    return bucketFits(bucketLevel(this.#tokens, this.#at, now, this.#perMs, this.burst), n, this.burst, this.#slack);
+    const t = now > this.#latest ? now : this.#latest;
+    return bucketFits(bucketLevel(this.#tokens, this.#at, t, this.#perMs, this.burst), n, this.burst, this.#slack);
   }
 
   /**
@@ -133,7 +135,7 @@ export class Bucket {
     if (typeof n !== "number" || !(n >= 0)) badCost(n, "Bucket.next n");
     if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Bucket.next now");
     // A reading before the latest stands still there, so the tokens arrive counting from it.
-    const from = now > this.#at ? now : this.#at;
+    const from = now > this.#latest ? now : this.#latest;
     return until(now, from, bucketReady(this.#tokens, this.#at, from, n, this.#perMs, this.burst, this.#slack));
   }
 
@@ -146,7 +148,7 @@ export class Bucket {
    */
   tokens(now: number): number {
     if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Bucket.tokens now");
-    const tokens = bucketLevel(this.#tokens, this.#at, now, this.#perMs, this.burst);
+    const tokens = bucketLevel(this.#tokens, this.#at, now > this.#latest ? now : this.#latest, this.#perMs, this.burst);
     return tokens > 0 ? tokens : 0;
   }
 
@@ -159,7 +161,7 @@ export class Bucket {
    */
   rateLimit(now: number): RateLimit {
     if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Bucket.rateLimit now");
-    const from = now > this.#at ? now : this.#at;
+    const from = now > this.#latest ? now : this.#latest;
     const tokens = bucketLevel(this.#tokens, this.#at, from, this.#perMs, this.burst);
     const reset = until(now, from, bucketFull(this.#tokens, this.#at, from, this.#perMs, this.burst, this.#slack));
     return { limit: Math.floor(this.burst), remaining: bucketWhole(tokens, this.burst, this.#slack), reset };

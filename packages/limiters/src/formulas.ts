@@ -30,11 +30,9 @@ export function slackOf(burst: number): number {
 
 /** Tokens held at `t` by a bucket that held `tokens` at `at`: refilled if `t` is later, never above `burst`. */
 export function bucketLevel(tokens: number, at: number, t: number, perMs: number, burst: number): number {
-  if (t > at) {
-    tokens += (t - at) * perMs;
-    if (tokens > burst) tokens = burst;
-  }
-  return tokens;
+  // Math.min, not a conditional: V8 keeps its result a raw double, where a conditional that can
+  // answer `burst` (a small integer) makes the result a tagged value and boxes every level.
+  return t > at ? Math.min(tokens + (t - at) * perMs, burst) : tokens;
 }
 
 /** Whether a bucket holding `level` tokens can give `n` (give or take `slack`; never more than `burst`). */
@@ -85,8 +83,8 @@ export function bucketFull(tokens: number, at: number, from: number, perMs: numb
 
 /** How far ahead of `t` the flow's theoretical arrival time `at + ahead` is, in ms: 0 when it is at rest. */
 export function gcraLead(at: number, ahead: number, t: number): number {
-  const lead = ahead - (t - at);
-  return lead > 0 ? lead : 0;
+  // Math.max, for the reason bucketLevel uses Math.min: the result stays a raw double.
+  return Math.max(ahead - (t - at), 0);
 }
 
 /** Whether a cost of `n` conforms with the flow `lead` ms ahead: `lead + n · interval ≤ reach`. */

@@ -60,6 +60,7 @@ export function firstAfter(lo: number, ok: (s: number) => boolean): number {
   let step = above(lo) - lo;
   let hi = lo + step;
   while (!ok(hi)) {
+    if (hi === Infinity) return Infinity;
     lo = hi;
     step *= 2;
     hi = lo + step;
@@ -74,16 +75,23 @@ export function firstAfter(lo: number, ok: (s: number) => boolean): number {
 }
 
 /**
- * The wait from the caller's `now` until `instant`, in ms, as the caller will add it: the
- * smallest of the obvious candidates for which `now + wait >= instant` holds in floating point
- * (so the limiter's own test passes there), and 0 when `instant` is at or before `from` — the
- * instant the limiter reads `now` as (`now` itself, or its latest reading when the clock stepped
- * back). `Infinity` stays `Infinity`.
+ * The wait from the caller's `now` until `instant`, in ms, as the caller will add it: `now + wait`
+ * in floating point lands on `instant` (or, where no double wait lands there exactly, on the
+ * first double after it), so the limiter's own test passes there and not a float step sooner;
+ * 0 when `instant` is at or before `from` — the instant the limiter reads `now` as (`now` itself,
+ * or its latest reading when the clock stepped back). `Infinity` stays `Infinity`.
  */
 export function until(now: number, from: number, instant: number): number {
   if (!(instant > from)) return 0;
   if (instant === Infinity) return Infinity;
+  // Exact whenever `now` and `instant` are within a factor of two of each other (Sterbenz), so
+  // the loops below run only when the wait is as large as the reading itself.
   let wait = instant - now;
   while (now + wait < instant) wait = above(wait);
+  for (let i = 0; i < 8 && now + wait > instant; i++) {
+    const less = below(wait);
+    if (now + less < instant) break;
+    wait = less;
+  }
   return wait;
 }

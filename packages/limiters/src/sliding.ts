@@ -1,7 +1,7 @@
 import { check } from "@tideward/time";
 import type { Span } from "@tideward/time";
 import { badNow, span } from "./args";
-import { MAX_INSTANT, above, firstAfter, until } from "./grid";
+import { MAX_INSTANT, above, below, firstAfter, until } from "./grid";
 import type { RateLimit } from "./rate-limit";
 
 /** The largest quota a {@link Sliding} takes: 2^24 stamps, 128 MiB of ring. */
@@ -14,10 +14,17 @@ function fallenOut(since: number, window: number, from: number): number {
   if (from - since >= window) return from;
   let s = since + window;
   if (!(s > from)) s = above(from);
-  if (s - since >= window) return s;
-  s = above(s);
-  if (s - since >= window) return s;
-  return firstAfter(s, (x) => x - since >= window);
+  if (s - since < window) {
+    s = above(s);
+    if (s - since < window) return firstAfter(s, (x) => x - since >= window);
+  }
+  // No slack here, so the first instant is the exact answer: the sum may have rounded past it.
+  for (let i = 0; i < 4; i++) {
+    const sooner = below(s);
+    if (!(sooner > from) || sooner - since < window) break;
+    s = sooner;
+  }
+  return s;
 }
 
 /**

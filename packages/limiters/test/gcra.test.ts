@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Bucket, Gcra } from "@tideward/limiters";
-import { arrivals } from "./arrivals";
+import { arrivalsAt } from "./arrivals";
+import { scales } from "./scales";
 
 // Rates whose emission interval 1000/rate is a whole number of ms: with whole-ms clocks every
 // sum GCRA makes is exact, so arrivals landing exactly on a boundary (they do, often) are
@@ -78,10 +79,12 @@ describe("Gcra", () => {
     expect(g.take(1_150)).toBe(false);
     expect(g.tat).toBe(1_300);
   });
+});
 
+describe.each(scales)("Gcra properties on %s", (_, origin) => {
   it("property: admits exactly what a bucket of the same rate and burst admits (unit costs, exact boundaries)", () => {
     fc.assert(
-      fc.property(wholeIntervals, fc.option(fc.integer({ min: 1, max: 30 })), arrivals({ whole: true, gap: 1_500 }), (rate, burst, events) => {
+      fc.property(wholeIntervals, fc.option(fc.integer({ min: 1, max: 30 })), arrivalsAt(origin, { whole: true, gap: 1_500 }), (rate, burst, events) => {
         const options = burst === null ? {} : { burst };
         const g = new Gcra(rate, options);
         const b = new Bucket(rate, options);
@@ -98,7 +101,7 @@ describe("Gcra", () => {
 
   it("property: and for any rate, burst and costs (fractional ones included)", () => {
     fc.assert(
-      fc.property(fc.double({ min: 0.05, max: 2_000, noNaN: true }), fc.double({ min: 0.5, max: 40, noNaN: true }), arrivals({ costs: 5 }), (rate, burst, events) => {
+      fc.property(fc.double({ min: 0.05, max: 2_000, noNaN: true }), fc.double({ min: 0.5, max: 40, noNaN: true }), arrivalsAt(origin, { costs: 5 }), (rate, burst, events) => {
         const g = new Gcra(rate, { burst });
         const b = new Bucket(rate, { burst });
         return events.every(({ t, n }) => g.peek(t, n) === b.peek(t, n) && g.take(t, n) === b.take(t, n));
@@ -108,7 +111,7 @@ describe("Gcra", () => {
 
   it("property: a take at now + next(now, n) succeeds", () => {
     fc.assert(
-      fc.property(fc.double({ min: 0.05, max: 2_000, noNaN: true }), fc.double({ min: 1, max: 40, noNaN: true }), arrivals({ costs: 1 }), fc.double({ min: 0, max: 1, noNaN: true }), (rate, burst, events, share) => {
+      fc.property(fc.double({ min: 0.05, max: 2_000, noNaN: true }), fc.double({ min: 1, max: 40, noNaN: true }), arrivalsAt(origin, { costs: 1 }), fc.double({ min: 0, max: 1, noNaN: true }), (rate, burst, events, share) => {
         const g = new Gcra(rate, { burst });
         for (const { t } of events) g.take(t);
         const last = events.at(-1)?.t ?? 0;
@@ -120,7 +123,7 @@ describe("Gcra", () => {
 
   it("property: with a clock going both ways, never more than burst + rate · (last − first) between two admissions", () => {
     fc.assert(
-      fc.property(fc.double({ min: 0.05, max: 2_000, noNaN: true }), fc.double({ min: 0.5, max: 40, noNaN: true }), arrivals({ costs: 3, shuffled: true }), (rate, burst, events) => {
+      fc.property(fc.double({ min: 0.05, max: 2_000, noNaN: true }), fc.double({ min: 0.5, max: 40, noNaN: true }), arrivalsAt(origin, { costs: 3, shuffled: true }), (rate, burst, events) => {
         const g = new Gcra(rate, { burst });
         const admitted = events.filter(({ t, n }) => g.take(t, n));
         let worst = -Infinity;

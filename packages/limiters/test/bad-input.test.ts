@@ -1,5 +1,6 @@
 // Invalid configuration throws at construction naming the field and the value; a bad cost or a
 // clock reading that is not a number of milliseconds throws on the hot path with the same shape.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Bucket, Gate, Gcra, Period, Sliding } from "@tideward/limiters";
 
@@ -187,5 +188,40 @@ describe("bad input, table-driven: the exact error, and no state changed", () =>
       expect(run(l)).toEqual(expected.returns);
     }
     expect(state(l)).toBe(before);
+  });
+});
+
+describe("hostile traffic (property)", () => {
+  const hostile: unknown[] = [null, undefined, true, "1", 1n, Symbol("x"), NaN, -1, -0, Infinity, -Infinity, 1e300, -1e20, {}, []];
+
+  it("bad costs and clocks mixed into real traffic, both ways in time, never put a bucket over its burst or a window over its quota", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: -300, max: 600 }), fc.double({ min: 0, max: 4, noNaN: true }), fc.integer({ min: 0, max: hostile.length * 2 })), { maxLength: 150 }),
+        fc.constantFrom(0, 1_700_000_000_000.5),
+        (ops, origin) => {
+          const b = new Bucket(20, { burst: 5, now: origin });
+          const g = new Gcra(20, { burst: 5 });
+          const s = new Sliding(5, 250);
+          const admitted: number[] = []; // the stamps: a reading that stepped back is stamped at the latest
+          let now = origin;
+          for (const [dt, cost, bad] of ops) {
+            now += dt;
+            const x = bad < hostile.length ? hostile[bad] : undefined;
+            const n = x !== undefined && bad % 2 === 0 ? x : cost;
+            const t = x !== undefined && bad % 2 === 1 ? x : now;
+            for (const call of [() => b.take(t as number, n as number), () => g.take(t as number, n as number), () => (s.take(t as number) ? admitted.push(Math.max(t as number, admitted.at(-1) ?? -Infinity)) : 0)]) {
+              try {
+                call();
+              } catch (error) {
+                if (!(error instanceof TypeError || error instanceof RangeError)) throw error;
+              }
+            }
+            if (b.tokens(now) > b.burst || g.remaining(now) > 5) return false;
+          }
+          return admitted.every((a) => admitted.filter((u) => u >= a && u - a < 250).length <= 5);
+        },
+      ),
+    );
   });
 });

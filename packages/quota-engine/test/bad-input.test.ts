@@ -1,4 +1,5 @@
 // Bad input of every kind, each refused with a clear message and no change to the engine.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, SnapshotError, charge, limitSpec, perSecond } from "@tideward/quota-engine";
 import type { EvaluationInput, LimitSpec, QuotaCharge } from "@tideward/quota-engine";
@@ -90,5 +91,45 @@ describe("bad input is refused with a clear message and no state change", () => 
     }
     expect(JSON.stringify(e.snapshot())).toBe(before);
     expect(JSON.stringify(e.stats())).toBe(stats);
+  });
+});
+
+describe("hostile traffic (property)", () => {
+  const hostile: unknown[] = [null, undefined, true, "1", 1n, Symbol("x"), NaN, -1, 0, 0.5, Infinity, -Infinity, 1e300, -1e20, {}, [], () => 1];
+
+  it("bad arguments mixed into real traffic, clocks going both ways, never put a bucket over its capacity or a window over its count", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 4 }), fc.integer({ min: -300, max: 600 }), fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: hostile.length + 3 })), { maxLength: 120 }),
+        fc.constantFrom(0, 1_700_000_000_000.5),
+        (ops, origin) => {
+          const e = engine();
+          let now = origin + 1_000;
+          for (const [op, dt, cost, bad] of ops) {
+            now += dt;
+            // Some calls carry one hostile argument in place of the cost, the clock or the key.
+            const x = bad < hostile.length ? hostile[bad] : undefined;
+            const c = x === undefined ? cost : bad % 3 === 0 ? x : cost;
+            const t = x !== undefined && bad % 3 === 1 ? x : now;
+            const k = x !== undefined && bad % 3 === 2 ? x : alice;
+            try {
+              if (op === 0) e.checkTokenBucket(any(k), "req", any(t), any(c));
+              else if (op === 1) e.checkWindow(any(k), "tok", any(t), any(c));
+              else if (op === 2) e.checkGcra(any(k), "req", any(t), any(c));
+              else if (op === 3) e.checkAtomic([charge(tenant, "req", 1), any<QuotaCharge>({ key: k, limit: "tok", cost: c })], any(t));
+              else e.checkHierarchy(any(k), "req", any(t), any(c));
+            } catch (error) {
+              if (!(error instanceof TypeError || error instanceof RangeError)) throw error;
+            }
+            const s = e.snapshot();
+            for (const b of s.buckets) if (b.tokens > (e.limit(b.limit)?.capacity ?? 0)) return false;
+            for (const w of s.windows) if (w.used > (e.limit(w.limit)?.capacity ?? 0)) return false;
+            for (const g of s.gcra) if (g.ahead < 0 || g.ahead > 2 * (e.limit(g.limit)?.window ?? 0)) return false;
+          }
+          return true;
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });

@@ -2,17 +2,17 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, SnapshotError, isSnapshotError, perSecond } from "@tideward/quota-engine";
 import type { QuotaSnapshot } from "@tideward/quota-engine";
-import { opArb, replay, setUp, specArb } from "./traffic";
+import { STARTS, opArb, replay, setUp, specArb } from "./traffic";
 
 const specs = fc.tuple(specArb, specArb, specArb);
 const ops = fc.array(opArb, { maxLength: 60 });
 
-describe("snapshot and restore (properties)", () => {
+describe.each(STARTS)("snapshot and restore (properties), on %s", (_, starts) => {
   it("snapshot → JSON → restore → snapshot is the identity", () => {
     fc.assert(
-      fc.property(specs, ops, (s, traffic) => {
+      fc.property(specs, ops, starts, (s, traffic, origin) => {
         const engine = setUp(s);
-        replay(engine, traffic, 1_000, true);
+        replay(engine, traffic, origin, true);
         const first = engine.snapshot();
         const copy = new QuotaEngine();
         copy.restore(JSON.parse(JSON.stringify(first)));
@@ -24,13 +24,13 @@ describe("snapshot and restore (properties)", () => {
 
   it("a restored engine makes the same decisions as the original on the same future traffic", () => {
     fc.assert(
-      fc.property(specs, ops, ops, (s, past, future) => {
+      fc.property(specs, ops, ops, starts, (s, past, future, origin) => {
         const engine = setUp(s);
-        replay(engine, past, 1_000, true);
+        replay(engine, past, origin, true);
         const copy = new QuotaEngine();
         copy.restore(JSON.parse(JSON.stringify(engine.snapshot())));
         // Start the future at the original's clock: both engines then see the same instants.
-        const start = engine.snapshot().clock ?? 1_000;
+        const start = engine.snapshot().clock ?? origin;
         return JSON.stringify(replay(engine, future, start, true)) === JSON.stringify(replay(copy, future, start, true));
       }),
       { numRuns: 200 },

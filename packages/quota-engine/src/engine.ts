@@ -136,6 +136,10 @@ function bucketName(kind: number, limit: string, id: string): string {
  * backwards: a `now` earlier than the latest one it has seen (from any call) is treated as that
  * latest instant, so a clock stepping back never mints tokens, and dropping an idle key is exact.
  *
+ * Every promise holds at real clock magnitudes (`Date.now()` included): from rest exactly the
+ * capacity (GCRA: the burst) passes back to back, and `retryAfter` is 0 exactly when a charge
+ * passes and enough when added to the caller's `now`. Readings are within ±2^45 ms.
+ *
  * State is O(1) per key: a Map from the key's id to a slot in a typed array, about 54 bytes a
  * key, and a key object remembers its slot, so a check with a reused key skips the Map. A key
  * whose state has become equal to a fresh key's (bucket full, window closed, GCRA at rest) is

@@ -10,6 +10,29 @@ import { scales } from "./scales";
 const wholeIntervals = fc.constantFrom(1, 2, 4, 5, 8, 10, 20, 25, 40, 50, 100, 125, 200, 250, 500, 1_000);
 
 describe("Gcra", () => {
+  it("near Date.now(), a burst of one admits a flow at rest at every rate from 1 to 1 000 a second, and then the rate", () => {
+    const now = 1_700_000_000_000;
+    const refused: number[] = [];
+    for (let rate = 1; rate <= 1_000; rate++) {
+      const g = new Gcra(rate, { burst: 1 });
+      if (!g.take(now) || g.take(now)) refused.push(rate);
+    }
+    expect(refused).toEqual([]);
+    // 7 a second for an hour, offered a call every 10 ms: 7 · 3 600 admitted, give or take one.
+    const g = new Gcra(7, { burst: 1 });
+    let passed = 0;
+    for (let i = 0; i < 360_000; i++) if (g.take(now + i * 10)) passed++;
+    expect(Math.abs(passed - 25_200)).toBeLessThanOrEqual(1);
+  });
+
+  it("a rate faster than the clock's own step near Date.now() is honoured: one per reading, the next at the next step", () => {
+    const g = new Gcra(1e8, { burst: 1 }); // one every 10 ns; Date.now() readings are 2^-12 ms apart
+    const now = 1_700_000_000_000.5;
+    expect([g.take(now), g.take(now)]).toEqual([true, false]);
+    expect(g.next(now)).toBe(2 ** -12);
+    expect(g.take(now + g.next(now))).toBe(true);
+  });
+
   it("lets the burst through back to back, then one every emission interval", () => {
     const g = new Gcra(10, { burst: 2 });
     expect(g.interval).toBe(100);

@@ -55,16 +55,23 @@ class Model {
 const traffic = fc.array(fc.record({ key: fc.integer({ min: 0, max: 3 }), dt: fc.integer({ min: -50, max: 400 }), cost: fc.integer({ min: 1, max: 4 }) }), { maxLength: 120 });
 const specs = fc.record({ capacity: fc.integer({ min: 1, max: 6 }), refill: fc.constantFrom(1, 2, 4, 5, 10), window: fc.constantFrom(100, 1_000, 2_000), burst: fc.integer({ min: 1, max: 6 }) });
 
-describe("single checks agree with a plain model of each algorithm (property)", () => {
+// Whole-millisecond starts (Date.now() itself is whole), so the plain model's sums are exact too.
+const wholeStarts: [string, fc.Arbitrary<number>][] = [
+  ["a clock near 0", fc.constant(10_000)],
+  ["a performance.now() clock", fc.integer({ min: 1_000, max: 100_000_000 })],
+  ["a Date.now() clock", fc.integer({ min: 1e12, max: 1e13 })],
+];
+
+describe.each(wholeStarts)("single checks agree with a plain model of each algorithm (property), on %s", (_, starts) => {
   for (const kind of ["bucket", "window", "gcra"] as const) {
     it(kind, () => {
       fc.assert(
-        fc.property(specs, traffic, (fields, steps) => {
+        fc.property(specs, traffic, starts, (fields, steps, start) => {
           const spec = limitSpec({ name: "x", ...fields });
           const engine = engineWith(spec);
           const model = new Model(spec);
           const keys = [0, 1, 2, 3].map((i) => new QuotaKey("s", `k${i}`, "r"));
-          let now = 10_000;
+          let now = start;
           let mismatches = 0;
           for (const step of steps) {
             now += step.dt; // sometimes backwards: both treat it as standing still
@@ -146,6 +153,16 @@ describe("single checks", () => {
     // Past ±2^45 ms a reading is refused: a window's or a refill's milliseconds would drown in
     // the clock's own step there.
     expect(() => engine.checkTokenBucket(alice, "b", 1e15)).toThrow(new RangeError("now must be within ±35184372088832 ms (±2^45, about 1 115 years either side of 1970), got 1000000000000000"));
+  });
+
+  it("GCRA faster than the clock's own step (10^8 a second near Date.now()) is still honoured: a burst of one per reading", () => {
+    const engine = engineWith(limitSpec({ name: "fast", capacity: 100_000_000, refill: 100_000_000, window: 1_000, burst: 1 }));
+    const t = 1_750_000_000_000.5;
+    expect([engine.checkGcra(alice, "fast", t).allowed, engine.checkGcra(alice, "fast", t).allowed]).toEqual([true, false]);
+    // The next unit is due 10 ns later, which this clock cannot tell apart: its next step, 2^-12 ms on.
+    const wait = engine.checkGcra(alice, "fast", t).retryAfter;
+    expect(wait).toBe(2 ** -12);
+    expect(engine.checkGcra(alice, "fast", t + wait).allowed).toBe(true);
   });
 
   it("GCRA keeps a fractional interval right at Date.now() magnitudes", () => {

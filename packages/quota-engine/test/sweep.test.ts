@@ -17,7 +17,8 @@ describe.each(STARTS)("dropping idle keys (property), on %s", (_, starts) => {
       }),
       { numRuns: 300 },
     );
-    expect(dropped).toBeGreaterThan(100); // the runs did drop keys, many of them
+    // The runs did drop keys, many of them (about 140 in 300 runs; the bound leaves room for chance).
+    expect(dropped).toBeGreaterThan(50);
   });
 });
 

@@ -47,6 +47,15 @@ export function bucketWhole(level: number, burst: number, slack: number): number
   return whole < 0 ? 0 : whole > limit ? limit : whole;
 }
 
+// The searches below share one shape, split so that V8 inlines the common case whole: the
+// estimate — the mathematical instant, rounded — passes the limiter's own test and is the answer;
+// only when rounding left it a float step short (or it fell at or before `from`) does a call go
+// out of line, to move up onto the first double that passes. The closures live only in those
+// out-of-line functions: a function that makes a closure allocates its variables' context on
+// every call, and the common case must allocate nothing. The `+` before each out-of-line call is
+// for V8 too: it makes the call's result a raw double, so the common answer is not boxed into a
+// heap number to share a tagged representation with it.
+
 /**
  * The first instant at or after `from` at which a bucket that held `tokens` at `at` can give `n`:
  * `from` when it can already, `Infinity` when `n` is above the burst. The mathematical instant
@@ -55,12 +64,8 @@ export function bucketWhole(level: number, burst: number, slack: number): number
 export function bucketReady(tokens: number, at: number, from: number, n: number, perMs: number, burst: number, slack: number): number {
   if (n > burst) return Infinity;
   if (bucketLevel(tokens, at, from, perMs, burst) + slack >= n) return from;
-  let s = at + (n - tokens) / perMs;
-  if (!(s > from)) s = above(from);
-  if (bucketLevel(tokens, at, s, perMs, burst) + slack >= n) return s;
-  s = above(s);
-  if (bucketLevel(tokens, at, s, perMs, burst) + slack >= n) return s;
-  return firstAfter(s, (x) => bucketLevel(tokens, at, x, perMs, burst) + slack >= n);
+  const s = at + (n - tokens) / perMs;
+  return s > from && bucketLevel(tokens, at, s, perMs, burst) + slack >= n ? s : +bucketOnwards(tokens, at, from, n, perMs, burst, slack, s);
 }
 
 /**
@@ -69,12 +74,25 @@ export function bucketReady(tokens: number, at: number, from: number, n: number,
  */
 export function bucketFull(tokens: number, at: number, from: number, perMs: number, burst: number, slack: number): number {
   if (bucketLevel(tokens, at, from, perMs, burst) + slack >= burst) return from;
-  let s = at + (burst - tokens) / perMs;
-  if (!(s > from)) s = above(from);
-  if (bucketLevel(tokens, at, s, perMs, burst) + slack >= burst) return s;
+  const s = at + (burst - tokens) / perMs;
+  return s > from && bucketLevel(tokens, at, s, perMs, burst) + slack >= burst ? s : +bucketOnwards(tokens, at, from, burst, perMs, burst, slack, s);
+}
+
+// The rare paths: the first double after max(estimate, from) at which the bucket can give `n`, or
+// at which the flow is at most `reach` ahead with `cost` more (at rest: cost and reach 0).
+function bucketOnwards(tokens: number, at: number, from: number, n: number, perMs: number, burst: number, slack: number, estimate: number): number {
+  return onwards(estimate, from, (x) => bucketLevel(tokens, at, x, perMs, burst) + slack >= n);
+}
+
+function gcraOnwards(at: number, ahead: number, from: number, cost: number, reach: number, estimate: number): number {
+  return onwards(estimate, from, (x) => gcraLead(at, ahead, x) + cost <= reach);
+}
+
+function onwards(estimate: number, from: number, ok: (s: number) => boolean): number {
+  let s = estimate > from ? estimate : above(from);
+  if (ok(s)) return s;
   s = above(s);
-  if (bucketLevel(tokens, at, s, perMs, burst) + slack >= burst) return s;
-  return firstAfter(s, (x) => bucketLevel(tokens, at, x, perMs, burst) + slack >= burst);
+  return ok(s) ? s : firstAfter(s, ok);
 }
 
 // ── GCRA: the theoretical arrival time kept as `at + ahead` — the instant of the latest
@@ -107,23 +125,15 @@ export function gcraWhole(lead: number, interval: number, burst: number, slack: 
 export function gcraReady(at: number, ahead: number, from: number, n: number, interval: number, tau: number, reach: number): number {
   const cost = n * interval;
   if (gcraLead(at, ahead, from) + cost <= reach) return from;
-  let s = at + (ahead + cost - tau);
-  if (!(s > from)) s = above(from);
-  if (gcraLead(at, ahead, s) + cost <= reach) return s;
-  s = above(s);
-  if (gcraLead(at, ahead, s) + cost <= reach) return s;
-  return firstAfter(s, (x) => gcraLead(at, ahead, x) + cost <= reach);
+  const s = at + (ahead + cost - tau);
+  return s > from && gcraLead(at, ahead, s) + cost <= reach ? s : +gcraOnwards(at, ahead, from, cost, reach, s);
 }
 
 /** The first instant at or after `from` at which the flow is at rest (its theoretical arrival time reached). */
 export function gcraRest(at: number, ahead: number, from: number): number {
   if (gcraLead(at, ahead, from) === 0) return from;
-  let s = at + ahead;
-  if (!(s > from)) s = above(from);
-  if (gcraLead(at, ahead, s) === 0) return s;
-  s = above(s);
-  if (gcraLead(at, ahead, s) === 0) return s;
-  return firstAfter(s, (x) => gcraLead(at, ahead, x) === 0);
+  const s = at + ahead;
+  return s > from && gcraLead(at, ahead, s) === 0 ? s : +gcraOnwards(at, ahead, from, 0, 0, s);
 }
 
 // ── fixed window: half-open periods [end − span, end) ──

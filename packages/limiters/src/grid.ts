@@ -83,10 +83,15 @@ export function firstAfter(lo: number, ok: (s: number) => boolean): number {
  */
 export function until(now: number, from: number, instant: number): number {
   if (!(instant > from)) return 0;
-  if (instant === Infinity) return Infinity;
-  // Exact whenever `now` and `instant` are within a factor of two of each other (Sterbenz), so
-  // the loops below run only when the wait is as large as the reading itself.
-  let wait = instant - now;
+  // Exact whenever `now` and `instant` are within a factor of two of each other (Sterbenz): then
+  // the sum lands on the instant and nothing more is done.
+  const wait = instant - now;
+  // `+`: the rare call's result as a raw double, so the common answer is not boxed (see formulas.ts).
+  return now + wait === instant || instant === Infinity ? wait : +landing(now, instant, wait);
+}
+
+// The rare path of `until`: a wait as large as the reading itself, whose sum can round either way.
+function landing(now: number, instant: number, wait: number): number {
   while (now + wait < instant) wait = above(wait);
   for (let i = 0; i < 8 && now + wait > instant; i++) {
     const less = below(wait);

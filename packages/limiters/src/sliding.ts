@@ -16,7 +16,7 @@ function fallenOut(since: number, window: number, from: number): number {
   if (!(s > from)) s = above(from);
   if (s - since < window) {
     s = above(s);
-    if (s - since < window) return firstAfter(s, (x) => x - since >= window);
+    if (s - since < window) return fallingOut(since, window, s);
   }
   // No slack here, so the first instant is the exact answer: the sum may have rounded past it.
   for (let i = 0; i < 4; i++) {
@@ -25,6 +25,11 @@ function fallenOut(since: number, window: number, from: number): number {
     s = sooner;
   }
   return s;
+}
+
+// The rare path, out of line so the closure's context is not allocated on every call.
+function fallingOut(since: number, window: number, s: number): number {
+  return firstAfter(s, (x) => x - since >= window);
 }
 
 /**

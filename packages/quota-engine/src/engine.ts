@@ -572,17 +572,23 @@ export class QuotaEngine implements QuotaStore {
   #setRetry(n: number, t: number, now: number): number {
     const s = this.#scratch;
     let worst = t;
-    const seen = new Set<string>();
+    let repeated = false;
     for (let i = 0; i < n; i++) {
       const rule = s.rules[i];
       if (rule === undefined) return Infinity;
       const kind = s.kinds[i] as Kind;
       const id = s.ids[i];
-      const name = bucketName(kind, s.limits[i], id);
-      if (seen.has(name)) continue;
-      seen.add(name);
-      let total = 0;
-      for (let j = i; j < n; j++) if (s.rules[j] === rule && s.kinds[j] === kind && s.ids[j] === id) total += s.costs[j];
+      // Each bucket once, at its first charge: a set is small, so a scan beats a Set of names.
+      let first = true;
+      for (let j = 0; j < i && first; j++) if (s.rules[j] === rule && s.kinds[j] === kind && s.ids[j] === id) first = false;
+      if (!first) continue;
+      let total = s.costs[i];
+      for (let j = i + 1; j < n; j++) {
+        if (s.rules[j] === rule && s.kinds[j] === kind && s.ids[j] === id) {
+          total += s.costs[j];
+          repeated = true;
+        }
+      }
       const table = rule.tables[kind];
       const slot = table?.map.get(id);
       if (table === undefined || slot === undefined) decide(kind, rule, freshA(kind, rule), freshB(kind, t), t, total);
@@ -590,7 +596,9 @@ export class QuotaEngine implements QuotaStore {
       if (OUT[3] > worst) worst = OUT[3];
     }
     if (worst === Infinity) return Infinity;
-    if (this.#stage(n, worst) >= 0) worst = firstAfter(worst, (x) => this.#stage(n, x) < 0);
+    // A bucket charged once passes at its own instant by construction (the same test); only
+    // repeated charges are staged, whose roundings can differ from their total's by a float step.
+    if (repeated && this.#stage(n, worst) >= 0) worst = firstAfter(worst, (x) => this.#stage(n, x) < 0);
     return until(now, t, worst);
   }
 

@@ -1,8 +1,8 @@
 // The formulas of the token bucket, GCRA and the fixed window, as pure functions over numbers:
 // written once, called by the limiter classes here and by @tideward/quota-engine on its flat
-// per-key state. Each limiter's test (does it pass at t?) is one function, and every wait is the
-// first instant at which that same function passes, so `next` and `take` cannot disagree over a
-// rounding.
+// per-key state. Each limiter's test (does it pass at t?) is one function, and every wait ends at
+// an instant where that same function passes — the mathematical instant, moved up onto the first
+// double where it does — so `next` and `take` cannot disagree over a rounding.
 //
 // Instants are kept relative to the state's own latest reading (`at`), never as a sum of an
 // absolute instant and a small span: near Date.now() such a sum rounds to 2^-12 ms, while `t - at`

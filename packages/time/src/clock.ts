@@ -13,6 +13,18 @@ export type Clock = () => number;
  */
 export const systemClock: Clock = () => performance.timeOrigin + performance.now();
 
+const bits = new Float64Array(1);
+const word = new BigInt64Array(bits.buffer);
+
+/** The least number above the finite number `x`. */
+function nextUp(x: number): number {
+  if (x === 0) return Number.MIN_VALUE;
+  bits[0] = x;
+  // A double's bits, read as an integer, order the positive doubles; the negative ones run backwards.
+  word[0] += x > 0 ? 1n : -1n;
+  return bits[0];
+}
+
 /**
  * A clock that moves only when told: for tests and simulations, where an hour of traffic is a loop.
  *
@@ -36,11 +48,24 @@ export class ManualClock {
 
   /**
    * Moves the clock forward by `span` milliseconds.
-   * @throws RangeError for a negative or non-finite span: this clock never runs backwards by accident
+   *
+   * A positive span always moves it: where `now + span` rounds back onto `now` (a span under half
+   * a float step, some 0.00012 ms at `Date.now()` scale), the clock moves to the next number up,
+   * so that a loop advancing by a wait always ends.
+   *
+   * @returns the new reading, in milliseconds
+   * @throws RangeError for a negative or non-finite span (this clock never runs backwards by
+   *   accident), or one that would carry the reading past the largest finite number; the clock
+   *   is left where it was
    */
   advance(span: Span): number {
-    this.#t += nonNegative(span, "ManualClock.advance span");
-    return this.#t;
+    const s = nonNegative(span, "ManualClock.advance span");
+    const t = this.#t;
+    let next = t + s;
+    if (next === Infinity) throw new RangeError(`ManualClock.advance span must keep the reading finite, got ${s} at ${t}`);
+    if (next === t && s > 0) next = nextUp(t);
+    this.#t = next;
+    return next;
   }
 
   /** Sets the reading to `t` milliseconds, backwards included: the one way to make it step back. */
@@ -51,13 +76,17 @@ export class ManualClock {
 
   /**
    * A sleep that advances this clock instead of waiting, for code that takes an injectable sleep.
-   * Rejects with the signal's reason if it is already aborted.
+   * Rejects with the signal's reason if it is already aborted, and with advance's error for a
+   * span it refuses.
    *
    * @param span - milliseconds to move forward
    */
   readonly sleep = (span: Span, signal?: AbortSignal): Promise<void> => {
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
-    this.advance(span);
-    return Promise.resolve();
+    // A sleep answers with a promise: a span advance refuses rejects it rather than throwing.
+    return new Promise<void>((resolve) => {
+      this.advance(span);
+      resolve();
+    });
   };
 }

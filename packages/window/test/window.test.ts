@@ -116,12 +116,12 @@ describe("Window", () => {
     win.slot(Number.NaN).n += 1;
     expect(sums(win, 300)).toEqual([0, 3]);
     expect(sums(win, Infinity)).toEqual([0, 3]);
-    // A nanosecond-wide bucket on an epoch clock: bucket 1.7e18 is past 2^53, where i + 1 === i
-    // and the sweep loop used to spin forever.
-    const fine = new Window(() => new Counter(), { size: 4, window: 4e-6, now: 0 });
+    // 2^53 buckets of 0.01 ms past the origin: there i + 1 === i and the sweep loop used to spin
+    // forever. The window stands still instead (some 2 800 years past its origin).
+    const fine = new Window(() => new Counter(), { size: 4, window: 0.04, now: 0 });
     fine.slot(1).n = 1;
-    fine.slot(1.7e12).n += 1;
-    expect(sums(fine, 1.7e12)).toEqual([0, 0, 0, 2]); // landed in the bucket of now = 1
+    fine.slot(1e14).n += 1;
+    expect(sums(fine, 1e14)).toEqual([0, 0, 0, 2]); // landed in the bucket of now = 1
   });
 
   it("makes its buckets once and never allocates another", () => {
@@ -139,23 +139,12 @@ describe("Window", () => {
     expect(evicted).toBe(21);
   });
 
-  it("raises a size under one and a width under a nanosecond", () => {
+  it("raises a size under one and rounds a fraction down", () => {
     expect(new Window(() => new Counter(), { size: 0, window: 10 }).size).toBe(1);
     expect(new Window(() => new Counter(), { size: 0.5, window: 10 }).size).toBe(1);
     expect(new Window(() => new Counter(), { size: 3.9, window: 30 }).size).toBe(3);
-    expect(new Window(() => new Counter(), { size: 10, window: 0 }).width).toBe(1e-6);
-  });
-
-  it.each([
-    [{ size: Number.NaN, window: 10 }, /Window size must be a finite number, got NaN/],
-    [{ size: -1, window: 10 }, /Window size must be 0 or more .* got -1/],
-    [{ size: 4, window: Infinity }, /Window window \(ms\) must be a finite number, got Infinity/],
-    [{ size: 4, window: -5 }, /Window window \(ms\) must be 0 or more, got -5/],
-    [{ size: 4, window: Number.NaN }, /got NaN/],
-    [{ size: 4, window: 10, now: Number.NaN }, /Window now must be a finite number, got NaN/],
-  ])("rejects %o", (options, message) => {
-    expect(() => new Window(() => new Counter(), options)).toThrow(RangeError);
-    expect(() => new Window(() => new Counter(), options)).toThrow(message);
+    expect(new Window(() => new Counter(), { size: 10, window: 0.1 }).width).toBe(0.01);
+    expect(new Window(() => new Counter(), { size: Window.maxSize, window: Window.maxSize }).size).toBe(1_000_000);
   });
 
   it("sums exactly what a naive list of events in the live buckets sums (property)", () => {

@@ -75,6 +75,14 @@ export class Window<B extends Resettable> {
    */
   static readonly minWidth: Span = 1 / PER_MS;
 
+  /**
+   * The shortest window, in milliseconds, that `size` buckets may cover: `size` ×
+   * {@link Window.minWidth}, as the constructor checks it.
+   */
+  static shortest(size: number): Span {
+    return size / PER_MS;
+  }
+
   /** How many buckets the window has. */
   readonly size: number;
   /** How much time one bucket covers, in milliseconds. */
@@ -114,7 +122,7 @@ export class Window<B extends Resettable> {
     const size = Math.max(1, Math.floor(given));
     if (size > Window.maxSize) throw new RangeError(`Window size must be at most ${Window.maxSize} buckets, got ${given}`);
     const window = check.nonNegative(o.window, "Window window (ms)");
-    const least = size / PER_MS;
+    const least = Window.shortest(size);
     if (!(window >= least)) throw new RangeError(`Window window (ms) must be at least ${least} for ${size} buckets (${Window.minWidth} ms a bucket), got ${window}`);
     const evict = o.evict;
     if (evict !== undefined) check.fn(evict, "Window evict");

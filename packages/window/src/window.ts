@@ -123,7 +123,7 @@ export class Window<B extends Resettable> {
     if (size > Window.maxSize) throw new RangeError(`Window size must be at most ${Window.maxSize} buckets, got ${given}`);
     const window = check.nonNegative(o.window, "Window window (ms)");
     const least = Window.shortest(size);
-    if (!(window >= least)) throw new RangeError(`Window window (ms) must be at least ${least} for ${size} buckets (${Window.minWidth} ms a bucket), got ${window}`);
+    if (!(window >= least)) throw new RangeError(`Window window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`);
     const evict = o.evict;
     if (evict !== undefined) check.fn(evict, "Window evict");
     this.size = size;

@@ -13,18 +13,6 @@ export type Clock = () => number;
  */
 export const systemClock: Clock = () => performance.timeOrigin + performance.now();
 
-const bits = new Float64Array(1);
-const word = new BigInt64Array(bits.buffer);
-
-/** The least number above the finite number `x`. */
-function nextUp(x: number): number {
-  if (x === 0) return Number.MIN_VALUE;
-  bits[0] = x;
-  // A double's bits, read as an integer, order the positive doubles; the negative ones run backwards.
-  word[0] += x > 0 ? 1n : -1n;
-  return bits[0];
-}
-
 /**
  * A clock that moves only when told: for tests and simulations, where an hour of traffic is a loop.
  *
@@ -47,11 +35,9 @@ export class ManualClock {
   readonly now: Clock = () => this.#t;
 
   /**
-   * Moves the clock forward by `span` milliseconds.
-   *
-   * A positive span always moves it: where `now + span` rounds back onto `now` (a span under half
-   * a float step, some 0.00012 ms at `Date.now()` scale), the clock moves to the next number up,
-   * so that a loop advancing by a wait always ends.
+   * Moves the clock forward by `span` milliseconds, to `now + span` exactly as a caller computes
+   * it in floating point (so a span under half a float step of the reading, some 0.00012 ms at
+   * `Date.now()` scale, leaves it where it is).
    *
    * @returns the new reading, in milliseconds
    * @throws RangeError for a negative or non-finite span (this clock never runs backwards by
@@ -61,9 +47,8 @@ export class ManualClock {
   advance(span: Span): number {
     const s = nonNegative(span, "ManualClock.advance span");
     const t = this.#t;
-    let next = t + s;
+    const next = t + s;
     if (next === Infinity) throw new RangeError(`ManualClock.advance span must keep the reading finite, got ${s} at ${t}`);
-    if (next === t && s > 0) next = nextUp(t);
     this.#t = next;
     return next;
   }

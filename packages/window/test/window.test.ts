@@ -1,4 +1,3 @@
-import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Tally, Total, Window } from "@tideward/window";
 
@@ -145,37 +144,6 @@ describe("Window", () => {
     expect(new Window(() => new Counter(), { size: 3.9, window: 30 }).size).toBe(3);
     expect(new Window(() => new Counter(), { size: 10, window: 0.1 }).width).toBe(0.01);
     expect(new Window(() => new Counter(), { size: Window.maxSize, window: Window.maxSize }).size).toBe(1_000_000);
-  });
-
-  it("sums exactly what a naive list of events in the live buckets sums (property)", () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 12 }),
-        fc.integer({ min: 1, max: 500 }),
-        fc.array(fc.tuple(fc.integer({ min: -50, max: 400 }), fc.integer({ min: 1, max: 9 }), fc.boolean()), { maxLength: 80 }),
-        (size, window, steps) => {
-          const win = new Window(() => new Counter(), { size, window, now: 0 });
-          const width = Math.max(window / size, 1e-6);
-          const events: { bucket: number; n: number }[] = [];
-          let t = 0;
-          let head = 0;
-          for (const [dt, n, read] of steps) {
-            t = Math.max(0, t + dt);
-            const bucket = Math.max(Math.floor(t / width), head);
-            if (read) {
-              let got = 0;
-              win.each(t, (b) => (got += b.n));
-              const want = events.filter((e) => e.bucket > bucket - size && e.bucket <= bucket).reduce((a, e) => a + e.n, 0);
-              expect(got).toBe(want);
-            } else {
-              head = bucket;
-              win.slot(t).n += n;
-              events.push({ bucket, n });
-            }
-          }
-        },
-      ),
-    );
   });
 });
 

@@ -95,7 +95,7 @@ export function parseSpan(input: SpanInput): Span {
   let firstEnd = 0;
   let firstTimes = 1;
   let firstShift = 0;
-  let exact: Exact = [0n, 0];
+  let exact: Exact | undefined;
   for (;;) {
     while (i < len && isSpace(input.charCodeAt(i))) i++;
     if (i === len) break;
@@ -148,7 +148,7 @@ export function parseSpan(input: SpanInput): Span {
     // once rounds once, so "1.23456789m" is the double nearest to what the text says.
     const product = whole * times;
     let value: number;
-    if (digits <= 15 && Number.isSafeInteger(product) && shift >= -22 && shift <= 22) {
+    if (digits <= 15 && product <= Number.MAX_SAFE_INTEGER && shift >= -22 && shift <= 22) {
       value = shift >= 0 ? product * POW10[shift] : product / POW10[-shift];
     } else {
       // Past 2^53 the whole number is no longer exact: let Number round the exact decimal text.
@@ -164,12 +164,11 @@ export function parseSpan(input: SpanInput): Span {
     } else {
       // Several parts are summed exactly and rounded once at the end, so that "1m47.838414s"
       // is 107838.414 and not the sum of two rounded parts, an ulp away.
-      if (parts === 2) exact = exactPart(input.slice(firstFrom, firstEnd), firstTimes, firstShift);
-      exact = addExact(exact, exactPart(input.slice(from, numberEnd), times, shift));
+      exact = addExact(exact ?? exactPart(input.slice(firstFrom, firstEnd), firstTimes, firstShift), exactPart(input.slice(from, numberEnd), times, shift));
       total += value; // kept only to tell an overflow early
     }
   }
-  if (parts > 1) total = Number(`${exact[0]}e${exact[1]}`);
+  if (exact !== undefined) total = Number(`${exact[0]}e${exact[1]}`);
   if (parts === 0) throw new RangeError(`parseSpan: empty span ${describe(input)}; write e.g. "250ms" or "1.5s"`);
   if (!Number.isFinite(total)) throw new RangeError(`parseSpan: ${describe(input)} is too large to represent in milliseconds`);
   return total;
@@ -216,33 +215,24 @@ export function formatSpan(span: Span): string {
   const n = finite(span, "formatSpan span");
   if (n < 0) return `-${formatSpan(-n)}`;
   if (n < 1_000 || n >= WHOLE) return `${String(n)}ms`;
-  if (n < 60_000) return `${asSeconds(String(n))}s`;
-  let rest = n;
+  // The shortest decimal that reads back as n, cut in the text: the whole units come out of its
+  // integer part, and what is left keeps n's own decimals, so nothing is rounded twice.
+  const text = String(n);
+  if (n < 60_000) return `${asSeconds(text)}s`;
+  const point = text.indexOf(".");
+  const fraction = point < 0 ? "" : text.slice(point);
+  let rest = point < 0 ? n : Number(text.slice(0, point));
   let out = "";
   for (const [unit, size] of STEPS) {
-    // A division can round up to the next whole unit just below it: correct by one either way.
+    // A whole number under 2^53 divided by a whole unit: correct a quotient rounded up by one.
     let whole = Math.floor(rest / size);
     if (whole * size > rest) whole--;
-    else if ((whole + 1) * size <= rest) whole++;
     if (whole > 0) {
       out += `${whole}${unit}`;
-      // Exact: a whole number of ms no larger than `rest`, which is under 2^53.
       rest -= whole * size;
     }
   }
-  if (rest === 0) return out;
-  // `rest` is exact, but its own shortest digits can be long (36.78912299999595s for a span
-  // written 123456789.123): take the fewest significant digits that still read back to `n`.
-  for (let digits = 1; digits < 17; digits++) {
-    const r = Number(rest.toPrecision(digits));
-    if (!(r > 0 && r < 60_000)) continue;
-    const text = out + tail(r);
-    if (parseSpan(text) === n) return text;
-  }
-  return out + tail(rest);
-}
-
-/** A remainder under a minute (ms) in seconds from 1000 ms up, in milliseconds below. */
-function tail(rest: number): string {
-  return rest >= 1_000 ? `${asSeconds(String(rest))}s` : `${String(rest)}ms`;
+  if (rest >= 1_000) out += `${asSeconds(`${rest}${fraction}`)}s`;
+  else if (rest > 0 || fraction !== "") out += `${rest}${fraction}ms`;
+  return out;
 }

@@ -143,7 +143,10 @@ describe("Window", () => {
     expect(new Window(() => new Counter(), { size: 0.5, window: 10 }).size).toBe(1);
     expect(new Window(() => new Counter(), { size: 3.9, window: 30 }).size).toBe(3);
     expect(new Window(() => new Counter(), { size: 10, window: 0.1 }).width).toBe(0.01);
-    expect(new Window(() => new Counter(), { size: Window.maxSize, window: Window.maxSize }).size).toBe(1_000_000);
+    // One bucket past the bound is refused before any bucket is made.
+    let made = 0;
+    expect(() => new Window(() => (made++, new Counter()), { size: Window.maxSize + 1, window: 1e9 })).toThrow(RangeError);
+    expect([Window.maxSize, made]).toEqual([1_000_000, 0]);
   });
 });
 

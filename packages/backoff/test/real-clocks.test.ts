@@ -6,6 +6,9 @@ import { describe, expect, it } from "vitest";
 import { Backoff, Jitter, RetryBudget, isRetryError, retry } from "@tideward/backoff";
 import { Deadline, ManualClock, seededRandom } from "@tideward/time";
 
+// Well under a second each on an idle machine; the margin is for a loaded one.
+const SLOW = 20_000;
+
 const scales = [
   ["near 0", fc.double({ min: -1_000, max: 1_000, noNaN: true })],
   ["near performance.now()", fc.double({ min: 1e3, max: 1e7, noNaN: true })],
@@ -78,7 +81,7 @@ describe.each(scales)("at clocks %s", (_, origin) => {
         }
       }),
     );
-  });
+  }, SLOW);
 
   it("retry on a manual clock never sleeps into its deadline, and gives up only when the next wait would reach it", async () => {
     const policy = fc.record({
@@ -113,5 +116,5 @@ describe.each(scales)("at clocks %s", (_, origin) => {
       }),
       { numRuns: 60 },
     );
-  });
+  }, SLOW);
 });

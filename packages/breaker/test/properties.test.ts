@@ -231,7 +231,7 @@ describe.each(scales)("Breaker properties on a clock %s", (_, start) => {
         expect(ratios.filter((r) => !(r >= 0 && r <= 1))).toEqual([]);
       }),
     );
-  });
+  }, SLOW);
 
   it("gives the same decisions for the same inputs", () => {
     fc.assert(
@@ -239,5 +239,5 @@ describe.each(scales)("Breaker properties on a clock %s", (_, start) => {
         expect(runReal(p, ops, origin)).toEqual(runReal(p, ops, origin));
       }),
     );
-  });
+  }, SLOW);
 });

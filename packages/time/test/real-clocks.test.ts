@@ -5,6 +5,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Deadline, ManualClock, formatSpan, parseSpan } from "@tideward/time";
 
+// Well under a second each on an idle machine; the margin is for a loaded one.
+const SLOW = 20_000;
+
 const scales = [
   ["near 0", fc.double({ min: -1_000, max: 1_000, noNaN: true })],
   ["near performance.now()", fc.double({ min: 1e3, max: 1e7, noNaN: true })],
@@ -36,7 +39,7 @@ describe.each(scales)("at clocks %s", (_, start) => {
         expect(d.expired(d.end - Math.max(Math.abs(d.end) * 2 ** -52, 5e-324) * 2)).toBe(false);
       }),
     );
-  });
+  }, SLOW);
 
   it("a manual clock advanced by what remains reaches the deadline in one step, however small the rest", () => {
     fc.assert(
@@ -53,7 +56,7 @@ describe.each(scales)("at clocks %s", (_, start) => {
         expect(d.expired(clock.now())).toBe(true);
       }),
     );
-  });
+  }, SLOW);
 
   it("a manual clock moves to exactly the sum a caller computes", () => {
     fc.assert(
@@ -63,7 +66,7 @@ describe.each(scales)("at clocks %s", (_, start) => {
         expect(clock.now()).toBe(t0 + span);
       }),
     );
-  });
+  }, SLOW);
 
   it("formatSpan writes a reading on this clock so that parseSpan reads it back exactly", () => {
     fc.assert(
@@ -72,5 +75,5 @@ describe.each(scales)("at clocks %s", (_, start) => {
         expect(parseSpan(formatSpan(n))).toBe(n);
       }),
     );
-  });
+  }, SLOW);
 });

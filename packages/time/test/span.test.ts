@@ -111,7 +111,7 @@ describe("formatSpan", () => {
       }),
       { numRuns: 2_000 },
     );
-  });
+  }, 20_000);
 
   it("writes whole units, then the fewest decimals that read back", () => {
     fc.assert(

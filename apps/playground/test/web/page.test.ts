@@ -59,7 +59,8 @@ describe("the built page", () => {
 });
 
 describe.runIf(haveChromium())("the page in Chromium", () => {
-  const errors: string[] = [];
+  /** Console errors and uncaught exceptions of the page open in the current test. */
+  let errors: string[] = [];
 
   beforeAll(async () => {
     browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs, headless: true });
@@ -67,6 +68,7 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
 
   async function open(hash: string): Promise<Page> {
     if (browser === undefined || served === undefined) throw new Error("no browser or server");
+    errors = [];
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.on("console", (m) => {
       if (m.type() === "error") errors.push(`${hash}: ${m.text()}`);

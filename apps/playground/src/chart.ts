@@ -15,7 +15,7 @@ interface Drawn {
 const drawn = new WeakMap<HTMLElement, Drawn>();
 
 function shapeOf(chart: Chart): string {
-  return JSON.stringify([chart.kind, chart.x.label, chart.y, chart.series.map((s) => [s.label, s.side, s.color])]);
+  return JSON.stringify([chart.kind, chart.x.label, chart.y, chart.series.map((s) => [s.label, s.side, s.color, s.dash])]);
 }
 
 function data(chart: Chart): uPlot.AlignedData {
@@ -47,7 +47,7 @@ function options(chart: Chart, w: number): uPlot.Options {
         label: s.label,
         stroke: s.color ?? palette[i % palette.length],
         width: 2,
-        dash: s.side === "baseline" ? [6, 4] : undefined,
+        dash: s.side === "baseline" ? [6, 4] : s.dash === true ? [2, 3] : undefined,
         fill: bars === undefined ? undefined : `${s.color ?? palette[i % palette.length]}66`,
         paths: bars,
         points: { show: false },

@@ -58,6 +58,8 @@ export interface Series {
   readonly side?: "tideward" | "baseline";
   /** A CSS colour; the page picks one when left out. */
   readonly color?: string;
+  /** Drawn dashed: what is offered, or a limit, behind what the policies did. */
+  readonly dash?: boolean;
 }
 
 /** A chart: one x axis, a few series. */

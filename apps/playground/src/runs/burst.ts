@@ -13,24 +13,36 @@ export function burst(p: Params): Outcome {
   const sliding = new Sliding(quota, 1_000);
   const period = new Period(quota, 1_000, { align: p.align === "yes" });
   const rows: { label: string; cells: Figure[] }[] = [];
+  // The running totals, a point before and after every call, so the steps show each burst's shape.
   const xs: number[] = [];
-  const series = { bucket: [] as number[], sliding: [] as number[], period: [] as number[] };
+  const series = { offered: [] as number[], bucket: [] as number[], sliding: [] as number[], period: [] as number[] };
+  const total = { offered: 0, bucket: 0, sliding: 0, period: 0 };
+  const point = (now: number): void => {
+    xs.push(now / 1_000);
+    series.offered.push(total.offered);
+    series.bucket.push(total.bucket);
+    series.sliding.push(total.sliding);
+    series.period.push(total.period);
+  };
+  point(0);
   for (let k = 0; k < bursts; k++) {
     const boundary = Math.ceil((k * every) / 1_000 + 1) * 1_000;
     const start = boundary - before * spacing;
     let b = 0;
     let s = 0;
     let q = 0;
+    const totalBefore = { ...total };
     for (let i = 0; i < calls; i++) {
       const now = start + i * spacing;
       if (bucket.take(now)) b++;
       if (sliding.take(now)) s++;
       if (period.take(now) !== "over") q++;
+      total.offered++;
+      total.bucket = totalBefore.bucket + b;
+      total.sliding = totalBefore.sliding + s;
+      total.period = totalBefore.period + q;
+      point(now);
     }
-    xs.push(k);
-    series.bucket.push(b);
-    series.sliding.push(s);
-    series.period.push(q);
     const cell = (name: string, value: number): Figure => ({ id: `burst${k}.${name}`, label: `burst ${k}, ${name}`, value, unit: "", digits: 0, expr: `rows[${k}].${name}` });
     rows.push({ label: `burst ${k}`, cells: [cell("bucket", b), cell("sliding", s), cell("period", q)] });
   }
@@ -38,11 +50,11 @@ export function burst(p: Params): Outcome {
     charts: [
       {
         id: "admitted",
-        title: `Calls let through in each burst of ${calls}`,
-        kind: "bars",
-        x: { label: "burst", values: xs },
-        y: { label: "calls let through", min: 0 },
+        title: `Calls let through so far, bursts of ${calls} every ${every} ms`,
+        x: { label: "time (s)", values: xs },
+        y: { label: "calls", min: 0 },
         series: [
+          { label: "offered", values: series.offered, color: "#6b7280", dash: true },
           { label: "bucket", values: series.bucket },
           { label: "sliding", values: series.sliding },
           { label: "period", values: series.period },

@@ -28,3 +28,4 @@ export { breakerOutage } from "./scenarios/breaker-outage";
 export type { BreakerOutageParams } from "./scenarios/breaker-outage";
 export { knobArbitrary } from "./arbitrary";
 export type { FastCheckLike, KnobRecord } from "./arbitrary";
+export { toCsv, toJson } from "./export";

@@ -33,7 +33,10 @@ function options(chart: Chart, w: number): uPlot.Options {
     height: 260,
     scales: {
       x: { time: false },
-      y: { range: (_u, lo, hi) => [chart.y.min ?? Math.min(0, lo), chart.y.max ?? (hi > 0 ? hi * 1.05 : 1)] },
+      y:
+        chart.y.log === true
+          ? { distr: 3, log: 10 }
+          : { range: (_u, lo, hi) => [chart.y.min ?? Math.min(0, lo), chart.y.max ?? (hi > 0 ? hi * 1.05 : 1)] },
     },
     axes: [
       { label: chart.x.label, stroke: "#374151", grid: { stroke: "#e5e7eb" } },

@@ -93,7 +93,8 @@ function figureCell(f: Figure): HTMLElement {
 
 function show(next: Outcome, elapsed: number): void {
   outcome = next;
-  status.textContent = `Simulated ${describe(next.simulated.ms)} of traffic (${next.simulated.calls.toLocaleString("en-GB")} calls offered) in ${Math.max(1, Math.round(elapsed))} ms, in a worker.`;
+  const { runs, ms, calls } = next.simulated;
+  status.textContent = `Simulated ${runs === 1 ? "" : `${runs} runs of `}${describe(ms)} of traffic (${calls.toLocaleString("en-GB")} calls offered) in ${Math.max(1, Math.round(elapsed))} ms, in a worker.`;
   const seen = new Set<string>();
   for (const chart of next.charts) {
     seen.add(chart.id);

@@ -67,7 +67,8 @@ export interface Chart {
   readonly id: string;
   readonly title: string;
   readonly x: { readonly label: string; readonly values: readonly number[] };
-  readonly y: { readonly label: string; readonly min?: number; readonly max?: number };
+  /** The y axis: its label, fixed ends if any, and whether it is logarithmic (for latencies). */
+  readonly y: { readonly label: string; readonly min?: number; readonly max?: number; readonly log?: boolean };
   readonly series: readonly Series[];
   /** Lines by default; bars for a histogram. */
   readonly kind?: "line" | "bars";
@@ -95,10 +96,11 @@ export interface Table {
   readonly rows: readonly { readonly label: string; readonly cells: readonly Figure[] }[];
 }
 
-/** How "copy as test" replays the run: the imports and statements that define the variables figures refer to. */
+/**
+ * How "copy as test" replays the run: the statements that define the variables the figures'
+ * expressions read. The imports are worked out from the names they use.
+ */
 export interface Replay {
-  /** `import … from "…"` lines. */
-  readonly imports: readonly string[];
   /** Statements, in order, that rebuild the run. */
   readonly body: readonly string[];
 }
@@ -112,8 +114,8 @@ export interface Outcome {
   /** A sentence or two saying what the run shows, in terms of its figures. */
   readonly notes: readonly string[];
   readonly replay: Replay;
-  /** Simulated milliseconds and the events (calls offered) they held, for the status line. */
-  readonly simulated: { readonly ms: number; readonly calls: number };
+  /** What was simulated, for the status line: how many runs, how long each (ms), and the calls offered in all. */
+  readonly simulated: { readonly runs: number; readonly ms: number; readonly calls: number };
 }
 
 /**

@@ -1,5 +1,6 @@
 // "Copy as test": a vitest file that replays a run through @tideward/sim and asserts the
 // figures the page showed. Counts are asserted exactly, fractions to the decimals shown.
+import { importsFor } from "./code.ts";
 import { allFigures, formatValue } from "./model.ts";
 import type { Figure, Outcome, Scenario } from "./model.ts";
 
@@ -12,7 +13,9 @@ function assertion(f: Figure): string {
 
 /** The vitest source replaying `outcome` of `scenario`, linked from `hash` (the page's URL state). */
 export function toSnippet(scenario: Scenario, outcome: Outcome, hash: string): string {
-  const { imports, body } = outcome.replay;
+  const { body } = outcome.replay;
+  const figures = allFigures(outcome);
+  const imports = importsFor([...body, ...figures.map((f) => f.expr)]);
   return [
     `// ${scenario.title}, replayed from the tideward playground (${hash}).`,
     `import { expect, it } from "vitest";`,
@@ -20,7 +23,7 @@ export function toSnippet(scenario: Scenario, outcome: Outcome, hash: string): s
     ``,
     `it(${JSON.stringify(`${scenario.title}: the figures the playground showed`)}, () => {`,
     ...body.map((line) => `  ${line}`),
-    ...allFigures(outcome).map(assertion),
+    ...figures.map(assertion),
     `});`,
     ``,
   ].join("\n");

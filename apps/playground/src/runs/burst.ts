@@ -1,70 +1,72 @@
-// The seed's bursts through a bucket, a sliding window and a period.
-import { Bucket, Period, Sliding } from "@tideward/limiters";
+// The seed's run: bursts straddling a second boundary through a token bucket, a sliding window
+// and a period with the same quota a second, each in a simulation of its own on the same bursts.
+import { policy, simulate, traffic } from "@tideward/sim";
+import type { PolicySpec, SimulationOptions } from "@tideward/sim";
+import { call, lit } from "../code.ts";
+import type { Code } from "../code.ts";
 import type { Figure, Outcome, Params } from "../model.ts";
+import { figure, line, n, s, sumHelper, total } from "./common.ts";
+import type { Named } from "./common.ts";
+
+/** Buckets per burst in the recorded series: fine enough to draw a burst's shape. */
+const SLICES = 400;
 
 export function burst(p: Params): Outcome {
-  const calls = Number(p.calls);
-  const spacing = Number(p.spacing);
-  const every = Number(p.every);
-  const bursts = Number(p.bursts);
-  const quota = Number(p.quota);
-  const before = Math.round((calls * Number(p.before)) / 100);
-  const bucket = new Bucket(quota, { burst: Number(p.burst) });
-  const sliding = new Sliding(quota, 1_000);
-  const period = new Period(quota, 1_000, { align: p.align === "yes" });
+  const calls = n(p, "calls");
+  const spacing = n(p, "spacing");
+  const every = n(p, "every");
+  const bursts = n(p, "bursts");
+  const quota = n(p, "quota");
+  const before = Math.round((calls * n(p, "before")) / 100);
+  // The clock starts at the first burst, `before` calls ahead of a whole second, so the
+  // aligned period turns over inside it (the seed: 30 ms before 1 s, at 970 ms).
+  const lead = before * spacing;
+  const start = Math.max(1, Math.ceil(lead / 1_000)) * 1_000 - lead;
+  const step = every / SLICES;
+  const shared = lit({
+    start,
+    duration: bursts * every,
+    step,
+    traffic: call("traffic.bursts", traffic.bursts, { size: calls, spacing, every, count: bursts }),
+  });
+  const limiters: [name: string, label: string, spec: Code<PolicySpec>][] = [
+    ["bucket", "token bucket", call("policy.bucket", policy.bucket, quota, { burst: n(p, "burst") })],
+    ["sliding", "sliding window", call("policy.sliding", policy.sliding, quota, 1_000)],
+    ["period", `period${s(p, "align") === "yes" ? ", aligned" : ""}`, call("policy.period", policy.period, quota, 1_000, { align: s(p, "align") === "yes" })],
+  ];
+  const base: Omit<SimulationOptions, "policies" | "label"> = shared.value;
+  const runs: Named[] = limiters.map(([name, label, spec]) => ({ name, run: simulate({ ...base, label, policies: [spec.value] }) }));
   const rows: { label: string; cells: Figure[] }[] = [];
-  // The running totals, a point before and after every call, so the steps show each burst's shape.
-  const xs: number[] = [];
-  const series = { offered: [] as number[], bucket: [] as number[], sliding: [] as number[], period: [] as number[] };
-  const total = { offered: 0, bucket: 0, sliding: 0, period: 0 };
-  const point = (now: number): void => {
-    xs.push(now / 1_000);
-    series.offered.push(total.offered);
-    series.bucket.push(total.bucket);
-    series.sliding.push(total.sliding);
-    series.period.push(total.period);
-  };
-  point(0);
   for (let k = 0; k < bursts; k++) {
-    const boundary = Math.ceil((k * every) / 1_000 + 1) * 1_000;
-    const start = boundary - before * spacing;
-    let b = 0;
-    let s = 0;
-    let q = 0;
-    const totalBefore = { ...total };
-    for (let i = 0; i < calls; i++) {
-      const now = start + i * spacing;
-      if (bucket.take(now)) b++;
-      if (sliding.take(now)) s++;
-      if (period.take(now) !== "over") q++;
-      total.offered++;
-      total.bucket = totalBefore.bucket + b;
-      total.sliding = totalBefore.sliding + s;
-      total.period = totalBefore.period + q;
-      point(now);
-    }
-    const cell = (name: string, value: number): Figure => ({ id: `burst${k}.${name}`, label: `burst ${k}, ${name}`, value, unit: "", digits: 0, expr: `rows[${k}].${name}` });
-    rows.push({ label: `burst ${k}`, cells: [cell("bucket", b), cell("sliding", s), cell("period", q)] });
+    rows.push({ label: `burst ${k}`, cells: runs.map((r) => figure(`burst${k}.${r.name}`, `burst ${k}, ${r.name}: calls let through`, "", 0, total(r, "admitted", k * SLICES, (k + 1) * SLICES))) });
   }
+  // Running totals, so each burst shows as a step and its shape as the step's edge.
+  const running = (xs: readonly number[]): number[] => {
+    let sum = 0;
+    return xs.map((x) => (sum += x));
+  };
+  const first = runs[0];
+  const x = first.run.series.t.map((t) => (start + t + step) / 1_000);
+  const overlap = (calls - 1) * spacing >= every;
   return {
     charts: [
       {
         id: "admitted",
-        title: `Calls let through so far, bursts of ${calls} every ${every} ms`,
-        x: { label: "time (s)", values: xs },
+        title: `Calls let through so far: a burst of ${calls} every ${every} ms, quota ${quota} a second`,
+        x: { label: "time on the clock (s)", values: x },
         y: { label: "calls", min: 0 },
-        series: [
-          { label: "offered", values: series.offered, color: "#6b7280", dash: true },
-          { label: "bucket", values: series.bucket },
-          { label: "sliding", values: series.sliding },
-          { label: "period", values: series.period },
-        ],
+        series: [line("offered", running(first.run.series.offered), { color: "#6b7280", dash: true }), ...runs.map((r) => line(r.run.label, running(r.run.series.admitted)))],
       },
     ],
-    figures: [],
-    tables: [{ caption: `Calls let through of ${calls} offered in each burst, quota ${quota} a second`, columns: ["burst", "bucket", "sliding", "period"], rows }],
-    notes: [],
-    replay: { imports: [], body: [] },
-    simulated: { ms: bursts * every, calls: bursts * calls },
+    figures: runs.map((r) => figure(`${r.name}.admitted`, `${r.run.label}: calls let through in all`, "", 0, total(r, "admitted"))),
+    tables: [{ caption: `Calls let through of the ${calls} offered in each burst, quota ${quota} a second`, columns: ["burst", "bucket", "sliding", "period"], rows }],
+    notes: [
+      `Each burst starts ${lead.toFixed(1)} ms before a whole second on the clock. The bucket spends the burst it saved and then holds the rate; the sliding window refuses every call past ${quota} in any one-second stretch; the ${s(p, "align") === "yes" ? "aligned " : ""}period starts a fresh ${quota} when its second turns over.`,
+      ...(overlap ? [`A burst (${((calls - 1) * spacing).toFixed(1)} ms) is longer than the gap between bursts: each row counts the ${every} ms from a burst's start.`] : []),
+    ],
+    replay: {
+      body: [sumHelper, `const shared = ${shared.source};`, ...limiters.map(([name, label, spec]) => `const ${name} = simulate({ ...shared, label: ${JSON.stringify(label)}, policies: [${spec.source}] });`)],
+    },
+    simulated: { runs: runs.length, ms: bursts * every, calls: bursts * calls * runs.length },
   };
 }

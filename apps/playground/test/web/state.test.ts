@@ -80,8 +80,8 @@ describe("the CSV export", () => {
       figures: [{ id: "f", label: "refused", value: 0.25, unit: "%", digits: 2, expr: "x" }],
       tables: [{ caption: "t", columns: ["row", "col"], rows: [{ label: "r", cells: [{ id: "g", label: "g", value: 7, unit: "", digits: 0, expr: "y" }] }] }],
       notes: [],
-      replay: { imports: [], body: [] },
-      simulated: { ms: 1, calls: 1 },
+      replay: { body: [] },
+      simulated: { runs: 1, ms: 1, calls: 1 },
     };
     expect(toCsv(outcome).split("\n")).toEqual(["chart,series,x,value", '"calls, per second","a ""b""",0,3', '"calls, per second","a ""b""",1,', "figure,refused (%),,0.25", "figure,g,,7", ""]);
   });

@@ -83,6 +83,11 @@ export function percentOf(a: Measure, b: Measure): Measure {
   return { value: b.value === 0 ? 0 : (a.value / b.value) * 100, expr: `(${b.expr}) === 0 ? 0 : ((${a.expr}) / (${b.expr})) * 100` };
 }
 
+/** `a + b`. */
+export function plus(a: Measure, b: Measure): Measure {
+  return { value: a.value + b.value, expr: `(${a.expr}) + (${b.expr})` };
+}
+
 /** `a − b`. */
 export function minus(a: Measure, b: Measure): Measure {
   return { value: a.value - b.value, expr: `(${a.expr}) - (${b.expr})` };

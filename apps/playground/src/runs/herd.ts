@@ -94,7 +94,13 @@ export function herd(p: Params): Outcome {
     row("clients that gave up", "", 0, (r) => summary(r, "gaveUp"), "gaveUp"),
     row("the last client served by", "s", 2, lastServed, "last"),
   ];
-  const x = rigid.run.series.t.map((t) => t / 1_000);
+  // The charts end a little after the last attempt of any run shown; the load chart starts when
+  // the backend is back, since the first failures at 0 ms would dwarf what follows.
+  let end = 0;
+  for (const r of runs) r.run.series.attempts.forEach((a, i) => (end = a > 0 ? Math.max(end, i + 1) : end));
+  end = Math.min(rigid.run.series.t.length, Math.ceil(end * 1.05) + 1);
+  const cut = <T>(xs: readonly T[], from = 0): T[] => xs.slice(from, end);
+  const x = cut(rigid.run.series.t.map((t) => t / 1_000));
   const sides = (r: Named) => (r === rigid ? { side: "baseline" as const, color: "#c2410c" } : { side: "tideward" as const, color: "#0b6e99" });
   const shown = chosen === rigid ? [rigid] : [chosen, rigid];
   return {
@@ -105,14 +111,14 @@ export function herd(p: Params): Outcome {
         kind: "bars",
         x: { label: "time (s)", values: x },
         y: { label: `retries per ${bin} ms`, min: 0 },
-        series: shown.map((r) => line(`${r.run.label} jitter`, r.run.series.retries, sides(r))),
+        series: shown.map((r) => line(`${r.run.label} jitter`, cut(r.run.series.retries), sides(r))),
       },
       {
         id: "load",
-        title: "Load on the recovering backend (calls/s)",
-        x: { label: "time (s)", values: x },
+        title: "Load on the backend once it is back (calls/s)",
+        x: { label: "time (s)", values: x.slice(back) },
         y: { label: "calls/s", min: 0 },
-        series: [line("what it can serve", x.map(() => capacity), { color: "#6b7280", dash: true }), ...shown.map((r) => line(`${r.run.label} jitter`, perSecond(r.run, r.run.series.backendLoad), sides(r)))],
+        series: [line("what it can serve", x.slice(back).map(() => capacity), { color: "#6b7280", dash: true }), ...shown.map((r) => line(`${r.run.label} jitter`, cut(perSecond(r.run, r.run.series.backendLoad), back), sides(r)))],
       },
     ],
     figures: [figure("clients", "clients failing together", "", 0, summary(rigid, "calls"))],

@@ -6,7 +6,7 @@ import type { PolicySpec, SimulationOptions } from "@tideward/sim";
 import { call, lit, raw } from "../code.ts";
 import type { Code } from "../code.ts";
 import type { Figure, Outcome, Params } from "../model.ts";
-import { figure, line, minus, n, perSecond, refusedBy, seconds, stat, successPercent, summary } from "./common.ts";
+import { figure, line, minus, n, plus, perSecond, refusedBy, seconds, stat, successPercent, summary } from "./common.ts";
 import type { Measure, Named } from "./common.ts";
 
 const tenantKey = new QuotaKey("acme", "*", "chat");
@@ -49,12 +49,14 @@ export function quota(p: Params): Outcome {
   // One after another, a request the tenant or the model refused had spent one user request
   // unit before it; the rest is tokens. Atomically nothing is charged for a refusal at all.
   const wastedTokens = (r: Named): Measure => (r.name === "atomic" ? stat(r, 0, "wasted") : minus(minus(stat(r, 0, "wasted"), refusedBy(r, "quota/tenant")), refusedBy(r, "quota/model")));
+  const wastedRequests = (r: Named): Measure => (r.name === "atomic" ? stat(r, 0, "wasted") : plus(refusedBy(r, "quota/tenant"), refusedBy(r, "quota/model")));
   const rows = [
     row("requests admitted", "", 0, (r) => summary(r, "admitted"), "admitted"),
     row("refused by the user's budget", "", 0, (r) => refusedBy(r, "quota/user"), "refusedUser"),
     row("refused by the tenant's tokens", "", 0, (r) => refusedBy(r, "quota/tenant"), "refusedTenant"),
     row("refused by the model's tokens", "", 0, (r) => refusedBy(r, "quota/model"), "refusedModel"),
     row("tokens charged for refused requests", "tokens", 0, wastedTokens, "wastedTokens"),
+    row("user requests charged for refused requests", "", 0, wastedRequests, "wastedRequests"),
     row("requests that succeeded", "%", 2, successPercent, "success"),
   ];
   const x = seconds(at.run);
@@ -91,7 +93,7 @@ export function quota(p: Params): Outcome {
     figures: [figure("offered", "requests offered (the same to both)", "", 0, summary(at, "calls"))],
     tables: [{ caption: "Three budgets charged atomically, and one after another", columns: ["", "atomic", "one after another"], rows }],
     notes: [
-      `Charged one after another, a request the model's budget refuses has already spent the tenant's tokens: ${rows[4]?.cells[1]?.value} tokens went on requests that never ran, and the tenant's budget, drained by them, refused ${rows[2]?.cells[1]?.value} requests (${rows[2]?.cells[0]?.value} atomically). Atomically, a refused request costs nothing: ${rows[4]?.cells[0]?.value} tokens.`,
+      `Charged one after another, a request the model's budget refuses has already spent the tenant's tokens and a user request: ${rows[4]?.cells[1]?.value} tokens and ${rows[5]?.cells[1]?.value} user requests went on requests that never ran. Drained by them, the users' budgets refused ${rows[1]?.cells[1]?.value} requests and the tenant's ${rows[2]?.cells[1]?.value} (atomically: ${rows[1]?.cells[0]?.value} and ${rows[2]?.cells[0]?.value}), so ${rows[0]?.cells[1]?.value} requests were admitted where the atomic charge admitted ${rows[0]?.cells[0]?.value}. Atomically, a refused request costs nothing.`,
     ],
     replay: {
       body: [`const shared = ${shared.source};`, `const dimensions = ${dimensions.source};`, ...specs.map(([name, label, spec]) => `const ${name} = simulate({ ...shared, label: ${JSON.stringify(label)}, policies: [${spec.source}] });`)],

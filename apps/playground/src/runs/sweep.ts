@@ -14,6 +14,17 @@ const WORKERS = 10;
 const QUEUE = 100;
 const SERVICE = 20;
 
+/** What the sweep shows, read off its table: the point where retries cost the unprotected backend most. */
+function note(rows: readonly { cells: readonly Figure[] }[], labels: readonly string[]): string {
+  let worst = 0;
+  rows.forEach((r, i) => {
+    if ((r.cells[5]?.value ?? 0) > (rows[worst]?.cells[5]?.value ?? 0)) worst = i;
+  });
+  const c = rows[worst]?.cells.map((f) => f.value) ?? [];
+  const [twSuccess, plSuccess, twLoad, plLoad, twAmp, plAmp] = c.map((v, i) => v.toFixed(i >= 4 ? 2 : 1));
+  return `At ${labels[worst]}, clients with no breaker retry every failure: each call costs the backend ${plAmp} calls (${plLoad} calls/s) and ${plSuccess} % of calls succeed. Through tideward's breaker it is ${twAmp} calls a call (${twLoad} calls/s), and ${twSuccess} % succeed: the breaker spares the backend what the retries would have cost, and refuses calls that a retry might have carried.`;
+}
+
 export function sweep(p: Params): Outcome {
   const knob = s(p, "knob") === "clients" ? "clients" : "failure";
   const points = n(p, "points");
@@ -78,11 +89,7 @@ export function sweep(p: Params): Outcome {
         rows,
       },
     ],
-    notes: [
-      knob === "failure"
-        ? "As the backend fails more, clients without a breaker retry every failure and multiply the load on it; tideward's breaker refuses a growing share at the client, so amplification falls back towards one call per call."
-        : "As clients are added the backend fills (ten workers, a queue of a hundred); a full queue fails calls at once and the clients' retries pile on. tideward's breaker reads those failures and sheds at the client.",
-    ],
+    notes: [note(rows, values.map(shown))],
     replay: {
       body: [
         `const values = ${lit(values).source};`,

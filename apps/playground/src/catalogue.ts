@@ -96,9 +96,10 @@ export const burstScenario: Scenario = {
     range("traffic", "every", "Between bursts", 100, 10_000, 100, 2_000, "ms"),
     range("traffic", "bursts", "Bursts", 1, 20, 1, 4, "bursts"),
     range("traffic", "before", "Share of a burst before the second turns over", 0, 100, 5, 50, "%"),
-    range("quotas", "quota", "Quota", 1, 200, 1, 20, "calls/s"),
+    range("quotas", "quota", "Quota: calls a window", 1, 200, 1, 20, "calls"),
+    range("quotas", "window", "Window: the sliding window's and the period's length", 100, 10_000, 100, 1_000, "ms", "The bucket refills the quota over the same length."),
     range("quotas", "burst", "Bucket burst", 1, 200, 1, 20, "tokens", "The most the bucket holds; the seed's is the quota."),
-    choice("quotas", "align", "Period opens", [["yes", "on whole seconds (align)"], ["no", "at the first call after the last period"]], "yes"),
+    choice("quotas", "align", "Period opens", [["yes", "on multiples of the window (align)"], ["no", "at the first call after the last period"]], "yes"),
   ],
 };
 
@@ -109,6 +110,7 @@ export const herdScenario: Scenario = {
     "Many clients fail together when the backend goes down, and retry with each of the five jitters. A histogram of when the retries land, and the load they put on the backend as it recovers; rigid (no jitter) is the baseline.",
   knobs: [
     range("clients", "clients", "Clients failing together", 10, 10_000, 10, 1_000, "clients"),
+    range("clients", "within", "Their first calls spread over", 0, 1_000, 10, 0, "ms", "0: every client calls at the same instant."),
     range("backend", "recovery", "Backend back after", 0, 10_000, 100, 2_000, "ms"),
     range("backend", "capacity", "Backend serves at most", 10, 10_000, 10, 500, "calls/s", "Calls above this in a 100 ms slot fail and retry again."),
     range("backoff", "base", "base: first wait", 10, 2_000, 10, 100, "ms"),

@@ -10,6 +10,8 @@ interface Drawn {
   plot: uPlot;
   /** What the chart's structure was when it was built: another structure rebuilds it. */
   shape: string;
+  /** Each series' label and colour, for the PNG's legend. */
+  legend: { label: string; color: string }[];
 }
 
 const drawn = new WeakMap<HTMLElement, Drawn>();
@@ -71,7 +73,7 @@ export function draw(host: HTMLElement, chart: Chart): uPlot {
   old?.plot.destroy();
   host.replaceChildren();
   const plot = new uPlot(options(chart, width(host)), data(chart), host);
-  drawn.set(host, { plot, shape });
+  drawn.set(host, { plot, shape, legend: chart.series.map((s, i) => ({ label: s.label, color: s.color ?? palette[i % palette.length] ?? "#374151" })) });
   return plot;
 }
 
@@ -83,13 +85,18 @@ export function refit(hosts: Iterable<HTMLElement>): void {
   }
 }
 
-/** The plots' canvases stacked into one PNG, each under its title, on a white ground. */
-export function toPng(items: readonly { title: string; plot: uPlot }[], heading: string): Promise<Blob | null> {
+/** The plots' canvases stacked into one PNG, each under its title and over its legend, on a white ground. */
+export function toPng(charts: readonly { title: string; host: HTMLElement }[], heading: string): Promise<Blob | null> {
+  const items = charts.flatMap((c) => {
+    const d = drawn.get(c.host);
+    return d === undefined ? [] : [{ title: c.title, plot: d.plot, legend: d.legend }];
+  });
   const ratio = window.devicePixelRatio || 1;
   const gap = Math.round(28 * ratio);
+  const legend = Math.round(22 * ratio);
   const canvases = items.map((i) => i.plot.ctx.canvas);
   const w = Math.max(...canvases.map((c) => c.width), 1);
-  const h = canvases.reduce((sum, c) => sum + c.height + gap, gap);
+  const h = canvases.reduce((sum, c) => sum + gap + c.height + legend, gap);
   const out = document.createElement("canvas");
   out.width = w;
   out.height = h;
@@ -103,10 +110,23 @@ export function toPng(items: readonly { title: string; plot: uPlot }[], heading:
   let y = gap;
   items.forEach((item, i) => {
     const c = canvases[i];
+    ctx.fillStyle = "#111827";
     ctx.font = `${Math.round(13 * ratio)}px system-ui, sans-serif`;
     ctx.fillText(item.title, 8 * ratio, y + 16 * ratio);
-    ctx.drawImage(c, 0, y + gap - 4 * ratio);
-    y += c.height + gap;
+    y += gap;
+    ctx.drawImage(c, 0, y);
+    y += c.height;
+    // The legend, as the page shows it under the plot: a swatch and a label per series.
+    let x = 8 * ratio;
+    ctx.font = `${Math.round(12 * ratio)}px system-ui, sans-serif`;
+    for (const { label, color } of item.legend) {
+      ctx.fillStyle = color;
+      ctx.fillRect(x, y + 6 * ratio, 12 * ratio, 4 * ratio);
+      ctx.fillStyle = "#111827";
+      ctx.fillText(label, x + 16 * ratio, y + 12 * ratio);
+      x += 16 * ratio + ctx.measureText(label).width + 14 * ratio;
+    }
+    y += legend;
   });
   return new Promise((resolve) => out.toBlob(resolve, "image/png"));
 }

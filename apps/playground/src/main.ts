@@ -239,7 +239,7 @@ must<HTMLButtonElement>("#export-csv").addEventListener("click", () => {
   if (outcome !== undefined) download(`tideward-${scenario.id}.csv`, new Blob([toCsv(outcome)], { type: "text/csv" }));
 });
 must<HTMLButtonElement>("#export-png").addEventListener("click", () => {
-  const items = [...plots.values()].map((p) => ({ title: p.title, plot: p.plot }));
+  const items = [...plots.values()].map((p) => ({ title: p.title, host: p.host }));
   void toPng(items, `${scenario.title} — tideward playground`).then((blob) => {
     if (blob !== null) download(`tideward-${scenario.id}.png`, blob);
   });

@@ -17,11 +17,12 @@ export function burst(p: Params): Outcome {
   const every = n(p, "every");
   const bursts = n(p, "bursts");
   const quota = n(p, "quota");
+  const window = n(p, "window");
   const before = Math.round((calls * n(p, "before")) / 100);
-  // The clock starts at the first burst, `before` calls ahead of a whole second, so the
-  // aligned period turns over inside it (the seed: 30 ms before 1 s, at 970 ms).
+  // The clock starts at the first burst, `before` calls ahead of a whole window, so the aligned
+  // period turns over inside it (the seed: 30 ms before 1 s, at 970 ms).
   const lead = before * spacing;
-  const start = Math.max(1, Math.ceil(lead / 1_000)) * 1_000 - lead;
+  const start = Math.max(1, Math.ceil(lead / window)) * window - lead;
   const step = every / SLICES;
   const shared = lit({
     start,
@@ -30,9 +31,9 @@ export function burst(p: Params): Outcome {
     traffic: call("traffic.bursts", traffic.bursts, { size: calls, spacing, every, count: bursts }),
   });
   const limiters: [name: string, label: string, spec: Code<PolicySpec>][] = [
-    ["bucket", "token bucket", call("policy.bucket", policy.bucket, quota, { burst: n(p, "burst") })],
-    ["sliding", "sliding window", call("policy.sliding", policy.sliding, quota, 1_000)],
-    ["period", `period${s(p, "align") === "yes" ? ", aligned" : ""}`, call("policy.period", policy.period, quota, 1_000, { align: s(p, "align") === "yes" })],
+    ["bucket", "token bucket", call("policy.bucket", policy.bucket, (quota * 1_000) / window, { burst: n(p, "burst") })],
+    ["sliding", "sliding window", call("policy.sliding", policy.sliding, quota, window)],
+    ["period", `period${s(p, "align") === "yes" ? ", aligned" : ""}`, call("policy.period", policy.period, quota, window, { align: s(p, "align") === "yes" })],
   ];
   const base: Omit<SimulationOptions, "policies" | "label"> = shared.value;
   const runs: Named[] = limiters.map(([name, label, spec]) => ({ name, run: simulate({ ...base, label, policies: [spec.value] }) }));
@@ -52,16 +53,16 @@ export function burst(p: Params): Outcome {
     charts: [
       {
         id: "admitted",
-        title: `Calls let through so far: a burst of ${calls} every ${every} ms, quota ${quota} a second`,
+        title: `Calls let through so far: a burst of ${calls} every ${every} ms, quota ${quota} every ${window} ms`,
         x: { label: "time on the clock (s)", values: x },
         y: { label: "calls", min: 0 },
         series: [line("offered", running(first.run.series.offered), { color: "#6b7280", dash: true }), ...runs.map((r) => line(r.run.label, running(r.run.series.admitted)))],
       },
     ],
     figures: runs.map((r) => figure(`${r.name}.admitted`, `${r.run.label}: calls let through in all`, "", 0, total(r, "admitted"))),
-    tables: [{ caption: `Calls let through of the ${calls} offered in each burst, quota ${quota} a second`, columns: ["burst", "bucket", "sliding", "period"], rows }],
+    tables: [{ caption: `Calls let through of the ${calls} offered in each burst, quota ${quota} ${window === 1_000 ? "a second" : `every ${window} ms`}`, columns: ["burst", "bucket", "sliding", "period"], rows }],
     notes: [
-      `Each burst starts ${lead.toFixed(1)} ms before a whole second on the clock. The bucket spends the burst it saved and then holds the rate; the sliding window refuses every call past ${quota} in any one-second stretch; the ${s(p, "align") === "yes" ? "aligned " : ""}period starts a fresh ${quota} when its second turns over.`,
+      `Each burst starts ${lead.toFixed(1)} ms before a whole window on the clock. The bucket spends the burst it saved and then holds the rate; the sliding window refuses every call past ${quota} in any ${window} ms stretch; the ${s(p, "align") === "yes" ? "aligned " : ""}period starts a fresh ${quota} when its window turns over.`,
       ...(overlap ? [`A burst (${((calls - 1) * spacing).toFixed(1)} ms) is longer than the gap between bursts: each row counts the ${every} ms from a burst's start.`] : []),
     ],
     replay: {

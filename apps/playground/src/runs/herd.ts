@@ -62,12 +62,12 @@ export function herd(p: Params): Outcome {
     longest += Math.max(Math.min(3 * ceiling, cap), ceiling * (1 + f));
   }
   const bin = n(p, "bin");
-  const duration = Math.ceil((recovery + longest + attempts * SERVICE + 1_000) / bin) * bin;
+  const duration = Math.ceil((n(p, "within") + recovery + longest + attempts * SERVICE + 1_000) / bin) * bin;
   const shared = lit({
     seed: n(p, "seed"),
     duration,
     step: bin,
-    traffic: call("traffic.herd", traffic.herd, { clients }),
+    traffic: call("traffic.herd", traffic.herd, { clients, spread: n(p, "within") }),
     backend: {
       latency: call("latency.fixed", latency.fixed, SERVICE),
       failures: call("failures.schedule", failures.schedule, [{ from: 0, to: recovery, rate: 1 }]),

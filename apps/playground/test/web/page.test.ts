@@ -124,6 +124,37 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
     expect(errors).toEqual([]);
   });
 
+  it("exports the run as CSV (every plotted point and figure) and the charts as one PNG", { timeout: 60_000 }, async () => {
+    const page = await open("#burst");
+    const save = async (button: string): Promise<Buffer> => {
+      const [download] = await Promise.all([page.waitForEvent("download"), page.click(button)]);
+      const path = join(artefacts, "downloads", download.suggestedFilename());
+      await download.saveAs(path);
+      return readFileSync(path);
+    };
+    const csv = (await save("#export-csv")).toString("utf8").trimEnd().split("\n");
+    expect(csv[0]).toBe("chart,series,x,value");
+    // The figure rows carry the values the page shows, in its order.
+    const shown = await page.$$eval("[data-figure]", (cells) => cells.map((c) => Number((c as HTMLElement).dataset.value)));
+    const figureRows = csv.filter((r) => r.startsWith("figure,"));
+    expect(figureRows.map((r) => Number(r.split(",").at(-1)))).toEqual(shown);
+    expect(figureRows.filter((r) => r.includes("burst 0, period"))).toEqual(['figure,"burst 0, period: calls let through",,40']);
+    // Every plotted point: four series (offered and the three limiters) over the chart's x values.
+    const points = csv.length - 1 - figureRows.length;
+    expect(points % 4).toBe(0);
+    expect(points).toBeGreaterThan(4 * 100);
+
+    const png = await save("#export-png");
+    expect(png.subarray(0, 8).toString("hex")).toBe("89504e470d0a1a0a");
+    const width = png.readUInt32BE(16);
+    const height = png.readUInt32BE(20);
+    const canvas = await page.$eval(".plot canvas", (c) => ({ width: (c as HTMLCanvasElement).width, height: (c as HTMLCanvasElement).height }));
+    expect(width).toBe(canvas.width);
+    expect(height).toBeGreaterThan(canvas.height);
+    await page.close();
+    expect(errors).toEqual([]);
+  });
+
   const moved: Record<string, { hash: string; figures: Record<string, string>; snippet: string }> = {};
 
   it.each(scenarios.map((s) => [s.id] as const))("%s: moving a knob from the keyboard changes the figures, and the URL says so", { timeout: 60_000 }, async (id) => {

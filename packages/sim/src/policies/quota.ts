@@ -68,7 +68,8 @@ const TRUE = true;
  * `@tideward/quota-engine` as a policy: each call charged against one or more dimensions of a
  * `QuotaStore` (the in-process `QuotaEngine` by default), atomically or one after another, with
  * the faults of a shared store modelled around it. Reports `wasted` (units charged for calls
- * then refused), `lost` (commits whose answer never reached the caller), `errors` and `fallbacks`.
+ * then refused; `wasted:<label>` per dimension), `lost` (commits whose answer never reached the
+ * caller), `errors` and `fallbacks`.
  *
  * @example
  * policy.quota({
@@ -124,6 +125,7 @@ class QuotaAdapter implements Adapter {
   readonly #keys: (QuotaKey[] | undefined)[] = [];
   readonly #charges: ({ key: QuotaKey; limit: string; cost: number; kind: ChargeKind }[] | undefined)[] = [];
   #wasted = 0;
+  readonly #wastedBy: Float64Array;
   #lost = 0;
   #errors = 0;
   #fallbacks = 0;
@@ -132,6 +134,7 @@ class QuotaAdapter implements Adapter {
     this.name = name;
     this.reason = name;
     this.#dims = dims;
+    this.#wastedBy = new Float64Array(dims.length);
     this.#atomic = mode === "atomic" || dims.length === 1;
     this.#faults = faults;
     this.#onError = onError;
@@ -190,7 +193,7 @@ class QuotaAdapter implements Adapter {
       if (admitted) this.#lost++;
       this.delay = faults.timeout;
       const answer = this.#error(instance, keys, key, t, units, "store-timeout");
-      if (admitted && answer === undefined) this.#wasted += this.#weight(units);
+      if (admitted && answer === undefined) this.#waste(this.#dims.length, units);
       return answer;
     }
     this.delay = latency;
@@ -208,11 +211,13 @@ class QuotaAdapter implements Adapter {
     return undefined;
   }
 
-  /** What a call charges in all, summed over dimensions. */
-  #weight(units: number): number {
-    let w = 0;
-    for (const d of this.#dims) w += d.cost ? units : 1;
-    return w;
+  /** Counts the charges of the first `n` dimensions as made for a call that was then refused. */
+  #waste(n: number, units: number): void {
+    for (let i = 0; i < n; i++) {
+      const c = this.#dims[i].cost ? units : 1;
+      this.#wastedBy[i] += c;
+      this.#wasted += c;
+    }
   }
 
   /** Charges `keys` at `t` on `store`; sets `reason` on a refusal. */
@@ -238,17 +243,14 @@ class QuotaAdapter implements Adapter {
       this.reason = dims[report.failedIndex >= 0 ? report.failedIndex : 0].reason;
       return false;
     }
-    let charged = 0;
     for (let i = 0; i < dims.length; i++) {
       const d = dims[i];
-      const c = d.cost ? units : 1;
-      const decision = sync(check1(store, d.kind, keys[i], d.spec.name, t, c));
+      const decision = sync(check1(store, d.kind, keys[i], d.spec.name, t, d.cost ? units : 1));
       if (!decision.allowed) {
-        this.#wasted += charged;
+        this.#waste(i, units);
         this.reason = d.reason;
         return false;
       }
-      charged += c;
     }
     return true;
   }
@@ -256,7 +258,9 @@ class QuotaAdapter implements Adapter {
   settle(): void {}
 
   stats(): Record<string, number> {
-    return { wasted: this.#wasted, lost: this.#lost, errors: this.#errors, fallbacks: this.#fallbacks };
+    const out: Record<string, number> = { wasted: this.#wasted, lost: this.#lost, errors: this.#errors, fallbacks: this.#fallbacks };
+    this.#dims.forEach((d, i) => (out[`wasted:${d.reason.slice(this.name.length + 1)}`] = this.#wastedBy[i]));
+    return out;
   }
 }
 

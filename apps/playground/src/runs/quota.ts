@@ -6,7 +6,7 @@ import type { PolicySpec, SimulationOptions } from "@tideward/sim";
 import { call, lit, raw } from "../code.ts";
 import type { Code } from "../code.ts";
 import type { Figure, Outcome, Params } from "../model.ts";
-import { figure, line, minus, n, plus, perSecond, refusedBy, seconds, stat, successPercent, summary } from "./common.ts";
+import { figure, line, n, plus, perSecond, refusedBy, seconds, stat, successPercent, summary } from "./common.ts";
 import type { Measure, Named } from "./common.ts";
 
 const tenantKey = new QuotaKey("acme", "*", "chat");
@@ -45,11 +45,10 @@ export function quota(p: Params): Outcome {
     label: unit === "" ? label : `${label} (${unit})`,
     cells: runs.map((r) => figure(`${r.name}.${key}`, `${r.run.label}: ${label}`, unit, digits, m(r))),
   });
-  // Charged for nothing: the policy's `wasted` sums every unit charged for a refused request.
-  // One after another, a request the tenant or the model refused had spent one user request
-  // unit before it; the rest is tokens. Atomically nothing is charged for a refusal at all.
-  const wastedTokens = (r: Named): Measure => (r.name === "atomic" ? stat(r, 0, "wasted") : minus(minus(stat(r, 0, "wasted"), refusedBy(r, "quota/tenant")), refusedBy(r, "quota/model")));
-  const wastedRequests = (r: Named): Measure => (r.name === "atomic" ? stat(r, 0, "wasted") : plus(refusedBy(r, "quota/tenant"), refusedBy(r, "quota/model")));
+  // Charged for nothing: the units each dimension charged for requests then refused (only one
+  // after another; an atomic set charges nothing for a refusal).
+  const wastedTokens = (r: Named): Measure => plus(stat(r, 0, "wasted:tenant"), stat(r, 0, "wasted:model"));
+  const wastedRequests = (r: Named): Measure => stat(r, 0, "wasted:user");
   const rows = [
     row("requests admitted", "", 0, (r) => summary(r, "admitted"), "admitted"),
     row("refused by the user's budget", "", 0, (r) => refusedBy(r, "quota/user"), "refusedUser"),

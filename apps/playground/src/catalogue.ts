@@ -136,7 +136,7 @@ export const quotaScenario: Scenario = {
     range("traffic", "tokensMin", "Tokens a request, from", 10, 10_000, 10, 200, "tokens"),
     range("traffic", "tokensMax", "Tokens a request, to", 10, 20_000, 10, 2_000, "tokens"),
     range("user requests", "userCapacity", "Burst", 1, 100, 1, 5, "requests"),
-    range("user requests", "userRefill", "Refill", 0.1, 50, 0.1, 2, "requests/s"),
+    range("user requests", "userRefill", "Refill", 1, 50, 1, 2, "requests/s"),
     range("tenant tokens", "tenantCapacity", "Burst", 1_000, 200_000, 1_000, 20_000, "tokens"),
     range("tenant tokens", "tenantRefill", "Refill", 100, 50_000, 100, 4_000, "tokens/s"),
     range("model tokens", "modelCapacity", "Burst", 1_000, 200_000, 1_000, 12_000, "tokens"),

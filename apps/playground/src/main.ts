@@ -87,8 +87,9 @@ function describe(ms: number): string {
   return `${(ms / 1_000).toFixed(ms % 1_000 === 0 ? 0 : 1)} s`;
 }
 
-function figureCell(f: Figure): HTMLElement {
-  return el("td", { "data-figure": f.id, "data-value": String(f.value), title: f.label }, formatValue(f), f.unit === "" ? "" : ` ${f.unit}`);
+/** A figure's cell; in a table the unit is in the row's or the column's heading, so the cell shows the number alone. */
+function figureCell(f: Figure, unit = true): HTMLElement {
+  return el("td", { "data-figure": f.id, "data-value": String(f.value), title: f.label }, formatValue(f), unit && f.unit !== "" ? ` ${f.unit}` : "");
 }
 
 function show(next: Outcome, elapsed: number): void {
@@ -123,13 +124,13 @@ function show(next: Outcome, elapsed: number): void {
   figures.replaceChildren();
   if (next.figures.length > 0) {
     const body = el("tbody");
-    for (const f of next.figures) body.append(el("tr", {}, el("th", { scope: "row" }, f.label), figureCell(f)));
-    figures.append(el("table", { class: "figures" }, el("caption", {}, "Figures of this run"), body));
+    for (const f of next.figures) body.append(el("tr", {}, el("th", { scope: "row" }, f.label), figureCell(f, true)));
+    figures.append(el("div", { class: "scroll" }, el("table", { class: "figures" }, el("caption", {}, "Figures of this run"), body)));
   }
   for (const t of next.tables) {
     const head = el("tr", {}, ...t.columns.map((c) => el("th", { scope: "col" }, c)));
-    const body = el("tbody", {}, ...t.rows.map((r) => el("tr", {}, el("th", { scope: "row" }, r.label), ...r.cells.map(figureCell))));
-    figures.append(el("table", { class: "figures" }, el("caption", {}, t.caption), el("thead", {}, head), body));
+    const body = el("tbody", {}, ...t.rows.map((r) => el("tr", {}, el("th", { scope: "row" }, r.label), ...r.cells.map((f) => figureCell(f, false)))));
+    figures.append(el("div", { class: "scroll" }, el("table", { class: "figures" }, el("caption", {}, t.caption), el("thead", {}, head), body)));
   }
   must<HTMLElement>("#notes").replaceChildren(...next.notes.map((n) => el("p", {}, n)));
   snippet.value = toSnippet(scenario, next, location.hash);

@@ -77,6 +77,7 @@ export class Backend {
   readonly #workers: number;
   readonly #room: number;
   readonly #tau: number;
+  readonly #fails: boolean;
   // Waiting attempts, a ring of slots, and each one's outcome decided on arrival.
   #ring = new Int32Array(64);
   #head = 0;
@@ -98,6 +99,7 @@ export class Backend {
     this.#room = spec.queue;
     this.#tau = spec.cpuSmoothing;
     this.#cpuAt = start;
+    this.#fails = spec.failures.base > 0 || spec.failures.windows.some((w) => w.rate > 0);
   }
 
   /** Calls waiting for a worker. */
@@ -115,7 +117,8 @@ export class Backend {
    * at once and nothing is scheduled.
    */
   accept(slot: number, now: number): boolean {
-    const ok = this.#random() >= this.spec.failures.rate(now - this.#start);
+    // A backend that never fails draws nothing for it.
+    const ok = this.#fails ? this.#random() >= this.spec.failures.rate(now - this.#start) : true;
     if (slot >= this.#outcome.length) this.#outcome = grow8(this.#outcome, slot + 1);
     this.#outcome[slot] = ok ? 1 : 0;
     if (!this.#limited) {

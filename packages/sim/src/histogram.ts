@@ -44,7 +44,11 @@ export class Histogram {
   max = 0;
 
   add(x: number): void {
-    const i = binOf(x);
+    this.addTo(binOf(x), x);
+  }
+
+  /** Adds `x`, whose bin (from {@link binOf}) is `i`. */
+  addTo(i: number, x: number): void {
     this.#counts[i]++;
     if (i < this.#lo) this.#lo = i;
     if (i > this.#hi) this.#hi = i;

@@ -11,9 +11,9 @@ export interface KeyModel {
   /** What it is, for reports: `"zipf(10000 keys, s 1.1)"`. */
   readonly label: string;
   /** The text of key `i`, as a log or a quota would see it. */
-  name(i: number): string;
+  readonly name: (i: number) => string;
   /** One key, drawn with `random`. */
-  pick(random: Random): number;
+  readonly pick: (random: Random) => number;
 }
 
 function namer(prefix: string): (i: number) => string {

@@ -11,9 +11,9 @@ export interface PolicyContext {
   /** How many keys the traffic has (keys are numbered from 0). */
   readonly keys: number;
   /** The text of key `i`, as a log or a quota would see it. */
-  keyName(i: number): string;
+  readonly keyName: (i: number) => string;
   /** The backend's CPU use at `now` (ms), in thousandths (0–1000): what a shedder reads. */
-  cpu(now: number): number;
+  readonly cpu: (now: number) => number;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { TraceHash } from "./hash";
-import { Histogram } from "./histogram";
+import { Histogram, binOf } from "./histogram";
 import type { KeyTotals, LatencySummary, Series, Summary } from "./result";
 
 /** The levels the recorder averages over time. */
@@ -18,7 +18,6 @@ const H_ADMIT = 1;
 const H_SUCCESS = 2;
 const H_FAIL = 3;
 const H_TIMEOUT = 4;
-const H_DONE = 5;
 const H_GAVE_UP = 6;
 const H_REFUSE = 16;
 
@@ -203,8 +202,9 @@ export class Recorder {
     const b = this.#at(t);
     this.succeeded[b]++;
     this.totals[6]++;
-    if (b < this.buckets) this.#bucketLatency.add(latency);
-    this.latency.add(latency);
+    const bin = binOf(latency);
+    if (b < this.buckets) this.#bucketLatency.addTo(bin, latency);
+    this.latency.addTo(bin, latency);
     this.hash.add(t, H_SUCCESS, key);
   }
 
@@ -229,8 +229,9 @@ export class Recorder {
     } else {
       this.gaveUp[b]++;
       this.totals[10]++;
+      // Giving up is folded in; a success already was, as the attempt's.
+      this.hash.add(t, H_GAVE_UP, key);
     }
-    this.hash.add(t, ok ? H_DONE : H_GAVE_UP, key);
   }
 
   /** Closes every bucket left (the series' end is `start + buckets · step`). */

@@ -15,7 +15,7 @@ export function num(x: number | null, digits = 0): string {
 /** A table as aligned plain text: the first column left-aligned, the rest right-aligned. */
 export function textTable(table: Table): string {
   const cells = [table.columns.map(String), ...table.rows.map((r) => r.map(String))];
-  const widths = table.columns.map((_, j) => Math.max(...cells.map((r) => (r[j] ?? "").length)));
+  const widths = table.columns.map((_, j) => cells.reduce((w, r) => Math.max(w, (r[j] ?? "").length), 0));
   const line = (r: readonly string[]): string =>
     r
       .map((c, j) => (j === 0 ? c.padEnd(widths[j]) : c.padStart(widths[j])))

@@ -248,7 +248,8 @@ export function sweep(scenario: Scenario, knob: string, options: SweepOptions = 
   const to = check.between(o.to ?? k.max, k.min, k.max, `sweep to (${knob})`);
   const steps = check.integer(o.steps ?? 11, "sweep steps", 2);
   const values = Array.from({ length: steps }, (_, i) => {
-    const v = from + ((to - from) * i) / (steps - 1);
+    // Rounded to twelve digits, so 0.8 · 3/4 reads 0.6 and not 0.6000000000000001.
+    const v = Number((from + ((to - from) * i) / (steps - 1)).toPrecision(12));
     return k.kind === "integer" ? Math.round(v) : v;
   });
   const base = scenario.resolve(o.params);

@@ -111,6 +111,8 @@ class Run {
   readonly #traffic: Traffic;
   readonly #arrivals: Arrivals;
   readonly #backend: Backend;
+  // Whether the backend has a capacity model: only then are its busy workers and queue levels.
+  readonly #limited: boolean;
   readonly #rec: Recorder;
   readonly #adapters: Adapter[];
   readonly #client: Adapter[] = [];
@@ -176,6 +178,7 @@ class Run {
     this.#end = this.#start + this.#duration;
     const spec = backendSpec(o.backend);
     this.#backend = new Backend(spec, this.sim.random("backend"), this.#start, (time, slot) => this.sim.at(time, this.#onService, slot));
+    this.#limited = spec.workers !== Infinity;
     const keys = traffic.keys;
     const cpu = (now: number): number => this.#backend.cpu(now);
     this.#rec = new Recorder(this.#start, this.#duration, step, o.perKey === true ? keys.count : 0, cpu);
@@ -451,15 +454,19 @@ class Run {
       this.#serverDone(a, now, false);
       return;
     }
-    this.#rec.gauge(BUSY, backend.busy, now);
-    this.#rec.gauge(QUEUE, backend.queued, now);
+    if (this.#limited) {
+      this.#rec.gauge(BUSY, backend.busy, now);
+      this.#rec.gauge(QUEUE, backend.queued, now);
+    }
   }
 
   readonly #onService = (now: number, a: number): void => {
     const backend = this.#backend;
     backend.finish(now);
-    this.#rec.gauge(BUSY, backend.busy, now);
-    this.#rec.gauge(QUEUE, backend.queued, now);
+    if (this.#limited) {
+      this.#rec.gauge(BUSY, backend.busy, now);
+      this.#rec.gauge(QUEUE, backend.queued, now);
+    }
     this.#serverDone(a, now, backend.outcome(a));
   };
 

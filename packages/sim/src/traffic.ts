@@ -33,7 +33,7 @@ export interface KeyTable {
   /** How many keys. */
   readonly count: number;
   /** The text of key `i`. */
-  name(i: number): string;
+  readonly name: (i: number) => string;
 }
 
 /**

@@ -20,6 +20,13 @@ describe.each(STARTS)("breaker under an outage (start %s)", (start) => {
     expect(f["tideward.reachedDuringOutage"]).toBeGreaterThan(f["classic.reachedDuringOutage"]);
   });
 
+  it("what tideward lets through comes in the outage's first seconds, then about a probe a second", () => {
+    const s = r.runs[0].series;
+    const during = (from: number, to: number) => s.backendLoad.slice(from, to).reduce((a, b) => a + b, 0);
+    expect(during(60, 70)).toBeGreaterThan(0.8 * during(60, 120));
+    expect(during(80, 120)).toBeLessThanOrEqual(2 * 40);
+  });
+
   it("after the outage, tideward's refusals fade over about a window; the classic breaker waits for a probe", () => {
     // The window is ten seconds: within about two of them tideward's calls succeed again.
     expect(f["tideward.recoverySeconds"]).toBeGreaterThan(0);

@@ -138,7 +138,8 @@ export function format(r: ReplayReport, top = 20): string {
   if (r.skippedCount > 0) lines.push(`${r.skippedCount} line${r.skippedCount === 1 ? "" : "s"} skipped (line ${r.skipped[0].line}: ${r.skipped[0].reason})`);
   const shown = top === 0 ? r.perKey : r.perKey.slice(0, top);
   const rows = [["key", "requests", "refused", "share", "first refused at"], ...shown.map((k) => [k.key, String(k.requests), String(k.refused), share(k.refused, k.requests), k.firstRefused === null ? "–" : iso(k.firstRefused)])];
-  const widths = rows[0].map((_, j) => Math.max(...rows.map((row) => row[j].length)));
+  // A reduce, not Math.max(...): a log can have more keys than a call has room for arguments.
+  const widths = rows[0].map((_, j) => rows.reduce((w, row) => Math.max(w, row[j].length), 0));
   lines.push("");
   for (const row of rows) lines.push(row.map((c, j) => (j === 0 || j === 4 ? c.padEnd(widths[j]) : c.padStart(widths[j]))).join("  ").trimEnd());
   if (shown.length < r.perKey.length) lines.push(`… and ${r.perKey.length - shown.length} more keys (--top 0 lists all)`);

@@ -22,20 +22,21 @@ export function breaker(policy: Partial<Sre> = {}, options: NameOptions = {}): P
     create(context: PolicyContext): Adapter {
       const b = new Breaker(policy, context.start);
       const roll = context.random;
-      let last = context.start;
+      // The latest reading, kept in a typed array: a number in a closure would be boxed anew on every call.
+      const last = new Float64Array([context.start]);
       return {
         name,
         side: "client",
         reason: name,
         admit: (now) => {
-          last = now;
+          last[0] = now;
           return b.allow(now, roll());
         },
         settle: (permit, now, ok) => {
           if (ok) (permit as Permit).pass(now);
           else (permit as Permit).fail(now);
         },
-        stats: () => ({ ratio: b.ratio(last) }),
+        stats: () => ({ ratio: b.ratio(last[0]) }),
       };
     },
   };

@@ -124,6 +124,9 @@ class QuotaAdapter implements Adapter {
   // charge records handed to checkAtomic, reused with the cost set for each call.
   readonly #keys: (QuotaKey[] | undefined)[] = [];
   readonly #charges: ({ key: QuotaKey; limit: string; cost: number; kind: ChargeKind }[] | undefined)[] = [];
+  // The fast path of one dimension on the in-process engine: its keys by simulated key, and its check.
+  readonly #single: (QuotaKey | undefined)[] | undefined;
+  readonly #one: (key: QuotaKey, t: number, units: number) => boolean = () => false;
   #wasted = 0;
   readonly #wastedBy: Float64Array;
   #lost = 0;
@@ -142,6 +145,20 @@ class QuotaAdapter implements Adapter {
     this.#start = context.start;
     this.#keyName = (i) => context.keyName(i);
     this.#store = withLimits(makeStore(), dims);
+    const store = this.#store;
+    if (dims.length === 1 && faults === undefined && store instanceof QuotaEngine) {
+      // The engine answers synchronously by its type: no promise to look for.
+      const d = dims[0];
+      const limit = d.spec.name;
+      const unit = d.cost;
+      this.#single = [];
+      this.#one =
+        d.kind === "bucket"
+          ? (k, t, units) => store.checkTokenBucket(k, limit, t, unit ? units : 1).allowed
+          : d.kind === "window"
+            ? (k, t, units) => store.checkWindow(k, limit, t, unit ? units : 1).allowed
+            : (k, t, units) => store.checkGcra(k, limit, t, unit ? units : 1).allowed;
+    }
     this.#locals = onError === "local" && faults !== undefined ? faults.skew.map(() => withLimits(new QuotaEngine(), dims)) : [];
     this.envelopes = envelopes(dims, this.#scopes(), exact, faults, onError);
   }
@@ -174,10 +191,21 @@ class QuotaAdapter implements Adapter {
   }
 
   admit(now: number, key: number, cost: number): unknown {
-    const keys = this.#keysOf(key);
     const units = cost > 1 ? Math.ceil(cost) : 1;
     const faults = this.#faults;
-    if (faults === undefined) return this.#charge(this.#store, keys, key, now, units) ? TRUE : undefined;
+    if (faults === undefined) {
+      const single = this.#single;
+      if (single !== undefined) {
+        // One dimension on the in-process engine: straight to the check, no indirection.
+        const k = single[key] ?? this.#keysOf(key)[0];
+        single[key] = k;
+        if (this.#one(k, now, units)) return TRUE;
+        this.reason = this.#dims[0].reason;
+        return undefined;
+      }
+      return this.#charge(this.#store, this.#keysOf(key), key, now, units) ? TRUE : undefined;
+    }
+    const keys = this.#keysOf(key);
     const offset = now - this.#start;
     const instance = faults.skew.length === 1 ? 0 : Math.min(faults.skew.length - 1, Math.floor(this.#random() * faults.skew.length));
     const t = now + faults.skew[instance];

@@ -15,13 +15,14 @@ export function shedder(policy: Partial<Shed> = {}, options: NameOptions = {}): 
     name,
     create(context: PolicyContext): Adapter {
       const s = new Shedder(policy, context.start);
-      let last = context.start;
+      // The latest reading, kept in a typed array: a number in a closure would be boxed anew on every call.
+      const last = new Float64Array([context.start]);
       return {
         name,
         side: "server",
         reason: name,
         admit: (now) => {
-          last = now;
+          last[0] = now;
           return s.allow(now, context.cpu(now));
         },
         settle: (ticket, now, ok) => {
@@ -30,7 +31,7 @@ export function shedder(policy: Partial<Shed> = {}, options: NameOptions = {}): 
         },
         release: (ticket) => (ticket as Ticket).fail(),
         held: () => s.flying,
-        stats: () => ({ flying: s.flying, average: s.average, capacity: s.capacity(last, context.cpu(last)) }),
+        stats: () => ({ flying: s.flying, average: s.average, capacity: s.capacity(last[0], context.cpu(last[0])) }),
       };
     },
   };

@@ -83,7 +83,7 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
     const report = [
       textTable(table),
       "",
-      `tideward's breaker let ${percent(figures["tideward.reachedDuringOutage"])} of calls through to the failing backend (probes and its protection), the classic one ${percent(figures["classic.reachedDuringOutage"])}; after the outage, tideward's calls were back to 90 % success within ${num(figures["tideward.recoverySeconds"])} s, the classic breaker's within ${num(figures["classic.recoverySeconds"])} s.`,
+      `tideward's breaker let ${percent(figures["tideward.reachedDuringOutage"])} of the outage's calls through to the failing backend (most in its first seconds, while the window still held the successes from before, then a probe a second), the classic one ${percent(figures["classic.reachedDuringOutage"])}; after the outage, tideward's calls were back to 90 % success within ${num(figures["tideward.recoverySeconds"])} s, as the failures aged out of its window, the classic breaker's within ${num(figures["classic.recoverySeconds"])} s, on its first good probe.`,
     ].join("\n");
     return { runs, tables: [table], figures, report };
   },

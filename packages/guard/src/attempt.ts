@@ -18,6 +18,12 @@ export interface Attempt {
 /** A signal that never fires: what an attempt nothing can abort is handed. */
 export const NEVER: AbortSignal = new AbortController().signal;
 
+/**
+ * The context of a call's only attempt when nothing can abort it (no deadline, timeout, hedge or
+ * caller's signal): the same for every such call, so the commonest call allocates none.
+ */
+export const ONLY: Attempt = Object.freeze({ attempt: 1, hedge: false, signal: NEVER });
+
 const UNSET: unique symbol = Symbol("unset");
 
 /**

@@ -1,7 +1,7 @@
 import type { Permit } from "@tideward/breaker";
 import type { Ticket } from "@tideward/shedder";
 import { check } from "@tideward/time";
-import { Context } from "./attempt";
+import { Context, NEVER, ONLY } from "./attempt";
 import type { Attempt } from "./attempt";
 import type { Outcome } from "./events";
 import { resolveGuard } from "./options";
@@ -48,6 +48,8 @@ class Pass {
   /** On a refusal: which policy, and when it could admit (ms). */
   kind: RefusalKind | undefined = undefined;
   retryAfter = 0;
+  /** When it was admitted (ms): the attempt's start. */
+  at = 0;
 }
 
 // A function, not an inline test, so that a check after an await is not narrowed away.
@@ -99,10 +101,13 @@ class Core<A extends unknown[], R> {
   readonly #o: Resolved<R>;
   // One attempt, no timer, no wait: the path that allocates least (see `#once`).
   readonly #simple: boolean;
+  /** @internal For {@link Flight}: when attempts are cut off. */
+  readonly expiry: Expiry;
 
   constructor(fn: (attempt: Attempt, ...args: A) => R | PromiseLike<R>, o: Resolved<R>) {
     this.#fn = fn;
     this.#o = o;
+    this.expiry = new Expiry(o.timers, o.clock);
     this.#simple = o.attempts === 1 && o.hedgeMax === 0 && o.deadline === Infinity && o.timeout === Infinity && o.maxWait === 0;
   }
 
@@ -136,7 +141,7 @@ class Core<A extends unknown[], R> {
     if (bucket !== undefined) bucket.take(now);
     let value: R;
     try {
-      value = await this.#fn(new Context(1, false, undefined, false), ...args);
+      value = await this.#fn(ONLY, ...args);
     } catch (e) {
       const end = o.clock();
       const outcome = this.#classify(true, e, undefined);
@@ -161,9 +166,10 @@ class Core<A extends unknown[], R> {
     const given = scope?.deadline;
     if (given !== undefined && given < end) end = given;
     if (!(start < end)) throw this.#refuse("deadline", 0, 1);
-    const call = new Call<R>(start, end, signal);
+    const call = new Call<R>(start, end, signal, end < Infinity || o.timeout < Infinity || signal !== undefined || o.hedgeMax > 0);
     const onAbort = signal === undefined ? undefined : () => call.abort(signal.reason);
     if (onAbort !== undefined) signal?.addEventListener("abort", onAbort, { once: true });
+    const waits = o.bucket !== undefined && o.maxWait > 0;
     try {
       o.budget?.recordAttempt(start);
       let previous = o.backoff?.base ?? 0;
@@ -171,14 +177,34 @@ class Core<A extends unknown[], R> {
       for (let round = 1; ; round++) {
         if (aborted(signal)) throw signal?.reason;
         const pass = new Pass();
-        const admitted = await this.#enter(call, pass, false);
+        const admitted = waits ? await this.#enter(call, pass) : this.#admit(o.clock(), pass, false, call);
         if (!admitted) {
           // A refused retry ends the call with what the backend last said; a refused first
           // attempt has nothing else to say.
           if (last === undefined) throw new Refusal(pass.kind ?? "deadline", pass.retryAfter);
           return this.#answer(last);
         }
-        const s = o.hedgeMax > 0 ? await this.#hedged(call, pass, args) : await this.#attempt(call, pass, args, false);
+        let s: Settled<R>;
+        if (o.hedgeMax > 0) s = await this.#hedged(call, pass, args);
+        else if (call.abortable) s = await new Flight<A, R>(this, o, call, pass, args, false).promise;
+        else {
+          // Nothing can cut this attempt off: run it here, without a flight.
+          const number = ++call.attempts;
+          let threw = false;
+          let error: unknown;
+          let result: R | undefined;
+          try {
+            result = await this.#fn(number === 1 ? ONLY : { attempt: number, hedge: false, signal: NEVER }, ...args);
+          } catch (e) {
+            threw = true;
+            error = e;
+          }
+          const t = o.clock();
+          const outcome = this.#classify(threw, error, result);
+          this.#account(pass.permit, pass.ticket, pass.gated, outcome, t);
+          if (o.onOutcome !== undefined) o.onOutcome({ outcome, attempt: number, hedge: false, duration: t - pass.at, error, result });
+          s = { outcome, threw, error, result, final: false };
+        }
         if (s.outcome === "refused" || s.final || round >= o.attempts) return this.#answer(s);
         if (!(o.retryOn === undefined ? s.outcome === "failure" || s.outcome === "timeout" : o.retryOn(s.error, s.result))) return this.#answer(s);
 
@@ -219,33 +245,33 @@ class Core<A extends unknown[], R> {
   }
 
   /**
-   * Admits one attempt at the current time, waiting for a token when `maxWait` allows (never for
-   * a hedge). On refusal, `pass` says which policy and returns false; an attempt that was not
-   * admitted holds nothing.
+   * Admits a first attempt or a retry, waiting for a token while `maxWait` allows (a hedge never
+   * waits). On refusal, `pass` says which policy and the answer is false; an attempt that was
+   * not admitted holds nothing.
    */
-  async #enter(call: Call<R>, pass: Pass, hedge: boolean): Promise<boolean> {
+  async #enter(call: Call<R>, pass: Pass): Promise<boolean> {
     const o = this.#o;
+    const bucket = o.bucket as NonNullable<Resolved<R>["bucket"]>;
     let now = o.clock();
-    const bucket = o.bucket;
-    if (bucket !== undefined && !hedge && o.maxWait > 0 && !bucket.peek(now)) {
-      const until = now + o.maxWait;
-      for (let i = 0; !bucket.peek(now); i++) {
-        const wait = bucket.next(now);
-        // A wait past maxWait is the bucket's refusal; one that fits maxWait but not the
-        // deadline is the deadline's. Timers may fire a little early: a few rounds are allowed.
-        if (!(now + wait <= until) || i > 8) return this.#refused(pass, "rate", wait, call.attempts + 1);
-        if (!(now + wait < call.end)) return this.#refused(pass, "deadline", 0, call.attempts + 1);
-        await call.sleep(o, wait);
-        now = o.clock();
-      }
+    const until = now + o.maxWait;
+    for (let i = 0; !bucket.peek(now); i++) {
+      const wait = bucket.next(now);
+      // A wait past maxWait is the bucket's refusal; one that fits maxWait but not the deadline
+      // is the deadline's. Timers may fire a hair early, so a few rounds are allowed.
+      if (!(now + wait <= until) || i > 8) return this.#refused(pass, "rate", wait, call.attempts + 1);
+      if (!(now + wait < call.end)) return this.#refused(pass, "deadline", 0, call.attempts + 1);
+      await call.sleep(o, wait);
+      now = o.clock();
     }
-    if (!(now < call.end)) return this.#refused(pass, "deadline", 0, call.attempts + 1);
-    return this.#admit(now, pass, hedge, call.attempts + 1);
+    return this.#admit(now, pass, false, call);
   }
 
-  /** The synchronous part of admission, in the documented order; see `#enter`. */
-  #admit(now: number, pass: Pass, hedge: boolean, attempt: number): boolean {
+  /** Admission at `now`, in the documented order: bucket, gate, shedder, breaker (then the budget, for a hedge). */
+  #admit(now: number, pass: Pass, hedge: boolean, call: Call<R>): boolean {
     const o = this.#o;
+    const attempt = call.attempts + 1;
+    pass.at = now;
+    if (!(now < call.end)) return this.#refused(pass, "deadline", 0, attempt);
     const bucket = o.bucket;
     const gate = o.gate;
     if (bucket !== undefined && !bucket.peek(now)) return this.#refused(pass, "rate", bucket.next(now), attempt);
@@ -316,18 +342,6 @@ class Core<A extends unknown[], R> {
     if (gated) this.#o.gate?.leave();
   }
 
-  /** Runs one admitted attempt to its end: answered, cut off, or cancelled. */
-  #attempt(call: Call<R>, pass: Pass, args: A, hedge: boolean): Promise<Settled<R>> {
-    const o = this.#o;
-    const number = ++call.attempts;
-    const start = o.clock();
-    const cut = start + o.timeout;
-    const at = cut < call.end ? cut : call.end;
-    const abortable = at < Infinity || call.signal !== undefined || o.hedgeMax > 0;
-    const ctx = new Context(number, hedge, call.signal, abortable);
-    return new Flight<A, R>(this, o, call, pass, ctx, args, start, at, at === cut ? "attempt" : "deadline").promise;
-  }
-
   /** @internal For {@link Flight}: calls the guarded function. */
   invoke(ctx: Context, args: A): R | PromiseLike<R> {
     return this.#fn(ctx, ...args);
@@ -373,7 +387,7 @@ class Core<A extends unknown[], R> {
         resolve(s);
       };
       const launch = (pass: Pass, hedge: boolean): void => {
-        const flight = new Flight<A, R>(this, o, call, pass, undefined, args, 0, 0, "attempt", hedge);
+        const flight = new Flight<A, R>(this, o, call, pass, args, hedge);
         live.add(flight);
         void flight.promise.then((s) => {
           live.delete(flight);
@@ -391,7 +405,7 @@ class Core<A extends unknown[], R> {
       const more = (): boolean => {
         if (done || stopped || hedges >= o.hedgeMax) return false;
         const pass = new Pass();
-        if (!this.#admit(o.clock(), pass, true, call.attempts + 1)) {
+        if (!this.#admit(o.clock(), pass, true, call)) {
           stopped = true;
           return false;
         }
@@ -422,22 +436,27 @@ class Call<R> {
   /** Attempts started so far (hedges included). */
   attempts = 0;
   readonly start: number;
+  /** The instant the call must end by (ms), `Infinity` for none. */
   readonly end: number;
   readonly signal: AbortSignal | undefined;
-  /** Flights in progress, cancelled when the caller's signal fires. */
-  readonly flights = new Set<{ cancel(reason: unknown): void }>();
+  /** Whether anything can cut an attempt off: its attempts then run as {@link Flight}s. */
+  readonly abortable: boolean;
+  /** Flights in progress, cancelled when the caller's signal fires (kept only with a signal). */
+  readonly flights: Set<{ cancel(reason: unknown): void }> | undefined;
   #wake: ((reason: unknown) => void) | undefined = undefined;
   #timer: unknown = undefined;
 
-  constructor(start: number, end: number, signal: AbortSignal | undefined) {
+  constructor(start: number, end: number, signal: AbortSignal | undefined, abortable: boolean) {
     this.start = start;
     this.end = end;
     this.signal = signal;
+    this.abortable = abortable;
+    this.flights = signal === undefined ? undefined : new Set();
   }
 
   /** The caller gave up: every attempt in flight and the wait in progress end at once. */
   abort(reason: unknown): void {
-    for (const f of this.flights) f.cancel(reason);
+    if (this.flights !== undefined) for (const f of this.flights) f.cancel(reason);
     this.#wake?.(reason);
   }
 
@@ -468,43 +487,123 @@ class Call<R> {
 }
 
 /**
+ * The instants at which a guard's flights are cut off, kept in order with one timer for the
+ * earliest, instead of a timer per attempt (a `setTimeout` and its `clearTimeout` cost more than
+ * a whole guarded call). With a fixed timeout the instants arrive in order, so an insertion is a
+ * push, and back-to-back calls share one timer that fires once per timeout, not once per call.
+ *
+ * When no flight is waiting, the timer is left to run out but no longer holds the process open
+ * (`unref`); when it fires with nothing waiting it is not set again. So an idle guard keeps no
+ * timer that holds the process, and none at all once the last instant has passed.
+ */
+class Expiry {
+  readonly #timers: Resolved<unknown>["timers"];
+  readonly #clock: () => number;
+  #queue: Flight<never, unknown>[] = [];
+  #head = 0;
+  #live = 0;
+  #timer: unknown = undefined;
+  /** The instant the timer is set for, `Infinity` with no timer. */
+  #armed = Infinity;
+
+  constructor(timers: Resolved<unknown>["timers"], clock: () => number) {
+    this.#timers = timers;
+    this.#clock = clock;
+  }
+
+  /** Flights waiting to be cut off. */
+  get size(): number {
+    return this.#live;
+  }
+
+  add(f: Flight<never, unknown>): void {
+    const q = this.#queue;
+    let i = q.length;
+    q.push(f);
+    while (i > this.#head && q[i - 1].at > f.at) {
+      q[i] = q[i - 1];
+      i--;
+    }
+    q[i] = f;
+    if (this.#live++ === 0 && this.#timer !== undefined) this.#timers.ref?.(this.#timer);
+    if (f.at < this.#armed) this.#arm(f.at, this.#clock());
+  }
+
+  /** A flight ended before its instant. */
+  remove(): void {
+    if (--this.#live > 0) return;
+    // Nothing waits: every entry is done, and the timer must not hold the process.
+    this.#queue = [];
+    this.#head = 0;
+    if (this.#timer !== undefined) this.#timers.unref?.(this.#timer);
+  }
+
+  #arm(at: number, now: number): void {
+    if (this.#timer !== undefined) this.#timers.clear(this.#timer);
+    this.#armed = at;
+    // Never early: a timer that fires before the instant (Node's may, by under a millisecond)
+    // finds nothing due and sets itself again.
+    this.#timer = this.#timers.set(this.#fire, at - now > 0 ? at - now : 0);
+  }
+
+  readonly #fire = (): void => {
+    this.#timer = undefined;
+    this.#armed = Infinity;
+    const now = this.#clock();
+    const q = this.#queue;
+    const due: Flight<never, unknown>[] = [];
+    while (this.#head < q.length) {
+      const f = q[this.#head];
+      if (!f.done) {
+        if (f.at > now) break;
+        due.push(f);
+      }
+      this.#head++;
+    }
+    if (this.#head > 1_024 && this.#head * 2 > q.length) {
+      this.#queue = q.slice(this.#head);
+      this.#head = 0;
+    }
+    const next = this.#queue[this.#head];
+    if (next !== undefined) this.#arm(next.at, now);
+    for (const f of due) f.expire(now);
+  };
+}
+
+/**
  * One attempt in flight when something can cut it off: it answers a promise of how it ended
- * that never rejects, and ends at the first of its answer, its timer and a cancellation. An
+ * that never rejects, and ends at the first of its answer, its instant and a cancellation. An
  * answer that comes after it ended is handed to `discard`, so nothing is left unconsumed.
  */
 class Flight<A extends unknown[], R> {
   readonly promise: Promise<Settled<R>>;
+  /** The instant it is cut off (ms), `Infinity` for never. */
+  readonly at: number;
+  done = false;
   readonly #core: Core<A, R>;
   readonly #o: Resolved<R>;
   readonly #call: Call<R>;
   readonly #pass: Pass;
   readonly #ctx: Context;
   readonly #start: number;
+  readonly #scope: "attempt" | "deadline";
   #resolve!: (s: Settled<R>) => void;
-  #done = false;
-  #timer: unknown = undefined;
 
-  /**
-   * @param ctx - the attempt's context, or undefined to make one (hedged rounds)
-   * @param at - the instant it is cut off (ms), `Infinity` for never; 0 with no `ctx` to compute
-   */
-  constructor(core: Core<A, R>, o: Resolved<R>, call: Call<R>, pass: Pass, ctx: Context | undefined, args: A, start: number, at: number, scope: "attempt" | "deadline", hedge = false) {
+  constructor(core: Core<A, R>, o: Resolved<R>, call: Call<R>, pass: Pass, args: A, hedge: boolean) {
     this.#core = core;
     this.#o = o;
     this.#call = call;
     this.#pass = pass;
-    if (ctx === undefined) {
-      start = o.clock();
-      const cut = start + o.timeout;
-      at = cut < call.end ? cut : call.end;
-      scope = at === cut ? "attempt" : "deadline";
-      ctx = new Context(++call.attempts, hedge, call.signal, true);
-    }
+    const start = pass.at;
+    const cut = start + o.timeout;
+    this.at = cut < call.end ? cut : call.end;
+    this.#scope = this.at === cut ? "attempt" : "deadline";
+    const ctx = new Context(++call.attempts, hedge, call.signal, true);
     this.#ctx = ctx;
     this.#start = start;
     this.promise = new Promise<Settled<R>>((resolve) => (this.#resolve = resolve));
-    call.flights.add(this);
-    if (at < Infinity) this.#arm(at, scope);
+    call.flights?.add(this);
+    if (this.at < Infinity) core.expiry.add(this as unknown as Flight<never, unknown>);
     let answer: R | PromiseLike<R>;
     try {
       answer = core.invoke(ctx, args);
@@ -522,41 +621,33 @@ class Flight<A extends unknown[], R> {
     }
   }
 
-  #arm(at: number, scope: "attempt" | "deadline"): void {
-    const o = this.#o;
-    this.#timer = o.timers.set(() => {
-      this.#timer = undefined;
-      if (this.#done) return;
-      const now = o.clock();
-      // Timers may fire a hair early, and a very long one is made of several.
-      if (at - now > 1) return this.#arm(at, scope);
-      const error = new TimeoutError(scope, now - this.#start);
-      this.#ctx.abort(error);
-      this.#end("timeout", error, undefined, scope === "deadline", now);
-    }, at - this.#start);
+  /** @internal For {@link Expiry}: its instant has come. */
+  expire(now: number): void {
+    if (this.done) return;
+    const error = new TimeoutError(this.#scope, now - this.#start);
+    this.#ctx.abort(error);
+    this.#end("timeout", true, error, undefined, this.#scope === "deadline", now);
   }
 
   #answered(threw: boolean, error: unknown, result: R | undefined): void {
-    if (this.#done) {
+    if (this.done) {
       if (!threw && result !== undefined) this.#o.discard?.(result);
       return;
     }
-    const outcome = this.#core.classify(threw, error, result);
-    this.#end(outcome, error, result, false, this.#o.clock(), threw);
+    this.#end(this.#core.classify(threw, error, result), threw, error, result, false, this.#o.clock());
   }
 
   /** Ends the attempt as cancelled (the caller gave up, or another attempt won). */
   cancel(reason: unknown): void {
-    if (this.#done) return;
+    if (this.done) return;
     this.#ctx.abort(reason);
-    this.#end("cancelled", reason, undefined, true, this.#o.clock());
+    this.#end("cancelled", true, reason, undefined, true, this.#o.clock());
   }
 
-  #end(outcome: Outcome, error: unknown, result: R | undefined, final: boolean, now: number, threw = true): void {
-    this.#done = true;
-    if (this.#timer !== undefined) this.#o.timers.clear(this.#timer);
-    this.#timer = undefined;
-    this.#call.flights.delete(this);
+  #end(outcome: Outcome, threw: boolean, error: unknown, result: R | undefined, final: boolean, now: number): void {
+    this.done = true;
+    if (this.at < Infinity) this.#core.expiry.remove();
+    this.#call.flights?.delete(this);
     this.#core.settle(this.#pass, this.#ctx, outcome, this.#start, now, error, result);
     this.#resolve({ outcome, threw, error, result, final });
   }

@@ -89,10 +89,7 @@ function superseded(): Error {
  */
 export function guard<A extends unknown[], R>(fn: (attempt: Attempt, ...args: A) => R | PromiseLike<R>, options?: GuardOptions<R>): Guarded<A, R> {
   if (typeof fn !== "function") throw new TypeError(`guard expects a function to guard, got ${typeof fn} ${check.describe(fn)}`);
-  const core = new Core<A, R>(fn, resolveGuard(options));
-  const guarded = ((...args: A) => core.call(undefined, args)) as Guarded<A, R>;
-  guarded.run = (scope: CallScope, ...args: A) => core.call(scope, args);
-  return guarded;
+  return guardWith(fn, resolveGuard(options));
 }
 
 /** One guard's state and logic; `guard` hands out closures over it. */
@@ -651,4 +648,15 @@ class Flight<A extends unknown[], R> {
     this.#core.settle(this.#pass, this.#ctx, outcome, this.#start, now, error, result);
     this.#resolve({ outcome, threw, error, result, final });
   }
+}
+
+/**
+ * @internal A guard over options already resolved: `guardFetch` builds two (retrying and not)
+ * that share one breaker, bucket, gate, shedder and budget.
+ */
+export function guardWith<A extends unknown[], R>(fn: (attempt: Attempt, ...args: A) => R | PromiseLike<R>, o: Resolved<R>): Guarded<A, R> {
+  const core = new Core<A, R>(fn, o);
+  const guarded = ((...args: A) => core.call(undefined, args)) as Guarded<A, R>;
+  guarded.run = (scope: CallScope, ...args: A) => core.call(scope, args);
+  return guarded;
 }

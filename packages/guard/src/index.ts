@@ -7,3 +7,7 @@ export { Refusal, TimeoutError, isRefusal, isTimeoutError, refusalKinds } from "
 export type { RefusalKind, TimeoutScope } from "./refusal";
 export { realTimers } from "./timers";
 export type { Timers } from "./timers";
+export { guardFetch } from "./fetch";
+export type { Fetch, GuardFetchOptions } from "./fetch";
+export { parseRateLimit, parseResetField, parseRetryAfter, waitHint } from "./retry-after";
+export type { HeaderSource } from "./retry-after";

@@ -160,7 +160,8 @@ async function load(port: number, seconds: number): Promise<{ rps: number; ok: n
 async function http(): Promise<void> {
   const SECONDS = Number(process.env.GUARD_BENCH_HTTP_SECONDS ?? 4);
   const runs: Record<"bare" | "admitted", number[]> = { bare: [], admitted: [] };
-  for (let i = 0; i < 3; i++) {
+  const RUNS = Number(process.env.GUARD_BENCH_HTTP_RUNS ?? 5);
+  for (let i = 0; i < RUNS; i++) {
     for (const kind of i % 2 === 0 ? (["bare", "admitted"] as const) : (["admitted", "bare"] as const)) {
       const s = await server(kind === "admitted");
       try {
@@ -174,7 +175,7 @@ async function http(): Promise<void> {
   }
   const bare = median(runs.bare);
   const admitted = median(runs.admitted);
-  console.log(`\nserver: a trivial node:http handler under loopback load (32 keep-alive connections, ${SECONDS} s a run, 3 runs each, alternating)`);
+  console.log(`\nserver: a trivial node:http handler under loopback load (32 keep-alive connections, ${SECONDS} s a run, ${RUNS} runs each, alternating, median)`);
   console.log(`  bare handler            ${Math.round(bare).toLocaleString("en").padStart(9)} requests/s  (runs: ${runs.bare.map((x) => Math.round(x)).join(", ")})`);
   console.log(`  admitNode + handler     ${Math.round(admitted).toLocaleString("en").padStart(9)} requests/s  (runs: ${runs.admitted.map((x) => Math.round(x)).join(", ")})`);
   console.log(`  admitted / bare: ${(admitted / bare).toFixed(3)}× (target: at least 0.95×)`);

@@ -8,6 +8,7 @@ import { KeyedLimits, checkLimits } from "./limits";
 import type { Limit } from "./limits";
 import { PROBLEM_JSON, problemBody } from "./problem";
 import { LIMIT_FIELD, POLICY_FIELD, limitMember, policyMember, policyName, seconds } from "./ratelimit-fields";
+import { sfInteger } from "./structured";
 import type { PolicyState } from "./ratelimit-fields";
 import type { RefusalKind } from "./refusal";
 
@@ -200,14 +201,32 @@ export function admit(options?: AdmitOptions): Admission {
     return new Answer(false, status, fields, reason, retryAfter, body, problem ? PROBLEM_JSON : "text/plain; charset=utf-8", undefined, undefined, clock);
   };
 
+  // Each field is one line holding one list member per policy, joined as RFC 8941 joins lines:
+  // appended after another middleware's line, it extends that list, never replaces it.
   const fieldsOf = (states: readonly PolicyState[]): Field[] => {
-    const fields: Field[] = [];
-    for (const p of states) fields.push([POLICY_FIELD, policyMember(p)]);
-    for (const p of states) fields.push([LIMIT_FIELD, limitMember(p)]);
-    return fields;
+    if (states.length === 0) return [];
+    return [
+      [POLICY_FIELD, states.map(policyMember).join(", ")],
+      [LIMIT_FIELD, states.map(limitMember).join(", ")],
+    ];
+  };
+  // The per-key limits' policies never change: their line is written once, and each request
+  // writes only its numbers after a precomputed prefix.
+  const limits = keyed?.limits ?? [];
+  const keyedPolicy = limits.map((l) => policyMember({ ...l, remaining: 0, reset: 0 })).join(", ");
+  const keyedPrefix = limits.map((l) => `${policyMember({ ...l, remaining: 0, reset: 0 }).split(";")[0]};r=`);
+  const remainingScratch = new Float64Array(limits.length);
+  const resetScratch = new Float64Array(limits.length);
+  const keyedFields = (): Field[] => {
+    let line = "";
+    for (let i = 0; i < limits.length; i++) line += `${i === 0 ? "" : ", "}${keyedPrefix[i]}${sfInteger(remainingScratch[i])};t=${sfInteger(seconds(resetScratch[i]))}`;
+    return [
+      [POLICY_FIELD, keyedPolicy],
+      [LIMIT_FIELD, line],
+    ];
   };
 
-  const afterQuota = (report: AtomicReport, charges: readonly QuotaCharge[], states: PolicyState[], violated: string[], ticket: Ticket | undefined, entered: boolean): Verdict => {
+  const afterQuota = (report: AtomicReport, charges: readonly QuotaCharge[], before: Field[] | undefined, violated: string[], ticket: Ticket | undefined, entered: boolean): Verdict => {
     // One member per limit name: the most restrictive of its charges.
     const byName = new Map<string, PolicyState>();
     for (const [i, c] of charges.entries()) {
@@ -215,14 +234,16 @@ export function admit(options?: AdmitOptions): Admission {
       const spec = specs?.get(c.limit);
       if (d === undefined || spec === undefined) continue;
       const { quota: q, window: w } = quotaFigures(spec, c.kind);
-      const remaining = d.allowed || d.reason === "not_committed" ? d.remaining : Math.max(0, d.remaining);
+      // A charge that fit in a set that did not commit reports what would have remained; what
+      // remains is that plus its cost, since nothing was charged.
+      const remaining = d.reason === "not_committed" ? d.remaining + c.cost : Math.max(0, d.remaining);
       const reset = remaining === 0 ? (d.retryAfter > 0 && d.retryAfter < Infinity ? d.retryAfter : d.resetAfter) : d.resetAfter;
       const prev = byName.get(c.limit);
       if (prev === undefined || remaining < prev.remaining) byName.set(c.limit, { name: c.limit, quota: q, window: w, remaining, reset });
       if (!d.allowed && d.reason !== "not_committed" && !violated.includes(c.limit)) violated.push(c.limit);
     }
-    states.push(...byName.values());
-    const fields = fieldsOf(states);
+    const fields = fieldsOf([...byName.values()]);
+    if (before !== undefined) fields.unshift(...before);
     if (!report.allowed) return refuse(429, "quota", report.retryAfter, fields, violated, ticket, entered);
     return new Answer(true, 200, fields, undefined, 0, undefined, undefined, ticket, entered ? gate : undefined, clock);
   };
@@ -239,11 +260,12 @@ export function admit(options?: AdmitOptions): Admission {
       entered = gate.enter();
       if (!entered) return refuse(503, "gate", busy, [], [], ticket, false);
     }
-    const states: PolicyState[] = [];
     const violated: string[] = [];
+    let fields: Field[] | undefined;
     if (keyed !== undefined) {
-      const wait = keyed.charge(key, now, cost, states, violated);
-      if (wait >= 0) return refuse(429, "rate", wait, fieldsOf(states), violated, ticket, entered);
+      const wait = keyed.charge(key, now, cost, remainingScratch, resetScratch, violated);
+      fields = keyedFields();
+      if (wait >= 0) return refuse(429, "rate", wait, fields, violated, ticket, entered);
     }
     if (quota !== undefined) {
       const charges = quota.charges(key, cost);
@@ -257,7 +279,7 @@ export function admit(options?: AdmitOptions): Admission {
       }
       if (typeof (report as PromiseLike<AtomicReport>).then === "function") {
         return Promise.resolve(report).then(
-          (r) => afterQuota(r, charges, states, violated, ticket, entered),
+          (r) => afterQuota(r, charges, fields, violated, ticket, entered),
           (e: unknown) => {
             ticket?.fail();
             if (entered) gate?.leave();
@@ -265,9 +287,9 @@ export function admit(options?: AdmitOptions): Admission {
           },
         );
       }
-      return afterQuota(report as AtomicReport, charges, states, violated, ticket, entered);
+      return afterQuota(report as AtomicReport, charges, fields, violated, ticket, entered);
     }
-    return new Answer(true, 200, fieldsOf(states), undefined, 0, undefined, undefined, ticket, entered ? gate : undefined, clock);
+    return new Answer(true, 200, fields ?? [], undefined, 0, undefined, undefined, ticket, entered ? gate : undefined, clock);
   };
 
   return {

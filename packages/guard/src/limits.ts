@@ -1,7 +1,6 @@
 import { Bucket, Gcra, Period, Sliding } from "@tideward/limiters";
 import { check } from "@tideward/time";
 import type { Span } from "@tideward/time";
-import type { PolicyState } from "./ratelimit-fields";
 import { policyName } from "./ratelimit-fields";
 
 /** Which limiter a per-key {@link Limit} runs. */
@@ -144,12 +143,12 @@ export class KeyedLimits {
 
   /**
    * Charges `cost` to every limit of `key` at `now`, or to none: all are checked first, then all
-   * are taken. Writes each policy's state into `out` (in the order of the limits).
+   * are taken. Writes each policy's remaining units and reset (ms) into `remaining` and `reset`
+   * (in the order of the limits), and the names of the refused ones into `violated`.
    *
-   * @returns milliseconds until the refused ones would admit (the longest), or -1 when admitted;
-   *   `violated` gets the names of the refused policies
+   * @returns milliseconds until the refused ones would admit (the longest), or -1 when admitted
    */
-  charge(key: string, now: number, cost: number, out: PolicyState[], violated: string[]): number {
+  charge(key: string, now: number, cost: number, remaining: Float64Array, reset: Float64Array, violated: string[]): number {
     const set = this.#get(key, now);
     let retry = -1;
     for (let i = 0; i < set.length; i++) {
@@ -162,9 +161,10 @@ export class KeyedLimits {
     if (retry < 0) for (const x of set) take(x, now, cost);
     for (let i = 0; i < set.length; i++) {
       const x = set[i];
-      const l = this.limits[i];
       const r = x.rateLimit(now);
-      out.push({ name: l.name, quota: l.quota, window: l.window, remaining: r.remaining, reset: r.remaining === 0 ? wait(x, now, 1) : r.reset });
+      remaining[i] = r.remaining;
+      // With nothing left, "until more quota" is the next unit, which is also the Retry-After.
+      reset[i] = r.remaining === 0 ? wait(x, now, 1) : r.reset;
     }
     return retry;
   }

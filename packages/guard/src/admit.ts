@@ -163,7 +163,7 @@ function quotaFigures(spec: LimitSpec, kind: QuotaCharge["kind"]): { quota: numb
  * @throws TypeError/RangeError at once for a bad option, naming it and the value
  */
 export function admit(options?: AdmitOptions): Admission {
-  const o = check.options(options, KNOWN as (keyof AdmitOptions)[], "admit");
+  const o = check.options(options, KNOWN, "admit");
   const clock = o.clock ?? systemClock;
   if (typeof clock !== "function") throw new TypeError(`admit clock must be a function, got ${check.describe(clock)}`);
   const start = check.finite(clock(), "admit clock()");

@@ -92,6 +92,6 @@ export function admitFetch<Rest extends unknown[]>(
 
   return async (request, ...rest) => {
     const verdict = admission.check(key(request, ...rest) ?? "unknown", cost === undefined ? 1 : cost(request, ...rest));
-    return run(verdict instanceof Promise ? await verdict : (verdict as Verdict), request, rest);
+    return run(verdict instanceof Promise ? await verdict : (verdict), request, rest);
   };
 }

@@ -465,7 +465,8 @@ class Call<R> {
         o.timers.clear(this.#timer);
         this.#timer = undefined;
         this.#wake = undefined;
-        reject(reason as Error);
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the caller's own abort reason, passed on as it is
+        reject(reason);
       };
       this.#timer = o.timers.set(() => {
         this.#timer = undefined;

@@ -228,7 +228,7 @@ function isObject(value: unknown): value is object {
  *   type, or a shedder without a load; RangeError for a number out of range, naming the field
  */
 export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "guard"): Resolved<R> {
-  const o = check.options(given, GUARD_OPTIONS as (keyof GuardOptions<R>)[], owner);
+  const o = check.options(given, GUARD_OPTIONS, owner);
   const clock = fn<Clock>(o.clock, "clock") ?? systemClock;
   const random = fn<Random>(o.random, "random") ?? systemRandom;
   const timers = o.timers ?? realTimers;
@@ -241,7 +241,7 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
   if (has(o.bucket, "take")) bucket = o.bucket as Bucket;
   else if (o.bucket !== undefined) {
     if (!isObject(o.bucket)) throw new TypeError(`${owner} bucket must be a Bucket or { rate, burst }, got ${check.describe(o.bucket)}`);
-    const b = check.options(o.bucket as BucketFields, ["rate", "burst"], `${owner} bucket`);
+    const b = check.options(o.bucket, ["rate", "burst"], `${owner} bucket`);
     bucket = new Bucket(b.rate as number, { burst: b.burst, now });
   }
   const maxWait = o.maxWait === undefined ? 0 : check.nonNegative(o.maxWait, `${owner} maxWait (ms)`);

@@ -12,9 +12,10 @@
 //    bounded in requests and time), each run twice in alternation.
 import { spawn } from "node:child_process";
 import { createServer } from "node:http";
+import type { ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { ConsecutiveBreaker, ExponentialBackoff, SamplingBreaker, circuitBreaker, handleAll, retry, wrap } from "cockatiel";
+import { ExponentialBackoff, SamplingBreaker, circuitBreaker, handleAll, retry, wrap } from "cockatiel";
 import CircuitBreaker from "opossum";
 import { Breaker } from "@tideward/breaker";
 import { admit, guard } from "@tideward/guard";
@@ -22,8 +23,6 @@ import { admitNode } from "@tideward/guard/node";
 import { Bucket } from "@tideward/limiters";
 import { systemClock } from "@tideward/time";
 import { do_not_optimize } from "mitata";
-
-void ConsecutiveBreaker;
 
 // eslint-disable-next-line @typescript-eslint/require-await -- an async function that resolves at once is the point
 const answer = async (): Promise<number> => 42;
@@ -126,7 +125,7 @@ async function client(): Promise<void> {
 
 /** Starts a trivial server, optionally behind the middleware; returns its port and a stop. */
 async function server(guarded: boolean): Promise<{ port: number; stop: () => Promise<void> }> {
-  const handler = (_req: unknown, res: import("node:http").ServerResponse): void => {
+  const handler = (_req: unknown, res: ServerResponse): void => {
     res.writeHead(200, { "content-type": "text/plain" });
     res.end("ok");
   };

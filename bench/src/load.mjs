@@ -8,7 +8,6 @@ const agent = new Agent({ keepAlive: true, maxSockets: connections });
 let sent = 0;
 let ok = 0;
 let other = 0;
-let first = 0;
 let last = 0;
 const deadline = performance.now() + seconds * 1_000;
 
@@ -40,7 +39,7 @@ async function worker() {
 const warm = performance.now() + 300;
 while (performance.now() < warm) await Promise.all(Array.from({ length: connections }, one));
 ok = other = 0;
-first = performance.now();
+const first = performance.now();
 await Promise.all(Array.from({ length: connections }, worker));
 agent.destroy();
 process.stdout.write(JSON.stringify({ rps: (ok / (last - first)) * 1_000, ok, other }));

@@ -361,7 +361,7 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
   it("attempts with different cut-offs are cut off each at its own instant, in order", async () => {
     const { s, base } = sim();
     const cut: number[] = [];
-    const g = guard(() => new Promise<never>(() => undefined), { ...base, onOutcome: (o) => void cut.push(Math.round(s.now() - t0)) });
+    const g = guard(() => new Promise<never>(() => undefined), { ...base, onOutcome: () => void cut.push(Math.round(s.now() - t0)) });
     const ps = [300, 100, 200, 100].map((d) => outcome(g.run({ deadline: t0 + d })));
     await s.run();
     await Promise.all(ps);

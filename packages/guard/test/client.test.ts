@@ -32,9 +32,8 @@ const rigid = { jitter: Jitter.rigid };
 
 describe("client guard against a real server", () => {
   it("the breaker throttles under failures and still lets probes through", async () => {
-    // 250 ms probes, a window of 2 s: after a burst of failures most calls are refused at once,
-    // but the breaker lets one through every probe interval with nothing else let through.
-    const breaker = new Breaker({ window: 2_000, size: 8, probe: 100 }, systemClock());
+    // A window of 2 s and probes after 200 ms with nothing let through.
+    const breaker = new Breaker({ window: 2_000, size: 8, probe: 200 }, systemClock());
     const refused: RefuseEvent[] = [];
     const call = guard(
       async ({ signal }) => {
@@ -47,23 +46,26 @@ describe("client guard against a real server", () => {
     const before = backend.count("/fail");
     let refusals = 0;
     let failures = 0;
-    const started = performance.now();
-    // Sequential calls for ~450 ms.
-    while (performance.now() - started < 450) {
+    // Sixty calls one after another: counted, not timed, so a loaded machine changes nothing.
+    for (let i = 0; i < 60; i++) {
       const e = await call().catch((x: unknown) => x);
       if (isRefusal(e)) {
         expect(e.kind).toBe("breaker");
         refusals++;
       } else failures++;
-      await new Promise((r) => setTimeout(r, 2));
     }
-    const reached = backend.count("/fail") - before;
-    expect(reached).toBe(failures);
+    expect(backend.count("/fail") - before).toBe(failures);
     expect(refusals).toBeGreaterThan(failures); // throttling: most calls never reach the server
-    expect(failures).toBeGreaterThan(5 + 1); // the protection, then at least one probe
-    expect(refused.every((e) => e.kind === "breaker" && e.attempt === 1)).toBe(true);
+    expect(failures).toBeGreaterThan(5); // the protection's five, then the drops begin
     expect(refused.length).toBe(refusals);
+    expect(refused.every((e) => e.kind === "breaker" && e.attempt === 1)).toBe(true);
     expect(breaker.ratio(systemClock())).toBeGreaterThan(0.5);
+    // Nothing let through for longer than the probe: the next call goes to the server.
+    await new Promise((r) => setTimeout(r, 250));
+    const probed = backend.count("/fail");
+    const e = await call().catch((x: unknown) => x);
+    expect(isRefusal(e)).toBe(false);
+    expect(backend.count("/fail") - probed).toBe(1);
   });
 
   it("the bucket refuses calls over its rate with the time to its next token", async () => {
@@ -85,9 +87,11 @@ describe("client guard against a real server", () => {
     const elapsed = performance.now() - t0;
     expect(results.map((r) => r.body)).toEqual(["ok", "ok", "ok"]);
     expect(elapsed).toBeGreaterThanOrEqual(95); // two waits of 50 ms
+    // Two calls in the same instant against a bucket of one token: one at most passes at once.
     const impatient = guard(get("/ok"), { bucket, maxWait: 10 });
-    const e = await impatient().catch((x: unknown) => x);
-    expect(isRefusal(e) && e.kind).toBe("rate");
+    const both = await Promise.allSettled([impatient(), impatient()]);
+    const refusals = both.filter((r) => r.status === "rejected" && isRefusal(r.reason) && r.reason.kind === "rate");
+    expect(refusals.length).toBeGreaterThanOrEqual(1);
   });
 
   it("the deadline aborts a hanging call through its signal", async () => {
@@ -115,11 +119,9 @@ describe("client guard against a real server", () => {
       },
       { deadline: 60, breaker, onOutcome: (o) => void outcomes.push(o) },
     );
-    const t0 = performance.now();
     const e = await call().catch((x: unknown) => x);
-    expect(performance.now() - t0).toBeLessThan(250);
     expect(isTimeoutError(e)).toBe(true);
-    expect(late).toBe(false);
+    expect(late).toBe(false); // rejected before the slow answer came
     expect(outcomes.map((o) => o.outcome)).toEqual(["timeout"]);
     // Recorded as a failure: with no protection, one failure and no success make the breaker refuse.
     expect(breaker.ratio(systemClock())).toBeGreaterThan(0);
@@ -162,21 +164,28 @@ describe("client guard against a real server", () => {
   it("retries stop at the deadline, without sleeping past it", async () => {
     backend.flaky = 0;
     const refused: RefuseEvent[] = [];
-    const call = guard(get("/flaky/1000"), { retry: { attempts: 10, base: 40, cap: 40, ...rigid }, deadline: 100, onRefuse: (e) => void refused.push(e) });
+    const call = guard(get("/flaky/1000"), { retry: { attempts: 10, base: 150, cap: 150, ...rigid }, deadline: 400, onRefuse: (e) => void refused.push(e) });
+    const before = backend.count("/flaky");
     const t0 = performance.now();
     const e = await call().catch((x: unknown) => x);
     const elapsed = performance.now() - t0;
-    expect((e as Error).message).toBe("HTTP 503"); // the backend's last answer, not a refusal
-    expect(elapsed).toBeLessThan(100);
-    expect(refused.at(-1)?.kind).toBe("deadline");
+    // Attempts at about 0, 150 and 300 ms; the next would start past 400, so none is made and
+    // the call ends with the backend's last answer (or, on a starved machine, the deadline's cut).
+    if (isTimeoutError(e)) expect(e.scope).toBe("deadline");
+    else {
+      expect((e as Error).message).toBe("HTTP 503");
+      expect(refused.at(-1)?.kind).toBe("deadline");
+    }
+    expect(elapsed).toBeLessThan(450);
+    expect(backend.count("/flaky") - before).toBeLessThanOrEqual(3);
   });
 
   it("a per-attempt timeout cuts a slow attempt off and the retry answers", async () => {
     const id = `t${Math.random()}`;
-    const call = guard(get("/slow-once/500"), { timeout: 60, retry: { attempts: 2, base: 1, cap: 1, ...rigid } });
+    const call = guard(get("/slow-once/2000"), { timeout: 150, retry: { attempts: 3, base: 1, cap: 1, ...rigid } });
     const t0 = performance.now();
     expect((await call(`?id=${id}`)).body).toBe("fast");
-    expect(performance.now() - t0).toBeLessThan(400);
+    expect(performance.now() - t0).toBeLessThan(1_500);
   });
 
   it("a hedge wins against a slow first attempt, and the loser is aborted", async () => {
@@ -189,6 +198,18 @@ describe("client guard against a real server", () => {
     expect(performance.now() - t0).toBeLessThan(1_000);
     expect(hedges).toEqual([2]);
     await expect.poll(() => backend.seen.slice(before).filter((s) => s.path === "/slow-once/2000" && s.aborted).length).toBe(1);
+  });
+});
+
+describe("timers on the real clock", () => {
+  it("a thousand idle guards hold no timer, and after their calls none holds the process open", async () => {
+    const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+    const before = timers();
+    // eslint-disable-next-line @typescript-eslint/require-await -- an async function that answers at once
+    const guards = Array.from({ length: 1_000 }, () => guard(async () => "x", { timeout: 30_000, deadline: 60_000, breaker: {}, bucket: { rate: 100 }, hedge: { delay: 10_000 } }));
+    expect(timers()).toBe(before);
+    expect(await Promise.all(guards.map((g) => g()))).toHaveLength(1_000);
+    expect(timers()).toBe(before);
   });
 });
 

@@ -105,7 +105,9 @@ class Core<A extends unknown[], R> {
     this.#fn = fn;
     this.#o = o;
     this.expiry = new Expiry(o.timers, o.clock);
-    this.#simple = o.attempts === 1 && o.hedgeMax === 0 && o.deadline === Infinity && o.timeout === Infinity && o.maxWait === 0;
+    // A budget given to a guard that never retries still counts its first attempts: what another
+    // guard sharing it may spend on retries.
+    this.#simple = o.attempts === 1 && o.hedgeMax === 0 && o.deadline === Infinity && o.timeout === Infinity && o.maxWait === 0 && o.budget === undefined;
   }
 
   call(scope: CallScope | undefined, args: A): Promise<R> {

@@ -368,3 +368,24 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
     expect(cut).toEqual([100, 100, 200, 300]);
   });
 });
+
+describe("a shared retry budget", () => {
+  it("counts the first attempts of a guard that never retries, which another guard may then spend", async () => {
+    const s = new Scheduler(0);
+    const budget = new RetryBudget({ ratio: 0.5, minPerSecond: 0 }, 0);
+    const reads = guard(() => "ok", { clock: s.now, timers: s, budget });
+    const writes = guard(
+      () => {
+        throw new Error("down");
+      },
+      { clock: s.now, timers: s, budget, retry: { attempts: 10, base: 1, cap: 1 } },
+    );
+    for (let i = 0; i < 4; i++) await reads();
+    expect(budget.available(s.now())).toBe(2);
+    const p = writes().catch((e: unknown) => e);
+    await s.run();
+    await p;
+    // Five first attempts in all (four reads, one write) at a ratio of one half: two retries.
+    expect(budget.available(s.now())).toBe(0);
+  });
+});

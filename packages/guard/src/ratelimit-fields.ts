@@ -27,9 +27,13 @@ export interface PolicyState {
   readonly reset: number;
 }
 
-/** Whole seconds, rounded up, from milliseconds (never under 0). */
+/**
+ * Whole seconds, rounded up, from milliseconds (never under 0). Never short: a client that waits
+ * what the field says must find the quota there, so a wait a hair over a whole second (as float
+ * arithmetic can leave one) is the next second.
+ */
 export function seconds(ms: number): number {
-  return ms > 0 ? Math.ceil(ms / 1_000 - 1e-9) : 0;
+  return ms > 0 ? Math.ceil(ms / 1_000) : 0;
 }
 
 /** One `RateLimit-Policy` list member: `"name";q=100;w=60`. */

@@ -1,45 +1,67 @@
-// A small loopback load generator for guard.bench.ts: `connections` keep-alive connections, each
-// sending GET / and the next one as soon as an answer ends, for `seconds` or `limit` requests,
-// whichever comes first. Prints { rps, ok, other } as JSON. Loopback only; bounded.
+// A small loopback load generator for guard.bench.ts. It drives several servers in slices taken
+// in turn — `connections` keep-alive connections sending GET / back to back for `slice` ms to one
+// server, then the next, `slices` rounds — so all are measured under the same noise of a shared
+// machine. Prints { rates: [[requests/s of each slice to server 0], [… server 1]],
+// other } as JSON. Loopback only; bounded in time and in requests.
 import { Agent, request } from "node:http";
 
-const { port, seconds, connections, limit } = JSON.parse(process.argv[2]);
-const agent = new Agent({ keepAlive: true, maxSockets: connections });
-let sent = 0;
-let ok = 0;
+const { ports, slices, slice, connections } = JSON.parse(process.argv[2]);
+const agents = ports.map(() => new Agent({ keepAlive: true, maxSockets: connections }));
 let other = 0;
-let last = 0;
-const deadline = performance.now() + seconds * 1_000;
+let sent = 0;
+const LIMIT = 5_000_000;
 
-function one() {
+function one(target) {
   return new Promise((resolve) => {
     sent++;
-    const req = request({ host: "127.0.0.1", port, path: "/", agent }, (res) => {
+    const req = request({ host: "127.0.0.1", port: ports[target], path: "/", agent: agents[target] }, (res) => {
       res.resume();
       res.on("end", () => {
-        if (res.statusCode === 200) ok++;
-        else other++;
-        last = performance.now();
-        resolve();
+        if (res.statusCode !== 200) other++;
+        resolve(res.statusCode === 200);
       });
     });
     req.on("error", () => {
       other++;
-      resolve();
+      resolve(false);
     });
     req.end();
   });
 }
 
-async function worker() {
-  while (performance.now() < deadline && sent < limit) await one();
+async function run(target, ms) {
+  const end = performance.now() + ms;
+  let ok = 0;
+  const worker = async () => {
+    while (performance.now() < end && sent < LIMIT) if (await one(target)) ok++;
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: connections }, worker));
+  return (ok / (performance.now() - start)) * 1_000;
 }
 
-// A short warm-up that is not counted.
-const warm = performance.now() + 300;
-while (performance.now() < warm) await Promise.all(Array.from({ length: connections }, one));
-ok = other = 0;
-const first = performance.now();
-await Promise.all(Array.from({ length: connections }, worker));
-agent.destroy();
-process.stdout.write(JSON.stringify({ rps: (ok / (last - first)) * 1_000, ok, other }));
+// With an IPC channel, each slice waits for the parent's word before it starts and after it
+// ends, so the parent can read its own CPU time at the edges of every slice.
+function edge(message) {
+  if (process.send === undefined) return Promise.resolve();
+  return new Promise((resolve) => {
+    process.once("message", () => resolve());
+    process.send(message);
+  });
+}
+
+// Warm-up, not counted: both servers, a little.
+for (const t of ports.keys()) await run(t, 300);
+const rates = ports.map(() => []);
+for (let i = 0; i < slices; i++) {
+  // Each round starts at another server, so none always follows the same neighbour.
+  const order = ports.map((_, k) => (i + k) % ports.length);
+  for (const t of order) {
+    await edge({ start: t });
+    rates[t].push(await run(t, slice));
+    await edge({ end: t });
+  }
+}
+for (const a of agents) a.destroy();
+process.stdout.write(JSON.stringify({ rates, other }));
+process.disconnect?.();

@@ -257,3 +257,23 @@ describe("admit: bad options", () => {
     expect(a.keys).toBe(0); // nothing was charged
   });
 });
+
+describe("admit: which admitted responses carry the fields", () => {
+  it('"low" sends them once a tenth of a quota or less is left, "refused" only on refusals; refusals always do', () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    for (const [fields, shownFrom] of [
+      ["always", 1],
+      ["low", 18],
+      ["refused", Infinity],
+    ] as const) {
+      const a = admit({ clock: clock.now, fields, limits: [{ name: "l", quota: 20, window: 60_000 }] });
+      for (let i = 1; i <= 20; i++) {
+        const v = sync(a.check("k"));
+        expect(v.headers.length > 0, `${fields} #${i}`).toBe(i >= shownFrom);
+      }
+      const refused = sync(a.check("k"));
+      expect(limits(field(refused.headers, "RateLimit"))).toEqual([{ name: "l", r: 0, t: 3 }]);
+    }
+    expect(() => admit({ fields: "never" as never })).toThrow(/"always", "low" or "refused"/);
+  });
+});

@@ -36,18 +36,26 @@ export type Middleware = (req: IncomingMessage, res: ServerResponse, next: (erro
 export function admitNode(admission: Admission, options?: AdmitNodeOptions): Middleware {
   const o = check.options(options, ["key", "trustProxy", "cost"], "admitNode");
   const hops = o.trustProxy === undefined ? 0 : check.integer(o.trustProxy, "admitNode trustProxy", 0);
-  const key = o.key ?? ((req: IncomingMessage) => clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], hops));
+  // `req.headers` is built on first read (Node parses the raw headers lazily): without trusted
+  // hops the default key never reads it.
+  const key = o.key ?? (hops === 0 ? (req: IncomingMessage) => req.socket.remoteAddress : (req: IncomingMessage) => clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], hops));
   const cost = o.cost;
 
   const apply = (verdict: Verdict, res: ServerResponse, next: (error?: unknown) => void): void => {
-    for (const [name, value] of verdict.headers) res.appendHeader(name, value);
+    // appendHeader checks the field and then calls setHeader, which checks it again: a field no
+    // earlier middleware set goes to setHeader directly.
+    for (const [name, value] of verdict.headers) {
+      if (res.hasHeader(name)) res.appendHeader(name, value);
+      else res.setHeader(name, value);
+    }
     if (!verdict.allowed) {
       res.statusCode = verdict.status;
       if (verdict.contentType !== undefined) res.setHeader("content-type", verdict.contentType);
       res.end(verdict.body);
       return;
     }
-    res.once("close", () => verdict.release(res.writableFinished && res.statusCode < 500));
+    // A response closes once, finished or not: `on` spares `once`'s wrapper.
+    res.on("close", () => verdict.release(res.writableFinished && res.statusCode < 500));
     try {
       next();
     } catch (e) {

@@ -2,13 +2,10 @@
 // and reopens no period: whatever a limiter would admit at an earlier reading, it would admit
 // at its latest one too, and a step back never raises what it reports as remaining.
 import fc from "fast-check";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Bucket, Gcra, Period, Sliding } from "@tideward/limiters";
 import { arrivalsAt } from "./arrivals";
 import { scales } from "./scales";
-
-// Property runs at three clock scales: give them room on a loaded machine (verify runs every suite at once).
-vi.setConfig({ testTimeout: 60_000 });
 
 /** Every limiter behind one face: take at now, and how many cost-one calls remain at now. */
 interface Subject {

@@ -1,11 +1,8 @@
 // Invalid configuration throws at construction naming the field and the value; a bad cost or a
 // clock reading that is not a number of milliseconds throws on the hot path with the same shape.
 import fc from "fast-check";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Bucket, Gate, Gcra, Period, Sliding } from "@tideward/limiters";
-
-// Property runs at three clock scales: give them room on a loaded machine (verify runs every suite at once).
-vi.setConfig({ testTimeout: 60_000 });
 
 const nonPositive = [0, -1, -0.5, NaN, Infinity, -Infinity];
 

@@ -1,11 +1,8 @@
 import fc from "fast-check";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Bucket } from "@tideward/limiters";
 import { arrivalsAt, runningMax } from "./arrivals";
 import { scales, step } from "./scales";
-
-// Property runs at three clock scales: give them room on a loaded machine (verify runs every suite at once).
-vi.setConfig({ testTimeout: 60_000 });
 
 describe("Bucket", () => {
   it("starts full: a burst of twenty at twenty a second passes, the twenty-first does not", () => {

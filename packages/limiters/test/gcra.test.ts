@@ -1,11 +1,8 @@
 import fc from "fast-check";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Bucket, Gcra } from "@tideward/limiters";
 import { arrivalsAt } from "./arrivals";
 import { scales } from "./scales";
-
-// Property runs at three clock scales: give them room on a loaded machine (verify runs every suite at once).
-vi.setConfig({ testTimeout: 60_000 });
 
 // Rates whose emission interval 1000/rate is a whole number of ms: with whole-ms clocks every
 // sum GCRA makes is exact, so arrivals landing exactly on a boundary (they do, often) are

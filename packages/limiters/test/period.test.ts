@@ -1,12 +1,9 @@
 import fc from "fast-check";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Period } from "@tideward/limiters";
 import type { Quota } from "@tideward/limiters";
 import { arrivalsAt, runningMax } from "./arrivals";
 import { scales } from "./scales";
-
-// Property runs at three clock scales: give them room on a loaded machine (verify runs every suite at once).
-vi.setConfig({ testTimeout: 60_000 });
 
 /** Which period each admitted event fell in, by the definition (events in clock order). */
 function periodsOf(ts: readonly number[], answers: readonly Quota[], period: number, align: boolean): number[] {

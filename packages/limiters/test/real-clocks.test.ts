@@ -2,14 +2,11 @@
 // performance.now() and near Date.now(), where one float step is 2^-12 ms and `now + wait` lands
 // on that grid rather than on the real number.
 import fc from "fast-check";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ManualClock } from "@tideward/time";
 import { Bucket, Gcra, Period, Sliding } from "@tideward/limiters";
 import { arrivals } from "./arrivals";
 import { before, reachable, scales, step, wholeScales } from "./scales";
-
-// Property runs at three clock scales: give them room on a loaded machine (verify runs every suite at once).
-vi.setConfig({ testTimeout: 60_000 });
 
 const rates = fc.double({ min: 0.1, max: 200_000, noNaN: true });
 const bursts = fc.oneof(fc.integer({ min: 1, max: 400 }), fc.double({ min: 1, max: 400, noNaN: true }));

@@ -1,11 +1,8 @@
 import fc from "fast-check";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, charge, limitSpec, perSecond } from "@tideward/quota-engine";
 import type { ChargeKind, Decision, QuotaCharge, QuotaSnapshot } from "@tideward/quota-engine";
 import { STARTS } from "./traffic";
-
-// Property runs at three clock scales: give them room on a loaded machine (verify runs every suite at once).
-vi.setConfig({ testTimeout: 60_000 });
 
 const keys = [0, 1, 2].map((i) => new QuotaKey("t", `k${i}`, "r"));
 const names = ["a", "b", "c", "missing"];

@@ -1,10 +1,7 @@
 import fc from "fast-check";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, charge, limitSpec, perSecond } from "@tideward/quota-engine";
 import type { Decision, LimitSpec } from "@tideward/quota-engine";
-
-// Property runs at three clock scales: give them room on a loaded machine (verify runs every suite at once).
-vi.setConfig({ testTimeout: 60_000 });
 
 const alice = new QuotaKey("t", "alice", "api");
 const bob = new QuotaKey("t", "bob", "api");

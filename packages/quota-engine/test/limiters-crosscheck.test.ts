@@ -3,13 +3,10 @@
 // on one key through the engine and through the limiter objects gets the same answers — allowed,
 // remaining, retryAfter and resetAfter — near 0, near performance.now() and near Date.now().
 import fc from "fast-check";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Bucket, Gcra, Period } from "@tideward/limiters";
 import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
 import type { Decision } from "@tideward/quota-engine";
-
-// Property runs at three clock scales: give them room on a loaded machine (verify runs every suite at once).
-vi.setConfig({ testTimeout: 60_000 });
 
 const key = new QuotaKey("tenant", "alice", "api");
 

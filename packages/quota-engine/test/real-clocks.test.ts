@@ -3,14 +3,11 @@
 // retryAfter is 0 exactly when the check passes and enough when it does not, as the caller adds
 // it to its clock; a loop advancing a ManualClock by retryAfter ends; resetAfter is enough.
 import fc from "fast-check";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ManualClock } from "@tideward/time";
 import { QuotaEngine, QuotaKey, charge, limitSpec } from "@tideward/quota-engine";
 import type { ChargeKind, Decision } from "@tideward/quota-engine";
 import { STARTS } from "./traffic";
-
-// Property runs at three clock scales: give them room on a loaded machine (verify runs every suite at once).
-vi.setConfig({ testTimeout: 60_000 });
 
 const KINDS: ChargeKind[] = ["bucket", "window", "gcra"];
 const keys = [0, 1, 2].map((i) => new QuotaKey("t", `k${i}`, "r"));

@@ -1,11 +1,8 @@
 import fc from "fast-check";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, SnapshotError, isSnapshotError, perSecond } from "@tideward/quota-engine";
 import type { QuotaSnapshot } from "@tideward/quota-engine";
 import { STARTS, opArb, replay, setUp, specArb } from "./traffic";
-
-// Property runs at three clock scales: give them room on a loaded machine (verify runs every suite at once).
-vi.setConfig({ testTimeout: 60_000 });
 
 const specs = fc.tuple(specArb, specArb, specArb);
 const ops = fc.array(opArb, { maxLength: 60 });

@@ -1,10 +1,7 @@
 import fc from "fast-check";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, limitSpec, perSecond } from "@tideward/quota-engine";
 import { STARTS, opArb, replay, setUp, specArb } from "./traffic";
-
-// Property runs at three clock scales: give them room on a loaded machine (verify runs every suite at once).
-vi.setConfig({ testTimeout: 60_000 });
 
 describe.each(STARTS)("dropping idle keys (property), on %s", (_, starts) => {
   it("never changes a decision: the same traffic with and without sweeping answers the same", () => {

@@ -412,11 +412,22 @@ class Run {
     return r;
   }
 
+  /**
+   * A refusal by policy `i` is a charge counted twice when the envelope it answers for is exact
+   * and had room: the envelope of the refusal's reason, if the policy tags its envelopes with
+   * reasons, or else every envelope (all of them exact).
+   */
   #checkRefusal(i: number, now: number, key: number, cost: number): void {
-    const exact = (this.#monitors as Monitor[][])[i].filter((m) => m.exact);
-    if (exact.length === 0) return;
+    const monitors = (this.#monitors as Monitor[][])[i];
+    if (monitors.length === 0) return;
+    let checked: Monitor[];
+    if (monitors.some((m) => m.reason !== undefined)) {
+      const reason = this.#adapters[i].reason;
+      checked = monitors.filter((m) => m.reason === reason);
+    } else checked = monitors;
+    if (checked.length === 0 || checked.some((m) => !m.exact)) return;
     let first: string | undefined;
-    for (const m of exact) {
+    for (const m of checked) {
       const roomy = m.refuse(now, key, cost);
       if (roomy === undefined) return;
       first ??= `${m.label}: ${roomy}`;

@@ -321,10 +321,10 @@ function envelopes(dims: readonly Dim[], scopes: ((key: number) => number)[], ex
     const units = d.cost ? "cost" : "calls";
     const rate = (d.spec.refill * 1_000) / d.spec.window;
     const label = `${d.reason} (${d.kind})`;
-    if (d.kind === "window") return { kind: "window", label, quota: 2 * d.spec.capacity, window: d.spec.window, units, scope: scopes[i] };
+    if (d.kind === "window") return { kind: "window", label, quota: 2 * d.spec.capacity, window: d.spec.window, units, scope: scopes[i], reason: d.reason };
     const burst = d.kind === "bucket" ? d.spec.capacity : d.spec.burst;
     // A caller whose clock runs ahead refills the store early by that much.
     const overshoot = faults === undefined ? 0 : (rate * Math.max(0, ...faults.skew)) / 1_000;
-    return { kind: "rate", label, rate, burst, units, scope: scopes[i], overshoot, exact };
+    return { kind: "rate", label, rate, burst, units, scope: scopes[i], overshoot, exact, reason: d.reason };
   });
 }

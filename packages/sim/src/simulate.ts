@@ -222,7 +222,7 @@ class Run {
 
     this.#arrivals = traffic.open({ start: this.#start, end: this.#end, random: this.sim.random("traffic") });
     const first = this.#arrivals.next();
-    if (first < this.#end) this.sim.at(first, this.#onArrival);
+    if (first < this.#end) this.sim.lane(first, this.#onArrival);
   }
 
   result(): RunResult {
@@ -272,7 +272,7 @@ class Run {
     const key = arrivals.key;
     const cost = arrivals.cost;
     const next = arrivals.next();
-    if (next < this.#end) this.sim.at(next, this.#onArrival);
+    if (next < this.#end) this.sim.lane(next, this.#onArrival);
     this.#rec.offer(now, key);
     const c = this.#newCall(key, cost);
     this.#budget?.recordAttempt(now);

@@ -151,7 +151,8 @@ class QuotaAdapter implements Adapter {
       const d = dims[0];
       const limit = d.spec.name;
       const unit = d.cost;
-      this.#single = [];
+      // Filled up front: writing keys in random order into an empty array would turn it into a dictionary.
+      this.#single = new Array<QuotaKey | undefined>(context.keys).fill(undefined);
       this.#one =
         d.kind === "bucket"
           ? (k, t, units) => store.checkTokenBucket(k, limit, t, unit ? units : 1).allowed

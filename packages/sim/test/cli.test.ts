@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { main, parseLimit, parseLogLine, replayLog } from "@tideward/sim/cli";
 import type { Io, ReplayReport } from "@tideward/sim/cli";
+import { SLOW } from "./helpers";
 
 const pkg = join(import.meta.dirname, "..");
 const log = join(import.meta.dirname, "fixtures", "access.log");
@@ -40,7 +41,7 @@ function reference(count: number, per: number): Map<string, number> {
   return refused;
 }
 
-describe("tideward-sim replay", () => {
+describe("tideward-sim replay", SLOW, () => {
   it("reports, per key, what 100/min per key would have refused", async () => {
     const { code, out, err } = await run("replay", log, "--limit", "100/min per key");
     expect(err).toBe("");
@@ -108,7 +109,7 @@ describe("tideward-sim replay", () => {
   });
 });
 
-describe("parseLimit and parseLogLine", () => {
+describe("parseLimit and parseLogLine", SLOW, () => {
   it("reads limits in the forms people write", () => {
     expect(parseLimit("100/min per key")).toEqual({ count: 100, per: 60_000, perKey: true, burst: 100, algorithm: "sliding" });
     expect(parseLimit("10/s burst 20 bucket")).toEqual({ count: 10, per: 1_000, perKey: false, burst: 20, algorithm: "bucket" });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { failures, policy, simulate, toCsv, toJson, traffic } from "@tideward/sim";
+import { SLOW } from "./helpers";
 
-describe("export", () => {
+describe("export", SLOW, () => {
   const run = simulate({
     duration: 5_000,
     step: 1_000,

@@ -19,7 +19,7 @@ export { FailureSchedule } from "./failures";
 export type { FailureWindow, OutageOptions } from "./failures";
 export type { BackendOptions } from "./backend";
 export * as policy from "./policies/index";
-export type { ClassicOptions, GatePolicyOptions, LimiterOptions, NameOptions, PeriodPolicyOptions, QuotaDimension, QuotaPolicyOptions, RateLimiterOptions, SamplingOptions } from "./policies/index";
+export type { AdmissionOptions, ClassicOptions, GatePolicyOptions, LimiterOptions, NameOptions, PeriodPolicyOptions, QuotaDimension, QuotaPolicyOptions, RateLimiterOptions, SamplingOptions } from "./policies/index";
 export type { LostStretch, SlowStretch, StoreFaults, Stretch } from "./store-faults";
 export type { Adapter, ConcurrencyEnvelope, Envelope, PolicyContext, PolicySpec, RateEnvelope, WindowEnvelope } from "./policy";
 export { InvariantError, isInvariantError } from "./invariant-error";

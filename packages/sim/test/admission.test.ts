@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { keys, latency, policy, simulate, traffic } from "@tideward/sim";
-import { SLOW, STARTS } from "./helpers";
+import { STARTS } from "./helpers";
 
-describe.each(STARTS)("@tideward/guard's admission as a policy (start %s)", SLOW, (start) => {
+describe.each(STARTS)("@tideward/guard's admission as a policy (start %s)", (start) => {
   const load = traffic.poisson({ rate: 300, keys: keys.zipf({ count: 50, prefix: "client-" }) });
   const base = { start, duration: 20_000, traffic: load, backend: { latency: latency.exponential(30), workers: 6, queue: 100 } };
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { failures, latency, policy, simulate, traffic } from "@tideward/sim";
-import { SLOW, STARTS } from "./helpers";
+import { STARTS } from "./helpers";
 
-describe.each(STARTS)("baselines (start %s)", SLOW, (start) => {
+describe.each(STARTS)("baselines (start %s)", (start) => {
   it("classic breaker: opens after threshold failures in a row, refuses for openFor, then one probe", () => {
     const r = simulate({
       start,
@@ -57,7 +57,7 @@ describe.each(STARTS)("baselines (start %s)", SLOW, (start) => {
   });
 });
 
-describe.each(STARTS)("tideward adapters (start %s)", SLOW, (start) => {
+describe.each(STARTS)("tideward adapters (start %s)", (start) => {
   it("breaker: refuses most calls to a dead backend and reports its standing ratio", () => {
     const r = simulate({ start, duration: 30_000, traffic: traffic.poisson({ rate: 100 }), backend: { failures: 1 }, policies: [policy.breaker()] });
     expect(r.summary.refusalRate as number).toBeGreaterThan(0.8);

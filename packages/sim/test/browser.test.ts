@@ -3,7 +3,6 @@
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SLOW } from "./helpers";
 
 const src = join(import.meta.dirname, "..", "src");
 
@@ -27,7 +26,7 @@ function graph(entry: string): { files: string[]; external: string[] } {
   return { files: [...seen], external: [...external] };
 }
 
-describe("browser safety", SLOW, () => {
+describe("browser safety", () => {
   const { files, external } = graph(join(src, "index.ts"));
 
   it("the main entry reaches no Node.js built-in, and only tideward's own browser-safe packages", () => {

@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { main, parseLimit, parseLogLine, replayLog } from "@tideward/sim/cli";
 import type { Io, ReplayReport } from "@tideward/sim/cli";
-import { SLOW } from "./helpers";
 
 const pkg = join(import.meta.dirname, "..");
 const log = join(import.meta.dirname, "fixtures", "access.log");
@@ -41,7 +40,7 @@ function reference(count: number, per: number): Map<string, number> {
   return refused;
 }
 
-describe("tideward-sim replay", SLOW, () => {
+describe("tideward-sim replay", () => {
   it("reports, per key, what 100/min per key would have refused", async () => {
     const { code, out, err } = await run("replay", log, "--limit", "100/min per key");
     expect(err).toBe("");
@@ -109,7 +108,7 @@ describe("tideward-sim replay", SLOW, () => {
   });
 });
 
-describe("parseLimit and parseLogLine", SLOW, () => {
+describe("parseLimit and parseLogLine", () => {
   it("reads limits in the forms people write", () => {
     expect(parseLimit("100/min per key")).toEqual({ count: 100, per: 60_000, perKey: true, burst: 100, algorithm: "sliding" });
     expect(parseLimit("10/s burst 20 bucket")).toEqual({ count: 10, per: 1_000, perKey: false, burst: 20, algorithm: "bucket" });

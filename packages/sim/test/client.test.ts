@@ -2,12 +2,12 @@ import { describe, expect, it } from "vitest";
 import { Backoff, Jitter } from "@tideward/backoff";
 import { failures, latency, policy, simulate, traffic } from "@tideward/sim";
 import type { Traffic } from "@tideward/sim";
-import { SLOW, STARTS } from "./helpers";
+import { STARTS } from "./helpers";
 
 /** One call at `at` ms. */
 const once = (at = 0): Traffic => traffic.replay([{ t: at }]);
 
-describe.each(STARTS)("client (start %s)", SLOW, (start) => {
+describe.each(STARTS)("client (start %s)", (start) => {
   it("retries a failed call after each backoff delay, attempts counting the first", () => {
     const r = simulate({
       start,
@@ -89,7 +89,7 @@ describe.each(STARTS)("client (start %s)", SLOW, (start) => {
   });
 });
 
-describe("simulate input checks", SLOW, () => {
+describe("simulate input checks", () => {
   it("names the option and the value", () => {
     const t = traffic.constant({ rate: 1 });
     expect(() => simulate({ duration: 0, traffic: t })).toThrow(/duration \(ms\) must be above 0, got 0/);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { failures, keys, latency, policy, simulate, traffic } from "@tideward/sim";
 import type { SimulationOptions } from "@tideward/sim";
-import { SLOW, STARTS } from "./helpers";
+import { STARTS } from "./helpers";
 
 function busy(start: number, seed: number): SimulationOptions {
   return {
@@ -15,7 +15,7 @@ function busy(start: number, seed: number): SimulationOptions {
   };
 }
 
-describe("determinism", SLOW, () => {
+describe("determinism", () => {
   for (const start of STARTS) {
     it(`the same seed gives the same run, bit for bit (start ${start})`, () => {
       const a = simulate(busy(start, 42));

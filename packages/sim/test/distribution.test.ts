@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { failures, latency, stream } from "@tideward/sim";
-import { SLOW, moments } from "./helpers";
+import { moments } from "./helpers";
 
 const N = 200_000;
 const draw = (d: { sample: (r: () => number) => number }, seed = 1): number[] => {
@@ -9,7 +9,7 @@ const draw = (d: { sample: (r: () => number) => number }, seed = 1): number[] =>
 };
 const quantile = (xs: number[], q: number): number => [...xs].sort((a, b) => a - b)[Math.floor(q * (xs.length - 1))];
 
-describe("latency distributions", SLOW, () => {
+describe("latency distributions", () => {
   it("fixed and uniform stay where they say", () => {
     expect(new Set(draw(latency.fixed(7))).size).toBe(1);
     const u = draw(latency.uniform(10, 30));
@@ -53,7 +53,7 @@ describe("latency distributions", SLOW, () => {
   });
 });
 
-describe("failure schedules", SLOW, () => {
+describe("failure schedules", () => {
   it("a base rate with windows laid over it, the later window winning", () => {
     const s = failures.schedule(
       [

@@ -1,8 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { failures, policy, simulate, toCsv, toJson, traffic } from "@tideward/sim";
-import { SLOW } from "./helpers";
 
-describe("export", SLOW, () => {
+describe("export", () => {
   const run = simulate({
     duration: 5_000,
     step: 1_000,

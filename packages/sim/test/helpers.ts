@@ -39,9 +39,3 @@ export function counts(times: readonly number[], start: number, width: number, b
   return out;
 }
 
-/**
- * The timeout of every test here that simulates: a run of minutes or hours of traffic takes a
- * fraction of a second on an idle core, and several seconds of wall time on a machine shared
- * with other builds.
- */
-export const SLOW = { timeout: 60_000 } as const;

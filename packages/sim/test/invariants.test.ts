@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { Bucket, Gate } from "@tideward/limiters";
 import { InvariantError, defineScenario, isInvariantError, keys, knobArbitrary, latency, policy, seedKnob, simulate, traffic } from "@tideward/sim";
 import type { PolicySpec } from "@tideward/sim";
-import { SLOW, STARTS } from "./helpers";
+import { STARTS } from "./helpers";
 
 /** A bucket adapter with a bug, declaring the envelope a correct bucket keeps. */
 function brokenBucket(rate: number, bug: "leaks" | "double-charges", after = 0): PolicySpec {
@@ -60,7 +60,7 @@ function caught(run: () => unknown): InvariantError {
   throw new Error("no invariant was broken");
 }
 
-describe.each(STARTS)("invariants (start %s)", SLOW, (start) => {
+describe.each(STARTS)("invariants (start %s)", (start) => {
   const overload = { start, duration: 20_000, traffic: traffic.poisson({ rate: 50 }), invariants: true };
 
   it("catch a limiter admitting past its bound", () => {
@@ -121,11 +121,11 @@ describe.each(STARTS)("invariants (start %s)", SLOW, (start) => {
 // TAT gathers rounding with each admission and it refuses with a little over a token left (issue
 // #11 reports the same drift from rest). `it.fails` passes while the fault is there; once the fix
 // lands on main and is merged here, this turns red: then drop `.fails` and put Gcra back above.
-it.fails("gcra keeps its exact envelope under overload on a Date.now()-scale clock (issue #11)", SLOW, () => {
+it.fails("gcra keeps its exact envelope under overload on a Date.now()-scale clock (issue #11)", () => {
   simulate({ start: STARTS[1], duration: 5_000, traffic: traffic.poisson({ rate: 200 }), policies: [policy.gcra(60, { burst: 5 })], invariants: true });
 });
 
-describe("a failing seed shrinks to a small scenario", SLOW, () => {
+describe("a failing seed shrinks to a small scenario", () => {
   // The bug shows only after five refusals in a run, so a short, light run hides it.
   const probe = defineScenario<{ seed: number; rate: number; seconds: number }>({
     name: "probe",

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { EventQueue, Simulator } from "@tideward/sim";
-import { SLOW } from "./helpers";
 
-describe("EventQueue", SLOW, () => {
+describe("EventQueue", () => {
   it("pops in time order, ties in the order they were pushed", () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 0, max: 20 }), { maxLength: 300 }), (times) => {
@@ -37,7 +36,7 @@ describe("EventQueue", SLOW, () => {
   });
 });
 
-describe("the lane", SLOW, () => {
+describe("the lane", () => {
   it("fires in the same order as the heap would have, ties by when they were scheduled", () => {
     // A process re-arming itself in the lane, and another scheduling on the heap, both at
     // whole-millisecond times so they tie often: the order must match an all-heap run.
@@ -78,7 +77,7 @@ describe("the lane", SLOW, () => {
   });
 });
 
-describe("Simulator", SLOW, () => {
+describe("Simulator", () => {
   it("fires events at their times on the virtual clock, which reads the event's time", () => {
     const sim = new Simulator({ start: 1_000 });
     const seen: [number, number, number][] = [];

@@ -2,7 +2,7 @@
 // workers is M/M/c, whose mean time in the system has a closed form (Erlang C).
 import { describe, expect, it } from "vitest";
 import { latency, simulate, traffic } from "@tideward/sim";
-import { SLOW, STARTS } from "./helpers";
+import { STARTS } from "./helpers";
 
 /** Mean time in an M/M/c system, ms: arrivals λ a second, service mean `service` ms, c workers. */
 function mmc(lambda: number, service: number, c: number): number {
@@ -35,7 +35,7 @@ function measured(lambda: number, service: number, c: number, start: number, see
   return { mean: r.summary.latency.mean as number, cpu: cpu.reduce((x, y) => x + y, 0) / cpu.length, busy: busy.reduce((x, y) => x + y, 0) / busy.length };
 }
 
-describe.each(STARTS)("capacity model (start %s)", SLOW, (start) => {
+describe.each(STARTS)("capacity model (start %s)", (start) => {
   it("M/M/1: mean latency is 1 / (μ − λ) at every load, within 6 %", () => {
     for (const rho of [0.3, 0.6, 0.8]) {
       const lambda = rho * 100;

@@ -3,7 +3,7 @@ import { Jitter } from "@tideward/backoff";
 import { QuotaKey, perSecond } from "@tideward/quota-engine";
 import { isInvariantError, keys, latency, policy, simulate, traffic } from "@tideward/sim";
 import type { QuotaDimension } from "@tideward/sim";
-import { SLOW, STARTS } from "./helpers";
+import { STARTS } from "./helpers";
 
 // Ten users in two tenants, calling an LLM: a user may make 5 calls a second, a tenant 15, and
 // the model takes 200 tokens a second in all; each call costs 10 tokens.
@@ -15,7 +15,7 @@ const dimensions: QuotaDimension[] = [
 ];
 const load = traffic.poisson({ rate: 60, keys: users, cost: 10 });
 
-describe.each(STARTS)("quota engine (start %s)", SLOW, (start) => {
+describe.each(STARTS)("quota engine (start %s)", (start) => {
   const base = { start, duration: 30_000, traffic: load };
 
   it("atomic: every dimension charged or none; its exact envelopes hold at every step", () => {
@@ -62,7 +62,7 @@ describe.each(STARTS)("quota engine (start %s)", SLOW, (start) => {
   });
 });
 
-describe.each(STARTS)("store faults (start %s)", SLOW, (start) => {
+describe.each(STARTS)("store faults (start %s)", (start) => {
   const one: QuotaDimension[] = [{ limit: perSecond("api", 50), key: () => new QuotaKey("t", "*", "api") }];
   const base = { start, duration: 20_000, traffic: traffic.poisson({ rate: 40 }) };
 

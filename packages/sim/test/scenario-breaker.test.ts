@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { breakerOutage } from "@tideward/sim";
-import { SLOW, STARTS } from "./helpers";
+import { STARTS } from "./helpers";
 
-describe.each(STARTS)("breaker under an outage (start %s)", SLOW, (start) => {
+describe.each(STARTS)("breaker under an outage (start %s)", (start) => {
   const r = breakerOutage.run({}, { start });
   const f = r.figures;
 
@@ -45,7 +45,7 @@ describe.each(STARTS)("breaker under an outage (start %s)", SLOW, (start) => {
   });
 });
 
-describe("scenario parameters", SLOW, () => {
+describe("scenario parameters", () => {
   it("lays parameters over the defaults and checks them against their knobs", () => {
     expect(breakerOutage.resolve({ rate: 50 })).toMatchObject({ rate: 50, seed: 1, outageFrom: 60 });
     expect(() => breakerOutage.resolve({ rat: 50 })).toThrow(/no knob "rat"; did you mean "rate"/);

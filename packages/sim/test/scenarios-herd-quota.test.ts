@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { herdBackoff, herdRecovery, quotaAtomic, sweep } from "@tideward/sim";
-import { SLOW, STARTS } from "./helpers";
+import { STARTS } from "./helpers";
 
-describe.each(STARTS)("backoff and the herd (start %s)", SLOW, (start) => {
+describe.each(STARTS)("backoff and the herd (start %s)", (start) => {
   const r = herdBackoff.run({}, { start });
   const f = r.figures;
 
@@ -36,7 +36,7 @@ describe.each(STARTS)("backoff and the herd (start %s)", SLOW, (start) => {
   });
 });
 
-describe.each(STARTS)("a thundering herd after recovery (start %s)", SLOW, (start) => {
+describe.each(STARTS)("a thundering herd after recovery (start %s)", (start) => {
   const r = herdRecovery.run({}, { start });
   const f = r.figures;
 
@@ -61,7 +61,7 @@ describe.each(STARTS)("a thundering herd after recovery (start %s)", SLOW, (star
   });
 });
 
-describe.each(STARTS)("a tenant's budget charged atomically (start %s)", SLOW, (start) => {
+describe.each(STARTS)("a tenant's budget charged atomically (start %s)", (start) => {
   const r = quotaAtomic.run({}, { start });
   const f = r.figures;
 

@@ -1,12 +1,12 @@
 // Each scenario's report, and the claims it makes, checked against the runs it made.
 import { describe, expect, it } from "vitest";
 import { catalogue, quotaBursts, retryAmplification, shedderRamp, sweep } from "@tideward/sim";
-import { SLOW, STARTS } from "./helpers";
+import { STARTS } from "./helpers";
 
 // A Date.now()-scale start on a whole second, so aligned periods open where they do at 0.
 const EPOCH = 1_723_456_789_000;
 
-describe("the catalogue", SLOW, () => {
+describe("the catalogue", () => {
   it("names every scenario once, documents it, and gives every knob a default within its range", () => {
     const names = catalogue.map((s) => s.name);
     expect(new Set(names).size).toBe(names.length);
@@ -26,7 +26,7 @@ describe("the catalogue", SLOW, () => {
   });
 });
 
-describe.each([0, EPOCH])("shedder under rising load (start %s)", SLOW, (start) => {
+describe.each([0, EPOCH])("shedder under rising load (start %s)", (start) => {
   const r = shedderRamp.run({}, { start });
   const f = r.figures;
 
@@ -51,7 +51,7 @@ describe.each([0, EPOCH])("shedder under rising load (start %s)", SLOW, (start) 
   });
 });
 
-describe.each([0, EPOCH])("three quotas on bursty traffic (start %s)", SLOW, (start) => {
+describe.each([0, EPOCH])("three quotas on bursty traffic (start %s)", (start) => {
   const r = quotaBursts.run({}, { start });
 
   it("gives the seed's table: 21 / 20 / 40 for every burst, labelled", () => {
@@ -72,7 +72,7 @@ describe.each([0, EPOCH])("three quotas on bursty traffic (start %s)", SLOW, (st
   });
 });
 
-describe.each(STARTS)("retry amplification (start %s)", SLOW, (start) => {
+describe.each(STARTS)("retry amplification (start %s)", (start) => {
   const r = retryAmplification.run({}, { start });
   const f = r.figures;
 
@@ -102,7 +102,7 @@ describe.each(STARTS)("retry amplification (start %s)", SLOW, (start) => {
   });
 });
 
-describe("sweep input", SLOW, () => {
+describe("sweep input", () => {
   it("names a knob that is not there or not a number", () => {
     expect(() => sweep(retryAmplification, "failurerate")).toThrow(/did you mean "failureRate"/);
     expect(() => sweep(quotaBursts, "align")).toThrow(/boolean, not a number/);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { keys, latency, simulate, traffic } from "@tideward/sim";
-import { SLOW, STARTS, collect, counts, moments } from "./helpers";
+import { STARTS, collect, counts, moments } from "./helpers";
 
-describe.each(STARTS)("traffic models (start %s)", SLOW, (start) => {
+describe.each(STARTS)("traffic models (start %s)", (start) => {
   it("constant: exactly rate a second, evenly spaced without drift", () => {
     const { t } = collect(traffic.constant({ rate: 250 }), 3_600_000, start);
     expect(t).toHaveLength(900_000);
@@ -123,7 +123,7 @@ describe.each(STARTS)("traffic models (start %s)", SLOW, (start) => {
   });
 });
 
-describe("traffic input checks", SLOW, () => {
+describe("traffic input checks", () => {
   it("names the field and the value", () => {
     expect(() => traffic.poisson({ rate: -1 })).toThrow(/rate.*above 0, got -1/);
     expect(() => traffic.poisson({ rate: 1, keyz: 1 } as never)).toThrow(/did you mean "keys"/);

@@ -105,6 +105,8 @@ describe.each(STARTS)("invariants (start %s)", (start) => {
             policy.sliding(30, 1_000, { perKey: true }),
             policy.period(50, 1_000, { align: true }),
             policy.gate(3),
+            policy.shedder({ cpu: 500 }),
+            policy.breaker(),
           ],
           invariants: true,
         });

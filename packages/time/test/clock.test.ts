@@ -15,6 +15,22 @@ describe("systemClock", () => {
     expect(backwards).toBe(0);
     expect(last).toBeGreaterThanOrEqual(a);
   });
+
+  it("follows a performance object put in place of the global, as fake timers do", () => {
+    const real = Object.getOwnPropertyDescriptor(globalThis, "performance");
+    expect(real).toBeDefined();
+    systemClock(); // the real origin read first, so a stale one would show
+    const fake = { timeOrigin: 1_000, now: () => 234.5 };
+    Object.defineProperty(globalThis, "performance", { value: fake, configurable: true, writable: true });
+    try {
+      expect(systemClock()).toBe(1_234.5);
+      fake.now = () => 300;
+      expect(systemClock()).toBe(1_300);
+    } finally {
+      Object.defineProperty(globalThis, "performance", real as PropertyDescriptor);
+    }
+    expect(Math.abs(systemClock() - Date.now())).toBeLessThan(60_000);
+  });
 });
 
 describe("ManualClock", () => {

@@ -2,20 +2,27 @@
 // with --trace-gc-nvp (see `allocation` in harness.ts), it warms the case up, prints MARK, then
 // makes CALLS calls; the parent sums the `allocated=` of every collection after the mark. Each
 // case is a loop of its own, optimised whole as a caller's code would be, its clock in a typed
-// array so that the measuring boxes no number.
+// array so that the measuring boxes no number. The asynchronous cases (a guarded call, and its
+// peers) are awaited one after another, as a caller's loop would, and make fewer calls.
+import { ExponentialBackoff, SamplingBreaker, circuitBreaker, handleAll, retry, wrap } from "cockatiel";
+import CircuitBreaker from "opossum";
 import { Breaker } from "@tideward/breaker";
+import { guard } from "@tideward/guard";
 import { Bucket, Gcra } from "@tideward/limiters";
 import { Shedder } from "@tideward/shedder";
+import { systemClock } from "@tideward/time";
 import { Plain } from "./plain-shedder";
 import { SummedRing } from "./rings";
 
 export const CALLS = 20_000_000;
+/** Calls of an asynchronous case: each costs a few hundred nanoseconds, and a promise or two. */
+export const ASYNC_CALLS = 2_000_000;
 const clock = new Float64Array(1);
 const STEP = 0.1;
 /** Where the kept case keeps each permit: a global, as a caller holding on to permits would. */
 export const held: unknown[] = [undefined];
 
-const cases: Record<string, (n: number) => number> = {
+const cases: Record<string, (n: number) => number | Promise<number>> = {
   breaker: (n) => {
     const breaker = new Breaker();
     let passed = 0;
@@ -84,11 +91,55 @@ cases.gcra = (n) => {
   return passed;
 };
 
+// A guarded call and its peers, around an async function that resolves at once (guard.bench.ts).
+// eslint-disable-next-line @typescript-eslint/require-await -- an async function that resolves at once is the point
+const answer = async (): Promise<number> => 42;
+const RATE = 1e12;
+const awaited = (call: () => Promise<number>) => async (n: number): Promise<number> => {
+  let passed = 0;
+  for (let k = 0; k < n; k++) if ((await call()) === 42) passed++;
+  return passed;
+};
+const asyncCases: Record<string, () => () => Promise<number>> = {
+  // The loop and the function alone: what every case below pays before its own work.
+  "async-loop": () => answer,
+  guard: () => guard(answer, { breaker: new Breaker({}, systemClock()), bucket: new Bucket(RATE, { now: systemClock() }) }),
+  "guard-retry": () => guard(answer, { breaker: new Breaker({}, systemClock()), bucket: new Bucket(RATE, { now: systemClock() }), retry: { attempts: 3 } }),
+  "guard-timeout": () => guard(answer, { breaker: new Breaker({}, systemClock()), bucket: new Bucket(RATE, { now: systemClock() }), timeout: 1_000 }),
+  "guard-floor": () => {
+    const breaker = new Breaker({}, systemClock());
+    const bucket = new Bucket(RATE, { now: systemClock() });
+    return async () => {
+      const now = systemClock();
+      if (!bucket.take(now)) throw new Error("rate");
+      const permit = breaker.allow(now, Math.random());
+      if (permit === undefined) throw new Error("breaker");
+      const v = await answer();
+      permit.pass(systemClock());
+      return v;
+    };
+  },
+  cockatiel: () => {
+    const policy = wrap(
+      retry(handleAll, { maxAttempts: 2, backoff: new ExponentialBackoff() }),
+      circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new SamplingBreaker({ threshold: 0.5, duration: 10_000 }) }),
+    );
+    return () => policy.execute(answer);
+  },
+  opossum: () => {
+    const breaker = new CircuitBreaker(answer);
+    return () => breaker.fire();
+  },
+};
+for (const [key, make] of Object.entries(asyncCases)) cases[key] = (n) => awaited(make())(n);
+
 const name = process.argv[2] ?? "";
 const run = cases[name];
 if (run === undefined) throw new RangeError(`allocation: no case named ${JSON.stringify(name)}; there are ${Object.keys(cases).join(", ")}`);
-run(CALLS / 10);
+const calls = name in asyncCases ? ASYNC_CALLS : CALLS;
+await run(calls / 10);
 console.log("MARK");
-const passed = run(CALLS);
-console.log(`CALLS ${CALLS}`);
-if (passed !== CALLS) throw new Error(`allocation ${name}: ${CALLS - passed} calls refused; every call should pass`);
+const passed = await run(calls);
+console.log(`CALLS ${calls}`);
+if (passed !== calls) throw new Error(`allocation ${name}: ${calls - passed} calls refused; every call should pass`);
+process.exit(0); // opossum's timers would otherwise hold the process for its window

@@ -57,6 +57,12 @@ function aborted(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true;
 }
 
+// A rejection with what was thrown, passed on as it is: the function's own error, or a listener's.
+function rejected<T>(reason: unknown): Promise<T> {
+  // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- not ours to wrap
+  return Promise.reject(reason);
+}
+
 // Why a hedge that lost was aborted: the reason its signal carries.
 function superseded(): Error {
   return new DOMException("another attempt answered first", "AbortError");
@@ -115,44 +121,63 @@ class Core<A extends unknown[], R> {
     return this.#full(scope, args);
   }
 
-  /** The commonest guard: a single attempt nothing can abort, admitted or refused at once. */
-  async #once(args: A): Promise<R> {
+  /**
+   * The commonest guard: a single attempt nothing can abort, admitted or refused at once. A
+   * promise chain, not an async function: no function frame is kept across the wait, and the
+   * answer's promise is the one the caller gets.
+   */
+  #once(args: A): Promise<R> {
     const o = this.#o;
-    const now = o.clock();
+    let now: number;
+    let permit: Permit | undefined;
+    let ticket: Ticket | undefined;
+    let answer: R | PromiseLike<R>;
     const bucket = o.bucket;
     const gate = o.gate;
-    if (bucket !== undefined && !bucket.peek(now)) throw this.#refuse("rate", bucket.next(now), 1);
-    if (gate !== undefined && !gate.peek()) throw this.#refuse("gate", 0, 1);
-    let ticket: Ticket | undefined;
-    if (o.shedder !== undefined) {
-      ticket = o.shedder.allow(now, o.load());
-      if (ticket === undefined) throw this.#refuse("shed", 0, 1);
-    }
-    let permit: Permit | undefined;
-    if (o.breaker !== undefined) {
-      permit = o.breaker.allow(now, o.random());
-      if (permit === undefined) {
-        ticket?.fail();
-        throw this.#refuse("breaker", 0, 1);
+    try {
+      now = o.clock();
+      if (bucket !== undefined && !bucket.peek(now)) return Promise.reject(this.#refuse("rate", bucket.next(now), 1));
+      if (gate !== undefined && !gate.peek()) return Promise.reject(this.#refuse("gate", 0, 1));
+      if (o.shedder !== undefined) {
+        ticket = o.shedder.allow(now, o.load());
+        if (ticket === undefined) return Promise.reject(this.#refuse("shed", 0, 1));
       }
+      if (o.breaker !== undefined) {
+        permit = o.breaker.allow(now, o.random());
+        if (permit === undefined) {
+          ticket?.fail();
+          ticket = undefined;
+          return Promise.reject(this.#refuse("breaker", 0, 1));
+        }
+      }
+    } catch (e) {
+      // A clock, a load or a random source that throws: nothing was taken that is not given back.
+      ticket?.fail();
+      return rejected(e);
     }
     if (gate !== undefined) gate.enter();
     if (bucket !== undefined) bucket.take(now);
-    let value: R;
     try {
-      value = await this.#fn(ONLY, ...args);
+      answer = this.#fn(ONLY, ...args);
     } catch (e) {
-      const end = o.clock();
-      const outcome = this.#classify(true, e, undefined);
-      this.#account(permit, ticket, gate !== undefined, outcome, end);
-      if (o.onOutcome !== undefined) o.onOutcome({ outcome, attempt: 1, hedge: false, duration: end - now, error: e, result: undefined });
-      throw e;
+      return rejected(this.#onceEnded(true, e, undefined, permit, ticket, now));
     }
+    return Promise.resolve(answer).then(
+      (value) => this.#onceEnded(false, undefined, value, permit, ticket, now) as R,
+      (error: unknown) => {
+        throw this.#onceEnded(true, error, undefined, permit, ticket, now);
+      },
+    );
+  }
+
+  /** Settles what the only attempt held and reports it; answers the value, or the error to throw. */
+  #onceEnded(threw: boolean, error: unknown, value: R | undefined, permit: Permit | undefined, ticket: Ticket | undefined, start: number): unknown {
+    const o = this.#o;
     const end = o.clock();
-    const outcome = o.isFailure === undefined ? "success" : this.#classify(false, undefined, value);
-    this.#account(permit, ticket, gate !== undefined, outcome, end);
-    if (o.onOutcome !== undefined) o.onOutcome({ outcome, attempt: 1, hedge: false, duration: end - now, error: undefined, result: value });
-    return value;
+    const outcome = threw || o.isFailure !== undefined ? this.#classify(threw, error, value) : "success";
+    this.#account(permit, ticket, o.gate !== undefined, outcome, end);
+    if (o.onOutcome !== undefined) o.onOutcome({ outcome, attempt: 1, hedge: false, duration: end - start, error, result: value });
+    return threw ? error : value;
   }
 
   /** Every other call: deadline, waits, retries, hedges and the caller's signal. */

@@ -104,6 +104,8 @@ class Core<A extends unknown[], R> {
   readonly #o: Resolved<R>;
   // One attempt, no timer, no wait: the path that allocates least (see `#once`).
   readonly #simple: boolean;
+  // Retries, but nothing that can cut an attempt off or make it wait: see `#first`.
+  readonly #direct: boolean;
   /** @internal For {@link Flight}: when attempts are cut off. */
   readonly expiry: Expiry;
 
@@ -113,12 +115,16 @@ class Core<A extends unknown[], R> {
     this.expiry = new Expiry(o.timers, o.clock);
     // A budget given to a guard that never retries still counts its first attempts: what another
     // guard sharing it may spend on retries.
-    this.#simple = o.attempts === 1 && o.hedgeMax === 0 && o.deadline === Infinity && o.timeout === Infinity && o.maxWait === 0 && o.budget === undefined;
+    this.#direct = o.hedgeMax === 0 && o.deadline === Infinity && o.timeout === Infinity && !(o.bucket !== undefined && o.maxWait > 0);
+    this.#simple = this.#direct && o.attempts === 1 && o.budget === undefined;
   }
 
   call(scope: CallScope | undefined, args: A): Promise<R> {
-    if (scope === undefined && this.#simple) return this.#once(args);
-    return this.#full(scope, args);
+    if (scope === undefined) {
+      if (this.#simple) return this.#once(args);
+      if (this.#direct) return this.#first(args);
+    }
+    return this.#full(scope, args, undefined);
   }
 
   /**
@@ -160,7 +166,7 @@ class Core<A extends unknown[], R> {
     try {
       answer = this.#fn(ONLY, ...args);
     } catch (e) {
-      return rejected(this.#onceEnded(true, e, undefined, permit, ticket, now));
+      answer = rejected(e); // settled below, as a rejection would be
     }
     return Promise.resolve(answer).then(
       (value) => this.#onceEnded(false, undefined, value, permit, ticket, now) as R,
@@ -180,57 +186,122 @@ class Core<A extends unknown[], R> {
     return threw ? error : value;
   }
 
-  /** Every other call: deadline, waits, retries, hedges and the caller's signal. */
-  async #full(scope: CallScope | undefined, args: A): Promise<R> {
+  /**
+   * A call that may retry but whose attempts nothing can cut off or make wait (no deadline,
+   * timeout, hedge, `maxWait` or caller's signal): the first attempt runs on a promise chain, as
+   * in `#once`, and only a call that is to be retried goes on in `#full`'s loop.
+   */
+  #first(args: A): Promise<R> {
+    const o = this.#o;
+    let call: Call<R>;
+    let pass: Pass;
+    let answer: R | PromiseLike<R>;
+    try {
+      const start = o.clock();
+      call = new Call<R>(start, Infinity, undefined, false);
+      o.budget?.recordAttempt(start);
+      pass = new Pass();
+      if (!this.#admit(start, pass, false, call)) return rejected(new Refusal(pass.kind ?? "deadline", pass.retryAfter));
+    } catch (e) {
+      return rejected(e);
+    }
+    call.attempts = 1;
+    try {
+      answer = this.#fn(ONLY, ...args);
+    } catch (e) {
+      answer = rejected(e);
+    }
+    return Promise.resolve(answer).then(
+      (value) => this.#firstEnded(call, pass, args, false, undefined, value),
+      (error: unknown) => this.#firstEnded(call, pass, args, true, error, undefined),
+    );
+  }
+
+  /** Settles `#first`'s attempt; answers it, or goes on to retry it in `#full`. */
+  #firstEnded(call: Call<R>, pass: Pass, args: A, threw: boolean, error: unknown, result: R | undefined): R | Promise<R> {
+    const o = this.#o;
+    const t = o.clock();
+    const outcome = this.#classify(threw, error, result);
+    this.#account(pass.permit, pass.ticket, pass.gated, outcome, t);
+    if (o.onOutcome !== undefined) o.onOutcome({ outcome, attempt: 1, hedge: false, duration: t - pass.at, error, result });
+    if (outcome === "refused" || o.attempts <= 1 || !this.#retryable(outcome, error, result)) {
+      if (threw) throw error;
+      return result as R;
+    }
+    return this.#full(undefined, args, { call, settled: { outcome, threw, error, result, final: false } });
+  }
+
+  /** Whether an answer is worth another attempt (the policy's attempts and budget aside). */
+  #retryable(outcome: Outcome, error: unknown, result: R | undefined): boolean {
+    const retryOn = this.#o.retryOn;
+    return retryOn === undefined ? outcome === "failure" || outcome === "timeout" : retryOn(error, result);
+  }
+
+  /**
+   * Every other call: deadline, waits, retries, hedges and the caller's signal; or, with
+   * `resume`, the retries of a call whose first attempt `#first` made.
+   */
+  async #full(scope: CallScope | undefined, args: A, resume: { readonly call: Call<R>; readonly settled: Settled<R> } | undefined): Promise<R> {
     const o = this.#o;
     const signal = scope?.signal;
-    if (signal?.aborted === true) throw signal.reason;
-    const start = o.clock();
-    let end = start + o.deadline;
-    const given = scope?.deadline;
-    if (given !== undefined && given < end) end = given;
-    if (!(start < end)) throw this.#refuse("deadline", 0, 1);
-    const call = new Call<R>(start, end, signal, end < Infinity || o.timeout < Infinity || signal !== undefined || o.hedgeMax > 0);
-    const onAbort = signal === undefined ? undefined : () => call.abort(signal.reason);
-    if (onAbort !== undefined) signal?.addEventListener("abort", onAbort, { once: true });
+    let call: Call<R>;
+    let s: Settled<R> | undefined;
+    let onAbort: (() => void) | undefined;
+    if (resume === undefined) {
+      if (signal?.aborted === true) throw signal.reason;
+      const start = o.clock();
+      let end = start + o.deadline;
+      const given = scope?.deadline;
+      if (given !== undefined && given < end) end = given;
+      if (!(start < end)) throw this.#refuse("deadline", 0, 1);
+      const made = new Call<R>(start, end, signal, end < Infinity || o.timeout < Infinity || signal !== undefined || o.hedgeMax > 0);
+      call = made;
+      onAbort = signal === undefined ? undefined : () => made.abort(signal.reason);
+      if (onAbort !== undefined) signal?.addEventListener("abort", onAbort, { once: true });
+    } else {
+      call = resume.call;
+      s = resume.settled;
+    }
     const waits = o.bucket !== undefined && o.maxWait > 0;
     try {
-      o.budget?.recordAttempt(start);
+      if (resume === undefined) o.budget?.recordAttempt(call.start);
       let previous = o.backoff?.base ?? 0;
       let last: Settled<R> | undefined;
       for (let round = 1; ; round++) {
-        if (aborted(signal)) throw signal?.reason;
-        const pass = new Pass();
-        const admitted = waits ? await this.#enter(call, pass) : this.#admit(o.clock(), pass, false, call);
-        if (!admitted) {
-          // A refused retry ends the call with what the backend last said; a refused first
-          // attempt has nothing else to say.
-          if (last === undefined) throw new Refusal(pass.kind ?? "deadline", pass.retryAfter);
-          return this.#answer(last);
-        }
-        let s: Settled<R>;
-        if (o.hedgeMax > 0) s = await this.#hedged(call, pass, args);
-        else if (call.abortable) s = await new Flight<A, R>(this, o, call, pass, args, false).promise;
-        else {
-          // Nothing can cut this attempt off: run it here, without a flight.
-          const number = ++call.attempts;
-          let threw = false;
-          let error: unknown;
-          let result: R | undefined;
-          try {
-            result = await this.#fn(number === 1 ? ONLY : { attempt: number, hedge: false, signal: NEVER }, ...args);
-          } catch (e) {
-            threw = true;
-            error = e;
+        // A resumed call arrives with its first attempt made.
+        if (s === undefined) {
+          if (aborted(signal)) throw signal?.reason;
+          const pass = new Pass();
+          const admitted = waits ? await this.#enter(call, pass) : this.#admit(o.clock(), pass, false, call);
+          if (!admitted) {
+            // A refused retry ends the call with what the backend last said; a refused first
+            // attempt has nothing else to say.
+            if (last === undefined) throw new Refusal(pass.kind ?? "deadline", pass.retryAfter);
+            return this.#answer(last);
           }
-          const t = o.clock();
-          const outcome = this.#classify(threw, error, result);
-          this.#account(pass.permit, pass.ticket, pass.gated, outcome, t);
-          if (o.onOutcome !== undefined) o.onOutcome({ outcome, attempt: number, hedge: false, duration: t - pass.at, error, result });
-          s = { outcome, threw, error, result, final: false };
+          if (o.hedgeMax > 0) s = await this.#hedged(call, pass, args);
+          else if (call.abortable) s = await new Flight<A, R>(this, o, call, pass, args, false).promise;
+          else {
+            // Nothing can cut this attempt off: run it here, without a flight.
+            const number = ++call.attempts;
+            let threw = false;
+            let error: unknown;
+            let result: R | undefined;
+            try {
+              result = await this.#fn(number === 1 ? ONLY : { attempt: number, hedge: false, signal: NEVER }, ...args);
+            } catch (e) {
+              threw = true;
+              error = e;
+            }
+            const t = o.clock();
+            const outcome = this.#classify(threw, error, result);
+            this.#account(pass.permit, pass.ticket, pass.gated, outcome, t);
+            if (o.onOutcome !== undefined) o.onOutcome({ outcome, attempt: number, hedge: false, duration: t - pass.at, error, result });
+            s = { outcome, threw, error, result, final: false };
+          }
         }
         if (s.outcome === "refused" || s.final || round >= o.attempts) return this.#answer(s);
-        if (!(o.retryOn === undefined ? s.outcome === "failure" || s.outcome === "timeout" : o.retryOn(s.error, s.result))) return this.#answer(s);
+        if (!this.#retryable(s.outcome, s.error, s.result)) return this.#answer(s);
 
         // Plan the wait: the backoff's delay, or the server's hint when it is longer.
         const planned = o.backoff?.delay(round, { random: o.random(), previous }) ?? 0;
@@ -255,6 +326,7 @@ class Core<A extends unknown[], R> {
         if (!s.threw && s.result !== undefined) o.discard?.(s.result);
         if (wait > 0) await call.sleep(o, wait);
         last = s;
+        s = undefined;
       }
     } finally {
       call.close(o);
@@ -305,7 +377,14 @@ class Core<A extends unknown[], R> {
       if (pass.ticket === undefined) return this.#refused(pass, "shed", 0, attempt);
     }
     if (o.breaker !== undefined) {
-      pass.permit = o.breaker.allow(now, o.random());
+      try {
+        pass.permit = o.breaker.allow(now, o.random());
+      } catch (e) {
+        // A random source that throws: the shedder's ticket is given back, not left in flight.
+        pass.ticket?.fail();
+        pass.ticket = undefined;
+        throw e;
+      }
       if (pass.permit === undefined) {
         pass.ticket?.fail();
         pass.ticket = undefined;

@@ -6,6 +6,7 @@ import { Breaker } from "@tideward/breaker";
 import { Refusal, guard, isRefusal, isTimeoutError } from "@tideward/guard";
 import type { Attempt, HedgeEvent, OutcomeEvent, RefuseEvent, RetryEvent } from "@tideward/guard";
 import { Bucket, Gate } from "@tideward/limiters";
+import { Shedder } from "@tideward/shedder";
 import { Scheduler } from "./scheduler";
 
 const STARTS = [0, 1_700_000_000_123.375];
@@ -356,6 +357,105 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
     expect(await Promise.all(calls)).toEqual(answers.map((_, i) => i));
     await s.run();
     expect(s.delays.length).toBe(1); // the one timer ran out with nothing left to cut off
+  });
+
+  it("a function that throws at once is a rejection counted as a failure, with or without retries", async () => {
+    const { s, base } = sim();
+    for (const retry of [undefined, { attempts: 3, base: 1, cap: 1, jitter: Jitter.rigid }]) {
+      const breaker = new Breaker({ protection: 0 }, t0);
+      const outcomes: string[] = [];
+      let calls = 0;
+      const g = guard(
+        (a: Attempt) => {
+          calls++;
+          throw new Error(`sync ${a.attempt}`);
+        },
+        { ...base, breaker, retry, budget: false, random: () => 0.99, onOutcome: (o) => void outcomes.push(o.outcome) },
+      );
+      let p: Promise<never> | undefined;
+      expect(() => (p = g())).not.toThrow();
+      expect(p).toBeInstanceOf(Promise);
+      const settled = outcome(p as Promise<never>);
+      await s.run();
+      const n = retry === undefined ? 1 : 3;
+      expect(((await settled).error as Error).message).toBe(`sync ${n}`);
+      expect(calls).toBe(n);
+      expect(outcomes).toEqual(Array.from({ length: n }, () => "failure"));
+      expect(breaker.ratio(s.now())).toBeGreaterThan(0); // the failures reached the breaker
+    }
+  });
+
+  it("a listener, a clock or a random source that throws rejects the call, never throws at the caller, and gives back what was taken", async () => {
+    const { s, base } = sim();
+    for (const retry of [undefined, { attempts: 2 }]) {
+      const gate = new Gate(1);
+      const shedder = new Shedder({}, t0);
+      const loud = guard(() => Promise.resolve(1), {
+        ...base,
+        gate,
+        shedder,
+        load: () => 0,
+        retry,
+        onOutcome: () => {
+          throw new Error("listener");
+        },
+      });
+      const p = loud();
+      expect(((await outcome(p)).error as Error).message).toBe("listener");
+      expect([gate.held, shedder.flying]).toEqual([0, 0]);
+      const dice = guard(() => Promise.resolve(1), {
+        ...base,
+        gate,
+        shedder,
+        load: () => 0,
+        breaker: {},
+        retry,
+        random: () => {
+          throw new Error("no dice");
+        },
+      });
+      expect(((await outcome(dice())).error as Error).message).toBe("no dice");
+      expect([gate.held, shedder.flying]).toEqual([0, 0]);
+    }
+    let broken = false;
+    const clock = () => {
+      if (broken) throw new Error("no clock");
+      return s.now();
+    };
+    const g = guard(() => Promise.resolve(1), { ...base, clock });
+    broken = true;
+    expect(((await outcome(g())).error as Error).message).toBe("no clock");
+  });
+
+  it("a retrying guard whose first attempt answers makes one attempt; one that fails goes on with the same call", async () => {
+    const { s, base } = sim();
+    const budget = new RetryBudget({ ratio: 0.5, minPerSecond: 0 }, t0);
+    const seen: number[] = [];
+    const retries: RetryEvent[] = [];
+    let fail = 0;
+    const g = guard(
+      (a: Attempt) => {
+        seen.push(a.attempt);
+        return fail-- > 0 ? Promise.reject(new Error("down")) : Promise.resolve(a.attempt);
+      },
+      { ...base, budget, retry: { attempts: 3, base: 10, cap: 10, jitter: Jitter.rigid }, onRetry: (e) => void retries.push(e) },
+    );
+    expect(await g()).toBe(1);
+    expect(await g()).toBe(1);
+    expect(budget.available(s.now())).toBe(1); // two first attempts at a ratio of one half
+    fail = 1;
+    const p = g();
+    await s.run();
+    expect(await p).toBe(2);
+    expect(seen).toEqual([1, 1, 1, 2]);
+    expect(retries.map((r) => [r.attempt, r.delay])).toEqual([[1, 10]]);
+    // Three first attempts, one retry spent.
+    expect(budget.available(s.now())).toBe(0);
+    // A first attempt refused by the bucket is a refusal, not a retry.
+    const dry = guard(() => Promise.resolve(1), { ...base, retry: { attempts: 3 }, bucket: new Bucket(1, { burst: 1, now: t0 }) });
+    await dry();
+    const e = (await outcome(dry())).error;
+    expect(isRefusal(e) && e.kind).toBe("rate");
   });
 
   it("attempts with different cut-offs are cut off each at its own instant, in order", async () => {

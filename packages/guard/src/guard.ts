@@ -104,7 +104,7 @@ class Core<A extends unknown[], R> {
   readonly #o: Resolved<R>;
   // One attempt, no timer, no wait: the path that allocates least (see `#once`).
   readonly #simple: boolean;
-  // Retries, but nothing that can cut an attempt off or make it wait: see `#first`.
+  // No hedge and no wait for a token: see `#first`.
   readonly #direct: boolean;
   /** @internal For {@link Flight}: when attempts are cut off. */
   readonly expiry: Expiry;
@@ -115,8 +115,8 @@ class Core<A extends unknown[], R> {
     this.expiry = new Expiry(o.timers, o.clock);
     // A budget given to a guard that never retries still counts its first attempts: what another
     // guard sharing it may spend on retries.
-    this.#direct = o.hedgeMax === 0 && o.deadline === Infinity && o.timeout === Infinity && !(o.bucket !== undefined && o.maxWait > 0);
-    this.#simple = this.#direct && o.attempts === 1 && o.budget === undefined;
+    this.#direct = o.hedgeMax === 0 && !(o.bucket !== undefined && o.maxWait > 0);
+    this.#simple = this.#direct && o.deadline === Infinity && o.timeout === Infinity && o.attempts === 1 && o.budget === undefined;
   }
 
   call(scope: CallScope | undefined, args: A): Promise<R> {
@@ -187,25 +187,29 @@ class Core<A extends unknown[], R> {
   }
 
   /**
-   * A call that may retry but whose attempts nothing can cut off or make wait (no deadline,
-   * timeout, hedge, `maxWait` or caller's signal): the first attempt runs on a promise chain, as
-   * in `#once`, and only a call that is to be retried goes on in `#full`'s loop.
+   * A call with no caller's scope, no hedge and no wait for a token, that may retry or be cut
+   * off (a deadline, a timeout): its first attempt runs on a promise chain, as in `#once`, and
+   * only a call that is to be retried goes on in `#full`'s loop.
    */
   #first(args: A): Promise<R> {
     const o = this.#o;
     let call: Call<R>;
     let pass: Pass;
-    let answer: R | PromiseLike<R>;
     try {
       const start = o.clock();
-      call = new Call<R>(start, Infinity, undefined, false);
+      const end = start + o.deadline;
+      if (!(start < end)) return rejected(this.#refuse("deadline", 0, 1));
+      call = new Call<R>(start, end, undefined, end < Infinity || o.timeout < Infinity);
       o.budget?.recordAttempt(start);
       pass = new Pass();
       if (!this.#admit(start, pass, false, call)) return rejected(new Refusal(pass.kind ?? "deadline", pass.retryAfter));
+      // The flight answers the call itself (it `decides`): its promise is the call's.
+      if (call.abortable) return new Flight<A, R>(this, o, call, pass, args, false, true).promise as unknown as Promise<R>;
     } catch (e) {
       return rejected(e);
     }
     call.attempts = 1;
+    let answer: R | PromiseLike<R>;
     try {
       answer = this.#fn(ONLY, ...args);
     } catch (e) {
@@ -217,18 +221,26 @@ class Core<A extends unknown[], R> {
     );
   }
 
-  /** Settles `#first`'s attempt; answers it, or goes on to retry it in `#full`. */
+  /** Settles `#first`'s attempt when nothing could cut it off; answers it, or goes on to retry. */
   #firstEnded(call: Call<R>, pass: Pass, args: A, threw: boolean, error: unknown, result: R | undefined): R | Promise<R> {
     const o = this.#o;
     const t = o.clock();
     const outcome = this.#classify(threw, error, result);
     this.#account(pass.permit, pass.ticket, pass.gated, outcome, t);
     if (o.onOutcome !== undefined) o.onOutcome({ outcome, attempt: 1, hedge: false, duration: t - pass.at, error, result });
-    if (outcome === "refused" || o.attempts <= 1 || !this.#retryable(outcome, error, result)) {
+    return this.decided(call, args, outcome, threw, error, result, false);
+  }
+
+  /**
+   * @internal For `#first` and a {@link Flight} that decides: the call's answer after its first
+   * attempt — its value, its error thrown — or the retries that follow it in `#full`.
+   */
+  decided(call: Call<R>, args: A, outcome: Outcome, threw: boolean, error: unknown, result: R | undefined, final: boolean): R | Promise<R> {
+    if (outcome === "refused" || final || this.#o.attempts <= 1 || !this.#retryable(outcome, error, result)) {
       if (threw) throw error;
       return result as R;
     }
-    return this.#full(undefined, args, { call, settled: { outcome, threw, error, result, final: false } });
+    return this.#full(undefined, args, { call, settled: { outcome, threw, error, result, final } });
   }
 
   /** Whether an answer is worth another attempt (the policy's attempts and budget aside). */
@@ -680,6 +692,10 @@ class Expiry {
  * answer that comes after it ended is handed to `discard`, so nothing is left unconsumed.
  */
 class Flight<A extends unknown[], R> {
+  /**
+   * How the attempt ended; or, for a flight that `decides` (the first attempt of `#first`), the
+   * call's own answer: its value, its error, or the retries that follow it.
+   */
   readonly promise: Promise<Settled<R>>;
   /** The instant it is cut off (ms), `Infinity` for never. */
   readonly at: number;
@@ -691,9 +707,12 @@ class Flight<A extends unknown[], R> {
   readonly #ctx: Context;
   readonly #start: number;
   readonly #scope: "attempt" | "deadline";
-  #resolve!: (s: Settled<R>) => void;
+  /** The caller's arguments when the flight decides, for the retries; else undefined. */
+  readonly #args: A | undefined;
+  #resolve!: (s: Settled<R> | R | Promise<R>) => void;
+  #reject!: (error: unknown) => void;
 
-  constructor(core: Core<A, R>, o: Resolved<R>, call: Call<R>, pass: Pass, args: A, hedge: boolean) {
+  constructor(core: Core<A, R>, o: Resolved<R>, call: Call<R>, pass: Pass, args: A, hedge: boolean, decides = false) {
     this.#core = core;
     this.#o = o;
     this.#call = call;
@@ -705,7 +724,11 @@ class Flight<A extends unknown[], R> {
     const ctx = new Context(++call.attempts, hedge, call.signal, true);
     this.#ctx = ctx;
     this.#start = start;
-    this.promise = new Promise<Settled<R>>((resolve) => (this.#resolve = resolve));
+    this.#args = decides ? args : undefined;
+    this.promise = new Promise<Settled<R>>((resolve, reject) => {
+      this.#resolve = resolve as (s: Settled<R> | R | Promise<R>) => void;
+      this.#reject = reject;
+    });
     call.flights?.add(this);
     if (this.at < Infinity) core.expiry.add(this as unknown as Flight<never, unknown>);
     let answer: R | PromiseLike<R>;
@@ -752,9 +775,30 @@ class Flight<A extends unknown[], R> {
     this.done = true;
     if (this.at < Infinity) this.#core.expiry.remove();
     this.#call.flights?.delete(this);
-    this.#core.settle(this.#pass, this.#ctx, outcome, this.#start, now, error, result);
-    this.#resolve({ outcome, threw, error, result, final });
+    const args = this.#args;
+    try {
+      this.#core.settle(this.#pass, this.#ctx, outcome, this.#start, now, error, result);
+    } catch (e) {
+      // A listener that throws ends the call with its error (a timer's callback must not throw).
+      if (args === undefined) this.#resolve({ outcome, threw: true, error: e, result: undefined, final: true });
+      else this.#reject(e);
+      return;
+    }
+    if (args === undefined) {
+      this.#resolve({ outcome, threw, error, result, final });
+      return;
+    }
+    // A flight that decides answers the call itself: one promise less between it and the caller.
+    let answer: R | Promise<R>;
+    try {
+      answer = this.#core.decided(this.#call, args, outcome, threw, error, result, final);
+    } catch (e) {
+      this.#reject(e);
+      return;
+    }
+    this.#resolve(answer);
   }
+
 }
 
 /**

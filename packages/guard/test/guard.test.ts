@@ -387,7 +387,12 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
 
   it("a listener, a clock or a random source that throws rejects the call, never throws at the caller, and gives back what was taken", async () => {
     const { s, base } = sim();
-    for (const retry of [undefined, { attempts: 2 }]) {
+    for (const [retry, timeout] of [
+      [undefined, undefined],
+      [{ attempts: 2 }, undefined],
+      [undefined, 1_000],
+      [{ attempts: 2 }, 1_000],
+    ] as const) {
       const gate = new Gate(1);
       const shedder = new Shedder({}, t0);
       const loud = guard(() => Promise.resolve(1), {
@@ -396,6 +401,7 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
         shedder,
         load: () => 0,
         retry,
+        timeout,
         onOutcome: () => {
           throw new Error("listener");
         },
@@ -410,6 +416,7 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
         load: () => 0,
         breaker: {},
         retry,
+        timeout,
         random: () => {
           throw new Error("no dice");
         },
@@ -425,6 +432,19 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
     const g = guard(() => Promise.resolve(1), { ...base, clock });
     broken = true;
     expect(((await outcome(g())).error as Error).message).toBe("no clock");
+    // An attempt cut off by its timeout, reported to a listener that throws: the call ends with
+    // the listener's error, and the timer that cut it off does not throw.
+    const hung = guard(() => new Promise<never>(() => undefined), {
+      ...base,
+      timeout: 100,
+      onOutcome: () => {
+        throw new Error("listener at the timeout");
+      },
+    });
+    const p = outcome(hung());
+    await s.run();
+    expect(((await p).error as Error).message).toBe("listener at the timeout");
+    expect(s.pending).toBe(0);
   });
 
   it("a retrying guard whose first attempt answers makes one attempt; one that fails goes on with the same call", async () => {

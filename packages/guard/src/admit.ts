@@ -56,6 +56,9 @@ const KNOWN: readonly (keyof AdmitOptions)[] = ["shedder", "load", "gate", "limi
 /** A header field to append to the response: name and value. */
 export type Field = readonly [name: string, value: string];
 
+// What an admitted response carries when no field is due: one array for all of them.
+const NO_FIELDS: readonly Field[] = Object.freeze([]);
+
 /**
  * What {@link Admission.check} answered for one request.
  *
@@ -88,7 +91,7 @@ export interface Verdict {
 class Answer implements Verdict {
   readonly allowed: boolean;
   readonly status: number;
-  readonly headers: Field[];
+  readonly headers: readonly Field[];
   readonly reason: RefusalKind | undefined;
   readonly retryAfter: number;
   readonly body: string | undefined;
@@ -97,7 +100,7 @@ class Answer implements Verdict {
   #gate: Gate | undefined;
   readonly #clock: Clock;
 
-  constructor(allowed: boolean, status: number, headers: Field[], reason: RefusalKind | undefined, retryAfter: number, body: string | undefined, contentType: string | undefined, ticket: Ticket | undefined, gate: Gate | undefined, clock: Clock) {
+  constructor(allowed: boolean, status: number, headers: readonly Field[], reason: RefusalKind | undefined, retryAfter: number, body: string | undefined, contentType: string | undefined, ticket: Ticket | undefined, gate: Gate | undefined, clock: Clock) {
     this.allowed = allowed;
     this.status = status;
     this.headers = headers;
@@ -201,13 +204,14 @@ export function admit(options?: AdmitOptions): Admission {
     for (const [i, spec] of (q.limits as LimitSpec[]).entries()) specs.set(policyName(spec?.name, `admit quota.limits[${i}].name`), spec);
   }
 
-  const refuse = (status: 429 | 503, reason: RefusalKind, retryAfter: number, fields: Field[], violated: readonly string[], ticket: Ticket | undefined, entered: boolean): Verdict => {
+  const refuse = (status: 429 | 503, reason: RefusalKind, retryAfter: number, fields: readonly Field[], violated: readonly string[], ticket: Ticket | undefined, entered: boolean): Verdict => {
     // What this request held is given back at once: it will not run.
     ticket?.fail();
     if (entered) gate?.leave();
-    if (retryAfter < Infinity) fields.push(["Retry-After", String(seconds(retryAfter))]);
+    // A copy: the fields may be the ones admitted requests share.
+    const all = retryAfter < Infinity ? [...fields, ["Retry-After", String(seconds(retryAfter))] as const] : fields;
     const body = problem ? problemBody(status, violated, retryAfter) : status === 429 ? "Too Many Requests\n" : "Service Unavailable\n";
-    return new Answer(false, status, fields, reason, retryAfter, body, problem ? PROBLEM_JSON : "text/plain; charset=utf-8", undefined, undefined, clock);
+    return new Answer(false, status, all, reason, retryAfter, body, problem ? PROBLEM_JSON : "text/plain; charset=utf-8", undefined, undefined, clock);
   };
 
   // Each field is one line holding one list member per policy, joined as RFC 8941 joins lines:
@@ -219,27 +223,48 @@ export function admit(options?: AdmitOptions): Admission {
       [LIMIT_FIELD, states.map(limitMember).join(", ")],
     ];
   };
-  // The per-key limits' policies never change: their line is written once, and each request
-  // writes only its numbers after a precomputed prefix.
+  // The per-key limits' policies never change: their line is written once. Each policy's
+  // RateLimit member depends only on its state (units left, whole seconds until more), so it is
+  // written once per state and kept, with the two fields, in a small cache: the states requests
+  // meet repeat (every fresh client of a limit is in the same one), and then an admitted request
+  // builds no string and no array.
   const limits = keyed?.limits ?? [];
   const keyedPolicy = limits.map((l) => policyMember({ ...l, remaining: 0, reset: 0 })).join(", ");
   const keyedPrefix = limits.map((l) => `${policyMember({ ...l, remaining: 0, reset: 0 }).split(";")[0]};r=`);
   const remainingScratch = new Float64Array(limits.length);
   const resetScratch = new Float64Array(limits.length);
+  const members = limits.map(() => new Map<number, string>());
+  const lines = new Map<number, readonly Field[]>();
+  // The names of the refused limits, filled by a charge: copied only when one refuses.
+  const violatedScratch: string[] = [];
   const keyedLow = (): boolean => {
     for (let i = 0; i < limits.length; i++) if (remainingScratch[i] * 10 <= limits[i].quota) return true;
     return false;
   };
-  const keyedFields = (): Field[] => {
-    let line = "";
-    for (let i = 0; i < limits.length; i++) line += `${i === 0 ? "" : ", "}${keyedPrefix[i]}${sfInteger(remainingScratch[i])};t=${sfInteger(seconds(resetScratch[i]))}`;
-    return [
-      [POLICY_FIELD, keyedPolicy],
-      [LIMIT_FIELD, line],
-    ];
+  /** A state as one number, -1 past what the cache keeps (it then writes the member afresh). */
+  const stateKey = (r: number, t: number): number => (t < 4_096 && r < 2 ** 40 ? r * 4_096 + t : -1);
+  const remember = <T>(cache: Map<number, T>, key: number, value: T): T => {
+    if (key < 0) return value;
+    if (cache.size >= 1_024) cache.clear();
+    cache.set(key, value);
+    return value;
+  };
+  const member = (i: number): string => {
+    const r = remainingScratch[i];
+    const t = seconds(resetScratch[i]);
+    const key = stateKey(r, t);
+    return members[i].get(key) ?? remember(members[i], key, `${keyedPrefix[i]}${sfInteger(r)};t=${sfInteger(t)}`);
+  };
+  const keyedFields = (): readonly Field[] => {
+    const one = limits.length === 1 ? stateKey(remainingScratch[0], seconds(resetScratch[0])) : -1;
+    const known = one < 0 ? undefined : lines.get(one);
+    if (known !== undefined) return known;
+    let line = member(0);
+    for (let i = 1; i < limits.length; i++) line += `, ${member(i)}`;
+    return remember(lines, one, Object.freeze([Object.freeze([POLICY_FIELD, keyedPolicy] as const), Object.freeze([LIMIT_FIELD, line] as const)]));
   };
 
-  const afterQuota = (report: AtomicReport, charges: readonly QuotaCharge[], before: Field[] | undefined, violated: string[], ticket: Ticket | undefined, entered: boolean): Verdict => {
+  const afterQuota = (report: AtomicReport, charges: readonly QuotaCharge[], before: readonly Field[] | undefined, violated: string[], ticket: Ticket | undefined, entered: boolean): Verdict => {
     // One member per limit name: the most restrictive of its charges.
     const byName = new Map<string, PolicyState>();
     for (const [i, c] of charges.entries()) {
@@ -260,7 +285,7 @@ export function admit(options?: AdmitOptions): Admission {
     if (before !== undefined) fields.unshift(...before);
     if (!report.allowed) return refuse(429, "quota", report.retryAfter, fields, violated, ticket, entered);
     const shown = show === "always" || (show === "low" && (before !== undefined || states.some((p) => p.remaining * 10 <= p.quota)));
-    return new Answer(true, 200, shown ? fields : [], undefined, 0, undefined, undefined, ticket, entered ? gate : undefined, clock);
+    return new Answer(true, 200, shown ? fields : NO_FIELDS, undefined, 0, undefined, undefined, ticket, entered ? gate : undefined, clock);
   };
 
   const checkOne = (key = "", cost = 1): Verdict | Promise<Verdict> => {
@@ -275,14 +300,15 @@ export function admit(options?: AdmitOptions): Admission {
       entered = gate.enter();
       if (!entered) return refuse(503, "gate", busy, [], [], ticket, false);
     }
-    const violated: string[] = [];
-    let fields: Field[] | undefined;
+    let fields: readonly Field[] | undefined;
     if (keyed !== undefined) {
-      const wait = keyed.charge(key, now, cost, remainingScratch, resetScratch, violated);
-      if (wait >= 0) return refuse(429, "rate", wait, keyedFields(), violated, ticket, entered);
+      if (violatedScratch.length > 0) violatedScratch.length = 0;
+      const wait = keyed.charge(key, now, cost, remainingScratch, resetScratch, violatedScratch);
+      if (wait >= 0) return refuse(429, "rate", wait, keyedFields(), [...violatedScratch], ticket, entered);
       if (show === "always" || (show === "low" && keyedLow())) fields = keyedFields();
     }
     if (quota !== undefined) {
+      const violated: string[] = [];
       const charges = quota.charges(key, cost);
       let report: AtomicReport | PromiseLike<AtomicReport>;
       try {
@@ -304,7 +330,7 @@ export function admit(options?: AdmitOptions): Admission {
       }
       return afterQuota(report as AtomicReport, charges, fields, violated, ticket, entered);
     }
-    return new Answer(true, 200, fields ?? [], undefined, 0, undefined, undefined, ticket, entered ? gate : undefined, clock);
+    return new Answer(true, 200, fields ?? NO_FIELDS, undefined, 0, undefined, undefined, ticket, entered ? gate : undefined, clock);
   };
 
   return {

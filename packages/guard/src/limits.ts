@@ -151,14 +151,23 @@ export class KeyedLimits {
   charge(key: string, now: number, cost: number, remaining: Float64Array, reset: Float64Array, violated: string[]): number {
     const set = this.#get(key, now);
     let retry = -1;
-    for (let i = 0; i < set.length; i++) {
-      if (!fits(set[i], now, cost)) {
-        const w = wait(set[i], now, cost);
-        if (w > retry) retry = w;
-        violated.push(this.limits[i].name);
+    const only = set.length === 1 ? set[0] : undefined;
+    if (only instanceof Bucket || only instanceof Gcra) {
+      // One token limiter: its own take is the check and the charge at once.
+      if (!only.take(now, cost)) {
+        retry = only.next(now, cost);
+        violated.push(this.limits[0].name);
       }
+    } else {
+      for (let i = 0; i < set.length; i++) {
+        if (!fits(set[i], now, cost)) {
+          const w = wait(set[i], now, cost);
+          if (w > retry) retry = w;
+          violated.push(this.limits[i].name);
+        }
+      }
+      if (retry < 0) for (const x of set) take(x, now, cost);
     }
-    if (retry < 0) for (const x of set) take(x, now, cost);
     for (let i = 0; i < set.length; i++) {
       const x = set[i];
       const r = x.rateLimit(now);

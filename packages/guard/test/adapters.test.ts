@@ -132,6 +132,86 @@ describe.each([
   });
 });
 
+describe("node:http: the fields are written with the head, however the handler writes it", () => {
+  const OURS = { name: "burst", r: 2, t: 1 };
+  /** A server with only our middleware in front of `route`. */
+  async function only(route: Route, admission = admit(options())): Promise<string> {
+    const middleware = admitNode(admission);
+    return listen(createServer((req, res) => middleware(req, res, () => route(req, res))));
+  }
+  const read = async (url: string) => {
+    const res = await fetch(url);
+    await res.text();
+    return { res, policies: policies(res.headers.get("ratelimit-policy")), limits: limits(res.headers.get("ratelimit")) };
+  };
+
+  it("writeHead with an object, a reason phrase, a flat array, a paired array, or no head at all", async () => {
+    const routes: [string, Route, number, string][] = [
+      ["object", (_q, res) => void res.writeHead(200, { "content-type": "text/plain" }).end("ok"), 200, "OK"],
+      ["reason", (_q, res) => void res.writeHead(201, "Made", { "content-type": "text/plain" }).end("ok"), 201, "Made"],
+      ["flat", (_q, res) => void res.writeHead(202, ["content-type", "text/plain", "x-one", "1"]).end("ok"), 202, "Accepted"],
+      ["pairs", (_q, res) => void res.writeHead(200, [["content-type", "text/plain"], ["x-one", "1"]] as unknown as string[]).end("ok"), 200, "OK"],
+      ["none", (_q, res) => void res.writeHead(204).end(), 204, "No Content"],
+      ["implicit", (_q, res) => ((res.statusCode = 203), void res.end("ok")), 203, "Non-Authoritative Information"],
+    ];
+    for (const [name, route, status, text] of routes) {
+      const { res, policies: p, limits: l } = await read(await only(route));
+      expect([name, res.status, res.statusText]).toEqual([name, status, text]);
+      expect(p).toEqual([{ name: "burst", q: 3, w: 3 }]);
+      expect(l).toEqual([OURS]);
+      if (name === "flat" || name === "pairs") expect(res.headers.get("x-one")).toBe("1");
+    }
+  });
+
+  it("a handler's own RateLimit member, set or written, is kept and ours follows it, never replacing it", async () => {
+    const theirs = '"handler";r=9;t=9';
+    for (const route of [
+      ((_q, res) => void res.writeHead(200, { RateLimit: theirs }).end("ok")) as Route,
+      ((_q, res) => void res.setHeader("RateLimit", theirs).end("ok")) as Route,
+      ((_q, res) => (res.setHeader("ratelimit", theirs), void res.writeHead(200, { "content-type": "text/plain" }).end("ok"))) as Route,
+    ]) {
+      const { limits: l } = await read(await only(route));
+      expect(l).toEqual([{ name: "handler", r: 9, t: 9 }, OURS]);
+    }
+  });
+
+  it("a writeHead wrapped before the middleware (as on-headers does) still runs, once, and the fields are there", async () => {
+    const admission = admit(options());
+    const middleware = admitNode(admission);
+    let fired = 0;
+    const url = await listen(
+      createServer((req, res) => {
+        const before = res.writeHead.bind(res) as (...a: unknown[]) => ServerResponse;
+        res.writeHead = (...args: unknown[]) => {
+          fired++;
+          res.setHeader("x-wrapped", "yes");
+          return before(...args);
+        };
+        middleware(req, res, () => ok(req, res));
+      }),
+    );
+    const { res, limits: l } = await read(url);
+    expect(fired).toBe(1);
+    expect(res.headers.get("x-wrapped")).toBe("yes");
+    expect(l).toEqual([OURS]);
+  });
+
+  it("two admissions on one request: both policies in order, both released; a refusal by the second carries both", async () => {
+    const outer = admit({ gate: 10, limits: [{ name: "outer", quota: 5, window: 5_000 }] });
+    const inner = admit({ gate: 10, limits: [{ name: "inner", quota: 1, window: 1_000 }] });
+    const [a, b] = [admitNode(outer), admitNode(inner)];
+    const url = await listen(createServer((req, res) => a(req, res, () => b(req, res, () => ok(req, res)))));
+    const first = await read(url);
+    expect(first.res.status).toBe(200);
+    expect(first.policies.map((p) => p.name)).toEqual(["outer", "inner"]);
+    expect(first.limits).toEqual([{ name: "outer", r: 4, t: 1 }, { name: "inner", r: 0, t: 1 }]);
+    const second = await read(url);
+    expect(second.res.status).toBe(429);
+    expect(second.limits.map((m) => [m.name, m.r])).toEqual([["outer", 3], ["inner", 0]]);
+    await until(() => outer.gate?.held === 0 && inner.gate?.held === 0);
+  });
+});
+
 describe("client aborts", () => {
   it("node:http: after 10,000 aborted requests the gate's held is back to zero", { timeout: 120_000 }, async () => {
     const admission = admit({ gate: 10_000 });

@@ -85,6 +85,23 @@ function merged(given: unknown, fields: readonly Field[]): unknown[] | readonly 
   return out;
 }
 
+/** Adds fields to the response's table, after any of the same name. */
+function append(res: ServerResponse, fields: readonly Field[]): void {
+  // appendHeader checks a field and then calls setHeader, which checks it again: a field no one
+  // set yet goes to setHeader directly.
+  for (const [name, value] of fields) {
+    if (res.hasHeader(name)) res.appendHeader(name, value);
+    else res.setHeader(name, value);
+  }
+}
+
+/** Moves the fields waiting for the head into the response's table now. */
+function flush(res: ServerResponse & Hooked): void {
+  const fields = res[FIELDS];
+  res[FIELDS] = undefined;
+  if (fields !== undefined) append(res, fields);
+}
+
 function writeHeadWithFields(this: ServerResponse & Hooked, statusCode: number, ...rest: unknown[]): ServerResponse {
   const fields = this[FIELDS];
   const before = this[BEFORE] ?? nodeWriteHead;
@@ -93,10 +110,7 @@ function writeHeadWithFields(this: ServerResponse & Hooked, statusCode: number, 
   if (before !== nodeWriteHead || this.getHeaderNames().length > 0) {
     // Fields set one by one (as Express does), or another wrapper of writeHead in between: ours
     // join the response's table, after any of the same name, and the call goes on unchanged.
-    for (const [name, value] of fields) {
-      if (this.hasHeader(name)) this.appendHeader(name, value);
-      else this.setHeader(name, value);
-    }
+    append(this, fields);
     return before.call(this, statusCode, ...rest);
   }
   // writeHead(status, reason, headers) or writeHead(status, headers), as node reads them.
@@ -146,13 +160,10 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
     if (verdict.allowed) {
       if (verdict.headers.length > 0) addFields(res, verdict.headers);
     } else {
-      // A refusal is answered here, once: its fields go straight into the response's table
-      // (appendHeader checks a field and then calls setHeader, which checks it again, so a field
-      // no earlier middleware set goes to setHeader directly).
-      for (const [name, value] of verdict.headers) {
-        if (res.hasHeader(name)) res.appendHeader(name, value);
-        else res.setHeader(name, value);
-      }
+      // A refusal is answered here, once: its fields go straight into the response's table,
+      // after those an earlier admission left waiting for the head.
+      flush(res);
+      append(res, verdict.headers);
       res.statusCode = verdict.status;
       if (verdict.contentType !== undefined) res.setHeader("content-type", verdict.contentType);
       res.end(verdict.body);

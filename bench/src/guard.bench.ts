@@ -20,8 +20,8 @@
 //    one load generator in a child process (keep-alive connections, a fixed concurrency, bounded
 //    in requests and time), so that both see the same noise of a shared machine.
 import { spawn } from "node:child_process";
-import { createServer } from "node:http";
-import type { ServerResponse } from "node:http";
+import { IncomingMessage, ServerResponse, createServer } from "node:http";
+import { Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { ExponentialBackoff, SamplingBreaker, circuitBreaker, handleAll, retry, wrap } from "cockatiel";
@@ -32,7 +32,7 @@ import { admitNode } from "@tideward/guard/node";
 import { Bucket } from "@tideward/limiters";
 import { systemClock } from "@tideward/time";
 import { do_not_optimize } from "mitata";
-import { allocation } from "./harness";
+import { allocation, fastest } from "./harness";
 
 // eslint-disable-next-line @typescript-eslint/require-await -- an async function that resolves at once is the point
 const answer = async (): Promise<number> => 42;
@@ -372,6 +372,41 @@ function quartile(xs: readonly number[], q: 1 | 3): number {
   return s[Math.floor((s.length * q) / 4)] ?? Number.NaN;
 }
 
+/**
+ * The same request path in process, with no socket: a response made, its head written (and its
+ * end buffered), its close emitted. What the middleware's own JavaScript costs, apart from the
+ * kernel and the load generator, and what node:http charges for two fields set one by one
+ * against the same two written with the handler's own.
+ */
+function inProcess(): void {
+  const socket = new Socket();
+  Object.defineProperty(socket, "remoteAddress", { value: "127.0.0.1" });
+  const req = new IncomingMessage(socket);
+  const head = { "content-type": "text/plain" };
+  const limit = [{ name: "burst", quota: 1e9, window: 1_000 }];
+  const always = admitNode(admit({ gate: 100_000, limits: limit }));
+  const low = admitNode(admit({ gate: 100_000, limits: limit, fields: "low" }));
+  const gateOnly = admitNode(admit({ gate: 100_000 }));
+  const respond = (res: ServerResponse) => () => void res.writeHead(200, head).end("ok");
+  const run = (body: (res: ServerResponse) => void) => () => {
+    const res = new ServerResponse(req);
+    body(res);
+    res.emit("close");
+    return res;
+  };
+  fastest("server, in process: one request's path with no socket (ns)", [
+    { name: "bare: writeHead(200, fields) and end", fn: run((res) => respond(res)()) },
+    { name: "the handler writing the 2 fields in its writeHead", fn: run((res) => void res.writeHead(200, { "content-type": "text/plain", "RateLimit-Policy": POLICY, RateLimit: LIMIT }).end("ok")) },
+    { name: "the 2 fields by setHeader, then writeHead", fn: run((res) => void res.setHeader("RateLimit-Policy", POLICY).setHeader("RateLimit", LIMIT).writeHead(200, head).end("ok")) },
+    { name: "admitNode: gate only, no fields", fn: run((res) => gateOnly(req, res, respond(res))) },
+    { name: "admitNode: gate + per-key bucket, fields low", fn: run((res) => low(req, res, respond(res))) },
+    { name: "admitNode: gate + per-key bucket, fields always", fn: run((res) => always(req, res, respond(res))) },
+  ], { rounds: 30, batch: 20_000 });
+}
+
 const only = process.env.GUARD_BENCH;
 if (only !== "http") await client();
-if (only !== "client") await http();
+if (only !== "client") {
+  inProcess();
+  await http();
+}

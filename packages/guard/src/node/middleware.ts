@@ -21,11 +21,10 @@ export interface AdmitNodeOptions {
 export type Middleware = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void;
 
 // The fields an admitted response is to carry are added when its head is written, by a
-// `writeHead` put on the response in front of the one it had. Setting them with `setHeader`
-// instead costs a node:http server three times what the same two fields cost in the handler's
-// own `writeHead` (0.47 µs against 0.15 µs here): each is checked, kept in the response's
-// header table, and then makes node merge the handler's `writeHead` fields one by one into that
-// table. Written with the handler's own in one array, they cost what the handler's do.
+// `writeHead` put on the response in front of the one it had, and written in one array with the
+// handler's own. Set with `setHeader` instead, each would be checked and kept in the response's
+// header table, and node would then merge the handler's `writeHead` fields into that table one
+// by one: three times the cost of the same fields written with the handler's (see the README).
 // The list's key is a registered symbol, so that two copies of this package on one response add
 // to the same list rather than each hooking `writeHead`; each copy keeps its own link to the
 // writeHead it stands in front of.
@@ -102,19 +101,18 @@ function flush(res: ServerResponse & Hooked): void {
   if (fields !== undefined) append(res, fields);
 }
 
-function writeHeadWithFields(this: ServerResponse & Hooked, statusCode: number, ...rest: unknown[]): ServerResponse {
+function writeHeadWithFields(this: ServerResponse & Hooked, statusCode: number, reason?: unknown, headers?: unknown): ServerResponse {
   const fields = this[FIELDS];
   const before = this[BEFORE] ?? nodeWriteHead;
   this[FIELDS] = undefined;
-  if (fields === undefined || fields.length === 0) return before.call(this, statusCode, ...rest);
-  if (before !== nodeWriteHead || this.getHeaderNames().length > 0) {
+  if (fields === undefined || fields.length === 0 || before !== nodeWriteHead || this.getHeaderNames().length > 0) {
     // Fields set one by one (as Express does), or another wrapper of writeHead in between: ours
     // join the response's table, after any of the same name, and the call goes on unchanged.
-    append(this, fields);
-    return before.call(this, statusCode, ...rest);
+    if (fields !== undefined) append(this, fields);
+    // eslint-disable-next-line prefer-rest-params -- passed on as they came, however many
+    return before.apply(this, arguments as unknown as [number, ...unknown[]]);
   }
   // writeHead(status, reason, headers) or writeHead(status, headers), as node reads them.
-  const [reason, headers] = rest;
   if (typeof reason === "string") return before.call(this, statusCode, reason, merged(headers, fields));
   return before.call(this, statusCode, merged(headers ?? reason, fields));
 }
@@ -137,8 +135,9 @@ function addFields(res: ServerResponse & Hooked, fields: readonly Field[]): void
 /**
  * A node:http / Express middleware `(req, res, next)` in front of an {@link Admission}: a refused
  * request is answered at once (status, `Retry-After`, the RateLimit fields, a body); an admitted
- * one gets the `RateLimit-Policy` and `RateLimit` members appended to its response (after any a
- * previous middleware set, never replacing them) and goes on to `next()`.
+ * one goes on to `next()`, and its response carries the `RateLimit-Policy` and `RateLimit`
+ * members, added when its head is written: after any the handler or another middleware set or
+ * wrote, never replacing them (so they are not seen by `res.getHeader` before then).
  *
  * The request is released exactly once, when the response closes: after it finished (a success
  * under 500, else a failure), or when the client went away first (a failure) — so the gate is

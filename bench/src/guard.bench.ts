@@ -1,10 +1,11 @@
-// @tideward/guard, two measurements.
+// @tideward/guard, three measurements.
 //
 // 1. The client: a guard with a breaker and a bucket (real clock, Math.random) around an async
 //    function that resolves at once, side by side in one process with cockatiel's
 //    wrap(retry, circuitBreaker) and opossum's fire with its defaults, and with the floor — an
 //    await plus two clock reads plus the synchronous breaker and bucket, written by hand. Rounds
-//    of each case are taken in turn, the order alternating, for at least 15 s in all.
+//    of each case are taken in turn, the order alternating: the guard, the floor and cockatiel
+//    for 12 s, then the guard, the floor and opossum for 18 s (its window is ten seconds).
 //
 //    Between batches of calls the event loop turns (a setImmediate), as it does in any program
 //    doing I/O. That matters for opossum: its window rotates and its snapshot (which every second
@@ -12,13 +13,18 @@
 //    of awaits alone never lets a timer fire — so it would never rotate, never snapshot, and
 //    look several times cheaper than it is. The time opossum's own timers take is measured
 //    (its setInterval callbacks are timed) and charged to opossum, not to whichever case they
-//    interrupted. The report gives, per case, the median round by wall time and by this
-//    process's CPU time (which the machine's other tenants disturb less), the last third's
-//    median (opossum's window full), and how each case's cost moves over the run.
-// 2. The server: admitNode (a gate and a per-key bucket) in front of a trivial node:http handler
-//    against the bare handler, both servers up at once and driven in alternating short slices by
-//    one load generator in a child process (keep-alive connections, a fixed concurrency, bounded
-//    in requests and time), so that both see the same noise of a shared machine.
+//    interrupted. Each figure is a case's whole time over its calls, by wall and by this
+//    process's CPU time (which the machine's other tenants disturb less), with the median round,
+//    the last third (opossum's window full), and how each cost moves over the run. Then the bytes
+//    each case allocates per call, from V8's own count (allocation.ts).
+// 2. The server in process: one request's path through the middleware with no socket, against
+//    the bare handler, the handler writing the fields itself, and the fields set by setHeader.
+// 3. The server under load: admitNode (a gate and a per-key bucket) in front of a trivial
+//    node:http handler, against the bare handler, the handler writing the same fields itself,
+//    and a handler that sets its fields one by one; all up at once and driven in alternating short
+//    slices by one load generator in a child process (keep-alive connections, a fixed
+//    concurrency, bounded in requests and time), so that all see the same noise of a shared
+//    machine.
 import { spawn } from "node:child_process";
 import { IncomingMessage, ServerResponse, createServer } from "node:http";
 import { Socket } from "node:net";

@@ -136,7 +136,17 @@ export function gcraRest(at: number, ahead: number, from: number): number {
   return s > from && gcraLead(at, ahead, s) === 0 ? s : +gcraOnwards(at, ahead, from, 0, 0, s);
 }
 
-// ── fixed window: half-open periods [end − span, end) ──
+// ── fixed window: half-open periods [end − span, end), `used` units counted in the open one ──
+
+/** Units counted at `t` by a window that has counted `used` and ends at `end`: none once it has ended. */
+export function windowCount(used: number, end: number, t: number): number {
+  return t < end ? used : 0;
+}
+
+/** Whether `n` more units fit a window that has counted `count` of its `quota`. */
+export function windowFits(count: number, n: number, quota: number): boolean {
+  return count + n <= quota;
+}
 
 /**
  * The end (exclusive) of the window a first event at `t` opens, in ms: `t + span`, or with `align`

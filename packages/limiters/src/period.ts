@@ -1,7 +1,7 @@
 import { check } from "@tideward/time";
 import type { Span } from "@tideward/time";
 import { MAX_COUNT, badNow, span } from "./args";
-import { windowEnd } from "./formulas";
+import { windowCount, windowEnd, windowFits } from "./formulas";
 import { MAX_INSTANT, until } from "./grid";
 import type { RateLimit } from "./rate-limit";
 
@@ -11,7 +11,7 @@ import type { RateLimit } from "./rate-limit";
  * The event that hits the quota is still admitted. It is told apart because it is the last
  * one, which is when a caller would warn that the next will be refused. Only `"over"` refuses.
  */
-export type Quota = "under" | "hit" | "over";
+export type PeriodAnswer = "under" | "hit" | "over";
 
 /** Options of a {@link Period}. */
 export interface PeriodOptions {
@@ -90,17 +90,13 @@ export class Period {
    * @param now - the caller's clock reading, in milliseconds
    * @throws RangeError or TypeError when `now` is not a reading within ±2^45 ms
    */
-  take(now: number): Quota {
+  take(now: number): PeriodAnswer {
     if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Period.take now");
-    let count = this.#count;
-    if (now >= this.#end) {
-      this.#end = windowEnd(now, this.period, this.align);
-      count = 0;
-    } else if (count >= this.quota) {
-      return "over";
-    }
-    this.#count = ++count;
-    return count === this.quota ? "hit" : "under";
+    const count = windowCount(this.#count, this.#end, now);
+    if (!windowFits(count, 1, this.quota)) return "over";
+    if (now >= this.#end) this.#end = windowEnd(now, this.period, this.align);
+    this.#count = count + 1;
+    return count + 1 === this.quota ? "hit" : "under";
   }
 
   /**
@@ -109,9 +105,9 @@ export class Period {
    * @param now - the caller's clock reading, in milliseconds
    * @throws RangeError or TypeError when `now` is not a reading within ±2^45 ms
    */
-  peek(now: number): Quota {
+  peek(now: number): PeriodAnswer {
     if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Period.peek now");
-    const count = now >= this.#end ? 1 : this.#count + 1;
+    const count = windowCount(this.#count, this.#end, now) + 1;
     return count < this.quota ? "under" : count === this.quota ? "hit" : "over";
   }
 
@@ -124,7 +120,7 @@ export class Period {
    */
   left(now: number): number {
     if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Period.left now");
-    return now >= this.#end ? this.quota : this.quota - this.#count;
+    return this.quota - windowCount(this.#count, this.#end, now);
   }
 
   /**
@@ -140,7 +136,7 @@ export class Period {
    */
   next(now: number): number {
     if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Period.next now");
-    return now >= this.#end || this.#count < this.quota ? 0 : until(now, now, this.#end);
+    return windowFits(windowCount(this.#count, this.#end, now), 1, this.quota) ? 0 : until(now, now, this.#end);
   }
 
   /**

@@ -1,12 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Period } from "@tideward/limiters";
-import type { Quota } from "@tideward/limiters";
+import type { PeriodAnswer } from "@tideward/limiters";
 import { arrivalsAt, runningMax } from "./arrivals";
 import { scales } from "./scales";
 
 /** Which period each admitted event fell in, by the definition (events in clock order). */
-function periodsOf(ts: readonly number[], answers: readonly Quota[], period: number, align: boolean): number[] {
+function periodsOf(ts: readonly number[], answers: readonly PeriodAnswer[], period: number, align: boolean): number[] {
   const keys: number[] = [];
   let start = -Infinity;
   ts.forEach((t, i) => {
@@ -117,7 +117,7 @@ describe.each(scales)("Period properties on %s", (_, origin) => {
             start = align ? Math.floor(t / period) * period : t;
             count = 0;
           }
-          const expected: Quota = count >= quota ? "over" : count + 1 === quota ? "hit" : "under";
+          const expected: PeriodAnswer = count >= quota ? "over" : count + 1 === quota ? "hit" : "under";
           if (answers[i] !== expected) bad++;
           if (expected !== "over") count++;
         });

@@ -1,7 +1,7 @@
 // Type-level tests of the public API: compiled by `tsc -p .` (typecheck), never run. An
 // `@ts-expect-error` that stops being an error fails the typecheck.
 import { Bucket, Gate, Gcra, Period, Sliding } from "@tideward/limiters";
-import type { BucketOptions, GcraOptions, PeriodOptions, Quota, RateLimit } from "@tideward/limiters";
+import type { BucketOptions, GcraOptions, PeriodOptions, PeriodAnswer, RateLimit } from "@tideward/limiters";
 
 // Every limiter answers rateLimit(now) with the one shared record.
 const reports: ((now: number) => RateLimit)[] = [
@@ -13,8 +13,8 @@ const reports: ((now: number) => RateLimit)[] = [
 ];
 void reports;
 
-// A Quota is exactly three strings, and a switch over them is exhaustive.
-function admitted(q: Quota): boolean {
+// A PeriodAnswer is exactly three strings, and a switch over them is exhaustive.
+function admitted(q: PeriodAnswer): boolean {
   switch (q) {
     case "under":
     case "hit":

@@ -59,3 +59,8 @@ export class Verdict implements Decision {
     readonly trace: readonly string[],
   ) {}
 }
+
+/** The decision for a charge of `cost` to a limit the engine does not have (`kind` names the algorithm). */
+export function unknownLimit(kind: string, limit: string, cost: number): Decision {
+  return new Verdict(false, "unknown_limit", cost, 0, Infinity, 0, [`${kind} ${limit}: unknown_limit (no limit of that name)`]);
+}

@@ -1,4 +1,10 @@
+// Hierarchy: the links (child → parent for one limit), the chain of charges a child's check makes
+// up its links, and the folding of that chain's atomic report into one decision.
 import { check } from "@tideward/time";
+import { checkChainArgs } from "./args";
+import type { AtomicReport, ChargeKind, QuotaCharge } from "./charge";
+import { Verdict } from "./decision";
+import type { Decision } from "./decision";
 import { isQuotaKey } from "./key";
 import type { QuotaKey } from "./key";
 import { done, refused } from "./result";
@@ -85,4 +91,47 @@ export class Links {
     }
     return deepest;
   }
+}
+
+/**
+ * The charges a hierarchical check of `key` makes: `cost` to the key, then up its chain of links
+ * for `limit`, each parent charged its link's ratio times its child's charge.
+ *
+ * @throws TypeError or RangeError when an argument is malformed or a chained cost passes 2^53
+ */
+export function chain(links: Links, key: QuotaKey, limit: string, cost: number, kind: ChargeKind): QuotaCharge[] {
+  checkChainArgs(key, limit, cost, kind);
+  const out: QuotaCharge[] = [{ key, limit, cost, kind }];
+  let at = key;
+  let units = cost;
+  for (let link = links.parentOf(limit, at); link !== undefined; link = links.parentOf(limit, at)) {
+    units *= link.ratio;
+    if (!Number.isSafeInteger(units)) throw new RangeError(`the chained cost for ${link.parent.id} on ${JSON.stringify(limit)} passes 2^53`);
+    at = link.parent;
+    out.push({ key: at, limit, cost: units, kind });
+  }
+  return out;
+}
+
+/**
+ * One decision for a chain's atomic report: `remaining` is how many more units of the child's the
+ * tightest level admits, `retryAfter` when the whole chain would fit, `resetAfter` the latest
+ * level's, and `trace` one entry per level, naming its key and what it answered.
+ */
+export function foldChain(charges: readonly QuotaCharge[], report: AtomicReport, limit: string, cost: number): Decision {
+  let remaining = Infinity;
+  let resetAfter = 0;
+  const trace: string[] = [];
+  for (let i = 0; i < charges.length; i++) {
+    const c = charges[i];
+    const d = report.decisions[i];
+    const scale = c.cost / cost;
+    // Whole units this level holds now: after the charge if it was made, else as it stands.
+    const held = d.reason === "not_committed" || d.reason === "key_limit" ? d.remaining + c.cost : d.remaining;
+    remaining = Math.min(remaining, Math.floor(held / scale));
+    if (d.resetAfter > resetAfter) resetAfter = d.resetAfter;
+    trace.push(`${c.kind ?? "bucket"} ${limit} @ ${c.key.id}: ${d.reason}`);
+  }
+  const reason = report.allowed ? "ok" : report.decisions[report.failedIndex].reason;
+  return new Verdict(report.allowed, reason, cost, remaining === Infinity ? 0 : remaining, report.retryAfter, resetAfter, trace);
 }

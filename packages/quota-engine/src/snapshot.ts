@@ -1,6 +1,6 @@
-// The snapshot format, and the reader that turns an untrusted value into fresh engine state or
-// throws a SnapshotError naming the first bad field. The reader builds new objects only; the
-// engine swaps them in after the whole snapshot has been read, so a bad one changes nothing.
+// The snapshot format, its writer, and the reader that turns an untrusted value into fresh engine
+// state or throws a SnapshotError naming the first bad field. The reader builds new objects only;
+// the engine swaps them in after the whole snapshot has been read, so a bad one changes nothing.
 import { MAX_INSTANT, above } from "@tideward/limiters/math";
 import { check } from "@tideward/time";
 import { SnapshotError } from "./errors";
@@ -11,7 +11,9 @@ import { BUCKET, GCRA, WINDOW } from "./kinds";
 import type { Kind } from "./kinds";
 import { limitProblem } from "./limit";
 import type { LimitSpec } from "./limit";
-import { Rule } from "./rule";
+import { LimitState } from "./limit-state";
+import type { Rule } from "./rule";
+import { STRIDE } from "./table";
 
 /**
  * The snapshot format's version; `restore` refuses any other. Version 2 keeps GCRA state as
@@ -94,10 +96,44 @@ export interface QuotaSnapshot {
   readonly subjects: readonly SubjectEntry[];
 }
 
+/**
+ * Everything an engine holds, as the snapshot format has it: limits, links and subjects in the
+ * order added, key state table by table in insertion order.
+ */
+export function writeSnapshot(clock: number, limits: ReadonlyMap<string, LimitState>, links: Links, fair: FairShare): QuotaSnapshot {
+  const buckets: BucketEntry[] = [];
+  const windows: WindowEntry[] = [];
+  const gcra: GcraEntry[] = [];
+  const parts = (id: string): KeyParts => QuotaKey.parse(id).toJSON();
+  // Each entry as the state the slot keeps: the amount at `data[at]`, the instant after it.
+  for (const { rule, tables } of limits.values()) {
+    const table = tables[BUCKET];
+    if (table !== undefined) for (const [id, slot] of table.map) buckets.push({ key: parts(id), limit: rule.name, tokens: table.data[slot * STRIDE], at: table.data[slot * STRIDE + 1] });
+  }
+  for (const { rule, tables } of limits.values()) {
+    const table = tables[WINDOW];
+    if (table !== undefined) for (const [id, slot] of table.map) windows.push({ key: parts(id), limit: rule.name, end: table.data[slot * STRIDE + 1], used: table.data[slot * STRIDE] });
+  }
+  for (const { rule, tables } of limits.values()) {
+    const table = tables[GCRA];
+    if (table !== undefined) for (const [id, slot] of table.map) gcra.push({ key: parts(id), limit: rule.name, at: table.data[slot * STRIDE + 1], ahead: table.data[slot * STRIDE] });
+  }
+  return {
+    version: SNAPSHOT_VERSION,
+    clock: clock === -Infinity ? null : clock,
+    limits: [...limits.values()].map(({ spec }) => ({ ...spec })),
+    buckets,
+    windows,
+    gcra,
+    links: links.list().map((l) => ({ child: l.child.toJSON(), parent: l.parent.toJSON(), limit: l.limit, ratio: l.ratio })),
+    subjects: fair.snapshot().map(({ subject, weight, used }) => ({ subject, weight, used })),
+  };
+}
+
 /** What {@link readSnapshot} built: fresh state for an engine to adopt. */
 export interface Restored {
   readonly clock: number;
-  readonly rules: Map<string, Rule>;
+  readonly limits: Map<string, LimitState>;
   readonly links: Links;
   readonly fair: FairShare;
   readonly keys: number;
@@ -174,15 +210,15 @@ export function readSnapshot(value: unknown, maxKeys: number): Restored {
   if (root.version !== SNAPSHOT_VERSION) fail("snapshot.version", `must be ${SNAPSHOT_VERSION}, got ${check.describe(root.version)}`);
   const clock = root.clock === null ? -Infinity : instant(root.clock, "snapshot.clock");
 
-  const rules = new Map<string, Rule>();
+  const limits = new Map<string, LimitState>();
   list(root.limits, "snapshot.limits").forEach((raw, i) => {
     const path = `snapshot.limits[${i}]`;
     const spec = record(raw, path, ["name", "capacity", "refill", "window", "burst", "align"]);
     const problem = limitProblem(spec);
     if (problem !== undefined) fail(path, `is not a valid limit: ${problem}`);
     const name = spec.name as string;
-    if (rules.has(name)) fail(`${path}.name`, `duplicates the limit ${JSON.stringify(name)}`);
-    rules.set(name, new Rule(Object.freeze({ ...(spec as unknown as LimitSpec) })));
+    if (limits.has(name)) fail(`${path}.name`, `duplicates the limit ${JSON.stringify(name)}`);
+    limits.set(name, new LimitState(Object.freeze({ ...(spec as unknown as LimitSpec) })));
   });
 
   let keys = 0;
@@ -191,16 +227,16 @@ export function readSnapshot(value: unknown, maxKeys: number): Restored {
       const path = `snapshot.${field}[${i}]`;
       const e = record(raw, path, ["key", "limit", ...fields]);
       const k = key(e.key, `${path}.key`);
-      const rule = typeof e.limit === "string" ? rules.get(e.limit) : undefined;
-      if (rule === undefined) return fail(`${path}.limit`, `must name a limit in snapshot.limits, got ${check.describe(e.limit)}`);
+      const limit = typeof e.limit === "string" ? limits.get(e.limit) : undefined;
+      if (limit === undefined) return fail(`${path}.limit`, `must name a limit in snapshot.limits, got ${check.describe(e.limit)}`);
       if (clock === -Infinity) fail("snapshot.clock", "must be a finite number when the snapshot holds key state");
-      const [a, b] = read(e, rule, path);
-      const table = rule.table(kind);
+      const [amount, instant] = read(e, limit.rule, path);
+      const table = limit.table(kind);
       if (table.map.has(k.id)) fail(path, `duplicates an earlier entry for key ${k.id} and limit ${JSON.stringify(e.limit)}`);
       if (++keys > maxKeys) fail(path, `is past maxKeys (${maxKeys}) of this engine`);
-      const at = table.insert(k.id) * table.stride;
-      table.data[at] = a;
-      table.data[at + 1] = b;
+      const at = table.insert(k.id) * STRIDE;
+      table.data[at] = amount;
+      table.data[at + 1] = instant;
     });
   };
   entries("buckets", BUCKET, ["tokens", "at"], (e, rule, path) => {
@@ -216,7 +252,7 @@ export function readSnapshot(value: unknown, maxKeys: number): Restored {
     // A window opens at the clock at the latest, so it ends at most one window later (give or
     // take two float steps: the rounding of an aligned end).
     if (end > above(above(clock + rule.window))) fail(`${path}.end`, `must be at most ${rule.window} ms (the window of ${JSON.stringify(rule.name)}) after snapshot.clock (${clock}), got ${end}`);
-    return [end, whole(e.used, `${path}.used`, 0, rule.capacity)];
+    return [whole(e.used, `${path}.used`, 0, rule.capacity), end];
   });
   entries("gcra", GCRA, ["at", "ahead"], (e, rule, path) => {
     const at = instant(e.at, `${path}.at`);
@@ -230,7 +266,7 @@ export function readSnapshot(value: unknown, maxKeys: number): Restored {
   list(root.links, "snapshot.links").forEach((raw, i) => {
     const path = `snapshot.links[${i}]`;
     const e = record(raw, path, ["child", "parent", "limit", "ratio"]);
-    const added = links.add({ child: key(e.child, `${path}.child`), parent: key(e.parent, `${path}.parent`), limit: e.limit as string, ratio: e.ratio as number }, (name) => rules.has(name));
+    const added = links.add({ child: key(e.child, `${path}.child`), parent: key(e.parent, `${path}.parent`), limit: e.limit as string, ratio: e.ratio as number }, (name) => limits.has(name));
     if (!added.ok) fail(path, `is not a valid link (${added.code}): ${added.reason}`);
   });
 
@@ -250,5 +286,5 @@ export function readSnapshot(value: unknown, maxKeys: number): Restored {
     fair.put(subject, e.weight as number, used);
   });
 
-  return { clock, rules, links, fair, keys };
+  return { clock, limits, links, fair, keys };
 }

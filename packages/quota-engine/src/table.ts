@@ -1,33 +1,39 @@
 // The state of every key of one limit and one algorithm: a Map from the key's id to a slot, and
-// the slots' numbers side by side in one Float64Array (`stride` numbers a slot, so a key's state
-// sits in one cache line). Freed slots are reused before the array grows; it never shrinks.
+// the slots' numbers side by side in one Float64Array (two a slot, the amount and the instant of
+// algorithms.ts, so a key's state sits in one cache line). Freed slots are reused before the array
+// grows; it never shrinks.
 //
-// A key object remembers the slot it was last found at (key.ts), and `ids` records which id
-// each slot holds, so a check with a key the caller reuses confirms that hint with one read of
-// `ids` beside the read of `data`, instead of a Map lookup: at a million keys every step of a
-// lookup (the id's hash, the bucket, the entry, a colliding key) is a cache miss.
+// A key object remembers the slot it was last found at (key.ts), and `ids` records which id each
+// slot holds, so a check with a key the caller reuses confirms that hint with one read of `ids`
+// beside the read of `data`, instead of a Map lookup: at a million keys every step of a lookup
+// (the id's hash, the bucket, the entry, a colliding key) is a cache miss.
 //
-// Idle keys are dropped by a sweep that walks the Map with a live iterator, a few entries per
-// call: Map iterators survive insertions, deletions and rehashing, so the sweep resumes in
-// insertion order wherever it stopped and never stops the world.
+// Idle keys are dropped by a sweep that walks the slots by index, a few per call, resuming where
+// it stopped: it reads the typed array in order and allocates nothing, where a Map iterator
+// would make two objects an entry.
+import { idle } from "./algorithms";
 import { cacheSlot, cachedSlot } from "./key";
 import type { QuotaKey } from "./key";
-import { STRIDE, idle } from "./kinds";
 import type { Kind } from "./kinds";
 import type { Rule } from "./rule";
 
 const FIRST_SLOTS = 64;
 
+/** Numbers of state per slot, every kind alike: the amount, then the instant. */
+export const STRIDE = 2;
+
 export class SlotTable {
   readonly map = new Map<string, number>();
   /** The id each slot holds, by slot; undefined for a free slot. Grows with `data`. */
   ids: (string | undefined)[] = new Array<string | undefined>(FIRST_SLOTS);
-  readonly stride = STRIDE;
+  /** Slot `s` keeps its amount at `data[2s]` and its instant at `data[2s + 1]`. */
   data: Float64Array;
   #free: Int32Array = new Int32Array(0);
   #freeCount = 0;
+  /** Slots ever used: every slot from here on is free and untouched. */
   #top = 0;
-  #cursor: IterableIterator<[string, number]> | undefined;
+  /** The next slot a sweep examines. */
+  #cursor = 0;
 
   constructor(
     readonly kind: Kind,
@@ -59,19 +65,21 @@ export class SlotTable {
     if (this.#freeCount > 0) slot = this.#free[--this.#freeCount];
     else {
       slot = this.#top++;
-      if ((slot + 1) * this.stride > this.data.length) {
-        const grown = new Float64Array(this.data.length * 2);
-        grown.set(this.data);
-        this.data = grown;
-        // Sized exactly, as the data are (pushing would leave up to half again spare).
-        const ids = new Array<string | undefined>(this.ids.length * 2);
-        for (let i = 0; i < slot; i++) ids[i] = this.ids[i];
-        this.ids = ids;
-      }
+      if ((slot + 1) * STRIDE > this.data.length) this.#grow(slot);
     }
     this.map.set(id, slot);
     this.ids[slot] = id;
     return slot;
+  }
+
+  #grow(used: number): void {
+    const grown = new Float64Array(this.data.length * 2);
+    grown.set(this.data);
+    this.data = grown;
+    // Sized exactly, as the data are (pushing would leave up to half again spare).
+    const ids = new Array<string | undefined>(this.ids.length * 2);
+    for (let i = 0; i < used; i++) ids[i] = this.ids[i];
+    this.ids = ids;
   }
 
   /** Forgets `id`, whose slot is `slot`, and keeps the slot for reuse. */
@@ -87,44 +95,36 @@ export class SlotTable {
   }
 
   /**
-   * Examines up to `budget` entries from where the last sweep stopped, dropping those idle at
-   * `t`. Returns how many it dropped; `visited` says how many it examined, and `passed` whether
-   * it reached the end of the table (the next sweep starts a new pass).
+   * Examines up to `budget` slots from where the last sweep stopped, dropping the keys idle at
+   * `t`. Returns how many it dropped; `visited` says how many slots it examined (free ones
+   * included), and `passed` whether it reached the end of the table (the next sweep starts a new
+   * pass from the first slot).
    */
   sweep(t: number, budget: number): number {
-    const rule = this.rule;
-    const kind = this.kind;
-    const data = this.data;
-    const stride = this.stride;
+    const { rule, kind, data, ids } = this;
+    const top = this.#top;
+    let slot = this.#cursor;
+    const end = top - slot < budget ? top : slot + budget;
     let dropped = 0;
-    let visited = 0;
-    this.passed = false;
-    const cursor = (this.#cursor ??= this.map.entries());
-    while (visited < budget) {
-      const step: IteratorResult<[string, number]> = cursor.next();
-      if (step.done === true) {
-        this.#cursor = undefined;
-        this.passed = true;
-        break;
-      }
-      visited++;
-      const [id, slot] = step.value;
-      const at = slot * stride;
-      if (idle(kind, rule, data[at], data[at + 1], t)) {
+    for (; slot < end; slot++) {
+      const id = ids[slot];
+      if (id !== undefined && idle(kind, rule, data[slot * STRIDE], data[slot * STRIDE + 1], t)) {
         this.remove(id, slot);
         dropped++;
       }
     }
-    this.visited = visited;
+    this.visited = end - this.#cursor;
+    this.passed = slot >= top;
+    this.#cursor = this.passed ? 0 : slot;
     return dropped;
   }
 
   /** Whether a sweep pass is under way (the next sweep resumes mid-table). */
   get midway(): boolean {
-    return this.#cursor !== undefined;
+    return this.#cursor !== 0;
   }
 
-  /** How many entries the last {@link SlotTable.sweep} examined. */
+  /** How many slots the last {@link SlotTable.sweep} examined. */
   visited = 0;
   /** Whether the last {@link SlotTable.sweep} reached the end of the table. */
   passed = false;

@@ -20,7 +20,7 @@
 //   case). Its rejections (over the limit) are handled, never left unhandled. Its clock is its own
 //   Date.now(); the others are given a simulated clock advancing 1 µs a check.
 import { RateLimiterMemory } from "rate-limiter-flexible";
-import { QuotaEngine, QuotaKey, charge, perSecond } from "@tideward/quota-engine";
+import { QuotaEngine, QuotaKey, charge, limitSpec, perSecond } from "@tideward/quota-engine";
 
 const N = 1_000_000;
 const PER_ROUND = 100_000;
@@ -139,29 +139,37 @@ async function fillFlexible(limiter: RateLimiterMemory): Promise<void> {
   }
 }
 
-// ── one token-bucket check on a random key of a million ───────────────────────────────────────
-{
-  let before = heap();
-  const engine = new QuotaEngine();
-  engine.addLimit(perSecond("api", RATE));
-  for (let i = 0; i < N; i++) engine.checkTokenBucket(keys[i], "api", 0);
-  const engineBytes = (heap() - before) / N;
-
-  before = heap();
+// A plain Map<string, { tokens, at }> token bucket that never forgets a key: the floor.
+function plainBuckets(capacity: number, perMs: number): { map: Map<string, { tokens: number; at: number }>; take: (id: string, now: number) => boolean } {
   const map = new Map<string, { tokens: number; at: number }>();
-  const perMs = RATE / 1_000;
   const take = (id: string, now: number): boolean => {
     let b = map.get(id);
-    if (b === undefined) map.set(id, (b = { tokens: RATE, at: now }));
+    if (b === undefined) map.set(id, (b = { tokens: capacity, at: now }));
     else if (now > b.at) {
       const t = b.tokens + (now - b.at) * perMs;
-      b.tokens = t > RATE ? RATE : t;
+      b.tokens = t > capacity ? capacity : t;
       b.at = now;
     }
     if (b.tokens < 1) return false;
     b.tokens -= 1;
     return true;
   };
+  return { map, take };
+}
+
+// ── keys that stay: one token-bucket check on a random key of a million, 100 an hour per key ──
+// No key is ever back to full between its visits (it regains under three hundredths of a token
+// in the second between them), so every key keeps its state and nothing is swept.
+{
+  const HOUR = 3_600_000;
+  let before = heap();
+  const engine = new QuotaEngine();
+  engine.addLimit(limitSpec({ name: "api", capacity: RATE, refill: RATE, window: HOUR }));
+  for (let i = 0; i < N; i++) engine.checkTokenBucket(keys[i], "api", 0);
+  const engineBytes = (heap() - before) / N;
+
+  before = heap();
+  const { take } = plainBuckets(RATE, RATE / HOUR);
   // A fractional instant, as a real clock gives, so `at` is a double like the engine's. Then a
   // second pass, so `tokens` turns fractional too while nothing is timed: V8 first stores it as a
   // small integer, and when the first fraction arrives it changes the objects' layout and moves
@@ -177,7 +185,7 @@ async function fillFlexible(limiter: RateLimiterMemory): Promise<void> {
   await fillFlexible(limiter);
   const flexibleBytes = (heap() - before) / N;
 
-  await race(`one check on a random key of ${N.toLocaleString("en")} (${RATE} a second per key)`, [
+  await race(`keys that stay: one check on a random key of ${N.toLocaleString("en")} (${RATE} an hour per key)`, [
     sync("@tideward/quota-engine checkTokenBucket → Decision", (i, now) => engine.checkTokenBucket(keys[i], "api", now).allowed, engineBytes),
     sync("plain Map<string, { tokens, at }> → boolean (the floor)", (i, now) => take(ids[i], now), mapBytes),
     // The engine is handed a QuotaKey and reads its id: one more (cold) object per check here.
@@ -190,6 +198,36 @@ async function fillFlexible(limiter: RateLimiterMemory): Promise<void> {
     async("rate-limiter-flexible 11.4.0 consume, each awaited", (i) => limiter.consume(ids[i]), 1, flexibleBytes),
     async("rate-limiter-flexible 11.4.0 consume, 1 000 per await (its best case)", (i) => limiter.consume(ids[i]), 1_000),
   ]);
+}
+
+// ── keys that come and go: the same traffic at 100 a second per key ──────────────────────────
+// At a microsecond a check, a key comes back about a second after its last visit, long after its
+// bucket is full again (10 ms): the engine drops it as soon as a sweep finds it full, exactly
+// (a full bucket decides as a fresh one), and gives it a slot again when it comes back; the Map
+// keeps every key it has seen.
+{
+  let before = heap();
+  const engine = new QuotaEngine();
+  engine.addLimit(perSecond("api", RATE));
+  // Every key seen once at the bench's own pace, so the engine holds what it will hold when timed.
+  let clock = 0;
+  for (let i = 0; i < N; i++) engine.checkTokenBucket(keys[order[i & MASK]], "api", (clock += 0.001));
+  const engineBytes = (heap() - before) / N;
+  const live = engine.stats().keys;
+
+  before = heap();
+  const { take } = plainBuckets(RATE, RATE / 1_000);
+  for (let i = 0; i < N; i++) take(ids[i], 0.5);
+  for (let i = 0; i < N; i++) take(ids[i], 0.75);
+  const mapBytes = (heap() - before) / N;
+
+  await race(`keys that come and go: one check on a random key of ${N.toLocaleString("en")} (${RATE} a second per key, back after a refill)`, [
+    sync("@tideward/quota-engine checkTokenBucket → Decision", (i, now) => engine.checkTokenBucket(keys[i], "api", now).allowed, engineBytes),
+    sync("plain Map<string, { tokens, at }> → boolean (the floor, never forgets)", (i, now) => take(ids[i], now), mapBytes),
+  ]);
+  const after = engine.stats();
+  console.log(`  engine: ${live.toLocaleString("en")} keys held after the fill, ${after.keys.toLocaleString("en")} after the rounds (${after.dropped.toLocaleString("en")} dropped in all); the Map holds ${N.toLocaleString("en")}`);
+  console.log(`  bytes/key above: the heap each holds divided by the ${N.toLocaleString("en")} keys seen; the engine's per live key: ${((engineBytes * N) / live).toFixed(1)}`);
 }
 
 // ── an atomic three-dimension charge: user (1 of a million), tenant (1 of 1 000), model (1 of 10)

@@ -213,7 +213,7 @@ export class ChargeSets {
     let first = -1;
     for (let i = 0; i < n; i++) {
       const kind = this.#kinds[i] as Kind;
-      if ((this.#limits[i] as LimitState).tables[kind]?.map.has(this.#ids[i]) === true) continue;
+      if (((this.#limits[i] as LimitState).tables[kind]?.find(this.#keys[i]) ?? -1) >= 0) continue;
       const id = stateId(kind, this.#names[i], this.#ids[i]);
       if (ids.has(id)) continue;
       ids.add(id);
@@ -266,7 +266,7 @@ export class ChargeSets {
       }
       const kind = this.#kinds[i] as Kind;
       const table = limit.tables[kind];
-      const slot = table?.map.get(this.#ids[i]);
+      const slot = table?.find(this.#keys[i]);
       if (table === undefined || slot === undefined) decide(kind, limit.rule, freshAmount(kind, limit.rule), freshInstant(kind, t), t, total);
       else decide(kind, limit.rule, table.data[slot * STRIDE], table.data[slot * STRIDE + 1], t, total);
       if (step.passAt > worst) worst = step.passAt;

@@ -408,7 +408,7 @@ export class QuotaEngine implements QuotaStore {
 
   /**
    * Everything the engine holds, as versioned, JSON-safe data, in a deterministic order: limits
-   * and links and subjects in the order added, key state table by table in insertion order.
+   * and links and subjects in the order added, key state table by table in slot order.
    */
   snapshot(): QuotaSnapshot {
     return writeSnapshot(this.#clock, this.#limits, this.#links, this.#fair);

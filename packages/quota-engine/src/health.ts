@@ -78,9 +78,9 @@ export function countStats({ limits, space, links, fair }: EngineParts): QuotaSt
   let windows = 0;
   let gcra = 0;
   for (const limit of limits.values()) {
-    buckets += limit.tables[BUCKET]?.map.size ?? 0;
-    windows += limit.tables[WINDOW]?.map.size ?? 0;
-    gcra += limit.tables[GCRA]?.map.size ?? 0;
+    buckets += limit.tables[BUCKET]?.size ?? 0;
+    windows += limit.tables[WINDOW]?.size ?? 0;
+    gcra += limit.tables[GCRA]?.size ?? 0;
   }
   return { limits: limits.size, buckets, windows, gcra, keys: space.keys, maxKeys: space.maxKeys, links: links.size, subjects: fair.size, dropped: space.dropped, refused: space.refused };
 }

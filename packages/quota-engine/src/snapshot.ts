@@ -98,7 +98,7 @@ export interface QuotaSnapshot {
 
 /**
  * Everything an engine holds, as the snapshot format has it: limits, links and subjects in the
- * order added, key state table by table in insertion order.
+ * order added, key state table by table in slot order.
  */
 export function writeSnapshot(clock: number, limits: ReadonlyMap<string, LimitState>, links: Links, fair: FairShare): QuotaSnapshot {
   const buckets: BucketEntry[] = [];
@@ -108,15 +108,15 @@ export function writeSnapshot(clock: number, limits: ReadonlyMap<string, LimitSt
   // Each entry as the state the slot keeps: the amount at `data[at]`, the instant after it.
   for (const { rule, tables } of limits.values()) {
     const table = tables[BUCKET];
-    if (table !== undefined) for (const [id, slot] of table.map) buckets.push({ key: parts(id), limit: rule.name, tokens: table.data[slot * STRIDE], at: table.data[slot * STRIDE + 1] });
+    table?.each((id, slot) => buckets.push({ key: parts(id), limit: rule.name, tokens: table.data[slot * STRIDE], at: table.data[slot * STRIDE + 1] }));
   }
   for (const { rule, tables } of limits.values()) {
     const table = tables[WINDOW];
-    if (table !== undefined) for (const [id, slot] of table.map) windows.push({ key: parts(id), limit: rule.name, end: table.data[slot * STRIDE + 1], used: table.data[slot * STRIDE] });
+    table?.each((id, slot) => windows.push({ key: parts(id), limit: rule.name, end: table.data[slot * STRIDE + 1], used: table.data[slot * STRIDE] }));
   }
   for (const { rule, tables } of limits.values()) {
     const table = tables[GCRA];
-    if (table !== undefined) for (const [id, slot] of table.map) gcra.push({ key: parts(id), limit: rule.name, at: table.data[slot * STRIDE + 1], ahead: table.data[slot * STRIDE] });
+    table?.each((id, slot) => gcra.push({ key: parts(id), limit: rule.name, at: table.data[slot * STRIDE + 1], ahead: table.data[slot * STRIDE] }));
   }
   return {
     version: SNAPSHOT_VERSION,
@@ -232,7 +232,7 @@ export function readSnapshot(value: unknown, maxKeys: number): Restored {
       if (clock === -Infinity) fail("snapshot.clock", "must be a finite number when the snapshot holds key state");
       const [amount, instant] = read(e, limit.rule, path);
       const table = limit.table(kind);
-      if (table.map.has(k.id)) fail(path, `duplicates an earlier entry for key ${k.id} and limit ${JSON.stringify(e.limit)}`);
+      if (table.slotOf(k.id) >= 0) fail(path, `duplicates an earlier entry for key ${k.id} and limit ${JSON.stringify(e.limit)}`);
       if (++keys > maxKeys) fail(path, `is past maxKeys (${maxKeys}) of this engine`);
       const at = table.insert(k.id) * STRIDE;
       table.data[at] = amount;

@@ -36,7 +36,10 @@ for (const name of packages) {
     const text = readFileSync(file, "utf8");
     const deps = [];
     for (const m of text.matchAll(IMPORT)) if (m[1].startsWith(".")) deps.push(target(file, m[1]));
-    graph.set(file, deps.filter((d) => d !== undefined));
+    graph.set(
+      file,
+      deps.filter((d) => d !== undefined),
+    );
   }
   // Depth-first, colouring each module: a back edge to a module still on the stack is a cycle.
   const state = new Map();

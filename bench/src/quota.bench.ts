@@ -111,23 +111,30 @@ async function race(title: string, contenders: readonly Contender[]): Promise<vo
       // garbage the one before it left (rate-limiter-flexible's promises leave a lot).
       gc?.({ type: "minor" });
       const start = performance.now();
-      const passed = await (contenders[c]).run(from, PER_ROUND);
+      const passed = await contenders[c].run(from, PER_ROUND);
       round[c] = ((performance.now() - start) * 1e6) / PER_ROUND;
-      if (passed === 0) throw new Error(`${contenders[c]?.name}: nothing passed; the benchmark would time refusals only`);
+      if (passed === 0)
+        throw new Error(`${contenders[c]?.name}: nothing passed; the benchmark would time refusals only`);
     }
     round.forEach((ns, c) => {
       times[c]?.push(ns);
-      ratios[c]?.push(ns / (round[0]));
+      ratios[c]?.push(ns / round[0]);
     });
     from += PER_ROUND;
   }
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1];
   console.log(`\n${title}`);
-  console.log(`  ${"case".padEnd(72)} ${"ns/check".padEnd(9)} ${"checks/s".padEnd(11)} ${"bytes/key".padEnd(10)} time vs tideward`);
+  console.log(
+    `  ${"case".padEnd(72)} ${"ns/check".padEnd(9)} ${"checks/s".padEnd(11)} ${"bytes/key".padEnd(10)} time vs tideward`,
+  );
   contenders.forEach((c, i) => {
     const t = median(times[i]);
     const ratio = i === 0 ? "—" : `${median(ratios[i]).toFixed(2)}×`;
-    console.log(`  ${c.name.padEnd(72)} ${t.toFixed(0).padEnd(9)} ${Math.round(1e9 / t).toLocaleString("en").padEnd(11)} ${(c.bytes === undefined ? "" : c.bytes.toFixed(1)).padEnd(10)} ${ratio}`);
+    console.log(
+      `  ${c.name.padEnd(72)} ${t.toFixed(0).padEnd(9)} ${Math.round(1e9 / t)
+        .toLocaleString("en")
+        .padEnd(11)} ${(c.bytes === undefined ? "" : c.bytes.toFixed(1)).padEnd(10)} ${ratio}`,
+    );
   });
 }
 
@@ -140,7 +147,10 @@ async function fillFlexible(limiter: RateLimiterMemory): Promise<void> {
 }
 
 // A plain Map<string, { tokens, at }> token bucket that never forgets a key: the floor.
-function plainBuckets(capacity: number, perMs: number): { map: Map<string, { tokens: number; at: number }>; take: (id: string, now: number) => boolean } {
+function plainBuckets(
+  capacity: number,
+  perMs: number,
+): { map: Map<string, { tokens: number; at: number }>; take: (id: string, now: number) => boolean } {
   const map = new Map<string, { tokens: number; at: number }>();
   const take = (id: string, now: number): boolean => {
     let b = map.get(id);
@@ -186,17 +196,30 @@ function plainBuckets(capacity: number, perMs: number): { map: Map<string, { tok
   const flexibleBytes = (heap() - before) / N;
 
   await race(`keys that stay: one check on a random key of ${N.toLocaleString("en")} (${RATE} an hour per key)`, [
-    sync("@tideward/quota-engine checkTokenBucket → Decision", (i, now) => engine.checkTokenBucket(keys[i], "api", now).allowed, engineBytes),
+    sync(
+      "@tideward/quota-engine checkTokenBucket → Decision",
+      (i, now) => engine.checkTokenBucket(keys[i], "api", now).allowed,
+      engineBytes,
+    ),
     sync("plain Map<string, { tokens, at }> → boolean (the floor)", (i, now) => take(ids[i], now), mapBytes),
     // The engine is handed a QuotaKey and reads its id: one more (cold) object per check here.
     sync("plain Map, keyed by the same QuotaKey objects' id", (i, now) => take(keys[i].id, now)),
     // What a request handler does: build the key from the request's parts, then check.
-    sync("@tideward/quota-engine, QuotaKey built per check from its parts", (i, now) => engine.checkTokenBucket(new QuotaKey(keys[i].scope, subjects[i], "api"), "api", now).allowed),
+    sync(
+      "@tideward/quota-engine, QuotaKey built per check from its parts",
+      (i, now) => engine.checkTokenBucket(new QuotaKey(keys[i].scope, subjects[i], "api"), "api", now).allowed,
+    ),
     // Joined, as QuotaKey builds its id: a template literal would leave a tree of pieces (a cons
     // string), which is slower to hash and compare, and the floor should not pay for that.
-    sync("plain Map, string key built per check from the same parts", (i, now) => take([keys[i].scope.length, ":", keys[i].scope, subjects[i].length, ":", subjects[i], "3:api"].join(""), now)),
+    sync("plain Map, string key built per check from the same parts", (i, now) =>
+      take([keys[i].scope.length, ":", keys[i].scope, subjects[i].length, ":", subjects[i], "3:api"].join(""), now),
+    ),
     async("rate-limiter-flexible 11.4.0 consume, each awaited", (i) => limiter.consume(ids[i]), 1, flexibleBytes),
-    async("rate-limiter-flexible 11.4.0 consume, 1 000 per await (its best case)", (i) => limiter.consume(ids[i]), 1_000),
+    async(
+      "rate-limiter-flexible 11.4.0 consume, 1 000 per await (its best case)",
+      (i) => limiter.consume(ids[i]),
+      1_000,
+    ),
   ]);
 }
 
@@ -221,13 +244,28 @@ function plainBuckets(capacity: number, perMs: number): { map: Map<string, { tok
   for (let i = 0; i < N; i++) take(ids[i], 0.75);
   const mapBytes = (heap() - before) / N;
 
-  await race(`keys that come and go: one check on a random key of ${N.toLocaleString("en")} (${RATE} a second per key, back after a refill)`, [
-    sync("@tideward/quota-engine checkTokenBucket → Decision", (i, now) => engine.checkTokenBucket(keys[i], "api", now).allowed, engineBytes),
-    sync("plain Map<string, { tokens, at }> → boolean (the floor, never forgets)", (i, now) => take(ids[i], now), mapBytes),
-  ]);
+  await race(
+    `keys that come and go: one check on a random key of ${N.toLocaleString("en")} (${RATE} a second per key, back after a refill)`,
+    [
+      sync(
+        "@tideward/quota-engine checkTokenBucket → Decision",
+        (i, now) => engine.checkTokenBucket(keys[i], "api", now).allowed,
+        engineBytes,
+      ),
+      sync(
+        "plain Map<string, { tokens, at }> → boolean (the floor, never forgets)",
+        (i, now) => take(ids[i], now),
+        mapBytes,
+      ),
+    ],
+  );
   const after = engine.stats();
-  console.log(`  engine: ${live.toLocaleString("en")} keys held after the fill, ${after.keys.toLocaleString("en")} after the rounds (${after.dropped.toLocaleString("en")} dropped in all); the Map holds ${N.toLocaleString("en")}`);
-  console.log(`  bytes/key above: the heap each holds divided by the ${N.toLocaleString("en")} keys seen; the engine's per live key: ${((engineBytes * N) / live).toFixed(1)}`);
+  console.log(
+    `  engine: ${live.toLocaleString("en")} keys held after the fill, ${after.keys.toLocaleString("en")} after the rounds (${after.dropped.toLocaleString("en")} dropped in all); the Map holds ${N.toLocaleString("en")}`,
+  );
+  console.log(
+    `  bytes/key above: the heap each holds divided by the ${N.toLocaleString("en")} keys seen; the engine's per live key: ${((engineBytes * N) / live).toFixed(1)}`,
+  );
 }
 
 // ── an atomic three-dimension charge: user (1 of a million), tenant (1 of 1 000), model (1 of 10)
@@ -236,7 +274,11 @@ function plainBuckets(capacity: number, perMs: number): { map: Map<string, { tok
   engine.addLimit(perSecond("user", RATE));
   engine.addLimit(perSecond("tenant", 1_000_000));
   engine.addLimit(perSecond("model", 10_000_000));
-  const set = (i: number): ReturnType<typeof charge>[] => [charge(keys[i], "user"), charge(tenants[i % 1_000], "tenant", 10), charge(models[i % 10], "model", 10)];
+  const set = (i: number): ReturnType<typeof charge>[] => [
+    charge(keys[i], "user"),
+    charge(tenants[i % 1_000], "tenant", 10),
+    charge(models[i % 10], "model", 10),
+  ];
   for (let i = 0; i < N; i++) engine.checkAtomic(set(i), 0);
 
   type B = { tokens: number; at: number };
@@ -272,10 +314,18 @@ function plainBuckets(capacity: number, perMs: number): { map: Map<string, { tok
   await fillFlexible(user);
   // What its users do for several dimensions (RateLimiterUnion works the same way): consume all,
   // reject if any rejects. Not atomic: a refusal leaves the other dimensions debited.
-  const three = (i: number): Promise<unknown> => Promise.all([user.consume(ids[i]), tenant.consume(tenants[i % 1_000].id, 10), model.consume(models[i % 10].id, 10)]);
+  const three = (i: number): Promise<unknown> =>
+    Promise.all([
+      user.consume(ids[i]),
+      tenant.consume(tenants[i % 1_000].id, 10),
+      model.consume(models[i % 10].id, 10),
+    ]);
 
   await race("an atomic three-dimension charge (rate-limiter-flexible: not atomic, partial debits on refusal)", [
-    sync("@tideward/quota-engine checkAtomic (all-or-nothing, charges built per call)", (i, now) => engine.checkAtomic(set(i), now).committed),
+    sync(
+      "@tideward/quota-engine checkAtomic (all-or-nothing, charges built per call)",
+      (i, now) => engine.checkAtomic(set(i), now).committed,
+    ),
     sync("plain Maps, check three then debit three (the floor)", take3),
     async("rate-limiter-flexible 11.4.0 three consumes, Promise.all awaited", three, 1),
     async("rate-limiter-flexible 11.4.0 three consumes, 1 000 sets per await", three, 1_000),

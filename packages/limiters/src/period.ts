@@ -76,10 +76,12 @@ export class Period {
   constructor(quota: number, period: Span, options?: PeriodOptions) {
     const given = check.options(options, OPTIONS, "Period");
     this.quota = check.integer(quota, "Period quota", 1);
-    if (this.quota > MAX_COUNT) throw new RangeError(`Period quota must be at most ${MAX_COUNT} (2^53 − 1), got ${this.quota}`);
+    if (this.quota > MAX_COUNT)
+      throw new RangeError(`Period quota must be at most ${MAX_COUNT} (2^53 − 1), got ${this.quota}`);
     this.period = span(period, "Period period (ms)");
     const align = given.align ?? false;
-    if (typeof align !== "boolean") throw new TypeError(`Period align must be a boolean, got ${typeof align} ${check.describe(align)}`);
+    if (typeof align !== "boolean")
+      throw new TypeError(`Period align must be a boolean, got ${typeof align} ${check.describe(align)}`);
     this.align = align;
   }
 

@@ -27,8 +27,14 @@ void admitted(new Period(1, 1).take(0));
 void admitted(new Period(1, 1).peek(0));
 
 // take, peek and next read like each other across limiters.
-const b: boolean = new Bucket(1).take(0, 0.5) && new Gcra(1).peek(0) && new Sliding(1, 1).take(0) && new Gate(0).enter();
-const waits: number[] = [new Bucket(1).next(0, 2), new Sliding(1, 1).next(0), new Period(1, 1).next(0), new Gcra(1).next(0)];
+const b: boolean =
+  new Bucket(1).take(0, 0.5) && new Gcra(1).peek(0) && new Sliding(1, 1).take(0) && new Gate(0).enter();
+const waits: number[] = [
+  new Bucket(1).next(0, 2),
+  new Sliding(1, 1).next(0),
+  new Period(1, 1).next(0),
+  new Gcra(1).next(0),
+];
 void b;
 void waits;
 

@@ -26,10 +26,18 @@ export function freshInstant(kind: Kind, t: number): number {
 
 /** Runs one step of `kind` on the state (`amount`, `instant`) at `t`; the results land in `step`. */
 export function decide(kind: Kind, rule: Rule, amount: number, instant: number, t: number, cost: number): Code {
-  return kind === BUCKET ? bucketDecide(rule, amount, instant, t, cost) : kind === WINDOW ? windowDecide(rule, amount, instant, t, cost) : gcraDecide(rule, amount, instant, t, cost);
+  return kind === BUCKET
+    ? bucketDecide(rule, amount, instant, t, cost)
+    : kind === WINDOW
+      ? windowDecide(rule, amount, instant, t, cost)
+      : gcraDecide(rule, amount, instant, t, cost);
 }
 
 /** Whether the state (`amount`, `instant`) equals a fresh key's at `t` and every later instant. */
 export function idle(kind: Kind, rule: Rule, amount: number, instant: number, t: number): boolean {
-  return kind === BUCKET ? bucketIdle(rule, amount, instant, t) : kind === WINDOW ? windowIdle(instant, t) : gcraIdle(amount, instant, t);
+  return kind === BUCKET
+    ? bucketIdle(rule, amount, instant, t)
+    : kind === WINDOW
+      ? windowIdle(instant, t)
+      : gcraIdle(amount, instant, t);
 }

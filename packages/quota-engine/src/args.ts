@@ -20,7 +20,9 @@ export function isCost(cost: unknown): cost is number {
 }
 
 export function keyError(key: unknown, what: string): TypeError {
-  return new TypeError(`${what} must be a QuotaKey (new QuotaKey(scope, subject, resource)), got ${check.describe(key)}`);
+  return new TypeError(
+    `${what} must be a QuotaKey (new QuotaKey(scope, subject, resource)), got ${check.describe(key)}`,
+  );
 }
 
 export function nowError(now: unknown, what = "now"): Error {
@@ -28,7 +30,9 @@ export function nowError(now: unknown, what = "now"): Error {
 }
 
 export function costError(cost: unknown, what: string): Error {
-  return typeof cost === "number" ? new RangeError(`${what} must be a whole number of at least 1, got ${check.describe(cost)}`) : new TypeError(`${what} must be a number, got ${typeof cost} ${check.describe(cost)}`);
+  return typeof cost === "number"
+    ? new RangeError(`${what} must be a whole number of at least 1, got ${check.describe(cost)}`)
+    : new TypeError(`${what} must be a number, got ${typeof cost} ${check.describe(cost)}`);
 }
 
 export function limitError(limit: unknown, what: string): TypeError {
@@ -76,14 +80,16 @@ export interface BatchInputs {
  * @throws TypeError or RangeError naming `inputs[i]` and the field
  */
 export function readInputs(inputs: unknown): BatchInputs {
-  if (!Array.isArray(inputs)) throw new TypeError(`inputs must be an array of EvaluationInput, got ${check.describe(inputs)}`);
+  if (!Array.isArray(inputs))
+    throw new TypeError(`inputs must be an array of EvaluationInput, got ${check.describe(inputs)}`);
   const n = inputs.length;
   const keys = new Array<QuotaKey>(n);
   const nows = new Float64Array(n);
   const costs = new Float64Array(n);
   for (let i = 0; i < n; i++) {
     const input = inputs[i] as EvaluationInput | undefined;
-    if (input === null || typeof input !== "object") throw new TypeError(`inputs[${i}] must be an EvaluationInput, got ${check.describe(input)}`);
+    if (input === null || typeof input !== "object")
+      throw new TypeError(`inputs[${i}] must be an EvaluationInput, got ${check.describe(input)}`);
     const { key, now, cost = 1 } = input;
     if (!isQuotaKey(key)) throw keyError(key, `inputs[${i}].key`);
     if (!isInstant(now)) throw nowError(now, `inputs[${i}].now`);

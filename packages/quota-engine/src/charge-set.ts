@@ -78,13 +78,15 @@ export class ChargeSets {
    * @returns the number of charges
    */
   read(charges: unknown, now: unknown): number {
-    if (!Array.isArray(charges)) throw new TypeError(`charges must be an array of QuotaCharge, got ${check.describe(charges)}`);
+    if (!Array.isArray(charges))
+      throw new TypeError(`charges must be an array of QuotaCharge, got ${check.describe(charges)}`);
     if (!isInstant(now)) throw nowError(now);
     const n = charges.length;
     this.#fit(n);
     for (let i = 0; i < n; i++) {
       const c = charges[i] as QuotaCharge | undefined;
-      if (c === null || typeof c !== "object") throw new TypeError(`charges[${i}] must be a QuotaCharge, got ${check.describe(c)}`);
+      if (c === null || typeof c !== "object")
+        throw new TypeError(`charges[${i}] must be a QuotaCharge, got ${check.describe(c)}`);
       const { key, limit, cost, kind: name } = c;
       if (!isQuotaKey(key)) throw keyError(key, `charges[${i}].key`);
       if (typeof limit !== "string") throw limitError(limit, `charges[${i}].limit`);
@@ -104,7 +106,14 @@ export class ChargeSets {
    * Evaluates the `n` charges just {@link ChargeSets.read} at `t` (the engine's instant for the
    * caller's `now`), commits them if `commit` and all fit, and reports.
    */
-  run(n: number, limits: Map<string, LimitState>, space: KeySpace, t: number, now: number, commit: boolean): AtomicReport {
+  run(
+    n: number,
+    limits: Map<string, LimitState>,
+    space: KeySpace,
+    t: number,
+    now: number,
+    commit: boolean,
+  ): AtomicReport {
     let failed = this.#stage(n, limits, t);
     this.#reclaimed = false;
     if (failed < 0 && commit && space.maxKeys !== Infinity) failed = this.#room(n, limits, space, t);
@@ -121,7 +130,15 @@ export class ChargeSets {
       }
       if (code === OK && failed >= 0) code = NOT_COMMITTED;
       const retry = code === NOT_COMMITTED ? 0 : until(now, t, this.#passAt[i]);
-      decisions[i] = new Verdict(code === OK, reasons[code], this.#costs[i], this.#remaining[i], retry, until(now, t, this.#resetAt[i]), limit.trace(kind, code));
+      decisions[i] = new Verdict(
+        code === OK,
+        reasons[code],
+        this.#costs[i],
+        this.#remaining[i],
+        retry,
+        until(now, t, this.#resetAt[i]),
+        limit.trace(kind, code),
+      );
     }
     // The set's retry is computed last: it evaluates the set again at later instants.
     const retryAfter = failed < 0 ? 0 : this.#retryAfter(n, limits, t, now);
@@ -267,7 +284,8 @@ export class ChargeSets {
       const kind = this.#kinds[i] as Kind;
       const table = limit.tables[kind];
       const slot = table?.find(this.#keys[i]);
-      if (table === undefined || slot === undefined) decide(kind, limit.rule, freshAmount(kind, limit.rule), freshInstant(kind, t), t, total);
+      if (table === undefined || slot === undefined)
+        decide(kind, limit.rule, freshAmount(kind, limit.rule), freshInstant(kind, t), t, total);
       else decide(kind, limit.rule, table.data[slot * STRIDE], table.data[slot * STRIDE + 1], t, total);
       if (step.passAt > worst) worst = step.passAt;
     }

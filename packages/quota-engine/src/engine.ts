@@ -88,9 +88,11 @@ export class QuotaEngine implements QuotaStore {
     // Read once into a copy, which is what is checked and kept: a getter gets one say.
     const copy = readSpec(spec);
     const problem = limitProblem(copy ?? spec);
-    if (copy === undefined || problem !== undefined) return refused("invalid_limit", problem ?? "LimitSpec must be an object");
+    if (copy === undefined || problem !== undefined)
+      return refused("invalid_limit", problem ?? "LimitSpec must be an object");
     const { name, capacity, refill, window, burst, align } = copy as unknown as LimitSpec;
-    if (this.#limits.has(name)) return refused("duplicate_limit", `a limit named ${JSON.stringify(name)} exists already`);
+    if (this.#limits.has(name))
+      return refused("duplicate_limit", `a limit named ${JSON.stringify(name)} exists already`);
     this.#limits.set(name, new LimitState(Object.freeze({ name, capacity, refill, window, burst, align })));
     return done;
   }
@@ -132,7 +134,8 @@ export class QuotaEngine implements QuotaStore {
     const counted = data[at + 1];
     const { perMs, capacity, bucketSlack } = held.rule;
     const level = bucketLevel(tokens, counted, t, perMs, capacity);
-    if (!bucketFits(level, cost, capacity, bucketSlack)) return this.#denied(BUCKET, held, tokens, counted, t, now, cost);
+    if (!bucketFits(level, cost, capacity, bucketSlack))
+      return this.#denied(BUCKET, held, tokens, counted, t, now, cost);
     const left = level - cost;
     const since = t > counted ? t : counted;
     data[at] = left;
@@ -199,11 +202,27 @@ export class QuotaEngine implements QuotaStore {
   // The decision `step` holds. Its waits count from the caller's `now` (the engine reads it as
   // `t`, its latest instant, when the clock stepped back).
   #verdict(kind: Kind, held: LimitState, code: Code, now: number, t: number, cost: number): Decision {
-    return new Verdict(code === OK, reasons[code], cost, step.remaining, until(now, t, step.passAt), until(now, t, step.resetAt), held.trace(kind, code));
+    return new Verdict(
+      code === OK,
+      reasons[code],
+      cost,
+      step.remaining,
+      until(now, t, step.passAt),
+      until(now, t, step.resetAt),
+      held.trace(kind, code),
+    );
   }
 
   // A step that writes nothing (a denial), through the general path.
-  #denied(kind: Kind, held: LimitState, amount: number, instant: number, t: number, now: number, cost: number): Decision {
+  #denied(
+    kind: Kind,
+    held: LimitState,
+    amount: number,
+    instant: number,
+    t: number,
+    now: number,
+    cost: number,
+  ): Decision {
     return this.#verdict(kind, held, this.#evaluate(kind, held, amount, instant, t, cost), now, t, cost);
   }
 
@@ -214,7 +233,8 @@ export class QuotaEngine implements QuotaStore {
     const { amount, instant, remaining, resetAt } = step;
     const table = held.table(kind);
     const slot = this.#space.add(table, key, this.#limits, t);
-    if (slot < 0) return new Verdict(false, "key_limit", cost, remaining, 0, until(now, t, resetAt), held.trace(kind, KEY_LIMIT));
+    if (slot < 0)
+      return new Verdict(false, "key_limit", cost, remaining, 0, until(now, t, resetAt), held.trace(kind, KEY_LIMIT));
     table.data[slot * STRIDE] = amount;
     table.data[slot * STRIDE + 1] = instant;
     this.#space.stepAfterAdd(table, t);
@@ -326,7 +346,10 @@ export class QuotaEngine implements QuotaStore {
     const decisions = new Array<Decision>(n);
     let allowed = 0;
     for (let i = 0; i < n; i++) {
-      const d = k === BUCKET ? this.checkTokenBucket(keys[i], limit, nows[i], costs[i]) : this.#check(k, keys[i], limit, nows[i], costs[i]);
+      const d =
+        k === BUCKET
+          ? this.checkTokenBucket(keys[i], limit, nows[i], costs[i])
+          : this.#check(k, keys[i], limit, nows[i], costs[i]);
       if (d.allowed) allowed++;
       decisions[i] = d;
     }

@@ -82,24 +82,50 @@ export function countStats({ limits, space, links, fair }: EngineParts): QuotaSt
     windows += limit.tables[WINDOW]?.size ?? 0;
     gcra += limit.tables[GCRA]?.size ?? 0;
   }
-  return { limits: limits.size, buckets, windows, gcra, keys: space.keys, maxKeys: space.maxKeys, links: links.size, subjects: fair.size, dropped: space.dropped, refused: space.refused };
+  return {
+    limits: limits.size,
+    buckets,
+    windows,
+    gcra,
+    keys: space.keys,
+    maxKeys: space.maxKeys,
+    links: links.size,
+    subjects: fair.size,
+    dropped: space.dropped,
+    refused: space.refused,
+  };
 }
 
 /** The hazards of {@link IssueCode}, in the order of its table. */
 export function findIssues({ limits, space, links, fair }: EngineParts): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  if (limits.size === 0) issues.push({ code: "no_limits", message: "the engine has no limits: every check answers unknown_limit" });
+  if (limits.size === 0)
+    issues.push({ code: "no_limits", message: "the engine has no limits: every check answers unknown_limit" });
   for (const { rule } of limits.values()) {
     if (rule.burst > rule.capacity) {
-      issues.push({ code: "burst_exceeds_capacity", message: `limit ${JSON.stringify(rule.name)} has GCRA burst ${rule.burst} above its capacity ${rule.capacity}` });
+      issues.push({
+        code: "burst_exceeds_capacity",
+        message: `limit ${JSON.stringify(rule.name)} has GCRA burst ${rule.burst} above its capacity ${rule.capacity}`,
+      });
     }
   }
   if (space.maxKeys !== Infinity && space.keys >= 0.9 * space.maxKeys) {
-    issues.push({ code: "keys_near_limit", message: `${space.keys} keys tracked of maxKeys ${space.maxKeys}: new keys will soon be refused with key_limit` });
+    issues.push({
+      code: "keys_near_limit",
+      message: `${space.keys} keys tracked of maxKeys ${space.maxKeys}: new keys will soon be refused with key_limit`,
+    });
   }
   const depth = links.depth();
-  if (depth > DEEP_CHAIN) issues.push({ code: "deep_chain", message: `a hierarchy chain has ${depth} links (more than ${DEEP_CHAIN}); every hierarchical check charges all of them` });
+  if (depth > DEEP_CHAIN)
+    issues.push({
+      code: "deep_chain",
+      message: `a hierarchy chain has ${depth} links (more than ${DEEP_CHAIN}); every hierarchical check charges all of them`,
+    });
   const { weight, used } = fair.extremes();
-  if (used * weight > Number.MAX_SAFE_INTEGER) issues.push({ code: "fair_precision", message: `fair-share usage ${used} times weight ${weight} passes 2^53: scores no longer compare exactly` });
+  if (used * weight > Number.MAX_SAFE_INTEGER)
+    issues.push({
+      code: "fair_precision",
+      message: `fair-share usage ${used} times weight ${weight} passes 2^53: scores no longer compare exactly`,
+    });
   return issues;
 }

@@ -41,19 +41,29 @@ export class Links {
 
   /** Adds `link`; `known` says whether its limit exists. */
   add(link: QuotaLink, known: (limit: string) => boolean): Result<LinkCode> {
-    if (link === null || typeof link !== "object") return refused("invalid_link", `QuotaLink must be an object, got ${check.describe(link)}`);
+    if (link === null || typeof link !== "object")
+      return refused("invalid_link", `QuotaLink must be an object, got ${check.describe(link)}`);
     const { child, parent, limit, ratio } = link;
-    if (!isQuotaKey(child)) return refused("invalid_link", `QuotaLink child must be a QuotaKey, got ${check.describe(child)}`);
-    if (!isQuotaKey(parent)) return refused("invalid_link", `QuotaLink parent must be a QuotaKey, got ${check.describe(parent)}`);
+    if (!isQuotaKey(child))
+      return refused("invalid_link", `QuotaLink child must be a QuotaKey, got ${check.describe(child)}`);
+    if (!isQuotaKey(parent))
+      return refused("invalid_link", `QuotaLink parent must be a QuotaKey, got ${check.describe(parent)}`);
     if (typeof ratio !== "number" || !Number.isSafeInteger(ratio) || ratio < 1) {
-      return refused("invalid_link", `QuotaLink ratio must be a whole number of at least 1, got ${check.describe(ratio)}`);
+      return refused(
+        "invalid_link",
+        `QuotaLink ratio must be a whole number of at least 1, got ${check.describe(ratio)}`,
+      );
     }
-    if (typeof limit !== "string" || !known(limit)) return refused("unknown_limit", `QuotaLink limit ${check.describe(limit)} is not a limit of this engine`);
-    if (parent.id === child.id) return refused("cycle", `linking ${child.id} to itself for ${JSON.stringify(limit)} would close a cycle`);
+    if (typeof limit !== "string" || !known(limit))
+      return refused("unknown_limit", `QuotaLink limit ${check.describe(limit)} is not a limit of this engine`);
+    if (parent.id === child.id)
+      return refused("cycle", `linking ${child.id} to itself for ${JSON.stringify(limit)} would close a cycle`);
     const links = this.#byLimit.get(limit);
-    if (links?.has(child.id) === true) return refused("duplicate_link", `${child.id} already has a parent for ${JSON.stringify(limit)}`);
+    if (links?.has(child.id) === true)
+      return refused("duplicate_link", `${child.id} already has a parent for ${JSON.stringify(limit)}`);
     for (let at: QuotaKey | undefined = parent; at !== undefined; at = links?.get(at.id)?.parent) {
-      if (at.id === child.id) return refused("cycle", `linking ${child.id} to ${parent.id} for ${JSON.stringify(limit)} would close a cycle`);
+      if (at.id === child.id)
+        return refused("cycle", `linking ${child.id} to ${parent.id} for ${JSON.stringify(limit)} would close a cycle`);
     }
     this.put({ child, parent, limit, ratio });
     return done;
@@ -106,7 +116,8 @@ export function chain(links: Links, key: QuotaKey, limit: string, cost: number, 
   let units = cost;
   for (let link = links.parentOf(limit, at); link !== undefined; link = links.parentOf(limit, at)) {
     units *= link.ratio;
-    if (!Number.isSafeInteger(units)) throw new RangeError(`the chained cost for ${link.parent.id} on ${JSON.stringify(limit)} passes 2^53`);
+    if (!Number.isSafeInteger(units))
+      throw new RangeError(`the chained cost for ${link.parent.id} on ${JSON.stringify(limit)} passes 2^53`);
     at = link.parent;
     out.push({ key: at, limit, cost: units, kind });
   }
@@ -118,7 +129,12 @@ export function chain(links: Links, key: QuotaKey, limit: string, cost: number, 
  * tightest level admits, `retryAfter` when the whole chain would fit, `resetAfter` the latest
  * level's, and `trace` one entry per level, naming its key and what it answered.
  */
-export function foldChain(charges: readonly QuotaCharge[], report: AtomicReport, limit: string, cost: number): Decision {
+export function foldChain(
+  charges: readonly QuotaCharge[],
+  report: AtomicReport,
+  limit: string,
+  cost: number,
+): Decision {
   let remaining = Infinity;
   let resetAfter = 0;
   const trace: string[] = [];
@@ -133,5 +149,13 @@ export function foldChain(charges: readonly QuotaCharge[], report: AtomicReport,
     trace.push(`${c.kind ?? "bucket"} ${limit} @ ${c.key.id}: ${d.reason}`);
   }
   const reason = report.allowed ? "ok" : report.decisions[report.failedIndex].reason;
-  return new Verdict(report.allowed, reason, cost, remaining === Infinity ? 0 : remaining, report.retryAfter, resetAfter, trace);
+  return new Verdict(
+    report.allowed,
+    reason,
+    cost,
+    remaining === Infinity ? 0 : remaining,
+    report.retryAfter,
+    resetAfter,
+    trace,
+  );
 }

@@ -4,9 +4,11 @@ import { check } from "@tideward/time";
 export const MAX_KEY_PART = 1024;
 
 function part(value: unknown, what: string): string {
-  if (typeof value !== "string") throw new TypeError(`QuotaKey ${what} must be a string, got ${typeof value} ${check.describe(value)}`);
+  if (typeof value !== "string")
+    throw new TypeError(`QuotaKey ${what} must be a string, got ${typeof value} ${check.describe(value)}`);
   if (value.length === 0) throw new RangeError(`QuotaKey ${what} must not be empty (use a placeholder such as "*")`);
-  if (value.length > MAX_KEY_PART) throw new RangeError(`QuotaKey ${what} must be at most ${MAX_KEY_PART} characters, got ${value.length}`);
+  if (value.length > MAX_KEY_PART)
+    throw new RangeError(`QuotaKey ${what} must be at most ${MAX_KEY_PART} characters, got ${value.length}`);
   return value;
 }
 
@@ -121,7 +123,8 @@ export class QuotaKey {
    * @throws RangeError when `id` is not exactly three length-prefixed parts
    */
   static parse(id: string): QuotaKey {
-    if (typeof id !== "string") throw new TypeError(`QuotaKey id must be a string, got ${typeof id} ${check.describe(id)}`);
+    if (typeof id !== "string")
+      throw new TypeError(`QuotaKey id must be a string, got ${typeof id} ${check.describe(id)}`);
     const parts: string[] = [];
     let at = 0;
     while (at < id.length && parts.length < 3) {
@@ -133,7 +136,10 @@ export class QuotaKey {
       parts.push(id.slice(colon + 1, colon + 1 + length));
       at = colon + 1 + length;
     }
-    if (parts.length !== 3 || at !== id.length) throw new RangeError(`QuotaKey id must be three length-prefixed parts such as "1:a1:b1:c", got ${check.describe(id)}`);
+    if (parts.length !== 3 || at !== id.length)
+      throw new RangeError(
+        `QuotaKey id must be three length-prefixed parts such as "1:a1:b1:c", got ${check.describe(id)}`,
+      );
     return new QuotaKey(parts[0], parts[1], parts[2]);
   }
 

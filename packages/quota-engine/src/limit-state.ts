@@ -12,13 +12,19 @@ import { SlotTable } from "./table";
  */
 export class LimitState {
   readonly rule: Rule;
-  readonly tables: [SlotTable | undefined, SlotTable | undefined, SlotTable | undefined] = [undefined, undefined, undefined];
+  readonly tables: [SlotTable | undefined, SlotTable | undefined, SlotTable | undefined] = [
+    undefined,
+    undefined,
+    undefined,
+  ];
   /** The one-entry traces of every decision, by `kind · reasons.length + code`, made once and shared (frozen). */
   readonly traces: readonly (readonly string[])[];
 
   constructor(readonly spec: LimitSpec) {
     this.rule = new Rule(spec);
-    this.traces = KIND_NAMES.flatMap((kind) => reasons.map((reason) => Object.freeze([`${kind} ${spec.name}: ${reason}`])));
+    this.traces = KIND_NAMES.flatMap((kind) =>
+      reasons.map((reason) => Object.freeze([`${kind} ${spec.name}: ${reason}`])),
+    );
   }
 
   /** The table of `kind`, made if it does not exist yet. */

@@ -6,7 +6,8 @@
  * const added = engine.addLimit(perSecond("api", 10));
  * if (!added.ok) console.error(added.code, added.reason);
  */
-export type Result<Code extends string> = { readonly ok: true } | { readonly ok: false; readonly code: Code; readonly reason: string };
+export type Result<Code extends string> =
+  { readonly ok: true } | { readonly ok: false; readonly code: Code; readonly reason: string };
 
 /** The one successful {@link Result}, shared. */
 export const done: { readonly ok: true } = Object.freeze({ ok: true as const });

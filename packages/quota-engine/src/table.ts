@@ -131,7 +131,8 @@ export class SlotTable {
   #reindex(length: number): void {
     this.#index = new Int32Array(length);
     this.#mask = length - 1;
-    for (let slot = 0; slot < this.#top; slot++) if (this.ids[slot] !== undefined) this.#place(slot, this.#hashes[slot]);
+    for (let slot = 0; slot < this.#top; slot++)
+      if (this.ids[slot] !== undefined) this.#place(slot, this.#hashes[slot]);
   }
 
   /** Forgets the key at `slot` and keeps the slot for reuse. */

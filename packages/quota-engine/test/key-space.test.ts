@@ -23,7 +23,14 @@ describe("the key space under churn", () => {
     let dropped = 0;
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.integer({ min: 0, max: KEYS.length - 1 }), fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 50 }).map((x) => x / 100 + 0.0625)), { minLength: 2_000, maxLength: 6_000 }),
+        fc.array(
+          fc.tuple(
+            fc.integer({ min: 0, max: KEYS.length - 1 }),
+            fc.integer({ min: 0, max: 2 }),
+            fc.integer({ min: 0, max: 50 }).map((x) => x / 100 + 0.0625),
+          ),
+          { minLength: 2_000, maxLength: 6_000 },
+        ),
         fc.integer({ min: 1, max: 8 }),
         fc.constantFrom(1_000, 1.7e12 + 0.375),
         (visits, step, start) => {
@@ -34,7 +41,12 @@ describe("the key space under churn", () => {
             now += dt;
             // A key rebuilt from its parts half the time: the hint is then no help, the index is.
             const key = k % 2 === 0 ? KEYS[k] : new QuotaKey(KEYS[k].scope, KEYS[k].subject, "api");
-            const check = (e: QuotaEngine): Decision => (kind === 0 ? e.checkTokenBucket(key, "api", now) : kind === 1 ? e.checkWindow(key, "api", now) : e.checkGcra(key, "api", now));
+            const check = (e: QuotaEngine): Decision =>
+              kind === 0
+                ? e.checkTokenBucket(key, "api", now)
+                : kind === 1
+                  ? e.checkWindow(key, "api", now)
+                  : e.checkGcra(key, "api", now);
             expect(answer(check(swept))).toBe(answer(check(kept)));
           }
           const a = swept.stats();
@@ -49,7 +61,10 @@ describe("the key space under churn", () => {
           expect(new Set(ids).size).toBe(ids.length);
           const restored = new QuotaEngine({ sweepStep: step });
           restored.restore(snapshot);
-          for (const key of KEYS.slice(0, 200)) expect(answer(restored.checkTokenBucket(key, "api", now))).toBe(answer(swept.checkTokenBucket(key, "api", now)));
+          for (const key of KEYS.slice(0, 200))
+            expect(answer(restored.checkTokenBucket(key, "api", now))).toBe(
+              answer(swept.checkTokenBucket(key, "api", now)),
+            );
         },
       ),
       { numRuns: 15 },
@@ -64,7 +79,8 @@ describe("the key space under churn", () => {
     let now = 0;
     // 30 000 visits, 0.1 ms apart, to 3 000 keys in turn: each is back 300 ms later, long after
     // its bucket refilled (100 ms), so about 1 000 keys are in use at any time.
-    for (let i = 0; i < 30_000; i++) expect(e.checkTokenBucket(KEYS[i % KEYS.length], "api", (now += 0.1)).allowed).toBe(true);
+    for (let i = 0; i < 30_000; i++)
+      expect(e.checkTokenBucket(KEYS[i % KEYS.length], "api", (now += 0.1)).allowed).toBe(true);
     const { keys, dropped } = e.stats();
     expect(keys).toBeLessThan(2_000);
     expect(dropped).toBeGreaterThan(25_000);

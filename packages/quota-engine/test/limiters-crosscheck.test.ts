@@ -36,9 +36,21 @@ const scales: [string, fc.Arbitrary<number>][] = [
 
 // Forward-moving arrivals (the engine treats an earlier `now` as the latest seen, engine-wide;
 // the limiters treat it per object, so only forward clocks are comparable), with a cost each.
-const steps = fc.array(fc.tuple(fc.oneof(fc.integer({ min: 0, max: 400 }), fc.double({ min: 0, max: 400, noNaN: true })), fc.integer({ min: 1, max: 8 })), { minLength: 1, maxLength: 120 });
+const steps = fc.array(
+  fc.tuple(
+    fc.oneof(fc.integer({ min: 0, max: 400 }), fc.double({ min: 0, max: 400, noNaN: true })),
+    fc.integer({ min: 1, max: 8 }),
+  ),
+  { minLength: 1, maxLength: 120 },
+);
 
-function engineWith(s: { capacity: number; refill: number; window: number; burst: number; align: boolean }): QuotaEngine {
+function engineWith(s: {
+  capacity: number;
+  refill: number;
+  window: number;
+  burst: number;
+  align: boolean;
+}): QuotaEngine {
   const engine = new QuotaEngine();
   const added = engine.addLimit(limitSpec({ name: "l", ...s }));
   expect(added.ok).toBe(true);
@@ -60,7 +72,9 @@ function sameWait(engine: number, limiter: number, now: number, exact: boolean):
   else expect(Math.abs(engine - limiter)).toBeLessThanOrEqual(1e-12 * limiter + 2 * step(now + limiter));
 }
 
-const cases = scales.flatMap(([clock, origin]) => windows.map(([window, w, exact]) => [`${clock}, ${window}`, origin, specOf(w), exact] as const));
+const cases = scales.flatMap(([clock, origin]) =>
+  windows.map(([window, w, exact]) => [`${clock}, ${window}`, origin, specOf(w), exact] as const),
+);
 
 describe.each(cases)("the engine decides as @tideward/limiters does, on %s", (_, origin, spec, exact) => {
   it("token bucket = Bucket(refill per window, burst capacity), any cost: allowed, remaining, retryAfter, resetAfter", () => {

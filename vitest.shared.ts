@@ -9,6 +9,8 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     reporters: ["default", "json"],
     outputFile: { json: ".reports/vitest.json" },
-    typecheck: { enabled: false },
+    // Type tests (test/*.test-d.ts): tsc checks the inference users rely on, and every
+    // `@ts-expect-error` must still be an error.
+    typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },
   },
 });

@@ -232,6 +232,31 @@ describe.skipIf(registry === undefined)("installed from a registry", () => {
   });
 });
 
+// The README's way to install before anything is published: `pnpm pack:local`, then the
+// tarballs of a package and of its @tideward dependencies, together, with no registry at all.
+describe("installed from the tarballs of a local build", () => {
+  it("npm install --offline of breaker's and limiters' tarballs runs the ESM client", { timeout: 180_000 }, async () => {
+    await run("pnpm", ["run", "pack:local"], { cwd: root, timeout: 180_000 });
+    const wanted = ["@tideward/breaker", "@tideward/limiters"];
+    const tarballs = closure(wanted, packages).map((name) => {
+      const version = packages.get(name)?.manifest.version ?? "?";
+      return join(root, "packs", `${name.replace("@", "").replace("/", "-")}-${version}.tgz`);
+    });
+    const dir = join(scratch, "projects", "tarballs");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer-tarballs", version: "1.0.0", private: true }));
+    const env: NodeJS.ProcessEnv = {};
+    for (const [key, value] of Object.entries(process.env)) if (!/^(npm|pnpm)_config_/i.test(key)) env[key] = value;
+    // Offline, and pointed at a port nothing listens on: nothing may come from a registry.
+    Object.assign(env, { npm_config_registry: "http://127.0.0.1:9/", npm_config_cache: join(scratch, "npm-cache-offline"), npm_config_audit: "false", npm_config_fund: "false" });
+    await run("npm", ["install", "--offline", "--loglevel=error", ...tarballs], { cwd: dir, env, timeout: 120_000 });
+    expect(installed(dir)).toEqual(versions(closure(wanted, packages)));
+    writeFileSync(join(dir, "client.mjs"), esm);
+    const out = JSON.parse((await run(process.execPath, ["client.mjs"], { cwd: dir })).stdout) as { resolved: string[] };
+    expect(out).toEqual({ ...promised, resolved: out.resolved });
+  });
+});
+
 afterAll(() => {
   if (sizes.size === 0) return;
   const kb = (n: number) => `${(n / 1024).toFixed(1)} kB`;

@@ -112,11 +112,13 @@ const NEVER: AbortSignal = new AbortController().signal;
  * grows from the backoff's own previous delay, not from a server's hint.
  *
  * @example
+ * const url = "data:text/plain,hello"; // a data: URL, so the example needs no network
  * const body = await retry(({ signal }) => fetch(url, { signal }).then((r) => r.text()), {
  *   backoff: { attempts: 5, jitter: Jitter.full },
  *   retryOn: (e) => !(e instanceof TypeError),
  *   signal: AbortSignal.timeout(10_000),
  * });
+ * body; // "hello"
  * @param fn - the call; it gets the attempt number (from 1) and the signal to pass on
  * @returns what `fn` returned on the attempt that succeeded
  */

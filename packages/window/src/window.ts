@@ -50,9 +50,11 @@ const NARROWEST: Span = 1e-6;
  *
  * @example
  * const win = new Window(() => new Tally(), { size: 10, window: 1_000 });
- * win.slot(now).success++;
+ * win.slot(250).add("success");
+ * win.slot(700).add("failure");
  * let total = 0;
- * win.each(now, (t) => (total += t.total));
+ * win.each(900, (t) => (total += t.total));
+ * total; // 2
  */
 export class Window<B extends Resettable> {
   /** How many buckets the window has. */

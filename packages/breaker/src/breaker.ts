@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { Tally, Window } from "@tideward/window";
 import { Permit } from "./permit";
 import type { Settle } from "./permit";

@@ -1,7 +1,7 @@
 // The hot-path argument checks every limiter shares. They run only when a fast comparison has
 // already failed, so a valid call pays one comparison, and a bad one gets the message shape of
 // `@tideward/time`'s `check` (the field, the value, what was expected).
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 
 /**
  * Throws the `RangeError` for a clock reading that is not finite: NaN or ±Infinity is not an

@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { SLACK, badCost, badNow } from "./args";
 import type { RateLimit } from "./rate-limit";
 

@@ -1,7 +1,7 @@
 // The snapshot format, and the reader that turns an untrusted value into fresh engine state or
 // throws a SnapshotError naming the first bad field. The reader builds new objects only; the
 // engine swaps them in after the whole snapshot has been read, so a bad one changes nothing.
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { SnapshotError } from "./errors";
 import { FairShare, subjectProblem, weightProblem } from "./fair";
 import { Links } from "./hierarchy";

@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { Total, Window } from "@tideward/window";
 import { resolveShed } from "./shed";
 import type { Shed } from "./shed";

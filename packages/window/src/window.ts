@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 
 /** A bucket a {@link Window} can hold: anything that can be cleared back to empty in place. */

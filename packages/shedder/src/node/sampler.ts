@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import { availableCores, readText } from "./cores";
 import type { ReadText } from "./cores";

@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Attempt } from "./attempt";
 import { guardWith } from "./guard";
 import { GUARD_OPTIONS, resolveGuard, retryAfterProperty } from "./options";

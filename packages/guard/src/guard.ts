@@ -1,6 +1,6 @@
 import type { Permit } from "@tideward/breaker";
 import type { Ticket } from "@tideward/shedder";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { Context, NEVER, ONLY } from "./attempt";
 import type { Attempt } from "./attempt";
 import type { Outcome } from "./events";

@@ -1,6 +1,6 @@
 import { Backoff, RetryBudget } from "@tideward/backoff";
 import type { BackoffPolicy, Budget } from "@tideward/backoff";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Random, Span } from "@tideward/time";
 import { Backend, backendSpec } from "./backend";
 import type { BackendOptions } from "./backend";

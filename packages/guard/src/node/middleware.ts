@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { clientAddress } from "../identity";
 import type { Admission, Verdict } from "../admit";
 

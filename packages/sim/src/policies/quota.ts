@@ -1,6 +1,6 @@
 import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
 import type { AtomicReport, ChargeKind, Decision, LimitFields, LimitSpec, QuotaStore } from "@tideward/quota-engine";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Random } from "@tideward/time";
 import type { Adapter, Envelope, PolicyContext, PolicySpec } from "../policy";
 import { resolveFaults } from "../store-faults";

@@ -18,7 +18,9 @@ export interface FastCheckLike<A> {
  * least load, the shortest run) and the counterexample is a small scenario.
  *
  * @example
- * fc.assert(fc.property(knobArbitrary(fc, myScenario.knobs), (params) => { myScenario.run(params); }));
+ * import fc from "fast-check";
+ * // Any parameters the knobs allow run without breaking an invariant (a few runs, to stay quick).
+ * fc.assert(fc.property(knobArbitrary(fc, breakerOutage.knobs), (params) => { breakerOutage.run(params); }), { numRuns: 3 });
  */
 export function knobArbitrary<A>(fc: FastCheckLike<A>, knobs: readonly Knob[]): A {
   const model: Record<string, A> = {};

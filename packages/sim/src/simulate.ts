@@ -88,6 +88,7 @@ const SERVER_DONE = 2;
  * waiting), server-side ones when the backend finishes.
  *
  * @example
+ * import { minutes } from "@tideward/time";
  * const run = simulate({
  *   duration: minutes(5),
  *   traffic: traffic.poisson({ rate: 200 }),

@@ -72,6 +72,8 @@ const TRUE = true;
  * caller), `errors` and `fallbacks`.
  *
  * @example
+ * import { QuotaKey, perSecond } from "@tideward/quota-engine";
+ * import { policy } from "@tideward/sim";
  * policy.quota({
  *   dimensions: [
  *     { limit: perSecond("user", 10) },

@@ -1,6 +1,6 @@
-// The whole check a change must pass: lint, typecheck, tests, the package checks (publint,
-// arethetypeswrong and the API report on every built package) and the consumer test (every
-// package published to a local registry and installed from it), all through turbo; then the
+// The whole check a change must pass: lint, typecheck, tests, the package checks (publint and
+// arethetypeswrong on every built package) and the consumer test (every package published to a
+// local registry and installed from it, and its API report compared), all through turbo; then the
 // plain total of tests from vitest's own JSON reports, so a run that executed no test is visible.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";

@@ -20,7 +20,14 @@ export interface FastCheckLike<A> {
  * @example
  * import fc from "fast-check";
  * // Any parameters the knobs allow run without breaking an invariant (a few runs, to stay quick).
- * fc.assert(fc.property(knobArbitrary(fc, breakerOutage.knobs), (params) => { breakerOutage.run(params); }), { numRuns: 3 });
+ * // Knobs are drawn one by one: a constraint between two of them is the property's to state.
+ * fc.assert(
+ *   fc.property(knobArbitrary(fc, breakerOutage.knobs), (params) => {
+ *     fc.pre(params.outageTo >= params.outageFrom);
+ *     breakerOutage.run(params);
+ *   }),
+ *   { numRuns: 3 },
+ * );
  */
 export function knobArbitrary<A>(fc: FastCheckLike<A>, knobs: readonly Knob[]): A {
   const model: Record<string, A> = {};

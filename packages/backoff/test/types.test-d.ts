@@ -64,9 +64,9 @@ describe("retry", () => {
     void retry(() => 1, { retryOn: true });
   });
 
-  test("gives up with a RetryError carrying one of three reasons", () => {
+  test("gives up with a RetryError carrying one of four reasons", () => {
     expectTypeOf<RetryError["reason"]>().toEqualTypeOf<GiveUp>();
-    expectTypeOf<GiveUp>().toEqualTypeOf<"exhausted" | "deadline" | "budget">();
+    expectTypeOf<GiveUp>().toEqualTypeOf<"exhausted" | "retryAfter" | "deadline" | "budget">();
     const e: unknown = new Error("x");
     if (isRetryError(e)) expectTypeOf(e).toEqualTypeOf<RetryError>();
     expectTypeOf(sleep).toEqualTypeOf<Sleep>();

@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { isQuotaKey } from "./key";
 import type { QuotaKey } from "./key";
 import { done, refused } from "./result";

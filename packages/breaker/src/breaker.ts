@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { Tally, Window } from "@tideward/window";
 import { Permit } from "./permit";
 import type { Settle } from "./permit";
@@ -19,9 +19,11 @@ import type { Sre } from "./sre";
  *
  * @example
  * const breaker = new Breaker();           // the sre preset
- * const permit = breaker.allow(now, Math.random());
+ * const call = () => fetch("data:,ok");    // the call to protect
+ * const permit = breaker.allow(Date.now(), Math.random());
  * if (permit === undefined) throw new Error("refused");
  * try { await call(); permit.pass(Date.now()); } catch (e) { permit.fail(Date.now()); throw e; }
+ * breaker.ratio(Date.now()); // 0 — nothing is refused while calls succeed
  */
 export class Breaker {
   /** The policy in force: the preset with the constructor's fields laid over it, checked. */

@@ -1,5 +1,5 @@
-import { REPORT_TO, isSettled, settle } from "@tideward/time";
-import type { Settleable } from "@tideward/time";
+import { REPORT_TO, isSettled, settle } from "@tideward/time/internal";
+import type { Settleable } from "@tideward/time/internal";
 
 /**
  * Where a {@link Permit} reports how its call went: the breaker that issued it.

@@ -1,7 +1,7 @@
 // The argument checks every limiter shares. The hot-path ones run only when a fast comparison has
 // already failed, so a valid call pays one comparison, and a bad one gets the message shape of
 // `@tideward/time`'s `check` (the field, the value, what was expected).
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { MAX_INSTANT, MAX_SPAN, MIN_SPAN } from "./grid";
 
 /**

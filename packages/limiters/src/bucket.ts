@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { MAX_COUNT, badCost, badNow, instant, refillBound } from "./args";
 import { bucketFits, bucketFull, bucketLevel, bucketReady, bucketWhole, slackOf } from "./formulas";
 import { MAX_INSTANT, until } from "./grid";

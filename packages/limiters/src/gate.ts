@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { MAX_COUNT } from "./args";
 import type { RateLimit } from "./rate-limit";
 

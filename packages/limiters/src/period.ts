@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import { MAX_COUNT, badNow, span } from "./args";
 import { windowCount, windowEnd, windowFits } from "./formulas";

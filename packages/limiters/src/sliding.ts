@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import { badNow, span } from "./args";
 import { MAX_INSTANT, above, below, firstAfter, until } from "./grid";

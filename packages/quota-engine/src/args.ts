@@ -2,7 +2,7 @@
 // chains. Each is a fast comparison; the error (naming the argument, the value and what was
 // expected) is built only when it fails.
 import { MAX_INSTANT, badInstant } from "@tideward/limiters/math";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { ChargeKind, EvaluationInput } from "./charge";
 import { isQuotaKey } from "./key";
 import type { QuotaKey } from "./key";

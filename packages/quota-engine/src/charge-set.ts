@@ -2,7 +2,7 @@
 // instant (repeated charges to one key's state add up), committed only if all fit, and the set's
 // own retryAfter — when the whole set would fit — found by evaluating the set again there.
 import { firstAfter, until } from "@tideward/limiters/math";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { decide, freshAmount, freshInstant } from "./algorithms";
 import { costError, isCost, isInstant, keyError, kindError, limitError, nowError } from "./args";
 import type { AtomicReport, QuotaCharge } from "./charge";

@@ -1,5 +1,5 @@
 import { bucketFits, bucketFull, bucketLevel, bucketWhole, until } from "@tideward/limiters/math";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { decide, freshAmount, freshInstant } from "./algorithms";
 import { checkArgs, isInstant, limitError, nowError, readInputs, readKind } from "./args";
 import type { AtomicReport, BatchReport, ChargeKind, EvaluationInput, QuotaCharge } from "./charge";
@@ -268,12 +268,19 @@ export class QuotaEngine implements QuotaStore {
    * decision.
    *
    * @example
-   * const report = engine.checkAtomic([
-   *   charge(user, "user-requests", 1),
-   *   charge(tenant, "tenant-tokens", 800),
-   *   charge(model, "model-tokens", 800),
-   * ], now);
-   * if (report.committed) dispatch();
+   * const engine = new QuotaEngine();
+   * engine.addLimit(perSecond("user-requests", 5));
+   * engine.addLimit(perMinute("tenant-tokens", 10_000));
+   * engine.addLimit(perMinute("model-tokens", 1_000));
+   * const user = new QuotaKey("acme", "alice", "requests");
+   * const tenant = new QuotaKey("acme", "*", "tokens");
+   * const model = new QuotaKey("acme", "*", "model-a");
+   * const charges = [charge(user, "user-requests", 1), charge(tenant, "tenant-tokens", 800), charge(model, "model-tokens", 800)];
+   * engine.checkAtomic(charges, 0).committed; // true
+   * const second = engine.checkAtomic(charges, 1); // the model has 200 tokens left
+   * second.committed; // false
+   * second.failedIndex; // 2
+   * engine.checkAtomic([charge(user, "user-requests", 4)], 2).allowed; // true — the refused set charged no one
    * @param now - the caller's clock, in milliseconds
    * @throws TypeError or RangeError naming the charge and field when a charge is malformed
    *   (checked before anything is evaluated)

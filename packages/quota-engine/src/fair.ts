@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { done, refused } from "./result";
 import type { Result } from "./result";
 

@@ -1,6 +1,6 @@
 // Hierarchy: the links (child → parent for one limit), the chain of charges a child's check makes
 // up its links, and the folding of that chain's atomic report into one decision.
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { checkChainArgs } from "./args";
 import type { AtomicReport, ChargeKind, QuotaCharge } from "./charge";
 import { Verdict } from "./decision";

@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 
 /** The longest a part of a {@link QuotaKey} may be, in UTF-16 code units. */
 export const MAX_KEY_PART = 1024;

@@ -1,5 +1,5 @@
 import { MAX_SPAN, spanProblem } from "@tideward/limiters/math";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 
 /** The longest a limit name may be, in UTF-16 code units. */

@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 
 /** How a {@link QuotaEngine} bounds its memory. */
 export interface EnginePolicy {

@@ -2,7 +2,7 @@
 // state or throws a SnapshotError naming the first bad field. The reader builds new objects only;
 // the engine swaps them in after the whole snapshot has been read, so a bad one changes nothing.
 import { MAX_INSTANT, above } from "@tideward/limiters/math";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { SnapshotError } from "./errors";
 import { FairShare, subjectProblem, weightProblem } from "./fair";
 import { Links } from "./hierarchy";

@@ -1,5 +1,5 @@
-import { REPORT_TO, isSettled, settle } from "@tideward/time";
-import type { Settleable } from "@tideward/time";
+import { REPORT_TO, isSettled, settle } from "@tideward/time/internal";
+import type { Settleable } from "@tideward/time/internal";
 
 /**
  * What a ticket reports back to the shedder that issued it. Internal: a shedder hands its
@@ -18,9 +18,14 @@ export interface Flight {
  * twice (a retry path and a finally block, say) never takes a call out of flight twice.
  *
  * @example
- * const ticket = shedder.allow(now, cpu);
- * if (ticket === undefined) return reply(503);
+ * import { ManualClock } from "@tideward/time";
+ * const clock = new ManualClock(0);
+ * const shedder = new Shedder();
+ * const work = async () => clock.advance(15); // the call takes 15 ms
+ * const ticket = shedder.allow(clock.now(), 500); // CPU at half, in thousandths
+ * if (ticket === undefined) throw new Error("503: shed");
  * try { await work(); ticket.pass(clock.now()); } catch (e) { ticket.fail(); throw e; }
+ * ticket.settled; // true
  */
 export class Ticket implements Settleable<Flight> {
   /** The clock reading the call was let through at, in milliseconds. */

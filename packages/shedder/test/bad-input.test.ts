@@ -4,7 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { Shedder, shed } from "@tideward/shedder";
 import type { Shed, Ticket } from "@tideward/shedder";
-import { LoadSampler, availableCores, parseCpuMax } from "@tideward/shedder/node";
+import { LoadSampler } from "@tideward/shedder/node";
+import { availableCores, parseCpuMax } from "@tideward/shedder/internal";
 import type { LoadSamplerOptions, SamplerSystem } from "@tideward/shedder/node";
 import { burst, drive, steady } from "./drive";
 

@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
-import { availableCores, cgroupCores, parseCpuMax, readText } from "@tideward/shedder/node";
+import { availableCores, cgroupCores, parseCpuMax, readText } from "@tideward/shedder/internal";
 
 /** A file system of a few files, recording what was read. */
 function files(map: Record<string, string>): { read: (path: string) => string | undefined; reads: string[] } {

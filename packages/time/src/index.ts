@@ -5,6 +5,3 @@ export type { Clock } from "./clock";
 export { systemRandom, seededRandom } from "./random";
 export type { Random } from "./random";
 export { Deadline } from "./deadline";
-export * as check from "./check";
-export { REPORT_TO, isSettled, settle } from "./settle";
-export type { Settleable } from "./settle";

@@ -1,7 +1,8 @@
 // Every public call of the time core given what a caller gets wrong: each answers with its exact
 // error (or its documented tolerant answer), and leaves the clock and the deadline as they were.
 import { describe, expect, it } from "vitest";
-import { Deadline, ManualClock, check, formatSpan, parseSpan, seededRandom } from "@tideward/time";
+import { Deadline, ManualClock, formatSpan, parseSpan, seededRandom } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 
 interface State {
   readonly clock: ManualClock;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 
 describe("check", () => {
   it("names the field, the value and the expectation", () => {

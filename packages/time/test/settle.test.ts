@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { REPORT_TO, isSettled, settle } from "@tideward/time";
-import type { Settleable } from "@tideward/time";
+import { REPORT_TO, isSettled, settle } from "@tideward/time/internal";
+import type { Settleable } from "@tideward/time/internal";
 
 interface Sink {
   readonly got: string[];

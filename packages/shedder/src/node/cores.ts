@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 
 /** Reads a file as UTF-8 text, or gives `undefined` when it cannot be read (missing, no access). */
 export type ReadText = (path: string) => string | undefined;

@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import { availableCores, readText } from "./cores";
 import type { ReadText } from "./cores";
@@ -94,14 +94,20 @@ export interface LoadSamplerOptions {
  * Readings start at 0 and the first sample is taken as it is, without smoothing.
  *
  * @example
+ * import { once } from "node:events";
+ * import { createServer } from "node:http";
  * const sampler = new LoadSampler();
  * const shedder = new Shedder();
- * server.on("request", (req, res) => {
+ * const server = createServer((req, res) => {
  *   const ticket = shedder.allow(performance.now(), sampler.load);
  *   if (ticket === undefined) return void res.writeHead(503).end();
- *   // … handle, then ticket.pass(performance.now()) or ticket.fail()
+ *   res.end("ok"); // … handle, then ticket.pass(performance.now()) or ticket.fail()
+ *   ticket.pass(performance.now());
  * });
  * server.on("close", () => sampler.stop());
+ * server.close(); // a real server would listen(port) first
+ * await once(server, "close");
+ * sampler.running; // false
  */
 export class LoadSampler {
   /** How often the timer takes a reading, in milliseconds. */

@@ -9,7 +9,7 @@ import type { Decision } from "./decision";
 import { FairShare } from "./fair";
 import type { FairShareItem } from "./fair";
 import { countStats, findIssues } from "./health";
-import type { EngineSummary, QuotaStats, ValidationIssue } from "./health";
+import type { EngineParts, EngineSummary, QuotaStats, ValidationIssue } from "./health";
 import { Links, chain, foldChain } from "./hierarchy";
 import type { LinkCode, QuotaLink } from "./hierarchy";
 import type { QuotaKey } from "./key";
@@ -238,7 +238,7 @@ export class QuotaEngine implements QuotaStore {
     table.data[slot * STRIDE] = amount;
     table.data[slot * STRIDE + 1] = instant;
     this.#space.stepAfterAdd(table, t);
-    return new Verdict(true, "ok", cost, remaining, 0, until(now, t, resetAt), held.traces[kind * reasons.length + OK]);
+    return new Verdict(true, "ok", cost, remaining, 0, until(now, t, resetAt), held.trace(kind, OK));
   }
 
   // The limit named `limit`, remembered for the next check.
@@ -430,7 +430,7 @@ export class QuotaEngine implements QuotaStore {
     };
   }
 
-  #parts(): { limits: Map<string, LimitState>; space: KeySpace; links: Links; fair: FairShare } {
+  #parts(): EngineParts {
     return { limits: this.#limits, space: this.#space, links: this.#links, fair: this.#fair };
   }
 

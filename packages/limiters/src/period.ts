@@ -94,11 +94,15 @@ export class Period {
    */
   take(now: number): PeriodAnswer {
     if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Period.take now");
-    const count = windowCount(this.#count, this.#end, now);
-    if (!windowFits(count, 1, this.quota)) return "over";
-    if (now >= this.#end) this.#end = windowEnd(now, this.period, this.align);
-    this.#count = count + 1;
-    return count + 1 === this.quota ? "hit" : "under";
+    let count = this.#count;
+    // The open period's count, as windowCount reads it: none once the period has ended, when
+    // this event opens the next.
+    if (now >= this.#end) {
+      this.#end = windowEnd(now, this.period, this.align);
+      count = 0;
+    } else if (!windowFits(count, 1, this.quota)) return "over";
+    this.#count = ++count;
+    return count === this.quota ? "hit" : "under";
   }
 
   /**

@@ -1,6 +1,8 @@
-// @tideward/quota-engine at a million keys: a token-bucket check on a random key, and an atomic
-// three-dimension charge, against rate-limiter-flexible's RateLimiterMemory and plain Maps as the
-// floor; and heap bytes per key after GC.
+// @tideward/quota-engine at a million keys: a token-bucket check on a random key in two regimes —
+// keys that stay (100 an hour) and keys that come and go (100 a second, each back after its bucket
+// refilled, so the engine drops and remakes it) — and an atomic three-dimension charge, against
+// plain Maps as the floor (and rate-limiter-flexible's RateLimiterMemory where keys stay); and heap
+// bytes per key after GC.
 //
 // How it is measured, so the figures mean something:
 // - Every contender holds the same 1 000 000 distinct keys (the same string objects, made before

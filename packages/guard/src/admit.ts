@@ -44,8 +44,8 @@ export interface AdmitOptions {
   /**
    * Which admitted responses carry the `RateLimit-Policy` and `RateLimit` fields (refusals always
    * do): `"always"`; `"low"`, only when some policy has a tenth of its quota or less left (the
-   * draft's advice to an implementer concerned with performance: two fields cost a node:http
-   * server about 0.9 µs a response); or `"refused"`, never on admitted ones. @defaultValue "always"
+   * draft's advice to an implementer concerned with performance; the README's "Speed" has what
+   * the fields cost); or `"refused"`, never on admitted ones. @defaultValue "always"
    */
   readonly fields?: "always" | "low" | "refused";
   /** Reads the time, in milliseconds on the Unix-epoch scale. @defaultValue `systemClock` */

@@ -2,7 +2,7 @@
 // error inside it, and an `@ts-expect-error` that stops being an error is one.
 import { describe, expectTypeOf, test } from "vitest";
 import { Bucket, Gate, Gcra, Period, Sliding } from "@tideward/limiters";
-import type { BucketOptions, GcraOptions, PeriodOptions, Quota, RateLimit } from "@tideward/limiters";
+import type { BucketOptions, GcraOptions, PeriodAnswer, PeriodOptions, RateLimit } from "@tideward/limiters";
 
 describe("the limiters", () => {
   test("every limiter answers rateLimit(now) with the one shared record", () => {
@@ -19,7 +19,12 @@ describe("the limiters", () => {
     expectTypeOf(new Gcra(1).peek(0)).toEqualTypeOf<boolean>();
     expectTypeOf(new Sliding(1, 1).take(0)).toEqualTypeOf<boolean>();
     expectTypeOf(new Gate(0).enter()).toEqualTypeOf<boolean>();
-    expectTypeOf([new Bucket(1).next(0, 2), new Sliding(1, 1).next(0), new Period(1, 1).next(0), new Gcra(1).next(0)]).toEqualTypeOf<number[]>();
+    expectTypeOf([
+      new Bucket(1).next(0, 2),
+      new Sliding(1, 1).next(0),
+      new Period(1, 1).next(0),
+      new Gcra(1).next(0),
+    ]).toEqualTypeOf<number[]>();
   });
 
   test("options are partial records, and the configuration a limiter exposes is readonly", () => {
@@ -37,10 +42,10 @@ describe("the limiters", () => {
 
 describe("Period", () => {
   test("answers one of three strings, and a switch over them is exhaustive", () => {
-    expectTypeOf<Quota>().toEqualTypeOf<"under" | "hit" | "over">();
-    expectTypeOf(new Period(1, 1).take(0)).toEqualTypeOf<Quota>();
-    expectTypeOf(new Period(1, 1).peek(0)).toEqualTypeOf<Quota>();
-    const admitted = (q: Quota): boolean => {
+    expectTypeOf<PeriodAnswer>().toEqualTypeOf<"under" | "hit" | "over">();
+    expectTypeOf(new Period(1, 1).take(0)).toEqualTypeOf<PeriodAnswer>();
+    expectTypeOf(new Period(1, 1).peek(0)).toEqualTypeOf<PeriodAnswer>();
+    const admitted = (q: PeriodAnswer): boolean => {
       switch (q) {
         case "under":
         case "hit":
@@ -50,7 +55,7 @@ describe("Period", () => {
       }
     };
     expectTypeOf(admitted).returns.toEqualTypeOf<boolean>();
-    // @ts-expect-error -- a Quota is not a boolean
+    // @ts-expect-error -- a PeriodAnswer is not a boolean
     const pass: boolean = new Period(1, 1).take(0);
     void pass;
     // @ts-expect-error -- Period.take takes no cost

@@ -8,7 +8,8 @@
  * const again = engine.addLimit(perSecond("api", 10));
  * again.ok ? "added" : again.code; // "duplicate_limit"
  */
-export type Result<Code extends string> = { readonly ok: true } | { readonly ok: false; readonly code: Code; readonly reason: string };
+export type Result<Code extends string> =
+  { readonly ok: true } | { readonly ok: false; readonly code: Code; readonly reason: string };
 
 /** The one successful {@link Result}, shared. */
 export const done: { readonly ok: true } = Object.freeze({ ok: true as const });

@@ -1,8 +1,29 @@
 // Type tests: vitest's typecheck runs tsc over them (they never run); each test fails on a type
 // error inside it, and an `@ts-expect-error` that stops being an error is one.
 import { describe, expectTypeOf, test } from "vitest";
-import { QuotaEngine, QuotaKey, charge, enginePolicy, isSnapshotError, limitSpec, perSecond, reasons } from "@tideward/quota-engine";
-import type { AtomicReport, ChargeKind, Decision, EnginePolicy, IssueCode, LimitSpec, LinkCode, QuotaStore, Reason, Result, ValidationIssue } from "@tideward/quota-engine";
+import {
+  QuotaEngine,
+  QuotaKey,
+  charge,
+  enginePolicy,
+  isSnapshotError,
+  limitSpec,
+  perSecond,
+  reasons,
+} from "@tideward/quota-engine";
+import type {
+  AtomicReport,
+  ChargeKind,
+  Decision,
+  EnginePolicy,
+  IssueCode,
+  LimitSpec,
+  LinkCode,
+  QuotaStore,
+  Reason,
+  Result,
+  ValidationIssue,
+} from "@tideward/quota-engine";
 import { quotaConformance } from "@tideward/quota-engine/conformance";
 import type { ConformanceApi } from "@tideward/quota-engine/conformance";
 
@@ -11,7 +32,9 @@ const alice = new QuotaKey("tenant-a", "alice", "api");
 
 describe("Decision", () => {
   test("says why with one of six reasons, so a switch over them is exhaustive", () => {
-    expectTypeOf<Reason>().toEqualTypeOf<"ok" | "exhausted" | "too_large" | "unknown_limit" | "not_committed" | "key_limit">();
+    expectTypeOf<Reason>().toEqualTypeOf<
+      "ok" | "exhausted" | "too_large" | "unknown_limit" | "not_committed" | "key_limit"
+    >();
     expectTypeOf(reasons).toEqualTypeOf<readonly Reason[]>();
     const d = engine.checkTokenBucket(alice, "requests", 0);
     expectTypeOf(d).toEqualTypeOf<Decision>();
@@ -49,7 +72,12 @@ describe("Result", () => {
       // @ts-expect-error -- a success has no code
       void added.code;
     }
-    const linked = engine.addLink({ child: alice, parent: new QuotaKey("tenant-a", "*", "api"), limit: "api", ratio: 1 });
+    const linked = engine.addLink({
+      child: alice,
+      parent: new QuotaKey("tenant-a", "*", "api"),
+      limit: "api",
+      ratio: 1,
+    });
     expectTypeOf(linked).toEqualTypeOf<Result<LinkCode>>();
     expectTypeOf<LinkCode>().toEqualTypeOf<"unknown_limit" | "cycle" | "duplicate_link" | "invalid_link">();
     expectTypeOf(engine.addSubject("a")).toEqualTypeOf<Result<"duplicate_subject" | "invalid_subject">>();

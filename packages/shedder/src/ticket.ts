@@ -1,3 +1,6 @@
+import { REPORT_TO, isSettled, settle } from "@tideward/time/internal";
+import type { Settleable } from "@tideward/time/internal";
+
 /**
  * What a ticket reports back to the shedder that issued it. Internal: a shedder hands its
  * tickets one such object, made once, so a ticket carries no closure of its own.
@@ -24,20 +27,21 @@ export interface Flight {
  * try { await work(); ticket.pass(clock.now()); } catch (e) { ticket.fail(); throw e; }
  * ticket.settled; // true
  */
-export class Ticket {
+export class Ticket implements Settleable<Flight> {
   /** The clock reading the call was let through at, in milliseconds. */
   readonly start: number;
-  #flight: Flight | undefined;
+  /** @internal Where the ticket reports; cleared when it settles. */
+  [REPORT_TO]: Flight | undefined;
 
   /** @internal Tickets come from `Shedder.allow`; there is no use in making one by hand. */
   constructor(flight: Flight, start: number) {
-    this.#flight = flight;
+    this[REPORT_TO] = flight;
     this.start = start;
   }
 
   /** Whether `pass` or `fail` has been called. */
   get settled(): boolean {
-    return this.#flight === undefined;
+    return isSettled(this);
   }
 
   /**
@@ -47,10 +51,7 @@ export class Ticket {
    * @param now - the clock reading the call finished at, in milliseconds
    */
   pass(now: number): void {
-    const flight = this.#flight;
-    if (flight === undefined) return;
-    this.#flight = undefined;
-    flight.land(this.start, now);
+    settle(this)?.land(this.start, now);
   }
 
   /**
@@ -58,9 +59,6 @@ export class Ticket {
    * read as a fast server).
    */
   fail(): void {
-    const flight = this.#flight;
-    if (flight === undefined) return;
-    this.#flight = undefined;
-    flight.leave();
+    settle(this)?.leave();
   }
 }

@@ -42,9 +42,12 @@ export class Deadline {
    */
   static start(budget: Span, now: number): Deadline {
     if (typeof budget !== "number") {
-      throw new TypeError(`Deadline budget must be a number of milliseconds (0 or less for none), got ${typeof budget} ${describe(budget)}`);
+      throw new TypeError(
+        `Deadline budget must be a number of milliseconds (0 or less for none), got ${typeof budget} ${describe(budget)}`,
+      );
     }
-    if (Number.isNaN(budget)) throw new RangeError("Deadline budget must be a number of milliseconds (0 or less for none), got NaN");
+    if (Number.isNaN(budget))
+      throw new RangeError("Deadline budget must be a number of milliseconds (0 or less for none), got NaN");
     return new Deadline(finite(now, "Deadline start time"), budget);
   }
 

@@ -39,7 +39,9 @@ describe("check.options", () => {
   });
 
   it("refuses what is not an object, naming the argument", () => {
-    expect(() => check.options<Opts>(null as unknown as Opts, known, "Bucket")).toThrow(new TypeError("Bucket options must be an object, got null"));
+    expect(() => check.options<Opts>(null as unknown as Opts, known, "Bucket")).toThrow(
+      new TypeError("Bucket options must be an object, got null"),
+    );
     expect(() => check.options<Opts>("abc" as unknown as Opts, known, "Breaker", "policy")).toThrow(
       new TypeError('Breaker policy must be an object, got string "abc"'),
     );

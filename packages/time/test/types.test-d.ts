@@ -1,7 +1,17 @@
 // Type tests: vitest's typecheck runs tsc over them (they never run); each test fails on a type
 // error inside it, and an `@ts-expect-error` that stops being an error is one.
 import { describe, expectTypeOf, test } from "vitest";
-import { Deadline, ManualClock, formatSpan, ms, parseSpan, seconds, seededRandom, systemClock, systemRandom } from "@tideward/time";
+import {
+  Deadline,
+  ManualClock,
+  formatSpan,
+  ms,
+  parseSpan,
+  seconds,
+  seededRandom,
+  systemClock,
+  systemRandom,
+} from "@tideward/time";
 import type { Clock, Random, Span, SpanInput } from "@tideward/time";
 
 describe("spans", () => {

@@ -69,7 +69,7 @@ ${body}`;
 export const typescript = `import { Breaker, Permit, sre } from "@tideward/breaker";
 import type { Sre } from "@tideward/breaker";
 import { Bucket, Gate, Period } from "@tideward/limiters";
-import type { BucketOptions, Quota, RateLimit } from "@tideward/limiters";
+import type { BucketOptions, PeriodAnswer, RateLimit } from "@tideward/limiters";
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 const equal = <A, B>(proof: Equal<A, B>): Equal<A, B> => proof;
@@ -83,8 +83,8 @@ equal<typeof sre.k, number>(true);
 if (permit !== undefined) permit.pass(1);
 
 const quota = new Period(2, 1_000).take(0);
-equal<typeof quota, Quota>(true);
-equal<Quota, "under" | "hit" | "over">(true);
+equal<typeof quota, PeriodAnswer>(true);
+equal<PeriodAnswer, "under" | "hit" | "over">(true);
 const options: BucketOptions = { burst: 5 };
 const report: RateLimit = new Bucket(2, options).rateLimit(0);
 const remaining: number = report.remaining;
@@ -96,8 +96,8 @@ breaker.allow("0", 0.5);
 new Breaker({ kk: 2 });
 // @ts-expect-error -- a policy is readonly
 sre.k = 3;
-// @ts-expect-error -- a Quota is one of three strings
-const wrong: Quota = "maybe";
+// @ts-expect-error -- a PeriodAnswer is one of three strings
+const wrong: PeriodAnswer = "maybe";
 
 export { remaining, entered, wrong, equal };
 `;

@@ -174,9 +174,9 @@ describe.skipIf(registry === undefined)("installed from a registry", () => {
         expect(out.code).toBe(0);
         // And the check is real: a type error in the client is reported.
         const broken = join(app, configs[mode].files[0] ?? "");
-        writeFileSync(broken, `${typescript}\nexport const q: Quota = new Bucket(1).take(0);\n`);
+        writeFileSync(broken, `${typescript}\nexport const q: PeriodAnswer = new Bucket(1).take(0);\n`);
         const bad = await run(process.execPath, [tsc, "-p", `tsconfig.${mode}.json`, "--pretty", "false"], { cwd: app, allowFailure: true });
-        expect(bad.stdout).toMatch(/error TS2322: Type 'boolean' is not assignable to type 'Quota'/);
+        expect(bad.stdout).toMatch(/error TS2322: Type 'boolean' is not assignable to type 'PeriodAnswer'/);
         writeFileSync(broken, typescript);
       },
     );

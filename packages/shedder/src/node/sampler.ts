@@ -42,7 +42,15 @@ export const nodeSystem: SamplerSystem = {
 };
 
 const KNOWN = ["interval", "beta", "cores", "system"] as const;
-const SYSTEM = ["now", "cpuUsage", "eventLoopUtilization", "readText", "availableParallelism", "setInterval", "clearInterval"] as const;
+const SYSTEM = [
+  "now",
+  "cpuUsage",
+  "eventLoopUtilization",
+  "readText",
+  "availableParallelism",
+  "setInterval",
+  "clearInterval",
+] as const;
 /** The longest delay Node's timers take as given: 2^31 − 1 ms, some 24.8 days. */
 const LONGEST = 2_147_483_647;
 
@@ -136,7 +144,9 @@ export class LoadSampler {
     // Node fires a timer of under 1 ms, or over 2^31 − 1 ms, after 1 ms: either would sample
     // every millisecond, whatever was asked.
     if (!(interval >= 1 && interval <= LONGEST)) {
-      throw new RangeError(`LoadSampler interval (ms) must be between 1 and ${LONGEST} (what Node's timers honour), got ${interval}`);
+      throw new RangeError(
+        `LoadSampler interval (ms) must be between 1 and ${LONGEST} (what Node's timers honour), got ${interval}`,
+      );
     }
     this.interval = interval;
     const beta = check.finite(o.beta ?? 0.95, "LoadSampler beta");

@@ -1,6 +1,6 @@
 import { ServerResponse } from "node:http";
 import type { IncomingMessage } from "node:http";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { clientAddress } from "../identity";
 import type { Admission, Field, Verdict } from "../admit";
 
@@ -145,7 +145,18 @@ function addFields(res: ServerResponse & Hooked, fields: readonly Field[]): void
  * synchronously releases it at once, then the error goes on.
  *
  * @example
- * app.use(admitNode(admit({ gate: 256, limits: [{ name: "burst", quota: 100, window: 60_000 }] }), { trustProxy: 1 }));
+ * import { once } from "node:events";
+ * import { createServer } from "node:http";
+ * import type { AddressInfo } from "node:net";
+ * import { admit } from "@tideward/guard";
+ * const middleware = admitNode(admit({ gate: 256, limits: [{ name: "burst", quota: 100, window: 60_000 }] }), { trustProxy: 1 });
+ * // With Express: app.use(middleware). With node:http, run it before the handler:
+ * const server = createServer((req, res) => middleware(req, res, () => res.end("ok")));
+ * await once(server.listen(0, "127.0.0.1"), "listening");
+ * const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+ * res.status; // 200
+ * res.headers.has("ratelimit"); // true
+ * server.close();
  */
 export function admitNode(admission: Admission, options?: AdmitNodeOptions): Middleware {
   const o = check.options(options, ["key", "trustProxy", "cost"], "admitNode");

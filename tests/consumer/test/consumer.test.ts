@@ -18,7 +18,7 @@ import { closure, du, entryPoints, packedRange, publicPackages, root, run, self 
 // Entry points that are Node.js-only by design; every other one must bundle for a browser.
 // A new Node-only entry point is added here, in review. (@tideward/redis/testing starts a
 // redis-server and @tideward/sim/cli reads files: both arrive with their packages.)
-const nodeOnly = new Set(["@tideward/shedder/node", "@tideward/shedder/internal", "@tideward/redis/testing", "@tideward/sim/cli"]);
+const nodeOnly = new Set(["@tideward/guard/node", "@tideward/shedder/node", "@tideward/shedder/internal", "@tideward/redis/testing", "@tideward/sim/cli"]);
 
 const ci = process.env.CI === "true" || process.env.CI === "1";
 const scratch = mkdtempSync(join(tmpdir(), "tideward-consumer-"));

@@ -1,0 +1,100 @@
+// The narrow client interface tideward needs from Redis, and adapters for ioredis and node-redis.
+// The client is the user's (a peer dependency); nothing here imports either library, so the
+// structural types below are all a caller's bundle pays for.
+
+/**
+ * The three things tideward asks of a Redis connection: run a loaded script, run a script by its
+ * text, and say whether a command sent now would go out at once. Any client fits; use
+ * {@link ioredisClient} or {@link nodeRedisClient} for the two common ones.
+ *
+ * Both `evalsha` and `eval` resolve with the script's reply and reject with the server's error
+ * (a message starting `NOSCRIPT` when the SHA is not loaded) or a connection error.
+ */
+export interface ScriptClient {
+  /** `EVALSHA sha numkeys ...keys ...args`. */
+  evalsha(sha: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  /** `EVAL source numkeys ...keys ...args`. */
+  eval(source: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  /**
+   * Whether the connection is up and a command sent now is written at once. While it is false
+   * tideward sends nothing (so a client's offline queue can never replay a charge later) and
+   * answers from the outage mode.
+   */
+  ready(): boolean;
+}
+
+/** The part of an ioredis `Redis` or `Cluster` an adapter uses. */
+export interface IoredisLike {
+  readonly status: string;
+  readonly options: {
+    readonly enableOfflineQueue?: boolean;
+    readonly autoResendUnfulfilledCommands?: boolean;
+    readonly redisOptions?: { readonly autoResendUnfulfilledCommands?: boolean };
+  };
+  evalsha(sha: string, numkeys: number, ...args: string[]): Promise<unknown>;
+  eval(script: string, numkeys: number, ...args: string[]): Promise<unknown>;
+}
+
+/** The part of a node-redis (`redis` 5 or 6) client an adapter uses. */
+export interface NodeRedisLike {
+  readonly isReady: boolean;
+  readonly options?: { readonly disableOfflineQueue?: boolean } | undefined;
+  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+}
+
+/**
+ * Adapts an ioredis `Redis` (or `Cluster`) to {@link ScriptClient}.
+ *
+ * The client must not replay a command on its own: create it with
+ * `{ enableOfflineQueue: false, autoResendUnfulfilledCommands: false }` (for a `Cluster`, the
+ * first in its options and the second in `redisOptions`). A command that was written before a
+ * connection dropped may have run; resent after a reconnect it would charge twice. Leave
+ * `enableAutoPipelining` off unless you measured it (it halved script throughput here).
+ *
+ * @throws TypeError when the client would queue or resend commands, naming the option
+ */
+export function ioredisClient(redis: IoredisLike): ScriptClient {
+  if (redis === null || typeof redis !== "object" || typeof redis.evalsha !== "function") {
+    throw new TypeError(`ioredisClient needs an ioredis Redis or Cluster, got ${describe(redis)}`);
+  }
+  const options = redis.options;
+  if (options.enableOfflineQueue !== false) {
+    throw new TypeError("ioredisClient needs a client created with enableOfflineQueue: false (a queued charge could run after tideward has already answered without it)");
+  }
+  const resend = options.redisOptions === undefined ? options.autoResendUnfulfilledCommands : options.redisOptions.autoResendUnfulfilledCommands;
+  if (resend !== false) {
+    throw new TypeError("ioredisClient needs a client created with autoResendUnfulfilledCommands: false (a charge in flight when the connection dropped would run twice)");
+  }
+  return {
+    evalsha: (sha, keys, args) => redis.evalsha(sha, keys.length, ...keys, ...args),
+    eval: (source, keys, args) => redis.eval(source, keys.length, ...keys, ...args),
+    ready: () => redis.status === "ready",
+  };
+}
+
+/**
+ * Adapts a node-redis client (`createClient` of `redis` 5 or 6) to {@link ScriptClient}.
+ *
+ * Create it with `{ disableOfflineQueue: true }`, so that nothing sent while the connection is
+ * down waits to be replayed after tideward has answered without it.
+ *
+ * @throws TypeError when the client keeps an offline queue
+ */
+export function nodeRedisClient(client: NodeRedisLike): ScriptClient {
+  if (client === null || typeof client !== "object" || typeof client.evalSha !== "function") {
+    throw new TypeError(`nodeRedisClient needs a node-redis client, got ${describe(client)}`);
+  }
+  if (client.options?.disableOfflineQueue !== true) {
+    throw new TypeError("nodeRedisClient needs a client created with disableOfflineQueue: true (a queued charge could run after tideward has already answered without it)");
+  }
+  return {
+    evalsha: (sha, keys, args) => client.evalSha(sha, { keys: keys.slice(), arguments: args.slice() }),
+    eval: (source, keys, args) => client.eval(source, { keys: keys.slice(), arguments: args.slice() }),
+    ready: () => client.isReady,
+  };
+}
+
+function describe(value: unknown): string {
+  return value === null ? "null" : typeof value === "object" ? "an object without evalsha" : typeof value;
+}

@@ -1,0 +1,234 @@
+-- tideward quota engine: one charge set (all or nothing), a peek of one, or a batch (each charge
+-- on its own, in order), in one round trip. Every key is in KEYS; nothing is named in here.
+--
+-- KEYS[1..n]  the state of each distinct bucket, window or GCRA flow the call touches
+-- KEYS[n+1]   the request-id key, when ARGV[3] > 0
+-- ARGV[1]     now in ms on the caller's clock, or "" to read the server's TIME
+-- ARGV[2]     "c" commit a set, "p" peek a set, "s" a batch (sequence)
+-- ARGV[3]     how long a request id is remembered (ms); 0 for none
+-- ARGV[4]     the number of charges m; then 10 fields per charge:
+--             kind (0 bucket, 1 window, 2 gcra), key index, cost, capacity, refill, window (ms),
+--             burst, align (0/1), now for this charge ("" for ARGV[1]; batches only), shadow (0/1:
+--             decided and charged when it fits, but never refusing the set)
+--
+-- The arithmetic is the in-process engine's, operation for operation (IEEE doubles both), so the
+-- two decide alike. Numbers that may be fractions go back as strings: Redis truncates Lua numbers.
+-- The reply is one string: allowed, failedIndex, set retryAfter, t, replayed, then per charge
+-- code, remaining, retryAfter, resetAfter; comma-separated.
+
+local SLACK = 1e-9
+local INF = math.huge
+local floor = math.floor
+
+local function fmt(x)
+  if x == floor(x) and x > -1e15 and x < 1e15 then return string.format('%d', x) end
+  if x ~= x then return 'nan' end
+  if x == INF then return 'inf' end
+  if x == -INF then return '-inf' end
+  local s = string.format('%.15g', x)
+  if tonumber(s) ~= x then
+    s = string.format('%.16g', x)
+    if tonumber(s) ~= x then s = string.format('%.17g', x) end
+  end
+  return s
+end
+
+local mode = ARGV[2]
+local ttl = tonumber(ARGV[3])
+local m = tonumber(ARGV[4])
+local nkeys = #KEYS
+if ttl > 0 then nkeys = nkeys - 1 end
+
+local rid = nil
+if ttl > 0 and mode == 'c' then
+  rid = KEYS[#KEYS]
+  local seen = redis.call('GET', rid)
+  if seen then return 'R' .. seen end
+end
+
+local now
+if ARGV[1] == '' then
+  local tm = redis.call('TIME')
+  now = tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000
+else
+  now = tonumber(ARGV[1])
+end
+
+-- Staged state per key index: a, b as the engine's flat state (bucket tokens/at, window end/used,
+-- GCRA tat), read once. `dirty` marks what a commit writes.
+local sa, sb, loaded, dirty, expire = {}, {}, {}, {}, {}
+local function load(i, kind)
+  if loaded[i] then return end
+  loaded[i] = true
+  local v = redis.call('HMGET', KEYS[i], 'a', 'b')
+  if v[1] then
+    sa[i] = tonumber(v[1])
+    if kind ~= 2 then sb[i] = tonumber(v[2]) end
+  end
+end
+
+-- One algorithm step on (a, b) at t for cost; returns code, new a, new b, remaining, retry, reset.
+-- Codes: 0 ok, 1 exhausted, 2 too_large.
+local function step(kind, a, b, t, cost, cap, refill, width, burst, align)
+  if kind == 0 then
+    local interval = width / refill
+    local slack = cap * SLACK
+    if a == nil then a, b = cap, t end
+    local tokens = a
+    if t > b then
+      tokens = tokens + (t - b) * (refill / width)
+      if tokens > cap then tokens = cap end
+    end
+    local function whole(x)
+      local n = floor(x + slack)
+      if n < 0 then return 0 elseif n > cap then return cap end
+      return n
+    end
+    local function untilFull(x)
+      local missing = cap - x
+      if missing > slack then return missing * interval end
+      return 0
+    end
+    if cost <= cap and tokens + slack >= cost then
+      local left = tokens - cost
+      local at = b
+      if t > b then at = t end
+      return 0, left, at, whole(left), 0, untilFull(left)
+    end
+    if cost > cap then return 2, a, b, whole(tokens), INF, untilFull(tokens) end
+    return 1, a, b, whole(tokens), (cost - tokens) * interval, untilFull(tokens)
+  elseif kind == 1 then
+    if a == nil then a, b = -INF, 0 end
+    local open = t < a
+    local count = 0
+    if open then count = b end
+    if count + cost <= cap then
+      local ends = a
+      if not open then
+        if align == 1 then
+          ends = (floor(t / width) + 1) * width
+          if not (ends > t) then ends = ends + width end
+        else
+          ends = t + width
+        end
+      end
+      return 0, ends, count + cost, cap - count - cost, 0, ends - t
+    end
+    local reset = 0
+    if open then reset = a - t end
+    if cost > cap then return 2, a, b, cap - count, INF, reset end
+    return 1, a, b, cap - count, a - t, reset
+  else
+    local interval = width / refill
+    local tau = burst * interval
+    local slack = tau * SLACK
+    if a == nil then a = t end
+    local function whole(behind)
+      local n = floor(burst - (behind - slack) / interval)
+      if n < 0 then return 0 elseif n > burst then return burst end
+      return n
+    end
+    local base = a
+    if t > a then base = t end
+    local nxt = base + cost * interval
+    if cost <= burst and nxt - t <= tau + slack then
+      return 0, nxt, 0, whole(nxt - t), 0, nxt - t
+    end
+    if cost > burst then return 2, a, b, whole(base - t), INF, base - t end
+    return 1, a, b, whole(base - t), nxt - t - tau, base - t
+  end
+end
+
+-- The clock of the call: the caller's now, never behind the last reading of a bucket it touches
+-- (a late or skewed writer cannot move a bucket back in time). A batch's clock only moves forward.
+local base = 5
+local clock = now
+for c = 0, m - 1 do
+  local o = base + c * 10
+  local kind, i = tonumber(ARGV[o]), tonumber(ARGV[o + 1])
+  load(i, kind)
+  if kind == 0 and sb[i] ~= nil and sb[i] > clock and mode ~= 's' then clock = sb[i] end
+end
+
+local out = {}
+local failed = -1
+for c = 0, m - 1 do
+  local o = base + c * 10
+  local kind = tonumber(ARGV[o])
+  local i = tonumber(ARGV[o + 1])
+  local cost = tonumber(ARGV[o + 2])
+  local cap, refill, width = tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]), tonumber(ARGV[o + 5])
+  local burst, align = tonumber(ARGV[o + 6]), tonumber(ARGV[o + 7])
+  local t = clock
+  if mode == 's' then
+    if ARGV[o + 8] ~= '' then t = tonumber(ARGV[o + 8]) end
+    if t < clock then t = clock end
+    if kind == 0 and sb[i] ~= nil and sb[i] > t then t = sb[i] end
+    clock = t
+  end
+  local code, a, b, rem, retry, reset = step(kind, sa[i], sb[i], t, cost, cap, refill, width, burst, align)
+  if code == 0 then
+    sa[i], sb[i] = a, b
+    dirty[i] = kind
+    expire[i] = reset
+  elseif failed < 0 and ARGV[o + 9] ~= '1' then
+    failed = c
+  end
+  out[#out + 1] = code
+  out[#out + 1] = fmt(rem)
+  out[#out + 1] = fmt(retry)
+  out[#out + 1] = fmt(reset)
+end
+
+local setRetry = 0
+if mode ~= 's' and failed >= 0 then
+  -- When the whole set would fit: for each distinct state, the wait until it holds the set's
+  -- total demand on it, read from the stored state (the staged one never committed).
+  local totals, first, order = {}, {}, {}
+  for c = 0, m - 1 do
+    local o = base + c * 10
+    local i = tonumber(ARGV[o + 1])
+    if ARGV[o + 9] == '1' then
+      -- a shadow charge never holds the set back
+    elseif totals[i] == nil then
+      totals[i] = 0
+      first[i] = o
+      order[#order + 1] = i
+      totals[i] = tonumber(ARGV[o + 2])
+    else
+      totals[i] = totals[i] + tonumber(ARGV[o + 2])
+    end
+  end
+  for _, i in ipairs(order) do
+    local o = first[i]
+    local kind = tonumber(ARGV[o])
+    local v = redis.call('HMGET', KEYS[i], 'a', 'b')
+    local a, b = nil, nil
+    if v[1] then
+      a = tonumber(v[1])
+      if kind ~= 2 then b = tonumber(v[2]) end
+    end
+    local code, _, _, _, retry = step(kind, a, b, clock, totals[i], tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]), tonumber(ARGV[o + 5]), tonumber(ARGV[o + 6]), tonumber(ARGV[o + 7]))
+    if code ~= 0 and retry > setRetry then setRetry = retry end
+  end
+end
+
+local commit = mode == 's' or (mode == 'c' and failed < 0)
+if commit then
+  for i, kind in pairs(dirty) do
+    if kind == 2 then
+      redis.call('HSET', KEYS[i], 'a', fmt(sa[i]))
+    else
+      redis.call('HSET', KEYS[i], 'a', fmt(sa[i]), 'b', fmt(sb[i]))
+    end
+    -- Expire when the state would be a fresh key's again (bucket full, window closed, GCRA at
+    -- rest), a millisecond late rather than early.
+    redis.call('PEXPIRE', KEYS[i], floor(expire[i]) + 2)
+  end
+end
+
+local allowed = 1
+if failed >= 0 and mode ~= 's' then allowed = 0 end
+local reply = allowed .. ',' .. failed .. ',' .. fmt(setRetry) .. ',' .. fmt(clock) .. ',' .. table.concat(out, ',')
+if rid ~= nil and allowed == 1 then redis.call('SET', rid, reply, 'PX', ttl) end
+return reply

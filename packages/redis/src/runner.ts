@@ -1,0 +1,167 @@
+// Runs a script on Redis behind a breaker and a per-call timeout: EVALSHA first, EVAL when the
+// server answers NOSCRIPT (after a failover, a restart or SCRIPT FLUSH). Says what happened in
+// terms a caller can act on: answered, never sent, or sent with no answer (may have run).
+import { Breaker } from "@tideward/breaker";
+import type { Sre } from "@tideward/breaker";
+import type { ScriptClient } from "./client";
+import type { LuaScript } from "./scripts";
+
+/** The script answered. */
+export const ANSWERED = 0;
+/** Nothing was sent: the breaker refused the call, or the connection was down. */
+export const UNSENT = 1;
+/** Sent, and no answer in time or the connection dropped: the script may have run. */
+export const UNKNOWN = 2;
+/** The server answered with an error (busy, loading, read-only, ...): the script did not run. */
+export const FAILED = 3;
+
+export type Status = typeof ANSWERED | typeof UNSENT | typeof UNKNOWN | typeof FAILED;
+
+/** What one script call came to. */
+export interface Outcome {
+  readonly status: Status;
+  /** The script's reply when answered. */
+  readonly reply: unknown;
+  /** The error behind any other status, if there was one (a breaker refusal has none). */
+  readonly error: unknown;
+}
+
+const REPLY_ERROR = /^(NOSCRIPT|ERR|BUSY|LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|OOM|MOVED|ASK|CROSSSLOT|NOPERM|NOAUTH|WRONGTYPE|NOREPLICAS|MISCONF)\b/;
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Whether `error` is the server's error reply, so the command did not run (or failed in full). */
+export function isReplyError(error: unknown): boolean {
+  return REPLY_ERROR.test(messageOf(error));
+}
+
+/** A script error: a bug or a bad argument, never an outage; thrown to the caller. */
+function isScriptError(error: unknown): boolean {
+  const message = messageOf(error);
+  return message.startsWith("ERR") && (message.includes("user_script") || message.includes("Error running script") || message.includes("Lua"));
+}
+
+/** Thrown when a script fails on the server: a bug or a bad argument, never an outage. */
+export class ScriptError extends Error {
+  override readonly name = "ScriptError";
+  constructor(script: string, cause: unknown) {
+    super(`[tideward] [redis] script ${script} failed: ${messageOf(cause)}`, { cause });
+  }
+}
+
+interface Flight {
+  readonly deadline: number;
+  done: boolean;
+  readonly settle: (outcome: Outcome) => void;
+}
+
+/** Options of a {@link Runner}. */
+export interface RunnerOptions {
+  readonly timeout: number;
+  readonly breaker: Partial<Sre>;
+  readonly clock: () => number;
+  readonly roll: () => number;
+}
+
+const TIMED_OUT: Outcome = Object.freeze({ status: UNKNOWN, reply: undefined, error: new Error("timed out") });
+const REFUSED: Outcome = Object.freeze({ status: UNSENT, reply: undefined, error: undefined });
+const DOWN: Outcome = Object.freeze({ status: UNSENT, reply: undefined, error: new Error("connection not ready") });
+
+/**
+ * The one place a script call leaves the process. Calls in flight share one timer: they are
+ * queued in the order sent, so with one timeout their deadlines are in order too, and a tick
+ * settles the expired ones from the head (a timer per call would cost more than the call's
+ * own bookkeeping).
+ */
+export class Runner {
+  readonly breaker: Breaker;
+  readonly #client: ScriptClient;
+  readonly #timeout: number;
+  readonly #clock: () => number;
+  readonly #roll: () => number;
+  readonly #queue: Flight[] = [];
+  #head = 0;
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(client: ScriptClient, options: RunnerOptions) {
+    this.#client = client;
+    this.#timeout = options.timeout;
+    this.#clock = options.clock;
+    this.#roll = options.roll;
+    this.breaker = new Breaker(options.breaker);
+  }
+
+  /** Runs `script` with `keys` and `args`, never waiting longer than the timeout. */
+  run(script: LuaScript, keys: readonly string[], args: readonly string[]): Promise<Outcome> {
+    const now = this.#clock();
+    const permit = this.breaker.allow(now, this.#roll());
+    if (permit === undefined) return Promise.resolve(REFUSED);
+    if (!this.#client.ready()) {
+      permit.fail(now);
+      return Promise.resolve(DOWN);
+    }
+    return new Promise<Outcome>((resolve) => {
+      const flight: Flight = {
+        deadline: now + this.#timeout,
+        done: false,
+        settle: (outcome) => {
+          if (flight.done) return;
+          flight.done = true;
+          const at = this.#clock();
+          if (outcome.status === ANSWERED) permit.pass(at);
+          else permit.fail(at);
+          resolve(outcome);
+        },
+      };
+      this.#track(flight);
+      const answer = (reply: unknown): void => flight.settle({ status: ANSWERED, reply, error: undefined });
+      const failed = (error: unknown): void => {
+        if (messageOf(error).startsWith("NOSCRIPT")) {
+          // Not loaded there (a failover, a restart, SCRIPT FLUSH): nothing ran, so EVAL is safe.
+          if (!flight.done) this.#client.eval(script.source, keys, args).then(answer, failed);
+          return;
+        }
+        if (isScriptError(error)) {
+          flight.done = true;
+          permit.pass(this.#clock());
+          // A bug must be seen, not answered by the outage mode.
+          resolve({ status: FAILED, reply: undefined, error: new ScriptError(script.name, error) });
+          return;
+        }
+        flight.settle({ status: isReplyError(error) ? FAILED : UNKNOWN, reply: undefined, error });
+      };
+      this.#client.evalsha(script.sha, keys, args).then(answer, failed);
+    });
+  }
+
+  #track(flight: Flight): void {
+    this.#queue.push(flight);
+    if (this.#timer === undefined) {
+      const every = Math.max(1, Math.min(50, Math.floor(this.#timeout / 8)));
+      this.#timer = setInterval(() => this.#tick(), every);
+      this.#timer.unref();
+    }
+  }
+
+  #tick(): void {
+    const queue = this.#queue;
+    const now = this.#clock();
+    while (this.#head < queue.length) {
+      const flight = queue[this.#head] as Flight;
+      if (!flight.done && flight.deadline > now) break;
+      this.#head++;
+      if (!flight.done) flight.settle(TIMED_OUT);
+    }
+    if (this.#head === queue.length) {
+      queue.length = 0;
+      this.#head = 0;
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    } else if (this.#head > 1024 && this.#head * 2 > queue.length) {
+      queue.splice(0, this.#head);
+      this.#head = 0;
+    }
+  }
+}

@@ -209,7 +209,7 @@ export class RedisQuotaEngine implements QuotaStore {
       if (hit !== undefined) {
         const since = clock - hit.at;
         const reset = hit.reset - since;
-        return new RedisVerdict(false, "exhausted", cost, hit.remaining, hit.until - clock, reset > 0 ? reset : 0, rule.traces[kind * 5 + 1] as readonly string[], "cache", undefined);
+        return new RedisVerdict(false, "exhausted", cost, hit.remaining, hit.until - clock, reset > 0 ? reset : 0, rule.traces[kind * 5 + 1], "cache", undefined);
       }
     }
     const keys = [stateKey];
@@ -222,7 +222,7 @@ export class RedisQuotaEngine implements QuotaStore {
     const replayed = reply.charCodeAt(0) === 82; // "R"
     const f = (replayed ? reply.slice(1) : reply).split(",");
     const code = Number(f[4]);
-    const d = this.#verdict(kind, rule, cost, code, num(f[5] as string), num(f[6] as string), num(f[7] as string), "store");
+    const d = this.#verdict(kind, rule, cost, code, num(f[5]), num(f[6]), num(f[7]), "store");
     if (this.#denied.size > 0) {
       if (!d.allowed && code === 1) this.#denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);
     }
@@ -235,12 +235,12 @@ export class RedisQuotaEngine implements QuotaStore {
   }
 
   #verdict(kind: number, rule: Rule, cost: number, code: number, remaining: number, retry: number, reset: number, path: Path): RedisVerdict {
-    const trace = rule.traces[kind * 5 + code] as readonly string[];
+    const trace = rule.traces[kind * 5 + code];
     if (rule.shadow) {
-      const shadow: Shadow = { allowed: code === 0, reason: REASONS[code] as Reason, retryAfter: retry };
+      const shadow: Shadow = { allowed: code === 0, reason: REASONS[code], retryAfter: retry };
       return new RedisVerdict(true, "ok", cost, remaining, 0, reset, trace, path, shadow);
     }
-    return new RedisVerdict(code === 0, REASONS[code] as Reason, cost, remaining, retry, reset, trace, path, undefined);
+    return new RedisVerdict(code === 0, REASONS[code], cost, remaining, retry, reset, trace, path, undefined);
   }
 
   #unknown(kind: number, limit: string, cost: number): RedisDecision {
@@ -298,7 +298,7 @@ export class RedisQuotaEngine implements QuotaStore {
       const k = kindIndex(kind);
       if (k < 0) throw kindError(kind, `charges[${i}].kind`);
       kinds.push(k);
-      copy.push({ key, limit, cost, kind: KINDS[k] as ChargeKind });
+      copy.push({ key, limit, cost, kind: KINDS[k] });
     }
     const rules = copy.map((c) => this.#rules.get(c.limit));
     const unknown = rules.findIndex((r) => r === undefined);
@@ -308,8 +308,8 @@ export class RedisQuotaEngine implements QuotaStore {
     const at: number[] = [];
     for (let i = 0; i < n; i++) {
       if (rules[i] === undefined) continue;
-      const c = copy[i] as QuotaCharge;
-      const name = this.#stateKey(kinds[i] as number, c.limit, c.key);
+      const c = copy[i];
+      const name = this.#stateKey(kinds[i], c.limit, c.key);
       let j = index.get(name);
       if (j === undefined) {
         j = keys.length;
@@ -322,7 +322,7 @@ export class RedisQuotaEngine implements QuotaStore {
     const rid = options?.requestId;
     const committing = commit && unknown < 0;
     if (rid !== undefined && committing && n > 0) {
-      const ridKey = this.#ridKey((copy[0] as QuotaCharge).key, rid);
+      const ridKey = this.#ridKey((copy[0]).key, rid);
       this.#sameSlot([...keys, ridKey]);
       keys.push(ridKey);
     }
@@ -336,7 +336,7 @@ export class RedisQuotaEngine implements QuotaStore {
       for (let i = 0; i < n; i++) {
         const rule = rules[i];
         if (rule === undefined) continue;
-        args.push(String(kinds[i]), String((at[j++] as number) + 1), String((copy[i] as QuotaCharge).cost), ...rule.args, "", rule.shadow ? "1" : "0");
+        args.push(String(kinds[i]), String((at[j++]) + 1), String((copy[i]).cost), ...rule.args, "", rule.shadow ? "1" : "0");
       }
       const outcome = await this.#runner.run(quota, keys, args);
       if (outcome.status !== ANSWERED) return this.#outageAtomic(outcome, copy, kinds, rules, now, commit);
@@ -349,8 +349,8 @@ export class RedisQuotaEngine implements QuotaStore {
     let j = 0;
     for (let i = 0; i < n; i++) {
       const rule = rules[i];
-      const k = kinds[i] as number;
-      const c = copy[i] as QuotaCharge;
+      const k = kinds[i];
+      const c = copy[i];
       if (rule === undefined) {
         if (failed < 0) failed = i;
         decisions.push(this.#unknown(k, c.limit, c.cost));
@@ -360,25 +360,25 @@ export class RedisQuotaEngine implements QuotaStore {
       const fields = f as string[];
       const code = Number(fields[o]);
       if (code !== 0 && !rule.shadow && failed < 0) failed = i;
-      decisions.push(this.#verdict(k, rule, c.cost, code, num(fields[o + 1] as string), num(fields[o + 2] as string), num(fields[o + 3] as string), path));
+      decisions.push(this.#verdict(k, rule, c.cost, code, num(fields[o + 1]), num(fields[o + 2]), num(fields[o + 3]), path));
     }
     if (failed >= 0) {
       // Charges that fit in a set that did not commit say so, as in process.
       for (let i = 0; i < n; i++) {
-        const d = decisions[i] as RedisDecision;
-        if (d.allowed && d.shadow === undefined) decisions[i] = new RedisVerdict(false, "not_committed", d.cost, d.remaining, 0, d.resetAfter, (rules[i] as Rule).traces[(kinds[i] as number) * 5 + 4] as readonly string[], path, undefined);
+        const d = decisions[i];
+        if (d.allowed && d.shadow === undefined) decisions[i] = new RedisVerdict(false, "not_committed", d.cost, d.remaining, 0, d.resetAfter, (rules[i] as Rule).traces[(kinds[i]) * 5 + 4], path, undefined);
       }
     }
-    const retryAfter = failed < 0 ? 0 : unknown >= 0 ? Infinity : num((f as string[])[2] as string);
+    const retryAfter = failed < 0 ? 0 : unknown >= 0 ? Infinity : num((f as string[])[2]);
     path = "store";
     return { allowed: failed < 0, committed: commit && failed < 0, failedIndex: failed, retryAfter, decisions, path, replayed };
   }
 
   #sameSlot(keys: readonly string[]): void {
     if (keys.length < 2) return;
-    const first = slotOf(keys[0] as string);
+    const first = slotOf(keys[0]);
     for (let i = 1; i < keys.length; i++) {
-      if (slotOf(keys[i] as string) !== first) throw new CrossSlotError(keys.map((key) => ({ key, slot: slotOf(key) })));
+      if (slotOf(keys[i]) !== first) throw new CrossSlotError(keys.map((key) => ({ key, slot: slotOf(key) })));
     }
   }
 
@@ -402,15 +402,15 @@ export class RedisQuotaEngine implements QuotaStore {
     let resetAfter = 0;
     const trace: string[] = [];
     for (let i = 0; i < charges.length; i++) {
-      const c = charges[i] as QuotaCharge;
-      const d = report.decisions[i] as RedisDecision;
+      const c = charges[i];
+      const d = report.decisions[i];
       const scale = c.cost / cost;
       const held = d.reason === "not_committed" || d.reason === "key_limit" ? d.remaining + c.cost : d.remaining;
       remaining = Math.min(remaining, Math.floor(held / scale));
       if (d.resetAfter > resetAfter) resetAfter = d.resetAfter;
       trace.push(`${c.kind ?? "bucket"} ${limit} @ ${c.key.id}: ${d.reason}`);
     }
-    const reason = report.allowed ? "ok" : (report.decisions[report.failedIndex] as RedisDecision).reason;
+    const reason = report.allowed ? "ok" : (report.decisions[report.failedIndex]).reason;
     return new RedisVerdict(report.allowed, reason, cost, remaining === Infinity ? 0 : remaining, report.retryAfter, resetAfter, trace, report.path, undefined);
   }
 
@@ -448,7 +448,7 @@ export class RedisQuotaEngine implements QuotaStore {
       const names = copy.map((c) => this.#stateKey(k, limit, c.key));
       const groups = new Map<number, number[]>();
       for (let i = 0; i < copy.length; i++) {
-        const g = this.policy.cluster ? slotOf(names[i] as string) : 0;
+        const g = this.policy.cluster ? slotOf(names[i]) : 0;
         let list = groups.get(g);
         if (list === undefined) groups.set(g, (list = []));
         list.push(i);
@@ -467,11 +467,11 @@ export class RedisQuotaEngine implements QuotaStore {
   async #batchCall(kind: number, rule: Rule, list: readonly number[], inputs: readonly { key: QuotaKey; now: number; cost: number }[], names: readonly string[], out: RedisDecision[]): Promise<void> {
     const index = new Map<string, number>();
     const keys: string[] = [];
-    const first = inputs[list[0] as number] as { now: number };
+    const first = inputs[list[0]] as { now: number };
     const args: string[] = [this.#serverClock ? "" : String(first.now), "s", "0", String(list.length)];
     const shadow = rule.shadow ? "1" : "0";
     for (const i of list) {
-      const name = names[i] as string;
+      const name = names[i];
       let j = index.get(name);
       if (j === undefined) {
         j = keys.length;
@@ -484,7 +484,7 @@ export class RedisQuotaEngine implements QuotaStore {
     const outcome = await this.#runner.run(quota, keys, args);
     if (outcome.status !== ANSWERED) {
       for (const i of list) {
-        const input = inputs[i] as { key: QuotaKey; now: number; cost: number };
+        const input = inputs[i];
         out[i] = this.#outageSingle(outcome, kind, input.key, rule, input.now, input.cost);
       }
       return;
@@ -492,8 +492,8 @@ export class RedisQuotaEngine implements QuotaStore {
     const f = (outcome.reply as string).split(",");
     for (let x = 0; x < list.length; x++) {
       const o = 4 + x * 4;
-      const i = list[x] as number;
-      out[i] = this.#verdict(kind, rule, (inputs[i] as { cost: number }).cost, Number(f[o]), num(f[o + 1] as string), num(f[o + 2] as string), num(f[o + 3] as string), "store");
+      const i = list[x];
+      out[i] = this.#verdict(kind, rule, (inputs[i] as { cost: number }).cost, Number(f[o]), num(f[o + 1]), num(f[o + 2]), num(f[o + 3]), "store");
     }
   }
 }

@@ -59,7 +59,7 @@ export class Fallback {
       const engine = windows ? this.#windows : this.#rates;
       return commit ? engine.checkAtomic(charges, now) : engine.peekAtomic(charges, now);
     }
-    const decisions = charges.map((c, i) => this.#constant(kinds[i] as number, c.limit, c.cost, 0));
+    const decisions = charges.map((c, i) => this.#constant(kinds[i], c.limit, c.cost, 0));
     const open = this.#mode === "open";
     return { allowed: open, committed: open && commit, failedIndex: open ? -1 : 0, retryAfter: 0, decisions };
   }

@@ -9,3 +9,5 @@ export { ScriptError } from "./runner";
 export { slotOf } from "./slot";
 export * as scripts from "./scripts";
 export type { LuaScript } from "./scripts";
+export { RedisBucket, RedisGcra, RedisPeriod, RedisSliding } from "./limiters";
+export type { TakeAnswer } from "./limiters";

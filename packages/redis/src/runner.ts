@@ -149,7 +149,7 @@ export class Runner {
     const queue = this.#queue;
     const now = this.#clock();
     while (this.#head < queue.length) {
-      const flight = queue[this.#head] as Flight;
+      const flight = queue[this.#head];
       if (!flight.done && flight.deadline > now) break;
       this.#head++;
       if (!flight.done) flight.settle(TIMED_OUT);

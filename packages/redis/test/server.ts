@@ -28,15 +28,15 @@ export async function connectIoredis(port: number, extra: RedisOptions = {}): Pr
   return redis;
 }
 
-export type NodeRedis = ReturnType<typeof createClient>;
-
 /** A connected node-redis client. */
-export async function connectNodeRedis(port: number): Promise<NodeRedis> {
+export async function connectNodeRedis(port: number) {
   const client = createClient({ url: `redis://127.0.0.1:${port}`, disableOfflineQueue: true, socket: { reconnectStrategy: 50 } });
   client.on("error", () => undefined);
   await client.connect();
   return client;
 }
+
+export type NodeRedis = Awaited<ReturnType<typeof connectNodeRedis>>;
 
 /** Starts a server for the file and gives a way to make clients; all are closed after. */
 export function useRedis(): { server: () => RedisServer; ioredis: (extra?: RedisOptions) => Promise<ScriptClient>; raw: (extra?: RedisOptions) => Promise<Redis>; nodeRedis: () => Promise<ScriptClient> } {

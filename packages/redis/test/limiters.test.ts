@@ -1,0 +1,133 @@
+// The Redis limiters decide as @tideward/limiters' in-process ones do, call for call, on random
+// traffic at both clock scales (near 0 and near Date.now(), fractional), steps back included.
+import fc from "fast-check";
+import { expect, it } from "vitest";
+import { Bucket, Gcra, Period, Sliding } from "@tideward/limiters";
+import { RedisBucket, RedisGcra, RedisPeriod, RedisSliding } from "@tideward/redis";
+import { useRedis, withRedis } from "./server";
+
+const ORIGINS = [0, 1_700_000_000_000.25];
+// A walk of clock readings: mostly forward by fractions of a period, sometimes back a little.
+const steps = fc.array(fc.tuple(fc.double({ min: -30, max: 400, noNaN: true }), fc.nat(9), fc.integer({ min: 0, max: 4 })), { minLength: 5, maxLength: 40 });
+const runs = { numRuns: 12 };
+
+withRedis("Redis limiters against the in-process ones", () => {
+  const redis = useRedis();
+  let n = 0;
+
+  for (const origin of ORIGINS) {
+    it(`Bucket: take, peek, next, tokens and rateLimit agree (origin ${origin})`, async () => {
+      const client = await redis.ioredis();
+      await fc.assert(
+        fc.asyncProperty(fc.double({ min: 0.5, max: 200, noNaN: true }), fc.double({ min: 1, max: 20, noNaN: true }), steps, async (rate, burst, walk) => {
+          const id = `b${n++}`;
+          const remote = new RedisBucket(client, "p", rate, { burst });
+          const local = new Bucket(rate, { burst, now: origin });
+          let now = origin;
+          // A Redis bucket is fresh (full) at its first reading, so the local one starts there; and
+          // a full bucket is a fresh one (its key is dropped, the reading with it), so the walk goes
+          // forward here — a step back into stored state is pinned below.
+          for (const [step, op, cost] of walk) {
+            const dt = Math.abs(step);
+            const c = cost === 4 ? 0.5 : cost;
+            if (op < 5) expect(await remote.take(id, now, c)).toBe(local.take(now, c));
+            else if (op === 5) expect(await remote.peek(id, now, c)).toBe(local.peek(now, c));
+            else if (op === 6) expect(await remote.next(id, now, c)).toBe(local.next(now, c));
+            else if (op === 7) expect(await remote.tokens(id, now)).toBe(local.tokens(now));
+            else expect(await remote.rateLimit(id, now)).toEqual(local.rateLimit(now));
+            now += dt;
+          }
+        }),
+        runs,
+      );
+    });
+
+    it(`Gcra: take, peek, next, remaining and rateLimit agree (origin ${origin})`, async () => {
+      const client = await redis.ioredis();
+      await fc.assert(
+        fc.asyncProperty(fc.double({ min: 0.5, max: 200, noNaN: true }), fc.double({ min: 1, max: 20, noNaN: true }), steps, async (rate, burst, walk) => {
+          const id = `g${n++}`;
+          const remote = new RedisGcra(client, "p", rate, { burst });
+          const local = new Gcra(rate, { burst });
+          let now = origin;
+          for (const [dt, op, cost] of walk) {
+            now += Math.abs(dt); // Gcra reads a step back as the earlier instant: both do, but keep to the common case
+            const c = cost === 4 ? 0.5 : cost;
+            if (op < 5) expect(await remote.take(id, now, c)).toBe(local.take(now, c));
+            else if (op === 5) expect(await remote.peek(id, now, c)).toBe(local.peek(now, c));
+            else if (op === 6) expect(await remote.next(id, now, c)).toBe(local.next(now, c));
+            else if (op === 7) expect(await remote.remaining(id, now)).toBe(local.remaining(now));
+            else expect(await remote.rateLimit(id, now)).toEqual(local.rateLimit(now));
+          }
+        }),
+        runs,
+      );
+    });
+
+    it(`Period: take (under / hit / over), peek, left, next and rateLimit agree, aligned or not (origin ${origin})`, async () => {
+      const client = await redis.ioredis();
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.double({ min: 50, max: 2_000, noNaN: true }), fc.boolean(), steps, async (quota, period, align, walk) => {
+          const id = `p${n++}`;
+          const remote = new RedisPeriod(client, "p", quota, period, { align });
+          const local = new Period(quota, period, { align });
+          let now = origin;
+          for (const [dt, op] of walk) {
+            now += dt;
+            if (op < 5) expect(await remote.take(id, now)).toBe(local.take(now));
+            else if (op === 5) expect(await remote.peek(id, now)).toBe(local.peek(now));
+            else if (op === 6) expect(await remote.left(id, now)).toBe(local.left(now));
+            else if (op === 7) expect(await remote.next(id, now)).toBe(local.next(now));
+            else expect(await remote.rateLimit(id, now)).toEqual(local.rateLimit(now));
+          }
+        }),
+        runs,
+      );
+    });
+
+    it(`Sliding (exact): take, peek, left, next and rateLimit agree (origin ${origin})`, async () => {
+      const client = await redis.ioredis();
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.double({ min: 50, max: 2_000, noNaN: true }), steps, async (quota, window, walk) => {
+          const id = `s${n++}`;
+          const remote = new RedisSliding(client, "p", quota, window);
+          const local = new Sliding(quota, window);
+          let now = origin;
+          for (const [dt, op] of walk) {
+            now += dt;
+            if (op < 5) expect(await remote.take(id, now)).toBe(local.take(now));
+            else if (op === 5) expect(await remote.peek(id, now)).toBe(local.peek(now));
+            else if (op === 6) expect(await remote.left(id, now)).toBe(local.left(now));
+            else if (op === 7) expect(await remote.next(id, now)).toBe(local.next(now));
+            else expect(await remote.rateLimit(id, now)).toEqual(local.rateLimit(now));
+          }
+        }),
+        runs,
+      );
+    });
+  }
+
+  it("a late reading never moves a bucket back in time: it stands still at the stored reading", async () => {
+    const client = await redis.ioredis();
+    for (const origin of ORIGINS) {
+      const remote = new RedisBucket(client, "late", 10, { burst: 2 });
+      const id = `late${n++}`;
+      expect([await remote.take(id, origin + 1_000), await remote.take(id, origin + 1_000)]).toEqual([true, true]);
+      // A writer 5 s behind: were it believed, the bucket would have refilled from 5 s earlier.
+      expect(await remote.take(id, origin - 4_000)).toBe(false);
+      expect(await remote.next(id, origin - 4_000)).toBe(5_100);
+      expect(await remote.take(id, origin + 1_100)).toBe(true);
+    }
+  });
+
+  it("node-redis drives the same limiters", async () => {
+    const client = await redis.nodeRedis();
+    const remote = new RedisBucket(client, "nr", 10, { burst: 3 });
+    const got = [];
+    for (let i = 0; i < 4; i++) got.push(await remote.take("alice", 1_000));
+    expect(got).toEqual([true, true, true, false]);
+    expect(await remote.next("alice", 1_000)).toBe(100);
+    const window = new RedisSliding(client, "nr", 2, 1_000);
+    expect([await window.take("a", 0), await window.take("a", 10), await window.take("a", 500), await window.next("a", 500)]).toEqual([true, true, false, 500]);
+  });
+});

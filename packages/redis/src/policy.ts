@@ -73,7 +73,10 @@ export interface RedisPolicy {
   readonly cluster: boolean;
   /**
    * The most denied keys remembered in process until their `retryAfter`, so a client hammering
-   * a refused key costs no round trip; 0 turns the cache off. @defaultValue 10000
+   * a refused key costs no round trip; 0 turns the cache off. A cached refusal is certain (no
+   * other instance can make room sooner), but its `remaining` is the one read at the refusal
+   * and its `retryAfter` is counted down locally, so figures may differ from the store's in the
+   * last bits. @defaultValue 0
    */
   readonly deniedCache: number;
   /** The clock the breaker, the timeout and the denied-key cache read, in ms. @defaultValue performance.now */
@@ -93,7 +96,7 @@ export const redisPolicy: RedisPolicy = Object.freeze({
   breaker: Object.freeze({ window: 1_000, size: 10, probe: 200 }),
   hashTag: (key: QuotaKey) => key.scope,
   cluster: false,
-  deniedCache: 10_000,
+  deniedCache: 0,
   monotonic: () => performance.now(),
   random: () => Math.random(),
 });

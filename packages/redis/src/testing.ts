@@ -206,3 +206,75 @@ export async function startCluster(size = 3): Promise<RedisCluster> {
   }
   return { nodes, stop: async () => void (await Promise.all(nodes.map((n) => n.stop()))) };
 }
+
+/** A loopback TCP proxy in front of a Redis, whose replies can be delayed or held back. */
+export interface SlowProxy {
+  /** The proxy's loopback port: point a client here. */
+  readonly port: number;
+  /** Milliseconds every reply from Redis waits before it is passed on (0 by default). */
+  delay: number;
+  /** Holds every reply from now on (commands still reach Redis and run) until {@link SlowProxy.release}. */
+  hold(): void;
+  /** Passes on the replies held back, and every later one. */
+  release(): void;
+  /** Closes the proxy and every connection through it. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a proxy on a free loopback port that forwards to the Redis on `target`: commands pass
+ * at once, replies after {@link SlowProxy.delay} ms, or not at all while held. This is how the
+ * tests make a script commit and its answer come too late (a lost reply), and how the bench
+ * measures a slow Redis.
+ */
+export async function startProxy(target: number): Promise<SlowProxy> {
+  const sockets = new Set<import("node:net").Socket>();
+  let held = false;
+  const waiting: (() => void)[] = [];
+  const server = createServer((client) => {
+    const upstream = createConnection({ host: "127.0.0.1", port: target });
+    sockets.add(client);
+    sockets.add(upstream);
+    client.on("data", (chunk) => upstream.write(chunk));
+    upstream.on("data", (chunk) => {
+      const pass = (): void => {
+        if (!client.destroyed) client.write(chunk);
+      };
+      const later = (): void => {
+        if (proxy.delay > 0) setTimeout(pass, proxy.delay);
+        else pass();
+      };
+      if (held) waiting.push(later);
+      else later();
+    });
+    const close = (): void => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on("close", close);
+    upstream.on("close", close);
+    client.on("error", close);
+    upstream.on("error", close);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  const proxy: SlowProxy = {
+    port: typeof address === "object" && address !== null ? address.port : 0,
+    delay: 0,
+    hold: () => {
+      held = true;
+    },
+    release: () => {
+      held = false;
+      for (const f of waiting.splice(0)) f();
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+  return proxy;
+}

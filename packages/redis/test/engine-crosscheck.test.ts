@@ -37,9 +37,9 @@ withRedis("the Redis engine against the in-process engine", () => {
           let now = origin;
           for (const { dt, set } of ops) {
             now += dt;
-            const charges: QuotaCharge[] = set.map((c) => ({ key: keys[c.key] as QuotaKey, limit: `l${c.limit}`, cost: c.cost, kind: KINDS[c.kind] as ChargeKind }));
+            const charges: QuotaCharge[] = set.map((c) => ({ key: keys[c.key], limit: `l${c.limit}`, cost: c.cost, kind: KINDS[c.kind] }));
             if (charges.length === 1) {
-              const c = charges[0] as QuotaCharge;
+              const c = charges[0];
               const kind = c.kind;
               const got = kind === "bucket" ? await remote.checkTokenBucket(c.key, c.limit, now, c.cost) : kind === "window" ? await remote.checkWindow(c.key, c.limit, now, c.cost) : await remote.checkGcra(c.key, c.limit, now, c.cost);
               const want = kind === "bucket" ? local.checkTokenBucket(c.key, c.limit, now, c.cost) : kind === "window" ? local.checkWindow(c.key, c.limit, now, c.cost) : local.checkGcra(c.key, c.limit, now, c.cost);

@@ -10,7 +10,9 @@ import { resolvePolicy } from "./policy";
 import type { Path, RedisPolicy } from "./policy";
 import { ANSWERED, FAILED, Runner, ScriptError, UNKNOWN } from "./runner";
 import type { Outcome } from "./runner";
-import { quota } from "./scripts";
+import { Lease } from "./lease";
+import type { LeaseOptions } from "./lease";
+import { lease as leaseScript, quota } from "./scripts";
 import { slotOf } from "./slot";
 
 const KINDS: readonly ChargeKind[] = ["bucket", "window", "gcra"];
@@ -412,6 +414,32 @@ export class RedisQuotaEngine implements QuotaStore {
     }
     const reason = report.allowed ? "ok" : (report.decisions[report.failedIndex]).reason;
     return new RedisVerdict(report.allowed, reason, cost, remaining === Infinity ? 0 : remaining, report.retryAfter, resetAfter, trace, report.path, undefined);
+  }
+
+  // ── leases ─────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * A {@link Lease} on `key`'s token bucket of `limit`: a slice of the global quota this process
+   * spends at in-process speed. Leases and `checkTokenBucket` share the same bucket.
+   *
+   * @throws RangeError when `limit` is unknown, or `options` is invalid
+   */
+  lease(key: QuotaKey, limit: string, options: LeaseOptions): Lease {
+    if (!(key instanceof QuotaKey)) throw keyError(key, "key");
+    const rule = this.#rules.get(limit);
+    if (rule === undefined) throw new RangeError(`lease: no limit named ${JSON.stringify(limit)}`);
+    const stateKey = this.#stateKey(0, limit, key);
+    const { capacity, refill, window } = rule.spec;
+    const spec = [String(capacity), String(refill), String(window)];
+    return new Lease(async (op, now, n) => {
+      const outcome = await this.#runner.run(leaseScript, [stateKey], [op, this.#serverClock ? "" : String(now), String(n), ...spec]);
+      if (outcome.status !== ANSWERED) {
+        if (outcome.status === FAILED && outcome.error instanceof ScriptError) throw outcome.error;
+        return undefined;
+      }
+      const [granted, retry] = (outcome.reply as string).split(",");
+      return { granted: Number(granted), retryAfter: num(retry) };
+    }, options);
   }
 
   // ── batches ───────────────────────────────────────────────────────────────────────────────

@@ -11,3 +11,5 @@ export * as scripts from "./scripts";
 export type { LuaScript } from "./scripts";
 export { RedisBucket, RedisGcra, RedisPeriod, RedisSliding } from "./limiters";
 export type { TakeAnswer } from "./limiters";
+export { Lease } from "./lease";
+export type { LeaseOptions } from "./lease";

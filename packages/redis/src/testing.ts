@@ -4,6 +4,7 @@ import { spawn, spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
+import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 
@@ -228,7 +229,7 @@ export interface SlowProxy {
  * measures a slow Redis.
  */
 export async function startProxy(target: number): Promise<SlowProxy> {
-  const sockets = new Set<import("node:net").Socket>();
+  const sockets = new Set<Socket>();
   let held = false;
   const waiting: (() => void)[] = [];
   const server = createServer((client) => {

@@ -1,0 +1,200 @@
+import Redis from "ioredis";
+import { describe, expect, it } from "vitest";
+import { QuotaEngine, QuotaKey, limitSpec, perSecond } from "@tideward/quota-engine";
+import type { EvaluationInput } from "@tideward/quota-engine";
+import { answer } from "@tideward/quota-engine/conformance";
+import { CrossSlotError, RedisQuotaEngine, ioredisClient, nodeRedisClient, slotOf } from "@tideward/redis";
+import type { NodeRedisLike } from "@tideward/redis";
+import { safe, useRedis, withRedis } from "./server";
+
+const alice = new QuotaKey("acme", "alice", "api");
+const bob = new QuotaKey("acme", "bob", "api");
+
+// A real ioredis client that never connects: every call finds the connection down.
+function disconnected(): Redis {
+  const r = new Redis({ host: "127.0.0.1", port: 1, ...safe });
+  r.on("error", () => undefined);
+  return r;
+}
+
+describe("configuration and bad input", () => {
+  it("policies and clients are checked at construction, naming the field", () => {
+    const down = ioredisClient(disconnected());
+    expect(() => new RedisQuotaEngine(down, { timout: 5 } as never)).toThrow('RedisQuotaEngine has no option "timout"; did you mean "timeout"?');
+    expect(() => new RedisQuotaEngine(down, { prefix: "a{b" })).toThrow(TypeError);
+    expect(() => new RedisQuotaEngine(down, { timeout: 0 })).toThrow(RangeError);
+    expect(() => new RedisQuotaEngine(down, { outage: "maybe" as never })).toThrow('RedisQuotaEngine outage must be "fallback", "open" or "closed", got "maybe"');
+    expect(() => new RedisQuotaEngine(down, { instances: 1.5 })).toThrow(RangeError);
+    expect(() => new RedisQuotaEngine(null as never)).toThrow(TypeError);
+    expect(() => ioredisClient(new Redis({ lazyConnect: true }))).toThrow("enableOfflineQueue: false");
+    expect(() => ioredisClient(new Redis({ lazyConnect: true, enableOfflineQueue: false }))).toThrow("autoResendUnfulfilledCommands: false");
+    expect(() => nodeRedisClient({ isReady: false, options: {}, evalSha: () => Promise.resolve(), eval: () => Promise.resolve() })).toThrow("disableOfflineQueue: true");
+  });
+
+  it("slots follow the cluster specification's CRC16 and hash tags", () => {
+    // Values from the Redis Cluster specification and redis-cli CLUSTER KEYSLOT.
+    expect(slotOf("123456789")).toBe(12_739);
+    expect(slotOf("foo")).toBe(12_182);
+    expect(slotOf("{user1000}.following")).toBe(slotOf("{user1000}.followers"));
+    expect(slotOf("foo{}{bar}")).toBe(slotOf("foo{}{bar}")); // an empty tag hashes the whole key
+    expect(slotOf("{}x")).not.toBe(slotOf("x"));
+  });
+});
+
+describe("outage modes (nothing sent while the connection is down)", () => {
+  for (const [outage, allowed] of [
+    ["open", [true, true, true]],
+    ["closed", [false, false, false]],
+  ] as const) {
+    it(`${outage}: every decision says so, at once`, async () => {
+      const engine = new RedisQuotaEngine(ioredisClient(disconnected()), { outage });
+      await engine.addLimit(perSecond("r", 1));
+      const got = [];
+      for (let i = 0; i < 3; i++) got.push(await engine.checkTokenBucket(alice, "r", 0));
+      expect(got.map((d) => d.allowed)).toEqual(allowed);
+      expect(got.map((d) => d.path)).toEqual([outage, outage, outage]);
+      const set = await engine.checkAtomic([{ key: alice, limit: "r", cost: 1 }], 0);
+      expect([set.path, set.committed]).toEqual([outage, outage === "open"]);
+    });
+  }
+
+  it("fallback: a local limiter of the same spec with the rate divided by the instances", async () => {
+    const engine = new RedisQuotaEngine(ioredisClient(disconnected()), { outage: "fallback", instances: 4 });
+    await engine.addLimit(limitSpec({ name: "r", capacity: 100, refill: 100, window: 1_000 }));
+    let admitted = 0;
+    for (let i = 0; i < 200; i++) if ((await engine.checkTokenBucket(alice, "r", 0)).allowed) admitted++;
+    expect(admitted).toBe(25); // a quarter of the burst on each of four instances
+    // A quarter of the rate: 25 a second, so 250 ms later 6 more tokens (6.25).
+    let later = 0;
+    for (let i = 0; i < 20; i++) if ((await engine.checkTokenBucket(alice, "r", 250)).allowed) later++;
+    expect(later).toBe(6);
+    const w = await engine.checkWindow(bob, "r", 0, 25);
+    expect([w.path, w.allowed, (await engine.checkWindow(bob, "r", 1, 1)).allowed]).toEqual(["fallback", true, false]);
+  });
+});
+
+withRedis("the engine on a real Redis", () => {
+  const redis = useRedis();
+
+  it("a charge set whose keys cannot share a cluster slot is refused before anything is sent, naming them", async () => {
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { prefix: "x:" });
+    await engine.addLimit(perSecond("r", 5));
+    const scripts = async (): Promise<number> => {
+      const line = (await redis.server().command("INFO", "commandstats")).split("\n").find((l) => l.startsWith("cmdstat_evalsha:"));
+      return Number(/calls=(\d+)/.exec(line ?? "")?.[1] ?? 0);
+    };
+    const other = new QuotaKey("globex", "*", "api");
+    expect(slotOf(engine.redisKey(alice, "r"))).not.toBe(slotOf(engine.redisKey(other, "r")));
+    const set = [
+      { key: alice, limit: "r", cost: 1 },
+      { key: other, limit: "r", cost: 1 },
+    ];
+    const before = await scripts();
+    await expect(engine.checkAtomic(set, 0)).rejects.toThrow(CrossSlotError);
+    await expect(engine.checkAtomic(set, 0)).rejects.toThrow(`x:{acme}b1:r4:acme5:alice3:api (slot ${slotOf("x:{acme}b1:r4:acme5:alice3:api")}), x:{globex}b1:r6:globex1:*3:api`);
+    expect(await scripts()).toBe(before);
+    // One scope, one slot: the same set within a tenant is sent.
+    expect((await engine.checkAtomic([{ key: alice, limit: "r", cost: 1 }, { key: bob, limit: "r", cost: 1 }], 0)).committed).toBe(true);
+    expect(await scripts()).toBe(before + 1);
+  });
+
+  it("fractions come back exact (as strings), never truncated", async () => {
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { prefix: "frac:" });
+    await engine.addLimit(limitSpec({ name: "r", capacity: 3, refill: 3, window: 1_000 }));
+    for (let i = 0; i < 3; i++) await engine.checkTokenBucket(alice, "r", 0.25);
+    const d = await engine.checkTokenBucket(alice, "r", 0.25);
+    const local = new QuotaEngine();
+    local.addLimit(limitSpec({ name: "r", capacity: 3, refill: 3, window: 1_000 }));
+    for (let i = 0; i < 3; i++) local.checkTokenBucket(alice, "r", 0.25);
+    expect(answer(d)).toEqual(answer(local.checkTokenBucket(alice, "r", 0.25)));
+    expect(d.retryAfter).toBe(1_000 / 3);
+  });
+
+  it("shadow mode decides and reports, never refuses", async () => {
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { prefix: "shadow:" });
+    await engine.addLimit(perSecond("enforced", 10));
+    await engine.addLimit(perSecond("trial", 2), { shadow: true });
+    const got = [];
+    for (let i = 0; i < 3; i++) got.push(await engine.checkTokenBucket(alice, "trial", 0));
+    expect(got.map((d) => [d.allowed, d.shadow?.allowed, d.shadow?.reason])).toEqual([
+      [true, true, "ok"],
+      [true, true, "ok"],
+      [true, false, "exhausted"],
+    ]);
+    expect(got[2]?.shadow?.retryAfter).toBe(500);
+    // In a set, a shadow limit that would refuse holds nothing back; the enforced one is charged.
+    const set = await engine.checkAtomic([{ key: alice, limit: "enforced", cost: 1 }, { key: alice, limit: "trial", cost: 1 }], 0);
+    expect([set.committed, set.decisions[1]?.shadow?.allowed, set.decisions[0]?.remaining]).toEqual([true, false, 9]);
+  });
+
+  it("the denied-key cache answers a refused key locally until its retryAfter, and is bounded", async () => {
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { prefix: "deny:", deniedCache: 2 });
+    await engine.addLimit(limitSpec({ name: "r", capacity: 1, refill: 1, window: 1_000 }));
+    expect((await engine.checkTokenBucket(alice, "r", 0)).path).toBe("store");
+    const refused = await engine.checkTokenBucket(alice, "r", 0);
+    expect([refused.allowed, refused.path, refused.retryAfter]).toEqual([false, "store", 1_000]);
+    const cached = await engine.checkTokenBucket(alice, "r", 400);
+    expect([cached.allowed, cached.path, cached.retryAfter, cached.reason]).toEqual([false, "cache", 600, "exhausted"]);
+    expect((await engine.checkTokenBucket(alice, "r", 1_000)).path).toBe("store"); // its time is up
+    // Bounded: a third refused key pushes the oldest out.
+    const keys = ["k1", "k2", "k3"].map((s) => new QuotaKey("acme", s, "api"));
+    for (const k of keys) {
+      await engine.checkTokenBucket(k, "r", 2_000);
+      await engine.checkTokenBucket(k, "r", 2_000);
+    }
+    expect((await engine.checkTokenBucket(keys[0], "r", 2_001)).path).toBe("store");
+    expect((await engine.checkTokenBucket(keys[2], "r", 2_001)).path).toBe("cache");
+  });
+
+  it("with the server's clock, callers whose clocks disagree by an hour decide alike", async () => {
+    const client = await redis.ioredis();
+    const east = new RedisQuotaEngine(client, { prefix: "time:", clock: "redis" });
+    const west = new RedisQuotaEngine(client, { prefix: "time:", clock: "redis" });
+    for (const e of [east, west]) await e.addLimit(limitSpec({ name: "r", capacity: 4, refill: 1, window: 60_000 }));
+    const now = Date.now();
+    const got = [];
+    for (let i = 0; i < 3; i++) {
+      got.push((await east.checkTokenBucket(alice, "r", now + 3_600_000)).allowed);
+      got.push((await west.checkTokenBucket(alice, "r", now - 3_600_000)).allowed);
+    }
+    expect(got).toEqual([true, true, true, true, false, false]);
+    const d = await west.checkTokenBucket(alice, "r", 0);
+    expect(d.retryAfter).toBeGreaterThan(50_000); // a minute a token, counted on the server's clock
+    expect(d.retryAfter).toBeLessThanOrEqual(60_000);
+  });
+
+  it("idle keys expire when their state would be a fresh key's again", async () => {
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { prefix: "ttl:" });
+    await engine.addLimit(limitSpec({ name: "r", capacity: 10, refill: 10, window: 1_000, burst: 4 }));
+    const direct = await redis.raw();
+    await engine.checkTokenBucket(alice, "r", 0, 3); // 300 ms to refill
+    await engine.checkWindow(alice, "r", 0, 1); // the window closes in 1 000 ms
+    await engine.checkGcra(alice, "r", 0, 2); // TAT 200 ms ahead
+    const ttl = async (kind: "bucket" | "window" | "gcra"): Promise<number> => direct.pttl(engine.redisKey(alice, "r", kind));
+    const [b, w, g] = [await ttl("bucket"), await ttl("window"), await ttl("gcra")];
+    expect(b).toBeGreaterThan(250);
+    expect(b).toBeLessThanOrEqual(302);
+    expect(w).toBeGreaterThan(950);
+    expect(w).toBeLessThanOrEqual(1_002);
+    expect(g).toBeGreaterThan(150);
+    expect(g).toBeLessThanOrEqual(202);
+  });
+
+  it("a batch decides every input in order, chunked into few calls, as the in-process batch does", async () => {
+    const client = await redis.ioredis();
+    const spec = limitSpec({ name: "r", capacity: 3, refill: 2, window: 1_000 });
+    const inputs: EvaluationInput[] = [];
+    for (let i = 0; i < 600; i++) inputs.push({ key: new QuotaKey("acme", `u${i % 7}`, "api"), now: 1_700_000_000_000 + i * 13.7, cost: 1 + (i % 3) });
+    for (const kind of ["bucket", "window", "gcra"] as const) {
+      const engine = new RedisQuotaEngine(client, { prefix: `batch-${kind}:` });
+      const local = new QuotaEngine();
+      await engine.addLimit(spec);
+      local.addLimit(spec);
+      const got = await engine.checkMany("r", inputs, kind);
+      const want = local.checkMany("r", inputs, kind);
+      expect([got.total, got.allowed, got.denied]).toEqual([want.total, want.allowed, want.denied]);
+      expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+      expect(got.decisions.every((d) => d.path === "store")).toBe(true);
+    }
+});
+});

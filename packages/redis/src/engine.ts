@@ -108,6 +108,7 @@ export class RedisQuotaEngine implements QuotaStore {
   readonly #tag: (key: QuotaKey) => string;
   readonly #ttl: string;
   readonly #serverClock: boolean;
+  readonly #margin: string;
 
   /**
    * An engine with no limits over `client`.
@@ -127,6 +128,7 @@ export class RedisQuotaEngine implements QuotaStore {
     this.#tag = p.hashTag;
     this.#ttl = String(Math.ceil(p.requestTtl));
     this.#serverClock = p.clock === "redis";
+    this.#margin = String(p.expiryMargin);
   }
 
   /** The breaker Redis calls sit behind (to read its ratio, say). */
@@ -217,7 +219,7 @@ export class RedisQuotaEngine implements QuotaStore {
     const keys = [stateKey];
     const rid = options?.requestId;
     if (rid !== undefined) keys.push(this.#ridKey(key, rid));
-    const args = [this.#serverClock ? "" : String(now), "c", rid === undefined ? "0" : this.#ttl, "1", String(kind), "1", String(cost), ...rule.args, "", rule.shadow ? "1" : "0"];
+    const args = [this.#serverClock ? "" : String(now), "c", rid === undefined ? "0" : this.#ttl, "1", this.#margin, String(kind), "1", String(cost), ...rule.args, "", rule.shadow ? "1" : "0"];
     const outcome = await this.#runner.run(quota, keys, args);
     if (outcome.status !== ANSWERED) return this.#outageSingle(outcome, kind, key, rule, now, cost);
     const reply = outcome.reply as string;
@@ -333,7 +335,7 @@ export class RedisQuotaEngine implements QuotaStore {
     let path: Path = "store";
     let replayed = false;
     if (known > 0) {
-      const args: string[] = [this.#serverClock ? "" : String(now), committing ? "c" : "p", rid !== undefined && committing ? this.#ttl : "0", String(known)];
+      const args: string[] = [this.#serverClock ? "" : String(now), committing ? "c" : "p", rid !== undefined && committing ? this.#ttl : "0", String(known), this.#margin];
       let j = 0;
       for (let i = 0; i < n; i++) {
         const rule = rules[i];
@@ -432,7 +434,7 @@ export class RedisQuotaEngine implements QuotaStore {
     const { capacity, refill, window } = rule.spec;
     const spec = [String(capacity), String(refill), String(window)];
     return new Lease(async (op, now, n) => {
-      const outcome = await this.#runner.run(leaseScript, [stateKey], [op, this.#serverClock ? "" : String(now), String(n), ...spec]);
+      const outcome = await this.#runner.run(leaseScript, [stateKey], [op, this.#serverClock ? "" : String(now), this.#margin, String(n), ...spec]);
       if (outcome.status !== ANSWERED) {
         if (outcome.status === FAILED && outcome.error instanceof ScriptError) throw outcome.error;
         return undefined;
@@ -496,7 +498,7 @@ export class RedisQuotaEngine implements QuotaStore {
     const index = new Map<string, number>();
     const keys: string[] = [];
     const first = inputs[list[0]] as { now: number };
-    const args: string[] = [this.#serverClock ? "" : String(first.now), "s", "0", String(list.length)];
+    const args: string[] = [this.#serverClock ? "" : String(first.now), "s", "0", String(list.length), this.#margin];
     const shadow = rule.shadow ? "1" : "0";
     for (const i of list) {
       const name = names[i];

@@ -72,7 +72,7 @@ abstract class RedisLimiter<L> {
 
   protected async call(op: string, id: string, now: number, extra: string | undefined, what: string): Promise<{ reply: string; path: Path } | { reply: undefined; path: Path }> {
     if (!Number.isFinite(now)) throw new RangeError(`${what} now must be a finite number of milliseconds, got ${check.describe(now)}`);
-    const args = [op, this.#serverClock ? "" : String(now), ...this.params];
+    const args = [op, this.#serverClock ? "" : String(now), String(this.policy.expiryMargin), ...this.params];
     if (extra !== undefined) args.push(extra);
     const outcome: Outcome = await this.#runner.run(this.#script, [this.redisKey(id)], args);
     if (outcome.status === ANSWERED) return { reply: outcome.reply as string, path: "store" };

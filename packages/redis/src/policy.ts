@@ -51,6 +51,14 @@ export interface RedisPolicy {
    * @defaultValue 1
    */
   readonly instances: number;
+  /**
+   * How long after its state would be a fresh key's again an idle key expires, in milliseconds
+   * (0 or more). Expiry runs on Redis's clock while the state runs on the caller's: the margin
+   * covers a caller's clock that runs slower than the server's and the time between a reading
+   * and its write. Late costs memory for that long; early would admit what a kept key refuses.
+   * @defaultValue 1000
+   */
+  readonly expiryMargin: Span;
   /** How long a request id is remembered, in milliseconds (at least 1). @defaultValue 60000 */
   readonly requestTtl: Span;
   /**
@@ -93,6 +101,7 @@ export const redisPolicy: RedisPolicy = Object.freeze({
   outage: "fallback",
   instances: 1,
   requestTtl: 60_000,
+  expiryMargin: 1_000,
   breaker: Object.freeze({ window: 1_000, size: 10, probe: 200 }),
   hashTag: (key: QuotaKey) => key.scope,
   cluster: false,
@@ -118,6 +127,7 @@ export function resolvePolicy(policy: Partial<RedisPolicy> | undefined, what: st
   if (p.outage !== "fallback" && p.outage !== "open" && p.outage !== "closed") throw new TypeError(`${what} outage must be "fallback", "open" or "closed", got ${JSON.stringify(p.outage)}`);
   check.integer(p.instances, `${what} instances`, 1);
   check.positive(p.requestTtl, `${what} requestTtl (ms)`);
+  check.nonNegative(p.expiryMargin, `${what} expiryMargin (ms)`);
   if (typeof p.hashTag !== "function") throw new TypeError(`${what} hashTag must be a function of a QuotaKey, got ${typeof p.hashTag}`);
   if (typeof p.cluster !== "boolean") throw new TypeError(`${what} cluster must be a boolean, got ${typeof p.cluster}`);
   check.integer(p.deniedCache, `${what} deniedCache`, 0);

@@ -4,7 +4,6 @@ import { QuotaEngine, QuotaKey, limitSpec, perSecond } from "@tideward/quota-eng
 import type { EvaluationInput } from "@tideward/quota-engine";
 import { answer } from "@tideward/quota-engine/conformance";
 import { CrossSlotError, RedisQuotaEngine, ioredisClient, nodeRedisClient, slotOf } from "@tideward/redis";
-import type { NodeRedisLike } from "@tideward/redis";
 import { safe, useRedis, withRedis } from "./server";
 
 const alice = new QuotaKey("acme", "alice", "api");
@@ -164,7 +163,7 @@ withRedis("the engine on a real Redis", () => {
   });
 
   it("idle keys expire when their state would be a fresh key's again", async () => {
-    const engine = new RedisQuotaEngine(await redis.ioredis(), { prefix: "ttl:" });
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { prefix: "ttl:", expiryMargin: 0 });
     await engine.addLimit(limitSpec({ name: "r", capacity: 10, refill: 10, window: 1_000, burst: 4 }));
     const direct = await redis.raw();
     await engine.checkTokenBucket(alice, "r", 0, 3); // 300 ms to refill
@@ -178,6 +177,13 @@ withRedis("the engine on a real Redis", () => {
     expect(w).toBeLessThanOrEqual(1_002);
     expect(g).toBeGreaterThan(150);
     expect(g).toBeLessThanOrEqual(202);
+    // The default margin keeps a key a second longer: late costs memory, early would over-admit.
+    const padded = new RedisQuotaEngine(await redis.ioredis(), { prefix: "ttl2:" });
+    await padded.addLimit(limitSpec({ name: "r", capacity: 10, refill: 10, window: 1_000 }));
+    await padded.checkTokenBucket(alice, "r", 0, 3);
+    const late = await direct.pttl(padded.redisKey(alice, "r"));
+    expect(late).toBeGreaterThan(1_250);
+    expect(late).toBeLessThanOrEqual(1_301);
   });
 
   it("a batch decides every input in order, chunked into few calls, as the in-process batch does", async () => {

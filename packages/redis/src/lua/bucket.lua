@@ -2,7 +2,8 @@
 -- operation the in-process arithmetic (IEEE doubles both), so the two decide alike.
 --
 -- KEYS[1]  the bucket: hash fields t (tokens), a (the latest reading, ms); absent = full
--- ARGV     op ("take", "peek", "next", "tokens", "rate"), now (ms, or "" for the server's TIME),
+-- ARGV     op, now, the expiry margin (ms: keys expire this long after their state would be
+--          fresh), then: op ("take", "peek", "next", "tokens", "rate"), now (ms, or "" for the server's TIME),
 --          rate (tokens a second), burst (tokens), n (the cost)
 -- Reply    one string: take/peek "1" or "0"; next/tokens a number; rate "limit,remaining,reset"
 
@@ -18,6 +19,7 @@ local function fmt(x)
 end
 
 local op = ARGV[1]
+local margin = tonumber(ARGV[3])
 local now
 if ARGV[2] == '' then
   local tm = redis.call('TIME')
@@ -25,7 +27,7 @@ if ARGV[2] == '' then
 else
   now = tonumber(ARGV[2])
 end
-local rate, burst, n = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local rate, burst, n = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local perMs = rate / 1000
 local slack = burst * 1e-9
 
@@ -48,7 +50,7 @@ local function store(x, a)
     return
   end
   redis.call('HSET', KEYS[1], 't', fmt(x), 'a', fmt(a))
-  redis.call('PEXPIRE', KEYS[1], math.floor((burst - x) / perMs) + 2)
+  redis.call('PEXPIRE', KEYS[1], math.floor((burst - x) / perMs + margin) + 1)
 end
 
 if op == 'take' then

@@ -2,7 +2,8 @@
 -- operation for operation.
 --
 -- KEYS[1]  the flow: hash field t (the theoretical arrival time, ms); absent = at rest
--- ARGV     op ("take", "peek", "next", "remaining", "rate"), now (ms, or "" for the server's
+-- ARGV     op, now, the expiry margin (ms: keys expire this long after their state would be
+--          fresh), then: op ("take", "peek", "next", "remaining", "rate"), now (ms, or "" for the server's
 --          TIME), rate (a second), burst, n (the cost)
 -- Reply    one string: take/peek "1" or "0"; next/remaining a number; rate "limit,remaining,reset"
 
@@ -18,6 +19,7 @@ local function fmt(x)
 end
 
 local op = ARGV[1]
+local margin = tonumber(ARGV[3])
 local now
 if ARGV[2] == '' then
   local tm = redis.call('TIME')
@@ -25,7 +27,7 @@ if ARGV[2] == '' then
 else
   now = tonumber(ARGV[2])
 end
-local rate, burst, n = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local rate, burst, n = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local interval = 1000 / rate
 local ahead = burst * interval
 local slack = ahead * 1e-9
@@ -49,7 +51,7 @@ if op == 'take' then
   if t - now > ahead + slack or n > burst then return '0' end
   redis.call('HSET', KEYS[1], 't', fmt(t))
   -- At rest once now reaches TAT: a fresh flow's state.
-  redis.call('PEXPIRE', KEYS[1], math.floor(t - now) + 2)
+  redis.call('PEXPIRE', KEYS[1], math.floor(t - now + margin) + 1)
   return '1'
 elseif op == 'peek' then
   if base + n * interval - now <= ahead + slack and n <= burst then return '1' end

@@ -3,7 +3,8 @@
 -- leases and direct checks share one quota.
 --
 -- KEYS[1]  the bucket: hash fields a (tokens), b (the latest reading, ms); absent = full
--- ARGV     op ("take" or "give"), now (ms, or "" for the server's TIME), n (tokens wanted or
+-- ARGV     op, now, the expiry margin (ms: keys expire this long after their state would be
+--          fresh), then: op ("take" or "give"), now (ms, or "" for the server's TIME), n (tokens wanted or
 --          given back), capacity, refill, window (ms)
 -- Reply    "granted,retryAfter,now": whole tokens granted (take) or accepted (give), and when a
 --          take granting nothing could grant one
@@ -20,6 +21,7 @@ local function fmt(x)
 end
 
 local op = ARGV[1]
+local margin = tonumber(ARGV[3])
 local now
 if ARGV[2] == '' then
   local tm = redis.call('TIME')
@@ -27,7 +29,7 @@ if ARGV[2] == '' then
 else
   now = tonumber(ARGV[2])
 end
-local n, cap, refill, width = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local n, cap, refill, width = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local slack = cap * 1e-9
 local interval = width / refill
 
@@ -57,7 +59,7 @@ if granted > 0 then
   local missing = cap - tokens
   if missing > slack then
     redis.call('HSET', KEYS[1], 'a', fmt(tokens), 'b', fmt(t))
-    redis.call('PEXPIRE', KEYS[1], math.floor(missing * interval) + 2)
+    redis.call('PEXPIRE', KEYS[1], math.floor(missing * interval + margin) + 1)
   else
     redis.call('DEL', KEYS[1])
   end

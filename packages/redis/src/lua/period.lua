@@ -2,7 +2,8 @@
 -- counter, the in-process arithmetic operation for operation.
 --
 -- KEYS[1]  the counter: hash fields e (the open period's end, ms), c (events admitted in it)
--- ARGV     op ("take", "peek", "left", "next", "rate"), now (ms, or "" for the server's TIME),
+-- ARGV     op, now, the expiry margin (ms: keys expire this long after their state would be
+--          fresh), then: op ("take", "peek", "left", "next", "rate"), now (ms, or "" for the server's TIME),
 --          quota, period (ms), align (0/1)
 -- Reply    one string: take/peek "under", "hit" or "over"; left/next a number; rate "limit,remaining,reset"
 
@@ -17,6 +18,7 @@ local function fmt(x)
 end
 
 local op = ARGV[1]
+local margin = tonumber(ARGV[3])
 local now
 if ARGV[2] == '' then
   local tm = redis.call('TIME')
@@ -24,7 +26,7 @@ if ARGV[2] == '' then
 else
   now = tonumber(ARGV[2])
 end
-local quota, period, align = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
+local quota, period, align = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6] == '1'
 
 local v = redis.call('HMGET', KEYS[1], 'e', 'c')
 local ends, count = -math.huge, 0
@@ -51,7 +53,7 @@ if op == 'take' then
   count = count + 1
   redis.call('HSET', KEYS[1], 'e', fmt(ends), 'c', count)
   -- A closed period is a fresh counter's state.
-  redis.call('PEXPIRE', KEYS[1], math.floor(ends - now) + 2)
+  redis.call('PEXPIRE', KEYS[1], math.floor(ends - now + margin) + 1)
   return answer(count)
 elseif op == 'peek' then
   if now >= ends then return answer(1) end

@@ -6,7 +6,9 @@
 -- ARGV[1]     now in ms on the caller's clock, or "" to read the server's TIME
 -- ARGV[2]     "c" commit a set, "p" peek a set, "s" a batch (sequence)
 -- ARGV[3]     how long a request id is remembered (ms); 0 for none
--- ARGV[4]     the number of charges m; then 10 fields per charge:
+-- ARGV[4]     the number of charges m
+-- ARGV[5]     expiry margin (ms): keys expire this long after their state would be a fresh key's
+-- then 10 fields per charge:
 --             kind (0 bucket, 1 window, 2 gcra), key index, cost, capacity, refill, window (ms),
 --             burst, align (0/1), now for this charge ("" for ARGV[1]; batches only), shadow (0/1:
 --             decided and charged when it fits, but never refusing the set)
@@ -141,7 +143,8 @@ end
 
 -- The clock of the call: the caller's now, never behind the last reading of a bucket it touches
 -- (a late or skewed writer cannot move a bucket back in time). A batch's clock only moves forward.
-local base = 5
+local base = 6
+local margin = tonumber(ARGV[5])
 local clock = now
 for c = 0, m - 1 do
   local o = base + c * 10
@@ -221,9 +224,9 @@ if commit then
     else
       redis.call('HSET', KEYS[i], 'a', fmt(sa[i]), 'b', fmt(sb[i]))
     end
-    -- Expire when the state would be a fresh key's again (bucket full, window closed, GCRA at
-    -- rest), a millisecond late rather than early.
-    redis.call('PEXPIRE', KEYS[i], floor(expire[i]) + 2)
+    -- Expire once the state would be a fresh key's again (bucket full, window closed, GCRA at
+    -- rest), late by the margin rather than early: early would admit what a kept key refuses.
+    redis.call('PEXPIRE', KEYS[i], floor(expire[i] + margin) + 1)
   end
 end
 

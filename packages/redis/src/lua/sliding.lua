@@ -3,7 +3,8 @@
 -- slot is older than any window), with h the head (the oldest) and l the newest stamp.
 --
 -- KEYS[1]  the window
--- ARGV     op ("take", "peek", "left", "next", "rate"), now (ms, or "" for the server's TIME),
+-- ARGV     op, now, the expiry margin (ms: keys expire this long after their state would be
+--          fresh), then: op ("take", "peek", "left", "next", "rate"), now (ms, or "" for the server's TIME),
 --          quota, window (ms)
 -- Reply    one string: take/peek "1" or "0"; left/next a number; rate "limit,remaining,reset"
 
@@ -18,6 +19,7 @@ local function fmt(x)
 end
 
 local op = ARGV[1]
+local margin = tonumber(ARGV[3])
 local now
 if ARGV[2] == '' then
   local tm = redis.call('TIME')
@@ -25,7 +27,7 @@ if ARGV[2] == '' then
 else
   now = tonumber(ARGV[2])
 end
-local quota, window = tonumber(ARGV[3]), tonumber(ARGV[4])
+local quota, window = tonumber(ARGV[4]), tonumber(ARGV[5])
 
 local v = redis.call('HMGET', KEYS[1], 'h', 'l')
 local head, last = 0, -math.huge
@@ -47,7 +49,7 @@ if op == 'take' then
   if nxt == quota then nxt = 0 end
   redis.call('HSET', KEYS[1], tostring(head), fmt(t), 'h', nxt, 'l', fmt(t))
   -- Every stamp has fallen out once the newest has: a fresh window's state.
-  redis.call('PEXPIRE', KEYS[1], math.floor(window) + 2)
+  redis.call('PEXPIRE', KEYS[1], math.floor(window + margin) + 1)
   return '1'
 elseif op == 'peek' then
   if t - stamp(head) >= window then return '1' end

@@ -77,6 +77,8 @@ interface Rule {
   readonly spec: LimitSpec;
   readonly shadow: boolean;
   readonly args: readonly string[];
+  /** The whole argument list of a one-charge call, per kind, with the clock and cost to fill in. */
+  readonly single: readonly (readonly string[])[];
   readonly traces: readonly (readonly string[])[];
 }
 
@@ -148,7 +150,8 @@ export class RedisQuotaEngine implements QuotaStore {
       const s = this.#registry.limit(spec.name) as LimitSpec;
       const args = [String(s.capacity), String(s.refill), String(s.window), String(s.burst), s.align ? "1" : "0"];
       const traces = KINDS.map((kind) => ["ok", "exhausted", "too_large", "unknown_limit", "not_committed"].map((r) => Object.freeze([`${kind} ${s.name}: ${r}`])));
-      this.#rules.set(s.name, { spec: s, shadow, args, traces: traces.flat() });
+      const single = [0, 1, 2].map((kind) => ["", "c", "0", "1", this.#margin, String(kind), "1", "1", ...args, "", shadow ? "1" : "0"]);
+      this.#rules.set(s.name, { spec: s, shadow, args, single, traces: traces.flat() });
       this.#fallback.add(s);
     }
     return Promise.resolve(result);
@@ -199,38 +202,43 @@ export class RedisQuotaEngine implements QuotaStore {
     return this.#single(2, key, limit, now, cost, options);
   }
 
-  async #single(kind: number, key: QuotaKey, limit: string, now: number, cost: number, options: CallOptions | undefined): Promise<RedisDecision> {
+  #single(kind: number, key: QuotaKey, limit: string, now: number, cost: number, options: CallOptions | undefined): Promise<RedisDecision> {
     if (!(key instanceof QuotaKey)) throw keyError(key, "key");
     if (!Number.isFinite(now)) throw nowError(now);
     if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
     const rule = this.#rules.get(limit);
-    if (rule === undefined) return this.#unknown(kind, limit, cost);
+    if (rule === undefined) return Promise.resolve(this.#unknown(kind, limit, cost));
     const stateKey = this.#stateKey(kind, limit, key);
     const clock = this.#serverClock ? this.policy.monotonic() : now;
-    const ceiling = kind === 2 ? rule.spec.burst : rule.spec.capacity;
-    if (this.#denied.size > 0 && !rule.shadow && cost <= ceiling) {
-      const hit = this.#denied.get(stateKey, clock, cost);
+    const denied = this.#denied;
+    if (denied.size > 0 && !rule.shadow && cost <= (kind === 2 ? rule.spec.burst : rule.spec.capacity)) {
+      const hit = denied.get(stateKey, clock, cost);
       if (hit !== undefined) {
-        const since = clock - hit.at;
-        const reset = hit.reset - since;
-        return new RedisVerdict(false, "exhausted", cost, hit.remaining, hit.until - clock, reset > 0 ? reset : 0, rule.traces[kind * 5 + 1], "cache", undefined);
+        const reset = hit.reset - (clock - hit.at);
+        return Promise.resolve(new RedisVerdict(false, "exhausted", cost, hit.remaining, hit.until - clock, reset > 0 ? reset : 0, rule.traces[kind * 5 + 1] as readonly string[], "cache", undefined));
       }
     }
-    const keys = [stateKey];
     const rid = options?.requestId;
-    if (rid !== undefined) keys.push(this.#ridKey(key, rid));
-    const args = [this.#serverClock ? "" : String(now), "c", rid === undefined ? "0" : this.#ttl, "1", this.#margin, String(kind), "1", String(cost), ...rule.args, "", rule.shadow ? "1" : "0"];
-    const outcome = await this.#runner.run(quota, keys, args);
-    if (outcome.status !== ANSWERED) return this.#outageSingle(outcome, kind, key, rule, now, cost);
-    const reply = outcome.reply as string;
-    const replayed = reply.charCodeAt(0) === 82; // "R"
-    const f = (replayed ? reply.slice(1) : reply).split(",");
-    const code = Number(f[4]);
-    const d = this.#verdict(kind, rule, cost, code, num(f[5]), num(f[6]), num(f[7]), "store");
-    if (this.#denied.size > 0) {
-      if (!d.allowed && code === 1) this.#denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);
+    // The one-charge arguments are a template per kind; only the clock and the cost vary.
+    const args = (rule.single[kind] as string[]).slice();
+    if (!this.#serverClock) args[0] = String(now);
+    if (cost !== 1) args[7] = String(cost);
+    let keys: string[];
+    if (rid === undefined) keys = [stateKey];
+    else {
+      keys = [stateKey, this.#ridKey(key, rid)];
+      args[2] = this.#ttl;
     }
-    return d;
+    return this.#runner.run(quota, keys, args).then((outcome) => {
+      if (outcome.status !== ANSWERED) return this.#outageSingle(outcome, kind, key, rule, now, cost);
+      const reply = outcome.reply as string;
+      const replayed = reply.charCodeAt(0) === 82; // "R"
+      const f = (replayed ? reply.slice(1) : reply).split(",");
+      const code = Number(f[4]);
+      const d = this.#verdict(kind, rule, cost, code, num(f[5] as string), num(f[6] as string), num(f[7] as string), "store");
+      if (code === 1 && denied.size > 0) denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);
+      return d;
+    });
   }
 
   #ridKey(key: QuotaKey, requestId: string): string {

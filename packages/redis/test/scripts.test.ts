@@ -25,8 +25,10 @@ describe("scripts live in their own files", () => {
     for (const s of embedded) {
       for (const m of s.source.matchAll(/redis\.call\('(\w+)', ([^,)]+)/g)) {
         if (m[1] === "TIME") continue;
-        expect([s.name, m[1], /^(KEYS\[[^\]]+\]|rid)$/.test(m[2])]).toEqual([s.name, m[1], true]);
+        expect([s.name, m[1], /^(KEYS\[[^\]]+\]|rid|key)$/.test(m[2] ?? "")]).toEqual([s.name, m[1], true]);
       }
+      // ... and the two names that hold a key are only ever given one from KEYS.
+      for (const m of s.source.matchAll(/^\s*(?:local )?(rid|key) = (.+)$/gm)) expect([s.name, m[2]?.startsWith("KEYS[") === true || m[2] === "nil"]).toEqual([s.name, true]);
     }
   });
 });

@@ -22,51 +22,31 @@ local SLACK = 1e-9
 local INF = math.huge
 local floor = math.floor
 
+local format = string.format
+-- Exact: 17 significant digits read back as the same double. Whole numbers print short.
 local function fmt(x)
-  if x == floor(x) and x > -1e15 and x < 1e15 then return string.format('%d', x) end
-  if x ~= x then return 'nan' end
+  if x == floor(x) and x > -1e15 and x < 1e15 then return format('%d', x) end
   if x == INF then return 'inf' end
   if x == -INF then return '-inf' end
-  local s = string.format('%.15g', x)
-  if tonumber(s) ~= x then
-    s = string.format('%.16g', x)
-    if tonumber(s) ~= x then s = string.format('%.17g', x) end
-  end
-  return s
+  return format('%.17g', x)
 end
 
-local mode = ARGV[2]
-local ttl = tonumber(ARGV[3])
-local m = tonumber(ARGV[4])
-local nkeys = #KEYS
-if ttl > 0 then nkeys = nkeys - 1 end
-
-local rid = nil
-if ttl > 0 and mode == 'c' then
-  rid = KEYS[#KEYS]
-  local seen = redis.call('GET', rid)
-  if seen then return 'R' .. seen end
+-- Whole units a bucket holding `x` gives, forgiving the slack; time until it is full.
+local function bucketWhole(x, slack, cap)
+  local n = floor(x + slack)
+  if n < 0 then return 0 elseif n > cap then return cap end
+  return n
 end
-
-local now
-if ARGV[1] == '' then
-  local tm = redis.call('TIME')
-  now = tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000
-else
-  now = tonumber(ARGV[1])
+local function untilFull(x, slack, cap, interval)
+  local missing = cap - x
+  if missing > slack then return missing * interval end
+  return 0
 end
-
--- Staged state per key index: a, b as the engine's flat state (bucket tokens/at, window end/used,
--- GCRA tat), read once. `dirty` marks what a commit writes.
-local sa, sb, loaded, dirty, expire = {}, {}, {}, {}, {}
-local function load(i, kind)
-  if loaded[i] then return end
-  loaded[i] = true
-  local v = redis.call('HMGET', KEYS[i], 'a', 'b')
-  if v[1] then
-    sa[i] = tonumber(v[1])
-    if kind ~= 2 then sb[i] = tonumber(v[2]) end
-  end
+-- Whole units GCRA admits back to back, `behind` ms behind its TAT.
+local function gcraWhole(behind, slack, burst, interval)
+  local n = floor(burst - (behind - slack) / interval)
+  if n < 0 then return 0 elseif n > burst then return burst end
+  return n
 end
 
 -- One algorithm step on (a, b) at t for cost; returns code, new a, new b, remaining, retry, reset.
@@ -81,24 +61,14 @@ local function step(kind, a, b, t, cost, cap, refill, width, burst, align)
       tokens = tokens + (t - b) * (refill / width)
       if tokens > cap then tokens = cap end
     end
-    local function whole(x)
-      local n = floor(x + slack)
-      if n < 0 then return 0 elseif n > cap then return cap end
-      return n
-    end
-    local function untilFull(x)
-      local missing = cap - x
-      if missing > slack then return missing * interval end
-      return 0
-    end
     if cost <= cap and tokens + slack >= cost then
       local left = tokens - cost
       local at = b
       if t > b then at = t end
-      return 0, left, at, whole(left), 0, untilFull(left)
+      return 0, left, at, bucketWhole(left, slack, cap), 0, untilFull(left, slack, cap, interval)
     end
-    if cost > cap then return 2, a, b, whole(tokens), INF, untilFull(tokens) end
-    return 1, a, b, whole(tokens), (cost - tokens) * interval, untilFull(tokens)
+    if cost > cap then return 2, a, b, bucketWhole(tokens, slack, cap), INF, untilFull(tokens, slack, cap, interval) end
+    return 1, a, b, bucketWhole(tokens, slack, cap), (cost - tokens) * interval, untilFull(tokens, slack, cap, interval)
   elseif kind == 1 then
     if a == nil then a, b = -INF, 0 end
     local open = t < a
@@ -125,19 +95,75 @@ local function step(kind, a, b, t, cost, cap, refill, width, burst, align)
     local tau = burst * interval
     local slack = tau * SLACK
     if a == nil then a = t end
-    local function whole(behind)
-      local n = floor(burst - (behind - slack) / interval)
-      if n < 0 then return 0 elseif n > burst then return burst end
-      return n
-    end
     local base = a
     if t > a then base = t end
     local nxt = base + cost * interval
     if cost <= burst and nxt - t <= tau + slack then
-      return 0, nxt, 0, whole(nxt - t), 0, nxt - t
+      return 0, nxt, 0, gcraWhole(nxt - t, slack, burst, interval), 0, nxt - t
     end
-    if cost > burst then return 2, a, b, whole(base - t), INF, base - t end
-    return 1, a, b, whole(base - t), nxt - t - tau, base - t
+    if cost > burst then return 2, a, b, gcraWhole(base - t, slack, burst, interval), INF, base - t end
+    return 1, a, b, gcraWhole(base - t, slack, burst, interval), nxt - t - tau, base - t
+  end
+end
+
+local mode = ARGV[2]
+local ttl = tonumber(ARGV[3])
+local m = tonumber(ARGV[4])
+local nkeys = #KEYS
+if ttl > 0 then nkeys = nkeys - 1 end
+
+local rid = nil
+if ttl > 0 and mode == 'c' then
+  rid = KEYS[#KEYS]
+  local seen = redis.call('GET', rid)
+  if seen then return 'R' .. seen end
+end
+
+local now
+if ARGV[1] == '' then
+  local tm = redis.call('TIME')
+  now = tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000
+else
+  now = tonumber(ARGV[1])
+end
+
+-- One charge, no request id: the common case, straight through (no staging, no tables).
+if m == 1 and mode == 'c' and rid == nil then
+  local kind = tonumber(ARGV[6])
+  local key = KEYS[tonumber(ARGV[7])]
+  local v = redis.call('HMGET', key, 'a', 'b')
+  local a, b = nil, nil
+  if v[1] then
+    a = tonumber(v[1])
+    if kind ~= 2 then b = tonumber(v[2]) end
+  end
+  local t = now
+  if kind == 0 and b ~= nil and b > t then t = b end
+  local code, na, nb, rem, retry, reset = step(kind, a, b, t, tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13]))
+  local allowed = '1,-1,0,'
+  if code == 0 then
+    if kind == 2 then
+      redis.call('HSET', key, 'a', fmt(na))
+    else
+      redis.call('HSET', key, 'a', fmt(na), 'b', fmt(nb))
+    end
+    redis.call('PEXPIRE', key, floor(reset + tonumber(ARGV[5])) + 1)
+  else
+    allowed = '0,0,0,'
+  end
+  return allowed .. fmt(t) .. ',' .. code .. ',' .. fmt(rem) .. ',' .. fmt(retry) .. ',' .. fmt(reset)
+end
+
+-- Staged state per key index: a, b as the engine's flat state (bucket tokens/at, window end/used,
+-- GCRA tat), read once. `dirty` marks what a commit writes.
+local sa, sb, loaded, dirty, expire = {}, {}, {}, {}, {}
+local function load(i, kind)
+  if loaded[i] then return end
+  loaded[i] = true
+  local v = redis.call('HMGET', KEYS[i], 'a', 'b')
+  if v[1] then
+    sa[i] = tonumber(v[1])
+    if kind ~= 2 then sb[i] = tonumber(v[2]) end
   end
 end
 

@@ -20,12 +20,13 @@
 
 local SLACK = 1e-9
 local INF = math.huge
-local floor = math.floor
+local floor, format, tonumber, call = math.floor, string.format, tonumber, redis.call
+local ARGV, KEYS = ARGV, KEYS
 
-local format = string.format
--- Exact: 17 significant digits read back as the same double. Whole numbers print short.
+-- Exact: 17 significant digits read back as the same double. A whole number below 1e14 is
+-- returned as it is (Lua prints it exactly, and Redis takes it as an integer argument).
 local function fmt(x)
-  if x == floor(x) and x > -1e15 and x < 1e15 then return format('%d', x) end
+  if x == floor(x) and x > -1e14 and x < 1e14 then return x end
   if x == INF then return 'inf' end
   if x == -INF then return '-inf' end
   return format('%.17g', x)
@@ -115,13 +116,13 @@ if ttl > 0 then nkeys = nkeys - 1 end
 local rid = nil
 if ttl > 0 and mode == 'c' then
   rid = KEYS[#KEYS]
-  local seen = redis.call('GET', rid)
+  local seen = call('GET', rid)
   if seen then return 'R' .. seen end
 end
 
 local now
 if ARGV[1] == '' then
-  local tm = redis.call('TIME')
+  local tm = call('TIME')
   now = tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000
 else
   now = tonumber(ARGV[1])
@@ -131,7 +132,7 @@ end
 if m == 1 and mode == 'c' and rid == nil then
   local kind = tonumber(ARGV[6])
   local key = KEYS[tonumber(ARGV[7])]
-  local v = redis.call('HMGET', key, 'a', 'b')
+  local v = call('HMGET', key, 'a', 'b')
   local a, b = nil, nil
   if v[1] then
     a = tonumber(v[1])
@@ -143,11 +144,11 @@ if m == 1 and mode == 'c' and rid == nil then
   local allowed = '1,-1,0,'
   if code == 0 then
     if kind == 2 then
-      redis.call('HSET', key, 'a', fmt(na))
+      call('HSET', key, 'a', fmt(na))
     else
-      redis.call('HSET', key, 'a', fmt(na), 'b', fmt(nb))
+      call('HSET', key, 'a', fmt(na), 'b', fmt(nb))
     end
-    redis.call('PEXPIRE', key, floor(reset + tonumber(ARGV[5])) + 1)
+    call('PEXPIRE', key, floor(reset + tonumber(ARGV[5])) + 1)
   else
     allowed = '0,0,0,'
   end
@@ -157,15 +158,6 @@ end
 -- Staged state per key index: a, b as the engine's flat state (bucket tokens/at, window end/used,
 -- GCRA tat), read once. `dirty` marks what a commit writes.
 local sa, sb, loaded, dirty, expire = {}, {}, {}, {}, {}
-local function load(i, kind)
-  if loaded[i] then return end
-  loaded[i] = true
-  local v = redis.call('HMGET', KEYS[i], 'a', 'b')
-  if v[1] then
-    sa[i] = tonumber(v[1])
-    if kind ~= 2 then sb[i] = tonumber(v[2]) end
-  end
-end
 
 -- The clock of the call: the caller's now, never behind the last reading of a bucket it touches
 -- (a late or skewed writer cannot move a bucket back in time). A batch's clock only moves forward.
@@ -175,11 +167,18 @@ local clock = now
 for c = 0, m - 1 do
   local o = base + c * 10
   local kind, i = tonumber(ARGV[o]), tonumber(ARGV[o + 1])
-  load(i, kind)
+  if not loaded[i] then
+    loaded[i] = true
+    local v = call('HMGET', KEYS[i], 'a', 'b')
+    if v[1] then
+      sa[i] = tonumber(v[1])
+      if kind ~= 2 then sb[i] = tonumber(v[2]) end
+    end
+  end
   if kind == 0 and sb[i] ~= nil and sb[i] > clock and mode ~= 's' then clock = sb[i] end
 end
 
-local out = {}
+local out, n = {}, 0
 local failed = -1
 for c = 0, m - 1 do
   local o = base + c * 10
@@ -203,10 +202,8 @@ for c = 0, m - 1 do
   elseif failed < 0 and ARGV[o + 9] ~= '1' then
     failed = c
   end
-  out[#out + 1] = code
-  out[#out + 1] = fmt(rem)
-  out[#out + 1] = fmt(retry)
-  out[#out + 1] = fmt(reset)
+  out[n + 1], out[n + 2], out[n + 3], out[n + 4] = code, fmt(rem), fmt(retry), fmt(reset)
+  n = n + 4
 end
 
 local setRetry = 0
@@ -231,7 +228,7 @@ if mode ~= 's' and failed >= 0 then
   for _, i in ipairs(order) do
     local o = first[i]
     local kind = tonumber(ARGV[o])
-    local v = redis.call('HMGET', KEYS[i], 'a', 'b')
+    local v = call('HMGET', KEYS[i], 'a', 'b')
     local a, b = nil, nil
     if v[1] then
       a = tonumber(v[1])
@@ -244,20 +241,21 @@ end
 
 local commit = mode == 's' or (mode == 'c' and failed < 0)
 if commit then
-  for i, kind in pairs(dirty) do
+  for i = 1, nkeys do
+    local kind = dirty[i]
     if kind == 2 then
-      redis.call('HSET', KEYS[i], 'a', fmt(sa[i]))
-    else
-      redis.call('HSET', KEYS[i], 'a', fmt(sa[i]), 'b', fmt(sb[i]))
+      call('HSET', KEYS[i], 'a', fmt(sa[i]))
+    elseif kind ~= nil then
+      call('HSET', KEYS[i], 'a', fmt(sa[i]), 'b', fmt(sb[i]))
     end
     -- Expire once the state would be a fresh key's again (bucket full, window closed, GCRA at
     -- rest), late by the margin rather than early: early would admit what a kept key refuses.
-    redis.call('PEXPIRE', KEYS[i], floor(expire[i] + margin) + 1)
+    if kind ~= nil then call('PEXPIRE', KEYS[i], floor(expire[i] + margin) + 1) end
   end
 end
 
 local allowed = 1
 if failed >= 0 and mode ~= 's' then allowed = 0 end
 local reply = allowed .. ',' .. failed .. ',' .. fmt(setRetry) .. ',' .. fmt(clock) .. ',' .. table.concat(out, ',')
-if rid ~= nil and allowed == 1 then redis.call('SET', rid, reply, 'PX', ttl) end
+if rid ~= nil and allowed == 1 then call('SET', rid, reply, 'PX', ttl) end
 return reply

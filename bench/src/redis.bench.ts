@@ -91,16 +91,16 @@ async function rounds(title: string, cases: readonly Case[], round = ROUND): Pro
   for (let r = 0; r < ROUNDS; r++) {
     const turn = r % 2 === 0 ? cases.map((_, i) => i) : cases.map((_, i) => cases.length - 1 - i);
     for (const i of turn) {
-      const c = cases[i] as Case;
+      const c = cases[i];
       const calls = Math.max(200, Math.floor(round / (c.per ?? 1)));
       const rate = (await throughput(c.fn, calls, (from += calls))) * (c.per ?? 1);
-      if (rate > (best[i] as number)) best[i] = rate;
+      if (rate > (best[i])) best[i] = rate;
     }
   }
   console.log(`\n${title} — best of ${ROUNDS} interleaved rounds, ${INFLIGHT} in flight on one connection`);
   for (const [i, c] of cases.entries()) {
-    const ratio = i === 0 ? "" : `${((best[i] as number) / (best[0] as number)).toFixed(2)}× the first`;
-    console.log(`  ${c.name.padEnd(58)} ${Math.round(best[i] as number).toLocaleString("en").padStart(11)} /s   ${ratio}`);
+    const ratio = i === 0 ? "" : `${((best[i]) / (best[0])).toFixed(2)}× the first`;
+    console.log(`  ${c.name.padEnd(58)} ${Math.round(best[i]).toLocaleString("en").padStart(11)} /s   ${ratio}`);
   }
   return best;
 }
@@ -114,31 +114,31 @@ const rlfTenant = new RateLimiterRedis({ storeClient: redis, points: 1_000_000, 
 const rlfModel = new RateLimiterRedis({ storeClient: redis, points: 1_000_000, duration: 1, keyPrefix: "rlfm" });
 const consume = (limiter: RateLimiterRedis, key: string, cost = 1): Promise<unknown> => limiter.consume(key, cost).catch((e: unknown) => e);
 
-const ceiling: Case = { name: "ceiling: minimal token-bucket EVALSHA", fn: (i) => redis.evalsha(minimalSha, 1, `m{${names[order[i] as number]}}`, String(RATE), perMs, String(Date.now())) };
-const rlfOne: Case = { name: "rate-limiter-flexible RateLimiterRedis.consume", fn: (i) => consume(rlf, names[order[i] as number] as string) };
-const twOne: Case = { name: "tideward checkTokenBucket (one limit)", fn: (i) => engine.checkTokenBucket(keys[order[i] as number] as QuotaKey, "r", Date.now()) };
+const ceiling: Case = { name: "ceiling: minimal token-bucket EVALSHA", fn: (i) => redis.evalsha(minimalSha, 1, `m{${names[order[i]]}}`, String(RATE), perMs, String(Date.now())) };
+const rlfOne: Case = { name: "rate-limiter-flexible RateLimiterRedis.consume", fn: (i) => consume(rlf, names[order[i]]) };
+const twOne: Case = { name: "tideward checkTokenBucket (one limit)", fn: (i) => engine.checkTokenBucket(keys[order[i]], "r", Date.now()) };
 
 const one = await rounds("One limit, a random key of 1 000 000", [ceiling, twOne, rlfOne]);
-console.log(`  → tideward ${((one[1] as number) / (one[0] as number)).toFixed(2)}× the ceiling (target ≥ 0.95), ${((one[1] as number) / (one[2] as number)).toFixed(2)}× rate-limiter-flexible (target ≥ 1.0)`);
+console.log(`  → tideward ${((one[1]) / (one[0])).toFixed(2)}× the ceiling (target ≥ 0.95), ${((one[1]) / (one[2])).toFixed(2)}× rate-limiter-flexible (target ≥ 1.0)`);
 
 const three = await rounds("An atomic three-dimension charge (user, tenant, model), per request", [
   {
     name: "tideward checkAtomic, one round trip",
     fn: (i) => {
-      const k = order[i] as number;
+      const k = order[i];
       const t = k % 1_000;
-      return engine.checkAtomic([{ key: keys[k] as QuotaKey, limit: "r", cost: 1 }, { key: tenants[t] as QuotaKey, limit: "tenant", cost: 5 }, { key: models[t] as QuotaKey, limit: "model", cost: 5 }], Date.now());
+      return engine.checkAtomic([{ key: keys[k], limit: "r", cost: 1 }, { key: tenants[t], limit: "tenant", cost: 5 }, { key: models[t], limit: "model", cost: 5 }], Date.now());
     },
   },
   {
     name: "rate-limiter-flexible: three consumes (Promise.all)",
     fn: (i) => {
-      const k = order[i] as number;
-      return Promise.all([consume(rlf, names[k] as string), consume(rlfTenant, `t${k % 1_000}`, 5), consume(rlfModel, `t${k % 1_000}`, 5)]);
+      const k = order[i];
+      return Promise.all([consume(rlf, names[k]), consume(rlfTenant, `t${k % 1_000}`, 5), consume(rlfModel, `t${k % 1_000}`, 5)]);
     },
   },
 ]);
-console.log(`  → tideward ${((three[0] as number) / (three[1] as number)).toFixed(2)}× three rlf consumes (target ≥ 2.5), and not atomic there: a refused third charge leaves the first two taken`);
+console.log(`  → tideward ${((three[0]) / (three[1])).toFixed(2)}× three rlf consumes (target ≥ 2.5), and not atomic there: a refused third charge leaves the first two taken`);
 
 const BATCH = 100;
 const batch = await rounds(`The batch path: ${BATCH} decisions a call (checkMany), against the per-call ceiling`, [
@@ -149,12 +149,12 @@ const batch = await rounds(`The batch path: ${BATCH} decisions a call (checkMany
     fn: (i) => {
       const now = Date.now();
       const inputs = [];
-      for (let j = 0; j < BATCH; j++) inputs.push({ key: keys[order[(i * BATCH + j) & MASK] as number] as QuotaKey, now });
+      for (let j = 0; j < BATCH; j++) inputs.push({ key: keys[order[(i * BATCH + j) & MASK]], now });
       return engine.checkMany("r", inputs);
     },
   },
 ]);
-console.log(`  → batch decisions ${((batch[1] as number) / (batch[0] as number)).toFixed(2)}× the per-call ceiling`);
+console.log(`  → batch decisions ${((batch[1]) / (batch[0])).toFixed(2)}× the per-call ceiling`);
 
 // ── leases ────────────────────────────────────────────────────────────────────────────────────
 {
@@ -188,8 +188,8 @@ console.log(`  → batch decisions ${((batch[1] as number) / (batch[0] as number
   let worst = -Infinity;
   for (let a = 0; a < admitted.length; a++) {
     for (let b = a; b < admitted.length; b++) {
-      const span = (stamps[b] as number) - (stamps[a] as number) + 1; // ms, whole readings of Date.now()
-      const over = (prefix[b + 1] as number) - (prefix[a] as number) - (capacity + (rate * span) / 1_000);
+      const span = (stamps[b]) - (stamps[a]) + 1; // ms, whole readings of Date.now()
+      const over = (prefix[b + 1]) - (prefix[a]) - (capacity + (rate * span) / 1_000);
       if (over > worst) worst = over;
     }
   }
@@ -208,9 +208,9 @@ console.log(`  → batch decisions ${((batch[1] as number) / (batch[0] as number
   await slowEngine.addLimit(limitSpec({ name: "r", capacity: RATE, refill: RATE, window: 1_000 }));
   const slowRlf = new RateLimiterRedis({ storeClient: slow, points: RATE, duration: 1, keyPrefix: "rlf" });
   await rounds("A slow Redis: every reply 2 ms late (a loopback proxy), same 50 in flight", [
-    { name: "ceiling: minimal EVALSHA", fn: (i) => slow.evalsha(minimalSha, 1, `m{${names[order[i] as number]}}`, String(RATE), perMs, String(Date.now())) },
-    { name: "tideward checkTokenBucket", fn: (i) => slowEngine.checkTokenBucket(keys[order[i] as number] as QuotaKey, "r", Date.now()) },
-    { name: "rate-limiter-flexible consume", fn: (i) => consume(slowRlf, names[order[i] as number] as string) },
+    { name: "ceiling: minimal EVALSHA", fn: (i) => slow.evalsha(minimalSha, 1, `m{${names[order[i]]}}`, String(RATE), perMs, String(Date.now())) },
+    { name: "tideward checkTokenBucket", fn: (i) => slowEngine.checkTokenBucket(keys[order[i]], "r", Date.now()) },
+    { name: "rate-limiter-flexible consume", fn: (i) => consume(slowRlf, names[order[i]]) },
   ], 10_000);
   slow.disconnect();
   await proxy.stop();
@@ -221,8 +221,8 @@ console.log(`  → batch decisions ${((batch[1] as number) / (batch[0] as number
   await outage.addLimit(limitSpec({ name: "r", capacity: RATE, refill: RATE, window: 1_000 }));
   const downRlf = new RateLimiterRedis({ storeClient: down, points: RATE, duration: 1, keyPrefix: "rlf", rejectIfRedisNotReady: true });
   await rounds("Redis down: the outage mode answers (fallback to a local limiter at a quarter of the rate)", [
-    { name: "tideward checkTokenBucket, path fallback", fn: (i) => outage.checkTokenBucket(keys[order[i] as number] as QuotaKey, "r", Date.now()) },
-    { name: "rate-limiter-flexible consume, rejectIfRedisNotReady", fn: (i) => consume(downRlf, names[order[i] as number] as string) },
+    { name: "tideward checkTokenBucket, path fallback", fn: (i) => outage.checkTokenBucket(keys[order[i]], "r", Date.now()) },
+    { name: "rate-limiter-flexible consume, rejectIfRedisNotReady", fn: (i) => consume(downRlf, names[order[i]]) },
   ]);
 }
 
@@ -258,17 +258,17 @@ const tw = await perKey(
   (from, to) => {
     const now = Date.now();
     const inputs = [];
-    for (let i = from; i < to; i++) inputs.push({ key: keys[i] as QuotaKey, now });
+    for (let i = from; i < to; i++) inputs.push({ key: keys[i], now });
     return memEngine.checkMany("r", inputs);
   },
-  (i) => memEngine.redisKey(keys[i] as QuotaKey, "r"),
+  (i) => memEngine.redisKey(keys[i], "r"),
 );
 const rlfLong = new RateLimiterRedis({ storeClient: redis, points: RATE, duration: 3_600, keyPrefix: "rlf" });
 const rl = await perKey(
   "rate-limiter-flexible (string counter)",
   async (from, to) => {
     const jobs = [];
-    for (let i = from; i < to; i++) jobs.push(consume(rlfLong, names[i] as string));
+    for (let i = from; i < to; i++) jobs.push(consume(rlfLong, names[i]));
     return Promise.all(jobs);
   },
   (i) => `rlf:${names[i]}`,

@@ -215,7 +215,7 @@ export class RedisQuotaEngine implements QuotaStore {
       const hit = denied.get(stateKey, clock, cost);
       if (hit !== undefined) {
         const reset = hit.reset - (clock - hit.at);
-        return Promise.resolve(new RedisVerdict(false, "exhausted", cost, hit.remaining, hit.until - clock, reset > 0 ? reset : 0, rule.traces[kind * 5 + 1] as readonly string[], "cache", undefined));
+        return Promise.resolve(new RedisVerdict(false, "exhausted", cost, hit.remaining, hit.until - clock, reset > 0 ? reset : 0, rule.traces[kind * 5 + 1], "cache", undefined));
       }
     }
     const rid = options?.requestId;
@@ -235,7 +235,7 @@ export class RedisQuotaEngine implements QuotaStore {
       const replayed = reply.charCodeAt(0) === 82; // "R"
       const f = (replayed ? reply.slice(1) : reply).split(",");
       const code = Number(f[4]);
-      const d = this.#verdict(kind, rule, cost, code, num(f[5] as string), num(f[6] as string), num(f[7] as string), "store");
+      const d = this.#verdict(kind, rule, cost, code, num(f[5]), num(f[6]), num(f[7]), "store");
       if (code === 1 && denied.size > 0) denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);
       return d;
     });

@@ -10,7 +10,7 @@ import { CrossSlotError, RedisQuotaEngine, ioredisClient, slotOf } from "@tidewa
 import type { ScriptClient } from "@tideward/redis";
 import { startCluster } from "@tideward/redis/testing";
 import type { RedisCluster } from "@tideward/redis/testing";
-import { withRedis } from "./server";
+import { patient, withRedis } from "./server";
 
 withRedis("a three-node Redis Cluster", () => {
   let cluster: RedisCluster | undefined;
@@ -31,7 +31,7 @@ withRedis("a three-node Redis Cluster", () => {
     client?.disconnect();
     await cluster?.stop();
   });
-  const engine = (policy: ConstructorParameters<typeof RedisQuotaEngine>[1]): RedisQuotaEngine => new RedisQuotaEngine(scripts as ScriptClient, policy);
+  const engine = (policy: ConstructorParameters<typeof RedisQuotaEngine>[1]): RedisQuotaEngine => new RedisQuotaEngine(scripts as ScriptClient, { ...patient, ...policy });
 
   let n = 0;
   // The suite's sets span scopes, so each case's engine keeps its keys on one slot: a tag of its

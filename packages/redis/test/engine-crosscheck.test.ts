@@ -6,7 +6,7 @@ import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
 import type { ChargeKind, QuotaCharge } from "@tideward/quota-engine";
 import { answer } from "@tideward/quota-engine/conformance";
 import { RedisQuotaEngine } from "@tideward/redis";
-import { useRedis, withRedis } from "./server";
+import { useRedis, withRedis, patient } from "./server";
 
 const KINDS: ChargeKind[] = ["bucket", "window", "gcra"];
 const keys = ["alice", "bob", "carol"].map((s) => new QuotaKey("t", s, "api"));
@@ -28,7 +28,7 @@ withRedis("the Redis engine against the in-process engine", () => {
       await fc.assert(
         fc.asyncProperty(specs, fc.array(op, { minLength: 5, maxLength: 40 }), async ([a, b], ops) => {
           const local = new QuotaEngine();
-          const remote = new RedisQuotaEngine(client, { prefix: `x${n++}:` });
+          const remote = new RedisQuotaEngine(client, { ...patient, prefix: `x${n++}:` });
           for (const [i, s] of [a, b].entries()) {
             const spec = limitSpec({ name: `l${i}`, ...s });
             local.addLimit(spec);

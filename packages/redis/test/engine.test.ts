@@ -4,7 +4,7 @@ import { QuotaEngine, QuotaKey, limitSpec, perSecond } from "@tideward/quota-eng
 import type { EvaluationInput } from "@tideward/quota-engine";
 import { answer } from "@tideward/quota-engine/conformance";
 import { CrossSlotError, RedisQuotaEngine, ioredisClient, nodeRedisClient, slotOf } from "@tideward/redis";
-import { safe, useRedis, withRedis } from "./server";
+import { safe, useRedis, withRedis, patient } from "./server";
 
 const alice = new QuotaKey("acme", "alice", "api");
 const bob = new QuotaKey("acme", "bob", "api");
@@ -19,11 +19,11 @@ function disconnected(): Redis {
 describe("configuration and bad input", () => {
   it("policies and clients are checked at construction, naming the field", () => {
     const down = ioredisClient(disconnected());
-    expect(() => new RedisQuotaEngine(down, { timout: 5 } as never)).toThrow('RedisQuotaEngine has no option "timout"; did you mean "timeout"?');
-    expect(() => new RedisQuotaEngine(down, { prefix: "a{b" })).toThrow(TypeError);
-    expect(() => new RedisQuotaEngine(down, { timeout: 0 })).toThrow(RangeError);
-    expect(() => new RedisQuotaEngine(down, { outage: "maybe" as never })).toThrow('RedisQuotaEngine outage must be "fallback", "open" or "closed", got "maybe"');
-    expect(() => new RedisQuotaEngine(down, { instances: 1.5 })).toThrow(RangeError);
+    expect(() => new RedisQuotaEngine(down, { ...patient, timout: 5 } as never)).toThrow('RedisQuotaEngine has no option "timout"; did you mean "timeout"?');
+    expect(() => new RedisQuotaEngine(down, { ...patient, prefix: "a{b" })).toThrow(TypeError);
+    expect(() => new RedisQuotaEngine(down, { ...patient, timeout: 0 })).toThrow(RangeError);
+    expect(() => new RedisQuotaEngine(down, { ...patient, outage: "maybe" as never })).toThrow('RedisQuotaEngine outage must be "fallback", "open" or "closed", got "maybe"');
+    expect(() => new RedisQuotaEngine(down, { ...patient, instances: 1.5 })).toThrow(RangeError);
     expect(() => new RedisQuotaEngine(null as never)).toThrow(TypeError);
     expect(() => ioredisClient(new Redis({ lazyConnect: true }))).toThrow("enableOfflineQueue: false");
     expect(() => ioredisClient(new Redis({ lazyConnect: true, enableOfflineQueue: false }))).toThrow("autoResendUnfulfilledCommands: false");
@@ -76,7 +76,7 @@ withRedis("the engine on a real Redis", () => {
   const redis = useRedis();
 
   it("a charge set whose keys cannot share a cluster slot is refused before anything is sent, naming them", async () => {
-    const engine = new RedisQuotaEngine(await redis.ioredis(), { prefix: "x:" });
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "x:" });
     await engine.addLimit(perSecond("r", 5));
     const scripts = async (): Promise<number> => {
       const line = (await redis.server().command("INFO", "commandstats")).split("\n").find((l) => l.startsWith("cmdstat_evalsha:"));
@@ -98,7 +98,7 @@ withRedis("the engine on a real Redis", () => {
   });
 
   it("fractions come back exact (as strings), never truncated", async () => {
-    const engine = new RedisQuotaEngine(await redis.ioredis(), { prefix: "frac:" });
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "frac:" });
     await engine.addLimit(limitSpec({ name: "r", capacity: 3, refill: 3, window: 1_000 }));
     for (let i = 0; i < 3; i++) await engine.checkTokenBucket(alice, "r", 0.25);
     const d = await engine.checkTokenBucket(alice, "r", 0.25);
@@ -110,7 +110,7 @@ withRedis("the engine on a real Redis", () => {
   });
 
   it("shadow mode decides and reports, never refuses", async () => {
-    const engine = new RedisQuotaEngine(await redis.ioredis(), { prefix: "shadow:" });
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "shadow:" });
     await engine.addLimit(perSecond("enforced", 10));
     await engine.addLimit(perSecond("trial", 2), { shadow: true });
     const got = [];
@@ -127,7 +127,7 @@ withRedis("the engine on a real Redis", () => {
   });
 
   it("the denied-key cache answers a refused key locally until its retryAfter, and is bounded", async () => {
-    const engine = new RedisQuotaEngine(await redis.ioredis(), { prefix: "deny:", deniedCache: 2 });
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "deny:", deniedCache: 2 });
     await engine.addLimit(limitSpec({ name: "r", capacity: 1, refill: 1, window: 1_000 }));
     expect((await engine.checkTokenBucket(alice, "r", 0)).path).toBe("store");
     const refused = await engine.checkTokenBucket(alice, "r", 0);
@@ -147,8 +147,8 @@ withRedis("the engine on a real Redis", () => {
 
   it("with the server's clock, callers whose clocks disagree by an hour decide alike", async () => {
     const client = await redis.ioredis();
-    const east = new RedisQuotaEngine(client, { prefix: "time:", clock: "redis" });
-    const west = new RedisQuotaEngine(client, { prefix: "time:", clock: "redis" });
+    const east = new RedisQuotaEngine(client, { ...patient, prefix: "time:", clock: "redis" });
+    const west = new RedisQuotaEngine(client, { ...patient, prefix: "time:", clock: "redis" });
     for (const e of [east, west]) await e.addLimit(limitSpec({ name: "r", capacity: 4, refill: 1, window: 60_000 }));
     const now = Date.now();
     const got = [];
@@ -163,7 +163,7 @@ withRedis("the engine on a real Redis", () => {
   });
 
   it("idle keys expire when their state would be a fresh key's again", async () => {
-    const engine = new RedisQuotaEngine(await redis.ioredis(), { prefix: "ttl:", expiryMargin: 0 });
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "ttl:", expiryMargin: 0 });
     await engine.addLimit(limitSpec({ name: "r", capacity: 10, refill: 10, window: 1_000, burst: 4 }));
     const direct = await redis.raw();
     await engine.checkTokenBucket(alice, "r", 0, 3); // 300 ms to refill
@@ -178,7 +178,7 @@ withRedis("the engine on a real Redis", () => {
     expect(g).toBeGreaterThan(150);
     expect(g).toBeLessThanOrEqual(202);
     // The default margin keeps a key a second longer: late costs memory, early would over-admit.
-    const padded = new RedisQuotaEngine(await redis.ioredis(), { prefix: "ttl2:" });
+    const padded = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "ttl2:" });
     await padded.addLimit(limitSpec({ name: "r", capacity: 10, refill: 10, window: 1_000 }));
     await padded.checkTokenBucket(alice, "r", 0, 3);
     const late = await direct.pttl(padded.redisKey(alice, "r"));
@@ -192,7 +192,7 @@ withRedis("the engine on a real Redis", () => {
     const inputs: EvaluationInput[] = [];
     for (let i = 0; i < 600; i++) inputs.push({ key: new QuotaKey("acme", `u${i % 7}`, "api"), now: 1_700_000_000_000 + i * 13.7, cost: 1 + (i % 3) });
     for (const kind of ["bucket", "window", "gcra"] as const) {
-      const engine = new RedisQuotaEngine(client, { prefix: `batch-${kind}:` });
+      const engine = new RedisQuotaEngine(client, { ...patient, prefix: `batch-${kind}:` });
       const local = new QuotaEngine();
       await engine.addLimit(spec);
       local.addLimit(spec);

@@ -1,7 +1,7 @@
 import { expect, it } from "vitest";
 import { QuotaKey, limitSpec } from "@tideward/quota-engine";
 import { RedisQuotaEngine } from "@tideward/redis";
-import { useRedis, withRedis } from "./server";
+import { useRedis, withRedis, patient } from "./server";
 
 const key = new QuotaKey("acme", "*", "api");
 
@@ -9,7 +9,7 @@ withRedis("leases", () => {
   const redis = useRedis();
 
   it("spends a slice locally and gives back what is unused; the bucket never mints", async () => {
-    const engine = new RedisQuotaEngine(await redis.ioredis(), { prefix: "lease1:" });
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "lease1:" });
     await engine.addLimit(limitSpec({ name: "r", capacity: 50, refill: 1, window: 3_600_000 }));
     const lease = engine.lease(key, "r", { slice: 20, refillAt: 0 });
     expect(await lease.fill(0)).toBe(20);
@@ -26,7 +26,7 @@ withRedis("leases", () => {
   });
 
   it("a fleet of leases over-admits at most slice × instances over any stretch, and nothing from a standing start", async () => {
-    const engine = new RedisQuotaEngine(await redis.ioredis(), { prefix: "lease2:" });
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "lease2:" });
     const capacity = 50;
     const rate = 1_000; // a second
     await engine.addLimit(limitSpec({ name: "r", capacity, refill: rate, window: 1_000 }));

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { expect, it } from "vitest";
 import { Bucket, Gcra, Period, Sliding } from "@tideward/limiters";
 import { RedisBucket, RedisGcra, RedisPeriod, RedisSliding } from "@tideward/redis";
-import { useRedis, withRedis } from "./server";
+import { useRedis, withRedis, patient } from "./server";
 
 const ORIGINS = [0, 1_700_000_000_000.25];
 // A walk of clock readings: mostly forward by fractions of a period, sometimes back a little.
@@ -21,7 +21,7 @@ withRedis("Redis limiters against the in-process ones", () => {
       await fc.assert(
         fc.asyncProperty(fc.double({ min: 0.5, max: 200, noNaN: true }), fc.double({ min: 1, max: 20, noNaN: true }), steps, async (rate, burst, walk) => {
           const id = `b${n++}`;
-          const remote = new RedisBucket(client, "p", rate, { burst });
+          const remote = new RedisBucket(client, "p", rate, { ...patient, burst });
           const local = new Bucket(rate, { burst, now: origin });
           let now = origin;
           // A Redis bucket is fresh (full) at its first reading, so the local one starts there; and
@@ -47,7 +47,7 @@ withRedis("Redis limiters against the in-process ones", () => {
       await fc.assert(
         fc.asyncProperty(fc.double({ min: 0.5, max: 200, noNaN: true }), fc.double({ min: 1, max: 20, noNaN: true }), steps, async (rate, burst, walk) => {
           const id = `g${n++}`;
-          const remote = new RedisGcra(client, "p", rate, { burst });
+          const remote = new RedisGcra(client, "p", rate, { ...patient, burst });
           const local = new Gcra(rate, { burst });
           let now = origin;
           for (const [dt, op, cost] of walk) {
@@ -69,7 +69,7 @@ withRedis("Redis limiters against the in-process ones", () => {
       await fc.assert(
         fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.double({ min: 50, max: 2_000, noNaN: true }), fc.boolean(), steps, async (quota, period, align, walk) => {
           const id = `p${n++}`;
-          const remote = new RedisPeriod(client, "p", quota, period, { align });
+          const remote = new RedisPeriod(client, "p", quota, period, { ...patient, align });
           const local = new Period(quota, period, { align });
           let now = origin;
           for (const [dt, op] of walk) {
@@ -90,7 +90,7 @@ withRedis("Redis limiters against the in-process ones", () => {
       await fc.assert(
         fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.double({ min: 50, max: 2_000, noNaN: true }), steps, async (quota, window, walk) => {
           const id = `s${n++}`;
-          const remote = new RedisSliding(client, "p", quota, window);
+          const remote = new RedisSliding(client, "p", quota, window, patient);
           const local = new Sliding(quota, window);
           let now = origin;
           for (const [dt, op] of walk) {
@@ -110,7 +110,7 @@ withRedis("Redis limiters against the in-process ones", () => {
   it("a late reading never moves a bucket back in time: it stands still at the stored reading", async () => {
     const client = await redis.ioredis();
     for (const origin of ORIGINS) {
-      const remote = new RedisBucket(client, "late", 10, { burst: 2 });
+      const remote = new RedisBucket(client, "late", 10, { ...patient, burst: 2 });
       const id = `late${n++}`;
       expect([await remote.take(id, origin + 1_000), await remote.take(id, origin + 1_000)]).toEqual([true, true]);
       // A writer 5 s behind: were it believed, the bucket would have refilled from 5 s earlier.
@@ -122,12 +122,12 @@ withRedis("Redis limiters against the in-process ones", () => {
 
   it("node-redis drives the same limiters", async () => {
     const client = await redis.nodeRedis();
-    const remote = new RedisBucket(client, "nr", 10, { burst: 3 });
+    const remote = new RedisBucket(client, "nr", 10, { ...patient, burst: 3 });
     const got = [];
     for (let i = 0; i < 4; i++) got.push(await remote.take("alice", 1_000));
     expect(got).toEqual([true, true, true, false]);
     expect(await remote.next("alice", 1_000)).toBe(100);
-    const window = new RedisSliding(client, "nr", 2, 1_000);
+    const window = new RedisSliding(client, "nr", 2, 1_000, patient);
     expect([await window.take("a", 0), await window.take("a", 10), await window.take("a", 500), await window.next("a", 500)]).toEqual([true, true, false, 500]);
   });
 });

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { QuotaKey, perSecond } from "@tideward/quota-engine";
 import { RedisQuotaEngine, scripts } from "@tideward/redis";
 import type { LuaScript } from "@tideward/redis";
-import { useRedis, withRedis } from "./server";
+import { useRedis, withRedis, patient } from "./server";
 
 const dir = join(import.meta.dirname, "..", "src", "lua");
 const embedded = Object.values(scripts).filter((s): s is LuaScript => typeof s === "object");
@@ -41,7 +41,7 @@ withRedis("scripts on a real Redis", () => {
   });
 
   it("after SCRIPT FLUSH the next call falls back to EVAL and stays on the store path", async () => {
-    const engine = new RedisQuotaEngine(await redis.ioredis(), { prefix: "flush:" });
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "flush:" });
     await engine.addLimit(perSecond("r", 3));
     const alice = new QuotaKey("t", "alice", "api");
     expect((await engine.checkTokenBucket(alice, "r", 0)).path).toBe("store");

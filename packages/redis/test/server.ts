@@ -77,3 +77,9 @@ export function useRedis(): { server: () => RedisServer; ioredis: (extra?: Redis
     },
   };
 }
+
+/**
+ * A per-call timeout for tests that are not about timeouts: on a loaded machine (verify runs
+ * every package at once) the default 250 ms can pass, and the outage mode would answer.
+ */
+export const patient = { timeout: 5_000 } as const;

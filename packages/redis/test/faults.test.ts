@@ -76,9 +76,10 @@ withRedis("faults", () => {
     const paths: { at: number; path: Path; took: number }[] = [];
     const t0 = performance.now();
     let phase = "before";
+    let stop = false;
     const caller = async (i: number): Promise<void> => {
       const key = new QuotaKey("acme", `u${i}`, "api");
-      while (performance.now() - t0 < 2_500) {
+      while (!stop) {
         const start = performance.now();
         const d: RedisDecision = await engine.checkTokenBucket(key, "r", Date.now());
         paths.push({ at: start - t0, path: d.path, took: performance.now() - start });
@@ -95,6 +96,8 @@ withRedis("faults", () => {
     await server.restart();
     const restartedAt = performance.now() - t0;
     phase = "after";
+    await sleep(2_000);
+    stop = true;
     await run;
     const during = paths.filter((p) => p.at > killedAt + timeout && p.at < restartedAt);
     // Before the kill, Redis answered (on a loaded machine a few calls may time out: indeterminate).
@@ -109,7 +112,7 @@ withRedis("faults", () => {
     expect(during.filter((p) => p.took < 20).length / during.length).toBeGreaterThan(0.9);
     // The store path resumed after the restart.
     expect(paths.some((p) => p.at > restartedAt && p.path === "store")).toBe(true);
-    const late = paths.filter((p) => p.at > restartedAt + 1_200);
+    const late = paths.filter((p) => p.at > restartedAt + 1_000);
     expect(late.filter((p) => p.path === "store").length / late.length).toBeGreaterThan(0.5);
   }, 20_000);
 

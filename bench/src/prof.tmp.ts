@@ -1,0 +1,16 @@
+import Redis from "ioredis";
+import { QuotaKey, limitSpec } from "@tideward/quota-engine";
+import { RedisQuotaEngine, ioredisClient } from "@tideward/redis";
+import { startRedis } from "@tideward/redis/testing";
+const server = await startRedis();
+const redis = new Redis({ port: server.port, enableOfflineQueue: false, autoResendUnfulfilledCommands: false, lazyConnect: true });
+await redis.connect();
+const engine = new RedisQuotaEngine(ioredisClient(redis), { prefix: "tw:" });
+await engine.addLimit(limitSpec({ name: "r", capacity: 100, refill: 100, window: 1000 }));
+const keys = Array.from({ length: 200000 }, (_, i) => new QuotaKey(`t${i % 1000}`, `u${i}`, "r"));
+const mode = process.argv[2];
+let next = 0; const calls = 200000;
+const t = performance.now();
+await Promise.all(Array.from({ length: 50 }, async () => { while (next < calls) { const i = next++; await (mode === "raw" ? redis.evalsha("x", 0).catch(() => 0) : engine.checkTokenBucket(keys[i]!, "r", Date.now())); } }));
+console.log(mode, Math.round(calls / ((performance.now() - t) / 1000)), process.cpuUsage());
+redis.disconnect(); await server.stop();

@@ -75,24 +75,6 @@ local function fmt(x)
   return format('%.17g', x)
 end
 
--- Whole units a bucket holding `x` gives, forgiving the slack; time until it is full.
-local function bucketWhole(x, slack, cap)
-  local n = floor(x + slack)
-  if n < 0 then return 0 elseif n > cap then return cap end
-  return n
-end
-local function untilFull(x, slack, cap, interval)
-  local missing = cap - x
-  if missing > slack then return missing * interval end
-  return 0
-end
--- Whole units GCRA admits back to back, `behind` ms behind its TAT.
-local function gcraWhole(behind, slack, burst, interval)
-  local n = floor(burst - (behind - slack) / interval)
-  if n < 0 then return 0 elseif n > burst then return burst end
-  return n
-end
-
 -- One algorithm step on (a, b) at t for cost; returns code, new a, new b, remaining, retry, reset.
 -- Codes: 0 ok, 1 exhausted, 2 too_large.
 local function step(kind, a, b, t, cost, cap, refill, width, burst, align)
@@ -105,14 +87,25 @@ local function step(kind, a, b, t, cost, cap, refill, width, burst, align)
       tokens = tokens + (t - b) * (refill / width)
       if tokens > cap then tokens = cap end
     end
+    -- x: the tokens after the step (taken, or not); whole units and the time until full follow.
+    local code, x, retry = 0, tokens, 0
     if cost <= cap and tokens + slack >= cost then
-      local left = tokens - cost
+      x = tokens - cost
+    elseif cost > cap then
+      code, retry = 2, INF
+    else
+      code, retry = 1, (cost - tokens) * interval
+    end
+    local n = floor(x + slack)
+    if n < 0 then n = 0 elseif n > cap then n = cap end
+    local reset = 0
+    if cap - x > slack then reset = (cap - x) * interval end
+    if code == 0 then
       local at = b
       if t > b then at = t end
-      return 0, left, at, bucketWhole(left, slack, cap), 0, untilFull(left, slack, cap, interval)
+      return 0, x, at, n, 0, reset
     end
-    if cost > cap then return 2, a, b, bucketWhole(tokens, slack, cap), INF, untilFull(tokens, slack, cap, interval) end
-    return 1, a, b, bucketWhole(tokens, slack, cap), (cost - tokens) * interval, untilFull(tokens, slack, cap, interval)
+    return code, a, b, n, retry, reset
   elseif kind == 1 then
     if a == nil then a, b = -INF, 0 end
     local open = t < a
@@ -142,11 +135,16 @@ local function step(kind, a, b, t, cost, cap, refill, width, burst, align)
     local base = a
     if t > a then base = t end
     local nxt = base + cost * interval
-    if cost <= burst and nxt - t <= tau + slack then
-      return 0, nxt, 0, gcraWhole(nxt - t, slack, burst, interval), 0, nxt - t
+    local code, behind, retry = 0, nxt - t, 0
+    if not (cost <= burst and nxt - t <= tau + slack) then
+      behind = base - t
+      if cost > burst then code, retry = 2, INF else code, retry = 1, nxt - t - tau end
     end
-    if cost > burst then return 2, a, b, gcraWhole(base - t, slack, burst, interval), INF, base - t end
-    return 1, a, b, gcraWhole(base - t, slack, burst, interval), nxt - t - tau, base - t
+    -- Whole units that would pass back to back, `behind` ms behind the TAT.
+    local n = floor(burst - (behind - slack) / interval)
+    if n < 0 then n = 0 elseif n > burst then n = burst end
+    if code == 0 then return 0, nxt, 0, n, 0, behind end
+    return code, a, b, n, retry, behind
   end
 end
 

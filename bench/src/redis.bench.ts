@@ -273,8 +273,24 @@ const rl = await perKey(
   },
   (i) => `rlf:${names[i]}`,
 );
+// The same state under a short key name (one tag for the engine, one-character scope and resource):
+// what a bucket costs when the name is not the larger part.
+const shortEngine = new RedisQuotaEngine(ioredisClient(redis), { prefix: "", hashTag: () => "a", expiryMargin: 3_600_000, timeout: 30_000 });
+await shortEngine.addLimit(limitSpec({ name: "r", capacity: RATE, refill: 1, window: 3_600_000 }));
+const shortKeys = Array.from({ length: N }, (_, i) => new QuotaKey("a", String(i), "r"));
+const short = await perKey(
+  "tideward bucket, short key names",
+  (from, to) => {
+    const now = Date.now();
+    const inputs = [];
+    for (let i = from; i < to; i++) inputs.push({ key: shortKeys[i], now });
+    return shortEngine.checkMany("r", inputs);
+  },
+  (i) => shortEngine.redisKey(shortKeys[i], "r"),
+);
 console.log(`  → tideward ${tw.usage.toFixed(0)} B a key by MEMORY USAGE (target ≤ 110), ${tw.info.toFixed(0)} B by INFO; rate-limiter-flexible ${rl.usage.toFixed(0)} and ${rl.info.toFixed(0)}`);
-console.log(`  (key names: tideward "{u123456}b1:r1:t4567:u1234561:r", rlf "rlf:u123456"; INFO includes the expiry entry and dict slots every key pays)`);
+console.log(`  → with short names ("{a}b1:r1:a6:1234561:r") tideward ${short.usage.toFixed(0)} B by MEMORY USAGE, ${short.info.toFixed(0)} B by INFO`);
+console.log(`  (key names: tideward "{u123456}b1:r5:t4567:u1234561:r", rlf "rlf:u123456"; INFO includes the expiry entry and dict slots every key pays)`);
 
 redis.disconnect();
 await server.stop();

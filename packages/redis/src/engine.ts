@@ -79,6 +79,8 @@ interface Rule {
   readonly args: readonly string[];
   /** The whole argument list of a one-charge call, per kind, with the clock and cost to fill in. */
   readonly single: readonly (readonly string[])[];
+  /** The short form's tail for a bucket: capacity, refill, window, margin. */
+  readonly bucket: readonly string[];
   readonly traces: readonly (readonly string[])[];
 }
 
@@ -151,7 +153,8 @@ export class RedisQuotaEngine implements QuotaStore {
       const args = [String(s.capacity), String(s.refill), String(s.window), String(s.burst), s.align ? "1" : "0"];
       const traces = KINDS.map((kind) => ["ok", "exhausted", "too_large", "unknown_limit", "not_committed"].map((r) => Object.freeze([`${kind} ${s.name}: ${r}`])));
       const single = [0, 1, 2].map((kind) => ["", "c", "0", "1", this.#margin, String(kind), "1", "1", ...args, "", shadow ? "1" : "0"]);
-      this.#rules.set(s.name, { spec: s, shadow, args, single, traces: traces.flat() });
+      const bucket = [String(s.capacity), String(s.refill), String(s.window), this.#margin];
+      this.#rules.set(s.name, { spec: s, shadow, args, single, bucket, traces: traces.flat() });
       this.#fallback.add(s);
     }
     return Promise.resolve(result);
@@ -219,6 +222,18 @@ export class RedisQuotaEngine implements QuotaStore {
       }
     }
     const rid = options?.requestId;
+    if (kind === 0 && rid === undefined && !this.#serverClock) {
+      // The short form of the hot path: one bucket, the caller's clock, no request id.
+      const args = [String(now), cost === 1 ? "1" : String(cost), ...rule.bucket];
+      return this.#runner.run(quota, [stateKey], args).then((outcome) => {
+        if (outcome.status !== ANSWERED) return this.#outageSingle(outcome, kind, key, rule, now, cost);
+        const f = (outcome.reply as string).split(",");
+        const code = Number(f[0]);
+        const d = this.#verdict(0, rule, cost, code, Number(f[1]), num(f[2]), num(f[3]), "store");
+        if (code === 1 && denied.size > 0) denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);
+        return d;
+      });
+    }
     // The one-charge arguments are a template per kind; only the clock and the cost vary.
     const args = (rule.single[kind] as string[]).slice();
     if (!this.#serverClock) args[0] = String(now);

@@ -15,16 +15,20 @@
 --
 -- The arithmetic is the in-process engine's, operation for operation (IEEE doubles both), so the
 -- two decide alike. Numbers that may be fractions go back as strings: Redis truncates Lua numbers.
--- The reply is one string: allowed, failedIndex, set retryAfter, t, replayed, then per charge
--- code, remaining, retryAfter, resetAfter; comma-separated.
+-- The reply is one string: allowed, failedIndex, set retryAfter, t, then per charge code,
+-- remaining, retryAfter, resetAfter; comma-separated.
+--
+-- One token-bucket charge on the caller's clock with no request id, the hot path, has a short
+-- form of its own: KEYS[1] the bucket, ARGV = now, cost, capacity, refill, window (ms), margin;
+-- the reply is code, remaining, retryAfter, resetAfter.
 
 -- One token-bucket charge with no request id, the hot path, written out inline ahead of every
 -- definition below (in a script, defining a function costs about what this whole check does).
 -- The same arithmetic as `step`'s bucket branch; both are pinned to the in-process engine.
-if ARGV[4] == '1' and ARGV[6] == '0' and ARGV[2] == 'c' and ARGV[3] == '0' and ARGV[1] ~= '' then
+if #ARGV == 6 then
   local floor = math.floor
   local key = KEYS[1]
-  local now, cost, cap, refill, width = tonumber(ARGV[1]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+  local now, cost, cap, refill, width = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
   local v = redis.call('HMGET', key, 'a', 'b')
   local tokens, at = cap, now
   if v[1] then tokens, at = tonumber(v[1]), tonumber(v[2]) end
@@ -54,11 +58,10 @@ if ARGV[4] == '1' and ARGV[6] == '0' and ARGV[2] == 'c' and ARGV[3] == '0' and A
     if a ~= floor(a) or a >= 1e14 or a <= -1e14 then a = string.format('%.17g', a) end
     if b ~= floor(b) or b >= 1e14 or b <= -1e14 then b = string.format('%.17g', b) end
     redis.call('HSET', key, 'a', a, 'b', b)
-    redis.call('PEXPIRE', key, floor(reset + tonumber(ARGV[5])) + 1)
+    redis.call('PEXPIRE', key, floor(reset + tonumber(ARGV[6])) + 1)
   end
   if reset ~= floor(reset) or reset >= 1e14 or reset <= -1e14 then reset = string.format('%.17g', reset) end
-  if t ~= floor(t) or t >= 1e14 or t <= -1e14 then t = string.format('%.17g', t) end
-  return '0,0,0,' .. t .. ',' .. code .. ',' .. n .. ',' .. retry .. ',' .. reset
+  return code .. ',' .. n .. ',' .. retry .. ',' .. reset
 end
 
 local SLACK = 1e-9

@@ -412,7 +412,10 @@ export class RedisQuotaEngine implements QuotaStore {
   #outageAtomic(outcome: Outcome, charges: readonly QuotaCharge[], kinds: readonly number[], rules: readonly (Rule | undefined)[], now: number, commit: boolean): RedisAtomicReport {
     const path = this.#outagePath(outcome);
     const report = this.#fallback.atomic(charges, kinds, now, commit);
-    const decisions = report.decisions.map((d, i) => this.#fromLocal(d, rules[i] as Rule, path));
+    const decisions = report.decisions.map((d, i) => {
+      const rule = rules[i];
+      return rule === undefined ? new RedisVerdict(d.allowed, d.reason, d.cost, d.remaining, d.retryAfter, d.resetAfter, d.trace, path, undefined) : this.#fromLocal(d, rule, path);
+    });
     return { ...report, decisions, path, replayed: false };
   }
 

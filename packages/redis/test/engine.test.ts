@@ -54,6 +54,9 @@ describe("outage modes (nothing sent while the connection is down)", () => {
       expect(got.map((d) => d.path)).toEqual([outage, outage, outage]);
       const set = await engine.checkAtomic([{ key: alice, limit: "r", cost: 1 }], 0);
       expect([set.path, set.committed]).toEqual([outage, outage === "open"]);
+      // A set naming an unknown limit is still answered, never thrown.
+      const odd = await engine.checkAtomic([{ key: alice, limit: "r", cost: 1 }, { key: alice, limit: "nope", cost: 1 }], 0);
+      expect(odd.decisions.map((d) => d.path)).toEqual([outage, outage]);
     });
   }
 

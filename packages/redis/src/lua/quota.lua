@@ -26,10 +26,10 @@
 -- definition below (in a script, defining a function costs about what this whole check does).
 -- The same arithmetic as `step`'s bucket branch; both are pinned to the in-process engine.
 if #ARGV == 6 then
-  local floor = math.floor
+  local floor, format, tonumber, call, ARGV = math.floor, string.format, tonumber, redis.call, ARGV
   local key = KEYS[1]
   local now, cost, cap, refill, width = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-  local v = redis.call('HMGET', key, 'a', 'b')
+  local v = call('HMGET', key, 'a', 'b')
   local tokens, at = cap, now
   if v[1] then tokens, at = tonumber(v[1]), tonumber(v[2]) end
   local t = now
@@ -40,28 +40,26 @@ if #ARGV == 6 then
   end
   local slack = cap * 1e-9
   local interval = width / refill
-  local code, x, retry = 0, tokens, 0
+  local code, x, retry = '0', tokens, '0'
   if cost <= cap and tokens + slack >= cost then
     x = tokens - cost
   elseif cost > cap then
-    code, retry = 2, 'inf'
+    code, retry = '2', 'inf'
   else
-    code, retry = 1, (cost - tokens) * interval
-    if retry ~= floor(retry) or retry >= 1e14 or retry <= -1e14 then retry = string.format('%.17g', retry) end
+    code, retry = '1', (cost - tokens) * interval
+    if retry ~= floor(retry) or retry >= 1e15 or retry <= -1e15 then retry = format('%.17g', retry) else retry = format('%d', retry) end
   end
   local n = floor(x + slack)
   if n < 0 then n = 0 elseif n > cap then n = cap end
   local reset = 0
   if cap - x > slack then reset = (cap - x) * interval end
-  if code == 0 then
-    local a, b = x, t
-    if a ~= floor(a) or a >= 1e14 or a <= -1e14 then a = string.format('%.17g', a) end
-    if b ~= floor(b) or b >= 1e14 or b <= -1e14 then b = string.format('%.17g', b) end
-    redis.call('HSET', key, 'a', a, 'b', b)
-    redis.call('PEXPIRE', key, floor(reset + tonumber(ARGV[6])) + 1)
+  if code == '0' then
+    -- Redis writes a Lua number argument in full (shortest round-trip digits): exact, and cheap.
+    call('HSET', key, 'a', x, 'b', t)
+    call('PEXPIRE', key, floor(reset + tonumber(ARGV[6])) + 1)
   end
-  if reset ~= floor(reset) or reset >= 1e14 or reset <= -1e14 then reset = string.format('%.17g', reset) end
-  return code .. ',' .. n .. ',' .. retry .. ',' .. reset
+  if reset ~= floor(reset) or reset >= 1e15 or reset <= -1e15 then reset = format('%.17g', reset) else reset = format('%d', reset) end
+  return code .. ',' .. format('%d', n) .. ',' .. retry .. ',' .. reset
 end
 
 local SLACK = 1e-9
@@ -69,10 +67,10 @@ local INF = math.huge
 local floor, format, tonumber, call = math.floor, string.format, tonumber, redis.call
 local ARGV, KEYS = ARGV, KEYS
 
--- Exact: 17 significant digits read back as the same double. A whole number below 1e14 is
--- returned as it is (Lua prints it exactly, and Redis takes it as an integer argument).
+-- Exact: 17 significant digits read back as the same double; a whole number below 1e15 as an
+-- integer (printed by '%d', several times cheaper in Redis's Lua than '%.17g' or `..`).
 local function fmt(x)
-  if x == floor(x) and x > -1e14 and x < 1e14 then return x end
+  if x == floor(x) and x > -1e15 and x < 1e15 then return format('%d', x) end
   if x == INF then return 'inf' end
   if x == -INF then return '-inf' end
   return format('%.17g', x)
@@ -188,9 +186,9 @@ if m == 1 and mode == 'c' and rid == nil then
   local allowed = '1,-1,0,'
   if code == 0 then
     if kind == 2 then
-      call('HSET', key, 'a', fmt(na))
+      call('HSET', key, 'a', na)
     else
-      call('HSET', key, 'a', fmt(na), 'b', fmt(nb))
+      call('HSET', key, 'a', na, 'b', nb)
     end
     call('PEXPIRE', key, floor(reset + tonumber(ARGV[5])) + 1)
   else
@@ -287,10 +285,11 @@ local commit = mode == 's' or (mode == 'c' and failed < 0)
 if commit then
   for i = 1, nkeys do
     local kind = dirty[i]
+    -- Numbers as arguments: Redis writes them in full (shortest round-trip digits), exact.
     if kind == 2 then
-      call('HSET', KEYS[i], 'a', fmt(sa[i]))
+      call('HSET', KEYS[i], 'a', sa[i])
     elseif kind ~= nil then
-      call('HSET', KEYS[i], 'a', fmt(sa[i]), 'b', fmt(sb[i]))
+      call('HSET', KEYS[i], 'a', sa[i], 'b', sb[i])
     end
     -- Expire once the state would be a fresh key's again (bucket full, window closed, GCRA at
     -- rest), late by the margin rather than early: early would admit what a kept key refuses.

@@ -107,6 +107,38 @@ withRedis("Redis limiters against the in-process ones", () => {
     });
   }
 
+  for (const origin of ORIGINS) {
+    it(`invariants on their own: a bucket never admits past burst + rate · elapsed, a sliding window never holds more than its quota (origin ${origin})`, async () => {
+      const client = await redis.ioredis();
+      await fc.assert(
+        fc.asyncProperty(fc.double({ min: 1, max: 100, noNaN: true }), fc.integer({ min: 1, max: 5 }), fc.array(fc.double({ min: 0, max: 80, noNaN: true }), { minLength: 10, maxLength: 60 }), async (rate, quota, gaps) => {
+          const bucket = new RedisBucket(client, "inv", rate, { ...patient, burst: quota });
+          const window = new RedisSliding(client, "inv", quota, 200, patient);
+          const id = `inv${n++}`;
+          let now = origin;
+          const taken: number[] = [];
+          const stamps: number[] = [];
+          for (const gap of gaps) {
+            now += gap;
+            if (await bucket.take(id, now)) taken.push(now);
+            if (await window.take(id, now)) stamps.push(now);
+          }
+          for (let a = 0; a < taken.length; a++) {
+            for (let b = a; b < taken.length; b++) {
+              const elapsed = (taken[b]) - (taken[a]);
+              expect(b - a + 1).toBeLessThanOrEqual(quota + (rate * elapsed) / 1_000 + quota * 1e-9 + 1e-9);
+            }
+          }
+          for (let a = 0; a < stamps.length; a++) {
+            const inside = stamps.filter((x) => x >= (stamps[a]) && x < (stamps[a]) + 200).length;
+            expect(inside).toBeLessThanOrEqual(quota);
+          }
+        }),
+        runs,
+      );
+    });
+  }
+
   it("a late reading never moves a bucket back in time: it stands still at the stored reading", async () => {
     const client = await redis.ioredis();
     for (const origin of ORIGINS) {

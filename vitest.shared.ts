@@ -10,5 +10,9 @@ export default defineConfig({
     reporters: ["default", "json"],
     outputFile: { json: ".reports/vitest.json" },
     typecheck: { enabled: false },
+    // Tests assert behaviour, never speed (benchmarks do that): on two busy cores a property test
+    // that takes 0.3 s alone can take ten times that while turbo runs every suite at once.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
   },
 });

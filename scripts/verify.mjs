@@ -11,7 +11,9 @@ const workspaces = ["packages", "apps", "bench"].flatMap((group) => {
   if (group === "bench") return [dir];
   return existsSync(dir) ? readdirSync(dir).map((name) => join(dir, name)) : [];
 });
-const reports = workspaces.map((dir) => join(dir, ".reports", "vitest.json"));
+// Each vitest run of a workspace writes its own JSON report (vitest.json; the playground's page
+// tests write web.json).
+const reports = workspaces.flatMap((dir) => ["vitest.json", "web.json"].map((name) => join(dir, ".reports", name)));
 for (const report of reports) rmSync(report, { force: true });
 
 const run = (tasks) =>
@@ -24,7 +26,9 @@ const run = (tasks) =>
 // they run second, alone, so that lint, typechecks and other suites do not starve them.
 const first = run(["lint", "typecheck", "test", "check:package", "lint:root", "typecheck:root"]);
 const second = run(["test:examples"]);
-const turbo = { status: first === 0 && second === 0 ? 0 : 1 };
+// The page tests build the playground and drive Chromium: alone too, after the examples.
+const third = run(["test:web"]);
+const turbo = { status: first === 0 && second === 0 && third === 0 ? 0 : 1 };
 
 let passed = 0;
 let failed = 0;

@@ -35,17 +35,17 @@ async function outage(budget?: RetryBudget): Promise<number> {
 
 /** Returns the lines this example prints, so a test can check them. */
 export async function main(): Promise<string[]> {
-  const lines = [`${CLIENTS} clients fail at t = 0 and retry after a 1 s ceiling; the busiest 10 ms slot holds:`];
+  const lines = [`${CLIENTS} clients fail at t = 0 and retry once, within a 1 s ceiling; retries landing in the busiest 10 ms, by jitter:`];
   for (const [name, jitter] of [
     ["rigid", Jitter.rigid],
     ["full", Jitter.full],
     ["equal", Jitter.equal],
     ["spread(0.2)", Jitter.spread(0.2)],
   ] as const) {
-    lines.push(`  ${name.padEnd(12)} ${peak(jitter)}`);
+    lines.push(`  ${`${name}:`.padEnd(13)} ${peak(jitter)} of ${CLIENTS} retries`);
   }
-  lines.push(`an outage, four attempts per client:`);
-  lines.push(`  no budget     ${await outage()} calls`);
-  lines.push(`  budget 0.2    ${await outage(new RetryBudget({ ratio: 0.2, minPerSecond: 0, window: 3_600_000 }))} calls`);
+  lines.push(`the backend stays down; each of the ${CLIENTS} clients may make four attempts (full jitter):`);
+  lines.push(`  no retry budget:          ${await outage()} calls reach the backend`);
+  lines.push(`  a shared budget of 0.2:   ${await outage(new RetryBudget({ ratio: 0.2, minPerSecond: 0, window: 3_600_000 }))} calls reach the backend`);
   return lines;
 }

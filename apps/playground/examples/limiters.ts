@@ -22,14 +22,20 @@ const SPACING = 1.5;
 const EVERY = 2_000;
 /** How many bursts to offer. */
 const BURSTS = 4;
+/** Calls a second each limiter allows. */
+const QUOTA = 20;
 
-/** Returns the lines this example prints: the seed's table. */
+/** Returns the lines this example prints: what is offered, then the seed's table. */
 export function main(): string[] {
-  const bucket = new Bucket(20); // 20 tokens a second, a burst of 20, full at 0 ms
-  const sliding = new Sliding(20, 1_000); // 20 in any one-second stretch
-  const period = new Period(20, 1_000, { align: true }); // 20 in each whole second
+  const bucket = new Bucket(QUOTA); // 20 tokens a second, a burst of 20, full at 0 ms
+  const sliding = new Sliding(QUOTA, 1_000); // 20 in any one-second stretch
+  const period = new Period(QUOTA, 1_000, { align: true }); // 20 in each whole second
 
-  const lines = ["burst  bucket  sliding  period"];
+  const lines = [
+    `${CALLS} calls offered in each of ${BURSTS} bursts, one every ${EVERY / 1_000} s, straddling a second boundary; quota ${QUOTA} a second for each limiter`,
+    `calls let through of the ${CALLS} in each burst:`,
+    "burst    bucket  sliding  period",
+  ];
   for (let k = 0; k < BURSTS; k++) {
     const boundary = k * EVERY + 1_000;
     const start = boundary - (CALLS / 2) * SPACING; // half the calls before the boundary
@@ -42,7 +48,7 @@ export function main(): string[] {
       if (sliding.take(now)) s++;
       if (period.take(now) !== "over") p++;
     }
-    lines.push(`${String(k).padEnd(7)}${String(b).padEnd(9)}${String(s).padEnd(8)}${p}`);
+    lines.push(`${`burst ${k}`.padEnd(9)}${String(b).padEnd(8)}${String(s).padEnd(9)}${p}`);
   }
   return lines;
 }

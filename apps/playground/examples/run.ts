@@ -1,18 +1,63 @@
-// Runs the example programs one after another: `pnpm start` runs them all,
-// `pnpm start -- limiters` only those whose name contains "limiters".
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
+// The example programs, one command each: `pnpm example <name>` runs one, `pnpm example all`
+// runs every one, and `pnpm example` lists them. A program is a module whose `main()` returns
+// the lines it prints, so its test reads exactly what a reader sees.
 import { pathToFileURL } from "node:url";
 
-const dir = import.meta.dirname;
-const filter = process.argv.slice(2).filter((a) => a !== "--");
-const programs = readdirSync(dir)
-  .filter((f) => f.endsWith(".ts") && f !== "run.ts")
-  .filter((f) => filter.length === 0 || filter.some((x) => f.includes(x)))
-  .sort();
-
-for (const file of programs) {
-  console.log(`\n── ${file.replace(/\.ts$/, "")} ──`);
-  const mod = (await import(pathToFileURL(join(dir, file)).href)) as { main: () => string[] | Promise<string[]> };
-  for (const line of await mod.main()) console.log(line);
+/** One example program: its name on the command line, what it shows, and how to load it. */
+interface Program {
+  readonly name: string;
+  readonly what: string;
+  readonly load: () => Promise<{ main: () => string[] | Promise<string[]> }>;
 }
+
+const programs: readonly Program[] = [
+  { name: "minimal", what: "one breaker, one failing backend, four lines of output: the smallest thing that works", load: () => import("./minimal.ts") },
+  { name: "limiters", what: "the seed's bursty traffic through a bucket, a sliding window and a period", load: () => import("./limiters.ts") },
+  { name: "tour", what: "a breaker under an outage, a shedder under rising load, one step through each limiter", load: () => import("./tour.ts") },
+  { name: "guide", what: "the guide as one program, in the order you read it", load: () => import("./guide.ts") },
+  { name: "backoff", what: "a herd of clients retrying with and without jitter, and with a retry budget", load: () => import("./backoff.ts") },
+  { name: "quota", what: "three budgets charged atomically, next to the same charges one after another", load: () => import("./quota.ts") },
+  { name: "shedder", what: "the shedder in front of a simulated one-core server offered more than it can do", load: () => import("./shedder.ts") },
+  { name: "shedder-http", what: "the shedder in front of a real node:http server under a load generator (about 10 s)", load: () => import("./shedder-http.ts") },
+  { name: "time", what: "spans, a manual clock and a deadline running down", load: () => import("./time.ts") },
+];
+
+/** The names a command line asks for, checked against the programs (`all` is every one). */
+export function pick(args: readonly string[]): Program[] {
+  const names = args.filter((a) => a !== "--");
+  if (names.includes("all")) return [...programs];
+  return names.map((name) => {
+    const found = programs.find((p) => p.name === name);
+    if (found === undefined) throw new Error(`no example named "${name}"; the examples are ${programs.map((p) => p.name).join(", ")} (or all)`);
+    return found;
+  });
+}
+
+/** What `pnpm example` with no name prints. */
+export function listing(): string[] {
+  const width = Math.max(...programs.map((p) => p.name.length));
+  return ["The example programs; run one with `pnpm example <name>`, or every one with `pnpm example all`:", ...programs.map((p) => `  ${p.name.padEnd(width)}  ${p.what}`)];
+}
+
+async function cli(args: readonly string[]): Promise<void> {
+  let chosen: Program[];
+  try {
+    chosen = pick(args);
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exitCode = 2;
+    return;
+  }
+  if (chosen.length === 0) {
+    for (const line of listing()) console.log(line);
+    return;
+  }
+  for (const [i, program] of chosen.entries()) {
+    if (chosen.length > 1) console.log(`${i === 0 ? "" : "\n"}── ${program.name}: ${program.what} ──`);
+    const { main } = await program.load();
+    for (const line of await main()) console.log(line);
+  }
+}
+
+// Run as a program (not imported by a test): do what the command line asks.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await cli(process.argv.slice(2));

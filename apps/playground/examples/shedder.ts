@@ -28,8 +28,11 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-/** Runs the fifteen seconds, with a shedder or without, and sums up each second. */
-export function simulate(shedder: Shedder | undefined): Second[] {
+/**
+ * Runs the fifteen seconds (or `length` seconds of `load`, calls a second at each second), with a
+ * shedder or without, and sums up each second.
+ */
+export function simulate(shedder: Shedder | undefined, load: (s: number) => number = offered, length = SECONDS): Second[] {
   const queue: { arrived: number; pass?: (now: number) => void }[] = [];
   let serving: { arrived: number; pass?: (now: number) => void; end: number } | undefined;
   let cpu = 0; // smoothed share of the last 250 ms the CPU was busy, in thousandths
@@ -37,7 +40,7 @@ export function simulate(shedder: Shedder | undefined): Second[] {
   let owed = 0; // fractional arrivals carried to the next millisecond
   const seconds: Second[] = [];
   let second = { offered: 0, served: 0, refused: 0, times: [] as number[] };
-  for (let t = 0; t < SECONDS * 1_000; t++) {
+  for (let t = 0; t < length * 1_000; t++) {
     if (serving !== undefined && serving.end <= t) {
       serving.pass?.(t);
       second.served++;
@@ -52,7 +55,7 @@ export function simulate(shedder: Shedder | undefined): Second[] {
       cpu = cpu * 0.5 + (busy / 250) * 1_000 * 0.5;
       busy = 0;
     }
-    owed += offered(Math.floor(t / 1_000)) / 1_000;
+    owed += load(Math.floor(t / 1_000)) / 1_000;
     for (; owed >= 1; owed--) {
       second.offered++;
       const ticket = shedder?.allow(t, cpu);

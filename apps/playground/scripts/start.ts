@@ -1,0 +1,25 @@
+// `pnpm start`: builds the playground and serves it on loopback, printing its address and
+// nothing before it. The build is quiet unless it fails; the port is 4173 unless that is taken
+// (then any free one) or PORT says otherwise.
+import { join } from "node:path";
+import { build } from "vite";
+import { serve } from "./serve.ts";
+import type { Served } from "./serve.ts";
+
+const root = join(import.meta.dirname, "..");
+try {
+  await build({ root, configFile: join(root, "vite.config.ts"), logLevel: "silent" });
+} catch (error) {
+  console.error("the playground did not build:", error);
+  process.exit(1);
+}
+const wanted = Number(process.env.PORT ?? 4173);
+let served: Served;
+try {
+  served = await serve(join(root, "dist"), wanted);
+} catch {
+  served = await serve(join(root, "dist"), 0);
+}
+console.log(`tideward playground: ${served.url}`);
+console.log("Ctrl-C stops it. The example programs: pnpm example <name> (pnpm example lists them).");
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void served.close().then(() => process.exit(0)));

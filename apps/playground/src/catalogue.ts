@@ -1,0 +1,168 @@
+// The scenarios the page offers and their knobs: a knob for every policy field and every
+// traffic parameter. Defaults are the packages' presets, so an untouched page shows tideward as
+// shipped. This module is all the page's own script needs; the runs live in the worker.
+import type { Knob, NumberKnob, RangeKnob, Scenario, SelectKnob } from "./model.ts";
+
+function range(group: string, key: string, label: string, min: number, max: number, step: number, value: number, unit: string, help?: string): RangeKnob {
+  return { kind: "range", group, key, label, min, max, step, value, unit, ...(help === undefined ? {} : { help }) };
+}
+
+function number(group: string, key: string, label: string, min: number, max: number, step: number, value: number, unit: string, help?: string): NumberKnob {
+  return { kind: "number", group, key, label, min, max, step, value, unit, ...(help === undefined ? {} : { help }) };
+}
+
+function choice(group: string, key: string, label: string, options: readonly [string, string][], value: string, help?: string): SelectKnob {
+  return { kind: "select", group, key, label, options: options.map(([v, l]) => ({ value: v, label: l })), value, ...(help === undefined ? {} : { help }) };
+}
+
+const seed = (group = "run"): NumberKnob => number(group, "seed", "Seed", 1, 2_147_483_647, 1, 1, "", "The same seed and knobs give the same run, bit for bit.");
+
+/** The tideward breaker's policy (`Sre`), preset values as defaults. */
+const sreKnobs = (group: string): Knob[] => [
+  range(group, "k", "k: calls each success pays for", 1, 3, 0.05, 1.5, "", "At 1.5 a backend is left alone until a third of its calls fail."),
+  range(group, "floor", "floor: what k decays to in an outage", 1, 3, 0.05, 1.1, "", "Held to at most k."),
+  range(group, "protection", "protection: calls let through regardless", 0, 50, 1, 5, "calls"),
+  range(group, "probe", "probe: let one call through after", 100, 10_000, 100, 1_000, "ms"),
+  range(group, "size", "size: buckets in the window", 1, 200, 1, 40, "buckets"),
+  range(group, "window", "window: how far back it looks", 1_000, 60_000, 1_000, 10_000, "ms"),
+];
+
+/** The shedder's policy (`Shed`), preset values as defaults. */
+const shedKnobs = (group: string): Knob[] => [
+  range(group, "cpu", "cpu: hot at or above", 500, 990, 10, 900, "‰"),
+  range(group, "size", "size: buckets in the window", 5, 200, 1, 50, "buckets"),
+  range(group, "window", "window: how far back it looks", 1_000, 30_000, 500, 5_000, "ms"),
+  range(group, "latency", "latency: assumed until measured", 10, 5_000, 10, 1_000, "ms"),
+  range(group, "beta", "beta: weight of the old in-flight average", 0, 0.99, 0.01, 0.9, ""),
+  range(group, "cool", "cool: stays hot after the CPU falls", 0, 10_000, 100, 1_000, "ms"),
+  range(group, "floor", "floor: least share of capacity admitted", 0, 1, 0.05, 0.1, ""),
+];
+
+const jitters: [string, string][] = [
+  ["rigid", "rigid (none)"],
+  ["full", "full"],
+  ["equal", "equal"],
+  ["decorrelated", "decorrelated"],
+  ["spread", "spread(f)"],
+];
+
+export const breakerScenario: Scenario = {
+  id: "breaker",
+  title: "Breaker under an outage",
+  blurb:
+    "A backend whose failure rate follows the schedule below. tideward's adaptive breaker (refuses a fraction that grows with the failures) next to a classic breaker (opens after consecutive failures, half-opens after a fixed time), on the same traffic and the same backend.",
+  knobs: [
+    range("traffic", "rate", "Calls offered", 10, 1_000, 10, 100, "calls/s"),
+    range("traffic", "duration", "Simulated time", 60, 3_600, 60, 180, "s", "Up to an hour; the run takes well under a second."),
+    range("backend", "from", "Outage starts at", 0, 3_600, 5, 40, "s"),
+    range("backend", "length", "Outage lasts", 0, 600, 5, 40, "s"),
+    range("backend", "down", "Failure rate in the outage", 0, 100, 5, 100, "%"),
+    range("backend", "brown", "Failure rate otherwise", 0, 50, 1, 0, "%"),
+    range("backend", "latency", "Backend latency", 1, 1_000, 1, 20, "ms"),
+    ...sreKnobs("tideward breaker (sre)").map((k) => ({ ...k, key: `sre.${k.key}` })),
+    range("classic breaker", "threshold", "Opens after consecutive failures", 1, 100, 1, 5, "failures"),
+    range("classic breaker", "open", "Stays open for", 100, 60_000, 100, 5_000, "ms"),
+    range("classic breaker", "probes", "Half-open probes that must pass", 1, 20, 1, 1, "calls"),
+    seed(),
+  ],
+};
+
+export const shedderScenario: Scenario = {
+  id: "shedder",
+  title: "Shedder under rising load",
+  blurb:
+    "Offered load ramps past what the server can do. A server with a number of workers and a queue turns load into latency and a CPU reading; the same server with and without tideward's shedder in front.",
+  knobs: [
+    range("traffic", "start", "Load at the start", 10, 2_000, 10, 150, "calls/s"),
+    range("traffic", "peak", "Load at the peak", 10, 5_000, 10, 500, "calls/s"),
+    range("traffic", "ramp", "Ramp lasts", 0, 600, 5, 30, "s"),
+    range("traffic", "hold", "Peak held for", 0, 600, 5, 30, "s"),
+    range("traffic", "after", "Back at the start load for", 0, 600, 5, 30, "s"),
+    range("server", "workers", "Workers", 1, 64, 1, 4, "workers"),
+    range("server", "service", "Service time per call", 1, 200, 1, 16, "ms"),
+    ...shedKnobs("shedder (shed)").map((k) => ({ ...k, key: `shed.${k.key}` })),
+    seed(),
+  ],
+};
+
+export const burstScenario: Scenario = {
+  id: "burst",
+  title: "Three quotas on bursty traffic",
+  blurb:
+    "The seed's run: one burst of calls every two seconds, straddling a second boundary, offered to a token bucket, a sliding window and a period, all with the same quota a second.",
+  knobs: [
+    range("traffic", "calls", "Calls in a burst", 1, 200, 1, 40, "calls"),
+    range("traffic", "spacing", "Between two calls of a burst", 0.1, 50, 0.1, 1.5, "ms"),
+    range("traffic", "every", "Between bursts", 100, 10_000, 100, 2_000, "ms"),
+    range("traffic", "bursts", "Bursts", 1, 20, 1, 4, "bursts"),
+    range("traffic", "before", "Share of a burst before the second turns over", 0, 100, 5, 50, "%"),
+    range("quotas", "quota", "Quota: calls a window", 1, 200, 1, 20, "calls"),
+    range("quotas", "window", "Window: the sliding window's and the period's length", 100, 10_000, 100, 1_000, "ms", "The bucket refills the quota over the same length."),
+    range("quotas", "burst", "Bucket burst", 1, 200, 1, 20, "tokens", "The most the bucket holds; the seed's is the quota."),
+    choice("quotas", "align", "Period opens", [["yes", "on multiples of the window (align)"], ["no", "at the first call after the last period"]], "yes"),
+  ],
+};
+
+export const herdScenario: Scenario = {
+  id: "herd",
+  title: "Backoff and the herd",
+  blurb:
+    "Many clients fail together when the backend goes down, and retry with each of the five jitters. A histogram of when the retries land, and the load they put on the backend as it recovers; rigid (no jitter) is the baseline.",
+  knobs: [
+    range("clients", "clients", "Clients failing together", 10, 10_000, 10, 1_000, "clients"),
+    range("clients", "within", "Their first calls spread over", 0, 1_000, 10, 0, "ms", "0: every client calls at the same instant."),
+    range("backend", "recovery", "Backend back after", 0, 10_000, 100, 2_000, "ms"),
+    range("backend", "capacity", "Backend serves at most", 10, 10_000, 10, 500, "calls/s", "Calls above this in a 100 ms slot fail and retry again."),
+    range("backoff", "base", "base: first wait", 10, 2_000, 10, 100, "ms"),
+    range("backoff", "factor", "factor: each wait times", 1, 4, 0.1, 2, ""),
+    range("backoff", "cap", "cap: longest wait", 100, 30_000, 100, 5_000, "ms"),
+    range("backoff", "attempts", "attempts: calls in all", 1, 20, 1, 8, "calls"),
+    choice("backoff", "jitter", "jitter: drawn against rigid", jitters, "full", "The table below shows all five."),
+    range("backoff", "spread", "spread(f): the fraction either way", 0, 1, 0.05, 0.2, ""),
+    range("histogram", "bin", "Histogram bin", 10, 1_000, 10, 100, "ms"),
+    seed(),
+  ],
+};
+
+export const quotaScenario: Scenario = {
+  id: "quota",
+  title: "Quota engine: atomic or one after another",
+  blurb:
+    "An LLM gateway charges each request to three budgets: the user's requests, the tenant's tokens and the model's tokens. Charged as one atomic set a refused request costs nothing; charged one after another, the budgets passed before the refusing one pay for a request that never ran.",
+  knobs: [
+    range("traffic", "rate", "Requests", 1, 500, 1, 20, "requests/s"),
+    range("traffic", "duration", "Simulated time", 10, 3_600, 10, 60, "s"),
+    range("traffic", "users", "Users of the tenant", 1, 100, 1, 4, "users"),
+    range("traffic", "tokensMin", "Tokens a request, from", 10, 10_000, 10, 200, "tokens"),
+    range("traffic", "tokensMax", "Tokens a request, to", 10, 20_000, 10, 2_000, "tokens"),
+    range("user requests", "userCapacity", "Burst", 1, 100, 1, 5, "requests"),
+    range("user requests", "userRefill", "Refill", 1, 50, 1, 2, "requests/s"),
+    range("tenant tokens", "tenantCapacity", "Burst", 1_000, 200_000, 1_000, 20_000, "tokens"),
+    range("tenant tokens", "tenantRefill", "Refill", 100, 50_000, 100, 4_000, "tokens/s"),
+    range("model tokens", "modelCapacity", "Burst", 1_000, 200_000, 1_000, 12_000, "tokens"),
+    range("model tokens", "modelRefill", "Refill", 100, 50_000, 100, 3_000, "tokens/s"),
+    seed(),
+  ],
+};
+
+export const sweepScenario: Scenario = {
+  id: "sweep",
+  title: "Sweeps",
+  blurb:
+    "One knob swept across its range, a whole run at each point: clients retrying with backoff through tideward's breaker, next to the same clients with no breaker, against a backend of ten workers (500 calls/s) and a queue of a hundred. Success rate, load on the backend and retry amplification against the swept knob.",
+  knobs: [
+    choice("sweep", "knob", "Knob swept", [["failure", "backend failure rate"], ["clients", "client count"]], "failure"),
+    range("sweep", "points", "Points", 3, 41, 1, 11, "runs each"),
+    range("sweep", "failureMax", "Failure rate swept from 0 to", 10, 100, 5, 100, "%"),
+    range("sweep", "clientsMax", "Clients swept from 10 to", 20, 500, 10, 300, "clients"),
+    range("held fixed", "failure", "Failure rate while the clients are swept", 0, 100, 5, 10, "%"),
+    range("held fixed", "clients", "Clients while the failure rate is swept", 1, 500, 1, 100, "clients"),
+    range("held fixed", "rate", "Calls a client makes", 0.1, 5, 0.1, 1, "calls/s"),
+    range("held fixed", "duration", "Simulated time at each point", 10, 120, 10, 60, "s"),
+    range("held fixed", "attempts", "Backoff attempts (the first included)", 1, 10, 1, 3, "calls"),
+    seed(),
+  ],
+};
+
+/** Every scenario, in the order of the page's tabs. */
+export const scenarios: readonly Scenario[] = [breakerScenario, shedderScenario, burstScenario, herdScenario, quotaScenario, sweepScenario];

@@ -1,0 +1,132 @@
+// uPlot behind one function: draw a Chart into a container, or redraw it in place when only
+// the numbers changed (a knob moved), which keeps the redraw cheap and the legend where it was.
+import uPlot from "uplot";
+import "uplot/dist/uPlot.min.css";
+import type { Chart } from "./model.ts";
+
+const palette = ["#0b6e99", "#c2410c", "#15803d", "#7c3aed", "#b91c1c", "#a16207", "#0f766e", "#be185d"];
+
+interface Drawn {
+  plot: uPlot;
+  /** What the chart's structure was when it was built: another structure rebuilds it. */
+  shape: string;
+  /** Each series' label and colour, for the PNG's legend. */
+  legend: { label: string; color: string }[];
+}
+
+const drawn = new WeakMap<HTMLElement, Drawn>();
+
+function shapeOf(chart: Chart): string {
+  return JSON.stringify([chart.kind, chart.x.label, chart.y, chart.series.map((s) => [s.label, s.side, s.color, s.dash])]);
+}
+
+function data(chart: Chart): uPlot.AlignedData {
+  return [chart.x.values.slice(), ...chart.series.map((s) => s.values.slice())] as uPlot.AlignedData;
+}
+
+function width(host: HTMLElement): number {
+  return Math.max(320, Math.floor(host.clientWidth || 720));
+}
+
+function options(chart: Chart, w: number): uPlot.Options {
+  const bars = chart.kind === "bars" ? uPlot.paths.bars?.({ size: [0.9, 40], align: 0 }) : undefined;
+  return {
+    width: w,
+    height: 260,
+    scales: {
+      x: { time: false },
+      y:
+        chart.y.log === true
+          ? { distr: 3, log: 10 }
+          : { range: (_u, lo, hi) => [chart.y.min ?? Math.min(0, lo), chart.y.max ?? (hi > 0 ? hi * 1.05 : 1)] },
+    },
+    axes: [
+      { label: chart.x.label, stroke: "#374151", grid: { stroke: "#e5e7eb" } },
+      { label: chart.y.label, stroke: "#374151", grid: { stroke: "#e5e7eb" }, size: 60 },
+    ],
+    legend: { live: true },
+    cursor: { drag: { x: false, y: false } },
+    series: [
+      { label: chart.x.label },
+      ...chart.series.map((s, i) => ({
+        label: s.label,
+        stroke: s.color ?? palette[i % palette.length],
+        width: 2,
+        dash: s.side === "baseline" ? [6, 4] : s.dash === true ? [2, 3] : undefined,
+        fill: bars === undefined ? undefined : `${s.color ?? palette[i % palette.length]}66`,
+        paths: bars,
+        points: { show: false },
+        spanGaps: false,
+      })),
+    ],
+  };
+}
+
+/** Draws `chart` into `host`, reusing the plot already there when the chart's structure is the same. */
+export function draw(host: HTMLElement, chart: Chart): uPlot {
+  const old = drawn.get(host);
+  const shape = shapeOf(chart);
+  if (old !== undefined && old.shape === shape) {
+    old.plot.setData(data(chart));
+    return old.plot;
+  }
+  old?.plot.destroy();
+  host.replaceChildren();
+  const plot = new uPlot(options(chart, width(host)), data(chart), host);
+  drawn.set(host, { plot, shape, legend: chart.series.map((s, i) => ({ label: s.label, color: s.color ?? palette[i % palette.length] ?? "#374151" })) });
+  return plot;
+}
+
+/** Fits every plot to its container's width (after the window is resized). */
+export function refit(hosts: Iterable<HTMLElement>): void {
+  for (const host of hosts) {
+    const d = drawn.get(host);
+    if (d !== undefined) d.plot.setSize({ width: width(host), height: 260 });
+  }
+}
+
+/** The plots' canvases stacked into one PNG, each under its title and over its legend, on a white ground. */
+export function toPng(charts: readonly { title: string; host: HTMLElement }[], heading: string): Promise<Blob | null> {
+  const items = charts.flatMap((c) => {
+    const d = drawn.get(c.host);
+    return d === undefined ? [] : [{ title: c.title, plot: d.plot, legend: d.legend }];
+  });
+  const ratio = window.devicePixelRatio || 1;
+  const gap = Math.round(28 * ratio);
+  const legend = Math.round(22 * ratio);
+  const canvases = items.map((i) => i.plot.ctx.canvas);
+  const w = Math.max(...canvases.map((c) => c.width), 1);
+  const h = canvases.reduce((sum, c) => sum + gap + c.height + legend, gap);
+  const out = document.createElement("canvas");
+  out.width = w;
+  out.height = h;
+  const ctx = out.getContext("2d");
+  if (ctx === null) return Promise.resolve(null);
+  ctx.fillStyle = "#fff";
+  ctx.fillRect(0, 0, w, h);
+  ctx.fillStyle = "#111827";
+  ctx.font = `${Math.round(15 * ratio)}px system-ui, sans-serif`;
+  ctx.fillText(heading, 8 * ratio, 19 * ratio);
+  let y = gap;
+  items.forEach((item, i) => {
+    const c = canvases[i];
+    ctx.fillStyle = "#111827";
+    ctx.font = `${Math.round(13 * ratio)}px system-ui, sans-serif`;
+    ctx.fillText(item.title, 8 * ratio, y + 16 * ratio);
+    y += gap;
+    ctx.drawImage(c, 0, y);
+    y += c.height;
+    // The legend, as the page shows it under the plot: a swatch and a label per series.
+    let x = 8 * ratio;
+    ctx.font = `${Math.round(12 * ratio)}px system-ui, sans-serif`;
+    for (const { label, color } of item.legend) {
+      ctx.fillStyle = color;
+      ctx.fillRect(x, y + 6 * ratio, 12 * ratio, 4 * ratio);
+      ctx.fillStyle = "#111827";
+      ctx.fillText(label, x + 16 * ratio, y + 12 * ratio);
+      x += 16 * ratio + ctx.measureText(label).width + 14 * ratio;
+    }
+    y += legend;
+  });
+  return new Promise((resolve) => out.toBlob(resolve, "image/png"));
+}

@@ -1,0 +1,262 @@
+// The page: a tab per scenario, a labelled control per knob, and the worker's outcome drawn as
+// charts, figures and tables. Every knob change updates the URL and asks the worker for a new
+// run; while one is running the latest request waits, so the plots follow the knob without a
+// queue of stale runs piling up.
+import "./style.css";
+import { draw, refit, toPng } from "./chart.ts";
+import { scenarios } from "./catalogue.ts";
+import { toCsv } from "./csv.ts";
+import { formatValue } from "./model.ts";
+import type { Figure, Knob, Outcome, Scenario, Value } from "./model.ts";
+import type { RunAnswer, RunRequest } from "./protocol.ts";
+import { snippetName, toSnippet } from "./snippet.ts";
+import { coerce, decode, hashFor, parseHash } from "./state.ts";
+
+const worker = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<Record<string, string>> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(props)) if (value !== undefined) node.setAttribute(name, value);
+  node.append(...children);
+  return node;
+}
+
+function must<T extends Element>(selector: string): T {
+  const found = document.querySelector<T>(selector);
+  if (found === null) throw new Error(`the page has no ${selector}`);
+  return found;
+}
+
+const nav = must<HTMLElement>("#scenarios");
+const controls = must<HTMLFormElement>("#controls");
+const title = must<HTMLElement>("#title");
+const blurb = must<HTMLElement>("#blurb");
+const status = must<HTMLElement>("#status");
+const results = must<HTMLElement>("#results");
+const snippet = must<HTMLTextAreaElement>("#snippet");
+
+let scenario: Scenario = scenarios[0];
+let params: Record<string, Value> = {};
+let outcome: Outcome | undefined;
+let seq = 0;
+let running: RunRequest | undefined;
+let waiting: RunRequest | undefined;
+const plots = new Map<string, { title: string; host: HTMLElement; plot: ReturnType<typeof draw> }>();
+
+function setBusy(busy: boolean): void {
+  document.body.dataset.busy = String(busy);
+}
+
+function request(): void {
+  waiting = { seq: ++seq, scenario: scenario.id, params: { ...params } };
+  setBusy(true);
+  pump();
+}
+
+function pump(): void {
+  if (running !== undefined || waiting === undefined) return;
+  running = waiting;
+  waiting = undefined;
+  worker.postMessage(running);
+}
+
+worker.onmessage = ({ data }: MessageEvent<RunAnswer>) => {
+  const answered = running;
+  running = undefined;
+  // An answer for a scenario the reader has left is dropped; one for this scenario is drawn
+  // even if a newer request waits, so the plots move with the knob.
+  if (answered !== undefined && answered.scenario === scenario.id) {
+    if (data.ok) show(data.outcome, data.elapsed);
+    else {
+      status.textContent = `The run failed: ${data.error}`;
+      console.error(`scenario ${answered.scenario}: ${data.error}`);
+    }
+  }
+  pump();
+  if (running === undefined && waiting === undefined) setBusy(false);
+};
+
+worker.onerror = (event) => {
+  status.textContent = `The simulation worker stopped: ${event.message}`;
+  console.error(`worker: ${event.message}`);
+};
+
+function describe(ms: number): string {
+  if (ms >= 3_600_000) return `${(ms / 3_600_000).toFixed(ms % 3_600_000 === 0 ? 0 : 1)} h`;
+  if (ms >= 60_000) return `${(ms / 60_000).toFixed(ms % 60_000 === 0 ? 0 : 1)} min`;
+  return `${(ms / 1_000).toFixed(ms % 1_000 === 0 ? 0 : 1)} s`;
+}
+
+/** A figure's cell; in a table the unit is in the row's or the column's heading, so the cell shows the number alone. */
+function figureCell(f: Figure, unit = true): HTMLElement {
+  return el("td", { "data-figure": f.id, "data-value": String(f.value), title: f.label }, formatValue(f), unit && f.unit !== "" ? ` ${f.unit}` : "");
+}
+
+function show(next: Outcome, elapsed: number): void {
+  outcome = next;
+  const { runs, ms, calls } = next.simulated;
+  status.textContent = `Simulated ${runs === 1 ? "" : `${runs} runs of `}${describe(ms)} of traffic (${calls.toLocaleString("en-GB")} calls offered) in ${Math.max(1, Math.round(elapsed))} ms, in a worker.`;
+  const seen = new Set<string>();
+  for (const chart of next.charts) {
+    seen.add(chart.id);
+    let entry = plots.get(chart.id);
+    if (entry === undefined) {
+      const host = el("div", { class: "plot", "data-chart": chart.id });
+      const caption = el("figcaption", {}, chart.title);
+      results.querySelector("#charts")?.append(el("figure", { class: "chart", "data-chart-figure": chart.id }, caption, host));
+      entry = { title: chart.title, host, plot: draw(host, chart) };
+      plots.set(chart.id, entry);
+    } else {
+      entry.plot = draw(entry.host, chart);
+      entry.title = chart.title;
+      const caption = entry.host.parentElement?.querySelector("figcaption");
+      if (caption) caption.textContent = chart.title;
+    }
+  }
+  for (const [id, entry] of plots) {
+    if (seen.has(id)) continue;
+    entry.plot.destroy();
+    entry.host.parentElement?.remove();
+    plots.delete(id);
+  }
+
+  const figures = must<HTMLElement>("#figures");
+  figures.replaceChildren();
+  if (next.figures.length > 0) {
+    const body = el("tbody");
+    for (const f of next.figures) body.append(el("tr", {}, el("th", { scope: "row" }, f.label), figureCell(f, true)));
+    figures.append(el("div", { class: "scroll" }, el("table", { class: "figures" }, el("caption", {}, "Figures of this run"), body)));
+  }
+  for (const t of next.tables) {
+    const head = el("tr", {}, ...t.columns.map((c) => el("th", { scope: "col" }, c)));
+    const body = el("tbody", {}, ...t.rows.map((r) => el("tr", {}, el("th", { scope: "row" }, r.label), ...r.cells.map((f) => figureCell(f, false)))));
+    figures.append(el("div", { class: "scroll" }, el("table", { class: "figures" }, el("caption", {}, t.caption), el("thead", {}, head), body)));
+  }
+  must<HTMLElement>("#notes").replaceChildren(...next.notes.map((n) => el("p", {}, n)));
+  snippet.value = toSnippet(scenario, next, location.hash);
+}
+
+function knobControl(knob: Knob): HTMLElement {
+  const id = `knob-${knob.key}`;
+  const helpId = `${id}-help`;
+  const value = params[knob.key] ?? knob.value;
+  const described = knob.help === undefined ? {} : { "aria-describedby": helpId };
+  let input: HTMLInputElement | HTMLSelectElement;
+  const label = el("label", { for: id }, knob.label);
+  const row = el("div", { class: `knob knob-${knob.kind}` }, label);
+  if (knob.kind === "select") {
+    input = el("select", { id, name: knob.key, ...described }, ...knob.options.map((o) => el("option", { value: o.value }, o.label)));
+    input.value = String(value);
+    row.append(input);
+  } else {
+    input = el("input", { id, name: knob.key, type: knob.kind, min: String(knob.min), max: String(knob.max), step: String(knob.step), value: String(value), ...described });
+    row.append(input);
+    if (knob.kind === "range") {
+      const shown = el("output", { for: id, id: `${id}-value` }, `${value}${knob.unit === "" ? "" : ` ${knob.unit}`}`);
+      input.setAttribute("aria-valuetext", shown.textContent ?? "");
+      row.append(shown);
+    } else if (knob.unit !== "") {
+      row.append(el("span", { class: "unit" }, knob.unit));
+    }
+  }
+  if (knob.help !== undefined) row.append(el("small", { id: helpId }, knob.help));
+  const onChange = (): void => {
+    const next = coerce(knob, input.value);
+    if (next === undefined) return; // a half-typed number: wait for the rest
+    params[knob.key] = next;
+    if (knob.kind === "range") {
+      const text = `${next}${knob.unit === "" ? "" : ` ${knob.unit}`}`;
+      const out = row.querySelector("output");
+      if (out) out.textContent = text;
+      input.setAttribute("aria-valuetext", text);
+    }
+    history.replaceState(null, "", hashFor(scenario, params));
+    request();
+  };
+  input.addEventListener("input", onChange);
+  input.addEventListener("change", () => {
+    onChange();
+    // A number typed out of range shows what was used.
+    if (knob.kind === "number") input.value = String(params[knob.key]);
+  });
+  return row;
+}
+
+function renderControls(): void {
+  const groups = new Map<string, Knob[]>();
+  for (const k of scenario.knobs) groups.set(k.group, [...(groups.get(k.group) ?? []), k]);
+  controls.replaceChildren(
+    ...[...groups].map(([group, knobs]) => el("fieldset", {}, el("legend", {}, group), ...knobs.map(knobControl))),
+    el("button", { type: "reset", id: "reset" }, "Reset to defaults"),
+  );
+}
+
+function select(hash: string): void {
+  const { id, query } = parseHash(hash);
+  const found = scenarios.find((s) => s.id === id) ?? (scenarios[0]);
+  const changed = found.id !== scenario.id || plots.size === 0;
+  scenario = found;
+  params = { ...decode(scenario, query) };
+  if (location.hash !== hashFor(scenario, params)) history.replaceState(null, "", hashFor(scenario, params));
+  for (const a of nav.querySelectorAll("a")) {
+    if (a.dataset.scenario === scenario.id) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+  title.textContent = scenario.title;
+  blurb.textContent = scenario.blurb;
+  document.title = `${scenario.title} · tideward playground`;
+  if (changed) {
+    for (const entry of plots.values()) entry.plot.destroy();
+    plots.clear();
+    results.querySelector("#charts")?.replaceChildren();
+    must<HTMLElement>("#figures").replaceChildren();
+    must<HTMLElement>("#notes").replaceChildren();
+    snippet.value = "";
+    outcome = undefined;
+  }
+  renderControls();
+  request();
+}
+
+function download(name: string, blob: Blob): void {
+  const a = el("a", { href: URL.createObjectURL(blob), download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+}
+
+nav.append(...scenarios.map((s) => el("a", { href: `#${s.id}`, "data-scenario": s.id }, s.title)));
+controls.addEventListener("submit", (e) => e.preventDefault());
+controls.addEventListener("reset", (e) => {
+  e.preventDefault();
+  history.replaceState(null, "", `#${scenario.id}`);
+  select(`#${scenario.id}`);
+});
+window.addEventListener("hashchange", () => select(location.hash));
+window.addEventListener("resize", () => refit([...plots.values()].map((p) => p.host)));
+
+must<HTMLButtonElement>("#export-csv").addEventListener("click", () => {
+  if (outcome !== undefined) download(`tideward-${scenario.id}.csv`, new Blob([toCsv(outcome)], { type: "text/csv" }));
+});
+must<HTMLButtonElement>("#export-png").addEventListener("click", () => {
+  const items = [...plots.values()].map((p) => ({ title: p.title, host: p.host }));
+  void toPng(items, `${scenario.title} — tideward playground`).then((blob) => {
+    if (blob !== null) download(`tideward-${scenario.id}.png`, blob);
+  });
+});
+must<HTMLButtonElement>("#copy-test").addEventListener("click", () => {
+  const details = must<HTMLDetailsElement>("#test-details");
+  details.open = true;
+  const said = must<HTMLElement>("#copy-status");
+  navigator.clipboard.writeText(snippet.value).then(
+    () => (said.textContent = `Copied: save it as ${snippetName(scenario)} next to your tests.`),
+    () => {
+      snippet.select();
+      said.textContent = "The clipboard is not available here: the test is selected below, copy it from there.";
+    },
+  );
+});
+
+select(location.hash);
+

@@ -1,0 +1,15 @@
+// The messages between the page and its simulation worker.
+import type { Outcome, Params } from "./model.ts";
+
+/** Page → worker: run this scenario with these knobs. */
+export interface RunRequest {
+  /** Increases with every request, so the page can tell the answer to its latest one. */
+  readonly seq: number;
+  readonly scenario: string;
+  readonly params: Params;
+}
+
+/** Worker → page: the outcome (or why there is none) and how long the run took, in milliseconds. */
+export type RunAnswer =
+  | { readonly seq: number; readonly ok: true; readonly outcome: Outcome; readonly elapsed: number }
+  | { readonly seq: number; readonly ok: false; readonly error: string; readonly elapsed: number };

@@ -1,0 +1,88 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { scenarios } from "../../src/catalogue";
+import { toCsv } from "../../src/csv";
+import type { Knob, Outcome, Params } from "../../src/model";
+import { coerce, decode, defaults, encode, hashFor, parseHash } from "../../src/state";
+
+/** A value a knob can take, drawn from its whole range. */
+function arbitraryValue(knob: Knob): fc.Arbitrary<number | string> {
+  if (knob.kind === "select") return fc.constantFrom(...knob.options.map((o) => o.value));
+  const steps = Math.round((knob.max - knob.min) / knob.step);
+  return fc.integer({ min: 0, max: steps }).map((i) => coerce(knob, String(knob.min + i * knob.step)) as number);
+}
+
+describe("the catalogue", () => {
+  it("gives every scenario a unique id, and every knob a unique key, a label and a default in range", () => {
+    expect(new Set(scenarios.map((s) => s.id)).size).toBe(scenarios.length);
+    for (const s of scenarios) {
+      expect(new Set(s.knobs.map((k) => k.key)).size, s.id).toBe(s.knobs.length);
+      for (const k of s.knobs) {
+        expect(k.label.length, `${s.id}.${k.key}`).toBeGreaterThan(0);
+        if (k.kind === "select") expect(k.options.map((o) => o.value)).toContain(k.value);
+        else {
+          expect(k.value, `${s.id}.${k.key}`).toBeGreaterThanOrEqual(k.min);
+          expect(k.value, `${s.id}.${k.key}`).toBeLessThanOrEqual(k.max);
+          expect(coerce(k, String(k.value)), `${s.id}.${k.key} is on its grid`).toBe(k.value);
+        }
+      }
+    }
+  });
+});
+
+describe("the URL state", () => {
+  it("reads back what it wrote, for any values of any scenario's knobs", () => {
+    for (const scenario of scenarios) {
+      const values = fc.record(Object.fromEntries(scenario.knobs.map((k) => [k.key, arbitraryValue(k)])));
+      fc.assert(
+        fc.property(values, (params: Params) => {
+          const { id, query } = parseHash(hashFor(scenario, params));
+          expect(id).toBe(scenario.id);
+          expect(decode(scenario, query)).toEqual(params);
+        }),
+        { numRuns: 50 },
+      );
+    }
+  });
+
+  it("writes only the knobs that differ from their defaults", () => {
+    const s = scenarios[0];
+    if (s === undefined) throw new Error("no scenarios");
+    expect(hashFor(s, defaults(s))).toBe(`#${s.id}`);
+    const k = s.knobs.find((k) => k.kind === "range");
+    if (k === undefined || k.kind !== "range") throw new Error("no range knob");
+    expect(encode(s, { ...defaults(s), [k.key]: k.max })).toBe(`${encodeURIComponent(k.key)}=${k.max}`);
+  });
+
+  it("forgives an old or hand-edited link: unknown keys ignored, numbers held to range and grid, bad choices left at the default", () => {
+    const burst = scenarios.find((s) => s.id === "burst");
+    if (burst === undefined) throw new Error("no burst scenario");
+    const read = decode(burst, "quota=100000&spacing=1.56&calls=abc&align=sideways&nonsense=1&bursts=");
+    expect(read.quota).toBe(200);
+    expect(read.spacing).toBe(1.6);
+    expect(read.calls).toBe(40);
+    expect(read.align).toBe("yes");
+    expect(read.bursts).toBe(4);
+    expect(read).not.toHaveProperty("nonsense");
+  });
+
+  it("parses a hash with or without a query", () => {
+    expect(parseHash("#herd?clients=20")).toEqual({ id: "herd", query: "clients=20" });
+    expect(parseHash("#herd")).toEqual({ id: "herd", query: "" });
+    expect(parseHash("")).toEqual({ id: "", query: "" });
+  });
+});
+
+describe("the CSV export", () => {
+  it("has one header and a row per plotted point and per figure, quoting what needs it", () => {
+    const outcome: Outcome = {
+      charts: [{ id: "c", title: "calls, per second", x: { label: "s", values: [0, 1] }, y: { label: "calls" }, series: [{ label: 'a "b"', values: [3, null] }] }],
+      figures: [{ id: "f", label: "refused", value: 0.25, unit: "%", digits: 2, expr: "x" }],
+      tables: [{ caption: "t", columns: ["row", "col"], rows: [{ label: "r", cells: [{ id: "g", label: "g", value: 7, unit: "", digits: 0, expr: "y" }] }] }],
+      notes: [],
+      replay: { body: [] },
+      simulated: { runs: 1, ms: 1, calls: 1 },
+    };
+    expect(toCsv(outcome).split("\n")).toEqual(["chart,series,x,value", '"calls, per second","a ""b""",0,3', '"calls, per second","a ""b""",1,', "figure,refused (%),,0.25", "figure,g,,7", ""]);
+  });
+});

@@ -1,0 +1,16 @@
+import type { Scenario } from "./scenario";
+import { breakerOutage } from "./scenarios/breaker-outage";
+import { herdBackoff } from "./scenarios/herd-backoff";
+import { herdRecovery } from "./scenarios/herd-recovery";
+import { quotaAtomic } from "./scenarios/quota-atomic";
+import { quotaBursts } from "./scenarios/quota-bursts";
+import { retryAmplification } from "./scenarios/retry-amplification";
+import { shedderRamp } from "./scenarios/shedder-ramp";
+
+/** Every scenario, by name, in the order a page lists them. */
+export const catalogue: readonly Scenario[] = Object.freeze([breakerOutage, shedderRamp, quotaBursts, herdBackoff, quotaAtomic, retryAmplification, herdRecovery]);
+
+/** The scenario called `name`, or `undefined`. */
+export function scenario(name: string): Scenario | undefined {
+  return catalogue.find((s) => s.name === name);
+}

@@ -1,0 +1,147 @@
+// The replay CLI, a Node.js-only subpath: `tideward-sim replay access.log --limit "100/min per key"`.
+import { readFile } from "node:fs/promises";
+import { formatSpan } from "@tideward/time";
+import { parseLimit } from "./limit";
+import type { Algorithm } from "./limit";
+import { replayLog } from "./replay-log";
+import type { ReplayReport } from "./replay-log";
+
+export { parseLimit, describeLimit, limitPolicy } from "./limit";
+export type { Algorithm, CandidateLimit } from "./limit";
+export { parseLogLine, parseTime } from "./log";
+export type { KeyField } from "./log";
+export { replayLog } from "./replay-log";
+export type { KeyReport, ReplayLogOptions, ReplayReport } from "./replay-log";
+
+/** Where the CLI writes and how it reads a file: the process's by default, swappable in tests. */
+export interface Io {
+  readonly out: (text: string) => void;
+  readonly err: (text: string) => void;
+  readonly read: (path: string) => Promise<string>;
+}
+
+const processIo: Io = {
+  out: (text) => void process.stdout.write(text),
+  err: (text) => void process.stderr.write(text),
+  read: (path) => readFile(path, "utf8"),
+};
+
+const USAGE = `usage: tideward-sim replay <log> --limit "<count>/<unit> [per key] [burst <n>]" [options]
+
+Replays an access log through a candidate limit and reports, per key, what it would have refused.
+
+  <log>                 a file of requests: NDJSON ({"t": …, "key": …}), common or combined
+                        log format (Apache, nginx), or "<time> <key>" lines; "-" reads stdin
+  --limit <text>        the candidate limit, e.g. "100/min per key", "10/s burst 20 bucket"
+  --algorithm <name>    sliding (default: an exact window), bucket, gcra or period
+  --key <field>         what names the caller: ip (default), user, path, or an NDJSON field
+  --top <n>             keys to list, most refused first (default 20; 0 lists all)
+  --json                print the whole report as JSON
+  --help                print this
+`;
+
+/**
+ * Runs the CLI with `argv` (the arguments after the program's name) and returns the exit code:
+ * 0 done, 1 the log could not be read, 2 a usage error.
+ */
+export async function main(argv: readonly string[], io: Io = processIo): Promise<number> {
+  const args = [...argv];
+  if (args.length === 0 || args.includes("--help") || args.includes("-h")) {
+    (args.length === 0 ? io.err : io.out)(USAGE);
+    return args.length === 0 ? 2 : 0;
+  }
+  const command = args.shift();
+  if (command !== "replay") {
+    io.err(`tideward-sim: unknown command ${JSON.stringify(command)}; the command is "replay"\n\n${USAGE}`);
+    return 2;
+  }
+  let path: string | undefined;
+  let limitText: string | undefined;
+  let algorithm: Algorithm | undefined;
+  let key = "ip";
+  let top = 20;
+  let json = false;
+  while (args.length > 0) {
+    const a = args.shift() as string;
+    const value = (): string => {
+      const v = args.shift();
+      if (v === undefined) throw new UsageError(`${a} needs a value`);
+      return v;
+    };
+    try {
+      if (a === "--limit") limitText = value();
+      else if (a === "--algorithm") {
+        const v = value();
+        if (!["sliding", "bucket", "gcra", "period"].includes(v)) throw new UsageError(`--algorithm must be sliding, bucket, gcra or period, got ${JSON.stringify(v)}`);
+        algorithm = v as Algorithm;
+      } else if (a === "--key") key = value();
+      else if (a === "--top") {
+        const v = Number(value());
+        if (!Number.isSafeInteger(v) || v < 0) throw new UsageError("--top must be a whole number, 0 or more");
+        top = v;
+      } else if (a === "--json") json = true;
+      else if (a.startsWith("--")) throw new UsageError(`unknown option ${a}`);
+      else if (path === undefined) path = a;
+      else throw new UsageError(`one log at a time; got ${JSON.stringify(path)} and ${JSON.stringify(a)}`);
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw e;
+      io.err(`tideward-sim: ${e.message}\n\n${USAGE}`);
+      return 2;
+    }
+  }
+  if (path === undefined || limitText === undefined) {
+    io.err(`tideward-sim: replay needs a log and --limit\n\n${USAGE}`);
+    return 2;
+  }
+  let limit;
+  try {
+    limit = parseLimit(limitText, algorithm);
+  } catch (e) {
+    io.err(`tideward-sim: ${(e as Error).message}\n`);
+    return 2;
+  }
+  let text: string;
+  try {
+    text = path === "-" ? await readStdin() : await io.read(path);
+  } catch (e) {
+    io.err(`tideward-sim: cannot read ${path}: ${(e as Error).message}\n`);
+    return 1;
+  }
+  let report: ReplayReport;
+  try {
+    report = replayLog(text, { limit, key });
+  } catch (e) {
+    io.err(`tideward-sim: ${path}: ${(e as Error).message}\n`);
+    return 1;
+  }
+  io.out(json ? JSON.stringify(report, null, 2) + "\n" : format(report, top));
+  return 0;
+}
+
+class UsageError extends Error {}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+const iso = (t: number): string => new Date(t).toISOString();
+const share = (a: number, b: number): string => (b > 0 ? `${((100 * a) / b).toFixed(1)} %` : "–");
+
+/** The report as a table for a terminal. */
+export function format(r: ReplayReport, top = 20): string {
+  const lines = [
+    `limit: ${r.limit}`,
+    `${r.requests} requests from ${r.keys} keys over ${formatSpan(r.to - r.from)} (${iso(r.from)} to ${iso(r.to)}); ${r.refused} would be refused (${share(r.refused, r.requests)}), from ${r.keysRefused} key${r.keysRefused === 1 ? "" : "s"}`,
+  ];
+  if (r.skippedCount > 0) lines.push(`${r.skippedCount} line${r.skippedCount === 1 ? "" : "s"} skipped (line ${r.skipped[0].line}: ${r.skipped[0].reason})`);
+  const shown = top === 0 ? r.perKey : r.perKey.slice(0, top);
+  const rows = [["key", "requests", "refused", "share", "first refused at"], ...shown.map((k) => [k.key, String(k.requests), String(k.refused), share(k.refused, k.requests), k.firstRefused === null ? "–" : iso(k.firstRefused)])];
+  // A reduce, not Math.max(...): a log can have more keys than a call has room for arguments.
+  const widths = rows[0].map((_, j) => rows.reduce((w, row) => Math.max(w, row[j].length), 0));
+  lines.push("");
+  for (const row of rows) lines.push(row.map((c, j) => (j === 0 || j === 4 ? c.padEnd(widths[j]) : c.padStart(widths[j]))).join("  ").trimEnd());
+  if (shown.length < r.perKey.length) lines.push(`… and ${r.perKey.length - shown.length} more keys (--top 0 lists all)`);
+  return lines.join("\n") + "\n";
+}

@@ -1,0 +1,105 @@
+import { check, formatSpan, parseSpan } from "@tideward/time";
+import { bucket, gcra, period, sliding } from "../policies/limiters";
+import type { PolicySpec } from "../policy";
+
+/** Which limiter a candidate limit is tried with. */
+export type Algorithm = "sliding" | "bucket" | "gcra" | "period";
+
+/** A candidate limit, as read from text such as `"100/min per key"`. */
+export interface CandidateLimit {
+  /** Calls allowed per `per` milliseconds. */
+  readonly count: number;
+  /** The length of the stretch, ms. */
+  readonly per: number;
+  /** One limit per key, or one for all traffic. */
+  readonly perKey: boolean;
+  /** Calls a bucket or GCRA lets through back to back (the count by default). */
+  readonly burst: number;
+  readonly algorithm: Algorithm;
+}
+
+const UNITS: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1_000,
+  sec: 1_000,
+  second: 1_000,
+  m: 60_000,
+  min: 60_000,
+  minute: 60_000,
+  h: 3_600_000,
+  hr: 3_600_000,
+  hour: 3_600_000,
+  d: 86_400_000,
+  day: 86_400_000,
+};
+
+const ALGORITHMS: readonly Algorithm[] = ["sliding", "bucket", "gcra", "period"];
+
+/**
+ * Reads a candidate limit: `<count>/<unit or span> [per key] [burst <n>] [sliding|bucket|gcra|period]`,
+ * such as `"100/min per key"`, `"10/s burst 20 bucket"` or `"5000/1h"`. Units: ms, s, min, h,
+ * day (and their long forms, plural or not); a span such as `10s` or `1h30m` also works.
+ *
+ * @throws RangeError naming the part that could not be read
+ */
+export function parseLimit(text: string, algorithm?: Algorithm): CandidateLimit {
+  if (typeof text !== "string") throw new TypeError(`a limit must be text such as "100/min per key", got ${check.describe(text)}`);
+  const words = text.trim().toLowerCase().split(/\s+/);
+  const head = words.shift() ?? "";
+  const m = /^(\d+(?:\.\d+)?)\/(.+)$/.exec(head);
+  if (m === null) throw new RangeError(`cannot read the limit ${JSON.stringify(text)}: start with <count>/<unit>, such as "100/min"`);
+  const count = Number(m[1]);
+  if (!Number.isSafeInteger(count) || count < 1) throw new RangeError(`the limit's count must be a whole number from 1, got ${m[1]}`);
+  const unit = m[2].replace(/s$/, "");
+  let per = UNITS[m[2]] ?? UNITS[unit];
+  if (per === undefined) {
+    try {
+      per = parseSpan(m[2]);
+    } catch {
+      throw new RangeError(`cannot read the limit's unit ${JSON.stringify(m[2])}: use ms, s, min, h or day, or a span such as 10s`);
+    }
+  }
+  if (!(per > 0)) throw new RangeError(`the limit's span must be above 0, got ${JSON.stringify(m[2])}`);
+  let perKey = false;
+  let burst = count;
+  let algo: Algorithm | undefined = algorithm;
+  while (words.length > 0) {
+    const w = words.shift() as string;
+    if (w === "per") {
+      const what = words.shift();
+      if (what === undefined) throw new RangeError(`"per" needs a word after it in ${JSON.stringify(text)}, such as "per key"`);
+      perKey = what !== "all" && what !== "everyone";
+    } else if (w === "burst") {
+      const n = Number(words.shift());
+      if (!(n >= 1) || !Number.isFinite(n)) throw new RangeError(`"burst" needs a number of at least 1 after it in ${JSON.stringify(text)}`);
+      burst = n;
+    } else if ((ALGORITHMS as readonly string[]).includes(w)) {
+      if (algo === undefined) algo = w as Algorithm;
+    } else {
+      throw new RangeError(`cannot read ${JSON.stringify(w)} in the limit ${JSON.stringify(text)}; write e.g. "100/min per key", "10/s burst 20 bucket"`);
+    }
+  }
+  return { count, per, perKey, burst, algorithm: algo ?? "sliding" };
+}
+
+/** The limit in words: `"100 per 1m per key (sliding window)"`. */
+export function describeLimit(l: CandidateLimit): string {
+  const how = { sliding: "sliding window", bucket: `token bucket, burst ${l.burst}`, gcra: `GCRA, burst ${l.burst}`, period: "fixed window" }[l.algorithm];
+  return `${l.count} per ${formatSpan(l.per)}${l.perKey ? " per key" : " in all"} (${how})`;
+}
+
+/** The candidate limit as a policy to replay through. */
+export function limitPolicy(l: CandidateLimit): PolicySpec {
+  const rate = (l.count * 1_000) / l.per;
+  const options = { perKey: l.perKey, name: "limit" };
+  switch (l.algorithm) {
+    case "sliding":
+      return sliding(l.count, l.per, options);
+    case "bucket":
+      return bucket(rate, { ...options, burst: l.burst });
+    case "gcra":
+      return gcra(rate, { ...options, burst: l.burst });
+    case "period":
+      return period(l.count, l.per, { ...options, align: true });
+  }
+}

@@ -1,0 +1,2 @@
+// The distributions, gathered for `latency.exponential(…)` and the like.
+export { fixed, uniform, exponential, logNormal, bimodal } from "./distribution";

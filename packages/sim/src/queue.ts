@@ -1,0 +1,123 @@
+/** What an event does when its time comes: called with the event's time (ms) and its argument. */
+export type Fire = (now: number, arg: number) => void;
+
+/**
+ * A priority queue of events ordered by time, ties broken by the order they were scheduled in,
+ * so a run never depends on how a heap happens to break a tie.
+ *
+ * A binary heap over parallel typed arrays (time, sequence, argument) and one array of handlers:
+ * pushing and popping allocate nothing once the arrays have grown to the run's peak.
+ */
+export class EventQueue {
+  #time = new Float64Array(64);
+  #seq = new Float64Array(64);
+  #arg = new Float64Array(64);
+  #fire: (Fire | undefined)[] = new Array<Fire | undefined>(64).fill(undefined);
+  #size = 0;
+  #next = 0;
+  // The event popped last, read by the simulator right after `pop`.
+  /** The argument of the event {@link EventQueue.pop} returned last. */
+  arg = 0;
+  /** The time (ms) of the event {@link EventQueue.pop} returned last. */
+  time = 0;
+
+  /** How many events are waiting. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** The time (ms) of the earliest waiting event, or `Infinity` when none is. */
+  peek(): number {
+    return this.#size > 0 ? this.#time[0] : Infinity;
+  }
+
+  /** Adds an event at `time` (ms). */
+  push(time: number, fire: Fire, arg: number): void {
+    if (this.#size === this.#time.length) this.#grow();
+    const seq = this.#next++;
+    const times = this.#time;
+    const seqs = this.#seq;
+    const args = this.#arg;
+    const fires = this.#fire;
+    let i = this.#size++;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const pt = times[parent];
+      if (pt < time || (pt === time && seqs[parent] < seq)) break;
+      times[i] = pt;
+      seqs[i] = seqs[parent];
+      args[i] = args[parent];
+      fires[i] = fires[parent];
+      i = parent;
+    }
+    times[i] = time;
+    seqs[i] = seq;
+    args[i] = arg;
+    fires[i] = fire;
+  }
+
+  /**
+   * Takes the earliest event out and returns its handler, leaving its time and argument in
+   * {@link EventQueue.time} and {@link EventQueue.arg}; `undefined` when the queue is empty.
+   */
+  pop(): Fire | undefined {
+    const n = this.#size;
+    if (n === 0) return undefined;
+    const times = this.#time;
+    const seqs = this.#seq;
+    const args = this.#arg;
+    const fires = this.#fire;
+    const fire = fires[0];
+    this.time = times[0];
+    this.arg = args[0];
+    const last = n - 1;
+    this.#size = last;
+    if (last > 0) {
+      const t = times[last];
+      const s = seqs[last];
+      const a = args[last];
+      const f = fires[last];
+      let i = 0;
+      for (;;) {
+        let child = 2 * i + 1;
+        if (child >= last) break;
+        const right = child + 1;
+        if (right < last && (times[right] < times[child] || (times[right] === times[child] && seqs[right] < seqs[child]))) child = right;
+        const ct = times[child];
+        if (t < ct || (t === ct && s < seqs[child])) break;
+        times[i] = ct;
+        seqs[i] = seqs[child];
+        args[i] = args[child];
+        fires[i] = fires[child];
+        i = child;
+      }
+      times[i] = t;
+      seqs[i] = s;
+      args[i] = a;
+      fires[i] = f;
+    }
+    fires[last] = undefined;
+    return fire;
+  }
+
+  /** Forgets every waiting event. */
+  clear(): void {
+    this.#fire.fill(undefined);
+    this.#size = 0;
+  }
+
+  #grow(): void {
+    const n = this.#time.length * 2;
+    const time = new Float64Array(n);
+    time.set(this.#time);
+    const seq = new Float64Array(n);
+    seq.set(this.#seq);
+    const arg = new Float64Array(n);
+    arg.set(this.#arg);
+    this.#time = time;
+    this.#seq = seq;
+    this.#arg = arg;
+    const fire = this.#fire;
+    for (let i = fire.length; i < n; i++) fire.push(undefined);
+  }
+}

@@ -1,0 +1,320 @@
+import { TraceHash } from "./hash";
+import { Histogram, binOf } from "./histogram";
+import type { KeyTotals, LatencySummary, Series, Summary } from "./result";
+
+/** The levels the recorder averages over time. */
+export const IN_FLIGHT = 0;
+export const BUSY = 1;
+export const QUEUE = 2;
+const GAUGES = 3;
+
+/** What an attempt is. */
+export const FIRST = 0;
+export const RETRY = 1;
+export const HEDGE = 2;
+
+// Trace codes folded into the hash.
+const H_ADMIT = 1;
+const H_SUCCESS = 2;
+const H_FAIL = 3;
+const H_TIMEOUT = 4;
+const H_GAVE_UP = 6;
+const H_REFUSE = 16;
+
+const QS = [0.5, 0.95, 0.99] as const;
+
+/**
+ * Counts what a run does into buckets of `step` ms and totals, and folds every decision into
+ * the trace hash. Counting is a typed-array increment; a bucket is closed (its latency
+ * quantiles read, its levels averaged) when time first passes its end. Events after the series
+ * ends (the drain) count in the totals only.
+ */
+export class Recorder {
+  readonly start: number;
+  readonly step: number;
+  readonly buckets: number;
+  readonly hash = new TraceHash();
+  readonly #reasons: string[] = [];
+  readonly #refusedBy: Float64Array[] = [];
+  readonly #refusedTotal: number[] = [];
+
+  // One slot past the last bucket takes whatever happens after the series ends.
+  readonly offered: Float64Array;
+  readonly attempts: Float64Array;
+  readonly retries: Float64Array;
+  readonly hedges: Float64Array;
+  readonly admitted: Float64Array;
+  readonly refused: Float64Array;
+  readonly succeeded: Float64Array;
+  readonly failed: Float64Array;
+  readonly timedOut: Float64Array;
+  readonly completed: Float64Array;
+  readonly gaveUp: Float64Array;
+  readonly backendLoad: Float64Array;
+  readonly #means: Float64Array[];
+  readonly #lat: (number | null)[][] = [[], [], [], []];
+  readonly #cpu: Float64Array;
+  readonly #bucketLatency = new Histogram();
+  readonly latency = new Histogram();
+
+  // Totals, the drain included.
+  readonly totals = new Float64Array(12);
+
+  readonly #keyOffered: Float64Array | undefined;
+  readonly #keyAdmitted: Float64Array | undefined;
+  readonly #keyRefused: Float64Array | undefined;
+
+  readonly #value = new Float64Array(GAUGES);
+  readonly #since = new Float64Array(GAUGES);
+  readonly #area = new Float64Array(GAUGES);
+  readonly #cpuAt: (now: number) => number;
+
+  /** The bucket being counted into, and when it ends (ms). */
+  #b = 0;
+  #end: number;
+
+  constructor(start: number, duration: number, step: number, keys: number, cpu: (now: number) => number) {
+    this.start = start;
+    this.step = step;
+    this.buckets = Math.max(1, Math.ceil(duration / step - 1e-9));
+    const n = this.buckets + 1;
+    this.offered = new Float64Array(n);
+    this.attempts = new Float64Array(n);
+    this.retries = new Float64Array(n);
+    this.hedges = new Float64Array(n);
+    this.admitted = new Float64Array(n);
+    this.refused = new Float64Array(n);
+    this.succeeded = new Float64Array(n);
+    this.failed = new Float64Array(n);
+    this.timedOut = new Float64Array(n);
+    this.completed = new Float64Array(n);
+    this.gaveUp = new Float64Array(n);
+    this.backendLoad = new Float64Array(n);
+    this.#means = Array.from({ length: GAUGES }, () => new Float64Array(n));
+    this.#cpu = new Float64Array(n);
+    this.#end = start + step;
+    this.#since.fill(start);
+    this.#cpuAt = cpu;
+    if (keys > 0) {
+      this.#keyOffered = new Float64Array(keys);
+      this.#keyAdmitted = new Float64Array(keys);
+      this.#keyRefused = new Float64Array(keys);
+    }
+  }
+
+  /** The index of refusal reason `reason`, registered on first sight. */
+  reason(reason: string): number {
+    let i = this.#reasons.indexOf(reason);
+    if (i < 0) {
+      i = this.#reasons.length;
+      this.#reasons.push(reason);
+      this.#refusedBy.push(new Float64Array(this.buckets + 1));
+      this.#refusedTotal.push(0);
+    }
+    return i;
+  }
+
+  /** The bucket `t` (ms) falls in, closing the ones time has passed. */
+  #at(t: number): number {
+    if (t >= this.#end) this.#roll(t);
+    return this.#b;
+  }
+
+  #roll(t: number): void {
+    while (t >= this.#end && this.#b < this.buckets) this.#close();
+    if (this.#b >= this.buckets) this.#end = Infinity;
+  }
+
+  #close(): void {
+    const b = this.#b;
+    const end = this.#end;
+    for (let g = 0; g < GAUGES; g++) {
+      this.#area[g] += this.#value[g] * (end - this.#since[g]);
+      this.#means[g][b] = this.#area[g] / this.step;
+      this.#area[g] = 0;
+      this.#since[g] = end;
+    }
+    const h = this.#bucketLatency;
+    const out: (number | null)[] = [null, null, null];
+    h.quantiles(QS, out);
+    this.#lat[0][b] = h.count > 0 ? h.sum / h.count : null;
+    this.#lat[1][b] = out[0];
+    this.#lat[2][b] = out[1];
+    this.#lat[3][b] = out[2];
+    h.clear();
+    this.#cpu[b] = this.#cpuAt(end);
+    this.#b = b + 1;
+    this.#end = this.start + (b + 2) * this.step;
+  }
+
+  /** Sets level `g` to `v` at `t` (ms). */
+  gauge(g: number, v: number, t: number): void {
+    const b = this.#at(t);
+    if (b < this.buckets) this.#area[g] += this.#value[g] * (t - this.#since[g]);
+    this.#since[g] = t;
+    this.#value[g] = v;
+  }
+
+  offer(t: number, key: number): void {
+    this.offered[this.#at(t)]++;
+    this.totals[0]++;
+    if (this.#keyOffered !== undefined) this.#keyOffered[key]++;
+  }
+
+  attempt(t: number, kind: number): void {
+    const b = this.#at(t);
+    this.attempts[b]++;
+    this.totals[1]++;
+    if (kind === RETRY) {
+      this.retries[b]++;
+      this.totals[2]++;
+    } else if (kind === HEDGE) {
+      this.hedges[b]++;
+      this.totals[3]++;
+    }
+  }
+
+  admit(t: number, key: number): void {
+    this.admitted[this.#at(t)]++;
+    this.totals[4]++;
+    if (this.#keyAdmitted !== undefined) this.#keyAdmitted[key]++;
+    this.hash.add(t, H_ADMIT, key);
+  }
+
+  refuse(t: number, key: number, reason: number): void {
+    const b = this.#at(t);
+    this.refused[b]++;
+    this.#refusedBy[reason][b]++;
+    this.#refusedTotal[reason]++;
+    this.totals[5]++;
+    if (this.#keyRefused !== undefined) this.#keyRefused[key]++;
+    this.hash.add(t, H_REFUSE + reason, key);
+  }
+
+  /** An attempt reached the backend. */
+  arrive(t: number): void {
+    this.backendLoad[this.#at(t)]++;
+    this.totals[11]++;
+  }
+
+  /** The client saw an attempt succeed after `latency` ms. */
+  success(t: number, key: number, latency: number): void {
+    const b = this.#at(t);
+    this.succeeded[b]++;
+    this.totals[6]++;
+    const bin = binOf(latency);
+    if (b < this.buckets) this.#bucketLatency.addTo(bin, latency);
+    this.latency.addTo(bin, latency);
+    this.hash.add(t, H_SUCCESS, key);
+  }
+
+  /** The client saw an attempt fail (`timedOut`: it stopped waiting). */
+  failure(t: number, key: number, timedOut: boolean): void {
+    const b = this.#at(t);
+    this.failed[b]++;
+    this.totals[7]++;
+    if (timedOut) {
+      this.timedOut[b]++;
+      this.totals[8]++;
+    }
+    this.hash.add(t, timedOut ? H_TIMEOUT : H_FAIL, key);
+  }
+
+  /** A call ended, in a success or not. */
+  done(t: number, key: number, ok: boolean): void {
+    const b = this.#at(t);
+    if (ok) {
+      this.completed[b]++;
+      this.totals[9]++;
+    } else {
+      this.gaveUp[b]++;
+      this.totals[10]++;
+      // Giving up is folded in; a success already was, as the attempt's.
+      this.hash.add(t, H_GAVE_UP, key);
+    }
+  }
+
+  /** Closes every bucket left (the series' end is `start + buckets · step`). */
+  finish(): void {
+    this.#roll(this.start + this.buckets * this.step);
+  }
+
+  series(): Series {
+    const n = this.buckets;
+    const list = (a: Float64Array): number[] => Array.from(a.subarray(0, n));
+    const refusedBy: Record<string, number[]> = {};
+    this.#reasons.forEach((r, i) => (refusedBy[r] = list(this.#refusedBy[i])));
+    const lat = (i: number): (number | null)[] => Array.from({ length: n }, (_, b) => this.#lat[i][b] ?? null);
+    return {
+      t: Array.from({ length: n }, (_, b) => b * this.step),
+      offered: list(this.offered),
+      attempts: list(this.attempts),
+      retries: list(this.retries),
+      hedges: list(this.hedges),
+      admitted: list(this.admitted),
+      refused: list(this.refused),
+      refusedBy,
+      succeeded: list(this.succeeded),
+      failed: list(this.failed),
+      timedOut: list(this.timedOut),
+      completed: list(this.completed),
+      gaveUp: list(this.gaveUp),
+      inFlight: list(this.#means[IN_FLIGHT]),
+      latencyMean: lat(0),
+      p50: lat(1),
+      p95: lat(2),
+      p99: lat(3),
+      backendLoad: list(this.backendLoad),
+      backendBusy: list(this.#means[BUSY]),
+      backendQueue: list(this.#means[QUEUE]),
+      backendCpu: list(this.#cpu),
+      amplification: Array.from({ length: n }, (_, b) => (this.offered[b] > 0 ? this.backendLoad[b] / this.offered[b] : null)),
+    };
+  }
+
+  summary(events: number, unfinished: number): Summary {
+    const s = this.totals;
+    const refusedBy: Record<string, number> = {};
+    this.#reasons.forEach((r, i) => (refusedBy[r] = this.#refusedTotal[i]));
+    let peak = 0;
+    for (let b = 0; b < this.buckets; b++) if (this.backendLoad[b] > peak) peak = this.backendLoad[b];
+    const h = this.latency;
+    const q: (number | null)[] = [null, null, null];
+    h.quantiles(QS, q);
+    const latency: LatencySummary = { mean: h.count > 0 ? h.sum / h.count : null, p50: q[0], p95: q[1], p99: q[2], max: h.count > 0 ? h.max : null };
+    return {
+      calls: s[0],
+      attempts: s[1],
+      retries: s[2],
+      hedges: s[3],
+      admitted: s[4],
+      refused: s[5],
+      refusedBy,
+      succeeded: s[6],
+      failed: s[7],
+      timedOut: s[8],
+      completed: s[9],
+      gaveUp: s[10],
+      unfinished,
+      successRate: s[0] > 0 ? s[9] / s[0] : null,
+      refusalRate: s[1] > 0 ? s[5] / s[1] : null,
+      backendLoad: s[11],
+      peakBackendLoad: (peak * 1_000) / this.step,
+      amplification: s[0] > 0 ? s[11] / s[0] : null,
+      latency,
+      events,
+      hash: this.hash.digest(),
+    };
+  }
+
+  keys(name: (i: number) => string): KeyTotals | undefined {
+    if (this.#keyOffered === undefined || this.#keyAdmitted === undefined || this.#keyRefused === undefined) return undefined;
+    const n = this.#keyOffered.length;
+    return {
+      names: Array.from({ length: n }, (_, i) => name(i)),
+      offered: Array.from(this.#keyOffered),
+      admitted: Array.from(this.#keyAdmitted),
+      refused: Array.from(this.#keyRefused),
+    };
+  }
+}

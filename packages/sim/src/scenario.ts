@@ -1,0 +1,270 @@
+import { check } from "@tideward/time";
+import type { RunResult } from "./result";
+
+/** A value a knob takes: plain JSON, so parameters fit in a URL and cross `postMessage`. */
+export type KnobValue = number | string | boolean;
+
+/** A scenario's parameters: one value per knob, by the knob's name. */
+export type Params = Readonly<Record<string, KnobValue>>;
+
+interface KnobBase {
+  /** The parameter's name, a JavaScript identifier: `"rate"`. */
+  readonly name: string;
+  /** A short label for a control: `"Offered load"`. */
+  readonly label: string;
+  /** One sentence on what it does. */
+  readonly doc: string;
+}
+
+/** A number in `[min, max]`; `integer` ones are whole. */
+export interface NumberKnob extends KnobBase {
+  readonly kind: "number" | "integer";
+  readonly default: number;
+  readonly min: number;
+  readonly max: number;
+  /** A sensible increment for a slider. */
+  readonly step: number;
+  /** The unit, for the label: `"calls/s"`, `"ms"`, `"s"`, `"share"`. */
+  readonly unit?: string;
+  /** How a slider should move across the range. @defaultValue "linear" */
+  readonly scale?: "linear" | "log";
+}
+
+/** One of a few named choices. */
+export interface SelectKnob extends KnobBase {
+  readonly kind: "select";
+  readonly default: string;
+  readonly options: readonly { readonly value: string; readonly label: string }[];
+}
+
+/** On or off. */
+export interface BooleanKnob extends KnobBase {
+  readonly kind: "boolean";
+  readonly default: boolean;
+}
+
+/** One parameter of a scenario, with its default and its range: enough to draw a control. */
+export type Knob = NumberKnob | SelectKnob | BooleanKnob;
+
+/** A labelled table a scenario shows under its plot (the seed's 21 / 20 / 40, say). */
+export interface Table {
+  readonly title: string;
+  readonly columns: readonly string[];
+  readonly rows: readonly (readonly (string | number)[])[];
+}
+
+/** What a scenario produced: plain JSON. */
+export interface ScenarioResult {
+  /** The scenario's name. */
+  readonly scenario: string;
+  readonly title: string;
+  /** Every parameter, defaults filled in. */
+  readonly params: Params;
+  /** The clock reading the runs started at, ms. */
+  readonly start: number;
+  /** Its runs on the same seed and traffic: tideward first, then the baselines. */
+  readonly runs: readonly RunResult[];
+  readonly tables: readonly Table[];
+  /** The figures the report states, by name, so a test (or a page) can assert on them. */
+  readonly figures: Readonly<Record<string, number>>;
+  /** A short text report: what happened, in numbers. */
+  readonly report: string;
+}
+
+/** Options of {@link Scenario.run} that are not knobs. */
+export interface RunOptions {
+  /** The clock reading the runs start at, ms: 0, or a `Date.now()`-scale instant. @defaultValue 0 */
+  readonly start?: number;
+}
+
+/**
+ * A named, documented experiment: a function of a plain parameter record (every knob with a
+ * default and a range) to a plain result (time series, a summary, a short report). Everything in
+ * and out is JSON, so a page can keep a run's parameters in its URL and run it in a worker.
+ */
+export interface Scenario {
+  /** Its name, for URLs: `"breaker-outage"`. */
+  readonly name: string;
+  /** Its title: `"Breaker under an outage"`. */
+  readonly title: string;
+  /** A paragraph on what it shows and how to read it. */
+  readonly summary: string;
+  readonly knobs: readonly Knob[];
+  /** Every knob at its default. */
+  readonly defaults: Params;
+  /** Lays `params` over the defaults and checks each against its knob. */
+  resolve(params?: Readonly<Record<string, unknown>>): Params;
+  /**
+   * Runs it.
+   * @throws TypeError naming an unknown parameter (and the closest knob) or a value of the wrong type; RangeError for a value outside its knob's range
+   */
+  run(params?: Readonly<Record<string, unknown>>, options?: RunOptions): ScenarioResult;
+}
+
+/** What a scenario's body returns; {@link defineScenario} adds the rest. */
+export interface Outcome {
+  readonly runs: readonly RunResult[];
+  readonly tables?: readonly Table[];
+  readonly figures: Readonly<Record<string, number>>;
+  readonly report: string;
+}
+
+/** What {@link defineScenario} takes. */
+export interface ScenarioDefinition<P extends Params> {
+  readonly name: string;
+  readonly title: string;
+  readonly summary: string;
+  readonly knobs: readonly Knob[];
+  run(params: P, start: number): Outcome;
+}
+
+/** The seed knob every scenario has: the same seed, the same traffic and the same draws. */
+export const seedKnob: NumberKnob = Object.freeze({
+  kind: "integer",
+  name: "seed",
+  label: "Seed",
+  doc: "The seed every random draw comes from: the same seed gives the same run, bit for bit.",
+  default: 1,
+  min: 1,
+  max: 2_147_483_647,
+  step: 1,
+});
+
+/**
+ * A {@link Scenario} from its knobs and its body: checks the knobs' own definitions once, and
+ * every parameter record against them on each run.
+ */
+export function defineScenario<P extends Params>(definition: ScenarioDefinition<P>): Scenario {
+  const { name, title, summary, knobs } = definition;
+  const names = knobs.map((k) => k.name);
+  for (const k of knobs) {
+    if (k.kind === "number" || k.kind === "integer") {
+      if (!(k.min <= k.default && k.default <= k.max)) throw new RangeError(`scenario ${name} knob ${k.name}: default ${k.default} is outside [${k.min}, ${k.max}]`);
+    } else if (k.kind === "select" && !k.options.some((x) => x.value === k.default)) {
+      throw new RangeError(`scenario ${name} knob ${k.name}: default ${JSON.stringify(k.default)} is not one of its options`);
+    }
+  }
+  const defaults: Params = Object.freeze(Object.fromEntries(knobs.map((k) => [k.name, k.default])));
+  const resolve = (params: Readonly<Record<string, unknown>> = {}): Params => {
+    if (params === null || typeof params !== "object" || Array.isArray(params)) throw new TypeError(`scenario ${name} params must be an object, got ${check.describe(params)}`);
+    const out: Record<string, KnobValue> = { ...defaults };
+    for (const [field, value] of Object.entries(params)) {
+      const knob = knobs.find((k) => k.name === field);
+      if (knob === undefined) {
+        const near = check.closest(field, names);
+        throw new TypeError(`scenario ${name} has no knob ${JSON.stringify(field)}${near === undefined ? `; its knobs are ${names.join(", ")}` : `; did you mean ${JSON.stringify(near)}?`}`);
+      }
+      if (value === undefined) continue;
+      out[field] = checkKnob(name, knob, value);
+    }
+    return Object.freeze(out);
+  };
+  return Object.freeze({
+    name,
+    title,
+    summary,
+    knobs: Object.freeze([...knobs]),
+    defaults,
+    resolve,
+    run(params?: Readonly<Record<string, unknown>>, options: RunOptions = {}): ScenarioResult {
+      const p = resolve(params);
+      const o = check.options(options, ["start"], `scenario ${name} run`);
+      const start = check.finite(o.start ?? 0, `scenario ${name} start (ms)`);
+      const outcome = definition.run(p as P, start);
+      return { scenario: name, title, params: p, start, runs: outcome.runs, tables: outcome.tables ?? [], figures: outcome.figures, report: outcome.report };
+    },
+  });
+}
+
+function checkKnob(scenario: string, knob: Knob, value: unknown): KnobValue {
+  const what = `scenario ${scenario} ${knob.name}`;
+  switch (knob.kind) {
+    case "number":
+    case "integer": {
+      const n = knob.kind === "integer" ? check.integer(value, what) : check.finite(value, what);
+      return check.between(n, knob.min, knob.max, what);
+    }
+    case "select":
+      if (typeof value !== "string" || !knob.options.some((x) => x.value === value)) {
+        throw new TypeError(`${what} must be one of ${knob.options.map((x) => JSON.stringify(x.value)).join(", ")}, got ${check.describe(value)}`);
+      }
+      return value;
+    case "boolean":
+      if (typeof value !== "boolean") throw new TypeError(`${what} must be true or false, got ${check.describe(value)}`);
+      return value;
+  }
+}
+
+/** One point of a {@link sweep}: the knob's value and each run's figures at it. */
+export interface SweepResult {
+  readonly scenario: string;
+  /** The knob swept. */
+  readonly knob: string;
+  /** The parameters the sweep held fixed (the swept knob at its first value). */
+  readonly params: Params;
+  /** The knob's values, in order. */
+  readonly values: readonly number[];
+  /** The runs' labels, in the scenario's order. */
+  readonly labels: readonly string[];
+  /** `successRate[r][i]`: run `r`'s share of calls that succeeded at value `i` (`null` with no calls). */
+  readonly successRate: readonly (readonly (number | null)[])[];
+  /** Attempts that reached the backend per second. */
+  readonly backendLoad: readonly (readonly number[])[];
+  /** Attempts that reached the backend per call offered. */
+  readonly amplification: readonly (readonly (number | null)[])[];
+  /** Share of attempts refused. */
+  readonly refusalRate: readonly (readonly (number | null)[])[];
+}
+
+/** Options of {@link sweep}. */
+export interface SweepOptions {
+  /** The first value. @defaultValue the knob's minimum */
+  readonly from?: number;
+  /** The last value. @defaultValue the knob's maximum */
+  readonly to?: number;
+  /** How many values, evenly spaced (rounded for an integer knob), at least 2. @defaultValue 11 */
+  readonly steps?: number;
+  /** The other parameters. @defaultValue the scenario's defaults */
+  readonly params?: Readonly<Record<string, unknown>>;
+  readonly start?: number;
+}
+
+/**
+ * Runs `scenario` across a range of one numeric knob and gathers each run's success rate,
+ * backend load and retry amplification at every value: how a policy behaves as a failure rate
+ * or a client count grows.
+ *
+ * @throws TypeError when the knob is unknown or not numeric; RangeError for a range outside the knob's
+ */
+export function sweep(scenario: Scenario, knob: string, options: SweepOptions = {}): SweepResult {
+  const k = scenario.knobs.find((x) => x.name === knob);
+  if (k === undefined) {
+    const near = check.closest(knob, scenario.knobs.map((x) => x.name));
+    throw new TypeError(`sweep: scenario ${scenario.name} has no knob ${JSON.stringify(knob)}${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}`);
+  }
+  if (k.kind !== "number" && k.kind !== "integer") throw new TypeError(`sweep: knob ${knob} of ${scenario.name} is a ${k.kind}, not a number`);
+  const o = check.options(options, ["from", "to", "steps", "params", "start"], "sweep");
+  const from = check.between(o.from ?? k.min, k.min, k.max, `sweep from (${knob})`);
+  const to = check.between(o.to ?? k.max, k.min, k.max, `sweep to (${knob})`);
+  const steps = check.integer(o.steps ?? 11, "sweep steps", 2);
+  const values = Array.from({ length: steps }, (_, i) => {
+    // Rounded to twelve digits, so 0.8 · 3/4 reads 0.6 and not 0.6000000000000001.
+    const v = Number((from + ((to - from) * i) / (steps - 1)).toPrecision(12));
+    return k.kind === "integer" ? Math.round(v) : v;
+  });
+  const base = scenario.resolve(o.params);
+  const results = values.map((v) => scenario.run({ ...base, [knob]: v }, o.start === undefined ? {} : { start: o.start }));
+  const labels = results[0].runs.map((r) => r.label);
+  const per = <T>(f: (r: RunResult) => T): T[][] => labels.map((_, r) => results.map((res) => f(res.runs[r])));
+  return {
+    scenario: scenario.name,
+    knob,
+    params: { ...base, [knob]: values[0] },
+    values,
+    labels,
+    successRate: per((r) => r.summary.successRate),
+    backendLoad: per((r) => (r.summary.backendLoad * 1_000) / r.duration),
+    amplification: per((r) => r.summary.amplification),
+    refusalRate: per((r) => r.summary.refusalRate),
+  };
+}

@@ -1,0 +1,107 @@
+import { exponential } from "../distribution";
+import { shedder } from "../policies/shedder";
+import { simulate } from "../simulate";
+import { ramp } from "../traffic";
+import type { RunResult } from "../result";
+import { defineScenario, seedKnob } from "../scenario";
+import { num, percent, textTable } from "../report";
+
+/** The parameters of {@link shedderRamp}. */
+export interface ShedderRampParams {
+  readonly [name: string]: number;
+  readonly seed: number;
+  readonly from: number;
+  readonly to: number;
+  readonly duration: number;
+  readonly workers: number;
+  readonly service: number;
+  readonly queue: number;
+  readonly cpu: number;
+  readonly timeout: number;
+}
+
+/**
+ * Offered load ramps past what a server can do. With tideward's shedder the server refuses the
+ * excess once it is hot and full; without it the queue fills and every call waits behind it.
+ */
+export const shedderRamp = defineScenario<ShedderRampParams>({
+  name: "shedder-ramp",
+  title: "Shedder under rising load",
+  summary:
+    "Poisson load ramps in a straight line from well under a server's capacity to past it. The server has a fixed number of workers and a queue, so its CPU reading climbs with the load and waiting turns into latency as queueing theory says. tideward's shedder refuses only when the server is both hot and full, so below capacity it refuses nothing, and past it it keeps the queue short: admitted calls stay fast. Without it the queue fills and every call waits behind it. Read the latency of admitted calls at the peak, and what reached a worker.",
+  knobs: [
+    seedKnob,
+    { kind: "number", name: "from", label: "Load at the start", doc: "Calls a second when the ramp begins.", default: 50, min: 1, max: 10_000, step: 10, unit: "calls/s", scale: "log" },
+    { kind: "number", name: "to", label: "Load at the end", doc: "Calls a second when the ramp ends.", default: 600, min: 1, max: 10_000, step: 10, unit: "calls/s", scale: "log" },
+    { kind: "number", name: "duration", label: "Run length", doc: "How long the ramp takes.", default: 120, min: 10, max: 3_600, step: 10, unit: "s" },
+    { kind: "integer", name: "workers", label: "Workers", doc: "Calls the server serves at once.", default: 8, min: 1, max: 1_000, step: 1 },
+    { kind: "number", name: "service", label: "Service time", doc: "Mean time a worker spends on a call, exponentially distributed.", default: 20, min: 1, max: 1_000, step: 1, unit: "ms", scale: "log" },
+    { kind: "integer", name: "queue", label: "Queue", doc: "Calls that may wait for a worker; more fail at once.", default: 2_000, min: 0, max: 100_000, step: 10, unit: "calls" },
+    { kind: "number", name: "cpu", label: "Shedder CPU threshold", doc: "CPU use in thousandths at which the server counts as hot.", default: 900, min: 0, max: 999, step: 10, unit: "‰" },
+    { kind: "number", name: "timeout", label: "Client timeout", doc: "How long a client waits; 0 waits for ever.", default: 0, min: 0, max: 60, step: 0.1, unit: "s" },
+  ],
+  run(p, start) {
+    const duration = p.duration * 1_000;
+    const base = {
+      seed: p.seed,
+      start,
+      duration,
+      step: Math.max(100, duration / 240),
+      traffic: ramp({ from: p.from, to: p.to }),
+      backend: { latency: exponential(p.service), workers: p.workers, queue: p.queue },
+      client: p.timeout > 0 ? { timeout: p.timeout * 1_000 } : {},
+    };
+    const runs = [simulate({ ...base, label: "tideward shedder", policies: [shedder({ cpu: p.cpu })] }), simulate({ ...base, label: "no shedder" })];
+    const capacity = (p.workers * 1_000) / p.service;
+    const ids = ["shedder", "none"];
+    const figures: Record<string, number> = { capacity };
+    const rows = runs.map((r, i) => {
+      const peak = atPeak(r);
+      const first = firstRefusal(r);
+      figures[`${ids[i]}.peakP99`] = peak.p99;
+      figures[`${ids[i]}.peakGoodput`] = peak.goodput;
+      figures[`${ids[i]}.peakRefused`] = peak.refused;
+      figures[`${ids[i]}.peakFailed`] = peak.failed;
+      figures[`${ids[i]}.firstRefusalLoad`] = first;
+      return [r.label, `${num(peak.p99)} ms`, `${num(peak.goodput)}/s`, percent(peak.refused), percent(peak.failed), first > 0 ? `${num(first)}/s` : "never"];
+    });
+    const table = {
+      title: `load ${p.from} → ${p.to} calls/s on ${p.workers} workers of ${p.service} ms (capacity ${num(capacity)}/s); figures over the last fifth of the run`,
+      columns: ["", "p99 latency", "successes", "refused", "failed", "first refusal at a load of"],
+      rows,
+    };
+    const report = [
+      textTable(table),
+      "",
+      `At the peak, admitted calls took ${num(figures["shedder.peakP99"])} ms at the 99th percentile with the shedder and ${num(figures["none.peakP99"])} ms without it; the shedder first refused when the load reached ${num(figures["shedder.firstRefusalLoad"])} calls/s, against a capacity of ${num(capacity)}.`,
+    ].join("\n");
+    return { runs, tables: [table], figures, report };
+  },
+});
+
+/** Over the last fifth of the run: p99 (the worst bucket's), successes a second, and the shares refused and failed. */
+function atPeak(r: RunResult): { p99: number; goodput: number; refused: number; failed: number } {
+  const s = r.series;
+  const from = Math.floor(s.t.length * 0.8);
+  let p99 = 0;
+  let ok = 0;
+  let attempts = 0;
+  let refused = 0;
+  let failed = 0;
+  for (let i = from; i < s.t.length; i++) {
+    p99 = Math.max(p99, s.p99[i] ?? 0);
+    ok += s.succeeded[i];
+    attempts += s.attempts[i];
+    refused += s.refused[i];
+    failed += s.failed[i];
+  }
+  const seconds = ((s.t.length - from) * r.step) / 1_000;
+  return { p99, goodput: ok / seconds, refused: attempts > 0 ? refused / attempts : 0, failed: attempts > 0 ? failed / attempts : 0 };
+}
+
+/** The offered load (calls a second) in the first bucket with a refusal, or 0. */
+function firstRefusal(r: RunResult): number {
+  const s = r.series;
+  const i = s.refused.findIndex((n) => n > 0);
+  return i < 0 ? 0 : (s.offered[i] * 1_000) / r.step;
+}

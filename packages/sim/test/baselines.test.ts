@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { failures, latency, policy, simulate, traffic } from "@tideward/sim";
+import { STARTS } from "./helpers";
+
+describe.each(STARTS)("baselines (start %s)", (start) => {
+  it("classic breaker: opens after threshold failures in a row, refuses for openFor, then one probe", () => {
+    const r = simulate({
+      start,
+      duration: 5_000,
+      step: 100,
+      traffic: traffic.constant({ rate: 10 }),
+      backend: { latency: latency.fixed(5), failures: failures.outage({ from: 1_000, to: 3_000 }) },
+      policies: [policy.classicBreaker({ threshold: 3, openFor: 500 })],
+    });
+    const when = (xs: readonly number[]) => xs.flatMap((n, i) => (n > 0 ? [r.series.t[i]] : []));
+    // Calls at 1 000, 1 100 and 1 200 fail; it opens at 1 205 until 1 705; the probe at 1 800
+    // fails (open until 2 305), so does the one at 2 400; the one at 3 000 succeeds and closes it.
+    expect(when(r.series.failed)).toEqual([1_000, 1_100, 1_200, 1_800, 2_400]);
+    expect(when(r.series.refused)).toEqual([1_300, 1_400, 1_500, 1_600, 1_700, 1_900, 2_000, 2_100, 2_200, 2_300, 2_500, 2_600, 2_700, 2_800, 2_900]);
+    expect(r.summary.refused).toBe(15);
+    expect(r.policies[0].stats).toMatchObject({ opened: 1, open: 0 });
+    expect(r.policies[0].stats.openTime).toBeCloseTo(1_800, 6);
+  });
+
+  it("classic breaker: a success resets the count of failures in a row", () => {
+    const r = simulate({ start, duration: 60_000, traffic: traffic.constant({ rate: 20 }), backend: { latency: latency.fixed(5), failures: 0.3 }, policies: [policy.classicBreaker({ threshold: 10 })] });
+    // Ten failures in a row at 30 % come about once in 170 000 calls: 1 200 calls rarely open it.
+    expect(r.policies[0].stats.opened).toBe(0);
+  });
+
+  it("sampling breaker: opens on the share of failures in its window, not on a run of them", () => {
+    const run = (rate: number) =>
+      simulate({
+        start,
+        duration: 20_000,
+        traffic: traffic.constant({ rate: 50 }),
+        backend: { latency: latency.fixed(5), failures: failures.brownout({ from: 5_000, to: 15_000, rate }) },
+        policies: [policy.samplingBreaker({ threshold: 0.5, duration: 2_000, minimumRps: 5, openFor: 1_000 })],
+      });
+    const heavy = run(0.7);
+    const light = run(0.3);
+    expect(heavy.policies[0].stats.opened).toBeGreaterThan(0);
+    expect(heavy.summary.refused).toBeGreaterThan(0);
+    // Refusals only while the brown-out lasts (and one open time after).
+    const t = heavy.series.t;
+    heavy.series.refused.forEach((n, i) => {
+      if (t[i] < 5_000 || t[i] >= 16_000) expect(n).toBe(0);
+    });
+    expect(light.policies[0].stats.opened).toBe(0);
+    expect(light.summary.refused).toBe(0);
+  });
+
+  it("input checks name the field", () => {
+    expect(() => policy.classicBreaker({ threshold: 0 })).toThrow(/threshold must be 1 or more/);
+    expect(() => policy.classicBreaker({ openfor: 1 } as never)).toThrow(/did you mean "openFor"/);
+    expect(() => policy.samplingBreaker({ threshold: 1 })).toThrow(/between 0 and 1/);
+  });
+});
+
+describe.each(STARTS)("tideward adapters (start %s)", (start) => {
+  it("breaker: refuses most calls to a dead backend and reports its standing ratio", () => {
+    const r = simulate({ start, duration: 30_000, traffic: traffic.poisson({ rate: 100 }), backend: { failures: 1 }, policies: [policy.breaker()] });
+    expect(r.summary.refusalRate as number).toBeGreaterThan(0.8);
+    expect(r.policies[0].stats.ratio).toBeGreaterThan(0.8);
+    expect(r.policies[0].side).toBe("client");
+  });
+
+  it("shedder: sheds only when the backend is hot and full", () => {
+    const hot = { latency: latency.exponential(20), workers: 4 };
+    // 100 calls a second on 200 a second of capacity: cool, nothing shed.
+    const cool = simulate({ start, duration: 30_000, traffic: traffic.poisson({ rate: 100 }), backend: hot, policies: [policy.shedder()] });
+    expect(cool.summary.refused).toBe(0);
+    // 400 a second: the CPU pins at 1 000 and the queue grows without bound unless it sheds.
+    const over = simulate({ start, duration: 30_000, traffic: traffic.poisson({ rate: 400 }), backend: hot, policies: [policy.shedder()] });
+    const none = simulate({ start, duration: 30_000, traffic: traffic.poisson({ rate: 400 }), backend: hot });
+    expect(over.summary.refusedBy.shedder).toBeGreaterThan(0);
+    expect(over.summary.latency.p99 as number).toBeLessThan((none.summary.latency.p99 as number) / 10);
+  });
+
+  it("gate: at most limit calls inside the server at once, all given back when traffic stops", () => {
+    const r = simulate({ start, duration: 10_000, traffic: traffic.poisson({ rate: 300 }), backend: { latency: latency.exponential(30) }, policies: [policy.gate(5)], invariants: true });
+    expect(r.summary.refusedBy.gate).toBeGreaterThan(0);
+    expect(Math.max(...r.series.backendBusy)).toBeLessThanOrEqual(5);
+  });
+});

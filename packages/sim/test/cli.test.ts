@@ -1,0 +1,137 @@
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { main, parseLimit, parseLogLine, replayLog } from "@tideward/sim/cli";
+import type { Io, ReplayReport } from "@tideward/sim/cli";
+
+const pkg = join(import.meta.dirname, "..");
+const log = join(import.meta.dirname, "fixtures", "access.log");
+const text = readFileSync(log, "utf8");
+
+async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const io: Io = { out: (t) => void (out += t), err: (t) => void (err += t), read: (p) => Promise.resolve(readFileSync(p, "utf8")) };
+  const code = await main(argv, io);
+  return { code, out, err };
+}
+
+/** A reference: each key's requests refused by an exact "count in any `per` ms", counted by brute force. */
+function reference(count: number, per: number): Map<string, number> {
+  const byKey = new Map<string, number[]>();
+  for (const line of text.split("\n")) {
+    const r = parseLogLine(line);
+    if (r === undefined || typeof r === "string") continue;
+    const key = r.key ?? "";
+    byKey.set(key, [...(byKey.get(key) ?? []), r.t]);
+  }
+  const refused = new Map<string, number>();
+  for (const [key, times] of byKey) {
+    times.sort((a, b) => a - b);
+    const admitted: number[] = [];
+    let n = 0;
+    for (const t of times) {
+      if (admitted.filter((s) => t - s < per).length < count) admitted.push(t);
+      else n++;
+    }
+    refused.set(key, n);
+  }
+  return refused;
+}
+
+describe("tideward-sim replay", () => {
+  it("reports, per key, what 100/min per key would have refused", async () => {
+    const { code, out, err } = await run("replay", log, "--limit", "100/min per key");
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    expect(out).toContain("limit: 100 per 1m per key (sliding window)");
+    expect(out).toContain("455 requests from 13 keys");
+    expect(out).toContain("55 would be refused (12.1 %), from 2 keys");
+    expect(out).toContain("1 line skipped (line 41: neither NDJSON");
+    // The scraper's 150 in its first minute: 50 refused, the first at its 101st request.
+    expect(out).toMatch(/203\.0\.113\.9 +180 +50 +27\.8 % +2024-08-12T16:00:39\.000Z/);
+    expect(out).toMatch(/192\.0\.2\.44 +105 +5 +4\.8 %/);
+    expect(out).toMatch(/198\.51\.100\.7 +120 +0 +0\.0 % +–/);
+  });
+
+  it("agrees with a brute-force count of the same limit, key by key", async () => {
+    for (const [limit, count, per] of [["100/min per key", 100, 60_000], ["30/10s per key", 30, 10_000], ["5/1h per key", 5, 3_600_000]] as const) {
+      const { out } = await run("replay", log, "--limit", limit, "--json");
+      const report = JSON.parse(out) as ReplayReport;
+      const expected = reference(count, per);
+      for (const k of report.perKey) expect([k.key, k.refused]).toEqual([k.key, expected.get(k.key)]);
+      expect(report.refused).toBe([...expected.values()].reduce((a, b) => a + b, 0));
+    }
+  });
+
+  it("tries a token bucket, a global limit, another key field", async () => {
+    const bucket = JSON.parse((await run("replay", log, "--limit", "100/min per key burst 50", "--algorithm", "bucket", "--json")).out) as ReplayReport;
+    expect(bucket.limit).toBe("100 per 1m per key (token bucket, burst 50)");
+    // The scraper's 150 in 58 s (the log keeps whole seconds) meet a bucket of 50 that refills
+    // 100 a minute: 50 + 96.7 pass.
+    const of = (key: string) => bucket.perKey.find((k) => k.key === key)?.refused;
+    expect(of("203.0.113.9")).toBe(4);
+    // The burst's 105 within 9 s: 50 + 15 pass.
+    expect(of("192.0.2.44")).toBe(105 - 65);
+    expect(bucket.perKey[0].key).toBe("192.0.2.44");
+    const global = JSON.parse((await run("replay", log, "--limit", "200/min", "--json")).out) as ReplayReport;
+    expect(global.limit).toBe("200 per 1m in all (sliding window)");
+    const users = JSON.parse((await run("replay", log, "--limit", "100/min per key", "--key", "user", "--json")).out) as ReplayReport;
+    expect(users.perKey.map((k) => k.key)).toContain("alice");
+  });
+
+  it("is the same report every time (its trace hash included)", async () => {
+    const a = await run("replay", log, "--limit", "100/min per key", "--json");
+    const b = await run("replay", log, "--limit", "100/min per key", "--json");
+    expect(a.out).toBe(b.out);
+    expect((JSON.parse(a.out) as ReplayReport).hash).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it("says what is wrong with its arguments", async () => {
+    expect((await run()).code).toBe(2);
+    expect((await run("--help")).out).toContain("usage: tideward-sim replay");
+    expect(await run("replay", log)).toMatchObject({ code: 2, err: expect.stringContaining("needs a log and --limit") as unknown });
+    expect(await run("replay", log, "--limit", "lots")).toMatchObject({ code: 2, err: expect.stringContaining('start with <count>/<unit>') as unknown });
+    expect(await run("replay", log, "--limit", "100/fortnight")).toMatchObject({ code: 2, err: expect.stringContaining("unit") as unknown });
+    expect(await run("replay", log, "--limt", "1/s")).toMatchObject({ code: 2, err: expect.stringContaining("unknown option --limt") as unknown });
+    expect(await run("replay", "/nonexistent.log", "--limit", "1/s")).toMatchObject({ code: 1, err: expect.stringContaining("cannot read /nonexistent.log") as unknown });
+    expect(await run("play", log)).toMatchObject({ code: 2 });
+  });
+
+  it("runs as a command: the package's bin, in a process of its own", () => {
+    const r = spawnSync(process.execPath, ["--conditions=@tideward/source", "--import", "tsx", join(pkg, "bin", "tideward-sim.js"), "replay", log, "--limit", "100/min per key", "--top", "3"], { cwd: pkg, encoding: "utf8", timeout: 60_000 });
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain("55 would be refused");
+    expect(r.stdout).toContain("… and 10 more keys");
+  });
+});
+
+describe("parseLimit and parseLogLine", () => {
+  it("reads limits in the forms people write", () => {
+    expect(parseLimit("100/min per key")).toEqual({ count: 100, per: 60_000, perKey: true, burst: 100, algorithm: "sliding" });
+    expect(parseLimit("10/s burst 20 bucket")).toEqual({ count: 10, per: 1_000, perKey: false, burst: 20, algorithm: "bucket" });
+    expect(parseLimit("5000/1h30m").per).toBe(5_400_000);
+    expect(parseLimit("3/hours").per).toBe(3_600_000);
+    expect(() => parseLimit("0/s")).toThrow(/whole number from 1/);
+    expect(() => parseLimit("10/s per")).toThrow(/"per" needs a word/);
+    expect(() => parseLimit("10/s quickly")).toThrow(/cannot read "quickly"/);
+  });
+
+  it("reads NDJSON, common log format with its zone, and <time> <key> lines", () => {
+    expect(parseLogLine('{"t": 1723456789012, "key": "alice"}')).toEqual({ t: 1_723_456_789_012, key: "alice", cost: 1 });
+    expect(parseLogLine('{"time": "2024-08-12T09:00:00.250-07:00", "ip": "1.2.3.4"}')).toEqual({ t: Date.UTC(2024, 7, 12, 16, 0, 0, 250), key: "1.2.3.4", cost: 1 });
+    expect(parseLogLine('127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326')).toEqual({ t: Date.UTC(2000, 9, 10, 20, 55, 36), key: "127.0.0.1" });
+    expect(parseLogLine('127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a?b=1 HTTP/1.0" 200 2326', "path")).toMatchObject({ key: "/a" });
+    expect(parseLogLine("1723456789 bob")).toEqual({ t: 1_723_456_789_000, key: "bob" });
+    expect(parseLogLine("2024-08-12T09:00:00Z carol")).toEqual({ t: Date.UTC(2024, 7, 12, 9), key: "carol" });
+    expect(parseLogLine("   ")).toBeUndefined();
+    expect(parseLogLine("2024-08-12 09:00 dave")).toMatch(/neither/);
+    expect(parseLogLine('{"t": "yesterday", "key": "x"}')).toMatch(/no readable time/);
+  });
+
+  it("replayLog refuses a log with nothing to read", () => {
+    expect(() => replayLog("nope\n", { limit: parseLimit("1/s") })).toThrow(/no request could be read from the log; line 1/);
+  });
+});

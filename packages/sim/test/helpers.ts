@@ -1,0 +1,40 @@
+// Shared by the tests: the two clock scales every property runs at, and a way to read a
+// traffic model's arrivals directly.
+import { stream } from "@tideward/sim";
+import type { Traffic } from "@tideward/sim";
+
+/** Run starts near 0 and at `Date.now()` scale (fractional, as a real clock reads). */
+export const STARTS = [0, 1_723_456_789_012.375] as const;
+
+/** Every arrival of `traffic` over `[start, start + duration)`: times, keys and costs. */
+export function collect(traffic: Traffic, duration: number, start = 0, seed = 1): { t: number[]; key: number[]; cost: number[] } {
+  const a = traffic.open({ start, end: start + duration, random: stream(seed, "traffic") });
+  const t: number[] = [];
+  const key: number[] = [];
+  const cost: number[] = [];
+  for (let x = a.next(); x !== Infinity; x = a.next()) {
+    t.push(x);
+    key.push(a.key);
+    cost.push(a.cost);
+    if (t.length > 5_000_000) throw new Error("runaway traffic");
+  }
+  return { t, key, cost };
+}
+
+/** Mean and (sample) variance. */
+export function moments(xs: readonly number[]): { mean: number; variance: number } {
+  const n = xs.length;
+  const mean = xs.reduce((a, b) => a + b, 0) / n;
+  const variance = xs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1);
+  return { mean, variance };
+}
+
+/** Counts of `times` (ms) in consecutive buckets of `width` ms from `start`. */
+export function counts(times: readonly number[], start: number, width: number, buckets: number): number[] {
+  const out = new Array<number>(buckets).fill(0);
+  for (const t of times) {
+    const b = Math.floor((t - start) / width);
+    if (b >= 0 && b < buckets) out[b]++;
+  }
+  return out;
+}

@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { EventQueue, Simulator } from "@tideward/sim";
+
+describe("EventQueue", () => {
+  it("pops in time order, ties in the order they were pushed", () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 20 }), { maxLength: 300 }), (times) => {
+        const q = new EventQueue();
+        const f = () => {};
+        times.forEach((t, i) => q.push(t, f, i));
+        const out: [number, number][] = [];
+        while (q.pop() !== undefined) out.push([q.time, q.arg]);
+        const expected = times.map((t, i) => [t, i] as [number, number]).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+        expect(out).toEqual(expected);
+      }),
+    );
+  });
+
+  it("interleaves pushes and pops correctly as it grows", () => {
+    const q = new EventQueue();
+    const f = () => {};
+    let t = 0;
+    const popped: number[] = [];
+    for (let i = 0; i < 10_000; i++) {
+      q.push(t + ((i * 7919) % 101), f, i);
+      if (i % 3 === 0) {
+        q.pop();
+        popped.push(q.time);
+        t = q.time;
+      }
+    }
+    while (q.pop() !== undefined) popped.push(q.time);
+    for (let i = 1; i < popped.length; i++) expect(popped[i]).toBeGreaterThanOrEqual(popped[i - 1]);
+    expect(popped).toHaveLength(10_000);
+  });
+});
+
+describe("Simulator", () => {
+  it("fires events at their times on the virtual clock, which reads the event's time", () => {
+    const sim = new Simulator({ start: 1_000 });
+    const seen: [number, number, number][] = [];
+    const f = (now: number, arg: number) => seen.push([now, sim.clock.now(), arg]);
+    sim.at(1_500, f, 2);
+    sim.after(200, f, 1);
+    sim.at(1_500, f, 3);
+    expect(sim.run()).toBe(3);
+    expect(seen).toEqual([
+      [1_200, 1_200, 1],
+      [1_500, 1_500, 2],
+      [1_500, 1_500, 3],
+    ]);
+  });
+
+  it("runs up to an instant and leaves later events waiting; never schedules into the past", () => {
+    const sim = new Simulator();
+    let ticks = 0;
+    const tick = () => {
+      ticks++;
+      sim.after(1_000, tick);
+    };
+    sim.at(0, tick);
+    sim.run(60_000);
+    expect(ticks).toBe(60);
+    expect(sim.now()).toBe(60_000);
+    expect(sim.pending).toBe(1);
+    const seen: number[] = [];
+    sim.at(10, (now) => seen.push(now));
+    sim.run(60_001);
+    expect(seen).toEqual([60_000]);
+  });
+
+  it("streams are the same for the same seed and name, and differ otherwise", () => {
+    const a = new Simulator({ seed: 5 });
+    const b = new Simulator({ seed: 5 });
+    const draws = (r: () => number) => Array.from({ length: 5 }, r);
+    expect(draws(a.random("x"))).toEqual(draws(b.random("x")));
+    expect(draws(a.random("x"))).not.toEqual(draws(a.random("y")));
+    expect(draws(a.random("x"))).not.toEqual(draws(new Simulator({ seed: 6 }).random("x")));
+  });
+
+  it("stops when asked, and says what is wrong with bad options", () => {
+    const sim = new Simulator();
+    let n = 0;
+    const f = () => {
+      if (++n === 3) sim.stop();
+      sim.after(1, f);
+    };
+    sim.at(0, f);
+    sim.run();
+    expect(n).toBe(3);
+    expect(() => new Simulator({ sead: 1 } as never)).toThrow(/no option "sead"; did you mean "seed"/);
+    expect(() => new Simulator({ start: NaN })).toThrow(RangeError);
+    expect(() => sim.at(NaN, f)).toThrow(/NaN/);
+  });
+});

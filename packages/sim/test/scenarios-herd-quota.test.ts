@@ -1,0 +1,90 @@
+import { describe, expect, it } from "vitest";
+import { herdBackoff, herdRecovery, quotaAtomic, sweep } from "@tideward/sim";
+import { STARTS } from "./helpers";
+
+describe.each(STARTS)("backoff and the herd (start %s)", (start) => {
+  const r = herdBackoff.run({}, { start });
+  const f = r.figures;
+
+  it("runs the same herd once per jitter", () => {
+    expect(r.runs.map((x) => x.label)).toEqual(["rigid", "full", "equal", "decorrelated", "spread 0.2"]);
+    for (const x of r.runs) expect(x.series.offered).toEqual(r.runs[0].series.offered);
+    expect(r.runs[0].summary.calls).toBe(1_000);
+  });
+
+  it("rigid backoff keeps the herd in step; every jitter spreads it", () => {
+    // All thousand rigid clients come back in the same 100 ms: 10 000 a second.
+    expect(f["rigid.peakLoad"]).toBe(10_000);
+    for (const j of ["full", "equal", "decorrelated"]) expect(f[`${j}.peakLoad`]).toBeLessThan(f["rigid.peakLoad"] / 5);
+    expect(f["spread 0.2.peakLoad"]).toBeLessThan(f["rigid.peakLoad"] / 2);
+  });
+
+  it("the histogram of retry times: rigid retries land in a few buckets, full jitter's in many", () => {
+    const busy = (label: string) => (r.runs.find((x) => x.label === label)?.series.retries ?? []).filter((n) => n > 0).length;
+    expect(busy("rigid")).toBeLessThan(20);
+    expect(busy("full")).toBeGreaterThan(3 * busy("rigid"));
+  });
+
+  it("states its figures in the report", () => {
+    expect(r.report).toContain(`${f["rigid.peakLoad"]} calls/s hit the recovering backend at once, against ${Math.round(f["full.peakLoad"])}/s with full jitter`);
+  });
+
+  it("a sweep of the herd's size", () => {
+    const s = sweep(herdBackoff, "clients", { from: 100, to: 2_000, steps: 3, params: { duration: 20 }, start });
+    expect(s.values).toEqual([100, 1_050, 2_000]);
+    expect(s.backendLoad[0][2]).toBeGreaterThan(s.backendLoad[0][0]);
+  });
+});
+
+describe.each(STARTS)("a thundering herd after recovery (start %s)", (start) => {
+  const r = herdRecovery.run({}, { start });
+  const f = r.figures;
+
+  it("without a budget the outage's retries multiply the load on the failing backend", () => {
+    expect(f["rigid.loadDuringOutage"]).toBeGreaterThan(3 * 500);
+    expect(f["budget.loadDuringOutage"]).toBeLessThanOrEqual(1.2 * 500 * 1.1);
+    expect(f["none.loadDuringOutage"]).toBeLessThan(560);
+  });
+
+  it("and hold the recovered backend down (a metastable failure); with jitter and a budget it recovers at once", () => {
+    expect(f["rigid.loadAfterRecovery"]).toBeGreaterThan(f.capacity);
+    expect(f["rigid.recoverySeconds"]).toBe(-1);
+    expect(f["budget.recoverySeconds"]).toBeGreaterThanOrEqual(0);
+    expect(f["budget.recoverySeconds"]).toBeLessThan(2);
+    expect(f["rigid.successRate"]).toBeLessThan(0.5);
+    expect(f["budget.successRate"]).toBeGreaterThan(0.8);
+  });
+
+  it("states its figures in the report", () => {
+    expect(r.report).toContain("had not served 90 % again by the end of the run");
+    expect(r.report).toContain(`${Math.round(f["rigid.loadDuringOutage"])} calls/s`);
+  });
+});
+
+describe.each(STARTS)("a tenant's budget charged atomically (start %s)", (start) => {
+  const r = quotaAtomic.run({}, { start });
+  const f = r.figures;
+
+  it("the atomic charge wastes nothing; every budget refuses some calls", () => {
+    expect(r.runs[0].policies[0].stats.wasted).toBe(0);
+    for (const d of ["user", "tenant", "model"]) expect(f[`atomic.refusedBy.${d}`]).toBeGreaterThan(0);
+  });
+
+  it("charged one after another, tokens go to calls a later budget refuses, and fewer calls get through", () => {
+    expect(f["sequential.wasted.model"]).toBeGreaterThan(0.1 * f.modelBudget);
+    expect(f["sequential.wasted.tenant"]).toBeGreaterThan(0);
+    expect(f["sequential.admitted"]).toBeLessThan(0.9 * f["atomic.admitted"]);
+    expect(r.runs[1].series.offered).toEqual(r.runs[0].series.offered);
+  });
+
+  it("charged user first, the busy users' calls stop at their own budget and nothing is wasted on the model", () => {
+    const userFirst = quotaAtomic.run({ order: "user-first" }, { start });
+    expect(userFirst.figures["sequential.wasted.model"]).toBe(0);
+    expect(userFirst.figures["sequential.wasted.user"]).toBeGreaterThan(0);
+  });
+
+  it("states its figures in the report", () => {
+    expect(r.report).toContain(`${f["sequential.wasted.model"]} model tokens`);
+    expect(r.tables[0].columns).toContain("tokens charged for nothing");
+  });
+});

@@ -403,6 +403,12 @@ export class RedisQuotaEngine implements QuotaStore {
 
   #sameSlot(keys: readonly string[]): void {
     if (keys.length < 2) return;
+    // Keys that share a hash tag share a slot: compare the tags, hash only when they differ.
+    const tag = (key: string): string => key.slice(key.indexOf("{"), key.indexOf("}") + 1);
+    const shared = tag(keys[0]);
+    let same = true;
+    for (let i = 1; i < keys.length && same; i++) same = tag(keys[i]) === shared;
+    if (same) return;
     const first = slotOf(keys[0]);
     for (let i = 1; i < keys.length; i++) {
       if (slotOf(keys[i]) !== first) throw new CrossSlotError(keys.map((key) => ({ key, slot: slotOf(key) })));

@@ -530,8 +530,7 @@ export class RedisQuotaEngine implements QuotaStore {
     const index = new Map<string, number>();
     const keys: string[] = [];
     const first = inputs[list[0]] as { now: number };
-    const args: string[] = [this.#serverClock ? "" : String(first.now), "s", "0", String(list.length), this.#margin];
-    const shadow = rule.shadow ? "1" : "0";
+    const args: string[] = [this.#serverClock ? "" : String(first.now), "s", "0", String(list.length), this.#margin, String(kind), ...rule.args];
     for (const i of list) {
       const name = names[i];
       let j = index.get(name);
@@ -541,7 +540,7 @@ export class RedisQuotaEngine implements QuotaStore {
         keys.push(name);
       }
       const input = inputs[i] as { now: number; cost: number };
-      args.push(String(kind), String(j + 1), String(input.cost), ...rule.args, this.#serverClock ? "" : String(input.now), shadow);
+      args.push(String(j + 1), input.cost === 1 ? "1" : String(input.cost), this.#serverClock ? "" : String(input.now));
     }
     const outcome = await this.#runner.run(quota, keys, args);
     if (outcome.status !== ANSWERED) {

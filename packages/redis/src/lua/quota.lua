@@ -8,7 +8,8 @@
 -- ARGV[3]     how long a request id is remembered (ms); 0 for none
 -- ARGV[4]     the number of charges m
 -- ARGV[5]     expiry margin (ms): keys expire this long after their state would be a fresh key's
--- then 10 fields per charge:
+-- then for a batch ("s"): its one limit as kind, capacity, refill, window (ms), burst, align, and
+-- three fields per input: key index, cost, now ("" for ARGV[1]); for a set, 10 fields per charge:
 --             kind (0 bucket, 1 window, 2 gcra), key index, cost, capacity, refill, window (ms),
 --             burst, align (0/1), now for this charge ("" for ARGV[1]; batches only), shadow (0/1:
 --             decided and charged when it fits, but never refusing the set)
@@ -206,9 +207,22 @@ local sa, sb, loaded, dirty, expire = {}, {}, {}, {}, {}
 local base = 6
 local margin = tonumber(ARGV[5])
 local clock = now
+local batch = mode == 's'
+-- A batch names its one limit once: kind, capacity, refill, window, burst, align; then three
+-- fields an input: key index, cost, now.
+local bkind, bcap, brefill, bwidth, bburst, balign
+if batch then
+  bkind, bcap, brefill, bwidth = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+  bburst, balign = tonumber(ARGV[10]), tonumber(ARGV[11])
+end
 for c = 0, m - 1 do
-  local o = base + c * 10
-  local kind, i = tonumber(ARGV[o]), tonumber(ARGV[o + 1])
+  local kind, i
+  if batch then
+    kind, i = bkind, tonumber(ARGV[12 + c * 3])
+  else
+    local o = base + c * 10
+    kind, i = tonumber(ARGV[o]), tonumber(ARGV[o + 1])
+  end
   if not loaded[i] then
     loaded[i] = true
     local v = call('HMGET', KEYS[i], 'a', 'b')
@@ -223,25 +237,28 @@ end
 local out, n = {}, 0
 local failed = -1
 for c = 0, m - 1 do
-  local o = base + c * 10
-  local kind = tonumber(ARGV[o])
-  local i = tonumber(ARGV[o + 1])
-  local cost = tonumber(ARGV[o + 2])
-  local cap, refill, width = tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]), tonumber(ARGV[o + 5])
-  local burst, align = tonumber(ARGV[o + 6]), tonumber(ARGV[o + 7])
+  local o, kind, i, cost, cap, refill, width, burst, align
   local t = clock
-  if mode == 's' then
-    if ARGV[o + 8] ~= '' then t = tonumber(ARGV[o + 8]) end
+  if batch then
+    o = 12 + c * 3
+    kind, i, cost = bkind, tonumber(ARGV[o]), tonumber(ARGV[o + 1])
+    cap, refill, width, burst, align = bcap, brefill, bwidth, bburst, balign
+    if ARGV[o + 2] ~= '' then t = tonumber(ARGV[o + 2]) end
     if t < clock then t = clock end
     if kind == 0 and sb[i] ~= nil and sb[i] > t then t = sb[i] end
     clock = t
+  else
+    o = base + c * 10
+    kind, i, cost = tonumber(ARGV[o]), tonumber(ARGV[o + 1]), tonumber(ARGV[o + 2])
+    cap, refill, width = tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]), tonumber(ARGV[o + 5])
+    burst, align = tonumber(ARGV[o + 6]), tonumber(ARGV[o + 7])
   end
   local code, a, b, rem, retry, reset = step(kind, sa[i], sb[i], t, cost, cap, refill, width, burst, align)
   if code == 0 then
     sa[i], sb[i] = a, b
     dirty[i] = kind
     expire[i] = reset
-  elseif failed < 0 and ARGV[o + 9] ~= '1' then
+  elseif failed < 0 and not batch and ARGV[o + 9] ~= '1' then
     failed = c
   end
   out[n + 1], out[n + 2], out[n + 3], out[n + 4] = code, fmt(rem), fmt(retry), fmt(reset)

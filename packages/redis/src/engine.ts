@@ -24,6 +24,11 @@ function kindIndex(kind: unknown): number {
   return kind === undefined || kind === "bucket" ? 0 : kind === "window" ? 1 : kind === "gcra" ? 2 : -1;
 }
 
+/** The hash tag of a key this engine made, braces included. */
+function tagOf(key: string): string {
+  return key.slice(key.indexOf("{"), key.indexOf("}") + 1);
+}
+
 function num(text: string): number {
   return text === "inf" ? Infinity : text === "-inf" ? -Infinity : Number(text);
 }
@@ -404,10 +409,9 @@ export class RedisQuotaEngine implements QuotaStore {
   #sameSlot(keys: readonly string[]): void {
     if (keys.length < 2) return;
     // Keys that share a hash tag share a slot: compare the tags, hash only when they differ.
-    const tag = (key: string): string => key.slice(key.indexOf("{"), key.indexOf("}") + 1);
-    const shared = tag(keys[0]);
+    const shared = tagOf(keys[0]);
     let same = true;
-    for (let i = 1; i < keys.length && same; i++) same = tag(keys[i]) === shared;
+    for (let i = 1; i < keys.length && same; i++) same = tagOf(keys[i]) === shared;
     if (same) return;
     const first = slotOf(keys[0]);
     for (let i = 1; i < keys.length; i++) {

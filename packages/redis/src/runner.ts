@@ -2,7 +2,7 @@
 // server answers NOSCRIPT (after a failover, a restart or SCRIPT FLUSH). Says what happened in
 // terms a caller can act on: answered, never sent, or sent with no answer (may have run).
 import { Breaker } from "@tideward/breaker";
-import type { Sre } from "@tideward/breaker";
+import type { Permit, Sre } from "@tideward/breaker";
 import type { ScriptClient } from "./client";
 import type { LuaScript } from "./scripts";
 
@@ -51,10 +51,24 @@ export class ScriptError extends Error {
   }
 }
 
-interface Flight {
-  readonly deadline: number;
-  done: boolean;
-  readonly settle: (outcome: Outcome) => void;
+// One call in flight: settled once, by the reply, the error or the timer, whichever is first.
+class Flight {
+  done = false;
+  constructor(
+    readonly deadline: number,
+    readonly permit: Permit,
+    readonly resolve: (outcome: Outcome) => void,
+    readonly clock: () => number,
+  ) {}
+
+  settle(outcome: Outcome): void {
+    if (this.done) return;
+    this.done = true;
+    const at = this.clock();
+    if (outcome.status === ANSWERED) this.permit.pass(at);
+    else this.permit.fail(at);
+    this.resolve(outcome);
+  }
 }
 
 /** Options of a {@link Runner}. */
@@ -102,38 +116,38 @@ export class Runner {
       permit.fail(now);
       return Promise.resolve(DOWN);
     }
-    return new Promise<Outcome>((resolve) => {
-      const flight: Flight = {
-        deadline: now + this.#timeout,
-        done: false,
-        settle: (outcome) => {
-          if (flight.done) return;
-          flight.done = true;
-          const at = this.#clock();
-          if (outcome.status === ANSWERED) permit.pass(at);
-          else permit.fail(at);
-          resolve(outcome);
-        },
-      };
-      this.#track(flight);
-      const answer = (reply: unknown): void => flight.settle({ status: ANSWERED, reply, error: undefined });
-      const failed = (error: unknown): void => {
-        if (messageOf(error).startsWith("NOSCRIPT")) {
-          // Not loaded there (a failover, a restart, SCRIPT FLUSH): nothing ran, so EVAL is safe.
-          if (!flight.done) this.#client.eval(script.source, keys, args).then(answer, failed);
-          return;
-        }
-        if (isScriptError(error)) {
-          flight.done = true;
-          permit.pass(this.#clock());
-          // A bug must be seen, not answered by the outage mode.
-          resolve({ status: FAILED, reply: undefined, error: new ScriptError(script.name, error) });
-          return;
-        }
-        flight.settle({ status: isReplyError(error) ? FAILED : UNKNOWN, reply: undefined, error });
-      };
-      this.#client.evalsha(script.sha, keys, args).then(answer, failed);
+    let flight: Flight | undefined;
+    const promise = new Promise<Outcome>((resolve) => {
+      flight = new Flight(now + this.#timeout, permit, resolve, this.#clock);
     });
+    const f = flight as unknown as Flight;
+    this.#track(f);
+    // Anonymous handlers, made once a call: the reply, or the error (NOSCRIPT retried with EVAL).
+    this.#client.evalsha(script.sha, keys, args).then(
+      (reply) => f.settle({ status: ANSWERED, reply, error: undefined }),
+      (error) => this.#failed(f, script, keys, args, error),
+    );
+    return promise;
+  }
+
+  #failed(flight: Flight, script: LuaScript, keys: readonly string[], args: readonly string[], error: unknown): void {
+    if (flight.done) return;
+    if (messageOf(error).startsWith("NOSCRIPT")) {
+      // Not loaded there (a failover, a restart, SCRIPT FLUSH): nothing ran, so EVAL is safe.
+      this.#client.eval(script.source, keys, args).then(
+        (reply) => flight.settle({ status: ANSWERED, reply, error: undefined }),
+        (again) => this.#failed(flight, script, keys, args, again),
+      );
+      return;
+    }
+    if (isScriptError(error)) {
+      // A bug must be seen, not answered by the outage mode (nor counted against Redis).
+      flight.done = true;
+      flight.permit.pass(this.#clock());
+      flight.resolve({ status: FAILED, reply: undefined, error: new ScriptError(script.name, error) });
+      return;
+    }
+    flight.settle({ status: isReplyError(error) ? FAILED : UNKNOWN, reply: undefined, error });
   }
 
   #track(flight: Flight): void {

@@ -16,6 +16,10 @@ const rolls = Float64Array.from({ length: 1_024 }, () => draw());
 const STEP = 0.1; // ms per call: 2 500 calls a bucket at 40 buckets, 25 at 4 000
 
 const small = new Breaker();
+// The same at Date.now() magnitudes, where a float step is 2^-12 ms: "the same bucket" is still
+// one comparison with the window's own boundary.
+const EPOCH = 1_700_000_000_000.1;
+const epoch = new Breaker({}, EPOCH);
 const large = new Breaker({ size: 4_000 });
 const long = new Breaker({ size: 4_000, window: 1_000_000 });
 const walked = new WalkedRing(40, 250);
@@ -23,8 +27,9 @@ const walkedLarge = new WalkedRing(4_000, 2.5);
 const summed = new SummedRing(40, 250);
 // Each case's clock lives in a typed array: a module-level `let` holding a fraction would box a
 // new number on every step, an allocation of the measuring that every case would pay.
-const clock = new Float64Array(6);
-const [A, B, C, D, E, F] = [0, 1, 2, 3, 4, 5];
+const clock = new Float64Array(7);
+const [A, B, C, D, E, F, G] = [0, 1, 2, 3, 4, 5, 6];
+clock[G] = EPOCH;
 let i = 0;
 
 const cockatiel = circuitBreaker(handleAll, {
@@ -55,6 +60,14 @@ await compare("allow + pass on a healthy breaker (40 buckets over 10 s unless st
       const permit = small.allow((clock[A] += STEP), rolls[i++ & 1_023] ?? 0);
       permit?.pass(clock[A]);
       return permit;
+    },
+  },
+  {
+    name: "@tideward/breaker on a Date.now() clock",
+    fn: () => {
+      const permit = epoch.allow((clock[G] += STEP), rolls[i++ & 1_023] ?? 0);
+      permit?.pass(clock[G]);
+      return permit !== undefined;
     },
   },
   {

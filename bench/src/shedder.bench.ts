@@ -15,6 +15,10 @@ const clock = new Float64Array(8);
 // The clock moves 0.01 ms a call, so a bucket turns over every 10,000 calls (100k calls/s).
 const shedder = new Shedder();
 const plain = new Plain();
+// The same at Date.now() magnitudes (a float step of 2^-12 ms), from an origin of 0 as a caller
+// who never passes one would have it.
+const epoch = new Shedder();
+clock[5] = 1_700_000_000_000.1;
 const cold = [
   (): Ticket | undefined => {
     const t = shedder.allow((clock[1] += 0.01), 500);
@@ -31,6 +35,14 @@ const cold = [
 await compare("allow + pass, one call at a time (cold CPU, 500‰)", [
   { name: "@tideward/shedder Shedder", fn: cold[0] },
   { name: "plain JS counter + ring (+ ticket object)", fn: cold[1] },
+  {
+    name: "@tideward/shedder on a Date.now() clock",
+    fn: (): Ticket | undefined => {
+      const t = epoch.allow((clock[5] += 0.01), 500);
+      t?.pass(clock[5] + 0.005);
+      return t;
+    },
+  },
 ]);
 
 // The same, timed as the fastest of many short rounds taken in turn: the steadier figure on a busy machine.

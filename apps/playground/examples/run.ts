@@ -18,6 +18,7 @@ const programs: readonly Program[] = [
   { name: "backoff", what: "a herd of clients retrying with and without jitter, and with a retry budget", load: () => import("./backoff.ts") },
   { name: "quota", what: "three budgets charged atomically, next to the same charges one after another", load: () => import("./quota.ts") },
   { name: "shedder", what: "the shedder in front of a simulated one-core server offered more than it can do", load: () => import("./shedder.ts") },
+  { name: "client", what: "a breaker plus a bucket in a client, around a real local server that fails and recovers (about 4 s)", load: () => import("./client.ts") },
   { name: "shedder-http", what: "the shedder in front of a real node:http server under a load generator (about 10 s)", load: () => import("./shedder-http.ts") },
   { name: "time", what: "spans, a manual clock and a deadline running down", load: () => import("./time.ts") },
 ];

@@ -36,6 +36,9 @@ export interface DelayOptions {
 
 // How many ceilings each Backoff keeps precomputed: 32 retries covers every schedule anyone runs.
 const TABLE = 32;
+/** The most waits {@link Backoff.schedule} lists: a plan longer than this is not read by anyone. */
+const LONGEST_PLAN = 1_000_000;
+const KNOWN = ["base", "factor", "cap", "attempts", "jitter"] as const;
 
 const PRESET = { base: 100, factor: 2, cap: 1_000, attempts: 3, jitter: Jitter.spread(0.2) } as const;
 
@@ -72,21 +75,25 @@ export class Backoff implements BackoffPolicy {
   /**
    * A backoff policy: `policy` laid over the preset {@link backoff}, validated once.
    *
+   * The policy is read once, into a copy, before anything is checked.
+   *
    * @throws RangeError naming the field and the value for NaN anywhere, a negative base, a factor
    *   under 1, a cap that is infinite or under the base, attempts under 1 or not whole;
-   *   TypeError for a field that is not a number or a jitter that is not one of the five
+   *   TypeError for a policy that is not an object or names a field there is not (with the
+   *   closest there is), a field that is not a number or a jitter that is not one of the five
    */
-  constructor(policy: Partial<BackoffPolicy> = {}) {
-    const base = check.nonNegative(policy.base ?? PRESET.base, "Backoff base (ms)");
-    const factor = check.finite(policy.factor ?? PRESET.factor, "Backoff factor");
+  constructor(policy?: Partial<BackoffPolicy>) {
+    const given = check.options(policy, KNOWN, "Backoff", "policy");
+    const base = check.nonNegative(given.base ?? PRESET.base, "Backoff base (ms)");
+    const factor = check.finite(given.factor ?? PRESET.factor, "Backoff factor");
     if (factor < 1) throw new RangeError(`Backoff factor must be 1 or more (1 is a constant wait), got ${factor}`);
-    const cap = check.finite(policy.cap ?? PRESET.cap, "Backoff cap (ms)");
+    const cap = check.finite(given.cap ?? PRESET.cap, "Backoff cap (ms)");
     if (cap < base) throw new RangeError(`Backoff cap (ms) must be at least the base (${base}), got ${cap}`);
     this.base = base;
     this.factor = factor;
     this.cap = cap;
-    this.attempts = check.integer(policy.attempts ?? PRESET.attempts, "Backoff attempts", 1);
-    this.jitter = toJitter(policy.jitter ?? PRESET.jitter, "Backoff jitter");
+    this.attempts = check.integer(given.attempts ?? PRESET.attempts, "Backoff attempts", 1);
+    this.jitter = toJitter(given.jitter ?? PRESET.jitter, "Backoff jitter");
     this.#kind = this.jitter.kind;
     this.#fraction = this.jitter.kind === "spread" ? this.jitter.fraction : 0;
     this.#table = new Float64Array(TABLE);
@@ -99,7 +106,7 @@ export class Backoff implements BackoffPolicy {
    * @example backoff.with({ attempts: 5 })
    */
   with(changes: Partial<BackoffPolicy>): Backoff {
-    return new Backoff({ ...this.policy(), ...changes });
+    return new Backoff({ ...this.policy(), ...check.options(changes, KNOWN, "Backoff", "changes") });
   }
 
   /** The policy as a plain record, for logging or for spreading into another. */
@@ -117,7 +124,8 @@ export class Backoff implements BackoffPolicy {
    * @returns the ceiling in milliseconds, or `undefined` for a retry below 1 (or NaN): there is no such retry
    */
   ceiling(retry: number): Span | undefined {
-    if (!(retry >= 1)) return undefined;
+    // A retry that is not a number (a Symbol, a string) has no ceiling, like NaN.
+    if (!(typeof retry === "number" && retry >= 1)) return undefined;
     const i = retry - 1;
     return i < TABLE && (i | 0) === i ? this.#table[i] : this.#raise(retry);
   }
@@ -134,15 +142,21 @@ export class Backoff implements BackoffPolicy {
    * with the caller's draw. Always finite and within the jitter's bounds.
    *
    * @param retry - which retry this is, the first being 1
-   * @param options - the draw in `[0, 1)` (0 when left out) and, for `decorrelated`, the previous wait
+   * @param options - the draw in `[0, 1)` (0 when left out, or not a number) and, for
+   *   `decorrelated`, the previous wait
    * @returns the wait in milliseconds, or `undefined` for a retry below 1 (or NaN)
+   * @throws TypeError when `options` is given and is not an object (a draw passed on its own)
    */
   delay(retry: number, options?: DelayOptions): Span | undefined {
+    // A draw handed over where the options go (`delay(2, Math.random())`) would silently read 0.
+    if (typeof options !== "object" && options !== undefined) {
+      throw new TypeError(`Backoff.delay options must be an object such as { random: 0.5 }, got ${typeof options} ${check.describe(options)}`);
+    }
     const c = this.ceiling(retry);
     if (c === undefined) return undefined;
-    const raw = options?.random ?? 0;
-    // `!(raw > 0)` also catches NaN.
-    const r = !(raw > 0) ? 0 : raw < 1 ? raw : 1;
+    const raw = options?.random;
+    // `raw > 0` is false for NaN; a draw that is not a number is never compared, and reads as 0.
+    const r = typeof raw === "number" && raw > 0 ? (raw < 1 ? raw : 1) : 0;
     switch (this.#kind) {
       case "rigid":
         return c;
@@ -160,7 +174,8 @@ export class Backoff implements BackoffPolicy {
       }
       case "decorrelated": {
         const base = this.base;
-        const previous = options?.previous ?? base;
+        const given = options?.previous;
+        const previous = typeof given === "number" ? given : base;
         // A previous wait that is NaN, negative or under a third of the base starts over at the
         // base; an infinite one is held to the largest finite number so the draw stays finite.
         let high = previous * 3;
@@ -179,7 +194,7 @@ export class Backoff implements BackoffPolicy {
    * @param made - attempts made so far, the first attempt being 1
    */
   more(made: number): boolean {
-    return made < this.attempts;
+    return typeof made === "number" && made < this.attempts;
   }
 
   /**
@@ -188,8 +203,16 @@ export class Backoff implements BackoffPolicy {
    *
    * @param randoms - the draws in `[0, 1)`, one per retry; when they run short the rest use 0,
    *   the low end of whatever jitter is in force
+   * @throws TypeError when `randoms` is not an array (or array-like); RangeError when the policy
+   *   allows more than 1 000 000 retries, a list that would only exhaust memory
    */
   schedule(randoms: ArrayLike<number> = []): Span[] {
+    if (typeof (randoms as { length?: unknown } | null)?.length !== "number") {
+      throw new TypeError(`Backoff.schedule randoms must be an array of draws in [0, 1), got ${randoms === null ? "null" : `${typeof randoms} ${check.describe(randoms)}`}`);
+    }
+    if (this.attempts - 1 > LONGEST_PLAN) {
+      throw new RangeError(`Backoff.schedule lists at most ${LONGEST_PLAN} waits, and attempts is ${this.attempts}; ask delay(retry) for the ones you need`);
+    }
     const out: Span[] = [];
     let previous = this.base;
     for (let retry = 1; retry < this.attempts; retry++) {

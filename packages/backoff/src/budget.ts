@@ -26,6 +26,8 @@ export interface Budget {
 /** The preset: a fifth of first attempts may be retried, on top of ten retries a second, over ten seconds in ten buckets. */
 export const budget: Budget = Object.freeze({ ratio: 0.2, minPerSecond: 10, window: 10_000, buckets: 10 });
 
+const KNOWN = ["ratio", "minPerSecond", "window", "buckets"] as const;
+
 /** First attempts and retries counted in one bucket of a {@link RetryBudget}'s window. */
 class Counts {
   attempts = 0;
@@ -47,7 +49,8 @@ const SLACK = 1e-9;
  * a failing backend sees at most 1.2× the calls it would without retries, not 3×.
  *
  * Clock-free: every method takes `now` in milliseconds. A clock that steps back is treated as
- * standing still. Nothing allocates after construction.
+ * standing still, and so is a reading that is NaN, infinite or not a number at all. Nothing
+ * allocates after construction, and nothing throws once constructed.
  *
  * @example
  * const spend = new RetryBudget({ ratio: 0.5, minPerSecond: 0 });
@@ -68,15 +71,25 @@ export class RetryBudget {
   /**
    * An empty budget: `policy` laid over the preset {@link budget}, validated once.
    *
+   * The policy is read once, into a copy, before anything is checked.
+   *
    * @param now - the clock reading the window opens at, in milliseconds; 0 by default
-   * @throws RangeError/TypeError naming the field and the value for NaN, a negative ratio or floor,
-   *   a window of 0 or less, or a bucket count under 1 or not whole
+   * @throws TypeError for a policy that is not an object or names a field there is not (with
+   *   the closest there is), or a field that is not a number; RangeError naming the field, the
+   *   value and the bound for NaN, a negative ratio or floor, a window of 0 or less or under
+   *   0.01 ms a bucket, or a bucket count under 1, not whole or over 1 000 000
    */
-  constructor(policy: Partial<Budget> = {}, now = 0) {
-    const ratio = check.nonNegative(policy.ratio ?? budget.ratio, "RetryBudget ratio");
-    const minPerSecond = check.nonNegative(policy.minPerSecond ?? budget.minPerSecond, "RetryBudget minPerSecond");
-    const window = check.positive(policy.window ?? budget.window, "RetryBudget window (ms)");
-    const buckets = check.integer(policy.buckets ?? budget.buckets, "RetryBudget buckets", 1);
+  constructor(policy?: Partial<Budget>, now = 0) {
+    const given = check.options(policy, KNOWN, "RetryBudget", "policy");
+    const ratio = check.nonNegative(given.ratio ?? budget.ratio, "RetryBudget ratio");
+    const minPerSecond = check.nonNegative(given.minPerSecond ?? budget.minPerSecond, "RetryBudget minPerSecond");
+    const window = check.positive(given.window ?? budget.window, "RetryBudget window (ms)");
+    const buckets = check.integer(given.buckets ?? budget.buckets, "RetryBudget buckets", 1);
+    if (buckets > Window.maxSize) throw new RangeError(`RetryBudget buckets must be at most ${Window.maxSize}, got ${buckets}`);
+    const least = Window.shortest(buckets);
+    if (!(window >= least)) {
+      throw new RangeError(`RetryBudget window (ms) must be at least ${least} for ${buckets} ${buckets === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`);
+    }
     this.policy = Object.freeze({ ratio, minPerSecond, window, buckets });
     this.#reserve = (minPerSecond * window) / 1_000;
     this.#window = new Window(() => new Counts(), {

@@ -1,13 +1,15 @@
 /**
  * Why {@link RetryError} gave up:
  * - `"exhausted"` — the policy's attempts were all made;
+ * - `"retryAfter"` — the error asked for a longer wait (its `retryAfter`) than `maxRetryAfter`;
  * - `"deadline"` — the next wait would have run past the deadline, so it did not sleep;
  * - `"budget"` — the shared {@link RetryBudget} refused the retry.
  */
-export type GiveUp = "exhausted" | "deadline" | "budget";
+export type GiveUp = "exhausted" | "retryAfter" | "deadline" | "budget";
 
 const WHY: Readonly<Record<GiveUp, string>> = {
   exhausted: "the policy allows no more attempts",
+  retryAfter: "the error asked to wait longer than maxRetryAfter",
   deadline: "the next wait would pass the deadline",
   budget: "the retry budget is spent",
 };

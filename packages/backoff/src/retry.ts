@@ -1,7 +1,7 @@
 // The retry loop: the one place in this package that sleeps, reads a clock and draws random
 // numbers. All three are injected, defaulting to the real ones, so a test runs a whole schedule
 // on a ManualClock without waiting.
-import { systemClock, systemRandom } from "@tideward/time";
+import { check, systemClock, systemRandom } from "@tideward/time";
 import type { Clock, Deadline, Random, Span } from "@tideward/time";
 import { Backoff, backoff } from "./backoff";
 import type { BackoffPolicy } from "./backoff";
@@ -55,7 +55,18 @@ export interface RetryOptions {
    * be granted by it, or `retry` gives up with a {@link RetryError} (reason `"budget"`).
    */
   readonly budget?: RetryBudget;
-  /** Reads the time for the deadline and the budget, in milliseconds. @defaultValue `systemClock` */
+  /**
+   * The longest wait an error's `retryAfter` may ask for, in milliseconds (0 or more; `Infinity`
+   * obeys any). A longer hint gives up at once with a {@link RetryError} (reason
+   * `"retryAfter"`) instead of sleeping: a server that says "come back in an hour" (or in 10^308
+   * ms) is not waited for by a call that meant to retry in seconds. @defaultValue 60 000 (a minute)
+   */
+  readonly maxRetryAfter?: Span;
+  /**
+   * Reads the time for the deadline and the budget, in milliseconds; read only when there is one.
+   * A reading that is not a finite number rejects with an error naming it, rather than quietly
+   * turning the deadline off. @defaultValue `systemClock`
+   */
   readonly clock?: Clock;
   /** Waits between attempts. @defaultValue the real, abortable {@link sleep} */
   readonly sleep?: Sleep;
@@ -97,6 +108,76 @@ function abortable(wait: Promise<void>, signal: AbortSignal | undefined): Promis
 // Handed to attempts when the caller gave no signal, so `signal` is always there to pass on.
 const NEVER: AbortSignal = new AbortController().signal;
 
+const KNOWN = ["backoff", "retryOn", "onRetry", "signal", "deadline", "budget", "maxRetryAfter", "clock", "sleep", "random"] as const;
+
+/** The default {@link RetryOptions.maxRetryAfter}: a minute, in milliseconds. */
+const MINUTE = 60_000;
+
+/** What `retry` runs with, read once from its options and checked. */
+interface Plan {
+  readonly policy: Backoff;
+  readonly retryOn: ((error: unknown) => boolean) | undefined;
+  readonly onRetry: ((event: RetryEvent) => void) | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly deadline: Deadline | undefined;
+  readonly budget: RetryBudget | undefined;
+  readonly maxRetryAfter: Span;
+  readonly clock: Clock;
+  readonly sleep: Sleep;
+  readonly random: Random;
+}
+
+function kind(value: unknown): string {
+  return value === null ? "null" : `${typeof value} ${check.describe(value)}`;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null;
+}
+
+/** Reads `retry`'s options once and checks every one, so that nothing odd surfaces mid-loop. */
+function plan(options: RetryOptions | undefined): Plan {
+  const o = check.options(options, KNOWN, "retry");
+  const given = o.backoff ?? backoff;
+  const policy = given instanceof Backoff ? given : new Backoff(given);
+  const fn = <F extends (...args: never[]) => unknown>(value: unknown, what: string): F | undefined =>
+    value === undefined ? undefined : check.fn<F>(value, `retry ${what}`);
+  const signal = o.signal;
+  if (signal !== undefined && !(isObject(signal) && typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function")) {
+    throw new TypeError(`retry signal must be an AbortSignal, got ${kind(signal)}`);
+  }
+  const deadline = o.deadline;
+  if (deadline !== undefined && !(isObject(deadline) && typeof deadline.end === "number")) {
+    throw new TypeError(`retry deadline must be a Deadline (Deadline.start(budget, now)), got ${kind(deadline)}`);
+  }
+  const budget = o.budget;
+  if (budget !== undefined && !(isObject(budget) && typeof budget.recordAttempt === "function" && typeof budget.tryRetry === "function")) {
+    throw new TypeError(`retry budget must be a RetryBudget, got ${kind(budget)}`);
+  }
+  const maxRetryAfter = o.maxRetryAfter ?? MINUTE;
+  if (maxRetryAfter !== Infinity) check.nonNegative(maxRetryAfter, "retry maxRetryAfter (ms)");
+  return {
+    policy,
+    retryOn: fn(o.retryOn, "retryOn"),
+    onRetry: fn(o.onRetry, "onRetry"),
+    signal,
+    deadline,
+    budget,
+    maxRetryAfter,
+    clock: fn<Clock>(o.clock, "clock") ?? systemClock,
+    sleep: fn<Sleep>(o.sleep, "sleep") ?? realSleep,
+    random: fn<Random>(o.random, "random") ?? systemRandom,
+  };
+}
+
+/** Reads the clock, refusing a reading that would quietly switch the deadline or the budget off. */
+function read(clock: Clock, cause: unknown): number {
+  const now = clock();
+  if (typeof now === "number" && now - now === 0) return now;
+  const message = `retry clock must return a finite number of milliseconds, got ${kind(now)}`;
+  throw typeof now === "number" ? new RangeError(message, { cause }) : new TypeError(message, { cause });
+}
+
 /**
  * Calls `fn` until it succeeds, waiting between attempts as the backoff says.
  *
@@ -104,12 +185,16 @@ const NEVER: AbortSignal = new AbortController().signal;
  * 1. the signal fired — rejects with the signal's reason;
  * 2. `retryOn(error)` is false — rejects with that error, unwrapped;
  * 3. the policy's attempts are spent — rejects with a {@link RetryError} (`"exhausted"`);
- * 4. the next wait would reach the deadline — {@link RetryError} (`"deadline"`), without sleeping;
- * 5. the budget refuses the retry — {@link RetryError} (`"budget"`).
+ * 4. the error's `retryAfter` is over `maxRetryAfter` — {@link RetryError} (`"retryAfter"`), without sleeping;
+ * 5. the next wait would reach the deadline — {@link RetryError} (`"deadline"`), without sleeping;
+ * 6. the budget refuses the retry — {@link RetryError} (`"budget"`).
  *
  * The wait is the backoff's delay for that retry, or the error's `retryAfter` (milliseconds) when
- * that is longer: a server that says when to come back is listened to. A `decorrelated` jitter
- * grows from the backoff's own previous delay, not from a server's hint.
+ * that is longer: a server that says when to come back is listened to, up to `maxRetryAfter`. A
+ * `decorrelated` jitter grows from the backoff's own previous delay, not from a server's hint.
+ *
+ * `fn` and the options are checked before the first attempt (read once, unknown names refused),
+ * so a mistake rejects at once with a `TypeError`/`RangeError` naming it instead of being retried.
  *
  * @example
  * const body = await retry(({ signal }) => fetch(url, { signal }).then((r) => r.text()), {
@@ -120,16 +205,12 @@ const NEVER: AbortSignal = new AbortController().signal;
  * @param fn - the call; it gets the attempt number (from 1) and the signal to pass on
  * @returns what `fn` returned on the attempt that succeeded
  */
-export async function retry<T>(fn: (context: RetryContext) => T | PromiseLike<T>, options: RetryOptions = {}): Promise<T> {
-  const given = options.backoff ?? backoff;
-  const policy = given instanceof Backoff ? given : new Backoff(given);
-  const { signal, deadline, budget, retryOn, onRetry } = options;
-  const clock = options.clock ?? systemClock;
-  const sleep = options.sleep ?? realSleep;
-  const random = options.random ?? systemRandom;
+export async function retry<T>(fn: (context: RetryContext) => T | PromiseLike<T>, options?: RetryOptions): Promise<T> {
+  check.fn(fn, "retry fn");
+  const { policy, signal, deadline, budget, retryOn, onRetry, maxRetryAfter, clock, sleep, random } = plan(options);
   const handed = signal ?? NEVER;
 
-  budget?.recordAttempt(clock());
+  if (budget !== undefined) budget.recordAttempt(read(clock, undefined));
   let previous = policy.base;
   for (let attempt = 1; ; attempt++) {
     if (signal?.aborted) throw signal.reason as Error;
@@ -146,10 +227,13 @@ export async function retry<T>(fn: (context: RetryContext) => T | PromiseLike<T>
     const planned = policy.delay(attempt, { random: random(), previous }) as Span;
     previous = planned;
     const hint = retryAfterOf(error);
+    if (hint > maxRetryAfter) throw new RetryError(attempt, "retryAfter", error);
     const wait = hint > planned ? hint : planned;
-    const now = clock();
-    if (deadline !== undefined && now + wait >= deadline.end) throw new RetryError(attempt, "deadline", error);
-    if (budget !== undefined && !budget.tryRetry(now)) throw new RetryError(attempt, "budget", error);
+    if (deadline !== undefined || budget !== undefined) {
+      const now = read(clock, error);
+      if (deadline !== undefined && !(now + wait < deadline.end)) throw new RetryError(attempt, "deadline", error);
+      if (budget !== undefined && !budget.tryRetry(now)) throw new RetryError(attempt, "budget", error);
+    }
     onRetry?.({ attempt, error, delay: wait });
     await abortable(sleep(wait, signal), signal);
   }

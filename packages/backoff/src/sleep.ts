@@ -1,3 +1,4 @@
+import { check } from "@tideward/time";
 import type { Span } from "@tideward/time";
 
 /**
@@ -16,10 +17,15 @@ const LONGEST = 2_147_483_647;
  * The real sleep: a timer that an `AbortSignal` cancels at once, rejecting with the signal's
  * reason (an already aborted signal rejects before any timer is set). Waits longer than
  * setTimeout's 24.8-day limit are made of several timers rather than firing early; an infinite
- * one never ends unless aborted. A NaN or negative span waits for one timer turn only.
+ * one never ends unless aborted. A NaN or negative span waits for one timer turn only. A span
+ * that is not a number, or a signal that is not an `AbortSignal`, rejects with a `TypeError`.
  */
 export const sleep: Sleep = (span, signal) =>
   new Promise<void>((resolve, reject) => {
+    if (typeof span !== "number") throw new TypeError(`sleep span must be a number of milliseconds, got ${typeof span} ${check.describe(span)}`);
+    if (signal !== undefined && (typeof signal !== "object" || signal === null || typeof signal.addEventListener !== "function")) {
+      throw new TypeError(`sleep signal must be an AbortSignal, got ${signal === null ? "null" : `${typeof signal} ${check.describe(signal)}`}`);
+    }
     if (signal?.aborted) {
       reject(signal.reason as Error);
       return;

@@ -150,6 +150,69 @@ describe("retry on a manual clock", () => {
   });
 });
 
+describe("retry and a server's retryAfter that is too long", () => {
+  it("gives up at once, without sleeping, on a hint over maxRetryAfter (a minute by default)", async () => {
+    const { clock, slept, events, options } = simulated();
+    const { fn, at } = flaky(clock, Infinity, () => Object.assign(new Error("come back later"), { retryAfter: 1e308 }));
+    const e = await rejection(retry(fn, options));
+    expect(isRetryError(e) && [e.reason, e.attempts, (e.cause as Error).message]).toEqual(["retryAfter", 1, "come back later"]);
+    expect((e as Error).message).toBe("Gave up after 1 attempt: the error asked to wait longer than maxRetryAfter; last error: Error: come back later");
+    expect([at, slept, events, clock.now()]).toEqual([[0], [], [], 0]);
+  });
+
+  it("obeys a hint up to maxRetryAfter, and any hint with Infinity", async () => {
+    const hinted = (ms: number) => () => Object.assign(new Error("busy"), { retryAfter: ms });
+    const a = simulated();
+    await rejection(retry(flaky(a.clock, Infinity, hinted(60_000)).fn, a.options));
+    expect(a.slept).toEqual([60_000, 60_000]); // exactly the default cap is still obeyed
+    const b = simulated({ maxRetryAfter: 3_600_000 });
+    await rejection(retry(flaky(b.clock, Infinity, hinted(3_600_000)).fn, b.options));
+    expect(b.slept).toEqual([3_600_000, 3_600_000]);
+    const c = simulated({ maxRetryAfter: 100 });
+    const e = await rejection(retry(flaky(c.clock, Infinity, hinted(101)).fn, c.options));
+    expect([(e as RetryError).reason, c.slept]).toEqual(["retryAfter", []]);
+    const d = simulated({ maxRetryAfter: Infinity });
+    await rejection(retry(flaky(d.clock, Infinity, hinted(1e300)).fn, d.options));
+    expect(d.slept).toEqual([1e300, 1e300]);
+  });
+
+  it("gives up on the attempts first: a hint after the last attempt is not the reason", async () => {
+    const { clock, options } = simulated({ backoff: { attempts: 1 } });
+    const e = await rejection(retry(flaky(clock, Infinity, () => Object.assign(new Error("x"), { retryAfter: 1e9 })).fn, options));
+    expect((e as RetryError).reason).toBe("exhausted");
+  });
+});
+
+describe("retry with a broken clock", () => {
+  it("rejects, naming the reading, instead of silently turning the deadline off", async () => {
+    let calls = 0;
+    const e = await rejection(
+      retry(
+        () => {
+          calls++;
+          throw new Error("down");
+        },
+        { clock: () => Number.NaN, sleep: () => Promise.resolve(), deadline: Deadline.start(1_000, 0) },
+      ),
+    );
+    expect(e).toBeInstanceOf(RangeError);
+    expect((e as Error).message).toBe("retry clock must return a finite number of milliseconds, got number NaN");
+    expect(((e as Error).cause as Error).message).toBe("down"); // the attempt's error, for the log
+    expect(calls).toBe(1);
+  });
+
+  it("reads no clock when there is neither a deadline nor a budget", async () => {
+    const { options } = simulated({ clock: () => Number.NaN });
+    let calls = 0;
+    await expect(
+      retry(() => {
+        if (++calls < 3) throw new Error("flaky");
+        return "ok";
+      }, options),
+    ).resolves.toBe("ok");
+  });
+});
+
 describe("retry against a deadline", () => {
   it("gives up without sleeping when the next wait would pass the deadline", async () => {
     const { clock, slept, events, options } = simulated({ backoff: { jitter: Jitter.rigid, attempts: 5 } });

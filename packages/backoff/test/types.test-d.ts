@@ -8,7 +8,7 @@ expectTypeOf(backoff.delay(1, { random: 0.5 })).toEqualTypeOf<number | undefined
 expectTypeOf(backoff.schedule()).toEqualTypeOf<number[]>();
 expectTypeOf(backoff.more(1)).toEqualTypeOf<boolean>();
 expectTypeOf(new RetryBudget().tryRetry(0)).toEqualTypeOf<boolean>();
-expectTypeOf<RetryError["reason"]>().toEqualTypeOf<"exhausted" | "deadline" | "budget">();
+expectTypeOf<RetryError["reason"]>().toEqualTypeOf<"exhausted" | "retryAfter" | "deadline" | "budget">();
 
 // A jitter narrows on its kind; only a spread has a fraction.
 declare const j: Jitter;

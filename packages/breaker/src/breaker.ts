@@ -44,11 +44,13 @@ import type { Sre } from "./sre";
  *
  * **Odd input on the hot path** (nothing here throws once constructed):
  * - `now` is milliseconds on the caller's clock. The breaker acts at the latest `now` it has been
- *   given: a clock that steps back, NaN and ±Infinity are treated as time standing still.
+ *   given: a clock that steps back, NaN, ±Infinity and a reading that is not a number at all
+ *   are treated as time standing still.
  * - `roll` is a draw in [0, 1) compared with the drop fraction. A roll below 0 counts as 0 and so
- *   does NaN: a broken random source fails closed (refused whenever anything is refused, probes
- *   still pass), never open and silent. A roll of 1 or more is never refused, as the fraction is
- *   always under 1. No roll is stored, so none can poison the window.
+ *   do NaN and anything that is not a number: a broken random source fails closed (refused
+ *   whenever anything is refused, probes still pass), never open and silent. A roll of 1 or more
+ *   is never refused, as the fraction is always under 1. No roll is stored, so none can poison
+ *   the window.
  *
  * @example
  * const breaker = new Breaker();           // the sre preset
@@ -74,14 +76,10 @@ export class Breaker {
   #latest = 0;
   /** When a call was last let through (ms), for the probe. */
   #last = 0;
-  /** A reading (ms) before which `#latest` is known to stay in bucket `#index`. */
-  #next = -Infinity;
+  /** Where the head bucket ends (ms): a later reading before it stays in the head. */
+  #next = 0;
   /** The bucket the latest reading falls in: where every write goes. */
   #head: Tally;
-  /** The number of that bucket, counted from the window's origin. */
-  #index = 0;
-  readonly #origin: number;
-  readonly #width: number;
   // Running sums over every live bucket, the head included.
   #total = 0;
   #accepts = 0;
@@ -97,11 +95,13 @@ export class Breaker {
   /**
    * A breaker with an empty window opening at `now`.
    *
-   * @param policy - the fields to change from the {@link sre} preset
+   * @param policy - the fields to change from the {@link sre} preset, read once into a copy
    * @param now - the clock reading the window opens at, in milliseconds
-   * @throws RangeError (or TypeError for a non-number) naming the field and the value: `k` under
-   *   `floor`, a `floor` of 0 or less, a negative `protection`, a `probe` of 0 or less, a `size`
-   *   that is not a whole number from 1, a `window` of 0 or less, any NaN or a non-finite `now`
+   * @throws TypeError when `policy` is not an object, names a field `Sre` does not have (with the
+   *   closest it does) or a field is not a number; RangeError naming the field, the value and
+   *   the bound: `k` under `floor`, a `floor` of 0 or less, a negative `protection`, a `probe` of
+   *   0 or less, a `size` that is not a whole number from 1 to 1 000 000, a `window` under 0.01 ms
+   *   a bucket, any NaN or a non-finite `now`
    */
   constructor(policy?: Partial<Sre>, now = 0) {
     const p = resolveSre(policy);
@@ -114,8 +114,7 @@ export class Breaker {
     this.#latest = this.#last = check.finite(now, "Breaker now");
     this.#win = new Window(() => new Tally(), { size: p.size, window: p.window, now, evict: (b) => this.#evict(b) });
     this.#head = this.#win.slot(now);
-    this.#origin = this.#win.origin;
-    this.#width = this.#win.width;
+    this.#next = this.#win.headEnd;
     this.#settle = {
       pass: (at) => {
         const head = this.#advance(at);
@@ -152,8 +151,9 @@ export class Breaker {
       const size = this.#size;
       const working = head.failure > 0 ? 0 : head.success > 0 ? this.#working + 1 : this.#working;
       const drop = (excess / (total + 1)) * ((size - working) / size);
-      // `roll >= 0` is false for NaN: it counts as 0, like a roll below 0.
-      if ((roll >= 0 ? roll : 0) < drop) {
+      // `roll >= 0` is false for NaN: it counts as 0, like a roll below 0, and so does a roll
+      // that is not a number at all (never compared, so a Symbol cannot throw here).
+      if ((typeof roll === "number" && roll >= 0 ? roll : 0) < drop) {
         head.total++;
         head.drop++;
         this.#total++;
@@ -179,7 +179,7 @@ export class Breaker {
     let accepts: number;
     let failing: number;
     let working: number;
-    if (now > this.#latest && now < Infinity) {
+    if (typeof now === "number" && now > this.#latest && now < Infinity) {
       total = accepts = failing = working = 0;
       this.#win.each(now, (b) => {
         total += b.total;
@@ -208,7 +208,8 @@ export class Breaker {
 
   /** Moves the breaker to `now` if that is later than where it stands; returns the head bucket. */
   #advance(now: number): Tally {
-    if (now > this.#latest && now < Infinity) {
+    // A reading that is not a number (a Symbol, a BigInt, a string) stands still, like NaN.
+    if (typeof now === "number" && now > this.#latest && now < Infinity) {
       this.#latest = now;
       // Nearly every call lands in the head bucket and ends here, at one comparison; the rest is
       // a method of its own so that this part stays small enough for V8 to inline into callers.
@@ -217,19 +218,16 @@ export class Breaker {
     return this.#head;
   }
 
-  /** Finds the bucket `now` falls in, by the window's own arithmetic, and moves the head there. */
+  /**
+   * Moves the window to the bucket `now` falls in (the window's boundaries decide, exactly), and
+   * the head with it.
+   */
   #move(now: number): void {
-    const index = Math.floor((now - this.#origin) / this.#width);
-    // Until #next, the division is sure to give this index again. #next sits a hair (some 2^-46
-    // of the magnitudes, far more than the few ulps by which the boundary computed here and the
-    // division's own can differ) before the boundary: a reading inside that sliver comes here,
-    // and the division, the arbiter, decides.
-    const edge = this.#origin + (index + 1) * this.#width;
-    this.#next = edge - (Math.abs(edge) + Math.abs(this.#origin)) * 2 ** -46;
-    if (!(index > this.#index)) return;
-    // Past 2^53 buckets the window stands still (see Window), and so does the index.
-    if (index <= Number.MAX_SAFE_INTEGER) this.#index = index;
-    const head = this.#win.slot(now);
+    const win = this.#win;
+    const head = win.slot(now);
+    // Past 2^53 buckets the window stands still (see Window), and its head's end with it: every
+    // later reading comes back here and stands still too.
+    this.#next = win.headEnd;
     if (this.#swept >= 0) {
       // Every live bucket was swept: start from nothing rather than trust the order of eviction.
       if (this.#swept >= this.#size) {

@@ -1,5 +1,6 @@
 import { check } from "@tideward/time";
 import type { Span } from "@tideward/time";
+import { Window } from "@tideward/window";
 
 /**
  * The constants of probability-based client-side throttling (Google SRE book, "Handling
@@ -52,20 +53,29 @@ export const sre: Sre = Object.freeze({
   window: 10_000,
 });
 
+const KNOWN = ["k", "floor", "protection", "probe", "size", "window"] as const;
+
 /**
- * Lays `policy` over the preset and checks every field once, so the breaker's hot path never has to.
+ * Lays `policy` over the preset and checks every field once, so the breaker's hot path never has
+ * to. The policy is read once, into a copy, before anything is checked.
  *
- * @throws TypeError when a field is not a number; RangeError when it is out of range, naming the field and the value
+ * @throws TypeError when `policy` is not an object or names a field `Sre` does not have (with the
+ *   closest it does), or a field is not a number; RangeError when a field is out of range, naming
+ *   the field, the value and the bound
  */
-export function resolveSre(policy: Partial<Sre> = {}): Sre {
-  const floor = check.positive(policy.floor ?? sre.floor, "Sre floor");
-  const k = check.finite(policy.k ?? sre.k, "Sre k");
+export function resolveSre(policy?: Partial<Sre>): Sre {
+  const given = check.options(policy, KNOWN, "Breaker", "policy");
+  const floor = check.positive(given.floor ?? sre.floor, "Sre floor");
+  const k = check.finite(given.k ?? sre.k, "Sre k");
   if (k < floor) throw new RangeError(`Sre k must be at least floor (${floor}), got ${k}`);
-  const protection = check.nonNegative(policy.protection ?? sre.protection, "Sre protection");
-  const probe = policy.probe ?? sre.probe;
+  const protection = check.nonNegative(given.protection ?? sre.protection, "Sre protection");
+  const probe = given.probe ?? sre.probe;
   // Infinity is allowed here, and only here: it is how a caller says "never probe".
   if (probe !== Infinity) check.positive(probe, "Sre probe (ms)");
-  const size = check.integer(policy.size ?? sre.size, "Sre size", 1);
-  const window = check.positive(policy.window ?? sre.window, "Sre window (ms)");
+  const size = check.integer(given.size ?? sre.size, "Sre size", 1);
+  if (size > Window.maxSize) throw new RangeError(`Sre size must be at most ${Window.maxSize} buckets, got ${size}`);
+  const window = check.positive(given.window ?? sre.window, "Sre window (ms)");
+  const least = Window.shortest(size);
+  if (!(window >= least)) throw new RangeError(`Sre window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`);
   return Object.freeze({ k, floor, protection, probe, size, window });
 }

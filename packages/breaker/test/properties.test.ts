@@ -1,5 +1,6 @@
 // Invariants over arbitrary traffic: clocks that jump and step back, odd rolls, permits settled
-// late, twice or never, small windows that wrap often, every policy knob.
+// late, twice or never, small windows that wrap often, every policy knob; each run on a clock
+// near 0, near performance.now() (10^3–10^7 ms) and near Date.now() (10^12–10^13 ms), fractional.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Breaker } from "@tideward/breaker";
@@ -20,6 +21,7 @@ const dt = fc.oneof(
   { weight: 1, arbitrary: fc.integer({ min: 600, max: 5_000 }) },
   { weight: 1, arbitrary: fc.integer({ min: -300, max: -1 }) },
   { weight: 1, arbitrary: fc.constantFrom(Number.NaN, Infinity, -Infinity, 0.5, 1e-7) },
+  { weight: 1, arbitrary: fc.double({ min: 0, max: 50, noNaN: true }) },
 );
 // Uniform in [0, 1): fc.double spreads over the doubles themselves, which crowd near zero.
 const roll = fc.oneof(
@@ -39,7 +41,7 @@ const policy: fc.Arbitrary<Partial<Sre>> = fc
     protection: fc.integer({ min: 0, max: 8 }),
     probe: fc.oneof(fc.integer({ min: 1, max: 3_000 }), fc.constant(Infinity)),
     size: fc.integer({ min: 1, max: 8 }),
-    window: fc.integer({ min: 1, max: 2_000 }),
+    window: fc.oneof(fc.integer({ min: 1, max: 2_000 }), fc.double({ min: 0.08, max: 2_000, noNaN: true })),
   })
   .map(({ floor, extra, ...rest }) => ({ ...rest, floor, k: floor + extra }));
 
@@ -51,11 +53,11 @@ function at(now: number, t: number): { next: number; pass: number } {
 }
 
 /** Runs the ops on the real breaker: what each op answered (a decision, a ratio, null for a settle). */
-function runReal(p: Partial<Sre>, ops: readonly Op[]): (boolean | number | null)[] {
-  const b = new Breaker(p, 0);
+function runReal(p: Partial<Sre>, ops: readonly Op[], origin = 0): (boolean | number | null)[] {
+  const b = new Breaker(p, origin);
   const permits: Permit[] = [];
   const out: (boolean | number | null)[] = [];
-  let now = 0;
+  let now = origin;
   for (const o of ops) {
     const { next, pass } = at(now, o.dt);
     now = next;
@@ -80,11 +82,11 @@ function runReal(p: Partial<Sre>, ops: readonly Op[]): (boolean | number | null)
 }
 
 /** The same ops on the reference that walks the whole window every call. */
-function runNaive(p: Partial<Sre>, ops: readonly Op[]): (boolean | number | null)[] {
-  const b = new NaiveBreaker(p, 0);
+function runNaive(p: Partial<Sre>, ops: readonly Op[], origin = 0): (boolean | number | null)[] {
+  const b = new NaiveBreaker(p, origin);
   const permits: { settled: boolean }[] = [];
   const out: (boolean | number | null)[] = [];
-  let now = 0;
+  let now = origin;
   for (const o of ops) {
     const { next, pass } = at(now, o.dt);
     now = next;
@@ -112,11 +114,17 @@ function runNaive(p: Partial<Sre>, ops: readonly Op[]): (boolean | number | null
 // run twenty times slower.
 const SLOW = 20_000;
 
-describe("Breaker properties", () => {
+const scales = [
+  ["near 0", fc.constant(0)],
+  ["near performance.now()", fc.double({ min: 1e3, max: 1e7, noNaN: true })],
+  ["near Date.now()", fc.double({ min: 1e12, max: 1e13, noNaN: true })],
+] as const;
+
+describe.each(scales)("Breaker properties on a clock %s", (_, start) => {
   it("makes exactly the decisions of a reference that walks the whole window every call", () => {
     fc.assert(
-      fc.property(policy, fc.array(op, { maxLength: 200 }), (p, ops) => {
-        expect(runReal(p, ops)).toEqual(runNaive(p, ops));
+      fc.property(policy, fc.array(op, { maxLength: 200 }), start, (p, ops, origin) => {
+        expect(runReal(p, ops, origin)).toEqual(runNaive(p, ops, origin));
       }),
       { numRuns: 200 },
     );
@@ -129,15 +137,15 @@ describe("Breaker properties", () => {
       k: fc.double({ min: 0.2, max: 1.2, noNaN: true }),
       protection: fc.integer({ min: 0, max: 1 }),
       size: fc.integer({ min: 1, max: 6 }),
-      window: fc.integer({ min: 1, max: 60 }),
+      window: fc.oneof(fc.integer({ min: 1, max: 60 }), fc.double({ min: 0.06, max: 60, noNaN: true })),
       probe: fc.constant(Infinity),
     });
     const step = fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 3 }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 60 }) });
     const tightOp: fc.Arbitrary<Op> = fc.record({ kind: fc.constant("call" as const), dt: step, roll, ok: fc.boolean() });
     fc.assert(
-      fc.property(tight, fc.array(tightOp, { maxLength: 60 }), ({ k, ...rest }, ops) => {
+      fc.property(tight, fc.array(tightOp, { maxLength: 60 }), start, ({ k, ...rest }, ops, origin) => {
         const p = { ...rest, k, floor: Math.min(k, 0.2) };
-        expect(runReal(p, ops)).toEqual(runNaive(p, ops));
+        expect(runReal(p, ops, origin)).toEqual(runNaive(p, ops, origin));
       }),
       { numRuns: 300 },
     );
@@ -154,8 +162,8 @@ describe("Breaker properties", () => {
       { minLength: 300, maxLength: 1_000 },
     );
     fc.assert(
-      fc.property(heavy, (ops) => {
-        expect(runReal({}, ops)).toEqual(runNaive({}, ops));
+      fc.property(heavy, start, (ops, origin) => {
+        expect(runReal({}, ops, origin)).toEqual(runNaive({}, ops, origin));
       }),
       { numRuns: 10 },
     );
@@ -178,6 +186,7 @@ describe("Breaker properties", () => {
     // division already says 775.
     const setup = fc.record({
       origin: fc.oneof(
+        start,
         fc.double({ min: -1e6, max: 1e6, noNaN: true }),
         fc.double({ min: -6_000, max: -100, noNaN: true }),
         fc.constantFrom(0, 1e12 + 0.1, 1.7e9 / 3, -1215.1635486750156),
@@ -217,18 +226,18 @@ describe("Breaker properties", () => {
 
   it("keeps ratio in [0, 1]", () => {
     fc.assert(
-      fc.property(policy, fc.array(op, { maxLength: 300 }), (p, ops) => {
-        const ratios = runReal(p, ops).filter((x): x is number => typeof x === "number");
+      fc.property(policy, fc.array(op, { maxLength: 300 }), start, (p, ops, origin) => {
+        const ratios = runReal(p, ops, origin).filter((x): x is number => typeof x === "number");
         expect(ratios.filter((r) => !(r >= 0 && r <= 1))).toEqual([]);
       }),
     );
-  });
+  }, SLOW);
 
   it("gives the same decisions for the same inputs", () => {
     fc.assert(
-      fc.property(policy, fc.array(op, { maxLength: 300 }), (p, ops) => {
-        expect(runReal(p, ops)).toEqual(runReal(p, ops));
+      fc.property(policy, fc.array(op, { maxLength: 300 }), start, (p, ops, origin) => {
+        expect(runReal(p, ops, origin)).toEqual(runReal(p, ops, origin));
       }),
     );
-  });
+  }, SLOW);
 });

@@ -226,3 +226,34 @@ describe("Permit", () => {
     expect(b.ratio(19_250)).toBe(0); // and gone a window after they finished
   });
 });
+
+describe("the same traffic on a real clock", () => {
+  // performance.now() and Date.now() magnitudes, fractional; a whole run shifted there, with the
+  // same rolls, must make the same decisions at the same offsets. The origins are such that
+  // origin + 10·n is exact, so the shifted run is the same traffic (at Date.now() magnitudes
+  // every double is on a grid of 2^-12 ms or coarser, so any origin there is); from an origin
+  // like 1234.567, `origin + 10·n` rounds, and "1000 ms since the last call let through" is
+  // decided on the readings as they are.
+  const origins = [1_234.5625, 987_654.3125, 1_700_000_000_000.1, 9_999_999_999_999.3];
+
+  it.each(origins)("makes the decisions it makes from 0 when started at %d", (origin) => {
+    const offsets = (run: Run, from: number): [number[], number[]] => [run.passed.map((t) => t - from), run.refused.map((t) => t - from)];
+    const failingHalf = (_: number, i: number): boolean => i % 2 === 0;
+    const at0 = drive(new Breaker({}, 0), seededRandom(3), 100, 0, 30_000, failingHalf);
+    const there = drive(new Breaker({}, origin), seededRandom(3), 100, origin, origin + 30_000, failingHalf);
+    expect(offsets(there, origin)).toEqual(offsets(at0, 0));
+    // Dead, with every roll at 0: the same probes, one a second.
+    const dead0 = drive(new Breaker({}, 0), () => 0, 100, 0, 10_000, () => false);
+    const dead = drive(new Breaker({}, origin), () => 0, 100, origin, origin + 10_000, () => false);
+    expect(offsets(dead, origin)).toEqual(offsets(dead0, 0));
+  });
+
+  it("makes them on a clock that was never told where it started", () => {
+    // new Breaker() opens its window at 0; the first call comes at Date.now() scale.
+    const origin = 1_700_000_000_000.1;
+    const at0 = drive(new Breaker({}, 0), seededRandom(7), 100, 0, 30_000, (_, i) => i % 3 === 0);
+    const late = drive(new Breaker(), seededRandom(7), 100, origin, origin + 30_000, (_, i) => i % 3 === 0);
+    expect(late.refused.length).toBe(at0.refused.length);
+    expect(late.passed.length).toBe(at0.passed.length);
+  });
+});

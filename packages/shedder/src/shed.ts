@@ -1,5 +1,6 @@
 import { check } from "@tideward/time";
 import type { Span } from "@tideward/time";
+import { Window } from "@tideward/window";
 
 /**
  * The constants of adaptive load shedding: a plain readonly record. Build one by laying a few
@@ -49,31 +50,33 @@ export const shed: Shed = Object.freeze({
   floor: 0.1,
 });
 
-const FIELDS: ReadonlySet<string> = new Set(Object.keys(shed));
+const KNOWN = ["size", "window", "cpu", "latency", "beta", "cool", "floor"] as const;
 
 /**
- * Lays `policy` over the preset and checks every field, once, at construction.
+ * Lays `policy` over the preset and checks every field, once, at construction. The policy is
+ * read once, into a copy, before anything is checked.
  *
- * @throws TypeError when `policy` is not an object, names a field `Shed` does not have, or a
- *   field is not a number; RangeError when a field is NaN, infinite or out of its range
+ * @throws TypeError when `policy` is not an object, names a field `Shed` does not have (with the
+ *   closest it does), or a field is not a number; RangeError when a field is NaN, infinite or
+ *   out of its range, naming the field, the value and the bound
  */
 export function resolveShed(policy: Partial<Shed> | undefined): Shed {
   if (policy === undefined) return shed;
-  if (policy === null || typeof policy !== "object") {
-    throw new TypeError(`Shed policy must be an object, got ${policy === null ? "null" : typeof policy}`);
-  }
   // A misspelt field would otherwise silently leave the preset's value in place.
-  for (const key of Object.keys(policy)) {
-    if (!FIELDS.has(key)) throw new TypeError(`Shed has no field ${JSON.stringify(key)}; the fields are ${[...FIELDS].join(", ")}`);
-  }
-  const p = { ...shed, ...policy };
+  const given = check.options(policy, KNOWN, "Shedder", "policy");
+  const p = { ...shed, ...given };
   const cpu = check.finite(p.cpu, "Shed cpu (thousandths)");
   if (cpu < 0 || cpu >= 1000) throw new RangeError(`Shed cpu (thousandths) must be 0 or more and under 1000, got ${cpu}`);
   const beta = check.finite(p.beta, "Shed beta");
   if (beta < 0 || beta >= 1) throw new RangeError(`Shed beta must be 0 or more and under 1, got ${beta}`);
+  const size = check.integer(p.size, "Shed size", 1);
+  if (size > Window.maxSize) throw new RangeError(`Shed size must be at most ${Window.maxSize} buckets, got ${size}`);
+  const window = check.positive(p.window, "Shed window (ms)");
+  const least = Window.shortest(size);
+  if (!(window >= least)) throw new RangeError(`Shed window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`);
   return Object.freeze({
-    size: check.integer(p.size, "Shed size", 1),
-    window: check.positive(p.window, "Shed window (ms)"),
+    size,
+    window,
     cpu,
     latency: check.nonNegative(p.latency, "Shed latency (ms)"),
     beta,

@@ -26,9 +26,10 @@ const FINISHED = Object.freeze({ current: false });
  * CPU. The shedder never reads a clock or the CPU itself: every call carries `now` (ms) and the
  * caller's CPU reading in thousandths (`@tideward/shedder/node` has a sampler for Node.js).
  *
- * Gotchas: `cpu` is clamped, never rejected, on the hot path — NaN and anything under 0 read as
- * 0 (a broken signal never sheds), anything over 1000 as 1000. A clock that steps back, or a
- * NaN or infinite `now`, is treated as standing still at the latest reading.
+ * Gotchas: `cpu` is clamped, never rejected, on the hot path — NaN, anything under 0 and
+ * anything that is not a number read as 0 (a broken signal never sheds), anything over 1000 as
+ * 1000. A clock that steps back, or a `now` that is NaN, infinite or not a number, is treated as
+ * standing still at the latest reading.
  *
  * @example
  * const shedder = new Shedder({ cpu: 800 }, performance.now());
@@ -80,9 +81,10 @@ export class Shedder {
    *
    * @param policy - fields laid over the {@link shed} preset; checked here, once
    * @param now - the clock reading the window opens at, in milliseconds
-   * @throws TypeError when `policy` is not an object, names an unknown field or a field is not
-   *   a number; RangeError when a field is out of range or `now` is not finite (the message
-   *   names the field and the value)
+   * @throws TypeError when `policy` is not an object, names an unknown field (with the closest
+   *   known one) or a field is not a number; RangeError when a field is out of range (a size over
+   *   1 000 000 buckets or buckets under 0.01 ms included) or `now` is not finite (the message
+   *   names the field, the value and the bound)
    */
   constructor(policy?: Partial<Shed>, now = 0) {
     this.policy = resolveShed(policy);
@@ -106,8 +108,8 @@ export class Shedder {
    * Asks to start one call at `now`, with the CPU at `cpu` thousandths.
    *
    * @param now - the caller's clock reading, in milliseconds
-   * @param cpu - CPU use in thousandths (0–1000), read by the caller; NaN or under 0 reads as
-   *   0 and over 1000 as 1000
+   * @param cpu - CPU use in thousandths (0–1000), read by the caller; NaN, under 0 or not a
+   *   number reads as 0 and over 1000 as 1000
    * @returns a ticket to settle once the call has finished, or `undefined` when the call is
    *   refused (reply 503 / `RESOURCE_EXHAUSTED` and let the client back off)
    */
@@ -135,7 +137,7 @@ export class Shedder {
    * @returns a number of calls, at least `floor` (fractions are normal)
    */
   capacity(now: number, cpu: number): number {
-    const t = now > this.#now && now < Infinity ? now : this.#now;
+    const t = typeof now === "number" && now > this.#now && now < Infinity ? now : this.#now;
     return this.#maxFlight(t) * this.#factor(clamp(cpu));
   }
 
@@ -151,7 +153,8 @@ export class Shedder {
   }
 
   #tick(now: number): number {
-    if (now > this.#now && now < Infinity) this.#now = now;
+    // A reading that is not a number (a Symbol, a BigInt, a string) stands still, like NaN.
+    if (typeof now === "number" && now > this.#now && now < Infinity) this.#now = now;
     return this.#now;
   }
 
@@ -181,7 +184,10 @@ export class Shedder {
   }
 }
 
-/** CPU thousandths clamped to [0, 1000]; NaN reads as 0 so that a broken signal never sheds. */
+/**
+ * CPU thousandths clamped to [0, 1000]; NaN, and anything that is not a number, reads as 0 so
+ * that a broken signal never sheds (and a Symbol is never compared, so it cannot throw).
+ */
 function clamp(cpu: number): number {
-  return cpu > 0 ? (cpu < 1000 ? cpu : 1000) : 0;
+  return typeof cpu === "number" && cpu > 0 ? (cpu < 1000 ? cpu : 1000) : 0;
 }

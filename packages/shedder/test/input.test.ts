@@ -20,20 +20,20 @@ describe("Shedder: bad policy is a clear error at construction", () => {
     [{ floor: 1.5 }, RangeError, /^Shed floor must be between 0 and 1, got 1.5$/],
     [{ floor: -0.1 }, RangeError, /^Shed floor must be between 0 and 1, got -0.1$/],
     [{ cpu: "900" as unknown as number }, TypeError, /^Shed cpu \(thousandths\) must be a number, got string "900"$/],
-    [{ threshold: 800 } as unknown as Partial<Shed>, TypeError, /^Shed has no field "threshold"; the fields are size, window, cpu/],
+    [{ threshold: 800 } as unknown as Partial<Shed>, TypeError, /^Shedder has no option "threshold"; its options are "size", "window", "cpu"/],
   ])("%o", (policy, type, message) => {
     expect(() => new Shedder(policy)).toThrow(type);
     expect(() => new Shedder(policy)).toThrow(message);
   });
 
   it("rejects a policy that is not an object, and a clock reading that is not finite", () => {
-    expect(() => new Shedder(null as unknown as Partial<Shed>)).toThrow(/^Shed policy must be an object, got null$/);
+    expect(() => new Shedder(null as unknown as Partial<Shed>)).toThrow(/^Shedder policy must be an object, got null$/);
     expect(() => new Shedder(900 as unknown as Partial<Shed>)).toThrow(TypeError);
     expect(() => new Shedder({}, Number.NaN)).toThrow(/^Shedder now \(ms\) must be a finite number, got NaN$/);
   });
 
   it("accepts the edges of every range", () => {
-    const edge = new Shedder({ size: 1, window: 0.001, cpu: 0, latency: 0, beta: 0, cool: 0, floor: 0 });
+    const edge = new Shedder({ size: 1, window: 0.01, cpu: 0, latency: 0, beta: 0, cool: 0, floor: 0 });
     expect(edge.policy.cpu).toBe(0);
     expect(new Shedder({ cpu: 999.9, floor: 1 }).policy.floor).toBe(1);
   });

@@ -104,7 +104,9 @@ describe("LoadSampler on a fake process", () => {
   });
 
   it.each([
-    [{ interval: 0 }, /^LoadSampler interval \(ms\) must be above 0, got 0$/],
+    [{ interval: 0 }, /^LoadSampler interval \(ms\) must be between 1 and 2147483647 \(what Node's timers honour\), got 0$/],
+    [{ interval: 2 ** 31 }, /^LoadSampler interval \(ms\) must be between 1 and 2147483647 \(what Node's timers honour\), got 2147483648$/],
+    [{ interval: 0.5 }, /^LoadSampler interval \(ms\) must be between 1 and 2147483647 \(what Node's timers honour\), got 0.5$/],
     [{ interval: Number.NaN }, /^LoadSampler interval \(ms\) must be a finite number, got NaN$/],
     [{ beta: 1 }, /^LoadSampler beta must be 0 or more and under 1, got 1$/],
     [{ beta: -0.5 }, /^LoadSampler beta must be 0 or more and under 1, got -0.5$/],

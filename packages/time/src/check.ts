@@ -27,6 +27,18 @@ export function finite(value: unknown, what: string): number {
   return value;
 }
 
+/**
+ * A function, or a `TypeError` naming `what` and what was given instead.
+ *
+ * @param value - the value to check
+ * @param what - how the message names it, such as `"retry fn"`
+ * @returns the value, typed as a function
+ */
+export function fn<F extends (...args: never[]) => unknown>(value: unknown, what: string): F {
+  if (typeof value !== "function") throw new TypeError(`${what} must be a function, got ${value === null ? "null" : `${typeof value} ${show(value)}`}`);
+  return value as F;
+}
+
 /** A finite number above zero, or a `RangeError`/`TypeError` naming `what` and the value. */
 export function positive(value: unknown, what: string): number {
   const n = finite(value, what);

@@ -1,4 +1,4 @@
-import { finite } from "./check";
+import { describe, finite } from "./check";
 import type { Span } from "./span";
 
 /**
@@ -8,12 +8,20 @@ import type { Span } from "./span";
  * "no timeout", and a configuration that leaves the timeout unset should not time everything
  * out at once.
  *
+ * A reading that is not a number, or is NaN, is a broken clock: a bounded deadline counts it as
+ * expired, with nothing remaining, so that a clock that cannot tell the time never lets work run
+ * on unbounded. A reading before the start (a clock that stepped back) leaves the whole budget.
+ *
  * @example
  * const d = Deadline.start(2_000, clock.now());
  * if (d.expired(clock.now())) throw new Error("too late");
  * const left = d.remaining(clock.now()); // milliseconds, or undefined with no budget
  */
 export class Deadline {
+  // The instant it expires, computed once: `started + budget` rounded onto the clock's float
+  // grid, so that `expired` and `remaining` agree to the last bit.
+  readonly #end: number;
+
   /**
    * @param started - the clock reading it started at, in milliseconds
    * @param budget - how long it lasts, in milliseconds; zero or less never expires
@@ -21,42 +29,55 @@ export class Deadline {
   private constructor(
     readonly started: number,
     readonly budget: Span,
-  ) {}
+  ) {
+    this.#end = budget > 0 ? started + budget : Infinity;
+  }
 
   /**
    * A deadline of `budget` milliseconds starting at `now`.
-   * @throws RangeError when `budget` is NaN or `now` is not finite
+   * @throws TypeError when `budget` or `now` is not a number; RangeError when `budget` is NaN or
+   *   `now` is not finite
    */
   static start(budget: Span, now: number): Deadline {
-    if (typeof budget !== "number" || Number.isNaN(budget)) {
-      throw new RangeError(`Deadline budget must be a number of milliseconds (0 or less for none), got ${String(budget)}`);
+    if (typeof budget !== "number") {
+      throw new TypeError(`Deadline budget must be a number of milliseconds (0 or less for none), got ${typeof budget} ${describe(budget)}`);
     }
+    if (Number.isNaN(budget)) throw new RangeError("Deadline budget must be a number of milliseconds (0 or less for none), got NaN");
     return new Deadline(finite(now, "Deadline start time"), budget);
   }
 
-  /** Whether this deadline has a finite budget that can run out. */
+  /** Whether this deadline has a finite end it can reach. */
   get bounded(): boolean {
-    return this.budget > 0 && this.budget !== Infinity;
-  }
-
-  /** The instant it expires, in milliseconds; `Infinity` when there is no budget. */
-  get end(): number {
-    return this.bounded ? this.started + this.budget : Infinity;
-  }
-
-  /** Whether the budget is spent at `now` (milliseconds). Never true without a budget. */
-  expired(now: number): boolean {
-    return now >= this.end;
+    return this.#end < Infinity;
   }
 
   /**
-   * What is left of the budget at `now`, in milliseconds, never negative;
-   * `undefined` when there is no budget, which has no finite remainder.
+   * The instant it expires, in milliseconds: `started + budget` as the clock's numbers round it;
+   * `Infinity` when there is no budget (or the sum passes the largest number).
+   */
+  get end(): number {
+    return this.#end;
+  }
+
+  /**
+   * Whether the budget is spent at `now` (milliseconds): `now >= end`. Never true without a
+   * budget; always true with one when `now` is NaN or not a number.
+   */
+  expired(now: number): boolean {
+    const end = this.#end;
+    return end < Infinity && !(typeof now === "number" && now < end);
+  }
+
+  /**
+   * What is left of the budget at `now`, in milliseconds, in `[0, budget]`; `undefined` when
+   * there is no budget, which has no finite remainder. 0 exactly when {@link Deadline.expired}.
    */
   remaining(now: number): Span | undefined {
-    if (!this.bounded) return undefined;
-    const left = this.started + this.budget - now;
-    // A clock that stepped back before the start does not grow the budget.
-    return left <= 0 ? 0 : left > this.budget ? this.budget : left;
+    const end = this.#end;
+    if (end === Infinity) return undefined;
+    // NaN fails `left > 0` and reads as nothing left; a clock that stepped back before the
+    // start does not grow the budget.
+    const left = typeof now === "number" ? end - now : Number.NaN;
+    return left > 0 ? (left < this.budget ? left : this.budget) : 0;
   }
 }

@@ -52,6 +52,19 @@ function fail(input: string, at: string): never {
   throw new RangeError(`parseSpan: cannot read ${describe(input)} at ${describe(at)}; write e.g. "250ms", "1.5s" or "1h30m"`);
 }
 
+/** A number as an exact decimal: `digits × 10^exponent`. */
+type Exact = readonly [digits: bigint, exponent: number];
+
+/** The exact value of a part: the decimal digits of `text` (a point and an exponent dropped) times `times`, shifted. */
+function exactPart(text: string, times: number, shift: number): Exact {
+  return [BigInt(text.replace(/e.*$/i, "").replace(".", "")) * BigInt(times), shift];
+}
+
+function addExact(a: Exact, b: Exact): Exact {
+  const [low, high] = a[1] <= b[1] ? [a, b] : [b, a];
+  return [low[0] + high[0] * 10n ** BigInt(high[1] - low[1]), low[1]];
+}
+
 /**
  * Reads a span: a number of milliseconds as it is, or text made of one or more
  * `<number><unit>` parts with units `ns`, `us`, `ms`, `s`, `m`, `h`, `d`.
@@ -78,6 +91,11 @@ export function parseSpan(input: SpanInput): Span {
   let i = 0;
   let total = 0;
   let parts = 0;
+  let firstFrom = 0;
+  let firstEnd = 0;
+  let firstTimes = 1;
+  let firstShift = 0;
+  let exact: Exact | undefined;
   for (;;) {
     while (i < len && isSpace(input.charCodeAt(i))) i++;
     if (i === len) break;
@@ -125,61 +143,96 @@ export function parseSpan(input: SpanInput): Span {
     const scale = UNITS.get(unit) ?? UNITS.get(unit.toLowerCase());
     if (scale === undefined) throw new RangeError(`parseSpan: unknown unit ${describe(unit)} in ${describe(input)}; use ns, us, ms, s, m, h or d`);
     const shift = scale[0] + exponent - (decimals > 0 ? decimals : 0);
+    const times = scale[1];
+    // The part is digits × times × 10^shift. Multiplying the whole numbers first and shifting
+    // once rounds once, so "1.23456789m" is the double nearest to what the text says.
+    const product = whole * times;
     let value: number;
-    if (digits <= 15 && shift >= -22 && shift <= 22) {
-      value = shift >= 0 ? whole * POW10[shift] : whole / POW10[-shift];
+    if (digits <= 15 && product <= Number.MAX_SAFE_INTEGER && shift >= -22 && shift <= 22) {
+      value = shift >= 0 ? product * POW10[shift] : product / POW10[-shift];
     } else {
-      // Past 15 digits the whole number is no longer exact: let Number round the decimal text.
-      const text = input.slice(from, numberEnd).replace(/e.*$/i, "");
-      value = Number(`${text.replace(".", "")}e${shift}`);
+      // Past 2^53 the whole number is no longer exact: let Number round the exact decimal text.
+      value = Number(`${BigInt(input.slice(from, numberEnd).replace(/e.*$/i, "").replace(".", "")) * BigInt(times)}e${shift}`);
     }
-    total += value * scale[1];
     parts++;
+    if (parts === 1) {
+      total = value;
+      firstFrom = from;
+      firstEnd = numberEnd;
+      firstTimes = times;
+      firstShift = shift;
+    } else {
+      // Several parts are summed exactly and rounded once at the end, so that "1m47.838414s"
+      // is 107838.414 and not the sum of two rounded parts, an ulp away.
+      exact = addExact(exact ?? exactPart(input.slice(firstFrom, firstEnd), firstTimes, firstShift), exactPart(input.slice(from, numberEnd), times, shift));
+      total += value; // kept only to tell an overflow early
+    }
   }
+  if (exact !== undefined) total = Number(`${exact[0]}e${exact[1]}`);
   if (parts === 0) throw new RangeError(`parseSpan: empty span ${describe(input)}; write e.g. "250ms" or "1.5s"`);
   if (!Number.isFinite(total)) throw new RangeError(`parseSpan: ${describe(input)} is too large to represent in milliseconds`);
   return total;
 }
 
-// Largest first; a span is written in the largest units that fit, the last one with decimals.
+// Largest first: a span is written in the largest whole units that fit, then what is left in
+// seconds or milliseconds, with every decimal it needs.
 const STEPS: readonly (readonly [unit: string, size: number])[] = [
   ["d", 86_400_000],
   ["h", 3_600_000],
   ["m", 60_000],
 ];
 
-function decimals(n: number): string {
-  // Three decimals reach the microsecond of a second and the nanosecond of a millisecond.
-  return String(Math.round(n * 1_000) / 1_000);
+/** Past 2^53 ms a span is a whole number too large to cut into units exactly: it is written in ms. */
+const WHOLE = 2 ** 53;
+
+/**
+ * `text`, the plain decimal form of a number of milliseconds from 1000 up, as seconds: the
+ * point moved three places left in the text, so no digit is lost to a division.
+ */
+function asSeconds(text: string): string {
+  const point = text.indexOf(".");
+  const whole = point < 0 ? text : text.slice(0, point);
+  const fraction = point < 0 ? "" : text.slice(point + 1);
+  return `${whole.slice(0, -3)}.${whole.slice(-3)}${fraction}`.replace(/\.?0+$/, "");
 }
 
 /**
- * Writes a span the way a person would read it, in text {@link parseSpan} reads back.
+ * Writes a span the way a person would read it, in text {@link parseSpan} reads back to exactly
+ * the same number: whole days, hours and minutes, then seconds or milliseconds with every decimal
+ * the number has (the shortest that reads back, as `String` writes a number).
  *
  * @example
  * formatSpan(168)       // "168ms"
  * formatSpan(1500)      // "1.5s"
+ * formatSpan(1234.567)  // "1.234567s"
  * formatSpan(5_400_000) // "1h30m"
+ * formatSpan(1e306)     // "1e+306ms"
  * @param span - milliseconds; negative spans get a leading minus
- * @throws RangeError for NaN or an infinite span
+ * @returns text such that `parseSpan(formatSpan(x)) === x` for every finite `x` from 0 up
+ * @throws RangeError for NaN or an infinite span; TypeError for what is not a number
  */
 export function formatSpan(span: Span): string {
-  const raw = finite(span, "formatSpan span");
-  if (raw < 0) return `-${formatSpan(-raw)}`;
-  // Round once, up front, so a remainder can never round up into "60s" of the next minute.
-  const n = Math.round(raw * 1_000) / 1_000;
-  if (n < 1_000) return `${decimals(n)}ms`;
-  if (n < 60_000) return `${decimals(n / 1_000)}s`;
-  let rest = n;
+  const n = finite(span, "formatSpan span");
+  if (n < 0) return `-${formatSpan(-n)}`;
+  if (n < 1_000 || n >= WHOLE) return `${String(n)}ms`;
+  // The shortest decimal that reads back as n, cut in the text: the whole units come out of its
+  // integer part, and what is left keeps n's own decimals, so nothing is rounded twice.
+  const text = String(n);
+  if (n < 60_000) return `${asSeconds(text)}s`;
+  const point = text.indexOf(".");
+  const fraction = point < 0 ? "" : text.slice(point);
+  let rest = point < 0 ? n : Number(text.slice(0, point));
   let out = "";
   for (const [unit, size] of STEPS) {
-    const whole = Math.floor(rest / size);
+    // A whole number under 2^53 divided by a whole unit: correct a quotient rounded up by one.
+    let whole = Math.floor(rest / size);
+    if (whole * size > rest) whole--;
     if (whole > 0) {
       out += `${whole}${unit}`;
       rest -= whole * size;
     }
   }
-  if (rest >= 1_000) out += `${decimals(rest / 1_000)}s`;
-  else if (rest > 0) out += `${decimals(rest)}ms`;
+  if (rest >= 1_000) out += `${asSeconds(`${rest}${fraction}`)}s`;
+  else if (rest > 0 || fraction !== "") out += `${rest}${fraction}ms`;
   return out;
 }

@@ -44,6 +44,21 @@ describe("ManualClock", () => {
     expect(() => new ManualClock(Number.NaN)).toThrow(/ManualClock start must be a finite number, got NaN/);
   });
 
+  it("refuses to carry the reading past the largest finite number, and stays put", () => {
+    const clock = new ManualClock(1e308);
+    expect(() => clock.advance(1e308)).toThrow(new RangeError("ManualClock.advance span must keep the reading finite, got 1e+308 at 1e+308"));
+    expect(clock.now()).toBe(1e308);
+    expect(clock.advance(Number.MAX_VALUE - 1e308)).toBe(Number.MAX_VALUE);
+  });
+
+  it("moves to now + span as a caller computes it, at any magnitude", () => {
+    const epoch = 1_700_000_000_000.25;
+    const clock = new ManualClock(epoch);
+    expect(clock.advance(0.1)).toBe(epoch + 0.1); // 0.1 is not on this grid: rounded as the sum rounds
+    expect(clock.advance(0.0001)).toBe(epoch + 0.1); // under half a step (2^-13 ms): stays
+    expect(new ManualClock(0).advance(1e-320)).toBe(1e-320);
+  });
+
   it("sleeps by advancing, and refuses an aborted signal", async () => {
     const clock = new ManualClock(0);
     await clock.sleep(1_000);
@@ -51,6 +66,10 @@ describe("ManualClock", () => {
     const ctl = new AbortController();
     ctl.abort(new Error("stop"));
     await expect(clock.sleep(5, ctl.signal)).rejects.toThrow("stop");
+    expect(clock.now()).toBe(1_000);
+    // A span advance refuses is a rejection, not a throw from the call.
+    const refused = clock.sleep(-1);
+    await expect(refused).rejects.toThrow(new RangeError("ManualClock.advance span must be 0 or more, got -1"));
     expect(clock.now()).toBe(1_000);
   });
 });

@@ -34,6 +34,25 @@ describe("Deadline", () => {
   it("rejects a NaN budget or a non-finite start", () => {
     expect(() => Deadline.start(Number.NaN, 0)).toThrow(/Deadline budget .* got NaN/);
     expect(() => Deadline.start(10, Number.NaN)).toThrow(/Deadline start time must be a finite number, got NaN/);
-    expect(() => Deadline.start("1s" as unknown as number, 0)).toThrow(RangeError);
+    expect(() => Deadline.start("1s" as unknown as number, 0)).toThrow(
+      new TypeError('Deadline budget must be a number of milliseconds (0 or less for none), got string "1s"'),
+    );
+    expect(() => Deadline.start("5" as unknown as number, 0)).toThrow(TypeError);
+  });
+
+  it("counts a broken clock (NaN, or not a number) as expired with nothing left, when it has a budget", () => {
+    const d = Deadline.start(1_000, 0);
+    expect([d.expired(Number.NaN), d.remaining(Number.NaN)]).toEqual([true, 0]);
+    expect([d.expired(Symbol("t") as unknown as number), d.remaining("5" as unknown as number)]).toEqual([true, 0]);
+    expect([d.expired(Infinity), d.remaining(Infinity)]).toEqual([true, 0]);
+    // Before the start (a clock that stepped back, however far): the whole budget.
+    expect([d.expired(-Infinity), d.remaining(-Infinity)]).toEqual([false, 1_000]);
+    const none = Deadline.start(0, 0);
+    expect([none.expired(Number.NaN), none.remaining(Number.NaN)]).toEqual([false, undefined]);
+  });
+
+  it("never expires when its end passes the largest number", () => {
+    const d = Deadline.start(1e308, 1e308);
+    expect([d.bounded, d.end, d.expired(1e308), d.remaining(0)]).toEqual([false, Infinity, false, undefined]);
   });
 });

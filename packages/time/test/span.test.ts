@@ -79,7 +79,14 @@ describe("formatSpan", () => {
     [90_061_500, "1d1h1m1.5s"],
     [3_600_250, "1h250ms"],
     [-1_500, "-1.5s"],
-    [59_999.9999, "1m"],
+    [59_999.9999, "59.9999999s"],
+    [1_234.567, "1.234567s"],
+    [0.0015, "0.0015ms"],
+    [61_000.5, "1m1.0005s"],
+    [123_456_789.123, "1d10h17m36.789123s"],
+    [1e306, "1e+306ms"],
+    [2 ** 53, "9007199254740992ms"],
+    [5e-324, "5e-324ms"],
   ])("writes %d ms as %j", (span, text) => {
     expect(formatSpan(span)).toBe(text);
   });
@@ -89,10 +96,35 @@ describe("formatSpan", () => {
     expect(() => formatSpan(-Infinity)).toThrow(RangeError);
   });
 
-  it("is read back by parseSpan to the same whole number of milliseconds", () => {
+  it("is read back by parseSpan to exactly the same number, fractions and huge spans included", () => {
+    const span = fc.oneof(
+      fc.integer({ min: 0, max: 10 * 365 * 86_400_000 }),
+      fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }),
+      fc.double({ min: 0, max: 1e7, noNaN: true }), // performance.now() magnitudes and below
+      fc.double({ min: 1e12, max: 1e13, noNaN: true }), // Date.now() magnitudes
+      fc.integer({ min: 0, max: 10 ** 9 }).map((n) => n / 1_000), // three decimals, as people write them
+    );
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 10 * 365 * 86_400_000 }), (n) => {
+      fc.property(span, (n) => {
         expect(parseSpan(formatSpan(n))).toBe(n);
+        expect(formatSpan(-n)).toBe(n === 0 ? "0ms" : `-${formatSpan(n)}`);
+      }),
+      { numRuns: 2_000 },
+    );
+  }, 20_000);
+
+  it("writes whole units, then the fewest decimals that read back", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 10 ** 9 }), fc.integer({ min: 0, max: 999 }), (whole, thousandths) => {
+        const n = (whole * 1_000 + thousandths) / 1_000; // the double nearest the decimal
+        const text = formatSpan(n);
+        // A span written to the microsecond is written back to the microsecond, not with the
+        // float noise of its remainder after the whole units.
+        const seconds = /(\d+)(?:\.(\d+))?s$/.exec(text);
+        const millis = /(\d+)(?:\.(\d+))?ms$/.exec(text);
+        if (seconds) expect(seconds[2]?.length ?? 0).toBeLessThanOrEqual(6);
+        if (millis) expect(millis[2]?.length ?? 0).toBeLessThanOrEqual(3);
+        expect(text).toMatch(/^(\d+d)?(\d+h)?(\d+m)?(\d+(\.\d+)?(s|ms))?$/);
       }),
     );
   });

@@ -1,3 +1,5 @@
+import { check } from "@tideward/time";
+
 /**
  * How a call ended, as a breaker records it. A `"drop"` is a call refused before it ran:
  * traffic, but neither a success nor a failure of whatever is downstream.
@@ -20,12 +22,17 @@ export class Tally {
   /** Calls refused before they ran. */
   drop = 0;
 
-  /** Counts one call ending as `outcome`. */
+  /**
+   * Counts one call ending as `outcome`.
+   * @throws TypeError for anything but `"success"`, `"failure"` or `"drop"`, counting nothing:
+   *   a misspelt outcome must not pass for a drop
+   */
   add(outcome: Outcome): void {
-    this.total++;
     if (outcome === "success") this.success++;
     else if (outcome === "failure") this.failure++;
-    else this.drop++;
+    else if (outcome === "drop") this.drop++;
+    else throw new TypeError(`Tally.add outcome must be "success", "failure" or "drop", got ${typeof outcome} ${check.describe(outcome)}`);
+    this.total++;
   }
 
   /** Clears every count to zero. */
@@ -40,6 +47,9 @@ export class Tally {
 /**
  * A sum and how many values went into it, which is a mean once `count` is positive: what a
  * shedder keeps per bucket of passes and of response times.
+ *
+ * Only finite numbers are added: a NaN or an infinite value is skipped (it would poison the sum
+ * for as long as the bucket lives), and a value that is not a number is a `TypeError`.
  */
 export class Total {
   /** The sum of the values added. */
@@ -47,10 +57,20 @@ export class Total {
   /** How many values were added. */
   count = 0;
 
-  /** Adds one value. */
+  /**
+   * Adds one value. A NaN or infinite one is skipped, counted in neither the sum nor the count,
+   * and so is one that would carry the sum past the largest number.
+   * @throws TypeError when `value` is not a number (a string would be concatenated), adding nothing
+   */
   add(value: number): void {
-    this.sum += value;
-    this.count++;
+    if (typeof value !== "number") throw new TypeError(`Total.add value must be a number, got ${typeof value} ${check.describe(value)}`);
+    // `x - x` is 0 for every finite number and NaN for NaN and ±Infinity: a NaN or infinite
+    // value, or one that would carry the sum past the largest number, is skipped.
+    const sum = this.sum + value;
+    if (sum - sum === 0) {
+      this.sum = sum;
+      this.count++;
+    }
   }
 
   /** The mean of the values added; `undefined` while there are none. */

@@ -9,9 +9,15 @@ export interface Resettable {
 
 /** Options of a {@link Window}. */
 export interface WindowOptions<B> {
-  /** How many buckets; a fraction is rounded down and anything under one is raised to one. */
+  /**
+   * How many buckets; a fraction is rounded down and anything under one is raised to one. At
+   * most {@link Window.maxSize}.
+   */
   readonly size: number;
-  /** How much time the buckets together cover, in milliseconds. */
+  /**
+   * How much time the buckets together cover, in milliseconds: at least
+   * {@link Window.minWidth} for each bucket.
+   */
   readonly window: Span;
   /** The clock reading the first bucket opens at, in milliseconds. @defaultValue 0 */
   readonly now?: number;
@@ -31,8 +37,9 @@ export interface EachOptions {
   readonly current?: boolean;
 }
 
-/** The narrowest bucket: a nanosecond, the finest resolution a clock reading in ms carries. */
-const NARROWEST: Span = 1e-6;
+const KNOWN = ["size", "window", "now", "evict"] as const;
+/** Buckets a millisecond at most: the narrowest bucket is 1 / PER_MS ms. */
+const PER_MS = 100;
 
 /**
  * A rolling window: `size` buckets that together cover the last `window` milliseconds, the
@@ -46,7 +53,8 @@ const NARROWEST: Span = 1e-6;
  * ({@link Window.each}) skips them without clearing, so a window nobody writes to still ages
  * out, and two reads at the same `now` agree. A clock that steps backwards is treated as
  * standing still: writes land in the current bucket, never in a cleared or a past one. So is a
- * reading that makes no sense: NaN, Infinity, or one more than 2^53 buckets past the origin.
+ * reading that makes no sense: NaN, Infinity, not a number at all, or one more than 2^53 buckets
+ * past the origin (with buckets of at least {@link Window.minWidth}, some 2 800 years).
  *
  * @example
  * const win = new Window(() => new Tally(), { size: 10, window: 1_000 });
@@ -55,6 +63,26 @@ const NARROWEST: Span = 1e-6;
  * win.each(now, (t) => (total += t.total));
  */
 export class Window<B extends Resettable> {
+  /**
+   * The most buckets a window may have: a million, some 40 MB of small buckets. Past it the
+   * buckets alone could exhaust memory, which aborts the process instead of throwing.
+   */
+  static readonly maxSize = 1_000_000;
+  /**
+   * The narrowest bucket, in milliseconds: 0.01 ms. Buckets are counted from the origin, in
+   * whole numbers up to 2^53, so at this width a window works for 2^53 × 0.01 ms (some 2 800
+   * years) past its origin, whatever the clock: `Date.now()` from an origin of 0 included.
+   */
+  static readonly minWidth: Span = 1 / PER_MS;
+
+  /**
+   * The shortest window, in milliseconds, that `size` buckets may cover: `size` ×
+   * {@link Window.minWidth}, as the constructor checks it.
+   */
+  static shortest(size: number): Span {
+    return size / PER_MS;
+  }
+
   /** How many buckets the window has. */
   readonly size: number;
   /** How much time one bucket covers, in milliseconds. */
@@ -67,31 +95,72 @@ export class Window<B extends Resettable> {
   // The absolute number of the newest bucket written: bucket i opens at origin + i·width and
   // lives in slot i mod size. Counting whole buckets keeps the head on bucket boundaries.
   #head = 0;
+  /** Where bucket `#head + 1` opens (ms): origin + (head + 1)·width. */
+  #end = 0;
+  /** The bucket `#head` lives in. */
+  #current: B;
 
   /**
    * An empty window of `size` buckets spanning `window` milliseconds, its first bucket opening at `now`.
    *
+   * The options are read once, into a copy, before anything is checked.
+   *
    * @param make - makes one empty bucket; called `size` times, here and never again
-   * @throws RangeError when `size` or `window` is NaN, infinite or negative, or `now` is not finite
+   * @throws TypeError when `make` or `evict` is not a function, `options` is not an object or
+   *   names an option a window does not have, or a field is not a number; RangeError when `size`
+   *   or `window` is NaN, infinite or negative, `size` is over {@link Window.maxSize}, a bucket
+   *   would be narrower than {@link Window.minWidth}, or `now` is not finite
    */
   constructor(make: () => B, options: WindowOptions<B>) {
-    const size = check.finite(options.size, "Window size");
-    if (size < 0) throw new RangeError(`Window size must be 0 or more (under one is raised to one), got ${size}`);
-    const window = check.nonNegative(options.window, "Window window (ms)");
-    this.size = Math.max(1, Math.floor(size));
-    this.width = Math.max(window / this.size, NARROWEST);
-    this.origin = check.finite(options.now ?? 0, "Window now");
-    this.#evict = options.evict;
-    this.#buckets = Array.from({ length: this.size }, make);
+    check.fn(make, "Window make");
+    if (options === undefined) throw new TypeError("Window options must be an object, got undefined");
+    const o = check.options(options, KNOWN, "Window");
+    if (o.size === undefined) throw new TypeError("Window size is required: a number of buckets");
+    if (o.window === undefined) throw new TypeError("Window window is required: the milliseconds the buckets cover");
+    const given = check.finite(o.size, "Window size");
+    if (given < 0) throw new RangeError(`Window size must be 0 or more (under one is raised to one), got ${given}`);
+    const size = Math.max(1, Math.floor(given));
+    if (size > Window.maxSize) throw new RangeError(`Window size must be at most ${Window.maxSize} buckets, got ${given}`);
+    const window = check.nonNegative(o.window, "Window window (ms)");
+    const least = Window.shortest(size);
+    if (!(window >= least)) throw new RangeError(`Window window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`);
+    const evict = o.evict;
+    if (evict !== undefined) check.fn(evict, "Window evict");
+    this.size = size;
+    this.width = window / size;
+    this.origin = check.finite(o.now ?? 0, "Window now");
+    this.#evict = evict;
+    this.#buckets = Array.from({ length: size }, make);
+    this.#current = this.#buckets[0];
+    this.#end = this.origin + this.width;
+  }
+
+  /**
+   * The clock reading (ms) at which the newest written bucket ends and the next opens: a write
+   * before it lands in that bucket, one at or after it moves the window on.
+   */
+  get headEnd(): number {
+    return this.#end;
   }
 
   /** The absolute number of the bucket `now` falls in; never before the newest written. */
   #index(now: number): number {
-    const i = Math.floor((now - this.origin) / this.width);
-    // `!(i > head)` also holds for NaN: a reading that makes no sense stands still. So does one
-    // past 2^53 buckets (Infinity, or a nanosecond-wide bucket on an epoch clock): there `i + 1`
-    // rounds back to `i`, and stepping through the buckets would never end.
-    return i > this.#head && i <= Number.MAX_SAFE_INTEGER ? i : this.#head;
+    // Before the head's end (a clock that stepped back included) is the head. A reading that is
+    // not a number at all (a Symbol, a BigInt, a string) stands still too, rather than throwing
+    // or being coerced.
+    if (typeof now !== "number" || now < this.#end) return this.#head;
+    const origin = this.origin;
+    const width = this.width;
+    let i = Math.floor((now - origin) / width);
+    // NaN, Infinity and a reading past 2^53 buckets stand still: there `i + 1` rounds back to
+    // `i`, and stepping through the buckets would never end.
+    if (!(i <= Number.MAX_SAFE_INTEGER)) return this.#head;
+    // Bucket i opens at origin + i·width as the doubles compute it, and those boundaries decide,
+    // not the division, which can land one off near them: so the start `each` reports for a
+    // bucket is a reading that falls in it, and every reading falls in the last bucket opened.
+    if (origin + i * width > now) i--;
+    else if (origin + (i + 1) * width <= now) i++;
+    return i > this.#head ? i : this.#head;
   }
 
   /**
@@ -101,6 +170,12 @@ export class Window<B extends Resettable> {
    * @param now - the caller's clock reading, in milliseconds
    */
   slot(now: number): B {
+    // Nearly every write lands in the head: one comparison, no division.
+    if (typeof now === "number" && now < this.#end) return this.#current;
+    return this.#move(now);
+  }
+
+  #move(now: number): B {
     const index = this.#index(now);
     const gap = index - this.#head;
     if (gap > 0) {
@@ -113,8 +188,10 @@ export class Window<B extends Resettable> {
         b.reset();
       }
       this.#head = index;
+      this.#end = this.origin + (index + 1) * this.width;
+      this.#current = buckets[index % size];
     }
-    return this.#buckets[this.#head % this.size];
+    return this.#current;
   }
 
   /**

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import { check } from "@tideward/time";
 
 /** Reads a file as UTF-8 text, or gives `undefined` when it cannot be read (missing, no access). */
 export type ReadText = (path: string) => string | undefined;
@@ -28,6 +29,7 @@ const DIGITS = /^\d+$/;
  *   no limit, or `undefined` when the text is not a `cpu.max` line
  */
 export function parseCpuMax(text: string): number | undefined {
+  if (typeof text !== "string") throw new TypeError(`parseCpuMax text must be a string, got ${typeof text} ${check.describe(text)}`);
   const parts = text.trim().split(/\s+/);
   if (parts.length > 2) return undefined;
   const [quota, period = "100000"] = parts;
@@ -50,6 +52,7 @@ const DEPTH = 32;
  *   missing (cgroup v1, not Linux) or unreadable
  */
 export function cgroupCores(read: ReadText = readText): number {
+  check.fn(read, "cgroupCores read");
   // The v2 line of /proc/self/cgroup is "0::<path>". A path that climbs out of the namespace
   // ("/../..") cannot be followed under /sys/fs/cgroup: only the root's limit is read then.
   const line = read("/proc/self/cgroup")
@@ -83,10 +86,13 @@ export interface CoresOptions {
  * `--cpus=1.5`.
  *
  * @returns cores, above 0 (fractions are normal under a quota)
+ * @throws TypeError when `options` is not an object or names an option there is not, or `read`
+ *   is not a function; RangeError when `parallelism` is not above 0
  */
-export function availableCores(options: CoresOptions = {}): number {
-  const parallelism = options.parallelism ?? availableParallelism();
-  const quota = cgroupCores(options.read);
+export function availableCores(options?: CoresOptions): number {
+  const o = check.options(options, ["read", "parallelism"], "availableCores");
+  const parallelism = o.parallelism === undefined ? availableParallelism() : check.positive(o.parallelism, "availableCores parallelism");
+  const quota = cgroupCores(o.read);
   const cores = Math.min(parallelism, quota);
   return cores > 0 && Number.isFinite(cores) ? cores : 1;
 }

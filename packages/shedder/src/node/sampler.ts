@@ -41,9 +41,17 @@ export const nodeSystem: SamplerSystem = {
   clearInterval: (handle) => clearInterval(handle as ReturnType<typeof setInterval>),
 };
 
+const KNOWN = ["interval", "beta", "cores", "system"] as const;
+const SYSTEM = ["now", "cpuUsage", "eventLoopUtilization", "readText", "availableParallelism", "setInterval", "clearInterval"] as const;
+/** The longest delay Node's timers take as given: 2^31 − 1 ms, some 24.8 days. */
+const LONGEST = 2_147_483_647;
+
 /** Options of a {@link LoadSampler}. */
 export interface LoadSamplerOptions {
-  /** How often the timer takes a reading, in milliseconds. @defaultValue 250 */
+  /**
+   * How often the timer takes a reading, in milliseconds: from 1 to 2^31 − 1, the delays Node's
+   * timers honour (outside them Node fires every millisecond). @defaultValue 250
+   */
   readonly interval?: Span;
   /**
    * Weight of the old value in the smoothed readings after one `interval`, in `[0, 1)`; a
@@ -109,20 +117,33 @@ export class LoadSampler {
   /**
    * Takes the first readings of the process and starts the timer.
    *
-   * @throws RangeError when `interval` is not above 0, `beta` is outside `[0, 1)` or `cores`
-   *   is not above 0 (the message names the field and the value)
+   * The options are read once, into a copy, before anything is checked.
+   *
+   * @throws TypeError when `options` or `system` is not an object or names an option there is
+   *   not (with the closest there is), or a replaced system call is not a function; RangeError
+   *   when `interval` is outside 1 to 2^31 − 1 ms, `beta` is outside `[0, 1)` or `cores` is not
+   *   above 0 (the message names the field, the value and the bound)
    */
-  constructor(options: LoadSamplerOptions = {}) {
-    this.interval = check.positive(options.interval ?? 250, "LoadSampler interval (ms)");
-    const beta = check.finite(options.beta ?? 0.95, "LoadSampler beta");
+  constructor(options?: LoadSamplerOptions) {
+    const o = check.options(options, KNOWN, "LoadSampler");
+    const interval = check.finite(o.interval ?? 250, "LoadSampler interval (ms)");
+    // Node fires a timer of under 1 ms, or over 2^31 − 1 ms, after 1 ms: either would sample
+    // every millisecond, whatever was asked.
+    if (!(interval >= 1 && interval <= LONGEST)) {
+      throw new RangeError(`LoadSampler interval (ms) must be between 1 and ${LONGEST} (what Node's timers honour), got ${interval}`);
+    }
+    this.interval = interval;
+    const beta = check.finite(o.beta ?? 0.95, "LoadSampler beta");
     if (beta < 0 || beta >= 1) throw new RangeError(`LoadSampler beta must be 0 or more and under 1, got ${beta}`);
     this.beta = beta;
-    const system: SamplerSystem = { ...nodeSystem, ...options.system };
+    const replaced = check.options(o.system, SYSTEM, "LoadSampler", "system");
+    for (const name of SYSTEM) if (replaced[name] !== undefined) check.fn(replaced[name], `LoadSampler system.${name}`);
+    const system: SamplerSystem = { ...nodeSystem, ...replaced };
     this.#system = system;
     this.cores =
-      options.cores === undefined
+      o.cores === undefined
         ? availableCores({ read: system.readText, parallelism: system.availableParallelism() })
-        : check.positive(options.cores, "LoadSampler cores");
+        : check.positive(o.cores, "LoadSampler cores");
     this.#at = system.now();
     const usage = system.cpuUsage();
     this.#used = usage.user + usage.system;

@@ -1,0 +1,111 @@
+// Bad input to the breaker, as a table: each case answers with its exact error (or, on the hot
+// path, exactly what its documented equivalent answers) and leaves the breaker, the preset and
+// the caller's policy object as they were.
+import { describe, expect, it } from "vitest";
+import { Breaker, sre } from "@tideward/breaker";
+import type { Permit, Sre } from "@tideward/breaker";
+import { feed } from "./helpers";
+
+const not = <T>(x: unknown): T => x as T;
+const T0 = 1_700_000_000_000.25;
+
+/** Twenty failures at T0: a drop of 15/21 with nothing to scale it. */
+function failing(): Breaker {
+  const b = new Breaker({}, T0);
+  feed(b, T0, 0, 20);
+  return b;
+}
+
+/** What can be read without changing anything: ratios now, half a window on and a window on. */
+const snapshot = (b: Breaker): number[] => [b.ratio(T0), b.ratio(T0 + 5_000), b.ratio(T0 + 10_000)];
+
+const construction: [string, () => unknown, ErrorConstructor, string][] = [
+  ["a policy given as text", () => new Breaker(not("abc")), TypeError, 'Breaker policy must be an object, got string "abc"'],
+  ["a policy given as a number", () => new Breaker(not(5)), TypeError, "Breaker policy must be an object, got number 5"],
+  ["a null policy", () => new Breaker(not(null)), TypeError, "Breaker policy must be an object, got null"],
+  ["a policy given as an array", () => new Breaker(not([1.5])), TypeError, "Breaker policy must be an object, got an array"],
+  ["a misspelt k", () => new Breaker(not({ kk: 2 })), TypeError, 'Breaker has no option "kk"; did you mean "k"?'],
+  ["a misspelt window", () => new Breaker(not({ windw: 5_000 })), TypeError, 'Breaker has no option "windw"; did you mean "window"?'],
+  [
+    "an option nothing like any",
+    () => new Breaker(not({ threshold: 0.5 })),
+    TypeError,
+    'Breaker has no option "threshold"; its options are "k", "floor", "protection", "probe", "size", "window"',
+  ],
+  ["10^8 buckets", () => new Breaker({ size: 1e8, window: 1e9 }), RangeError, "Sre size must be at most 1000000 buckets, got 100000000"],
+  ["2^32 buckets", () => new Breaker({ size: 2 ** 32, window: 1e12 }), RangeError, "Sre size must be at most 1000000 buckets, got 4294967296"],
+  ["buckets under 0.01 ms", () => new Breaker({ window: 0.1 }), RangeError, "Sre window (ms) must be at least 0.4 for 40 buckets (0.01 ms a bucket), got 0.1"],
+  ["k under floor", () => new Breaker({ k: 1 }), RangeError, "Sre k must be at least floor (1.1), got 1"],
+  ["a size given as text", () => new Breaker(not({ size: "40" })), TypeError, 'Sre size must be a number, got string "40"'],
+  ["a NaN probe", () => new Breaker({ probe: Number.NaN }), RangeError, "Sre probe (ms) must be a finite number, got NaN"],
+  ["a fractional size", () => new Breaker({ size: 2.5 }), RangeError, "Sre size must be a whole number, got 2.5"],
+  ["a NaN start", () => new Breaker({}, Number.NaN), RangeError, "Breaker now must be a finite number, got NaN"],
+  ["a start given as text", () => new Breaker({}, not("0")), TypeError, 'Breaker now must be a number, got string "0"'],
+];
+
+// Hot-path cases: the odd call and the call it is documented to behave as, each on a twin.
+const sym = Symbol("odd");
+const hot: [string, (b: Breaker) => unknown, (b: Breaker) => unknown][] = [
+  ["a Symbol roll counts as 0", (b) => b.allow(T0, not(sym)), (b) => b.allow(T0, 0)],
+  ["a BigInt roll counts as 0", (b) => b.allow(T0, not(1n)), (b) => b.allow(T0, 0)],
+  ["a roll given as text counts as 0", (b) => b.allow(T0, not("0.99")), (b) => b.allow(T0, 0)],
+  ["a NaN roll counts as 0", (b) => b.allow(T0, Number.NaN), (b) => b.allow(T0, 0)],
+  ["a Symbol now stands still", (b) => b.allow(not(sym), 0.99), (b) => b.allow(T0, 0.99)],
+  ["a BigInt now stands still", (b) => b.allow(not(10n ** 13n), 0), (b) => b.allow(T0, 0)],
+  ["a now given as text stands still", (b) => b.allow(not("1700000009000"), 0), (b) => b.allow(T0, 0)],
+  ["a NaN now stands still", (b) => b.allow(Number.NaN, 0), (b) => b.allow(T0, 0)],
+  ["a clock stepped back stands still", (b) => b.allow(0, 0), (b) => b.allow(T0, 0)],
+  ["ratio at a Symbol reads where the breaker stands", (b) => b.ratio(not(sym)), (b) => b.ratio(T0)],
+  [
+    "a permit settled at a Symbol settles where the breaker stands",
+    (b) => (b.allow(T0, 0.999) as Permit).fail(not(sym)),
+    (b) => (b.allow(T0, 0.999) as Permit).fail(T0),
+  ],
+];
+
+describe("bad input to the breaker", () => {
+  it("has at least fifteen cases", () => {
+    expect(construction.length + hot.length).toBeGreaterThanOrEqual(15);
+  });
+
+  it.each(construction)("%s", (_, act, type, message) => {
+    const preset = { ...sre };
+    let error: unknown;
+    try {
+      act();
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(type);
+    expect((error as Error).message).toBe(message);
+    expect(sre).toEqual(preset);
+  });
+
+  it.each(hot)("%s", (_, odd, same) => {
+    const a = failing();
+    const b = failing();
+    const got = odd(a);
+    const want = same(b);
+    expect(got === undefined).toBe(want === undefined);
+    if (typeof want === "number") expect(got).toBe(want);
+    expect(snapshot(a)).toEqual(snapshot(b));
+  });
+
+  it("reads each policy field once, so a getter cannot change a size between the check and the use", () => {
+    let reads = 0;
+    const policy = {
+      get size() {
+        reads++;
+        return reads === 1 ? 4 : 1e9;
+      },
+    };
+    const b = new Breaker(not<Partial<Sre>>(policy));
+    expect([b.policy.size, reads]).toEqual([4, 1]);
+  });
+
+  it("refuses bad options before building anything, and leaves the policy object as given", () => {
+    const policy = { k: 2, size: 1e8 };
+    expect(() => new Breaker(policy)).toThrow(RangeError);
+    expect(policy).toEqual({ k: 2, size: 1e8 });
+  });
+});

@@ -1,0 +1,321 @@
+import { Gate } from "@tideward/limiters";
+import type { AtomicReport, LimitSpec, QuotaCharge, QuotaStore } from "@tideward/quota-engine";
+import { Shedder } from "@tideward/shedder";
+import type { Shed, Ticket } from "@tideward/shedder";
+import { check, systemClock } from "@tideward/time";
+import type { Clock, Span } from "@tideward/time";
+import { KeyedLimits, checkLimits } from "./limits";
+import type { Limit } from "./limits";
+import { PROBLEM_JSON, problemBody } from "./problem";
+import { LIMIT_FIELD, POLICY_FIELD, limitMember, policyMember, policyName, seconds } from "./ratelimit-fields";
+import { sfInteger } from "./structured";
+import type { PolicyState } from "./ratelimit-fields";
+import type { RefusalKind } from "./refusal";
+
+/** A quota-engine charge set for each request, in process or on any {@link QuotaStore}. */
+export interface QuotaAdmission {
+  /** The engine: a `QuotaEngine` (synchronous) or a store over Redis (answering promises). */
+  readonly store: QuotaStore;
+  /** The specs of the limits the charges name, for `RateLimit-Policy` (add them to the store yourself). */
+  readonly limits: readonly LimitSpec[];
+  /** The charges one request of `cost` units from `key` makes, all or none. */
+  readonly charges: (key: string, cost: number) => readonly QuotaCharge[];
+}
+
+/** Options of {@link admit}; every policy is optional. */
+export interface AdmitOptions {
+  /** A load shedder asked first; needs {@link AdmitOptions.load}. */
+  readonly shedder?: Shedder | Partial<Shed>;
+  /** The load the shedder weighs, in thousandths (0–1000): `LoadSampler`'s `load`, or yours. */
+  readonly load?: () => number;
+  /** A concurrency limit on requests in the handler, or the gate itself. */
+  readonly gate?: Gate | number;
+  /** Per-key limits, kept in process. */
+  readonly limits?: readonly Limit[];
+  /** A quota-engine charge set per request. */
+  readonly quota?: QuotaAdmission;
+  /** The most client keys with limiter state at once. @defaultValue 100 000 */
+  readonly maxKeys?: number;
+  /** The `Retry-After` a shedder's or a gate's refusal carries, in milliseconds. @defaultValue 1000 */
+  readonly busyRetryAfter?: Span;
+  /** Refusals carry an RFC 9457 `application/problem+json` body. @defaultValue false */
+  readonly problem?: boolean;
+  /**
+   * Which admitted responses carry the `RateLimit-Policy` and `RateLimit` fields (refusals always
+   * do): `"always"`; `"low"`, only when some policy has a tenth of its quota or less left (the
+   * draft's advice to an implementer concerned with performance: two fields cost a node:http
+   * server about 0.9 µs a response); or `"refused"`, never on admitted ones. @defaultValue "always"
+   */
+  readonly fields?: "always" | "low" | "refused";
+  /** Reads the time, in milliseconds on the Unix-epoch scale. @defaultValue `systemClock` */
+  readonly clock?: Clock;
+}
+
+const KNOWN: readonly (keyof AdmitOptions)[] = ["shedder", "load", "gate", "limits", "quota", "maxKeys", "busyRetryAfter", "problem", "fields", "clock"];
+
+/** A header field to append to the response: name and value. */
+export type Field = readonly [name: string, value: string];
+
+/**
+ * What {@link Admission.check} answered for one request.
+ *
+ * When `allowed`, run the handler, append `headers` to its response, and call `release` once it
+ * has finished (the adapters do all three). When refused, answer `status` with `headers` (they
+ * include `Retry-After`) and `body`; there is nothing to release.
+ */
+export interface Verdict {
+  readonly allowed: boolean;
+  /** 200 when allowed (the handler decides the real one); 429 for a limit or quota, 503 for the shedder or gate. */
+  readonly status: number;
+  /** `RateLimit-Policy` and `RateLimit` members (one per policy) and, when refused, `Retry-After`. */
+  readonly headers: readonly Field[];
+  /** Which policy refused: `"shed"`, `"gate"`, `"rate"` or `"quota"`; `undefined` when allowed. */
+  readonly reason: RefusalKind | undefined;
+  /** Milliseconds until the request could be admitted (exact; the field is whole seconds); 0 when allowed. */
+  readonly retryAfter: number;
+  /** The refusal's body: problem+json when the `problem` option is on, else a sentence. `undefined` when allowed. */
+  readonly body: string | undefined;
+  /** The body's media type. */
+  readonly contentType: string | undefined;
+  /**
+   * Settles the request: the shedder's ticket (a pass when `ok`, with its response time) and the
+   * gate's place. Once only; later calls do nothing.
+   * @param ok - whether the handler succeeded (say, answered under 500) @defaultValue true
+   */
+  release(ok?: boolean): void;
+}
+
+class Answer implements Verdict {
+  readonly allowed: boolean;
+  readonly status: number;
+  readonly headers: Field[];
+  readonly reason: RefusalKind | undefined;
+  readonly retryAfter: number;
+  readonly body: string | undefined;
+  readonly contentType: string | undefined;
+  #ticket: Ticket | undefined;
+  #gate: Gate | undefined;
+  readonly #clock: Clock;
+
+  constructor(allowed: boolean, status: number, headers: Field[], reason: RefusalKind | undefined, retryAfter: number, body: string | undefined, contentType: string | undefined, ticket: Ticket | undefined, gate: Gate | undefined, clock: Clock) {
+    this.allowed = allowed;
+    this.status = status;
+    this.headers = headers;
+    this.reason = reason;
+    this.retryAfter = retryAfter;
+    this.body = body;
+    this.contentType = contentType;
+    this.#ticket = ticket;
+    this.#gate = gate;
+    this.#clock = clock;
+  }
+
+  release(ok = true): void {
+    const ticket = this.#ticket;
+    const gate = this.#gate;
+    this.#ticket = undefined;
+    this.#gate = undefined;
+    if (ticket !== undefined) {
+      if (ok) ticket.pass(this.#clock());
+      else ticket.fail();
+    }
+    gate?.leave();
+  }
+}
+
+/** The admission decision for one service: see {@link admit}. */
+export interface Admission {
+  /**
+   * Decides one request from `key` costing `cost` units, before its handler runs. Synchronous
+   * unless a quota store answers promises.
+   * @param key - the client's identity (an address, an API key); "" when no limit is keyed
+   * @param cost - units the request spends from each limit, a whole number from 1 @defaultValue 1
+   */
+  check(key?: string, cost?: number): Verdict | Promise<Verdict>;
+  /** The gate, for reading `held`; `undefined` without one. */
+  readonly gate: Gate | undefined;
+  /** The shedder, for reading `flying`; `undefined` without one. */
+  readonly shedder: Shedder | undefined;
+  /** How many client keys have per-key limiter state. */
+  readonly keys: number;
+}
+
+function has(value: unknown, method: string): boolean {
+  return typeof value === "object" && value !== null && typeof (value as Record<string, unknown>)[method] === "function";
+}
+
+/** The `q` and `w` a quota-engine limit advertises, by the algorithm its charge runs. */
+function quotaFigures(spec: LimitSpec, kind: QuotaCharge["kind"]): { quota: number; window: number } {
+  if (kind === "window") return { quota: spec.capacity, window: spec.window };
+  if (kind === "gcra") return { quota: spec.burst, window: (spec.burst * spec.window) / spec.refill };
+  return { quota: spec.capacity, window: (spec.capacity * spec.window) / spec.refill };
+}
+
+/**
+ * Admission in front of a server: decides each request before its handler runs, in a fixed order
+ * — the shedder on a load signal, then the gate on concurrency, then the per-key limits or the
+ * quota charge set — and answers a {@link Verdict}: allowed, or 503 (shedder, gate:
+ * "temporary-reduced-capacity") or 429 (limit, quota: "quota-exceeded") with `Retry-After` in
+ * whole seconds rounded up, and the `RateLimit-Policy` and `RateLimit` fields of
+ * {@link RATELIMIT_DRAFT}, one list member per policy.
+ *
+ * The local, keyless checks come first, so a request refused for capacity spends none of its
+ * client's quota; quota is charged only for requests that will run.
+ *
+ * @example
+ * const admission = admit({ gate: 64, limits: [{ name: "burst", quota: 100, window: 60_000 }] });
+ * const v = admission.check("203.0.113.7") as Verdict;
+ * if (!v.allowed) return reply(v.status, v.headers, v.body);
+ * try { await handle(); } finally { v.release(); }
+ * @throws TypeError/RangeError at once for a bad option, naming it and the value
+ */
+export function admit(options?: AdmitOptions): Admission {
+  const o = check.options(options, KNOWN, "admit");
+  const clock = o.clock ?? systemClock;
+  if (typeof clock !== "function") throw new TypeError(`admit clock must be a function, got ${check.describe(clock)}`);
+  const start = check.finite(clock(), "admit clock()");
+  let shedder: Shedder | undefined;
+  if (has(o.shedder, "allow")) shedder = o.shedder as Shedder;
+  else if (o.shedder !== undefined) shedder = new Shedder(o.shedder as Partial<Shed>, start);
+  const load = o.load;
+  if (load !== undefined && typeof load !== "function") throw new TypeError(`admit load must be a function, got ${check.describe(load)}`);
+  if (shedder !== undefined && load === undefined) throw new TypeError("admit shedder needs a load: pass load: () => thousandths (for example LoadSampler's load from @tideward/shedder/node)");
+  let gate: Gate | undefined;
+  if (has(o.gate, "enter")) gate = o.gate as Gate;
+  else if (o.gate !== undefined) gate = new Gate(check.integer(o.gate, "admit gate (requests in flight)", 1));
+  const maxKeys = o.maxKeys === undefined ? 100_000 : check.integer(o.maxKeys, "admit maxKeys", 1);
+  const keyed = o.limits === undefined || o.limits.length === 0 ? undefined : new KeyedLimits(checkLimits(o.limits, "admit"), maxKeys);
+  const busy = o.busyRetryAfter === undefined ? 1_000 : check.nonNegative(o.busyRetryAfter, "admit busyRetryAfter (ms)");
+  const problem = o.problem ?? false;
+  if (typeof problem !== "boolean") throw new TypeError(`admit problem must be true or false, got ${check.describe(problem)}`);
+  const show = o.fields ?? "always";
+  if (show !== "always" && show !== "low" && show !== "refused") throw new TypeError(`admit fields must be "always", "low" or "refused", got ${check.describe(show)}`);
+  const quota = o.quota;
+  let specs: Map<string, LimitSpec> | undefined;
+  if (quota !== undefined) {
+    const q = check.options(quota, ["store", "limits", "charges"], "admit quota");
+    if (!has(q.store, "checkAtomic")) throw new TypeError(`admit quota.store must be a QuotaStore (a QuotaEngine, or a Redis engine), got ${check.describe(q.store)}`);
+    if (typeof q.charges !== "function") throw new TypeError(`admit quota.charges must be a function (key, cost) => charges, got ${check.describe(q.charges)}`);
+    if (!Array.isArray(q.limits)) throw new TypeError(`admit quota.limits must be the LimitSpecs the charges name, got ${check.describe(q.limits)}`);
+    specs = new Map();
+    for (const [i, spec] of (q.limits as LimitSpec[]).entries()) specs.set(policyName(spec?.name, `admit quota.limits[${i}].name`), spec);
+  }
+
+  const refuse = (status: 429 | 503, reason: RefusalKind, retryAfter: number, fields: Field[], violated: readonly string[], ticket: Ticket | undefined, entered: boolean): Verdict => {
+    // What this request held is given back at once: it will not run.
+    ticket?.fail();
+    if (entered) gate?.leave();
+    if (retryAfter < Infinity) fields.push(["Retry-After", String(seconds(retryAfter))]);
+    const body = problem ? problemBody(status, violated, retryAfter) : status === 429 ? "Too Many Requests\n" : "Service Unavailable\n";
+    return new Answer(false, status, fields, reason, retryAfter, body, problem ? PROBLEM_JSON : "text/plain; charset=utf-8", undefined, undefined, clock);
+  };
+
+  // Each field is one line holding one list member per policy, joined as RFC 8941 joins lines:
+  // appended after another middleware's line, it extends that list, never replaces it.
+  const fieldsOf = (states: readonly PolicyState[]): Field[] => {
+    if (states.length === 0) return [];
+    return [
+      [POLICY_FIELD, states.map(policyMember).join(", ")],
+      [LIMIT_FIELD, states.map(limitMember).join(", ")],
+    ];
+  };
+  // The per-key limits' policies never change: their line is written once, and each request
+  // writes only its numbers after a precomputed prefix.
+  const limits = keyed?.limits ?? [];
+  const keyedPolicy = limits.map((l) => policyMember({ ...l, remaining: 0, reset: 0 })).join(", ");
+  const keyedPrefix = limits.map((l) => `${policyMember({ ...l, remaining: 0, reset: 0 }).split(";")[0]};r=`);
+  const remainingScratch = new Float64Array(limits.length);
+  const resetScratch = new Float64Array(limits.length);
+  const keyedLow = (): boolean => {
+    for (let i = 0; i < limits.length; i++) if (remainingScratch[i] * 10 <= limits[i].quota) return true;
+    return false;
+  };
+  const keyedFields = (): Field[] => {
+    let line = "";
+    for (let i = 0; i < limits.length; i++) line += `${i === 0 ? "" : ", "}${keyedPrefix[i]}${sfInteger(remainingScratch[i])};t=${sfInteger(seconds(resetScratch[i]))}`;
+    return [
+      [POLICY_FIELD, keyedPolicy],
+      [LIMIT_FIELD, line],
+    ];
+  };
+
+  const afterQuota = (report: AtomicReport, charges: readonly QuotaCharge[], before: Field[] | undefined, violated: string[], ticket: Ticket | undefined, entered: boolean): Verdict => {
+    // One member per limit name: the most restrictive of its charges.
+    const byName = new Map<string, PolicyState>();
+    for (const [i, c] of charges.entries()) {
+      const d = report.decisions[i];
+      const spec = specs?.get(c.limit);
+      if (d === undefined || spec === undefined) continue;
+      const { quota: q, window: w } = quotaFigures(spec, c.kind);
+      // A charge that fit in a set that did not commit reports what would have remained; what
+      // remains is that plus its cost, since nothing was charged.
+      const remaining = d.reason === "not_committed" ? d.remaining + c.cost : Math.max(0, d.remaining);
+      const reset = remaining === 0 ? (d.retryAfter > 0 && d.retryAfter < Infinity ? d.retryAfter : d.resetAfter) : d.resetAfter;
+      const prev = byName.get(c.limit);
+      if (prev === undefined || remaining < prev.remaining) byName.set(c.limit, { name: c.limit, quota: q, window: w, remaining, reset });
+      if (!d.allowed && d.reason !== "not_committed" && !violated.includes(c.limit)) violated.push(c.limit);
+    }
+    const states = [...byName.values()];
+    const fields = fieldsOf(states);
+    if (before !== undefined) fields.unshift(...before);
+    if (!report.allowed) return refuse(429, "quota", report.retryAfter, fields, violated, ticket, entered);
+    const shown = show === "always" || (show === "low" && (before !== undefined || states.some((p) => p.remaining * 10 <= p.quota)));
+    return new Answer(true, 200, shown ? fields : [], undefined, 0, undefined, undefined, ticket, entered ? gate : undefined, clock);
+  };
+
+  const checkOne = (key = "", cost = 1): Verdict | Promise<Verdict> => {
+    const now = clock();
+    let ticket: Ticket | undefined;
+    if (shedder !== undefined) {
+      ticket = shedder.allow(now, (load as () => number)());
+      if (ticket === undefined) return refuse(503, "shed", busy, [], [], undefined, false);
+    }
+    let entered = false;
+    if (gate !== undefined) {
+      entered = gate.enter();
+      if (!entered) return refuse(503, "gate", busy, [], [], ticket, false);
+    }
+    const violated: string[] = [];
+    let fields: Field[] | undefined;
+    if (keyed !== undefined) {
+      const wait = keyed.charge(key, now, cost, remainingScratch, resetScratch, violated);
+      if (wait >= 0) return refuse(429, "rate", wait, keyedFields(), violated, ticket, entered);
+      if (show === "always" || (show === "low" && keyedLow())) fields = keyedFields();
+    }
+    if (quota !== undefined) {
+      const charges = quota.charges(key, cost);
+      let report: AtomicReport | PromiseLike<AtomicReport>;
+      try {
+        report = quota.store.checkAtomic(charges, now);
+      } catch (e) {
+        ticket?.fail();
+        if (entered) gate?.leave();
+        throw e;
+      }
+      if (typeof (report as PromiseLike<AtomicReport>).then === "function") {
+        return Promise.resolve(report).then(
+          (r) => afterQuota(r, charges, fields, violated, ticket, entered),
+          (e: unknown) => {
+            ticket?.fail();
+            if (entered) gate?.leave();
+            throw e;
+          },
+        );
+      }
+      return afterQuota(report as AtomicReport, charges, fields, violated, ticket, entered);
+    }
+    return new Answer(true, 200, fields ?? [], undefined, 0, undefined, undefined, ticket, entered ? gate : undefined, clock);
+  };
+
+  return {
+    check: (key, cost) => {
+      if (cost !== undefined && !(Number.isSafeInteger(cost) && cost >= 1)) throw new RangeError(`admit check cost must be a whole number from 1, got ${check.describe(cost)}`);
+      return checkOne(key, cost);
+    },
+    gate,
+    shedder,
+    get keys() {
+      return keyed?.size ?? 0;
+    },
+  };
+}

@@ -1,0 +1,97 @@
+import { check } from "@tideward/time";
+import type { Admission, Verdict } from "./admit";
+import { clientAddress } from "./identity";
+
+/** Options of {@link admitFetch}. */
+export interface AdmitFetchOptions<Rest extends unknown[]> {
+  /**
+   * The client's identity for the per-key limits. @defaultValue the peer address the runtime
+   * hands the handler (Deno's `info.remoteAddr`, Bun's `server.requestIP`, `@hono/node-server`'s
+   * socket), through `X-Forwarded-For` only with `trustProxy`; `"unknown"` when there is none
+   */
+  readonly key?: (request: Request, ...rest: Rest) => string | undefined;
+  /** How many proxies in front of the server to trust for `X-Forwarded-For`. @defaultValue 0 */
+  readonly trustProxy?: number;
+  /** Units the request spends from each limit. @defaultValue 1 */
+  readonly cost?: (request: Request, ...rest: Rest) => number;
+}
+
+/** The peer address a Fetch-API runtime hands its handler, where it hands one. */
+function peer(request: Request, rest: readonly unknown[]): string | undefined {
+  const extra = rest[0] as
+    | { remoteAddr?: { hostname?: unknown }; requestIP?: (r: Request) => { address?: unknown } | null; incoming?: { socket?: { remoteAddress?: unknown } } }
+    | undefined;
+  if (extra === undefined || extra === null || typeof extra !== "object") return undefined;
+  const deno = extra.remoteAddr?.hostname;
+  if (typeof deno === "string") return deno;
+  if (typeof extra.requestIP === "function") {
+    const bun = extra.requestIP(request)?.address;
+    if (typeof bun === "string") return bun;
+  }
+  const node = extra.incoming?.socket?.remoteAddress;
+  return typeof node === "string" ? node : undefined;
+}
+
+/** The handler's response with the verdict's fields appended (copied first if its headers are immutable). */
+function withFields(response: Response, verdict: Verdict): Response {
+  if (verdict.headers.length === 0) return response;
+  let out = response;
+  try {
+    for (const [name, value] of verdict.headers) out.headers.append(name, value);
+  } catch {
+    // A response from fetch() or Response.error() has immutable headers: answer a copy.
+    out = new Response(response.body, response);
+    for (const [name, value] of verdict.headers) out.headers.append(name, value);
+  }
+  return out;
+}
+
+/**
+ * A Fetch-API handler (`(request) => Response`, as Hono's `app.fetch`, Bun, Deno and workers use)
+ * behind an {@link Admission}: a refused request is answered at once with its status, fields and
+ * body; an admitted one runs the handler, and its response gets the `RateLimit-Policy` and
+ * `RateLimit` members appended (never replacing fields the handler set). The request is released
+ * when the handler settles, as a failure when it throws or answers 500 or more, or as soon as the
+ * client aborts (`request.signal`), whichever comes first.
+ *
+ * @example
+ * Bun.serve({ fetch: admitFetch(admission, app.fetch) });
+ */
+export function admitFetch<Rest extends unknown[]>(
+  admission: Admission,
+  handler: (request: Request, ...rest: Rest) => Response | Promise<Response>,
+  options?: AdmitFetchOptions<Rest>,
+): (request: Request, ...rest: Rest) => Promise<Response> {
+  if (typeof handler !== "function") throw new TypeError(`admitFetch expects a handler function, got ${check.describe(handler)}`);
+  const o = check.options(options, ["key", "trustProxy", "cost"], "admitFetch");
+  const hops = o.trustProxy === undefined ? 0 : check.integer(o.trustProxy, "admitFetch trustProxy", 0);
+  const key = o.key ?? ((request: Request, ...rest: Rest) => clientAddress(peer(request, rest), request.headers.get("x-forwarded-for"), hops));
+  const cost = o.cost;
+
+  const run = async (verdict: Verdict, request: Request, rest: Rest): Promise<Response> => {
+    if (!verdict.allowed) {
+      const headers = new Headers();
+      for (const [name, value] of verdict.headers) headers.append(name, value);
+      if (verdict.contentType !== undefined) headers.set("content-type", verdict.contentType);
+      return new Response(verdict.body ?? null, { status: verdict.status, headers });
+    }
+    const signal = request.signal as AbortSignal | undefined;
+    const onAbort = (): void => verdict.release(false);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const response = await handler(request, ...rest);
+      verdict.release(response.status < 500);
+      return withFields(response, verdict);
+    } catch (e) {
+      verdict.release(false);
+      throw e;
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+    }
+  };
+
+  return async (request, ...rest) => {
+    const verdict = admission.check(key(request, ...rest) ?? "unknown", cost === undefined ? 1 : cost(request, ...rest));
+    return run(verdict instanceof Promise ? await verdict : (verdict), request, rest);
+  };
+}

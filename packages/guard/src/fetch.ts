@@ -1,0 +1,121 @@
+import { check } from "@tideward/time";
+import type { Attempt } from "./attempt";
+import { guardWith } from "./guard";
+import { GUARD_OPTIONS, resolveGuard, retryAfterProperty } from "./options";
+import type { GuardOptions, Resolved } from "./options";
+import { waitHint } from "./retry-after";
+
+/** The shape of `fetch`: Node's global one, a browser's, or any function that answers alike. */
+export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/**
+ * Options of {@link guardFetch}: every {@link GuardOptions} field that does not judge an answer
+ * (those are HTTP's here), and three that say how HTTP is judged.
+ */
+export interface GuardFetchOptions extends Omit<GuardOptions<Response>, "isFailure" | "retryOn" | "retryAfter" | "discard"> {
+  /**
+   * Which responses count as failures on the breaker (network errors and timeouts always do).
+   * @defaultValue a status of 500 or more; a 4xx is the caller's problem, not the backend's
+   */
+  readonly failOn?: (response: Response) => boolean;
+  /** Statuses worth another attempt, for requests that may be repeated. @defaultValue 408, 429, 500, 502, 503, 504 */
+  readonly retryStatuses?: readonly number[];
+  /**
+   * Methods that may be repeated (retried or hedged); any other is tried once, unless the
+   * request carries an `Idempotency-Key` header. @defaultValue GET, HEAD, OPTIONS, PUT, DELETE, TRACE
+   */
+  readonly methods?: readonly string[];
+}
+
+const METHODS = ["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"];
+const STATUSES = [408, 429, 500, 502, 503, 504];
+const OWN = ["failOn", "retryStatuses", "methods"] as const;
+const JUDGES = new Set(["isFailure", "retryOn", "retryAfter", "discard"]);
+const KNOWN = [...GUARD_OPTIONS.filter((k) => !JUDGES.has(k)), ...OWN] as (keyof GuardFetchOptions)[];
+
+/** Cancels a response body nobody will read, so its connection goes back to the pool. */
+function cancelBody(response: Response): void {
+  try {
+    void response.body?.cancel().catch(() => undefined);
+  } catch {
+    // Locked or already read: someone else owns it.
+  }
+}
+
+function isRequest(input: unknown): input is Request {
+  return typeof Request !== "undefined" && input instanceof Request;
+}
+
+/**
+ * `fetch` behind a guard: network errors, timeouts and 5xx answers count as failures, 4xx do not;
+ * requests that may be repeated (idempotent methods, or an `Idempotency-Key` header) are retried
+ * and hedged as the options say, any other is tried once; a 429 or 503 is waited out as its
+ * `Retry-After` (seconds or an HTTP date), `RateLimit` (`r=0;t=…`) or `X-RateLimit-Reset` asks,
+ * within `maxRetryAfter` (capped, or given up on: the response is then returned as it is). The
+ * body of every response the caller will not see (retried, lost a hedge, late) is cancelled.
+ *
+ * The caller's `init.signal` (or a `Request`'s own) stops the whole call. A request whose body is
+ * a stream cannot be sent twice, so it is tried once.
+ *
+ * @example
+ * const get = guardFetch(fetch, { breaker: {}, timeout: 2_000, deadline: 10_000, retry: { attempts: 3 } });
+ * const res = await get("https://api.example/items");
+ * @param fetch - the fetch to guard: the global one, or any function of its signature
+ * @param options - the policies; see {@link GuardFetchOptions}
+ * @returns a function of fetch's signature
+ */
+export function guardFetch(fetch: Fetch, options?: GuardFetchOptions): Fetch {
+  if (typeof fetch !== "function") throw new TypeError(`guardFetch expects a fetch function, got ${typeof fetch} ${check.describe(fetch)}`);
+  const given = check.options(options, KNOWN, "guardFetch");
+  const { failOn, retryStatuses, methods, ...rest } = given;
+  if (failOn !== undefined && typeof failOn !== "function") throw new TypeError(`guardFetch failOn must be a function, got ${check.describe(failOn)}`);
+  const fails = failOn ?? ((r: Response) => r.status >= 500);
+  const statuses = new Set(readList(retryStatuses, "retryStatuses", STATUSES, (s) => typeof s === "number" && Number.isInteger(s) && s >= 100 && s <= 599));
+  const safe = new Set(readList(methods, "methods", METHODS, (m) => typeof m === "string" && m.length > 0).map((m) => String(m).toUpperCase()));
+  let clock: () => number = Date.now;
+  const o: Resolved<Response> = resolveGuard<Response>(
+    {
+      ...(rest as GuardOptions<Response>),
+      isFailure: (error, response) => error !== undefined || (response !== undefined && fails(response)),
+      retryOn: (error, response) => error !== undefined || (response !== undefined && statuses.has(response.status)),
+      retryAfter: (error, response) => {
+        if (response === undefined) return retryAfterProperty(error);
+        return response.status === 429 || response.status === 503 ? waitHint(response.headers, clock()) : undefined;
+      },
+      discard: cancelBody,
+    },
+    "guardFetch",
+  );
+  clock = o.clock;
+  // Requests that must not be repeated share every primitive with the rest, but make one attempt.
+  const once: Resolved<Response> = Object.freeze({ ...o, attempts: 1, backoff: undefined, hedgeMax: 0, hedgeDelay: Infinity });
+  const send = (attempt: Attempt, input: string | URL | Request, init: RequestInit | undefined): Promise<Response> =>
+    // A Request is cloned for every attempt, so the original's body is never used up.
+    fetch(isRequest(input) ? input.clone() : input, { ...init, signal: attempt.signal });
+  const repeating = guardWith(send, o);
+  const single = guardWith(send, once);
+
+  return (input, init) => {
+    const request = isRequest(input) ? input : undefined;
+    const signal = init?.signal ?? request?.signal ?? undefined;
+    const g = repeatable(request, init, safe) ? repeating : single;
+    return signal === undefined ? g(input, init) : g.run({ signal }, input, init);
+  };
+}
+
+function readList<T>(value: readonly T[] | undefined, what: string, fallback: readonly T[], ok: (x: unknown) => boolean): T[] {
+  if (value === undefined) return [...fallback];
+  if (!Array.isArray(value)) throw new TypeError(`guardFetch ${what} must be an array, got ${check.describe(value)}`);
+  for (const x of value as unknown[]) if (!ok(x)) throw new RangeError(`guardFetch ${what} has an invalid entry ${check.describe(x)}`);
+  return [...(value as T[])];
+}
+
+/** Whether a request may be sent more than once. */
+function repeatable(request: Request | undefined, init: RequestInit | undefined, safe: ReadonlySet<string>): boolean {
+  const body = init?.body;
+  if (body !== undefined && body !== null && typeof (body as ReadableStream).getReader === "function") return false;
+  const method = (init?.method ?? request?.method ?? "GET").toUpperCase();
+  if (safe.has(method)) return true;
+  const headers = init?.headers ?? request?.headers;
+  return headers !== undefined && new Headers(headers).has("idempotency-key");
+}

@@ -1,0 +1,2 @@
+export { admitNode } from "./middleware";
+export type { AdmitNodeOptions, Middleware } from "./middleware";

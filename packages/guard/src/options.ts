@@ -1,0 +1,326 @@
+import { Backoff } from "@tideward/backoff";
+import type { BackoffPolicy, Budget } from "@tideward/backoff";
+import { RetryBudget } from "@tideward/backoff";
+import { Breaker } from "@tideward/breaker";
+import type { Sre } from "@tideward/breaker";
+import { Bucket, Gate } from "@tideward/limiters";
+import { Shedder } from "@tideward/shedder";
+import type { Shed } from "@tideward/shedder";
+import { check, systemClock, systemRandom } from "@tideward/time";
+import type { Clock, Random, Span } from "@tideward/time";
+import type { HedgeEvent, OutcomeEvent, RefuseEvent, RetryEvent } from "./events";
+import { realTimers } from "./timers";
+import type { Timers } from "./timers";
+
+/** Hedging: start another attempt when the first is slow, and take the first good answer. */
+export interface Hedge {
+  /** How long an attempt may run before the next hedge starts, in milliseconds; 0 or more. */
+  readonly delay: Span;
+  /** The most hedges per round on top of its first attempt, a whole number from 1. @defaultValue 1 */
+  readonly max?: number;
+}
+
+/** What a client's token bucket is built from, when the guard builds its own. */
+export interface BucketFields {
+  /** Tokens per second, above 0. */
+  readonly rate: number;
+  /** The most tokens held, and what it starts with. @defaultValue the rate */
+  readonly burst?: number;
+}
+
+/**
+ * Options of {@link guard}. Every policy is optional, and they always apply in the same order
+ * (see the package README): deadline, then per attempt the bucket, gate, shedder and breaker,
+ * the attempt with its timeout, then retry or hedge.
+ *
+ * A policy given as an instance (`new Breaker()`) may be shared with other guards, so that every
+ * call to one backend feeds one breaker; given as fields, the guard builds its own.
+ *
+ * @typeParam R - what the guarded function returns
+ */
+export interface GuardOptions<R = unknown> {
+  /**
+   * The whole call's budget, in milliseconds on the guard's clock: attempts, waits for a token
+   * and backoff sleeps included. When it passes, the attempt in flight is abandoned (its signal
+   * fires, its permit is settled as a failure) and the call rejects with a `TimeoutError`
+   * (scope `"deadline"`), whether or not the function listens to its signal. 0 or `Infinity`:
+   * none. @defaultValue none
+   */
+  readonly deadline?: Span;
+  /**
+   * How long each attempt may run, in milliseconds; it is then abandoned like a deadline, with a
+   * `TimeoutError` of scope `"attempt"`, which counts as a failure and may be retried.
+   * 0 or `Infinity`: none. @defaultValue none
+   */
+  readonly timeout?: Span;
+  /** A rate limit on attempts: each takes one token. @defaultValue none */
+  readonly bucket?: Bucket | BucketFields;
+  /**
+   * How long an attempt may wait for a token when the bucket is empty, in milliseconds; 0 refuses
+   * at once with a `Refusal` of kind `"rate"`. A wait never runs past the deadline. @defaultValue 0
+   */
+  readonly maxWait?: Span;
+  /** The circuit breaker asked before every attempt. @defaultValue none */
+  readonly breaker?: Breaker | Partial<Sre>;
+  /** A concurrency limit on attempts in flight, or the gate itself. @defaultValue none */
+  readonly gate?: Gate | number;
+  /** A load shedder that every attempt must pass; needs {@link GuardOptions.load}. @defaultValue none */
+  readonly shedder?: Shedder | Partial<Shed>;
+  /** The load the shedder weighs, in thousandths (0–1000), read at every attempt. */
+  readonly load?: () => number;
+  /**
+   * Retries: a backoff schedule, or fields laid over the preset `backoff` (three attempts in all).
+   * Left out, each call makes one attempt (plus its hedges). @defaultValue no retries
+   */
+  readonly retry?: Backoff | Partial<BackoffPolicy>;
+  /**
+   * The retry budget every retry and hedge must be granted by (each call counts as one first
+   * attempt). Fields build one over the preset (a fifth of first attempts plus ten a second over
+   * ten seconds); `false` turns it off. @defaultValue a budget of its own when retrying or hedging
+   */
+  readonly budget?: RetryBudget | Partial<Budget> | false;
+  /**
+   * Whether an attempt's answer counts as a failure on the breaker, the shedder and in
+   * `onOutcome`. `error` is what it threw (`undefined` when it returned), `result` what it
+   * returned. A `Refusal` from something the attempt called is never asked about: it is not a
+   * backend failure. @defaultValue a thrown error is a failure, a returned value is not
+   */
+  readonly isFailure?: (error: unknown, result: R | undefined) => boolean;
+  /**
+   * Whether an answered attempt is worth another, asked for every attempt that threw or returned
+   * (not for refusals, cancellations or a passed deadline), within the retry policy, the budget
+   * and the deadline. @defaultValue exactly the attempts `isFailure` calls failures
+   */
+  readonly retryOn?: (error: unknown, result: R | undefined) => boolean;
+  /**
+   * The server's "come back in" hint in milliseconds, for an attempt about to be retried: the
+   * wait is the longer of it and the backoff's delay. @defaultValue the error's `retryAfter`
+   * property when it is a number above 0
+   */
+  readonly retryAfter?: (error: unknown, result: R | undefined) => number | undefined;
+  /** The longest hint the guard will wait for, in milliseconds. @defaultValue 60 000 */
+  readonly maxRetryAfter?: Span;
+  /**
+   * What a hint above `maxRetryAfter` does: `"cap"` waits `maxRetryAfter` (ky's way), `"give-up"`
+   * answers with that attempt's outcome at once (got's way). @defaultValue "give-up"
+   */
+  readonly overMaxRetryAfter?: "cap" | "give-up";
+  /** Hedging, for idempotent calls only: see {@link Hedge}. @defaultValue none */
+  readonly hedge?: Hedge;
+  /**
+   * Called with every result the caller will not get: one about to be retried, one that lost a
+   * hedge, one that arrived after its attempt was abandoned. `guardFetch` cancels response bodies
+   * here. @defaultValue none
+   */
+  readonly discard?: (result: R) => void;
+  /** A policy refused an attempt (the first, a retry or a hedge). */
+  readonly onRefuse?: (event: RefuseEvent) => void;
+  /** An attempt failed and another will follow, after `delay` ms. */
+  readonly onRetry?: (event: RetryEvent<R>) => void;
+  /** A hedge is starting. */
+  readonly onHedge?: (event: HedgeEvent) => void;
+  /** An attempt ended. */
+  readonly onOutcome?: (event: OutcomeEvent<R>) => void;
+  /**
+   * Reads the time, in milliseconds. The guard's clock is the Unix-epoch scale of `Date.now()`:
+   * the primitives it feeds are checked at that scale, and an HTTP date in `Retry-After` is read
+   * against it. @defaultValue `systemClock` (monotonic, `performance.timeOrigin + performance.now()`)
+   */
+  readonly clock?: Clock;
+  /** Draws in [0, 1) for the breaker's roll and the backoff's jitter. @defaultValue `Math.random` */
+  readonly random?: Random;
+  /** Schedules timeouts, hedges and waits. @defaultValue the platform's `setTimeout` */
+  readonly timers?: Timers;
+}
+
+/** Every option name, for the "did you mean" of a misspelt one. */
+export const GUARD_OPTIONS: readonly (keyof GuardOptions)[] = [
+  "deadline",
+  "timeout",
+  "bucket",
+  "maxWait",
+  "breaker",
+  "gate",
+  "shedder",
+  "load",
+  "retry",
+  "budget",
+  "isFailure",
+  "retryOn",
+  "retryAfter",
+  "maxRetryAfter",
+  "overMaxRetryAfter",
+  "hedge",
+  "discard",
+  "onRefuse",
+  "onRetry",
+  "onHedge",
+  "onOutcome",
+  "clock",
+  "random",
+  "timers",
+];
+
+/** The options checked once, with every default in place: what a guard runs on. */
+export interface Resolved<R> {
+  readonly deadline: number;
+  readonly timeout: number;
+  readonly bucket: Bucket | undefined;
+  readonly maxWait: number;
+  readonly breaker: Breaker | undefined;
+  readonly gate: Gate | undefined;
+  readonly shedder: Shedder | undefined;
+  readonly load: () => number;
+  readonly backoff: Backoff | undefined;
+  readonly attempts: number;
+  readonly budget: RetryBudget | undefined;
+  readonly isFailure: ((error: unknown, result: R | undefined) => boolean) | undefined;
+  readonly retryOn: ((error: unknown, result: R | undefined) => boolean) | undefined;
+  readonly retryAfter: (error: unknown, result: R | undefined) => number | undefined;
+  readonly maxRetryAfter: number;
+  readonly capRetryAfter: boolean;
+  readonly hedgeDelay: number;
+  readonly hedgeMax: number;
+  readonly discard: ((result: R) => void) | undefined;
+  readonly onRefuse: ((event: RefuseEvent) => void) | undefined;
+  readonly onRetry: ((event: RetryEvent<R>) => void) | undefined;
+  readonly onHedge: ((event: HedgeEvent) => void) | undefined;
+  readonly onOutcome: ((event: OutcomeEvent<R>) => void) | undefined;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly timers: Timers;
+}
+
+/** The default hint: a `retryAfter` property in milliseconds, as tideward's own errors carry. */
+export function retryAfterProperty(error: unknown): number | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const hint = (error as { retryAfter?: unknown }).retryAfter;
+  return typeof hint === "number" && hint > 0 ? hint : undefined;
+}
+
+function fn<T>(value: unknown, what: string): T | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "function") throw new TypeError(`guard ${what} must be a function, got ${typeof value} ${check.describe(value)}`);
+  return value as T;
+}
+
+/** A span where 0 and `Infinity` both mean "none" (returned as `Infinity`). */
+function limit(value: unknown, what: string): number {
+  if (value === undefined || value === Infinity) return Infinity;
+  const n = check.nonNegative(value, what);
+  return n === 0 ? Infinity : n;
+}
+
+// Instances are told by a method rather than `instanceof`, which fails when two copies of a
+// package end up in one bundle (a Breaker from the other copy must not be read as Sre fields).
+function has(value: unknown, method: string): boolean {
+  return typeof value === "object" && value !== null && typeof (value as Record<string, unknown>)[method] === "function";
+}
+
+function isObject(value: unknown): value is object {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Checks every option once and fills in the defaults, building the primitives given as fields.
+ *
+ * @throws TypeError for an unknown option (naming the closest known one), a field of the wrong
+ *   type, or a shedder without a load; RangeError for a number out of range, naming the field
+ */
+export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "guard"): Resolved<R> {
+  const o = check.options(given, GUARD_OPTIONS, owner);
+  const clock = fn<Clock>(o.clock, "clock") ?? systemClock;
+  const random = fn<Random>(o.random, "random") ?? systemRandom;
+  const timers = o.timers ?? realTimers;
+  if (!isObject(timers) || typeof timers.set !== "function" || typeof timers.clear !== "function") {
+    throw new TypeError(`${owner} timers must have set(fn, ms) and clear(handle), got ${check.describe(timers)}`);
+  }
+  const now = check.finite(clock(), `${owner} clock()`);
+
+  let bucket: Bucket | undefined;
+  if (has(o.bucket, "take")) bucket = o.bucket as Bucket;
+  else if (o.bucket !== undefined) {
+    if (!isObject(o.bucket)) throw new TypeError(`${owner} bucket must be a Bucket or { rate, burst }, got ${check.describe(o.bucket)}`);
+    const b = check.options(o.bucket, ["rate", "burst"], `${owner} bucket`);
+    bucket = new Bucket(b.rate as number, { burst: b.burst, now });
+  }
+  const maxWait = o.maxWait === undefined ? 0 : check.nonNegative(o.maxWait, `${owner} maxWait (ms)`);
+
+  let breaker: Breaker | undefined;
+  if (has(o.breaker, "allow")) breaker = o.breaker as Breaker;
+  else if (o.breaker !== undefined) {
+    if (!isObject(o.breaker)) throw new TypeError(`${owner} breaker must be a Breaker or Sre fields, got ${check.describe(o.breaker)}`);
+    breaker = new Breaker(o.breaker as Partial<Sre>, now);
+  }
+
+  let gate: Gate | undefined;
+  if (has(o.gate, "enter")) gate = o.gate as Gate;
+  else if (o.gate !== undefined) gate = new Gate(check.integer(o.gate, `${owner} gate (calls in flight)`, 1));
+
+  let shedder: Shedder | undefined;
+  if (has(o.shedder, "allow")) shedder = o.shedder as Shedder;
+  else if (o.shedder !== undefined) {
+    if (!isObject(o.shedder)) throw new TypeError(`${owner} shedder must be a Shedder or Shed fields, got ${check.describe(o.shedder)}`);
+    shedder = new Shedder(o.shedder as Partial<Shed>, now);
+  }
+  const load = fn<() => number>(o.load, "load");
+  if (shedder !== undefined && load === undefined) {
+    throw new TypeError(`${owner} shedder needs a load: pass load: () => thousandths (for example LoadSampler's load from @tideward/shedder/node)`);
+  }
+
+  let backoff: Backoff | undefined;
+  if (has(o.retry, "delay")) backoff = o.retry as Backoff;
+  else if (o.retry !== undefined) {
+    if (!isObject(o.retry)) throw new TypeError(`${owner} retry must be a Backoff or backoff fields, got ${check.describe(o.retry)}`);
+    backoff = new Backoff(o.retry);
+  }
+  const attempts = backoff?.attempts ?? 1;
+
+  let hedgeDelay = Infinity;
+  let hedgeMax = 0;
+  if (o.hedge !== undefined) {
+    if (!isObject(o.hedge)) throw new TypeError(`${owner} hedge must be { delay, max }, got ${check.describe(o.hedge)}`);
+    const h = check.options(o.hedge, ["delay", "max"], `${owner} hedge`);
+    hedgeDelay = check.nonNegative(h.delay, `${owner} hedge delay (ms)`);
+    hedgeMax = h.max === undefined ? 1 : check.integer(h.max, `${owner} hedge max`, 1);
+  }
+
+  let budget: RetryBudget | undefined;
+  if (has(o.budget, "tryRetry")) budget = o.budget as RetryBudget;
+  else if (o.budget !== false && (o.budget !== undefined || attempts > 1 || hedgeMax > 0)) {
+    if (o.budget !== undefined && !isObject(o.budget)) throw new TypeError(`${owner} budget must be a RetryBudget, Budget fields or false, got ${check.describe(o.budget)}`);
+    budget = new RetryBudget((o.budget ?? {}) as Partial<Budget>, now);
+  }
+
+  const over = o.overMaxRetryAfter ?? "give-up";
+  if (over !== "cap" && over !== "give-up") throw new TypeError(`${owner} overMaxRetryAfter must be "cap" or "give-up", got ${check.describe(over)}`);
+
+  return Object.freeze({
+    deadline: limit(o.deadline, `${owner} deadline (ms)`),
+    timeout: limit(o.timeout, `${owner} timeout (ms)`),
+    bucket,
+    maxWait,
+    breaker,
+    gate,
+    shedder,
+    load: load ?? (() => 0),
+    backoff,
+    attempts,
+    budget,
+    isFailure: fn<(error: unknown, result: R | undefined) => boolean>(o.isFailure, "isFailure"),
+    retryOn: fn<(error: unknown, result: R | undefined) => boolean>(o.retryOn, "retryOn"),
+    retryAfter: fn<(error: unknown, result: R | undefined) => number | undefined>(o.retryAfter, "retryAfter") ?? retryAfterProperty,
+    maxRetryAfter: o.maxRetryAfter === undefined ? 60_000 : check.nonNegative(o.maxRetryAfter, `${owner} maxRetryAfter (ms)`),
+    capRetryAfter: over === "cap",
+    hedgeDelay,
+    hedgeMax,
+    discard: fn<(result: R) => void>(o.discard, "discard"),
+    onRefuse: fn<(event: RefuseEvent) => void>(o.onRefuse, "onRefuse"),
+    onRetry: fn<(event: RetryEvent<R>) => void>(o.onRetry, "onRetry"),
+    onHedge: fn<(event: HedgeEvent) => void>(o.onHedge, "onHedge"),
+    onOutcome: fn<(event: OutcomeEvent<R>) => void>(o.onOutcome, "onOutcome"),
+    clock,
+    random,
+    timers,
+  });
+}

@@ -1,0 +1,56 @@
+import { isSfString, sfInteger, sfString } from "./structured";
+
+/**
+ * The revision of draft-ietf-httpapi-ratelimit-headers whose fields {@link admit} writes: one
+ * place in the code, read by the tests. Since draft 08 the two fields are Lists of Items, a
+ * String naming the policy with Integer parameters: `RateLimit-Policy: "burst";q=100;w=60` and
+ * `RateLimit: "burst";r=50;t=30`.
+ */
+export const RATELIMIT_DRAFT = "draft-ietf-httpapi-ratelimit-headers-11";
+
+/** The field that advertises a quota policy. */
+export const POLICY_FIELD = "RateLimit-Policy";
+/** The field that carries the current service limit of a policy. */
+export const LIMIT_FIELD = "RateLimit";
+
+/** What one policy says about itself and about the request just decided. */
+export interface PolicyState {
+  /** The policy's name, a String in the fields (printable ASCII). */
+  readonly name: string;
+  /** `q`: quota units the policy allocates per window, a whole number. */
+  readonly quota: number;
+  /** `w`: the window, in milliseconds (written as whole seconds, rounded up, at least one). */
+  readonly window: number;
+  /** `r`: units left after this request, a whole number. */
+  readonly remaining: number;
+  /** `t`: milliseconds until more quota is available (written as whole seconds, rounded up). */
+  readonly reset: number;
+}
+
+/**
+ * Whole seconds, rounded up, from milliseconds (never under 0). Never short: a client that waits
+ * what the field says must find the quota there, so a wait a hair over a whole second (as float
+ * arithmetic can leave one) is the next second.
+ */
+export function seconds(ms: number): number {
+  return ms > 0 ? Math.ceil(ms / 1_000) : 0;
+}
+
+/** One `RateLimit-Policy` list member: `"name";q=100;w=60`. */
+export function policyMember(p: PolicyState): string {
+  const w = seconds(p.window);
+  return `${sfString(p.name)};q=${sfInteger(p.quota)};w=${sfInteger(w < 1 ? 1 : w)}`;
+}
+
+/** One `RateLimit` list member: `"name";r=50;t=30`. */
+export function limitMember(p: PolicyState): string {
+  return `${sfString(p.name)};r=${sfInteger(p.remaining)};t=${sfInteger(seconds(p.reset))}`;
+}
+
+/** Checks a policy name once, at construction: a String may hold printable ASCII only. */
+export function policyName(name: unknown, what: string): string {
+  if (typeof name !== "string" || name.length === 0 || !isSfString(name)) {
+    throw new TypeError(`${what} must be a non-empty string of printable ASCII (it is sent as a structured-field String), got ${JSON.stringify(name)}`);
+  }
+  return name;
+}

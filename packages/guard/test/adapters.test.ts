@@ -1,0 +1,195 @@
+// The adapters in front of real servers — plain node:http, Express 5 and Hono 4 (on
+// @hono/node-server) — driven by real fetch over loopback.
+import { createServer } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import express from "express";
+import { Hono } from "hono";
+import { afterEach, describe, expect, it } from "vitest";
+import { admit, admitFetch } from "@tideward/guard";
+import type { Admission, AdmitOptions } from "@tideward/guard";
+import { admitNode } from "@tideward/guard/node";
+import type { AdmitNodeOptions } from "@tideward/guard/node";
+import { limits, policies, retryAfter } from "./fields";
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections();
+    await new Promise((resolve) => s.close(resolve));
+  }
+});
+
+async function listen(server: Server): Promise<string> {
+  servers.push(server);
+  if (!server.listening) await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** Waits (bounded) until `test` holds, checking every few milliseconds. */
+async function until(test: () => boolean, ms = 5_000): Promise<void> {
+  const end = performance.now() + ms;
+  while (!test()) {
+    if (performance.now() > end) throw new Error("condition not reached in time");
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+type Route = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** A plain node:http server: an upstream middleware that sets its own RateLimit member, then ours, then `route`. */
+async function plain(admission: Admission, route: Route, options?: AdmitNodeOptions): Promise<string> {
+  const middleware = admitNode(admission, options);
+  return listen(
+    createServer((req, res) => {
+      res.appendHeader("RateLimit", '"upstream";r=5;t=10');
+      middleware(req, res, () => route(req, res));
+    }),
+  );
+}
+
+async function express5(admission: Admission, options?: AdmitNodeOptions): Promise<string> {
+  const app = express();
+  app.set("env", "test"); // no stack traces printed for the failing route
+  app.use((_req, res, next) => {
+    res.appendHeader("RateLimit", '"upstream";r=5;t=10');
+    next();
+  });
+  app.use(admitNode(admission, options));
+  app.get("/ok", (_req, res) => void res.send("ok"));
+  app.get("/boom", () => {
+    throw new Error("handler failed");
+  });
+  app.get("/hang", () => undefined);
+  return listen(createServer(app));
+}
+
+async function hono(admission: Admission): Promise<string> {
+  const app = new Hono();
+  app.onError((_e, c) => c.text("handler failed", 500));
+  app.use(async (c, next) => {
+    await next();
+    c.res.headers.append("RateLimit", '"upstream";r=5;t=10');
+  });
+  app.get("/ok", (c) => c.text("ok"));
+  app.get("/boom", () => {
+    throw new Error("handler failed");
+  });
+  app.get("/hang", () => new Promise<Response>(() => undefined));
+  const server = serve({ fetch: admitFetch(admission, app.fetch), port: 0, hostname: "127.0.0.1" }) as Server;
+  await new Promise<void>((resolve) => (server.listening ? resolve() : server.once("listening", () => resolve())));
+  return listen(server);
+}
+
+const ok: Route = (_req, res) => {
+  res.writeHead(200, { "content-type": "text/plain" });
+  res.end("ok");
+};
+
+const options = (extra: AdmitOptions = {}): AdmitOptions => ({ gate: 1_000, limits: [{ name: "burst", quota: 3, window: 3_000 }], ...extra });
+
+describe.each([
+  ["node:http", (a: Admission) => plain(a, (req, res) => (req.url === "/boom" ? (res.statusCode = 500, res.end("boom")) : ok(req, res)))],
+  ["Express 5", (a: Admission) => express5(a)],
+  ["Hono 4", (a: Admission) => hono(a)],
+] as const)("%s", (_name, start) => {
+  it("appends RateLimit-Policy and RateLimit members after another middleware's, with the right numbers", async () => {
+    const admission = admit(options());
+    const url = await start(admission);
+    const res = await fetch(`${url}/ok`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("ok");
+    expect(policies(res.headers.get("ratelimit-policy"))).toEqual([{ name: "burst", q: 3, w: 3 }]);
+    // The upstream member is kept, ours is appended.
+    expect(limits(res.headers.get("ratelimit"))).toEqual([
+      { name: "upstream", r: 5, t: 10 },
+      { name: "burst", r: 2, t: 1 },
+    ]);
+    await until(() => admission.gate?.held === 0);
+  });
+
+  it("refuses past the limit with 429, Retry-After, r=0, and keeps clients apart by address", async () => {
+    const admission = admit(options({ problem: true }));
+    const url = await start(admission);
+    for (let i = 0; i < 3; i++) expect((await fetch(`${url}/ok`)).status).toBe(200);
+    const refused = await fetch(`${url}/ok`);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("content-type")).toContain("application/problem+json");
+    expect(await refused.json()).toMatchObject({ status: 429, "violated-policies": ["burst"] });
+    expect(retryAfter(refused.headers.get("retry-after"))).toBe(1);
+    expect(limits(refused.headers.get("ratelimit")).find((m) => m.name === "burst")).toEqual({ name: "burst", r: 0, t: 1 });
+    expect(admission.gate?.held).toBe(0);
+  });
+
+  it("releases the gate when the handler fails", async () => {
+    const admission = admit(options());
+    const url = await start(admission);
+    const res = await fetch(`${url}/boom`);
+    expect(res.status).toBe(500);
+    await res.text();
+    await until(() => admission.gate?.held === 0);
+  });
+});
+
+describe("client aborts", () => {
+  it("node:http: after 10,000 aborted requests the gate's held is back to zero", { timeout: 120_000 }, async () => {
+    const admission = admit({ gate: 10_000 });
+    let reached = 0;
+    const url = await plain(admission, () => void reached++); // never answers
+    const BATCH = 250;
+    for (let sent = 0; sent < 10_000; sent += BATCH) {
+      const controllers = Array.from({ length: BATCH }, () => new AbortController());
+      const calls = controllers.map((c) => fetch(`${url}/hang`, { signal: c.signal }).then(
+        () => "answered",
+        () => "aborted",
+      ));
+      await until(() => reached === sent + BATCH);
+      expect(admission.gate?.held).toBe(BATCH);
+      for (const c of controllers) c.abort();
+      expect(new Set(await Promise.all(calls))).toEqual(new Set(["aborted"]));
+      await until(() => admission.gate?.held === 0);
+    }
+    expect(reached).toBe(10_000);
+    expect(admission.gate?.held).toBe(0);
+  });
+
+  it("Express 5 and Hono 4: an aborted request releases its place", async () => {
+    for (const start of [express5, hono]) {
+      const admission = admit({ gate: 100 });
+      const url = await start(admission);
+      const controllers = Array.from({ length: 20 }, () => new AbortController());
+      const calls = controllers.map((c) => fetch(`${url}/hang`, { signal: c.signal }).catch(() => "aborted"));
+      await until(() => admission.gate?.held === 20);
+      for (const c of controllers) c.abort();
+      await Promise.all(calls);
+      await until(() => admission.gate?.held === 0);
+    }
+  });
+});
+
+describe("client identity", () => {
+  it("reads X-Forwarded-For only with trusted hops, and then the entry the trusted proxy saw", async () => {
+    const admission = admit({ limits: [{ name: "one", quota: 1, window: 60_000 }] });
+    const url = await plain(admission, ok, { trustProxy: 1 });
+    const as = (xff: string) => fetch(`${url}/ok`, { headers: { "x-forwarded-for": xff } }).then((r) => r.status);
+    // The proxy appended 198.51.100.1; whatever the client wrote before it is not trusted.
+    expect(await as("10.0.0.1, 198.51.100.1")).toBe(200);
+    expect(await as("10.0.0.2, 198.51.100.1")).toBe(429); // the same client: the spoofed entry changes nothing
+    expect(await as("198.51.100.2")).toBe(200); // another client
+    const untrusting = admit({ limits: [{ name: "one", quota: 1, window: 60_000 }] });
+    const url2 = await plain(untrusting, ok);
+    expect(await fetch(`${url2}/ok`, { headers: { "x-forwarded-for": "1.1.1.1" } }).then((r) => r.status)).toBe(200);
+    // Without trusted hops the header is ignored: the socket address is the key.
+    expect(await fetch(`${url2}/ok`, { headers: { "x-forwarded-for": "2.2.2.2" } }).then((r) => r.status)).toBe(429);
+  });
+
+  it("uses the caller's key function when given one", async () => {
+    const admission = admit({ limits: [{ name: "one", quota: 1, window: 60_000 }] });
+    const url = await plain(admission, ok, { key: (req) => String(req.headers["x-api-key"] ?? "anonymous") });
+    const as = (key: string) => fetch(`${url}/ok`, { headers: { "x-api-key": key } }).then((r) => r.status);
+    expect(await as("a")).toBe(200);
+    expect(await as("b")).toBe(200);
+    expect(await as("a")).toBe(429);
+  });
+});

@@ -1,0 +1,279 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { admit, PROBLEM_JSON, PROBLEM_TYPES, RATELIMIT_DRAFT } from "@tideward/guard";
+import type { Field, Verdict } from "@tideward/guard";
+import { QuotaEngine, QuotaKey, charge, limitSpec, perSecond } from "@tideward/quota-engine";
+import type { QuotaStore } from "@tideward/quota-engine";
+import { Gate } from "@tideward/limiters";
+import { Shedder } from "@tideward/shedder";
+import { ManualClock } from "@tideward/time";
+import { limits, policies, retryAfter } from "./fields";
+
+/** The value of every field line named `name`, joined as a recipient joins them. */
+function field(headers: readonly Field[], name: string): string | null {
+  const lines = headers.filter(([n]) => n.toLowerCase() === name.toLowerCase()).map(([, v]) => v);
+  return lines.length === 0 ? null : lines.join(", ");
+}
+
+const sync = (v: Verdict | Promise<Verdict>): Verdict => {
+  if (v instanceof Promise) throw new Error("expected a synchronous verdict");
+  return v;
+};
+
+// Clocks near 0 and near Date.now(), fractional: every promise must hold at both.
+const STARTS = [0, 1_700_000_000_123.375];
+
+describe.each(STARTS)("admit with the clock at %d", (start) => {
+  it("pins the draft revision its fields follow", () => {
+    expect(RATELIMIT_DRAFT).toBe("draft-ietf-httpapi-ratelimit-headers-11");
+  });
+
+  it("advertises each policy and the issue's numbers: 50 of 100 left, 30 s until the bucket is full", () => {
+    const clock = new ManualClock(start);
+    const a = admit({ clock: clock.now, limits: [{ name: "burst", quota: 100, window: 60_000 }] });
+    let v = sync(a.check("alice"));
+    for (let i = 1; i < 50; i++) v = sync(a.check("alice"));
+    expect(v.allowed).toBe(true);
+    expect(v.status).toBe(200);
+    expect(policies(field(v.headers, "RateLimit-Policy"))).toEqual([{ name: "burst", q: 100, w: 60 }]);
+    expect(limits(field(v.headers, "RateLimit"))).toEqual([{ name: "burst", r: 50, t: 30 }]);
+    expect(field(v.headers, "Retry-After")).toBeNull();
+  });
+
+  it("refuses past the limit with 429, Retry-After in whole seconds rounded up, and r=0 with t equal to it", () => {
+    const clock = new ManualClock(start);
+    const a = admit({ clock: clock.now, limits: [{ name: "per-second", quota: 3, window: 2_500 }] });
+    for (let i = 0; i < 3; i++) expect(sync(a.check("bob")).allowed).toBe(true);
+    const v = sync(a.check("bob"));
+    expect(v.allowed).toBe(false);
+    expect(v.status).toBe(429);
+    expect(v.reason).toBe("rate");
+    // 3 per 2.5 s: a token every 833.3 ms.
+    expect(v.retryAfter).toBeCloseTo(2_500 / 3, 2);
+    expect(retryAfter(field(v.headers, "Retry-After"))).toBe(1);
+    expect(limits(field(v.headers, "RateLimit"))).toEqual([{ name: "per-second", r: 0, t: 1 }]);
+    expect(policies(field(v.headers, "RateLimit-Policy"))).toEqual([{ name: "per-second", q: 3, w: 3 }]);
+    expect(v.body).toBe("Too Many Requests\n");
+    // Another key is a different client.
+    expect(sync(a.check("carol")).allowed).toBe(true);
+    // After the wait the field asks for, the same client passes again.
+    clock.advance(1_000);
+    expect(sync(a.check("bob")).allowed).toBe(true);
+  });
+
+  it("checks several limits all or none: a refusal by one charges none", () => {
+    const clock = new ManualClock(start);
+    const a = admit({
+      clock: clock.now,
+      limits: [
+        { name: "burst", quota: 2, window: 1_000 },
+        { name: "daily", quota: 1_000, window: 86_400_000, kind: "period" },
+      ],
+    });
+    sync(a.check("k"));
+    sync(a.check("k"));
+    const refused = sync(a.check("k"));
+    expect(refused.allowed).toBe(false);
+    const members = limits(field(refused.headers, "RateLimit"));
+    expect(members.map((m) => [m.name, m.r])).toEqual([
+      ["burst", 0],
+      ["daily", 998], // the refused request took nothing from the daily quota
+    ]);
+    expect(policies(field(refused.headers, "RateLimit-Policy"))).toEqual([
+      { name: "burst", q: 2, w: 1 },
+      { name: "daily", q: 1_000, w: 86_400 },
+    ]);
+  });
+
+  it("every kind of limit admits its quota and then refuses with a Retry-After that is enough", () => {
+    for (const kind of ["bucket", "gcra", "sliding", "period"] as const) {
+      const clock = new ManualClock(start);
+      const a = admit({ clock: clock.now, limits: [{ name: kind, quota: 5, window: 1_000, kind }] });
+      for (let i = 0; i < 5; i++) expect(sync(a.check("x")).allowed, `${kind} #${i}`).toBe(true);
+      const v = sync(a.check("x"));
+      expect(v.allowed, kind).toBe(false);
+      clock.advance(retryAfter(field(v.headers, "Retry-After")) * 1_000);
+      expect(sync(a.check("x")).allowed, `${kind} after Retry-After`).toBe(true);
+    }
+  });
+
+  it("the gate refuses with 503 when full, and release gives the place back once", () => {
+    const gate = new Gate(2);
+    const a = admit({ gate, busyRetryAfter: 1_500 });
+    const one = sync(a.check());
+    const two = sync(a.check());
+    const three = sync(a.check());
+    expect([one.allowed, two.allowed, three.allowed]).toEqual([true, true, false]);
+    expect(three.status).toBe(503);
+    expect(three.reason).toBe("gate");
+    expect(retryAfter(field(three.headers, "Retry-After"))).toBe(2);
+    expect(gate.held).toBe(2);
+    one.release();
+    one.release();
+    expect(gate.held).toBe(1);
+    two.release(false);
+    expect(gate.held).toBe(0);
+  });
+
+  it("the shedder refuses with 503 when hot and full, and a refusal holds no gate place", () => {
+    const clock = new ManualClock(start);
+    const shedder = new Shedder({}, start);
+    let load = 0;
+    const gate = new Gate(1_000);
+    const a = admit({ clock: clock.now, shedder, load: () => load, gate });
+    const held = Array.from({ length: 200 }, () => sync(a.check()));
+    for (const v of held.slice(0, 100)) v.release(false); // the average of flight climbs past 100
+    load = 1_000;
+    const v = sync(a.check());
+    expect(v.allowed).toBe(false);
+    expect(v.status).toBe(503);
+    expect(v.reason).toBe("shed");
+    expect(gate.held).toBe(100);
+    expect(shedder.flying).toBe(100);
+    for (const h of held.slice(100)) h.release();
+    expect(gate.held).toBe(0);
+    expect(shedder.flying).toBe(0);
+  });
+
+  it("a problem+json body names the type, the status and the violated policies", () => {
+    const clock = new ManualClock(start);
+    const a = admit({ clock: clock.now, problem: true, limits: [{ name: "burst", quota: 1, window: 1_000 }], gate: 1 });
+    const first = sync(a.check("p"));
+    const full = sync(a.check("q"));
+    expect(full.contentType).toBe(PROBLEM_JSON);
+    expect(JSON.parse(full.body as string)).toMatchObject({ type: PROBLEM_TYPES.capacity, status: 503 });
+    first.release();
+    sync(a.check("q")).release();
+    const limited = sync(a.check("q"));
+    expect(limited.status).toBe(429);
+    expect(JSON.parse(limited.body as string)).toMatchObject({ type: PROBLEM_TYPES.quota, status: 429, "violated-policies": ["burst"] });
+  });
+
+  it("charges a quota-engine set all or none, in process, with one member per limit", () => {
+    const clock = new ManualClock(start);
+    const engine = new QuotaEngine();
+    const user = perSecond("user", 2);
+    const tenant = limitSpec({ name: "tenant", capacity: 3, refill: 3, window: 1_000 });
+    engine.addLimit(user);
+    engine.addLimit(tenant);
+    const a = admit({
+      clock: clock.now,
+      quota: { store: engine, limits: [user, tenant], charges: (key) => [charge(new QuotaKey("acme", key, "api"), "user"), charge(new QuotaKey("acme", "*", "api"), "tenant")] },
+    });
+    expect(sync(a.check("alice")).allowed).toBe(true);
+    expect(sync(a.check("alice")).allowed).toBe(true);
+    const third = sync(a.check("alice"));
+    expect(third.status).toBe(429);
+    expect(third.reason).toBe("quota");
+    expect(limits(field(third.headers, "RateLimit")).map((m) => [m.name, m.r])).toEqual([
+      ["user", 0],
+      ["tenant", 1], // not charged: the set did not fit
+    ]);
+    expect(policies(field(third.headers, "RateLimit-Policy"))).toEqual([
+      { name: "user", q: 2, w: 1 },
+      { name: "tenant", q: 3, w: 1 },
+    ]);
+    expect(retryAfter(field(third.headers, "Retry-After"))).toBe(1);
+    expect(sync(a.check("bob")).allowed).toBe(true);
+    expect(sync(a.check("carol")).allowed).toBe(false); // the tenant is spent
+  });
+
+  it("works with any QuotaStore, asynchronous ones included", async () => {
+    const clock = new ManualClock(start);
+    const engine = new QuotaEngine();
+    const spec = perSecond("api", 1);
+    engine.addLimit(spec);
+    // A store that answers promises, as one over Redis does.
+    const remote = {
+      checkAtomic: (charges, now) => Promise.resolve(engine.checkAtomic(charges, now)),
+    } as Pick<QuotaStore, "checkAtomic"> as QuotaStore;
+    const gate = new Gate(10);
+    const a = admit({ clock: clock.now, gate, quota: { store: remote, limits: [spec], charges: (key) => [charge(new QuotaKey("s", key, "r"), "api")] } });
+    const first = a.check("u");
+    expect(first).toBeInstanceOf(Promise);
+    expect((await first).allowed).toBe(true);
+    const second = await a.check("u");
+    expect(second.status).toBe(429);
+    expect(gate.held).toBe(1); // the refused one gave its place back
+  });
+
+  it("keeps per-key state bounded by maxKeys, dropping keys at rest first", () => {
+    const clock = new ManualClock(start);
+    const a = admit({ clock: clock.now, maxKeys: 100, limits: [{ name: "l", quota: 10, window: 1_000 }] });
+    for (let i = 0; i < 1_000; i++) sync(a.check(`k${i}`));
+    expect(a.keys).toBeLessThanOrEqual(100);
+    clock.advance(10_000); // every bucket full again: at rest
+    for (let i = 0; i < 50; i++) sync(a.check(`fresh${i}`));
+    expect(a.keys).toBeLessThanOrEqual(100);
+  });
+
+  it("Retry-After is always whole seconds rounded up from the exact wait, and the wait is enough", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 50 }), fc.double({ min: 10, max: 3_600_000, noNaN: true }), fc.double({ min: 0, max: 1e6, noNaN: true }), (quota, window, offset) => {
+        const clock = new ManualClock(start + offset);
+        const a = admit({ clock: clock.now, limits: [{ name: "p", quota, window }] });
+        let v = sync(a.check("z"));
+        for (let i = 0; i < quota && v.allowed; i++) v = sync(a.check("z"));
+        expect(v.allowed).toBe(false);
+        const header = retryAfter(field(v.headers, "Retry-After"));
+        expect(header).toBe(Math.ceil(v.retryAfter / 1_000));
+        expect(header * 1_000).toBeGreaterThanOrEqual(v.retryAfter);
+        // A client that waits what the field says is admitted.
+        clock.advance(header * 1_000);
+        expect(sync(a.check("z")).allowed).toBe(true);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe("admit: bad options", () => {
+  it.each([
+    [{ gate: -1 }, RangeError, /gate/],
+    [{ gate: 1.5 }, RangeError, /gate/],
+    [{ limits: {} }, TypeError, /limits must be an array/],
+    [{ limits: [{ name: "a", quota: 0, window: 1 }] }, RangeError, /quota/],
+    [{ limits: [{ name: "a", quota: 1, window: 0 }] }, RangeError, /window/],
+    [{ limits: [{ name: "a", quota: 1, window: 1, kind: "leaky" }] }, TypeError, /kind/],
+    [{ limits: [{ name: "é", quota: 1, window: 1 }] }, TypeError, /printable ASCII/],
+    [{ limits: [{ name: "a", quota: 1, window: 1 }, { name: "a", quota: 2, window: 1 }] }, RangeError, /used twice/],
+    [{ limits: [{ name: "a", quota: 1, windw: 1 }] }, TypeError, /did you mean "window"/],
+    [{ shedder: {} }, TypeError, /needs a load/],
+    [{ gat: 3 }, TypeError, /did you mean "gate"/],
+    [{ maxKeys: 0 }, RangeError, /maxKeys/],
+    [{ busyRetryAfter: -5 }, RangeError, /busyRetryAfter/],
+    [{ problem: "yes" }, TypeError, /problem/],
+    [{ quota: { store: {}, limits: [], charges: () => [] } }, TypeError, /QuotaStore/],
+    [{ clock: 5 }, TypeError, /clock/],
+  ] as const)("%j", (options, type, message) => {
+    expect(() => admit(options as never)).toThrow(type);
+    expect(() => admit(options as never)).toThrow(message);
+  });
+
+  it("a cost that is not a whole number from 1 is refused at the call", () => {
+    const a = admit({ limits: [{ name: "a", quota: 5, window: 1_000 }] });
+    expect(() => a.check("k", 0)).toThrow(RangeError);
+    expect(() => a.check("k", 1.5)).toThrow(RangeError);
+    expect(a.keys).toBe(0); // nothing was charged
+  });
+});
+
+describe("admit: which admitted responses carry the fields", () => {
+  it('"low" sends them once a tenth of a quota or less is left, "refused" only on refusals; refusals always do', () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    for (const [fields, shownFrom] of [
+      ["always", 1],
+      ["low", 18],
+      ["refused", Infinity],
+    ] as const) {
+      const a = admit({ clock: clock.now, fields, limits: [{ name: "l", quota: 20, window: 60_000 }] });
+      for (let i = 1; i <= 20; i++) {
+        const v = sync(a.check("k"));
+        expect(v.headers.length > 0, `${fields} #${i}`).toBe(i >= shownFrom);
+      }
+      const refused = sync(a.check("k"));
+      expect(limits(field(refused.headers, "RateLimit"))).toEqual([{ name: "l", r: 0, t: 3 }]);
+    }
+    expect(() => admit({ fields: "never" as never })).toThrow(/"always", "low" or "refused"/);
+  });
+});

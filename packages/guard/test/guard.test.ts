@@ -1,0 +1,391 @@
+// The guard's semantics on a simulated scheduler (a ManualClock and a timer queue), at clocks
+// near 0 and near Date.now(): exact, instant, and the same at both scales.
+import { describe, expect, it } from "vitest";
+import { Backoff, Jitter, RetryBudget } from "@tideward/backoff";
+import { Breaker } from "@tideward/breaker";
+import { Refusal, guard, isRefusal, isTimeoutError } from "@tideward/guard";
+import type { Attempt, HedgeEvent, OutcomeEvent, RefuseEvent, RetryEvent } from "@tideward/guard";
+import { Bucket, Gate } from "@tideward/limiters";
+import { Scheduler } from "./scheduler";
+
+const STARTS = [0, 1_700_000_000_123.375];
+
+/** A promise with its resolve and reject, for functions the test answers by hand. */
+function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+async function outcome<T>(p: Promise<T>): Promise<{ value?: T; error?: unknown }> {
+  try {
+    return { value: await p };
+  } catch (error) {
+    return { error };
+  }
+}
+
+describe.each(STARTS)("guard with the clock at %d", (t0) => {
+  const sim = () => {
+    const s = new Scheduler(t0);
+    return { s, base: { clock: s.now, timers: s, random: () => 0.5 } };
+  };
+
+  it("passes the caller's arguments after the attempt, and returns what the function returns", async () => {
+    const { base } = sim();
+    const seen: unknown[] = [];
+    const g = guard((a: Attempt, x: number, y: string) => {
+      seen.push(a.attempt, a.hedge, a.signal.aborted);
+      return `${y}${x * 2}`;
+    }, base);
+    expect(await g(21, "=")).toBe("=42");
+    expect(seen).toEqual([1, false, false]);
+  });
+
+  it("a refusal is typed, branded and carries retryAfter; it survives a structured copy of its fields", async () => {
+    const { s, base } = sim();
+    const g = guard(() => "ok", { ...base, bucket: new Bucket(4, { burst: 1, now: t0 }) });
+    await g();
+    const e = (await outcome(g())).error;
+    expect(e).toBeInstanceOf(Refusal);
+    expect(isRefusal(e)).toBe(true);
+    expect(isRefusal({ ...(e as object), isRefusal: true })).toBe(true); // another copy of the package
+    expect(isRefusal(new Error("x"))).toBe(false);
+    expect(isRefusal(e) && e.kind).toBe("rate");
+    expect(isRefusal(e) && e.retryAfter).toBeCloseTo(250, 2);
+    expect(s.pending).toBe(0);
+  });
+
+  it("a refusal from inside (an inner guard) is neither counted on the breaker nor retried", async () => {
+    const { base } = sim();
+    const breaker = new Breaker({ protection: 0 }, t0);
+    let calls = 0;
+    const inner = guard(() => "x", { ...base, bucket: new Bucket(1, { burst: 1, now: t0 }) });
+    const outcomes: OutcomeEvent[] = [];
+    const outer = guard(
+      () => {
+        calls++;
+        return inner();
+      },
+      { ...base, breaker, retry: { attempts: 5, base: 1, cap: 1 }, onOutcome: (o) => void outcomes.push(o) },
+    );
+    expect(await outer()).toBe("x");
+    const e = (await outcome(outer())).error;
+    expect(isRefusal(e)).toBe(true);
+    expect(calls).toBe(2); // not retried
+    expect(outcomes.map((o) => o.outcome)).toEqual(["success", "refused"]);
+    expect(breaker.ratio(t0)).toBe(0); // one success, no failure recorded
+  });
+
+  it("isFailure decides what the breaker counts; the default counts only thrown errors", async () => {
+    const { base } = sim();
+    const outcomes: string[] = [];
+    const g = guard((_a, status: number) => ({ status }), { ...base, isFailure: (error, result) => error !== undefined || (result?.status ?? 0) >= 500, onOutcome: (o) => void outcomes.push(o.outcome) });
+    await g(200);
+    await g(503);
+    expect(outcomes).toEqual(["success", "failure"]);
+    const plain: string[] = [];
+    const h = guard(
+      (_a, fail: boolean) => {
+        if (fail) throw new Error("boom");
+        return { status: 503 };
+      },
+      { ...base, onOutcome: (o) => void plain.push(o.outcome) },
+    );
+    await h(false);
+    await outcome(h(true));
+    expect(plain).toEqual(["success", "failure"]);
+  });
+
+  it("the deadline abandons a function that ignores its signal: the call rejects at the deadline, the permit fails, nothing stays pending", async () => {
+    const { s, base } = sim();
+    const breaker = new Breaker({ protection: 0 }, t0);
+    const gate = new Gate(1);
+    const hanging = deferred<string>();
+    let signal: AbortSignal | undefined;
+    const outcomes: OutcomeEvent[] = [];
+    const g = guard(
+      (a) => {
+        signal = a.signal;
+        return hanging.promise;
+      },
+      { ...base, breaker, gate, deadline: 1_000, onOutcome: (o) => void outcomes.push(o) },
+    );
+    const p = outcome(g());
+    await s.advance(999);
+    expect(gate.held).toBe(1);
+    await s.advance(1);
+    const { error } = await p;
+    expect(isTimeoutError(error) && error.scope).toBe("deadline");
+    expect(isTimeoutError(error) && error.after).toBe(1_000);
+    expect(signal?.aborted).toBe(true);
+    expect(signal?.reason).toBe(error);
+    expect(gate.held).toBe(0);
+    expect(outcomes.map((o) => [o.outcome, o.duration])).toEqual([["timeout", 1_000]]);
+    expect(breaker.ratio(s.now())).toBeGreaterThan(0); // counted as a failure
+    hanging.resolve("late");
+    await s.run();
+    expect(outcomes).toHaveLength(1);
+    expect(s.pending).toBe(0);
+  });
+
+  it("a per-attempt timeout is retried; the deadline bounds the whole call", async () => {
+    const { s, base } = sim();
+    const starts: number[] = [];
+    const g = guard(
+      () => {
+        starts.push(s.now() - t0);
+        return new Promise<never>(() => undefined);
+      },
+      { ...base, timeout: 100, deadline: 350, retry: new Backoff({ attempts: 10, base: 10, cap: 10, jitter: Jitter.rigid }), budget: false },
+    );
+    const p = outcome(g());
+    await s.run();
+    const { error } = await p;
+    expect(starts).toEqual([0, 110, 220, 330]);
+    expect(isTimeoutError(error) && error.scope).toBe("deadline"); // the fourth is cut by the deadline at 350
+    expect(isTimeoutError(error) && error.after).toBe(20);
+  });
+
+  it("waits for a token up to maxWait, and refuses with the bucket's wait when it would be longer", async () => {
+    const { s, base } = sim();
+    const bucket = new Bucket(10, { burst: 1, now: t0 }); // a token every 100 ms
+    const at: number[] = [];
+    const g = guard(() => void at.push(s.now() - t0), { ...base, bucket, maxWait: 150 });
+    const calls = [outcome(g()), outcome(g()), outcome(g())];
+    await s.run();
+    const results = await Promise.all(calls);
+    expect(results.map((r) => (r.error === undefined ? "ok" : (r.error as Refusal).kind))).toEqual(["ok", "ok", "rate"]);
+    expect(at[0]).toBe(0);
+    expect(at[1]).toBeCloseTo(100, 3);
+  });
+
+  it("retries with the backoff and the server's hint, whichever is longer", async () => {
+    const { s, base } = sim();
+    const retries: RetryEvent[] = [];
+    let n = 0;
+    const g = guard(
+      () => {
+        n++;
+        if (n === 1) throw Object.assign(new Error("busy"), { retryAfter: 500 });
+        if (n === 2) throw new Error("down");
+        return "ok";
+      },
+      { ...base, retry: { attempts: 3, base: 100, cap: 1_000, jitter: Jitter.rigid }, onRetry: (e) => void retries.push(e) },
+    );
+    const p = g();
+    await s.run();
+    expect(await p).toBe("ok");
+    expect(retries.map((r) => [r.attempt, r.delay])).toEqual([
+      [1, 500],
+      [2, 200],
+    ]);
+    expect(s.now() - t0).toBe(700);
+  });
+
+  it("a refused retry ends the call with the backend's last answer, and says why through onRefuse", async () => {
+    const { s, base } = sim();
+    const refused: RefuseEvent[] = [];
+    const breaker = new Breaker({ protection: 0, probe: Infinity }, t0);
+    const g = guard(
+      () => {
+        throw new Error("down");
+      },
+      { ...base, breaker, retry: { attempts: 5, base: 1, cap: 1, jitter: Jitter.rigid }, budget: false, onRefuse: (e) => void refused.push(e) },
+    );
+    const p = outcome(g());
+    await s.run();
+    // With no protection, after one failure the drop is 1/2 (a draw of 0.5 passes), after two
+    // it is 2/3: the third attempt is refused, and the call ends with the second's error.
+    expect(((await p).error as Error).message).toBe("down");
+    expect(refused.map((r) => [r.kind, r.attempt])).toEqual([["breaker", 3]]);
+  });
+
+  it("the caller's signal stops the call at once, mid-attempt and mid-wait, without counting it", async () => {
+    const { s, base } = sim();
+    const breaker = new Breaker({ protection: 0 }, t0);
+    const outcomes: string[] = [];
+    const g = guard(() => new Promise<never>(() => undefined), { ...base, breaker, onOutcome: (o) => void outcomes.push(o.outcome) });
+    const controller = new AbortController();
+    const p = outcome(g.run({ signal: controller.signal }));
+    await s.settle();
+    controller.abort(new Error("user left"));
+    expect(((await p).error as Error).message).toBe("user left");
+    expect(outcomes).toEqual(["cancelled"]);
+    expect(breaker.ratio(s.now())).toBe(0);
+    // Mid-wait: the backoff sleep ends at once.
+    const h = guard(
+      () => {
+        throw new Error("down");
+      },
+      { ...base, retry: { attempts: 3, base: 60_000, cap: 60_000 }, budget: false },
+    );
+    const c2 = new AbortController();
+    const q = outcome(h.run({ signal: c2.signal }));
+    await s.settle();
+    expect(s.pending).toBe(1); // the backoff's timer
+    c2.abort(new Error("enough"));
+    expect(((await q).error as Error).message).toBe("enough");
+    expect(s.pending).toBe(0);
+    // Already aborted: the function is never called.
+    let called = false;
+    const k = guard(() => void (called = true), base);
+    const reason = new Error("before");
+    expect((await outcome(k.run({ signal: AbortSignal.abort(reason) }))).error).toBe(reason);
+    expect(called).toBe(false);
+  });
+
+  it("a deadline handed by the caller holds, and one already passed is a deadline refusal", async () => {
+    const { s, base } = sim();
+    const g = guard(() => new Promise<never>(() => undefined), base);
+    const past = await outcome(g.run({ deadline: t0 }));
+    expect(isRefusal(past.error) && past.error.kind).toBe("deadline");
+    const p = outcome(g.run({ deadline: t0 + 250 }));
+    await s.run();
+    const { error } = await p;
+    expect(isTimeoutError(error) && error.after).toBe(250);
+  });
+
+  it("a hedge starts after its delay, the first good answer wins, the loser is aborted and its result discarded", async () => {
+    const { s, base } = sim();
+    const answers = [deferred<string>(), deferred<string>()];
+    const signals: AbortSignal[] = [];
+    const hedges: HedgeEvent[] = [];
+    const discarded: string[] = [];
+    const outcomes: OutcomeEvent[] = [];
+    const g = guard(
+      (a) => {
+        signals.push(a.signal);
+        return answers[a.attempt - 1].promise;
+      },
+      { ...base, hedge: { delay: 50 }, discard: (r) => void discarded.push(r), onHedge: (e) => void hedges.push(e), onOutcome: (o) => void outcomes.push(o) },
+    );
+    const p = g();
+    await s.advance(50);
+    expect(hedges).toEqual([{ attempt: 2, inFlight: 2, elapsed: 50 }]);
+    answers[1].resolve("second");
+    expect(await p).toBe("second");
+    expect(signals[0].aborted).toBe(true);
+    expect(signals[1].aborted).toBe(false);
+    answers[0].resolve("first, late");
+    await s.run();
+    expect(discarded).toEqual(["first, late"]);
+    expect(outcomes.map((o) => [o.attempt, o.hedge, o.outcome])).toEqual([
+      [2, true, "success"],
+      [1, false, "cancelled"],
+    ]);
+    expect(s.pending).toBe(0);
+  });
+
+  it("hedges spend the retry budget; with it spent, no hedge starts and the first attempt answers", async () => {
+    const { s, base } = sim();
+    const budget = new RetryBudget({ ratio: 0, minPerSecond: 0.1, window: 10_000 }, t0); // one retry
+    let calls = 0;
+    const refused: RefuseEvent[] = [];
+    const g = guard(
+      (a) => {
+        calls++;
+        return new Promise<number>((resolve) => s.set(() => resolve(a.attempt), 100));
+      },
+      { ...base, budget, hedge: { delay: 10, max: 3 }, onRefuse: (e) => void refused.push(e) },
+    );
+    const first = g();
+    await s.run();
+    expect(await first).toBe(1); // the first attempt answered at 100, before its hedge's answer at 110
+    expect(calls).toBe(2); // one hedge, then the budget refused the next
+    expect(refused.map((r) => r.kind)).toEqual(["budget"]);
+    const second = g();
+    await s.run();
+    expect(await second).toBe(1);
+    expect(calls).toBe(3); // no credit left: no hedge at all
+  });
+
+  it("a failed attempt starts the next hedge at once, and a round where all fail answers the last failure", async () => {
+    const { s, base } = sim();
+    const at: number[] = [];
+    const g = guard(
+      (a) => {
+        at.push(s.now() - t0);
+        return Promise.reject(new Error(`fail ${a.attempt}`));
+      },
+      { ...base, hedge: { delay: 1_000, max: 2 }, budget: false },
+    );
+    const p = outcome(g());
+    await s.run();
+    expect(((await p).error as Error).message).toBe("fail 3");
+    expect(at).toEqual([0, 0, 0]);
+  });
+
+  it("events cost nothing when nobody listens, and carry what a counter or a histogram needs when someone does", async () => {
+    const { s, base } = sim();
+    const outcomes: OutcomeEvent[] = [];
+    const g = guard(
+      async () => {
+        await new Promise((r) => s.set(r as () => void, 40));
+        return 7;
+      },
+      { ...base, deadline: 1_000, onOutcome: (o) => void outcomes.push(o) },
+    );
+    const p = g();
+    await s.run();
+    expect(await p).toBe(7);
+    expect(outcomes).toEqual([{ outcome: "success", attempt: 1, hedge: false, duration: 40, error: undefined, result: 7 }]);
+  });
+
+  it("keeps no timer while idle: a thousand guards and no calls set none; after calls, none is left behind", async () => {
+    const { s, base } = sim();
+    const guards = Array.from({ length: 1_000 }, () => guard(() => "x", { ...base, timeout: 5_000, deadline: 10_000, breaker: {}, bucket: { rate: 100 }, hedge: { delay: 100 } }));
+    expect(s.pending).toBe(0);
+    await Promise.all(guards.slice(0, 10).map((g) => g()));
+    await s.run(); // a timeout timer may run out after the calls; none sets itself again
+    expect(s.pending).toBe(0);
+  });
+
+  it("many attempts with one fixed timeout share one timer", async () => {
+    const { s, base } = sim();
+    const answers: { resolve: (v: number) => void }[] = [];
+    const g = guard(() => new Promise<number>((resolve) => answers.push({ resolve })), { ...base, timeout: 1_000 });
+    const calls = Array.from({ length: 100 }, () => g());
+    await s.settle();
+    expect(s.pending).toBe(1);
+    answers.forEach((a, i) => a.resolve(i));
+    expect(await Promise.all(calls)).toEqual(answers.map((_, i) => i));
+    await s.run();
+    expect(s.delays.length).toBe(1); // the one timer ran out with nothing left to cut off
+  });
+
+  it("attempts with different cut-offs are cut off each at its own instant, in order", async () => {
+    const { s, base } = sim();
+    const cut: number[] = [];
+    const g = guard(() => new Promise<never>(() => undefined), { ...base, onOutcome: () => void cut.push(Math.round(s.now() - t0)) });
+    const ps = [300, 100, 200, 100].map((d) => outcome(g.run({ deadline: t0 + d })));
+    await s.run();
+    await Promise.all(ps);
+    expect(cut).toEqual([100, 100, 200, 300]);
+  });
+});
+
+describe("a shared retry budget", () => {
+  it("counts the first attempts of a guard that never retries, which another guard may then spend", async () => {
+    const s = new Scheduler(0);
+    const budget = new RetryBudget({ ratio: 0.5, minPerSecond: 0 }, 0);
+    const reads = guard(() => "ok", { clock: s.now, timers: s, budget });
+    const writes = guard(
+      () => {
+        throw new Error("down");
+      },
+      { clock: s.now, timers: s, budget, retry: { attempts: 10, base: 1, cap: 1 } },
+    );
+    for (let i = 0; i < 4; i++) await reads();
+    expect(budget.available(s.now())).toBe(2);
+    const p = writes().catch((e: unknown) => e);
+    await s.run();
+    await p;
+    // Five first attempts in all (four reads, one write) at a ratio of one half: two retries.
+    expect(budget.available(s.now())).toBe(0);
+  });
+});

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, limitSpec, perSecond } from "@tideward/quota-engine";
 import type { EvaluationInput } from "@tideward/quota-engine";
 import { answer } from "@tideward/quota-engine/conformance";
-import { CrossSlotError, RedisQuotaEngine, ioredisClient, nodeRedisClient, slotOf } from "@tideward/redis";
+import { CrossSlotError, RedisBucket, RedisPeriod, RedisQuotaEngine, RedisSliding, ioredisClient, nodeRedisClient, slotOf } from "@tideward/redis";
 import { safe, useRedis, withRedis, patient } from "./server";
 
 const alice = new QuotaKey("acme", "alice", "api");
@@ -72,6 +72,24 @@ describe("outage modes (nothing sent while the connection is down)", () => {
     expect(later).toBe(6);
     const w = await engine.checkWindow(bob, "r", 0, 25);
     expect([w.path, w.allowed, (await engine.checkWindow(bob, "r", 1, 1)).allowed]).toEqual(["fallback", true, false]);
+  });
+});
+
+describe("the limiters' outage modes", () => {
+  it("fallback: each id gets a local limiter with the rate and burst divided by the instances, and says so", async () => {
+    const client = ioredisClient(disconnected());
+    const bucket = new RedisBucket(client, "b", 40, { burst: 40, instances: 4 });
+    const got = [];
+    for (let i = 0; i < 12; i++) got.push(await bucket.decide("alice", 0));
+    expect(got.filter((d) => d.answer).length).toBe(10);
+    expect(new Set(got.map((d) => d.path))).toEqual(new Set(["fallback"]));
+    expect(await bucket.next("alice", 0)).toBe(100); // 10 a second locally
+    const window = new RedisSliding(client, "s", 8, 1_000, { instances: 4 });
+    expect([await window.take("a", 0), await window.take("a", 1), await window.take("a", 2)]).toEqual([true, true, false]);
+    const closed = new RedisPeriod(client, "p", 5, 1_000, { outage: "closed" });
+    expect(await closed.decide("a", 0)).toEqual({ answer: "over", path: "closed" });
+    const open = new RedisBucket(client, "o", 1, { outage: "open" });
+    expect([await open.take("a", 0), await open.take("a", 0), await open.peek("a", 0)]).toEqual([true, true, true]);
   });
 });
 

@@ -8,7 +8,7 @@ import { RedisQuotaEngine, ioredisClient } from "@tideward/redis";
 import type { Path, RedisDecision } from "@tideward/redis";
 import { startProxy, startRedis } from "@tideward/redis/testing";
 import type { RedisServer } from "@tideward/redis/testing";
-import { safe, useRedis, withRedis, patient } from "./server";
+import { patient, safe, useRedis, withRedis } from "./server";
 
 const alice = new QuotaKey("acme", "alice", "api");
 const tenant = new QuotaKey("acme", "*", "api");
@@ -60,6 +60,21 @@ withRedis("faults", () => {
     const one = await engine.checkTokenBucket(alice, "user", 0, 1, { requestId: "req-3" });
     const same = await engine.checkTokenBucket(alice, "user", 0, 1, { requestId: "req-3" });
     expect([one.remaining, same.remaining, await tokens(alice, "user")]).toEqual([0, 0, 0]);
+    await proxy.stop();
+  });
+
+  it("commit-then-timeout through node-redis too: indeterminate, then the request id's stored answer", async () => {
+    const proxy = await startProxy(redis.server().port);
+    const engine = new RedisQuotaEngine(await redis.nodeRedis(proxy.port), { ...patient, prefix: "ctn:", timeout: 100, outage: "open" });
+    await engine.addLimit(limitSpec({ name: "user", capacity: 5, refill: 1, window: 3_600_000 }));
+    expect((await engine.checkTokenBucket(alice, "user", 0, 1, { requestId: "warm" })).path).toBe("store");
+    proxy.hold();
+    const lost = await engine.checkTokenBucket(alice, "user", 0, 2, { requestId: "n-1" });
+    expect([lost.path, lost.allowed]).toEqual(["indeterminate", true]); // fail open meanwhile
+    proxy.release();
+    await sleep(20);
+    const again = await engine.checkTokenBucket(alice, "user", 0, 2, { requestId: "n-1" });
+    expect([again.path, again.remaining]).toEqual(["store", 2]); // charged once: 5 − 1 − 2
     await proxy.stop();
   });
 

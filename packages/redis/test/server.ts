@@ -39,7 +39,7 @@ export async function connectNodeRedis(port: number) {
 export type NodeRedis = Awaited<ReturnType<typeof connectNodeRedis>>;
 
 /** Starts a server for the file and gives a way to make clients; all are closed after. */
-export function useRedis(): { server: () => RedisServer; ioredis: (extra?: RedisOptions) => Promise<ScriptClient>; raw: (extra?: RedisOptions) => Promise<Redis>; nodeRedis: () => Promise<ScriptClient> } {
+export function useRedis(): { server: () => RedisServer; ioredis: (extra?: RedisOptions) => Promise<ScriptClient>; raw: (extra?: RedisOptions) => Promise<Redis>; nodeRedis: (port?: number) => Promise<ScriptClient> } {
   let server: RedisServer | undefined;
   const clients: (Redis | NodeRedis)[] = [];
   beforeAll(async () => {
@@ -70,8 +70,8 @@ export function useRedis(): { server: () => RedisServer; ioredis: (extra?: Redis
     server: get,
     raw,
     ioredis: async (extra) => ioredisClient(await raw(extra)),
-    nodeRedis: async () => {
-      const c = await connectNodeRedis(get().port);
+    nodeRedis: async (port) => {
+      const c = await connectNodeRedis(port ?? get().port);
       clients.push(c);
       return nodeRedisClient(c);
     },

@@ -1,6 +1,7 @@
 // @tideward/limiters on the hot path: Bucket.take against limiter 3.0.0's
 // TokenBucket.tryRemoveTokens and a plain-JS token bucket; Period.take against a plain
-// fixed-window counter; Sliding.take at quotas of 1 000 and 100 000 (its cost should not move).
+// fixed-window counter; Sliding.take at quotas of 1 000 and 100 000 (its cost should not move);
+// and the bytes Bucket.take and Gcra.take allocate (none), from V8's own accounting.
 //
 // The machine is shared and noisy, so every group runs ROUNDS times (default 3) in one process
 // and the file ends with each ratio's median over the rounds. A second figure follows, robust
@@ -13,7 +14,7 @@
 // handed one; a second group therefore gives tideward the same chore for a like-for-like figure.
 import { TokenBucket } from "limiter";
 import { Bucket, Period, Sliding } from "@tideward/limiters";
-import { compare, fastest } from "./harness";
+import { allocation, compare, fastest } from "./harness";
 import type { Case, Result } from "./harness";
 
 // Each case's clock lives in a typed array: a module-level `let` holding a fraction would box a
@@ -161,4 +162,10 @@ const TRIALS = Number(process.env.TRIALS ?? 150);
     { name: "@tideward/limiters Sliding.take, quota 1 000", fn: () => small.take((ts += STEP)) },
     { name: "@tideward/limiters Sliding.take, quota 100 000", fn: () => large.take((tl += STEP)) },
   ], { rounds: TRIALS });
+}
+
+// Bytes a take allocates, from V8's own accounting, each in a process of its own (allocation.ts).
+console.log("\nBytes allocated per take (V8's accounting, 20 000 000 calls, every one passing)");
+for (const [label, name] of [["@tideward/limiters Bucket.take(now)", "bucket"], ["@tideward/limiters Gcra.take(now)", "gcra"]] as const) {
+  console.log(`  ${label.padEnd(48)} ${allocation(name).toFixed(1)}`);
 }

@@ -1,28 +1,73 @@
-// The hot-path argument checks every limiter shares. They run only when a fast comparison has
+// The argument checks every limiter shares. The hot-path ones run only when a fast comparison has
 // already failed, so a valid call pays one comparison, and a bad one gets the message shape of
 // `@tideward/time`'s `check` (the field, the value, what was expected).
 import { check } from "@tideward/time";
+import { MAX_INSTANT, MAX_SPAN, MIN_SPAN } from "./grid";
 
 /**
- * Throws the `RangeError` for a clock reading that is not finite: NaN or ±Infinity is not an
- * instant, and answering it would be a silent wrong answer (a bucket refilled to the brim by
- * `Infinity`, a window whose stamps never age out).
+ * The error for a clock reading that is not an instant the limiters keep their promises at: a
+ * `TypeError` for anything but a number, a `RangeError` for NaN, ±Infinity or a reading beyond
+ * ±{@link MAX_INSTANT} ms (answering any of them would be a silent wrong answer: a bucket refilled
+ * to the brim by `Infinity`, a window too short for the clock's own step).
+ *
+ * @param now - what the caller passed as the clock reading
+ * @param what - how the message names it, such as `"Bucket.take now"`
  */
-export function badNow(now: number, what: string): never {
-  check.finite(now, what);
-  throw new RangeError(`${what} must be a finite number of milliseconds, got ${now}`);
+export function badInstant(now: unknown, what: string): TypeError | RangeError {
+  if (typeof now !== "number") return new TypeError(`${what} must be a number of milliseconds, got ${typeof now} ${check.describe(now)}`);
+  if (!Number.isFinite(now)) return new RangeError(`${what} must be a finite number of milliseconds, got ${check.describe(now)}`);
+  return new RangeError(`${what} must be within ±${MAX_INSTANT} ms (±2^45, about 1 115 years either side of 1970), got ${check.describe(now)}`);
 }
 
-/** Throws the `RangeError` for a cost that is NaN or negative. */
-export function badCost(n: number, what: string): never {
-  check.nonNegative(n, what);
-  throw new RangeError(`${what} must be 0 or more, got ${n}`);
+/** Throws {@link badInstant}'s error. */
+export function badNow(now: unknown, what: string): never {
+  throw badInstant(now, what);
+}
+
+/** Throws the `TypeError` for a cost that is not a number, or the `RangeError` for NaN or a negative one. */
+export function badCost(n: unknown, what: string): never {
+  if (typeof n !== "number") throw new TypeError(`${what} must be a number, got ${typeof n} ${check.describe(n)}`);
+  throw new RangeError(`${what} must be 0 or more, got ${check.describe(n)}`);
 }
 
 /**
- * The share of a burst forgiven when comparing tokens: a billionth. Refills are sums of
- * products of floating-point numbers, so a bucket that mathematically holds exactly one token
- * may compute 0.9999999999999998 of one; without the slack it would refuse a token that is
- * there, and a take at `now + next(now)` could fail.
+ * Why `ms` (a number above 0) cannot be a period or window, or `undefined` when it can: below
+ * {@link MIN_SPAN} the clock's own step near {@link MAX_INSTANT} is a large share of it, above
+ * {@link MAX_SPAN} the sums with a clock reading lose it.
+ *
+ * @returns the end of a message, to follow the field's name
  */
-export const SLACK = 1e-9;
+export function spanProblem(ms: number): string | undefined {
+  if (ms < MIN_SPAN) return `must be at least ${MIN_SPAN} ms (2^-4; a shorter span is too close to a clock reading's own step), got ${check.describe(ms)}`;
+  if (ms > MAX_SPAN) return `must be at most ${MAX_SPAN} ms (2^44, about 557 years), got ${check.describe(ms)}`;
+  return undefined;
+}
+
+/** A period or window in milliseconds: finite, above 0 and within the span bounds, or an error naming `what`. */
+export function span(value: unknown, what: string): number {
+  const ms = check.positive(value, what);
+  const problem = spanProblem(ms);
+  if (problem !== undefined) throw new RangeError(`${what} ${problem}`);
+  return ms;
+}
+
+/** A clock reading given at construction, or the error naming `what`. */
+export function instant(value: unknown, what: string): number {
+  if (typeof value !== "number" || !(value <= MAX_INSTANT && value >= -MAX_INSTANT)) throw badInstant(value, what);
+  return value;
+}
+
+/**
+ * A rate's refill bound: `amount` units at `rate` a second must come back within
+ * {@link MAX_SPAN} ms, or the waits this limiter answers would leave the clock's range.
+ *
+ * @throws RangeError naming `what` (the rate), the value and the least rate allowed
+ */
+export function refillBound(rate: number, amount: number, what: string, unit: string): void {
+  if ((amount * 1_000) / rate <= MAX_SPAN) return;
+  const least = (amount * 1_000) / MAX_SPAN;
+  throw new RangeError(`${what} must be at least ${least} for a ${unit} of ${amount} (it must refill within ${MAX_SPAN} ms, 2^44), got ${check.describe(rate)}`);
+}
+
+/** The largest burst or quota a limiter takes: 2^53 − 1, below which whole counts are exact. */
+export const MAX_COUNT = Number.MAX_SAFE_INTEGER;

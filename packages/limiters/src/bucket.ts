@@ -1,5 +1,7 @@
 import { check } from "@tideward/time";
-import { SLACK, badCost, badNow } from "./args";
+import { MAX_COUNT, badCost, badNow, instant, refillBound } from "./args";
+import { bucketFits, bucketFull, bucketLevel, bucketReady, bucketWhole, slackOf } from "./formulas";
+import { MAX_INSTANT, until } from "./grid";
 import type { RateLimit } from "./rate-limit";
 
 /** Options of a {@link Bucket}. */
@@ -7,12 +9,15 @@ export interface BucketOptions {
   /**
    * The most tokens the bucket ever holds, and what it holds at the start; a fraction is kept,
    * anything under one is raised to one (a smaller bucket could never pass a request of cost one).
+   * At most 2^53 − 1.
    * @defaultValue the rate, raised to one if it is under one
    */
   readonly burst?: number;
   /** The clock reading the bucket starts at, in milliseconds. @defaultValue 0 */
   readonly now?: number;
 }
+
+const OPTIONS: readonly (keyof BucketOptions)[] = ["burst", "now"];
 
 /**
  * A token bucket: `rate` tokens accrue per second up to `burst`, and each request takes `n`.
@@ -24,14 +29,15 @@ export interface BucketOptions {
  * **Tokens are real numbers.** They accrue continuously (`rate / 1000` per millisecond, so
  * 20 a second is 0.02 a millisecond) and are never rounded; a cost `n` may be fractional too.
  * A take of `n` succeeds when the bucket holds at least `n` tokens, give or take a billionth of
- * the burst (floating-point rounding of a refill must not refuse a token that is mathematically
- * there), and leaves `tokens − n`, which that slack can make a hair below zero; the debt is
- * kept, never rounded away, so over any stretch a bucket admits at most
- * `burst + rate · elapsed / 1000` tokens' worth (plus that billionth of the burst, once).
+ * the burst (at most 2^-10 of a token), and leaves `tokens − n`, which that slack can make a hair
+ * below zero; the debt is kept, so over any stretch a bucket admits at most
+ * `burst + rate · elapsed / 1000` tokens' worth (plus that slack, once). From rest exactly
+ * `⌊burst⌋` calls of cost one pass back to back, at any clock reading.
  *
- * **Time.** Every call takes `now`, the caller's clock in milliseconds. A clock that steps
- * backwards is treated as standing still (no tokens are minted, none are taken back); a huge
- * gap just fills the bucket. A `now` that is NaN or infinite is a `RangeError`.
+ * **Time.** Every call takes `now`, the caller's clock in milliseconds, within ±2^45. A clock that
+ * steps backwards is treated as standing still (no tokens are minted, none are taken back); a
+ * huge gap just fills the bucket. `next(now)` is 0 exactly when `take(now)` would pass, and a
+ * take at `now + next(now)` (added as the caller adds it) passes.
  *
  * @example
  * const bucket = new Bucket(20); // 20 tokens a second, a burst of 20, full at 0 ms
@@ -46,34 +52,36 @@ export class Bucket {
 
   readonly #perMs: number;
   readonly #slack: number;
-  // Both start as numbers, not undeclared (undefined): V8 then keeps a fraction written here in
+  // All start as numbers, not undeclared (undefined): V8 then keeps a fraction written here in
   // place, where a field that began as undefined boxes every new value (16 bytes a take).
+  // The tokens held at instant #at: both move only when a take passes, so a refusal never
+  // re-rounds the state and a wait computed before it still holds after it.
   #tokens = 0;
-  // The latest clock reading seen: tokens are settled up to here, and earlier readings stand still.
   #at = 0;
+  // The latest clock reading seen: earlier readings stand still here.
+  #latest = 0;
 
   /**
    * A full bucket.
    *
-   * @param rate - tokens accrued per second, above zero and finite
-   * @throws RangeError when `rate` is zero, negative, NaN or infinite, when `burst` is zero,
-   *   negative, NaN or infinite, or when `now` is not finite (TypeError when not a number)
+   * @param rate - tokens accrued per second, above zero and finite, and enough to refill the
+   *   burst within 2^44 ms
+   * @param options - read once; an unknown option is a `TypeError` naming the closest known one
+   * @throws RangeError when `rate` or `burst` is zero, negative, NaN or infinite, `burst` is above
+   *   2^53 − 1, the burst would take longer than 2^44 ms to refill, or `now` is not a finite
+   *   reading within ±2^45 ms; TypeError when one is not a number or `options` is not an object
    */
-  constructor(rate: number, options: BucketOptions = {}) {
+  constructor(rate: number, options?: BucketOptions) {
+    const given = check.options(options, OPTIONS, "Bucket");
     this.rate = check.positive(rate, "Bucket rate (tokens per second)");
-    const burst = options.burst === undefined ? rate : check.positive(options.burst, "Bucket burst (tokens)");
+    const burst = given.burst === undefined ? rate : check.positive(given.burst, "Bucket burst (tokens)");
+    if (burst > MAX_COUNT) throw new RangeError(`Bucket burst (tokens) must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`);
     this.burst = burst < 1 ? 1 : burst;
+    refillBound(this.rate, this.burst, "Bucket rate (tokens per second)", "burst");
     this.#perMs = rate / 1_000;
-    this.#slack = this.burst * SLACK;
+    this.#slack = slackOf(this.burst);
     this.#tokens = this.burst;
-    this.#at = check.finite(options.now ?? 0, "Bucket now");
-  }
-
-  /** The tokens held at `now` without settling: the latest reading when `now` is earlier. */
-  #settled(now: number): number {
-    if (!(now > this.#at)) return this.#tokens;
-    const tokens = this.#tokens + (now - this.#at) * this.#perMs;
-    return tokens > this.burst ? this.burst : tokens;
+    this.#at = this.#latest = given.now === undefined ? 0 : instant(given.now, "Bucket now");
   }
 
   /**
@@ -82,23 +90,18 @@ export class Bucket {
    * @param now - the caller's clock reading, in milliseconds
    * @param n - the call's cost in tokens, 0 or more, fractions allowed; one by default. A cost
    *   above the burst can never be met and is refused (see {@link Bucket.next}).
-   * @throws RangeError when `n` is negative or NaN, or `now` is NaN or infinite
+   * @throws RangeError when `n` is negative or NaN, or `now` is not a reading within ±2^45 ms;
+   *   TypeError when either is not a number (nothing changes)
    */
   take(now: number, n = 1): boolean {
-    if (!(n >= 0)) badCost(n, "Bucket.take n");
-    if (!Number.isFinite(now)) badNow(now, "Bucket.take now");
-    let tokens = this.#tokens;
-    const at = this.#at;
-    if (now > at) {
-      tokens += (now - at) * this.#perMs;
-      if (tokens > this.burst) tokens = this.burst;
-      this.#at = now;
-    }
-    if (tokens + this.#slack < n || n > this.burst) {
-      this.#tokens = tokens;
-      return false;
-    }
+    if (typeof n !== "number" || !(n >= 0)) badCost(n, "Bucket.take n");
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Bucket.take now");
+    if (now > this.#latest) this.#latest = now;
+    else now = this.#latest;
+    const tokens = bucketLevel(this.#tokens, this.#at, now, this.#perMs, this.burst);
+    if (!bucketFits(tokens, n, this.burst, this.#slack)) return false;
     this.#tokens = tokens - n;
+    this.#at = now;
     return true;
   }
 
@@ -107,35 +110,33 @@ export class Bucket {
    *
    * @param now - the caller's clock reading, in milliseconds
    * @param n - the cost in tokens, as for `take`
-   * @throws RangeError as `take` does
+   * @throws as `take` does
    */
   peek(now: number, n = 1): boolean {
-    if (!(n >= 0)) badCost(n, "Bucket.peek n");
-    if (!Number.isFinite(now)) badNow(now, "Bucket.peek now");
-    return n <= this.burst && this.#settled(now) + this.#slack >= n;
+    if (typeof n !== "number" || !(n >= 0)) badCost(n, "Bucket.peek n");
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Bucket.peek now");
+    const t = now > this.#latest ? now : this.#latest;
+    return bucketFits(bucketLevel(this.#tokens, this.#at, t, this.#perMs, this.burst), n, this.burst, this.#slack);
   }
 
   /**
-   * How long until `n` tokens are available, in milliseconds, without taking them: zero when
-   * they are available now. This is what a caller sleeps rather than spinning, and what a
+   * How long until `n` tokens are available, in milliseconds, without taking them: zero exactly
+   * when they are available now. This is what a caller sleeps rather than spinning, and what a
    * `Retry-After` header is computed from. A take at `now + next(now, n)` succeeds if nothing
-   * else takes in between.
+   * else takes in between, and a loop that advances its clock by `next` ends.
    *
    * @param now - the caller's clock reading, in milliseconds
    * @param n - the cost in tokens, as for `take`
    * @returns the wait in milliseconds; `Infinity` when `n` is above the burst, which no wait
    *   can meet
-   * @throws RangeError when `n` is negative or NaN, or `now` is NaN or infinite
+   * @throws as `take` does
    */
   next(now: number, n = 1): number {
-    if (!(n >= 0)) badCost(n, "Bucket.next n");
-    if (!Number.isFinite(now)) badNow(now, "Bucket.next now");
-    if (n > this.burst) return Infinity;
+    if (typeof n !== "number" || !(n >= 0)) badCost(n, "Bucket.next n");
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Bucket.next now");
     // A reading before the latest stands still there, so the tokens arrive counting from it.
-    const from = now > this.#at ? now : this.#at;
-    const tokens = this.#settled(from);
-    if (tokens + this.#slack >= n) return 0;
-    return from + (n - tokens) / this.#perMs - now;
+    const from = now > this.#latest ? now : this.#latest;
+    return until(now, from, bucketReady(this.#tokens, this.#at, from, n, this.#perMs, this.burst, this.#slack));
   }
 
   /**
@@ -143,11 +144,11 @@ export class Bucket {
    * caller that reports its own headroom.
    *
    * @param now - the caller's clock reading, in milliseconds
-   * @throws RangeError when `now` is NaN or infinite
+   * @throws RangeError or TypeError when `now` is not a reading within ±2^45 ms
    */
   tokens(now: number): number {
-    if (!Number.isFinite(now)) badNow(now, "Bucket.tokens now");
-    const tokens = this.#settled(now);
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Bucket.tokens now");
+    const tokens = bucketLevel(this.#tokens, this.#at, now > this.#latest ? now : this.#latest, this.#perMs, this.burst);
     return tokens > 0 ? tokens : 0;
   }
 
@@ -156,16 +157,13 @@ export class Bucket {
    * whole tokens held as remaining, and the milliseconds until the bucket is full again as reset.
    *
    * @param now - the caller's clock reading, in milliseconds
-   * @throws RangeError when `now` is NaN or infinite
+   * @throws RangeError or TypeError when `now` is not a reading within ±2^45 ms
    */
   rateLimit(now: number): RateLimit {
-    if (!Number.isFinite(now)) badNow(now, "Bucket.rateLimit now");
-    const from = now > this.#at ? now : this.#at;
-    const tokens = this.#settled(from);
-    const limit = Math.floor(this.burst);
-    const whole = Math.floor(tokens + this.#slack);
-    const remaining = whole < 0 ? 0 : whole > limit ? limit : whole;
-    const missing = this.burst - tokens;
-    return { limit, remaining, reset: missing > this.#slack ? from + missing / this.#perMs - now : 0 };
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Bucket.rateLimit now");
+    const from = now > this.#latest ? now : this.#latest;
+    const tokens = bucketLevel(this.#tokens, this.#at, from, this.#perMs, this.burst);
+    const reset = until(now, from, bucketFull(this.#tokens, this.#at, from, this.#perMs, this.burst, this.#slack));
+    return { limit: Math.floor(this.burst), remaining: bucketWhole(tokens, this.burst, this.#slack), reset };
   }
 }

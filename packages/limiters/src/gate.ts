@@ -1,4 +1,5 @@
 import { check } from "@tideward/time";
+import { MAX_COUNT } from "./args";
 import type { RateLimit } from "./rate-limit";
 
 /**
@@ -30,13 +31,20 @@ export class Gate {
   /**
    * A gate nothing has entered.
    *
-   * @param limit - how many calls may be inside at once: a whole number (zero or less for no
-   *   ceiling), or `Infinity`
-   * @throws RangeError when `limit` is NaN, -Infinity or a fraction (TypeError when not a number)
+   * @param limit - how many calls may be inside at once: a whole number up to 2^53 − 1 (zero
+   *   or less for no ceiling), or `Infinity`
+   * @throws RangeError when `limit` is NaN, -Infinity, a fraction or above 2^53 − 1 (TypeError
+   *   when not a number)
    */
   constructor(limit: number) {
-    this.limit = limit === Infinity ? limit : check.integer(limit, "Gate limit");
-    this.#ceiling = this.limit > 0 ? this.limit : Infinity;
+    if (limit !== Infinity) {
+      check.finite(limit, "Gate limit");
+      if (!Number.isInteger(limit)) throw new RangeError(`Gate limit must be a whole number, got ${check.describe(limit)}`);
+      // Past 2^53 counting one by one stops being exact; Infinity is how to say "no ceiling".
+      if (limit > MAX_COUNT) throw new RangeError(`Gate limit must be at most ${MAX_COUNT} (2^53 − 1; Infinity for no ceiling), got ${check.describe(limit)}`);
+    }
+    this.limit = limit;
+    this.#ceiling = limit > 0 ? limit : Infinity;
   }
 
   /** How many are inside: entered and not yet left, never negative. */

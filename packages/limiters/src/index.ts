@@ -1,9 +1,10 @@
 export { Bucket } from "./bucket";
 export type { BucketOptions } from "./bucket";
-export { Sliding } from "./sliding";
+export { Sliding, MAX_SLIDING_QUOTA } from "./sliding";
 export { Period } from "./period";
 export type { PeriodOptions, Quota } from "./period";
 export { Gcra } from "./gcra";
 export type { GcraOptions } from "./gcra";
 export { Gate } from "./gate";
 export type { RateLimit } from "./rate-limit";
+export { MAX_INSTANT, MAX_SPAN, MIN_SPAN } from "./grid";

@@ -1,6 +1,8 @@
 import { check } from "@tideward/time";
 import type { Span } from "@tideward/time";
-import { badNow } from "./args";
+import { MAX_COUNT, badNow, span } from "./args";
+import { windowEnd } from "./formulas";
+import { MAX_INSTANT, until } from "./grid";
 import type { RateLimit } from "./rate-limit";
 
 /**
@@ -21,6 +23,8 @@ export interface PeriodOptions {
   readonly align?: boolean;
 }
 
+const OPTIONS: readonly (keyof PeriodOptions)[] = ["align"];
+
 /**
  * A fixed window counter: at most `quota` events per period, the count starting again when a
  * period ends.
@@ -34,10 +38,11 @@ export interface PeriodOptions {
  * `align` it is the multiple of `period` that `now` falls in (`start = ⌊now / period⌋ · period`).
  * Only admitted events (`"under"` and `"hit"`) are counted; an `"over"` changes nothing.
  *
- * **Time.** `now` is the caller's clock in milliseconds. A clock that steps backwards into or
- * before the open period counts in the open period: no earlier period is ever reopened, and a
- * period only closes when a reading reaches its end. A `now` that is NaN or infinite is a
- * `RangeError`.
+ * **Time.** `now` is the caller's clock in milliseconds, within ±2^45. A clock that steps
+ * backwards into or before the open period counts in the open period: no earlier period is ever
+ * reopened, and a period only closes when a reading reaches its end. A period's end is `now +
+ * period` (or the rounded multiple) on the float grid, so its length is honoured to half a clock
+ * step: 2^-13 ms near `Date.now()` today.
  *
  * @example
  * const hour = new Period(100, 3_600_000, { align: true }); // 100 an hour, on the hour
@@ -61,25 +66,21 @@ export class Period {
   /**
    * A counter no event has touched.
    *
-   * @param quota - events allowed per period: a whole number, one or more
-   * @param period - how long a period is in milliseconds, above zero and finite
-   * @throws RangeError when `quota` is not a whole number of one or more, or `period` is zero,
-   *   negative, NaN or infinite
+   * @param quota - events allowed per period: a whole number, one or more (at most 2^53 − 1)
+   * @param period - how long a period is in milliseconds, from 2^-4 to 2^44
+   * @param options - read once; an unknown option is a `TypeError` naming the closest known one
+   * @throws RangeError when `quota` is not a whole number from 1 to 2^53 − 1, or `period` is
+   *   NaN, infinite, or outside 2^-4 to 2^44 ms; TypeError when one is not a number, `align` not a
+   *   boolean or `options` not an object
    */
-  constructor(quota: number, period: Span, options: PeriodOptions = {}) {
+  constructor(quota: number, period: Span, options?: PeriodOptions) {
+    const given = check.options(options, OPTIONS, "Period");
     this.quota = check.integer(quota, "Period quota", 1);
-    this.period = check.positive(period, "Period period (ms)");
-    const align = options.align ?? false;
-    if (typeof align !== "boolean") throw new TypeError(`Period align must be a boolean, got ${typeof align}`);
+    if (this.quota > MAX_COUNT) throw new RangeError(`Period quota must be at most ${MAX_COUNT} (2^53 − 1), got ${this.quota}`);
+    this.period = span(period, "Period period (ms)");
+    const align = given.align ?? false;
+    if (typeof align !== "boolean") throw new TypeError(`Period align must be a boolean, got ${typeof align} ${check.describe(align)}`);
     this.align = align;
-  }
-
-  /** The end of the period a first event at `now` opens. */
-  #open(now: number): number {
-    if (!this.align) return now + this.period;
-    const end = (Math.floor(now / this.period) + 1) * this.period;
-    // The division can round `now` onto the next multiple; the period must still contain it.
-    return end > now ? end : end + this.period;
   }
 
   /**
@@ -87,13 +88,13 @@ export class Period {
    * `"hit"` are admitted, `"over"` is refused and not counted.
    *
    * @param now - the caller's clock reading, in milliseconds
-   * @throws RangeError when `now` is NaN or infinite
+   * @throws RangeError or TypeError when `now` is not a reading within ±2^45 ms
    */
   take(now: number): Quota {
-    if (!Number.isFinite(now)) badNow(now, "Period.take now");
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Period.take now");
     let count = this.#count;
     if (now >= this.#end) {
-      this.#end = this.#open(now);
+      this.#end = windowEnd(now, this.period, this.align);
       count = 0;
     } else if (count >= this.quota) {
       return "over";
@@ -106,10 +107,10 @@ export class Period {
    * What {@link Period.take} would answer at `now`, without counting anything.
    *
    * @param now - the caller's clock reading, in milliseconds
-   * @throws RangeError when `now` is NaN or infinite
+   * @throws RangeError or TypeError when `now` is not a reading within ±2^45 ms
    */
   peek(now: number): Quota {
-    if (!Number.isFinite(now)) badNow(now, "Period.peek now");
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Period.peek now");
     const count = now >= this.#end ? 1 : this.#count + 1;
     return count < this.quota ? "under" : count === this.quota ? "hit" : "over";
   }
@@ -119,10 +120,10 @@ export class Period {
    * open at `now` (the next event would open one).
    *
    * @param now - the caller's clock reading, in milliseconds
-   * @throws RangeError when `now` is NaN or infinite
+   * @throws RangeError or TypeError when `now` is not a reading within ±2^45 ms
    */
   left(now: number): number {
-    if (!Number.isFinite(now)) badNow(now, "Period.left now");
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Period.left now");
     return now >= this.#end ? this.quota : this.quota - this.#count;
   }
 
@@ -135,11 +136,11 @@ export class Period {
    * `reset`.
    *
    * @param now - the caller's clock reading, in milliseconds
-   * @throws RangeError when `now` is NaN or infinite
+   * @throws RangeError or TypeError when `now` is not a reading within ±2^45 ms
    */
   next(now: number): number {
-    if (!Number.isFinite(now)) badNow(now, "Period.next now");
-    return now >= this.#end || this.#count < this.quota ? 0 : this.#end - now;
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Period.next now");
+    return now >= this.#end || this.#count < this.quota ? 0 : until(now, now, this.#end);
   }
 
   /**
@@ -148,10 +149,10 @@ export class Period {
    * the quota being whole already).
    *
    * @param now - the caller's clock reading, in milliseconds
-   * @throws RangeError when `now` is NaN or infinite
+   * @throws RangeError or TypeError when `now` is not a reading within ±2^45 ms
    */
   rateLimit(now: number): RateLimit {
     const remaining = this.left(now);
-    return { limit: this.quota, remaining, reset: now >= this.#end ? 0 : this.#end - now };
+    return { limit: this.quota, remaining, reset: until(now, now, this.#end) };
   }
 }

@@ -1,7 +1,36 @@
 import { check } from "@tideward/time";
 import type { Span } from "@tideward/time";
-import { badNow } from "./args";
+import { badNow, span } from "./args";
+import { MAX_INSTANT, above, below, firstAfter, until } from "./grid";
 import type { RateLimit } from "./rate-limit";
+
+/** The largest quota a {@link Sliding} takes: 2^24 stamps, 128 MiB of ring. */
+export const MAX_SLIDING_QUOTA = 2 ** 24;
+
+// The first instant at or after `from` at which a stamp `since` has fallen out of a window of
+// `window` ms: the mathematical `since + window`, moved up onto the first double at which the
+// window's own test `s − since ≥ window` passes.
+function fallenOut(since: number, window: number, from: number): number {
+  if (from - since >= window) return from;
+  let s = since + window;
+  if (!(s > from)) s = above(from);
+  if (s - since < window) {
+    s = above(s);
+    if (s - since < window) return fallingOut(since, window, s);
+  }
+  // No slack here, so the first instant is the exact answer: the sum may have rounded past it.
+  for (let i = 0; i < 4; i++) {
+    const sooner = below(s);
+    if (!(sooner > from) || sooner - since < window) break;
+    s = sooner;
+  }
+  return s;
+}
+
+// The rare path, out of line so the closure's context is not allocated on every call.
+function fallingOut(since: number, window: number, s: number): number {
+  return firstAfter(s, (x) => x - since >= window);
+}
 
 /**
  * An exact sliding window: at most `quota` events in any `window`-long stretch.
@@ -20,9 +49,11 @@ import type { RateLimit } from "./rate-limit";
  * allocated once): `take` compares against the oldest stamp and overwrites it, so its cost does
  * not depend on the quota; `left` is a binary search over the ring.
  *
- * **Time.** `now` is the caller's clock in milliseconds. A clock that steps backwards is treated
- * as standing still at the latest reading `take` has seen (an event is stamped there, never in
- * the past). A `now` that is NaN or infinite is a `RangeError`.
+ * **Time.** `now` is the caller's clock in milliseconds, within ±2^45. A clock that steps
+ * backwards is treated as standing still at the latest reading `take` has seen (an event is
+ * stamped there, never in the past). Ages are differences of two readings, exact on the float
+ * grid, so the window is honoured to the clock's own step at any scale; `next(now)` is 0 exactly
+ * when `take(now)` would pass, and a take at `now + next(now)` passes.
  *
  * @example
  * const win = new Sliding(2, 1_000); // two events in any one-second stretch
@@ -49,14 +80,16 @@ export class Sliding {
   /**
    * An empty window.
    *
-   * @param quota - events allowed in any window-long stretch: a whole number, one or more
-   * @param window - the length of that stretch in milliseconds, above zero and finite
-   * @throws RangeError when `quota` is not a whole number of one or more, or `window` is zero,
-   *   negative, NaN or infinite
+   * @param quota - events allowed in any window-long stretch: a whole number from 1 to
+   *   {@link MAX_SLIDING_QUOTA} (each is 8 bytes of ring)
+   * @param window - the length of that stretch in milliseconds, from 2^-4 to 2^44
+   * @throws RangeError when `quota` is not a whole number from 1 to 2^24, or `window` is NaN,
+   *   infinite or outside 2^-4 to 2^44 ms; TypeError when one is not a number
    */
   constructor(quota: number, window: Span) {
     this.quota = check.integer(quota, "Sliding quota", 1);
-    this.window = check.positive(window, "Sliding window (ms)");
+    if (this.quota > MAX_SLIDING_QUOTA) throw new RangeError(`Sliding quota must be at most ${MAX_SLIDING_QUOTA} (2^24 stamps, 128 MiB), got ${this.quota}`);
+    this.window = span(window, "Sliding window (ms)");
     this.#ring = new Float64Array(this.quota).fill(-Infinity);
   }
 
@@ -64,10 +97,10 @@ export class Sliding {
    * Whether an event at `now` is within the quota, counting it if it is.
    *
    * @param now - the caller's clock reading, in milliseconds
-   * @throws RangeError when `now` is NaN or infinite
+   * @throws RangeError or TypeError when `now` is not a reading within ±2^45 ms
    */
   take(now: number): boolean {
-    if (!Number.isFinite(now)) badNow(now, "Sliding.take now");
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Sliding.take now");
     if (now < this.#last) now = this.#last;
     const ring = this.#ring;
     const head = this.#head;
@@ -82,10 +115,10 @@ export class Sliding {
    * What {@link Sliding.take} would answer at `now`, without counting anything.
    *
    * @param now - the caller's clock reading, in milliseconds
-   * @throws RangeError when `now` is NaN or infinite
+   * @throws RangeError or TypeError when `now` is not a reading within ±2^45 ms
    */
   peek(now: number): boolean {
-    if (!Number.isFinite(now)) badNow(now, "Sliding.peek now");
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Sliding.peek now");
     return (now < this.#last ? this.#last : now) - this.#ring[this.#head] >= this.window;
   }
 
@@ -93,10 +126,10 @@ export class Sliding {
    * How many more events the window would admit at `now`, from 0 to the quota.
    *
    * @param now - the caller's clock reading, in milliseconds
-   * @throws RangeError when `now` is NaN or infinite
+   * @throws RangeError or TypeError when `now` is not a reading within ±2^45 ms
    */
   left(now: number): number {
-    if (!Number.isFinite(now)) badNow(now, "Sliding.left now");
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Sliding.left now");
     if (now < this.#last) now = this.#last;
     // The stamps, read oldest first, are non-decreasing, so "has fallen out" holds for a prefix
     // of them; its length is how many slots are free.
@@ -119,14 +152,13 @@ export class Sliding {
    * else is admitted in between.
    *
    * @param now - the caller's clock reading, in milliseconds
-   * @throws RangeError when `now` is NaN or infinite
+   * @throws RangeError or TypeError when `now` is not a reading within ±2^45 ms
    */
   next(now: number): number {
-    if (!Number.isFinite(now)) badNow(now, "Sliding.next now");
-    const oldest = this.#ring[this.#head];
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Sliding.next now");
+    const from = now < this.#last ? this.#last : now;
     // The same comparison as `take`, so the two never disagree over a rounding.
-    if ((now < this.#last ? this.#last : now) - oldest >= this.window) return 0;
-    return oldest + this.window - now;
+    return until(now, from, fallenOut(this.#ring[this.#head], this.window, from));
   }
 
   /**
@@ -135,11 +167,13 @@ export class Sliding {
    * again) as reset.
    *
    * @param now - the caller's clock reading, in milliseconds
-   * @throws RangeError when `now` is NaN or infinite
+   * @throws RangeError or TypeError when `now` is not a reading within ±2^45 ms
    */
   rateLimit(now: number): RateLimit {
     const remaining = this.left(now);
+    if (remaining === this.quota) return { limit: this.quota, remaining, reset: 0 };
     // The window is empty again once the newest stamp falls out.
-    return { limit: this.quota, remaining, reset: remaining === this.quota ? 0 : this.#last + this.window - now };
+    const from = now < this.#last ? this.#last : now;
+    return { limit: this.quota, remaining, reset: until(now, from, fallenOut(this.#last, this.window, from)) };
   }
 }

@@ -20,11 +20,16 @@ export interface ArrivalOptions {
   readonly gap?: number;
   /** The most arrivals. @defaultValue 120 */
   readonly max?: number;
+  /** The first reading's clock, added to every `t` (a real clock's magnitude). @defaultValue 0 */
+  readonly origin?: number;
 }
 
-/** Arrival sequences, in clock order unless `shuffled`. */
+/**
+ * Arrival sequences, in clock order unless `shuffled`. With an `origin`, the readings are
+ * `origin + t` as a real clock would give them: the sum rounded onto the clock's float grid.
+ */
 export function arrivals(options: ArrivalOptions = {}): fc.Arbitrary<Arrival[]> {
-  const { costs = 1, shuffled = false, whole = false, gap = 2_000, max = 120 } = options;
+  const { costs = 1, shuffled = false, whole = false, gap = 2_000, max = 120, origin = 0 } = options;
   const low = shuffled ? -gap / 4 : 0;
   const step = whole
     ? fc.oneof(fc.constant(0), fc.integer({ min: Math.ceil(low / 10), max: 50 }), fc.integer({ min: Math.ceil(low), max: gap }))
@@ -34,7 +39,7 @@ export function arrivals(options: ArrivalOptions = {}): fc.Arbitrary<Arrival[]> 
     let t = 0;
     return steps.map(({ gap: g, n }) => {
       t = Math.max(0, t + g);
-      return { t, n };
+      return { t: origin + t, n };
     });
   });
 }
@@ -43,4 +48,12 @@ export function arrivals(options: ArrivalOptions = {}): fc.Arbitrary<Arrival[]> 
 export function runningMax(ts: readonly number[]): number[] {
   let m = -Infinity;
   return ts.map((t) => (m = Math.max(m, t)));
+}
+
+/**
+ * {@link arrivals} starting at a reading drawn from `origin` (see `scales.ts`); with `whole`, the
+ * origin is rounded to a whole millisecond too (as `Date.now()` is), so sums stay exact.
+ */
+export function arrivalsAt(origin: fc.Arbitrary<number>, options: ArrivalOptions = {}): fc.Arbitrary<Arrival[]> {
+  return origin.chain((o) => arrivals({ ...options, origin: options.whole === true ? Math.round(o) : o }));
 }

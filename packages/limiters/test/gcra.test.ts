@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Bucket, Gcra } from "@tideward/limiters";
-import { arrivals } from "./arrivals";
+import { arrivalsAt } from "./arrivals";
+import { scales } from "./scales";
 
 // Rates whose emission interval 1000/rate is a whole number of ms: with whole-ms clocks every
 // sum GCRA makes is exact, so arrivals landing exactly on a boundary (they do, often) are
@@ -9,6 +10,39 @@ import { arrivals } from "./arrivals";
 const wholeIntervals = fc.constantFrom(1, 2, 4, 5, 8, 10, 20, 25, 40, 50, 100, 125, 200, 250, 500, 1_000);
 
 describe("Gcra", () => {
+  it("near Date.now(), a burst of one admits a flow at rest at every rate from 1 to 1 000 a second, and then the rate", () => {
+    const now = 1_700_000_000_000;
+    const refused: number[] = [];
+    for (let rate = 1; rate <= 1_000; rate++) {
+      const g = new Gcra(rate, { burst: 1 });
+      if (!g.take(now) || g.take(now)) refused.push(rate);
+    }
+    expect(refused).toEqual([]);
+    // 7 a second for an hour, a caller taking whenever next() says it may: 7 · 3 600 admitted.
+    const g = new Gcra(7, { burst: 1 });
+    let passed = 0;
+    for (let t = now; t < now + 3_600_000; t += g.next(t)) if (g.take(t)) passed++;
+    expect(passed).toBe(25_200);
+    // Offered a call every 10 ms, the calls land 150 ms apart (the first 10 ms mark past each
+    // 142.86 ms interval): 24 000 in the hour, the same as a Bucket of the same rate.
+    const h = new Gcra(7, { burst: 1 });
+    const b = new Bucket(7, { burst: 1, now });
+    let [gh, bh] = [0, 0];
+    for (let i = 0; i < 360_000; i++) {
+      if (h.take(now + i * 10)) gh++;
+      if (b.take(now + i * 10)) bh++;
+    }
+    expect([gh, bh]).toEqual([24_000, 24_000]);
+  });
+
+  it("a rate faster than the clock's own step near Date.now() is honoured: one per reading, the next at the next step", () => {
+    const g = new Gcra(1e8, { burst: 1 }); // one every 10 ns; Date.now() readings are 2^-12 ms apart
+    const now = 1_700_000_000_000.5;
+    expect([g.take(now), g.take(now)]).toEqual([true, false]);
+    expect(g.next(now)).toBe(2 ** -12);
+    expect(g.take(now + g.next(now))).toBe(true);
+  });
+
   it("lets the burst through back to back, then one every emission interval", () => {
     const g = new Gcra(10, { burst: 2 });
     expect(g.interval).toBe(100);
@@ -78,10 +112,12 @@ describe("Gcra", () => {
     expect(g.take(1_150)).toBe(false);
     expect(g.tat).toBe(1_300);
   });
+});
 
+describe.each(scales)("Gcra properties on %s", (_, origin) => {
   it("property: admits exactly what a bucket of the same rate and burst admits (unit costs, exact boundaries)", () => {
     fc.assert(
-      fc.property(wholeIntervals, fc.option(fc.integer({ min: 1, max: 30 })), arrivals({ whole: true, gap: 1_500 }), (rate, burst, events) => {
+      fc.property(wholeIntervals, fc.option(fc.integer({ min: 1, max: 30 })), arrivalsAt(origin, { whole: true, gap: 1_500 }), (rate, burst, events) => {
         const options = burst === null ? {} : { burst };
         const g = new Gcra(rate, options);
         const b = new Bucket(rate, options);
@@ -98,7 +134,7 @@ describe("Gcra", () => {
 
   it("property: and for any rate, burst and costs (fractional ones included)", () => {
     fc.assert(
-      fc.property(fc.double({ min: 0.05, max: 2_000, noNaN: true }), fc.double({ min: 0.5, max: 40, noNaN: true }), arrivals({ costs: 5 }), (rate, burst, events) => {
+      fc.property(fc.double({ min: 0.05, max: 2_000, noNaN: true }), fc.double({ min: 0.5, max: 40, noNaN: true }), arrivalsAt(origin, { costs: 5 }), (rate, burst, events) => {
         const g = new Gcra(rate, { burst });
         const b = new Bucket(rate, { burst });
         return events.every(({ t, n }) => g.peek(t, n) === b.peek(t, n) && g.take(t, n) === b.take(t, n));
@@ -108,7 +144,7 @@ describe("Gcra", () => {
 
   it("property: a take at now + next(now, n) succeeds", () => {
     fc.assert(
-      fc.property(fc.double({ min: 0.05, max: 2_000, noNaN: true }), fc.double({ min: 1, max: 40, noNaN: true }), arrivals({ costs: 1 }), fc.double({ min: 0, max: 1, noNaN: true }), (rate, burst, events, share) => {
+      fc.property(fc.double({ min: 0.05, max: 2_000, noNaN: true }), fc.double({ min: 1, max: 40, noNaN: true }), arrivalsAt(origin, { costs: 1 }), fc.double({ min: 0, max: 1, noNaN: true }), (rate, burst, events, share) => {
         const g = new Gcra(rate, { burst });
         for (const { t } of events) g.take(t);
         const last = events.at(-1)?.t ?? 0;
@@ -120,7 +156,7 @@ describe("Gcra", () => {
 
   it("property: with a clock going both ways, never more than burst + rate · (last − first) between two admissions", () => {
     fc.assert(
-      fc.property(fc.double({ min: 0.05, max: 2_000, noNaN: true }), fc.double({ min: 0.5, max: 40, noNaN: true }), arrivals({ costs: 3, shuffled: true }), (rate, burst, events) => {
+      fc.property(fc.double({ min: 0.05, max: 2_000, noNaN: true }), fc.double({ min: 0.5, max: 40, noNaN: true }), arrivalsAt(origin, { costs: 3, shuffled: true }), (rate, burst, events) => {
         const g = new Gcra(rate, { burst });
         const admitted = events.filter(({ t, n }) => g.take(t, n));
         let worst = -Infinity;

@@ -2,7 +2,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Period } from "@tideward/limiters";
 import type { Quota } from "@tideward/limiters";
-import { arrivals, runningMax } from "./arrivals";
+import { arrivalsAt, runningMax } from "./arrivals";
+import { scales } from "./scales";
 
 /** Which period each admitted event fell in, by the definition (events in clock order). */
 function periodsOf(ts: readonly number[], answers: readonly Quota[], period: number, align: boolean): number[] {
@@ -95,10 +96,12 @@ describe("Period", () => {
     q.take(10_000);
     expect(q.take(9_999)).toBe("over"); // before the open period: counted in it
   });
+});
 
+describe.each(scales)("Period properties on %s", (_, origin) => {
   it("property: never more than quota per period, and admits whenever the period has room", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.double({ min: 1, max: 1_500, noNaN: true }), fc.boolean(), arrivals({ gap: 400 }), (quota, period, align, events) => {
+      fc.property(fc.integer({ min: 1, max: 6 }), fc.double({ min: 1, max: 1_500, noNaN: true }), fc.boolean(), arrivalsAt(origin, { gap: 400 }), (quota, period, align, events) => {
         const p = new Period(quota, period, { align });
         const ts = events.map((e) => e.t);
         const answers = ts.map((t) => p.take(t));
@@ -125,7 +128,7 @@ describe("Period", () => {
 
   it("property: aligned, every admitted event counts against the multiple of the period it falls in", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 1_500 }), arrivals({ gap: 400, whole: true }), (quota, period, events) => {
+      fc.property(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 1_500 }), arrivalsAt(origin, { gap: 400, whole: true }), (quota, period, events) => {
         const p = new Period(quota, period, { align: true });
         const perPeriod = new Map<number, number>();
         let bad = 0;
@@ -143,7 +146,7 @@ describe("Period", () => {
 
   it("property: a clock that steps back answers as if it had stood still at its latest reading", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.double({ min: 1, max: 1_500, noNaN: true }), fc.boolean(), arrivals({ gap: 400, shuffled: true }), (quota, period, align, events) => {
+      fc.property(fc.integer({ min: 1, max: 6 }), fc.double({ min: 1, max: 1_500, noNaN: true }), fc.boolean(), arrivalsAt(origin, { gap: 400, shuffled: true }), (quota, period, align, events) => {
         const raw = new Period(quota, period, { align });
         const still = new Period(quota, period, { align });
         const max = runningMax(events.map((e) => e.t));

@@ -5,8 +5,8 @@ import type { QuotaKey } from "./key";
  * Which algorithm a charge runs, each with its own state per key and limit:
  * - `"bucket"`: a token bucket; bursts up to `capacity` after a quiet spell, then the refill rate.
  * - `"window"`: a fixed window; at most `capacity` per window, explainable, coarse at the edges.
- * - `"gcra"`: the generic cell rate algorithm; the refill rate, `burst` ahead of schedule at most,
- *   with the smallest state (one instant per key).
+ * - `"gcra"`: the generic cell rate algorithm; the refill rate, `burst` ahead of schedule at most:
+ *   smooth shaping, its burst set apart from the bucket's capacity.
  */
 export type ChargeKind = "bucket" | "window" | "gcra";
 
@@ -44,8 +44,9 @@ export interface AtomicReport {
   /** The index of the first charge that did not fit, or -1 when all did. */
   readonly failedIndex: number;
   /**
-   * Milliseconds until the whole set would fit (each bucket holding the set's total demand on
-   * it): 0 when it fits, `Infinity` when it never will (a limit unknown or a total too large).
+   * Milliseconds from the caller's `now` until the whole set would fit (each bucket holding the
+   * set's total demand on it, confirmed by evaluating the set there): 0 when it fits, `Infinity`
+   * when it never will (a limit unknown or a total too large).
    */
   readonly retryAfter: number;
   /** One decision per charge, in order. */

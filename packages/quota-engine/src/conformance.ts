@@ -117,6 +117,56 @@ export function quotaConformance(api: ConformanceApi, make: () => Awaitable<Quot
       expect(answer(await s.checkGcra(a, "g", t0 + 1_000, 2))).toEqual(yes(2, 0, 200));
     });
 
+    it("real clocks: from rest a GCRA burst of one, and of three, passes whole at a fractional instant", async () => {
+      // 7 a second: an interval of 142.857… ms, which no clock reading near Date.now() lands on.
+      const s = await store({ name: "g1", capacity: 7, refill: 7, window: 1_000, burst: 1 }, { name: "g3", capacity: 7, refill: 7, window: 1_000, burst: 3 });
+      const now = t0 + 0.123;
+      const one = await s.checkGcra(k("alice"), "g1", now);
+      expect([one.allowed, one.remaining]).toEqual([true, 0]);
+      const three = [await s.checkGcra(k("bob"), "g3", now), await s.checkGcra(k("bob"), "g3", now), await s.checkGcra(k("bob"), "g3", now), await s.checkGcra(k("bob"), "g3", now)];
+      expect(three.map((d) => [d.allowed, d.remaining])).toEqual([[true, 2], [true, 1], [true, 0], [false, 0]]);
+    });
+
+    it("real clocks: a token bucket and a fixed window pass exactly their capacity from rest at a fractional instant", async () => {
+      const s = await store({ name: "b", capacity: 5, refill: 7, window: 1_000 });
+      const now = t0 + 0.7;
+      const bucket: boolean[] = [];
+      const window: boolean[] = [];
+      for (let i = 0; i < 6; i++) bucket.push((await s.checkTokenBucket(k("alice"), "b", now)).allowed);
+      for (let i = 0; i < 6; i++) window.push((await s.checkWindow(k("alice"), "b", now)).allowed);
+      expect([bucket, window]).toEqual([[true, true, true, true, true, false], [true, true, true, true, true, false]]);
+    });
+
+    it("real clocks: retried at now + retryAfter (as the caller adds it), a refused check passes, for every algorithm", async () => {
+      const s = await store({ name: "r", capacity: 2, refill: 7, window: 1_000, burst: 2 });
+      const now = t0 + 0.3;
+      const kinds = [
+        (at: number, cost: number) => s.checkTokenBucket(k("alice"), "r", at, cost),
+        (at: number, cost: number) => s.checkWindow(k("alice"), "r", at, cost),
+        (at: number, cost: number) => s.checkGcra(k("alice"), "r", at, cost),
+      ];
+      for (const check of kinds) {
+        expect((await check(now, 2)).allowed).toBe(true);
+        const refused = await check(now, 1);
+        expect([refused.allowed, refused.retryAfter > 0, Number.isFinite(refused.retryAfter)]).toEqual([false, true, true]);
+        expect((await check(now + refused.retryAfter, 1)).allowed).toBe(true);
+      }
+    });
+
+    it("real clocks: a charge set retried at now + retryAfter passes", async () => {
+      const s = await store({ name: "u", capacity: 3, refill: 7, window: 1_000 }, { name: "m", capacity: 4, refill: 9, window: 1_000, burst: 4 });
+      const now = t0 + 0.45;
+      const set: QuotaCharge[] = [
+        { key: k("alice"), limit: "u", cost: 2 },
+        { key: k("*", "*", "m"), limit: "m", cost: 3, kind: "gcra" },
+        { key: k("alice"), limit: "u", cost: 1 },
+      ];
+      expect((await s.checkAtomic(set, now)).committed).toBe(true);
+      const refused = await s.checkAtomic(set, now);
+      expect([refused.committed, refused.retryAfter > 0, Number.isFinite(refused.retryAfter)]).toEqual([false, true, true]);
+      expect((await s.checkAtomic(set, now + refused.retryAfter)).committed).toBe(true);
+    });
+
     it("an unknown limit is an answer, not an error", async () => {
       const s = await store({ name: "b", capacity: 1 });
       for (const d of [await s.checkTokenBucket(k("a"), "nope", t0), await s.checkWindow(k("a"), "nope", t0), await s.checkGcra(k("a"), "nope", t0)]) {

@@ -32,9 +32,16 @@ export interface Decision {
    * window, or units GCRA would still admit back to back. Nothing is taken by a denial.
    */
   readonly remaining: number;
-  /** Milliseconds until the same charge would be allowed: 0 when allowed, `Infinity` when never. */
+  /**
+   * Milliseconds from the caller's `now` until the same charge would be allowed: 0 exactly when
+   * allowed, `Infinity` when never. Added to `now` as the caller adds it, it lands where the
+   * charge passes.
+   */
   readonly retryAfter: number;
-  /** Milliseconds until the key is back to a fresh key's state (bucket full, window closed, GCRA caught up). */
+  /**
+   * Milliseconds from the caller's `now` until the key is back to a fresh key's state (bucket
+   * full, give or take its slack; window closed; GCRA caught up).
+   */
   readonly resetAfter: number;
   /** The rules that fired, for audit: one entry per rule, such as `"bucket tokens: exhausted"`. */
   readonly trace: readonly string[];

@@ -1,3 +1,4 @@
+import { MAX_INSTANT, badInstant, firstAfter, until } from "@tideward/limiters/math";
 import { check } from "@tideward/time";
 import type { AtomicReport, BatchReport, ChargeKind, EvaluationInput, QuotaCharge } from "./charge";
 import { Verdict, reasons } from "./decision";
@@ -7,13 +8,13 @@ import type { FairShareItem } from "./fair";
 import type { EngineSummary, QuotaStats, ValidationIssue } from "./health";
 import { Links } from "./hierarchy";
 import type { LinkCode, QuotaLink } from "./hierarchy";
-import { QuotaKey } from "./key";
-import { bucketFits, bucketLevel, bucketUntilFull, bucketWhole } from "./bucket";
+import { QuotaKey, isQuotaKey } from "./key";
+import { bucketFits, bucketFull, bucketLevel, bucketWhole } from "@tideward/limiters/math";
 import { windowDecide } from "./fixed-window";
 import { gcraDecide } from "./gcra";
 import { BUCKET, GCRA, KIND_NAMES, WINDOW, decide, freshA, freshB, kindOf } from "./kinds";
 import type { Kind } from "./kinds";
-import { limitProblem } from "./limit";
+import { limitProblem, readSpec } from "./limit";
 import type { LimitSpec } from "./limit";
 import { KEY_LIMIT, NOT_COMMITTED, OK, OUT, UNKNOWN_LIMIT } from "./outcome";
 import type { Code } from "./outcome";
@@ -69,8 +70,8 @@ function keyError(key: unknown, what: string): TypeError {
   return new TypeError(`${what} must be a QuotaKey (new QuotaKey(scope, subject, resource)), got ${check.describe(key)}`);
 }
 
-function nowError(now: unknown): Error {
-  return typeof now === "number" ? new RangeError(`now must be a finite number of milliseconds, got ${check.describe(now)}`) : new TypeError(`now must be a number of milliseconds, got ${typeof now} ${check.describe(now)}`);
+function nowError(now: unknown, what = "now"): Error {
+  return badInstant(now, what);
 }
 
 function costError(cost: unknown, what: string): Error {
@@ -88,6 +89,11 @@ function kindError(kind: unknown, what: string): TypeError {
 // Per-charge working space of a charge set, kept between calls so a set allocates only its report.
 class Scratch {
   size = 0;
+  /** Each charge's fields, read once from the caller's objects: every later step uses these. */
+  keys: QuotaKey[] = [];
+  ids: string[] = [];
+  limits: string[] = [];
+  costs = new Float64Array(0);
   kinds = new Uint8Array(0);
   codes = new Uint8Array(0);
   a = new Float64Array(0);
@@ -102,6 +108,7 @@ class Scratch {
   fit(n: number): this {
     if (n > this.size) {
       const size = Math.max(8, n, this.size * 2);
+      this.costs = new Float64Array(size);
       this.kinds = new Uint8Array(size);
       this.codes = new Uint8Array(size);
       this.a = new Float64Array(size);
@@ -128,6 +135,10 @@ function bucketName(kind: number, limit: string, id: string): string {
  * Every call takes `now`, the caller's clock in milliseconds. The engine's clock never runs
  * backwards: a `now` earlier than the latest one it has seen (from any call) is treated as that
  * latest instant, so a clock stepping back never mints tokens, and dropping an idle key is exact.
+ *
+ * Every promise holds at real clock magnitudes (`Date.now()` included): from rest exactly the
+ * capacity (GCRA: the burst) passes back to back, and `retryAfter` is 0 exactly when a charge
+ * passes and enough when added to the caller's `now`. Readings are within ±2^45 ms.
  *
  * State is O(1) per key: a Map from the key's id to a slot in a typed array, about 54 bytes a
  * key, and a key object remembers its slot, so a check with a reused key skips the Map. A key
@@ -158,11 +169,13 @@ export class QuotaEngine implements QuotaStore {
   /**
    * An engine with no limits.
    *
+   * @param policy - read once; an unknown field is a `TypeError` naming the closest known one
    * @throws RangeError or TypeError naming the field when `maxKeys` is not a whole number of at
-   *   least 1 (or Infinity), or `sweepStep` is not a whole number of at least 0
+   *   least 1 (or Infinity), or `sweepStep` is not a whole number of at least 0; TypeError when
+   *   `policy` is not an object
    */
-  constructor(policy: Partial<EnginePolicy> = {}) {
-    const merged = { ...enginePolicy, ...policy };
+  constructor(policy?: Partial<EnginePolicy>) {
+    const merged = { ...enginePolicy, ...check.options(policy, ["maxKeys", "sweepStep"], "QuotaEngine", "policy") };
     const maxKeys = merged.maxKeys;
     if (maxKeys !== Infinity) check.integer(maxKeys, "QuotaEngine maxKeys", 1);
     check.integer(merged.sweepStep, "QuotaEngine sweepStep", 0);
@@ -178,10 +191,12 @@ export class QuotaEngine implements QuotaStore {
    * (`"invalid_limit"`) or a limit of that name exists (`"duplicate_limit"`).
    */
   addLimit(spec: LimitSpec): Result<"duplicate_limit" | "invalid_limit"> {
-    const problem = limitProblem(spec);
-    if (problem !== undefined) return refused("invalid_limit", problem);
-    if (this.#rules.has(spec.name)) return refused("duplicate_limit", `a limit named ${JSON.stringify(spec.name)} exists already`);
-    const { name, capacity, refill, window, burst, align } = spec;
+    // Read once into a copy, which is what is checked and kept: a getter gets one say.
+    const copy = readSpec(spec);
+    const problem = limitProblem(copy ?? spec);
+    if (copy === undefined || problem !== undefined) return refused("invalid_limit", problem ?? "LimitSpec must be an object");
+    const { name, capacity, refill, window, burst, align } = copy as unknown as LimitSpec;
+    if (this.#rules.has(name)) return refused("duplicate_limit", `a limit named ${JSON.stringify(name)} exists already`);
     this.#rules.set(name, new Rule(Object.freeze({ name, capacity, refill, window, burst, align })));
     return done;
   }
@@ -210,31 +225,36 @@ export class QuotaEngine implements QuotaStore {
    *   limit is an answer, `"unknown_limit"`, not an error)
    */
   checkTokenBucket(key: QuotaKey, limit: string, now: number, cost = 1): Decision {
-    if (!(key instanceof QuotaKey)) throw keyError(key, "key");
-    if (!Number.isFinite(now)) throw nowError(now);
+    if (!isQuotaKey(key)) throw keyError(key, "key");
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) throw nowError(now);
     if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
     const rule = limit === this.#lastName ? this.#lastRule : this.#rule(limit);
     if (rule === undefined) return this.#unknown(BUCKET, limit, cost);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
     const table = rule.tables[BUCKET];
     const slot = table?.find(key);
-    if (table === undefined || slot === undefined) return this.#first(BUCKET, rule, key, t, cost);
+    if (table === undefined || slot === undefined) return this.#first(BUCKET, rule, key, t, now, cost);
     // The hot path: a key with state that can pay. One slot read, one slot write, one object.
     const data = table.data;
     const at = slot * 2;
+    const held = data[at];
     const last = data[at + 1];
-    const tokens = bucketLevel(rule, data[at], last, t);
-    if (!bucketFits(rule, tokens, cost)) return this.#denied(BUCKET, rule, tokens, t, t, cost);
+    const { perMs, capacity, bucketSlack } = rule;
+    const tokens = bucketLevel(held, last, t, perMs, capacity);
+    if (!bucketFits(tokens, cost, capacity, bucketSlack)) return this.#denied(BUCKET, rule, held, last, t, now, cost);
     const left = tokens - cost;
+    const since = t > last ? t : last;
     data[at] = left;
-    if (t > last) data[at + 1] = t;
-    return new Verdict(true, "ok", cost, bucketWhole(rule, left), 0, bucketUntilFull(rule, left), rule.traces[OK]);
+    data[at + 1] = since;
+    const reset = until(now, t, bucketFull(left, since, t, perMs, capacity, bucketSlack));
+    return new Verdict(true, "ok", cost, bucketWhole(left, capacity, bucketSlack), 0, reset, rule.traces[OK]);
   }
 
-  // A denial: nothing to write, so it can take the general path.
-  #denied(kind: Kind, rule: Rule, a: number, b: number, t: number, cost: number): Decision {
+  // A denial: nothing to write, so it can take the general path. Its waits count from the
+  // caller's `now` (the engine reads it as `t`, its latest instant, when the clock stepped back).
+  #denied(kind: Kind, rule: Rule, a: number, b: number, t: number, now: number, cost: number): Decision {
     const code = decide(kind, rule, a, b, t, cost);
-    return new Verdict(false, reasons[code], cost, OUT[2], OUT[3], OUT[4], rule.trace(kind, code));
+    return new Verdict(false, reasons[code], cost, OUT[2], until(now, t, OUT[3]), until(now, t, OUT[4]), rule.trace(kind, code));
   }
 
   // The rule named `limit`, remembered: most callers check one limit over and over.
@@ -259,15 +279,15 @@ export class QuotaEngine implements QuotaStore {
    * @throws TypeError or RangeError when an argument is malformed
    */
   checkWindow(key: QuotaKey, limit: string, now: number, cost = 1): Decision {
-    if (!(key instanceof QuotaKey)) throw keyError(key, "key");
-    if (!Number.isFinite(now)) throw nowError(now);
+    if (!isQuotaKey(key)) throw keyError(key, "key");
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) throw nowError(now);
     if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
     const rule = limit === this.#lastName ? this.#lastRule : this.#rule(limit);
     if (rule === undefined) return this.#unknown(WINDOW, limit, cost);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
     const table = rule.tables[WINDOW];
     const slot = table?.find(key);
-    if (table === undefined || slot === undefined) return this.#first(WINDOW, rule, key, t, cost);
+    if (table === undefined || slot === undefined) return this.#first(WINDOW, rule, key, t, now, cost);
     const data = table.data;
     const at = slot * 2;
     const code = windowDecide(rule, data[at], data[at + 1], t, cost);
@@ -275,7 +295,7 @@ export class QuotaEngine implements QuotaStore {
       data[at] = OUT[0];
       data[at + 1] = OUT[1];
     }
-    return new Verdict(code === OK, reasons[code], cost, OUT[2], OUT[3], OUT[4], rule.traces[WINDOW_TRACES + code]);
+    return new Verdict(code === OK, reasons[code], cost, OUT[2], until(now, t, OUT[3]), until(now, t, OUT[4]), rule.traces[WINDOW_TRACES + code]);
   }
 
   /**
@@ -288,34 +308,43 @@ export class QuotaEngine implements QuotaStore {
    * @throws TypeError or RangeError when an argument is malformed
    */
   checkGcra(key: QuotaKey, limit: string, now: number, cost = 1): Decision {
-    if (!(key instanceof QuotaKey)) throw keyError(key, "key");
-    if (!Number.isFinite(now)) throw nowError(now);
+    if (!isQuotaKey(key)) throw keyError(key, "key");
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) throw nowError(now);
     if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
     const rule = limit === this.#lastName ? this.#lastRule : this.#rule(limit);
     if (rule === undefined) return this.#unknown(GCRA, limit, cost);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
     const table = rule.tables[GCRA];
     const slot = table?.find(key);
-    if (table === undefined || slot === undefined) return this.#first(GCRA, rule, key, t, cost);
+    if (table === undefined || slot === undefined) return this.#first(GCRA, rule, key, t, now, cost);
     const data = table.data;
-    const code = gcraDecide(rule, data[slot], t, cost);
-    if (code === OK) data[slot] = OUT[0];
-    return new Verdict(code === OK, reasons[code], cost, OUT[2], OUT[3], OUT[4], rule.traces[GCRA_TRACES + code]);
+    const at = slot * 2;
+    const code = gcraDecide(rule, data[at], data[at + 1], t, cost);
+    if (code === OK) {
+      data[at] = OUT[0];
+      data[at + 1] = OUT[1];
+    }
+    return new Verdict(code === OK, reasons[code], cost, OUT[2], until(now, t, OUT[3]), until(now, t, OUT[4]), rule.traces[GCRA_TRACES + code]);
   }
 
   // A check of a key with no state yet: evaluated as fresh, given a slot only if it passes.
-  #first(kind: Kind, rule: Rule, key: QuotaKey, t: number, cost: number): Decision {
-    const code = decide(kind, rule, freshA(kind, rule, t), freshB(kind, t), t, cost);
+  #first(kind: Kind, rule: Rule, key: QuotaKey, t: number, now: number, cost: number): Decision {
+    const code = decide(kind, rule, freshA(kind, rule), freshB(kind, t), t, cost);
+    const remaining = OUT[2];
+    const retry = until(now, t, OUT[3]);
+    const reset = until(now, t, OUT[4]);
     if (code === OK) {
+      const a = OUT[0];
+      const b = OUT[1];
       const table = rule.table(kind);
       const slot = this.#insert(table, key);
-      if (slot < 0) return new Verdict(false, "key_limit", cost, OUT[2], 0, OUT[4], rule.trace(kind, KEY_LIMIT));
+      if (slot < 0) return new Verdict(false, "key_limit", cost, remaining, 0, reset, rule.trace(kind, KEY_LIMIT));
       const at = slot * table.stride;
-      table.data[at] = OUT[0];
-      if (kind !== GCRA) table.data[at + 1] = OUT[1];
+      table.data[at] = a;
+      table.data[at + 1] = b;
       if (this.#sweepStep > 0) this.#step(table);
     }
-    return new Verdict(code === OK, reasons[code], cost, OUT[2], OUT[3], OUT[4], rule.trace(kind, code));
+    return new Verdict(code === OK, reasons[code], cost, remaining, retry, reset, rule.trace(kind, code));
   }
 
   #unknown(kind: Kind, limit: string, cost: number): Decision {
@@ -375,42 +404,76 @@ export class QuotaEngine implements QuotaStore {
 
   #atomic(charges: readonly QuotaCharge[], now: number, commit: boolean): AtomicReport {
     if (!Array.isArray(charges)) throw new TypeError(`charges must be an array of QuotaCharge, got ${check.describe(charges)}`);
-    if (!Number.isFinite(now)) throw nowError(now);
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) throw nowError(now);
     const n = charges.length;
     const s = this.#scratch.fit(n);
+    // Each charge is read once, into the scratch, and checked there: nothing below reads the
+    // caller's objects again, so a getter cannot answer one cost to the check and another to the
+    // charge, and a forged key is refused before any state is looked at.
     for (let i = 0; i < n; i++) {
       const c = charges[i] as QuotaCharge | undefined;
       if (c === null || typeof c !== "object") throw new TypeError(`charges[${i}] must be a QuotaCharge, got ${check.describe(c)}`);
-      if (!(c.key instanceof QuotaKey)) throw keyError(c.key, `charges[${i}].key`);
-      if (typeof c.limit !== "string") throw limitError(c.limit, `charges[${i}].limit`);
-      if (!Number.isSafeInteger(c.cost) || c.cost < 1) throw costError(c.cost, `charges[${i}].cost`);
-      const kind = kindOf(c.kind);
-      if (kind < 0) throw kindError(c.kind, `charges[${i}].kind`);
+      const { key, limit, cost, kind: name } = c;
+      if (!isQuotaKey(key)) throw keyError(key, `charges[${i}].key`);
+      if (typeof limit !== "string") throw limitError(limit, `charges[${i}].limit`);
+      if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, `charges[${i}].cost`);
+      const kind = kindOf(name);
+      if (kind < 0) throw kindError(name, `charges[${i}].kind`);
+      s.keys[i] = key;
+      s.ids[i] = key.id;
+      s.limits[i] = limit;
+      s.costs[i] = cost;
       s.kinds[i] = kind;
     }
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
+    let failed = this.#stage(n, t);
+    this.#reclaimed = false;
+    if (failed < 0 && commit && this.#maxKeys !== Infinity) failed = this.#room(n);
+    if (failed < 0 && commit) this.#commit(n);
+
+    const decisions = new Array<Decision>(n);
+    for (let i = 0; i < n; i++) {
+      const kind = s.kinds[i] as Kind;
+      const rule = s.rules[i];
+      let code = s.codes[i] as Code;
+      if (rule === undefined) {
+        decisions[i] = this.#unknown(kind, s.limits[i], s.costs[i]);
+        continue;
+      }
+      if (code === OK && failed >= 0) code = NOT_COMMITTED;
+      const retry = code === NOT_COMMITTED ? 0 : until(now, t, s.retry[i]);
+      decisions[i] = new Verdict(code === OK, reasons[code], s.costs[i], s.rem[i], retry, until(now, t, s.reset[i]), rule.trace(kind, code));
+    }
+    // The retry is computed last: it evaluates the set again at later instants, over the scratch.
+    return { allowed: failed < 0, committed: commit && failed < 0, failedIndex: failed, retryAfter: failed < 0 ? 0 : this.#setRetry(n, t, now), decisions };
+  }
+
+  // Evaluates the scratch's n charges at `t` on staged state, writing nothing but the scratch:
+  // each charge sees its bucket after the earlier charges to it that fit. Returns the index of the
+  // first charge that did not fit, or -1.
+  #stage(n: number, t: number): number {
+    const s = this.#scratch;
     const latest = n > SMALL_SET ? new Map<string, number>() : undefined;
     let failed = -1;
     for (let i = 0; i < n; i++) {
-      const c = charges[i] as QuotaCharge;
       const kind = s.kinds[i] as Kind;
-      const rule = this.#rules.get(c.limit);
+      const rule = this.#rules.get(s.limits[i]);
       s.rules[i] = rule;
       if (rule === undefined) {
         s.codes[i] = UNKNOWN_LIMIT;
         s.rem[i] = 0;
         s.retry[i] = Infinity;
-        s.reset[i] = 0;
+        s.reset[i] = t;
         if (failed < 0) failed = i;
         continue;
       }
-      const id = c.key.id;
+      const id = s.ids[i];
       // The state this charge sees: after the latest earlier charge to the same bucket that fit.
       let p = -1;
-      if (latest !== undefined) p = latest.get(bucketName(kind, c.limit, id)) ?? -1;
+      if (latest !== undefined) p = latest.get(bucketName(kind, s.limits[i], id)) ?? -1;
       else {
         for (let j = i - 1; j >= 0; j--) {
-          if (s.codes[j] === OK && s.rules[j] === rule && s.kinds[j] === kind && (charges[j] as QuotaCharge).key.id === id) {
+          if (s.codes[j] === OK && s.rules[j] === rule && s.kinds[j] === kind && s.ids[j] === id) {
             p = j;
             break;
           }
@@ -424,58 +487,40 @@ export class QuotaEngine implements QuotaStore {
         s.slots[i] = s.slots[p];
       } else {
         const table = rule.tables[kind];
-        const slot = table?.find(c.key);
+        const slot = table?.find(s.keys[i]);
         s.slots[i] = slot ?? -1;
         if (table === undefined || slot === undefined) {
-          a = freshA(kind, rule, t);
+          a = freshA(kind, rule);
           b = freshB(kind, t);
         } else {
-          a = table.data[slot * table.stride];
-          b = kind === GCRA ? 0 : (table.data[slot * table.stride + 1]);
+          a = table.data[slot * 2];
+          b = table.data[slot * 2 + 1];
         }
       }
-      const code = decide(kind, rule, a, b, t, c.cost);
+      const code = decide(kind, rule, a, b, t, s.costs[i]);
       s.codes[i] = code;
       s.a[i] = OUT[0];
       s.b[i] = OUT[1];
       s.rem[i] = OUT[2];
       s.retry[i] = OUT[3];
       s.reset[i] = OUT[4];
-      if (code === OK) latest?.set(bucketName(kind, c.limit, id), i);
+      if (code === OK) latest?.set(bucketName(kind, s.limits[i], id), i);
       else if (failed < 0) failed = i;
     }
-    this.#reclaimed = false;
-    if (failed < 0 && commit && this.#maxKeys !== Infinity) failed = this.#room(charges, n);
-    if (failed < 0 && commit) this.#commit(charges, n);
-
-    const decisions = new Array<Decision>(n);
-    for (let i = 0; i < n; i++) {
-      const c = charges[i] as QuotaCharge;
-      const kind = s.kinds[i] as Kind;
-      const rule = s.rules[i];
-      let code = s.codes[i] as Code;
-      if (rule === undefined) {
-        decisions[i] = this.#unknown(kind, c.limit, c.cost);
-        continue;
-      }
-      if (code === OK && failed >= 0) code = NOT_COMMITTED;
-      decisions[i] = new Verdict(code === OK, reasons[code], c.cost, s.rem[i], code === NOT_COMMITTED ? 0 : (s.retry[i]), s.reset[i], rule.trace(kind, code));
-    }
-    return { allowed: failed < 0, committed: commit && failed < 0, failedIndex: failed, retryAfter: failed < 0 ? 0 : this.#setRetry(charges, n, t), decisions };
+    return failed;
   }
 
   // With maxKeys: whether the set's new keys fit (after a bounded sweep if need be). Returns -1,
   // or the index of the first charge to a new key, marked KEY_LIMIT.
-  #room(charges: readonly QuotaCharge[], n: number): number {
+  #room(n: number): number {
     const s = this.#scratch;
     const fresh = (): number => {
       const names = new Set<string>();
       let first = -1;
       for (let i = 0; i < n; i++) {
-        const c = charges[i];
         const kind = s.kinds[i] as Kind;
-        if ((s.rules[i] as Rule).tables[kind]?.map.has(c.key.id) === true) continue;
-        const name = bucketName(kind, c.limit, c.key.id);
+        if ((s.rules[i] as Rule).tables[kind]?.map.has(s.ids[i]) === true) continue;
+        const name = bucketName(kind, s.limits[i], s.ids[i]);
         if (names.has(name)) continue;
         names.add(name);
         if (first < 0) first = i;
@@ -497,57 +542,64 @@ export class QuotaEngine implements QuotaStore {
   #reclaimed = false;
 
   // Writes a set that fit: in order, so the last staged value of each bucket is what remains.
-  #commit(charges: readonly QuotaCharge[], n: number): void {
+  #commit(n: number): void {
     const s = this.#scratch;
     let grown: SlotTable[] | undefined;
     for (let i = 0; i < n; i++) {
-      const c = charges[i];
       const kind = s.kinds[i] as Kind;
       const table = (s.rules[i] as Rule).table(kind);
       const known = s.slots[i];
       // A key new to the table may have been given a slot by an earlier charge of this set.
-      let slot = known >= 0 && !this.#reclaimed ? known : table.find(c.key);
+      let slot = known >= 0 && !this.#reclaimed ? known : table.find(s.keys[i]);
       if (slot === undefined) {
-        slot = table.add(c.key);
+        slot = table.add(s.keys[i]);
         this.#keys++;
         if (grown === undefined) grown = [table];
         else if (!grown.includes(table)) grown.push(table);
       }
-      const at = slot * table.stride;
+      const at = slot * 2;
       table.data[at] = s.a[i];
-      if (kind !== GCRA) table.data[at + 1] = s.b[i];
+      table.data[at + 1] = s.b[i];
     }
     if (grown !== undefined && this.#sweepStep > 0) for (const table of grown) this.#step(table);
   }
 
-  // When the whole set would fit: the latest of, for each bucket it touches, the time until that
-  // bucket holds the set's total demand on it (Infinity if a limit is unknown or a total too large).
-  #setRetry(charges: readonly QuotaCharge[], n: number, t: number): number {
+  // When the whole set would fit, as a wait from the caller's `now`: the latest of, for each
+  // bucket the set touches, the first instant at which it holds the set's total demand on it
+  // (Infinity if a limit is unknown or a total too large) — then confirmed by evaluating the set
+  // itself there, charge by charge, and moved on to the first instant at which it passes if the
+  // staged roundings differ from the totals' by a float step.
+  #setRetry(n: number, t: number, now: number): number {
     const s = this.#scratch;
-    let worst = 0;
-    const seen = new Set<string>();
+    let worst = t;
+    let repeated = false;
     for (let i = 0; i < n; i++) {
-      const c = charges[i];
       const rule = s.rules[i];
       if (rule === undefined) return Infinity;
       const kind = s.kinds[i] as Kind;
-      const name = bucketName(kind, c.limit, c.key.id);
-      if (seen.has(name)) continue;
-      seen.add(name);
-      let total = 0;
-      for (let j = i; j < n; j++) {
-        const d = charges[j];
-        if (s.rules[j] === rule && s.kinds[j] === kind && d.key.id === c.key.id) total += d.cost;
+      const id = s.ids[i];
+      // Each bucket once, at its first charge: a set is small, so a scan beats a Set of names.
+      let first = true;
+      for (let j = 0; j < i && first; j++) if (s.rules[j] === rule && s.kinds[j] === kind && s.ids[j] === id) first = false;
+      if (!first) continue;
+      let total = s.costs[i];
+      for (let j = i + 1; j < n; j++) {
+        if (s.rules[j] === rule && s.kinds[j] === kind && s.ids[j] === id) {
+          total += s.costs[j];
+          repeated = true;
+        }
       }
       const table = rule.tables[kind];
-      const slot = table?.map.get(c.key.id);
-      const code =
-        table === undefined || slot === undefined
-          ? decide(kind, rule, freshA(kind, rule, t), freshB(kind, t), t, total)
-          : decide(kind, rule, table.data[slot * table.stride], kind === GCRA ? 0 : (table.data[slot * table.stride + 1]), t, total);
-      if (code !== OK && (OUT[3]) > worst) worst = OUT[3];
+      const slot = table?.map.get(id);
+      if (table === undefined || slot === undefined) decide(kind, rule, freshA(kind, rule), freshB(kind, t), t, total);
+      else decide(kind, rule, table.data[slot * 2], table.data[slot * 2 + 1], t, total);
+      if (OUT[3] > worst) worst = OUT[3];
     }
-    return worst;
+    if (worst === Infinity) return Infinity;
+    // A bucket charged once passes at its own instant by construction (the same test); only
+    // repeated charges are staged, whose roundings can differ from their total's by a float step.
+    if (repeated && this.#stage(n, worst) >= 0) worst = firstAfter(worst, (x) => this.#stage(n, x) < 0);
+    return until(now, t, worst);
   }
 
   // ── hierarchy ─────────────────────────────────────────────────────────────────────────────
@@ -570,7 +622,7 @@ export class QuotaEngine implements QuotaStore {
    * @throws TypeError or RangeError when an argument is malformed or a chained cost passes 2^53
    */
   chain(key: QuotaKey, limit: string, cost = 1, kind: ChargeKind = "bucket"): QuotaCharge[] {
-    if (!(key instanceof QuotaKey)) throw keyError(key, "key");
+    if (!isQuotaKey(key)) throw keyError(key, "key");
     if (typeof limit !== "string") throw limitError(limit, "limit");
     if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
     if (kindOf(kind) < 0) throw kindError(kind, "kind");
@@ -628,24 +680,30 @@ export class QuotaEngine implements QuotaStore {
     if (!Array.isArray(inputs)) throw new TypeError(`inputs must be an array of EvaluationInput, got ${check.describe(inputs)}`);
     const k = kindOf(kind);
     if (k === -1) throw kindError(kind, "kind");
-    for (let i = 0; i < inputs.length; i++) {
+    // Every input read once into these, and checked there, before any is evaluated.
+    const n = inputs.length;
+    const keys = new Array<QuotaKey>(n);
+    const nows = new Float64Array(n);
+    const costs = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
       const input = inputs[i] as EvaluationInput | undefined;
       if (input === null || typeof input !== "object") throw new TypeError(`inputs[${i}] must be an EvaluationInput, got ${check.describe(input)}`);
-      if (!(input.key instanceof QuotaKey)) throw keyError(input.key, `inputs[${i}].key`);
-      if (!Number.isFinite(input.now)) throw nowError(input.now);
-      const cost = input.cost ?? 1;
+      const { key, now, cost = 1 } = input;
+      if (!isQuotaKey(key)) throw keyError(key, `inputs[${i}].key`);
+      if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) throw nowError(now, `inputs[${i}].now`);
       if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, `inputs[${i}].cost`);
+      keys[i] = key;
+      nows[i] = now;
+      costs[i] = cost;
     }
-    const decisions = new Array<Decision>(inputs.length);
+    const decisions = new Array<Decision>(n);
     let allowed = 0;
-    for (let i = 0; i < inputs.length; i++) {
-      const input = inputs[i] as EvaluationInput;
-      const cost = input.cost ?? 1;
-      const d = k === BUCKET ? this.checkTokenBucket(input.key, limit, input.now, cost) : k === WINDOW ? this.checkWindow(input.key, limit, input.now, cost) : this.checkGcra(input.key, limit, input.now, cost);
+    for (let i = 0; i < n; i++) {
+      const d = k === BUCKET ? this.checkTokenBucket(keys[i], limit, nows[i], costs[i]) : k === WINDOW ? this.checkWindow(keys[i], limit, nows[i], costs[i]) : this.checkGcra(keys[i], limit, nows[i], costs[i]);
       if (d.allowed) allowed++;
       decisions[i] = d;
     }
-    return { total: inputs.length, allowed, denied: inputs.length - allowed, decisions };
+    return { total: n, allowed, denied: n - allowed, decisions };
   }
 
   // ── fair share ────────────────────────────────────────────────────────────────────────────
@@ -685,7 +743,7 @@ export class QuotaEngine implements QuotaStore {
    * @param budget - the most entries to examine; 1024 by default
    */
   sweep(now: number, budget = 1024): SweepReport {
-    if (!Number.isFinite(now)) throw nowError(now);
+    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) throw nowError(now);
     if (budget !== Infinity) check.integer(budget, "sweep budget", 0);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
     const [visited, dropped] = this.#sweepTables(t, budget);
@@ -790,7 +848,7 @@ export class QuotaEngine implements QuotaStore {
     }
     for (const rule of this.#rules.values()) {
       const table = rule.tables[GCRA];
-      if (table !== undefined) for (const [id, slot] of table.map) gcra.push({ key: parts(id), limit: rule.name, tat: table.data[slot] });
+      if (table !== undefined) for (const [id, slot] of table.map) gcra.push({ key: parts(id), limit: rule.name, at: table.data[slot * 2 + 1], ahead: table.data[slot * 2] });
     }
     return {
       version: SNAPSHOT_VERSION,

@@ -1,5 +1,6 @@
 import { check } from "@tideward/time";
-import { QuotaKey } from "./key";
+import { isQuotaKey } from "./key";
+import type { QuotaKey } from "./key";
 import { done, refused } from "./result";
 import type { Result } from "./result";
 
@@ -36,8 +37,8 @@ export class Links {
   add(link: QuotaLink, known: (limit: string) => boolean): Result<LinkCode> {
     if (link === null || typeof link !== "object") return refused("invalid_link", `QuotaLink must be an object, got ${check.describe(link)}`);
     const { child, parent, limit, ratio } = link;
-    if (!(child instanceof QuotaKey)) return refused("invalid_link", `QuotaLink child must be a QuotaKey, got ${check.describe(child)}`);
-    if (!(parent instanceof QuotaKey)) return refused("invalid_link", `QuotaLink parent must be a QuotaKey, got ${check.describe(parent)}`);
+    if (!isQuotaKey(child)) return refused("invalid_link", `QuotaLink child must be a QuotaKey, got ${check.describe(child)}`);
+    if (!isQuotaKey(parent)) return refused("invalid_link", `QuotaLink parent must be a QuotaKey, got ${check.describe(parent)}`);
     if (typeof ratio !== "number" || !Number.isSafeInteger(ratio) || ratio < 1) {
       return refused("invalid_link", `QuotaLink ratio must be a whole number of at least 1, got ${check.describe(ratio)}`);
     }

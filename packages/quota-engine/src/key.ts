@@ -12,6 +12,16 @@ function part(value: unknown, what: string): string {
 
 let readSlot: (key: QuotaKey) => number;
 let writeSlot: (key: QuotaKey, slot: number) => void;
+let branded: (value: unknown) => boolean;
+
+/**
+ * Whether `value` was made by the {@link QuotaKey} constructor: a brand check on its private
+ * field, which `Object.create(QuotaKey.prototype)` or a look-alike object does not have, so a
+ * forged key is refused before it can touch any state. For the engine; not exported by the package.
+ */
+export function isQuotaKey(value: unknown): value is QuotaKey {
+  return branded(value);
+}
 
 /**
  * The slot `key` was last found at, in whichever table looked it up last, or -1: a hint that the
@@ -36,7 +46,7 @@ export function cacheSlot(key: QuotaKey, slot: number): void {
  *
  * The id is length-prefixed (`"8:tenant-a5:alice3:llm"`), so no choice of parts can collide with
  * another: `a:b` + `c` and `a` + `b:c` have different ids, and separators, quotes or any other
- * character need no escaping.
+ * character need no escaping. A key is frozen: its parts and id never change once made.
  *
  * @example
  * const alice = new QuotaKey("tenant-a", "alice", "llm");
@@ -58,6 +68,7 @@ export class QuotaKey {
 
   static {
     readSlot = (key) => key.#slot;
+    branded = (value) => typeof value === "object" && value !== null && #slot in value;
     writeSlot = (key, slot) => {
       key.#slot = slot;
     };
@@ -77,6 +88,9 @@ export class QuotaKey {
     // string), which every Map lookup with a new key then walks to hash and compare, a cache miss
     // a piece at a million keys. A joined string is one flat piece, and smaller.
     this.id = [scope.length, ":", scope, subject.length, ":", subject, resource.length, ":", resource].join("");
+    // Frozen, so an id the engine has filed state under can never be reassigned (the private
+    // slot hint is no property, and stays writable).
+    Object.freeze(this);
   }
 
   /**

@@ -16,30 +16,30 @@ export type Kind = 0 | 1 | 2;
 /** The names, by {@link Kind}. */
 export const KIND_NAMES: readonly ChargeKind[] = ["bucket", "window", "gcra"];
 
-/** Numbers of state per key, by {@link Kind}: tokens+at, end+used, TAT. */
-export const STRIDE: readonly number[] = [2, 2, 1];
+/** Numbers of state per key, every kind alike: tokens+at, end+used, ahead+at. */
+export const STRIDE = 2;
 
 /** The {@link Kind} of a charge kind, or -1 for anything else. */
 export function kindOf(kind: unknown): Kind | -1 {
   return kind === undefined || kind === "bucket" ? BUCKET : kind === "window" ? WINDOW : kind === "gcra" ? GCRA : -1;
 }
 
-/** A fresh key's state, first number. */
-export function freshA(kind: Kind, rule: Rule, t: number): number {
-  return kind === BUCKET ? rule.capacity : kind === WINDOW ? -Infinity : t;
+/** A fresh key's state, first number: a full bucket, no window, a flow nothing ahead. */
+export function freshA(kind: Kind, rule: Rule): number {
+  return kind === BUCKET ? rule.capacity : kind === WINDOW ? -Infinity : 0;
 }
 
-/** A fresh key's state, second number. */
+/** A fresh key's state, second number: counted at `t`, nothing used, at rest at `t`. */
 export function freshB(kind: Kind, t: number): number {
-  return kind === BUCKET ? t : 0;
+  return kind === WINDOW ? 0 : t;
 }
 
 /** Runs one step of `kind` on state (a, b); results in OUT. */
 export function decide(kind: Kind, rule: Rule, a: number, b: number, t: number, cost: number): Code {
-  return kind === BUCKET ? bucketDecide(rule, a, b, t, cost) : kind === WINDOW ? windowDecide(rule, a, b, t, cost) : gcraDecide(rule, a, t, cost);
+  return kind === BUCKET ? bucketDecide(rule, a, b, t, cost) : kind === WINDOW ? windowDecide(rule, a, b, t, cost) : gcraDecide(rule, a, b, t, cost);
 }
 
 /** Whether state (a, b) equals a fresh key's at `t` and every later instant. */
 export function idle(kind: Kind, rule: Rule, a: number, b: number, t: number): boolean {
-  return kind === BUCKET ? bucketIdle(rule, a, b, t) : kind === WINDOW ? windowIdle(a, t) : gcraIdle(a, t);
+  return kind === BUCKET ? bucketIdle(rule, a, b, t) : kind === WINDOW ? windowIdle(a, t) : gcraIdle(a, b, t);
 }

@@ -1,3 +1,4 @@
+import { MAX_SPAN, spanProblem } from "@tideward/limiters/math";
 import { check } from "@tideward/time";
 import type { Span } from "@tideward/time";
 
@@ -29,7 +30,12 @@ export interface LimitSpec {
    * continuously (not in steps); GCRA's steady rate is the same. A whole number of at least 1.
    */
   readonly refill: number;
-  /** Milliseconds: the length of a fixed window, and the period `refill` is counted over. Above 0. */
+  /**
+   * Milliseconds: the length of a fixed window, and the period `refill` is counted over. From
+   * 2^-4 (62.5 µs) to 2^44 (about 557 years): a shorter window is too close to a clock reading's
+   * own step near `Date.now()` and beyond; and `capacity · window / refill` and
+   * `burst · window / refill` (the time to refill) must not pass 2^44 either.
+   */
   readonly window: Span;
   /**
    * Units: how many GCRA admits back to back from rest, i.e. its tolerance is
@@ -60,9 +66,24 @@ export interface LimitFields {
   readonly align?: boolean;
 }
 
+/** The fields of a {@link LimitSpec}, in the order they are read and checked. */
+const FIELDS = ["name", "capacity", "refill", "window", "burst", "align"] as const;
+
 /**
- * Why `spec` is not a valid {@link LimitSpec}, or `undefined` when it is. Reads only own data
- * fields, so a hostile object cannot run code or smuggle values in through its prototype.
+ * The fields of `spec` read once into a plain record: own properties only (nothing inherited
+ * through the prototype), each read exactly once, so a getter cannot answer one value to the
+ * check and another to the use. Anything but an object gives `undefined`.
+ */
+export function readSpec(spec: unknown): Record<(typeof FIELDS)[number], unknown> | undefined {
+  if (spec === null || typeof spec !== "object") return undefined;
+  const copy = {} as Record<(typeof FIELDS)[number], unknown>;
+  for (const name of FIELDS) copy[name] = Object.prototype.hasOwnProperty.call(spec, name) ? (spec as Record<string, unknown>)[name] : undefined;
+  return copy;
+}
+
+/**
+ * Why `spec` is not a valid {@link LimitSpec}, or `undefined` when it is. Checks a record that is
+ * already a copy (see {@link readSpec}); a value that is not an object is described as such.
  */
 export function limitProblem(spec: unknown): string | undefined {
   if (spec === null || typeof spec !== "object") return `LimitSpec must be an object, got ${check.describe(spec)}`;
@@ -80,6 +101,16 @@ export function limitProblem(spec: unknown): string | undefined {
   if (typeof window !== "number" || !Number.isFinite(window) || window <= 0) {
     return `LimitSpec window of ${JSON.stringify(name)} must be a finite number of milliseconds above 0, got ${check.describe(window)}`;
   }
+  const span = spanProblem(window);
+  if (span !== undefined) return `LimitSpec window of ${JSON.stringify(name)} ${span}`;
+  const refill = field("refill") as number;
+  const most = Math.max(field("capacity") as number, field("burst") as number);
+  // A bucket refills `capacity` and GCRA catches up `burst` units at `refill` per window: both
+  // must come back within MAX_SPAN, or the waits the engine answers would leave the clock's range.
+  if ((most * window) / refill > MAX_SPAN) {
+    const least = Math.ceil((most * window) / MAX_SPAN);
+    return `LimitSpec refill of ${JSON.stringify(name)} must be at least ${least} for ${most} units over a window of ${window} ms (they must refill within ${MAX_SPAN} ms, 2^44), got ${refill}`;
+  }
   const align = field("align");
   if (typeof align !== "boolean") return `LimitSpec align of ${JSON.stringify(name)} must be true or false, got ${check.describe(align)}`;
   return undefined;
@@ -93,17 +124,20 @@ export function limitProblem(spec: unknown): string | undefined {
  * @throws RangeError or TypeError naming the field and the value when a field is invalid
  */
 export function limitSpec(fields: LimitFields): LimitSpec {
+  // Each field read once, into the copy that is checked and returned.
+  const given = check.options(fields, ["name", "capacity", "refill", "window", "burst", "align"], "limitSpec", "fields");
   const spec: LimitSpec = {
-    name: fields.name,
-    capacity: fields.capacity,
-    refill: fields.refill ?? fields.capacity,
-    window: fields.window ?? 1_000,
-    burst: fields.burst ?? fields.capacity,
-    align: fields.align ?? false,
+    name: given.name as string,
+    capacity: given.capacity as number,
+    refill: given.refill ?? (given.capacity as number),
+    window: given.window ?? 1_000,
+    burst: given.burst ?? (given.capacity as number),
+    align: given.align ?? false,
   };
   const problem = limitProblem(spec);
-  if (problem !== undefined) throw (typeof fields.name !== "string" || typeof spec.align !== "boolean" ? new TypeError(problem) : new RangeError(problem));
-  return Object.freeze(spec);
+  if (problem === undefined) return Object.freeze(spec);
+  const notNumber = ["capacity", "refill", "window", "burst"].some((k) => typeof spec[k as keyof LimitSpec] !== "number");
+  throw typeof spec.name !== "string" || typeof spec.align !== "boolean" || notNumber ? new TypeError(problem) : new RangeError(problem);
 }
 
 /** `capacity` units a second: a bucket of `capacity` refilled at `capacity` a second, a one-second window, GCRA burst `capacity`. */

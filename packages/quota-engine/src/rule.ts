@@ -1,8 +1,8 @@
+import { slackOf } from "@tideward/limiters/math";
 import type { LimitSpec } from "./limit";
 import { reasons } from "./decision";
 import { KIND_NAMES } from "./kinds";
 import type { Kind } from "./kinds";
-import { SLACK } from "./outcome";
 import type { Code } from "./outcome";
 import { SlotTable } from "./table";
 
@@ -21,11 +21,13 @@ export class Rule {
   readonly perMs: number;
   /** GCRA's emission interval, and a bucket's time per token: ms per unit (`window / refill`). */
   readonly interval: number;
-  /** GCRA's reach: how far its TAT may run ahead of now after a charge, in ms (`burst · interval`). */
+  /** GCRA's tolerance: `burst · interval`, in ms. */
   readonly tau: number;
-  /** Tokens a bucket forgives when comparing (`capacity · SLACK`). */
+  /** How far GCRA's TAT may run ahead of now after a charge, in ms: `tau` plus the slack. */
+  readonly reach: number;
+  /** Tokens a bucket forgives when comparing (`slackOf(capacity)`, as `@tideward/limiters` forgives). */
   readonly bucketSlack: number;
-  /** Milliseconds GCRA forgives when comparing (`tau · SLACK`). */
+  /** Milliseconds GCRA forgives when comparing (`slackOf(burst) · interval`). */
   readonly gcraSlack: number;
   readonly tables: [SlotTable | undefined, SlotTable | undefined, SlotTable | undefined] = [undefined, undefined, undefined];
   /** The one-entry traces of every decision, by `kind · reasons.length + code`, made once and shared (frozen). */
@@ -41,8 +43,9 @@ export class Rule {
     this.perMs = spec.refill / spec.window;
     this.interval = spec.window / spec.refill;
     this.tau = spec.burst * this.interval;
-    this.bucketSlack = spec.capacity * SLACK;
-    this.gcraSlack = this.tau * SLACK;
+    this.bucketSlack = slackOf(spec.capacity);
+    this.gcraSlack = slackOf(spec.burst) * this.interval;
+    this.reach = this.tau + this.gcraSlack;
     this.traces = KIND_NAMES.flatMap((kind) => reasons.map((reason) => Object.freeze([`${kind} ${spec.name}: ${reason}`])));
   }
 

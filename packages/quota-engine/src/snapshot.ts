@@ -1,6 +1,7 @@
 // The snapshot format, and the reader that turns an untrusted value into fresh engine state or
 // throws a SnapshotError naming the first bad field. The reader builds new objects only; the
 // engine swaps them in after the whole snapshot has been read, so a bad one changes nothing.
+import { MAX_INSTANT, above } from "@tideward/limiters/math";
 import { check } from "@tideward/time";
 import { SnapshotError } from "./errors";
 import { FairShare, subjectProblem, weightProblem } from "./fair";
@@ -10,11 +11,13 @@ import { BUCKET, GCRA, WINDOW } from "./kinds";
 import type { Kind } from "./kinds";
 import { limitProblem } from "./limit";
 import type { LimitSpec } from "./limit";
-import { SLACK } from "./outcome";
 import { Rule } from "./rule";
 
-/** The snapshot format's version; `restore` refuses any other. */
-export const SNAPSHOT_VERSION = 1;
+/**
+ * The snapshot format's version; `restore` refuses any other. Version 2 keeps GCRA state as
+ * `{ at, ahead }` (version 1 had one absolute `tat`, which rounds near `Date.now()`).
+ */
+export const SNAPSHOT_VERSION = 2;
 
 /** A {@link QuotaKey}'s parts, as snapshots store them. */
 export interface KeyParts {
@@ -23,7 +26,7 @@ export interface KeyParts {
   readonly resource: string;
 }
 
-/** A token bucket's state: `tokens` held at instant `at` (ms); it refills from there. A take forgives a billionth of the capacity, so `tokens` may be a hair below 0. */
+/** A token bucket's state: `tokens` held at instant `at` (ms); it refills from there. A take forgives a billionth of the capacity (at most 2^-10 of a token), so `tokens` may be a hair below 0. */
 export interface BucketEntry {
   readonly key: KeyParts;
   readonly limit: string;
@@ -43,12 +46,17 @@ export interface WindowEntry {
   readonly used: number;
 }
 
-/** A GCRA flow's state: the theoretical arrival time of its next unit (ms). */
+/**
+ * A GCRA flow's state: its theoretical arrival time is `at + ahead` (ms), kept as two numbers
+ * because near `Date.now()` one absolute instant would round to 2^-12 ms.
+ */
 export interface GcraEntry {
   readonly key: KeyParts;
   readonly limit: string;
-  /** Milliseconds; at most the snapshot's clock plus the limit's tolerance (`burst · window / refill`). */
-  readonly tat: number;
+  /** The instant of the flow's latest admission (ms); at most the snapshot's clock. */
+  readonly at: number;
+  /** How far ahead of `at` the flow then was (ms): from 0 to the limit's tolerance (`burst · window / refill`). */
+  readonly ahead: number;
 }
 
 /** A hierarchy link, keys as parts. */
@@ -130,6 +138,13 @@ function finite(value: unknown, path: string): number {
   return value;
 }
 
+// A clock reading the engine accepts: finite and within ±MAX_INSTANT.
+function instant(value: unknown, path: string): number {
+  const n = finite(value, path);
+  if (n > MAX_INSTANT || n < -MAX_INSTANT) fail(path, `must be within ±${MAX_INSTANT} ms (±2^45), got ${n}`);
+  return n;
+}
+
 function whole(value: unknown, path: string, min: number, max: number): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
     fail(path, `must be a whole number from ${min} to ${max}, got ${check.describe(value)}`);
@@ -157,7 +172,7 @@ function key(value: unknown, path: string): QuotaKey {
 export function readSnapshot(value: unknown, maxKeys: number): Restored {
   const root = record(value, "snapshot", ["version", "clock", "limits", "buckets", "windows", "gcra", "links", "subjects"]);
   if (root.version !== SNAPSHOT_VERSION) fail("snapshot.version", `must be ${SNAPSHOT_VERSION}, got ${check.describe(root.version)}`);
-  const clock = root.clock === null ? -Infinity : finite(root.clock, "snapshot.clock");
+  const clock = root.clock === null ? -Infinity : instant(root.clock, "snapshot.clock");
 
   const rules = new Map<string, Rule>();
   list(root.limits, "snapshot.limits").forEach((raw, i) => {
@@ -185,28 +200,30 @@ export function readSnapshot(value: unknown, maxKeys: number): Restored {
       if (++keys > maxKeys) fail(path, `is past maxKeys (${maxKeys}) of this engine`);
       const at = table.insert(k.id) * table.stride;
       table.data[at] = a;
-      if (table.stride === 2) table.data[at + 1] = b;
+      table.data[at + 1] = b;
     });
   };
   entries("buckets", BUCKET, ["tokens", "at"], (e, rule, path) => {
     const tokens = finite(e.tokens, `${path}.tokens`);
     // A take forgives a billionth of the capacity, which can leave a hair below zero; no more.
     if (tokens < -rule.bucketSlack || tokens > rule.capacity) fail(`${path}.tokens`, `must be from 0 to ${rule.capacity} (the capacity of ${JSON.stringify(rule.name)}), got ${tokens}`);
-    const at = finite(e.at, `${path}.at`);
+    const at = instant(e.at, `${path}.at`);
     if (at > clock) fail(`${path}.at`, `must not be after snapshot.clock (${clock}), got ${at}`);
     return [tokens, at];
   });
   entries("windows", WINDOW, ["end", "used"], (e, rule, path) => {
     const end = finite(e.end, `${path}.end`);
     // A window opens at the clock at the latest, so it ends at most one window later (give or
-    // take the rounding of an aligned end).
-    if (end - rule.window > clock + rule.window * SLACK) fail(`${path}.end`, `must be at most ${rule.window} ms (the window of ${JSON.stringify(rule.name)}) after snapshot.clock (${clock}), got ${end}`);
+    // take two float steps: the rounding of an aligned end).
+    if (end > above(above(clock + rule.window))) fail(`${path}.end`, `must be at most ${rule.window} ms (the window of ${JSON.stringify(rule.name)}) after snapshot.clock (${clock}), got ${end}`);
     return [end, whole(e.used, `${path}.used`, 0, rule.capacity)];
   });
-  entries("gcra", GCRA, ["tat"], (e, rule, path) => {
-    const tat = finite(e.tat, `${path}.tat`);
-    if (tat - clock > rule.tau + rule.gcraSlack) fail(`${path}.tat`, `must be at most ${rule.tau} ms after snapshot.clock (burst ${rule.burst} of ${JSON.stringify(rule.name)}), got ${tat}`);
-    return [tat, 0];
+  entries("gcra", GCRA, ["at", "ahead"], (e, rule, path) => {
+    const at = instant(e.at, `${path}.at`);
+    if (at > clock) fail(`${path}.at`, `must not be after snapshot.clock (${clock}), got ${at}`);
+    const ahead = finite(e.ahead, `${path}.ahead`);
+    if (ahead < 0 || ahead > rule.reach) fail(`${path}.ahead`, `must be from 0 to ${rule.tau} ms (burst ${rule.burst} of ${JSON.stringify(rule.name)}), got ${ahead}`);
+    return [ahead, at];
   });
 
   const links = new Links();

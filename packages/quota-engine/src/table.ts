@@ -22,7 +22,7 @@ export class SlotTable {
   readonly map = new Map<string, number>();
   /** The id each slot holds, by slot; undefined for a free slot. Grows with `data`. */
   ids: (string | undefined)[] = new Array<string | undefined>(FIRST_SLOTS);
-  readonly stride: number;
+  readonly stride = STRIDE;
   data: Float64Array;
   #free: Int32Array = new Int32Array(0);
   #freeCount = 0;
@@ -33,8 +33,7 @@ export class SlotTable {
     readonly kind: Kind,
     readonly rule: Rule,
   ) {
-    this.stride = STRIDE[kind];
-    this.data = new Float64Array(FIRST_SLOTS * this.stride);
+    this.data = new Float64Array(FIRST_SLOTS * STRIDE);
   }
 
   /** The slot of `key`, or undefined when it has no state here. */
@@ -111,7 +110,7 @@ export class SlotTable {
       visited++;
       const [id, slot] = step.value;
       const at = slot * stride;
-      if (idle(kind, rule, data[at], stride === 2 ? (data[at + 1]) : 0, t)) {
+      if (idle(kind, rule, data[at], data[at + 1], t)) {
         this.remove(id, slot);
         dropped++;
       }

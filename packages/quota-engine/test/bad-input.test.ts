@@ -1,4 +1,5 @@
 // Bad input of every kind, each refused with a clear message and no change to the engine.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, SnapshotError, charge, limitSpec, perSecond } from "@tideward/quota-engine";
 import type { EvaluationInput, LimitSpec, QuotaCharge } from "@tideward/quota-engine";
@@ -46,6 +47,24 @@ const cases: Case[] = [
   ["usage of cost 0", (e) => e.recordUsage("alice", 0), { returns: { ok: false, code: "invalid_cost", reason: "Fair-share cost must be a whole number of at least 1, got 0" } }],
   ["a sweep budget below 0", (e) => e.sweep(200, -5), { throws: RangeError, message: "sweep budget must be 0 or more, got -5" }],
   ["a snapshot with a negative balance", (e) => { const s = e.snapshot(); return e.restore({ ...s, buckets: [{ ...s.buckets[0], tokens: -2 }] }); }, { throws: SnapshotError, message: 'snapshot.buckets[0].tokens must be from 0 to 5 (the capacity of "req"), got -2' }],
+  ["a cost of null", (e) => e.checkTokenBucket(alice, "req", 200, any(null)), { throws: TypeError, message: "cost must be a number, got object null" }],
+  ["a cost of 1n", (e) => e.checkWindow(alice, "req", 200, any(1n)), { throws: TypeError, message: "cost must be a number, got bigint 1n" }],
+  ["a cost of true", (e) => e.checkGcra(alice, "req", 200, any(true)), { throws: TypeError, message: "cost must be a number, got boolean true" }],
+  ["a Symbol cost in a charge set", (e) => e.checkAtomic([charge(alice, "req"), any<QuotaCharge>({ key: tenant, limit: "req", cost: Symbol("c") })], 200), { throws: TypeError, message: "charges[1].cost must be a number, got symbol Symbol(c)" }],
+  ["a now past 2^45 ms", (e) => e.checkTokenBucket(alice, "req", 1e20), { throws: RangeError, message: "now must be within ±35184372088832 ms (±2^45, about 1 115 years either side of 1970), got 100000000000000000000" }],
+  ["a now given as a string", (e) => e.checkAtomic([charge(alice, "req")], any("200")), { throws: TypeError, message: 'now must be a number of milliseconds, got string "200"' }],
+  ["a forged key carrying a real key's id", (e) => e.checkTokenBucket(Object.assign(Object.create(QuotaKey.prototype) as QuotaKey, { id: alice.id }), "req", 200), { throws: TypeError, message: `key must be a QuotaKey (new QuotaKey(scope, subject, resource)), got [object Object]` }],
+  ["a forged key in a charge set, after a real one", (e) => e.checkAtomic([charge(alice, "req"), charge(Object.create(QuotaKey.prototype) as QuotaKey, "req")], 200), { throws: TypeError, message: "charges[1].key must be a QuotaKey (new QuotaKey(scope, subject, resource)), got [object Object]" }],
+  ["a forged key in a link", (e) => e.addLink({ child: Object.create(QuotaKey.prototype) as QuotaKey, parent: tenant, limit: "req", ratio: 1 }), { returns: { ok: false, code: "invalid_link", reason: "QuotaLink child must be a QuotaKey, got [object Object]" } }],
+  ["a charge whose cost getter answers 0.5 when read", (e) => e.checkAtomic([charge(alice, "req"), any<QuotaCharge>({ key: tenant, limit: "req", get cost() { return 0.5; } })], 200), { throws: RangeError, message: "charges[1].cost must be a whole number of at least 1, got 0.5" }],
+  ["a limit whose window is 1e308 ms", (e) => e.addLimit(any<LimitSpec>({ name: "huge", capacity: 5, refill: 5, window: 1e308, burst: 5, align: false })), { returns: { ok: false, code: "invalid_limit", reason: 'LimitSpec window of "huge" must be at most 17592186044416 ms (2^44, about 557 years), got 1e+308' } }],
+  ["a limit whose window is below the clock's step", (e) => e.addLimit(any<LimitSpec>({ name: "tiny", capacity: 5, refill: 5, window: 1e-5, burst: 5, align: false })), { returns: { ok: false, code: "invalid_limit", reason: "LimitSpec window of \"tiny\" must be at least 0.0625 ms (2^-4; a shorter span is too close to a clock reading's own step), got 0.00001" } }],
+  ["a limit that would take centuries to refill", (e) => e.addLimit(any<LimitSpec>({ name: "slow", capacity: 1_000_000, refill: 1, window: 1e12, burst: 1, align: false })), { returns: { ok: false, code: "invalid_limit", reason: 'LimitSpec refill of "slow" must be at least 56844 for 1000000 units over a window of 1000000000000 ms (they must refill within 17592186044416 ms, 2^44), got 1' } }],
+  ["a limit spec that is not an object", (e) => e.addLimit(any(7)), { returns: { ok: false, code: "invalid_limit", reason: "LimitSpec must be an object, got 7" } }],
+  ["limitSpec with a misspelt field", () => limitSpec(any({ name: "x", capacity: 1, windwo: 5 })), { throws: TypeError, message: 'limitSpec has no option "windwo"; did you mean "window"?' }],
+  ["an engine policy of null", () => new QuotaEngine(any(null)), { throws: TypeError, message: "QuotaEngine policy must be an object, got null" }],
+  ["an engine policy with a misspelt field", () => new QuotaEngine(any({ maxkeys: 5 })), { throws: TypeError, message: 'QuotaEngine has no option "maxkeys"; did you mean "maxKeys"?' }],
+  ["a batch input whose now is past 2^45 ms", (e) => e.checkMany("req", [{ key: alice, now: 200 }, { key: alice, now: -1e16 }]), { throws: RangeError, message: "inputs[1].now must be within ±35184372088832 ms (±2^45, about 1 115 years either side of 1970), got -10000000000000000" }],
   ["a snapshot smuggling __proto__", (e) => e.restore(JSON.parse(`{"__proto__":{"admin":true},${JSON.stringify(e.snapshot()).slice(1)}`)), { throws: SnapshotError, message: 'snapshot has an unexpected field "__proto__"' }],
 ];
 
@@ -72,5 +91,45 @@ describe("bad input is refused with a clear message and no state change", () => 
     }
     expect(JSON.stringify(e.snapshot())).toBe(before);
     expect(JSON.stringify(e.stats())).toBe(stats);
+  });
+});
+
+describe("hostile traffic (property)", () => {
+  const hostile: unknown[] = [null, undefined, true, "1", 1n, Symbol("x"), NaN, -1, 0, 0.5, Infinity, -Infinity, 1e300, -1e20, {}, [], () => 1];
+
+  it("bad arguments mixed into real traffic, clocks going both ways, never put a bucket over its capacity or a window over its count", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 4 }), fc.integer({ min: -300, max: 600 }), fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: hostile.length + 3 })), { maxLength: 120 }),
+        fc.constantFrom(0, 1_700_000_000_000.5),
+        (ops, origin) => {
+          const e = engine();
+          let now = origin + 1_000;
+          for (const [op, dt, cost, bad] of ops) {
+            now += dt;
+            // Some calls carry one hostile argument in place of the cost, the clock or the key.
+            const x = bad < hostile.length ? hostile[bad] : undefined;
+            const c = x === undefined ? cost : bad % 3 === 0 ? x : cost;
+            const t = x !== undefined && bad % 3 === 1 ? x : now;
+            const k = x !== undefined && bad % 3 === 2 ? x : alice;
+            try {
+              if (op === 0) e.checkTokenBucket(any(k), "req", any(t), any(c));
+              else if (op === 1) e.checkWindow(any(k), "tok", any(t), any(c));
+              else if (op === 2) e.checkGcra(any(k), "req", any(t), any(c));
+              else if (op === 3) e.checkAtomic([charge(tenant, "req", 1), any<QuotaCharge>({ key: k, limit: "tok", cost: c })], any(t));
+              else e.checkHierarchy(any(k), "req", any(t), any(c));
+            } catch (error) {
+              if (!(error instanceof TypeError || error instanceof RangeError)) throw error;
+            }
+            const s = e.snapshot();
+            for (const b of s.buckets) if (b.tokens > (e.limit(b.limit)?.capacity ?? 0)) return false;
+            for (const w of s.windows) if (w.used > (e.limit(w.limit)?.capacity ?? 0)) return false;
+            for (const g of s.gcra) if (g.ahead < 0 || g.ahead > 2 * (e.limit(g.limit)?.window ?? 0)) return false;
+          }
+          return true;
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });

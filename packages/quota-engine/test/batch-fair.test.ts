@@ -26,7 +26,7 @@ describe("checkMany", () => {
     const engine = new QuotaEngine();
     engine.addLimit(perSecond("r", 5));
     const inputs = [{ key: keys[0], now: 0 }, { key: keys[1], now: NaN }] as EvaluationInput[];
-    expect(() => engine.checkMany("r", inputs)).toThrow(new RangeError("now must be a finite number of milliseconds, got NaN"));
+    expect(() => engine.checkMany("r", inputs)).toThrow(new RangeError("inputs[1].now must be a finite number of milliseconds, got NaN"));
     expect(() => engine.checkMany("r", [{ key: keys[0], now: 0, cost: -1 }])).toThrow("inputs[0].cost must be a whole number of at least 1, got -1");
     expect(engine.stats().keys).toBe(0);
   });

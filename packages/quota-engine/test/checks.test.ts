@@ -55,16 +55,23 @@ class Model {
 const traffic = fc.array(fc.record({ key: fc.integer({ min: 0, max: 3 }), dt: fc.integer({ min: -50, max: 400 }), cost: fc.integer({ min: 1, max: 4 }) }), { maxLength: 120 });
 const specs = fc.record({ capacity: fc.integer({ min: 1, max: 6 }), refill: fc.constantFrom(1, 2, 4, 5, 10), window: fc.constantFrom(100, 1_000, 2_000), burst: fc.integer({ min: 1, max: 6 }) });
 
-describe("single checks agree with a plain model of each algorithm (property)", () => {
+// Whole-millisecond starts (Date.now() itself is whole), so the plain model's sums are exact too.
+const wholeStarts: [string, fc.Arbitrary<number>][] = [
+  ["a clock near 0", fc.constant(10_000)],
+  ["a performance.now() clock", fc.integer({ min: 1_000, max: 100_000_000 })],
+  ["a Date.now() clock", fc.integer({ min: 1e12, max: 1e13 })],
+];
+
+describe.each(wholeStarts)("single checks agree with a plain model of each algorithm (property), on %s", (_, starts) => {
   for (const kind of ["bucket", "window", "gcra"] as const) {
     it(kind, () => {
       fc.assert(
-        fc.property(specs, traffic, (fields, steps) => {
+        fc.property(specs, traffic, starts, (fields, steps, start) => {
           const spec = limitSpec({ name: "x", ...fields });
           const engine = engineWith(spec);
           const model = new Model(spec);
           const keys = [0, 1, 2, 3].map((i) => new QuotaKey("s", `k${i}`, "r"));
-          let now = 10_000;
+          let now = start;
           let mismatches = 0;
           for (const step of steps) {
             now += step.dt; // sometimes backwards: both treat it as standing still
@@ -75,7 +82,7 @@ describe("single checks agree with a plain model of each algorithm (property)", 
           }
           return mismatches === 0;
         }),
-        { numRuns: 300 },
+        { numRuns: 150 },
       );
     });
   }
@@ -98,10 +105,12 @@ describe("single checks", () => {
   it("treat a clock stepping back as standing still at the latest instant seen, across keys", () => {
     const engine = engineWith(limitSpec({ name: "b", capacity: 1, refill: 1, window: 1_000 }));
     expect(engine.checkTokenBucket(alice, "b", 1_000).allowed).toBe(true);
-    // 500 is before 1 000: no time has passed, so no token has come back.
-    expect(engine.checkTokenBucket(alice, "b", 500)).toMatchObject({ allowed: false, retryAfter: 1_000 });
-    // bob, first seen "at 0", starts at 1 000 too; his bucket is full at 1 000.
-    expect(engine.checkTokenBucket(bob, "b", 0)).toMatchObject({ allowed: true, resetAfter: 1_000 });
+    // 500 is before 1 000: no time has passed, so no token has come back. The token is due at
+    // 2 000, which is 1 500 ms after the caller's own 500: waits count from the caller's clock.
+    expect(engine.checkTokenBucket(alice, "b", 500)).toMatchObject({ allowed: false, retryAfter: 1_500 });
+    // bob, first seen "at 0", starts at 1 000 too; his bucket is full again at 2 000, 2 000 ms
+    // after his own clock's 0.
+    expect(engine.checkTokenBucket(bob, "b", 0)).toMatchObject({ allowed: true, resetAfter: 2_000 });
     const early = engine.checkTokenBucket(bob, "b", 1_999);
     expect(early.allowed).toBe(false);
     expect(early.retryAfter).toBeCloseTo(1, 9);
@@ -139,8 +148,21 @@ describe("single checks", () => {
   it("take huge gaps in their stride: a bucket refills to capacity, never past it", () => {
     const engine = engineWith(perSecond("b", 5));
     engine.checkTokenBucket(alice, "b", 0, 5);
-    expect(engine.checkTokenBucket(alice, "b", 1e15, 1)).toMatchObject({ allowed: true, remaining: 4 });
-    expect(engine.checkGcra(alice, "b", 1e15 + 1, 5)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(engine.checkTokenBucket(alice, "b", 3e13, 1)).toMatchObject({ allowed: true, remaining: 4 });
+    expect(engine.checkGcra(alice, "b", 3e13 + 1, 5)).toMatchObject({ allowed: true, remaining: 0 });
+    // Past ±2^45 ms a reading is refused: a window's or a refill's milliseconds would drown in
+    // the clock's own step there.
+    expect(() => engine.checkTokenBucket(alice, "b", 1e15)).toThrow(new RangeError("now must be within ±35184372088832 ms (±2^45, about 1 115 years either side of 1970), got 1000000000000000"));
+  });
+
+  it("GCRA faster than the clock's own step (10^8 a second near Date.now()) is still honoured: a burst of one per reading", () => {
+    const engine = engineWith(limitSpec({ name: "fast", capacity: 100_000_000, refill: 100_000_000, window: 1_000, burst: 1 }));
+    const t = 1_750_000_000_000.5;
+    expect([engine.checkGcra(alice, "fast", t).allowed, engine.checkGcra(alice, "fast", t).allowed]).toEqual([true, false]);
+    // The next unit is due 10 ns later, which this clock cannot tell apart: its next step, 2^-12 ms on.
+    const wait = engine.checkGcra(alice, "fast", t).retryAfter;
+    expect(wait).toBe(2 ** -12);
+    expect(engine.checkGcra(alice, "fast", t + wait).allowed).toBe(true);
   });
 
   it("GCRA keeps a fractional interval right at Date.now() magnitudes", () => {

@@ -69,7 +69,7 @@ describe("stats and toJSON", () => {
     engine.addLimit(perSecond("r", 2));
     engine.checkTokenBucket(k(0), "r", 42);
     expect(JSON.parse(JSON.stringify(engine))).toEqual({
-      version: 1,
+      version: 2,
       clock: 42,
       stats: { limits: 1, buckets: 1, windows: 0, gcra: 0, keys: 1, maxKeys: null, links: 0, subjects: 0, dropped: 0, refused: 0 },
       limits: [{ name: "r", capacity: 2, refill: 2, window: 1_000, burst: 2, align: false }],

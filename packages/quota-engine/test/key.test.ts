@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MAX_KEY_PART, QuotaKey } from "@tideward/quota-engine";
+import { MAX_KEY_PART, QuotaEngine, QuotaKey, perSecond } from "@tideward/quota-engine";
 
 const part = fc.string({ minLength: 1, maxLength: 12, unit: fc.constantFrom("a", "b", ":", "|", "1", "9", '"', "'", "\\", "\0", "é", " ") });
 
@@ -57,5 +57,39 @@ describe("QuotaKey", () => {
     for (const bad of ["", "1:a1:b", "1:a1:b1:c1:d", "2:a1:b1:c", "1:a1:b1:cd", "0:1:b1:c", "01:a1:b1:c", "a:b:c", "-1:a1:b1:c"]) {
       expect(() => QuotaKey.parse(bad), bad).toThrow(RangeError);
     }
+  });
+
+  it("is frozen: its parts and id cannot be reassigned, so snapshot() keeps working", () => {
+    const engine = new QuotaEngine();
+    engine.addLimit(perSecond("r", 5));
+    const key = new QuotaKey("t", "alice", "api");
+    engine.checkTokenBucket(key, "r", 1_000, 2);
+    expect(Object.isFrozen(key)).toBe(true);
+    expect(() => {
+      (key as { id: string }).id = "garbage";
+    }).toThrow(TypeError);
+    expect(() => Object.defineProperty(key, "id", { value: "garbage" })).toThrow(TypeError);
+    expect(key.id).toBe("1:t5:alice3:api");
+    expect(engine.snapshot().buckets).toEqual([{ key: { scope: "t", subject: "alice", resource: "api" }, limit: "r", tokens: 3, at: 1_000 }]);
+    expect(engine.checkTokenBucket(key, "r", 1_000).remaining).toBe(2);
+  });
+
+  it("a forged key (the prototype, a real key's id) is refused before any state is touched", () => {
+    const engine = new QuotaEngine();
+    engine.addLimit(perSecond("r", 5));
+    const real = new QuotaKey("t", "alice", "api");
+    engine.checkTokenBucket(real, "r", 1_000, 4);
+    const before = JSON.stringify(engine.snapshot());
+    const forged = Object.assign(Object.create(QuotaKey.prototype) as QuotaKey, { id: real.id, scope: "t", subject: "alice", resource: "api" });
+    expect(forged instanceof QuotaKey).toBe(true); // it passes instanceof, and is still refused
+    const refusal = "must be a QuotaKey (new QuotaKey(scope, subject, resource)), got [object Object]";
+    expect(() => engine.checkTokenBucket(forged, "r", 1_000)).toThrow(new TypeError(`key ${refusal}`));
+    expect(() => engine.checkWindow(forged, "r", 1_000)).toThrow(new TypeError(`key ${refusal}`));
+    expect(() => engine.checkGcra(forged, "r", 1_000)).toThrow(new TypeError(`key ${refusal}`));
+    expect(() => engine.checkHierarchy(forged, "r", 1_000)).toThrow(new TypeError(`key ${refusal}`));
+    expect(() => engine.checkAtomic([{ key: real, limit: "r", cost: 1 }, { key: forged, limit: "r", cost: 1 }], 1_000)).toThrow(new TypeError(`charges[1].key ${refusal}`));
+    expect(() => engine.checkMany("r", [{ key: forged, now: 1_000 }])).toThrow(new TypeError(`inputs[0].key ${refusal}`));
+    expect(JSON.stringify(engine.snapshot())).toBe(before);
+    expect(engine.checkTokenBucket(real, "r", 1_000).remaining).toBe(0); // the real bucket held 1
   });
 });

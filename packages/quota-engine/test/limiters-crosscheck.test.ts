@@ -1,10 +1,12 @@
 // The engine keeps its own flat state (slots in typed arrays) rather than one limiter object per
-// key, so its math is written again. This pins it to @tideward/limiters': the same traffic on
-// one key through the engine and through the limiter objects gets the same answers.
+// key, but calls @tideward/limiters' formulas on it. This pins the two together: the same traffic
+// on one key through the engine and through the limiter objects gets the same answers — allowed,
+// remaining, retryAfter and resetAfter — near 0, near performance.now() and near Date.now().
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Bucket, Gcra, Period } from "@tideward/limiters";
 import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
+import type { Decision } from "@tideward/quota-engine";
 
 const key = new QuotaKey("tenant", "alice", "api");
 
@@ -16,12 +18,15 @@ const spec = fc.record({
   align: fc.boolean(),
 });
 
+const scales: [string, fc.Arbitrary<number>][] = [
+  ["a clock near 0", fc.integer({ min: 0, max: 1e6 })],
+  ["a performance.now() clock", fc.double({ min: 1e3, max: 1e8, noNaN: true })],
+  ["a Date.now() clock", fc.double({ min: 1e12, max: 1e13, noNaN: true })],
+];
+
 // Forward-moving arrivals (the engine treats an earlier `now` as the latest seen, engine-wide;
 // the limiters treat it per object, so only forward clocks are comparable), with a cost each.
-const arrivals = fc.tuple(
-  fc.integer({ min: 0, max: 1e6 }),
-  fc.array(fc.tuple(fc.integer({ min: 0, max: 400 }), fc.integer({ min: 1, max: 8 })), { minLength: 1, maxLength: 120 }),
-);
+const steps = fc.array(fc.tuple(fc.oneof(fc.integer({ min: 0, max: 400 }), fc.double({ min: 0, max: 400, noNaN: true })), fc.integer({ min: 1, max: 8 })), { minLength: 1, maxLength: 120 });
 
 function engineWith(s: { capacity: number; refill: number; window: number; burst: number; align: boolean }): QuotaEngine {
   const engine = new QuotaEngine();
@@ -30,50 +35,83 @@ function engineWith(s: { capacity: number; refill: number; window: number; burst
   return engine;
 }
 
-describe("the engine decides as @tideward/limiters does", () => {
-  it("token bucket = Bucket(refill per window, burst capacity), any cost", () => {
+const double = new Float64Array(1);
+const bits = new BigInt64Array(double.buffer);
+/** One float step at `x`'s magnitude. */
+function step(x: number): number {
+  double[0] = Math.abs(x);
+  bits[0] += 1n;
+  return double[0] - Math.abs(x);
+}
+
+/**
+ * Waits agree to the rounding of the rate itself: the engine's rate is `refill / window` a ms, the
+ * limiter's `(refill · 1000 / window) / 1000`, which can differ in the last bit; a wait landing on
+ * the clock's grid can then move by a float step.
+ */
+function sameWait(engine: number, limiter: number, now: number): void {
+  if (!Number.isFinite(limiter)) expect(engine).toBe(limiter);
+  else expect(Math.abs(engine - limiter)).toBeLessThanOrEqual(1e-12 * limiter + 2 * step(now + limiter));
+}
+
+describe.each(scales)("the engine decides as @tideward/limiters does, on %s", (_, origin) => {
+  it("token bucket = Bucket(refill per window, burst capacity), any cost: allowed, remaining, retryAfter, resetAfter", () => {
     fc.assert(
-      fc.property(spec, arrivals, (s, [start, steps]) => {
+      fc.property(spec, origin, steps, (s, start, arrivals) => {
         const engine = engineWith(s);
         const bucket = new Bucket((s.refill * 1_000) / s.window, { burst: s.capacity, now: start });
         let now = start;
-        for (const [dt, cost] of steps) {
+        for (const [dt, cost] of arrivals) {
           now += dt;
-          const d = engine.checkTokenBucket(key, "l", now, cost);
+          const wait = bucket.next(now, cost);
+          const d: Decision = engine.checkTokenBucket(key, "l", now, cost);
           expect(d.allowed).toBe(bucket.take(now, cost));
-          expect(d.remaining).toBe(Math.floor(bucket.tokens(now) + 1e-9 * s.capacity));
+          const r = bucket.rateLimit(now);
+          expect(d.remaining).toBe(r.remaining);
+          sameWait(d.retryAfter, wait, now);
+          sameWait(d.resetAfter, r.reset, now);
         }
       }),
     );
   });
 
-  it("fixed window = Period(capacity, window, { align }), unit cost", () => {
+  it("fixed window = Period(capacity, window, { align }), costs above one as that many events taken together", () => {
     fc.assert(
-      fc.property(spec, arrivals, (s, [start, steps]) => {
+      fc.property(spec, origin, steps, (s, start, arrivals) => {
         const engine = engineWith(s);
         const period = new Period(s.capacity, s.window, { align: s.align });
         let now = start;
-        for (const [dt] of steps) {
+        for (const [dt, cost] of arrivals) {
           now += dt;
-          const d = engine.checkWindow(key, "l", now, 1);
-          expect(d.allowed).toBe(period.take(now) !== "over");
-          expect(d.remaining).toBe(period.left(now));
+          const d = engine.checkWindow(key, "l", now, cost);
+          // A cost of n on a Period: n events, all admitted or none (peeked first).
+          const fits = cost <= period.left(now);
+          if (fits) for (let i = 0; i < cost; i++) period.take(now);
+          expect(d.allowed).toBe(fits);
+          const r = period.rateLimit(now);
+          expect(d.remaining).toBe(r.remaining);
+          // Refused: a cost above the capacity never fits; otherwise it fits when the window ends.
+          expect(d.retryAfter).toBe(fits ? 0 : cost > s.capacity ? Infinity : r.reset);
+          expect(d.resetAfter).toBe(r.reset);
         }
       }),
     );
   });
 
-  it("GCRA = Gcra(refill per window, burst), any cost up to the burst", () => {
+  it("GCRA = Gcra(refill per window, burst), any cost up to the burst: allowed, remaining, retryAfter, resetAfter", () => {
     fc.assert(
-      fc.property(spec, arrivals, (s, [start, steps]) => {
+      fc.property(spec, origin, steps, (s, start, arrivals) => {
         const engine = engineWith(s);
         const gcra = new Gcra((s.refill * 1_000) / s.window, { burst: s.burst });
         let now = start;
-        for (const [dt, cost] of steps) {
+        for (const [dt, cost] of arrivals) {
           now += dt;
+          const wait = gcra.next(now, cost);
           const d = engine.checkGcra(key, "l", now, cost);
           expect(d.allowed).toBe(gcra.take(now, cost));
           expect(d.remaining).toBe(gcra.remaining(now));
+          sameWait(d.retryAfter, wait, now);
+          sameWait(d.resetAfter, gcra.rateLimit(now).reset, now);
         }
       }),
     );

@@ -1,29 +1,31 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, limitSpec, perSecond } from "@tideward/quota-engine";
-import { opArb, replay, setUp, specArb } from "./traffic";
+import { STARTS, opArb, replay, setUp, specArb } from "./traffic";
 
 // A key object remembers where the last table found its state, so that a reused key skips the
 // Map lookup. The hint must never change an answer: stale, shared by equal keys, or from another
 // table or engine, it is checked before use.
-describe("the slot a key object remembers", () => {
+describe.each(STARTS)("the slot a key object remembers, on %s", (_, starts) => {
   it("never changes a decision: shared key objects answer as fresh ones do (property)", () => {
     let dropped = 0;
     fc.assert(
-      fc.property(fc.tuple(specArb, specArb, specArb), fc.array(opArb, { maxLength: 150 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 2, max: 8 }), (specs, ops, step, maxKeys) => {
+      fc.property(fc.tuple(specArb, specArb, specArb), fc.array(opArb, { maxLength: 150 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 2, max: 8 }), starts, (specs, ops, step, maxKeys, start) => {
         // A small maxKeys and sweeping free slots and hand them to other keys, making hints stale.
         const shared = setUp(specs, { sweepStep: step, maxKeys });
         const fresh = setUp(specs, { sweepStep: step, maxKeys });
-        const a = replay(shared, ops, 1_000, true);
-        const b = replay(fresh, ops, 1_000, true, true);
+        const a = replay(shared, ops, start, true);
+        const b = replay(fresh, ops, start, true, true);
         dropped += shared.stats().dropped;
         return JSON.stringify(a) === JSON.stringify(b);
       }),
-      { numRuns: 300 },
+      { numRuns: 150 },
     );
-    expect(dropped).toBeGreaterThan(100); // slots were freed and reused, many times
+    expect(dropped).toBeGreaterThan(40); // slots were freed and reused, many times (about 100 a scale)
   });
+});
 
+describe("the slot a key object remembers", () => {
   it("a slot freed and given to another key is not taken for the first key's", () => {
     const engine = new QuotaEngine({ sweepStep: 0 });
     engine.addLimit(limitSpec({ name: "r", capacity: 3, refill: 3, window: 1_000 }));

@@ -2,38 +2,38 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, SnapshotError, isSnapshotError, perSecond } from "@tideward/quota-engine";
 import type { QuotaSnapshot } from "@tideward/quota-engine";
-import { opArb, replay, setUp, specArb } from "./traffic";
+import { STARTS, opArb, replay, setUp, specArb } from "./traffic";
 
 const specs = fc.tuple(specArb, specArb, specArb);
 const ops = fc.array(opArb, { maxLength: 60 });
 
-describe("snapshot and restore (properties)", () => {
+describe.each(STARTS)("snapshot and restore (properties), on %s", (_, starts) => {
   it("snapshot → JSON → restore → snapshot is the identity", () => {
     fc.assert(
-      fc.property(specs, ops, (s, traffic) => {
+      fc.property(specs, ops, starts, (s, traffic, origin) => {
         const engine = setUp(s);
-        replay(engine, traffic, 1_000, true);
+        replay(engine, traffic, origin, true);
         const first = engine.snapshot();
         const copy = new QuotaEngine();
         copy.restore(JSON.parse(JSON.stringify(first)));
         return JSON.stringify(copy.snapshot()) === JSON.stringify(first);
       }),
-      { numRuns: 200 },
+      { numRuns: 100 },
     );
   });
 
   it("a restored engine makes the same decisions as the original on the same future traffic", () => {
     fc.assert(
-      fc.property(specs, ops, ops, (s, past, future) => {
+      fc.property(specs, ops, ops, starts, (s, past, future, origin) => {
         const engine = setUp(s);
-        replay(engine, past, 1_000, true);
+        replay(engine, past, origin, true);
         const copy = new QuotaEngine();
         copy.restore(JSON.parse(JSON.stringify(engine.snapshot())));
         // Start the future at the original's clock: both engines then see the same instants.
-        const start = engine.snapshot().clock ?? 1_000;
+        const start = engine.snapshot().clock ?? origin;
         return JSON.stringify(replay(engine, future, start, true)) === JSON.stringify(replay(copy, future, start, true));
       }),
-      { numRuns: 200 },
+      { numRuns: 100 },
     );
   });
 });
@@ -48,12 +48,12 @@ describe("snapshot", () => {
     engine.checkGcra(k, "r", 30);
     engine.addSubject("s", 2);
     expect(engine.snapshot()).toEqual({
-      version: 1,
+      version: 2,
       clock: 30,
       limits: [{ name: "r", capacity: 2, refill: 2, window: 1_000, burst: 2, align: false }],
       buckets: [{ key: { scope: "t", subject: "a", resource: "r" }, limit: "r", tokens: 1, at: 10 }],
       windows: [{ key: { scope: "t", subject: "a", resource: "r" }, limit: "r", end: 1_020, used: 1 }],
-      gcra: [{ key: { scope: "t", subject: "a", resource: "r" }, limit: "r", tat: 530 }],
+      gcra: [{ key: { scope: "t", subject: "a", resource: "r" }, limit: "r", at: 30, ahead: 500 }],
       links: [],
       subjects: [{ subject: "s", weight: 2, used: 0 }],
     });
@@ -87,7 +87,7 @@ type Mutable = Record<string, unknown> & { buckets: Record<string, unknown>[]; w
 const cases: [string, (s: Mutable) => unknown, string][] = [
   ["not an object", () => "snapshot", 'snapshot must be an object, got "snapshot"'],
   ["an array", () => [], "snapshot must be an object, got [object Array]"],
-  ["another version", (s) => ({ ...s, version: 2 }), "snapshot.version must be 1, got 2"],
+  ["another version", (s) => ({ ...s, version: 1 }), "snapshot.version must be 2, got 1"],
   ["a missing field", ({ links: _, ...rest }) => rest, "snapshot.links is missing"],
   ["an unknown field", (s) => ({ ...s, extra: 1 }), 'snapshot has an unexpected field "extra"'],
   ["a __proto__ key (from JSON.parse)", (s) => JSON.parse(JSON.stringify(s).replace('{"version"', '{"__proto__":{"polluted":true},"version"')) as unknown, 'snapshot has an unexpected field "__proto__"'],
@@ -103,7 +103,11 @@ const cases: [string, (s: Mutable) => unknown, string][] = [
   ["an unknown limit", (s) => { (s.windows[0]).limit = "zzz"; return s; }, 'snapshot.windows[0].limit must name a limit in snapshot.limits, got "zzz"'],
   ["a window ending too long after the clock", (s) => { (s.windows[0]).end = 10_000; return s; }, 'snapshot.windows[0].end must be at most 100 ms (the window of "b") after snapshot.clock (1000), got 10000'],
   ["a fractional window count", (s) => { (s.windows[0]).used = 0.5; return s; }, "snapshot.windows[0].used must be a whole number from 0 to 3, got 0.5"],
-  ["a GCRA flow too far ahead", (s) => { (s.gcra[0]).tat = 5_000; return s; }, 'snapshot.gcra[0].tat must be at most 1000 ms after snapshot.clock (burst 2 of "c"), got 5000'],
+  ["a GCRA flow too far ahead", (s) => { (s.gcra[0]).ahead = 5_000; return s; }, 'snapshot.gcra[0].ahead must be from 0 to 1000 ms (burst 2 of "c"), got 5000'],
+  ["a GCRA flow from after the clock", (s) => { (s.gcra[0]).at = 1_001; return s; }, "snapshot.gcra[0].at must not be after snapshot.clock (1000), got 1001"],
+  ["a negative GCRA lead", (s) => { (s.gcra[0]).ahead = -1; return s; }, 'snapshot.gcra[0].ahead must be from 0 to 1000 ms (burst 2 of "c"), got -1'],
+  ["a clock past 2^45 ms", (s) => ({ ...s, clock: 1e300 }), "snapshot.clock must be within ±35184372088832 ms (±2^45), got 1e+300"],
+  ["a limit window of 1e308 ms", (s) => { s.limits[0] = { ...s.limits[0], window: 1e308 }; return s; }, 'snapshot.limits[0] is not a valid limit: LimitSpec window of "a" must be at most 17592186044416 ms (2^44, about 557 years), got 1e+308'],
   ["an empty key part", (s) => { (s.gcra[0]).key = { scope: "", subject: "a", resource: "b" }; return s; }, 'snapshot.gcra[0].key.scope must be a string of 1 to 1024 characters, got ""'],
   ["a duplicate entry", (s) => { s.buckets.push(s.buckets[0]); return s; }, 'snapshot.buckets[1] duplicates an earlier entry for key 1:t2:k01:r and limit "a"'],
   ["a link cycle", (s) => { s.links.push({ child: { scope: "t", subject: "k4", resource: "*" }, parent: { scope: "t", subject: "k0", resource: "r" }, limit: "a", ratio: 1 }); return s; }, "snapshot.links[3] is not a valid link (cycle): linking 1:t2:k41:* to 1:t2:k01:r for \"a\" would close a cycle"],

@@ -1,23 +1,24 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, limitSpec, perSecond } from "@tideward/quota-engine";
-import { opArb, replay, setUp, specArb } from "./traffic";
+import { STARTS, opArb, replay, setUp, specArb } from "./traffic";
 
-describe("dropping idle keys (property)", () => {
+describe.each(STARTS)("dropping idle keys (property), on %s", (_, starts) => {
   it("never changes a decision: the same traffic with and without sweeping answers the same", () => {
     let dropped = 0;
     fc.assert(
-      fc.property(fc.tuple(specArb, specArb, specArb), fc.array(opArb, { maxLength: 150 }), fc.integer({ min: 1, max: 4 }), (specs, ops, step) => {
+      fc.property(fc.tuple(specArb, specArb, specArb), fc.array(opArb, { maxLength: 150 }), fc.integer({ min: 1, max: 4 }), starts, (specs, ops, step, start) => {
         const kept = setUp(specs, { sweepStep: 0 });
         const swept = setUp(specs, { sweepStep: step });
-        const a = replay(kept, ops, 1_000, false);
-        const b = replay(swept, ops, 1_000, true);
+        const a = replay(kept, ops, start, false);
+        const b = replay(swept, ops, start, true);
         dropped += swept.stats().dropped;
         return JSON.stringify(a) === JSON.stringify(b) && swept.stats().keys <= kept.stats().keys;
       }),
-      { numRuns: 300 },
+      { numRuns: 150 },
     );
-    expect(dropped).toBeGreaterThan(100); // the runs did drop keys, many of them
+    // The runs did drop keys, many of them (about 70 in 150 runs; the bound leaves room for chance).
+    expect(dropped).toBeGreaterThan(20);
   });
 });
 

@@ -3,6 +3,16 @@ import fc from "fast-check";
 import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
 import type { ChargeKind, Decision } from "@tideward/quota-engine";
 
+/**
+ * Where replayed traffic starts, by clock magnitude: near 0, near performance.now() and near
+ * Date.now() (fractional, where one float step is 2^-12 ms). Every property replays at each.
+ */
+export const STARTS: readonly (readonly [name: string, start: fc.Arbitrary<number>])[] = [
+  ["a clock near 0", fc.constant(1_000)],
+  ["a performance.now() clock", fc.double({ min: 1e3, max: 1e8, noNaN: true })],
+  ["a Date.now() clock", fc.double({ min: 1e12, max: 1e13, noNaN: true })],
+];
+
 export const KEYS = Array.from({ length: 6 }, (_, i) => new QuotaKey("t", `k${i}`, i < 3 ? "r" : "*"));
 export const LIMITS = ["a", "b", "c"];
 const KINDS: ChargeKind[] = ["bucket", "window", "gcra"];

@@ -9,6 +9,8 @@ export interface Monitor {
   readonly label: string;
   /** Whether a refusal by this envelope's policy with room left here is a violation. */
   readonly exact: boolean;
+  /** The refusal reason it answers for, if its policy names one per envelope. */
+  readonly reason: string | undefined;
   admit(now: number, key: number, cost: number): string | undefined;
   /** Whether the envelope had room for the call just refused: a sentence if so. */
   refuse(now: number, key: number, cost: number): string | undefined;
@@ -24,6 +26,7 @@ function slack(size: number, perMs: number, now: number): number {
 class RateMonitor implements Monitor {
   readonly label: string;
   readonly exact: boolean;
+  readonly reason: string | undefined;
   readonly #e: RateEnvelope;
   readonly #perMs: number;
   readonly #over: number;
@@ -34,6 +37,7 @@ class RateMonitor implements Monitor {
     this.#e = e;
     this.label = e.label;
     this.exact = e.exact ?? false;
+    this.reason = e.reason;
     this.#perMs = e.rate / 1_000;
     this.#over = e.overshoot ?? 0;
   }
@@ -79,6 +83,7 @@ class RateMonitor implements Monitor {
 class WindowMonitor implements Monitor {
   readonly label: string;
   readonly exact: boolean;
+  readonly reason: string | undefined;
   readonly #e: WindowEnvelope;
   readonly #over: number;
   // Per scope: admitted stamps and weights in time order, and their sum.
@@ -88,6 +93,7 @@ class WindowMonitor implements Monitor {
     this.#e = e;
     this.label = e.label;
     this.exact = e.exact ?? false;
+    this.reason = e.reason;
     this.#over = e.overshoot ?? 0;
   }
 
@@ -131,6 +137,7 @@ class WindowMonitor implements Monitor {
 class ConcurrencyMonitor implements Monitor {
   readonly label: string;
   readonly exact: boolean;
+  readonly reason: string | undefined;
   readonly #e: ConcurrencyEnvelope;
   readonly #inside = new Map<number, number>();
 
@@ -138,6 +145,7 @@ class ConcurrencyMonitor implements Monitor {
     this.#e = e;
     this.label = e.label;
     this.exact = e.exact ?? false;
+    this.reason = e.reason;
   }
 
   admit(_now: number, key: number): string | undefined {

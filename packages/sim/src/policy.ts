@@ -42,6 +42,12 @@ interface EnvelopeBase {
   readonly overshoot?: number;
   /** Whether a refusal with room left is a violation. @defaultValue false */
   readonly exact?: boolean;
+  /**
+   * The refusal reason this envelope answers for, when a policy keeps several (a quota's
+   * dimensions): a refusal is then checked against the envelope of its own reason only.
+   * Without reasons, a refusal is a violation only when every envelope is exact and has room.
+   */
+  readonly reason?: string;
 }
 
 /** See {@link Envelope}. */

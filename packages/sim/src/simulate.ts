@@ -222,7 +222,7 @@ class Run {
 
     this.#arrivals = traffic.open({ start: this.#start, end: this.#end, random: this.sim.random("traffic") });
     const first = this.#arrivals.next();
-    if (first < this.#end) this.sim.at(first, this.#onArrival);
+    if (first < this.#end) this.sim.lane(first, this.#onArrival);
   }
 
   result(): RunResult {
@@ -272,7 +272,7 @@ class Run {
     const key = arrivals.key;
     const cost = arrivals.cost;
     const next = arrivals.next();
-    if (next < this.#end) this.sim.at(next, this.#onArrival);
+    if (next < this.#end) this.sim.lane(next, this.#onArrival);
     this.#rec.offer(now, key);
     const c = this.#newCall(key, cost);
     this.#budget?.recordAttempt(now);
@@ -412,11 +412,22 @@ class Run {
     return r;
   }
 
+  /**
+   * A refusal by policy `i` is a charge counted twice when the envelope it answers for is exact
+   * and had room: the envelope of the refusal's reason, if the policy tags its envelopes with
+   * reasons, or else every envelope (all of them exact).
+   */
   #checkRefusal(i: number, now: number, key: number, cost: number): void {
-    const exact = (this.#monitors as Monitor[][])[i].filter((m) => m.exact);
-    if (exact.length === 0) return;
+    const monitors = (this.#monitors as Monitor[][])[i];
+    if (monitors.length === 0) return;
+    let checked: Monitor[];
+    if (monitors.some((m) => m.reason !== undefined)) {
+      const reason = this.#adapters[i].reason;
+      checked = monitors.filter((m) => m.reason === reason);
+    } else checked = monitors;
+    if (checked.length === 0 || checked.some((m) => !m.exact)) return;
     let first: string | undefined;
-    for (const m of exact) {
+    for (const m of checked) {
       const roomy = m.refuse(now, key, cost);
       if (roomy === undefined) return;
       first ??= `${m.label}: ${roomy}`;

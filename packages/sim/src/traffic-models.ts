@@ -1,3 +1,5 @@
 // The traffic models, gathered for `traffic.poisson(…)` and the like.
-export { constant, poisson, shaped, ramp, daily, bursts, herd, merge } from "./traffic";
+export { constant, poisson, shaped, ramp, daily } from "./rates";
+export { bursts, herd } from "./bursts";
+export { merge } from "./merge";
 export { replay, parseTrace } from "./replay";

@@ -7,7 +7,7 @@ function busy(start: number, seed: number): SimulationOptions {
   return {
     seed,
     start,
-    duration: 60_000,
+    duration: 30_000,
     traffic: traffic.merge(traffic.poisson({ rate: 300, keys: keys.zipf({ count: 100 }) }), traffic.bursts({ size: 50, spacing: 1, every: 7_000 })),
     backend: { latency: latency.logNormal({ median: 15, sigma: 0.6 }), failures: failures.brownout({ from: 20_000, to: 35_000 }), workers: 8, queue: 50 },
     client: { timeout: 60, retry: { backoff: { attempts: 3, base: 20 }, budget: { ratio: 0.2 } }, hedge: { after: 60 } },

@@ -38,3 +38,4 @@ export function counts(times: readonly number[], start: number, width: number, b
   }
   return out;
 }
+

@@ -46,6 +46,16 @@ describe.each(STARTS)("quota engine (start %s)", (start) => {
     expect(others(sequential) / 30).toBeLessThan(5);
   });
 
+  it("fixed-window and GCRA dimensions keep their envelopes too", () => {
+    const kinds: QuotaDimension[] = [
+      { limit: perSecond("window", 4), kind: "window" },
+      { limit: perSecond("gcra", 6), kind: "gcra", key: (k) => new QuotaKey("t", String(k % 3), "g") },
+    ];
+    const r = simulate({ ...base, policies: [policy.quota({ dimensions: kinds })], invariants: true });
+    expect(r.summary.refusedBy["quota/window"]).toBeGreaterThan(0);
+    expect(r.summary.refusedBy["quota/gcra"]).toBeGreaterThan(0);
+  });
+
   it("a refusal names the dimension that refused", () => {
     const r = simulate({ ...base, policies: [policy.quota({ dimensions: [{ limit: perSecond("user", 1) }, { limit: perSecond("tenant", 1_000), key: () => new QuotaKey("t", "*", "api") }] })] });
     expect(Object.keys(r.summary.refusedBy)).toEqual(["quota/user"]);

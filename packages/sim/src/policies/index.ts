@@ -7,3 +7,5 @@ export type { GatePolicyOptions, LimiterOptions, PeriodPolicyOptions, RateLimite
 export { shedder } from "./shedder";
 export { quota } from "./quota";
 export type { QuotaDimension, QuotaPolicyOptions } from "./quota";
+export { admission } from "./admission";
+export type { AdmissionOptions } from "./admission";

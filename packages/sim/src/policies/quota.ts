@@ -151,7 +151,8 @@ class QuotaAdapter implements Adapter {
       const d = dims[0];
       const limit = d.spec.name;
       const unit = d.cost;
-      this.#single = [];
+      // Filled up front: writing keys in random order into an empty array would turn it into a dictionary.
+      this.#single = new Array<QuotaKey | undefined>(context.keys).fill(undefined);
       this.#one =
         d.kind === "bucket"
           ? (k, t, units) => store.checkTokenBucket(k, limit, t, unit ? units : 1).allowed
@@ -321,10 +322,10 @@ function envelopes(dims: readonly Dim[], scopes: ((key: number) => number)[], ex
     const units = d.cost ? "cost" : "calls";
     const rate = (d.spec.refill * 1_000) / d.spec.window;
     const label = `${d.reason} (${d.kind})`;
-    if (d.kind === "window") return { kind: "window", label, quota: 2 * d.spec.capacity, window: d.spec.window, units, scope: scopes[i] };
+    if (d.kind === "window") return { kind: "window", label, quota: 2 * d.spec.capacity, window: d.spec.window, units, scope: scopes[i], reason: d.reason };
     const burst = d.kind === "bucket" ? d.spec.capacity : d.spec.burst;
     // A caller whose clock runs ahead refills the store early by that much.
     const overshoot = faults === undefined ? 0 : (rate * Math.max(0, ...faults.skew)) / 1_000;
-    return { kind: "rate", label, rate, burst, units, scope: scopes[i], overshoot, exact };
+    return { kind: "rate", label, rate, burst, units, scope: scopes[i], overshoot, exact, reason: d.reason };
   });
 }

@@ -1,4 +1,4 @@
-import { poisson } from "../traffic";
+import { poisson } from "../rates";
 import { exponential } from "../distribution";
 import { FailureSchedule } from "../failures";
 import { breaker } from "../policies/breaker";

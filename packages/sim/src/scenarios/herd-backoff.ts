@@ -3,7 +3,7 @@ import type { Jitter as JitterType } from "@tideward/backoff";
 import { exponential, fixed } from "../distribution";
 import { FailureSchedule } from "../failures";
 import { simulate } from "../simulate";
-import { herd } from "../traffic";
+import { herd } from "../bursts";
 import type { RunResult } from "../result";
 import { defineScenario, seedKnob } from "../scenario";
 import { num, textTable } from "../report";

@@ -2,7 +2,7 @@ import { Backoff, Jitter } from "@tideward/backoff";
 import { exponential, fixed } from "../distribution";
 import { FailureSchedule } from "../failures";
 import { simulate } from "../simulate";
-import { poisson } from "../traffic";
+import { poisson } from "../rates";
 import type { RunResult } from "../result";
 import { defineScenario, seedKnob } from "../scenario";
 import { num, percent, sumBetween, textTable } from "../report";

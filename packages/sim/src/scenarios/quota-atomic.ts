@@ -4,7 +4,7 @@ import { zipf } from "../keys";
 import { quota } from "../policies/quota";
 import type { QuotaDimension } from "../policies/quota";
 import { simulate } from "../simulate";
-import { poisson } from "../traffic";
+import { poisson } from "../rates";
 import { defineScenario, seedKnob } from "../scenario";
 import { num, percent, textTable } from "../report";
 

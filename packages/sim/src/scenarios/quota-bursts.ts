@@ -1,6 +1,6 @@
 import { bucket, period, sliding } from "../policies/limiters";
 import { simulate } from "../simulate";
-import { bursts } from "../traffic";
+import { bursts } from "../bursts";
 import { defineScenario, seedKnob } from "../scenario";
 import { textTable } from "../report";
 

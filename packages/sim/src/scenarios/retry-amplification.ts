@@ -1,7 +1,7 @@
 import { Backoff, Jitter } from "@tideward/backoff";
 import { exponential } from "../distribution";
 import { simulate } from "../simulate";
-import { poisson } from "../traffic";
+import { poisson } from "../rates";
 import { defineScenario, seedKnob } from "../scenario";
 import { num, percent, textTable } from "../report";
 

@@ -1,7 +1,7 @@
 import { exponential } from "../distribution";
 import { shedder } from "../policies/shedder";
 import { simulate } from "../simulate";
-import { ramp } from "../traffic";
+import { ramp } from "../rates";
 import type { RunResult } from "../result";
 import { defineScenario, seedKnob } from "../scenario";
 import { num, percent, textTable } from "../report";

@@ -1,0 +1,90 @@
+import { admit } from "@tideward/guard";
+import type { AdmitOptions, Verdict } from "@tideward/guard";
+import { check } from "@tideward/time";
+import type { Adapter, Envelope, PolicyContext, PolicySpec } from "../policy";
+
+/** Options of {@link admission}: `@tideward/guard`'s `admit` options, less the clock and the load, which the run supplies. */
+export type AdmissionOptions = Omit<AdmitOptions, "clock" | "load"> & {
+  /** @defaultValue "admission" */
+  readonly name?: string;
+};
+
+/**
+ * `@tideward/guard`'s server admission (`admit`) as a server-side policy: its shedder (reading
+ * the backend's CPU), gate, per-key limits and quota charge set, in its own order, on the run's
+ * clock. A refusal's reason is `"<name>/<kind>"` (`shed`, `gate`, `rate`, `quota`); the verdict
+ * is released when the backend finishes. Its gate and per-key limits are checked as envelopes
+ * when invariants are on.
+ *
+ * The client guard (`guard`) is asynchronous (timers, promises) and is not driven here: its
+ * parts are, one by one, as `policy.breaker`, `policy.bucket` and the `client` option.
+ */
+export function admission(options: AdmissionOptions = {}): PolicySpec {
+  const { name = "admission", ...rest } = check.options(options, ["shedder", "gate", "limits", "quota", "maxKeys", "busyRetryAfter", "problem", "fields", "name"], "policy.admission");
+  // Built once here, so bad options fail when the spec is made (the run builds its own).
+  admit({ ...rest, ...(rest.shedder === undefined ? {} : { load: () => 0 }), clock: () => 0 });
+  if (typeof rest.shedder === "object" && rest.shedder !== null && typeof (rest.shedder as { allow?: unknown }).allow === "function") {
+    throw new TypeError("policy.admission shedder must be the shedder's fields, not a Shedder: each run makes its own");
+  }
+  if (typeof rest.gate === "object") throw new TypeError("policy.admission gate must be a number, not a Gate: each run makes its own");
+  return {
+    name,
+    create(context: PolicyContext): Adapter {
+      const now = new Float64Array([context.start]);
+      const clock = (): number => now[0];
+      const a = admit({ ...rest, ...(rest.shedder === undefined ? {} : { load: () => context.cpu(now[0]) }), clock });
+      const adapter = {
+        name,
+        side: "server" as const,
+        reason: name,
+        envelopes: envelopes(name, rest, context),
+        admit(t: number, key: number, cost: number): unknown {
+          now[0] = t;
+          const v = a.check(context.keyName(key), cost > 1 ? Math.ceil(cost) : 1);
+          if (typeof (v as Promise<Verdict>).then === "function") {
+            throw new TypeError("policy.admission: the quota store answered with a promise; the simulator drives a synchronous store (such as QuotaEngine)");
+          }
+          const verdict = v as Verdict;
+          if (verdict.allowed) return verdict;
+          adapter.reason = `${name}/${verdict.reason ?? "refused"}`;
+          return undefined;
+        },
+        settle(token: unknown, t: number, ok: boolean): void {
+          now[0] = t;
+          (token as Verdict).release(ok);
+        },
+        release(token: unknown, t: number): void {
+          now[0] = t;
+          (token as Verdict).release(false);
+        },
+        ...(a.gate === undefined ? {} : { held: () => (a.gate as { held: number }).held }),
+      };
+      return adapter;
+    },
+  };
+}
+
+function envelopes(name: string, o: Omit<AdmitOptions, "clock" | "load">, context: PolicyContext): Envelope[] {
+  const out: Envelope[] = [];
+  const keys = context.keys;
+  // Admission keys its limits by the key's text: keys of two merged models may share one.
+  const ids = new Map<string, number>();
+  const scope = (key: number): number => {
+    const text = context.keyName(key);
+    let n = ids.get(text);
+    if (n === undefined) ids.set(text, (n = ids.size));
+    return n;
+  };
+  if (typeof o.gate === "number") out.push({ kind: "concurrency", label: `${name} gate of ${o.gate}`, limit: o.gate, exact: true, reason: `${name}/gate` });
+  // Past maxKeys, idle keys' state is dropped and a returning key starts afresh: no bound then.
+  if (keys > (o.maxKeys ?? 100_000)) return out;
+  for (const l of o.limits ?? []) {
+    const kind = l.kind ?? "bucket";
+    const label = `${name} limit ${l.name} (${kind}, ${l.quota} per ${l.window} ms per key)`;
+    const base = { label, scope, reason: `${name}/rate` } as const;
+    if (kind === "bucket" || kind === "gcra") out.push({ ...base, kind: "rate", rate: (l.quota * 1_000) / l.window, burst: l.quota, exact: true });
+    else if (kind === "sliding") out.push({ ...base, kind: "window", quota: l.quota, window: l.window, exact: true });
+    else out.push({ ...base, kind: "window", quota: 2 * l.quota, window: l.window });
+  }
+  return out;
+}

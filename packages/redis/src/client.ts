@@ -7,8 +7,10 @@
  * text, and say whether a command sent now would go out at once. Any client fits; use
  * {@link ioredisClient} or {@link nodeRedisClient} for the two common ones.
  *
- * Both `evalsha` and `eval` resolve with the script's reply and reject with the server's error
- * (a message starting `NOSCRIPT` when the SHA is not loaded) or a connection error.
+ * Both `evalsha` and `eval` resolve with the script's reply, a bulk string **as bytes** (a
+ * `Buffer` or `Uint8Array`: the scripts answer state as binary doubles, which decoding as UTF-8
+ * would corrupt), and reject with the server's error (a message starting `NOSCRIPT` when the SHA
+ * is not loaded) or a connection error.
  */
 export interface ScriptClient {
   /** `EVALSHA sha numkeys ...keys ...args`. */
@@ -35,13 +37,25 @@ export interface IoredisLike {
   eval(script: string, numkeys: number, ...args: string[]): Promise<unknown>;
 }
 
+// ioredis makes a `…Buffer` twin of every command (replies as bytes, not decoded as UTF-8); its
+// types declare only some of them, so the adapter reaches these two through this shape.
+interface IoredisBuffers {
+  evalshaBuffer(sha: string, numkeys: number, ...args: string[]): Promise<unknown>;
+  evalBuffer(script: string, numkeys: number, ...args: string[]): Promise<unknown>;
+}
+
 /** The part of a node-redis (`redis` 5 or 6) client an adapter uses. */
 export interface NodeRedisLike {
   readonly isReady: boolean;
   readonly options?: { readonly disableOfflineQueue?: boolean } | undefined;
   evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  /** node-redis 5 and 6: the same client answering bulk strings as the types mapped (36, `$`, to Buffer). */
+  withTypeMapping(mapping: Record<number, unknown>): Pick<NodeRedisLike, "evalSha" | "eval">;
 }
+
+/** RESP's bulk-string type, `$`, as node-redis's type mappings name it. */
+const BLOB_STRING = 36;
 
 /**
  * Adapts an ioredis `Redis` (or `Cluster`) to {@link ScriptClient}.
@@ -55,7 +69,8 @@ export interface NodeRedisLike {
  * @throws TypeError when the client would queue or resend commands, naming the option
  */
 export function ioredisClient(redis: IoredisLike): ScriptClient {
-  if (redis === null || typeof redis !== "object" || typeof redis.evalsha !== "function") {
+  const buffers = redis as unknown as IoredisBuffers;
+  if (redis === null || typeof redis !== "object" || typeof buffers.evalshaBuffer !== "function" || typeof buffers.evalBuffer !== "function") {
     throw new TypeError(`ioredisClient needs an ioredis Redis or Cluster, got ${describe(redis)}`);
   }
   const options = redis.options;
@@ -67,8 +82,9 @@ export function ioredisClient(redis: IoredisLike): ScriptClient {
     throw new TypeError("ioredisClient needs a client created with autoResendUnfulfilledCommands: false (a charge in flight when the connection dropped would run twice)");
   }
   return {
-    evalsha: (sha, keys, args) => redis.evalsha(sha, keys.length, ...keys, ...args),
-    eval: (source, keys, args) => redis.eval(source, keys.length, ...keys, ...args),
+    // The Buffer forms: bulk strings come back as bytes, not decoded as UTF-8.
+    evalsha: (sha, keys, args) => buffers.evalshaBuffer(sha, keys.length, ...keys, ...args),
+    eval: (source, keys, args) => buffers.evalBuffer(source, keys.length, ...keys, ...args),
     ready: () => redis.status === "ready",
   };
 }
@@ -82,19 +98,21 @@ export function ioredisClient(redis: IoredisLike): ScriptClient {
  * @throws TypeError when the client keeps an offline queue
  */
 export function nodeRedisClient(client: NodeRedisLike): ScriptClient {
-  if (client === null || typeof client !== "object" || typeof client.evalSha !== "function") {
-    throw new TypeError(`nodeRedisClient needs a node-redis client, got ${describe(client)}`);
+  if (client === null || typeof client !== "object" || typeof client.evalSha !== "function" || typeof client.withTypeMapping !== "function") {
+    throw new TypeError(`nodeRedisClient needs a node-redis client (redis 5 or 6), got ${describe(client)}`);
   }
   if (client.options?.disableOfflineQueue !== true) {
     throw new TypeError("nodeRedisClient needs a client created with disableOfflineQueue: true (a queued charge could run after tideward has already answered without it)");
   }
+  // The same connection, answering bulk strings as Buffers rather than decoding them as UTF-8.
+  const bytes = client.withTypeMapping({ [BLOB_STRING]: Buffer });
   return {
-    evalsha: (sha, keys, args) => client.evalSha(sha, { keys: keys.slice(), arguments: args.slice() }),
-    eval: (source, keys, args) => client.eval(source, { keys: keys.slice(), arguments: args.slice() }),
+    evalsha: (sha, keys, args) => bytes.evalSha(sha, { keys: keys as string[], arguments: args as string[] }),
+    eval: (source, keys, args) => bytes.eval(source, { keys: keys as string[], arguments: args as string[] }),
     ready: () => client.isReady,
   };
 }
 
 function describe(value: unknown): string {
-  return value === null ? "null" : typeof value === "object" ? "an object without evalsha" : typeof value;
+  return value === null ? "null" : typeof value === "object" ? "an object without the script commands" : typeof value;
 }

@@ -1,3 +1,4 @@
+import { MAX_INSTANT, badInstant, bucketReady, firstAfter, until } from "@tideward/limiters/math";
 import { QuotaEngine, QuotaKey } from "@tideward/quota-engine";
 import type { ChargeKind, Decision, EvaluationInput, LimitSpec, LinkCode, QuotaCharge, QuotaLink, QuotaStore, Reason, Result } from "@tideward/quota-engine";
 import { check } from "@tideward/time";
@@ -6,22 +7,28 @@ import { RedisVerdict } from "./decision";
 import type { RedisAtomicReport, RedisBatchReport, RedisDecision, Shadow } from "./decision";
 import { DeniedCache } from "./denied";
 import { Fallback } from "./fallback";
+import { Lease } from "./lease";
+import type { LeaseOptions } from "./lease";
 import { resolvePolicy } from "./policy";
 import type { Path, RedisPolicy } from "./policy";
 import { ANSWERED, FAILED, Runner, ScriptError, UNKNOWN } from "./runner";
 import type { Outcome } from "./runner";
-import { Lease } from "./lease";
-import type { LeaseOptions } from "./lease";
 import { lease as leaseScript, quota } from "./scripts";
 import { slotOf } from "./slot";
+import { BUCKET, EXHAUSTED, GCRA, NOT_COMMITTED, Numbers, OK, OUT, WINDOW, bytes, decide, freshA, freshB } from "./steps";
 
 const KINDS: readonly ChargeKind[] = ["bucket", "window", "gcra"];
-const REASONS: readonly Reason[] = ["ok", "exhausted", "too_large"];
+const REASONS: readonly Reason[] = ["ok", "exhausted", "too_large", "unknown_limit", "not_committed"];
 /** Charges a batch script call carries at most. */
 const BATCH_CHUNK = 256;
+/** Charge sets larger than this find repeated buckets with a Map instead of a scan (the script does the same). */
+const SMALL_SET = 16;
+/** The reply's first byte: "1" committed (or answered), "R" the stored answer of a request id. */
+const YES = 49;
+const REPLAYED = 82;
 
 function kindIndex(kind: unknown): number {
-  return kind === undefined || kind === "bucket" ? 0 : kind === "window" ? 1 : kind === "gcra" ? 2 : -1;
+  return kind === undefined || kind === "bucket" ? BUCKET : kind === "window" ? WINDOW : kind === "gcra" ? GCRA : -1;
 }
 
 /** The hash tag of a key this engine made, braces included. */
@@ -29,15 +36,12 @@ function tagOf(key: string): string {
   return key.slice(key.indexOf("{"), key.indexOf("}") + 1);
 }
 
-function num(text: string): number {
-  return text === "inf" ? Infinity : text === "-inf" ? -Infinity : Number(text);
+function costArg(cost: number): string {
+  return cost === 1 ? "1" : String(cost);
 }
 
 function keyError(key: unknown, what: string): TypeError {
   return new TypeError(`${what} must be a QuotaKey (new QuotaKey(scope, subject, resource)), got ${check.describe(key)}`);
-}
-function nowError(now: unknown, what = "now"): Error {
-  return typeof now === "number" ? new RangeError(`${what} must be a finite number of milliseconds, got ${check.describe(now)}`) : new TypeError(`${what} must be a number of milliseconds, got ${typeof now} ${check.describe(now)}`);
 }
 function costError(cost: unknown, what: string): Error {
   return typeof cost === "number" ? new RangeError(`${what} must be a whole number of at least 1, got ${check.describe(cost)}`) : new TypeError(`${what} must be a number, got ${typeof cost} ${check.describe(cost)}`);
@@ -47,6 +51,12 @@ function limitError(limit: unknown, what: string): TypeError {
 }
 function kindError(kind: unknown, what: string): TypeError {
   return new TypeError(`${what} must be "bucket", "window" or "gcra", got ${check.describe(kind)}`);
+}
+function badNow(now: unknown): boolean {
+  return typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT);
+}
+function disagree(script: string): ScriptError {
+  return new ScriptError(script, new Error("the script's decision and the in-process formulas disagree (a script of another version?)"));
 }
 
 /** Thrown when the keys of one charge set cannot share a Redis Cluster slot; nothing was sent. */
@@ -80,13 +90,68 @@ export interface LimitOptions {
 
 interface Rule {
   readonly spec: LimitSpec;
+  readonly numbers: Numbers;
   readonly shadow: boolean;
-  readonly args: readonly string[];
-  /** The whole argument list of a one-charge call, per kind, with the clock and cost to fill in. */
-  readonly single: readonly (readonly string[])[];
-  /** The short form's tail for a bucket: capacity, refill, window, margin. */
-  readonly bucket: readonly string[];
+  /** Per kind, what the script reads of a charge: the kind's letter (upper case in shadow mode) and its two numbers. */
+  readonly args: readonly (readonly [string, string, string])[];
+  /** The one-entry traces, by `kind · 5 + code`. */
   readonly traces: readonly (readonly string[])[];
+}
+
+// Per-charge working space for evaluating a set's reply, kept between calls: a reply is evaluated
+// synchronously in its callback, so one scratch serves every call in flight.
+class Scratch {
+  size = 0;
+  names: string[] = [];
+  numbers: Numbers[] = [];
+  kinds = new Uint8Array(0);
+  shadow = new Uint8Array(0);
+  present = new Uint8Array(0);
+  codes = new Uint8Array(0);
+  costs = new Float64Array(0);
+  a = new Float64Array(0);
+  b = new Float64Array(0);
+  sa = new Float64Array(0);
+  sb = new Float64Array(0);
+  rem = new Float64Array(0);
+  retry = new Float64Array(0);
+  reset = new Float64Array(0);
+
+  fit(n: number): this {
+    if (n > this.size) {
+      const size = Math.max(8, n, this.size * 2);
+      this.kinds = new Uint8Array(size);
+      this.shadow = new Uint8Array(size);
+      this.present = new Uint8Array(size);
+      this.codes = new Uint8Array(size);
+      this.costs = new Float64Array(size);
+      this.a = new Float64Array(size);
+      this.b = new Float64Array(size);
+      this.sa = new Float64Array(size);
+      this.sb = new Float64Array(size);
+      this.rem = new Float64Array(size);
+      this.retry = new Float64Array(size);
+      this.reset = new Float64Array(size);
+      this.size = size;
+    }
+    return this;
+  }
+}
+
+/** A charge set as read, once, from the caller's objects: everything the call uses after. */
+interface SetCall {
+  readonly n: number;
+  readonly keys: QuotaKey[];
+  readonly limits: string[];
+  readonly costs: number[];
+  readonly kinds: number[];
+  readonly rules: (Rule | undefined)[];
+  /** The Redis key of each charge to a known limit, in order. */
+  readonly names: string[];
+  /** The index of the first charge naming an unknown limit, or -1. */
+  readonly unknown: number;
+  readonly now: number;
+  readonly commit: boolean;
 }
 
 /**
@@ -118,11 +183,15 @@ export class RedisQuotaEngine implements QuotaStore {
   readonly #ttl: string;
   readonly #serverClock: boolean;
   readonly #margin: string;
+  readonly #scratch = new Scratch();
 
   /**
    * An engine with no limits over `client`.
    *
-   * @throws TypeError or RangeError naming a policy field that is invalid
+   * @param client - the connection (see {@link ioredisClient} and {@link nodeRedisClient})
+   * @param policy - read once; an unknown field is a `TypeError` naming the closest known one
+   * @throws TypeError or RangeError naming a policy field that is invalid, or when `client` is
+   *   not a {@link ScriptClient}
    */
   constructor(client: ScriptClient, policy?: Partial<RedisPolicy>) {
     if (client === null || typeof client !== "object" || typeof client.evalsha !== "function") {
@@ -147,19 +216,31 @@ export class RedisQuotaEngine implements QuotaStore {
 
   // ── configuration ─────────────────────────────────────────────────────────────────────────
 
-  /** Adds a limit, or says why not (`"duplicate_limit"`, `"invalid_limit"`). */
+  /**
+   * Adds a limit, or says why not (`"duplicate_limit"`, `"invalid_limit"`), as the in-process
+   * engine does.
+   *
+   * @param options - read once; an unknown option is a `TypeError` naming the closest known one
+   * @throws TypeError when `options` is not an object, names an unknown option, or `shadow` is
+   *   not a boolean
+   */
   addLimit(spec: LimitSpec, options?: LimitOptions): Promise<Result<"duplicate_limit" | "invalid_limit">> {
     const o = check.options(options, ["shadow"], "RedisQuotaEngine.addLimit");
     const shadow = o.shadow ?? false;
-    if (typeof shadow !== "boolean") throw new TypeError(`RedisQuotaEngine.addLimit shadow must be a boolean, got ${typeof shadow}`);
+    if (typeof shadow !== "boolean") throw new TypeError(`RedisQuotaEngine.addLimit shadow must be a boolean, got ${typeof shadow} ${check.describe(shadow)}`);
     const result = this.#registry.addLimit(spec);
     if (result.ok) {
+      // The registry's copy: read once and checked there.
       const s = this.#registry.limit(spec.name) as LimitSpec;
-      const args = [String(s.capacity), String(s.refill), String(s.window), String(s.burst), s.align ? "1" : "0"];
-      const traces = KINDS.map((kind) => ["ok", "exhausted", "too_large", "unknown_limit", "not_committed"].map((r) => Object.freeze([`${kind} ${s.name}: ${r}`])));
-      const single = [0, 1, 2].map((kind) => ["", "c", "0", "1", this.#margin, String(kind), "1", "1", ...args, "", shadow ? "1" : "0"]);
-      const bucket = [String(s.capacity), String(s.refill), String(s.window), this.#margin];
-      this.#rules.set(s.name, { spec: s, shadow, args, single, bucket, traces: traces.flat() });
+      const numbers = new Numbers(s);
+      const letter = (c: string): string => (shadow ? c.toUpperCase() : c);
+      const args: (readonly [string, string, string])[] = [
+        [letter("b"), String(s.capacity), String(numbers.perMs)],
+        [letter(s.align ? "a" : "w"), String(s.capacity), String(s.window)],
+        [letter("g"), String(s.burst), String(numbers.interval)],
+      ];
+      const traces = KINDS.flatMap((kind) => REASONS.map((r) => Object.freeze([`${kind} ${s.name}: ${r}`])));
+      this.#rules.set(s.name, { spec: s, numbers, shadow, args, traces });
       this.#fallback.add(s);
     }
     return Promise.resolve(result);
@@ -195,68 +276,81 @@ export class RedisQuotaEngine implements QuotaStore {
 
   // ── single checks ─────────────────────────────────────────────────────────────────────────
 
-  /** A token-bucket check of `cost` units at `now` (ms); see the in-process engine. */
+  /**
+   * A token-bucket check of `cost` units at `now` (ms); see the in-process engine.
+   *
+   * @throws TypeError or RangeError when `key`, `now` or `cost` is malformed
+   */
   checkTokenBucket(key: QuotaKey, limit: string, now: number, cost = 1, options?: CallOptions): Promise<RedisDecision> {
-    return this.#single(0, key, limit, now, cost, options);
+    return this.#single(BUCKET, key, limit, now, cost, options);
   }
 
   /** A fixed-window check of `cost` units at `now` (ms); see the in-process engine. */
   checkWindow(key: QuotaKey, limit: string, now: number, cost = 1, options?: CallOptions): Promise<RedisDecision> {
-    return this.#single(1, key, limit, now, cost, options);
+    return this.#single(WINDOW, key, limit, now, cost, options);
   }
 
   /** A GCRA check of `cost` units at `now` (ms); see the in-process engine. */
   checkGcra(key: QuotaKey, limit: string, now: number, cost = 1, options?: CallOptions): Promise<RedisDecision> {
-    return this.#single(2, key, limit, now, cost, options);
+    return this.#single(GCRA, key, limit, now, cost, options);
   }
 
   #single(kind: number, key: QuotaKey, limit: string, now: number, cost: number, options: CallOptions | undefined): Promise<RedisDecision> {
     if (!(key instanceof QuotaKey)) throw keyError(key, "key");
-    if (!Number.isFinite(now)) throw nowError(now);
+    if (badNow(now)) throw badInstant(now, "now");
     if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
     const rule = this.#rules.get(limit);
     if (rule === undefined) return Promise.resolve(this.#unknown(kind, limit, cost));
     const stateKey = this.#stateKey(kind, limit, key);
     const clock = this.#serverClock ? this.policy.monotonic() : now;
     const denied = this.#denied;
-    if (denied.size > 0 && !rule.shadow && cost <= (kind === 2 ? rule.spec.burst : rule.spec.capacity)) {
+    if (denied.size > 0 && !rule.shadow && cost <= (kind === GCRA ? rule.spec.burst : rule.spec.capacity)) {
       const hit = denied.get(stateKey, clock, cost);
       if (hit !== undefined) {
         const reset = hit.reset - (clock - hit.at);
-        return Promise.resolve(new RedisVerdict(false, "exhausted", cost, hit.remaining, hit.until - clock, reset > 0 ? reset : 0, rule.traces[kind * 5 + 1], "cache", undefined));
+        return Promise.resolve(new RedisVerdict(false, "exhausted", cost, hit.remaining, hit.until - clock, reset > 0 ? reset : 0, rule.traces[kind * 5 + EXHAUSTED], "cache", undefined));
       }
     }
     const rid = options?.requestId;
-    if (kind === 0 && rid === undefined && !this.#serverClock) {
-      // The short form of the hot path: one bucket, the caller's clock, no request id.
-      const args = [String(now), cost === 1 ? "1" : String(cost), ...rule.bucket];
-      return this.#runner.run(quota, [stateKey], args).then((outcome) => {
+    const a = rule.args[kind];
+    if (kind === BUCKET && rid === undefined && !this.#serverClock) {
+      // The short form of the hot path: one bucket, the caller's clock, no request id. The reply
+      // is the charged flag and the state read (none when fresh).
+      return this.#runner.run(quota, [stateKey], [String(now), costArg(cost), a[1], a[2], this.#margin]).then((outcome) => {
         if (outcome.status !== ANSWERED) return this.#outageSingle(outcome, kind, key, rule, now, cost);
-        const f = (outcome.reply as string).split(",");
-        const code = Number(f[0]);
-        const d = this.#verdict(0, rule, cost, code, Number(f[1]), num(f[2]), num(f[3]), "store");
-        if (code === 1 && denied.size > 0) denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);
+        const r = bytes(outcome.reply);
+        const fresh = r.length < 17;
+        const at = fresh ? now : r.readDoubleLE(9);
+        const t = now > at ? now : at;
+        const code = decide(BUCKET, rule.numbers, fresh ? rule.numbers.capacity : r.readDoubleLE(1), at, t, cost);
+        if ((code === OK) !== (r[0] === YES)) throw disagree(quota.name);
+        const d = this.#verdict(BUCKET, rule, cost, code, now, t, "store");
+        if (code === EXHAUSTED && denied.size > 0) denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);
         return d;
       });
     }
-    // The one-charge arguments are a template per kind; only the clock and the cost vary.
-    const args = (rule.single[kind] as string[]).slice();
-    if (!this.#serverClock) args[0] = String(now);
-    if (cost !== 1) args[7] = String(cost);
     let keys: string[];
+    let ttl = "0";
     if (rid === undefined) keys = [stateKey];
     else {
       keys = [stateKey, this.#ridKey(key, rid)];
-      args[2] = this.#ttl;
+      ttl = this.#ttl;
     }
+    const args = [this.#serverClock ? "" : String(now), "c", ttl, this.#margin, a[0], costArg(cost), a[1], a[2]];
     return this.#runner.run(quota, keys, args).then((outcome) => {
       if (outcome.status !== ANSWERED) return this.#outageSingle(outcome, kind, key, rule, now, cost);
-      const reply = outcome.reply as string;
-      const replayed = reply.charCodeAt(0) === 82; // "R"
-      const f = (replayed ? reply.slice(1) : reply).split(",");
-      const code = Number(f[4]);
-      const d = this.#verdict(kind, rule, cost, code, num(f[5]), num(f[6]), num(f[7]), "store");
-      if (code === 1 && denied.size > 0) denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);
+      const r = bytes(outcome.reply);
+      const o = r[0] === REPLAYED ? 1 : 0;
+      // The clock the script used: the caller's, the server's, or (a replay) the first call's.
+      const at = o === 1 || this.#serverClock ? r.readDoubleLE(o + 1) : now;
+      const fresh = r.readDoubleLE(o + 9) !== r.readDoubleLE(o + 9);
+      const sa = fresh ? freshA(kind, rule.numbers) : r.readDoubleLE(o + 9);
+      const sb = fresh ? 0 : r.readDoubleLE(o + 17);
+      const t = kind === BUCKET && !fresh && sb > at ? sb : at;
+      const code = decide(kind, rule.numbers, sa, fresh ? freshB(kind, t) : sb, t, cost);
+      if ((code === OK) !== (r[o] === YES)) throw disagree(quota.name);
+      const d = this.#verdict(kind, rule, cost, code, at, t, "store");
+      if (code === EXHAUSTED && denied.size > 0) denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);
       return d;
     });
   }
@@ -266,13 +360,17 @@ export class RedisQuotaEngine implements QuotaStore {
     return `${this.#prefix}{${this.#tag(key)}}r${requestId}`;
   }
 
-  #verdict(kind: number, rule: Rule, cost: number, code: number, remaining: number, retry: number, reset: number, path: Path): RedisVerdict {
+  // The decision of a step just taken (its figures in OUT), with its waits from the caller's `now`.
+  #verdict(kind: number, rule: Rule, cost: number, code: number, now: number, t: number, path: Path): RedisVerdict {
     const trace = rule.traces[kind * 5 + code];
+    const remaining = OUT[2];
+    const retry = code === OK ? 0 : until(now, t, OUT[3]);
+    const reset = until(now, t, OUT[4]);
     if (rule.shadow) {
-      const shadow: Shadow = { allowed: code === 0, reason: REASONS[code], retryAfter: retry };
+      const shadow: Shadow = { allowed: code === OK, reason: REASONS[code], retryAfter: retry };
       return new RedisVerdict(true, "ok", cost, remaining, 0, reset, trace, path, shadow);
     }
-    return new RedisVerdict(code === 0, REASONS[code], cost, remaining, retry, reset, trace, path, undefined);
+    return new RedisVerdict(code === OK, REASONS[code], cost, remaining, retry, reset, trace, path, undefined);
   }
 
   #unknown(kind: number, limit: string, cost: number): RedisDecision {
@@ -302,8 +400,9 @@ export class RedisQuotaEngine implements QuotaStore {
    * Charges every charge at `now` (ms), or none, in one script call: the in-process engine's
    * `checkAtomic`, on Redis. Every key of the set must map to one cluster slot.
    *
-   * @throws TypeError or RangeError naming the charge and field when a charge is malformed;
-   *   {@link CrossSlotError} naming the keys when they cannot share a slot (nothing is sent)
+   * @returns a promise rejected with a TypeError or RangeError naming the charge and field when a
+   *   charge is malformed, or a {@link CrossSlotError} naming the keys when they cannot share a
+   *   slot (nothing is sent)
    */
   checkAtomic(charges: readonly QuotaCharge[], now: number, options?: CallOptions): Promise<RedisAtomicReport> {
     return this.#atomic(charges, now, true, options);
@@ -314,12 +413,52 @@ export class RedisQuotaEngine implements QuotaStore {
     return this.#atomic(charges, now, false, undefined);
   }
 
-  async #atomic(charges: readonly QuotaCharge[], now: number, commit: boolean, options: CallOptions | undefined): Promise<RedisAtomicReport> {
+  #atomic(charges: readonly QuotaCharge[], now: number, commit: boolean, options: CallOptions | undefined): Promise<RedisAtomicReport> {
+    let call: SetCall;
+    let keys: string[];
+    let args: string[];
+    try {
+      call = this.#readSet(charges, now, commit);
+      keys = call.names;
+      const m = keys.length;
+      this.#sameSlot(keys);
+      const rid = options?.requestId;
+      const committing = commit && call.unknown < 0;
+      let ttl = "0";
+      if (rid !== undefined && committing && m > 0) {
+        const ridKey = this.#ridKey(call.keys[0], rid);
+        this.#sameSlot([...keys, ridKey]);
+        keys = [...keys, ridKey];
+        ttl = this.#ttl;
+      }
+      if (m === 0) return Promise.resolve(this.#report(call, undefined));
+      args = [this.#serverClock ? "" : String(now), committing ? "c" : "p", ttl, this.#margin];
+      for (let i = 0; i < call.n; i++) {
+        const rule = call.rules[i];
+        if (rule === undefined) continue;
+        const a = rule.args[call.kinds[i]];
+        args.push(a[0], costArg(call.costs[i]), a[1], a[2]);
+      }
+    } catch (error) {
+      // Bad input rejects the promise (as an async method would), before anything is sent.
+      return Promise.reject(error as Error);
+    }
+    return this.#runner.run(quota, keys, args).then((outcome) => (outcome.status === ANSWERED ? this.#report(call, bytes(outcome.reply)) : this.#outageAtomic(outcome, call)));
+  }
+
+  // Each charge read once, into the call's own arrays, and checked there: nothing after reads the
+  // caller's objects again.
+  #readSet(charges: readonly QuotaCharge[], now: number, commit: boolean): SetCall {
     if (!Array.isArray(charges)) throw new TypeError(`charges must be an array of QuotaCharge, got ${check.describe(charges)}`);
-    if (!Number.isFinite(now)) throw nowError(now);
+    if (badNow(now)) throw badInstant(now, "now");
     const n = charges.length;
-    const kinds: number[] = [];
-    const copy: QuotaCharge[] = [];
+    const keys = new Array<QuotaKey>(n);
+    const limits = new Array<string>(n);
+    const costs = new Array<number>(n);
+    const kinds = new Array<number>(n);
+    const rules = new Array<Rule | undefined>(n);
+    const names: string[] = [];
+    let unknown = -1;
     for (let i = 0; i < n; i++) {
       const c = charges[i] as QuotaCharge | undefined;
       if (c === null || typeof c !== "object") throw new TypeError(`charges[${i}] must be a QuotaCharge, got ${check.describe(c)}`);
@@ -329,81 +468,161 @@ export class RedisQuotaEngine implements QuotaStore {
       if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, `charges[${i}].cost`);
       const k = kindIndex(kind);
       if (k < 0) throw kindError(kind, `charges[${i}].kind`);
-      kinds.push(k);
-      copy.push({ key, limit, cost, kind: KINDS[k] });
+      const rule = this.#rules.get(limit);
+      keys[i] = key;
+      limits[i] = limit;
+      costs[i] = cost;
+      kinds[i] = k;
+      rules[i] = rule;
+      if (rule === undefined) {
+        if (unknown < 0) unknown = i;
+      } else names.push(this.#stateKey(k, limit, key));
     }
-    const rules = copy.map((c) => this.#rules.get(c.limit));
-    const unknown = rules.findIndex((r) => r === undefined);
-    // Distinct states, in first-seen order: repeated charges to one bucket share a KEYS slot.
-    const index = new Map<string, number>();
-    const keys: string[] = [];
-    const at: number[] = [];
-    for (let i = 0; i < n; i++) {
-      if (rules[i] === undefined) continue;
-      const c = copy[i];
-      const name = this.#stateKey(kinds[i], c.limit, c.key);
-      let j = index.get(name);
-      if (j === undefined) {
-        j = keys.length;
-        index.set(name, j);
-        keys.push(name);
-      }
-      at.push(j);
-    }
-    this.#sameSlot(keys);
-    const rid = options?.requestId;
-    const committing = commit && unknown < 0;
-    if (rid !== undefined && committing && n > 0) {
-      const ridKey = this.#ridKey((copy[0]).key, rid);
-      this.#sameSlot([...keys, ridKey]);
-      keys.push(ridKey);
-    }
-    const known = n - (unknown < 0 ? 0 : rules.filter((r) => r === undefined).length);
-    let f: string[] | undefined;
-    let path: Path = "store";
+    return { n, keys, limits, costs, kinds, rules, names, unknown, now, commit };
+  }
+
+  // The report of a set from the script's reply (undefined when nothing was sent): the script's
+  // states staged as the in-process engine stages them, at the script's clock.
+  #report(call: SetCall, r: Buffer | undefined): RedisAtomicReport {
+    const m = call.names.length;
+    const s = this.#scratch.fit(m);
+    let now = call.now;
+    let t = now;
     let replayed = false;
-    if (known > 0) {
-      const args: string[] = [this.#serverClock ? "" : String(now), committing ? "c" : "p", rid !== undefined && committing ? this.#ttl : "0", String(known), this.#margin];
+    let failedKnown = -1;
+    if (r !== undefined) {
+      const o = r[0] === REPLAYED ? 1 : 0;
+      replayed = o === 1;
+      if (replayed || this.#serverClock) now = r.readDoubleLE(o + 1);
+      t = now;
       let j = 0;
-      for (let i = 0; i < n; i++) {
-        const rule = rules[i];
+      for (let i = 0; i < call.n; i++) {
+        const rule = call.rules[i];
         if (rule === undefined) continue;
-        args.push(String(kinds[i]), String((at[j++]) + 1), String((copy[i]).cost), ...rule.args, "", rule.shadow ? "1" : "0");
+        const kind = call.kinds[i];
+        const at = o + 9 + j * 16;
+        const a = r.readDoubleLE(at);
+        s.names[j] = call.names[j];
+        s.numbers[j] = rule.numbers;
+        s.kinds[j] = kind;
+        s.shadow[j] = rule.shadow ? 1 : 0;
+        s.costs[j] = call.costs[i];
+        s.present[j] = a === a ? 1 : 0;
+        s.a[j] = a;
+        s.b[j] = a === a ? r.readDoubleLE(at + 8) : 0;
+        if (kind === BUCKET && a === a && s.b[j] > t) t = s.b[j];
+        j++;
       }
-      const outcome = await this.#runner.run(quota, keys, args);
-      if (outcome.status !== ANSWERED) return this.#outageAtomic(outcome, copy, kinds, rules, now, commit);
-      const reply = outcome.reply as string;
-      replayed = reply.charCodeAt(0) === 82;
-      f = (replayed ? reply.slice(1) : reply).split(",");
+      failedKnown = this.#stage(m, t);
+      const committed = r[o] === YES;
+      if (committed !== (failedKnown < 0 || !call.commit || call.unknown >= 0)) throw disagree(quota.name);
     }
-    const decisions: RedisDecision[] = [];
+    const decisions: RedisDecision[] = new Array<RedisDecision>(call.n);
     let failed = -1;
     let j = 0;
-    for (let i = 0; i < n; i++) {
-      const rule = rules[i];
-      const k = kinds[i];
-      const c = copy[i];
+    for (let i = 0; i < call.n; i++) {
+      const rule = call.rules[i];
+      const kind = call.kinds[i];
       if (rule === undefined) {
         if (failed < 0) failed = i;
-        decisions.push(this.#unknown(k, c.limit, c.cost));
+        decisions[i] = this.#unknown(kind, call.limits[i], call.costs[i]);
         continue;
       }
-      const o = 4 + j++ * 4;
-      const fields = f as string[];
-      const code = Number(fields[o]);
-      if (code !== 0 && !rule.shadow && failed < 0) failed = i;
-      decisions.push(this.#verdict(k, rule, c.cost, code, num(fields[o + 1]), num(fields[o + 2]), num(fields[o + 3]), path));
+      if (j === failedKnown && failed < 0) failed = i;
+      const code = s.codes[j];
+      OUT[2] = s.rem[j];
+      OUT[3] = s.retry[j];
+      OUT[4] = s.reset[j];
+      decisions[i] = this.#verdict(kind, rule, call.costs[i], code, now, t, "store");
+      j++;
     }
     if (failed >= 0) {
       // Charges that fit in a set that did not commit say so, as in process.
-      for (let i = 0; i < n; i++) {
+      for (let i = 0; i < call.n; i++) {
         const d = decisions[i];
-        if (d.allowed && d.shadow === undefined) decisions[i] = new RedisVerdict(false, "not_committed", d.cost, d.remaining, 0, d.resetAfter, (rules[i] as Rule).traces[(kinds[i]) * 5 + 4], path, undefined);
+        if (d.allowed && d.shadow === undefined) decisions[i] = new RedisVerdict(false, "not_committed", d.cost, d.remaining, 0, d.resetAfter, (call.rules[i] as Rule).traces[call.kinds[i] * 5 + NOT_COMMITTED], "store", undefined);
       }
     }
-    const retryAfter = failed < 0 ? 0 : unknown >= 0 ? Infinity : num((f as string[])[2]);
-    path = "store";
-    return { allowed: failed < 0, committed: commit && failed < 0, failedIndex: failed, retryAfter, decisions, path, replayed };
+    // Computed last: it stages the set again at later instants, over the scratch.
+    const retryAfter = failed < 0 ? 0 : call.unknown >= 0 ? Infinity : this.#setRetry(m, t, now);
+    return { allowed: failed < 0, committed: call.commit && failed < 0, failedIndex: failed, retryAfter, decisions, path: "store", replayed };
+  }
+
+  // Evaluates the scratch's m charges at `t` on staged state, as the in-process engine's #stage
+  // does: each charge sees its bucket after the latest earlier charge to it that fit. Returns the
+  // index of the first enforced charge that did not fit, or -1.
+  #stage(m: number, t: number): number {
+    const s = this.#scratch;
+    const latest = m > SMALL_SET ? new Map<string, number>() : undefined;
+    let failed = -1;
+    for (let j = 0; j < m; j++) {
+      const name = s.names[j];
+      const kind = s.kinds[j];
+      const numbers = s.numbers[j];
+      let p = -1;
+      if (latest !== undefined) p = latest.get(name) ?? -1;
+      else {
+        for (let q = j - 1; q >= 0; q--) {
+          if (s.codes[q] === OK && s.names[q] === name) {
+            p = q;
+            break;
+          }
+        }
+      }
+      let a: number;
+      let b: number;
+      if (p >= 0) {
+        a = s.sa[p];
+        b = s.sb[p];
+      } else if (s.present[j] === 1) {
+        a = s.a[j];
+        b = s.b[j];
+      } else {
+        a = freshA(kind, numbers);
+        b = freshB(kind, t);
+      }
+      const code = decide(kind, numbers, a, b, t, s.costs[j]);
+      s.codes[j] = code;
+      s.sa[j] = OUT[0];
+      s.sb[j] = OUT[1];
+      s.rem[j] = OUT[2];
+      s.retry[j] = OUT[3];
+      s.reset[j] = OUT[4];
+      if (code === OK) latest?.set(name, j);
+      else if (failed < 0 && s.shadow[j] === 0) failed = j;
+    }
+    return failed;
+  }
+
+  // When the whole set would fit, as a wait from `now`: the in-process engine's #setRetry — the
+  // latest, over the buckets the enforced charges touch, of the first instant each holds the
+  // set's total demand on it, then confirmed by staging the set there when a bucket is charged
+  // twice (their staged roundings can differ from their total's by a float step).
+  #setRetry(m: number, t: number, now: number): number {
+    const s = this.#scratch;
+    let worst = t;
+    let repeated = false;
+    for (let j = 0; j < m; j++) {
+      if (s.shadow[j] === 1) continue;
+      const name = s.names[j];
+      let first = true;
+      for (let q = 0; q < j && first; q++) if (s.names[q] === name) first = false;
+      if (!first) continue;
+      let total = s.costs[j];
+      for (let q = j + 1; q < m; q++) {
+        if (s.names[q] === name) {
+          total += s.costs[q];
+          repeated = true;
+        }
+      }
+      const kind = s.kinds[j];
+      if (s.present[j] === 1) decide(kind, s.numbers[j], s.a[j], s.b[j], t, total);
+      else decide(kind, s.numbers[j], freshA(kind, s.numbers[j]), freshB(kind, t), t, total);
+      if (OUT[3] > worst) worst = OUT[3];
+    }
+    if (worst === Infinity) return Infinity;
+    if (repeated && this.#stage(m, worst) >= 0) worst = firstAfter(worst, (x) => this.#stage(m, x) < 0);
+    return until(now, t, worst);
   }
 
   #sameSlot(keys: readonly string[]): void {
@@ -419,11 +638,13 @@ export class RedisQuotaEngine implements QuotaStore {
     }
   }
 
-  #outageAtomic(outcome: Outcome, charges: readonly QuotaCharge[], kinds: readonly number[], rules: readonly (Rule | undefined)[], now: number, commit: boolean): RedisAtomicReport {
+  #outageAtomic(outcome: Outcome, call: SetCall): RedisAtomicReport {
     const path = this.#outagePath(outcome);
-    const report = this.#fallback.atomic(charges, kinds, now, commit);
+    const charges: QuotaCharge[] = [];
+    for (let i = 0; i < call.n; i++) charges.push({ key: call.keys[i], limit: call.limits[i], cost: call.costs[i], kind: KINDS[call.kinds[i]] });
+    const report = this.#fallback.atomic(charges, call.kinds, call.now, call.commit);
     const decisions = report.decisions.map((d, i) => {
-      const rule = rules[i];
+      const rule = call.rules[i];
       return rule === undefined ? new RedisVerdict(d.allowed, d.reason, d.cost, d.remaining, d.retryAfter, d.resetAfter, d.trace, path, undefined) : this.#fromLocal(d, rule, path);
     });
     return { ...report, decisions, path, replayed: false };
@@ -450,7 +671,7 @@ export class RedisQuotaEngine implements QuotaStore {
       if (d.resetAfter > resetAfter) resetAfter = d.resetAfter;
       trace.push(`${c.kind ?? "bucket"} ${limit} @ ${c.key.id}: ${d.reason}`);
     }
-    const reason = report.allowed ? "ok" : (report.decisions[report.failedIndex]).reason;
+    const reason = report.allowed ? "ok" : report.decisions[report.failedIndex].reason;
     return new RedisVerdict(report.allowed, reason, cost, remaining === Infinity ? 0 : remaining, report.retryAfter, resetAfter, trace, report.path, undefined);
   }
 
@@ -466,17 +687,23 @@ export class RedisQuotaEngine implements QuotaStore {
     if (!(key instanceof QuotaKey)) throw keyError(key, "key");
     const rule = this.#rules.get(limit);
     if (rule === undefined) throw new RangeError(`lease: no limit named ${JSON.stringify(limit)}`);
-    const stateKey = this.#stateKey(0, limit, key);
-    const { capacity, refill, window } = rule.spec;
-    const spec = [String(capacity), String(refill), String(window)];
+    const stateKey = this.#stateKey(BUCKET, limit, key);
+    const { capacity, perMs, bucketSlack } = rule.numbers;
+    const [, cap, rate] = rule.args[BUCKET];
     return new Lease(async (op, now, n) => {
-      const outcome = await this.#runner.run(leaseScript, [stateKey], [op, this.#serverClock ? "" : String(now), this.#margin, String(n), ...spec]);
+      const outcome = await this.#runner.run(leaseScript, [stateKey], [op === "take" ? "t" : "g", this.#serverClock ? "" : String(now), this.#margin, String(n), cap, rate]);
       if (outcome.status !== ANSWERED) {
         if (outcome.status === FAILED && outcome.error instanceof ScriptError) throw outcome.error;
         return undefined;
       }
-      const [granted, retry] = (outcome.reply as string).split(",");
-      return { granted: Number(granted), retryAfter: num(retry) };
+      const r = bytes(outcome.reply);
+      const granted = r.readDoubleLE(0);
+      const tokens = r.readDoubleLE(8);
+      const t = r.readDoubleLE(16);
+      // When a dry bucket holds one token again, from the caller's clock (the in-process formula).
+      const from = this.#serverClock ? t : now;
+      const retryAfter = granted === 0 && op === "take" ? until(from, t, bucketReady(tokens, t, t, 1, perMs, capacity, bucketSlack)) : 0;
+      return { granted, retryAfter };
     }, options);
   }
 
@@ -487,33 +714,39 @@ export class RedisQuotaEngine implements QuotaStore {
    * script call: the batch path. On a cluster (`RedisPolicy.cluster`) the inputs are split by
    * slot, each key's inputs keeping their order.
    *
-   * @throws TypeError or RangeError naming `inputs[i]` and the field when an input is malformed
+   * @returns a promise rejected with a TypeError or RangeError naming `inputs[i]` and the field
+   *   when an input is malformed (nothing is sent)
    */
   async checkMany(limit: string, inputs: readonly EvaluationInput[], kind: ChargeKind = "bucket"): Promise<RedisBatchReport> {
     if (typeof limit !== "string") throw limitError(limit, "limit");
     if (!Array.isArray(inputs)) throw new TypeError(`inputs must be an array of EvaluationInput, got ${check.describe(inputs)}`);
     const k = kindIndex(kind);
     if (k === -1) throw kindError(kind, "kind");
-    const copy: { key: QuotaKey; now: number; cost: number }[] = [];
-    for (let i = 0; i < inputs.length; i++) {
+    const n = inputs.length;
+    const keys = new Array<QuotaKey>(n);
+    const nows = new Float64Array(n);
+    const costs = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
       const input = inputs[i] as EvaluationInput | undefined;
       if (input === null || typeof input !== "object") throw new TypeError(`inputs[${i}] must be an EvaluationInput, got ${check.describe(input)}`);
-      const { key, now } = input;
-      const cost = input.cost ?? 1;
+      const { key, now, cost = 1 } = input;
       if (!(key instanceof QuotaKey)) throw keyError(key, `inputs[${i}].key`);
-      if (!Number.isFinite(now)) throw nowError(now, `inputs[${i}].now`);
+      if (badNow(now)) throw badInstant(now, `inputs[${i}].now`);
       if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, `inputs[${i}].cost`);
-      copy.push({ key, now, cost });
+      keys[i] = key;
+      nows[i] = now;
+      costs[i] = cost;
     }
     const rule = this.#rules.get(limit);
-    const decisions = new Array<RedisDecision>(copy.length);
+    const decisions = new Array<RedisDecision>(n);
     if (rule === undefined) {
-      for (let i = 0; i < copy.length; i++) decisions[i] = this.#unknown(k, limit, (copy[i] as { cost: number }).cost);
+      for (let i = 0; i < n; i++) decisions[i] = this.#unknown(k, limit, costs[i]);
     } else {
       // Groups of input indexes, each sent as one call: by slot on a cluster, else in order.
-      const names = copy.map((c) => this.#stateKey(k, limit, c.key));
+      const names = new Array<string>(n);
+      for (let i = 0; i < n; i++) names[i] = this.#stateKey(k, limit, keys[i]);
       const groups = new Map<number, number[]>();
-      for (let i = 0; i < copy.length; i++) {
+      for (let i = 0; i < n; i++) {
         const g = this.policy.cluster ? slotOf(names[i]) : 0;
         let list = groups.get(g);
         if (list === undefined) groups.set(g, (list = []));
@@ -521,44 +754,62 @@ export class RedisQuotaEngine implements QuotaStore {
       }
       const calls: Promise<void>[] = [];
       for (const list of groups.values()) {
-        for (let s = 0; s < list.length; s += BATCH_CHUNK) calls.push(this.#batchCall(k, rule, list.slice(s, s + BATCH_CHUNK), copy, names, decisions));
+        for (let s = 0; s < list.length; s += BATCH_CHUNK) calls.push(this.#batchCall(k, rule, list.slice(s, s + BATCH_CHUNK), keys, nows, costs, names, decisions));
       }
       await Promise.all(calls);
     }
     let allowed = 0;
     for (const d of decisions) if (d.allowed) allowed++;
-    return { total: copy.length, allowed, denied: copy.length - allowed, decisions };
+    return { total: n, allowed, denied: n - allowed, decisions };
   }
 
-  async #batchCall(kind: number, rule: Rule, list: readonly number[], inputs: readonly { key: QuotaKey; now: number; cost: number }[], names: readonly string[], out: RedisDecision[]): Promise<void> {
-    const index = new Map<string, number>();
-    const keys: string[] = [];
-    const first = inputs[list[0]] as { now: number };
-    const args: string[] = [this.#serverClock ? "" : String(first.now), "s", "0", String(list.length), this.#margin, String(kind), ...rule.args];
-    for (const i of list) {
-      const name = names[i];
-      let j = index.get(name);
-      if (j === undefined) {
-        j = keys.length;
-        index.set(name, j);
-        keys.push(name);
-      }
-      const input = inputs[i] as { now: number; cost: number };
-      args.push(String(j + 1), input.cost === 1 ? "1" : String(input.cost), this.#serverClock ? "" : String(input.now));
+  async #batchCall(kind: number, rule: Rule, list: readonly number[], keys: readonly QuotaKey[], nows: Float64Array, costs: Float64Array, names: readonly string[], out: RedisDecision[]): Promise<void> {
+    const a = rule.args[kind];
+    const first = nows[list[0]];
+    const server = this.#serverClock;
+    const callKeys = new Array<string>(list.length);
+    const args: string[] = [server ? "" : String(first), "s", "0", this.#margin, a[0], a[1], a[2]];
+    for (let x = 0; x < list.length; x++) {
+      const i = list[x];
+      callKeys[x] = names[i];
+      args.push(costArg(costs[i]), server || nows[i] === first ? "" : String(nows[i]));
     }
-    const outcome = await this.#runner.run(quota, keys, args);
+    const outcome = await this.#runner.run(quota, callKeys, args);
     if (outcome.status !== ANSWERED) {
-      for (const i of list) {
-        const input = inputs[i];
-        out[i] = this.#outageSingle(outcome, kind, input.key, rule, input.now, input.cost);
-      }
+      for (const i of list) out[i] = this.#outageSingle(outcome, kind, keys[i], rule, nows[i], costs[i]);
       return;
     }
-    const f = (outcome.reply as string).split(",");
+    // The inputs replayed here as the script took them: each at its own now, never behind the
+    // batch's clock nor a bucket's reading, on the state the earlier ones left.
+    const r = bytes(outcome.reply);
+    const base = r.readDoubleLE(1);
+    const numbers = rule.numbers;
+    const slot = new Map<string, number>();
+    const sa: number[] = [];
+    const sb: number[] = [];
+    let clock = base;
     for (let x = 0; x < list.length; x++) {
-      const o = 4 + x * 4;
       const i = list[x];
-      out[i] = this.#verdict(kind, rule, (inputs[i] as { cost: number }).cost, Number(f[o]), num(f[o + 1]), num(f[o + 2]), num(f[o + 3]), "store");
+      const name = names[i];
+      const now = server ? base : nows[i];
+      let t = now < clock ? clock : now;
+      let at = slot.get(name);
+      if (at === undefined) {
+        at = sa.length;
+        slot.set(name, at);
+        const v = r.readDoubleLE(9 + at * 16);
+        sa.push(v === v ? v : freshA(kind, numbers));
+        sb.push(v === v ? r.readDoubleLE(17 + at * 16) : freshB(kind, t));
+      }
+      if (kind === BUCKET && sb[at] > t) t = sb[at];
+      clock = t;
+      const code = decide(kind, numbers, sa[at], sb[at], t, costs[i]);
+      if (code === OK) {
+        sa[at] = OUT[0];
+        sb[at] = OUT[1];
+      }
+      out[i] = this.#verdict(kind, rule, costs[i], code, now, t, "store");
     }
   }
 }
+

@@ -27,7 +27,9 @@ describe("configuration and bad input", () => {
     expect(() => new RedisQuotaEngine(null as never)).toThrow(TypeError);
     expect(() => ioredisClient(new Redis({ lazyConnect: true }))).toThrow("enableOfflineQueue: false");
     expect(() => ioredisClient(new Redis({ lazyConnect: true, enableOfflineQueue: false }))).toThrow("autoResendUnfulfilledCommands: false");
-    expect(() => nodeRedisClient({ isReady: false, options: {}, evalSha: () => Promise.resolve(), eval: () => Promise.resolve() })).toThrow("disableOfflineQueue: true");
+    const looks = { isReady: false, options: {}, evalSha: () => Promise.resolve(), eval: () => Promise.resolve() };
+    expect(() => nodeRedisClient({ ...looks, withTypeMapping: () => looks })).toThrow("disableOfflineQueue: true");
+    expect(() => nodeRedisClient(looks as never)).toThrow("nodeRedisClient needs a node-redis client (redis 5 or 6)");
   });
 
   it("slots follow the cluster specification's CRC16 and hash tags", () => {

@@ -1,24 +1,13 @@
 -- tideward Period on Redis: @tideward/limiters' fixed window with under / hit / over, one key per
--- counter, the in-process arithmetic operation for operation.
+-- counter. The key holds two little-endian doubles, the in-process counter's own fields exactly:
+-- the open period's end (exclusive) and the events admitted in it. Absent = no period open.
 --
--- KEYS[1]  the counter: hash fields e (the open period's end, ms), c (events admitted in it)
--- ARGV     op, now, the expiry margin (ms: keys expire this long after their state would be
---          fresh), then: op ("take", "peek", "left", "next", "rate"), now (ms, or "" for the server's TIME),
---          quota, period (ms), align (0/1)
--- Reply    one string: take/peek "under", "hit" or "over"; left/next a number; rate "limit,remaining,reset"
+-- KEYS[1]  the counter
+-- ARGV     op ('t' take, 'r' read), now (ms, or '' for the server's TIME), the expiry margin
+--          (ms: a key expires this long after its period closes), quota, period (ms), align (0/1)
+-- Reply    take: 'u' under, 'h' hit or 'o' over. read: now (8 bytes), then the 16 bytes held
+--          (none when absent), from which the caller answers peek, left, next and rateLimit.
 
-local function fmt(x)
-  if x == math.floor(x) and x > -1e15 and x < 1e15 then return string.format('%d', x) end
-  local s = string.format('%.15g', x)
-  if tonumber(s) ~= x then
-    s = string.format('%.16g', x)
-    if tonumber(s) ~= x then s = string.format('%.17g', x) end
-  end
-  return s
-end
-
-local op = ARGV[1]
-local margin = tonumber(ARGV[3])
 local now
 if ARGV[2] == '' then
   local tm = redis.call('TIME')
@@ -26,45 +15,28 @@ if ARGV[2] == '' then
 else
   now = tonumber(ARGV[2])
 end
-local quota, period, align = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6] == '1'
+local v = redis.call('GET', KEYS[1])
+if ARGV[1] == 'r' then return struct.pack('<d', now) .. (v or '') end
 
-local v = redis.call('HMGET', KEYS[1], 'e', 'c')
+local quota, period = tonumber(ARGV[4]), tonumber(ARGV[5])
 local ends, count = -math.huge, 0
-if v[1] then ends, count = tonumber(v[1]), tonumber(v[2]) end
-
-local function answer(c)
-  if c < quota then return 'under' elseif c == quota then return 'hit' end
-  return 'over'
-end
-
-if op == 'take' then
-  if now >= ends then
-    if align then
-      ends = (math.floor(now / period) + 1) * period
-      -- The division can round `now` onto the next multiple; the period must still contain it.
-      if not (ends > now) then ends = ends + period end
-    else
-      ends = now + period
-    end
-    count = 0
-  elseif count >= quota then
-    return 'over'
+if v then ends, count = struct.unpack('<dd', v) end
+if now >= ends then
+  if ARGV[6] == '1' then
+    -- The multiple of the period after the one now falls in, such that start <= now < end holds
+    -- for the rounded multiples themselves.
+    local k = math.floor(now / period)
+    while (k + 1) * period <= now do k = k + 1 end
+    while k * period > now do k = k - 1 end
+    ends = (k + 1) * period
+  else
+    ends = now + period
   end
-  count = count + 1
-  redis.call('HSET', KEYS[1], 'e', fmt(ends), 'c', count)
-  -- A closed period is a fresh counter's state.
-  redis.call('PEXPIRE', KEYS[1], math.floor(ends - now + margin) + 1)
-  return answer(count)
-elseif op == 'peek' then
-  if now >= ends then return answer(1) end
-  return answer(count + 1)
-elseif op == 'left' then
-  if now >= ends then return fmt(quota) end
-  return fmt(quota - count)
-elseif op == 'next' then
-  if now >= ends or count < quota then return '0' end
-  return fmt(ends - now)
-else
-  if now >= ends then return quota .. ',' .. quota .. ',0' end
-  return quota .. ',' .. (quota - count) .. ',' .. fmt(ends - now)
+  count = 0
+elseif count >= quota then
+  return 'o'
 end
+count = count + 1
+redis.call('SET', KEYS[1], struct.pack('<dd', ends, count), 'PX', math.floor(ends - now + tonumber(ARGV[3])) + 1)
+if count == quota then return 'h' end
+return 'u'

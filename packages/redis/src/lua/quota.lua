@@ -1,321 +1,250 @@
--- tideward quota engine: one charge set (all or nothing), a peek of one, or a batch (each charge
--- on its own, in order), in one round trip. Every key is in KEYS; nothing is named in here.
+-- tideward quota engine: one charge set (all or nothing), a peek of one, or a batch (each input on
+-- its own, in order), in one round trip. Every key is in KEYS; nothing is named in here.
 --
--- KEYS[1..n]  the state of each distinct bucket, window or GCRA flow the call touches
--- KEYS[n+1]   the request-id key, when ARGV[3] > 0
--- ARGV[1]     now in ms on the caller's clock, or "" to read the server's TIME
--- ARGV[2]     "c" commit a set, "p" peek a set, "s" a batch (sequence)
--- ARGV[3]     how long a request id is remembered (ms); 0 for none
--- ARGV[4]     the number of charges m
--- ARGV[5]     expiry margin (ms): keys expire this long after their state would be a fresh key's
--- then for a batch ("s"): its one limit as kind, capacity, refill, window (ms), burst, align, and
--- three fields per input: key index, cost, now ("" for ARGV[1]); for a set, 10 fields per charge:
---             kind (0 bucket, 1 window, 2 gcra), key index, cost, capacity, refill, window (ms),
---             burst, align (0/1), now for this charge ("" for ARGV[1]; batches only), shadow (0/1:
---             decided and charged when it fits, but never refusing the set)
+-- A key's state is a string of two little-endian doubles (struct.pack '<dd'), the in-process
+-- engine's two numbers exactly: a bucket's tokens and the instant they were counted, a window's
+-- end (exclusive) and the units used in it, a GCRA flow's lead and the instant of its latest
+-- admission. No decimal is printed or parsed on the way, so nothing is rounded.
 --
--- The arithmetic is the in-process engine's, operation for operation (IEEE doubles both), so the
--- two decide alike. Numbers that may be fractions go back as strings: Redis truncates Lua numbers.
--- The reply is one string: allowed, failedIndex, set retryAfter, t, then per charge code,
--- remaining, retryAfter, resetAfter; comma-separated.
+-- The script decides and writes; it reports what it read. The reply carries the state each key
+-- held before the call (16 bytes; two NaNs when absent), and the caller computes the figures of
+-- every decision (remaining, retryAfter, resetAfter, a set's retry) from that with the in-process
+-- engine's own formulas. The decision here is the same arithmetic on the same doubles, operation
+-- for operation; the waits, searched onto the float grid, are computed in one place only.
 --
--- One token-bucket charge on the caller's clock with no request id, the hot path, has a short
--- form of its own: KEYS[1] the bucket, ARGV = now, cost, capacity, refill, window (ms), margin;
--- the reply is code, remaining, retryAfter, resetAfter.
+-- Short form, one token-bucket charge on the caller's clock with no request id (the hot path):
+--   KEYS[1] the bucket; ARGV now (ms), cost, capacity, tokens a millisecond, expiry margin (ms)
+--   reply   '1' charged or '0' refused, then the 16 bytes read (none when the key was absent)
+--
+-- General form:
+--   ARGV[1] now in ms on the caller's clock, or '' to read the server's TIME
+--   ARGV[2] 'c' commit a set, 'p' peek a set, 's' a batch
+--   ARGV[3] how long a request id is remembered (ms), '0' for none; its key is the last of KEYS
+--   ARGV[4] expiry margin (ms): a key expires this long after its state would be a fresh key's
+--   a set: KEYS[c] the state charge c touches (repeated when charges repeat a bucket), and from
+--     ARGV[5] four fields a charge: kind, cost, p1, p2. Kinds: 'b' a bucket (p1 capacity, p2
+--     tokens a millisecond), 'w' a window or 'a' an aligned one (p1 capacity, p2 window in ms),
+--     'g' GCRA (p1 burst, p2 the emission interval in ms); in upper case, a shadow charge (charged
+--     when it fits, never refusing the set).
+--     reply '1' committed (a peek: always) or '0' refused, now (8 bytes), 16 bytes a charge; or
+--     'R' and the reply stored under the request id, when it was seen (nothing is charged again).
+--   a batch: KEYS[i] the state input i touches; ARGV[5] kind, ARGV[6] p1, ARGV[7] p2, then two
+--     fields an input: cost, now ('' for ARGV[1]'s).
+--     reply '1', now (8 bytes), 16 bytes for each distinct key in the order first met.
 
--- One token-bucket charge with no request id, the hot path, written out inline ahead of every
--- definition below (in a script, defining a function costs about what this whole check does).
--- The same arithmetic as `step`'s bucket branch; both are pinned to the in-process engine.
-if #ARGV == 6 then
-  local floor, format, tonumber, call, ARGV = math.floor, string.format, tonumber, redis.call, ARGV
+if #ARGV == 5 then
+  -- Written out ahead of every definition below: in a script, defining a function costs about
+  -- what this whole check does.
   local key = KEYS[1]
-  local now, cost, cap, refill, width = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-  local v = call('HMGET', key, 'a', 'b')
+  local v = redis.call('GET', key)
+  local now, cap, perMs = tonumber(ARGV[1]), tonumber(ARGV[3]), tonumber(ARGV[4])
+  local cost = ARGV[2]
+  if cost == '1' then cost = 1 else cost = tonumber(cost) end
   local tokens, at = cap, now
-  if v[1] then tokens, at = tonumber(v[1]), tonumber(v[2]) end
+  if v then tokens, at = struct.unpack('<dd', v) else v = '' end
+  -- Never behind the bucket's own reading: a late or skewed writer cannot move it back in time.
   local t = now
   if at > t then t = at end
   if t > at then
-    tokens = tokens + (t - at) * (refill / width)
+    tokens = tokens + (t - at) * perMs
     if tokens > cap then tokens = cap end
   end
   local slack = cap * 1e-9
-  local interval = width / refill
-  local code, x, retry = '0', tokens, '0'
+  if slack > 0.0009765625 then slack = 0.0009765625 end
   if cost <= cap and tokens + slack >= cost then
-    x = tokens - cost
-  elseif cost > cap then
-    code, retry = '2', 'inf'
-  else
-    code, retry = '1', (cost - tokens) * interval
-    if retry ~= floor(retry) or retry >= 1e15 or retry <= -1e15 then retry = format('%.17g', retry) else retry = format('%d', retry) end
+    tokens = tokens - cost
+    -- Expire once full again, late by the margin rather than early: early would admit more.
+    redis.call('SET', key, struct.pack('<dd', tokens, t), 'PX', math.floor((cap - tokens) / perMs + (t - now) + tonumber(ARGV[5])) + 1)
+    return '1' .. v
   end
-  local n = floor(x + slack)
-  if n < 0 then n = 0 elseif n > cap then n = cap end
-  local reset = 0
-  if cap - x > slack then reset = (cap - x) * interval end
-  if code == '0' then
-    -- Redis writes a Lua number argument in full (shortest round-trip digits): exact, and cheap.
-    call('HSET', key, 'a', x, 'b', t)
-    call('PEXPIRE', key, floor(reset + tonumber(ARGV[6])) + 1)
-  end
-  if reset ~= floor(reset) or reset >= 1e15 or reset <= -1e15 then reset = format('%.17g', reset) else reset = format('%d', reset) end
-  return code .. ',' .. format('%d', n) .. ',' .. retry .. ',' .. reset
+  return '0' .. v
 end
 
-local SLACK = 1e-9
-local INF = math.huge
-local floor, format, tonumber, call = math.floor, string.format, tonumber, redis.call
-local ARGV, KEYS = ARGV, KEYS
-
--- Exact: 17 significant digits read back as the same double; a whole number below 1e15 as an
--- integer (printed by '%d', several times cheaper in Redis's Lua than '%.17g' or `..`).
-local function fmt(x)
-  if x == floor(x) and x > -1e15 and x < 1e15 then return format('%d', x) end
-  if x == INF then return 'inf' end
-  if x == -INF then return '-inf' end
-  return format('%.17g', x)
-end
-
--- One algorithm step on (a, b) at t for cost; returns code, new a, new b, remaining, retry, reset.
--- Codes: 0 ok, 1 exhausted, 2 too_large.
-local function step(kind, a, b, t, cost, cap, refill, width, burst, align)
-  if kind == 0 then
-    local interval = width / refill
-    local slack = cap * SLACK
-    if a == nil then a, b = cap, t end
-    local tokens = a
-    if t > b then
-      tokens = tokens + (t - b) * (refill / width)
-      if tokens > cap then tokens = cap end
-    end
-    -- x: the tokens after the step (taken, or not); whole units and the time until full follow.
-    local code, x, retry = 0, tokens, 0
-    if cost <= cap and tokens + slack >= cost then
-      x = tokens - cost
-    elseif cost > cap then
-      code, retry = 2, INF
-    else
-      code, retry = 1, (cost - tokens) * interval
-    end
-    local n = floor(x + slack)
-    if n < 0 then n = 0 elseif n > cap then n = cap end
-    local reset = 0
-    if cap - x > slack then reset = (cap - x) * interval end
-    if code == 0 then
-      local at = b
-      if t > b then at = t end
-      return 0, x, at, n, 0, reset
-    end
-    return code, a, b, n, retry, reset
-  elseif kind == 1 then
-    if a == nil then a, b = -INF, 0 end
-    local open = t < a
-    local count = 0
-    if open then count = b end
-    if count + cost <= cap then
-      local ends = a
-      if not open then
-        if align == 1 then
-          ends = (floor(t / width) + 1) * width
-          if not (ends > t) then ends = ends + width end
-        else
-          ends = t + width
-        end
-      end
-      return 0, ends, count + cost, cap - count - cost, 0, ends - t
-    end
-    local reset = 0
-    if open then reset = a - t end
-    if cost > cap then return 2, a, b, cap - count, INF, reset end
-    return 1, a, b, cap - count, a - t, reset
-  else
-    local interval = width / refill
-    local tau = burst * interval
-    local slack = tau * SLACK
-    if a == nil then a = t end
-    local base = a
-    if t > a then base = t end
-    local nxt = base + cost * interval
-    local code, behind, retry = 0, nxt - t, 0
-    if not (cost <= burst and nxt - t <= tau + slack) then
-      behind = base - t
-      if cost > burst then code, retry = 2, INF else code, retry = 1, nxt - t - tau end
-    end
-    -- Whole units that would pass back to back, `behind` ms behind the TAT.
-    local n = floor(burst - (behind - slack) / interval)
-    if n < 0 then n = 0 elseif n > burst then n = burst end
-    if code == 0 then return 0, nxt, 0, n, 0, behind end
-    return code, a, b, n, retry, behind
-  end
-end
-
+local unpack, pack, floor = struct.unpack, struct.pack, math.floor
+local ABSENT = '\0\0\0\0\0\0\248\127\0\0\0\0\0\0\248\127'
 local mode = ARGV[2]
-local ttl = tonumber(ARGV[3])
-local m = tonumber(ARGV[4])
-local nkeys = #KEYS
-if ttl > 0 then nkeys = nkeys - 1 end
-
+local m = #KEYS
 local rid = nil
-if ttl > 0 and mode == 'c' then
-  rid = KEYS[#KEYS]
-  local seen = call('GET', rid)
+if ARGV[3] ~= '0' then
+  rid = KEYS[m]
+  m = m - 1
+  local seen = redis.call('GET', rid)
   if seen then return 'R' .. seen end
 end
 
 local now
 if ARGV[1] == '' then
-  local tm = call('TIME')
+  local tm = redis.call('TIME')
   now = tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000
 else
   now = tonumber(ARGV[1])
 end
 
--- One charge, no request id: the common case, straight through (no staging, no tables).
-if m == 1 and mode == 'c' and rid == nil then
-  local kind = tonumber(ARGV[6])
-  local key = KEYS[tonumber(ARGV[7])]
-  local v = call('HMGET', key, 'a', 'b')
-  local a, b = nil, nil
-  if v[1] then
-    a = tonumber(v[1])
-    if kind ~= 2 then b = tonumber(v[2]) end
+local read = {}
+if mode == 'p' then
+  for c = 1, m do read[c] = redis.call('GET', KEYS[c]) or ABSENT end
+  return '1' .. pack('<d', now) .. table.concat(read)
+end
+
+-- One step of `kind` on state (a, b) at t for cost, as the in-process engine takes it: whether it
+-- fits and, if so, the state after it and how long from t until that is a fresh key's state.
+local function step(kind, a, b, t, cost, p1, p2)
+  if kind == 'b' or kind == 'B' then
+    local level = a
+    if t > b then
+      level = a + (t - b) * p2
+      if level > p1 then level = p1 end
+    end
+    local slack = p1 * 1e-9
+    if slack > 0.0009765625 then slack = 0.0009765625 end
+    if cost <= p1 and level + slack >= cost then
+      local since = b
+      if t > b then since = t end
+      level = level - cost
+      return true, level, since, (p1 - level) / p2 + (since - t)
+    end
+    return false
+  elseif kind == 'g' or kind == 'G' then
+    local lead = a - (t - b)
+    if lead < 0 then lead = 0 end
+    local slack = p1 * 1e-9
+    if slack > 0.0009765625 then slack = 0.0009765625 end
+    local ahead = lead + cost * p2
+    if cost <= p1 and ahead <= p1 * p2 + slack * p2 then return true, ahead, t, ahead end
+    return false
   end
-  local t = now
-  if kind == 0 and b ~= nil and b > t then t = b end
-  local code, na, nb, rem, retry, reset = step(kind, a, b, t, tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13]))
-  local allowed = '1,-1,0,'
-  if code == 0 then
-    if kind == 2 then
-      call('HSET', key, 'a', na)
+  local open = t < a
+  local count = 0
+  if open then count = b end
+  if count + cost > p1 then return false end
+  local ends = a
+  if not open then
+    if kind == 'a' or kind == 'A' then
+      -- The multiple of the window after the one t falls in, such that start <= t < end holds
+      -- for the rounded multiples themselves.
+      local k = floor(t / p2)
+      while (k + 1) * p2 <= t do k = k + 1 end
+      while k * p2 > t do k = k - 1 end
+      ends = (k + 1) * p2
     else
-      call('HSET', key, 'a', na, 'b', nb)
-    end
-    call('PEXPIRE', key, floor(reset + tonumber(ARGV[5])) + 1)
-  else
-    allowed = '0,0,0,'
-  end
-  return allowed .. fmt(t) .. ',' .. code .. ',' .. fmt(rem) .. ',' .. fmt(retry) .. ',' .. fmt(reset)
-end
-
--- Staged state per key index: a, b as the engine's flat state (bucket tokens/at, window end/used,
--- GCRA tat), read once. `dirty` marks what a commit writes.
-local sa, sb, loaded, dirty, expire = {}, {}, {}, {}, {}
-
--- The clock of the call: the caller's now, never behind the last reading of a bucket it touches
--- (a late or skewed writer cannot move a bucket back in time). A batch's clock only moves forward.
-local base = 6
-local margin = tonumber(ARGV[5])
-local clock = now
-local batch = mode == 's'
--- A batch names its one limit once: kind, capacity, refill, window, burst, align; then three
--- fields an input: key index, cost, now.
-local bkind, bcap, brefill, bwidth, bburst, balign
-if batch then
-  bkind, bcap, brefill, bwidth = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
-  bburst, balign = tonumber(ARGV[10]), tonumber(ARGV[11])
-end
-for c = 0, m - 1 do
-  local kind, i
-  if batch then
-    kind, i = bkind, tonumber(ARGV[12 + c * 3])
-  else
-    local o = base + c * 10
-    kind, i = tonumber(ARGV[o]), tonumber(ARGV[o + 1])
-  end
-  if not loaded[i] then
-    loaded[i] = true
-    local v = call('HMGET', KEYS[i], 'a', 'b')
-    if v[1] then
-      sa[i] = tonumber(v[1])
-      if kind ~= 2 then sb[i] = tonumber(v[2]) end
+      ends = t + p2
     end
   end
-  if kind == 0 and sb[i] ~= nil and sb[i] > clock and mode ~= 's' then clock = sb[i] end
+  return true, ends, count + cost, ends - t
 end
 
-local out, n = {}, 0
-local failed = -1
-for c = 0, m - 1 do
-  local o, kind, i, cost, cap, refill, width, burst, align
-  local t = clock
-  if batch then
-    o = 12 + c * 3
-    kind, i, cost = bkind, tonumber(ARGV[o]), tonumber(ARGV[o + 1])
-    cap, refill, width, burst, align = bcap, brefill, bwidth, bburst, balign
-    if ARGV[o + 2] ~= '' then t = tonumber(ARGV[o + 2]) end
+local margin = tonumber(ARGV[4])
+local sa, sb, ttl = {}, {}, {}
+
+if mode == 's' then
+  -- Each input at its own now, never behind the batch's clock (nor a bucket's reading), on the
+  -- state the inputs before it left; staged per key name, written once at the end.
+  local kind, p1, p2 = ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
+  local bucket = kind == 'b' or kind == 'B'
+  local order, n, clock = {}, 0, now
+  for c = 1, m do
+    local key = KEYS[c]
+    local o = 6 + c * 2
+    local cost = ARGV[o]
+    if cost == '1' then cost = 1 else cost = tonumber(cost) end
+    local t = ARGV[o + 1]
+    if t == '' then t = now else t = tonumber(t) end
     if t < clock then t = clock end
-    if kind == 0 and sb[i] ~= nil and sb[i] > t then t = sb[i] end
+    local a, b = sa[key], sb[key]
+    if a == nil then
+      local v = redis.call('GET', key)
+      n = n + 1
+      order[n] = c
+      if v then
+        read[n] = v
+        a, b = unpack('<dd', v)
+      else
+        read[n] = ABSENT
+        if bucket then a, b = p1, t elseif kind == 'g' or kind == 'G' then a, b = 0, t else a, b = -math.huge, 0 end
+      end
+      sa[key], sb[key] = a, b
+    end
+    if bucket and b > t then t = b end
     clock = t
+    local ok, na, nb, rest = step(kind, a, b, t, cost, p1, p2)
+    if ok then sa[key], sb[key], ttl[key] = na, nb, rest end
+  end
+  for i = 1, n do
+    local key = KEYS[order[i]]
+    local rest = ttl[key]
+    if rest then redis.call('SET', key, pack('<dd', sa[key], sb[key]), 'PX', floor(rest + margin) + 1) end
+  end
+  return '1' .. pack('<d', now) .. table.concat(read)
+end
+
+-- A set: one clock for every charge, the caller's now, never behind the reading of a bucket it
+-- touches.
+local t = now
+for c = 1, m do
+  local v = redis.call('GET', KEYS[c])
+  read[c] = v
+  if v then
+    local kind = ARGV[1 + c * 4]
+    if kind == 'b' or kind == 'B' then
+      local _, at = unpack('<dd', v)
+      if at > t then t = at end
+    end
+  end
+end
+
+-- Each charge sees its bucket after the latest earlier charge to it that fit (repeated charges
+-- add up); found by a scan of the earlier keys, or a table in a large set.
+local latest = nil
+if m > 16 then latest = {} end
+local failed = false
+for c = 1, m do
+  local o = 1 + c * 4
+  local kind = ARGV[o]
+  local cost = ARGV[o + 1]
+  if cost == '1' then cost = 1 else cost = tonumber(cost) end
+  local p1, p2 = tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3])
+  local key = KEYS[c]
+  local p = 0
+  if latest then
+    p = latest[key] or 0
   else
-    o = base + c * 10
-    kind, i, cost = tonumber(ARGV[o]), tonumber(ARGV[o + 1]), tonumber(ARGV[o + 2])
-    cap, refill, width = tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]), tonumber(ARGV[o + 5])
-    burst, align = tonumber(ARGV[o + 6]), tonumber(ARGV[o + 7])
-  end
-  local code, a, b, rem, retry, reset = step(kind, sa[i], sb[i], t, cost, cap, refill, width, burst, align)
-  if code == 0 then
-    sa[i], sb[i] = a, b
-    dirty[i] = kind
-    expire[i] = reset
-  elseif failed < 0 and not batch and ARGV[o + 9] ~= '1' then
-    failed = c
-  end
-  out[n + 1], out[n + 2], out[n + 3], out[n + 4] = code, fmt(rem), fmt(retry), fmt(reset)
-  n = n + 4
-end
-
-local setRetry = 0
-if mode ~= 's' and failed >= 0 then
-  -- When the whole set would fit: for each distinct state, the wait until it holds the set's
-  -- total demand on it, read from the stored state (the staged one never committed).
-  local totals, first, order = {}, {}, {}
-  for c = 0, m - 1 do
-    local o = base + c * 10
-    local i = tonumber(ARGV[o + 1])
-    if ARGV[o + 9] == '1' then
-      -- a shadow charge never holds the set back
-    elseif totals[i] == nil then
-      totals[i] = 0
-      first[i] = o
-      order[#order + 1] = i
-      totals[i] = tonumber(ARGV[o + 2])
-    else
-      totals[i] = totals[i] + tonumber(ARGV[o + 2])
+    for j = c - 1, 1, -1 do
+      if sa[j] ~= nil and KEYS[j] == key then
+        p = j
+        break
+      end
     end
   end
-  for _, i in ipairs(order) do
-    local o = first[i]
-    local kind = tonumber(ARGV[o])
-    local v = call('HMGET', KEYS[i], 'a', 'b')
-    local a, b = nil, nil
-    if v[1] then
-      a = tonumber(v[1])
-      if kind ~= 2 then b = tonumber(v[2]) end
-    end
-    local code, _, _, _, retry = step(kind, a, b, clock, totals[i], tonumber(ARGV[o + 3]), tonumber(ARGV[o + 4]), tonumber(ARGV[o + 5]), tonumber(ARGV[o + 6]), tonumber(ARGV[o + 7]))
-    if code ~= 0 and retry > setRetry then setRetry = retry end
+  local a, b
+  if p > 0 then
+    a, b = sa[p], sb[p]
+  elseif read[c] then
+    a, b = unpack('<dd', read[c])
+  elseif kind == 'b' or kind == 'B' then
+    a, b = p1, t
+  elseif kind == 'g' or kind == 'G' then
+    a, b = 0, t
+  else
+    a, b = -math.huge, 0
+  end
+  local ok, na, nb, rest = step(kind, a, b, t, cost, p1, p2)
+  if ok then
+    sa[c], sb[c], ttl[c] = na, nb, rest
+    if latest then latest[key] = c end
+  elseif kind == 'b' or kind == 'w' or kind == 'a' or kind == 'g' then
+    failed = true
   end
 end
 
-local commit = mode == 's' or (mode == 'c' and failed < 0)
-if commit then
-  for i = 1, nkeys do
-    local kind = dirty[i]
-    -- Numbers as arguments: Redis writes them in full (shortest round-trip digits), exact.
-    if kind == 2 then
-      call('HSET', KEYS[i], 'a', sa[i])
-    elseif kind ~= nil then
-      call('HSET', KEYS[i], 'a', sa[i], 'b', sb[i])
-    end
-    -- Expire once the state would be a fresh key's again (bucket full, window closed, GCRA at
-    -- rest), late by the margin rather than early: early would admit what a kept key refuses.
-    if kind ~= nil then call('PEXPIRE', KEYS[i], floor(expire[i] + margin) + 1) end
-  end
+for c = 1, m do
+  if not read[c] then read[c] = ABSENT end
 end
-
-local allowed = 1
-if failed >= 0 and mode ~= 's' then allowed = 0 end
-local reply = allowed .. ',' .. failed .. ',' .. fmt(setRetry) .. ',' .. fmt(clock) .. ',' .. table.concat(out, ',')
-if rid ~= nil and allowed == 1 then call('SET', rid, reply, 'PX', ttl) end
+local reply = pack('<d', now) .. table.concat(read)
+if failed then return '0' .. reply end
+-- Written in order, so a bucket charged twice keeps its last staged state.
+for c = 1, m do
+  if sa[c] ~= nil then redis.call('SET', KEYS[c], pack('<dd', sa[c], sb[c]), 'PX', floor(ttl[c] + (t - now) + margin) + 1) end
+end
+reply = '1' .. reply
+if rid ~= nil then redis.call('SET', rid, reply, 'PX', ARGV[3]) end
 return reply

@@ -441,7 +441,7 @@ export class RedisQuotaEngine implements QuotaStore {
       }
     } catch (error) {
       // Bad input rejects the promise (as an async method would), before anything is sent.
-      return Promise.reject(error as Error);
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     return this.#runner.run(quota, keys, args).then((outcome) => (outcome.status === ANSWERED ? this.#report(call, bytes(outcome.reply)) : this.#outageAtomic(outcome, call)));
   }

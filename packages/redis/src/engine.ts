@@ -52,6 +52,12 @@ function limitError(limit: unknown, what: string): TypeError {
 function kindError(kind: unknown, what: string): TypeError {
   return new TypeError(`${what} must be "bucket", "window" or "gcra", got ${check.describe(kind)}`);
 }
+// A key the QuotaKey constructor made: the class's own and frozen as it leaves the constructor
+// (a look-alike made with Object.create is neither, so it cannot stand in for another key).
+function isKey(key: unknown): key is QuotaKey {
+  return key instanceof QuotaKey && Object.isFrozen(key);
+}
+
 function badNow(now: unknown): boolean {
   return typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT);
 }
@@ -296,7 +302,7 @@ export class RedisQuotaEngine implements QuotaStore {
   }
 
   #single(kind: number, key: QuotaKey, limit: string, now: number, cost: number, options: CallOptions | undefined): Promise<RedisDecision> {
-    if (!(key instanceof QuotaKey)) throw keyError(key, "key");
+    if (!isKey(key)) throw keyError(key, "key");
     if (badNow(now)) throw badInstant(now, "now");
     if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
     const rule = this.#rules.get(limit);
@@ -463,7 +469,7 @@ export class RedisQuotaEngine implements QuotaStore {
       const c = charges[i] as QuotaCharge | undefined;
       if (c === null || typeof c !== "object") throw new TypeError(`charges[${i}] must be a QuotaCharge, got ${check.describe(c)}`);
       const { key, limit, cost, kind } = c;
-      if (!(key instanceof QuotaKey)) throw keyError(key, `charges[${i}].key`);
+      if (!isKey(key)) throw keyError(key, `charges[${i}].key`);
       if (typeof limit !== "string") throw limitError(limit, `charges[${i}].limit`);
       if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, `charges[${i}].cost`);
       const k = kindIndex(kind);
@@ -684,7 +690,7 @@ export class RedisQuotaEngine implements QuotaStore {
    * @throws RangeError when `limit` is unknown, or `options` is invalid
    */
   lease(key: QuotaKey, limit: string, options: LeaseOptions): Lease {
-    if (!(key instanceof QuotaKey)) throw keyError(key, "key");
+    if (!isKey(key)) throw keyError(key, "key");
     const rule = this.#rules.get(limit);
     if (rule === undefined) throw new RangeError(`lease: no limit named ${JSON.stringify(limit)}`);
     const stateKey = this.#stateKey(BUCKET, limit, key);
@@ -730,7 +736,7 @@ export class RedisQuotaEngine implements QuotaStore {
       const input = inputs[i] as EvaluationInput | undefined;
       if (input === null || typeof input !== "object") throw new TypeError(`inputs[${i}] must be an EvaluationInput, got ${check.describe(input)}`);
       const { key, now, cost = 1 } = input;
-      if (!(key instanceof QuotaKey)) throw keyError(key, `inputs[${i}].key`);
+      if (!isKey(key)) throw keyError(key, `inputs[${i}].key`);
       if (badNow(now)) throw badInstant(now, `inputs[${i}].now`);
       if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, `inputs[${i}].cost`);
       keys[i] = key;

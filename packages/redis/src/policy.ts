@@ -1,3 +1,4 @@
+import { Breaker, sre } from "@tideward/breaker";
 import type { Sre } from "@tideward/breaker";
 import type { QuotaKey } from "@tideward/quota-engine";
 import { check } from "@tideward/time";
@@ -133,5 +134,12 @@ export function resolvePolicy(policy: Partial<RedisPolicy> | undefined, what: st
   check.integer(p.deniedCache, `${what} deniedCache`, 0);
   if (typeof p.monotonic !== "function") throw new TypeError(`${what} monotonic must be a function returning milliseconds`);
   if (typeof p.random !== "function") throw new TypeError(`${what} random must be a function returning a draw in [0, 1)`);
-  return Object.freeze({ ...p, breaker: Object.freeze({ ...redisPolicy.breaker, ...p.breaker }) });
+  const breaker = Object.freeze({ ...redisPolicy.breaker, ...check.options(p.breaker, Object.keys(sre) as (keyof Sre)[], `${what} breaker`, "policy") });
+  try {
+    new Breaker(breaker); // its own checks, at construction rather than at the first call
+  } catch (error) {
+    const message = `${what} breaker: ${(error as Error).message}`;
+    throw error instanceof RangeError ? new RangeError(message) : new TypeError(message);
+  }
+  return Object.freeze({ ...p, breaker });
 }

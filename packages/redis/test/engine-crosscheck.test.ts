@@ -1,5 +1,6 @@
 // The Redis engine decides as the in-process QuotaEngine does, check for check, on random traffic
-// (single checks of all three algorithms and atomic sets over shared keys) at both clock scales.
+// (single checks of all three algorithms, atomic sets and peeks over shared keys, batches) at
+// both clock scales: every figure, retryAfter and resetAfter included, bit for bit.
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
@@ -12,6 +13,8 @@ const KINDS: ChargeKind[] = ["bucket", "window", "gcra"];
 const keys = ["alice", "bob", "carol"].map((s) => new QuotaKey("t", s, "api"));
 const op = fc.record({
   dt: fc.double({ min: 0, max: 300, noNaN: true }),
+  // 0–6 a check or a set, 7 a peek of the set, 8 the set's charges as one batch of its first limit
+  mode: fc.nat(8),
   set: fc.array(fc.record({ key: fc.nat(2), limit: fc.nat(1), cost: fc.integer({ min: 1, max: 7 }), kind: fc.nat(2) }), { minLength: 1, maxLength: 3 }),
 });
 const specs = fc.tuple(
@@ -35,10 +38,23 @@ withRedis("the Redis engine against the in-process engine", () => {
             await remote.addLimit(spec);
           }
           let now = origin;
-          for (const { dt, set } of ops) {
+          for (const { dt, set, mode } of ops) {
             now += dt;
             const charges: QuotaCharge[] = set.map((c) => ({ key: keys[c.key], limit: `l${c.limit}`, cost: c.cost, kind: KINDS[c.kind] }));
-            if (charges.length === 1) {
+            if (mode === 7) {
+              const got = await remote.peekAtomic(charges, now);
+              const want = local.peekAtomic(charges, now);
+              expect([got.allowed, got.committed, got.failedIndex, got.retryAfter]).toEqual([want.allowed, want.committed, want.failedIndex, want.retryAfter]);
+              expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+            } else if (mode === 8) {
+              // Inputs a fraction of a millisecond apart, the way a replayed log arrives.
+              const inputs = charges.map((c, i) => ({ key: c.key, now: now + i * 0.37, cost: c.cost }));
+              const got = await remote.checkMany(charges[0].limit, inputs, charges[0].kind);
+              const want = local.checkMany(charges[0].limit, inputs, charges[0].kind);
+              expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+              expect([got.allowed, got.denied]).toEqual([want.allowed, want.denied]);
+              now += (inputs.length - 1) * 0.37;
+            } else if (charges.length === 1) {
               const c = charges[0];
               const kind = c.kind;
               const got = kind === "bucket" ? await remote.checkTokenBucket(c.key, c.limit, now, c.cost) : kind === "window" ? await remote.checkWindow(c.key, c.limit, now, c.cost) : await remote.checkGcra(c.key, c.limit, now, c.cost);
@@ -53,7 +69,7 @@ withRedis("the Redis engine against the in-process engine", () => {
             }
           }
         }),
-        { numRuns: 15 },
+        { numRuns: 40 },
       );
     });
   }

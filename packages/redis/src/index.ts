@@ -1,5 +1,5 @@
 export { ioredisClient, nodeRedisClient } from "./client";
-export type { IoredisLike, NodeRedisLike, ScriptClient } from "./client";
+export type { IoredisClientOptions, IoredisLike, NodeRedisLike, ScriptClient } from "./client";
 export { RedisQuotaEngine, CrossSlotError } from "./engine";
 export type { CallOptions, LimitOptions } from "./engine";
 export type { RedisAtomicReport, RedisBatchReport, RedisDecision, Shadow } from "./decision";

@@ -200,13 +200,101 @@ withRedis("the engine on a real Redis", () => {
     expect(w).toBeLessThanOrEqual(1_002);
     expect(g).toBeGreaterThan(150);
     expect(g).toBeLessThanOrEqual(202);
-    // The default margin keeps a key a second longer: late costs memory, early would over-admit.
+    // The default margin keeps a key a second or two longer (full again at 300 ms, plus the margin,
+    // rounded up to a multiple of it: 2 000): late costs memory, early would over-admit.
     const padded = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "ttl2:" });
     await padded.addLimit(limitSpec({ name: "r", capacity: 10, refill: 10, window: 1_000 }));
+    const key = padded.redisKey(alice, "r");
     await padded.checkTokenBucket(alice, "r", 0, 3);
-    const late = await direct.pttl(padded.redisKey(alice, "r"));
-    expect(late).toBeGreaterThan(1_250);
-    expect(late).toBeLessThanOrEqual(1_301);
+    const late = await direct.pttl(key);
+    expect(late).toBeGreaterThan(1_950);
+    expect(late).toBeLessThanOrEqual(2_001);
+    // Full again at 600 ms: the same rounded expiry, so the key keeps its own (not extended).
+    await padded.checkTokenBucket(alice, "r", 0, 3);
+    expect(await direct.pttl(key)).toBeLessThanOrEqual(late);
+    // At 500 ms, 9 tokens taken: full again at 1 500, expiry 3 000 — set anew, counted from now.
+    await padded.checkTokenBucket(alice, "r", 500, 9);
+    const later = await direct.pttl(key);
+    expect(later).toBeGreaterThan(2_450);
+    expect(later).toBeLessThanOrEqual(2_501);
+  });
+
+  it("a key's expiry never falls before its state is a fresh key's plus the margin, however often it is written", async () => {
+    // Real time on both sides, so Redis's expiry and the state's instants can be compared.
+    const margin = 150;
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "ttl3:", expiryMargin: margin });
+    await engine.addLimit(limitSpec({ name: "u", capacity: 20, refill: 40, window: 1_000 }));
+    await engine.addLimit(limitSpec({ name: "t", capacity: 200, refill: 400, window: 1_000, burst: 30 }));
+    const direct = await redis.raw();
+    const tenant = new QuotaKey("acme", "*", "api");
+    const users = [alice, bob];
+    let worst = Infinity;
+    let seed = 11;
+    const draw = (n: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % n;
+    };
+    const started = Date.now();
+    for (let i = 0; Date.now() - started < 700 && i < 2_000; i++) {
+      const user = users[draw(2)];
+      const set = [
+        { key: user, limit: "u", cost: 1 + draw(3) },
+        { key: tenant, limit: "t", cost: 1 + draw(9) },
+        { key: tenant, limit: "t", cost: 1 + draw(5), kind: "gcra" as const },
+      ];
+      const before = Date.now();
+      if (draw(3) === 0) await engine.checkTokenBucket(user, "u", before, 1 + draw(2));
+      else await engine.checkAtomic(set, before);
+      // Each key: its state is fresh at f (caller's clock); Redis must keep it until f + margin.
+      for (const [key, limit, kind] of [[user, "u", "bucket"], [tenant, "t", "bucket"], [tenant, "t", "gcra"]] as const) {
+        const name = engine.redisKey(key, limit, kind);
+        const state = await direct.getBuffer(name);
+        const pttl = await direct.pttl(name);
+        if (state === null) continue;
+        const a = state.readDoubleLE(0);
+        const b = state.readDoubleLE(8);
+        const spec = engine.limit(limit);
+        if (spec === undefined) throw new Error("no spec");
+        const fresh = kind === "bucket" ? b + (spec.capacity - a) * (spec.window / spec.refill) : b + a;
+        // How long past (fresh + margin) the key will live, in Redis's time counted from `before`.
+        worst = Math.min(worst, pttl + (Date.now() - before) - (fresh + margin - before));
+      }
+    }
+    // A few ms for the clocks' own steps and the time between the write and the reads.
+    expect(worst).toBeGreaterThan(-5);
+  });
+
+  it("calls made in one turn leave in one write (the socket corked for the turn), each with its own answer", async () => {
+    const raw = await redis.raw();
+    // Every flush of the socket to the kernel: one per command uncorked, one per turn corked.
+    const socket = (raw as unknown as { stream: { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void } }).stream;
+    let flushes = 0;
+    const write = socket._write.bind(socket);
+    const writev = socket._writev.bind(socket);
+    socket._write = (...a) => {
+      flushes++;
+      write(...a);
+    };
+    socket._writev = (...a) => {
+      flushes++;
+      writev(...a);
+    };
+    const keys = Array.from({ length: 50 }, (_, i) => new QuotaKey("acme", `u${i % 10}`, "api"));
+    for (const coalesce of [true, false]) {
+      const engine = new RedisQuotaEngine(ioredisClient(raw, { coalesce }), { ...patient, prefix: `cork${String(coalesce)}:` });
+      await engine.addLimit(perSecond("r", 3));
+      await engine.checkTokenBucket(alice, "r", 0); // the script loaded, outside the count
+      const before = flushes;
+      const got = await Promise.all(keys.map((k) => engine.checkTokenBucket(k, "r", 0)));
+      expect([coalesce, flushes - before]).toEqual([coalesce, coalesce ? 1 : 50]);
+      const local = new QuotaEngine();
+      local.addLimit(perSecond("r", 3));
+      local.checkTokenBucket(alice, "r", 0);
+      expect(got.map(answer)).toEqual(keys.map((k) => answer(local.checkTokenBucket(k, "r", 0))));
+    }
+    // The connection still serves other commands, and nothing is left corked.
+    expect(await raw.ping()).toBe("PONG");
+    expect((raw as unknown as { stream: { writableCorked: number } }).stream.writableCorked).toBe(0);
   });
 
   it("a batch decides every input in order, chunked into few calls, as the in-process batch does", async () => {

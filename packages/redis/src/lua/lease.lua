@@ -44,7 +44,12 @@ else
 end
 if granted > 0 then
   if cap - tokens > slack then
-    redis.call('SET', KEYS[1], struct.pack('<dd', tokens, t), 'PX', math.floor((cap - tokens) / perMs + (t - now) + tonumber(ARGV[3])) + 1)
+    -- The quota engine's expiry, E: full again plus the margin, rounded up to a multiple of it (its
+    -- writes keep a key's expiry when E does not move later, so every write must set E).
+    local margin = tonumber(ARGV[3])
+    local e = t + (cap - tokens) / perMs + margin
+    if margin > 0 then e = math.ceil(e / margin) * margin end
+    redis.call('SET', KEYS[1], struct.pack('<dd', tokens, t), 'PX', math.floor(e - now) + 1)
   else
     -- Full is a fresh bucket's state: nothing to keep.
     redis.call('DEL', KEYS[1])

@@ -6,6 +6,12 @@
 -- end (exclusive) and the units used in it, a GCRA flow's lead and the instant of its latest
 -- admission. No decimal is printed or parsed on the way, so nothing is rounded.
 --
+-- A key expires when its state would be a fresh key's again (a bucket full, a window closed, a
+-- flow at rest) plus the margin, rounded up to a multiple of the margin: E(state). A write sets
+-- that expiry (PX) only when it moves E later; otherwise it keeps the key's own (KEEPTTL, about
+-- half the cost). Every write that sets an expiry sets E of the state it writes, so a key's
+-- expiry is never before E of the state it holds.
+--
 -- The script decides and writes; it reports what it read. The reply carries the state each key
 -- held before the call (16 bytes; two NaNs when absent), and the caller computes the figures of
 -- every decision (remaining, retryAfter, resetAfter, a set's retry) from that with the in-process
@@ -34,27 +40,41 @@
 
 if #ARGV == 5 then
   -- Written out ahead of every definition below: in a script, defining a function costs about
-  -- what this whole check does.
+  -- what this whole check does. Numbers are read with `+ 0` (the same conversion as tonumber,
+  -- without a function call: less than half its cost).
   local key = KEYS[1]
   local v = redis.call('GET', key)
-  local now, cap, perMs = tonumber(ARGV[1]), tonumber(ARGV[3]), tonumber(ARGV[4])
+  local now, cap, perMs = ARGV[1] + 0, ARGV[3] + 0, ARGV[4] + 0
   local cost = ARGV[2]
-  if cost == '1' then cost = 1 else cost = tonumber(cost) end
+  if cost == '1' then cost = 1 else cost = cost + 0 end
   local tokens, at = cap, now
   if v then tokens, at = struct.unpack('<dd', v) else v = '' end
   -- Never behind the bucket's own reading: a late or skewed writer cannot move it back in time.
   local t = now
   if at > t then t = at end
+  local level = tokens
   if t > at then
-    tokens = tokens + (t - at) * perMs
-    if tokens > cap then tokens = cap end
+    level = tokens + (t - at) * perMs
+    if level > cap then level = cap end
   end
   local slack = cap * 1e-9
   if slack > 0.0009765625 then slack = 0.0009765625 end
-  if cost <= cap and tokens + slack >= cost then
-    tokens = tokens - cost
-    -- Expire once full again, late by the margin rather than early: early would admit more.
-    redis.call('SET', key, struct.pack('<dd', tokens, t), 'PX', math.floor((cap - tokens) / perMs + (t - now) + tonumber(ARGV[5])) + 1)
+  if cost <= cap and level + slack >= cost then
+    level = level - cost
+    local margin = ARGV[5] + 0
+    -- E: full again, plus the margin, rounded up to a multiple of it.
+    local e = t + (cap - level) / perMs + margin
+    if margin > 0 then e = math.ceil(e / margin) * margin end
+    local old = -1
+    if v ~= '' then
+      old = at + (cap - tokens) / perMs + margin
+      if margin > 0 then old = math.ceil(old / margin) * margin end
+    end
+    if e <= old then
+      redis.call('SET', key, struct.pack('<dd', level, t), 'KEEPTTL')
+    else
+      redis.call('SET', key, struct.pack('<dd', level, t), 'PX', math.floor(e - now) + 1)
+    end
     return '1' .. v
   end
   return '0' .. v
@@ -75,9 +95,9 @@ end
 local now
 if ARGV[1] == '' then
   local tm = redis.call('TIME')
-  now = tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000
+  now = tm[1] * 1000 + tm[2] / 1000
 else
-  now = tonumber(ARGV[1])
+  now = ARGV[1] + 0
 end
 
 local read = {}
@@ -87,7 +107,7 @@ if mode == 'p' then
 end
 
 -- One step of `kind` on state (a, b) at t for cost, as the in-process engine takes it: whether it
--- fits and, if so, the state after it and how long from t until that is a fresh key's state.
+-- fits and, if so, the state after it and the instant that state is a fresh key's.
 local function step(kind, a, b, t, cost, p1, p2)
   if kind == 'b' or kind == 'B' then
     local level = a
@@ -101,7 +121,7 @@ local function step(kind, a, b, t, cost, p1, p2)
       local since = b
       if t > b then since = t end
       level = level - cost
-      return true, level, since, (p1 - level) / p2 + (since - t)
+      return true, level, since, since + (p1 - level) / p2
     end
     return false
   elseif kind == 'g' or kind == 'G' then
@@ -110,7 +130,7 @@ local function step(kind, a, b, t, cost, p1, p2)
     local slack = p1 * 1e-9
     if slack > 0.0009765625 then slack = 0.0009765625 end
     local ahead = lead + cost * p2
-    if cost <= p1 and ahead <= p1 * p2 + slack * p2 then return true, ahead, t, ahead end
+    if cost <= p1 and ahead <= p1 * p2 + slack * p2 then return true, ahead, t, t + ahead end
     return false
   end
   local open = t < a
@@ -130,25 +150,50 @@ local function step(kind, a, b, t, cost, p1, p2)
       ends = t + p2
     end
   end
-  return true, ends, count + cost, ends - t
+  return true, ends, count + cost, ends
 end
 
-local margin = tonumber(ARGV[4])
+-- The instant a stored state (a, b) of `kind` is a fresh key's.
+local function rest(kind, a, b, p1, p2)
+  if kind == 'b' or kind == 'B' then return b + (p1 - a) / p2 end
+  if kind == 'g' or kind == 'G' then return b + a end
+  return a
+end
+
+local margin = ARGV[4] + 0
+-- E of a state fresh at f: f plus the margin, rounded up to a multiple of it.
+local function expiry(f)
+  if margin > 0 then return math.ceil((f + margin) / margin) * margin end
+  return f
+end
+-- Writes state (a, b), fresh at f, over `old` (the bytes read, or false): the expiry is set only
+-- when E moves later than the old state's.
+local function write(key, kind, a, b, f, old, p1, p2)
+  local e = expiry(f)
+  if old then
+    local oa, ob = unpack('<dd', old)
+    if e <= expiry(rest(kind, oa, ob, p1, p2)) then
+      redis.call('SET', key, pack('<dd', a, b), 'KEEPTTL')
+      return
+    end
+  end
+  redis.call('SET', key, pack('<dd', a, b), 'PX', floor(e - now) + 1)
+end
 local sa, sb, ttl = {}, {}, {}
 
 if mode == 's' then
   -- Each input at its own now, never behind the batch's clock (nor a bucket's reading), on the
   -- state the inputs before it left; staged per key name, written once at the end.
-  local kind, p1, p2 = ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
+  local kind, p1, p2 = ARGV[5], ARGV[6] + 0, ARGV[7] + 0
   local bucket = kind == 'b' or kind == 'B'
   local order, n, clock = {}, 0, now
   for c = 1, m do
     local key = KEYS[c]
     local o = 6 + c * 2
     local cost = ARGV[o]
-    if cost == '1' then cost = 1 else cost = tonumber(cost) end
+    if cost == '1' then cost = 1 else cost = cost + 0 end
     local t = ARGV[o + 1]
-    if t == '' then t = now else t = tonumber(t) end
+    if t == '' then t = now else t = t + 0 end
     if t < clock then t = clock end
     local a, b = sa[key], sb[key]
     if a == nil then
@@ -166,13 +211,13 @@ if mode == 's' then
     end
     if bucket and b > t then t = b end
     clock = t
-    local ok, na, nb, rest = step(kind, a, b, t, cost, p1, p2)
-    if ok then sa[key], sb[key], ttl[key] = na, nb, rest end
+    local ok, na, nb, f = step(kind, a, b, t, cost, p1, p2)
+    if ok then sa[key], sb[key], ttl[key] = na, nb, f end
   end
   for i = 1, n do
     local key = KEYS[order[i]]
-    local rest = ttl[key]
-    if rest then redis.call('SET', key, pack('<dd', sa[key], sb[key]), 'PX', floor(rest + margin) + 1) end
+    local f = ttl[key]
+    if f then write(key, kind, sa[key], sb[key], f, read[i] ~= ABSENT and read[i], p1, p2) end
   end
   return '1' .. pack('<d', now) .. table.concat(read)
 end
@@ -201,8 +246,8 @@ for c = 1, m do
   local o = 1 + c * 4
   local kind = ARGV[o]
   local cost = ARGV[o + 1]
-  if cost == '1' then cost = 1 else cost = tonumber(cost) end
-  local p1, p2 = tonumber(ARGV[o + 2]), tonumber(ARGV[o + 3])
+  if cost == '1' then cost = 1 else cost = cost + 0 end
+  local p1, p2 = ARGV[o + 2] + 0, ARGV[o + 3] + 0
   local key = KEYS[c]
   local p = 0
   if latest then
@@ -227,24 +272,29 @@ for c = 1, m do
   else
     a, b = -math.huge, 0
   end
-  local ok, na, nb, rest = step(kind, a, b, t, cost, p1, p2)
+  local ok, na, nb, f = step(kind, a, b, t, cost, p1, p2)
   if ok then
-    sa[c], sb[c], ttl[c] = na, nb, rest
+    sa[c], sb[c], ttl[c] = na, nb, f
     if latest then latest[key] = c end
   elseif kind == 'b' or kind == 'w' or kind == 'a' or kind == 'g' then
     failed = true
   end
 end
 
+if not failed then
+  -- Written in order, so a bucket charged twice keeps its last staged state.
+  for c = 1, m do
+    if sa[c] ~= nil then
+      local o = 1 + c * 4
+      write(KEYS[c], ARGV[o], sa[c], sb[c], ttl[c], read[c], ARGV[o + 2] + 0, ARGV[o + 3] + 0)
+    end
+  end
+end
 for c = 1, m do
   if not read[c] then read[c] = ABSENT end
 end
 local reply = pack('<d', now) .. table.concat(read)
 if failed then return '0' .. reply end
--- Written in order, so a bucket charged twice keeps its last staged state.
-for c = 1, m do
-  if sa[c] ~= nil then redis.call('SET', KEYS[c], pack('<dd', sa[c], sb[c]), 'PX', floor(ttl[c] + (t - now) + margin) + 1) end
-end
 reply = '1' .. reply
 if rid ~= nil then redis.call('SET', rid, reply, 'PX', ARGV[3]) end
 return reply

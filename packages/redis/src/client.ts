@@ -63,12 +63,14 @@ const BLOB_STRING = 36;
 /** Options of {@link ioredisClient}. */
 export interface IoredisClientOptions {
   /**
-   * Script calls made in one turn of the event loop leave in one write: the connection's socket
-   * is corked at the first and uncorked once the turn's callbacks have run (`process.nextTick`),
-   * as node-redis does for every command. Each call is still its own command and reply; what is
-   * saved is a system call per command, about a third of a call's client-side cost here. The
-   * socket is the connection's, so other commands sent in that turn leave with them. A `Cluster`
-   * writes per node and is never corked. @defaultValue true
+   * Script calls made in one turn of the event loop leave together, eight to a write: the
+   * connection's socket is corked at the first, uncorked after every eighth and once the turn's
+   * callbacks have run (`process.nextTick`), much as node-redis does for every command. Each call
+   * is still its own command and reply; what is saved is a system call per command, about a
+   * third of a call's client-side cost here. (A whole turn in one write measured slower: Redis
+   * then idles until the client has answered every reply of the last one.) The socket is the
+   * connection's, so other commands sent in that turn leave with them. A `Cluster` writes per
+   * node and is never corked. @defaultValue true
    */
   readonly coalesce?: boolean;
 }
@@ -77,6 +79,9 @@ interface Corkable {
   cork(): void;
   uncork(): void;
 }
+
+/** Script calls a corked socket holds before it is flushed (measured: 4 to 16 alike, 50 worse). */
+const CHUNK = 8;
 
 /**
  * Adapts an ioredis `Redis` (or `Cluster`) to {@link ScriptClient}.
@@ -112,9 +117,11 @@ export function ioredisClient(redis: IoredisLike, options?: IoredisClientOptions
   // once the turn's callbacks have run: process.nextTick runs after every promise continuation
   // queued so far, so the calls those continuations make leave in the same write.
   let corked: Corkable | undefined;
+  let held = 0;
   const flush = (): void => {
     const socket = corked;
     corked = undefined;
+    held = 0;
     socket?.uncork();
   };
   const cork = (): void => {
@@ -128,7 +135,14 @@ export function ioredisClient(redis: IoredisLike, options?: IoredisClientOptions
     // The Buffer forms: bulk strings come back as bytes, not decoded as UTF-8.
     evalsha: (sha, keys, args) => {
       if (coalesce && corked === undefined) cork();
-      return buffers.evalshaBuffer(sha, keys.length, ...keys, ...args);
+      const reply = buffers.evalshaBuffer(sha, keys.length, ...keys, ...args);
+      if (corked !== undefined && ++held === CHUNK) {
+        // Out with these eight now, so Redis starts on them while this turn goes on.
+        held = 0;
+        corked.uncork();
+        corked.cork();
+      }
+      return reply;
     },
     eval: (source, keys, args) => buffers.evalBuffer(source, keys.length, ...keys, ...args),
     ready: () => redis.status === "ready",

@@ -153,40 +153,34 @@ local function step(kind, a, b, t, cost, p1, p2)
   return true, ends, count + cost, ends
 end
 
--- The instant a stored state (a, b) of `kind` is a fresh key's.
-local function rest(kind, a, b, p1, p2)
-  if kind == 'b' or kind == 'B' then return b + (p1 - a) / p2 end
-  if kind == 'g' or kind == 'G' then return b + a end
-  return a
-end
-
 local margin = ARGV[4] + 0
 -- E of a state fresh at f: f plus the margin, rounded up to a multiple of it.
 local function expiry(f)
   if margin > 0 then return math.ceil((f + margin) / margin) * margin end
   return f
 end
--- Writes state (a, b), fresh at f, over `old` (the bytes read, or false): the expiry is set only
--- when E moves later than the old state's.
-local function write(key, kind, a, b, f, old, p1, p2)
-  local e = expiry(f)
-  if old then
-    local oa, ob = unpack('<dd', old)
-    if e <= expiry(rest(kind, oa, ob, p1, p2)) then
-      redis.call('SET', key, pack('<dd', a, b), 'KEEPTTL')
-      return
-    end
-  end
-  redis.call('SET', key, pack('<dd', a, b), 'PX', floor(e - now) + 1)
+-- E of a stored state (a, b) of `kind`, which is fresh at `at + (capacity − tokens) / perMs`
+-- (a bucket), at TAT = `at + ahead` (GCRA), at its end (a window).
+local function stored(kind, a, b, p1, p2)
+  if kind == 'b' or kind == 'B' then return expiry(b + (p1 - a) / p2) end
+  if kind == 'g' or kind == 'G' then return expiry(b + a) end
+  return expiry(a)
 end
-local sa, sb, ttl = {}, {}, {}
+-- The expiry a write of a state fresh at f sets: 0 to keep the key's own (E does not move later
+-- than `old`, E of the state it replaces; -1 for none), else PX in ms.
+local function px(f, old)
+  local e = expiry(f)
+  if e <= old then return 0 end
+  return floor(e - now) + 1
+end
+local sa, sb, ex = {}, {}, {}
 
 if mode == 's' then
   -- Each input at its own now, never behind the batch's clock (nor a bucket's reading), on the
   -- state the inputs before it left; staged per key name, written once at the end.
   local kind, p1, p2 = ARGV[5], ARGV[6] + 0, ARGV[7] + 0
   local bucket = kind == 'b' or kind == 'B'
-  local order, n, clock = {}, 0, now
+  local order, old, n, clock = {}, {}, 0, now
   for c = 1, m do
     local key = KEYS[c]
     local o = 6 + c * 2
@@ -203,8 +197,10 @@ if mode == 's' then
       if v then
         read[n] = v
         a, b = unpack('<dd', v)
+        old[key] = stored(kind, a, b, p1, p2)
       else
         read[n] = ABSENT
+        old[key] = -1
         if bucket then a, b = p1, t elseif kind == 'g' or kind == 'G' then a, b = 0, t else a, b = -math.huge, 0 end
       end
       sa[key], sb[key] = a, b
@@ -212,33 +208,39 @@ if mode == 's' then
     if bucket and b > t then t = b end
     clock = t
     local ok, na, nb, f = step(kind, a, b, t, cost, p1, p2)
-    if ok then sa[key], sb[key], ttl[key] = na, nb, f end
+    if ok then sa[key], sb[key], ex[key] = na, nb, f end
   end
   for i = 1, n do
     local key = KEYS[order[i]]
-    local f = ttl[key]
-    if f then write(key, kind, sa[key], sb[key], f, read[i] ~= ABSENT and read[i], p1, p2) end
+    local f = ex[key]
+    if f then
+      local ms = px(f, old[key])
+      if ms == 0 then redis.call('SET', key, pack('<dd', sa[key], sb[key]), 'KEEPTTL') else redis.call('SET', key, pack('<dd', sa[key], sb[key]), 'PX', ms) end
+    end
   end
   return '1' .. pack('<d', now) .. table.concat(read)
 end
 
 -- A set: one clock for every charge, the caller's now, never behind the reading of a bucket it
--- touches.
+-- touches. Each key's state is read and unpacked once.
+local pa, pb = {}, {}
 local t = now
 for c = 1, m do
   local v = redis.call('GET', KEYS[c])
-  read[c] = v
   if v then
+    read[c] = v
+    local a, b = unpack('<dd', v)
+    pa[c], pb[c] = a, b
     local kind = ARGV[1 + c * 4]
-    if kind == 'b' or kind == 'B' then
-      local _, at = unpack('<dd', v)
-      if at > t then t = at end
-    end
+    if (kind == 'b' or kind == 'B') and b > t then t = b end
+  else
+    read[c] = ABSENT
   end
 end
 
 -- Each charge sees its bucket after the latest earlier charge to it that fit (repeated charges
--- add up); found by a scan of the earlier keys, or a table in a large set.
+-- add up); found by a scan of the earlier keys, or a table in a large set. The expiry each write
+-- will set is settled here, against E of the key's state before the call.
 local latest = nil
 if m > 16 then latest = {} end
 local failed = false
@@ -260,41 +262,40 @@ for c = 1, m do
       end
     end
   end
-  local a, b
+  local a, b = pa[c], pb[c]
   if p > 0 then
     a, b = sa[p], sb[p]
-  elseif read[c] then
-    a, b = unpack('<dd', read[c])
-  elseif kind == 'b' or kind == 'B' then
-    a, b = p1, t
-  elseif kind == 'g' or kind == 'G' then
-    a, b = 0, t
-  else
-    a, b = -math.huge, 0
+  elseif a == nil then
+    if kind == 'b' or kind == 'B' then
+      a, b = p1, t
+    elseif kind == 'g' or kind == 'G' then
+      a, b = 0, t
+    else
+      a, b = -math.huge, 0
+    end
   end
   local ok, na, nb, f = step(kind, a, b, t, cost, p1, p2)
   if ok then
-    sa[c], sb[c], ttl[c] = na, nb, f
+    local before = -1
+    if pa[c] ~= nil then before = stored(kind, pa[c], pb[c], p1, p2) end
+    sa[c], sb[c], ex[c] = na, nb, px(f, before)
     if latest then latest[key] = c end
   elseif kind == 'b' or kind == 'w' or kind == 'a' or kind == 'g' then
     failed = true
   end
 end
 
-if not failed then
-  -- Written in order, so a bucket charged twice keeps its last staged state.
-  for c = 1, m do
-    if sa[c] ~= nil then
-      local o = 1 + c * 4
-      write(KEYS[c], ARGV[o], sa[c], sb[c], ttl[c], read[c], ARGV[o + 2] + 0, ARGV[o + 3] + 0)
-    end
-  end
-end
-for c = 1, m do
-  if not read[c] then read[c] = ABSENT end
-end
 local reply = pack('<d', now) .. table.concat(read)
 if failed then return '0' .. reply end
+-- Written in order, so a bucket charged twice keeps its last staged state.
+for c = 1, m do
+  local ms = ex[c]
+  if ms == 0 then
+    redis.call('SET', KEYS[c], pack('<dd', sa[c], sb[c]), 'KEEPTTL')
+  elseif ms ~= nil then
+    redis.call('SET', KEYS[c], pack('<dd', sa[c], sb[c]), 'PX', ms)
+  end
+end
 reply = '1' .. reply
 if rid ~= nil then redis.call('SET', rid, reply, 'PX', ARGV[3]) end
 return reply

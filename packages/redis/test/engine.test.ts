@@ -32,6 +32,34 @@ describe("configuration and bad input", () => {
     expect(() => nodeRedisClient(looks as never)).toThrow("nodeRedisClient needs a node-redis client (redis 5 or 6)");
   });
 
+  it("key names: the scope left out when it is the hash tag, the full id otherwise; no two states share one", () => {
+    const engine = new RedisQuotaEngine(ioredisClient(disconnected()), { prefix: "p:" });
+    void engine.addLimit(perSecond("r", 1));
+    void engine.addLimit(perSecond("r1", 1));
+    expect(engine.redisKey(alice, "r")).toBe("p:{acme}B1:r5:aliceapi");
+    expect(engine.redisKey(alice, "r", "window")).toBe("p:{acme}W1:r5:aliceapi");
+    const tagged = new RedisQuotaEngine(ioredisClient(disconnected()), { prefix: "p:", hashTag: () => "all" });
+    void tagged.addLimit(perSecond("r", 1));
+    expect(tagged.redisKey(alice, "r", "gcra")).toBe("p:{all}g1:r4:acme5:alice3:api");
+    // Parts that run into each other in one form or the other still make different names.
+    const names = new Set<string>();
+    const parts = ["a", "a1", "1", "1:a", "a3:api"];
+    let count = 0;
+    for (const e of [engine, tagged]) {
+      for (const limit of ["r", "r1"]) {
+        for (const subject of parts) {
+          for (const resource of parts) {
+            for (const kind of ["bucket", "window", "gcra"] as const) {
+              names.add(e.redisKey(new QuotaKey("acme", subject, resource), limit, kind));
+              count++;
+            }
+          }
+        }
+      }
+    }
+    expect(names.size).toBe(count);
+  });
+
   it("slots follow the cluster specification's CRC16 and hash tags", () => {
     // Values from the Redis Cluster specification and redis-cli CLUSTER KEYSLOT.
     expect(slotOf("123456789")).toBe(12_739);
@@ -113,7 +141,7 @@ withRedis("the engine on a real Redis", () => {
     ];
     const before = await scripts();
     await expect(engine.checkAtomic(set, 0)).rejects.toThrow(CrossSlotError);
-    await expect(engine.checkAtomic(set, 0)).rejects.toThrow(`x:{acme}b1:r4:acme5:alice3:api (slot ${slotOf("x:{acme}b1:r4:acme5:alice3:api")}), x:{globex}b1:r6:globex1:*3:api`);
+    await expect(engine.checkAtomic(set, 0)).rejects.toThrow(`x:{acme}B1:r5:aliceapi (slot ${slotOf("x:{acme}B1:r5:aliceapi")}), x:{globex}B1:r1:*api`);
     expect(await scripts()).toBe(before);
     // One scope, one slot: the same set within a tenant is sent.
     expect((await engine.checkAtomic([{ key: alice, limit: "r", cost: 1 }, { key: bob, limit: "r", cost: 1 }], 0)).committed).toBe(true);

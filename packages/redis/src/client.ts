@@ -42,9 +42,11 @@ export interface IoredisLike {
 
 // ioredis makes a `…Buffer` twin of every command (replies as bytes, not decoded as UTF-8); its
 // types declare only some of them, so the adapter reaches these two through this shape.
+// Arrays among a command's arguments are flattened by ioredis (one level), so keys and arguments
+// go as they are, with no spread into a copy.
 interface IoredisBuffers {
-  evalshaBuffer(sha: string, numkeys: number, ...args: string[]): Promise<unknown>;
-  evalBuffer(script: string, numkeys: number, ...args: string[]): Promise<unknown>;
+  evalshaBuffer(sha: string, numkeys: number, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  evalBuffer(script: string, numkeys: number, keys: readonly string[], args: readonly string[]): Promise<unknown>;
 }
 
 /** The part of a node-redis (`redis` 5 or 6) client an adapter uses. */
@@ -135,7 +137,7 @@ export function ioredisClient(redis: IoredisLike, options?: IoredisClientOptions
     // The Buffer forms: bulk strings come back as bytes, not decoded as UTF-8.
     evalsha: (sha, keys, args) => {
       if (coalesce && corked === undefined) cork();
-      const reply = buffers.evalshaBuffer(sha, keys.length, ...keys, ...args);
+      const reply = buffers.evalshaBuffer(sha, keys.length, keys, args);
       if (corked !== undefined && ++held === CHUNK) {
         // Out with these eight now, so Redis starts on them while this turn goes on.
         held = 0;
@@ -144,7 +146,7 @@ export function ioredisClient(redis: IoredisLike, options?: IoredisClientOptions
       }
       return reply;
     },
-    eval: (source, keys, args) => buffers.evalBuffer(source, keys.length, ...keys, ...args),
+    eval: (source, keys, args) => buffers.evalBuffer(source, keys.length, keys, args),
     ready: () => redis.status === "ready",
   };
 }

@@ -36,8 +36,9 @@ function tagOf(key: string): string {
   return key.slice(key.indexOf("{"), key.indexOf("}") + 1);
 }
 
-function costArg(cost: number): string {
-  return cost === 1 ? "1" : String(cost);
+// A charge's cost as the script reads it: negative for a shadow limit's (never refusing a set).
+function costArg(cost: number, shadow: boolean): string {
+  return shadow ? String(-cost) : cost === 1 ? "1" : String(cost);
 }
 
 function keyError(key: unknown, what: string): TypeError {
@@ -98,8 +99,8 @@ interface Rule {
   readonly spec: LimitSpec;
   readonly numbers: Numbers;
   readonly shadow: boolean;
-  /** Per kind, what the script reads of a charge: the kind's letter (upper case in shadow mode) and its two numbers. */
-  readonly args: readonly (readonly [string, string, string])[];
+  /** Per kind, a charge's two numbers as the script reads them, their signs saying the kind (see quota.lua). */
+  readonly args: readonly (readonly [string, string])[];
   /** The one-entry traces, by `kind · 5 + code`. */
   readonly traces: readonly (readonly string[])[];
 }
@@ -147,13 +148,12 @@ class Scratch {
 /** A charge set as read, once, from the caller's objects: everything the call uses after. */
 interface SetCall {
   readonly n: number;
-  readonly keys: QuotaKey[];
-  readonly limits: string[];
-  readonly costs: number[];
-  readonly kinds: number[];
-  readonly rules: (Rule | undefined)[];
+  /** Per charge, five entries: the key, the limit's name, the cost, the kind, the rule (undefined: unknown). */
+  readonly charges: unknown[];
   /** The Redis key of each charge to a known limit, in order. */
   readonly names: string[];
+  /** Whether every name has the same hash tag (so one slot, with nothing hashed). */
+  readonly oneTag: boolean;
   /** The index of the first charge naming an unknown limit, or -1. */
   readonly unknown: number;
   readonly now: number;
@@ -239,11 +239,11 @@ export class RedisQuotaEngine implements QuotaStore {
       // The registry's copy: read once and checked there.
       const s = this.#registry.limit(spec.name) as LimitSpec;
       const numbers = new Numbers(s);
-      const letter = (c: string): string => (shadow ? c.toUpperCase() : c);
-      const args: (readonly [string, string, string])[] = [
-        [letter("b"), String(s.capacity), String(numbers.perMs)],
-        [letter(s.align ? "a" : "w"), String(s.capacity), String(s.window)],
-        [letter("g"), String(s.burst), String(numbers.interval)],
+      // Shortest round-trip decimals: the script reads back these very doubles.
+      const args: (readonly [string, string])[] = [
+        [String(s.capacity), String(numbers.perMs)],
+        [String(-s.capacity), String(s.align ? -s.window : s.window)],
+        [String(s.burst), String(-numbers.interval)],
       ];
       const traces = KINDS.flatMap((kind) => REASONS.map((r) => Object.freeze([`${kind} ${s.name}: ${r}`])));
       this.#rules.set(s.name, { spec: s, numbers, shadow, args, traces });
@@ -273,7 +273,10 @@ export class RedisQuotaEngine implements QuotaStore {
   }
 
   #stateKey(kind: number, limit: string, key: QuotaKey): string {
-    const tag = this.#tag(key);
+    return this.#nameOf(this.#tag(key), kind, limit, key);
+  }
+
+  #nameOf(tag: string, kind: number, limit: string, key: QuotaKey): string {
     if (typeof tag !== "string" || tag.length === 0 || tag.includes("}")) {
       throw new TypeError(`RedisPolicy hashTag must return a non-empty string without "}", got ${check.describe(tag)} for ${key.id}`);
     }
@@ -324,20 +327,13 @@ export class RedisQuotaEngine implements QuotaStore {
     }
     const rid = options?.requestId;
     const a = rule.args[kind];
-    if (kind === BUCKET && rid === undefined && !this.#serverClock) {
-      // The short form of the hot path: one bucket, the caller's clock, no request id. The reply
-      // is the charged flag and the state read (none when fresh).
-      return this.#runner.run(quota, [stateKey], [String(now), costArg(cost), a[1], a[2], this.#margin]).then((outcome) => {
+    if (rid === undefined && !this.#serverClock) {
+      // The short form: committed on the caller's clock, no request id. The reply is the charged
+      // flag and the state read (two NaNs when fresh).
+      return this.#runner.run(quota, [stateKey], [String(now), this.#margin, costArg(cost, rule.shadow), a[0], a[1]]).then((outcome) => {
         if (outcome.status !== ANSWERED) return this.#outageSingle(outcome, kind, key, rule, now, cost);
         const r = bytes(outcome.reply);
-        const fresh = r.length < 17;
-        const at = fresh ? now : r.readDoubleLE(9);
-        const t = now > at ? now : at;
-        const code = decide(BUCKET, rule.numbers, fresh ? rule.numbers.capacity : r.readDoubleLE(1), at, t, cost);
-        if ((code === OK) !== (r[0] === YES)) throw disagree(quota.name);
-        const d = this.#verdict(BUCKET, rule, cost, code, now, t, "store");
-        if (code === EXHAUSTED && denied.size > 0) denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);
-        return d;
+        return this.#decided(r[0] === YES, r, 1, kind, rule, stateKey, clock, now, cost);
       });
     }
     let keys: string[];
@@ -347,23 +343,29 @@ export class RedisQuotaEngine implements QuotaStore {
       keys = [stateKey, this.#ridKey(key, rid)];
       ttl = this.#ttl;
     }
-    const args = [this.#serverClock ? "" : String(now), "c", ttl, this.#margin, a[0], costArg(cost), a[1], a[2]];
+    const args = [this.#serverClock ? "" : String(now), "c", ttl, this.#margin, costArg(cost, rule.shadow), a[0], a[1]];
     return this.#runner.run(quota, keys, args).then((outcome) => {
       if (outcome.status !== ANSWERED) return this.#outageSingle(outcome, kind, key, rule, now, cost);
       const r = bytes(outcome.reply);
       const o = r[0] === REPLAYED ? 1 : 0;
-      // The clock the script used: the caller's, the server's, or (a replay) the first call's.
-      const at = o === 1 || this.#serverClock ? r.readDoubleLE(o + 1) : now;
-      const fresh = r.readDoubleLE(o + 9) !== r.readDoubleLE(o + 9);
-      const sa = fresh ? freshA(kind, rule.numbers) : r.readDoubleLE(o + 9);
-      const sb = fresh ? 0 : r.readDoubleLE(o + 17);
-      const t = kind === BUCKET && !fresh && sb > at ? sb : at;
-      const code = decide(kind, rule.numbers, sa, fresh ? freshB(kind, t) : sb, t, cost);
-      if ((code === OK) !== (r[o] === YES)) throw disagree(quota.name);
-      const d = this.#verdict(kind, rule, cost, code, at, t, "store");
-      if (code === EXHAUSTED && denied.size > 0) denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);
-      return d;
+      // The clock the script used: the server's, or (a replay) the first call's.
+      return this.#decided(r[o] === YES, r, o + 9, kind, rule, stateKey, clock, o === 1 || this.#serverClock ? r.readDoubleLE(o + 1) : now, cost);
     });
+  }
+
+  // One charge's decision from the script's reply (whether it charged, and the state it read at
+  // `at`): the figures from the in-process formulas, at the script's clock `now`.
+  #decided(charged: boolean, r: Buffer, at: number, kind: number, rule: Rule, stateKey: string, clock: number, now: number, cost: number): RedisDecision {
+    const sa = r.readDoubleLE(at);
+    const fresh = sa !== sa;
+    const sb = fresh ? 0 : r.readDoubleLE(at + 8);
+    const t = kind === BUCKET && !fresh && sb > now ? sb : now;
+    const code = fresh ? decide(kind, rule.numbers, freshA(kind, rule.numbers), freshB(kind, t), t, cost) : decide(kind, rule.numbers, sa, sb, t, cost);
+    if ((code === OK) !== charged) throw disagree(quota.name);
+    const d = this.#verdict(kind, rule, cost, code, now, t, "store");
+    const denied = this.#denied;
+    if (code === EXHAUSTED && denied.size > 0) denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);
+    return d;
   }
 
   #ridKey(key: QuotaKey, requestId: string): string {
@@ -428,48 +430,69 @@ export class RedisQuotaEngine implements QuotaStore {
     let call: SetCall;
     let keys: string[];
     let args: string[];
+    let short = false;
     try {
       call = this.#readSet(charges, now, commit);
       keys = call.names;
       const m = keys.length;
-      this.#sameSlot(keys);
+      if (!call.oneTag) this.#sameSlot(keys);
+      if (m === 0) return Promise.resolve(this.#report(call, undefined, 0));
       const rid = options?.requestId;
       const committing = commit && call.unknown < 0;
-      let ttl = "0";
-      if (rid !== undefined && committing && m > 0) {
-        const ridKey = this.#ridKey(call.keys[0], rid);
-        this.#sameSlot([...keys, ridKey]);
-        keys = [...keys, ridKey];
-        ttl = this.#ttl;
+      let at: number;
+      if (committing && rid === undefined && !this.#serverClock) {
+        // The short form: the clock and the margin, then the charges.
+        short = true;
+        args = new Array<string>(2 + 3 * m);
+        args[0] = String(now);
+        args[1] = this.#margin;
+        at = 2;
+      } else {
+        let ttl = "0";
+        if (rid !== undefined && committing) {
+          const ridKey = this.#ridKey(call.charges[0] as QuotaKey, rid);
+          this.#sameSlot([...keys, ridKey]);
+          keys = [...keys, ridKey];
+          ttl = this.#ttl;
+        }
+        args = new Array<string>(4 + 3 * m);
+        args[0] = this.#serverClock ? "" : String(now);
+        args[1] = committing ? "c" : "p";
+        args[2] = ttl;
+        args[3] = this.#margin;
+        at = 4;
       }
-      if (m === 0) return Promise.resolve(this.#report(call, undefined));
-      args = [this.#serverClock ? "" : String(now), committing ? "c" : "p", ttl, this.#margin];
+      const c = call.charges;
       for (let i = 0; i < call.n; i++) {
-        const rule = call.rules[i];
+        const rule = c[i * 5 + 4] as Rule | undefined;
         if (rule === undefined) continue;
-        const a = rule.args[call.kinds[i]];
-        args.push(a[0], costArg(call.costs[i]), a[1], a[2]);
+        const a = rule.args[c[i * 5 + 3] as number];
+        args[at] = costArg(c[i * 5 + 2] as number, rule.shadow);
+        args[at + 1] = a[0];
+        args[at + 2] = a[1];
+        at += 3;
       }
     } catch (error) {
       // Bad input rejects the promise (as an async method would), before anything is sent.
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
-    return this.#runner.run(quota, keys, args).then((outcome) => (outcome.status === ANSWERED ? this.#report(call, bytes(outcome.reply)) : this.#outageAtomic(outcome, call)));
+    return this.#runner.run(quota, keys, args).then((outcome) => {
+      if (outcome.status !== ANSWERED) return this.#outageAtomic(outcome, call);
+      return this.#report(call, bytes(outcome.reply), short ? 1 : 0);
+    });
   }
 
-  // Each charge read once, into the call's own arrays, and checked there: nothing after reads the
+  // Each charge read once, into the call's own array, and checked there: nothing after reads the
   // caller's objects again.
   #readSet(charges: readonly QuotaCharge[], now: number, commit: boolean): SetCall {
     if (!Array.isArray(charges)) throw new TypeError(`charges must be an array of QuotaCharge, got ${check.describe(charges)}`);
     if (badNow(now)) throw badInstant(now, "now");
     const n = charges.length;
-    const keys = new Array<QuotaKey>(n);
-    const limits = new Array<string>(n);
-    const costs = new Array<number>(n);
-    const kinds = new Array<number>(n);
-    const rules = new Array<Rule | undefined>(n);
+    const copy = new Array<unknown>(n * 5);
     const names: string[] = [];
     let unknown = -1;
+    let firstTag: string | undefined;
+    let oneTag = true;
     for (let i = 0; i < n; i++) {
       const c = charges[i] as QuotaCharge | undefined;
       if (c === null || typeof c !== "object") throw new TypeError(`charges[${i}] must be a QuotaCharge, got ${check.describe(c)}`);
@@ -480,23 +503,30 @@ export class RedisQuotaEngine implements QuotaStore {
       const k = kindIndex(kind);
       if (k < 0) throw kindError(kind, `charges[${i}].kind`);
       const rule = this.#rules.get(limit);
-      keys[i] = key;
-      limits[i] = limit;
-      costs[i] = cost;
-      kinds[i] = k;
-      rules[i] = rule;
+      copy[i * 5] = key;
+      copy[i * 5 + 1] = limit;
+      copy[i * 5 + 2] = cost;
+      copy[i * 5 + 3] = k;
+      copy[i * 5 + 4] = rule;
       if (rule === undefined) {
         if (unknown < 0) unknown = i;
-      } else names.push(this.#stateKey(k, limit, key));
+        continue;
+      }
+      const tag = this.#tag(key);
+      if (firstTag === undefined) firstTag = tag;
+      else if (tag !== firstTag) oneTag = false;
+      names.push(this.#nameOf(tag, k, limit, key));
     }
-    return { n, keys, limits, costs, kinds, rules, names, unknown, now, commit };
+    return { n, charges: copy, names, oneTag, unknown, now, commit };
   }
 
-  // The report of a set from the script's reply (undefined when nothing was sent): the script's
-  // states staged as the in-process engine stages them, at the script's clock.
-  #report(call: SetCall, r: Buffer | undefined): RedisAtomicReport {
+  // The report of a set from the script's reply (undefined when nothing was sent; `short`: 1 for
+  // the short form's reply, with no clock in it): the states staged as the in-process engine
+  // stages them, at the script's clock.
+  #report(call: SetCall, r: Buffer | undefined, short: number): RedisAtomicReport {
     const m = call.names.length;
     const s = this.#scratch.fit(m);
+    const c = call.charges;
     let now = call.now;
     let t = now;
     let replayed = false;
@@ -504,20 +534,21 @@ export class RedisQuotaEngine implements QuotaStore {
     if (r !== undefined) {
       const o = r[0] === REPLAYED ? 1 : 0;
       replayed = o === 1;
-      if (replayed || this.#serverClock) now = r.readDoubleLE(o + 1);
+      if (short === 0 && (replayed || this.#serverClock)) now = r.readDoubleLE(o + 1);
       t = now;
+      const states = short === 1 ? 1 : o + 9;
       let j = 0;
       for (let i = 0; i < call.n; i++) {
-        const rule = call.rules[i];
+        const rule = c[i * 5 + 4] as Rule | undefined;
         if (rule === undefined) continue;
-        const kind = call.kinds[i];
-        const at = o + 9 + j * 16;
+        const kind = c[i * 5 + 3] as number;
+        const at = states + j * 16;
         const a = r.readDoubleLE(at);
         s.names[j] = call.names[j];
         s.numbers[j] = rule.numbers;
         s.kinds[j] = kind;
         s.shadow[j] = rule.shadow ? 1 : 0;
-        s.costs[j] = call.costs[i];
+        s.costs[j] = c[i * 5 + 2] as number;
         s.present[j] = a === a ? 1 : 0;
         s.a[j] = a;
         s.b[j] = a === a ? r.readDoubleLE(at + 8) : 0;
@@ -532,26 +563,26 @@ export class RedisQuotaEngine implements QuotaStore {
     let failed = -1;
     let j = 0;
     for (let i = 0; i < call.n; i++) {
-      const rule = call.rules[i];
-      const kind = call.kinds[i];
+      const rule = c[i * 5 + 4] as Rule | undefined;
+      const kind = c[i * 5 + 3] as number;
+      const cost = c[i * 5 + 2] as number;
       if (rule === undefined) {
         if (failed < 0) failed = i;
-        decisions[i] = this.#unknown(kind, call.limits[i], call.costs[i]);
+        decisions[i] = this.#unknown(kind, c[i * 5 + 1] as string, cost);
         continue;
       }
       if (j === failedKnown && failed < 0) failed = i;
-      const code = s.codes[j];
       OUT[2] = s.rem[j];
       OUT[3] = s.retry[j];
       OUT[4] = s.reset[j];
-      decisions[i] = this.#verdict(kind, rule, call.costs[i], code, now, t, "store");
+      decisions[i] = this.#verdict(kind, rule, cost, s.codes[j], now, t, "store");
       j++;
     }
     if (failed >= 0) {
       // Charges that fit in a set that did not commit say so, as in process.
       for (let i = 0; i < call.n; i++) {
         const d = decisions[i];
-        if (d.allowed && d.shadow === undefined) decisions[i] = new RedisVerdict(false, "not_committed", d.cost, d.remaining, 0, d.resetAfter, (call.rules[i] as Rule).traces[call.kinds[i] * 5 + NOT_COMMITTED], "store", undefined);
+        if (d.allowed && d.shadow === undefined) decisions[i] = new RedisVerdict(false, "not_committed", d.cost, d.remaining, 0, d.resetAfter, (c[i * 5 + 4] as Rule).traces[(c[i * 5 + 3] as number) * 5 + NOT_COMMITTED], "store", undefined);
       }
     }
     // Computed last: it stages the set again at later instants, over the scratch.
@@ -651,11 +682,16 @@ export class RedisQuotaEngine implements QuotaStore {
 
   #outageAtomic(outcome: Outcome, call: SetCall): RedisAtomicReport {
     const path = this.#outagePath(outcome);
+    const c = call.charges;
     const charges: QuotaCharge[] = [];
-    for (let i = 0; i < call.n; i++) charges.push({ key: call.keys[i], limit: call.limits[i], cost: call.costs[i], kind: KINDS[call.kinds[i]] });
-    const report = this.#fallback.atomic(charges, call.kinds, call.now, call.commit);
+    const kinds: number[] = [];
+    for (let i = 0; i < call.n; i++) {
+      charges.push({ key: c[i * 5] as QuotaKey, limit: c[i * 5 + 1] as string, cost: c[i * 5 + 2] as number, kind: KINDS[c[i * 5 + 3] as number] });
+      kinds.push(c[i * 5 + 3] as number);
+    }
+    const report = this.#fallback.atomic(charges, kinds, call.now, call.commit);
     const decisions = report.decisions.map((d, i) => {
-      const rule = call.rules[i];
+      const rule = c[i * 5 + 4] as Rule | undefined;
       return rule === undefined ? new RedisVerdict(d.allowed, d.reason, d.cost, d.remaining, d.retryAfter, d.resetAfter, d.trace, path, undefined) : this.#fromLocal(d, rule, path);
     });
     return { ...report, decisions, path, replayed: false };
@@ -700,7 +736,7 @@ export class RedisQuotaEngine implements QuotaStore {
     if (rule === undefined) throw new RangeError(`lease: no limit named ${JSON.stringify(limit)}`);
     const stateKey = this.#stateKey(BUCKET, limit, key);
     const { capacity, perMs, bucketSlack } = rule.numbers;
-    const [, cap, rate] = rule.args[BUCKET];
+    const [cap, rate] = rule.args[BUCKET];
     return new Lease(async (op, now, n) => {
       const outcome = await this.#runner.run(leaseScript, [stateKey], [op === "take" ? "t" : "g", this.#serverClock ? "" : String(now), this.#margin, String(n), cap, rate]);
       if (outcome.status !== ANSWERED) {
@@ -779,11 +815,18 @@ export class RedisQuotaEngine implements QuotaStore {
     const first = nows[list[0]];
     const server = this.#serverClock;
     const callKeys = new Array<string>(list.length);
-    const args: string[] = [server ? "" : String(first), "s", "0", this.#margin, a[0], a[1], a[2]];
+    const args = new Array<string>(6 + 2 * list.length);
+    args[0] = server ? "" : String(first);
+    args[1] = "s";
+    args[2] = "0";
+    args[3] = this.#margin;
+    args[4] = a[0];
+    args[5] = a[1];
     for (let x = 0; x < list.length; x++) {
       const i = list[x];
       callKeys[x] = names[i];
-      args.push(costArg(costs[i]), server || nows[i] === first ? "" : String(nows[i]));
+      args[6 + 2 * x] = costArg(costs[i], false); // in a batch every input stands alone
+      args[7 + 2 * x] = server || nows[i] === first ? "" : String(nows[i]);
     }
     const outcome = await this.#runner.run(quota, callKeys, args);
     if (outcome.status !== ANSWERED) {

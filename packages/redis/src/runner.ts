@@ -51,9 +51,13 @@ export class ScriptError extends Error {
   }
 }
 
-// One call in flight: settled once, by the reply, the error or the timer, whichever is first.
-class Flight {
+// One call in flight, and its outcome once settled: settled once, by the reply, the error or the
+// timer, whichever is first (the promise resolves with the flight itself: no outcome object).
+class Flight implements Outcome {
   done = false;
+  status: Status = UNSENT;
+  reply: unknown = undefined;
+  error: unknown = undefined;
   constructor(
     readonly deadline: number,
     readonly permit: Permit,
@@ -61,13 +65,16 @@ class Flight {
     readonly clock: () => number,
   ) {}
 
-  settle(outcome: Outcome): void {
+  settle(status: Status, reply: unknown, error: unknown): void {
     if (this.done) return;
     this.done = true;
+    this.status = status;
+    this.reply = reply;
+    this.error = error;
     const at = this.clock();
-    if (outcome.status === ANSWERED) this.permit.pass(at);
+    if (status === ANSWERED) this.permit.pass(at);
     else this.permit.fail(at);
-    this.resolve(outcome);
+    this.resolve(this);
   }
 }
 
@@ -79,7 +86,7 @@ export interface RunnerOptions {
   readonly roll: () => number;
 }
 
-const TIMED_OUT: Outcome = Object.freeze({ status: UNKNOWN, reply: undefined, error: new Error("timed out") });
+const TIMED_OUT = new Error("timed out");
 const REFUSED: Outcome = Object.freeze({ status: UNSENT, reply: undefined, error: undefined });
 const DOWN: Outcome = Object.freeze({ status: UNSENT, reply: undefined, error: new Error("connection not ready") });
 
@@ -124,7 +131,7 @@ export class Runner {
     this.#track(f);
     // Anonymous handlers, made once a call: the reply, or the error (NOSCRIPT retried with EVAL).
     this.#client.evalsha(script.sha, keys, args).then(
-      (reply) => f.settle({ status: ANSWERED, reply, error: undefined }),
+      (reply) => f.settle(ANSWERED, reply, undefined),
       (error) => this.#failed(f, script, keys, args, error),
     );
     return promise;
@@ -135,7 +142,7 @@ export class Runner {
     if (messageOf(error).startsWith("NOSCRIPT")) {
       // Not loaded there (a failover, a restart, SCRIPT FLUSH): nothing ran, so EVAL is safe.
       this.#client.eval(script.source, keys, args).then(
-        (reply) => flight.settle({ status: ANSWERED, reply, error: undefined }),
+        (reply) => flight.settle(ANSWERED, reply, undefined),
         (again) => this.#failed(flight, script, keys, args, again),
       );
       return;
@@ -143,11 +150,13 @@ export class Runner {
     if (isScriptError(error)) {
       // A bug must be seen, not answered by the outage mode (nor counted against Redis).
       flight.done = true;
+      flight.status = FAILED;
+      flight.error = new ScriptError(script.name, error);
       flight.permit.pass(this.#clock());
-      flight.resolve({ status: FAILED, reply: undefined, error: new ScriptError(script.name, error) });
+      flight.resolve(flight);
       return;
     }
-    flight.settle({ status: isReplyError(error) ? FAILED : UNKNOWN, reply: undefined, error });
+    flight.settle(isReplyError(error) ? FAILED : UNKNOWN, undefined, error);
   }
 
   #track(flight: Flight): void {
@@ -166,7 +175,7 @@ export class Runner {
       const flight = queue[this.#head];
       if (!flight.done && flight.deadline > now) break;
       this.#head++;
-      if (!flight.done) flight.settle(TIMED_OUT);
+      if (!flight.done) flight.settle(UNKNOWN, undefined, TIMED_OUT);
     }
     if (this.#head === queue.length) {
       queue.length = 0;

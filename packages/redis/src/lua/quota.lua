@@ -18,37 +18,46 @@
 -- engine's own formulas. The decision here is the same arithmetic on the same doubles, operation
 -- for operation; the waits, searched onto the float grid, are computed in one place only.
 --
--- Short form, one token-bucket charge on the caller's clock with no request id (the hot path):
---   KEYS[1] the bucket; ARGV now (ms), cost, capacity, tokens a millisecond, expiry margin (ms)
---   reply   '1' charged or '0' refused, then the 16 bytes read (none when the key was absent)
+-- A charge is three fields: cost, p1, p2, the signs saying the kind (each number is sent as the
+-- shortest decimal that reads back as its double, so nothing is rounded on the way in either):
+--   p1 > 0, p2 > 0   a token bucket: p1 its capacity, p2 tokens a millisecond
+--   p1 > 0, p2 < 0   GCRA: p1 its burst, -p2 the emission interval (ms)
+--   p1 < 0, p2 > 0   a fixed window: -p1 its capacity, p2 the window (ms)
+--   p1 < 0, p2 < 0   an aligned fixed window, likewise
+--   cost < 0         a shadow charge of -cost: charged when it fits, never refusing the set
+-- Numbers are read with `+ 0`: the same conversion as tonumber, without a function call.
 --
--- General form:
---   ARGV[1] now in ms on the caller's clock, or '' to read the server's TIME
---   ARGV[2] 'c' commit a set, 'p' peek a set, 's' a batch
---   ARGV[3] how long a request id is remembered (ms), '0' for none; its key is the last of KEYS
---   ARGV[4] expiry margin (ms): a key expires this long after its state would be a fresh key's
---   a set: KEYS[c] the state charge c touches (repeated when charges repeat a bucket), and from
---     ARGV[5] four fields a charge: kind, cost, p1, p2. Kinds: 'b' a bucket (p1 capacity, p2
---     tokens a millisecond), 'w' a window or 'a' an aligned one (p1 capacity, p2 window in ms),
---     'g' GCRA (p1 burst, p2 the emission interval in ms); in upper case, a shadow charge (charged
---     when it fits, never refusing the set).
---     reply '1' committed (a peek: always) or '0' refused, now (8 bytes), 16 bytes a charge; or
---     'R' and the reply stored under the request id, when it was seen (nothing is charged again).
---   a batch: KEYS[i] the state input i touches; ARGV[5] kind, ARGV[6] p1, ARGV[7] p2, then two
---     fields an input: cost, now ('' for ARGV[1]'s).
---     reply '1', now (8 bytes), 16 bytes for each distinct key in the order first met.
+-- Short form, a set committed on the caller's clock with no request id (a single check is a set
+-- of one): KEYS[c] the state charge c touches (repeated when charges repeat a bucket); ARGV now
+-- (ms), the expiry margin (ms: a key expires this long after its state would be a fresh key's,
+-- rounded up as above), then a charge's three fields each. Reply: '1' committed or '0' refused,
+-- then 16 bytes a charge.
+--
+-- General form: ARGV[1] now in ms, or '' to read the server's TIME; ARGV[2] 'c' commit a set,
+-- 'p' peek a set, 's' a batch; ARGV[3] how long a request id is remembered (ms), '0' for none
+-- (its key is the last of KEYS); ARGV[4] the expiry margin; then
+--   a set: a charge's three fields each; reply '1' committed (a peek: always) or '0' refused,
+--     now (8 bytes), 16 bytes a charge; or 'R' and the reply stored under the request id, when
+--     it was seen (nothing is charged again);
+--   a batch (KEYS[i] the state input i touches): ARGV[5] p1, ARGV[6] p2 of its one limit, then
+--     two fields an input: cost, now ('' for ARGV[1]'s); reply '1', now (8 bytes), 16 bytes for
+--     each distinct key in the order first met.
 
-if #ARGV == 5 then
-  -- Written out ahead of every definition below: in a script, defining a function costs about
-  -- what this whole check does. Numbers are read with `+ 0` (the same conversion as tonumber,
-  -- without a function call: less than half its cost).
+local ABSENT = '\0\0\0\0\0\0\248\127\0\0\0\0\0\0\248\127'
+local mode = ARGV[2]
+local short = mode ~= 'c' and mode ~= 'p' and mode ~= 's'
+
+if short and #KEYS == 1 and ARGV[4] + 0 > 0 and ARGV[5] + 0 > 0 then
+  -- One token bucket: the hot path, written out ahead of every definition below (in a script,
+  -- defining a function costs about what this whole check does).
   local key = KEYS[1]
   local v = redis.call('GET', key)
-  local now, cap, perMs = ARGV[1] + 0, ARGV[3] + 0, ARGV[4] + 0
-  local cost = ARGV[2]
+  local now, cap, perMs = ARGV[1] + 0, ARGV[4] + 0, ARGV[5] + 0
+  local cost = ARGV[3]
   if cost == '1' then cost = 1 else cost = cost + 0 end
+  if cost < 0 then cost = -cost end
   local tokens, at = cap, now
-  if v then tokens, at = struct.unpack('<dd', v) else v = '' end
+  if v then tokens, at = struct.unpack('<dd', v) else v = ABSENT end
   -- Never behind the bucket's own reading: a late or skewed writer cannot move it back in time.
   local t = now
   if at > t then t = at end
@@ -61,12 +70,12 @@ if #ARGV == 5 then
   if slack > 0.0009765625 then slack = 0.0009765625 end
   if cost <= cap and level + slack >= cost then
     level = level - cost
-    local margin = ARGV[5] + 0
+    local margin = ARGV[2] + 0
     -- E: full again, plus the margin, rounded up to a multiple of it.
     local e = t + (cap - level) / perMs + margin
     if margin > 0 then e = math.ceil(e / margin) * margin end
     local old = -1
-    if v ~= '' then
+    if v ~= ABSENT then
       old = at + (cap - tokens) / perMs + margin
       if margin > 0 then old = math.ceil(old / margin) * margin end
     end
@@ -81,23 +90,25 @@ if #ARGV == 5 then
 end
 
 local unpack, pack, floor = struct.unpack, struct.pack, math.floor
-local ABSENT = '\0\0\0\0\0\0\248\127\0\0\0\0\0\0\248\127'
-local mode = ARGV[2]
 local m = #KEYS
 local rid = nil
-if ARGV[3] ~= '0' then
-  rid = KEYS[m]
-  m = m - 1
-  local seen = redis.call('GET', rid)
-  if seen then return 'R' .. seen end
-end
-
-local now
-if ARGV[1] == '' then
-  local tm = redis.call('TIME')
-  now = tm[1] * 1000 + tm[2] / 1000
+local now, margin, base
+if short then
+  now, margin, base = ARGV[1] + 0, ARGV[2] + 0, 3
 else
-  now = ARGV[1] + 0
+  if ARGV[3] ~= '0' then
+    rid = KEYS[m]
+    m = m - 1
+    local seen = redis.call('GET', rid)
+    if seen then return 'R' .. seen end
+  end
+  if ARGV[1] == '' then
+    local tm = redis.call('TIME')
+    now = tm[1] * 1000 + tm[2] / 1000
+  else
+    now = ARGV[1] + 0
+  end
+  margin, base = ARGV[4] + 0, 5
 end
 
 local read = {}
@@ -106,10 +117,11 @@ if mode == 'p' then
   return '1' .. pack('<d', now) .. table.concat(read)
 end
 
--- One step of `kind` on state (a, b) at t for cost, as the in-process engine takes it: whether it
--- fits and, if so, the state after it and the instant that state is a fresh key's.
-local function step(kind, a, b, t, cost, p1, p2)
-  if kind == 'b' or kind == 'B' then
+-- One step on state (a, b) at t for cost, as the in-process engine takes it (the kind in the
+-- signs of p1 and p2, see above): whether it fits and, if so, the state after it and the instant
+-- that state is a fresh key's.
+local function step(a, b, t, cost, p1, p2)
+  if p1 > 0 and p2 > 0 then
     local level = a
     if t > b then
       level = a + (t - b) * p2
@@ -124,28 +136,31 @@ local function step(kind, a, b, t, cost, p1, p2)
       return true, level, since, since + (p1 - level) / p2
     end
     return false
-  elseif kind == 'g' or kind == 'G' then
+  elseif p1 > 0 then
+    local interval = -p2
     local lead = a - (t - b)
     if lead < 0 then lead = 0 end
     local slack = p1 * 1e-9
     if slack > 0.0009765625 then slack = 0.0009765625 end
-    local ahead = lead + cost * p2
-    if cost <= p1 and ahead <= p1 * p2 + slack * p2 then return true, ahead, t, t + ahead end
+    local ahead = lead + cost * interval
+    if cost <= p1 and ahead <= p1 * interval + slack * interval then return true, ahead, t, t + ahead end
     return false
   end
+  local cap = -p1
   local open = t < a
   local count = 0
   if open then count = b end
-  if count + cost > p1 then return false end
+  if count + cost > cap then return false end
   local ends = a
   if not open then
-    if kind == 'a' or kind == 'A' then
+    if p2 < 0 then
       -- The multiple of the window after the one t falls in, such that start <= t < end holds
       -- for the rounded multiples themselves.
-      local k = floor(t / p2)
-      while (k + 1) * p2 <= t do k = k + 1 end
-      while k * p2 > t do k = k - 1 end
-      ends = (k + 1) * p2
+      local width = -p2
+      local k = floor(t / width)
+      while (k + 1) * width <= t do k = k + 1 end
+      while k * width > t do k = k - 1 end
+      ends = (k + 1) * width
     else
       ends = t + p2
     end
@@ -153,17 +168,23 @@ local function step(kind, a, b, t, cost, p1, p2)
   return true, ends, count + cost, ends
 end
 
-local margin = ARGV[4] + 0
+-- A fresh key's state at t.
+local function fresh(t, p1, p2)
+  if p1 > 0 and p2 > 0 then return p1, t end
+  if p1 > 0 then return 0, t end
+  return -math.huge, 0
+end
+
 -- E of a state fresh at f: f plus the margin, rounded up to a multiple of it.
 local function expiry(f)
   if margin > 0 then return math.ceil((f + margin) / margin) * margin end
   return f
 end
--- E of a stored state (a, b) of `kind`, which is fresh at `at + (capacity − tokens) / perMs`
--- (a bucket), at TAT = `at + ahead` (GCRA), at its end (a window).
-local function stored(kind, a, b, p1, p2)
-  if kind == 'b' or kind == 'B' then return expiry(b + (p1 - a) / p2) end
-  if kind == 'g' or kind == 'G' then return expiry(b + a) end
+-- E of a stored state (a, b), which is fresh at `at + (capacity − tokens) / perMs` (a bucket),
+-- at TAT = `at + ahead` (GCRA), at its end (a window).
+local function stored(a, b, p1, p2)
+  if p1 > 0 and p2 > 0 then return expiry(b + (p1 - a) / p2) end
+  if p1 > 0 then return expiry(b + a) end
   return expiry(a)
 end
 -- The expiry a write of a state fresh at f sets: 0 to keep the key's own (E does not move later
@@ -178,12 +199,12 @@ local sa, sb, ex = {}, {}, {}
 if mode == 's' then
   -- Each input at its own now, never behind the batch's clock (nor a bucket's reading), on the
   -- state the inputs before it left; staged per key name, written once at the end.
-  local kind, p1, p2 = ARGV[5], ARGV[6] + 0, ARGV[7] + 0
-  local bucket = kind == 'b' or kind == 'B'
+  local p1, p2 = ARGV[5] + 0, ARGV[6] + 0
+  local bucket = p1 > 0 and p2 > 0
   local order, old, n, clock = {}, {}, 0, now
   for c = 1, m do
     local key = KEYS[c]
-    local o = 6 + c * 2
+    local o = 5 + c * 2
     local cost = ARGV[o]
     if cost == '1' then cost = 1 else cost = cost + 0 end
     local t = ARGV[o + 1]
@@ -197,17 +218,17 @@ if mode == 's' then
       if v then
         read[n] = v
         a, b = unpack('<dd', v)
-        old[key] = stored(kind, a, b, p1, p2)
+        old[key] = stored(a, b, p1, p2)
       else
         read[n] = ABSENT
         old[key] = -1
-        if bucket then a, b = p1, t elseif kind == 'g' or kind == 'G' then a, b = 0, t else a, b = -math.huge, 0 end
+        a, b = fresh(t, p1, p2)
       end
       sa[key], sb[key] = a, b
     end
     if bucket and b > t then t = b end
     clock = t
-    local ok, na, nb, f = step(kind, a, b, t, cost, p1, p2)
+    local ok, na, nb, f = step(a, b, t, cost, p1, p2)
     if ok then sa[key], sb[key], ex[key] = na, nb, f end
   end
   for i = 1, n do
@@ -231,8 +252,8 @@ for c = 1, m do
     read[c] = v
     local a, b = unpack('<dd', v)
     pa[c], pb[c] = a, b
-    local kind = ARGV[1 + c * 4]
-    if (kind == 'b' or kind == 'B') and b > t then t = b end
+    local o = base + c * 3
+    if b > t and ARGV[o - 2] + 0 > 0 and ARGV[o - 1] + 0 > 0 then t = b end
   else
     read[c] = ABSENT
   end
@@ -245,11 +266,12 @@ local latest = nil
 if m > 16 then latest = {} end
 local failed = false
 for c = 1, m do
-  local o = 1 + c * 4
-  local kind = ARGV[o]
-  local cost = ARGV[o + 1]
+  local o = base + c * 3 - 3
+  local cost = ARGV[o]
   if cost == '1' then cost = 1 else cost = cost + 0 end
-  local p1, p2 = ARGV[o + 2] + 0, ARGV[o + 3] + 0
+  local enforced = cost > 0
+  if not enforced then cost = -cost end
+  local p1, p2 = ARGV[o + 1] + 0, ARGV[o + 2] + 0
   local key = KEYS[c]
   local p = 0
   if latest then
@@ -266,26 +288,21 @@ for c = 1, m do
   if p > 0 then
     a, b = sa[p], sb[p]
   elseif a == nil then
-    if kind == 'b' or kind == 'B' then
-      a, b = p1, t
-    elseif kind == 'g' or kind == 'G' then
-      a, b = 0, t
-    else
-      a, b = -math.huge, 0
-    end
+    a, b = fresh(t, p1, p2)
   end
-  local ok, na, nb, f = step(kind, a, b, t, cost, p1, p2)
+  local ok, na, nb, f = step(a, b, t, cost, p1, p2)
   if ok then
     local before = -1
-    if pa[c] ~= nil then before = stored(kind, pa[c], pb[c], p1, p2) end
+    if pa[c] ~= nil then before = stored(pa[c], pb[c], p1, p2) end
     sa[c], sb[c], ex[c] = na, nb, px(f, before)
     if latest then latest[key] = c end
-  elseif kind == 'b' or kind == 'w' or kind == 'a' or kind == 'g' then
+  elseif enforced then
     failed = true
   end
 end
 
-local reply = pack('<d', now) .. table.concat(read)
+local reply = table.concat(read)
+if not short then reply = pack('<d', now) .. reply end
 if failed then return '0' .. reply end
 -- Written in order, so a bucket charged twice keeps its last staged state.
 for c = 1, m do

@@ -44,15 +44,16 @@
 --     each distinct key in the order first met.
 
 local ABSENT = '\0\0\0\0\0\0\248\127\0\0\0\0\0\0\248\127'
-local mode = ARGV[2]
-local short = mode ~= 'c' and mode ~= 'p' and mode ~= 's'
 
-if short and #KEYS == 1 and ARGV[4] + 0 > 0 and ARGV[5] + 0 > 0 then
+-- Five arguments are the short form with one charge (every other form has more).
+local cap, perMs = 0, 0
+if #ARGV == 5 then cap, perMs = ARGV[4] + 0, ARGV[5] + 0 end
+if cap > 0 and perMs > 0 then
   -- One token bucket: the hot path, written out ahead of every definition below (in a script,
   -- defining a function costs about what this whole check does).
   local key = KEYS[1]
   local v = redis.call('GET', key)
-  local now, cap, perMs = ARGV[1] + 0, ARGV[4] + 0, ARGV[5] + 0
+  local now = ARGV[1] + 0
   local cost = ARGV[3]
   if cost == '1' then cost = 1 else cost = cost + 0 end
   if cost < 0 then cost = -cost end
@@ -89,6 +90,8 @@ if short and #KEYS == 1 and ARGV[4] + 0 > 0 and ARGV[5] + 0 > 0 then
   return '0' .. v
 end
 
+local mode = ARGV[2]
+local short = mode ~= 'c' and mode ~= 'p' and mode ~= 's'
 local unpack, pack, floor = struct.unpack, struct.pack, math.floor
 local m = #KEYS
 local rid = nil

@@ -120,86 +120,94 @@ if mode == 'p' then
   return '1' .. pack('<d', now) .. table.concat(read)
 end
 
--- One step on state (a, b) at t for cost, as the in-process engine takes it (the kind in the
--- signs of p1 and p2, see above): whether it fits and, if so, the state after it and the instant
--- that state is a fresh key's.
-local function step(a, b, t, cost, p1, p2)
-  if p1 > 0 and p2 > 0 then
-    local level = a
-    if t > b then
-      level = a + (t - b) * p2
-      if level > p1 then level = p1 end
+-- The steps of every kind and the expiry helpers, made on first use: a set of token buckets (the
+-- common case, written out below) never pays for making them.
+local step, fresh, stored, px
+local function helpers()
+  -- One step on state (a, b) at t for cost, as the in-process engine takes it (the kind in the
+  -- signs of p1 and p2, see above): whether it fits and, if so, the state after it and the instant
+  -- that state is a fresh key's.
+  function step(a, b, t, cost, p1, p2)
+    if p1 > 0 and p2 > 0 then
+      local level = a
+      if t > b then
+        level = a + (t - b) * p2
+        if level > p1 then level = p1 end
+      end
+      local slack = p1 * 1e-9
+      if slack > 0.0009765625 then slack = 0.0009765625 end
+      if cost <= p1 and level + slack >= cost then
+        local since = b
+        if t > b then since = t end
+        level = level - cost
+        return true, level, since, since + (p1 - level) / p2
+      end
+      return false
+    elseif p1 > 0 then
+      local interval = -p2
+      local lead = a - (t - b)
+      if lead < 0 then lead = 0 end
+      local slack = p1 * 1e-9
+      if slack > 0.0009765625 then slack = 0.0009765625 end
+      local ahead = lead + cost * interval
+      if cost <= p1 and ahead <= p1 * interval + slack * interval then return true, ahead, t, t + ahead end
+      return false
     end
-    local slack = p1 * 1e-9
-    if slack > 0.0009765625 then slack = 0.0009765625 end
-    if cost <= p1 and level + slack >= cost then
-      local since = b
-      if t > b then since = t end
-      level = level - cost
-      return true, level, since, since + (p1 - level) / p2
+    local cap = -p1
+    local open = t < a
+    local count = 0
+    if open then count = b end
+    if count + cost > cap then return false end
+    local ends = a
+    if not open then
+      if p2 < 0 then
+        -- The multiple of the window after the one t falls in, such that start <= t < end holds
+        -- for the rounded multiples themselves.
+        local width = -p2
+        local k = floor(t / width)
+        while (k + 1) * width <= t do k = k + 1 end
+        while k * width > t do k = k - 1 end
+        ends = (k + 1) * width
+      else
+        ends = t + p2
+      end
     end
-    return false
-  elseif p1 > 0 then
-    local interval = -p2
-    local lead = a - (t - b)
-    if lead < 0 then lead = 0 end
-    local slack = p1 * 1e-9
-    if slack > 0.0009765625 then slack = 0.0009765625 end
-    local ahead = lead + cost * interval
-    if cost <= p1 and ahead <= p1 * interval + slack * interval then return true, ahead, t, t + ahead end
-    return false
+    return true, ends, count + cost, ends
   end
-  local cap = -p1
-  local open = t < a
-  local count = 0
-  if open then count = b end
-  if count + cost > cap then return false end
-  local ends = a
-  if not open then
-    if p2 < 0 then
-      -- The multiple of the window after the one t falls in, such that start <= t < end holds
-      -- for the rounded multiples themselves.
-      local width = -p2
-      local k = floor(t / width)
-      while (k + 1) * width <= t do k = k + 1 end
-      while k * width > t do k = k - 1 end
-      ends = (k + 1) * width
-    else
-      ends = t + p2
-    end
+
+  -- A fresh key's state at t.
+  function fresh(t, p1, p2)
+    if p1 > 0 and p2 > 0 then return p1, t end
+    if p1 > 0 then return 0, t end
+    return -math.huge, 0
   end
-  return true, ends, count + cost, ends
+
+  -- E of a state fresh at f: f plus the margin, rounded up to a multiple of it.
+  local function expiry(f)
+    if margin > 0 then return math.ceil((f + margin) / margin) * margin end
+    return f
+  end
+  -- E of a stored state (a, b), which is fresh at `at + (capacity − tokens) / perMs` (a bucket),
+  -- at TAT = `at + ahead` (GCRA), at its end (a window).
+  function stored(a, b, p1, p2)
+    if p1 > 0 and p2 > 0 then return expiry(b + (p1 - a) / p2) end
+    if p1 > 0 then return expiry(b + a) end
+    return expiry(a)
+  end
+  -- The expiry a write of a state fresh at f sets: 0 to keep the key's own (E does not move later
+  -- than `old`, E of the state it replaces; -1 for none), else PX in ms.
+  function px(f, old)
+    local e = expiry(f)
+    if e <= old then return 0 end
+    return floor(e - now) + 1
+  end
+  return step, fresh, stored, px
 end
 
--- A fresh key's state at t.
-local function fresh(t, p1, p2)
-  if p1 > 0 and p2 > 0 then return p1, t end
-  if p1 > 0 then return 0, t end
-  return -math.huge, 0
-end
-
--- E of a state fresh at f: f plus the margin, rounded up to a multiple of it.
-local function expiry(f)
-  if margin > 0 then return math.ceil((f + margin) / margin) * margin end
-  return f
-end
--- E of a stored state (a, b), which is fresh at `at + (capacity − tokens) / perMs` (a bucket),
--- at TAT = `at + ahead` (GCRA), at its end (a window).
-local function stored(a, b, p1, p2)
-  if p1 > 0 and p2 > 0 then return expiry(b + (p1 - a) / p2) end
-  if p1 > 0 then return expiry(b + a) end
-  return expiry(a)
-end
--- The expiry a write of a state fresh at f sets: 0 to keep the key's own (E does not move later
--- than `old`, E of the state it replaces; -1 for none), else PX in ms.
-local function px(f, old)
-  local e = expiry(f)
-  if e <= old then return 0 end
-  return floor(e - now) + 1
-end
 local sa, sb, ex = {}, {}, {}
 
 if mode == 's' then
+  helpers()
   -- Each input at its own now, never behind the batch's clock (nor a bucket's reading), on the
   -- state the inputs before it left; staged per key name, written once at the end.
   local p1, p2 = ARGV[5] + 0, ARGV[6] + 0
@@ -288,23 +296,52 @@ for c = 1, m do
     end
   end
   local a, b = pa[c], pb[c]
-  if p > 0 then
-    a, b = sa[p], sb[p]
-  elseif a == nil then
-    a, b = fresh(t, p1, p2)
-  end
-  local ok, na, nb, f = step(a, b, t, cost, p1, p2)
-  if ok then
-    local before = -1
-    if pa[c] ~= nil then before = stored(pa[c], pb[c], p1, p2) end
-    sa[c], sb[c], ex[c] = na, nb, px(f, before)
-    if latest then latest[key] = c end
-  elseif enforced then
-    failed = true
+  if p > 0 then a, b = sa[p], sb[p] end
+  if p1 > 0 and p2 > 0 then
+    -- A token bucket, the common charge, written out (the same arithmetic as `step`).
+    if a == nil then a, b = p1, t end
+    local level = a
+    if t > b then
+      level = a + (t - b) * p2
+      if level > p1 then level = p1 end
+    end
+    local slack = p1 * 1e-9
+    if slack > 0.0009765625 then slack = 0.0009765625 end
+    if cost <= p1 and level + slack >= cost then
+      local since = b
+      if t > b then since = t end
+      level = level - cost
+      local e = since + (p1 - level) / p2 + margin
+      if margin > 0 then e = math.ceil(e / margin) * margin end
+      local ms = floor(e - now) + 1
+      local oa = pa[c]
+      if oa ~= nil then
+        local old = pb[c] + (p1 - oa) / p2 + margin
+        if margin > 0 then old = math.ceil(old / margin) * margin end
+        if e <= old then ms = 0 end
+      end
+      sa[c], sb[c], ex[c] = level, since, ms
+      if latest then latest[key] = c end
+    elseif enforced then
+      failed = true
+    end
+  else
+    if step == nil then helpers() end
+    if a == nil then a, b = fresh(t, p1, p2) end
+    local ok, na, nb, f = step(a, b, t, cost, p1, p2)
+    if ok then
+      local before = -1
+      if pa[c] ~= nil then before = stored(pa[c], pb[c], p1, p2) end
+      sa[c], sb[c], ex[c] = na, nb, px(f, before)
+      if latest then latest[key] = c end
+    elseif enforced then
+      failed = true
+    end
   end
 end
 
-local reply = table.concat(read)
+local reply
+if m == 3 then reply = read[1] .. read[2] .. read[3] else reply = table.concat(read) end
 if not short then reply = pack('<d', now) .. reply end
 if failed then return '0' .. reply end
 -- Written in order, so a bucket charged twice keeps its last staged state.

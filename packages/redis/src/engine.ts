@@ -284,8 +284,8 @@ export class RedisQuotaEngine implements QuotaStore {
     // tag saying it, and marks that with an upper-case kind: shorter names cost Redis less memory
     // (a name of up to 30 characters keeps a bucket at 104 bytes). Either form is unambiguous:
     // the limit and the subject carry their lengths, the resource is the rest.
-    if (tag === key.scope) return `${this.#prefix}{${tag}}${"BWG"[kind]}${limit.length}:${limit}${key.subject.length}:${key.subject}${key.resource}`;
-    return `${this.#prefix}{${tag}}${"bwg"[kind]}${limit.length}:${limit}${key.id}`;
+    if (tag === key.scope) return this.#prefix + "{" + tag + "}" + "BWG"[kind] + limit.length + ":" + limit + key.subject.length + ":" + key.subject + key.resource;
+    return this.#prefix + "{" + tag + "}" + "bwg"[kind] + limit.length + ":" + limit + key.id;
   }
 
   // ── single checks ─────────────────────────────────────────────────────────────────────────

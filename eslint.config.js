@@ -4,7 +4,7 @@ import globals from "globals";
 import tseslint from "typescript-eslint";
 
 export default defineConfig(
-  { ignores: ["**/dist/**", "**/node_modules/**", "**/.turbo/**", "**/.reports/**", "**/.artefacts/**", "apps/playground/public/**"] },
+  { ignores: ["**/dist/**", "**/node_modules/**", "**/.turbo/**", "**/.reports/**", "**/.examples/**", "**/.artefacts/**", "apps/playground/public/**"] },
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {

@@ -9,7 +9,9 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     reporters: ["default", "json"],
     outputFile: { json: ".reports/vitest.json" },
-    typecheck: { enabled: false },
+    // Type tests (test/*.test-d.ts): tsc checks the inference users rely on, and every
+    // `@ts-expect-error` must still be an error.
+    typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },
     // Tests assert behaviour, never speed (benchmarks do that): on two busy cores a property test
     // that takes 0.3 s alone can take ten times that while turbo runs every suite at once.
     testTimeout: 60_000,

@@ -1,12 +1,14 @@
-// The whole check a change must pass: lint, typecheck, tests and the package checks (publint
-// and arethetypeswrong on every built package), all through turbo; then the plain total of
-// tests from vitest's own JSON reports, so a run that executed no test is visible.
+// The whole check a change must pass: lint, the format check, the import-cycle check, typecheck,
+// tests, the package checks (publint and arethetypeswrong on every built package) and the
+// consumer test (every package published to a local registry and installed from it, and its API
+// report compared), all through turbo; then the plain total of tests from vitest's own JSON
+// reports, so a run that executed no test is visible.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
 const root = join(import.meta.dirname, "..");
-const workspaces = ["packages", "apps", "bench"].flatMap((group) => {
+const workspaces = ["packages", "apps", "bench", "tests"].flatMap((group) => {
   const dir = join(root, group);
   if (group === "bench") return [dir];
   return existsSync(dir) ? readdirSync(dir).map((name) => join(dir, name)) : [];
@@ -24,7 +26,7 @@ const run = (tasks) =>
   }).status;
 // The playground's tests run the example programs, some of which time a real server under load:
 // they run second, alone, so that lint, typechecks and other suites do not starve them.
-const first = run(["lint", "typecheck", "test", "check:package", "lint:root", "typecheck:root"]);
+const first = run(["lint", "typecheck", "test", "check:package", "test:consumer", "lint:root", "typecheck:root", "format:check", "lint:imports"]);
 const second = run(["test:examples"]);
 // The page tests build the playground and drive Chromium: alone too, after the examples.
 const third = run(["test:web"]);

@@ -1,6 +1,8 @@
-// @tideward/quota-engine at a million keys: a token-bucket check on a random key, and an atomic
-// three-dimension charge, against rate-limiter-flexible's RateLimiterMemory and plain Maps as the
-// floor; and heap bytes per key after GC.
+// @tideward/quota-engine at a million keys: a token-bucket check on a random key in two regimes —
+// keys that stay (100 an hour) and keys that come and go (100 a second, each back after its bucket
+// refilled, so the engine drops and remakes it) — and an atomic three-dimension charge, against
+// plain Maps as the floor (and rate-limiter-flexible's RateLimiterMemory where keys stay); and heap
+// bytes per key after GC.
 //
 // How it is measured, so the figures mean something:
 // - Every contender holds the same 1 000 000 distinct keys (the same string objects, made before
@@ -20,7 +22,7 @@
 //   case). Its rejections (over the limit) are handled, never left unhandled. Its clock is its own
 //   Date.now(); the others are given a simulated clock advancing 1 µs a check.
 import { RateLimiterMemory } from "rate-limiter-flexible";
-import { QuotaEngine, QuotaKey, charge, perSecond } from "@tideward/quota-engine";
+import { QuotaEngine, QuotaKey, charge, limitSpec, perSecond } from "@tideward/quota-engine";
 
 const N = 1_000_000;
 const PER_ROUND = 100_000;
@@ -111,23 +113,30 @@ async function race(title: string, contenders: readonly Contender[]): Promise<vo
       // garbage the one before it left (rate-limiter-flexible's promises leave a lot).
       gc?.({ type: "minor" });
       const start = performance.now();
-      const passed = await (contenders[c]).run(from, PER_ROUND);
+      const passed = await contenders[c].run(from, PER_ROUND);
       round[c] = ((performance.now() - start) * 1e6) / PER_ROUND;
-      if (passed === 0) throw new Error(`${contenders[c]?.name}: nothing passed; the benchmark would time refusals only`);
+      if (passed === 0)
+        throw new Error(`${contenders[c]?.name}: nothing passed; the benchmark would time refusals only`);
     }
     round.forEach((ns, c) => {
       times[c]?.push(ns);
-      ratios[c]?.push(ns / (round[0]));
+      ratios[c]?.push(ns / round[0]);
     });
     from += PER_ROUND;
   }
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1];
   console.log(`\n${title}`);
-  console.log(`  ${"case".padEnd(72)} ${"ns/check".padEnd(9)} ${"checks/s".padEnd(11)} ${"bytes/key".padEnd(10)} time vs tideward`);
+  console.log(
+    `  ${"case".padEnd(72)} ${"ns/check".padEnd(9)} ${"checks/s".padEnd(11)} ${"bytes/key".padEnd(10)} time vs tideward`,
+  );
   contenders.forEach((c, i) => {
     const t = median(times[i]);
     const ratio = i === 0 ? "—" : `${median(ratios[i]).toFixed(2)}×`;
-    console.log(`  ${c.name.padEnd(72)} ${t.toFixed(0).padEnd(9)} ${Math.round(1e9 / t).toLocaleString("en").padEnd(11)} ${(c.bytes === undefined ? "" : c.bytes.toFixed(1)).padEnd(10)} ${ratio}`);
+    console.log(
+      `  ${c.name.padEnd(72)} ${t.toFixed(0).padEnd(9)} ${Math.round(1e9 / t)
+        .toLocaleString("en")
+        .padEnd(11)} ${(c.bytes === undefined ? "" : c.bytes.toFixed(1)).padEnd(10)} ${ratio}`,
+    );
   });
 }
 
@@ -139,29 +148,40 @@ async function fillFlexible(limiter: RateLimiterMemory): Promise<void> {
   }
 }
 
-// ── one token-bucket check on a random key of a million ───────────────────────────────────────
-{
-  let before = heap();
-  const engine = new QuotaEngine();
-  engine.addLimit(perSecond("api", RATE));
-  for (let i = 0; i < N; i++) engine.checkTokenBucket(keys[i], "api", 0);
-  const engineBytes = (heap() - before) / N;
-
-  before = heap();
+// A plain Map<string, { tokens, at }> token bucket that never forgets a key: the floor.
+function plainBuckets(
+  capacity: number,
+  perMs: number,
+): { map: Map<string, { tokens: number; at: number }>; take: (id: string, now: number) => boolean } {
   const map = new Map<string, { tokens: number; at: number }>();
-  const perMs = RATE / 1_000;
   const take = (id: string, now: number): boolean => {
     let b = map.get(id);
-    if (b === undefined) map.set(id, (b = { tokens: RATE, at: now }));
+    if (b === undefined) map.set(id, (b = { tokens: capacity, at: now }));
     else if (now > b.at) {
       const t = b.tokens + (now - b.at) * perMs;
-      b.tokens = t > RATE ? RATE : t;
+      b.tokens = t > capacity ? capacity : t;
       b.at = now;
     }
     if (b.tokens < 1) return false;
     b.tokens -= 1;
     return true;
   };
+  return { map, take };
+}
+
+// ── keys that stay: one token-bucket check on a random key of a million, 100 an hour per key ──
+// No key is ever back to full between its visits (it regains under three hundredths of a token
+// in the second between them), so every key keeps its state and nothing is swept.
+{
+  const HOUR = 3_600_000;
+  let before = heap();
+  const engine = new QuotaEngine();
+  engine.addLimit(limitSpec({ name: "api", capacity: RATE, refill: RATE, window: HOUR }));
+  for (let i = 0; i < N; i++) engine.checkTokenBucket(keys[i], "api", 0);
+  const engineBytes = (heap() - before) / N;
+
+  before = heap();
+  const { take } = plainBuckets(RATE, RATE / HOUR);
   // A fractional instant, as a real clock gives, so `at` is a double like the engine's. Then a
   // second pass, so `tokens` turns fractional too while nothing is timed: V8 first stores it as a
   // small integer, and when the first fraction arrives it changes the objects' layout and moves
@@ -177,19 +197,77 @@ async function fillFlexible(limiter: RateLimiterMemory): Promise<void> {
   await fillFlexible(limiter);
   const flexibleBytes = (heap() - before) / N;
 
-  await race(`one check on a random key of ${N.toLocaleString("en")} (${RATE} a second per key)`, [
-    sync("@tideward/quota-engine checkTokenBucket → Decision", (i, now) => engine.checkTokenBucket(keys[i], "api", now).allowed, engineBytes),
+  await race(`keys that stay: one check on a random key of ${N.toLocaleString("en")} (${RATE} an hour per key)`, [
+    sync(
+      "@tideward/quota-engine checkTokenBucket → Decision",
+      (i, now) => engine.checkTokenBucket(keys[i], "api", now).allowed,
+      engineBytes,
+    ),
     sync("plain Map<string, { tokens, at }> → boolean (the floor)", (i, now) => take(ids[i], now), mapBytes),
     // The engine is handed a QuotaKey and reads its id: one more (cold) object per check here.
     sync("plain Map, keyed by the same QuotaKey objects' id", (i, now) => take(keys[i].id, now)),
     // What a request handler does: build the key from the request's parts, then check.
-    sync("@tideward/quota-engine, QuotaKey built per check from its parts", (i, now) => engine.checkTokenBucket(new QuotaKey(keys[i].scope, subjects[i], "api"), "api", now).allowed),
+    sync(
+      "@tideward/quota-engine, QuotaKey built per check from its parts",
+      (i, now) => engine.checkTokenBucket(new QuotaKey(keys[i].scope, subjects[i], "api"), "api", now).allowed,
+    ),
     // Joined, as QuotaKey builds its id: a template literal would leave a tree of pieces (a cons
     // string), which is slower to hash and compare, and the floor should not pay for that.
-    sync("plain Map, string key built per check from the same parts", (i, now) => take([keys[i].scope.length, ":", keys[i].scope, subjects[i].length, ":", subjects[i], "3:api"].join(""), now)),
+    sync("plain Map, string key built per check from the same parts", (i, now) =>
+      take([keys[i].scope.length, ":", keys[i].scope, subjects[i].length, ":", subjects[i], "3:api"].join(""), now),
+    ),
     async("rate-limiter-flexible 11.4.0 consume, each awaited", (i) => limiter.consume(ids[i]), 1, flexibleBytes),
-    async("rate-limiter-flexible 11.4.0 consume, 1 000 per await (its best case)", (i) => limiter.consume(ids[i]), 1_000),
+    async(
+      "rate-limiter-flexible 11.4.0 consume, 1 000 per await (its best case)",
+      (i) => limiter.consume(ids[i]),
+      1_000,
+    ),
   ]);
+}
+
+// ── keys that come and go: the same traffic at 100 a second per key ──────────────────────────
+// At a microsecond a check, a key comes back about a second after its last visit, long after its
+// bucket is full again (10 ms): the engine drops it as soon as a sweep finds it full, exactly
+// (a full bucket decides as a fresh one), and gives it a slot again when it comes back; the Map
+// keeps every key it has seen.
+{
+  let before = heap();
+  const engine = new QuotaEngine();
+  engine.addLimit(perSecond("api", RATE));
+  // Every key seen once at the bench's own pace, so the engine holds what it will hold when timed.
+  let clock = 0;
+  for (let i = 0; i < N; i++) engine.checkTokenBucket(keys[order[i & MASK]], "api", (clock += 0.001));
+  const engineBytes = (heap() - before) / N;
+  const live = engine.stats().keys;
+
+  before = heap();
+  const { take } = plainBuckets(RATE, RATE / 1_000);
+  for (let i = 0; i < N; i++) take(ids[i], 0.5);
+  for (let i = 0; i < N; i++) take(ids[i], 0.75);
+  const mapBytes = (heap() - before) / N;
+
+  await race(
+    `keys that come and go: one check on a random key of ${N.toLocaleString("en")} (${RATE} a second per key, back after a refill)`,
+    [
+      sync(
+        "@tideward/quota-engine checkTokenBucket → Decision",
+        (i, now) => engine.checkTokenBucket(keys[i], "api", now).allowed,
+        engineBytes,
+      ),
+      sync(
+        "plain Map<string, { tokens, at }> → boolean (the floor, never forgets)",
+        (i, now) => take(ids[i], now),
+        mapBytes,
+      ),
+    ],
+  );
+  const after = engine.stats();
+  console.log(
+    `  engine: ${live.toLocaleString("en")} keys held after the fill, ${after.keys.toLocaleString("en")} after the rounds (${after.dropped.toLocaleString("en")} dropped in all); the Map holds ${N.toLocaleString("en")}`,
+  );
+  console.log(
+    `  bytes/key above: the heap each holds divided by the ${N.toLocaleString("en")} keys seen; the engine's per live key: ${((engineBytes * N) / live).toFixed(1)}`,
+  );
 }
 
 // ── an atomic three-dimension charge: user (1 of a million), tenant (1 of 1 000), model (1 of 10)
@@ -198,7 +276,11 @@ async function fillFlexible(limiter: RateLimiterMemory): Promise<void> {
   engine.addLimit(perSecond("user", RATE));
   engine.addLimit(perSecond("tenant", 1_000_000));
   engine.addLimit(perSecond("model", 10_000_000));
-  const set = (i: number): ReturnType<typeof charge>[] => [charge(keys[i], "user"), charge(tenants[i % 1_000], "tenant", 10), charge(models[i % 10], "model", 10)];
+  const set = (i: number): ReturnType<typeof charge>[] => [
+    charge(keys[i], "user"),
+    charge(tenants[i % 1_000], "tenant", 10),
+    charge(models[i % 10], "model", 10),
+  ];
   for (let i = 0; i < N; i++) engine.checkAtomic(set(i), 0);
 
   type B = { tokens: number; at: number };
@@ -234,10 +316,18 @@ async function fillFlexible(limiter: RateLimiterMemory): Promise<void> {
   await fillFlexible(user);
   // What its users do for several dimensions (RateLimiterUnion works the same way): consume all,
   // reject if any rejects. Not atomic: a refusal leaves the other dimensions debited.
-  const three = (i: number): Promise<unknown> => Promise.all([user.consume(ids[i]), tenant.consume(tenants[i % 1_000].id, 10), model.consume(models[i % 10].id, 10)]);
+  const three = (i: number): Promise<unknown> =>
+    Promise.all([
+      user.consume(ids[i]),
+      tenant.consume(tenants[i % 1_000].id, 10),
+      model.consume(models[i % 10].id, 10),
+    ]);
 
   await race("an atomic three-dimension charge (rate-limiter-flexible: not atomic, partial debits on refusal)", [
-    sync("@tideward/quota-engine checkAtomic (all-or-nothing, charges built per call)", (i, now) => engine.checkAtomic(set(i), now).committed),
+    sync(
+      "@tideward/quota-engine checkAtomic (all-or-nothing, charges built per call)",
+      (i, now) => engine.checkAtomic(set(i), now).committed,
+    ),
     sync("plain Maps, check three then debit three (the floor)", take3),
     async("rate-limiter-flexible 11.4.0 three consumes, Promise.all awaited", three, 1),
     async("rate-limiter-flexible 11.4.0 three consumes, 1 000 sets per await", three, 1_000),

@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 
 /** Every wait is exactly the ceiling. Reproducible, and it keeps clients that failed together in step. */
 export interface Rigid {

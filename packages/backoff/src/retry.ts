@@ -1,7 +1,8 @@
 // The retry loop: the one place in this package that sleeps, reads a clock and draws random
 // numbers. All three are injected, defaulting to the real ones, so a test runs a whole schedule
 // on a ManualClock without waiting.
-import { check, systemClock, systemRandom } from "@tideward/time";
+import { systemClock, systemRandom } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Clock, Deadline, Random, Span } from "@tideward/time";
 import { Backoff, backoff } from "./backoff";
 import type { BackoffPolicy } from "./backoff";
@@ -197,11 +198,13 @@ function read(clock: Clock, cause: unknown): number {
  * so a mistake rejects at once with a `TypeError`/`RangeError` naming it instead of being retried.
  *
  * @example
+ * const url = "data:text/plain,hello"; // a data: URL, so the example needs no network
  * const body = await retry(({ signal }) => fetch(url, { signal }).then((r) => r.text()), {
  *   backoff: { attempts: 5, jitter: Jitter.full },
  *   retryOn: (e) => !(e instanceof TypeError),
  *   signal: AbortSignal.timeout(10_000),
  * });
+ * body; // "hello"
  * @param fn - the call; it gets the attempt number (from 1) and the signal to pass on
  * @returns what `fn` returned on the attempt that succeeded
  */

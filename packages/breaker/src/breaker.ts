@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { Tally, Window } from "@tideward/window";
 import { Permit } from "./permit";
 import type { Settle } from "./permit";
@@ -7,56 +7,23 @@ import type { Sre } from "./sre";
 
 /**
  * A circuit breaker that refuses a fraction of calls rather than all of them: Google SRE's
- * adaptive client-side throttling, as go-zero's `googlebreaker` does it.
+ * adaptive client-side throttling, as go-zero's `googlebreaker` does it. It keeps a rolling window
+ * of outcomes and refuses each call with a probability that grows with the failures in it, so a
+ * struggling backend keeps receiving what it can still serve. The formula, the runs and how it
+ * recovers after an outage are in the package README ("How it decides").
  *
- * There is no open, half-open and closed. The breaker keeps a rolling window of outcomes and
- * refuses each new call with a probability that grows with the failures in it, so a struggling
- * backend keeps receiving as much as it can still serve instead of being cut off and then flooded
- * when it recovers. With `accepts` successes out of `total` calls in the window (refusals count in
- * `total`), `failing` the run of all-failure buckets at its head and `working` the run of
- * all-success ones:
- *
- * ```text
- * w     = max(k − (k − floor) · failing / size, floor)
- * drop  = (total − protection − w · accepts) / (total + 1)
- * drop ×= (size − working) / size
- * ```
- *
- * A drop at or below zero lets everything through: the whole healthy case. Otherwise, when nothing
- * has been let through for `probe` milliseconds, the call goes through as a probe; otherwise it is
- * refused when its roll falls under the (scaled) drop, and the refusal is recorded as a drop, so a
- * breaker that is refusing never reads back as idle.
- *
- * **Runs.** Walking the window oldest to newest, current bucket included: a bucket with any
- * failure resets `working`, one with any success resets `failing`; a bucket with only successes
- * extends `working`, one with only failures extends `failing`; an empty or drop-only bucket does
- * neither (so a mixed bucket resets both).
- *
- * **Recovery.** Refusals need a bucket in the window in which a call failed or none succeeded, so
- * they stop about one window after the last such bucket. Early in a recovery, buckets holding
- * only refusals are likely (the probe passes one call per `probe`), so with the preset the last
- * refusal can come up to a quarter window later than one window after recovery; a `probe` no
- * longer than a bucket avoids that, at the cost of probing a dead backend that often.
- *
- * **Cost.** `allow` and a settle cost the same at 40 buckets as at 4 000: the breaker keeps running
- * sums and the runs, taking each bucket back out as the window sweeps past it, and allocates
- * nothing but the {@link Permit}.
- *
- * **Odd input on the hot path** (nothing here throws once constructed):
- * - `now` is milliseconds on the caller's clock. The breaker acts at the latest `now` it has been
- *   given: a clock that steps back, NaN, ±Infinity and a reading that is not a number at all
- *   are treated as time standing still.
- * - `roll` is a draw in [0, 1) compared with the drop fraction. A roll below 0 counts as 0 and so
- *   do NaN and anything that is not a number: a broken random source fails closed (refused
- *   whenever anything is refused, probes still pass), never open and silent. A roll of 1 or more
- *   is never refused, as the fraction is always under 1. No roll is stored, so none can poison
- *   the window.
+ * Nothing throws once it is built. `now` is milliseconds on the caller's clock; the breaker acts
+ * at the latest `now` it has been given, so a clock that steps back, NaN, ±Infinity or a reading
+ * that is not a number stands still. `roll` is a draw in [0, 1): NaN, below 0 or not a number
+ * counts as 0 (a broken random source fails closed), 1 or more is never refused.
  *
  * @example
  * const breaker = new Breaker();           // the sre preset
- * const permit = breaker.allow(now, Math.random());
+ * const call = () => fetch("data:,ok");    // the call to protect
+ * const permit = breaker.allow(Date.now(), Math.random());
  * if (permit === undefined) throw new Error("refused");
  * try { await call(); permit.pass(Date.now()); } catch (e) { permit.fail(Date.now()); throw e; }
+ * breaker.ratio(Date.now()); // 0 — nothing is refused while calls succeed
  */
 export class Breaker {
   /** The policy in force: the preset with the constructor's fields laid over it, checked. */

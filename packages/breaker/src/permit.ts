@@ -1,3 +1,6 @@
+import { REPORT_TO, isSettled, settle } from "@tideward/time/internal";
+import type { Settleable } from "@tideward/time/internal";
+
 /**
  * Where a {@link Permit} reports how its call went: the breaker that issued it.
  * @internal
@@ -17,18 +20,18 @@ export interface Settle {
  * `finally` that settles again, or a retry wrapper that reports twice, cannot count a call twice.
  * A permit never settled is simply never counted (it was not a refusal either).
  */
-export class Permit {
-  // Cleared on settling: the one field says both where to report and whether it still may.
-  #to: Settle | undefined;
+export class Permit implements Settleable<Settle> {
+  /** @internal Where the permit reports; cleared when it settles. */
+  [REPORT_TO]: Settle | undefined;
 
   /** @internal Permits come from {@link Breaker.allow}; there is no reason to make one. */
   constructor(to: Settle) {
-    this.#to = to;
+    this[REPORT_TO] = to;
   }
 
   /** Whether `pass` or `fail` has been called. */
   get settled(): boolean {
-    return this.#to === undefined;
+    return isSettled(this);
   }
 
   /**
@@ -37,10 +40,7 @@ export class Permit {
    * @param now - the clock reading the call finished at, in milliseconds
    */
   pass(now: number): void {
-    const to = this.#to;
-    if (to === undefined) return;
-    this.#to = undefined;
-    to.pass(now);
+    settle(this)?.pass(now);
   }
 
   /**
@@ -49,9 +49,6 @@ export class Permit {
    * @param now - the clock reading the call finished at, in milliseconds
    */
   fail(now: number): void {
-    const to = this.#to;
-    if (to === undefined) return;
-    this.#to = undefined;
-    to.fail(now);
+    settle(this)?.fail(now);
   }
 }

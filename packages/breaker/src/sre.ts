@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import { Window } from "@tideward/window";
 
@@ -76,6 +76,9 @@ export function resolveSre(policy?: Partial<Sre>): Sre {
   if (size > Window.maxSize) throw new RangeError(`Sre size must be at most ${Window.maxSize} buckets, got ${size}`);
   const window = check.positive(given.window ?? sre.window, "Sre window (ms)");
   const least = Window.shortest(size);
-  if (!(window >= least)) throw new RangeError(`Sre window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`);
+  if (!(window >= least))
+    throw new RangeError(
+      `Sre window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
+    );
   return Object.freeze({ k, floor, protection, probe, size, window });
 }

@@ -16,7 +16,15 @@ interface Run {
  * Offers `rate` calls a second from `from` to `to` (ms); `ok(t, i)` says whether the backend
  * serves the i-th call let through at t. Each call settles at the instant it was let through.
  */
-function drive(b: Breaker, roll: Random, rate: number, from: number, to: number, ok: (t: number, i: number) => boolean, run: Run = { passed: [], refused: [] }): Run {
+function drive(
+  b: Breaker,
+  roll: Random,
+  rate: number,
+  from: number,
+  to: number,
+  ok: (t: number, i: number) => boolean,
+  run: Run = { passed: [], refused: [] },
+): Run {
   const step = 1_000 / rate;
   for (let n = 0; from + n * step < to; n++) {
     const t = from + n * step;
@@ -59,7 +67,14 @@ describe("a healthy backend", () => {
 describe("a dead backend", () => {
   it("with every roll at 0, gets its first calls under protection and then exactly one probe per second", () => {
     const b = new Breaker();
-    const run = drive(b, () => 0, 100, 0, 30_000, () => false);
+    const run = drive(
+      b,
+      () => 0,
+      100,
+      0,
+      30_000,
+      () => false,
+    );
     // Calls at 0–50 ms pass (the drop is at or under 0 until six calls are in the window); from
     // then on every roll falls under the drop, and only the probe gets through, 1 000 ms after
     // the last call that did.
@@ -98,12 +113,26 @@ describe("a dead backend", () => {
   });
 
   it("gets no probe with probe: Infinity", () => {
-    const run = drive(new Breaker({ probe: Infinity }), () => 0, 100, 0, 30_000, () => false);
+    const run = drive(
+      new Breaker({ probe: Infinity }),
+      () => 0,
+      100,
+      0,
+      30_000,
+      () => false,
+    );
     expect(run.passed).toEqual([0, 10, 20, 30, 40, 50]);
   });
 
   it("with a shorter probe is probed more often", () => {
-    const run = drive(new Breaker({ probe: 250 }), () => 0, 100, 0, 10_000, () => false);
+    const run = drive(
+      new Breaker({ probe: 250 }),
+      () => 0,
+      100,
+      0,
+      10_000,
+      () => false,
+    );
     expect(inRange(run.passed, 1_000, 10_000)).toBe(36);
   });
 });
@@ -237,14 +266,31 @@ describe("the same traffic on a real clock", () => {
   const origins = [1_234.5625, 987_654.3125, 1_700_000_000_000.1, 9_999_999_999_999.3];
 
   it.each(origins)("makes the decisions it makes from 0 when started at %d", (origin) => {
-    const offsets = (run: Run, from: number): [number[], number[]] => [run.passed.map((t) => t - from), run.refused.map((t) => t - from)];
+    const offsets = (run: Run, from: number): [number[], number[]] => [
+      run.passed.map((t) => t - from),
+      run.refused.map((t) => t - from),
+    ];
     const failingHalf = (_: number, i: number): boolean => i % 2 === 0;
     const at0 = drive(new Breaker({}, 0), seededRandom(3), 100, 0, 30_000, failingHalf);
     const there = drive(new Breaker({}, origin), seededRandom(3), 100, origin, origin + 30_000, failingHalf);
     expect(offsets(there, origin)).toEqual(offsets(at0, 0));
     // Dead, with every roll at 0: the same probes, one a second.
-    const dead0 = drive(new Breaker({}, 0), () => 0, 100, 0, 10_000, () => false);
-    const dead = drive(new Breaker({}, origin), () => 0, 100, origin, origin + 10_000, () => false);
+    const dead0 = drive(
+      new Breaker({}, 0),
+      () => 0,
+      100,
+      0,
+      10_000,
+      () => false,
+    );
+    const dead = drive(
+      new Breaker({}, origin),
+      () => 0,
+      100,
+      origin,
+      origin + 10_000,
+      () => false,
+    );
     expect(offsets(dead, origin)).toEqual(offsets(dead0, 0));
   });
 

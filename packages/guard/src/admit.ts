@@ -2,7 +2,8 @@ import { Gate } from "@tideward/limiters";
 import type { AtomicReport, LimitSpec, QuotaCharge, QuotaStore } from "@tideward/quota-engine";
 import { Shedder } from "@tideward/shedder";
 import type { Shed, Ticket } from "@tideward/shedder";
-import { check, systemClock } from "@tideward/time";
+import { systemClock } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Clock, Span } from "@tideward/time";
 import { KeyedLimits, checkLimits } from "./limits";
 import type { Limit } from "./limits";
@@ -43,8 +44,8 @@ export interface AdmitOptions {
   /**
    * Which admitted responses carry the `RateLimit-Policy` and `RateLimit` fields (refusals always
    * do): `"always"`; `"low"`, only when some policy has a tenth of its quota or less left (the
-   * draft's advice to an implementer concerned with performance: two fields cost a node:http
-   * server about 0.9 µs a response); or `"refused"`, never on admitted ones. @defaultValue "always"
+   * draft's advice to an implementer concerned with performance; the README's "Speed" has what
+   * the fields cost); or `"refused"`, never on admitted ones. @defaultValue "always"
    */
   readonly fields?: "always" | "low" | "refused";
   /** Reads the time, in milliseconds on the Unix-epoch scale. @defaultValue `systemClock` */
@@ -163,10 +164,13 @@ function quotaFigures(spec: LimitSpec, kind: QuotaCharge["kind"]): { quota: numb
  * client's quota; quota is charged only for requests that will run.
  *
  * @example
+ * import type { Verdict } from "@tideward/guard";
  * const admission = admit({ gate: 64, limits: [{ name: "burst", quota: 100, window: 60_000 }] });
- * const v = admission.check("203.0.113.7") as Verdict;
- * if (!v.allowed) return reply(v.status, v.headers, v.body);
+ * const handle = async () => "hello"; // the request's handler
+ * const v = admission.check("203.0.113.7") as Verdict; // synchronous: no quota store
+ * if (!v.allowed) throw new Error(`${v.status} ${v.body}`); // a server answers v.status, v.headers, v.body
  * try { await handle(); } finally { v.release(); }
+ * v.status; // 200
  * @throws TypeError/RangeError at once for a bad option, naming it and the value
  */
 export function admit(options?: AdmitOptions): Admission {

@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Admission, Verdict } from "./admit";
 import { clientAddress } from "./identity";
 
@@ -55,7 +55,12 @@ function withFields(response: Response, verdict: Verdict): Response {
  * client aborts (`request.signal`), whichever comes first.
  *
  * @example
- * Bun.serve({ fetch: admitFetch(admission, app.fetch) });
+ * const admission = admit({ limits: [{ name: "burst", quota: 100, window: 60_000 }] });
+ * const app = { fetch: (request: Request) => new Response(`hello ${new URL(request.url).pathname}`) };
+ * const handler = admitFetch(admission, app.fetch); // Bun.serve({ fetch: handler }), Deno.serve(handler), Hono's app.fetch
+ * const res = await handler(new Request("http://localhost/items"));
+ * res.status; // 200
+ * await res.text(); // "hello /items"
  */
 export function admitFetch<Rest extends unknown[]>(
   admission: Admission,

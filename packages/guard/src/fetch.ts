@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Attempt } from "./attempt";
 import { guardWith } from "./guard";
 import { GUARD_OPTIONS, resolveGuard, retryAfterProperty } from "./options";
@@ -58,8 +58,10 @@ function isRequest(input: unknown): input is Request {
  * a stream cannot be sent twice, so it is tried once.
  *
  * @example
- * const get = guardFetch(fetch, { breaker: {}, timeout: 2_000, deadline: 10_000, retry: { attempts: 3 } });
+ * const origin = async (input: string | URL | Request) => Response.json({ url: String(input) }); // the global fetch, in real code
+ * const get = guardFetch(origin, { breaker: {}, timeout: 2_000, deadline: 10_000, retry: { attempts: 3 } });
  * const res = await get("https://api.example/items");
+ * res.status; // 200
  * @param fetch - the fetch to guard: the global one, or any function of its signature
  * @param options - the policies; see {@link GuardFetchOptions}
  * @returns a function of fetch's signature

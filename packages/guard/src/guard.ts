@@ -1,6 +1,6 @@
 import type { Permit } from "@tideward/breaker";
 import type { Ticket } from "@tideward/shedder";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { Context, NEVER, ONLY } from "./attempt";
 import type { Attempt } from "./attempt";
 import type { Outcome } from "./events";
@@ -78,11 +78,13 @@ function superseded(): Error {
  * timeout, a hedge or a wait is in progress.
  *
  * @example
+ * // A data: URL stands in for https://api.example, so the example runs offline.
+ * const api = (path: string, signal: AbortSignal) => fetch(`data:application/json,{"path":"${path}"}`, { signal });
  * const getUser = guard(
- *   ({ signal }, id: string) => fetch(`https://api.example/users/${id}`, { signal }).then((r) => r.json()),
+ *   ({ signal }, id: string) => api(`/users/${id}`, signal).then((r) => r.json()),
  *   { breaker: {}, bucket: { rate: 50 }, timeout: 2_000, deadline: 5_000, retry: { attempts: 3 } },
  * );
- * const user = await getUser("42");
+ * await getUser("42"); // { path: "/users/42" }
  * @param fn - the call: an {@link Attempt}, then the caller's arguments
  * @param options - the policies, see {@link GuardOptions}
  * @throws TypeError/RangeError at once for a bad option, naming it and the value

@@ -1,5 +1,5 @@
 import { Bucket, Gcra, Period, Sliding } from "@tideward/limiters";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import { policyName } from "./ratelimit-fields";
 

@@ -33,9 +33,14 @@ const WHY: Readonly<Record<RefusalKind, string>> = {
  * up in one bundle.
  *
  * @example
+ * const call = guard(async () => "ok", { bucket: { rate: 1, burst: 1 } }); // one call a second
+ * await call(); // "ok"
+ * let retryAfter = "";
  * try { await call(); } catch (e) {
- *   if (isRefusal(e)) res.writeHead(503, { "retry-after": Math.ceil(e.retryAfter / 1000) });
+ *   // in a server: res.writeHead(503, { "retry-after": ... })
+ *   if (isRefusal(e)) retryAfter = String(Math.ceil(e.retryAfter / 1000));
  * }
+ * retryAfter; // "1"
  */
 export class Refusal extends Error {
   /** Brand read by {@link isRefusal}. */

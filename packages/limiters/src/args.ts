@@ -1,7 +1,7 @@
 // The argument checks every limiter shares. The hot-path ones run only when a fast comparison has
 // already failed, so a valid call pays one comparison, and a bad one gets the message shape of
 // `@tideward/time`'s `check` (the field, the value, what was expected).
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { MAX_INSTANT, MAX_SPAN, MIN_SPAN } from "./grid";
 
 /**
@@ -14,9 +14,13 @@ import { MAX_INSTANT, MAX_SPAN, MIN_SPAN } from "./grid";
  * @param what - how the message names it, such as `"Bucket.take now"`
  */
 export function badInstant(now: unknown, what: string): TypeError | RangeError {
-  if (typeof now !== "number") return new TypeError(`${what} must be a number of milliseconds, got ${typeof now} ${check.describe(now)}`);
-  if (!Number.isFinite(now)) return new RangeError(`${what} must be a finite number of milliseconds, got ${check.describe(now)}`);
-  return new RangeError(`${what} must be within ±${MAX_INSTANT} ms (±2^45, about 1 115 years either side of 1970), got ${check.describe(now)}`);
+  if (typeof now !== "number")
+    return new TypeError(`${what} must be a number of milliseconds, got ${typeof now} ${check.describe(now)}`);
+  if (!Number.isFinite(now))
+    return new RangeError(`${what} must be a finite number of milliseconds, got ${check.describe(now)}`);
+  return new RangeError(
+    `${what} must be within ±${MAX_INSTANT} ms (±2^45, about 1 115 years either side of 1970), got ${check.describe(now)}`,
+  );
 }
 
 /** Throws {@link badInstant}'s error. */
@@ -38,7 +42,8 @@ export function badCost(n: unknown, what: string): never {
  * @returns the end of a message, to follow the field's name
  */
 export function spanProblem(ms: number): string | undefined {
-  if (ms < MIN_SPAN) return `must be at least ${MIN_SPAN} ms (2^-4; a shorter span is too close to a clock reading's own step), got ${check.describe(ms)}`;
+  if (ms < MIN_SPAN)
+    return `must be at least ${MIN_SPAN} ms (2^-4; a shorter span is too close to a clock reading's own step), got ${check.describe(ms)}`;
   if (ms > MAX_SPAN) return `must be at most ${MAX_SPAN} ms (2^44, about 557 years), got ${check.describe(ms)}`;
   return undefined;
 }
@@ -66,7 +71,9 @@ export function instant(value: unknown, what: string): number {
 export function refillBound(rate: number, amount: number, what: string, unit: string): void {
   if ((amount * 1_000) / rate <= MAX_SPAN) return;
   const least = (amount * 1_000) / MAX_SPAN;
-  throw new RangeError(`${what} must be at least ${least} for a ${unit} of ${amount} (it must refill within ${MAX_SPAN} ms, 2^44), got ${check.describe(rate)}`);
+  throw new RangeError(
+    `${what} must be at least ${least} for a ${unit} of ${amount} (it must refill within ${MAX_SPAN} ms, 2^44), got ${check.describe(rate)}`,
+  );
 }
 
 /** The largest burst or quota a limiter takes: 2^53 − 1, below which whole counts are exact. */

@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { MAX_COUNT, badCost, badNow, instant, refillBound } from "./args";
 import { bucketFits, bucketFull, bucketLevel, bucketReady, bucketWhole, slackOf } from "./formulas";
 import { MAX_INSTANT, until } from "./grid";
@@ -75,7 +75,8 @@ export class Bucket {
     const given = check.options(options, OPTIONS, "Bucket");
     this.rate = check.positive(rate, "Bucket rate (tokens per second)");
     const burst = given.burst === undefined ? rate : check.positive(given.burst, "Bucket burst (tokens)");
-    if (burst > MAX_COUNT) throw new RangeError(`Bucket burst (tokens) must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`);
+    if (burst > MAX_COUNT)
+      throw new RangeError(`Bucket burst (tokens) must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`);
     this.burst = burst < 1 ? 1 : burst;
     refillBound(this.rate, this.burst, "Bucket rate (tokens per second)", "burst");
     this.#perMs = rate / 1_000;
@@ -148,7 +149,13 @@ export class Bucket {
    */
   tokens(now: number): number {
     if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Bucket.tokens now");
-    const tokens = bucketLevel(this.#tokens, this.#at, now > this.#latest ? now : this.#latest, this.#perMs, this.burst);
+    const tokens = bucketLevel(
+      this.#tokens,
+      this.#at,
+      now > this.#latest ? now : this.#latest,
+      this.#perMs,
+      this.burst,
+    );
     return tokens > 0 ? tokens : 0;
   }
 

@@ -61,26 +61,54 @@ export function bucketWhole(level: number, burst: number, slack: number): number
  * `from` when it can already, `Infinity` when `n` is above the burst. The mathematical instant
  * `at + (n − tokens) / perMs`, moved up onto the first double at which {@link bucketFits} passes.
  */
-export function bucketReady(tokens: number, at: number, from: number, n: number, perMs: number, burst: number, slack: number): number {
+export function bucketReady(
+  tokens: number,
+  at: number,
+  from: number,
+  n: number,
+  perMs: number,
+  burst: number,
+  slack: number,
+): number {
   if (n > burst) return Infinity;
   if (bucketLevel(tokens, at, from, perMs, burst) + slack >= n) return from;
   const s = at + (n - tokens) / perMs;
-  return s > from && bucketLevel(tokens, at, s, perMs, burst) + slack >= n ? s : +bucketOnwards(tokens, at, from, n, perMs, burst, slack, s);
+  return s > from && bucketLevel(tokens, at, s, perMs, burst) + slack >= n
+    ? s
+    : +bucketOnwards(tokens, at, from, n, perMs, burst, slack, s);
 }
 
 /**
  * The first instant at or after `from` at which a bucket that held `tokens` at `at` is full
  * (give or take `slack`): `from` when it already is.
  */
-export function bucketFull(tokens: number, at: number, from: number, perMs: number, burst: number, slack: number): number {
+export function bucketFull(
+  tokens: number,
+  at: number,
+  from: number,
+  perMs: number,
+  burst: number,
+  slack: number,
+): number {
   if (bucketLevel(tokens, at, from, perMs, burst) + slack >= burst) return from;
   const s = at + (burst - tokens) / perMs;
-  return s > from && bucketLevel(tokens, at, s, perMs, burst) + slack >= burst ? s : +bucketOnwards(tokens, at, from, burst, perMs, burst, slack, s);
+  return s > from && bucketLevel(tokens, at, s, perMs, burst) + slack >= burst
+    ? s
+    : +bucketOnwards(tokens, at, from, burst, perMs, burst, slack, s);
 }
 
 // The rare paths: the first double after max(estimate, from) at which the bucket can give `n`, or
 // at which the flow is at most `reach` ahead with `cost` more (at rest: cost and reach 0).
-function bucketOnwards(tokens: number, at: number, from: number, n: number, perMs: number, burst: number, slack: number, estimate: number): number {
+function bucketOnwards(
+  tokens: number,
+  at: number,
+  from: number,
+  n: number,
+  perMs: number,
+  burst: number,
+  slack: number,
+  estimate: number,
+): number {
   return onwards(estimate, from, (x) => bucketLevel(tokens, at, x, perMs, burst) + slack >= n);
 }
 
@@ -122,7 +150,15 @@ export function gcraWhole(lead: number, interval: number, burst: number, slack: 
  * already. The caller refuses costs above the burst (they never conform). `tau` is
  * `burst · interval` and `reach` is `tau` plus the slack.
  */
-export function gcraReady(at: number, ahead: number, from: number, n: number, interval: number, tau: number, reach: number): number {
+export function gcraReady(
+  at: number,
+  ahead: number,
+  from: number,
+  n: number,
+  interval: number,
+  tau: number,
+  reach: number,
+): number {
   const cost = n * interval;
   if (gcraLead(at, ahead, from) + cost <= reach) return from;
   const s = at + (ahead + cost - tau);
@@ -136,7 +172,17 @@ export function gcraRest(at: number, ahead: number, from: number): number {
   return s > from && gcraLead(at, ahead, s) === 0 ? s : +gcraOnwards(at, ahead, from, 0, 0, s);
 }
 
-// ── fixed window: half-open periods [end − span, end) ──
+// ── fixed window: half-open periods [end − span, end), `used` units counted in the open one ──
+
+/** Units counted at `t` by a window that has counted `used` and ends at `end`: none once it has ended. */
+export function windowCount(used: number, end: number, t: number): number {
+  return t < end ? used : 0;
+}
+
+/** Whether `n` more units fit a window that has counted `count` of its `quota`. */
+export function windowFits(count: number, n: number, quota: number): boolean {
+  return count + n <= quota;
+}
 
 /**
  * The end (exclusive) of the window a first event at `t` opens, in ms: `t + span`, or with `align`

@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { MAX_COUNT } from "./args";
 import type { RateLimit } from "./rate-limit";
 
@@ -39,9 +39,13 @@ export class Gate {
   constructor(limit: number) {
     if (limit !== Infinity) {
       check.finite(limit, "Gate limit");
-      if (!Number.isInteger(limit)) throw new RangeError(`Gate limit must be a whole number, got ${check.describe(limit)}`);
+      if (!Number.isInteger(limit))
+        throw new RangeError(`Gate limit must be a whole number, got ${check.describe(limit)}`);
       // Past 2^53 counting one by one stops being exact; Infinity is how to say "no ceiling".
-      if (limit > MAX_COUNT) throw new RangeError(`Gate limit must be at most ${MAX_COUNT} (2^53 − 1; Infinity for no ceiling), got ${check.describe(limit)}`);
+      if (limit > MAX_COUNT)
+        throw new RangeError(
+          `Gate limit must be at most ${MAX_COUNT} (2^53 − 1; Infinity for no ceiling), got ${check.describe(limit)}`,
+        );
     }
     this.limit = limit;
     this.#ceiling = limit > 0 ? limit : Infinity;

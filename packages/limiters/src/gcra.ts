@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import { MAX_COUNT, badCost, badNow, refillBound } from "./args";
 import { gcraFits, gcraLead, gcraReady, gcraRest, gcraWhole, slackOf } from "./formulas";

@@ -2,7 +2,7 @@ export { Bucket } from "./bucket";
 export type { BucketOptions } from "./bucket";
 export { Sliding, MAX_SLIDING_QUOTA } from "./sliding";
 export { Period } from "./period";
-export type { PeriodOptions, Quota } from "./period";
+export type { PeriodAnswer, PeriodOptions } from "./period";
 export { Gcra } from "./gcra";
 export type { GcraOptions } from "./gcra";
 export { Gate } from "./gate";

@@ -8,6 +8,23 @@
  *
  * @packageDocumentation
  */
-export { SLACK, MAX_SLACK, slackOf, bucketLevel, bucketFits, bucketWhole, bucketReady, bucketFull, gcraLead, gcraFits, gcraWhole, gcraReady, gcraRest, windowEnd } from "./formulas";
+export {
+  SLACK,
+  MAX_SLACK,
+  slackOf,
+  bucketLevel,
+  bucketFits,
+  bucketWhole,
+  bucketReady,
+  bucketFull,
+  gcraLead,
+  gcraFits,
+  gcraWhole,
+  gcraReady,
+  gcraRest,
+  windowCount,
+  windowEnd,
+  windowFits,
+} from "./formulas";
 export { MAX_INSTANT, MAX_SPAN, MIN_SPAN, above, below, firstAfter, until } from "./grid";
 export { badInstant, spanProblem, MAX_COUNT } from "./args";

@@ -1,7 +1,7 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import { MAX_COUNT, badNow, span } from "./args";
-import { windowEnd } from "./formulas";
+import { windowCount, windowEnd, windowFits } from "./formulas";
 import { MAX_INSTANT, until } from "./grid";
 import type { RateLimit } from "./rate-limit";
 
@@ -11,7 +11,7 @@ import type { RateLimit } from "./rate-limit";
  * The event that hits the quota is still admitted. It is told apart because it is the last
  * one, which is when a caller would warn that the next will be refused. Only `"over"` refuses.
  */
-export type Quota = "under" | "hit" | "over";
+export type PeriodAnswer = "under" | "hit" | "over";
 
 /** Options of a {@link Period}. */
 export interface PeriodOptions {
@@ -76,10 +76,12 @@ export class Period {
   constructor(quota: number, period: Span, options?: PeriodOptions) {
     const given = check.options(options, OPTIONS, "Period");
     this.quota = check.integer(quota, "Period quota", 1);
-    if (this.quota > MAX_COUNT) throw new RangeError(`Period quota must be at most ${MAX_COUNT} (2^53 − 1), got ${this.quota}`);
+    if (this.quota > MAX_COUNT)
+      throw new RangeError(`Period quota must be at most ${MAX_COUNT} (2^53 − 1), got ${this.quota}`);
     this.period = span(period, "Period period (ms)");
     const align = given.align ?? false;
-    if (typeof align !== "boolean") throw new TypeError(`Period align must be a boolean, got ${typeof align} ${check.describe(align)}`);
+    if (typeof align !== "boolean")
+      throw new TypeError(`Period align must be a boolean, got ${typeof align} ${check.describe(align)}`);
     this.align = align;
   }
 
@@ -90,15 +92,15 @@ export class Period {
    * @param now - the caller's clock reading, in milliseconds
    * @throws RangeError or TypeError when `now` is not a reading within ±2^45 ms
    */
-  take(now: number): Quota {
+  take(now: number): PeriodAnswer {
     if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Period.take now");
     let count = this.#count;
+    // The open period's count, as windowCount reads it: none once the period has ended, when
+    // this event opens the next.
     if (now >= this.#end) {
       this.#end = windowEnd(now, this.period, this.align);
       count = 0;
-    } else if (count >= this.quota) {
-      return "over";
-    }
+    } else if (!windowFits(count, 1, this.quota)) return "over";
     this.#count = ++count;
     return count === this.quota ? "hit" : "under";
   }
@@ -109,9 +111,9 @@ export class Period {
    * @param now - the caller's clock reading, in milliseconds
    * @throws RangeError or TypeError when `now` is not a reading within ±2^45 ms
    */
-  peek(now: number): Quota {
+  peek(now: number): PeriodAnswer {
     if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Period.peek now");
-    const count = now >= this.#end ? 1 : this.#count + 1;
+    const count = windowCount(this.#count, this.#end, now) + 1;
     return count < this.quota ? "under" : count === this.quota ? "hit" : "over";
   }
 
@@ -124,7 +126,7 @@ export class Period {
    */
   left(now: number): number {
     if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Period.left now");
-    return now >= this.#end ? this.quota : this.quota - this.#count;
+    return this.quota - windowCount(this.#count, this.#end, now);
   }
 
   /**
@@ -140,7 +142,7 @@ export class Period {
    */
   next(now: number): number {
     if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) badNow(now, "Period.next now");
-    return now >= this.#end || this.#count < this.quota ? 0 : until(now, now, this.#end);
+    return windowFits(windowCount(this.#count, this.#end, now), 1, this.quota) ? 0 : until(now, now, this.#end);
   }
 
   /**

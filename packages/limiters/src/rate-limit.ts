@@ -8,8 +8,12 @@
  * the quota restored).
  *
  * @example
- * const r = bucket.rateLimit(now);
- * res.setHeader("RateLimit", `"default";r=${r.remaining};t=${Math.ceil(r.reset / 1000)}`);
+ * const bucket = new Bucket(10); // 10 a second
+ * bucket.take(0);
+ * const r = bucket.rateLimit(0);
+ * const headers = new Headers();
+ * headers.set("RateLimit", `"default";r=${r.remaining};t=${Math.ceil(r.reset / 1000)}`);
+ * headers.get("RateLimit"); // "\"default\";r=9;t=1"
  */
 export interface RateLimit {
   /**

@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import { badNow, span } from "./args";
 import { MAX_INSTANT, above, below, firstAfter, until } from "./grid";
@@ -88,7 +88,10 @@ export class Sliding {
    */
   constructor(quota: number, window: Span) {
     this.quota = check.integer(quota, "Sliding quota", 1);
-    if (this.quota > MAX_SLIDING_QUOTA) throw new RangeError(`Sliding quota must be at most ${MAX_SLIDING_QUOTA} (2^24 stamps, 128 MiB), got ${this.quota}`);
+    if (this.quota > MAX_SLIDING_QUOTA)
+      throw new RangeError(
+        `Sliding quota must be at most ${MAX_SLIDING_QUOTA} (2^24 stamps, 128 MiB), got ${this.quota}`,
+      );
     this.window = span(window, "Sliding window (ms)");
     this.#ring = new Float64Array(this.quota).fill(-Infinity);
   }

@@ -32,8 +32,16 @@ export function arrivals(options: ArrivalOptions = {}): fc.Arbitrary<Arrival[]> 
   const { costs = 1, shuffled = false, whole = false, gap = 2_000, max = 120, origin = 0 } = options;
   const low = shuffled ? -gap / 4 : 0;
   const step = whole
-    ? fc.oneof(fc.constant(0), fc.integer({ min: Math.ceil(low / 10), max: 50 }), fc.integer({ min: Math.ceil(low), max: gap }))
-    : fc.oneof(fc.constant(0), fc.double({ min: low / 10, max: 50, noNaN: true }), fc.double({ min: low, max: gap, noNaN: true }));
+    ? fc.oneof(
+        fc.constant(0),
+        fc.integer({ min: Math.ceil(low / 10), max: 50 }),
+        fc.integer({ min: Math.ceil(low), max: gap }),
+      )
+    : fc.oneof(
+        fc.constant(0),
+        fc.double({ min: low / 10, max: 50, noNaN: true }),
+        fc.double({ min: low, max: gap, noNaN: true }),
+      );
   const cost = costs === 1 ? fc.constant(1) : fc.oneof(fc.constant(1), fc.double({ min: 0, max: costs, noNaN: true }));
   return fc.array(fc.record({ gap: step, n: cost }), { maxLength: max, size: "max" }).map((steps) => {
     let t = 0;

@@ -47,19 +47,26 @@ describe.each(Object.keys(subjects))("%s, with a clock that steps back", (name) 
     expect(passed).toBe(0);
   });
 
-  it.each(scales)("property: remaining at an earlier reading never exceeds remaining at the latest one, on %s", (_, origin) => {
-    fc.assert(
-      fc.property(arrivalsAt(origin, { shuffled: true, gap: 300 }), fc.double({ min: 0, max: 1_000, noNaN: true }), (events, back) => {
-        const x = make();
-        let latest = -Infinity;
-        let bad = 0;
-        for (const { t } of events) {
-          x.take(t);
-          latest = Math.max(latest, t);
-          if (x.remaining(latest - back) > x.remaining(latest)) bad++;
-        }
-        return bad === 0;
-      }),
-    );
-  });
+  it.each(scales)(
+    "property: remaining at an earlier reading never exceeds remaining at the latest one, on %s",
+    (_, origin) => {
+      fc.assert(
+        fc.property(
+          arrivalsAt(origin, { shuffled: true, gap: 300 }),
+          fc.double({ min: 0, max: 1_000, noNaN: true }),
+          (events, back) => {
+            const x = make();
+            let latest = -Infinity;
+            let bad = 0;
+            for (const { t } of events) {
+              x.take(t);
+              latest = Math.max(latest, t);
+              if (x.remaining(latest - back) > x.remaining(latest)) bad++;
+            }
+            return bad === 0;
+          },
+        ),
+      );
+    },
+  );
 });

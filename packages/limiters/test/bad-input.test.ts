@@ -120,7 +120,13 @@ describe("bad input, table-driven: the exact error, and no state changed", () =>
   const T = 1_700_000_000_123.25; // a Date.now()-scale reading with a fraction
 
   function limiters(): Limiters {
-    const l = { bucket: new Bucket(10, { burst: 5, now: T }), gcra: new Gcra(10, { burst: 5 }), sliding: new Sliding(3, 1_000), period: new Period(3, 1_000), gate: new Gate(2) };
+    const l = {
+      bucket: new Bucket(10, { burst: 5, now: T }),
+      gcra: new Gcra(10, { burst: 5 }),
+      sliding: new Sliding(3, 1_000),
+      period: new Period(3, 1_000),
+      gate: new Gate(2),
+    };
     l.bucket.take(T, 2);
     l.gcra.take(T, 2);
     l.sliding.take(T);
@@ -132,40 +138,200 @@ describe("bad input, table-driven: the exact error, and no state changed", () =>
   // Everything each limiter would answer a moment later: a write by a failed call would show.
   const state = (l: Limiters): string => {
     const t = T + 150.5;
-    return JSON.stringify([l.bucket.tokens(t), l.bucket.rateLimit(t), l.bucket.next(t, 5), l.bucket.tokens(T), l.gcra.tat, l.gcra.rateLimit(t), l.gcra.next(t, 5), l.sliding.rateLimit(t), l.sliding.next(t), l.period.rateLimit(t), l.period.next(t), l.gate.held]);
+    return JSON.stringify([
+      l.bucket.tokens(t),
+      l.bucket.rateLimit(t),
+      l.bucket.next(t, 5),
+      l.bucket.tokens(T),
+      l.gcra.tat,
+      l.gcra.rateLimit(t),
+      l.gcra.next(t, 5),
+      l.sliding.rateLimit(t),
+      l.sliding.next(t),
+      l.period.rateLimit(t),
+      l.period.next(t),
+      l.gate.held,
+    ]);
   };
 
   const reads = { burst: 0 };
   const cases: [name: string, run: (l: Limiters) => unknown, expected: Expected][] = [
-    ["a misspelt Bucket option", () => new Bucket(50, any({ brust: 10 })), { throws: TypeError, message: 'Bucket has no option "brust"; did you mean "burst"?' }],
-    ["null Bucket options", () => new Bucket(50, any(null)), { throws: TypeError, message: "Bucket options must be an object, got null" }],
-    ["a string where Bucket options go", () => new Bucket(50, any("abc")), { throws: TypeError, message: 'Bucket options must be an object, got string "abc"' }],
-    ["an array where Gcra options go", () => new Gcra(10, any([2])), { throws: TypeError, message: "Gcra options must be an object, got an array" }],
-    ["a misspelt Period option", () => new Period(5, 1_000, any({ aling: true })), { throws: TypeError, message: 'Period has no option "aling"; did you mean "align"?' }],
-    ["a Gcra rate whose interval overflows", () => new Gcra(1e-306), { throws: RangeError, message: "Gcra rate (per second) must be at least 5.6843418860808015e-11 for a burst of 1 (it must refill within 17592186044416 ms, 2^44), got 1e-306" }],
-    ["a Bucket that would take centuries to refill", () => new Bucket(1e-9, { burst: 100 }), { throws: RangeError, message: "Bucket rate (tokens per second) must be at least 5.6843418860808015e-9 for a burst of 100 (it must refill within 17592186044416 ms, 2^44), got 1e-9" }],
-    ["a burst past 2^53", () => new Bucket(10, { burst: 2 ** 60 }), { throws: RangeError, message: "Bucket burst (tokens) must be at most 9007199254740991 (2^53 − 1), got 1152921504606847000" }],
-    ["a starting clock past 2^45 ms", () => new Bucket(10, { now: 1e20 }), { throws: RangeError, message: "Bucket now must be within ±35184372088832 ms (±2^45, about 1 115 years either side of 1970), got 100000000000000000000" }],
-    ["a period shorter than the clock can tell apart", () => new Period(5, 1e-5), { throws: RangeError, message: "Period period (ms) must be at least 0.0625 ms (2^-4; a shorter span is too close to a clock reading's own step), got 0.00001" }],
-    ["a window of 1e308 ms", () => new Sliding(5, 1e308), { throws: RangeError, message: "Sliding window (ms) must be at most 17592186044416 ms (2^44, about 557 years), got 1e+308" }],
-    ["a sliding quota past its bound", () => new Sliding(2 ** 25, 1_000), { throws: RangeError, message: "Sliding quota must be at most 16777216 (2^24 stamps, 128 MiB), got 33554432" }],
-    ["a gate limit of 1e308", () => new Gate(1e308), { throws: RangeError, message: "Gate limit must be at most 9007199254740991 (2^53 − 1; Infinity for no ceiling), got 1e+308" }],
-    ["a null cost", (l) => l.bucket.take(T + 10, any(null)), { throws: TypeError, message: "Bucket.take n must be a number, got object null" }],
-    ["a bigint cost", (l) => l.bucket.take(T + 10, any(1n)), { throws: TypeError, message: "Bucket.take n must be a number, got bigint 1n" }],
-    ["a string cost", (l) => l.bucket.peek(T + 10, any("1")), { throws: TypeError, message: 'Bucket.peek n must be a number, got string "1"' }],
-    ["a boolean cost", (l) => l.gcra.take(T + 10, any(true)), { throws: TypeError, message: "Gcra.take n must be a number, got boolean true" }],
-    ["a Symbol cost", (l) => l.gcra.take(T + 10, any(Symbol("x"))), { throws: TypeError, message: "Gcra.take n must be a number, got symbol Symbol(x)" }],
-    ["a negative cost", (l) => l.gcra.next(T + 10, -1), { throws: RangeError, message: "Gcra.next n must be 0 or more, got -1" }],
-    ["a NaN cost", (l) => l.bucket.next(T + 10, NaN), { throws: RangeError, message: "Bucket.next n must be 0 or more, got NaN" }],
-    ["a clock reading that is a string", (l) => l.bucket.take(any("5")), { throws: TypeError, message: 'Bucket.take now must be a number of milliseconds, got string "5"' }],
-    ["a clock reading past 2^45 ms", (l) => l.sliding.take(1e20), { throws: RangeError, message: "Sliding.take now must be within ±35184372088832 ms (±2^45, about 1 115 years either side of 1970), got 100000000000000000000" }],
-    ["a NaN clock reading", (l) => l.period.next(NaN), { throws: RangeError, message: "Period.next now must be a finite number of milliseconds, got NaN" }],
-    ["a null clock reading", (l) => l.gcra.remaining(any(null)), { throws: TypeError, message: "Gcra.remaining now must be a number of milliseconds, got object null" }],
+    [
+      "a misspelt Bucket option",
+      () => new Bucket(50, any({ brust: 10 })),
+      { throws: TypeError, message: 'Bucket has no option "brust"; did you mean "burst"?' },
+    ],
+    [
+      "null Bucket options",
+      () => new Bucket(50, any(null)),
+      { throws: TypeError, message: "Bucket options must be an object, got null" },
+    ],
+    [
+      "a string where Bucket options go",
+      () => new Bucket(50, any("abc")),
+      { throws: TypeError, message: 'Bucket options must be an object, got string "abc"' },
+    ],
+    [
+      "an array where Gcra options go",
+      () => new Gcra(10, any([2])),
+      { throws: TypeError, message: "Gcra options must be an object, got an array" },
+    ],
+    [
+      "a misspelt Period option",
+      () => new Period(5, 1_000, any({ aling: true })),
+      { throws: TypeError, message: 'Period has no option "aling"; did you mean "align"?' },
+    ],
+    [
+      "a Gcra rate whose interval overflows",
+      () => new Gcra(1e-306),
+      {
+        throws: RangeError,
+        message:
+          "Gcra rate (per second) must be at least 5.6843418860808015e-11 for a burst of 1 (it must refill within 17592186044416 ms, 2^44), got 1e-306",
+      },
+    ],
+    [
+      "a Bucket that would take centuries to refill",
+      () => new Bucket(1e-9, { burst: 100 }),
+      {
+        throws: RangeError,
+        message:
+          "Bucket rate (tokens per second) must be at least 5.6843418860808015e-9 for a burst of 100 (it must refill within 17592186044416 ms, 2^44), got 1e-9",
+      },
+    ],
+    [
+      "a burst past 2^53",
+      () => new Bucket(10, { burst: 2 ** 60 }),
+      {
+        throws: RangeError,
+        message: "Bucket burst (tokens) must be at most 9007199254740991 (2^53 − 1), got 1152921504606847000",
+      },
+    ],
+    [
+      "a starting clock past 2^45 ms",
+      () => new Bucket(10, { now: 1e20 }),
+      {
+        throws: RangeError,
+        message:
+          "Bucket now must be within ±35184372088832 ms (±2^45, about 1 115 years either side of 1970), got 100000000000000000000",
+      },
+    ],
+    [
+      "a period shorter than the clock can tell apart",
+      () => new Period(5, 1e-5),
+      {
+        throws: RangeError,
+        message:
+          "Period period (ms) must be at least 0.0625 ms (2^-4; a shorter span is too close to a clock reading's own step), got 0.00001",
+      },
+    ],
+    [
+      "a window of 1e308 ms",
+      () => new Sliding(5, 1e308),
+      {
+        throws: RangeError,
+        message: "Sliding window (ms) must be at most 17592186044416 ms (2^44, about 557 years), got 1e+308",
+      },
+    ],
+    [
+      "a sliding quota past its bound",
+      () => new Sliding(2 ** 25, 1_000),
+      { throws: RangeError, message: "Sliding quota must be at most 16777216 (2^24 stamps, 128 MiB), got 33554432" },
+    ],
+    [
+      "a gate limit of 1e308",
+      () => new Gate(1e308),
+      {
+        throws: RangeError,
+        message: "Gate limit must be at most 9007199254740991 (2^53 − 1; Infinity for no ceiling), got 1e+308",
+      },
+    ],
+    [
+      "a null cost",
+      (l) => l.bucket.take(T + 10, any(null)),
+      { throws: TypeError, message: "Bucket.take n must be a number, got object null" },
+    ],
+    [
+      "a bigint cost",
+      (l) => l.bucket.take(T + 10, any(1n)),
+      { throws: TypeError, message: "Bucket.take n must be a number, got bigint 1n" },
+    ],
+    [
+      "a string cost",
+      (l) => l.bucket.peek(T + 10, any("1")),
+      { throws: TypeError, message: 'Bucket.peek n must be a number, got string "1"' },
+    ],
+    [
+      "a boolean cost",
+      (l) => l.gcra.take(T + 10, any(true)),
+      { throws: TypeError, message: "Gcra.take n must be a number, got boolean true" },
+    ],
+    [
+      "a Symbol cost",
+      (l) => l.gcra.take(T + 10, any(Symbol("x"))),
+      { throws: TypeError, message: "Gcra.take n must be a number, got symbol Symbol(x)" },
+    ],
+    [
+      "a negative cost",
+      (l) => l.gcra.next(T + 10, -1),
+      { throws: RangeError, message: "Gcra.next n must be 0 or more, got -1" },
+    ],
+    [
+      "a NaN cost",
+      (l) => l.bucket.next(T + 10, NaN),
+      { throws: RangeError, message: "Bucket.next n must be 0 or more, got NaN" },
+    ],
+    [
+      "a clock reading that is a string",
+      (l) => l.bucket.take(any("5")),
+      { throws: TypeError, message: 'Bucket.take now must be a number of milliseconds, got string "5"' },
+    ],
+    [
+      "a clock reading past 2^45 ms",
+      (l) => l.sliding.take(1e20),
+      {
+        throws: RangeError,
+        message:
+          "Sliding.take now must be within ±35184372088832 ms (±2^45, about 1 115 years either side of 1970), got 100000000000000000000",
+      },
+    ],
+    [
+      "a NaN clock reading",
+      (l) => l.period.next(NaN),
+      { throws: RangeError, message: "Period.next now must be a finite number of milliseconds, got NaN" },
+    ],
+    [
+      "a null clock reading",
+      (l) => l.gcra.remaining(any(null)),
+      { throws: TypeError, message: "Gcra.remaining now must be a number of milliseconds, got object null" },
+    ],
     // Documented tolerant answers: a cost no wait can meet is refused, not thrown.
-    ["a cost of Infinity (refused: never satisfiable)", (l) => [l.bucket.take(T, Infinity), l.bucket.next(T, Infinity), l.gcra.peek(T, Infinity)], { returns: [false, Infinity, false] }],
-    ["a cost above the burst (refused)", (l) => [l.bucket.take(T, 5.5), l.gcra.take(T, 6), l.gcra.next(T, 6)], { returns: [false, false, Infinity] }],
+    [
+      "a cost of Infinity (refused: never satisfiable)",
+      (l) => [l.bucket.take(T, Infinity), l.bucket.next(T, Infinity), l.gcra.peek(T, Infinity)],
+      { returns: [false, Infinity, false] },
+    ],
+    [
+      "a cost above the burst (refused)",
+      (l) => [l.bucket.take(T, 5.5), l.gcra.take(T, 6), l.gcra.next(T, 6)],
+      { returns: [false, false, Infinity] },
+    ],
     // An option given by a getter is read once, into the copy that is checked and used.
-    ["an option getter that changes its answer", () => { const b = new Bucket(10, any({ get burst() { return ++reads.burst === 1 ? 5 : 1e9; } })); return [b.burst, reads.burst]; }, { returns: [5, 1] }],
+    [
+      "an option getter that changes its answer",
+      () => {
+        const b = new Bucket(
+          10,
+          any({
+            get burst() {
+              return ++reads.burst === 1 ? 5 : 1e9;
+            },
+          }),
+        );
+        return [b.burst, reads.burst];
+      },
+      { returns: [5, 1] },
+    ],
   ];
 
   it("the table has at least 15 cases", () => {
@@ -192,12 +358,35 @@ describe("bad input, table-driven: the exact error, and no state changed", () =>
 });
 
 describe("hostile traffic (property)", () => {
-  const hostile: unknown[] = [null, undefined, true, "1", 1n, Symbol("x"), NaN, -1, -0, Infinity, -Infinity, 1e300, -1e20, {}, []];
+  const hostile: unknown[] = [
+    null,
+    undefined,
+    true,
+    "1",
+    1n,
+    Symbol("x"),
+    NaN,
+    -1,
+    -0,
+    Infinity,
+    -Infinity,
+    1e300,
+    -1e20,
+    {},
+    [],
+  ];
 
   it("bad costs and clocks mixed into real traffic, both ways in time, never put a bucket over its burst or a window over its quota", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.integer({ min: -300, max: 600 }), fc.double({ min: 0, max: 4, noNaN: true }), fc.integer({ min: 0, max: hostile.length * 2 })), { maxLength: 150 }),
+        fc.array(
+          fc.tuple(
+            fc.integer({ min: -300, max: 600 }),
+            fc.double({ min: 0, max: 4, noNaN: true }),
+            fc.integer({ min: 0, max: hostile.length * 2 }),
+          ),
+          { maxLength: 150 },
+        ),
         fc.constantFrom(0, 1_700_000_000_000.5),
         (ops, origin) => {
           const b = new Bucket(20, { burst: 5, now: origin });
@@ -210,7 +399,11 @@ describe("hostile traffic (property)", () => {
             const x = bad < hostile.length ? hostile[bad] : undefined;
             const n = x !== undefined && bad % 2 === 0 ? x : cost;
             const t = x !== undefined && bad % 2 === 1 ? x : now;
-            for (const call of [() => b.take(t as number, n as number), () => g.take(t as number, n as number), () => (s.take(t as number) ? admitted.push(Math.max(t as number, admitted.at(-1) ?? -Infinity)) : 0)]) {
+            for (const call of [
+              () => b.take(t as number, n as number),
+              () => g.take(t as number, n as number),
+              () => (s.take(t as number) ? admitted.push(Math.max(t as number, admitted.at(-1) ?? -Infinity)) : 0),
+            ]) {
               try {
                 call();
               } catch (error) {

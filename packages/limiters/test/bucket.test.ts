@@ -101,81 +101,111 @@ describe("Bucket", () => {
 describe.each(scales)("Bucket properties on %s", (_, origin) => {
   it("property: never holds more than the burst, nor less than nothing", () => {
     fc.assert(
-      fc.property(fc.double({ min: 0.1, max: 1_000, noNaN: true }), fc.double({ min: 0.5, max: 50, noNaN: true }), arrivalsAt(origin, { costs: 4 }), (rate, burst, events) => {
-        const b = new Bucket(rate, { burst });
-        let bad = 0;
-        for (const { t, n } of events) {
-          b.take(t, n);
-          const held = b.tokens(t);
-          if (held > b.burst || held < 0) bad++;
-        }
-        return bad === 0;
-      }),
+      fc.property(
+        fc.double({ min: 0.1, max: 1_000, noNaN: true }),
+        fc.double({ min: 0.5, max: 50, noNaN: true }),
+        arrivalsAt(origin, { costs: 4 }),
+        (rate, burst, events) => {
+          const b = new Bucket(rate, { burst });
+          let bad = 0;
+          for (const { t, n } of events) {
+            b.take(t, n);
+            const held = b.tokens(t);
+            if (held > b.burst || held < 0) bad++;
+          }
+          return bad === 0;
+        },
+      ),
     );
   });
 
   it("property: never admits more than burst + rate · elapsed over any stretch", () => {
     fc.assert(
-      fc.property(fc.double({ min: 0.1, max: 1_000, noNaN: true }), fc.double({ min: 0.5, max: 50, noNaN: true }), arrivalsAt(origin, { costs: 4 }), (rate, burst, events) => {
-        const b = new Bucket(rate, { burst });
-        const admitted = events.map(({ t, n }) => (b.take(t, n) ? n : 0));
-        let worst = -Infinity;
-        for (let i = 0; i < events.length; i++) {
-          let sum = 0;
-          for (let j = i; j < events.length; j++) {
-            sum += admitted[j];
-            const allowed = b.burst + (rate * (events[j].t - events[i].t)) / 1_000;
-            worst = Math.max(worst, sum - allowed);
+      fc.property(
+        fc.double({ min: 0.1, max: 1_000, noNaN: true }),
+        fc.double({ min: 0.5, max: 50, noNaN: true }),
+        arrivalsAt(origin, { costs: 4 }),
+        (rate, burst, events) => {
+          const b = new Bucket(rate, { burst });
+          const admitted = events.map(({ t, n }) => (b.take(t, n) ? n : 0));
+          let worst = -Infinity;
+          for (let i = 0; i < events.length; i++) {
+            let sum = 0;
+            for (let j = i; j < events.length; j++) {
+              sum += admitted[j];
+              const allowed = b.burst + (rate * (events[j].t - events[i].t)) / 1_000;
+              worst = Math.max(worst, sum - allowed);
+            }
           }
-        }
-        return worst <= 1e-6 * b.burst;
-      }),
+          return worst <= 1e-6 * b.burst;
+        },
+      ),
     );
   });
 
   it("property: refuses only what is not there, and a take at now + next(now, n) succeeds", () => {
     fc.assert(
-      fc.property(fc.double({ min: 0.1, max: 1_000, noNaN: true }), fc.double({ min: 0.5, max: 50, noNaN: true }), arrivalsAt(origin, { costs: 4 }), (rate, burst, events) => {
-        const b = new Bucket(rate, { burst });
-        let bad = 0;
-        for (const { t, n } of events) {
-          const peeked = b.peek(t, n);
-          const before = b.tokens(t);
-          const wait = b.next(t, n);
-          const took = b.take(t, n);
-          if (peeked !== took) bad++;
-          if (took !== (wait === 0)) bad++;
-          if (!took && n <= b.burst && before >= n) bad++;
-          // The wait is exactly what refills the deficit at rate tokens a second, to the float
-          // step of the clock it lands on (2^-9 ms near 10^13).
-          if (!took && n <= b.burst && Math.abs(before + (wait * rate) / 1_000 - n) > 1e-6 * Math.max(1, n) + (2 * step(t + wait) * rate) / 1_000) bad++;
-          if (n > b.burst && wait !== Infinity) bad++;
-        }
-        return bad === 0;
-      }),
+      fc.property(
+        fc.double({ min: 0.1, max: 1_000, noNaN: true }),
+        fc.double({ min: 0.5, max: 50, noNaN: true }),
+        arrivalsAt(origin, { costs: 4 }),
+        (rate, burst, events) => {
+          const b = new Bucket(rate, { burst });
+          let bad = 0;
+          for (const { t, n } of events) {
+            const peeked = b.peek(t, n);
+            const before = b.tokens(t);
+            const wait = b.next(t, n);
+            const took = b.take(t, n);
+            if (peeked !== took) bad++;
+            if (took !== (wait === 0)) bad++;
+            if (!took && n <= b.burst && before >= n) bad++;
+            // The wait is exactly what refills the deficit at rate tokens a second, to the float
+            // step of the clock it lands on (2^-9 ms near 10^13).
+            if (
+              !took &&
+              n <= b.burst &&
+              Math.abs(before + (wait * rate) / 1_000 - n) > 1e-6 * Math.max(1, n) + (2 * step(t + wait) * rate) / 1_000
+            )
+              bad++;
+            if (n > b.burst && wait !== Infinity) bad++;
+          }
+          return bad === 0;
+        },
+      ),
     );
   });
 
   it("property: a take at exactly now + next(now) succeeds", () => {
     fc.assert(
-      fc.property(fc.double({ min: 0.1, max: 1_000, noNaN: true }), fc.double({ min: 1, max: 50, noNaN: true }), arrivalsAt(origin, { costs: 1 }), (rate, burst, events) => {
-        const b = new Bucket(rate, { burst });
-        for (const { t } of events) b.take(t);
-        const last = events.at(-1)?.t ?? 0;
-        const wait = b.next(last);
-        return b.take(last + wait);
-      }),
+      fc.property(
+        fc.double({ min: 0.1, max: 1_000, noNaN: true }),
+        fc.double({ min: 1, max: 50, noNaN: true }),
+        arrivalsAt(origin, { costs: 1 }),
+        (rate, burst, events) => {
+          const b = new Bucket(rate, { burst });
+          for (const { t } of events) b.take(t);
+          const last = events.at(-1)?.t ?? 0;
+          const wait = b.next(last);
+          return b.take(last + wait);
+        },
+      ),
     );
   });
 
   it("property: a clock that steps back answers as if it had stood still at its latest reading", () => {
     fc.assert(
-      fc.property(fc.double({ min: 0.1, max: 1_000, noNaN: true }), fc.double({ min: 0.5, max: 50, noNaN: true }), arrivalsAt(origin, { costs: 4, shuffled: true }), (rate, burst, events) => {
-        const raw = new Bucket(rate, { burst });
-        const still = new Bucket(rate, { burst });
-        const max = runningMax(events.map((e) => e.t));
-        return events.every(({ t, n }, i) => raw.take(t, n) === still.take(max[i], n));
-      }),
+      fc.property(
+        fc.double({ min: 0.1, max: 1_000, noNaN: true }),
+        fc.double({ min: 0.5, max: 50, noNaN: true }),
+        arrivalsAt(origin, { costs: 4, shuffled: true }),
+        (rate, burst, events) => {
+          const raw = new Bucket(rate, { burst });
+          const still = new Bucket(rate, { burst });
+          const max = runningMax(events.map((e) => e.t));
+          return events.every(({ t, n }, i) => raw.take(t, n) === still.take(max[i], n));
+        },
+      ),
     );
   });
 });

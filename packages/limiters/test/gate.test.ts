@@ -42,23 +42,27 @@ describe("Gate", () => {
 
   it("property: held is entries minus effective leaves, within [0, limit], under any sequence", () => {
     fc.assert(
-      fc.property(fc.integer({ min: -2, max: 8 }), fc.array(fc.boolean(), { maxLength: 200, size: "max" }), (limit, steps) => {
-        const g = new Gate(limit);
-        let model = 0;
-        let bad = 0;
-        for (const enter of steps) {
-          if (enter) {
-            const room = limit <= 0 || model < limit;
-            if (g.enter() !== room) bad++;
-            if (room) model++;
-          } else {
-            g.leave();
-            if (model > 0) model--;
+      fc.property(
+        fc.integer({ min: -2, max: 8 }),
+        fc.array(fc.boolean(), { maxLength: 200, size: "max" }),
+        (limit, steps) => {
+          const g = new Gate(limit);
+          let model = 0;
+          let bad = 0;
+          for (const enter of steps) {
+            if (enter) {
+              const room = limit <= 0 || model < limit;
+              if (g.enter() !== room) bad++;
+              if (room) model++;
+            } else {
+              g.leave();
+              if (model > 0) model--;
+            }
+            if (g.held !== model || g.held < 0 || (limit > 0 && g.held > limit)) bad++;
           }
-          if (g.held !== model || g.held < 0 || (limit > 0 && g.held > limit)) bad++;
-        }
-        return bad === 0;
-      }),
+          return bad === 0;
+        },
+      ),
     );
   });
 });

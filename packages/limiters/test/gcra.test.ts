@@ -117,58 +117,79 @@ describe("Gcra", () => {
 describe.each(scales)("Gcra properties on %s", (_, origin) => {
   it("property: admits exactly what a bucket of the same rate and burst admits (unit costs, exact boundaries)", () => {
     fc.assert(
-      fc.property(wholeIntervals, fc.option(fc.integer({ min: 1, max: 30 })), arrivalsAt(origin, { whole: true, gap: 1_500 }), (rate, burst, events) => {
-        const options = burst === null ? {} : { burst };
-        const g = new Gcra(rate, options);
-        const b = new Bucket(rate, options);
-        let bad = 0;
-        for (const { t } of events) {
-          if (g.remaining(t) !== b.rateLimit(t).remaining) bad++;
-          if (Math.abs(g.next(t) - b.next(t)) > 1e-6) bad++;
-          if (g.take(t) !== b.take(t)) bad++;
-        }
-        return bad === 0;
-      }),
+      fc.property(
+        wholeIntervals,
+        fc.option(fc.integer({ min: 1, max: 30 })),
+        arrivalsAt(origin, { whole: true, gap: 1_500 }),
+        (rate, burst, events) => {
+          const options = burst === null ? {} : { burst };
+          const g = new Gcra(rate, options);
+          const b = new Bucket(rate, options);
+          let bad = 0;
+          for (const { t } of events) {
+            if (g.remaining(t) !== b.rateLimit(t).remaining) bad++;
+            if (Math.abs(g.next(t) - b.next(t)) > 1e-6) bad++;
+            if (g.take(t) !== b.take(t)) bad++;
+          }
+          return bad === 0;
+        },
+      ),
     );
   });
 
   it("property: and for any rate, burst and costs (fractional ones included)", () => {
     fc.assert(
-      fc.property(fc.double({ min: 0.05, max: 2_000, noNaN: true }), fc.double({ min: 0.5, max: 40, noNaN: true }), arrivalsAt(origin, { costs: 5 }), (rate, burst, events) => {
-        const g = new Gcra(rate, { burst });
-        const b = new Bucket(rate, { burst });
-        return events.every(({ t, n }) => g.peek(t, n) === b.peek(t, n) && g.take(t, n) === b.take(t, n));
-      }),
+      fc.property(
+        fc.double({ min: 0.05, max: 2_000, noNaN: true }),
+        fc.double({ min: 0.5, max: 40, noNaN: true }),
+        arrivalsAt(origin, { costs: 5 }),
+        (rate, burst, events) => {
+          const g = new Gcra(rate, { burst });
+          const b = new Bucket(rate, { burst });
+          return events.every(({ t, n }) => g.peek(t, n) === b.peek(t, n) && g.take(t, n) === b.take(t, n));
+        },
+      ),
     );
   });
 
   it("property: a take at now + next(now, n) succeeds", () => {
     fc.assert(
-      fc.property(fc.double({ min: 0.05, max: 2_000, noNaN: true }), fc.double({ min: 1, max: 40, noNaN: true }), arrivalsAt(origin, { costs: 1 }), fc.double({ min: 0, max: 1, noNaN: true }), (rate, burst, events, share) => {
-        const g = new Gcra(rate, { burst });
-        for (const { t } of events) g.take(t);
-        const last = events.at(-1)?.t ?? 0;
-        const n = share * g.burst;
-        return g.take(last + g.next(last, n), n);
-      }),
+      fc.property(
+        fc.double({ min: 0.05, max: 2_000, noNaN: true }),
+        fc.double({ min: 1, max: 40, noNaN: true }),
+        arrivalsAt(origin, { costs: 1 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (rate, burst, events, share) => {
+          const g = new Gcra(rate, { burst });
+          for (const { t } of events) g.take(t);
+          const last = events.at(-1)?.t ?? 0;
+          const n = share * g.burst;
+          return g.take(last + g.next(last, n), n);
+        },
+      ),
     );
   });
 
   it("property: with a clock going both ways, never more than burst + rate · (last − first) between two admissions", () => {
     fc.assert(
-      fc.property(fc.double({ min: 0.05, max: 2_000, noNaN: true }), fc.double({ min: 0.5, max: 40, noNaN: true }), arrivalsAt(origin, { costs: 3, shuffled: true }), (rate, burst, events) => {
-        const g = new Gcra(rate, { burst });
-        const admitted = events.filter(({ t, n }) => g.take(t, n));
-        let worst = -Infinity;
-        for (let i = 0; i < admitted.length; i++) {
-          let sum = 0;
-          for (let j = i; j < admitted.length; j++) {
-            sum += admitted[j].n;
-            worst = Math.max(worst, sum - (g.burst + (rate * (admitted[j].t - admitted[i].t)) / 1_000));
+      fc.property(
+        fc.double({ min: 0.05, max: 2_000, noNaN: true }),
+        fc.double({ min: 0.5, max: 40, noNaN: true }),
+        arrivalsAt(origin, { costs: 3, shuffled: true }),
+        (rate, burst, events) => {
+          const g = new Gcra(rate, { burst });
+          const admitted = events.filter(({ t, n }) => g.take(t, n));
+          let worst = -Infinity;
+          for (let i = 0; i < admitted.length; i++) {
+            let sum = 0;
+            for (let j = i; j < admitted.length; j++) {
+              sum += admitted[j].n;
+              worst = Math.max(worst, sum - (g.burst + (rate * (admitted[j].t - admitted[i].t)) / 1_000));
+            }
           }
-        }
-        return worst <= 1e-6 * g.burst;
-      }),
+          return worst <= 1e-6 * g.burst;
+        },
+      ),
     );
   });
 });

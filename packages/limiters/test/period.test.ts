@@ -1,12 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Period } from "@tideward/limiters";
-import type { Quota } from "@tideward/limiters";
+import type { PeriodAnswer } from "@tideward/limiters";
 import { arrivalsAt, runningMax } from "./arrivals";
 import { scales } from "./scales";
 
 /** Which period each admitted event fell in, by the definition (events in clock order). */
-function periodsOf(ts: readonly number[], answers: readonly Quota[], period: number, align: boolean): number[] {
+function periodsOf(ts: readonly number[], answers: readonly PeriodAnswer[], period: number, align: boolean): number[] {
   const keys: number[] = [];
   let start = -Infinity;
   ts.forEach((t, i) => {
@@ -101,57 +101,74 @@ describe("Period", () => {
 describe.each(scales)("Period properties on %s", (_, origin) => {
   it("property: never more than quota per period, and admits whenever the period has room", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.double({ min: 1, max: 1_500, noNaN: true }), fc.boolean(), arrivalsAt(origin, { gap: 400 }), (quota, period, align, events) => {
-        const p = new Period(quota, period, { align });
-        const ts = events.map((e) => e.t);
-        const answers = ts.map((t) => p.take(t));
-        const keys = periodsOf(ts, answers, period, align);
-        const perPeriod = new Map<number, number>();
-        for (const k of keys) perPeriod.set(k, (perPeriod.get(k) ?? 0) + 1);
-        // Refused only when its period was full, hit exactly on the quota-th.
-        let start = -Infinity;
-        let count = 0;
-        let bad = 0;
-        ts.forEach((t, i) => {
-          if (t >= start + period) {
-            start = align ? Math.floor(t / period) * period : t;
-            count = 0;
-          }
-          const expected: Quota = count >= quota ? "over" : count + 1 === quota ? "hit" : "under";
-          if (answers[i] !== expected) bad++;
-          if (expected !== "over") count++;
-        });
-        return bad === 0 && [...perPeriod.values()].every((c) => c <= quota);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.double({ min: 1, max: 1_500, noNaN: true }),
+        fc.boolean(),
+        arrivalsAt(origin, { gap: 400 }),
+        (quota, period, align, events) => {
+          const p = new Period(quota, period, { align });
+          const ts = events.map((e) => e.t);
+          const answers = ts.map((t) => p.take(t));
+          const keys = periodsOf(ts, answers, period, align);
+          const perPeriod = new Map<number, number>();
+          for (const k of keys) perPeriod.set(k, (perPeriod.get(k) ?? 0) + 1);
+          // Refused only when its period was full, hit exactly on the quota-th.
+          let start = -Infinity;
+          let count = 0;
+          let bad = 0;
+          ts.forEach((t, i) => {
+            if (t >= start + period) {
+              start = align ? Math.floor(t / period) * period : t;
+              count = 0;
+            }
+            const expected: PeriodAnswer = count >= quota ? "over" : count + 1 === quota ? "hit" : "under";
+            if (answers[i] !== expected) bad++;
+            if (expected !== "over") count++;
+          });
+          return bad === 0 && [...perPeriod.values()].every((c) => c <= quota);
+        },
+      ),
     );
   });
 
   it("property: aligned, every admitted event counts against the multiple of the period it falls in", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 1_500 }), arrivalsAt(origin, { gap: 400, whole: true }), (quota, period, events) => {
-        const p = new Period(quota, period, { align: true });
-        const perPeriod = new Map<number, number>();
-        let bad = 0;
-        for (const { t } of events) {
-          const k = Math.floor(t / period);
-          const seen = perPeriod.get(k) ?? 0;
-          const admitted = p.take(t) !== "over";
-          if (admitted !== seen < quota) bad++;
-          if (admitted) perPeriod.set(k, seen + 1);
-        }
-        return bad === 0;
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 1_500 }),
+        arrivalsAt(origin, { gap: 400, whole: true }),
+        (quota, period, events) => {
+          const p = new Period(quota, period, { align: true });
+          const perPeriod = new Map<number, number>();
+          let bad = 0;
+          for (const { t } of events) {
+            const k = Math.floor(t / period);
+            const seen = perPeriod.get(k) ?? 0;
+            const admitted = p.take(t) !== "over";
+            if (admitted !== seen < quota) bad++;
+            if (admitted) perPeriod.set(k, seen + 1);
+          }
+          return bad === 0;
+        },
+      ),
     );
   });
 
   it("property: a clock that steps back answers as if it had stood still at its latest reading", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.double({ min: 1, max: 1_500, noNaN: true }), fc.boolean(), arrivalsAt(origin, { gap: 400, shuffled: true }), (quota, period, align, events) => {
-        const raw = new Period(quota, period, { align });
-        const still = new Period(quota, period, { align });
-        const max = runningMax(events.map((e) => e.t));
-        return events.every(({ t }, i) => raw.take(t) === still.take(max[i]));
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.double({ min: 1, max: 1_500, noNaN: true }),
+        fc.boolean(),
+        arrivalsAt(origin, { gap: 400, shuffled: true }),
+        (quota, period, align, events) => {
+          const raw = new Period(quota, period, { align });
+          const still = new Period(quota, period, { align });
+          const max = runningMax(events.map((e) => e.t));
+          return events.every(({ t }, i) => raw.take(t) === still.take(max[i]));
+        },
+      ),
     );
   });
 });

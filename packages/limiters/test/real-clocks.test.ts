@@ -30,10 +30,34 @@ function period(p: Period): Subject {
 
 // A limiter of each kind, from random numbers: [what it is, how many pass back to back from rest].
 const subjects = fc.oneof(
-  fc.tuple(rates, bursts).map(([rate, burst]) => ({ make: () => new Bucket(rate, { burst }), rest: atRest(burst), costs: true, label: `Bucket(${rate}, { burst: ${burst} })` })),
-  fc.tuple(rates, bursts).map(([rate, burst]) => ({ make: () => new Gcra(rate, { burst }), rest: atRest(burst), costs: true, label: `Gcra(${rate}, { burst: ${burst} })` })),
-  fc.tuple(fc.integer({ min: 1, max: 50 }), fc.double({ min: 0.0625, max: 5_000, noNaN: true })).map(([quota, window]) => ({ make: () => new Sliding(quota, window), rest: quota, costs: false, label: `Sliding(${quota}, ${window})` })),
-  fc.tuple(fc.integer({ min: 1, max: 50 }), fc.double({ min: 0.0625, max: 5_000, noNaN: true }), fc.boolean()).map(([quota, p, align]) => ({ make: () => period(new Period(quota, p, { align })), rest: quota, costs: false, label: `Period(${quota}, ${p}, { align: ${align} })` })),
+  fc.tuple(rates, bursts).map(([rate, burst]) => ({
+    make: () => new Bucket(rate, { burst }),
+    rest: atRest(burst),
+    costs: true,
+    label: `Bucket(${rate}, { burst: ${burst} })`,
+  })),
+  fc.tuple(rates, bursts).map(([rate, burst]) => ({
+    make: () => new Gcra(rate, { burst }),
+    rest: atRest(burst),
+    costs: true,
+    label: `Gcra(${rate}, { burst: ${burst} })`,
+  })),
+  fc
+    .tuple(fc.integer({ min: 1, max: 50 }), fc.double({ min: 0.0625, max: 5_000, noNaN: true }))
+    .map(([quota, window]) => ({
+      make: () => new Sliding(quota, window),
+      rest: quota,
+      costs: false,
+      label: `Sliding(${quota}, ${window})`,
+    })),
+  fc
+    .tuple(fc.integer({ min: 1, max: 50 }), fc.double({ min: 0.0625, max: 5_000, noNaN: true }), fc.boolean())
+    .map(([quota, p, align]) => ({
+      make: () => period(new Period(quota, p, { align })),
+      rest: quota,
+      costs: false,
+      label: `Period(${quota}, ${p}, { align: ${align} })`,
+    })),
 );
 
 describe.each(scales)("on %s", (_, origin) => {
@@ -58,7 +82,7 @@ describe.each(scales)("on %s", (_, origin) => {
           const n = subject.costs ? cost : 1;
           const wait = x.next(t, n);
           const would = x.peek(t, n);
-          if (wait === 0 !== would || x.take(t, n) !== would) return false;
+          if ((wait === 0) !== would || x.take(t, n) !== would) return false;
           if (would || !Number.isFinite(wait)) return true;
           const later = t + wait; // as a caller computes it
           return x.peek(later, n) && x.next(later, n) === 0;
@@ -152,7 +176,9 @@ describe.each(wholeScales)("Gcra against Bucket on %s", (_, origin) => {
       fc.property(rates, bursts, origin, arrivals({ costs: 4, max: 80 }), (rate, burst, o, events) => {
         const g = new Gcra(rate, { burst });
         const b = new Bucket(rate, { burst, now: o });
-        return events.every(({ t, n }) => g.peek(o + t, n) === b.peek(o + t, n) && g.take(o + t, n) === b.take(o + t, n));
+        return events.every(
+          ({ t, n }) => g.peek(o + t, n) === b.peek(o + t, n) && g.take(o + t, n) === b.take(o + t, n),
+        );
       }),
     );
   });
@@ -161,30 +187,42 @@ describe.each(wholeScales)("Gcra against Bucket on %s", (_, origin) => {
 describe.each(scales)("Sliding on %s", (_, origin) => {
   it("property: never more than quota in any window-long stretch", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.double({ min: 0.0625, max: 1_500, noNaN: true }), origin, arrivals({ gap: 400 }), (quota, window, o, events) => {
-        const w = new Sliding(quota, window);
-        const admitted = events.map(({ t }) => o + t).filter((t) => w.take(t));
-        // A stamp is out once it is a window old, measured as the window measures it: now − s.
-        return admitted.every((a) => admitted.filter((s) => s >= a && s - a < window).length <= quota);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.double({ min: 0.0625, max: 1_500, noNaN: true }),
+        origin,
+        arrivals({ gap: 400 }),
+        (quota, window, o, events) => {
+          const w = new Sliding(quota, window);
+          const admitted = events.map(({ t }) => o + t).filter((t) => w.take(t));
+          // A stamp is out once it is a window old, measured as the window measures it: now − s.
+          return admitted.every((a) => admitted.filter((s) => s >= a && s - a < window).length <= quota);
+        },
+      ),
     );
   });
 
   it("property: next is exact — the oldest stamp's fall-out instant, and not a float step sooner", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.double({ min: 0.0625, max: 1_500, noNaN: true }), origin, arrivals({ gap: 400 }), (quota, window, o, events) => {
-        const w = new Sliding(quota, window);
-        return events.every(({ t }) => {
-          const now = o + t;
-          const wait = w.next(now);
-          const lands = now + wait;
-          // Then there is room, and not a float step sooner: the instant before is refused, or
-          // no wait from `now` reaches it.
-          const exact = wait === 0 || (w.peek(lands) && (!reachable(now, before(lands)) || !w.peek(before(lands))));
-          w.take(now);
-          return exact;
-        });
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.double({ min: 0.0625, max: 1_500, noNaN: true }),
+        origin,
+        arrivals({ gap: 400 }),
+        (quota, window, o, events) => {
+          const w = new Sliding(quota, window);
+          return events.every(({ t }) => {
+            const now = o + t;
+            const wait = w.next(now);
+            const lands = now + wait;
+            // Then there is room, and not a float step sooner: the instant before is refused, or
+            // no wait from `now` reaches it.
+            const exact = wait === 0 || (w.peek(lands) && (!reachable(now, before(lands)) || !w.peek(before(lands))));
+            w.take(now);
+            return exact;
+          });
+        },
+      ),
     );
   });
 });
@@ -225,7 +263,11 @@ describe.each(scales)("Period on %s", (_, origin) => {
           // The open period is at most one period long (to a float step of the clock), refuses
           // until its end, and the next period opens exactly there.
           const ends = now + wait;
-          return wait <= length + 2 * step(now) && (!reachable(now, before(ends)) || p.peek(before(ends)) === "over") && p.peek(ends) !== "over";
+          return (
+            wait <= length + 2 * step(now) &&
+            (!reachable(now, before(ends)) || p.peek(before(ends)) === "over") &&
+            p.peek(ends) !== "over"
+          );
         });
       }),
     );

@@ -92,56 +92,76 @@ describe("Sliding", () => {
 describe.each(scales)("Sliding properties on %s", (_, origin) => {
   it("property: never more than quota in any window-long stretch", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.double({ min: 1, max: 1_500, noNaN: true }), arrivalsAt(origin, { gap: 400 }), (quota, window, events) => {
-        const w = new Sliding(quota, window);
-        const admitted = events.filter(({ t }) => w.take(t)).map(({ t }) => t);
-        // Every stretch [a, a + window) that holds the most is one starting at an admitted stamp.
-        return admitted.every((a) => admitted.filter((s) => s >= a && s - a < window).length <= quota);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.double({ min: 1, max: 1_500, noNaN: true }),
+        arrivalsAt(origin, { gap: 400 }),
+        (quota, window, events) => {
+          const w = new Sliding(quota, window);
+          const admitted = events.filter(({ t }) => w.take(t)).map(({ t }) => t);
+          // Every stretch [a, a + window) that holds the most is one starting at an admitted stamp.
+          return admitted.every((a) => admitted.filter((s) => s >= a && s - a < window).length <= quota);
+        },
+      ),
     );
   });
 
   it("property: admits whenever that would not exceed the quota — the definition, exactly", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.double({ min: 1, max: 1_500, noNaN: true }), arrivalsAt(origin, { gap: 400 }), (quota, window, events) => {
-        const w = new Sliding(quota, window);
-        const naive = new Naive(quota, window);
-        let bad = 0;
-        for (const { t } of events) {
-          const left = quota - naive.inWindow(t);
-          if (w.left(t) !== left) bad++;
-          if (w.peek(t) !== left > 0) bad++;
-          if (w.next(t) === 0 !== left > 0) bad++;
-          if (w.take(t) !== naive.take(t)) bad++;
-        }
-        return bad === 0;
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.double({ min: 1, max: 1_500, noNaN: true }),
+        arrivalsAt(origin, { gap: 400 }),
+        (quota, window, events) => {
+          const w = new Sliding(quota, window);
+          const naive = new Naive(quota, window);
+          let bad = 0;
+          for (const { t } of events) {
+            const left = quota - naive.inWindow(t);
+            if (w.left(t) !== left) bad++;
+            if (w.peek(t) !== left > 0) bad++;
+            if ((w.next(t) === 0) !== left > 0) bad++;
+            if (w.take(t) !== naive.take(t)) bad++;
+          }
+          return bad === 0;
+        },
+      ),
     );
   });
 
   it("property: a take at now + next(now) succeeds (whole milliseconds)", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 1_500 }), arrivalsAt(origin, { gap: 400, whole: true }), (quota, window, events) => {
-        const w = new Sliding(quota, window);
-        for (const { t } of events) w.take(t);
-        const last = events.at(-1)?.t ?? 0;
-        const wait = w.next(last);
-        // Not a moment sooner (stamps are whole, so half a millisecond earlier is still full) …
-        if (wait > 0 && w.peek(last + wait - 0.5)) return false;
-        // … and then there is room.
-        return w.left(last + wait) > 0 && w.take(last + wait);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 1_500 }),
+        arrivalsAt(origin, { gap: 400, whole: true }),
+        (quota, window, events) => {
+          const w = new Sliding(quota, window);
+          for (const { t } of events) w.take(t);
+          const last = events.at(-1)?.t ?? 0;
+          const wait = w.next(last);
+          // Not a moment sooner (stamps are whole, so half a millisecond earlier is still full) …
+          if (wait > 0 && w.peek(last + wait - 0.5)) return false;
+          // … and then there is room.
+          return w.left(last + wait) > 0 && w.take(last + wait);
+        },
+      ),
     );
   });
 
   it("property: a clock that steps back answers as if it had stood still at its latest reading", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 6 }), fc.double({ min: 1, max: 1_500, noNaN: true }), arrivalsAt(origin, { gap: 400, shuffled: true }), (quota, window, events) => {
-        const raw = new Sliding(quota, window);
-        const still = new Sliding(quota, window);
-        const max = runningMax(events.map((e) => e.t));
-        return events.every(({ t }, i) => raw.left(t) === still.left(max[i]) && raw.take(t) === still.take(max[i]));
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.double({ min: 1, max: 1_500, noNaN: true }),
+        arrivalsAt(origin, { gap: 400, shuffled: true }),
+        (quota, window, events) => {
+          const raw = new Sliding(quota, window);
+          const still = new Sliding(quota, window);
+          const max = runningMax(events.map((e) => e.t));
+          return events.every(({ t }, i) => raw.left(t) === still.left(max[i]) && raw.take(t) === still.take(max[i]));
+        },
+      ),
     );
   });
 });

@@ -37,11 +37,31 @@ export type Answer = Pick<Decision, "allowed" | "reason" | "cost" | "remaining" 
 
 /** The comparable part of a decision. */
 export function answer(d: Decision): Answer {
-  return { allowed: d.allowed, reason: d.reason, cost: d.cost, remaining: d.remaining, retryAfter: d.retryAfter, resetAfter: d.resetAfter };
+  return {
+    allowed: d.allowed,
+    reason: d.reason,
+    cost: d.cost,
+    remaining: d.remaining,
+    retryAfter: d.retryAfter,
+    resetAfter: d.resetAfter,
+  };
 }
 
-const yes = (cost: number, remaining: number, resetAfter: number): Answer => ({ allowed: true, reason: "ok", cost, remaining, retryAfter: 0, resetAfter });
-const no = (reason: Answer["reason"], cost: number, remaining: number, retryAfter: number, resetAfter: number): Answer => ({ allowed: false, reason, cost, remaining, retryAfter, resetAfter });
+const yes = (cost: number, remaining: number, resetAfter: number): Answer => ({
+  allowed: true,
+  reason: "ok",
+  cost,
+  remaining,
+  retryAfter: 0,
+  resetAfter,
+});
+const no = (
+  reason: Answer["reason"],
+  cost: number,
+  remaining: number,
+  retryAfter: number,
+  resetAfter: number,
+): Answer => ({ allowed: false, reason, cost, remaining, retryAfter, resetAfter });
 
 /**
  * Registers the conformance suite: hand-computed scenarios for every check, charge sets,
@@ -54,7 +74,11 @@ const no = (reason: Answer["reason"], cost: number, remaining: number, retryAfte
  * import { quotaConformance } from "@tideward/quota-engine/conformance";
  * quotaConformance({ describe, it, expect }, () => new QuotaEngine());
  */
-export function quotaConformance(api: ConformanceApi, make: () => Awaitable<QuotaStore>, options: ConformanceOptions = {}): void {
+export function quotaConformance(
+  api: ConformanceApi,
+  make: () => Awaitable<QuotaStore>,
+  options: ConformanceOptions = {},
+): void {
   const { describe, it, expect } = api;
   const t0 = options.origin ?? 0;
   const k = (subject: string, scope = "tenant-a", resource = "api"): QuotaKey => new QuotaKey(scope, subject, resource);
@@ -73,7 +97,13 @@ export function quotaConformance(api: ConformanceApi, make: () => Awaitable<Quot
       const a = k("alice");
       const got: Answer[] = [];
       for (let i = 0; i < 5; i++) got.push(answer(await s.checkTokenBucket(a, "b", t0)));
-      expect(got).toEqual([yes(1, 3, 500), yes(1, 2, 1_000), yes(1, 1, 1_500), yes(1, 0, 2_000), no("exhausted", 1, 0, 500, 2_000)]);
+      expect(got).toEqual([
+        yes(1, 3, 500),
+        yes(1, 2, 1_000),
+        yes(1, 1, 1_500),
+        yes(1, 0, 2_000),
+        no("exhausted", 1, 0, 500, 2_000),
+      ]);
       expect(answer(await s.checkTokenBucket(a, "b", t0 + 250))).toEqual(no("exhausted", 1, 0, 250, 1_750));
       expect(answer(await s.checkTokenBucket(a, "b", t0 + 500))).toEqual(yes(1, 0, 2_000));
       // 2 500 ms at 2 a second would be 5 tokens; the bucket holds 4.
@@ -119,12 +149,25 @@ export function quotaConformance(api: ConformanceApi, make: () => Awaitable<Quot
 
     it("real clocks: from rest a GCRA burst of one, and of three, passes whole at a fractional instant", async () => {
       // 7 a second: an interval of 142.857… ms, which no clock reading near Date.now() lands on.
-      const s = await store({ name: "g1", capacity: 7, refill: 7, window: 1_000, burst: 1 }, { name: "g3", capacity: 7, refill: 7, window: 1_000, burst: 3 });
+      const s = await store(
+        { name: "g1", capacity: 7, refill: 7, window: 1_000, burst: 1 },
+        { name: "g3", capacity: 7, refill: 7, window: 1_000, burst: 3 },
+      );
       const now = t0 + 0.123;
       const one = await s.checkGcra(k("alice"), "g1", now);
       expect([one.allowed, one.remaining]).toEqual([true, 0]);
-      const three = [await s.checkGcra(k("bob"), "g3", now), await s.checkGcra(k("bob"), "g3", now), await s.checkGcra(k("bob"), "g3", now), await s.checkGcra(k("bob"), "g3", now)];
-      expect(three.map((d) => [d.allowed, d.remaining])).toEqual([[true, 2], [true, 1], [true, 0], [false, 0]]);
+      const three = [
+        await s.checkGcra(k("bob"), "g3", now),
+        await s.checkGcra(k("bob"), "g3", now),
+        await s.checkGcra(k("bob"), "g3", now),
+        await s.checkGcra(k("bob"), "g3", now),
+      ];
+      expect(three.map((d) => [d.allowed, d.remaining])).toEqual([
+        [true, 2],
+        [true, 1],
+        [true, 0],
+        [false, 0],
+      ]);
     });
 
     it("real clocks: a token bucket and a fixed window pass exactly their capacity from rest at a fractional instant", async () => {
@@ -134,7 +177,10 @@ export function quotaConformance(api: ConformanceApi, make: () => Awaitable<Quot
       const window: boolean[] = [];
       for (let i = 0; i < 6; i++) bucket.push((await s.checkTokenBucket(k("alice"), "b", now)).allowed);
       for (let i = 0; i < 6; i++) window.push((await s.checkWindow(k("alice"), "b", now)).allowed);
-      expect([bucket, window]).toEqual([[true, true, true, true, true, false], [true, true, true, true, true, false]]);
+      expect([bucket, window]).toEqual([
+        [true, true, true, true, true, false],
+        [true, true, true, true, true, false],
+      ]);
     });
 
     it("real clocks: retried at now + retryAfter (as the caller adds it), a refused check passes, for every algorithm", async () => {
@@ -148,13 +194,20 @@ export function quotaConformance(api: ConformanceApi, make: () => Awaitable<Quot
       for (const check of kinds) {
         expect((await check(now, 2)).allowed).toBe(true);
         const refused = await check(now, 1);
-        expect([refused.allowed, refused.retryAfter > 0, Number.isFinite(refused.retryAfter)]).toEqual([false, true, true]);
+        expect([refused.allowed, refused.retryAfter > 0, Number.isFinite(refused.retryAfter)]).toEqual([
+          false,
+          true,
+          true,
+        ]);
         expect((await check(now + refused.retryAfter, 1)).allowed).toBe(true);
       }
     });
 
     it("real clocks: a charge set retried at now + retryAfter passes", async () => {
-      const s = await store({ name: "u", capacity: 3, refill: 7, window: 1_000 }, { name: "m", capacity: 4, refill: 9, window: 1_000, burst: 4 });
+      const s = await store(
+        { name: "u", capacity: 3, refill: 7, window: 1_000 },
+        { name: "m", capacity: 4, refill: 9, window: 1_000, burst: 4 },
+      );
       const now = t0 + 0.45;
       const set: QuotaCharge[] = [
         { key: k("alice"), limit: "u", cost: 2 },
@@ -163,20 +216,32 @@ export function quotaConformance(api: ConformanceApi, make: () => Awaitable<Quot
       ];
       expect((await s.checkAtomic(set, now)).committed).toBe(true);
       const refused = await s.checkAtomic(set, now);
-      expect([refused.committed, refused.retryAfter > 0, Number.isFinite(refused.retryAfter)]).toEqual([false, true, true]);
+      expect([refused.committed, refused.retryAfter > 0, Number.isFinite(refused.retryAfter)]).toEqual([
+        false,
+        true,
+        true,
+      ]);
       expect((await s.checkAtomic(set, now + refused.retryAfter)).committed).toBe(true);
     });
 
     it("an unknown limit is an answer, not an error", async () => {
       const s = await store({ name: "b", capacity: 1 });
-      for (const d of [await s.checkTokenBucket(k("a"), "nope", t0), await s.checkWindow(k("a"), "nope", t0), await s.checkGcra(k("a"), "nope", t0)]) {
+      for (const d of [
+        await s.checkTokenBucket(k("a"), "nope", t0),
+        await s.checkWindow(k("a"), "nope", t0),
+        await s.checkGcra(k("a"), "nope", t0),
+      ]) {
         expect(answer(d)).toEqual(no("unknown_limit", 1, 0, Infinity, 0));
         traced(d);
       }
     });
 
     it("atomic: all three dimensions charged together, or none", async () => {
-      const s = await store({ name: "user", capacity: 5, refill: 5, window: 1_000 }, { name: "tenant", capacity: 1_000, refill: 1_000, window: 1_000 }, { name: "model", capacity: 1_500, refill: 1_000, window: 1_000 });
+      const s = await store(
+        { name: "user", capacity: 5, refill: 5, window: 1_000 },
+        { name: "tenant", capacity: 1_000, refill: 1_000, window: 1_000 },
+        { name: "model", capacity: 1_500, refill: 1_000, window: 1_000 },
+      );
       const set: QuotaCharge[] = [
         { key: k("alice"), limit: "user", cost: 1 },
         { key: k("*"), limit: "tenant", cost: 800 },
@@ -190,7 +255,11 @@ export function quotaConformance(api: ConformanceApi, make: () => Awaitable<Quot
       expect([second.allowed, second.committed, second.failedIndex]).toEqual([false, false, 1]);
       // The tenant needs 600 more tokens at 1 a ms, the model 100 more: the set fits in 600 ms.
       expect(second.retryAfter).toBe(600);
-      expect(second.decisions.map(answer)).toEqual([no("not_committed", 1, 3, 0, 400), no("exhausted", 800, 200, 600, 800), no("exhausted", 800, 700, 100, 800)]);
+      expect(second.decisions.map(answer)).toEqual([
+        no("not_committed", 1, 3, 0, 400),
+        no("exhausted", 800, 200, 600, 800),
+        no("exhausted", 800, 700, 100, 800),
+      ]);
       // Nothing was debited: the user still holds 4 tokens, the tenant 200.
       expect(answer(await s.checkTokenBucket(k("alice"), "user", t0))).toEqual(yes(1, 3, 400));
       expect(answer(await s.checkTokenBucket(k("*"), "tenant", t0, 200))).toEqual(yes(200, 0, 1_000));
@@ -199,10 +268,22 @@ export function quotaConformance(api: ConformanceApi, make: () => Awaitable<Quot
     it("atomic: repeated charges to one bucket add up on staged state", async () => {
       const s = await store({ name: "b", capacity: 5, refill: 5, window: 1_000 });
       const a = k("alice");
-      const over = await s.checkAtomic([{ key: a, limit: "b", cost: 3 }, { key: a, limit: "b", cost: 3 }], t0);
+      const over = await s.checkAtomic(
+        [
+          { key: a, limit: "b", cost: 3 },
+          { key: a, limit: "b", cost: 3 },
+        ],
+        t0,
+      );
       expect([over.allowed, over.failedIndex, over.retryAfter]).toEqual([false, 1, Infinity]); // 6 > 5: never as one set
       expect(over.decisions.map(answer)).toEqual([no("not_committed", 3, 2, 0, 600), no("exhausted", 3, 2, 200, 600)]);
-      const fits = await s.checkAtomic([{ key: a, limit: "b", cost: 2 }, { key: a, limit: "b", cost: 3 }], t0);
+      const fits = await s.checkAtomic(
+        [
+          { key: a, limit: "b", cost: 2 },
+          { key: a, limit: "b", cost: 3 },
+        ],
+        t0,
+      );
       expect(fits.committed).toBe(true);
       expect(fits.decisions.map(answer)).toEqual([yes(2, 3, 400), yes(3, 0, 1_000)]);
       expect(answer(await s.checkTokenBucket(a, "b", t0))).toEqual(no("exhausted", 1, 0, 200, 1_000));
@@ -210,8 +291,19 @@ export function quotaConformance(api: ConformanceApi, make: () => Awaitable<Quot
 
     it("atomic: a missing limit rejects the whole set", async () => {
       const s = await store({ name: "b", capacity: 2 });
-      const report = await s.checkAtomic([{ key: k("a"), limit: "b", cost: 1 }, { key: k("a"), limit: "nope", cost: 1 }], t0);
-      expect([report.allowed, report.committed, report.failedIndex, report.retryAfter]).toEqual([false, false, 1, Infinity]);
+      const report = await s.checkAtomic(
+        [
+          { key: k("a"), limit: "b", cost: 1 },
+          { key: k("a"), limit: "nope", cost: 1 },
+        ],
+        t0,
+      );
+      expect([report.allowed, report.committed, report.failedIndex, report.retryAfter]).toEqual([
+        false,
+        false,
+        1,
+        Infinity,
+      ]);
       expect(report.decisions.map((d) => d.reason)).toEqual(["not_committed", "unknown_limit"]);
       expect(answer(await s.checkTokenBucket(k("a"), "b", t0, 2))).toEqual(yes(2, 0, 1_000));
     });
@@ -296,7 +388,7 @@ export function quotaConformance(api: ConformanceApi, make: () => Awaitable<Quot
       const dup = await s.addLimit(limitSpec({ name: "b", capacity: 3 }));
       const bad = await s.addLimit({ name: "c", capacity: 0, refill: 1, window: 1_000, burst: 1, align: false });
       expect([dup.ok ? "ok" : dup.code, bad.ok ? "ok" : bad.code]).toEqual(["duplicate_limit", "invalid_limit"]);
-      expect(bad.ok ? "" : bad.reason).toBe("LimitSpec capacity of \"c\" must be a whole number of at least 1, got 0");
+      expect(bad.ok ? "" : bad.reason).toBe('LimitSpec capacity of "c" must be a whole number of at least 1, got 0');
       expect(answer(await s.checkTokenBucket(k("a"), "b", t0, 2))).toEqual(yes(2, 0, 1_000)); // the first spec stands
     });
   });

@@ -13,7 +13,14 @@
 export type Reason = "ok" | "exhausted" | "too_large" | "unknown_limit" | "not_committed" | "key_limit";
 
 /** Every {@link Reason}, in the order of the table above. */
-export const reasons: readonly Reason[] = Object.freeze(["ok", "exhausted", "too_large", "unknown_limit", "not_committed", "key_limit"] as const);
+export const reasons: readonly Reason[] = Object.freeze([
+  "ok",
+  "exhausted",
+  "too_large",
+  "unknown_limit",
+  "not_committed",
+  "key_limit",
+] as const);
 
 /**
  * The answer to one check: whether it was charged, why, and when to come back.
@@ -58,4 +65,11 @@ export class Verdict implements Decision {
     readonly resetAfter: number,
     readonly trace: readonly string[],
   ) {}
+}
+
+/** The decision for a charge of `cost` to a limit the engine does not have (`kind` names the algorithm). */
+export function unknownLimit(kind: string, limit: string, cost: number): Decision {
+  return new Verdict(false, "unknown_limit", cost, 0, Infinity, 0, [
+    `${kind} ${limit}: unknown_limit (no limit of that name)`,
+  ]);
 }

@@ -1,149 +1,49 @@
-import { MAX_INSTANT, badInstant, firstAfter, until } from "@tideward/limiters/math";
-import { check } from "@tideward/time";
+import { bucketFits, bucketFull, bucketLevel, bucketWhole, until } from "@tideward/limiters/math";
+import { check } from "@tideward/time/internal";
+import { decide, freshAmount, freshInstant } from "./algorithms";
+import { checkArgs, isInstant, limitError, nowError, readInputs, readKind } from "./args";
 import type { AtomicReport, BatchReport, ChargeKind, EvaluationInput, QuotaCharge } from "./charge";
-import { Verdict, reasons } from "./decision";
+import { ChargeSets } from "./charge-set";
+import { Verdict, reasons, unknownLimit } from "./decision";
 import type { Decision } from "./decision";
 import { FairShare } from "./fair";
 import type { FairShareItem } from "./fair";
-import type { EngineSummary, QuotaStats, ValidationIssue } from "./health";
-import { Links } from "./hierarchy";
+import { countStats, findIssues } from "./health";
+import type { EngineParts, EngineSummary, QuotaStats, ValidationIssue } from "./health";
+import { Links, chain, foldChain } from "./hierarchy";
 import type { LinkCode, QuotaLink } from "./hierarchy";
-import { QuotaKey, isQuotaKey } from "./key";
-import { bucketFits, bucketFull, bucketLevel, bucketWhole } from "@tideward/limiters/math";
-import { windowDecide } from "./fixed-window";
-import { gcraDecide } from "./gcra";
-import { BUCKET, GCRA, KIND_NAMES, WINDOW, decide, freshA, freshB, kindOf } from "./kinds";
+import type { QuotaKey } from "./key";
+import { KeySpace } from "./key-space";
+import type { SweepReport } from "./key-space";
+import { BUCKET, GCRA, KIND_NAMES, WINDOW } from "./kinds";
 import type { Kind } from "./kinds";
 import { limitProblem, readSpec } from "./limit";
 import type { LimitSpec } from "./limit";
-import { KEY_LIMIT, NOT_COMMITTED, OK, OUT, UNKNOWN_LIMIT } from "./outcome";
+import { LimitState } from "./limit-state";
+import { KEY_LIMIT, OK, step } from "./outcome";
 import type { Code } from "./outcome";
+import { resolvePolicy } from "./policy";
+import type { EnginePolicy } from "./policy";
 import { done, refused } from "./result";
 import type { Result } from "./result";
-import { Rule } from "./rule";
-import { SNAPSHOT_VERSION, readSnapshot } from "./snapshot";
-import type { BucketEntry, GcraEntry, KeyParts, QuotaSnapshot, WindowEntry } from "./snapshot";
+import { SNAPSHOT_VERSION, readSnapshot, writeSnapshot } from "./snapshot";
+import type { QuotaSnapshot } from "./snapshot";
 import type { QuotaStore } from "./store";
-import type { SlotTable } from "./table";
-
-/** How a {@link QuotaEngine} bounds its memory. */
-export interface EnginePolicy {
-  /**
-   * The most keys with state at once, across every limit and algorithm. A check or charge set
-   * that would add a key past it first sweeps a bounded number of entries for idle keys, and if
-   * that frees no room it is refused with `"key_limit"` (fail closed; nothing is charged).
-   * Keys that already have state are never refused for it. @defaultValue Infinity
-   */
-  readonly maxKeys: number;
-  /**
-   * Entries examined for idleness each time a new key gets state: the bounded, incremental sweep
-   * that keeps memory proportional to the keys in use without a stop-the-world pass. 0 turns it
-   * off (call {@link QuotaEngine.sweep} yourself). @defaultValue 2
-   */
-  readonly sweepStep: number;
-}
-
-/** The default {@link EnginePolicy}: no key ceiling, two entries examined per new key. */
-export const enginePolicy: EnginePolicy = Object.freeze({ maxKeys: Infinity, sweepStep: 2 });
-
-/** What a {@link QuotaEngine.sweep} did. */
-export interface SweepReport {
-  /** Entries examined. */
-  readonly visited: number;
-  /** Idle entries dropped. */
-  readonly dropped: number;
-  /** Keys with state afterwards. */
-  readonly keys: number;
-}
-
-/** Entries a sweep examines to make room when `maxKeys` is reached, before refusing. */
-const RECLAIM_BUDGET = 256;
-/** Chains longer than this are reported by `validate()`. */
-const DEEP_CHAIN = 8;
-/** Where the window's and GCRA's traces start in a rule's `traces`. */
-const WINDOW_TRACES = reasons.length;
-const GCRA_TRACES = 2 * reasons.length;
-/** Charge sets larger than this find repeated buckets with a Map instead of a scan. */
-const SMALL_SET = 16;
-
-function keyError(key: unknown, what: string): TypeError {
-  return new TypeError(`${what} must be a QuotaKey (new QuotaKey(scope, subject, resource)), got ${check.describe(key)}`);
-}
-
-function nowError(now: unknown, what = "now"): Error {
-  return badInstant(now, what);
-}
-
-function costError(cost: unknown, what: string): Error {
-  return typeof cost === "number" ? new RangeError(`${what} must be a whole number of at least 1, got ${check.describe(cost)}`) : new TypeError(`${what} must be a number, got ${typeof cost} ${check.describe(cost)}`);
-}
-
-function limitError(limit: unknown, what: string): TypeError {
-  return new TypeError(`${what} must be a limit name (a string), got ${typeof limit} ${check.describe(limit)}`);
-}
-
-function kindError(kind: unknown, what: string): TypeError {
-  return new TypeError(`${what} must be "bucket", "window" or "gcra", got ${check.describe(kind)}`);
-}
-
-// Per-charge working space of a charge set, kept between calls so a set allocates only its report.
-class Scratch {
-  size = 0;
-  /** Each charge's fields, read once from the caller's objects: every later step uses these. */
-  keys: QuotaKey[] = [];
-  ids: string[] = [];
-  limits: string[] = [];
-  costs = new Float64Array(0);
-  kinds = new Uint8Array(0);
-  codes = new Uint8Array(0);
-  a = new Float64Array(0);
-  b = new Float64Array(0);
-  rem = new Float64Array(0);
-  retry = new Float64Array(0);
-  reset = new Float64Array(0);
-  /** The slot each charge's key had when evaluated, or -1 for none. */
-  slots = new Int32Array(0);
-  rules: (Rule | undefined)[] = [];
-
-  fit(n: number): this {
-    if (n > this.size) {
-      const size = Math.max(8, n, this.size * 2);
-      this.costs = new Float64Array(size);
-      this.kinds = new Uint8Array(size);
-      this.codes = new Uint8Array(size);
-      this.a = new Float64Array(size);
-      this.b = new Float64Array(size);
-      this.rem = new Float64Array(size);
-      this.retry = new Float64Array(size);
-      this.reset = new Float64Array(size);
-      this.slots = new Int32Array(size);
-      this.size = size;
-    }
-    return this;
-  }
-}
-
-// A name for the state one charge touches, unambiguous because the key id is length-prefixed.
-function bucketName(kind: number, limit: string, id: string): string {
-  return `${kind}${limit.length}:${limit}${id}`;
-}
+import { STRIDE } from "./table";
 
 /**
  * The quota engine: named limits, per-key state for three algorithms, atomic charge sets,
  * hierarchy, batches, fair share, health checks and snapshots — all synchronous, all in process.
  *
- * Every call takes `now`, the caller's clock in milliseconds. The engine's clock never runs
- * backwards: a `now` earlier than the latest one it has seen (from any call) is treated as that
- * latest instant, so a clock stepping back never mints tokens, and dropping an idle key is exact.
+ * Every call takes `now`, the caller's clock in milliseconds, within ±2^45. The engine's clock
+ * never runs backwards: a `now` earlier than the latest one it has seen (from any call) is read
+ * as that latest instant, so a clock stepping back never mints tokens. From rest exactly the
+ * capacity (GCRA: the burst) passes back to back at any clock reading, `Date.now()` included, and
+ * `retryAfter` is 0 exactly when a charge passes and enough when added to the caller's `now`.
  *
- * Every promise holds at real clock magnitudes (`Date.now()` included): from rest exactly the
- * capacity (GCRA: the burst) passes back to back, and `retryAfter` is 0 exactly when a charge
- * passes and enough when added to the caller's `now`. Readings are within ±2^45 ms.
- *
- * State is O(1) per key: a Map from the key's id to a slot in a typed array, about 54 bytes a
- * key, and a key object remembers its slot, so a check with a reused key skips the Map. A key
- * whose state has become equal to a fresh key's (bucket full, window closed, GCRA at rest) is
- * dropped by an incremental sweep, so memory follows the keys in use, not every key seen.
+ * A key whose state has become a fresh key's (bucket full, window closed, GCRA at rest) is
+ * dropped by an incremental sweep, exactly — it decides as a kept one would — so memory follows
+ * the keys in use, not every key seen.
  *
  * @example
  * const engine = new QuotaEngine();
@@ -154,17 +54,16 @@ function bucketName(kind: number, limit: string, id: string): string {
 export class QuotaEngine implements QuotaStore {
   /** The policy in force (the preset with the constructor's fields laid over it). */
   readonly policy: EnginePolicy;
-  readonly #maxKeys: number;
-  readonly #sweepStep: number;
+  /** The latest instant seen (ms); -Infinity before the first. */
   #clock = -Infinity;
-  #rules = new Map<string, Rule>();
+  readonly #limits = new Map<string, LimitState>();
+  readonly #space: KeySpace;
+  readonly #sets = new ChargeSets();
   #links = new Links();
   #fair = new FairShare();
-  #keys = 0;
-  #sweepAt = 0;
-  #dropped = 0;
-  #refused = 0;
-  readonly #scratch = new Scratch();
+  // The limit last looked up by name: most callers check one limit over and over.
+  #lastName: string | undefined;
+  #last: LimitState | undefined;
 
   /**
    * An engine with no limits.
@@ -175,13 +74,8 @@ export class QuotaEngine implements QuotaStore {
    *   `policy` is not an object
    */
   constructor(policy?: Partial<EnginePolicy>) {
-    const merged = { ...enginePolicy, ...check.options(policy, ["maxKeys", "sweepStep"], "QuotaEngine", "policy") };
-    const maxKeys = merged.maxKeys;
-    if (maxKeys !== Infinity) check.integer(maxKeys, "QuotaEngine maxKeys", 1);
-    check.integer(merged.sweepStep, "QuotaEngine sweepStep", 0);
-    this.policy = Object.freeze({ maxKeys, sweepStep: merged.sweepStep });
-    this.#maxKeys = maxKeys;
-    this.#sweepStep = merged.sweepStep;
+    this.policy = resolvePolicy(policy);
+    this.#space = new KeySpace(this.policy.maxKeys, this.policy.sweepStep);
   }
 
   // ── limits ────────────────────────────────────────────────────────────────────────────────
@@ -194,21 +88,23 @@ export class QuotaEngine implements QuotaStore {
     // Read once into a copy, which is what is checked and kept: a getter gets one say.
     const copy = readSpec(spec);
     const problem = limitProblem(copy ?? spec);
-    if (copy === undefined || problem !== undefined) return refused("invalid_limit", problem ?? "LimitSpec must be an object");
+    if (copy === undefined || problem !== undefined)
+      return refused("invalid_limit", problem ?? "LimitSpec must be an object");
     const { name, capacity, refill, window, burst, align } = copy as unknown as LimitSpec;
-    if (this.#rules.has(name)) return refused("duplicate_limit", `a limit named ${JSON.stringify(name)} exists already`);
-    this.#rules.set(name, new Rule(Object.freeze({ name, capacity, refill, window, burst, align })));
+    if (this.#limits.has(name))
+      return refused("duplicate_limit", `a limit named ${JSON.stringify(name)} exists already`);
+    this.#limits.set(name, new LimitState(Object.freeze({ name, capacity, refill, window, burst, align })));
     return done;
   }
 
   /** The limit named `name`, or undefined. */
   limit(name: string): LimitSpec | undefined {
-    return this.#rules.get(name)?.spec;
+    return this.#limits.get(name)?.spec;
   }
 
   /** Every limit, in the order added. */
   limits(): LimitSpec[] {
-    return [...this.#rules.values()].map((r) => r.spec);
+    return [...this.#limits.values()].map((l) => l.spec);
   }
 
   // ── single checks ─────────────────────────────────────────────────────────────────────────
@@ -225,50 +121,28 @@ export class QuotaEngine implements QuotaStore {
    *   limit is an answer, `"unknown_limit"`, not an error)
    */
   checkTokenBucket(key: QuotaKey, limit: string, now: number, cost = 1): Decision {
-    if (!isQuotaKey(key)) throw keyError(key, "key");
-    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) throw nowError(now);
-    if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
-    const rule = limit === this.#lastName ? this.#lastRule : this.#rule(limit);
-    if (rule === undefined) return this.#unknown(BUCKET, limit, cost);
-    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
-    const table = rule.tables[BUCKET];
+    const held = this.#prelude(key, limit, now, cost);
+    if (held === undefined) return this.#unknown(BUCKET, limit, cost);
+    const t = this.#clock;
+    const table = held.tables[BUCKET];
     const slot = table?.find(key);
-    if (table === undefined || slot === undefined) return this.#first(BUCKET, rule, key, t, now, cost);
+    if (table === undefined || slot === undefined) return this.#first(BUCKET, held, key, t, now, cost);
     // The hot path: a key with state that can pay. One slot read, one slot write, one object.
     const data = table.data;
-    const at = slot * 2;
-    const held = data[at];
-    const last = data[at + 1];
-    const { perMs, capacity, bucketSlack } = rule;
-    const tokens = bucketLevel(held, last, t, perMs, capacity);
-    if (!bucketFits(tokens, cost, capacity, bucketSlack)) return this.#denied(BUCKET, rule, held, last, t, now, cost);
-    const left = tokens - cost;
-    const since = t > last ? t : last;
+    const at = slot * STRIDE;
+    const tokens = data[at];
+    const counted = data[at + 1];
+    const { perMs, capacity, bucketSlack } = held.rule;
+    const level = bucketLevel(tokens, counted, t, perMs, capacity);
+    if (!bucketFits(level, cost, capacity, bucketSlack))
+      return this.#denied(BUCKET, held, tokens, counted, t, now, cost);
+    const left = level - cost;
+    const since = t > counted ? t : counted;
     data[at] = left;
     data[at + 1] = since;
     const reset = until(now, t, bucketFull(left, since, t, perMs, capacity, bucketSlack));
-    return new Verdict(true, "ok", cost, bucketWhole(left, capacity, bucketSlack), 0, reset, rule.traces[OK]);
+    return new Verdict(true, "ok", cost, bucketWhole(left, capacity, bucketSlack), 0, reset, held.traces[OK]);
   }
-
-  // A denial: nothing to write, so it can take the general path. Its waits count from the
-  // caller's `now` (the engine reads it as `t`, its latest instant, when the clock stepped back).
-  #denied(kind: Kind, rule: Rule, a: number, b: number, t: number, now: number, cost: number): Decision {
-    const code = decide(kind, rule, a, b, t, cost);
-    return new Verdict(false, reasons[code], cost, OUT[2], until(now, t, OUT[3]), until(now, t, OUT[4]), rule.trace(kind, code));
-  }
-
-  // The rule named `limit`, remembered: most callers check one limit over and over.
-  #rule(limit: string): Rule | undefined {
-    const rule = this.#rules.get(limit);
-    if (rule !== undefined) {
-      this.#lastName = limit;
-      this.#lastRule = rule;
-    }
-    return rule;
-  }
-
-  #lastName: string | undefined;
-  #lastRule: Rule | undefined;
 
   /**
    * Counts `cost` units against `key`'s fixed window of `limit` at `now`, if the window has room:
@@ -279,97 +153,107 @@ export class QuotaEngine implements QuotaStore {
    * @throws TypeError or RangeError when an argument is malformed
    */
   checkWindow(key: QuotaKey, limit: string, now: number, cost = 1): Decision {
-    if (!isQuotaKey(key)) throw keyError(key, "key");
-    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) throw nowError(now);
-    if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
-    const rule = limit === this.#lastName ? this.#lastRule : this.#rule(limit);
-    if (rule === undefined) return this.#unknown(WINDOW, limit, cost);
-    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
-    const table = rule.tables[WINDOW];
-    const slot = table?.find(key);
-    if (table === undefined || slot === undefined) return this.#first(WINDOW, rule, key, t, now, cost);
-    const data = table.data;
-    const at = slot * 2;
-    const code = windowDecide(rule, data[at], data[at + 1], t, cost);
-    if (code === OK) {
-      data[at] = OUT[0];
-      data[at + 1] = OUT[1];
-    }
-    return new Verdict(code === OK, reasons[code], cost, OUT[2], until(now, t, OUT[3]), until(now, t, OUT[4]), rule.traces[WINDOW_TRACES + code]);
+    return this.#check(WINDOW, key, limit, now, cost);
   }
 
   /**
    * Schedules `cost` units for `key` under GCRA at `now`, if that leaves the key at most `burst`
-   * units ahead of its schedule of `refill` per `window` milliseconds: smooth shaping, one number
-   * of state per key.
+   * units ahead of its schedule of `refill` per `window` milliseconds: smooth shaping.
    *
    * @param now - the caller's clock, in milliseconds
    * @param cost - units, a whole number of at least 1; 1 by default
    * @throws TypeError or RangeError when an argument is malformed
    */
   checkGcra(key: QuotaKey, limit: string, now: number, cost = 1): Decision {
-    if (!isQuotaKey(key)) throw keyError(key, "key");
-    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) throw nowError(now);
-    if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
-    const rule = limit === this.#lastName ? this.#lastRule : this.#rule(limit);
-    if (rule === undefined) return this.#unknown(GCRA, limit, cost);
-    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
-    const table = rule.tables[GCRA];
+    return this.#check(GCRA, key, limit, now, cost);
+  }
+
+  // What every single check does first: checks its arguments, finds the limit, and moves the
+  // engine's clock on to `now` (read afterwards as #clock). Undefined when no limit has that name.
+  #prelude(key: QuotaKey, limit: string, now: number, cost: number): LimitState | undefined {
+    checkArgs(key, now, cost);
+    const held = limit === this.#lastName ? this.#last : this.#named(limit);
+    if (held !== undefined && now > this.#clock) this.#clock = now;
+    return held;
+  }
+
+  // A single check of any kind, through the general step.
+  #check(kind: Kind, key: QuotaKey, limit: string, now: number, cost: number): Decision {
+    const held = this.#prelude(key, limit, now, cost);
+    if (held === undefined) return this.#unknown(kind, limit, cost);
+    const t = this.#clock;
+    const table = held.tables[kind];
     const slot = table?.find(key);
-    if (table === undefined || slot === undefined) return this.#first(GCRA, rule, key, t, now, cost);
-    const data = table.data;
-    const at = slot * 2;
-    const code = gcraDecide(rule, data[at], data[at + 1], t, cost);
+    if (table === undefined || slot === undefined) return this.#first(kind, held, key, t, now, cost);
+    const at = slot * STRIDE;
+    const code = this.#evaluate(kind, held, table.data[at], table.data[at + 1], t, cost);
     if (code === OK) {
-      data[at] = OUT[0];
-      data[at + 1] = OUT[1];
+      table.data[at] = step.amount;
+      table.data[at + 1] = step.instant;
     }
-    return new Verdict(code === OK, reasons[code], cost, OUT[2], until(now, t, OUT[3]), until(now, t, OUT[4]), rule.traces[GCRA_TRACES + code]);
+    return this.#verdict(kind, held, code, now, t, cost);
+  }
+
+  // One step of `kind` on the state given; the results land in `step`.
+  #evaluate(kind: Kind, held: LimitState, amount: number, instant: number, t: number, cost: number): Code {
+    return decide(kind, held.rule, amount, instant, t, cost);
+  }
+
+  // The decision `step` holds. Its waits count from the caller's `now` (the engine reads it as
+  // `t`, its latest instant, when the clock stepped back).
+  #verdict(kind: Kind, held: LimitState, code: Code, now: number, t: number, cost: number): Decision {
+    return new Verdict(
+      code === OK,
+      reasons[code],
+      cost,
+      step.remaining,
+      until(now, t, step.passAt),
+      until(now, t, step.resetAt),
+      held.trace(kind, code),
+    );
+  }
+
+  // A step that writes nothing (a denial), through the general path.
+  #denied(
+    kind: Kind,
+    held: LimitState,
+    amount: number,
+    instant: number,
+    t: number,
+    now: number,
+    cost: number,
+  ): Decision {
+    return this.#verdict(kind, held, this.#evaluate(kind, held, amount, instant, t, cost), now, t, cost);
   }
 
   // A check of a key with no state yet: evaluated as fresh, given a slot only if it passes.
-  #first(kind: Kind, rule: Rule, key: QuotaKey, t: number, now: number, cost: number): Decision {
-    const code = decide(kind, rule, freshA(kind, rule), freshB(kind, t), t, cost);
-    const remaining = OUT[2];
-    const retry = until(now, t, OUT[3]);
-    const reset = until(now, t, OUT[4]);
-    if (code === OK) {
-      const a = OUT[0];
-      const b = OUT[1];
-      const table = rule.table(kind);
-      const slot = this.#insert(table, key);
-      if (slot < 0) return new Verdict(false, "key_limit", cost, remaining, 0, reset, rule.trace(kind, KEY_LIMIT));
-      const at = slot * table.stride;
-      table.data[at] = a;
-      table.data[at + 1] = b;
-      if (this.#sweepStep > 0) this.#step(table);
+  #first(kind: Kind, held: LimitState, key: QuotaKey, t: number, now: number, cost: number): Decision {
+    const code = this.#evaluate(kind, held, freshAmount(kind, held.rule), freshInstant(kind, t), t, cost);
+    if (code !== OK) return this.#verdict(kind, held, code, now, t, cost);
+    const { amount, instant, remaining, resetAt } = step;
+    const table = held.table(kind);
+    const slot = this.#space.add(table, key, this.#limits, t);
+    if (slot < 0)
+      return new Verdict(false, "key_limit", cost, remaining, 0, until(now, t, resetAt), held.trace(kind, KEY_LIMIT));
+    table.data[slot * STRIDE] = amount;
+    table.data[slot * STRIDE + 1] = instant;
+    this.#space.stepAfterAdd(table, t);
+    return new Verdict(true, "ok", cost, remaining, 0, until(now, t, resetAt), held.trace(kind, OK));
+  }
+
+  // The limit named `limit`, remembered for the next check.
+  #named(limit: string): LimitState | undefined {
+    const held = this.#limits.get(limit);
+    if (held !== undefined) {
+      this.#lastName = limit;
+      this.#last = held;
     }
-    return new Verdict(code === OK, reasons[code], cost, remaining, retry, reset, rule.trace(kind, code));
+    return held;
   }
 
   #unknown(kind: Kind, limit: string, cost: number): Decision {
     if (typeof limit !== "string") throw limitError(limit, "limit");
-    return new Verdict(false, "unknown_limit", cost, 0, Infinity, 0, [`${KIND_NAMES[kind]} ${limit}: unknown_limit (no limit of that name)`]);
-  }
-
-  // A slot for a new key, or -1 when maxKeys is reached and a bounded sweep freed no room.
-  #insert(table: SlotTable, key: QuotaKey): number {
-    if (this.#keys >= this.#maxKeys) {
-      this.#sweepTables(this.#clock, RECLAIM_BUDGET);
-      if (this.#keys >= this.#maxKeys) {
-        this.#refused++;
-        return -1;
-      }
-    }
-    this.#keys++;
-    return table.add(key);
-  }
-
-  // The bounded sweep that follows each new key.
-  #step(table: SlotTable): void {
-    const dropped = table.sweep(this.#clock, this.#sweepStep);
-    this.#keys -= dropped;
-    this.#dropped += dropped;
+    return unknownLimit(KIND_NAMES[kind], limit, cost);
   }
 
   // ── charge sets ───────────────────────────────────────────────────────────────────────────
@@ -377,18 +261,26 @@ export class QuotaEngine implements QuotaStore {
   /**
    * Charges every dimension of a request at once, or none of them: tideward's headline.
    *
-   * Each charge is evaluated on staged state at one instant, so repeated charges to one bucket
-   * add up; only when every charge fits is anything written. A missing limit, an insufficient
-   * balance or (with `maxKeys`) no room for a new key rejects the whole set, every bucket as it
-   * was. The report names the first charge that failed and carries every decision.
+   * Each charge is evaluated on staged state at one instant, so repeated charges to one key's
+   * state add up; only when every charge fits is anything written. A missing limit, an
+   * insufficient balance or (with `maxKeys`) no room for a new key rejects the whole set, every
+   * key's state as it was. The report names the first charge that failed and carries every
+   * decision.
    *
    * @example
-   * const report = engine.checkAtomic([
-   *   charge(user, "user-requests", 1),
-   *   charge(tenant, "tenant-tokens", 800),
-   *   charge(model, "model-tokens", 800),
-   * ], now);
-   * if (report.committed) dispatch();
+   * const engine = new QuotaEngine();
+   * engine.addLimit(perSecond("user-requests", 5));
+   * engine.addLimit(perMinute("tenant-tokens", 10_000));
+   * engine.addLimit(perMinute("model-tokens", 1_000));
+   * const user = new QuotaKey("acme", "alice", "requests");
+   * const tenant = new QuotaKey("acme", "*", "tokens");
+   * const model = new QuotaKey("acme", "*", "model-a");
+   * const charges = [charge(user, "user-requests", 1), charge(tenant, "tenant-tokens", 800), charge(model, "model-tokens", 800)];
+   * engine.checkAtomic(charges, 0).committed; // true
+   * const second = engine.checkAtomic(charges, 1); // the model has 200 tokens left
+   * second.committed; // false
+   * second.failedIndex; // 2
+   * engine.checkAtomic([charge(user, "user-requests", 4)], 2).allowed; // true — the refused set charged no one
    * @param now - the caller's clock, in milliseconds
    * @throws TypeError or RangeError naming the charge and field when a charge is malformed
    *   (checked before anything is evaluated)
@@ -403,203 +295,9 @@ export class QuotaEngine implements QuotaStore {
   }
 
   #atomic(charges: readonly QuotaCharge[], now: number, commit: boolean): AtomicReport {
-    if (!Array.isArray(charges)) throw new TypeError(`charges must be an array of QuotaCharge, got ${check.describe(charges)}`);
-    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) throw nowError(now);
-    const n = charges.length;
-    const s = this.#scratch.fit(n);
-    // Each charge is read once, into the scratch, and checked there: nothing below reads the
-    // caller's objects again, so a getter cannot answer one cost to the check and another to the
-    // charge, and a forged key is refused before any state is looked at.
-    for (let i = 0; i < n; i++) {
-      const c = charges[i] as QuotaCharge | undefined;
-      if (c === null || typeof c !== "object") throw new TypeError(`charges[${i}] must be a QuotaCharge, got ${check.describe(c)}`);
-      const { key, limit, cost, kind: name } = c;
-      if (!isQuotaKey(key)) throw keyError(key, `charges[${i}].key`);
-      if (typeof limit !== "string") throw limitError(limit, `charges[${i}].limit`);
-      if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, `charges[${i}].cost`);
-      const kind = kindOf(name);
-      if (kind < 0) throw kindError(name, `charges[${i}].kind`);
-      s.keys[i] = key;
-      s.ids[i] = key.id;
-      s.limits[i] = limit;
-      s.costs[i] = cost;
-      s.kinds[i] = kind;
-    }
+    const n = this.#sets.read(charges, now);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
-    let failed = this.#stage(n, t);
-    this.#reclaimed = false;
-    if (failed < 0 && commit && this.#maxKeys !== Infinity) failed = this.#room(n);
-    if (failed < 0 && commit) this.#commit(n);
-
-    const decisions = new Array<Decision>(n);
-    for (let i = 0; i < n; i++) {
-      const kind = s.kinds[i] as Kind;
-      const rule = s.rules[i];
-      let code = s.codes[i] as Code;
-      if (rule === undefined) {
-        decisions[i] = this.#unknown(kind, s.limits[i], s.costs[i]);
-        continue;
-      }
-      if (code === OK && failed >= 0) code = NOT_COMMITTED;
-      const retry = code === NOT_COMMITTED ? 0 : until(now, t, s.retry[i]);
-      decisions[i] = new Verdict(code === OK, reasons[code], s.costs[i], s.rem[i], retry, until(now, t, s.reset[i]), rule.trace(kind, code));
-    }
-    // The retry is computed last: it evaluates the set again at later instants, over the scratch.
-    return { allowed: failed < 0, committed: commit && failed < 0, failedIndex: failed, retryAfter: failed < 0 ? 0 : this.#setRetry(n, t, now), decisions };
-  }
-
-  // Evaluates the scratch's n charges at `t` on staged state, writing nothing but the scratch:
-  // each charge sees its bucket after the earlier charges to it that fit. Returns the index of the
-  // first charge that did not fit, or -1.
-  #stage(n: number, t: number): number {
-    const s = this.#scratch;
-    const latest = n > SMALL_SET ? new Map<string, number>() : undefined;
-    let failed = -1;
-    for (let i = 0; i < n; i++) {
-      const kind = s.kinds[i] as Kind;
-      const rule = this.#rules.get(s.limits[i]);
-      s.rules[i] = rule;
-      if (rule === undefined) {
-        s.codes[i] = UNKNOWN_LIMIT;
-        s.rem[i] = 0;
-        s.retry[i] = Infinity;
-        s.reset[i] = t;
-        if (failed < 0) failed = i;
-        continue;
-      }
-      const id = s.ids[i];
-      // The state this charge sees: after the latest earlier charge to the same bucket that fit.
-      let p = -1;
-      if (latest !== undefined) p = latest.get(bucketName(kind, s.limits[i], id)) ?? -1;
-      else {
-        for (let j = i - 1; j >= 0; j--) {
-          if (s.codes[j] === OK && s.rules[j] === rule && s.kinds[j] === kind && s.ids[j] === id) {
-            p = j;
-            break;
-          }
-        }
-      }
-      let a: number;
-      let b: number;
-      if (p >= 0) {
-        a = s.a[p];
-        b = s.b[p];
-        s.slots[i] = s.slots[p];
-      } else {
-        const table = rule.tables[kind];
-        const slot = table?.find(s.keys[i]);
-        s.slots[i] = slot ?? -1;
-        if (table === undefined || slot === undefined) {
-          a = freshA(kind, rule);
-          b = freshB(kind, t);
-        } else {
-          a = table.data[slot * 2];
-          b = table.data[slot * 2 + 1];
-        }
-      }
-      const code = decide(kind, rule, a, b, t, s.costs[i]);
-      s.codes[i] = code;
-      s.a[i] = OUT[0];
-      s.b[i] = OUT[1];
-      s.rem[i] = OUT[2];
-      s.retry[i] = OUT[3];
-      s.reset[i] = OUT[4];
-      if (code === OK) latest?.set(bucketName(kind, s.limits[i], id), i);
-      else if (failed < 0) failed = i;
-    }
-    return failed;
-  }
-
-  // With maxKeys: whether the set's new keys fit (after a bounded sweep if need be). Returns -1,
-  // or the index of the first charge to a new key, marked KEY_LIMIT.
-  #room(n: number): number {
-    const s = this.#scratch;
-    const fresh = (): number => {
-      const names = new Set<string>();
-      let first = -1;
-      for (let i = 0; i < n; i++) {
-        const kind = s.kinds[i] as Kind;
-        if ((s.rules[i] as Rule).tables[kind]?.map.has(s.ids[i]) === true) continue;
-        const name = bucketName(kind, s.limits[i], s.ids[i]);
-        if (names.has(name)) continue;
-        names.add(name);
-        if (first < 0) first = i;
-      }
-      this.#firstNew = first;
-      return names.size;
-    };
-    if (this.#keys + fresh() <= this.#maxKeys) return -1;
-    this.#sweepTables(this.#clock, RECLAIM_BUDGET);
-    this.#reclaimed = true; // slots found during evaluation may have been freed
-    if (this.#keys + fresh() <= this.#maxKeys) return -1;
-    this.#refused++;
-    const i = this.#firstNew;
-    s.codes[i] = KEY_LIMIT;
-    return i;
-  }
-
-  #firstNew = -1;
-  #reclaimed = false;
-
-  // Writes a set that fit: in order, so the last staged value of each bucket is what remains.
-  #commit(n: number): void {
-    const s = this.#scratch;
-    let grown: SlotTable[] | undefined;
-    for (let i = 0; i < n; i++) {
-      const kind = s.kinds[i] as Kind;
-      const table = (s.rules[i] as Rule).table(kind);
-      const known = s.slots[i];
-      // A key new to the table may have been given a slot by an earlier charge of this set.
-      let slot = known >= 0 && !this.#reclaimed ? known : table.find(s.keys[i]);
-      if (slot === undefined) {
-        slot = table.add(s.keys[i]);
-        this.#keys++;
-        if (grown === undefined) grown = [table];
-        else if (!grown.includes(table)) grown.push(table);
-      }
-      const at = slot * 2;
-      table.data[at] = s.a[i];
-      table.data[at + 1] = s.b[i];
-    }
-    if (grown !== undefined && this.#sweepStep > 0) for (const table of grown) this.#step(table);
-  }
-
-  // When the whole set would fit, as a wait from the caller's `now`: the latest of, for each
-  // bucket the set touches, the first instant at which it holds the set's total demand on it
-  // (Infinity if a limit is unknown or a total too large) — then confirmed by evaluating the set
-  // itself there, charge by charge, and moved on to the first instant at which it passes if the
-  // staged roundings differ from the totals' by a float step.
-  #setRetry(n: number, t: number, now: number): number {
-    const s = this.#scratch;
-    let worst = t;
-    let repeated = false;
-    for (let i = 0; i < n; i++) {
-      const rule = s.rules[i];
-      if (rule === undefined) return Infinity;
-      const kind = s.kinds[i] as Kind;
-      const id = s.ids[i];
-      // Each bucket once, at its first charge: a set is small, so a scan beats a Set of names.
-      let first = true;
-      for (let j = 0; j < i && first; j++) if (s.rules[j] === rule && s.kinds[j] === kind && s.ids[j] === id) first = false;
-      if (!first) continue;
-      let total = s.costs[i];
-      for (let j = i + 1; j < n; j++) {
-        if (s.rules[j] === rule && s.kinds[j] === kind && s.ids[j] === id) {
-          total += s.costs[j];
-          repeated = true;
-        }
-      }
-      const table = rule.tables[kind];
-      const slot = table?.map.get(id);
-      if (table === undefined || slot === undefined) decide(kind, rule, freshA(kind, rule), freshB(kind, t), t, total);
-      else decide(kind, rule, table.data[slot * 2], table.data[slot * 2 + 1], t, total);
-      if (OUT[3] > worst) worst = OUT[3];
-    }
-    if (worst === Infinity) return Infinity;
-    // A bucket charged once passes at its own instant by construction (the same test); only
-    // repeated charges are staged, whose roundings can differ from their total's by a float step.
-    if (repeated && this.#stage(n, worst) >= 0) worst = firstAfter(worst, (x) => this.#stage(n, x) < 0);
-    return until(now, t, worst);
+    return this.#sets.run(n, this.#limits, this.#space, t, now, commit);
   }
 
   // ── hierarchy ─────────────────────────────────────────────────────────────────────────────
@@ -611,7 +309,7 @@ export class QuotaEngine implements QuotaStore {
    * cycle, or a field is invalid.
    */
   addLink(link: QuotaLink): Result<LinkCode> {
-    return this.#links.add(link, (limit) => this.#rules.has(limit));
+    return this.#links.add(link, (limit) => this.#limits.has(limit));
   }
 
   /**
@@ -622,20 +320,7 @@ export class QuotaEngine implements QuotaStore {
    * @throws TypeError or RangeError when an argument is malformed or a chained cost passes 2^53
    */
   chain(key: QuotaKey, limit: string, cost = 1, kind: ChargeKind = "bucket"): QuotaCharge[] {
-    if (!isQuotaKey(key)) throw keyError(key, "key");
-    if (typeof limit !== "string") throw limitError(limit, "limit");
-    if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
-    if (kindOf(kind) < 0) throw kindError(kind, "kind");
-    const out: QuotaCharge[] = [{ key, limit, cost, kind }];
-    let at = key;
-    let units = cost;
-    for (let link = this.#links.parentOf(limit, at); link !== undefined; link = this.#links.parentOf(limit, at)) {
-      units *= link.ratio;
-      if (!Number.isSafeInteger(units)) throw new RangeError(`the chained cost for ${link.parent.id} on ${JSON.stringify(limit)} passes 2^53`);
-      at = link.parent;
-      out.push({ key: at, limit, cost: units, kind });
-    }
-    return out;
+    return chain(this.#links, key, limit, cost, kind);
   }
 
   /**
@@ -648,23 +333,8 @@ export class QuotaEngine implements QuotaStore {
    * @throws TypeError or RangeError when an argument is malformed
    */
   checkHierarchy(key: QuotaKey, limit: string, now: number, cost = 1, kind: ChargeKind = "bucket"): Decision {
-    const charges = this.chain(key, limit, cost, kind);
-    const report = this.#atomic(charges, now, true);
-    let remaining = Infinity;
-    let resetAfter = 0;
-    const trace: string[] = [];
-    for (let i = 0; i < charges.length; i++) {
-      const c = charges[i];
-      const d = report.decisions[i];
-      const scale = c.cost / cost;
-      // Whole units this level holds now: after the charge if it was made, else as it stands.
-      const held = d.reason === "not_committed" || d.reason === "key_limit" ? d.remaining + c.cost : d.remaining;
-      remaining = Math.min(remaining, Math.floor(held / scale));
-      if (d.resetAfter > resetAfter) resetAfter = d.resetAfter;
-      trace.push(`${c.kind ?? "bucket"} ${limit} @ ${c.key.id}: ${d.reason}`);
-    }
-    const reason = report.allowed ? "ok" : (report.decisions[report.failedIndex]).reason;
-    return new Verdict(report.allowed, reason, cost, remaining === Infinity ? 0 : remaining, report.retryAfter, resetAfter, trace);
+    const charges = chain(this.#links, key, limit, cost, kind);
+    return foldChain(charges, this.#atomic(charges, now, true), limit, cost);
   }
 
   // ── batches ───────────────────────────────────────────────────────────────────────────────
@@ -677,29 +347,16 @@ export class QuotaEngine implements QuotaStore {
    */
   checkMany(limit: string, inputs: readonly EvaluationInput[], kind: ChargeKind = "bucket"): BatchReport {
     if (typeof limit !== "string") throw limitError(limit, "limit");
-    if (!Array.isArray(inputs)) throw new TypeError(`inputs must be an array of EvaluationInput, got ${check.describe(inputs)}`);
-    const k = kindOf(kind);
-    if (k === -1) throw kindError(kind, "kind");
-    // Every input read once into these, and checked there, before any is evaluated.
-    const n = inputs.length;
-    const keys = new Array<QuotaKey>(n);
-    const nows = new Float64Array(n);
-    const costs = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      const input = inputs[i] as EvaluationInput | undefined;
-      if (input === null || typeof input !== "object") throw new TypeError(`inputs[${i}] must be an EvaluationInput, got ${check.describe(input)}`);
-      const { key, now, cost = 1 } = input;
-      if (!isQuotaKey(key)) throw keyError(key, `inputs[${i}].key`);
-      if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) throw nowError(now, `inputs[${i}].now`);
-      if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, `inputs[${i}].cost`);
-      keys[i] = key;
-      nows[i] = now;
-      costs[i] = cost;
-    }
+    const k = readKind(kind, "kind");
+    const { keys, nows, costs } = readInputs(inputs);
+    const n = keys.length;
     const decisions = new Array<Decision>(n);
     let allowed = 0;
     for (let i = 0; i < n; i++) {
-      const d = k === BUCKET ? this.checkTokenBucket(keys[i], limit, nows[i], costs[i]) : k === WINDOW ? this.checkWindow(keys[i], limit, nows[i], costs[i]) : this.checkGcra(keys[i], limit, nows[i], costs[i]);
+      const d =
+        k === BUCKET
+          ? this.checkTokenBucket(keys[i], limit, nows[i], costs[i])
+          : this.#check(k, keys[i], limit, nows[i], costs[i]);
       if (d.allowed) allowed++;
       decisions[i] = d;
     }
@@ -734,86 +391,32 @@ export class QuotaEngine implements QuotaStore {
   // ── memory ────────────────────────────────────────────────────────────────────────────────
 
   /**
-   * Examines up to `budget` keys, resuming where the last sweep stopped and moving from table to
-   * table, and drops those whose state equals a fresh key's at `now` (bucket full, window closed,
-   * GCRA at rest). Dropping is exact: no later decision changes. Call it from a timer with a
-   * modest budget to keep memory bounded with `sweepStep` at 0, or to reclaim faster.
+   * Examines up to `budget` slots, resuming where the last sweep stopped and moving from table to
+   * table, and drops the keys whose state equals a fresh key's at `now` (bucket full, window
+   * closed, GCRA at rest). Dropping is exact: no later decision changes. Call it from a timer
+   * with a modest budget to keep memory bounded with `sweepStep` at 0, or to reclaim faster.
    *
    * @param now - the caller's clock, in milliseconds (it advances the engine's clock)
-   * @param budget - the most entries to examine; 1024 by default
+   * @param budget - the most slots to examine; 1024 by default
    */
   sweep(now: number, budget = 1024): SweepReport {
-    if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) throw nowError(now);
+    if (!isInstant(now)) throw nowError(now);
     if (budget !== Infinity) check.integer(budget, "sweep budget", 0);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
-    const [visited, dropped] = this.#sweepTables(t, budget);
-    return { visited, dropped, keys: this.#keys };
-  }
-
-  #sweepTables(t: number, budget: number): [number, number] {
-    const tables: SlotTable[] = [];
-    for (const rule of this.#rules.values()) for (const table of rule.tables) if (table !== undefined) tables.push(table);
-    let visited = 0;
-    let dropped = 0;
-    if (tables.length === 0) return [0, 0];
-    // Each table at most once, plus the first again if it was resumed midway (to cover what came
-    // before its cursor).
-    const turns = tables.length + ((tables[this.#sweepAt % tables.length]).midway ? 1 : 0);
-    for (let turn = 0; turn < turns && visited < budget; turn++) {
-      const table = tables[this.#sweepAt % tables.length];
-      const gone = table.sweep(t, budget - visited);
-      visited += table.visited;
-      dropped += gone;
-      if (table.passed) this.#sweepAt = (this.#sweepAt + 1) % tables.length;
-    }
-    this.#keys -= dropped;
-    this.#dropped += dropped;
-    return [visited, dropped];
+    const dropped = this.#space.sweep(this.#limits.values(), t, budget);
+    return { visited: this.#space.visited, dropped, keys: this.#space.keys };
   }
 
   // ── health ────────────────────────────────────────────────────────────────────────────────
 
   /** Hazards worth a look (see {@link IssueCode}); an empty array when there are none. */
   validate(): ValidationIssue[] {
-    const issues: ValidationIssue[] = [];
-    if (this.#rules.size === 0) issues.push({ code: "no_limits", message: "the engine has no limits: every check answers unknown_limit" });
-    for (const rule of this.#rules.values()) {
-      if (rule.burst > rule.capacity) {
-        issues.push({ code: "burst_exceeds_capacity", message: `limit ${JSON.stringify(rule.name)} has GCRA burst ${rule.burst} above its capacity ${rule.capacity}` });
-      }
-    }
-    if (this.#maxKeys !== Infinity && this.#keys >= 0.9 * this.#maxKeys) {
-      issues.push({ code: "keys_near_limit", message: `${this.#keys} keys tracked of maxKeys ${this.#maxKeys}: new keys will soon be refused with key_limit` });
-    }
-    const depth = this.#links.depth();
-    if (depth > DEEP_CHAIN) issues.push({ code: "deep_chain", message: `a hierarchy chain has ${depth} links (more than ${DEEP_CHAIN}); every hierarchical check charges all of them` });
-    const { weight, used } = this.#fair.extremes();
-    if (used * weight > Number.MAX_SAFE_INTEGER) issues.push({ code: "fair_precision", message: `fair-share usage ${used} times weight ${weight} passes 2^53: scores no longer compare exactly` });
-    return issues;
+    return findIssues(this.#parts());
   }
 
   /** Counts of limits, keys per algorithm, links, subjects, swept and refused keys. */
   stats(): QuotaStats {
-    let buckets = 0;
-    let windows = 0;
-    let gcra = 0;
-    for (const rule of this.#rules.values()) {
-      buckets += rule.tables[BUCKET]?.map.size ?? 0;
-      windows += rule.tables[WINDOW]?.map.size ?? 0;
-      gcra += rule.tables[GCRA]?.map.size ?? 0;
-    }
-    return {
-      limits: this.#rules.size,
-      buckets,
-      windows,
-      gcra,
-      keys: this.#keys,
-      maxKeys: this.#maxKeys,
-      links: this.#links.size,
-      subjects: this.#fair.size,
-      dropped: this.#dropped,
-      refused: this.#refused,
-    };
+    return countStats(this.#parts());
   }
 
   /** A small deterministic summary for health checks and logs; `JSON.stringify(engine)` uses it. */
@@ -827,39 +430,18 @@ export class QuotaEngine implements QuotaStore {
     };
   }
 
+  #parts(): EngineParts {
+    return { limits: this.#limits, space: this.#space, links: this.#links, fair: this.#fair };
+  }
+
   // ── snapshots ─────────────────────────────────────────────────────────────────────────────
 
   /**
    * Everything the engine holds, as versioned, JSON-safe data, in a deterministic order: limits
-   * and links and subjects in the order added, key state table by table in insertion order.
+   * and links and subjects in the order added, key state table by table in slot order.
    */
   snapshot(): QuotaSnapshot {
-    const buckets: BucketEntry[] = [];
-    const windows: WindowEntry[] = [];
-    const gcra: GcraEntry[] = [];
-    const parts = (id: string): KeyParts => QuotaKey.parse(id).toJSON();
-    for (const rule of this.#rules.values()) {
-      const table = rule.tables[BUCKET];
-      if (table !== undefined) for (const [id, slot] of table.map) buckets.push({ key: parts(id), limit: rule.name, tokens: table.data[slot * 2], at: table.data[slot * 2 + 1] });
-    }
-    for (const rule of this.#rules.values()) {
-      const table = rule.tables[WINDOW];
-      if (table !== undefined) for (const [id, slot] of table.map) windows.push({ key: parts(id), limit: rule.name, end: table.data[slot * 2], used: table.data[slot * 2 + 1] });
-    }
-    for (const rule of this.#rules.values()) {
-      const table = rule.tables[GCRA];
-      if (table !== undefined) for (const [id, slot] of table.map) gcra.push({ key: parts(id), limit: rule.name, at: table.data[slot * 2 + 1], ahead: table.data[slot * 2] });
-    }
-    return {
-      version: SNAPSHOT_VERSION,
-      clock: this.#clock === -Infinity ? null : this.#clock,
-      limits: this.limits().map((spec) => ({ ...spec })),
-      buckets,
-      windows,
-      gcra,
-      links: this.#links.list().map((l) => ({ child: l.child.toJSON(), parent: l.parent.toJSON(), limit: l.limit, ratio: l.ratio })),
-      subjects: this.#fair.snapshot().map(({ subject, weight, used }) => ({ subject, weight, used })),
-    };
+    return writeSnapshot(this.#clock, this.#limits, this.#links, this.#fair);
   }
 
   /**
@@ -869,14 +451,14 @@ export class QuotaEngine implements QuotaStore {
    * @throws SnapshotError naming the first bad field (`error.field`), the engine unchanged
    */
   restore(snapshot: unknown): void {
-    const restored = readSnapshot(snapshot, this.#maxKeys);
+    const restored = readSnapshot(snapshot, this.policy.maxKeys);
     this.#clock = restored.clock;
-    this.#rules = restored.rules;
+    this.#limits.clear();
+    for (const [name, held] of restored.limits) this.#limits.set(name, held);
     this.#lastName = undefined;
-    this.#lastRule = undefined;
+    this.#last = undefined;
     this.#links = restored.links;
     this.#fair = restored.fair;
-    this.#keys = restored.keys;
-    this.#sweepAt = 0;
+    this.#space.restore(restored.keys);
   }
 }

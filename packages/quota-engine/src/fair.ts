@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { done, refused } from "./result";
 import type { Result } from "./result";
 
@@ -23,13 +23,17 @@ interface Budget {
 
 /** Why `weight` is not a valid weight, or undefined. */
 export function weightProblem(weight: unknown): string | undefined {
-  return typeof weight === "number" && Number.isSafeInteger(weight) && weight >= 1 ? undefined : `weight must be a whole number of at least 1, got ${check.describe(weight)}`;
+  return typeof weight === "number" && Number.isSafeInteger(weight) && weight >= 1
+    ? undefined
+    : `weight must be a whole number of at least 1, got ${check.describe(weight)}`;
 }
 
 /** Why `subject` is not a valid subject name, or undefined. */
 export function subjectProblem(subject: unknown): string | undefined {
   if (typeof subject !== "string") return `subject must be a string, got ${check.describe(subject)}`;
-  return subject.length === 0 || subject.length > MAX_SUBJECT ? `subject must be 1 to ${MAX_SUBJECT} characters, got ${subject.length}` : undefined;
+  return subject.length === 0 || subject.length > MAX_SUBJECT
+    ? `subject must be 1 to ${MAX_SUBJECT} characters, got ${subject.length}`
+    : undefined;
 }
 
 /**
@@ -52,7 +56,8 @@ export class FairShare {
   add(subject: string, weight: number): Result<"duplicate_subject" | "invalid_subject"> {
     const problem = subjectProblem(subject) ?? weightProblem(weight);
     if (problem !== undefined) return refused("invalid_subject", `Fair-share ${problem}`);
-    if (this.#subjects.has(subject)) return refused("duplicate_subject", `Fair-share subject ${JSON.stringify(subject)} exists already`);
+    if (this.#subjects.has(subject))
+      return refused("duplicate_subject", `Fair-share subject ${JSON.stringify(subject)} exists already`);
     this.#subjects.set(subject, { weight, used: 0 });
     return done;
   }
@@ -60,11 +65,19 @@ export class FairShare {
   /** Records `cost` units (a whole number of at least 1) used by `subject`. */
   record(subject: string, cost: number): Result<"unknown_subject" | "invalid_cost"> {
     if (typeof cost !== "number" || !Number.isSafeInteger(cost) || cost < 1) {
-      return refused("invalid_cost", `Fair-share cost must be a whole number of at least 1, got ${check.describe(cost)}`);
+      return refused(
+        "invalid_cost",
+        `Fair-share cost must be a whole number of at least 1, got ${check.describe(cost)}`,
+      );
     }
     const budget = typeof subject === "string" ? this.#subjects.get(subject) : undefined;
-    if (budget === undefined) return refused("unknown_subject", `Fair-share subject ${check.describe(subject)} does not exist; add it with addSubject`);
-    if (!Number.isSafeInteger(budget.used + cost)) return refused("invalid_cost", `Fair-share usage of ${JSON.stringify(subject)} would pass 2^53`);
+    if (budget === undefined)
+      return refused(
+        "unknown_subject",
+        `Fair-share subject ${check.describe(subject)} does not exist; add it with addSubject`,
+      );
+    if (!Number.isSafeInteger(budget.used + cost))
+      return refused("invalid_cost", `Fair-share usage of ${JSON.stringify(subject)} would pass 2^53`);
     budget.used += cost;
     return done;
   }

@@ -1,4 +1,11 @@
+// What an engine reports about itself: the counts (stats), the hazards worth a look (validate)
+// and the small summary JSON.stringify gives.
+import type { FairShare } from "./fair";
+import type { Links } from "./hierarchy";
+import type { KeySpace } from "./key-space";
+import { BUCKET, GCRA, WINDOW } from "./kinds";
 import type { LimitSpec } from "./limit";
+import type { LimitState } from "./limit-state";
 
 /** Counts for a health check or a dashboard. */
 export interface QuotaStats {
@@ -52,4 +59,73 @@ export interface EngineSummary {
   readonly clock: number | null;
   readonly stats: Omit<QuotaStats, "maxKeys"> & { readonly maxKeys: number | null };
   readonly limits: readonly LimitSpec[];
+}
+
+/** Chains longer than this are reported by `validate()`. */
+const DEEP_CHAIN = 8;
+
+/** What an engine holds, as {@link countStats} and {@link findIssues} read it. */
+export interface EngineParts {
+  readonly limits: ReadonlyMap<string, LimitState>;
+  readonly space: KeySpace;
+  readonly links: Links;
+  readonly fair: FairShare;
+}
+
+/** The counts of {@link QuotaStats}. */
+export function countStats({ limits, space, links, fair }: EngineParts): QuotaStats {
+  let buckets = 0;
+  let windows = 0;
+  let gcra = 0;
+  for (const limit of limits.values()) {
+    buckets += limit.tables[BUCKET]?.size ?? 0;
+    windows += limit.tables[WINDOW]?.size ?? 0;
+    gcra += limit.tables[GCRA]?.size ?? 0;
+  }
+  return {
+    limits: limits.size,
+    buckets,
+    windows,
+    gcra,
+    keys: space.keys,
+    maxKeys: space.maxKeys,
+    links: links.size,
+    subjects: fair.size,
+    dropped: space.dropped,
+    refused: space.refused,
+  };
+}
+
+/** The hazards of {@link IssueCode}, in the order of its table. */
+export function findIssues({ limits, space, links, fair }: EngineParts): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  if (limits.size === 0)
+    issues.push({ code: "no_limits", message: "the engine has no limits: every check answers unknown_limit" });
+  for (const { rule } of limits.values()) {
+    if (rule.burst > rule.capacity) {
+      issues.push({
+        code: "burst_exceeds_capacity",
+        message: `limit ${JSON.stringify(rule.name)} has GCRA burst ${rule.burst} above its capacity ${rule.capacity}`,
+      });
+    }
+  }
+  if (space.maxKeys !== Infinity && space.keys >= 0.9 * space.maxKeys) {
+    issues.push({
+      code: "keys_near_limit",
+      message: `${space.keys} keys tracked of maxKeys ${space.maxKeys}: new keys will soon be refused with key_limit`,
+    });
+  }
+  const depth = links.depth();
+  if (depth > DEEP_CHAIN)
+    issues.push({
+      code: "deep_chain",
+      message: `a hierarchy chain has ${depth} links (more than ${DEEP_CHAIN}); every hierarchical check charges all of them`,
+    });
+  const { weight, used } = fair.extremes();
+  if (used * weight > Number.MAX_SAFE_INTEGER)
+    issues.push({
+      code: "fair_precision",
+      message: `fair-share usage ${used} times weight ${weight} passes 2^53: scores no longer compare exactly`,
+    });
+  return issues;
 }

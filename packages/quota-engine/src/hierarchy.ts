@@ -1,4 +1,10 @@
-import { check } from "@tideward/time";
+// Hierarchy: the links (child → parent for one limit), the chain of charges a child's check makes
+// up its links, and the folding of that chain's atomic report into one decision.
+import { check } from "@tideward/time/internal";
+import { checkChainArgs } from "./args";
+import type { AtomicReport, ChargeKind, QuotaCharge } from "./charge";
+import { Verdict } from "./decision";
+import type { Decision } from "./decision";
 import { isQuotaKey } from "./key";
 import type { QuotaKey } from "./key";
 import { done, refused } from "./result";
@@ -35,19 +41,29 @@ export class Links {
 
   /** Adds `link`; `known` says whether its limit exists. */
   add(link: QuotaLink, known: (limit: string) => boolean): Result<LinkCode> {
-    if (link === null || typeof link !== "object") return refused("invalid_link", `QuotaLink must be an object, got ${check.describe(link)}`);
+    if (link === null || typeof link !== "object")
+      return refused("invalid_link", `QuotaLink must be an object, got ${check.describe(link)}`);
     const { child, parent, limit, ratio } = link;
-    if (!isQuotaKey(child)) return refused("invalid_link", `QuotaLink child must be a QuotaKey, got ${check.describe(child)}`);
-    if (!isQuotaKey(parent)) return refused("invalid_link", `QuotaLink parent must be a QuotaKey, got ${check.describe(parent)}`);
+    if (!isQuotaKey(child))
+      return refused("invalid_link", `QuotaLink child must be a QuotaKey, got ${check.describe(child)}`);
+    if (!isQuotaKey(parent))
+      return refused("invalid_link", `QuotaLink parent must be a QuotaKey, got ${check.describe(parent)}`);
     if (typeof ratio !== "number" || !Number.isSafeInteger(ratio) || ratio < 1) {
-      return refused("invalid_link", `QuotaLink ratio must be a whole number of at least 1, got ${check.describe(ratio)}`);
+      return refused(
+        "invalid_link",
+        `QuotaLink ratio must be a whole number of at least 1, got ${check.describe(ratio)}`,
+      );
     }
-    if (typeof limit !== "string" || !known(limit)) return refused("unknown_limit", `QuotaLink limit ${check.describe(limit)} is not a limit of this engine`);
-    if (parent.id === child.id) return refused("cycle", `linking ${child.id} to itself for ${JSON.stringify(limit)} would close a cycle`);
+    if (typeof limit !== "string" || !known(limit))
+      return refused("unknown_limit", `QuotaLink limit ${check.describe(limit)} is not a limit of this engine`);
+    if (parent.id === child.id)
+      return refused("cycle", `linking ${child.id} to itself for ${JSON.stringify(limit)} would close a cycle`);
     const links = this.#byLimit.get(limit);
-    if (links?.has(child.id) === true) return refused("duplicate_link", `${child.id} already has a parent for ${JSON.stringify(limit)}`);
+    if (links?.has(child.id) === true)
+      return refused("duplicate_link", `${child.id} already has a parent for ${JSON.stringify(limit)}`);
     for (let at: QuotaKey | undefined = parent; at !== undefined; at = links?.get(at.id)?.parent) {
-      if (at.id === child.id) return refused("cycle", `linking ${child.id} to ${parent.id} for ${JSON.stringify(limit)} would close a cycle`);
+      if (at.id === child.id)
+        return refused("cycle", `linking ${child.id} to ${parent.id} for ${JSON.stringify(limit)} would close a cycle`);
     }
     this.put({ child, parent, limit, ratio });
     return done;
@@ -85,4 +101,61 @@ export class Links {
     }
     return deepest;
   }
+}
+
+/**
+ * The charges a hierarchical check of `key` makes: `cost` to the key, then up its chain of links
+ * for `limit`, each parent charged its link's ratio times its child's charge.
+ *
+ * @throws TypeError or RangeError when an argument is malformed or a chained cost passes 2^53
+ */
+export function chain(links: Links, key: QuotaKey, limit: string, cost: number, kind: ChargeKind): QuotaCharge[] {
+  checkChainArgs(key, limit, cost, kind);
+  const out: QuotaCharge[] = [{ key, limit, cost, kind }];
+  let at = key;
+  let units = cost;
+  for (let link = links.parentOf(limit, at); link !== undefined; link = links.parentOf(limit, at)) {
+    units *= link.ratio;
+    if (!Number.isSafeInteger(units))
+      throw new RangeError(`the chained cost for ${link.parent.id} on ${JSON.stringify(limit)} passes 2^53`);
+    at = link.parent;
+    out.push({ key: at, limit, cost: units, kind });
+  }
+  return out;
+}
+
+/**
+ * One decision for a chain's atomic report: `remaining` is how many more units of the child's the
+ * tightest level admits, `retryAfter` when the whole chain would fit, `resetAfter` the latest
+ * level's, and `trace` one entry per level, naming its key and what it answered.
+ */
+export function foldChain(
+  charges: readonly QuotaCharge[],
+  report: AtomicReport,
+  limit: string,
+  cost: number,
+): Decision {
+  let remaining = Infinity;
+  let resetAfter = 0;
+  const trace: string[] = [];
+  for (let i = 0; i < charges.length; i++) {
+    const c = charges[i];
+    const d = report.decisions[i];
+    const scale = c.cost / cost;
+    // Whole units this level holds now: after the charge if it was made, else as it stands.
+    const held = d.reason === "not_committed" || d.reason === "key_limit" ? d.remaining + c.cost : d.remaining;
+    remaining = Math.min(remaining, Math.floor(held / scale));
+    if (d.resetAfter > resetAfter) resetAfter = d.resetAfter;
+    trace.push(`${c.kind ?? "bucket"} ${limit} @ ${c.key.id}: ${d.reason}`);
+  }
+  const reason = report.allowed ? "ok" : report.decisions[report.failedIndex].reason;
+  return new Verdict(
+    report.allowed,
+    reason,
+    cost,
+    remaining === Infinity ? 0 : remaining,
+    report.retryAfter,
+    resetAfter,
+    trace,
+  );
 }

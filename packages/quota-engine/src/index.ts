@@ -1,5 +1,7 @@
-export { QuotaEngine, enginePolicy } from "./engine";
-export type { EnginePolicy, SweepReport } from "./engine";
+export { QuotaEngine } from "./engine";
+export { enginePolicy } from "./policy";
+export type { EnginePolicy } from "./policy";
+export type { SweepReport } from "./key-space";
 export { QuotaKey, MAX_KEY_PART } from "./key";
 export { limitSpec, perSecond, perMinute, MAX_LIMIT_NAME } from "./limit";
 export type { LimitSpec, LimitFields } from "./limit";

@@ -1,16 +1,19 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 
 /** The longest a part of a {@link QuotaKey} may be, in UTF-16 code units. */
 export const MAX_KEY_PART = 1024;
 
 function part(value: unknown, what: string): string {
-  if (typeof value !== "string") throw new TypeError(`QuotaKey ${what} must be a string, got ${typeof value} ${check.describe(value)}`);
+  if (typeof value !== "string")
+    throw new TypeError(`QuotaKey ${what} must be a string, got ${typeof value} ${check.describe(value)}`);
   if (value.length === 0) throw new RangeError(`QuotaKey ${what} must not be empty (use a placeholder such as "*")`);
-  if (value.length > MAX_KEY_PART) throw new RangeError(`QuotaKey ${what} must be at most ${MAX_KEY_PART} characters, got ${value.length}`);
+  if (value.length > MAX_KEY_PART)
+    throw new RangeError(`QuotaKey ${what} must be at most ${MAX_KEY_PART} characters, got ${value.length}`);
   return value;
 }
 
 let readSlot: (key: QuotaKey) => number;
+let readHash: (key: QuotaKey) => number;
 let writeSlot: (key: QuotaKey, slot: number) => void;
 let branded: (value: unknown) => boolean;
 
@@ -34,6 +37,23 @@ export function cachedSlot(key: QuotaKey): number {
 /** Remembers the slot a table found `key` at (see {@link cachedSlot}). */
 export function cacheSlot(key: QuotaKey, slot: number): void {
   writeSlot(key, slot);
+}
+
+/** {@link hashId} of `key.id`, computed once when the key was made. For the engine's tables. */
+export function keyHash(key: QuotaKey): number {
+  return readHash(key);
+}
+
+/**
+ * A 31-bit hash of an id, for the engine's own hash tables (table.ts): FNV-1a over its code units,
+ * then murmur3's finaliser, so ids that differ in one digit land far apart.
+ */
+export function hashId(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 1;
 }
 
 /**
@@ -65,9 +85,12 @@ export class QuotaKey {
   // caller reuses then skips the Map lookup (its hash, bucket and entry are cache misses at a
   // million keys). Private, so it is no part of the key's value: not compared, listed or printed.
   #slot = -1;
+  // hashId(id), for the same tables: computed here once, so a check hashes nothing.
+  readonly #hash: number;
 
   static {
     readSlot = (key) => key.#slot;
+    readHash = (key) => key.#hash;
     branded = (value) => typeof value === "object" && value !== null && #slot in value;
     writeSlot = (key, slot) => {
       key.#slot = slot;
@@ -88,6 +111,7 @@ export class QuotaKey {
     // string), which every Map lookup with a new key then walks to hash and compare, a cache miss
     // a piece at a million keys. A joined string is one flat piece, and smaller.
     this.id = [scope.length, ":", scope, subject.length, ":", subject, resource.length, ":", resource].join("");
+    this.#hash = hashId(this.id);
     // Frozen, so an id the engine has filed state under can never be reassigned (the private
     // slot hint is no property, and stays writable).
     Object.freeze(this);
@@ -99,7 +123,8 @@ export class QuotaKey {
    * @throws RangeError when `id` is not exactly three length-prefixed parts
    */
   static parse(id: string): QuotaKey {
-    if (typeof id !== "string") throw new TypeError(`QuotaKey id must be a string, got ${typeof id} ${check.describe(id)}`);
+    if (typeof id !== "string")
+      throw new TypeError(`QuotaKey id must be a string, got ${typeof id} ${check.describe(id)}`);
     const parts: string[] = [];
     let at = 0;
     while (at < id.length && parts.length < 3) {
@@ -111,7 +136,10 @@ export class QuotaKey {
       parts.push(id.slice(colon + 1, colon + 1 + length));
       at = colon + 1 + length;
     }
-    if (parts.length !== 3 || at !== id.length) throw new RangeError(`QuotaKey id must be three length-prefixed parts such as "1:a1:b1:c", got ${check.describe(id)}`);
+    if (parts.length !== 3 || at !== id.length)
+      throw new RangeError(
+        `QuotaKey id must be three length-prefixed parts such as "1:a1:b1:c", got ${check.describe(id)}`,
+      );
     return new QuotaKey(parts[0], parts[1], parts[2]);
   }
 

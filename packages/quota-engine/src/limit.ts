@@ -1,5 +1,5 @@
 import { MAX_SPAN, spanProblem } from "@tideward/limiters/math";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 
 /** The longest a limit name may be, in UTF-16 code units. */
@@ -77,7 +77,8 @@ const FIELDS = ["name", "capacity", "refill", "window", "burst", "align"] as con
 export function readSpec(spec: unknown): Record<(typeof FIELDS)[number], unknown> | undefined {
   if (spec === null || typeof spec !== "object") return undefined;
   const copy = {} as Record<(typeof FIELDS)[number], unknown>;
-  for (const name of FIELDS) copy[name] = Object.prototype.hasOwnProperty.call(spec, name) ? (spec as Record<string, unknown>)[name] : undefined;
+  for (const name of FIELDS)
+    copy[name] = Object.prototype.hasOwnProperty.call(spec, name) ? (spec as Record<string, unknown>)[name] : undefined;
   return copy;
 }
 
@@ -87,10 +88,12 @@ export function readSpec(spec: unknown): Record<(typeof FIELDS)[number], unknown
  */
 export function limitProblem(spec: unknown): string | undefined {
   if (spec === null || typeof spec !== "object") return `LimitSpec must be an object, got ${check.describe(spec)}`;
-  const field = (name: string): unknown => (Object.prototype.hasOwnProperty.call(spec, name) ? (spec as Record<string, unknown>)[name] : undefined);
+  const field = (name: string): unknown =>
+    Object.prototype.hasOwnProperty.call(spec, name) ? (spec as Record<string, unknown>)[name] : undefined;
   const name = field("name");
   if (typeof name !== "string") return `LimitSpec name must be a string, got ${check.describe(name)}`;
-  if (name.length === 0 || name.length > MAX_LIMIT_NAME) return `LimitSpec name must be 1 to ${MAX_LIMIT_NAME} characters, got ${name.length}`;
+  if (name.length === 0 || name.length > MAX_LIMIT_NAME)
+    return `LimitSpec name must be 1 to ${MAX_LIMIT_NAME} characters, got ${name.length}`;
   for (const whole of ["capacity", "refill", "burst"]) {
     const value = field(whole);
     if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
@@ -112,7 +115,8 @@ export function limitProblem(spec: unknown): string | undefined {
     return `LimitSpec refill of ${JSON.stringify(name)} must be at least ${least} for ${most} units over a window of ${window} ms (they must refill within ${MAX_SPAN} ms, 2^44), got ${refill}`;
   }
   const align = field("align");
-  if (typeof align !== "boolean") return `LimitSpec align of ${JSON.stringify(name)} must be true or false, got ${check.describe(align)}`;
+  if (typeof align !== "boolean")
+    return `LimitSpec align of ${JSON.stringify(name)} must be true or false, got ${check.describe(align)}`;
   return undefined;
 }
 
@@ -125,7 +129,12 @@ export function limitProblem(spec: unknown): string | undefined {
  */
 export function limitSpec(fields: LimitFields): LimitSpec {
   // Each field read once, into the copy that is checked and returned.
-  const given = check.options(fields, ["name", "capacity", "refill", "window", "burst", "align"], "limitSpec", "fields");
+  const given = check.options(
+    fields,
+    ["name", "capacity", "refill", "window", "burst", "align"],
+    "limitSpec",
+    "fields",
+  );
   const spec: LimitSpec = {
     name: given.name as string,
     capacity: given.capacity as number,
@@ -136,8 +145,12 @@ export function limitSpec(fields: LimitFields): LimitSpec {
   };
   const problem = limitProblem(spec);
   if (problem === undefined) return Object.freeze(spec);
-  const notNumber = ["capacity", "refill", "window", "burst"].some((k) => typeof spec[k as keyof LimitSpec] !== "number");
-  throw typeof spec.name !== "string" || typeof spec.align !== "boolean" || notNumber ? new TypeError(problem) : new RangeError(problem);
+  const notNumber = ["capacity", "refill", "window", "burst"].some(
+    (k) => typeof spec[k as keyof LimitSpec] !== "number",
+  );
+  throw typeof spec.name !== "string" || typeof spec.align !== "boolean" || notNumber
+    ? new TypeError(problem)
+    : new RangeError(problem);
 }
 
 /** `capacity` units a second: a bucket of `capacity` refilled at `capacity` a second, a one-second window, GCRA burst `capacity`. */

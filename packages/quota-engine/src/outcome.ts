@@ -1,6 +1,6 @@
-// What an algorithm step computed, written into one shared scratch array instead of a returned
-// object, so that a check allocates nothing but the decision the caller gets back. Read it right
-// after the step that wrote it; the next step overwrites it.
+// What an algorithm step computed, written into one shared object instead of a returned one, so
+// that a check allocates nothing but the decision the caller gets back. Read it right after the
+// step that wrote it; the next step overwrites it.
 
 /** Codes an algorithm step returns (the engine adds the rest of {@link Reason}'s codes). */
 export const OK = 0;
@@ -14,10 +14,23 @@ export const KEY_LIMIT = 5;
 export type Code = 0 | 1 | 2 | 3 | 4 | 5;
 
 /**
- * The step's results: `[0]`, `[1]` the key's new state (written back only when allowed), `[2]`
- * whole units remaining, `[3]` the instant (ms) at which the same charge would pass (`Infinity`:
- * never), `[4]` the instant at which the key is back to a fresh key's state. Instants, not waits:
- * the engine turns them into waits from the caller's own `now` with `until`, so a caller that adds
- * the wait to its clock lands where the charge passes.
+ * One step's results. Instants, not waits: the engine turns them into waits from the caller's own
+ * `now` with `until`, so a caller that adds the wait to its clock lands where the charge passes.
  */
-export const OUT = new Float64Array(5);
+class StepResult {
+  // Every field starts as a fraction, so V8 lays them out as doubles from the start and a write
+  // never changes the object's shape (see the README's "Measuring").
+  /** The key's new state, its amount: tokens held, units used, or ms ahead (written back only when allowed). */
+  amount = 0.5;
+  /** The key's new state, its instant (ms): when the tokens were counted, when the window ends, the latest admission. */
+  instant = 0.5;
+  /** Whole units remaining after the step. */
+  remaining = 0.5;
+  /** The instant (ms) at which the same charge would pass; `Infinity`: never. */
+  passAt = 0.5;
+  /** The instant (ms) at which the key is back to a fresh key's state. */
+  resetAt = 0.5;
+}
+
+/** The one {@link StepResult} every algorithm step writes. */
+export const step = new StepResult();

@@ -3,10 +3,13 @@
  * not. Nothing changes when `ok` is false.
  *
  * @example
- * const added = engine.addLimit(perSecond("api", 10));
- * if (!added.ok) console.error(added.code, added.reason);
+ * const engine = new QuotaEngine();
+ * engine.addLimit(perSecond("api", 10)).ok; // true
+ * const again = engine.addLimit(perSecond("api", 10));
+ * again.ok ? "added" : again.code; // "duplicate_limit"
  */
-export type Result<Code extends string> = { readonly ok: true } | { readonly ok: false; readonly code: Code; readonly reason: string };
+export type Result<Code extends string> =
+  { readonly ok: true } | { readonly ok: false; readonly code: Code; readonly reason: string };
 
 /** The one successful {@link Result}, shared. */
 export const done: { readonly ok: true } = Object.freeze({ ok: true as const });

@@ -1,8 +1,8 @@
-// The snapshot format, and the reader that turns an untrusted value into fresh engine state or
-// throws a SnapshotError naming the first bad field. The reader builds new objects only; the
-// engine swaps them in after the whole snapshot has been read, so a bad one changes nothing.
+// The snapshot format, its writer, and the reader that turns an untrusted value into fresh engine
+// state or throws a SnapshotError naming the first bad field. The reader builds new objects only;
+// the engine swaps them in after the whole snapshot has been read, so a bad one changes nothing.
 import { MAX_INSTANT, above } from "@tideward/limiters/math";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { SnapshotError } from "./errors";
 import { FairShare, subjectProblem, weightProblem } from "./fair";
 import { Links } from "./hierarchy";
@@ -11,7 +11,9 @@ import { BUCKET, GCRA, WINDOW } from "./kinds";
 import type { Kind } from "./kinds";
 import { limitProblem } from "./limit";
 import type { LimitSpec } from "./limit";
-import { Rule } from "./rule";
+import { LimitState } from "./limit-state";
+import type { Rule } from "./rule";
+import { STRIDE } from "./table";
 
 /**
  * The snapshot format's version; `restore` refuses any other. Version 2 keeps GCRA state as
@@ -94,10 +96,72 @@ export interface QuotaSnapshot {
   readonly subjects: readonly SubjectEntry[];
 }
 
+/**
+ * Everything an engine holds, as the snapshot format has it: limits, links and subjects in the
+ * order added, key state table by table in slot order.
+ */
+export function writeSnapshot(
+  clock: number,
+  limits: ReadonlyMap<string, LimitState>,
+  links: Links,
+  fair: FairShare,
+): QuotaSnapshot {
+  const buckets: BucketEntry[] = [];
+  const windows: WindowEntry[] = [];
+  const gcra: GcraEntry[] = [];
+  const parts = (id: string): KeyParts => QuotaKey.parse(id).toJSON();
+  // Each entry as the state the slot keeps: the amount at `data[at]`, the instant after it.
+  for (const { rule, tables } of limits.values()) {
+    const table = tables[BUCKET];
+    table?.each((id, slot) =>
+      buckets.push({
+        key: parts(id),
+        limit: rule.name,
+        tokens: table.data[slot * STRIDE],
+        at: table.data[slot * STRIDE + 1],
+      }),
+    );
+  }
+  for (const { rule, tables } of limits.values()) {
+    const table = tables[WINDOW];
+    table?.each((id, slot) =>
+      windows.push({
+        key: parts(id),
+        limit: rule.name,
+        end: table.data[slot * STRIDE + 1],
+        used: table.data[slot * STRIDE],
+      }),
+    );
+  }
+  for (const { rule, tables } of limits.values()) {
+    const table = tables[GCRA];
+    table?.each((id, slot) =>
+      gcra.push({
+        key: parts(id),
+        limit: rule.name,
+        at: table.data[slot * STRIDE + 1],
+        ahead: table.data[slot * STRIDE],
+      }),
+    );
+  }
+  return {
+    version: SNAPSHOT_VERSION,
+    clock: clock === -Infinity ? null : clock,
+    limits: [...limits.values()].map(({ spec }) => ({ ...spec })),
+    buckets,
+    windows,
+    gcra,
+    links: links
+      .list()
+      .map((l) => ({ child: l.child.toJSON(), parent: l.parent.toJSON(), limit: l.limit, ratio: l.ratio })),
+    subjects: fair.snapshot().map(({ subject, weight, used }) => ({ subject, weight, used })),
+  };
+}
+
 /** What {@link readSnapshot} built: fresh state for an engine to adopt. */
 export interface Restored {
   readonly clock: number;
-  readonly rules: Map<string, Rule>;
+  readonly limits: Map<string, LimitState>;
   readonly links: Links;
   readonly fair: FairShare;
   readonly keys: number;
@@ -110,12 +174,14 @@ function fail(field: string, problem: string): never {
 // An own-data-property record with exactly `fields`: no prototype other than Object's (or none),
 // no getters, no extra keys (so "__proto__" or "constructor" arriving as own keys are refused).
 function record(value: unknown, path: string, fields: readonly string[]): Record<string, unknown> {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) fail(path, `must be an object, got ${check.describe(value)}`);
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    fail(path, `must be an object, got ${check.describe(value)}`);
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) fail(path, "must be a plain object");
   const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const key of Reflect.ownKeys(value)) {
-    if (typeof key !== "string" || !fields.includes(key)) fail(path, `has an unexpected field ${typeof key === "string" ? JSON.stringify(key) : String(key)}`);
+    if (typeof key !== "string" || !fields.includes(key))
+      fail(path, `has an unexpected field ${typeof key === "string" ? JSON.stringify(key) : String(key)}`);
   }
   for (const field of fields) {
     const d = Object.getOwnPropertyDescriptor(value, field);
@@ -127,14 +193,17 @@ function record(value: unknown, path: string, fields: readonly string[]): Record
 }
 
 function list(value: unknown, path: string): readonly unknown[] {
-  if (!Array.isArray(value) || Object.getPrototypeOf(value) !== Array.prototype) fail(path, `must be an array, got ${check.describe(value)}`);
+  if (!Array.isArray(value) || Object.getPrototypeOf(value) !== Array.prototype)
+    fail(path, `must be an array, got ${check.describe(value)}`);
   const array = value as unknown[];
-  for (let i = 0; i < array.length; i++) if (!Object.prototype.hasOwnProperty.call(array, i)) fail(`${path}[${i}]`, "is missing (a hole)");
+  for (let i = 0; i < array.length; i++)
+    if (!Object.prototype.hasOwnProperty.call(array, i)) fail(`${path}[${i}]`, "is missing (a hole)");
   return array;
 }
 
 function finite(value: unknown, path: string): number {
-  if (typeof value !== "number" || !Number.isFinite(value)) fail(path, `must be a finite number, got ${check.describe(value)}`);
+  if (typeof value !== "number" || !Number.isFinite(value))
+    fail(path, `must be a finite number, got ${check.describe(value)}`);
   return value;
 }
 
@@ -156,7 +225,8 @@ function key(value: unknown, path: string): QuotaKey {
   const r = record(value, path, ["scope", "subject", "resource"]);
   for (const part of ["scope", "subject", "resource"]) {
     const v = r[part];
-    if (typeof v !== "string" || v.length === 0 || v.length > MAX_KEY_PART) fail(`${path}.${part}`, `must be a string of 1 to ${MAX_KEY_PART} characters, got ${check.describe(v)}`);
+    if (typeof v !== "string" || v.length === 0 || v.length > MAX_KEY_PART)
+      fail(`${path}.${part}`, `must be a string of 1 to ${MAX_KEY_PART} characters, got ${check.describe(v)}`);
   }
   return new QuotaKey(r.scope as string, r.subject as string, r.resource as string);
 }
@@ -170,43 +240,64 @@ function key(value: unknown, path: string): QuotaKey {
  * @throws SnapshotError naming the first bad field
  */
 export function readSnapshot(value: unknown, maxKeys: number): Restored {
-  const root = record(value, "snapshot", ["version", "clock", "limits", "buckets", "windows", "gcra", "links", "subjects"]);
-  if (root.version !== SNAPSHOT_VERSION) fail("snapshot.version", `must be ${SNAPSHOT_VERSION}, got ${check.describe(root.version)}`);
+  const root = record(value, "snapshot", [
+    "version",
+    "clock",
+    "limits",
+    "buckets",
+    "windows",
+    "gcra",
+    "links",
+    "subjects",
+  ]);
+  if (root.version !== SNAPSHOT_VERSION)
+    fail("snapshot.version", `must be ${SNAPSHOT_VERSION}, got ${check.describe(root.version)}`);
   const clock = root.clock === null ? -Infinity : instant(root.clock, "snapshot.clock");
 
-  const rules = new Map<string, Rule>();
+  const limits = new Map<string, LimitState>();
   list(root.limits, "snapshot.limits").forEach((raw, i) => {
     const path = `snapshot.limits[${i}]`;
     const spec = record(raw, path, ["name", "capacity", "refill", "window", "burst", "align"]);
     const problem = limitProblem(spec);
     if (problem !== undefined) fail(path, `is not a valid limit: ${problem}`);
     const name = spec.name as string;
-    if (rules.has(name)) fail(`${path}.name`, `duplicates the limit ${JSON.stringify(name)}`);
-    rules.set(name, new Rule(Object.freeze({ ...(spec as unknown as LimitSpec) })));
+    if (limits.has(name)) fail(`${path}.name`, `duplicates the limit ${JSON.stringify(name)}`);
+    limits.set(name, new LimitState(Object.freeze({ ...(spec as unknown as LimitSpec) })));
   });
 
   let keys = 0;
-  const entries = (field: "buckets" | "windows" | "gcra", kind: Kind, fields: readonly string[], read: (e: Record<string, unknown>, rule: Rule, path: string) => [number, number]): void => {
+  const entries = (
+    field: "buckets" | "windows" | "gcra",
+    kind: Kind,
+    fields: readonly string[],
+    read: (e: Record<string, unknown>, rule: Rule, path: string) => [number, number],
+  ): void => {
     list(root[field], `snapshot.${field}`).forEach((raw, i) => {
       const path = `snapshot.${field}[${i}]`;
       const e = record(raw, path, ["key", "limit", ...fields]);
       const k = key(e.key, `${path}.key`);
-      const rule = typeof e.limit === "string" ? rules.get(e.limit) : undefined;
-      if (rule === undefined) return fail(`${path}.limit`, `must name a limit in snapshot.limits, got ${check.describe(e.limit)}`);
+      const limit = typeof e.limit === "string" ? limits.get(e.limit) : undefined;
+      if (limit === undefined)
+        return fail(`${path}.limit`, `must name a limit in snapshot.limits, got ${check.describe(e.limit)}`);
       if (clock === -Infinity) fail("snapshot.clock", "must be a finite number when the snapshot holds key state");
-      const [a, b] = read(e, rule, path);
-      const table = rule.table(kind);
-      if (table.map.has(k.id)) fail(path, `duplicates an earlier entry for key ${k.id} and limit ${JSON.stringify(e.limit)}`);
+      const [amount, instant] = read(e, limit.rule, path);
+      const table = limit.table(kind);
+      if (table.slotOf(k.id) >= 0)
+        fail(path, `duplicates an earlier entry for key ${k.id} and limit ${JSON.stringify(e.limit)}`);
       if (++keys > maxKeys) fail(path, `is past maxKeys (${maxKeys}) of this engine`);
-      const at = table.insert(k.id) * table.stride;
-      table.data[at] = a;
-      table.data[at + 1] = b;
+      const at = table.insert(k.id) * STRIDE;
+      table.data[at] = amount;
+      table.data[at + 1] = instant;
     });
   };
   entries("buckets", BUCKET, ["tokens", "at"], (e, rule, path) => {
     const tokens = finite(e.tokens, `${path}.tokens`);
     // A take forgives a billionth of the capacity, which can leave a hair below zero; no more.
-    if (tokens < -rule.bucketSlack || tokens > rule.capacity) fail(`${path}.tokens`, `must be from 0 to ${rule.capacity} (the capacity of ${JSON.stringify(rule.name)}), got ${tokens}`);
+    if (tokens < -rule.bucketSlack || tokens > rule.capacity)
+      fail(
+        `${path}.tokens`,
+        `must be from 0 to ${rule.capacity} (the capacity of ${JSON.stringify(rule.name)}), got ${tokens}`,
+      );
     const at = instant(e.at, `${path}.at`);
     if (at > clock) fail(`${path}.at`, `must not be after snapshot.clock (${clock}), got ${at}`);
     return [tokens, at];
@@ -215,14 +306,22 @@ export function readSnapshot(value: unknown, maxKeys: number): Restored {
     const end = finite(e.end, `${path}.end`);
     // A window opens at the clock at the latest, so it ends at most one window later (give or
     // take two float steps: the rounding of an aligned end).
-    if (end > above(above(clock + rule.window))) fail(`${path}.end`, `must be at most ${rule.window} ms (the window of ${JSON.stringify(rule.name)}) after snapshot.clock (${clock}), got ${end}`);
-    return [end, whole(e.used, `${path}.used`, 0, rule.capacity)];
+    if (end > above(above(clock + rule.window)))
+      fail(
+        `${path}.end`,
+        `must be at most ${rule.window} ms (the window of ${JSON.stringify(rule.name)}) after snapshot.clock (${clock}), got ${end}`,
+      );
+    return [whole(e.used, `${path}.used`, 0, rule.capacity), end];
   });
   entries("gcra", GCRA, ["at", "ahead"], (e, rule, path) => {
     const at = instant(e.at, `${path}.at`);
     if (at > clock) fail(`${path}.at`, `must not be after snapshot.clock (${clock}), got ${at}`);
     const ahead = finite(e.ahead, `${path}.ahead`);
-    if (ahead < 0 || ahead > rule.reach) fail(`${path}.ahead`, `must be from 0 to ${rule.tau} ms (burst ${rule.burst} of ${JSON.stringify(rule.name)}), got ${ahead}`);
+    if (ahead < 0 || ahead > rule.reach)
+      fail(
+        `${path}.ahead`,
+        `must be from 0 to ${rule.tau} ms (burst ${rule.burst} of ${JSON.stringify(rule.name)}), got ${ahead}`,
+      );
     return [ahead, at];
   });
 
@@ -230,7 +329,15 @@ export function readSnapshot(value: unknown, maxKeys: number): Restored {
   list(root.links, "snapshot.links").forEach((raw, i) => {
     const path = `snapshot.links[${i}]`;
     const e = record(raw, path, ["child", "parent", "limit", "ratio"]);
-    const added = links.add({ child: key(e.child, `${path}.child`), parent: key(e.parent, `${path}.parent`), limit: e.limit as string, ratio: e.ratio as number }, (name) => rules.has(name));
+    const added = links.add(
+      {
+        child: key(e.child, `${path}.child`),
+        parent: key(e.parent, `${path}.parent`),
+        limit: e.limit as string,
+        ratio: e.ratio as number,
+      },
+      (name) => limits.has(name),
+    );
     if (!added.ok) fail(path, `is not a valid link (${added.code}): ${added.reason}`);
   });
 
@@ -250,5 +357,5 @@ export function readSnapshot(value: unknown, maxKeys: number): Restored {
     fair.put(subject, e.weight as number, used);
   });
 
-  return { clock, rules, links, fair, keys };
+  return { clock, limits, links, fair, keys };
 }

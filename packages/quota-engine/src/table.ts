@@ -1,130 +1,204 @@
-// The state of every key of one limit and one algorithm: a Map from the key's id to a slot, and
-// the slots' numbers side by side in one Float64Array (`stride` numbers a slot, so a key's state
-// sits in one cache line). Freed slots are reused before the array grows; it never shrinks.
+// The state of every key of one limit and one algorithm, in typed arrays: each key has a slot
+// (two numbers, the amount and the instant of algorithms.ts, side by side in `data`, so a key's
+// state sits in one cache line), and an open-addressing hash index maps the key's id to its slot.
+// Freed slots are reused before the arrays grow; they never shrink.
 //
-// A key object remembers the slot it was last found at (key.ts), and `ids` records which id
-// each slot holds, so a check with a key the caller reuses confirms that hint with one read of
-// `ids` beside the read of `data`, instead of a Map lookup: at a million keys every step of a
-// lookup (the id's hash, the bucket, the entry, a colliding key) is a cache miss.
+// Why not a Map from id to slot: keys that come and go (a client back after its bucket refilled)
+// cost a lookup that misses, an insertion and, once the key is idle again, a deletion per visit,
+// and a Map pays for each in hashing the string, chaining and rehashing. Here the id's hash is
+// computed once, when its QuotaKey is made (key.ts); a lookup is a probe or two in an Int32Array
+// and a deletion shifts the next few entries back (linear probing, no tombstones), nothing
+// allocated either way.
 //
-// Idle keys are dropped by a sweep that walks the Map with a live iterator, a few entries per
-// call: Map iterators survive insertions, deletions and rehashing, so the sweep resumes in
-// insertion order wherever it stopped and never stops the world.
-import { cacheSlot, cachedSlot } from "./key";
+// A key object also remembers the slot it was last found at, and `ids` records which id each slot
+// holds, so a check with a key the caller reuses confirms that hint with one read of `ids` beside
+// the read of `data`, without probing at all.
+//
+// Idle keys are dropped by a sweep that walks the slots by index, a few per call, resuming where
+// it stopped: it reads the typed array in order and allocates nothing.
+import { idle } from "./algorithms";
+import { cacheSlot, cachedSlot, hashId, keyHash } from "./key";
 import type { QuotaKey } from "./key";
-import { STRIDE, idle } from "./kinds";
 import type { Kind } from "./kinds";
 import type { Rule } from "./rule";
 
 const FIRST_SLOTS = 64;
 
+/** Numbers of state per slot, every kind alike: the amount, then the instant. */
+export const STRIDE = 2;
+
 export class SlotTable {
-  readonly map = new Map<string, number>();
   /** The id each slot holds, by slot; undefined for a free slot. Grows with `data`. */
   ids: (string | undefined)[] = new Array<string | undefined>(FIRST_SLOTS);
-  readonly stride = STRIDE;
-  data: Float64Array;
-  #free: Int32Array = new Int32Array(0);
+  /** Slot `s` keeps its amount at `data[2s]` and its instant at `data[2s + 1]`. */
+  data = new Float64Array(FIRST_SLOTS * STRIDE);
+  /** Keys with state here. */
+  size = 0;
+  // Each slot's id hash (hashId), so that probing and shifting never read a string.
+  #hashes = new Int32Array(FIRST_SLOTS);
+  // The hash index: slot + 1 at a key's position, 0 where empty; a power of two long, at most half
+  // full, so a probe ends within a few steps.
+  #index = new Int32Array(2 * FIRST_SLOTS);
+  #mask = 2 * FIRST_SLOTS - 1;
+  #free = new Int32Array(16);
   #freeCount = 0;
+  /** Slots ever used: every slot from here on is free and untouched. */
   #top = 0;
-  #cursor: IterableIterator<[string, number]> | undefined;
+  /** The next slot a sweep examines. */
+  #cursor = 0;
 
   constructor(
     readonly kind: Kind,
     readonly rule: Rule,
-  ) {
-    this.data = new Float64Array(FIRST_SLOTS * STRIDE);
-  }
+  ) {}
 
   /** The slot of `key`, or undefined when it has no state here. */
   find(key: QuotaKey): number | undefined {
     const id = key.id;
     const hint = cachedSlot(key);
-    if (hint >= 0 && hint < this.ids.length && this.ids[hint] === id) return hint;
-    const slot = this.map.get(id);
-    if (slot !== undefined) cacheSlot(key, slot);
+    if (hint >= 0 && hint < this.#top && this.ids[hint] === id) return hint;
+    const slot = this.#lookup(id, keyHash(key));
+    if (slot < 0) return undefined;
+    cacheSlot(key, slot);
     return slot;
+  }
+
+  /** The slot of the key whose id is `id`, or -1. */
+  slotOf(id: string): number {
+    return this.#lookup(id, hashId(id));
+  }
+
+  #lookup(id: string, hash: number): number {
+    const index = this.#index;
+    const mask = this.#mask;
+    for (let at = hash & mask; ; at = (at + 1) & mask) {
+      const entry = index[at];
+      if (entry === 0) return -1;
+      if (this.#hashes[entry - 1] === hash && this.ids[entry - 1] === id) return entry - 1;
+    }
   }
 
   /** A slot for `key`, which must not be in the table yet. */
   add(key: QuotaKey): number {
-    const slot = this.insert(key.id);
+    const slot = this.#insert(key.id, keyHash(key));
     cacheSlot(key, slot);
     return slot;
   }
 
   /** A slot for `id`, which must not be in the table yet. */
   insert(id: string): number {
+    return this.#insert(id, hashId(id));
+  }
+
+  #insert(id: string, hash: number): number {
     let slot: number;
     if (this.#freeCount > 0) slot = this.#free[--this.#freeCount];
     else {
       slot = this.#top++;
-      if ((slot + 1) * this.stride > this.data.length) {
-        const grown = new Float64Array(this.data.length * 2);
-        grown.set(this.data);
-        this.data = grown;
-        // Sized exactly, as the data are (pushing would leave up to half again spare).
-        const ids = new Array<string | undefined>(this.ids.length * 2);
-        for (let i = 0; i < slot; i++) ids[i] = this.ids[i];
-        this.ids = ids;
-      }
+      if (slot === this.#hashes.length) this.#growSlots();
     }
-    this.map.set(id, slot);
     this.ids[slot] = id;
+    this.#hashes[slot] = hash;
+    if (++this.size * 2 > this.#index.length) this.#reindex(this.#index.length * 2);
+    else this.#place(slot, hash);
     return slot;
   }
 
-  /** Forgets `id`, whose slot is `slot`, and keeps the slot for reuse. */
-  remove(id: string, slot: number): void {
-    this.map.delete(id);
+  // Puts `slot` at the first empty position from its hash on.
+  #place(slot: number, hash: number): void {
+    const index = this.#index;
+    const mask = this.#mask;
+    let at = hash & mask;
+    while (index[at] !== 0) at = (at + 1) & mask;
+    index[at] = slot + 1;
+  }
+
+  // Twice the slots, sized exactly (pushing would leave up to half again spare).
+  #growSlots(): void {
+    const n = this.#hashes.length * 2;
+    const data = new Float64Array(n * STRIDE);
+    data.set(this.data);
+    this.data = data;
+    const hashes = new Int32Array(n);
+    hashes.set(this.#hashes);
+    this.#hashes = hashes;
+    const ids = new Array<string | undefined>(n);
+    for (let i = 0; i < this.#top; i++) ids[i] = this.ids[i];
+    this.ids = ids;
+  }
+
+  // A new index of `length` positions holding every slot in use.
+  #reindex(length: number): void {
+    this.#index = new Int32Array(length);
+    this.#mask = length - 1;
+    for (let slot = 0; slot < this.#top; slot++)
+      if (this.ids[slot] !== undefined) this.#place(slot, this.#hashes[slot]);
+  }
+
+  /** Forgets the key at `slot` and keeps the slot for reuse. */
+  remove(slot: number): void {
+    const index = this.#index;
+    const mask = this.#mask;
+    let hole = this.#hashes[slot] & mask;
+    while (index[hole] !== slot + 1) hole = (hole + 1) & mask;
+    // Shift back every later entry of the run that may not sit past the hole, so that a probe
+    // from any of their hashes still meets them before an empty position.
+    for (let at = (hole + 1) & mask; index[at] !== 0; at = (at + 1) & mask) {
+      const entry = index[at];
+      if (((at - (this.#hashes[entry - 1] & mask)) & mask) >= ((at - hole) & mask)) {
+        index[hole] = entry;
+        hole = at;
+      }
+    }
+    index[hole] = 0;
     this.ids[slot] = undefined;
+    this.size--;
     if (this.#freeCount === this.#free.length) {
-      const grown = new Int32Array(Math.max(16, this.#free.length * 2));
+      const grown = new Int32Array(this.#free.length * 2);
       grown.set(this.#free);
       this.#free = grown;
     }
     this.#free[this.#freeCount++] = slot;
   }
 
+  /** Calls `f` with every key's id and slot, in slot order. */
+  each(f: (id: string, slot: number) => void): void {
+    for (let slot = 0; slot < this.#top; slot++) {
+      const id = this.ids[slot];
+      if (id !== undefined) f(id, slot);
+    }
+  }
+
   /**
-   * Examines up to `budget` entries from where the last sweep stopped, dropping those idle at
-   * `t`. Returns how many it dropped; `visited` says how many it examined, and `passed` whether
-   * it reached the end of the table (the next sweep starts a new pass).
+   * Examines up to `budget` slots from where the last sweep stopped, dropping the keys idle at
+   * `t`. Returns how many it dropped; `visited` says how many slots it examined (free ones
+   * included), and `passed` whether it reached the end of the table (the next sweep starts a new
+   * pass from the first slot).
    */
   sweep(t: number, budget: number): number {
-    const rule = this.rule;
-    const kind = this.kind;
-    const data = this.data;
-    const stride = this.stride;
+    const { rule, kind, data, ids } = this;
+    const top = this.#top;
+    const start = this.#cursor;
+    const end = top - start < budget ? top : start + budget;
     let dropped = 0;
-    let visited = 0;
-    this.passed = false;
-    const cursor = (this.#cursor ??= this.map.entries());
-    while (visited < budget) {
-      const step: IteratorResult<[string, number]> = cursor.next();
-      if (step.done === true) {
-        this.#cursor = undefined;
-        this.passed = true;
-        break;
-      }
-      visited++;
-      const [id, slot] = step.value;
-      const at = slot * stride;
-      if (idle(kind, rule, data[at], data[at + 1], t)) {
-        this.remove(id, slot);
+    for (let slot = start; slot < end; slot++) {
+      if (ids[slot] !== undefined && idle(kind, rule, data[slot * STRIDE], data[slot * STRIDE + 1], t)) {
+        this.remove(slot);
         dropped++;
       }
     }
-    this.visited = visited;
+    this.visited = end - start;
+    this.passed = end >= top;
+    this.#cursor = this.passed ? 0 : end;
     return dropped;
   }
 
   /** Whether a sweep pass is under way (the next sweep resumes mid-table). */
   get midway(): boolean {
-    return this.#cursor !== undefined;
+    return this.#cursor !== 0;
   }
 
-  /** How many entries the last {@link SlotTable.sweep} examined. */
+  /** How many slots the last {@link SlotTable.sweep} examined. */
   visited = 0;
   /** Whether the last {@link SlotTable.sweep} reached the end of the table. */
   passed = false;

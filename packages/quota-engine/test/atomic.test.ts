@@ -8,8 +8,18 @@ const keys = [0, 1, 2].map((i) => new QuotaKey("t", `k${i}`, "r"));
 const names = ["a", "b", "c", "missing"];
 const kinds: ChargeKind[] = ["bucket", "window", "gcra"];
 
-const spec = fc.record({ capacity: fc.integer({ min: 1, max: 20 }), refill: fc.constantFrom(1, 5, 10), window: fc.constantFrom(100, 1_000), burst: fc.integer({ min: 1, max: 20 }) });
-const chargeArb = fc.record({ key: fc.integer({ min: 0, max: 2 }), limit: fc.integer({ min: 0, max: 9 }), kind: fc.integer({ min: 0, max: 2 }), cost: fc.integer({ min: 1, max: 8 }) });
+const spec = fc.record({
+  capacity: fc.integer({ min: 1, max: 20 }),
+  refill: fc.constantFrom(1, 5, 10),
+  window: fc.constantFrom(100, 1_000),
+  burst: fc.integer({ min: 1, max: 20 }),
+});
+const chargeArb = fc.record({
+  key: fc.integer({ min: 0, max: 2 }),
+  limit: fc.integer({ min: 0, max: 9 }),
+  kind: fc.integer({ min: 0, max: 2 }),
+  cost: fc.integer({ min: 1, max: 8 }),
+});
 const toCharge = (c: { key: number; limit: number; kind: number; cost: number }): QuotaCharge =>
   // limit index 9 is a name no engine has: about one charge in ten
   charge(keys[c.key], names[c.limit === 9 ? 3 : c.limit % 3], c.cost, kinds[c.kind]);
@@ -23,63 +33,98 @@ function build(specs: { capacity: number; refill: number; window: number; burst:
 
 function single(engine: QuotaEngine, c: QuotaCharge, now: number): Decision {
   if (c.kind === "window") return engine.checkWindow(c.key, c.limit, now, c.cost);
-  return c.kind === "gcra" ? engine.checkGcra(c.key, c.limit, now, c.cost) : engine.checkTokenBucket(c.key, c.limit, now, c.cost);
+  return c.kind === "gcra"
+    ? engine.checkGcra(c.key, c.limit, now, c.cost)
+    : engine.checkTokenBucket(c.key, c.limit, now, c.cost);
 }
 
 // The state a snapshot holds, whatever order the entries come in and whatever the clock says.
 const withoutClock = (s: QuotaSnapshot): string => {
-  const order = <T extends { key: object; limit: string }>(list: readonly T[]): T[] => [...list].sort((x, y) => (JSON.stringify([x.limit, x.key]) < JSON.stringify([y.limit, y.key]) ? -1 : 1));
-  return JSON.stringify({ ...s, clock: null, buckets: order(s.buckets), windows: order(s.windows), gcra: order(s.gcra) });
+  const order = <T extends { key: object; limit: string }>(list: readonly T[]): T[] =>
+    [...list].sort((x, y) => (JSON.stringify([x.limit, x.key]) < JSON.stringify([y.limit, y.key]) ? -1 : 1));
+  return JSON.stringify({
+    ...s,
+    clock: null,
+    buckets: order(s.buckets),
+    windows: order(s.windows),
+    gcra: order(s.gcra),
+  });
 };
 
 describe.each(STARTS)("checkAtomic (properties), on %s", (_, starts) => {
   it("is all-or-nothing, and each decision is the charge checked alone after the earlier charges that fit", () => {
     fc.assert(
-      fc.property(fc.tuple(spec, spec, spec), fc.array(chargeArb, { maxLength: 30 }), fc.array(chargeArb, { minLength: 0, maxLength: 25 }), fc.integer({ min: 0, max: 500 }), starts, (specs, warmup, set, gap, start) => {
-        const engine = build(specs);
-        // Random balances: some traffic first.
-        let now = start;
-        for (const c of warmup) single(engine, toCharge(c), (now += 37));
-        now += gap;
-        const before = engine.snapshot();
-        const charges = set.map(toCharge);
-        const report = engine.checkAtomic(charges, now);
+      fc.property(
+        fc.tuple(spec, spec, spec),
+        fc.array(chargeArb, { maxLength: 30 }),
+        fc.array(chargeArb, { minLength: 0, maxLength: 25 }),
+        fc.integer({ min: 0, max: 500 }),
+        starts,
+        (specs, warmup, set, gap, start) => {
+          const engine = build(specs);
+          // Random balances: some traffic first.
+          let now = start;
+          for (const c of warmup) single(engine, toCharge(c), (now += 37));
+          now += gap;
+          const before = engine.snapshot();
+          const charges = set.map(toCharge);
+          const report = engine.checkAtomic(charges, now);
 
-        // The same charges one by one on a copy: the reference for every decision.
-        const copy = new QuotaEngine({ sweepStep: 0 });
-        copy.restore(before);
-        const alone = charges.map((c) => single(copy, c, now));
-        const firstFail = alone.findIndex((d) => !d.allowed);
-        if (report.failedIndex !== firstFail || report.committed !== (firstFail < 0) || report.allowed !== report.committed) return false;
-        for (let i = 0; i < charges.length; i++) {
-          const got = report.decisions[i];
-          const want = alone[i];
-          const reason = want.allowed && !report.committed ? "not_committed" : want.reason;
-          if (got.reason !== reason || got.allowed !== (want.allowed && report.committed) || got.remaining !== want.remaining || got.resetAfter !== want.resetAfter) return false;
-          if (got.retryAfter !== (reason === "not_committed" ? 0 : want.retryAfter) || got.cost !== want.cost) return false;
-        }
-        // Committed: the state is the sequence's; refused: nothing changed.
-        return withoutClock(engine.snapshot()) === withoutClock(report.committed ? copy.snapshot() : before);
-      }),
+          // The same charges one by one on a copy: the reference for every decision.
+          const copy = new QuotaEngine({ sweepStep: 0 });
+          copy.restore(before);
+          const alone = charges.map((c) => single(copy, c, now));
+          const firstFail = alone.findIndex((d) => !d.allowed);
+          if (
+            report.failedIndex !== firstFail ||
+            report.committed !== firstFail < 0 ||
+            report.allowed !== report.committed
+          )
+            return false;
+          for (let i = 0; i < charges.length; i++) {
+            const got = report.decisions[i];
+            const want = alone[i];
+            const reason = want.allowed && !report.committed ? "not_committed" : want.reason;
+            if (
+              got.reason !== reason ||
+              got.allowed !== (want.allowed && report.committed) ||
+              got.remaining !== want.remaining ||
+              got.resetAfter !== want.resetAfter
+            )
+              return false;
+            if (got.retryAfter !== (reason === "not_committed" ? 0 : want.retryAfter) || got.cost !== want.cost)
+              return false;
+          }
+          // Committed: the state is the sequence's; refused: nothing changed.
+          return withoutClock(engine.snapshot()) === withoutClock(report.committed ? copy.snapshot() : before);
+        },
+      ),
       { numRuns: 200 },
     );
   });
 
   it("retryAfter is when the whole set first fits: retried exactly that much later (as the caller adds it), it passes", () => {
     fc.assert(
-      fc.property(fc.tuple(spec, spec, spec), fc.array(chargeArb, { maxLength: 30 }), fc.array(chargeArb, { minLength: 1, maxLength: 6 }), fc.oneof(fc.constant(37), fc.double({ min: 0, max: 200, noNaN: true })), starts, (specs, warmup, set, gap, start) => {
-        const engine = build(specs);
-        let now = start;
-        for (const c of warmup) single(engine, toCharge(c), (now += gap));
-        const charges = set.map(toCharge);
-        const report = engine.peekAtomic(charges, now);
-        if (report.allowed) return report.retryAfter === 0;
-        if (report.retryAfter === Infinity) return !engine.peekAtomic(charges, now + 1e9).allowed;
-        // Earlier first: the engine's clock only moves forward.
-        if (engine.peekAtomic(charges, now + report.retryAfter * 0.99 - 1e-3).allowed) return false;
-        const at = now + report.retryAfter;
-        return engine.peekAtomic(charges, at).allowed && engine.checkAtomic(charges, at).committed;
-      }),
+      fc.property(
+        fc.tuple(spec, spec, spec),
+        fc.array(chargeArb, { maxLength: 30 }),
+        fc.array(chargeArb, { minLength: 1, maxLength: 6 }),
+        fc.oneof(fc.constant(37), fc.double({ min: 0, max: 200, noNaN: true })),
+        starts,
+        (specs, warmup, set, gap, start) => {
+          const engine = build(specs);
+          let now = start;
+          for (const c of warmup) single(engine, toCharge(c), (now += gap));
+          const charges = set.map(toCharge);
+          const report = engine.peekAtomic(charges, now);
+          if (report.allowed) return report.retryAfter === 0;
+          if (report.retryAfter === Infinity) return !engine.peekAtomic(charges, now + 1e9).allowed;
+          // Earlier first: the engine's clock only moves forward.
+          if (engine.peekAtomic(charges, now + report.retryAfter * 0.99 - 1e-3).allowed) return false;
+          const at = now + report.retryAfter;
+          return engine.peekAtomic(charges, at).allowed && engine.checkAtomic(charges, at).committed;
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -90,16 +135,28 @@ describe("checkAtomic", () => {
 
   it("commits an empty set trivially", () => {
     const engine = new QuotaEngine();
-    expect(engine.checkAtomic([], 0)).toEqual({ allowed: true, committed: true, failedIndex: -1, retryAfter: 0, decisions: [] });
+    expect(engine.checkAtomic([], 0)).toEqual({
+      allowed: true,
+      committed: true,
+      failedIndex: -1,
+      retryAfter: 0,
+      decisions: [],
+    });
   });
 
   it("checks every charge's shape before evaluating any, so a malformed one changes nothing", () => {
     const engine = new QuotaEngine();
     engine.addLimit(perSecond("r", 5));
     const bad: unknown[] = [charge(user, "r", 1), charge(user, "r", 0)];
-    expect(() => engine.checkAtomic(bad as QuotaCharge[], 0)).toThrow(new RangeError("charges[1].cost must be a whole number of at least 1, got 0"));
-    expect(() => engine.checkAtomic([charge(user, "r", 1), { key: user, limit: "r", cost: 1, kind: "sliding" as ChargeKind }], 0)).toThrow('charges[1].kind must be "bucket", "window" or "gcra", got "sliding"');
-    expect(() => engine.checkAtomic([null as unknown as QuotaCharge], 0)).toThrow("charges[0] must be a QuotaCharge, got null");
+    expect(() => engine.checkAtomic(bad as QuotaCharge[], 0)).toThrow(
+      new RangeError("charges[1].cost must be a whole number of at least 1, got 0"),
+    );
+    expect(() =>
+      engine.checkAtomic([charge(user, "r", 1), { key: user, limit: "r", cost: 1, kind: "sliding" as ChargeKind }], 0),
+    ).toThrow('charges[1].kind must be "bucket", "window" or "gcra", got "sliding"');
+    expect(() => engine.checkAtomic([null as unknown as QuotaCharge], 0)).toThrow(
+      "charges[0] must be a QuotaCharge, got null",
+    );
     expect(() => engine.checkAtomic("x" as unknown as QuotaCharge[], 0)).toThrow(TypeError);
     expect(engine.stats().keys).toBe(0);
     expect(engine.snapshot().clock).toBeNull();

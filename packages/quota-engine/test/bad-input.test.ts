@@ -20,52 +20,327 @@ function engine(): QuotaEngine {
 }
 
 const any = <T>(x: unknown): T => x as T;
-type Case = [name: string, run: (e: QuotaEngine) => unknown, expected: { throws: ErrorConstructor | typeof SnapshotError; message: string } | { returns: unknown }];
+type Case = [
+  name: string,
+  run: (e: QuotaEngine) => unknown,
+  expected: { throws: ErrorConstructor | typeof SnapshotError; message: string } | { returns: unknown },
+];
 
 const cases: Case[] = [
-  ["an unknown limit name", (e) => e.checkTokenBucket(alice, "nope", 200), { returns: { allowed: false, reason: "unknown_limit", retryAfter: Infinity, trace: ["bucket nope: unknown_limit (no limit of that name)"] } }],
-  ["cost 0", (e) => e.checkTokenBucket(alice, "req", 200, 0), { throws: RangeError, message: "cost must be a whole number of at least 1, got 0" }],
-  ["a negative cost", (e) => e.checkWindow(alice, "req", 200, -3), { throws: RangeError, message: "cost must be a whole number of at least 1, got -3" }],
-  ["a fractional cost", (e) => e.checkGcra(alice, "req", 200, 0.5), { throws: RangeError, message: "cost must be a whole number of at least 1, got 0.5" }],
-  ["a NaN cost", (e) => e.checkTokenBucket(alice, "req", 200, NaN), { throws: RangeError, message: "cost must be a whole number of at least 1, got NaN" }],
-  ["a cost as a string", (e) => e.checkTokenBucket(alice, "req", 200, any("1")), { throws: TypeError, message: 'cost must be a number, got string "1"' }],
-  ["a NaN now", (e) => e.checkTokenBucket(alice, "req", NaN), { throws: RangeError, message: "now must be a finite number of milliseconds, got NaN" }],
-  ["an infinite now", (e) => e.checkWindow(alice, "req", Infinity), { throws: RangeError, message: "now must be a finite number of milliseconds, got Infinity" }],
-  ["a Date as now", (e) => e.checkGcra(alice, "req", any(new Date(0))), { throws: TypeError, message: "now must be a number of milliseconds, got object [object Date]" }],
-  ["a key that is a plain object", (e) => e.checkTokenBucket(any({ scope: "a", subject: "b", resource: "c", id: "x" }), "req", 200), { throws: TypeError, message: "key must be a QuotaKey (new QuotaKey(scope, subject, resource)), got [object Object]" }],
-  ["a key with an empty part", () => new QuotaKey("acme", "", "api"), { throws: RangeError, message: 'QuotaKey subject must not be empty (use a placeholder such as "*")' }],
-  ["a key with a very long part", () => new QuotaKey("acme", "a".repeat(5_000), "api"), { throws: RangeError, message: "QuotaKey subject must be at most 1024 characters, got 5000" }],
-  ["a key id that is not three length-prefixed parts", () => QuotaKey.parse('5:a"b:c'), { throws: RangeError, message: 'QuotaKey id must be three length-prefixed parts such as "1:a1:b1:c", got "5:a\\"b:c"' }],
-  ["a limit name that is not a string", (e) => e.checkTokenBucket(alice, any(7), 200), { throws: TypeError, message: "limit must be a limit name (a string), got number 7" }],
-  ["a charge set with a bad charge after good ones", (e) => e.checkAtomic([charge(alice, "req"), charge(tenant, "tok"), any<QuotaCharge>({ key: alice, limit: "req", cost: 2.5 })], 200), { throws: RangeError, message: "charges[2].cost must be a whole number of at least 1, got 2.5" }],
-  ["a charge set naming an unknown limit", (e) => { const r = e.checkAtomic([charge(alice, "req"), charge(alice, "nope")], 100); return [r.committed, r.failedIndex, r.decisions.map((d) => d.reason)]; }, { returns: [false, 1, ["not_committed", "unknown_limit"]] }],
-  ["a batch with a malformed input", (e) => e.checkMany("req", [{ key: alice, now: 200 }, any<EvaluationInput>({ key: "alice", now: 200 })]), { throws: TypeError, message: 'inputs[1].key must be a QuotaKey (new QuotaKey(scope, subject, resource)), got "alice"' }],
-  ["a hierarchical check of cost 0", (e) => e.checkHierarchy(alice, "req", 200, 0), { throws: RangeError, message: "cost must be a whole number of at least 1, got 0" }],
-  ["a duplicate limit", (e) => e.addLimit(perSecond("req", 50)), { returns: { ok: false, code: "duplicate_limit", reason: 'a limit named "req" exists already' } }],
-  ["an invalid limit", (e) => e.addLimit(any<LimitSpec>({ name: "x", capacity: 1, refill: 1, window: 1_000, burst: 1, align: "yes" })), { returns: { ok: false, code: "invalid_limit", reason: 'LimitSpec align of "x" must be true or false, got "yes"' } }],
-  ["a link closing a cycle", (e) => e.addLink({ child: tenant, parent: alice, limit: "req", ratio: 1 }), { returns: { ok: false, code: "cycle", reason: `linking ${tenant.id} to ${alice.id} for "req" would close a cycle` } }],
-  ["usage of cost 0", (e) => e.recordUsage("alice", 0), { returns: { ok: false, code: "invalid_cost", reason: "Fair-share cost must be a whole number of at least 1, got 0" } }],
-  ["a sweep budget below 0", (e) => e.sweep(200, -5), { throws: RangeError, message: "sweep budget must be 0 or more, got -5" }],
-  ["a snapshot with a negative balance", (e) => { const s = e.snapshot(); return e.restore({ ...s, buckets: [{ ...s.buckets[0], tokens: -2 }] }); }, { throws: SnapshotError, message: 'snapshot.buckets[0].tokens must be from 0 to 5 (the capacity of "req"), got -2' }],
-  ["a cost of null", (e) => e.checkTokenBucket(alice, "req", 200, any(null)), { throws: TypeError, message: "cost must be a number, got object null" }],
-  ["a cost of 1n", (e) => e.checkWindow(alice, "req", 200, any(1n)), { throws: TypeError, message: "cost must be a number, got bigint 1n" }],
-  ["a cost of true", (e) => e.checkGcra(alice, "req", 200, any(true)), { throws: TypeError, message: "cost must be a number, got boolean true" }],
-  ["a Symbol cost in a charge set", (e) => e.checkAtomic([charge(alice, "req"), any<QuotaCharge>({ key: tenant, limit: "req", cost: Symbol("c") })], 200), { throws: TypeError, message: "charges[1].cost must be a number, got symbol Symbol(c)" }],
-  ["a now past 2^45 ms", (e) => e.checkTokenBucket(alice, "req", 1e20), { throws: RangeError, message: "now must be within ±35184372088832 ms (±2^45, about 1 115 years either side of 1970), got 100000000000000000000" }],
-  ["a now given as a string", (e) => e.checkAtomic([charge(alice, "req")], any("200")), { throws: TypeError, message: 'now must be a number of milliseconds, got string "200"' }],
-  ["a forged key carrying a real key's id", (e) => e.checkTokenBucket(Object.assign(Object.create(QuotaKey.prototype) as QuotaKey, { id: alice.id }), "req", 200), { throws: TypeError, message: `key must be a QuotaKey (new QuotaKey(scope, subject, resource)), got [object Object]` }],
-  ["a forged key in a charge set, after a real one", (e) => e.checkAtomic([charge(alice, "req"), charge(Object.create(QuotaKey.prototype) as QuotaKey, "req")], 200), { throws: TypeError, message: "charges[1].key must be a QuotaKey (new QuotaKey(scope, subject, resource)), got [object Object]" }],
-  ["a forged key in a link", (e) => e.addLink({ child: Object.create(QuotaKey.prototype) as QuotaKey, parent: tenant, limit: "req", ratio: 1 }), { returns: { ok: false, code: "invalid_link", reason: "QuotaLink child must be a QuotaKey, got [object Object]" } }],
-  ["a charge whose cost getter answers 0.5 when read", (e) => e.checkAtomic([charge(alice, "req"), any<QuotaCharge>({ key: tenant, limit: "req", get cost() { return 0.5; } })], 200), { throws: RangeError, message: "charges[1].cost must be a whole number of at least 1, got 0.5" }],
-  ["a limit whose window is 1e308 ms", (e) => e.addLimit(any<LimitSpec>({ name: "huge", capacity: 5, refill: 5, window: 1e308, burst: 5, align: false })), { returns: { ok: false, code: "invalid_limit", reason: 'LimitSpec window of "huge" must be at most 17592186044416 ms (2^44, about 557 years), got 1e+308' } }],
-  ["a limit whose window is below the clock's step", (e) => e.addLimit(any<LimitSpec>({ name: "tiny", capacity: 5, refill: 5, window: 1e-5, burst: 5, align: false })), { returns: { ok: false, code: "invalid_limit", reason: "LimitSpec window of \"tiny\" must be at least 0.0625 ms (2^-4; a shorter span is too close to a clock reading's own step), got 0.00001" } }],
-  ["a limit that would take centuries to refill", (e) => e.addLimit(any<LimitSpec>({ name: "slow", capacity: 1_000_000, refill: 1, window: 1e12, burst: 1, align: false })), { returns: { ok: false, code: "invalid_limit", reason: 'LimitSpec refill of "slow" must be at least 56844 for 1000000 units over a window of 1000000000000 ms (they must refill within 17592186044416 ms, 2^44), got 1' } }],
-  ["a limit spec that is not an object", (e) => e.addLimit(any(7)), { returns: { ok: false, code: "invalid_limit", reason: "LimitSpec must be an object, got 7" } }],
-  ["limitSpec with a misspelt field", () => limitSpec(any({ name: "x", capacity: 1, windwo: 5 })), { throws: TypeError, message: 'limitSpec has no option "windwo"; did you mean "window"?' }],
-  ["an engine policy of null", () => new QuotaEngine(any(null)), { throws: TypeError, message: "QuotaEngine policy must be an object, got null" }],
-  ["an engine policy with a misspelt field", () => new QuotaEngine(any({ maxkeys: 5 })), { throws: TypeError, message: 'QuotaEngine has no option "maxkeys"; did you mean "maxKeys"?' }],
-  ["a batch input whose now is past 2^45 ms", (e) => e.checkMany("req", [{ key: alice, now: 200 }, { key: alice, now: -1e16 }]), { throws: RangeError, message: "inputs[1].now must be within ±35184372088832 ms (±2^45, about 1 115 years either side of 1970), got -10000000000000000" }],
-  ["a snapshot smuggling __proto__", (e) => e.restore(JSON.parse(`{"__proto__":{"admin":true},${JSON.stringify(e.snapshot()).slice(1)}`)), { throws: SnapshotError, message: 'snapshot has an unexpected field "__proto__"' }],
+  [
+    "an unknown limit name",
+    (e) => e.checkTokenBucket(alice, "nope", 200),
+    {
+      returns: {
+        allowed: false,
+        reason: "unknown_limit",
+        retryAfter: Infinity,
+        trace: ["bucket nope: unknown_limit (no limit of that name)"],
+      },
+    },
+  ],
+  [
+    "cost 0",
+    (e) => e.checkTokenBucket(alice, "req", 200, 0),
+    { throws: RangeError, message: "cost must be a whole number of at least 1, got 0" },
+  ],
+  [
+    "a negative cost",
+    (e) => e.checkWindow(alice, "req", 200, -3),
+    { throws: RangeError, message: "cost must be a whole number of at least 1, got -3" },
+  ],
+  [
+    "a fractional cost",
+    (e) => e.checkGcra(alice, "req", 200, 0.5),
+    { throws: RangeError, message: "cost must be a whole number of at least 1, got 0.5" },
+  ],
+  [
+    "a NaN cost",
+    (e) => e.checkTokenBucket(alice, "req", 200, NaN),
+    { throws: RangeError, message: "cost must be a whole number of at least 1, got NaN" },
+  ],
+  [
+    "a cost as a string",
+    (e) => e.checkTokenBucket(alice, "req", 200, any("1")),
+    { throws: TypeError, message: 'cost must be a number, got string "1"' },
+  ],
+  [
+    "a NaN now",
+    (e) => e.checkTokenBucket(alice, "req", NaN),
+    { throws: RangeError, message: "now must be a finite number of milliseconds, got NaN" },
+  ],
+  [
+    "an infinite now",
+    (e) => e.checkWindow(alice, "req", Infinity),
+    { throws: RangeError, message: "now must be a finite number of milliseconds, got Infinity" },
+  ],
+  [
+    "a Date as now",
+    (e) => e.checkGcra(alice, "req", any(new Date(0))),
+    { throws: TypeError, message: "now must be a number of milliseconds, got object [object Date]" },
+  ],
+  [
+    "a key that is a plain object",
+    (e) => e.checkTokenBucket(any({ scope: "a", subject: "b", resource: "c", id: "x" }), "req", 200),
+    {
+      throws: TypeError,
+      message: "key must be a QuotaKey (new QuotaKey(scope, subject, resource)), got [object Object]",
+    },
+  ],
+  [
+    "a key with an empty part",
+    () => new QuotaKey("acme", "", "api"),
+    { throws: RangeError, message: 'QuotaKey subject must not be empty (use a placeholder such as "*")' },
+  ],
+  [
+    "a key with a very long part",
+    () => new QuotaKey("acme", "a".repeat(5_000), "api"),
+    { throws: RangeError, message: "QuotaKey subject must be at most 1024 characters, got 5000" },
+  ],
+  [
+    "a key id that is not three length-prefixed parts",
+    () => QuotaKey.parse('5:a"b:c'),
+    {
+      throws: RangeError,
+      message: 'QuotaKey id must be three length-prefixed parts such as "1:a1:b1:c", got "5:a\\"b:c"',
+    },
+  ],
+  [
+    "a limit name that is not a string",
+    (e) => e.checkTokenBucket(alice, any(7), 200),
+    { throws: TypeError, message: "limit must be a limit name (a string), got number 7" },
+  ],
+  [
+    "a charge set with a bad charge after good ones",
+    (e) =>
+      e.checkAtomic(
+        [charge(alice, "req"), charge(tenant, "tok"), any<QuotaCharge>({ key: alice, limit: "req", cost: 2.5 })],
+        200,
+      ),
+    { throws: RangeError, message: "charges[2].cost must be a whole number of at least 1, got 2.5" },
+  ],
+  [
+    "a charge set naming an unknown limit",
+    (e) => {
+      const r = e.checkAtomic([charge(alice, "req"), charge(alice, "nope")], 100);
+      return [r.committed, r.failedIndex, r.decisions.map((d) => d.reason)];
+    },
+    { returns: [false, 1, ["not_committed", "unknown_limit"]] },
+  ],
+  [
+    "a batch with a malformed input",
+    (e) => e.checkMany("req", [{ key: alice, now: 200 }, any<EvaluationInput>({ key: "alice", now: 200 })]),
+    {
+      throws: TypeError,
+      message: 'inputs[1].key must be a QuotaKey (new QuotaKey(scope, subject, resource)), got "alice"',
+    },
+  ],
+  [
+    "a hierarchical check of cost 0",
+    (e) => e.checkHierarchy(alice, "req", 200, 0),
+    { throws: RangeError, message: "cost must be a whole number of at least 1, got 0" },
+  ],
+  [
+    "a duplicate limit",
+    (e) => e.addLimit(perSecond("req", 50)),
+    { returns: { ok: false, code: "duplicate_limit", reason: 'a limit named "req" exists already' } },
+  ],
+  [
+    "an invalid limit",
+    (e) => e.addLimit(any<LimitSpec>({ name: "x", capacity: 1, refill: 1, window: 1_000, burst: 1, align: "yes" })),
+    {
+      returns: { ok: false, code: "invalid_limit", reason: 'LimitSpec align of "x" must be true or false, got "yes"' },
+    },
+  ],
+  [
+    "a link closing a cycle",
+    (e) => e.addLink({ child: tenant, parent: alice, limit: "req", ratio: 1 }),
+    {
+      returns: {
+        ok: false,
+        code: "cycle",
+        reason: `linking ${tenant.id} to ${alice.id} for "req" would close a cycle`,
+      },
+    },
+  ],
+  [
+    "usage of cost 0",
+    (e) => e.recordUsage("alice", 0),
+    {
+      returns: {
+        ok: false,
+        code: "invalid_cost",
+        reason: "Fair-share cost must be a whole number of at least 1, got 0",
+      },
+    },
+  ],
+  [
+    "a sweep budget below 0",
+    (e) => e.sweep(200, -5),
+    { throws: RangeError, message: "sweep budget must be 0 or more, got -5" },
+  ],
+  [
+    "a snapshot with a negative balance",
+    (e) => {
+      const s = e.snapshot();
+      return e.restore({ ...s, buckets: [{ ...s.buckets[0], tokens: -2 }] });
+    },
+    {
+      throws: SnapshotError,
+      message: 'snapshot.buckets[0].tokens must be from 0 to 5 (the capacity of "req"), got -2',
+    },
+  ],
+  [
+    "a cost of null",
+    (e) => e.checkTokenBucket(alice, "req", 200, any(null)),
+    { throws: TypeError, message: "cost must be a number, got object null" },
+  ],
+  [
+    "a cost of 1n",
+    (e) => e.checkWindow(alice, "req", 200, any(1n)),
+    { throws: TypeError, message: "cost must be a number, got bigint 1n" },
+  ],
+  [
+    "a cost of true",
+    (e) => e.checkGcra(alice, "req", 200, any(true)),
+    { throws: TypeError, message: "cost must be a number, got boolean true" },
+  ],
+  [
+    "a Symbol cost in a charge set",
+    (e) =>
+      e.checkAtomic([charge(alice, "req"), any<QuotaCharge>({ key: tenant, limit: "req", cost: Symbol("c") })], 200),
+    { throws: TypeError, message: "charges[1].cost must be a number, got symbol Symbol(c)" },
+  ],
+  [
+    "a now past 2^45 ms",
+    (e) => e.checkTokenBucket(alice, "req", 1e20),
+    {
+      throws: RangeError,
+      message:
+        "now must be within ±35184372088832 ms (±2^45, about 1 115 years either side of 1970), got 100000000000000000000",
+    },
+  ],
+  [
+    "a now given as a string",
+    (e) => e.checkAtomic([charge(alice, "req")], any("200")),
+    { throws: TypeError, message: 'now must be a number of milliseconds, got string "200"' },
+  ],
+  [
+    "a forged key carrying a real key's id",
+    (e) =>
+      e.checkTokenBucket(Object.assign(Object.create(QuotaKey.prototype) as QuotaKey, { id: alice.id }), "req", 200),
+    {
+      throws: TypeError,
+      message: `key must be a QuotaKey (new QuotaKey(scope, subject, resource)), got [object Object]`,
+    },
+  ],
+  [
+    "a forged key in a charge set, after a real one",
+    (e) => e.checkAtomic([charge(alice, "req"), charge(Object.create(QuotaKey.prototype) as QuotaKey, "req")], 200),
+    {
+      throws: TypeError,
+      message: "charges[1].key must be a QuotaKey (new QuotaKey(scope, subject, resource)), got [object Object]",
+    },
+  ],
+  [
+    "a forged key in a link",
+    (e) => e.addLink({ child: Object.create(QuotaKey.prototype) as QuotaKey, parent: tenant, limit: "req", ratio: 1 }),
+    { returns: { ok: false, code: "invalid_link", reason: "QuotaLink child must be a QuotaKey, got [object Object]" } },
+  ],
+  [
+    "a charge whose cost getter answers 0.5 when read",
+    (e) =>
+      e.checkAtomic(
+        [
+          charge(alice, "req"),
+          any<QuotaCharge>({
+            key: tenant,
+            limit: "req",
+            get cost() {
+              return 0.5;
+            },
+          }),
+        ],
+        200,
+      ),
+    { throws: RangeError, message: "charges[1].cost must be a whole number of at least 1, got 0.5" },
+  ],
+  [
+    "a limit whose window is 1e308 ms",
+    (e) => e.addLimit(any<LimitSpec>({ name: "huge", capacity: 5, refill: 5, window: 1e308, burst: 5, align: false })),
+    {
+      returns: {
+        ok: false,
+        code: "invalid_limit",
+        reason: 'LimitSpec window of "huge" must be at most 17592186044416 ms (2^44, about 557 years), got 1e+308',
+      },
+    },
+  ],
+  [
+    "a limit whose window is below the clock's step",
+    (e) => e.addLimit(any<LimitSpec>({ name: "tiny", capacity: 5, refill: 5, window: 1e-5, burst: 5, align: false })),
+    {
+      returns: {
+        ok: false,
+        code: "invalid_limit",
+        reason:
+          'LimitSpec window of "tiny" must be at least 0.0625 ms (2^-4; a shorter span is too close to a clock reading\'s own step), got 0.00001',
+      },
+    },
+  ],
+  [
+    "a limit that would take centuries to refill",
+    (e) =>
+      e.addLimit(
+        any<LimitSpec>({ name: "slow", capacity: 1_000_000, refill: 1, window: 1e12, burst: 1, align: false }),
+      ),
+    {
+      returns: {
+        ok: false,
+        code: "invalid_limit",
+        reason:
+          'LimitSpec refill of "slow" must be at least 56844 for 1000000 units over a window of 1000000000000 ms (they must refill within 17592186044416 ms, 2^44), got 1',
+      },
+    },
+  ],
+  [
+    "a limit spec that is not an object",
+    (e) => e.addLimit(any(7)),
+    { returns: { ok: false, code: "invalid_limit", reason: "LimitSpec must be an object, got 7" } },
+  ],
+  [
+    "limitSpec with a misspelt field",
+    () => limitSpec(any({ name: "x", capacity: 1, windwo: 5 })),
+    { throws: TypeError, message: 'limitSpec has no option "windwo"; did you mean "window"?' },
+  ],
+  [
+    "an engine policy of null",
+    () => new QuotaEngine(any(null)),
+    { throws: TypeError, message: "QuotaEngine policy must be an object, got null" },
+  ],
+  [
+    "an engine policy with a misspelt field",
+    () => new QuotaEngine(any({ maxkeys: 5 })),
+    { throws: TypeError, message: 'QuotaEngine has no option "maxkeys"; did you mean "maxKeys"?' },
+  ],
+  [
+    "a batch input whose now is past 2^45 ms",
+    (e) =>
+      e.checkMany("req", [
+        { key: alice, now: 200 },
+        { key: alice, now: -1e16 },
+      ]),
+    {
+      throws: RangeError,
+      message:
+        "inputs[1].now must be within ±35184372088832 ms (±2^45, about 1 115 years either side of 1970), got -10000000000000000",
+    },
+  ],
+  [
+    "a snapshot smuggling __proto__",
+    (e) => e.restore(JSON.parse(`{"__proto__":{"admin":true},${JSON.stringify(e.snapshot()).slice(1)}`)),
+    { throws: SnapshotError, message: 'snapshot has an unexpected field "__proto__"' },
+  ],
 ];
 
 describe("bad input is refused with a clear message and no state change", () => {
@@ -95,12 +370,38 @@ describe("bad input is refused with a clear message and no state change", () => 
 });
 
 describe("hostile traffic (property)", () => {
-  const hostile: unknown[] = [null, undefined, true, "1", 1n, Symbol("x"), NaN, -1, 0, 0.5, Infinity, -Infinity, 1e300, -1e20, {}, [], () => 1];
+  const hostile: unknown[] = [
+    null,
+    undefined,
+    true,
+    "1",
+    1n,
+    Symbol("x"),
+    NaN,
+    -1,
+    0,
+    0.5,
+    Infinity,
+    -Infinity,
+    1e300,
+    -1e20,
+    {},
+    [],
+    () => 1,
+  ];
 
   it("bad arguments mixed into real traffic, clocks going both ways, never put a bucket over its capacity or a window over its count", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.tuple(fc.integer({ min: 0, max: 4 }), fc.integer({ min: -300, max: 600 }), fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: hostile.length + 3 })), { maxLength: 120 }),
+        fc.array(
+          fc.tuple(
+            fc.integer({ min: 0, max: 4 }),
+            fc.integer({ min: -300, max: 600 }),
+            fc.integer({ min: 1, max: 6 }),
+            fc.integer({ min: 0, max: hostile.length + 3 }),
+          ),
+          { maxLength: 120 },
+        ),
         fc.constantFrom(0, 1_700_000_000_000.5),
         (ops, origin) => {
           const e = engine();
@@ -116,7 +417,8 @@ describe("hostile traffic (property)", () => {
               if (op === 0) e.checkTokenBucket(any(k), "req", any(t), any(c));
               else if (op === 1) e.checkWindow(any(k), "tok", any(t), any(c));
               else if (op === 2) e.checkGcra(any(k), "req", any(t), any(c));
-              else if (op === 3) e.checkAtomic([charge(tenant, "req", 1), any<QuotaCharge>({ key: k, limit: "tok", cost: c })], any(t));
+              else if (op === 3)
+                e.checkAtomic([charge(tenant, "req", 1), any<QuotaCharge>({ key: k, limit: "tok", cost: c })], any(t));
               else e.checkHierarchy(any(k), "req", any(t), any(c));
             } catch (error) {
               if (!(error instanceof TypeError || error instanceof RangeError)) throw error;

@@ -52,8 +52,20 @@ class Model {
   }
 }
 
-const traffic = fc.array(fc.record({ key: fc.integer({ min: 0, max: 3 }), dt: fc.integer({ min: -50, max: 400 }), cost: fc.integer({ min: 1, max: 4 }) }), { maxLength: 120 });
-const specs = fc.record({ capacity: fc.integer({ min: 1, max: 6 }), refill: fc.constantFrom(1, 2, 4, 5, 10), window: fc.constantFrom(100, 1_000, 2_000), burst: fc.integer({ min: 1, max: 6 }) });
+const traffic = fc.array(
+  fc.record({
+    key: fc.integer({ min: 0, max: 3 }),
+    dt: fc.integer({ min: -50, max: 400 }),
+    cost: fc.integer({ min: 1, max: 4 }),
+  }),
+  { maxLength: 120 },
+);
+const specs = fc.record({
+  capacity: fc.integer({ min: 1, max: 6 }),
+  refill: fc.constantFrom(1, 2, 4, 5, 10),
+  window: fc.constantFrom(100, 1_000, 2_000),
+  burst: fc.integer({ min: 1, max: 6 }),
+});
 
 // Whole-millisecond starts (Date.now() itself is whole), so the plain model's sums are exact too.
 const wholeStarts: [string, fc.Arbitrary<number>][] = [
@@ -62,31 +74,39 @@ const wholeStarts: [string, fc.Arbitrary<number>][] = [
   ["a Date.now() clock", fc.integer({ min: 1e12, max: 1e13 })],
 ];
 
-describe.each(wholeStarts)("single checks agree with a plain model of each algorithm (property), on %s", (_, starts) => {
-  for (const kind of ["bucket", "window", "gcra"] as const) {
-    it(kind, () => {
-      fc.assert(
-        fc.property(specs, traffic, starts, (fields, steps, start) => {
-          const spec = limitSpec({ name: "x", ...fields });
-          const engine = engineWith(spec);
-          const model = new Model(spec);
-          const keys = [0, 1, 2, 3].map((i) => new QuotaKey("s", `k${i}`, "r"));
-          let now = start;
-          let mismatches = 0;
-          for (const step of steps) {
-            now += step.dt; // sometimes backwards: both treat it as standing still
-            const key = keys[step.key];
-            const d = kind === "bucket" ? engine.checkTokenBucket(key, "x", now, step.cost) : kind === "window" ? engine.checkWindow(key, "x", now, step.cost) : engine.checkGcra(key, "x", now, step.cost);
-            const [allowed, remaining] = model[kind](key.id, now, step.cost);
-            if (d.allowed !== allowed || d.remaining !== remaining) mismatches++;
-          }
-          return mismatches === 0;
-        }),
-        { numRuns: 150 },
-      );
-    });
-  }
-});
+describe.each(wholeStarts)(
+  "single checks agree with a plain model of each algorithm (property), on %s",
+  (_, starts) => {
+    for (const kind of ["bucket", "window", "gcra"] as const) {
+      it(kind, () => {
+        fc.assert(
+          fc.property(specs, traffic, starts, (fields, steps, start) => {
+            const spec = limitSpec({ name: "x", ...fields });
+            const engine = engineWith(spec);
+            const model = new Model(spec);
+            const keys = [0, 1, 2, 3].map((i) => new QuotaKey("s", `k${i}`, "r"));
+            let now = start;
+            let mismatches = 0;
+            for (const step of steps) {
+              now += step.dt; // sometimes backwards: both treat it as standing still
+              const key = keys[step.key];
+              const d =
+                kind === "bucket"
+                  ? engine.checkTokenBucket(key, "x", now, step.cost)
+                  : kind === "window"
+                    ? engine.checkWindow(key, "x", now, step.cost)
+                    : engine.checkGcra(key, "x", now, step.cost);
+              const [allowed, remaining] = model[kind](key.id, now, step.cost);
+              if (d.allowed !== allowed || d.remaining !== remaining) mismatches++;
+            }
+            return mismatches === 0;
+          }),
+          { numRuns: 150 },
+        );
+      });
+    }
+  },
+);
 
 describe("single checks", () => {
   it("answer with exactly the decision fields, and a shared frozen trace naming the rule", () => {
@@ -152,13 +172,22 @@ describe("single checks", () => {
     expect(engine.checkGcra(alice, "b", 3e13 + 1, 5)).toMatchObject({ allowed: true, remaining: 0 });
     // Past ±2^45 ms a reading is refused: a window's or a refill's milliseconds would drown in
     // the clock's own step there.
-    expect(() => engine.checkTokenBucket(alice, "b", 1e15)).toThrow(new RangeError("now must be within ±35184372088832 ms (±2^45, about 1 115 years either side of 1970), got 1000000000000000"));
+    expect(() => engine.checkTokenBucket(alice, "b", 1e15)).toThrow(
+      new RangeError(
+        "now must be within ±35184372088832 ms (±2^45, about 1 115 years either side of 1970), got 1000000000000000",
+      ),
+    );
   });
 
   it("GCRA faster than the clock's own step (10^8 a second near Date.now()) is still honoured: a burst of one per reading", () => {
-    const engine = engineWith(limitSpec({ name: "fast", capacity: 100_000_000, refill: 100_000_000, window: 1_000, burst: 1 }));
+    const engine = engineWith(
+      limitSpec({ name: "fast", capacity: 100_000_000, refill: 100_000_000, window: 1_000, burst: 1 }),
+    );
     const t = 1_750_000_000_000.5;
-    expect([engine.checkGcra(alice, "fast", t).allowed, engine.checkGcra(alice, "fast", t).allowed]).toEqual([true, false]);
+    expect([engine.checkGcra(alice, "fast", t).allowed, engine.checkGcra(alice, "fast", t).allowed]).toEqual([
+      true,
+      false,
+    ]);
     // The next unit is due 10 ns later, which this clock cannot tell apart: its next step, 2^-12 ms on.
     const wait = engine.checkGcra(alice, "fast", t).retryAfter;
     expect(wait).toBe(2 ** -12);
@@ -175,7 +204,11 @@ describe("single checks", () => {
 
   it("decide per key: one key's spending leaves another's bucket alone", () => {
     const engine = engineWith(perSecond("b", 1));
-    const decisions: Decision[] = [engine.checkTokenBucket(alice, "b", 0), engine.checkTokenBucket(alice, "b", 0), engine.checkTokenBucket(bob, "b", 0)];
+    const decisions: Decision[] = [
+      engine.checkTokenBucket(alice, "b", 0),
+      engine.checkTokenBucket(alice, "b", 0),
+      engine.checkTokenBucket(bob, "b", 0),
+    ];
     expect(decisions.map((d) => d.allowed)).toEqual([true, false, true]);
   });
 });
@@ -188,7 +221,12 @@ describe("maxKeys", () => {
     expect(engine.checkTokenBucket(alice, "b", 0).allowed).toBe(true);
     expect(engine.checkTokenBucket(bob, "b", 0).allowed).toBe(true);
     const refused = engine.checkTokenBucket(carol, "b", 0);
-    expect(refused).toMatchObject({ allowed: false, reason: "key_limit", retryAfter: 0, trace: ["bucket b: key_limit"] });
+    expect(refused).toMatchObject({
+      allowed: false,
+      reason: "key_limit",
+      retryAfter: 0,
+      trace: ["bucket b: key_limit"],
+    });
     expect(engine.checkTokenBucket(alice, "b", 0).allowed).toBe(true);
     expect(engine.stats()).toMatchObject({ keys: 2, refused: 1 });
     // Once bob's bucket is full again his state is idle, and the bounded sweep makes room for carol.
@@ -202,12 +240,34 @@ describe("maxKeys", () => {
     const carol = new QuotaKey("t", "carol", "api");
     engine.checkTokenBucket(alice, "b", 0);
     const before = JSON.stringify(engine.snapshot());
-    const report = engine.checkAtomic([{ key: alice, limit: "b", cost: 1 }, { key: bob, limit: "b", cost: 1 }, { key: carol, limit: "b", cost: 1 }, { key: bob, limit: "b", cost: 1 }], 0);
+    const report = engine.checkAtomic(
+      [
+        { key: alice, limit: "b", cost: 1 },
+        { key: bob, limit: "b", cost: 1 },
+        { key: carol, limit: "b", cost: 1 },
+        { key: bob, limit: "b", cost: 1 },
+      ],
+      0,
+    );
     expect([report.committed, report.failedIndex]).toEqual([false, 1]);
-    expect(report.decisions.map((d) => d.reason)).toEqual(["not_committed", "key_limit", "not_committed", "not_committed"]);
+    expect(report.decisions.map((d) => d.reason)).toEqual([
+      "not_committed",
+      "key_limit",
+      "not_committed",
+      "not_committed",
+    ]);
     expect(JSON.stringify(engine.snapshot())).toBe(before);
     // Two charges to one new key need one slot: this set fits.
-    expect(engine.checkAtomic([{ key: bob, limit: "b", cost: 1 }, { key: bob, limit: "b", cost: 1 }, { key: alice, limit: "b", cost: 1 }], 0).committed).toBe(true);
+    expect(
+      engine.checkAtomic(
+        [
+          { key: bob, limit: "b", cost: 1 },
+          { key: bob, limit: "b", cost: 1 },
+          { key: alice, limit: "b", cost: 1 },
+        ],
+        0,
+      ).committed,
+    ).toBe(true);
   });
 
   it("makes room for a set by dropping idle keys, the set's own keys included, and charges them as fresh", () => {
@@ -225,7 +285,9 @@ describe("maxKeys", () => {
   });
 
   it("refuses a ceiling that is not a whole number of at least 1", () => {
-    expect(() => new QuotaEngine({ maxKeys: 0 })).toThrow(new RangeError("QuotaEngine maxKeys must be 1 or more, got 0"));
+    expect(() => new QuotaEngine({ maxKeys: 0 })).toThrow(
+      new RangeError("QuotaEngine maxKeys must be 1 or more, got 0"),
+    );
     expect(() => new QuotaEngine({ maxKeys: 2.5 })).toThrow("QuotaEngine maxKeys must be a whole number, got 2.5");
     expect(() => new QuotaEngine({ sweepStep: -1 })).toThrow("QuotaEngine sweepStep must be 0 or more, got -1");
     expect(new QuotaEngine({ maxKeys: 10 }).policy).toEqual({ maxKeys: 10, sweepStep: 2 });

@@ -4,13 +4,23 @@ import { quotaConformance } from "@tideward/quota-engine/conformance";
 
 // The in-process engine passes the suite the Redis engine will run, near 0 and at Date.now() magnitudes.
 quotaConformance({ describe, it, expect }, () => new QuotaEngine(), { name: "QuotaEngine conformance (clock near 0)" });
-quotaConformance({ describe, it, expect }, () => new QuotaEngine(), { name: "QuotaEngine conformance (clock near 2025)", origin: 1_750_000_000_000 });
+quotaConformance({ describe, it, expect }, () => new QuotaEngine(), {
+  name: "QuotaEngine conformance (clock near 2025)",
+  origin: 1_750_000_000_000,
+});
 // A store whose every answer is a promise runs the same suite: the seam the Redis engine uses.
 quotaConformance(
   { describe, it, expect },
   () => {
     const engine = new QuotaEngine();
-    return new Proxy(engine, { get: (target, p) => { const v = Reflect.get(target, p, target) as unknown; return typeof v === "function" ? (...args: unknown[]) => Promise.resolve((v as (...a: unknown[]) => unknown).apply(target, args)) : v; } });
+    return new Proxy(engine, {
+      get: (target, p) => {
+        const v = Reflect.get(target, p, target) as unknown;
+        return typeof v === "function"
+          ? (...args: unknown[]) => Promise.resolve((v as (...a: unknown[]) => unknown).apply(target, args))
+          : v;
+      },
+    });
   },
   { name: "QuotaEngine behind promises (the asynchronous seam)" },
 );

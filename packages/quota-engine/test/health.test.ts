@@ -11,7 +11,9 @@ describe("validate", () => {
   });
 
   it("reports an engine with no limits", () => {
-    expect(new QuotaEngine().validate()).toEqual([{ code: "no_limits", message: "the engine has no limits: every check answers unknown_limit" }]);
+    expect(new QuotaEngine().validate()).toEqual([
+      { code: "no_limits", message: "the engine has no limits: every check answers unknown_limit" },
+    ]);
   });
 
   it("reports a GCRA burst above the capacity", () => {
@@ -26,7 +28,12 @@ describe("validate", () => {
     for (let i = 0; i < 8; i++) engine.checkTokenBucket(k(i), "r", 0);
     expect(engine.validate()).toEqual([]);
     engine.checkTokenBucket(k(8), "r", 0);
-    expect(engine.validate()).toEqual([{ code: "keys_near_limit", message: "9 keys tracked of maxKeys 10: new keys will soon be refused with key_limit" }]);
+    expect(engine.validate()).toEqual([
+      {
+        code: "keys_near_limit",
+        message: "9 keys tracked of maxKeys 10: new keys will soon be refused with key_limit",
+      },
+    ]);
   });
 
   it("reports a chain longer than 8 links", () => {
@@ -59,7 +66,18 @@ describe("stats and toJSON", () => {
     engine.checkGcra(k(2), "s", 0); // refused: no room, and nothing idle yet
     engine.addLink({ child: k(0), parent: k(1), limit: "r", ratio: 1 });
     engine.addSubject("x");
-    expect(engine.stats()).toEqual({ limits: 2, buckets: 1, windows: 1, gcra: 1, keys: 3, maxKeys: 3, links: 1, subjects: 1, dropped: 0, refused: 1 });
+    expect(engine.stats()).toEqual({
+      limits: 2,
+      buckets: 1,
+      windows: 1,
+      gcra: 1,
+      keys: 3,
+      maxKeys: 3,
+      links: 1,
+      subjects: 1,
+      dropped: 0,
+      refused: 1,
+    });
     engine.sweep(5_000, Infinity);
     expect(engine.stats()).toMatchObject({ keys: 0, dropped: 3 });
   });
@@ -71,7 +89,18 @@ describe("stats and toJSON", () => {
     expect(JSON.parse(JSON.stringify(engine))).toEqual({
       version: 2,
       clock: 42,
-      stats: { limits: 1, buckets: 1, windows: 0, gcra: 0, keys: 1, maxKeys: null, links: 0, subjects: 0, dropped: 0, refused: 0 },
+      stats: {
+        limits: 1,
+        buckets: 1,
+        windows: 0,
+        gcra: 0,
+        keys: 1,
+        maxKeys: null,
+        links: 0,
+        subjects: 0,
+        dropped: 0,
+        refused: 0,
+      },
       limits: [{ name: "r", capacity: 2, refill: 2, window: 1_000, burst: 2, align: false }],
     });
     expect(new QuotaEngine().toJSON().clock).toBeNull();

@@ -17,7 +17,11 @@ function engine(): QuotaEngine {
 
 describe("chain", () => {
   it("lists the key and its ancestors, each charged its ratio times the level below", () => {
-    expect(engine().chain(user, "req", 2).map((c) => [c.key.subject, c.cost])).toEqual([
+    expect(
+      engine()
+        .chain(user, "req", 2)
+        .map((c) => [c.key.subject, c.cost]),
+    ).toEqual([
       ["alice", 2],
       ["team-1", 2],
       ["*", 6],
@@ -46,20 +50,36 @@ describe("checkHierarchy", () => {
 
   it("traces every level with its key and answer", () => {
     const e = engine();
-    expect(e.checkHierarchy(user, "req", 0, 30).trace).toEqual([`bucket req @ ${user.id}: ok`, `bucket req @ ${team.id}: ok`, `bucket req @ ${tenant.id}: ok`]);
+    expect(e.checkHierarchy(user, "req", 0, 30).trace).toEqual([
+      `bucket req @ ${user.id}: ok`,
+      `bucket req @ ${team.id}: ok`,
+      `bucket req @ ${tenant.id}: ok`,
+    ]);
     // The tenant would need 3 · 40 = 120 of its 100: never.
-    expect(e.checkHierarchy(user, "req", 0, 40).trace).toEqual([`bucket req @ ${user.id}: not_committed`, `bucket req @ ${team.id}: not_committed`, `bucket req @ ${tenant.id}: too_large`]);
+    expect(e.checkHierarchy(user, "req", 0, 40).trace).toEqual([
+      `bucket req @ ${user.id}: not_committed`,
+      `bucket req @ ${team.id}: not_committed`,
+      `bucket req @ ${tenant.id}: too_large`,
+    ]);
   });
 
   it("runs on windows and GCRA flows too", () => {
     const e = engine();
     expect(e.checkHierarchy(user, "req", 0, 30, "window")).toMatchObject({ allowed: true, remaining: 3 });
-    expect(e.checkHierarchy(user, "req", 0, 4, "window")).toMatchObject({ allowed: false, reason: "exhausted", retryAfter: 1_000 });
+    expect(e.checkHierarchy(user, "req", 0, 4, "window")).toMatchObject({
+      allowed: false,
+      reason: "exhausted",
+      retryAfter: 1_000,
+    });
     expect(e.checkHierarchy(user, "req", 0, 1, "gcra").trace.every((line) => line.startsWith("gcra req @"))).toBe(true);
   });
 
   it("answers unknown_limit for an unknown limit", () => {
-    expect(engine().checkHierarchy(user, "nope", 0)).toMatchObject({ allowed: false, reason: "unknown_limit", retryAfter: Infinity });
+    expect(engine().checkHierarchy(user, "nope", 0)).toMatchObject({
+      allowed: false,
+      reason: "unknown_limit",
+      retryAfter: Infinity,
+    });
   });
 });
 
@@ -67,24 +87,27 @@ describe("addLink (property): never lets a chain loop", () => {
   it("refuses exactly the links that would close a cycle", () => {
     const nodes = Array.from({ length: 6 }, (_, i) => new QuotaKey("s", `n${i}`, "r"));
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 5 })), { maxLength: 30 }), (pairs) => {
-        const e = new QuotaEngine();
-        e.addLimit(perSecond("req", 1));
-        const parent = new Map<number, number>();
-        const reaches = (from: number, to: number): boolean => {
-          for (let at: number | undefined = from; at !== undefined; at = parent.get(at)) if (at === to) return true;
-          return false;
-        };
-        for (const [c, p] of pairs) {
-          const link: QuotaLink = { child: nodes[c], parent: nodes[p], limit: "req", ratio: 1 };
-          const result = e.addLink(link);
-          const expected = parent.has(c) && c !== p ? "duplicate_link" : reaches(p, c) ? "cycle" : "ok";
-          if ((result.ok ? "ok" : result.code) !== expected) return false;
-          if (result.ok) parent.set(c, p);
-        }
-        // Every chain ends, and visits distinct keys.
-        return nodes.every((n) => new Set(e.chain(n, "req").map((x) => x.key.id)).size === e.chain(n, "req").length);
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 5 })), { maxLength: 30 }),
+        (pairs) => {
+          const e = new QuotaEngine();
+          e.addLimit(perSecond("req", 1));
+          const parent = new Map<number, number>();
+          const reaches = (from: number, to: number): boolean => {
+            for (let at: number | undefined = from; at !== undefined; at = parent.get(at)) if (at === to) return true;
+            return false;
+          };
+          for (const [c, p] of pairs) {
+            const link: QuotaLink = { child: nodes[c], parent: nodes[p], limit: "req", ratio: 1 };
+            const result = e.addLink(link);
+            const expected = parent.has(c) && c !== p ? "duplicate_link" : reaches(p, c) ? "cycle" : "ok";
+            if ((result.ok ? "ok" : result.code) !== expected) return false;
+            if (result.ok) parent.set(c, p);
+          }
+          // Every chain ends, and visits distinct keys.
+          return nodes.every((n) => new Set(e.chain(n, "req").map((x) => x.key.id)).size === e.chain(n, "req").length);
+        },
+      ),
     );
   });
 
@@ -95,7 +118,12 @@ describe("addLink (property): never lets a chain loop", () => {
       { child: user, parent: null, limit: "req", ratio: 1 },
       { child: tenant, parent: team, limit: "req", ratio: 1.5 },
     ];
-    expect(bad.map((l) => { const r = e.addLink(l as unknown as QuotaLink); return r.ok ? "ok" : `${r.code}: ${r.reason}`; })).toEqual([
+    expect(
+      bad.map((l) => {
+        const r = e.addLink(l as unknown as QuotaLink);
+        return r.ok ? "ok" : `${r.code}: ${r.reason}`;
+      }),
+    ).toEqual([
       'invalid_link: QuotaLink child must be a QuotaKey, got "alice"',
       "invalid_link: QuotaLink parent must be a QuotaKey, got null",
       "invalid_link: QuotaLink ratio must be a whole number of at least 1, got 1.5",

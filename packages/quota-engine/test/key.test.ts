@@ -2,7 +2,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MAX_KEY_PART, QuotaEngine, QuotaKey, perSecond } from "@tideward/quota-engine";
 
-const part = fc.string({ minLength: 1, maxLength: 12, unit: fc.constantFrom("a", "b", ":", "|", "1", "9", '"', "'", "\\", "\0", "é", " ") });
+const part = fc.string({
+  minLength: 1,
+  maxLength: 12,
+  unit: fc.constantFrom("a", "b", ":", "|", "1", "9", '"', "'", "\\", "\0", "é", " "),
+});
 
 describe("QuotaKey", () => {
   it("prefixes each part with its length", () => {
@@ -10,7 +14,12 @@ describe("QuotaKey", () => {
   });
 
   it("does not collide when a separator moves between parts", () => {
-    const ids = [new QuotaKey("a:b", "c", "x").id, new QuotaKey("a", "b:c", "x").id, new QuotaKey("a", "b", "c:x").id, new QuotaKey("a:b:c", "x", "y").id];
+    const ids = [
+      new QuotaKey("a:b", "c", "x").id,
+      new QuotaKey("a", "b:c", "x").id,
+      new QuotaKey("a", "b", "c:x").id,
+      new QuotaKey("a:b:c", "x", "y").id,
+    ];
     expect(new Set(ids).size).toBe(4);
     expect(new QuotaKey("1:a", "b", "c").id).not.toBe(new QuotaKey("1", "a", "b").id);
   });
@@ -44,17 +53,33 @@ describe("QuotaKey", () => {
   it("accepts parts up to MAX_KEY_PART characters and refuses longer ones", () => {
     const long = "x".repeat(MAX_KEY_PART);
     expect(QuotaKey.parse(new QuotaKey(long, long, long).id).resource).toBe(long);
-    expect(() => new QuotaKey("a", long + "x", "c")).toThrow(new RangeError(`QuotaKey subject must be at most ${MAX_KEY_PART} characters, got ${MAX_KEY_PART + 1}`));
+    expect(() => new QuotaKey("a", long + "x", "c")).toThrow(
+      new RangeError(`QuotaKey subject must be at most ${MAX_KEY_PART} characters, got ${MAX_KEY_PART + 1}`),
+    );
   });
 
   it("refuses empty parts and non-strings, naming the part", () => {
     expect(() => new QuotaKey("", "b", "c")).toThrow(RangeError);
-    expect(() => new QuotaKey("a", "", "c")).toThrow('QuotaKey subject must not be empty (use a placeholder such as "*")');
-    expect(() => new QuotaKey("a", "b", 7 as unknown as string)).toThrow(new TypeError("QuotaKey resource must be a string, got number 7"));
+    expect(() => new QuotaKey("a", "", "c")).toThrow(
+      'QuotaKey subject must not be empty (use a placeholder such as "*")',
+    );
+    expect(() => new QuotaKey("a", "b", 7 as unknown as string)).toThrow(
+      new TypeError("QuotaKey resource must be a string, got number 7"),
+    );
   });
 
   it("parse refuses anything but three length-prefixed parts", () => {
-    for (const bad of ["", "1:a1:b", "1:a1:b1:c1:d", "2:a1:b1:c", "1:a1:b1:cd", "0:1:b1:c", "01:a1:b1:c", "a:b:c", "-1:a1:b1:c"]) {
+    for (const bad of [
+      "",
+      "1:a1:b",
+      "1:a1:b1:c1:d",
+      "2:a1:b1:c",
+      "1:a1:b1:cd",
+      "0:1:b1:c",
+      "01:a1:b1:c",
+      "a:b:c",
+      "-1:a1:b1:c",
+    ]) {
       expect(() => QuotaKey.parse(bad), bad).toThrow(RangeError);
     }
   });
@@ -70,7 +95,9 @@ describe("QuotaKey", () => {
     }).toThrow(TypeError);
     expect(() => Object.defineProperty(key, "id", { value: "garbage" })).toThrow(TypeError);
     expect(key.id).toBe("1:t5:alice3:api");
-    expect(engine.snapshot().buckets).toEqual([{ key: { scope: "t", subject: "alice", resource: "api" }, limit: "r", tokens: 3, at: 1_000 }]);
+    expect(engine.snapshot().buckets).toEqual([
+      { key: { scope: "t", subject: "alice", resource: "api" }, limit: "r", tokens: 3, at: 1_000 },
+    ]);
     expect(engine.checkTokenBucket(key, "r", 1_000).remaining).toBe(2);
   });
 
@@ -80,15 +107,30 @@ describe("QuotaKey", () => {
     const real = new QuotaKey("t", "alice", "api");
     engine.checkTokenBucket(real, "r", 1_000, 4);
     const before = JSON.stringify(engine.snapshot());
-    const forged = Object.assign(Object.create(QuotaKey.prototype) as QuotaKey, { id: real.id, scope: "t", subject: "alice", resource: "api" });
+    const forged = Object.assign(Object.create(QuotaKey.prototype) as QuotaKey, {
+      id: real.id,
+      scope: "t",
+      subject: "alice",
+      resource: "api",
+    });
     expect(forged instanceof QuotaKey).toBe(true); // it passes instanceof, and is still refused
     const refusal = "must be a QuotaKey (new QuotaKey(scope, subject, resource)), got [object Object]";
     expect(() => engine.checkTokenBucket(forged, "r", 1_000)).toThrow(new TypeError(`key ${refusal}`));
     expect(() => engine.checkWindow(forged, "r", 1_000)).toThrow(new TypeError(`key ${refusal}`));
     expect(() => engine.checkGcra(forged, "r", 1_000)).toThrow(new TypeError(`key ${refusal}`));
     expect(() => engine.checkHierarchy(forged, "r", 1_000)).toThrow(new TypeError(`key ${refusal}`));
-    expect(() => engine.checkAtomic([{ key: real, limit: "r", cost: 1 }, { key: forged, limit: "r", cost: 1 }], 1_000)).toThrow(new TypeError(`charges[1].key ${refusal}`));
-    expect(() => engine.checkMany("r", [{ key: forged, now: 1_000 }])).toThrow(new TypeError(`inputs[0].key ${refusal}`));
+    expect(() =>
+      engine.checkAtomic(
+        [
+          { key: real, limit: "r", cost: 1 },
+          { key: forged, limit: "r", cost: 1 },
+        ],
+        1_000,
+      ),
+    ).toThrow(new TypeError(`charges[1].key ${refusal}`));
+    expect(() => engine.checkMany("r", [{ key: forged, now: 1_000 }])).toThrow(
+      new TypeError(`inputs[0].key ${refusal}`),
+    );
     expect(JSON.stringify(engine.snapshot())).toBe(before);
     expect(engine.checkTokenBucket(real, "r", 1_000).remaining).toBe(0); // the real bucket held 1
   });

@@ -26,7 +26,13 @@ function check(engine: QuotaEngine, kind: ChargeKind, key: QuotaKey, now: number
   return kind === "gcra" ? engine.checkGcra(key, "l", now, cost) : engine.checkTokenBucket(key, "l", now, cost);
 }
 
-function engineWith(s: { capacity: number; refill: number; window: number; burst: number; align: boolean }): QuotaEngine {
+function engineWith(s: {
+  capacity: number;
+  refill: number;
+  window: number;
+  burst: number;
+  align: boolean;
+}): QuotaEngine {
   const engine = new QuotaEngine();
   expect(engine.addLimit(limitSpec({ name: "l", ...s })).ok).toBe(true);
   return engine;
@@ -48,53 +54,83 @@ describe.each(STARTS)("single checks on %s", (_, starts) => {
 
   it("property: retryAfter is 0 exactly when a check passes, and a check retried at now + retryAfter passes", () => {
     fc.assert(
-      fc.property(specArb, fc.array(fc.tuple(fc.constantFrom(...KINDS), fc.integer({ min: 0, max: 2 }), fc.double({ min: 0, max: 300, noNaN: true }), fc.integer({ min: 1, max: 4 })), { maxLength: 80 }), starts, (s, steps, start) => {
-        const engine = engineWith(s);
-        let now = start;
-        for (const [kind, k, dt, cost] of steps) {
-          now += dt;
-          // What a charge would answer, without charging: the same evaluation as the check.
-          const peek = engine.peekAtomic([charge(keys[k], "l", cost, kind)], now);
-          const d = check(engine, kind, keys[k], now, cost);
-          expect(d.allowed).toBe(peek.allowed);
-          expect(d.retryAfter === 0).toBe(d.allowed);
-          if (!d.allowed && Number.isFinite(d.retryAfter)) {
-            const later = engine.peekAtomic([charge(keys[k], "l", cost, kind)], now + d.retryAfter);
-            expect(later.allowed).toBe(true);
+      fc.property(
+        specArb,
+        fc.array(
+          fc.tuple(
+            fc.constantFrom(...KINDS),
+            fc.integer({ min: 0, max: 2 }),
+            fc.double({ min: 0, max: 300, noNaN: true }),
+            fc.integer({ min: 1, max: 4 }),
+          ),
+          { maxLength: 80 },
+        ),
+        starts,
+        (s, steps, start) => {
+          const engine = engineWith(s);
+          let now = start;
+          for (const [kind, k, dt, cost] of steps) {
+            now += dt;
+            // What a charge would answer, without charging: the same evaluation as the check.
+            const peek = engine.peekAtomic([charge(keys[k], "l", cost, kind)], now);
+            const d = check(engine, kind, keys[k], now, cost);
+            expect(d.allowed).toBe(peek.allowed);
+            expect(d.retryAfter === 0).toBe(d.allowed);
+            if (!d.allowed && Number.isFinite(d.retryAfter)) {
+              const later = engine.peekAtomic([charge(keys[k], "l", cost, kind)], now + d.retryAfter);
+              expect(later.allowed).toBe(true);
+            }
           }
-        }
-      }),
+        },
+      ),
     );
   });
 
   it("property: a loop that advances a ManualClock by retryAfter ends, one wait after each refusal", () => {
     fc.assert(
-      fc.property(specArb, fc.constantFrom(...KINDS), fc.integer({ min: 1, max: 4 }), fc.integer({ min: 1, max: 150 }), starts, (s, kind, cost, calls, start) => {
-        const engine = engineWith(s);
-        const clock = new ManualClock(start);
-        if (cost > (kind === "gcra" ? s.burst : s.capacity)) return check(engine, kind, keys[0], clock.now(), cost).retryAfter === Infinity;
-        for (let i = 0; i < calls; i++) {
-          let d = check(engine, kind, keys[0], clock.now(), cost);
-          if (d.allowed) continue;
-          clock.advance(d.retryAfter);
-          d = check(engine, kind, keys[0], clock.now(), cost);
-          if (!d.allowed) return false; // one wait must be enough
-        }
-        return true;
-      }),
+      fc.property(
+        specArb,
+        fc.constantFrom(...KINDS),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 150 }),
+        starts,
+        (s, kind, cost, calls, start) => {
+          const engine = engineWith(s);
+          const clock = new ManualClock(start);
+          if (cost > (kind === "gcra" ? s.burst : s.capacity))
+            return check(engine, kind, keys[0], clock.now(), cost).retryAfter === Infinity;
+          for (let i = 0; i < calls; i++) {
+            let d = check(engine, kind, keys[0], clock.now(), cost);
+            if (d.allowed) continue;
+            clock.advance(d.retryAfter);
+            d = check(engine, kind, keys[0], clock.now(), cost);
+            if (!d.allowed) return false; // one wait must be enough
+          }
+          return true;
+        },
+      ),
     );
   });
 
   it("property: resetAfter is enough: then the key takes its whole capacity (GCRA: burst) again", () => {
     fc.assert(
-      fc.property(specArb, fc.constantFrom(...KINDS), fc.array(fc.tuple(fc.double({ min: 0, max: 300, noNaN: true }), fc.integer({ min: 1, max: 4 })), { minLength: 1, maxLength: 30 }), starts, (s, kind, steps, start) => {
-        const engine = engineWith(s);
-        let now = start;
-        let last: Decision | undefined;
-        for (const [dt, cost] of steps) last = check(engine, kind, keys[0], (now += dt), cost);
-        const whole = kind === "gcra" ? s.burst : s.capacity;
-        return engine.peekAtomic([charge(keys[0], "l", whole, kind)], now + (last?.resetAfter ?? 0)).allowed;
-      }),
+      fc.property(
+        specArb,
+        fc.constantFrom(...KINDS),
+        fc.array(fc.tuple(fc.double({ min: 0, max: 300, noNaN: true }), fc.integer({ min: 1, max: 4 })), {
+          minLength: 1,
+          maxLength: 30,
+        }),
+        starts,
+        (s, kind, steps, start) => {
+          const engine = engineWith(s);
+          let now = start;
+          let last: Decision | undefined;
+          for (const [dt, cost] of steps) last = check(engine, kind, keys[0], (now += dt), cost);
+          const whole = kind === "gcra" ? s.burst : s.capacity;
+          return engine.peekAtomic([charge(keys[0], "l", whole, kind)], now + (last?.resetAfter ?? 0)).allowed;
+        },
+      ),
     );
   });
 });

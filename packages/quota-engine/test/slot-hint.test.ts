@@ -10,15 +10,22 @@ describe.each(STARTS)("the slot a key object remembers, on %s", (_, starts) => {
   it("never changes a decision: shared key objects answer as fresh ones do (property)", () => {
     let dropped = 0;
     fc.assert(
-      fc.property(fc.tuple(specArb, specArb, specArb), fc.array(opArb, { maxLength: 150 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 2, max: 8 }), starts, (specs, ops, step, maxKeys, start) => {
-        // A small maxKeys and sweeping free slots and hand them to other keys, making hints stale.
-        const shared = setUp(specs, { sweepStep: step, maxKeys });
-        const fresh = setUp(specs, { sweepStep: step, maxKeys });
-        const a = replay(shared, ops, start, true);
-        const b = replay(fresh, ops, start, true, true);
-        dropped += shared.stats().dropped;
-        return JSON.stringify(a) === JSON.stringify(b);
-      }),
+      fc.property(
+        fc.tuple(specArb, specArb, specArb),
+        fc.array(opArb, { maxLength: 150 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.integer({ min: 2, max: 8 }),
+        starts,
+        (specs, ops, step, maxKeys, start) => {
+          // A small maxKeys and sweeping free slots and hand them to other keys, making hints stale.
+          const shared = setUp(specs, { sweepStep: step, maxKeys });
+          const fresh = setUp(specs, { sweepStep: step, maxKeys });
+          const a = replay(shared, ops, start, true);
+          const b = replay(fresh, ops, start, true, true);
+          dropped += shared.stats().dropped;
+          return JSON.stringify(a) === JSON.stringify(b);
+        },
+      ),
       { numRuns: 150 },
     );
     expect(dropped).toBeGreaterThan(40); // slots were freed and reused, many times (about 100 a scale)

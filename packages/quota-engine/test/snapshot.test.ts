@@ -31,7 +31,9 @@ describe.each(STARTS)("snapshot and restore (properties), on %s", (_, starts) =>
         copy.restore(JSON.parse(JSON.stringify(engine.snapshot())));
         // Start the future at the original's clock: both engines then see the same instants.
         const start = engine.snapshot().clock ?? origin;
-        return JSON.stringify(replay(engine, future, start, true)) === JSON.stringify(replay(copy, future, start, true));
+        return (
+          JSON.stringify(replay(engine, future, start, true)) === JSON.stringify(replay(copy, future, start, true))
+        );
       }),
       { numRuns: 100 },
     );
@@ -83,38 +85,206 @@ function good(): QuotaSnapshot {
   engine.checkGcra(k, "c", 1_000);
   return JSON.parse(JSON.stringify(engine.snapshot())) as QuotaSnapshot;
 }
-type Mutable = Record<string, unknown> & { buckets: Record<string, unknown>[]; windows: Record<string, unknown>[]; gcra: Record<string, unknown>[]; limits: Record<string, unknown>[]; links: Record<string, unknown>[]; subjects: Record<string, unknown>[] };
+type Mutable = Record<string, unknown> & {
+  buckets: Record<string, unknown>[];
+  windows: Record<string, unknown>[];
+  gcra: Record<string, unknown>[];
+  limits: Record<string, unknown>[];
+  links: Record<string, unknown>[];
+  subjects: Record<string, unknown>[];
+};
 const cases: [string, (s: Mutable) => unknown, string][] = [
   ["not an object", () => "snapshot", 'snapshot must be an object, got "snapshot"'],
   ["an array", () => [], "snapshot must be an object, got [object Array]"],
   ["another version", (s) => ({ ...s, version: 1 }), "snapshot.version must be 2, got 1"],
   ["a missing field", ({ links: _, ...rest }) => rest, "snapshot.links is missing"],
   ["an unknown field", (s) => ({ ...s, extra: 1 }), 'snapshot has an unexpected field "extra"'],
-  ["a __proto__ key (from JSON.parse)", (s) => JSON.parse(JSON.stringify(s).replace('{"version"', '{"__proto__":{"polluted":true},"version"')) as unknown, 'snapshot has an unexpected field "__proto__"'],
-  ["a constructor key in an entry", (s) => { s.buckets[0] = { ...s.buckets[0], constructor: { prototype: { polluted: true } } }; return s; }, 'snapshot.buckets[0] has an unexpected field "constructor"'],
+  [
+    "a __proto__ key (from JSON.parse)",
+    (s) => JSON.parse(JSON.stringify(s).replace('{"version"', '{"__proto__":{"polluted":true},"version"')) as unknown,
+    'snapshot has an unexpected field "__proto__"',
+  ],
+  [
+    "a constructor key in an entry",
+    (s) => {
+      s.buckets[0] = { ...s.buckets[0], constructor: { prototype: { polluted: true } } };
+      return s;
+    },
+    'snapshot.buckets[0] has an unexpected field "constructor"',
+  ],
   ["a NaN clock", (s) => ({ ...s, clock: NaN }), "snapshot.clock must be a finite number, got NaN"],
-  ["a null clock with key state", (s) => ({ ...s, clock: null }), "snapshot.clock must be a finite number when the snapshot holds key state"],
-  ["an invalid limit", (s) => { s.limits[1] = { ...s.limits[1], capacity: -1 }; return s; }, 'snapshot.limits[1] is not a valid limit: LimitSpec capacity of "b" must be a whole number of at least 1, got -1'],
-  ["a duplicate limit", (s) => { s.limits.push(s.limits[0]); return s; }, 'snapshot.limits[3].name duplicates the limit "a"'],
-  ["a negative balance", (s) => { (s.buckets[0]).tokens = -1; return s; }, 'snapshot.buckets[0].tokens must be from 0 to 5 (the capacity of "a"), got -1'],
-  ["a balance above capacity", (s) => { (s.buckets[0]).tokens = 6; return s; }, 'snapshot.buckets[0].tokens must be from 0 to 5 (the capacity of "a"), got 6'],
-  ["NaN tokens (as JSON would never write)", (s) => { (s.buckets[0]).tokens = NaN; return s; }, "snapshot.buckets[0].tokens must be a finite number, got NaN"],
-  ["state from after the clock", (s) => { (s.buckets[0]).at = 2_000; return s; }, "snapshot.buckets[0].at must not be after snapshot.clock (1000), got 2000"],
-  ["an unknown limit", (s) => { (s.windows[0]).limit = "zzz"; return s; }, 'snapshot.windows[0].limit must name a limit in snapshot.limits, got "zzz"'],
-  ["a window ending too long after the clock", (s) => { (s.windows[0]).end = 10_000; return s; }, 'snapshot.windows[0].end must be at most 100 ms (the window of "b") after snapshot.clock (1000), got 10000'],
-  ["a fractional window count", (s) => { (s.windows[0]).used = 0.5; return s; }, "snapshot.windows[0].used must be a whole number from 0 to 3, got 0.5"],
-  ["a GCRA flow too far ahead", (s) => { (s.gcra[0]).ahead = 5_000; return s; }, 'snapshot.gcra[0].ahead must be from 0 to 1000 ms (burst 2 of "c"), got 5000'],
-  ["a GCRA flow from after the clock", (s) => { (s.gcra[0]).at = 1_001; return s; }, "snapshot.gcra[0].at must not be after snapshot.clock (1000), got 1001"],
-  ["a negative GCRA lead", (s) => { (s.gcra[0]).ahead = -1; return s; }, 'snapshot.gcra[0].ahead must be from 0 to 1000 ms (burst 2 of "c"), got -1'],
-  ["a clock past 2^45 ms", (s) => ({ ...s, clock: 1e300 }), "snapshot.clock must be within ±35184372088832 ms (±2^45), got 1e+300"],
-  ["a limit window of 1e308 ms", (s) => { s.limits[0] = { ...s.limits[0], window: 1e308 }; return s; }, 'snapshot.limits[0] is not a valid limit: LimitSpec window of "a" must be at most 17592186044416 ms (2^44, about 557 years), got 1e+308'],
-  ["an empty key part", (s) => { (s.gcra[0]).key = { scope: "", subject: "a", resource: "b" }; return s; }, 'snapshot.gcra[0].key.scope must be a string of 1 to 1024 characters, got ""'],
-  ["a duplicate entry", (s) => { s.buckets.push(s.buckets[0]); return s; }, 'snapshot.buckets[1] duplicates an earlier entry for key 1:t2:k01:r and limit "a"'],
-  ["a link cycle", (s) => { s.links.push({ child: { scope: "t", subject: "k4", resource: "*" }, parent: { scope: "t", subject: "k0", resource: "r" }, limit: "a", ratio: 1 }); return s; }, "snapshot.links[3] is not a valid link (cycle): linking 1:t2:k41:* to 1:t2:k01:r for \"a\" would close a cycle"],
-  ["a zero weight", (s) => { (s.subjects[0]).weight = 0; return s; }, "snapshot.subjects[0].weight must be a whole number of at least 1, got 0"],
-  ["a duplicate subject", (s) => { s.subjects.push({ ...s.subjects[0] }); return s; }, 'snapshot.subjects[3].subject duplicates the subject "x"'],
-  ["a hole in a list", (s) => { s.subjects.length = 5; return s; }, "snapshot.subjects[3] is missing (a hole)"],
-  ["an accessor instead of a value", (s) => Object.defineProperty({ ...s }, "clock", { get: () => 1_000, enumerable: true }), "snapshot.clock must be a plain value, not an accessor"],
+  [
+    "a null clock with key state",
+    (s) => ({ ...s, clock: null }),
+    "snapshot.clock must be a finite number when the snapshot holds key state",
+  ],
+  [
+    "an invalid limit",
+    (s) => {
+      s.limits[1] = { ...s.limits[1], capacity: -1 };
+      return s;
+    },
+    'snapshot.limits[1] is not a valid limit: LimitSpec capacity of "b" must be a whole number of at least 1, got -1',
+  ],
+  [
+    "a duplicate limit",
+    (s) => {
+      s.limits.push(s.limits[0]);
+      return s;
+    },
+    'snapshot.limits[3].name duplicates the limit "a"',
+  ],
+  [
+    "a negative balance",
+    (s) => {
+      s.buckets[0].tokens = -1;
+      return s;
+    },
+    'snapshot.buckets[0].tokens must be from 0 to 5 (the capacity of "a"), got -1',
+  ],
+  [
+    "a balance above capacity",
+    (s) => {
+      s.buckets[0].tokens = 6;
+      return s;
+    },
+    'snapshot.buckets[0].tokens must be from 0 to 5 (the capacity of "a"), got 6',
+  ],
+  [
+    "NaN tokens (as JSON would never write)",
+    (s) => {
+      s.buckets[0].tokens = NaN;
+      return s;
+    },
+    "snapshot.buckets[0].tokens must be a finite number, got NaN",
+  ],
+  [
+    "state from after the clock",
+    (s) => {
+      s.buckets[0].at = 2_000;
+      return s;
+    },
+    "snapshot.buckets[0].at must not be after snapshot.clock (1000), got 2000",
+  ],
+  [
+    "an unknown limit",
+    (s) => {
+      s.windows[0].limit = "zzz";
+      return s;
+    },
+    'snapshot.windows[0].limit must name a limit in snapshot.limits, got "zzz"',
+  ],
+  [
+    "a window ending too long after the clock",
+    (s) => {
+      s.windows[0].end = 10_000;
+      return s;
+    },
+    'snapshot.windows[0].end must be at most 100 ms (the window of "b") after snapshot.clock (1000), got 10000',
+  ],
+  [
+    "a fractional window count",
+    (s) => {
+      s.windows[0].used = 0.5;
+      return s;
+    },
+    "snapshot.windows[0].used must be a whole number from 0 to 3, got 0.5",
+  ],
+  [
+    "a GCRA flow too far ahead",
+    (s) => {
+      s.gcra[0].ahead = 5_000;
+      return s;
+    },
+    'snapshot.gcra[0].ahead must be from 0 to 1000 ms (burst 2 of "c"), got 5000',
+  ],
+  [
+    "a GCRA flow from after the clock",
+    (s) => {
+      s.gcra[0].at = 1_001;
+      return s;
+    },
+    "snapshot.gcra[0].at must not be after snapshot.clock (1000), got 1001",
+  ],
+  [
+    "a negative GCRA lead",
+    (s) => {
+      s.gcra[0].ahead = -1;
+      return s;
+    },
+    'snapshot.gcra[0].ahead must be from 0 to 1000 ms (burst 2 of "c"), got -1',
+  ],
+  [
+    "a clock past 2^45 ms",
+    (s) => ({ ...s, clock: 1e300 }),
+    "snapshot.clock must be within ±35184372088832 ms (±2^45), got 1e+300",
+  ],
+  [
+    "a limit window of 1e308 ms",
+    (s) => {
+      s.limits[0] = { ...s.limits[0], window: 1e308 };
+      return s;
+    },
+    'snapshot.limits[0] is not a valid limit: LimitSpec window of "a" must be at most 17592186044416 ms (2^44, about 557 years), got 1e+308',
+  ],
+  [
+    "an empty key part",
+    (s) => {
+      s.gcra[0].key = { scope: "", subject: "a", resource: "b" };
+      return s;
+    },
+    'snapshot.gcra[0].key.scope must be a string of 1 to 1024 characters, got ""',
+  ],
+  [
+    "a duplicate entry",
+    (s) => {
+      s.buckets.push(s.buckets[0]);
+      return s;
+    },
+    'snapshot.buckets[1] duplicates an earlier entry for key 1:t2:k01:r and limit "a"',
+  ],
+  [
+    "a link cycle",
+    (s) => {
+      s.links.push({
+        child: { scope: "t", subject: "k4", resource: "*" },
+        parent: { scope: "t", subject: "k0", resource: "r" },
+        limit: "a",
+        ratio: 1,
+      });
+      return s;
+    },
+    'snapshot.links[3] is not a valid link (cycle): linking 1:t2:k41:* to 1:t2:k01:r for "a" would close a cycle',
+  ],
+  [
+    "a zero weight",
+    (s) => {
+      s.subjects[0].weight = 0;
+      return s;
+    },
+    "snapshot.subjects[0].weight must be a whole number of at least 1, got 0",
+  ],
+  [
+    "a duplicate subject",
+    (s) => {
+      s.subjects.push({ ...s.subjects[0] });
+      return s;
+    },
+    'snapshot.subjects[3].subject duplicates the subject "x"',
+  ],
+  [
+    "a hole in a list",
+    (s) => {
+      s.subjects.length = 5;
+      return s;
+    },
+    "snapshot.subjects[3] is missing (a hole)",
+  ],
+  [
+    "an accessor instead of a value",
+    (s) => Object.defineProperty({ ...s }, "clock", { get: () => 1_000, enumerable: true }),
+    "snapshot.clock must be a plain value, not an accessor",
+  ],
 ];
 
 describe("restore refuses a bad snapshot whole, naming the first bad field", () => {

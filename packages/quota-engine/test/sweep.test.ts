@@ -7,14 +7,20 @@ describe.each(STARTS)("dropping idle keys (property), on %s", (_, starts) => {
   it("never changes a decision: the same traffic with and without sweeping answers the same", () => {
     let dropped = 0;
     fc.assert(
-      fc.property(fc.tuple(specArb, specArb, specArb), fc.array(opArb, { maxLength: 150 }), fc.integer({ min: 1, max: 4 }), starts, (specs, ops, step, start) => {
-        const kept = setUp(specs, { sweepStep: 0 });
-        const swept = setUp(specs, { sweepStep: step });
-        const a = replay(kept, ops, start, false);
-        const b = replay(swept, ops, start, true);
-        dropped += swept.stats().dropped;
-        return JSON.stringify(a) === JSON.stringify(b) && swept.stats().keys <= kept.stats().keys;
-      }),
+      fc.property(
+        fc.tuple(specArb, specArb, specArb),
+        fc.array(opArb, { maxLength: 150 }),
+        fc.integer({ min: 1, max: 4 }),
+        starts,
+        (specs, ops, step, start) => {
+          const kept = setUp(specs, { sweepStep: 0 });
+          const swept = setUp(specs, { sweepStep: step });
+          const a = replay(kept, ops, start, false);
+          const b = replay(swept, ops, start, true);
+          dropped += swept.stats().dropped;
+          return JSON.stringify(a) === JSON.stringify(b) && swept.stats().keys <= kept.stats().keys;
+        },
+      ),
       { numRuns: 150 },
     );
     // The runs did drop keys, many of them (about 70 in 150 runs; the bound leaves room for chance).

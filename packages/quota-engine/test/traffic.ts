@@ -24,9 +24,23 @@ export const specArb = fc.record({
   burst: fc.integer({ min: 1, max: 8 }),
   align: fc.boolean(),
 });
-export type SpecFields = fc.Arbitrary<{ capacity: number; refill: number; window: number; burst: number; align: boolean }> extends fc.Arbitrary<infer T> ? T : never;
+export type SpecFields =
+  fc.Arbitrary<{
+    capacity: number;
+    refill: number;
+    window: number;
+    burst: number;
+    align: boolean;
+  }> extends fc.Arbitrary<infer T>
+    ? T
+    : never;
 
-const chargeArb = fc.record({ key: fc.integer({ min: 0, max: 5 }), limit: fc.integer({ min: 0, max: 2 }), kind: fc.integer({ min: 0, max: 2 }), cost: fc.integer({ min: 1, max: 4 }) });
+const chargeArb = fc.record({
+  key: fc.integer({ min: 0, max: 5 }),
+  limit: fc.integer({ min: 0, max: 2 }),
+  kind: fc.integer({ min: 0, max: 2 }),
+  cost: fc.integer({ min: 1, max: 4 }),
+});
 
 /** One step of traffic; `dt` moves the caller's clock (sometimes backwards). */
 export type Op =
@@ -36,14 +50,32 @@ export type Op =
   | { op: "usage"; dt: number; subject: number; cost: number }
   | { op: "sweep"; dt: number; budget: number };
 
-const dt = fc.oneof({ weight: 6, arbitrary: fc.integer({ min: 0, max: 120 }) }, { weight: 1, arbitrary: fc.integer({ min: -40, max: 0 }) }, { weight: 1, arbitrary: fc.integer({ min: 500, max: 3_000 }) });
+const dt = fc.oneof(
+  { weight: 6, arbitrary: fc.integer({ min: 0, max: 120 }) },
+  { weight: 1, arbitrary: fc.integer({ min: -40, max: 0 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 500, max: 3_000 }) },
+);
 
 export const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ op: fc.constant("check" as const), dt, c: chargeArb }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant("atomic" as const), dt, set: fc.array(chargeArb, { maxLength: 5 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ op: fc.constant("atomic" as const), dt, set: fc.array(chargeArb, { maxLength: 5 }) }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("hierarchy" as const), dt, c: chargeArb }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant("usage" as const), dt, subject: fc.integer({ min: 0, max: 2 }), cost: fc.integer({ min: 1, max: 5 }) }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant("sweep" as const), dt, budget: fc.integer({ min: 0, max: 8 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      op: fc.constant("usage" as const),
+      dt,
+      subject: fc.integer({ min: 0, max: 2 }),
+      cost: fc.integer({ min: 1, max: 5 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ op: fc.constant("sweep" as const), dt, budget: fc.integer({ min: 0, max: 8 }) }),
+  },
 );
 
 /** An engine with three limits, links k0→k3, k1→k3 (ratio 2), k3→k4 on limit "a", and three subjects. */
@@ -58,18 +90,31 @@ export function setUp(specs: SpecFields[], policy: ConstructorParameters<typeof 
 }
 
 /** The key of index `i`: the shared object, or (`fresh`) a new object with the same parts. */
-const keyOf = (i: number, fresh: boolean): QuotaKey => (fresh ? new QuotaKey(KEYS[i].scope, KEYS[i].subject, KEYS[i].resource) : KEYS[i]);
+const keyOf = (i: number, fresh: boolean): QuotaKey =>
+  fresh ? new QuotaKey(KEYS[i].scope, KEYS[i].subject, KEYS[i].resource) : KEYS[i];
 
-const charger = (fresh: boolean) => (c: { key: number; limit: number; kind: number; cost: number }) => ({ key: keyOf(c.key, fresh), limit: LIMITS[c.limit], cost: c.cost, kind: KINDS[c.kind] });
+const charger = (fresh: boolean) => (c: { key: number; limit: number; kind: number; cost: number }) => ({
+  key: keyOf(c.key, fresh),
+  limit: LIMITS[c.limit],
+  cost: c.cost,
+  kind: KINDS[c.kind],
+});
 
-const show = (d: Decision): string => JSON.stringify([d.allowed, d.reason, d.cost, d.remaining, d.retryAfter, d.resetAfter, d.trace]);
+const show = (d: Decision): string =>
+  JSON.stringify([d.allowed, d.reason, d.cost, d.remaining, d.retryAfter, d.resetAfter, d.trace]);
 
 /**
  * Replays `ops` on `engine` from clock `start` and returns every answer as text. With `sweeps`
  * false the sweep steps examine nothing (so two runs differ only in what was dropped). With
  * `fresh` every charge gets a new key object, which has no remembered slot, instead of the shared one.
  */
-export function replay(engine: QuotaEngine, ops: readonly Op[], start: number, sweeps: boolean, fresh = false): string[] {
+export function replay(
+  engine: QuotaEngine,
+  ops: readonly Op[],
+  start: number,
+  sweeps: boolean,
+  fresh = false,
+): string[] {
   const toCharge = charger(fresh);
   const out: string[] = [];
   let now = start;
@@ -78,7 +123,12 @@ export function replay(engine: QuotaEngine, ops: readonly Op[], start: number, s
     switch (op.op) {
       case "check": {
         const c = toCharge(op.c);
-        const d = c.kind === "window" ? engine.checkWindow(c.key, c.limit, now, c.cost) : c.kind === "gcra" ? engine.checkGcra(c.key, c.limit, now, c.cost) : engine.checkTokenBucket(c.key, c.limit, now, c.cost);
+        const d =
+          c.kind === "window"
+            ? engine.checkWindow(c.key, c.limit, now, c.cost)
+            : c.kind === "gcra"
+              ? engine.checkGcra(c.key, c.limit, now, c.cost)
+              : engine.checkTokenBucket(c.key, c.limit, now, c.cost);
         out.push(show(d));
         break;
       }

@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import { Window } from "@tideward/window";
 
@@ -66,14 +66,18 @@ export function resolveShed(policy: Partial<Shed> | undefined): Shed {
   const given = check.options(policy, KNOWN, "Shedder", "policy");
   const p = { ...shed, ...given };
   const cpu = check.finite(p.cpu, "Shed cpu (thousandths)");
-  if (cpu < 0 || cpu >= 1000) throw new RangeError(`Shed cpu (thousandths) must be 0 or more and under 1000, got ${cpu}`);
+  if (cpu < 0 || cpu >= 1000)
+    throw new RangeError(`Shed cpu (thousandths) must be 0 or more and under 1000, got ${cpu}`);
   const beta = check.finite(p.beta, "Shed beta");
   if (beta < 0 || beta >= 1) throw new RangeError(`Shed beta must be 0 or more and under 1, got ${beta}`);
   const size = check.integer(p.size, "Shed size", 1);
   if (size > Window.maxSize) throw new RangeError(`Shed size must be at most ${Window.maxSize} buckets, got ${size}`);
   const window = check.positive(p.window, "Shed window (ms)");
   const least = Window.shortest(size);
-  if (!(window >= least)) throw new RangeError(`Shed window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`);
+  if (!(window >= least))
+    throw new RangeError(
+      `Shed window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
+    );
   return Object.freeze({
     size,
     window,

@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { Total, Window } from "@tideward/window";
 import { resolveShed } from "./shed";
 import type { Shed } from "./shed";
@@ -33,9 +33,12 @@ const FINISHED = Object.freeze({ current: false });
  *
  * @example
  * const shedder = new Shedder({ cpu: 800 }, performance.now());
- * const ticket = shedder.allow(performance.now(), sampler.load);
- * if (ticket === undefined) return reply(503);
+ * const cpu = 350; // thousandths; a LoadSampler's `load` in a Node.js server
+ * const handle = async () => "done"; // the request's work
+ * const ticket = shedder.allow(performance.now(), cpu);
+ * if (ticket === undefined) throw new Error("503: shed");
  * try { await handle(); ticket.pass(performance.now()); } catch (e) { ticket.fail(); throw e; }
+ * shedder.flying; // 0
  */
 export class Shedder {
   /** The policy in force: the `shed` preset with the fields given at construction laid over it. */

@@ -1,3 +1,6 @@
+import { REPORT_TO, isSettled, settle } from "@tideward/time/internal";
+import type { Settleable } from "@tideward/time/internal";
+
 /**
  * What a ticket reports back to the shedder that issued it. Internal: a shedder hands its
  * tickets one such object, made once, so a ticket carries no closure of its own.
@@ -15,24 +18,30 @@ export interface Flight {
  * twice (a retry path and a finally block, say) never takes a call out of flight twice.
  *
  * @example
- * const ticket = shedder.allow(now, cpu);
- * if (ticket === undefined) return reply(503);
+ * import { ManualClock } from "@tideward/time";
+ * const clock = new ManualClock(0);
+ * const shedder = new Shedder();
+ * const work = async () => clock.advance(15); // the call takes 15 ms
+ * const ticket = shedder.allow(clock.now(), 500); // CPU at half, in thousandths
+ * if (ticket === undefined) throw new Error("503: shed");
  * try { await work(); ticket.pass(clock.now()); } catch (e) { ticket.fail(); throw e; }
+ * ticket.settled; // true
  */
-export class Ticket {
+export class Ticket implements Settleable<Flight> {
   /** The clock reading the call was let through at, in milliseconds. */
   readonly start: number;
-  #flight: Flight | undefined;
+  /** @internal Where the ticket reports; cleared when it settles. */
+  [REPORT_TO]: Flight | undefined;
 
   /** @internal Tickets come from `Shedder.allow`; there is no use in making one by hand. */
   constructor(flight: Flight, start: number) {
-    this.#flight = flight;
+    this[REPORT_TO] = flight;
     this.start = start;
   }
 
   /** Whether `pass` or `fail` has been called. */
   get settled(): boolean {
-    return this.#flight === undefined;
+    return isSettled(this);
   }
 
   /**
@@ -42,10 +51,7 @@ export class Ticket {
    * @param now - the clock reading the call finished at, in milliseconds
    */
   pass(now: number): void {
-    const flight = this.#flight;
-    if (flight === undefined) return;
-    this.#flight = undefined;
-    flight.land(this.start, now);
+    settle(this)?.land(this.start, now);
   }
 
   /**
@@ -53,9 +59,6 @@ export class Ticket {
    * read as a fast server).
    */
   fail(): void {
-    const flight = this.#flight;
-    if (flight === undefined) return;
-    this.#flight = undefined;
-    flight.leave();
+    settle(this)?.leave();
   }
 }

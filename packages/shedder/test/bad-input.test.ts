@@ -4,7 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { Shedder, shed } from "@tideward/shedder";
 import type { Shed, Ticket } from "@tideward/shedder";
-import { LoadSampler, availableCores, parseCpuMax } from "@tideward/shedder/node";
+import { LoadSampler } from "@tideward/shedder/node";
+import { availableCores, parseCpuMax } from "@tideward/shedder/internal";
 import type { LoadSamplerOptions, SamplerSystem } from "@tideward/shedder/node";
 import { burst, drive, steady } from "./drive";
 
@@ -19,7 +20,12 @@ function busy(): { s: Shedder; pending: { end: number; ticket: Ticket }[] } {
   return { s, pending: queue.pending };
 }
 
-const snapshot = (s: Shedder): number[] => [s.flying, s.average, s.capacity(T0 + 1_000, 950), s.capacity(T0 + 3_000, 0)];
+const snapshot = (s: Shedder): number[] => [
+  s.flying,
+  s.average,
+  s.capacity(T0 + 1_000, 950),
+  s.capacity(T0 + 3_000, 0),
+];
 
 // A fake process for the sampler, so that no case leaves a real timer behind.
 function fake(): { system: SamplerSystem; timers: number[] } {
@@ -37,25 +43,80 @@ function fake(): { system: SamplerSystem; timers: number[] } {
 }
 
 const construction: [string, () => unknown, ErrorConstructor, string][] = [
-  ["a policy given as text", () => new Shedder(not("abc")), TypeError, 'Shedder policy must be an object, got string "abc"'],
+  [
+    "a policy given as text",
+    () => new Shedder(not("abc")),
+    TypeError,
+    'Shedder policy must be an object, got string "abc"',
+  ],
   ["a null policy", () => new Shedder(not(null)), TypeError, "Shedder policy must be an object, got null"],
-  ["a policy given as a number", () => new Shedder(not(900)), TypeError, "Shedder policy must be an object, got number 900"],
-  ["a misspelt cpu", () => new Shedder(not({ cpus: 800 })), TypeError, 'Shedder has no option "cpus"; did you mean "cpu"?'],
+  [
+    "a policy given as a number",
+    () => new Shedder(not(900)),
+    TypeError,
+    "Shedder policy must be an object, got number 900",
+  ],
+  [
+    "a misspelt cpu",
+    () => new Shedder(not({ cpus: 800 })),
+    TypeError,
+    'Shedder has no option "cpus"; did you mean "cpu"?',
+  ],
   [
     "an option nothing like any",
     () => new Shedder(not({ threshold: 800 })),
     TypeError,
     'Shedder has no option "threshold"; its options are "size", "window", "cpu", "latency", "beta", "cool", "floor"',
   ],
-  ["10^8 buckets", () => new Shedder({ size: 1e8, window: 1e9 }), RangeError, "Shed size must be at most 1000000 buckets, got 100000000"],
-  ["2^32 buckets", () => new Shedder({ size: 2 ** 32, window: 1e12 }), RangeError, "Shed size must be at most 1000000 buckets, got 4294967296"],
-  ["buckets under 0.01 ms", () => new Shedder({ window: 0.1 }), RangeError, "Shed window (ms) must be at least 0.5 for 50 buckets (0.01 ms a bucket), got 0.1"],
-  ["a cpu of 1000", () => new Shedder({ cpu: 1_000 }), RangeError, "Shed cpu (thousandths) must be 0 or more and under 1000, got 1000"],
-  ["a cpu given as text", () => new Shedder(not({ cpu: "900" })), TypeError, 'Shed cpu (thousandths) must be a number, got string "900"'],
+  [
+    "10^8 buckets",
+    () => new Shedder({ size: 1e8, window: 1e9 }),
+    RangeError,
+    "Shed size must be at most 1000000 buckets, got 100000000",
+  ],
+  [
+    "2^32 buckets",
+    () => new Shedder({ size: 2 ** 32, window: 1e12 }),
+    RangeError,
+    "Shed size must be at most 1000000 buckets, got 4294967296",
+  ],
+  [
+    "buckets under 0.01 ms",
+    () => new Shedder({ window: 0.1 }),
+    RangeError,
+    "Shed window (ms) must be at least 0.5 for 50 buckets (0.01 ms a bucket), got 0.1",
+  ],
+  [
+    "a cpu of 1000",
+    () => new Shedder({ cpu: 1_000 }),
+    RangeError,
+    "Shed cpu (thousandths) must be 0 or more and under 1000, got 1000",
+  ],
+  [
+    "a cpu given as text",
+    () => new Shedder(not({ cpu: "900" })),
+    TypeError,
+    'Shed cpu (thousandths) must be a number, got string "900"',
+  ],
   ["a NaN start", () => new Shedder({}, Number.NaN), RangeError, "Shedder now (ms) must be a finite number, got NaN"],
-  ["LoadSampler options given as text", () => new LoadSampler(not("fast")), TypeError, 'LoadSampler options must be an object, got string "fast"'],
-  ["LoadSampler null options", () => new LoadSampler(not(null)), TypeError, "LoadSampler options must be an object, got null"],
-  ["a misspelt interval", () => new LoadSampler(not({ intervall: 100 })), TypeError, 'LoadSampler has no option "intervall"; did you mean "interval"?'],
+  [
+    "LoadSampler options given as text",
+    () => new LoadSampler(not("fast")),
+    TypeError,
+    'LoadSampler options must be an object, got string "fast"',
+  ],
+  [
+    "LoadSampler null options",
+    () => new LoadSampler(not(null)),
+    TypeError,
+    "LoadSampler options must be an object, got null",
+  ],
+  [
+    "a misspelt interval",
+    () => new LoadSampler(not({ intervall: 100 })),
+    TypeError,
+    'LoadSampler has no option "intervall"; did you mean "interval"?',
+  ],
   [
     "an interval of 2^31 ms",
     () => new LoadSampler({ interval: 2 ** 31, system: fake().system }),
@@ -68,13 +129,48 @@ const construction: [string, () => unknown, ErrorConstructor, string][] = [
     TypeError,
     'LoadSampler has no option "cpuUse"; did you mean "cpuUsage"?',
   ],
-  ["a system call that is not a function", () => new LoadSampler(not({ system: { now: 5 } })), TypeError, "LoadSampler system.now must be a function, got number 5"],
-  ["a null system", () => new LoadSampler(not({ system: null })), TypeError, "LoadSampler system must be an object, got null"],
-  ["cores of 0", () => new LoadSampler({ cores: 0, system: fake().system }), RangeError, "LoadSampler cores must be above 0, got 0"],
-  ["availableCores null options", () => availableCores(not(null)), TypeError, "availableCores options must be an object, got null"],
-  ["availableCores parallelism of 0", () => availableCores({ parallelism: 0, read: () => undefined }), RangeError, "availableCores parallelism must be above 0, got 0"],
-  ["availableCores read that is not a function", () => availableCores(not({ read: "/proc" })), TypeError, 'cgroupCores read must be a function, got string "/proc"'],
-  ["parseCpuMax of a number", () => parseCpuMax(not(100_000)), TypeError, "parseCpuMax text must be a string, got number 100000"],
+  [
+    "a system call that is not a function",
+    () => new LoadSampler(not({ system: { now: 5 } })),
+    TypeError,
+    "LoadSampler system.now must be a function, got number 5",
+  ],
+  [
+    "a null system",
+    () => new LoadSampler(not({ system: null })),
+    TypeError,
+    "LoadSampler system must be an object, got null",
+  ],
+  [
+    "cores of 0",
+    () => new LoadSampler({ cores: 0, system: fake().system }),
+    RangeError,
+    "LoadSampler cores must be above 0, got 0",
+  ],
+  [
+    "availableCores null options",
+    () => availableCores(not(null)),
+    TypeError,
+    "availableCores options must be an object, got null",
+  ],
+  [
+    "availableCores parallelism of 0",
+    () => availableCores({ parallelism: 0, read: () => undefined }),
+    RangeError,
+    "availableCores parallelism must be above 0, got 0",
+  ],
+  [
+    "availableCores read that is not a function",
+    () => availableCores(not({ read: "/proc" })),
+    TypeError,
+    'cgroupCores read must be a function, got string "/proc"',
+  ],
+  [
+    "parseCpuMax of a number",
+    () => parseCpuMax(not(100_000)),
+    TypeError,
+    "parseCpuMax text must be a string, got number 100000",
+  ],
 ];
 
 // Hot-path cases: the odd call and the call it is documented to behave as, each on a twin.
@@ -87,10 +183,22 @@ const hot: [string, (s: Shedder) => unknown, (s: Shedder) => unknown][] = [
   ["a cpu over 1000 reads as 1000", (s) => s.allow(T0 + 1_000, 5_000), (s) => s.allow(T0 + 1_000, 1_000)],
   ["a Symbol now stands still", (s) => s.allow(not(sym), 950), (s) => s.allow(T0 + 1_000, 950)],
   ["a BigInt now stands still", (s) => s.allow(not(10n ** 13n), 950), (s) => s.allow(T0 + 1_000, 950)],
-  ["a now given as text stands still", (s) => s.allow(not("1700000009000"), 0)?.start, (s) => s.allow(T0 + 1_000, 0)?.start],
+  [
+    "a now given as text stands still",
+    (s) => s.allow(not("1700000009000"), 0)?.start,
+    (s) => s.allow(T0 + 1_000, 0)?.start,
+  ],
   ["a clock stepped back stands still", (s) => s.allow(0, 0)?.start, (s) => s.allow(T0 + 1_000, 0)?.start],
-  ["capacity at a Symbol reads where the shedder stands", (s) => s.capacity(not(sym), not(sym)), (s) => s.capacity(T0 + 1_000, 0)],
-  ["a ticket passed at a Symbol passes where the shedder stands", (s) => s.allow(T0 + 1_000, 0)?.pass(not(sym)), (s) => s.allow(T0 + 1_000, 0)?.pass(T0 + 1_000)],
+  [
+    "capacity at a Symbol reads where the shedder stands",
+    (s) => s.capacity(not(sym), not(sym)),
+    (s) => s.capacity(T0 + 1_000, 0),
+  ],
+  [
+    "a ticket passed at a Symbol passes where the shedder stands",
+    (s) => s.allow(T0 + 1_000, 0)?.pass(not(sym)),
+    (s) => s.allow(T0 + 1_000, 0)?.pass(T0 + 1_000),
+  ],
 ];
 
 describe("bad input to the shedder", () => {

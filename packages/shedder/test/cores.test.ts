@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
-import { availableCores, cgroupCores, parseCpuMax, readText } from "@tideward/shedder/node";
+import { availableCores, cgroupCores, parseCpuMax, readText } from "@tideward/shedder/internal";
 
 /** A file system of a few files, recording what was read. */
 function files(map: Record<string, string>): { read: (path: string) => string | undefined; reads: string[] } {
@@ -58,7 +58,9 @@ describe("cgroupCores", () => {
     expect(cgroupCores(files({}).read)).toBe(Infinity);
     // A hybrid (v1 + v2) host like this one: the v2 line says "/" but there is no cpu.max.
     expect(cgroupCores(files({ "/proc/self/cgroup": "4:memory:/x\n1:cpu:/\n0::/\n" }).read)).toBe(Infinity);
-    expect(cgroupCores(files({ "/proc/self/cgroup": "0::/a\n", "/sys/fs/cgroup/a/cpu.max": "max 100000" }).read)).toBe(Infinity);
+    expect(cgroupCores(files({ "/proc/self/cgroup": "0::/a\n", "/sys/fs/cgroup/a/cpu.max": "max 100000" }).read)).toBe(
+      Infinity,
+    );
   });
 
   it("ignores a malformed cpu.max and never walks out of /sys/fs/cgroup", () => {

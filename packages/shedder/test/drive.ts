@@ -21,7 +21,12 @@ export interface Outcome {
 }
 
 /** Drives `arrivals` (in time order) through `shedder`, settling every pass due by `until`. */
-export function drive(shedder: Shedder, arrivals: readonly Arrival[], until = -Infinity, pending: Outcome["pending"] = []): Outcome {
+export function drive(
+  shedder: Shedder,
+  arrivals: readonly Arrival[],
+  until = -Infinity,
+  pending: Outcome["pending"] = [],
+): Outcome {
   const out: Outcome = { admitted: 0, refused: 0, refusedAt: [], pending };
   for (const a of arrivals) {
     settleBy(pending, a.at);

@@ -20,7 +20,11 @@ describe("Shedder: bad policy is a clear error at construction", () => {
     [{ floor: 1.5 }, RangeError, /^Shed floor must be between 0 and 1, got 1.5$/],
     [{ floor: -0.1 }, RangeError, /^Shed floor must be between 0 and 1, got -0.1$/],
     [{ cpu: "900" as unknown as number }, TypeError, /^Shed cpu \(thousandths\) must be a number, got string "900"$/],
-    [{ threshold: 800 } as unknown as Partial<Shed>, TypeError, /^Shedder has no option "threshold"; its options are "size", "window", "cpu"/],
+    [
+      { threshold: 800 } as unknown as Partial<Shed>,
+      TypeError,
+      /^Shedder has no option "threshold"; its options are "size", "window", "cpu"/,
+    ],
   ])("%o", (policy, type, message) => {
     expect(() => new Shedder(policy)).toThrow(type);
     expect(() => new Shedder(policy)).toThrow(message);

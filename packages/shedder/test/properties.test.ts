@@ -78,9 +78,7 @@ class Model {
 }
 
 type Op =
-  | { kind: "allow"; dt: number; cpu: number }
-  | { kind: "pass"; dt: number; k: number }
-  | { kind: "fail"; k: number };
+  { kind: "allow"; dt: number; cpu: number } | { kind: "pass"; dt: number; k: number } | { kind: "fail"; k: number };
 
 const policy = fc.record({
   size: fc.integer({ min: 1, max: 12 }),
@@ -135,7 +133,8 @@ function run(p: Shed, start: number, ops: readonly Op[], model?: Model) {
     if (o.kind === "allow") {
       const t = s.allow(now, o.cpu);
       trace.push(t === undefined ? "refused" : t.start);
-      if (model && model.allow(now, o.cpu) !== t?.start) mismatches.push(`allow #${trace.length}: model ${String(t?.start)}`);
+      if (model && model.allow(now, o.cpu) !== t?.start)
+        mismatches.push(`allow #${trace.length}: model ${String(t?.start)}`);
       if (t !== undefined) {
         tickets.push(t);
         settled.push(false);
@@ -151,7 +150,8 @@ function run(p: Shed, start: number, ops: readonly Op[], model?: Model) {
       settled[i] = true;
     }
     least = Math.min(least, s.flying);
-    if (model && (s.flying !== model.flying || s.average !== model.average)) mismatches.push(`after op ${trace.length}: ${s.flying}/${s.average} vs ${model.flying}/${model.average}`);
+    if (model && (s.flying !== model.flying || s.average !== model.average))
+      mismatches.push(`after op ${trace.length}: ${s.flying}/${s.average} vs ${model.flying}/${model.average}`);
   }
   return { shedder: s, trace, least, open: settled.filter((x) => !x).length, mismatches };
 }
@@ -159,48 +159,69 @@ function run(p: Shed, start: number, ops: readonly Op[], model?: Model) {
 describe.each(scales)("Shedder properties on a clock %s", (_, origin) => {
   const scenario = fc.record({ policy, start: origin, ops: fc.array(op, { maxLength: 300, size: "max" }) });
 
-  it("agrees with a naive model of the issue's rules on every decision, count and average", () => {
-    fc.assert(
-      fc.property(scenario, ({ policy: p, start, ops }) => {
-        expect(run(p, start, ops, new Model(p, start)).mismatches).toEqual([]);
-      }),
-      { numRuns: 150 },
-    );
-  }, SLOW);
+  it(
+    "agrees with a naive model of the issue's rules on every decision, count and average",
+    () => {
+      fc.assert(
+        fc.property(scenario, ({ policy: p, start, ops }) => {
+          expect(run(p, start, ops, new Model(p, start)).mismatches).toEqual([]);
+        }),
+        { numRuns: 150 },
+      );
+    },
+    SLOW,
+  );
 
-  it("decides as a pure function of its inputs: the same calls give the same answers", () => {
-    fc.assert(
-      fc.property(scenario, ({ policy: p, start, ops }) => {
-        const a = run(p, start, ops);
-        const b = run(p, start, ops);
-        expect(b.trace).toEqual(a.trace);
-        expect([b.shedder.flying, b.shedder.average]).toEqual([a.shedder.flying, a.shedder.average]);
-      }),
-    );
-  }, SLOW);
+  it(
+    "decides as a pure function of its inputs: the same calls give the same answers",
+    () => {
+      fc.assert(
+        fc.property(scenario, ({ policy: p, start, ops }) => {
+          const a = run(p, start, ops);
+          const b = run(p, start, ops);
+          expect(b.trace).toEqual(a.trace);
+          expect([b.shedder.flying, b.shedder.average]).toEqual([a.shedder.flying, a.shedder.average]);
+        }),
+      );
+    },
+    SLOW,
+  );
 
-  it("never counts flying below zero, however tickets are settled, and counts exactly the open ones", () => {
-    fc.assert(
-      fc.property(scenario, ({ policy: p, start, ops }) => {
-        const r = run(p, start, ops);
-        expect(r.least).toBe(0);
-        expect(r.shedder.flying).toBe(r.open);
-      }),
-    );
-  }, SLOW);
+  it(
+    "never counts flying below zero, however tickets are settled, and counts exactly the open ones",
+    () => {
+      fc.assert(
+        fc.property(scenario, ({ policy: p, start, ops }) => {
+          const r = run(p, start, ops);
+          expect(r.least).toBe(0);
+          expect(r.shedder.flying).toBe(r.open);
+        }),
+      );
+    },
+    SLOW,
+  );
 
-  it("never takes capacity under floor × maxFlight, and takes more as the CPU falls", () => {
-    fc.assert(
-      fc.property(scenario, fc.double({ min: -10, max: 2_000, noNaN: true }), fc.double({ min: -10, max: 2_000, noNaN: true }), ({ policy: p, start, ops }, c1, c2) => {
-        const { shedder: s } = run(p, start, ops);
-        const at = start + 10_000;
-        const maxFlight = s.capacity(at, 0);
-        expect(maxFlight).toBeGreaterThanOrEqual(1);
-        const [lo, hi] = c1 <= c2 ? [c1, c2] : [c2, c1];
-        expect(s.capacity(at, lo)).toBeGreaterThanOrEqual(s.capacity(at, hi));
-        expect(s.capacity(at, hi)).toBeGreaterThanOrEqual(maxFlight * p.floor);
-        expect(s.capacity(at, 1_000)).toBeCloseTo(maxFlight * p.floor, 9);
-      }),
-    );
-  }, SLOW);
+  it(
+    "never takes capacity under floor × maxFlight, and takes more as the CPU falls",
+    () => {
+      fc.assert(
+        fc.property(
+          scenario,
+          fc.double({ min: -10, max: 2_000, noNaN: true }),
+          fc.double({ min: -10, max: 2_000, noNaN: true }),
+          ({ policy: p, start, ops }, c1, c2) => {
+            const { shedder: s } = run(p, start, ops);
+            const at = start + 10_000;
+            const maxFlight = s.capacity(at, 0);
+            expect(maxFlight).toBeGreaterThanOrEqual(1);
+            const [lo, hi] = c1 <= c2 ? [c1, c2] : [c2, c1];
+            expect(s.capacity(at, lo)).toBeGreaterThanOrEqual(s.capacity(at, hi));
+            expect(s.capacity(at, hi)).toBeGreaterThanOrEqual(maxFlight * p.floor);
+            expect(s.capacity(at, 1_000)).toBeCloseTo(maxFlight * p.floor, 9);
+          },
+        ),
+      );
+    },
+    SLOW,
+  );
 });

@@ -18,7 +18,18 @@ export interface FastCheckLike<A> {
  * least load, the shortest run) and the counterexample is a small scenario.
  *
  * @example
- * fc.assert(fc.property(knobArbitrary(fc, myScenario.knobs), (params) => { myScenario.run(params); }));
+ * import fc from "fast-check";
+ * // Light runs for a quick property: the load and the run length narrowed to their low end.
+ * const knobs = breakerOutage.knobs.map((k) => (k.kind === "number" && (k.name === "rate" || k.name === "duration") ? { ...k, max: k.min * 2 } : k));
+ * // Any parameters the knobs allow run without breaking an invariant. Knobs are drawn one by
+ * // one: a constraint between two of them is the property's to state.
+ * fc.assert(
+ *   fc.property(knobArbitrary(fc, knobs), (params) => {
+ *     fc.pre(params.outageTo >= params.outageFrom);
+ *     breakerOutage.run(params);
+ *   }),
+ *   { numRuns: 3 },
+ * );
  */
 export function knobArbitrary<A>(fc: FastCheckLike<A>, knobs: readonly Knob[]): A {
   const model: Record<string, A> = {};

@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import { STREAM_FIELDS, Stream, model, resolveStream } from "./traffic";
 import type { KeyTable, StreamOptions, Traffic } from "./traffic";

@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 
 /** A stretch of a run during which calls fail at `rate`: offsets in milliseconds from the run's start. */

@@ -1,4 +1,5 @@
-import { check, seededRandom } from "@tideward/time";
+import { seededRandom } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Random } from "@tideward/time";
 import type { Arrivals, KeyTable, Traffic, TrafficContext } from "./traffic";
 

@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Random, Span } from "@tideward/time";
 import { STREAM_FIELDS, Stream, model, resolveStream } from "./traffic";
 import type { Process, Resolved, StreamOptions, Traffic } from "./traffic";

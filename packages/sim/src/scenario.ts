@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { RunResult } from "./result";
 
 /** A value a knob takes: plain JSON, so parameters fit in a URL and cross `postMessage`. */

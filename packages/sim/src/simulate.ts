@@ -1,6 +1,6 @@
 import { Backoff, RetryBudget } from "@tideward/backoff";
 import type { BackoffPolicy, Budget } from "@tideward/backoff";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Random, Span } from "@tideward/time";
 import { Backend, backendSpec } from "./backend";
 import type { BackendOptions } from "./backend";
@@ -88,6 +88,7 @@ const SERVER_DONE = 2;
  * waiting), server-side ones when the backend finishes.
  *
  * @example
+ * import { minutes } from "@tideward/time";
  * const run = simulate({
  *   duration: minutes(5),
  *   traffic: traffic.poisson({ rate: 200 }),

@@ -1,4 +1,5 @@
-import { ManualClock, check } from "@tideward/time";
+import { ManualClock } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Random } from "@tideward/time";
 import { EventQueue } from "./queue";
 import type { Fire } from "./queue";

@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Random, Span } from "@tideward/time";
 import { distribution } from "./distribution";
 import type { Distribution } from "./distribution";

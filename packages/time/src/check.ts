@@ -35,7 +35,10 @@ export function finite(value: unknown, what: string): number {
  * @returns the value, typed as a function
  */
 export function fn<F extends (...args: never[]) => unknown>(value: unknown, what: string): F {
-  if (typeof value !== "function") throw new TypeError(`${what} must be a function, got ${value === null ? "null" : `${typeof value} ${show(value)}`}`);
+  if (typeof value !== "function")
+    throw new TypeError(
+      `${what} must be a function, got ${value === null ? "null" : `${typeof value} ${show(value)}`}`,
+    );
   return value as F;
 }
 
@@ -131,7 +134,10 @@ export function options<T extends object>(
   for (const key of Object.keys(value)) {
     if ((known as readonly string[]).includes(key)) continue;
     const near = closest(key, known);
-    const hint = near === undefined ? `; its options are ${known.map((k) => JSON.stringify(k)).join(", ")}` : `; did you mean ${JSON.stringify(near)}?`;
+    const hint =
+      near === undefined
+        ? `; its options are ${known.map((k) => JSON.stringify(k)).join(", ")}`
+        : `; did you mean ${JSON.stringify(near)}?`;
     throw new TypeError(`${owner} has no option ${JSON.stringify(key)}${hint}`);
   }
   const copy: Partial<T> = {};

@@ -48,7 +48,8 @@ export class ManualClock {
     const s = nonNegative(span, "ManualClock.advance span");
     const t = this.#t;
     const next = t + s;
-    if (next === Infinity) throw new RangeError(`ManualClock.advance span must keep the reading finite, got ${s} at ${t}`);
+    if (next === Infinity)
+      throw new RangeError(`ManualClock.advance span must keep the reading finite, got ${s} at ${t}`);
     this.#t = next;
     return next;
   }

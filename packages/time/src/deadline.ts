@@ -13,9 +13,11 @@ import type { Span } from "./span";
  * on unbounded. A reading before the start (a clock that stepped back) leaves the whole budget.
  *
  * @example
+ * const clock = new ManualClock(0);
  * const d = Deadline.start(2_000, clock.now());
+ * clock.advance(500);
  * if (d.expired(clock.now())) throw new Error("too late");
- * const left = d.remaining(clock.now()); // milliseconds, or undefined with no budget
+ * d.remaining(clock.now()); // 1500 (milliseconds; undefined with no budget)
  */
 export class Deadline {
   // The instant it expires, computed once: `started + budget` rounded onto the clock's float
@@ -40,9 +42,12 @@ export class Deadline {
    */
   static start(budget: Span, now: number): Deadline {
     if (typeof budget !== "number") {
-      throw new TypeError(`Deadline budget must be a number of milliseconds (0 or less for none), got ${typeof budget} ${describe(budget)}`);
+      throw new TypeError(
+        `Deadline budget must be a number of milliseconds (0 or less for none), got ${typeof budget} ${describe(budget)}`,
+      );
     }
-    if (Number.isNaN(budget)) throw new RangeError("Deadline budget must be a number of milliseconds (0 or less for none), got NaN");
+    if (Number.isNaN(budget))
+      throw new RangeError("Deadline budget must be a number of milliseconds (0 or less for none), got NaN");
     return new Deadline(finite(now, "Deadline start time"), budget);
   }
 

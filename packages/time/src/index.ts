@@ -5,4 +5,3 @@ export type { Clock } from "./clock";
 export { systemRandom, seededRandom } from "./random";
 export type { Random } from "./random";
 export { Deadline } from "./deadline";
-export * as check from "./check";

@@ -49,7 +49,9 @@ function isLetter(c: number): boolean {
 }
 
 function fail(input: string, at: string): never {
-  throw new RangeError(`parseSpan: cannot read ${describe(input)} at ${describe(at)}; write e.g. "250ms", "1.5s" or "1h30m"`);
+  throw new RangeError(
+    `parseSpan: cannot read ${describe(input)} at ${describe(at)}; write e.g. "250ms", "1.5s" or "1h30m"`,
+  );
 }
 
 /** A number as an exact decimal: `digits × 10^exponent`. */
@@ -85,7 +87,9 @@ export function parseSpan(input: SpanInput): Span {
     return n;
   }
   if (typeof input !== "string") {
-    throw new TypeError(`parseSpan expects a string such as "1.5s" or a number of milliseconds, got ${typeof input} ${describe(input)}`);
+    throw new TypeError(
+      `parseSpan expects a string such as "1.5s" or a number of milliseconds, got ${typeof input} ${describe(input)}`,
+    );
   }
   const len = input.length;
   let i = 0;
@@ -136,12 +140,18 @@ export function parseSpan(input: SpanInput): Span {
     const unitStart = i;
     while (i < len && isLetter(input.charCodeAt(i))) i++;
     if (i === unitStart) {
-      if (i === len) throw new RangeError(`parseSpan: ${describe(input)} has a number without a unit; add one of ns, us, ms, s, m, h, d`);
+      if (i === len)
+        throw new RangeError(
+          `parseSpan: ${describe(input)} has a number without a unit; add one of ns, us, ms, s, m, h, d`,
+        );
       fail(input, input.slice(unitStart));
     }
     const unit = input.slice(unitStart, i);
     const scale = UNITS.get(unit) ?? UNITS.get(unit.toLowerCase());
-    if (scale === undefined) throw new RangeError(`parseSpan: unknown unit ${describe(unit)} in ${describe(input)}; use ns, us, ms, s, m, h or d`);
+    if (scale === undefined)
+      throw new RangeError(
+        `parseSpan: unknown unit ${describe(unit)} in ${describe(input)}; use ns, us, ms, s, m, h or d`,
+      );
     const shift = scale[0] + exponent - (decimals > 0 ? decimals : 0);
     const times = scale[1];
     // The part is digits × times × 10^shift. Multiplying the whole numbers first and shifting
@@ -152,7 +162,9 @@ export function parseSpan(input: SpanInput): Span {
       value = shift >= 0 ? product * POW10[shift] : product / POW10[-shift];
     } else {
       // Past 2^53 the whole number is no longer exact: let Number round the exact decimal text.
-      value = Number(`${BigInt(input.slice(from, numberEnd).replace(/e.*$/i, "").replace(".", "")) * BigInt(times)}e${shift}`);
+      value = Number(
+        `${BigInt(input.slice(from, numberEnd).replace(/e.*$/i, "").replace(".", "")) * BigInt(times)}e${shift}`,
+      );
     }
     parts++;
     if (parts === 1) {
@@ -164,13 +176,17 @@ export function parseSpan(input: SpanInput): Span {
     } else {
       // Several parts are summed exactly and rounded once at the end, so that "1m47.838414s"
       // is 107838.414 and not the sum of two rounded parts, an ulp away.
-      exact = addExact(exact ?? exactPart(input.slice(firstFrom, firstEnd), firstTimes, firstShift), exactPart(input.slice(from, numberEnd), times, shift));
+      exact = addExact(
+        exact ?? exactPart(input.slice(firstFrom, firstEnd), firstTimes, firstShift),
+        exactPart(input.slice(from, numberEnd), times, shift),
+      );
       total += value; // kept only to tell an overflow early
     }
   }
   if (exact !== undefined) total = Number(`${exact[0]}e${exact[1]}`);
   if (parts === 0) throw new RangeError(`parseSpan: empty span ${describe(input)}; write e.g. "250ms" or "1.5s"`);
-  if (!Number.isFinite(total)) throw new RangeError(`parseSpan: ${describe(input)} is too large to represent in milliseconds`);
+  if (!Number.isFinite(total))
+    throw new RangeError(`parseSpan: ${describe(input)} is too large to represent in milliseconds`);
   return total;
 }
 

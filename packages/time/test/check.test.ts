@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 
 describe("check", () => {
   it("names the field, the value and the expectation", () => {
@@ -39,7 +39,9 @@ describe("check.options", () => {
   });
 
   it("refuses what is not an object, naming the argument", () => {
-    expect(() => check.options<Opts>(null as unknown as Opts, known, "Bucket")).toThrow(new TypeError("Bucket options must be an object, got null"));
+    expect(() => check.options<Opts>(null as unknown as Opts, known, "Bucket")).toThrow(
+      new TypeError("Bucket options must be an object, got null"),
+    );
     expect(() => check.options<Opts>("abc" as unknown as Opts, known, "Breaker", "policy")).toThrow(
       new TypeError('Breaker policy must be an object, got string "abc"'),
     );

@@ -46,7 +46,9 @@ describe("ManualClock", () => {
 
   it("refuses to carry the reading past the largest finite number, and stays put", () => {
     const clock = new ManualClock(1e308);
-    expect(() => clock.advance(1e308)).toThrow(new RangeError("ManualClock.advance span must keep the reading finite, got 1e+308 at 1e+308"));
+    expect(() => clock.advance(1e308)).toThrow(
+      new RangeError("ManualClock.advance span must keep the reading finite, got 1e+308 at 1e+308"),
+    );
     expect(clock.now()).toBe(1e308);
     expect(clock.advance(Number.MAX_VALUE - 1e308)).toBe(Number.MAX_VALUE);
   });

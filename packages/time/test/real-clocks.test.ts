@@ -23,57 +23,73 @@ const budget = fc.oneof(
 const later = fc.oneof(fc.double({ min: 0, max: 1e7, noNaN: true }), fc.constantFrom(0, 2 ** -12, 2 ** -10));
 
 describe.each(scales)("at clocks %s", (_, start) => {
-  it("a deadline is expired exactly when nothing remains, and waiting what remains expires it", () => {
-    fc.assert(
-      fc.property(start, budget, later, (t0, b, dt) => {
-        const d = Deadline.start(b, t0);
-        const now = t0 + dt;
-        const left = d.remaining(now) as number;
-        expect(left).toBeGreaterThanOrEqual(0);
-        expect(left).toBeLessThanOrEqual(b);
-        expect(d.expired(now)).toBe(left === 0);
-        // As a caller computes it, in floating point: after the wait the deadline has passed.
-        expect(d.expired(now + left)).toBe(true);
-        expect(d.remaining(now + left)).toBe(0);
-        // And not a float step before its end, unless that is before it started.
-        expect(d.expired(d.end - Math.max(Math.abs(d.end) * 2 ** -52, 5e-324) * 2)).toBe(false);
-      }),
-    );
-  }, SLOW);
+  it(
+    "a deadline is expired exactly when nothing remains, and waiting what remains expires it",
+    () => {
+      fc.assert(
+        fc.property(start, budget, later, (t0, b, dt) => {
+          const d = Deadline.start(b, t0);
+          const now = t0 + dt;
+          const left = d.remaining(now) as number;
+          expect(left).toBeGreaterThanOrEqual(0);
+          expect(left).toBeLessThanOrEqual(b);
+          expect(d.expired(now)).toBe(left === 0);
+          // As a caller computes it, in floating point: after the wait the deadline has passed.
+          expect(d.expired(now + left)).toBe(true);
+          expect(d.remaining(now + left)).toBe(0);
+          // And not a float step before its end, unless that is before it started.
+          expect(d.expired(d.end - Math.max(Math.abs(d.end) * 2 ** -52, 5e-324) * 2)).toBe(false);
+        }),
+      );
+    },
+    SLOW,
+  );
 
-  it("a manual clock advanced by what remains reaches the deadline in one step, however small the rest", () => {
-    fc.assert(
-      fc.property(start, budget, later, (t0, b, dt) => {
-        const clock = new ManualClock(t0);
-        const d = Deadline.start(b, clock.now());
-        clock.advance(Math.min(dt, b / 2));
-        let steps = 0;
-        while (!d.expired(clock.now()) && steps < 3) {
-          clock.advance(d.remaining(clock.now()) as number);
-          steps++;
-        }
-        expect(steps).toBeLessThanOrEqual(1);
-        expect(d.expired(clock.now())).toBe(true);
-      }),
-    );
-  }, SLOW);
+  it(
+    "a manual clock advanced by what remains reaches the deadline in one step, however small the rest",
+    () => {
+      fc.assert(
+        fc.property(start, budget, later, (t0, b, dt) => {
+          const clock = new ManualClock(t0);
+          const d = Deadline.start(b, clock.now());
+          clock.advance(Math.min(dt, b / 2));
+          let steps = 0;
+          while (!d.expired(clock.now()) && steps < 3) {
+            clock.advance(d.remaining(clock.now()) as number);
+            steps++;
+          }
+          expect(steps).toBeLessThanOrEqual(1);
+          expect(d.expired(clock.now())).toBe(true);
+        }),
+      );
+    },
+    SLOW,
+  );
 
-  it("a manual clock moves to exactly the sum a caller computes", () => {
-    fc.assert(
-      fc.property(start, fc.double({ min: 0, max: 1e7, noNaN: true }), (t0, span) => {
-        const clock = new ManualClock(t0);
-        expect(clock.advance(span)).toBe(t0 + span);
-        expect(clock.now()).toBe(t0 + span);
-      }),
-    );
-  }, SLOW);
+  it(
+    "a manual clock moves to exactly the sum a caller computes",
+    () => {
+      fc.assert(
+        fc.property(start, fc.double({ min: 0, max: 1e7, noNaN: true }), (t0, span) => {
+          const clock = new ManualClock(t0);
+          expect(clock.advance(span)).toBe(t0 + span);
+          expect(clock.now()).toBe(t0 + span);
+        }),
+      );
+    },
+    SLOW,
+  );
 
-  it("formatSpan writes a reading on this clock so that parseSpan reads it back exactly", () => {
-    fc.assert(
-      fc.property(start, (t) => {
-        const n = Math.abs(t);
-        expect(parseSpan(formatSpan(n))).toBe(n);
-      }),
-    );
-  }, SLOW);
+  it(
+    "formatSpan writes a reading on this clock so that parseSpan reads it back exactly",
+    () => {
+      fc.assert(
+        fc.property(start, (t) => {
+          const n = Math.abs(t);
+          expect(parseSpan(formatSpan(n))).toBe(n);
+        }),
+      );
+    },
+    SLOW,
+  );
 });

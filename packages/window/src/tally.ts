@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 
 /**
  * How a call ended, as a breaker records it. A `"drop"` is a call refused before it ran:

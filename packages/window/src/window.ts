@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 
 /** A bucket a {@link Window} can hold: anything that can be cleared back to empty in place. */
@@ -58,9 +58,11 @@ const PER_MS = 100;
  *
  * @example
  * const win = new Window(() => new Tally(), { size: 10, window: 1_000 });
- * win.slot(now).success++;
+ * win.slot(250).add("success");
+ * win.slot(700).add("failure");
  * let total = 0;
- * win.each(now, (t) => (total += t.total));
+ * win.each(900, (t) => (total += t.total));
+ * total; // 2
  */
 export class Window<B extends Resettable> {
   /**

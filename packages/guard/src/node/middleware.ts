@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { clientAddress } from "../identity";
 import type { Admission, Verdict } from "../admit";
 
@@ -31,7 +31,18 @@ export type Middleware = (req: IncomingMessage, res: ServerResponse, next: (erro
  * synchronously releases it at once, then the error goes on.
  *
  * @example
- * app.use(admitNode(admit({ gate: 256, limits: [{ name: "burst", quota: 100, window: 60_000 }] }), { trustProxy: 1 }));
+ * import { once } from "node:events";
+ * import { createServer } from "node:http";
+ * import type { AddressInfo } from "node:net";
+ * import { admit } from "@tideward/guard";
+ * const middleware = admitNode(admit({ gate: 256, limits: [{ name: "burst", quota: 100, window: 60_000 }] }), { trustProxy: 1 });
+ * // With Express: app.use(middleware). With node:http, run it before the handler:
+ * const server = createServer((req, res) => middleware(req, res, () => res.end("ok")));
+ * await once(server.listen(0, "127.0.0.1"), "listening");
+ * const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+ * res.status; // 200
+ * res.headers.has("ratelimit"); // true
+ * server.close();
  */
 export function admitNode(admission: Admission, options?: AdmitNodeOptions): Middleware {
   const o = check.options(options, ["key", "trustProxy", "cost"], "admitNode");

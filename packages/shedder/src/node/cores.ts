@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 
 /** Reads a file as UTF-8 text, or gives `undefined` when it cannot be read (missing, no access). */
 export type ReadText = (path: string) => string | undefined;
@@ -29,7 +29,8 @@ const DIGITS = /^\d+$/;
  *   no limit, or `undefined` when the text is not a `cpu.max` line
  */
 export function parseCpuMax(text: string): number | undefined {
-  if (typeof text !== "string") throw new TypeError(`parseCpuMax text must be a string, got ${typeof text} ${check.describe(text)}`);
+  if (typeof text !== "string")
+    throw new TypeError(`parseCpuMax text must be a string, got ${typeof text} ${check.describe(text)}`);
   const parts = text.trim().split(/\s+/);
   if (parts.length > 2) return undefined;
   const [quota, period = "100000"] = parts;
@@ -91,7 +92,8 @@ export interface CoresOptions {
  */
 export function availableCores(options?: CoresOptions): number {
   const o = check.options(options, ["read", "parallelism"], "availableCores");
-  const parallelism = o.parallelism === undefined ? availableParallelism() : check.positive(o.parallelism, "availableCores parallelism");
+  const parallelism =
+    o.parallelism === undefined ? availableParallelism() : check.positive(o.parallelism, "availableCores parallelism");
   const quota = cgroupCores(o.read);
   const cores = Math.min(parallelism, quota);
   return cores > 0 && Number.isFinite(cores) ? cores : 1;

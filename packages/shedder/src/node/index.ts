@@ -1,4 +1,3 @@
 export { LoadSampler, nodeSystem } from "./sampler";
 export type { LoadSamplerOptions, SamplerSystem } from "./sampler";
-export { availableCores, cgroupCores, parseCpuMax, readText } from "./cores";
-export type { CoresOptions, ReadText } from "./cores";
+export type { ReadText } from "./cores";

@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import { availableCores, readText } from "./cores";
 import type { ReadText } from "./cores";
@@ -42,7 +42,15 @@ export const nodeSystem: SamplerSystem = {
 };
 
 const KNOWN = ["interval", "beta", "cores", "system"] as const;
-const SYSTEM = ["now", "cpuUsage", "eventLoopUtilization", "readText", "availableParallelism", "setInterval", "clearInterval"] as const;
+const SYSTEM = [
+  "now",
+  "cpuUsage",
+  "eventLoopUtilization",
+  "readText",
+  "availableParallelism",
+  "setInterval",
+  "clearInterval",
+] as const;
 /** The longest delay Node's timers take as given: 2^31 − 1 ms, some 24.8 days. */
 const LONGEST = 2_147_483_647;
 
@@ -86,14 +94,20 @@ export interface LoadSamplerOptions {
  * Readings start at 0 and the first sample is taken as it is, without smoothing.
  *
  * @example
+ * import { once } from "node:events";
+ * import { createServer } from "node:http";
  * const sampler = new LoadSampler();
  * const shedder = new Shedder();
- * server.on("request", (req, res) => {
+ * const server = createServer((req, res) => {
  *   const ticket = shedder.allow(performance.now(), sampler.load);
  *   if (ticket === undefined) return void res.writeHead(503).end();
- *   // … handle, then ticket.pass(performance.now()) or ticket.fail()
+ *   res.end("ok"); // … handle, then ticket.pass(performance.now()) or ticket.fail()
+ *   ticket.pass(performance.now());
  * });
  * server.on("close", () => sampler.stop());
+ * server.close(); // a real server would listen(port) first
+ * await once(server, "close");
+ * sampler.running; // false
  */
 export class LoadSampler {
   /** How often the timer takes a reading, in milliseconds. */
@@ -130,7 +144,9 @@ export class LoadSampler {
     // Node fires a timer of under 1 ms, or over 2^31 − 1 ms, after 1 ms: either would sample
     // every millisecond, whatever was asked.
     if (!(interval >= 1 && interval <= LONGEST)) {
-      throw new RangeError(`LoadSampler interval (ms) must be between 1 and ${LONGEST} (what Node's timers honour), got ${interval}`);
+      throw new RangeError(
+        `LoadSampler interval (ms) must be between 1 and ${LONGEST} (what Node's timers honour), got ${interval}`,
+      );
     }
     this.interval = interval;
     const beta = check.finite(o.beta ?? 0.95, "LoadSampler beta");

@@ -1,4 +1,5 @@
-import { check, formatSpan, parseSpan } from "@tideward/time";
+import { formatSpan, parseSpan } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { bucket, gcra, period, sliding } from "../policies/limiters";
 import type { PolicySpec } from "../policy";
 

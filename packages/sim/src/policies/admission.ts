@@ -1,6 +1,6 @@
 import { admit } from "@tideward/guard";
 import type { AdmitOptions, Verdict } from "@tideward/guard";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Adapter, Envelope, PolicyContext, PolicySpec } from "../policy";
 
 /** Options of {@link admission}: `@tideward/guard`'s `admit` options, less the clock and the load, which the run supplies. */

@@ -1,6 +1,6 @@
 import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
 import type { AtomicReport, ChargeKind, Decision, LimitFields, LimitSpec, QuotaStore } from "@tideward/quota-engine";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Random } from "@tideward/time";
 import type { Adapter, Envelope, PolicyContext, PolicySpec } from "../policy";
 import { resolveFaults } from "../store-faults";
@@ -72,6 +72,8 @@ const TRUE = true;
  * caller), `errors` and `fallbacks`.
  *
  * @example
+ * import { QuotaKey, perSecond } from "@tideward/quota-engine";
+ * import { policy } from "@tideward/sim";
  * policy.quota({
  *   dimensions: [
  *     { limit: perSecond("user", 10) },

@@ -1,0 +1,84 @@
+// Type tests: vitest's typecheck runs tsc over them (they never run); each test fails on a type
+// error inside it, and an `@ts-expect-error` that stops being an error is one.
+import { describe, expectTypeOf, test } from "vitest";
+import { admit, admitFetch, guard, guardFetch, isRefusal, isTimeoutError, refusalKinds } from "@tideward/guard";
+import type { Attempt, Fetch, Guarded, Refusal, RefusalKind, TimeoutError, TimeoutScope, Verdict } from "@tideward/guard";
+import { admitNode } from "@tideward/guard/node";
+import type { Middleware } from "@tideward/guard/node";
+
+describe("guard", () => {
+  test("keeps the call's arguments and resolves to what it returns", () => {
+    const getUser = guard((_: Attempt, id: string, full: boolean) => Promise.resolve({ id, full }));
+    expectTypeOf(getUser).toEqualTypeOf<Guarded<[id: string, full: boolean], { id: string; full: boolean }>>();
+    expectTypeOf(getUser("42", true)).toEqualTypeOf<Promise<{ id: string; full: boolean }>>();
+    expectTypeOf(getUser.run({ deadline: 5_000 }, "42", false)).toEqualTypeOf<Promise<{ id: string; full: boolean }>>();
+    expectTypeOf(guard(() => 1)()).toEqualTypeOf<Promise<number>>();
+    const lookup = guard(({ signal }: Attempt, id: string, page?: number) => Promise.resolve({ id, page, aborted: signal.aborted }));
+    expectTypeOf(lookup).toEqualTypeOf<Guarded<[id: string, page?: number], { id: string; page: number | undefined; aborted: boolean }>>();
+    void lookup("a");
+    // @ts-expect-error -- the Attempt is the guard's to hand, not the caller's
+    void lookup({ attempt: 1, hedge: false, signal: AbortSignal.abort() }, "a");
+    // @ts-expect-error -- the guarded call takes the call's own arguments
+    void getUser(42, true);
+    // @ts-expect-error -- and all of them
+    void getUser("42");
+  });
+
+  test("takes policies as Partials over the presets, and callbacks typed by the result", () => {
+    guard(() => "x", { breaker: { k: 2 }, retry: { attempts: 3 }, bucket: { rate: 50 }, budget: false });
+    guard(() => ({ status: 200 }), {
+      isFailure: (_error, result) => (result?.status ?? 0) >= 500,
+      retryOn: (_error, result) => expectTypeOf(result).toEqualTypeOf<{ status: number } | undefined>() === undefined,
+    });
+    // @ts-expect-error -- not a breaker policy field
+    guard(() => 1, { breaker: { threshold: 0.5 } });
+    // @ts-expect-error -- a bucket needs its rate
+    guard(() => 1, { bucket: { burst: 5 } });
+    // @ts-expect-error -- an unknown option
+    guard(() => 1, { retries: 3 });
+  });
+
+  test("guardFetch keeps fetch's signature", () => {
+    expectTypeOf(guardFetch(fetch, { timeout: 2_000 })).toEqualTypeOf<Fetch>();
+    expectTypeOf<ReturnType<Fetch>>().toEqualTypeOf<Promise<Response>>();
+    // @ts-expect-error -- guardFetch judges responses with failOn, not isFailure
+    guardFetch(fetch, { isFailure: () => true });
+  });
+});
+
+describe("refusals", () => {
+  test("say which policy refused, one of seven kinds", () => {
+    expectTypeOf<RefusalKind>().toEqualTypeOf<"deadline" | "rate" | "breaker" | "budget" | "shed" | "gate" | "quota">();
+    expectTypeOf(refusalKinds).toEqualTypeOf<readonly RefusalKind[]>();
+    const e: unknown = new Error("x");
+    if (isRefusal(e)) {
+      expectTypeOf(e).toEqualTypeOf<Refusal>();
+      expectTypeOf(e.kind).toEqualTypeOf<RefusalKind>();
+      expectTypeOf(e.retryAfter).toEqualTypeOf<number>();
+    }
+    if (isTimeoutError(e)) {
+      expectTypeOf(e).toEqualTypeOf<TimeoutError>();
+      expectTypeOf(e.scope).toEqualTypeOf<TimeoutScope>();
+    }
+    expectTypeOf<TimeoutScope>().toEqualTypeOf<"attempt" | "deadline">();
+    // @ts-expect-error -- not a refusal kind
+    const kind: RefusalKind = "timeout";
+    void kind;
+  });
+});
+
+describe("admission", () => {
+  test("answers a Verdict (a promise only with a quota store), whose reason is a refusal kind", () => {
+    const admission = admit({ gate: 64, limits: [{ name: "burst", quota: 100, window: 60_000 }] });
+    expectTypeOf(admission.check("203.0.113.7")).toEqualTypeOf<Verdict | Promise<Verdict>>();
+    expectTypeOf<Verdict["reason"]>().toEqualTypeOf<RefusalKind | undefined>();
+    expectTypeOf(admitFetch(admission, (request: Request) => new Response(request.url))).toEqualTypeOf<(request: Request) => Promise<Response>>();
+    // A handler's extra arguments (a platform's env) pass through.
+    expectTypeOf(admitFetch(admission, (request: Request, env: { incoming: unknown }) => new Response(`${request.url} ${String(env.incoming)}`))).toEqualTypeOf<
+      (request: Request, env: { incoming: unknown }) => Promise<Response>
+    >();
+    expectTypeOf(admitNode(admission)).toEqualTypeOf<Middleware>();
+    // @ts-expect-error -- a limit's kind is one of the four limiters
+    admit({ limits: [{ name: "burst", quota: 100, window: 60_000, kind: "leaky" }] });
+  });
+});

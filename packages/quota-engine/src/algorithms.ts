@@ -1,0 +1,43 @@
+// The three algorithms behind one small dispatch, so that the engine, the slot tables and the
+// snapshot code treat a key's state alike: an amount and an instant, two numbers a slot.
+//
+// | kind   | amount              | instant                          | a fresh key       |
+// | ------ | ------------------- | -------------------------------- | ----------------- |
+// | bucket | tokens held         | when they were counted           | capacity, now     |
+// | window | units used          | when the open window ends        | 0, -Infinity      |
+// | gcra   | ms ahead of schedule | the latest admission            | 0, now            |
+import { bucketDecide, bucketIdle } from "./bucket";
+import { windowDecide, windowIdle } from "./fixed-window";
+import { gcraDecide, gcraIdle } from "./gcra";
+import { BUCKET, WINDOW } from "./kinds";
+import type { Kind } from "./kinds";
+import type { Code } from "./outcome";
+import type { Rule } from "./rule";
+
+/** A fresh key's amount: a full bucket, an empty window, a flow nothing ahead. */
+export function freshAmount(kind: Kind, rule: Rule): number {
+  return kind === BUCKET ? rule.capacity : 0;
+}
+
+/** A fresh key's instant at `t`: counted at `t`, no window open, at rest at `t`. */
+export function freshInstant(kind: Kind, t: number): number {
+  return kind === WINDOW ? -Infinity : t;
+}
+
+/** Runs one step of `kind` on the state (`amount`, `instant`) at `t`; the results land in `step`. */
+export function decide(kind: Kind, rule: Rule, amount: number, instant: number, t: number, cost: number): Code {
+  return kind === BUCKET
+    ? bucketDecide(rule, amount, instant, t, cost)
+    : kind === WINDOW
+      ? windowDecide(rule, amount, instant, t, cost)
+      : gcraDecide(rule, amount, instant, t, cost);
+}
+
+/** Whether the state (`amount`, `instant`) equals a fresh key's at `t` and every later instant. */
+export function idle(kind: Kind, rule: Rule, amount: number, instant: number, t: number): boolean {
+  return kind === BUCKET
+    ? bucketIdle(rule, amount, instant, t)
+    : kind === WINDOW
+      ? windowIdle(instant, t)
+      : gcraIdle(amount, instant, t);
+}

@@ -1,7 +1,7 @@
 // The narrow client interface tideward needs from Redis, and adapters for ioredis and node-redis.
 // The client is the user's (a peer dependency); nothing here imports either library, so the
 // structural types below are all a caller's bundle pays for.
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 
 /**
  * The three things tideward asks of a Redis connection: run a loaded script, run a script by its

@@ -1,7 +1,7 @@
 import { MAX_INSTANT, badInstant, bucketReady, firstAfter, until } from "@tideward/limiters/math";
 import { QuotaEngine, QuotaKey } from "@tideward/quota-engine";
 import type { ChargeKind, Decision, EvaluationInput, LimitSpec, LinkCode, QuotaCharge, QuotaLink, QuotaStore, Reason, Result } from "@tideward/quota-engine";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { ScriptClient } from "./client";
 import { RedisVerdict } from "./decision";
 import type { RedisAtomicReport, RedisBatchReport, RedisDecision, Shadow } from "./decision";

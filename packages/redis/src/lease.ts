@@ -1,4 +1,4 @@
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 
 /** Options of a {@link Lease}. */
 export interface LeaseOptions {

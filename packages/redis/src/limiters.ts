@@ -3,7 +3,7 @@
 // in the script; every read (peek, next, the headroom, rateLimit) gets the state the script read
 // and answers with the in-process formulas, so waits are searched onto the float grid here only.
 import { Bucket, Gcra, MAX_SLIDING_QUOTA, Period, Sliding } from "@tideward/limiters";
-import type { Quota, RateLimit } from "@tideward/limiters";
+import type { PeriodAnswer, RateLimit } from "@tideward/limiters";
 import {
   MAX_COUNT,
   MAX_INSTANT,
@@ -26,7 +26,7 @@ import {
   spanProblem,
   until,
 } from "@tideward/limiters/math";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { ScriptClient } from "./client";
 import { redisPolicy as policyFields, resolvePolicy } from "./policy";
 import type { Path, RedisPolicy } from "./policy";
@@ -401,7 +401,7 @@ export class RedisGcra extends RedisLimiter<Gcra> {
 /** Options of a {@link RedisPeriod}: `align` and the {@link RedisPolicy} fields. */
 export type RedisPeriodOptions = { readonly align?: boolean } & Partial<RedisPolicy>;
 
-const QUOTAS: readonly Quota[] = ["under", "hit", "over"];
+const QUOTAS: readonly PeriodAnswer[] = ["under", "hit", "over"];
 
 /**
  * `@tideward/limiters`' {@link Period} (a fixed window answering under / hit / over) on Redis,
@@ -447,20 +447,20 @@ export class RedisPeriod extends RedisLimiter<Period> {
   }
 
   /** Counts one event for `id` at `now` (if admitted): `"under"` and `"hit"` are admitted, `"over"` is not. */
-  async take(id: string, now: number): Promise<Quota> {
+  async take(id: string, now: number): Promise<PeriodAnswer> {
     return (await this.decide(id, now)).answer;
   }
 
   /** {@link RedisPeriod.take}, saying which part answered. */
-  async decide(id: string, now: number): Promise<TakeAnswer<Quota>> {
+  async decide(id: string, now: number): Promise<TakeAnswer<PeriodAnswer>> {
     const r = await this.call("t", id, now, undefined, "RedisPeriod.take");
     if (r.reply !== undefined) return { answer: r.reply[0] === 117 ? "under" : r.reply[0] === 104 ? "hit" : "over", path: r.path };
-    const answer: Quota = this.policy.outage === "fallback" ? this.local(id, now).take(now) : this.policy.outage === "open" ? "under" : "over";
+    const answer: PeriodAnswer = this.policy.outage === "fallback" ? this.local(id, now).take(now) : this.policy.outage === "open" ? "under" : "over";
     return { answer, path: r.path };
   }
 
   /** What {@link RedisPeriod.take} would answer, counting nothing. */
-  async peek(id: string, now: number): Promise<Quota> {
+  async peek(id: string, now: number): Promise<PeriodAnswer> {
     const read = await this.read(id, now, "RedisPeriod.peek");
     if (read === undefined) return this.policy.outage === "fallback" ? this.local(id, now).peek(now) : this.policy.outage === "open" ? "under" : "over";
     const [end, count] = this.#fields(read);

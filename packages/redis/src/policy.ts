@@ -1,7 +1,7 @@
 import { Breaker, sre } from "@tideward/breaker";
 import type { Sre } from "@tideward/breaker";
 import type { QuotaKey } from "@tideward/quota-engine";
-import { check } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 
 /**

@@ -1,9 +1,11 @@
 // The in-process engine's three algorithm steps (quota-engine's bucket.ts, fixed-window.ts and
-// gcra.ts), on the two numbers a Redis key holds: the scripts decide and write, and reply with
+// gcra.ts), on the two numbers a Redis key holds, an amount and an instant as the engine's slots
+// hold them: a bucket's tokens and when they were counted, a window's units used and when it
+// ends, a GCRA flow's lead and its latest admission. The scripts decide and write, and reply with
 // the state they read; the figures of each decision are computed here from that state, with the
 // same @tideward/limiters/math formulas the in-process engine calls, so they are its figures bit
 // for bit (test/engine-crosscheck.test.ts pins it at both clock scales).
-import { bucketFits, bucketFull, bucketLevel, bucketReady, bucketWhole, gcraFits, gcraLead, gcraReady, gcraRest, gcraWhole, slackOf, windowEnd } from "@tideward/limiters/math";
+import { bucketFits, bucketFull, bucketLevel, bucketReady, bucketWhole, gcraFits, gcraLead, gcraReady, gcraRest, gcraWhole, slackOf, windowCount, windowEnd, windowFits } from "@tideward/limiters/math";
 import type { LimitSpec } from "@tideward/quota-engine";
 
 export const BUCKET = 0;
@@ -56,17 +58,17 @@ export class Numbers {
   }
 }
 
-/** A fresh key's first number: a full bucket, no window open, a flow nothing ahead. */
+/** A fresh key's amount: a full bucket, an empty window, a flow nothing ahead. */
 export function freshA(kind: number, r: Numbers): number {
-  return kind === BUCKET ? r.capacity : kind === WINDOW ? -Infinity : 0;
+  return kind === BUCKET ? r.capacity : 0;
 }
 
-/** A fresh key's second number at `t`: counted at t, nothing used, at rest at t. */
+/** A fresh key's instant at `t`: counted at t, no window open, at rest at t. */
 export function freshB(kind: number, t: number): number {
-  return kind === WINDOW ? 0 : t;
+  return kind === WINDOW ? -Infinity : t;
 }
 
-/** One step of `kind` on state (a, b) at `t` for `cost`; results in {@link OUT}. */
+/** One step of `kind` on state (amount `a`, instant `b`) at `t` for `cost`; results in {@link OUT}. */
 export function decide(kind: number, r: Numbers, a: number, b: number, t: number, cost: number): number {
   return kind === BUCKET ? bucketStep(r, a, b, t, cost) : kind === WINDOW ? windowStep(r, a, b, t, cost) : gcraStep(r, a, b, t, cost);
 }
@@ -90,14 +92,14 @@ function bucketStep(r: Numbers, tokens: number, at: number, t: number, cost: num
   return cost > capacity ? TOO_LARGE : EXHAUSTED;
 }
 
-function windowStep(r: Numbers, end: number, used: number, t: number, cost: number): number {
+function windowStep(r: Numbers, used: number, end: number, t: number, cost: number): number {
   const capacity = r.capacity;
   const open = t < end;
-  const count = open ? used : 0;
-  if (count + cost <= capacity) {
+  const count = windowCount(used, end, t);
+  if (windowFits(count, cost, capacity)) {
     const until = open ? end : windowEnd(t, r.window, r.align);
-    OUT[0] = until;
-    OUT[1] = count + cost;
+    OUT[0] = count + cost;
+    OUT[1] = until;
     OUT[2] = capacity - count - cost;
     OUT[3] = t;
     OUT[4] = until;

@@ -2,8 +2,8 @@
 -- its own, in order), in one round trip. Every key is in KEYS; nothing is named in here.
 --
 -- A key's state is a string of two little-endian doubles (struct.pack '<dd'), the in-process
--- engine's two numbers exactly: a bucket's tokens and the instant they were counted, a window's
--- end (exclusive) and the units used in it, a GCRA flow's lead and the instant of its latest
+-- engine's two numbers exactly, an amount and an instant: a bucket's tokens and when they were
+-- counted, a window's units used and when it ends (exclusive), a GCRA flow's lead and its latest
 -- admission. No decimal is printed or parsed on the way, so nothing is rounded.
 --
 -- A key expires when its state would be a fresh key's again (a bucket full, a window closed, a
@@ -154,11 +154,11 @@ local function helpers()
       return false
     end
     local cap = -p1
-    local open = t < a
+    local open = t < b
     local count = 0
-    if open then count = b end
+    if open then count = a end
     if count + cost > cap then return false end
-    local ends = a
+    local ends = b
     if not open then
       if p2 < 0 then
         -- The multiple of the window after the one t falls in, such that start <= t < end holds
@@ -172,14 +172,14 @@ local function helpers()
         ends = t + p2
       end
     end
-    return true, ends, count + cost, ends
+    return true, count + cost, ends, ends
   end
 
   -- A fresh key's state at t.
   function fresh(t, p1, p2)
     if p1 > 0 and p2 > 0 then return p1, t end
     if p1 > 0 then return 0, t end
-    return -math.huge, 0
+    return 0, -math.huge
   end
 
   -- E of a state fresh at f: f plus the margin, rounded up to a multiple of it.
@@ -188,11 +188,11 @@ local function helpers()
     return f
   end
   -- E of a stored state (a, b), which is fresh at `at + (capacity − tokens) / perMs` (a bucket),
-  -- at TAT = `at + ahead` (GCRA), at its end (a window).
+  -- at TAT = `at + ahead` (GCRA), at its end `b` (a window).
   function stored(a, b, p1, p2)
     if p1 > 0 and p2 > 0 then return expiry(b + (p1 - a) / p2) end
     if p1 > 0 then return expiry(b + a) end
-    return expiry(a)
+    return expiry(b)
   end
   -- The expiry a write of a state fresh at f sets: 0 to keep the key's own (E does not move later
   -- than `old`, E of the state it replaces; -1 for none), else PX in ms.

@@ -11,7 +11,7 @@ export interface Shadow {
   readonly retryAfter: number;
 }
 
-/** A {@link Decision} of a Redis-backed engine: the in-process answer plus where it came from. */
+/** A {@link @tideward/quota-engine#Decision | Decision} of a Redis-backed engine: the in-process answer plus where it came from. */
 export interface RedisDecision extends Decision {
   /** Which part answered (see {@link Path}). */
   readonly path: Path;
@@ -19,7 +19,7 @@ export interface RedisDecision extends Decision {
   readonly shadow: Shadow | undefined;
 }
 
-/** An {@link AtomicReport} of a Redis-backed engine. */
+/** An {@link @tideward/quota-engine#AtomicReport | AtomicReport} of a Redis-backed engine. */
 export interface RedisAtomicReport extends AtomicReport {
   readonly decisions: readonly RedisDecision[];
   /** Which part answered the set (every decision in it says the same). */
@@ -28,7 +28,7 @@ export interface RedisAtomicReport extends AtomicReport {
   readonly replayed: boolean;
 }
 
-/** A {@link BatchReport} of a Redis-backed engine. */
+/** A {@link @tideward/quota-engine#BatchReport | BatchReport} of a Redis-backed engine. */
 export interface RedisBatchReport extends BatchReport {
   readonly decisions: readonly RedisDecision[];
 }

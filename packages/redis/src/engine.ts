@@ -1,3 +1,4 @@
+import type { Breaker } from "@tideward/breaker";
 import { MAX_INSTANT, badInstant, bucketReady, firstAfter, until } from "@tideward/limiters/math";
 import { QuotaEngine, QuotaKey } from "@tideward/quota-engine";
 import type { ChargeKind, Decision, EvaluationInput, LimitSpec, LinkCode, QuotaCharge, QuotaLink, QuotaStore, Reason, Result } from "@tideward/quota-engine";
@@ -161,7 +162,7 @@ interface SetCall {
 }
 
 /**
- * The quota engine on Redis: the in-process {@link QuotaEngine}'s checks — token bucket, fixed
+ * The quota engine on Redis: the in-process {@link @tideward/quota-engine#QuotaEngine | QuotaEngine}'s checks — token bucket, fixed
  * window, GCRA, atomic charge sets, hierarchy, batches — with the same names and answers,
  * returning promises. Every decision is one round trip through a Lua script.
  *
@@ -216,7 +217,7 @@ export class RedisQuotaEngine implements QuotaStore {
   }
 
   /** The breaker Redis calls sit behind (to read its ratio, say). */
-  get breaker(): Runner["breaker"] {
+  get breaker(): Breaker {
     return this.#runner.breaker;
   }
 

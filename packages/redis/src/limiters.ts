@@ -26,6 +26,7 @@ import {
   spanProblem,
   until,
 } from "@tideward/limiters/math";
+import type { Breaker } from "@tideward/breaker";
 import { check } from "@tideward/time/internal";
 import type { ScriptClient } from "./client";
 import { redisPolicy as policyFields, resolvePolicy } from "./policy";
@@ -49,8 +50,8 @@ const LOCAL_LIMIT = 10_000;
 
 const POLICY_FIELDS = Object.keys(policyFields) as (keyof RedisPolicy)[];
 
-/** A script's answer to a read: the clock it read at, and the bytes of state after it (absent: none). */
-interface Read {
+/** A script's answer to a limiter's read: the clock it read at, and the bytes of state held (none when absent). */
+export interface LimiterRead {
   readonly now: number;
   readonly state: Buffer;
 }
@@ -106,7 +107,12 @@ function fallenOut(since: number, window: number, from: number): number {
   return s;
 }
 
-abstract class RedisLimiter<L> {
+/**
+ * What the Redis limiters share: a name keeping their keys apart, the policy, the breaker their
+ * calls sit behind, the key naming and the outage mode's local limiters (one per id, at most
+ * 10 000).
+ */
+export abstract class RedisLimiter<L> {
   /** The name that keeps this limiter's keys apart from others' under one prefix. */
   readonly name: string;
   /** The policy in force. */
@@ -137,7 +143,7 @@ abstract class RedisLimiter<L> {
   }
 
   /** The breaker Redis calls sit behind. */
-  get breaker(): Runner["breaker"] {
+  get breaker(): Breaker {
     return this.#runner.breaker;
   }
 
@@ -160,7 +166,7 @@ abstract class RedisLimiter<L> {
   }
 
   /** A read: the script's clock and the state it holds, or undefined when Redis cannot answer. */
-  protected async read(id: string, now: number, what: string, op = "r"): Promise<Read | undefined> {
+  protected async read(id: string, now: number, what: string, op = "r"): Promise<LimiterRead | undefined> {
     const r = await this.call(op, id, now, undefined, what);
     if (r.reply === undefined) return undefined;
     return { now: r.reply.readDoubleLE(0), state: r.reply.subarray(8) };
@@ -187,7 +193,7 @@ abstract class RedisLimiter<L> {
 export type RedisBucketOptions = { readonly burst?: number } & Partial<RedisPolicy>;
 
 /**
- * `@tideward/limiters`' token {@link Bucket} on Redis, one bucket per id: `rate` tokens a second
+ * `@tideward/limiters`' token {@link @tideward/limiters#Bucket | Bucket} on Redis, one bucket per id: `rate` tokens a second
  * up to `burst`, starting full. Each id's bucket answers call for call as an in-process `Bucket`
  * made at its first reading.
  *
@@ -208,7 +214,7 @@ export class RedisBucket extends RedisLimiter<Bucket> {
    * @param name - keeps these buckets apart from others under one prefix; a non-empty string
    * @param rate - tokens accrued per second, above zero and finite, enough to refill the burst
    *   within 2^44 ms
-   * @param options - the bucket's `burst` (as {@link Bucket}'s: at most 2^53 − 1, under one
+   * @param options - the bucket's `burst` (as {@link @tideward/limiters#Bucket | Bucket}'s: at most 2^53 − 1, under one
    *   raised to one) and the {@link RedisPolicy} fields; read once, an unknown name is a
    *   `TypeError` naming the closest known one
    * @throws RangeError or TypeError naming the field and the value
@@ -234,7 +240,7 @@ export class RedisBucket extends RedisLimiter<Bucket> {
 
   // The three fields a bucket keeps, as an in-process Bucket keeps them; a fresh one is full at
   // the script's reading.
-  #fields(read: Read): [tokens: number, at: number, latest: number] {
+  #fields(read: LimiterRead): [tokens: number, at: number, latest: number] {
     if (read.state.length < 24) return [this.burst, read.now, read.now];
     return [read.state.readDoubleLE(0), read.state.readDoubleLE(8), read.state.readDoubleLE(16)];
   }
@@ -296,7 +302,7 @@ export class RedisBucket extends RedisLimiter<Bucket> {
 export type RedisGcraOptions = { readonly burst?: number } & Partial<RedisPolicy>;
 
 /**
- * `@tideward/limiters`' {@link Gcra} on Redis, one flow per id, answering call for call as an
+ * `@tideward/limiters`' {@link @tideward/limiters#Gcra | Gcra} on Redis, one flow per id, answering call for call as an
  * in-process `Gcra`.
  */
 export class RedisGcra extends RedisLimiter<Gcra> {
@@ -315,7 +321,7 @@ export class RedisGcra extends RedisLimiter<Gcra> {
    * @param name - keeps these flows apart from others under one prefix; a non-empty string
    * @param rate - requests of cost one per second, above zero and finite, enough to refill the
    *   burst within 2^44 ms
-   * @param options - the flow's `burst` (as {@link Gcra}'s) and the {@link RedisPolicy} fields;
+   * @param options - the flow's `burst` (as {@link @tideward/limiters#Gcra | Gcra}'s) and the {@link RedisPolicy} fields;
    *   read once, an unknown name is a `TypeError` naming the closest known one
    * @throws RangeError or TypeError naming the field and the value
    */
@@ -344,7 +350,7 @@ export class RedisGcra extends RedisLimiter<Gcra> {
   }
 
   // The latest admission and how far ahead the flow then was; a fresh flow has admitted nothing.
-  #fields(read: Read): [at: number, ahead: number] {
+  #fields(read: LimiterRead): [at: number, ahead: number] {
     if (read.state.length < 16) return [-Infinity, 0];
     return [read.state.readDoubleLE(0), read.state.readDoubleLE(8)];
   }
@@ -404,7 +410,7 @@ export type RedisPeriodOptions = { readonly align?: boolean } & Partial<RedisPol
 const QUOTAS: readonly PeriodAnswer[] = ["under", "hit", "over"];
 
 /**
- * `@tideward/limiters`' {@link Period} (a fixed window answering under / hit / over) on Redis,
+ * `@tideward/limiters`' {@link @tideward/limiters#Period | Period} (a fixed window answering under / hit / over) on Redis,
  * one counter per id, answering call for call as an in-process `Period`.
  */
 export class RedisPeriod extends RedisLimiter<Period> {
@@ -420,7 +426,7 @@ export class RedisPeriod extends RedisLimiter<Period> {
    * @param name - keeps these counters apart from others under one prefix; a non-empty string
    * @param quota - events per period, a whole number from 1 to 2^53 − 1
    * @param period - milliseconds, from 2^-4 to 2^44
-   * @param options - `align` (as {@link Period}'s) and the {@link RedisPolicy} fields; read once,
+   * @param options - `align` (as {@link @tideward/limiters#Period | Period}'s) and the {@link RedisPolicy} fields; read once,
    *   an unknown name is a `TypeError` naming the closest known one
    * @throws RangeError or TypeError naming the field and the value
    */
@@ -441,7 +447,7 @@ export class RedisPeriod extends RedisLimiter<Period> {
   }
 
   // The open period's end and the events admitted in it; a fresh counter has none open.
-  #fields(read: Read): [end: number, count: number] {
+  #fields(read: LimiterRead): [end: number, count: number] {
     if (read.state.length < 16) return [-Infinity, 0];
     return [read.state.readDoubleLE(0), read.state.readDoubleLE(8)];
   }
@@ -494,7 +500,7 @@ export class RedisPeriod extends RedisLimiter<Period> {
 }
 
 /**
- * `@tideward/limiters`' exact {@link Sliding} window on Redis, one window per id (its stamps a
+ * `@tideward/limiters`' exact {@link @tideward/limiters#Sliding | Sliding} window on Redis, one window per id (its stamps a
  * ring in hash fields), answering call for call as an in-process `Sliding`.
  */
 export class RedisSliding extends RedisLimiter<Sliding> {
@@ -507,7 +513,7 @@ export class RedisSliding extends RedisLimiter<Sliding> {
    * @param client - the connection
    * @param name - keeps these windows apart from others under one prefix; a non-empty string
    * @param quota - events in any window-long stretch, a whole number from 1 to 2^24 (as
-   *   {@link Sliding}'s; each is a hash field in Redis)
+   *   {@link @tideward/limiters#Sliding | Sliding}'s; each is a hash field in Redis)
    * @param window - milliseconds, from 2^-4 to 2^44
    * @param policy - the {@link RedisPolicy} fields; read once, an unknown name is a `TypeError`
    *   naming the closest known one
@@ -527,7 +533,7 @@ export class RedisSliding extends RedisLimiter<Sliding> {
   }
 
   // The script's clock, the newest stamp and the oldest (-Infinity for none), and its count.
-  #fields(read: Read): [now: number, last: number, oldest: number] {
+  #fields(read: LimiterRead): [now: number, last: number, oldest: number] {
     return [read.now, read.state.readDoubleLE(0), read.state.readDoubleLE(8)];
   }
 

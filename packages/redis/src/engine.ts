@@ -171,10 +171,18 @@ interface SetCall {
  * denied-key cache, or the outage mode when Redis cannot answer in time.
  *
  * @example
+ * import Redis from "ioredis";
+ * import { QuotaKey, perSecond } from "@tideward/quota-engine";
+ * const server = await startRedis(); // a redis-server on a free loopback port, for the example
+ * const redis = new Redis(server.port, "127.0.0.1", { enableOfflineQueue: false, autoResendUnfulfilledCommands: false, lazyConnect: true });
+ * await redis.connect();
  * const engine = new RedisQuotaEngine(ioredisClient(redis), { prefix: "api:" });
  * await engine.addLimit(perSecond("requests", 10));
  * const d = await engine.checkTokenBucket(new QuotaKey("acme", "alice", "api"), "requests", Date.now());
- * d.allowed; d.path; // true "store"
+ * d.allowed; // true
+ * d.path; // "store"
+ * redis.disconnect();
+ * await server.stop();
  */
 export class RedisQuotaEngine implements QuotaStore {
   /** The policy in force. */

@@ -28,9 +28,20 @@ export type LeaseCall = (op: "take" | "give", now: number, n: number) => Promise
  * tokens back. While Redis is unreachable a lease spends what it holds, then refuses.
  *
  * @example
- * const lease = engine.lease(alice, "requests", { slice: 100 });
- * await lease.fill(Date.now());
- * if (lease.take(Date.now())) serve();
+ * import Redis from "ioredis";
+ * import { QuotaKey, limitSpec } from "@tideward/quota-engine";
+ * const server = await startRedis(); // a redis-server on a free loopback port, for the example
+ * const redis = new Redis(server.port, "127.0.0.1", { enableOfflineQueue: false, autoResendUnfulfilledCommands: false, lazyConnect: true });
+ * await redis.connect();
+ * const engine = new RedisQuotaEngine(ioredisClient(redis));
+ * await engine.addLimit(limitSpec({ name: "requests", capacity: 1_000, refill: 1_000, window: 1_000 }));
+ * const lease = engine.lease(new QuotaKey("acme", "*", "api"), "requests", { slice: 100 });
+ * await lease.fill(Date.now()); // 100
+ * lease.take(Date.now()); // true — spent in process, no round trip
+ * lease.held; // 99
+ * await lease.release(Date.now()); // 99
+ * redis.disconnect();
+ * await server.stop();
  */
 export class Lease {
   /** The most tokens held at once. */

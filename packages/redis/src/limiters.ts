@@ -198,8 +198,18 @@ export type RedisBucketOptions = { readonly burst?: number } & Partial<RedisPoli
  * made at its first reading.
  *
  * @example
- * const perUser = new RedisBucket(ioredisClient(redis), "api", 20, { burst: 40 });
- * if (!(await perUser.take("alice", Date.now()))) refuse();
+ * import Redis from "ioredis";
+ * const server = await startRedis(); // a redis-server on a free loopback port, for the example
+ * const redis = new Redis(server.port, "127.0.0.1", { enableOfflineQueue: false, autoResendUnfulfilledCommands: false, lazyConnect: true });
+ * await redis.connect();
+ * const perUser = new RedisBucket(ioredisClient(redis), "api", 20, { burst: 2 });
+ * const now = Date.now();
+ * await perUser.take("alice", now); // true
+ * await perUser.take("alice", now); // true
+ * await perUser.take("alice", now); // false
+ * await perUser.next("alice", now); // 50 — ms until a token is back, at 20 a second
+ * redis.disconnect();
+ * await server.stop();
  */
 export class RedisBucket extends RedisLimiter<Bucket> {
   /** Tokens accrued per second. */

@@ -1,0 +1,49 @@
+import type { AtomicReport, BatchReport, Decision, Reason } from "@tideward/quota-engine";
+import type { Path } from "./policy";
+
+/** What a limit in shadow mode would have answered, had it been enforced. */
+export interface Shadow {
+  /** Whether the limit would have admitted the charge. */
+  readonly allowed: boolean;
+  /** Why, as the limit would have said. */
+  readonly reason: Reason;
+  /** Milliseconds until it would have admitted it. */
+  readonly retryAfter: number;
+}
+
+/** A {@link @tideward/quota-engine#Decision | Decision} of a Redis-backed engine: the in-process answer plus where it came from. */
+export interface RedisDecision extends Decision {
+  /** Which part answered (see {@link Path}). */
+  readonly path: Path;
+  /** For a limit in shadow mode, what it would have answered; `allowed` is then always true. */
+  readonly shadow: Shadow | undefined;
+}
+
+/** An {@link @tideward/quota-engine#AtomicReport | AtomicReport} of a Redis-backed engine. */
+export interface RedisAtomicReport extends AtomicReport {
+  readonly decisions: readonly RedisDecision[];
+  /** Which part answered the set (every decision in it says the same). */
+  readonly path: Path;
+  /** Whether this answer is the stored one of an earlier call with the same request id (nothing was charged again). */
+  readonly replayed: boolean;
+}
+
+/** A {@link @tideward/quota-engine#BatchReport | BatchReport} of a Redis-backed engine. */
+export interface RedisBatchReport extends BatchReport {
+  readonly decisions: readonly RedisDecision[];
+}
+
+/** The one shape every Redis decision has. */
+export class RedisVerdict implements RedisDecision {
+  constructor(
+    readonly allowed: boolean,
+    readonly reason: Reason,
+    readonly cost: number,
+    readonly remaining: number,
+    readonly retryAfter: number,
+    readonly resetAfter: number,
+    readonly trace: readonly string[],
+    readonly path: Path,
+    readonly shadow: Shadow | undefined,
+  ) {}
+}

@@ -1,0 +1,79 @@
+// What answers while Redis cannot: an in-process engine holding each limit divided by the number
+// of instances (so the fleet together admits about the limit, not N times it), or a constant.
+import { QuotaEngine, limitSpec } from "@tideward/quota-engine";
+import type { AtomicReport, ChargeKind, Decision, LimitSpec, QuotaCharge, QuotaKey } from "@tideward/quota-engine";
+import type { Outage, Path } from "./policy";
+
+const KINDS: readonly ChargeKind[] = ["bucket", "window", "gcra"];
+
+/**
+ * `spec` as one of `instances` instances holds it locally: a bucket's and a GCRA flow's rate
+ * divided by `instances` (the window stretched, refill kept whole) and their capacity and burst
+ * divided (rounded down, at least one); a fixed window's capacity divided over the same window.
+ */
+export function divided(spec: LimitSpec, instances: number, kind: "rate" | "window"): LimitSpec {
+  const part = (n: number): number => Math.max(1, Math.floor(n / instances));
+  if (kind === "window") return limitSpec({ ...spec, capacity: part(spec.capacity) });
+  return limitSpec({ ...spec, capacity: part(spec.capacity), burst: part(spec.burst), window: spec.window * instances });
+}
+
+/** The outage mode's answers. */
+export class Fallback {
+  readonly path: Path;
+  readonly #mode: Outage;
+  // Buckets and GCRA flows in one engine, fixed windows (whose window is not stretched) in another.
+  readonly #rates: QuotaEngine;
+  readonly #windows: QuotaEngine;
+  readonly #instances: number;
+
+  constructor(mode: Outage, instances: number) {
+    this.#mode = mode;
+    this.path = mode;
+    this.#instances = instances;
+    this.#rates = new QuotaEngine({ sweepStep: 2 });
+    this.#windows = new QuotaEngine({ sweepStep: 2 });
+  }
+
+  add(spec: LimitSpec): void {
+    if (this.#mode !== "fallback") return;
+    this.#rates.addLimit(divided(spec, this.#instances, "rate"));
+    this.#windows.addLimit(divided(spec, this.#instances, "window"));
+  }
+
+  /** One check of `kind` (0 bucket, 1 window, 2 GCRA). */
+  check(kind: number, key: QuotaKey, spec: LimitSpec, now: number, cost: number): Decision {
+    if (this.#mode === "fallback") {
+      if (kind === 0) return this.#rates.checkTokenBucket(key, spec.name, now, cost);
+      if (kind === 1) return this.#windows.checkWindow(key, spec.name, now, cost);
+      return this.#rates.checkGcra(key, spec.name, now, cost);
+    }
+    return this.#constant(kind, spec.name, cost, kind === 2 ? spec.burst : spec.capacity);
+  }
+
+  /** A charge set (every limit known or not). */
+  atomic(charges: readonly QuotaCharge[], kinds: readonly number[], now: number, commit: boolean): AtomicReport {
+    if (this.#mode === "fallback") {
+      // One engine per kind cannot stage a mixed set atomically; a set is charged in the rates
+      // engine, windows included (stretched like a rate), which is the stricter reading.
+      const windows = kinds.every((k) => k === 1);
+      const engine = windows ? this.#windows : this.#rates;
+      return commit ? engine.checkAtomic(charges, now) : engine.peekAtomic(charges, now);
+    }
+    const decisions = charges.map((c, i) => this.#constant(kinds[i], c.limit, c.cost, 0));
+    const open = this.#mode === "open";
+    return { allowed: open, committed: open && commit, failedIndex: open ? -1 : 0, retryAfter: 0, decisions };
+  }
+
+  #constant(kind: number, limit: string, cost: number, ceiling: number): Decision {
+    const open = this.#mode === "open";
+    return {
+      allowed: open,
+      reason: open ? "ok" : "exhausted",
+      cost,
+      remaining: open ? ceiling : 0,
+      retryAfter: 0,
+      resetAfter: 0,
+      trace: [`${KINDS[kind]} ${limit}: ${open ? "ok (Redis unavailable: failing open)" : "exhausted (Redis unavailable: failing closed)"}`],
+    };
+  }
+}

@@ -1,0 +1,15 @@
+export { ioredisClient, nodeRedisClient } from "./client";
+export type { IoredisClientOptions, IoredisLike, NodeRedisLike, ScriptClient } from "./client";
+export { RedisQuotaEngine, CrossSlotError } from "./engine";
+export type { CallOptions, LimitOptions } from "./engine";
+export type { RedisAtomicReport, RedisBatchReport, RedisDecision, Shadow } from "./decision";
+export { redisPolicy } from "./policy";
+export type { Outage, Path, RedisPolicy } from "./policy";
+export { ScriptError } from "./runner";
+export { slotOf } from "./slot";
+export * as scripts from "./scripts";
+export type { LuaScript } from "./scripts";
+export { RedisBucket, RedisGcra, RedisLimiter, RedisPeriod, RedisSliding } from "./limiters";
+export type { LimiterRead, RedisBucketOptions, RedisGcraOptions, RedisPeriodOptions, TakeAnswer } from "./limiters";
+export { Lease } from "./lease";
+export type { LeaseCall, LeaseOptions } from "./lease";

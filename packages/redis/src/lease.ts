@@ -1,0 +1,143 @@
+import { check } from "@tideward/time/internal";
+
+/** Options of a {@link Lease}. */
+export interface LeaseOptions {
+  /**
+   * The most tokens the lease holds at once, taken from the global bucket in one round trip.
+   * The fleet can admit at most `slice × instances` more than the bucket alone would over any
+   * stretch of time (tokens taken earlier and spent later); from a standing start, none more.
+   * A whole number of at least 1.
+   */
+  readonly slice: number;
+  /**
+   * When the lease holds fewer than this share of a slice, it asks for more in the background,
+   * so a steady flow rarely finds it empty. In [0, 1). @defaultValue 0.5
+   */
+  readonly refillAt?: number;
+}
+
+/** How a lease reaches Redis: take up to `n` tokens, or give `n` back. */
+export type LeaseCall = (op: "take" | "give", now: number, n: number) => Promise<{ granted: number; retryAfter: number } | undefined>;
+
+/**
+ * A slice of a token bucket's global quota, spent in process at in-process speed.
+ *
+ * `take` is synchronous: it spends tokens the lease already holds and never waits on Redis.
+ * When the lease runs low it asks Redis for more in the background (one script call, at most
+ * one in flight); until they arrive, a take it cannot pay is refused. `release` gives the unspent
+ * tokens back. While Redis is unreachable a lease spends what it holds, then refuses.
+ *
+ * @example
+ * import Redis from "ioredis";
+ * import { QuotaKey, limitSpec } from "@tideward/quota-engine";
+ * const server = await startRedis(); // a redis-server on a free loopback port, for the example
+ * const redis = new Redis(server.port, "127.0.0.1", { enableOfflineQueue: false, autoResendUnfulfilledCommands: false, lazyConnect: true });
+ * await redis.connect();
+ * const engine = new RedisQuotaEngine(ioredisClient(redis));
+ * await engine.addLimit(limitSpec({ name: "requests", capacity: 1_000, refill: 1_000, window: 1_000 }));
+ * const lease = engine.lease(new QuotaKey("acme", "*", "api"), "requests", { slice: 100 });
+ * await lease.fill(Date.now()); // 100
+ * lease.take(Date.now()); // true — spent in process, no round trip
+ * lease.held; // 99
+ * await lease.release(Date.now()); // 99
+ * redis.disconnect();
+ * await server.stop();
+ */
+export class Lease {
+  /** The most tokens held at once. */
+  readonly slice: number;
+  readonly #low: number;
+  readonly #call: LeaseCall;
+  #held = 0;
+  #pending: Promise<number> | undefined;
+  // Not before this instant (caller's clock) is an empty bucket asked again.
+  #quietUntil = -Infinity;
+  #granted = 0;
+  #returned = 0;
+
+  /** @internal Made by `RedisQuotaEngine.lease`. */
+  constructor(call: LeaseCall, options: LeaseOptions) {
+    const o = check.options(options, ["slice", "refillAt"], "Lease");
+    this.slice = check.integer(o.slice, "Lease slice", 1);
+    const refillAt = o.refillAt ?? 0.5;
+    if (typeof refillAt !== "number" || !(refillAt >= 0 && refillAt < 1)) throw new RangeError(`Lease refillAt must be in [0, 1), got ${check.describe(refillAt)}`);
+    this.#low = refillAt * this.slice;
+    this.#call = call;
+  }
+
+  /** Tokens held now, spendable without a round trip. */
+  get held(): number {
+    return this.#held;
+  }
+
+  /** Tokens this lease has taken from Redis in all, and given back. */
+  get totals(): { readonly granted: number; readonly returned: number } {
+    return { granted: this.#granted, returned: this.#returned };
+  }
+
+  /**
+   * Spends `cost` held tokens if the lease holds them; asks for more in the background when it
+   * runs low. Never waits.
+   *
+   * @param now - the caller's clock, in milliseconds
+   * @param cost - tokens, a whole number of at least 1; 1 by default
+   */
+  take(now: number, cost = 1): boolean {
+    const held = this.#held;
+    if (held >= cost) {
+      const left = held - cost;
+      this.#held = left;
+      if (left < this.#low && this.#pending === undefined) void this.fill(now);
+      return true;
+    }
+    if (!Number.isSafeInteger(cost) || cost < 1) throw new RangeError(`Lease.take cost must be a whole number of at least 1, got ${check.describe(cost)}`);
+    if (this.#pending === undefined) void this.fill(now);
+    return false;
+  }
+
+  /**
+   * Asks Redis for tokens up to a full slice and resolves with how many arrived (0 when the
+   * bucket is dry or Redis unreachable). At most one request is in flight; a second call shares it.
+   *
+   * @param now - the caller's clock, in milliseconds
+   */
+  fill(now: number): Promise<number> {
+    if (this.#pending !== undefined) return this.#pending;
+    const want = this.slice - this.#held;
+    if (want <= 0 || now < this.#quietUntil) return Promise.resolve(0);
+    const pending = this.#call("take", now, want).then(
+      (r) => {
+        this.#pending = undefined;
+        if (r === undefined) return 0;
+        // Tokens spent meanwhile were the held ones; what arrives tops the lease up.
+        this.#held += r.granted;
+        this.#granted += r.granted;
+        if (r.granted === 0) this.#quietUntil = now + r.retryAfter;
+        return r.granted;
+      },
+      () => {
+        this.#pending = undefined;
+        return 0;
+      },
+    );
+    this.#pending = pending;
+    return pending;
+  }
+
+  /**
+   * Gives every held token back to the global bucket (never above its capacity) and resolves
+   * with how many it took back.
+   *
+   * @param now - the caller's clock, in milliseconds
+   */
+  async release(now: number): Promise<number> {
+    await this.#pending;
+    const n = this.#held;
+    if (n === 0) return 0;
+    this.#held = 0;
+    const r = await this.#call("give", now, n);
+    const back = r?.granted ?? 0;
+    this.#returned += back;
+    return back;
+  }
+}

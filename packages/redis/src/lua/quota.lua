@@ -1,0 +1,358 @@
+-- tideward quota engine: one charge set (all or nothing), a peek of one, or a batch (each input on
+-- its own, in order), in one round trip. Every key is in KEYS; nothing is named in here.
+--
+-- A key's state is a string of two little-endian doubles (struct.pack '<dd'), the in-process
+-- engine's two numbers exactly, an amount and an instant: a bucket's tokens and when they were
+-- counted, a window's units used and when it ends (exclusive), a GCRA flow's lead and its latest
+-- admission. No decimal is printed or parsed on the way, so nothing is rounded.
+--
+-- A key expires when its state would be a fresh key's again (a bucket full, a window closed, a
+-- flow at rest) plus the margin, rounded up to a multiple of the margin: E(state). A write sets
+-- that expiry (PX) only when it moves E later; otherwise it keeps the key's own (KEEPTTL, about
+-- half the cost). Every write that sets an expiry sets E of the state it writes, so a key's
+-- expiry is never before E of the state it holds.
+--
+-- The script decides and writes; it reports what it read. The reply carries the state each key
+-- held before the call (16 bytes; two NaNs when absent), and the caller computes the figures of
+-- every decision (remaining, retryAfter, resetAfter, a set's retry) from that with the in-process
+-- engine's own formulas. The decision here is the same arithmetic on the same doubles, operation
+-- for operation; the waits, searched onto the float grid, are computed in one place only.
+--
+-- A charge is three fields: cost, p1, p2, the signs saying the kind (each number is sent as the
+-- shortest decimal that reads back as its double, so nothing is rounded on the way in either):
+--   p1 > 0, p2 > 0   a token bucket: p1 its capacity, p2 tokens a millisecond
+--   p1 > 0, p2 < 0   GCRA: p1 its burst, -p2 the emission interval (ms)
+--   p1 < 0, p2 > 0   a fixed window: -p1 its capacity, p2 the window (ms)
+--   p1 < 0, p2 < 0   an aligned fixed window, likewise
+--   cost < 0         a shadow charge of -cost: charged when it fits, never refusing the set
+-- Numbers are read with `+ 0`: the same conversion as tonumber, without a function call.
+--
+-- Short form, a set committed on the caller's clock with no request id (a single check is a set
+-- of one): KEYS[c] the state charge c touches (repeated when charges repeat a bucket); ARGV now
+-- (ms), the expiry margin (ms: a key expires this long after its state would be a fresh key's,
+-- rounded up as above), then a charge's three fields each. Reply: '1' committed or '0' refused,
+-- then 16 bytes a charge.
+--
+-- General form: ARGV[1] now in ms, or '' to read the server's TIME; ARGV[2] 'c' commit a set,
+-- 'p' peek a set, 's' a batch; ARGV[3] how long a request id is remembered (ms), '0' for none
+-- (its key is the last of KEYS); ARGV[4] the expiry margin; then
+--   a set: a charge's three fields each; reply '1' committed (a peek: always) or '0' refused,
+--     now (8 bytes), 16 bytes a charge; or 'R' and the reply stored under the request id, when
+--     it was seen (nothing is charged again);
+--   a batch (KEYS[i] the state input i touches): ARGV[5] p1, ARGV[6] p2 of its one limit, then
+--     two fields an input: cost, now ('' for ARGV[1]'s); reply '1', now (8 bytes), 16 bytes for
+--     each distinct key in the order first met.
+
+local ABSENT = '\0\0\0\0\0\0\248\127\0\0\0\0\0\0\248\127'
+
+-- Five arguments are the short form with one charge (every other form has more).
+local cap, perMs = 0, 0
+if #ARGV == 5 then cap, perMs = ARGV[4] + 0, ARGV[5] + 0 end
+if cap > 0 and perMs > 0 then
+  -- One token bucket: the hot path, written out ahead of every definition below (in a script,
+  -- defining a function costs about what this whole check does).
+  local key = KEYS[1]
+  local v = redis.call('GET', key)
+  local now = ARGV[1] + 0
+  local cost = ARGV[3]
+  if cost == '1' then cost = 1 else cost = cost + 0 end
+  if cost < 0 then cost = -cost end
+  local tokens, at = cap, now
+  if v then tokens, at = struct.unpack('<dd', v) else v = ABSENT end
+  -- Never behind the bucket's own reading: a late or skewed writer cannot move it back in time.
+  local t = now
+  if at > t then t = at end
+  local level = tokens
+  if t > at then
+    level = tokens + (t - at) * perMs
+    if level > cap then level = cap end
+  end
+  local slack = cap * 1e-9
+  if slack > 0.0009765625 then slack = 0.0009765625 end
+  if cost <= cap and level + slack >= cost then
+    level = level - cost
+    local margin = ARGV[2] + 0
+    -- E: full again, plus the margin, rounded up to a multiple of it.
+    local e = t + (cap - level) / perMs + margin
+    if margin > 0 then e = math.ceil(e / margin) * margin end
+    local old = -1
+    if v ~= ABSENT then
+      old = at + (cap - tokens) / perMs + margin
+      if margin > 0 then old = math.ceil(old / margin) * margin end
+    end
+    if e <= old then
+      redis.call('SET', key, struct.pack('<dd', level, t), 'KEEPTTL')
+    else
+      redis.call('SET', key, struct.pack('<dd', level, t), 'PX', math.floor(e - now) + 1)
+    end
+    return '1' .. v
+  end
+  return '0' .. v
+end
+
+local mode = ARGV[2]
+local short = mode ~= 'c' and mode ~= 'p' and mode ~= 's'
+local unpack, pack, floor = struct.unpack, struct.pack, math.floor
+local m = #KEYS
+local rid = nil
+local now, margin, base
+if short then
+  now, margin, base = ARGV[1] + 0, ARGV[2] + 0, 3
+else
+  if ARGV[3] ~= '0' then
+    rid = KEYS[m]
+    m = m - 1
+    local seen = redis.call('GET', rid)
+    if seen then return 'R' .. seen end
+  end
+  if ARGV[1] == '' then
+    local tm = redis.call('TIME')
+    now = tm[1] * 1000 + tm[2] / 1000
+  else
+    now = ARGV[1] + 0
+  end
+  margin, base = ARGV[4] + 0, 5
+end
+
+local read = {}
+if mode == 'p' then
+  for c = 1, m do read[c] = redis.call('GET', KEYS[c]) or ABSENT end
+  return '1' .. pack('<d', now) .. table.concat(read)
+end
+
+-- The steps of every kind and the expiry helpers, made on first use: a set of token buckets (the
+-- common case, written out below) never pays for making them.
+local step, fresh, stored, px
+local function helpers()
+  -- One step on state (a, b) at t for cost, as the in-process engine takes it (the kind in the
+  -- signs of p1 and p2, see above): whether it fits and, if so, the state after it and the instant
+  -- that state is a fresh key's.
+  function step(a, b, t, cost, p1, p2)
+    if p1 > 0 and p2 > 0 then
+      local level = a
+      if t > b then
+        level = a + (t - b) * p2
+        if level > p1 then level = p1 end
+      end
+      local slack = p1 * 1e-9
+      if slack > 0.0009765625 then slack = 0.0009765625 end
+      if cost <= p1 and level + slack >= cost then
+        local since = b
+        if t > b then since = t end
+        level = level - cost
+        return true, level, since, since + (p1 - level) / p2
+      end
+      return false
+    elseif p1 > 0 then
+      local interval = -p2
+      local lead = a - (t - b)
+      if lead < 0 then lead = 0 end
+      local slack = p1 * 1e-9
+      if slack > 0.0009765625 then slack = 0.0009765625 end
+      local ahead = lead + cost * interval
+      if cost <= p1 and ahead <= p1 * interval + slack * interval then return true, ahead, t, t + ahead end
+      return false
+    end
+    local cap = -p1
+    local open = t < b
+    local count = 0
+    if open then count = a end
+    if count + cost > cap then return false end
+    local ends = b
+    if not open then
+      if p2 < 0 then
+        -- The multiple of the window after the one t falls in, such that start <= t < end holds
+        -- for the rounded multiples themselves.
+        local width = -p2
+        local k = floor(t / width)
+        while (k + 1) * width <= t do k = k + 1 end
+        while k * width > t do k = k - 1 end
+        ends = (k + 1) * width
+      else
+        ends = t + p2
+      end
+    end
+    return true, count + cost, ends, ends
+  end
+
+  -- A fresh key's state at t.
+  function fresh(t, p1, p2)
+    if p1 > 0 and p2 > 0 then return p1, t end
+    if p1 > 0 then return 0, t end
+    return 0, -math.huge
+  end
+
+  -- E of a state fresh at f: f plus the margin, rounded up to a multiple of it.
+  local function expiry(f)
+    if margin > 0 then return math.ceil((f + margin) / margin) * margin end
+    return f
+  end
+  -- E of a stored state (a, b), which is fresh at `at + (capacity − tokens) / perMs` (a bucket),
+  -- at TAT = `at + ahead` (GCRA), at its end `b` (a window).
+  function stored(a, b, p1, p2)
+    if p1 > 0 and p2 > 0 then return expiry(b + (p1 - a) / p2) end
+    if p1 > 0 then return expiry(b + a) end
+    return expiry(b)
+  end
+  -- The expiry a write of a state fresh at f sets: 0 to keep the key's own (E does not move later
+  -- than `old`, E of the state it replaces; -1 for none), else PX in ms.
+  function px(f, old)
+    local e = expiry(f)
+    if e <= old then return 0 end
+    return floor(e - now) + 1
+  end
+  return step, fresh, stored, px
+end
+
+local sa, sb, ex = {}, {}, {}
+
+if mode == 's' then
+  helpers()
+  -- Each input at its own now, never behind the batch's clock (nor a bucket's reading), on the
+  -- state the inputs before it left; staged per key name, written once at the end.
+  local p1, p2 = ARGV[5] + 0, ARGV[6] + 0
+  local bucket = p1 > 0 and p2 > 0
+  local order, old, n, clock = {}, {}, 0, now
+  for c = 1, m do
+    local key = KEYS[c]
+    local o = 5 + c * 2
+    local cost = ARGV[o]
+    if cost == '1' then cost = 1 else cost = cost + 0 end
+    local t = ARGV[o + 1]
+    if t == '' then t = now else t = t + 0 end
+    if t < clock then t = clock end
+    local a, b = sa[key], sb[key]
+    if a == nil then
+      local v = redis.call('GET', key)
+      n = n + 1
+      order[n] = c
+      if v then
+        read[n] = v
+        a, b = unpack('<dd', v)
+        old[key] = stored(a, b, p1, p2)
+      else
+        read[n] = ABSENT
+        old[key] = -1
+        a, b = fresh(t, p1, p2)
+      end
+      sa[key], sb[key] = a, b
+    end
+    if bucket and b > t then t = b end
+    clock = t
+    local ok, na, nb, f = step(a, b, t, cost, p1, p2)
+    if ok then sa[key], sb[key], ex[key] = na, nb, f end
+  end
+  for i = 1, n do
+    local key = KEYS[order[i]]
+    local f = ex[key]
+    if f then
+      local ms = px(f, old[key])
+      if ms == 0 then redis.call('SET', key, pack('<dd', sa[key], sb[key]), 'KEEPTTL') else redis.call('SET', key, pack('<dd', sa[key], sb[key]), 'PX', ms) end
+    end
+  end
+  return '1' .. pack('<d', now) .. table.concat(read)
+end
+
+-- A set: one clock for every charge, the caller's now, never behind the reading of a bucket it
+-- touches. Each key's state is read and unpacked once.
+local pa, pb = {}, {}
+local t = now
+for c = 1, m do
+  local v = redis.call('GET', KEYS[c])
+  if v then
+    read[c] = v
+    local a, b = unpack('<dd', v)
+    pa[c], pb[c] = a, b
+    local o = base + c * 3
+    if b > t and ARGV[o - 2] + 0 > 0 and ARGV[o - 1] + 0 > 0 then t = b end
+  else
+    read[c] = ABSENT
+  end
+end
+
+-- Each charge sees its bucket after the latest earlier charge to it that fit (repeated charges
+-- add up); found by a scan of the earlier keys, or a table in a large set. The expiry each write
+-- will set is settled here, against E of the key's state before the call.
+local latest = nil
+if m > 16 then latest = {} end
+local failed = false
+for c = 1, m do
+  local o = base + c * 3 - 3
+  local cost = ARGV[o]
+  if cost == '1' then cost = 1 else cost = cost + 0 end
+  local enforced = cost > 0
+  if not enforced then cost = -cost end
+  local p1, p2 = ARGV[o + 1] + 0, ARGV[o + 2] + 0
+  local key = KEYS[c]
+  local p = 0
+  if latest then
+    p = latest[key] or 0
+  else
+    for j = c - 1, 1, -1 do
+      if sa[j] ~= nil and KEYS[j] == key then
+        p = j
+        break
+      end
+    end
+  end
+  local a, b = pa[c], pb[c]
+  if p > 0 then a, b = sa[p], sb[p] end
+  if p1 > 0 and p2 > 0 then
+    -- A token bucket, the common charge, written out (the same arithmetic as `step`).
+    if a == nil then a, b = p1, t end
+    local level = a
+    if t > b then
+      level = a + (t - b) * p2
+      if level > p1 then level = p1 end
+    end
+    local slack = p1 * 1e-9
+    if slack > 0.0009765625 then slack = 0.0009765625 end
+    if cost <= p1 and level + slack >= cost then
+      local since = b
+      if t > b then since = t end
+      level = level - cost
+      local e = since + (p1 - level) / p2 + margin
+      if margin > 0 then e = math.ceil(e / margin) * margin end
+      local ms = floor(e - now) + 1
+      local oa = pa[c]
+      if oa ~= nil then
+        local old = pb[c] + (p1 - oa) / p2 + margin
+        if margin > 0 then old = math.ceil(old / margin) * margin end
+        if e <= old then ms = 0 end
+      end
+      sa[c], sb[c], ex[c] = level, since, ms
+      if latest then latest[key] = c end
+    elseif enforced then
+      failed = true
+    end
+  else
+    if step == nil then helpers() end
+    if a == nil then a, b = fresh(t, p1, p2) end
+    local ok, na, nb, f = step(a, b, t, cost, p1, p2)
+    if ok then
+      local before = -1
+      if pa[c] ~= nil then before = stored(pa[c], pb[c], p1, p2) end
+      sa[c], sb[c], ex[c] = na, nb, px(f, before)
+      if latest then latest[key] = c end
+    elseif enforced then
+      failed = true
+    end
+  end
+end
+
+local reply
+if m == 3 then reply = read[1] .. read[2] .. read[3] else reply = table.concat(read) end
+if not short then reply = pack('<d', now) .. reply end
+if failed then return '0' .. reply end
+-- Written in order, so a bucket charged twice keeps its last staged state.
+for c = 1, m do
+  local ms = ex[c]
+  if ms == 0 then
+    redis.call('SET', KEYS[c], pack('<dd', sa[c], sb[c]), 'KEEPTTL')
+  elseif ms ~= nil then
+    redis.call('SET', KEYS[c], pack('<dd', sa[c], sb[c]), 'PX', ms)
+  end
+end
+reply = '1' .. reply
+if rid ~= nil then redis.call('SET', rid, reply, 'PX', ARGV[3]) end
+return reply

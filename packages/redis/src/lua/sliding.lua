@@ -1,0 +1,55 @@
+-- tideward Sliding on Redis: @tideward/limiters' exact sliding window, one key per window. The
+-- stamps of the last `quota` admitted events are a ring in hash fields 0 .. quota-1 (each a
+-- little-endian double; an absent slot is older than any window), and field h holds the head
+-- (the oldest slot) and the newest stamp, two doubles.
+--
+-- KEYS[1]  the window
+-- ARGV     op ('t' take, 'r' read, 'l' read and count), now (ms, or '' for the server's TIME), the
+--          expiry margin (ms: a key expires this long after its newest stamp falls out), quota,
+--          window (ms)
+-- Reply    take: '1' admitted or '0' refused. read: now, the newest stamp and the oldest (three
+--          doubles); count adds how many more events the window would admit now (a fourth).
+
+local now
+if ARGV[2] == '' then
+  local tm = redis.call('TIME')
+  now = tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000
+else
+  now = tonumber(ARGV[2])
+end
+local op = ARGV[1]
+local quota, window = tonumber(ARGV[4]), tonumber(ARGV[5])
+local h = redis.call('HGET', KEYS[1], 'h')
+local head, last = 0, -math.huge
+if h then head, last = struct.unpack('<dd', h) end
+local s = redis.call('HGET', KEYS[1], head)
+local oldest = -math.huge
+if s then oldest = struct.unpack('<d', s) end
+
+-- A clock that steps back stands still at the newest stamp.
+local t = now
+if t < last then t = last end
+
+if op == 't' then
+  if t - oldest < window then return '0' end
+  local nxt = head + 1
+  if nxt == quota then nxt = 0 end
+  redis.call('HSET', KEYS[1], head, struct.pack('<d', t), 'h', struct.pack('<dd', nxt, t))
+  -- Every stamp has fallen out once the newest has: a fresh window's state.
+  redis.call('PEXPIRE', KEYS[1], math.floor(window + (t - now) + tonumber(ARGV[3])) + 1)
+  return '1'
+end
+if op == 'r' then return struct.pack('<ddd', now, last, oldest) end
+-- The stamps read oldest first are non-decreasing, so "has fallen out" holds for a prefix: its
+-- length is how many slots are free.
+local lo, hi = 0, quota
+while lo < hi do
+  local mid = math.floor((lo + hi) / 2)
+  local i = head + mid
+  if i >= quota then i = i - quota end
+  local x = redis.call('HGET', KEYS[1], i)
+  local stamp = -math.huge
+  if x then stamp = struct.unpack('<d', x) end
+  if t - stamp >= window then lo = mid + 1 else hi = mid end
+end
+return struct.pack('<dddd', now, last, oldest, lo)

@@ -1,0 +1,171 @@
+// Bad input to every Redis class, each refused with a clear message naming the field and the value
+// (and for a misspelt option the closest known name), before anything is sent. No server needed:
+// the client never connects, and a refusal must come before any call would.
+import Redis from "ioredis";
+import { describe, expect, it } from "vitest";
+import { QuotaKey, charge, perSecond } from "@tideward/quota-engine";
+import type { EvaluationInput, QuotaCharge } from "@tideward/quota-engine";
+import { RedisBucket, RedisGcra, RedisPeriod, RedisQuotaEngine, RedisSliding, ioredisClient } from "@tideward/redis";
+import type { ScriptClient } from "@tideward/redis";
+import { safe } from "./server";
+
+const alice = new QuotaKey("acme", "alice", "api");
+const any = <T>(x: unknown): T => x as T;
+
+function client(): ScriptClient {
+  const r = new Redis({ host: "127.0.0.1", port: 1, ...safe });
+  r.on("error", () => undefined);
+  return ioredisClient(r);
+}
+const down = client();
+
+async function engine(): Promise<RedisQuotaEngine> {
+  const e = new RedisQuotaEngine(down, { outage: "closed" });
+  await e.addLimit(perSecond("req", 5));
+  return e;
+}
+
+type Case = [name: string, run: () => unknown, throws: ErrorConstructor, message: string];
+
+const NOW_BOUND = "must be within ±35184372088832 ms (±2^45, about 1 115 years either side of 1970), got 100000000000000000000";
+
+const constructors: Case[] = [
+  ["an engine without a client", () => new RedisQuotaEngine(any(null)), TypeError, "RedisQuotaEngine client must be a ScriptClient (ioredisClient(redis) or nodeRedisClient(client)), got null"],
+  ["a misspelt policy field", () => new RedisQuotaEngine(down, any({ timout: 5 })), TypeError, 'RedisQuotaEngine has no option "timout"; did you mean "timeout"?'],
+  ["a policy that is null", () => new RedisQuotaEngine(down, any(null)), TypeError, "RedisQuotaEngine policy must be an object, got null"],
+  ["a prefix with a brace", () => new RedisQuotaEngine(down, { prefix: "a{b" }), TypeError, 'RedisQuotaEngine prefix must be a string without braces, got "a{b"'],
+  ["a timeout of 0", () => new RedisQuotaEngine(down, { timeout: 0 }), RangeError, "RedisQuotaEngine timeout (ms) must be above 0, got 0"],
+  ["a timeout given as a string", () => new RedisQuotaEngine(down, { timeout: any("250") }), TypeError, 'RedisQuotaEngine timeout (ms) must be a number, got string "250"'],
+  ["a clock that is neither", () => new RedisQuotaEngine(down, { clock: any("server") }), TypeError, 'RedisQuotaEngine clock must be "caller" or "redis", got "server"'],
+  ["an unknown outage mode", () => new RedisQuotaEngine(down, { outage: any("maybe") }), TypeError, 'RedisQuotaEngine outage must be "fallback", "open" or "closed", got "maybe"'],
+  ["a fraction of an instance", () => new RedisQuotaEngine(down, { instances: 1.5 }), RangeError, "RedisQuotaEngine instances must be a whole number, got 1.5"],
+  ["no instances", () => new RedisQuotaEngine(down, { instances: 0 }), RangeError, "RedisQuotaEngine instances must be 1 or more, got 0"],
+  ["a negative expiry margin", () => new RedisQuotaEngine(down, { expiryMargin: -1 }), RangeError, "RedisQuotaEngine expiryMargin (ms) must be 0 or more, got -1"],
+  ["a request ttl of NaN", () => new RedisQuotaEngine(down, { requestTtl: NaN }), RangeError, "RedisQuotaEngine requestTtl (ms) must be a finite number, got NaN"],
+  ["a hash tag that is not a function", () => new RedisQuotaEngine(down, { hashTag: any("scope") }), TypeError, "RedisQuotaEngine hashTag must be a function of a QuotaKey, got string"],
+  ["cluster as a string", () => new RedisQuotaEngine(down, { cluster: any("yes") }), TypeError, "RedisQuotaEngine cluster must be a boolean, got string"],
+  ["a fractional denied cache", () => new RedisQuotaEngine(down, { deniedCache: 2.5 }), RangeError, "RedisQuotaEngine deniedCache must be a whole number, got 2.5"],
+  ["a misspelt breaker field", () => new RedisQuotaEngine(down, { breaker: any({ windw: 500 }) }), TypeError, 'RedisQuotaEngine breaker has no option "windw"; did you mean "window"?'],
+  ["a breaker window of 0", () => new RedisQuotaEngine(down, { breaker: { window: 0 } }), RangeError, "RedisQuotaEngine breaker: Sre window (ms) must be above 0, got 0"],
+  ["a breaker k below its floor", () => new RedisQuotaEngine(down, { breaker: { k: 0.5, floor: 1 } }), RangeError, "RedisQuotaEngine breaker: Sre k must be at least floor (1), got 0.5"],
+  ["a breaker that is null", () => new RedisQuotaEngine(down, { breaker: any(null) }), TypeError, "RedisQuotaEngine breaker policy must be an object, got null"],
+  ["a monotonic clock that is a number", () => new RedisQuotaEngine(down, { monotonic: any(5) }), TypeError, "RedisQuotaEngine monotonic must be a function returning milliseconds"],
+  ["a misspelt adapter option", () => ioredisClient(any(new Redis({ lazyConnect: true, enableOfflineQueue: false, autoResendUnfulfilledCommands: false })), any({ coalese: false })), TypeError, 'ioredisClient has no option "coalese"; did you mean "coalesce"?'],
+  ["coalesce as a string", () => ioredisClient(any(new Redis({ lazyConnect: true, enableOfflineQueue: false, autoResendUnfulfilledCommands: false })), { coalesce: any("no") }), TypeError, 'ioredisClient coalesce must be a boolean, got string "no"'],
+  ["a bucket with no rate", () => new RedisBucket(down, "b", 0), RangeError, "RedisBucket rate (tokens per second) must be above 0, got 0"],
+  ["a bucket rate of NaN", () => new RedisBucket(down, "b", NaN), RangeError, "RedisBucket rate (tokens per second) must be a finite number, got NaN"],
+  ["a bucket rate as a string", () => new RedisBucket(down, "b", any("5")), TypeError, 'RedisBucket rate (tokens per second) must be a number, got string "5"'],
+  ["a bucket that would take 2^44 ms to refill", () => new RedisBucket(down, "b", 1e-306), RangeError, "RedisBucket rate (tokens per second) must be at least 5.6843418860808015e-11 for a burst of 1 (it must refill within 17592186044416 ms, 2^44), got 1e-306"],
+  ["a bucket burst past 2^53", () => new RedisBucket(down, "b", 5, { burst: 2 ** 54 }), RangeError, "RedisBucket burst (tokens) must be at most 9007199254740991 (2^53 − 1), got 18014398509481984"],
+  ["a misspelt bucket option", () => new RedisBucket(down, "b", 5, any({ brust: 10 })), TypeError, 'RedisBucket has no option "brust"; did you mean "burst"?'],
+  ["a misspelt policy field on a bucket", () => new RedisBucket(down, "b", 5, any({ prefx: "x:" })), TypeError, 'RedisBucket has no option "prefx"; did you mean "prefix"?'],
+  ["bucket options that are null", () => new RedisBucket(down, "b", 5, any(null)), TypeError, "RedisBucket options must be an object, got null"],
+  ["a bucket with an empty name", () => new RedisBucket(down, "", 5), TypeError, 'RedisBucket name must be a non-empty string, got ""'],
+  ["a bucket without a client", () => new RedisBucket(any({}), "b", 5), TypeError, "RedisBucket client must be a ScriptClient"],
+  ["a flow with a negative rate", () => new RedisGcra(down, "g", -1), RangeError, "RedisGcra rate (per second) must be above 0, got -1"],
+  ["a flow with an infinite burst", () => new RedisGcra(down, "g", 5, { burst: Infinity }), RangeError, "RedisGcra burst must be a finite number, got Infinity"],
+  ["a misspelt flow option", () => new RedisGcra(down, "g", 5, any({ burts: 2 })), TypeError, 'RedisGcra has no option "burts"; did you mean "burst"?'],
+  ["a period quota of 0", () => new RedisPeriod(down, "p", 0, 1_000), RangeError, "RedisPeriod quota must be 1 or more, got 0"],
+  ["a fractional period quota", () => new RedisPeriod(down, "p", 2.5, 1_000), RangeError, "RedisPeriod quota must be a whole number, got 2.5"],
+  ["a period shorter than 2^-4 ms", () => new RedisPeriod(down, "p", 5, 1e-5), RangeError, "RedisPeriod period (ms) must be at least 0.0625 ms (2^-4; a shorter span is too close to a clock reading's own step), got 0.00001"],
+  ["a period past 2^44 ms", () => new RedisPeriod(down, "p", 5, 2 ** 45), RangeError, "RedisPeriod period (ms) must be at most 17592186044416 ms (2^44, about 557 years), got 35184372088832"],
+  ["align as a string", () => new RedisPeriod(down, "p", 5, 1_000, { align: any("yes") }), TypeError, 'RedisPeriod align must be a boolean, got string "yes"'],
+  ["a misspelt period option", () => new RedisPeriod(down, "p", 5, 1_000, any({ aling: true })), TypeError, 'RedisPeriod has no option "aling"; did you mean "align"?'],
+  ["a sliding quota past 2^24", () => new RedisSliding(down, "s", 2 ** 24 + 1, 1_000), RangeError, "RedisSliding quota must be at most 16777216 (2^24 stamps), got 16777217"],
+  ["a sliding window of 0", () => new RedisSliding(down, "s", 5, 0), RangeError, "RedisSliding window (ms) must be above 0, got 0"],
+  ["a misspelt sliding policy field", () => new RedisSliding(down, "s", 5, 1_000, any({ outge: "open" })), TypeError, 'RedisSliding has no option "outge"; did you mean "outage"?'],
+];
+
+describe("bad input at construction: a TypeError or RangeError naming the field and the value", () => {
+  for (const [name, run, throws, message] of constructors) {
+    it(name, () => {
+      let error: unknown;
+      try {
+        run();
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(throws);
+      expect((error as Error).message.startsWith(message)).toBe(true);
+    });
+  }
+});
+
+const calls: [name: string, run: (e: RedisQuotaEngine) => unknown, throws: ErrorConstructor, message: string][] = [
+  ["a limit option misspelt", (e) => e.addLimit(perSecond("x", 1), any({ shdow: true })), TypeError, 'RedisQuotaEngine.addLimit has no option "shdow"; did you mean "shadow"?'],
+  ["shadow as a string", (e) => e.addLimit(perSecond("x", 1), { shadow: any("yes") }), TypeError, 'RedisQuotaEngine.addLimit shadow must be a boolean, got string "yes"'],
+  ["cost 0", (e) => e.checkTokenBucket(alice, "req", 200, 0), RangeError, "cost must be a whole number of at least 1, got 0"],
+  ["a fractional cost", (e) => e.checkGcra(alice, "req", 200, 0.5), RangeError, "cost must be a whole number of at least 1, got 0.5"],
+  ["a cost as a string", (e) => e.checkWindow(alice, "req", 200, any("1")), TypeError, 'cost must be a number, got string "1"'],
+  ["a NaN now", (e) => e.checkTokenBucket(alice, "req", NaN), RangeError, "now must be a finite number of milliseconds, got NaN"],
+  ["a now past 2^45 ms", (e) => e.checkTokenBucket(alice, "req", 1e20), RangeError, `now ${NOW_BOUND}`],
+  ["a Date as now", (e) => e.checkGcra(alice, "req", any(new Date(0))), TypeError, "now must be a number of milliseconds, got object [object Date]"],
+  ["a key that is a plain object", (e) => e.checkTokenBucket(any({ scope: "a", subject: "b", resource: "c", id: "x" }), "req", 200), TypeError, "key must be a QuotaKey (new QuotaKey(scope, subject, resource)), got [object Object]"],
+  ["a forged key carrying a real key's id", (e) => e.checkTokenBucket(Object.assign(Object.create(QuotaKey.prototype) as QuotaKey, { id: alice.id }), "req", 200), TypeError, "key must be a QuotaKey"],
+  ["a limit name that is not a string", (e) => e.checkTokenBucket(alice, any(7), 200), TypeError, "limit must be a limit name (a string), got number 7"],
+  ["an empty request id", (e) => e.checkTokenBucket(alice, "req", 200, 1, { requestId: "" }), TypeError, 'requestId must be a non-empty string, got ""'],
+  ["a lease on an unknown limit", (e) => e.lease(alice, "nope", { slice: 5 }), RangeError, 'lease: no limit named "nope"'],
+  ["a lease slice of 0", (e) => e.lease(alice, "req", { slice: 0 }), RangeError, "Lease slice must be 1 or more, got 0"],
+  ["a misspelt lease option", (e) => e.lease(alice, "req", any({ slice: 5, refilAt: 0.5 })), TypeError, 'Lease has no option "refilAt"; did you mean "refillAt"?'],
+];
+
+const rejections: [name: string, run: (e: RedisQuotaEngine) => Promise<unknown>, throws: ErrorConstructor, message: string][] = [
+  ["a charge set with a bad charge after good ones", (e) => e.checkAtomic([charge(alice, "req"), any<QuotaCharge>({ key: alice, limit: "req", cost: 2.5 })], 200), RangeError, "charges[1].cost must be a whole number of at least 1, got 2.5"],
+  ["a charge set at a now past 2^45", (e) => e.checkAtomic([charge(alice, "req")], 1e20), RangeError, `now ${NOW_BOUND}`],
+  ["a charge set with a forged key", (e) => e.checkAtomic([charge(alice, "req"), charge(Object.create(QuotaKey.prototype) as QuotaKey, "req")], 200), TypeError, "charges[1].key must be a QuotaKey"],
+  ["a charge of an unknown kind", (e) => e.checkAtomic([any<QuotaCharge>({ key: alice, limit: "req", cost: 1, kind: "leaky" })], 200), TypeError, 'charges[0].kind must be "bucket", "window" or "gcra", got "leaky"'],
+  ["charges that are not an array", (e) => e.peekAtomic(any({ length: 1 }), 200), TypeError, "charges must be an array of QuotaCharge, got [object Object]"],
+  ["a batch with a malformed input", (e) => e.checkMany("req", [{ key: alice, now: 200 }, any<EvaluationInput>({ key: "alice", now: 200 })]), TypeError, 'inputs[1].key must be a QuotaKey (new QuotaKey(scope, subject, resource)), got "alice"'],
+  ["a batch input at a now past 2^45", (e) => e.checkMany("req", [{ key: alice, now: 1e20 }]), RangeError, `inputs[0].now ${NOW_BOUND}`],
+  ["a hierarchical check of cost 0", (e) => e.checkHierarchy(alice, "req", 200, 0), RangeError, "cost must be a whole number of at least 1, got 0"],
+];
+
+describe("bad input to calls: refused before anything is sent", () => {
+  for (const [name, run, throws, message] of calls) {
+    it(name, async () => {
+      const e = await engine();
+      let error: unknown;
+      try {
+        await run(e);
+      } catch (x) {
+        error = x;
+      }
+      expect(error).toBeInstanceOf(throws);
+      expect((error as Error).message.startsWith(message)).toBe(true);
+    });
+  }
+  for (const [name, run, throws, message] of rejections) {
+    it(`${name} (a rejected promise)`, async () => {
+      const e = await engine();
+      const error = await run(e).then(
+        () => undefined,
+        (x: unknown) => x,
+      );
+      expect(error).toBeInstanceOf(throws);
+      expect((error as Error).message.startsWith(message)).toBe(true);
+    });
+  }
+
+  it("the limiters refuse costs and readings as the in-process ones word them", async () => {
+    const bucket = new RedisBucket(down, "b", 5, { outage: "closed" });
+    const refusals: [() => Promise<unknown>, ErrorConstructor, string][] = [
+      [() => bucket.take("a", NaN), RangeError, "RedisBucket.take now must be a finite number of milliseconds, got NaN"],
+      [() => bucket.take("a", 1e20), RangeError, `RedisBucket.take now ${NOW_BOUND}`],
+      [() => bucket.take("a", 0, -1), RangeError, "RedisBucket.take n must be 0 or more, got -1"],
+      [() => bucket.peek("a", 0, any("1")), TypeError, 'RedisBucket.peek n must be a number, got string "1"'],
+      [() => new RedisGcra(down, "g", 5).next("a", 0, NaN), RangeError, "RedisGcra.next n must be 0 or more, got NaN"],
+      [() => new RedisPeriod(down, "p", 5, 1_000).take("a", any("0")), TypeError, 'RedisPeriod.take now must be a number of milliseconds, got string "0"'],
+      [() => bucket.take("", 0), TypeError, 'id must be a non-empty string, got ""'],
+    ];
+    for (const [run, throws, message] of refusals) {
+      const error = await Promise.resolve()
+        .then(run)
+        .then(
+          () => undefined,
+          (x: unknown) => x,
+        );
+      expect([message, error instanceof throws]).toEqual([message, true]);
+      expect((error as Error).message).toBe(message);
+    }
+  });
+});

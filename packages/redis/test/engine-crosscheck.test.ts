@@ -1,0 +1,76 @@
+// The Redis engine decides as the in-process QuotaEngine does, check for check, on random traffic
+// (single checks of all three algorithms, atomic sets and peeks over shared keys, batches) at
+// both clock scales: every figure, retryAfter and resetAfter included, bit for bit.
+import fc from "fast-check";
+import { expect, it } from "vitest";
+import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
+import type { ChargeKind, QuotaCharge } from "@tideward/quota-engine";
+import { answer } from "@tideward/quota-engine/conformance";
+import { RedisQuotaEngine } from "@tideward/redis";
+import { useRedis, withRedis, patient } from "./server";
+
+const KINDS: ChargeKind[] = ["bucket", "window", "gcra"];
+const keys = ["alice", "bob", "carol"].map((s) => new QuotaKey("t", s, "api"));
+const op = fc.record({
+  dt: fc.double({ min: 0, max: 300, noNaN: true }),
+  // 0–6 a check or a set, 7 a peek of the set, 8 the set's charges as one batch of its first limit
+  mode: fc.nat(8),
+  set: fc.array(fc.record({ key: fc.nat(2), limit: fc.nat(1), cost: fc.integer({ min: 1, max: 7 }), kind: fc.nat(2) }), { minLength: 1, maxLength: 3 }),
+});
+const specs = fc.tuple(
+  fc.record({ capacity: fc.integer({ min: 1, max: 12 }), refill: fc.integer({ min: 1, max: 30 }), window: fc.double({ min: 100, max: 3_000, noNaN: true }), burst: fc.integer({ min: 1, max: 8 }), align: fc.boolean() }),
+  fc.record({ capacity: fc.integer({ min: 1, max: 12 }), refill: fc.integer({ min: 1, max: 30 }), window: fc.double({ min: 100, max: 3_000, noNaN: true }), burst: fc.integer({ min: 1, max: 8 }), align: fc.boolean() }),
+);
+
+withRedis("the Redis engine against the in-process engine", () => {
+  const redis = useRedis();
+  let n = 0;
+  for (const origin of [0, 1_722_222_222_000.5]) {
+    it(`random traffic decides alike (origin ${origin})`, async () => {
+      const client = await redis.ioredis();
+      await fc.assert(
+        fc.asyncProperty(specs, fc.array(op, { minLength: 5, maxLength: 40 }), async ([a, b], ops) => {
+          const local = new QuotaEngine();
+          const remote = new RedisQuotaEngine(client, { ...patient, prefix: `x${n++}:` });
+          for (const [i, s] of [a, b].entries()) {
+            const spec = limitSpec({ name: `l${i}`, ...s });
+            local.addLimit(spec);
+            await remote.addLimit(spec);
+          }
+          let now = origin;
+          for (const { dt, set, mode } of ops) {
+            now += dt;
+            const charges: QuotaCharge[] = set.map((c) => ({ key: keys[c.key], limit: `l${c.limit}`, cost: c.cost, kind: KINDS[c.kind] }));
+            if (mode === 7) {
+              const got = await remote.peekAtomic(charges, now);
+              const want = local.peekAtomic(charges, now);
+              expect([got.allowed, got.committed, got.failedIndex, got.retryAfter]).toEqual([want.allowed, want.committed, want.failedIndex, want.retryAfter]);
+              expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+            } else if (mode === 8) {
+              // Inputs a fraction of a millisecond apart, the way a replayed log arrives.
+              const inputs = charges.map((c, i) => ({ key: c.key, now: now + i * 0.37, cost: c.cost }));
+              const got = await remote.checkMany(charges[0].limit, inputs, charges[0].kind);
+              const want = local.checkMany(charges[0].limit, inputs, charges[0].kind);
+              expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+              expect([got.allowed, got.denied]).toEqual([want.allowed, want.denied]);
+              now += (inputs.length - 1) * 0.37;
+            } else if (charges.length === 1) {
+              const c = charges[0];
+              const kind = c.kind;
+              const got = kind === "bucket" ? await remote.checkTokenBucket(c.key, c.limit, now, c.cost) : kind === "window" ? await remote.checkWindow(c.key, c.limit, now, c.cost) : await remote.checkGcra(c.key, c.limit, now, c.cost);
+              const want = kind === "bucket" ? local.checkTokenBucket(c.key, c.limit, now, c.cost) : kind === "window" ? local.checkWindow(c.key, c.limit, now, c.cost) : local.checkGcra(c.key, c.limit, now, c.cost);
+              expect(answer(got)).toEqual(answer(want));
+              expect(got.path).toBe("store");
+            } else {
+              const got = await remote.checkAtomic(charges, now);
+              const want = local.checkAtomic(charges, now);
+              expect([got.allowed, got.committed, got.failedIndex, got.retryAfter]).toEqual([want.allowed, want.committed, want.failedIndex, want.retryAfter]);
+              expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+            }
+          }
+        }),
+        { numRuns: 40 },
+      );
+    });
+  }
+});

@@ -1,0 +1,345 @@
+import Redis from "ioredis";
+import { describe, expect, it } from "vitest";
+import { QuotaEngine, QuotaKey, limitSpec, perSecond } from "@tideward/quota-engine";
+import type { EvaluationInput } from "@tideward/quota-engine";
+import { answer } from "@tideward/quota-engine/conformance";
+import { CrossSlotError, RedisBucket, RedisPeriod, RedisQuotaEngine, RedisSliding, ioredisClient, nodeRedisClient, slotOf } from "@tideward/redis";
+import { safe, useRedis, withRedis, patient } from "./server";
+
+const alice = new QuotaKey("acme", "alice", "api");
+const bob = new QuotaKey("acme", "bob", "api");
+
+// A real ioredis client that never connects: every call finds the connection down.
+function disconnected(): Redis {
+  const r = new Redis({ host: "127.0.0.1", port: 1, ...safe });
+  r.on("error", () => undefined);
+  return r;
+}
+
+describe("configuration and bad input", () => {
+  it("policies and clients are checked at construction, naming the field", () => {
+    const down = ioredisClient(disconnected());
+    expect(() => new RedisQuotaEngine(down, { ...patient, timout: 5 } as never)).toThrow('RedisQuotaEngine has no option "timout"; did you mean "timeout"?');
+    expect(() => new RedisQuotaEngine(down, { ...patient, prefix: "a{b" })).toThrow(TypeError);
+    expect(() => new RedisQuotaEngine(down, { ...patient, timeout: 0 })).toThrow(RangeError);
+    expect(() => new RedisQuotaEngine(down, { ...patient, outage: "maybe" as never })).toThrow('RedisQuotaEngine outage must be "fallback", "open" or "closed", got "maybe"');
+    expect(() => new RedisQuotaEngine(down, { ...patient, instances: 1.5 })).toThrow(RangeError);
+    expect(() => new RedisQuotaEngine(null as never)).toThrow(TypeError);
+    expect(() => ioredisClient(new Redis({ lazyConnect: true }))).toThrow("enableOfflineQueue: false");
+    expect(() => ioredisClient(new Redis({ lazyConnect: true, enableOfflineQueue: false }))).toThrow("autoResendUnfulfilledCommands: false");
+    const looks = { isReady: false, options: {}, evalSha: () => Promise.resolve(), eval: () => Promise.resolve() };
+    expect(() => nodeRedisClient({ ...looks, withTypeMapping: () => looks })).toThrow("disableOfflineQueue: true");
+    expect(() => nodeRedisClient(looks as never)).toThrow("nodeRedisClient needs a node-redis client (redis 5 or 6)");
+  });
+
+  it("key names: the scope left out when it is the hash tag, the full id otherwise; no two states share one", () => {
+    const engine = new RedisQuotaEngine(ioredisClient(disconnected()), { prefix: "p:" });
+    void engine.addLimit(perSecond("r", 1));
+    void engine.addLimit(perSecond("r1", 1));
+    expect(engine.redisKey(alice, "r")).toBe("p:{acme}B1:r5:aliceapi");
+    expect(engine.redisKey(alice, "r", "window")).toBe("p:{acme}W1:r5:aliceapi");
+    const tagged = new RedisQuotaEngine(ioredisClient(disconnected()), { prefix: "p:", hashTag: () => "all" });
+    void tagged.addLimit(perSecond("r", 1));
+    expect(tagged.redisKey(alice, "r", "gcra")).toBe("p:{all}g1:r4:acme5:alice3:api");
+    // Parts that run into each other in one form or the other still make different names.
+    const names = new Set<string>();
+    const parts = ["a", "a1", "1", "1:a", "a3:api"];
+    let count = 0;
+    for (const e of [engine, tagged]) {
+      for (const limit of ["r", "r1"]) {
+        for (const subject of parts) {
+          for (const resource of parts) {
+            for (const kind of ["bucket", "window", "gcra"] as const) {
+              names.add(e.redisKey(new QuotaKey("acme", subject, resource), limit, kind));
+              count++;
+            }
+          }
+        }
+      }
+    }
+    expect(names.size).toBe(count);
+  });
+
+  it("slots follow the cluster specification's CRC16 and hash tags", () => {
+    // Values from the Redis Cluster specification and redis-cli CLUSTER KEYSLOT.
+    expect(slotOf("123456789")).toBe(12_739);
+    expect(slotOf("foo")).toBe(12_182);
+    expect(slotOf("{user1000}.following")).toBe(slotOf("{user1000}.followers"));
+    expect(slotOf("foo{}{bar}")).toBe(slotOf("foo{}{bar}")); // an empty tag hashes the whole key
+    expect(slotOf("{}x")).not.toBe(slotOf("x"));
+  });
+});
+
+describe("outage modes (nothing sent while the connection is down)", () => {
+  for (const [outage, allowed] of [
+    ["open", [true, true, true]],
+    ["closed", [false, false, false]],
+  ] as const) {
+    it(`${outage}: every decision says so, at once`, async () => {
+      const engine = new RedisQuotaEngine(ioredisClient(disconnected()), { outage });
+      await engine.addLimit(perSecond("r", 1));
+      const got = [];
+      for (let i = 0; i < 3; i++) got.push(await engine.checkTokenBucket(alice, "r", 0));
+      expect(got.map((d) => d.allowed)).toEqual(allowed);
+      expect(got.map((d) => d.path)).toEqual([outage, outage, outage]);
+      const set = await engine.checkAtomic([{ key: alice, limit: "r", cost: 1 }], 0);
+      expect([set.path, set.committed]).toEqual([outage, outage === "open"]);
+      // A set naming an unknown limit is still answered, never thrown.
+      const odd = await engine.checkAtomic([{ key: alice, limit: "r", cost: 1 }, { key: alice, limit: "nope", cost: 1 }], 0);
+      expect(odd.decisions.map((d) => d.path)).toEqual([outage, outage]);
+    });
+  }
+
+  it("fallback: a local limiter of the same spec with the rate divided by the instances", async () => {
+    const engine = new RedisQuotaEngine(ioredisClient(disconnected()), { outage: "fallback", instances: 4 });
+    await engine.addLimit(limitSpec({ name: "r", capacity: 100, refill: 100, window: 1_000 }));
+    let admitted = 0;
+    for (let i = 0; i < 200; i++) if ((await engine.checkTokenBucket(alice, "r", 0)).allowed) admitted++;
+    expect(admitted).toBe(25); // a quarter of the burst on each of four instances
+    // A quarter of the rate: 25 a second, so 250 ms later 6 more tokens (6.25).
+    let later = 0;
+    for (let i = 0; i < 20; i++) if ((await engine.checkTokenBucket(alice, "r", 250)).allowed) later++;
+    expect(later).toBe(6);
+    const w = await engine.checkWindow(bob, "r", 0, 25);
+    expect([w.path, w.allowed, (await engine.checkWindow(bob, "r", 1, 1)).allowed]).toEqual(["fallback", true, false]);
+  });
+});
+
+describe("the limiters' outage modes", () => {
+  it("fallback: each id gets a local limiter with the rate and burst divided by the instances, and says so", async () => {
+    const client = ioredisClient(disconnected());
+    const bucket = new RedisBucket(client, "b", 40, { burst: 40, instances: 4 });
+    const got = [];
+    for (let i = 0; i < 12; i++) got.push(await bucket.decide("alice", 0));
+    expect(got.filter((d) => d.answer).length).toBe(10);
+    expect(new Set(got.map((d) => d.path))).toEqual(new Set(["fallback"]));
+    expect(await bucket.next("alice", 0)).toBe(100); // 10 a second locally
+    const window = new RedisSliding(client, "s", 8, 1_000, { instances: 4 });
+    expect([await window.take("a", 0), await window.take("a", 1), await window.take("a", 2)]).toEqual([true, true, false]);
+    const closed = new RedisPeriod(client, "p", 5, 1_000, { outage: "closed" });
+    expect(await closed.decide("a", 0)).toEqual({ answer: "over", path: "closed" });
+    const open = new RedisBucket(client, "o", 1, { outage: "open" });
+    expect([await open.take("a", 0), await open.take("a", 0), await open.peek("a", 0)]).toEqual([true, true, true]);
+  });
+});
+
+withRedis("the engine on a real Redis", () => {
+  const redis = useRedis();
+
+  it("a charge set whose keys cannot share a cluster slot is refused before anything is sent, naming them", async () => {
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "x:" });
+    await engine.addLimit(perSecond("r", 5));
+    const scripts = async (): Promise<number> => {
+      const line = (await redis.server().command("INFO", "commandstats")).split("\n").find((l) => l.startsWith("cmdstat_evalsha:"));
+      return Number(/calls=(\d+)/.exec(line ?? "")?.[1] ?? 0);
+    };
+    const other = new QuotaKey("globex", "*", "api");
+    expect(slotOf(engine.redisKey(alice, "r"))).not.toBe(slotOf(engine.redisKey(other, "r")));
+    const set = [
+      { key: alice, limit: "r", cost: 1 },
+      { key: other, limit: "r", cost: 1 },
+    ];
+    const before = await scripts();
+    await expect(engine.checkAtomic(set, 0)).rejects.toThrow(CrossSlotError);
+    await expect(engine.checkAtomic(set, 0)).rejects.toThrow(`x:{acme}B1:r5:aliceapi (slot ${slotOf("x:{acme}B1:r5:aliceapi")}), x:{globex}B1:r1:*api`);
+    expect(await scripts()).toBe(before);
+    // One scope, one slot: the same set within a tenant is sent.
+    expect((await engine.checkAtomic([{ key: alice, limit: "r", cost: 1 }, { key: bob, limit: "r", cost: 1 }], 0)).committed).toBe(true);
+    expect(await scripts()).toBe(before + 1);
+  });
+
+  it("fractions come back exact (as strings), never truncated", async () => {
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "frac:" });
+    await engine.addLimit(limitSpec({ name: "r", capacity: 3, refill: 3, window: 1_000 }));
+    for (let i = 0; i < 3; i++) await engine.checkTokenBucket(alice, "r", 0.25);
+    const d = await engine.checkTokenBucket(alice, "r", 0.25);
+    const local = new QuotaEngine();
+    local.addLimit(limitSpec({ name: "r", capacity: 3, refill: 3, window: 1_000 }));
+    for (let i = 0; i < 3; i++) local.checkTokenBucket(alice, "r", 0.25);
+    expect(answer(d)).toEqual(answer(local.checkTokenBucket(alice, "r", 0.25)));
+    expect(d.retryAfter).toBe(1_000 / 3);
+  });
+
+  it("shadow mode decides and reports, never refuses", async () => {
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "shadow:" });
+    await engine.addLimit(perSecond("enforced", 10));
+    await engine.addLimit(perSecond("trial", 2), { shadow: true });
+    const got = [];
+    for (let i = 0; i < 3; i++) got.push(await engine.checkTokenBucket(alice, "trial", 0));
+    expect(got.map((d) => [d.allowed, d.shadow?.allowed, d.shadow?.reason])).toEqual([
+      [true, true, "ok"],
+      [true, true, "ok"],
+      [true, false, "exhausted"],
+    ]);
+    expect(got[2]?.shadow?.retryAfter).toBe(500);
+    // In a set, a shadow limit that would refuse holds nothing back; the enforced one is charged.
+    const set = await engine.checkAtomic([{ key: alice, limit: "enforced", cost: 1 }, { key: alice, limit: "trial", cost: 1 }], 0);
+    expect([set.committed, set.decisions[1]?.shadow?.allowed, set.decisions[0]?.remaining]).toEqual([true, false, 9]);
+  });
+
+  it("the denied-key cache answers a refused key locally until its retryAfter, and is bounded", async () => {
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "deny:", deniedCache: 2 });
+    await engine.addLimit(limitSpec({ name: "r", capacity: 1, refill: 1, window: 1_000 }));
+    expect((await engine.checkTokenBucket(alice, "r", 0)).path).toBe("store");
+    const refused = await engine.checkTokenBucket(alice, "r", 0);
+    expect([refused.allowed, refused.path, refused.retryAfter]).toEqual([false, "store", 1_000]);
+    const cached = await engine.checkTokenBucket(alice, "r", 400);
+    expect([cached.allowed, cached.path, cached.retryAfter, cached.reason]).toEqual([false, "cache", 600, "exhausted"]);
+    expect((await engine.checkTokenBucket(alice, "r", 1_000)).path).toBe("store"); // its time is up
+    // Bounded: a third refused key pushes the oldest out.
+    const keys = ["k1", "k2", "k3"].map((s) => new QuotaKey("acme", s, "api"));
+    for (const k of keys) {
+      await engine.checkTokenBucket(k, "r", 2_000);
+      await engine.checkTokenBucket(k, "r", 2_000);
+    }
+    expect((await engine.checkTokenBucket(keys[0], "r", 2_001)).path).toBe("store");
+    expect((await engine.checkTokenBucket(keys[2], "r", 2_001)).path).toBe("cache");
+  });
+
+  it("with the server's clock, callers whose clocks disagree by an hour decide alike", async () => {
+    const client = await redis.ioredis();
+    const east = new RedisQuotaEngine(client, { ...patient, prefix: "time:", clock: "redis" });
+    const west = new RedisQuotaEngine(client, { ...patient, prefix: "time:", clock: "redis" });
+    for (const e of [east, west]) await e.addLimit(limitSpec({ name: "r", capacity: 4, refill: 1, window: 60_000 }));
+    const now = Date.now();
+    const got = [];
+    for (let i = 0; i < 3; i++) {
+      got.push((await east.checkTokenBucket(alice, "r", now + 3_600_000)).allowed);
+      got.push((await west.checkTokenBucket(alice, "r", now - 3_600_000)).allowed);
+    }
+    expect(got).toEqual([true, true, true, true, false, false]);
+    const d = await west.checkTokenBucket(alice, "r", 0);
+    expect(d.retryAfter).toBeGreaterThan(50_000); // a minute a token, counted on the server's clock
+    expect(d.retryAfter).toBeLessThanOrEqual(60_000);
+  });
+
+  it("idle keys expire when their state would be a fresh key's again", async () => {
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "ttl:", expiryMargin: 0 });
+    await engine.addLimit(limitSpec({ name: "r", capacity: 10, refill: 10, window: 1_000, burst: 4 }));
+    const direct = await redis.raw();
+    await engine.checkTokenBucket(alice, "r", 0, 3); // 300 ms to refill
+    await engine.checkWindow(alice, "r", 0, 1); // the window closes in 1 000 ms
+    await engine.checkGcra(alice, "r", 0, 2); // TAT 200 ms ahead
+    const ttl = async (kind: "bucket" | "window" | "gcra"): Promise<number> => direct.pttl(engine.redisKey(alice, "r", kind));
+    const [b, w, g] = [await ttl("bucket"), await ttl("window"), await ttl("gcra")];
+    expect(b).toBeGreaterThan(250);
+    expect(b).toBeLessThanOrEqual(302);
+    expect(w).toBeGreaterThan(950);
+    expect(w).toBeLessThanOrEqual(1_002);
+    expect(g).toBeGreaterThan(150);
+    expect(g).toBeLessThanOrEqual(202);
+    // The default margin keeps a key a second or two longer (full again at 300 ms, plus the margin,
+    // rounded up to a multiple of it: 2 000): late costs memory, early would over-admit.
+    const padded = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "ttl2:" });
+    await padded.addLimit(limitSpec({ name: "r", capacity: 10, refill: 10, window: 1_000 }));
+    const key = padded.redisKey(alice, "r");
+    await padded.checkTokenBucket(alice, "r", 0, 3);
+    const late = await direct.pttl(key);
+    expect(late).toBeGreaterThan(1_950);
+    expect(late).toBeLessThanOrEqual(2_001);
+    // Full again at 600 ms: the same rounded expiry, so the key keeps its own (not extended).
+    await padded.checkTokenBucket(alice, "r", 0, 3);
+    expect(await direct.pttl(key)).toBeLessThanOrEqual(late);
+    // At 500 ms, 9 tokens taken: full again at 1 500, expiry 3 000 — set anew, counted from now.
+    await padded.checkTokenBucket(alice, "r", 500, 9);
+    const later = await direct.pttl(key);
+    expect(later).toBeGreaterThan(2_450);
+    expect(later).toBeLessThanOrEqual(2_501);
+  });
+
+  it("a key's expiry never falls before its state is a fresh key's plus the margin, however often it is written", async () => {
+    // Real time on both sides, so Redis's expiry and the state's instants can be compared.
+    const margin = 150;
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "ttl3:", expiryMargin: margin });
+    await engine.addLimit(limitSpec({ name: "u", capacity: 20, refill: 40, window: 1_000 }));
+    await engine.addLimit(limitSpec({ name: "t", capacity: 200, refill: 400, window: 1_000, burst: 30 }));
+    const direct = await redis.raw();
+    const tenant = new QuotaKey("acme", "*", "api");
+    const users = [alice, bob];
+    let worst = Infinity;
+    let seed = 11;
+    const draw = (n: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % n;
+    };
+    const started = Date.now();
+    for (let i = 0; Date.now() - started < 700 && i < 2_000; i++) {
+      const user = users[draw(2)];
+      const set = [
+        { key: user, limit: "u", cost: 1 + draw(3) },
+        { key: tenant, limit: "t", cost: 1 + draw(9) },
+        { key: tenant, limit: "t", cost: 1 + draw(5), kind: "gcra" as const },
+      ];
+      const before = Date.now();
+      if (draw(3) === 0) await engine.checkTokenBucket(user, "u", before, 1 + draw(2));
+      else await engine.checkAtomic(set, before);
+      // Each key: its state is fresh at f (caller's clock); Redis must keep it until f + margin.
+      for (const [key, limit, kind] of [[user, "u", "bucket"], [tenant, "t", "bucket"], [tenant, "t", "gcra"]] as const) {
+        const name = engine.redisKey(key, limit, kind);
+        const state = await direct.getBuffer(name);
+        const pttl = await direct.pttl(name);
+        if (state === null) continue;
+        const a = state.readDoubleLE(0);
+        const b = state.readDoubleLE(8);
+        const spec = engine.limit(limit);
+        if (spec === undefined) throw new Error("no spec");
+        const fresh = kind === "bucket" ? b + (spec.capacity - a) * (spec.window / spec.refill) : b + a;
+        // How long past (fresh + margin) the key will live, in Redis's time counted from `before`.
+        worst = Math.min(worst, pttl + (Date.now() - before) - (fresh + margin - before));
+      }
+    }
+    // A few ms for the clocks' own steps and the time between the write and the reads.
+    expect(worst).toBeGreaterThan(-5);
+  });
+
+  it("calls made in one turn leave eight to a write (the socket corked for the turn), each with its own answer", async () => {
+    const raw = await redis.raw();
+    // Every flush of the socket to the kernel: one per command uncorked, one per eight corked.
+    const socket = (raw as unknown as { stream: { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void } }).stream;
+    let flushes = 0;
+    const write = socket._write.bind(socket);
+    const writev = socket._writev.bind(socket);
+    socket._write = (...a) => {
+      flushes++;
+      write(...a);
+    };
+    socket._writev = (...a) => {
+      flushes++;
+      writev(...a);
+    };
+    const keys = Array.from({ length: 50 }, (_, i) => new QuotaKey("acme", `u${i % 10}`, "api"));
+    for (const coalesce of [true, false]) {
+      const engine = new RedisQuotaEngine(ioredisClient(raw, { coalesce }), { ...patient, prefix: `cork${String(coalesce)}:` });
+      await engine.addLimit(perSecond("r", 3));
+      await engine.checkTokenBucket(alice, "r", 0); // the script loaded, outside the count
+      const before = flushes;
+      const got = await Promise.all(keys.map((k) => engine.checkTokenBucket(k, "r", 0)));
+      expect([coalesce, flushes - before]).toEqual([coalesce, coalesce ? 7 : 50]);
+      const local = new QuotaEngine();
+      local.addLimit(perSecond("r", 3));
+      local.checkTokenBucket(alice, "r", 0);
+      expect(got.map(answer)).toEqual(keys.map((k) => answer(local.checkTokenBucket(k, "r", 0))));
+    }
+    // The connection still serves other commands, and nothing is left corked.
+    expect(await raw.ping()).toBe("PONG");
+    expect((raw as unknown as { stream: { writableCorked: number } }).stream.writableCorked).toBe(0);
+  });
+
+  it("a batch decides every input in order, chunked into few calls, as the in-process batch does", async () => {
+    const client = await redis.ioredis();
+    const spec = limitSpec({ name: "r", capacity: 3, refill: 2, window: 1_000 });
+    const inputs: EvaluationInput[] = [];
+    for (let i = 0; i < 600; i++) inputs.push({ key: new QuotaKey("acme", `u${i % 7}`, "api"), now: 1_700_000_000_000 + i * 13.7, cost: 1 + (i % 3) });
+    for (const kind of ["bucket", "window", "gcra"] as const) {
+      const engine = new RedisQuotaEngine(client, { ...patient, prefix: `batch-${kind}:` });
+      const local = new QuotaEngine();
+      await engine.addLimit(spec);
+      local.addLimit(spec);
+      const got = await engine.checkMany("r", inputs, kind);
+      const want = local.checkMany("r", inputs, kind);
+      expect([got.total, got.allowed, got.denied]).toEqual([want.total, want.allowed, want.denied]);
+      expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+      expect(got.decisions.every((d) => d.path === "store")).toBe(true);
+    }
+});
+});

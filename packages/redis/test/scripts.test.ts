@@ -1,0 +1,55 @@
+import { createHash } from "node:crypto";
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { QuotaKey, perSecond } from "@tideward/quota-engine";
+import { RedisQuotaEngine, scripts } from "@tideward/redis";
+import type { LuaScript } from "@tideward/redis";
+import { useRedis, withRedis, patient } from "./server";
+
+const dir = join(import.meta.dirname, "..", "src", "lua");
+const embedded = Object.values(scripts).filter((s): s is LuaScript => typeof s === "object");
+
+describe("scripts live in their own files", () => {
+  it("every .lua file is embedded verbatim, with the SHA1 of its text", () => {
+    const files = readdirSync(dir).filter((f) => f.endsWith(".lua")).sort();
+    expect(embedded.map((s) => `${s.name}.lua`).sort()).toEqual(files);
+    for (const s of embedded) {
+      const text = readFileSync(join(dir, `${s.name}.lua`), "utf8");
+      expect(s.source).toBe(text); // run `pnpm embed` after editing a script
+      expect(s.sha).toBe(createHash("sha1").update(text).digest("hex"));
+    }
+  });
+
+  it("no script builds a key name: every redis.call names a key from KEYS", () => {
+    for (const s of embedded) {
+      for (const m of s.source.matchAll(/redis\.call\('(\w+)', ([^,)]+)/g)) {
+        if (m[1] === "TIME") continue;
+        expect([s.name, m[1], /^(KEYS\[[^\]]+\]|rid|key)$/.test(m[2] ?? "")]).toEqual([s.name, m[1], true]);
+      }
+      // ... and the two names that hold a key are only ever given one from KEYS.
+      for (const m of s.source.matchAll(/^\s*(?:local )?(rid|key) = (.+)$/gm)) expect([s.name, m[2]?.startsWith("KEYS[") === true || m[2] === "nil"]).toEqual([s.name, true]);
+    }
+  });
+});
+
+withRedis("scripts on a real Redis", () => {
+  const redis = useRedis();
+
+  it("SCRIPT LOAD answers each pinned SHA", async () => {
+    for (const s of embedded) expect(await redis.server().command("SCRIPT", "LOAD", s.source)).toBe(s.sha);
+  });
+
+  it("after SCRIPT FLUSH the next call falls back to EVAL and stays on the store path", async () => {
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "flush:" });
+    await engine.addLimit(perSecond("r", 3));
+    const alice = new QuotaKey("t", "alice", "api");
+    expect((await engine.checkTokenBucket(alice, "r", 0)).path).toBe("store");
+    expect(await redis.server().command("SCRIPT", "FLUSH")).toBe("OK");
+    expect(await redis.server().command("SCRIPT", "EXISTS", scripts.quota.sha)).toBe("0");
+    const d = await engine.checkTokenBucket(alice, "r", 0);
+    expect([d.path, d.allowed, d.remaining]).toEqual(["store", true, 1]);
+    // EVAL loaded it again, so EVALSHA works from here on.
+    expect(await redis.server().command("SCRIPT", "EXISTS", scripts.quota.sha)).toBe("1");
+  });
+});

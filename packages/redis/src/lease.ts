@@ -36,10 +36,13 @@ export type LeaseCall = (op: "take" | "give", now: number, n: number) => Promise
  * const engine = new RedisQuotaEngine(ioredisClient(redis));
  * await engine.addLimit(limitSpec({ name: "requests", capacity: 1_000, refill: 1_000, window: 1_000 }));
  * const lease = engine.lease(new QuotaKey("acme", "*", "api"), "requests", { slice: 100 });
- * await lease.fill(Date.now()); // 100
- * lease.take(Date.now()); // true — spent in process, no round trip
+ * const now = Date.now();
+ * await lease.fill(now); // 100
+ * lease.take(now); // true — spent in process, no round trip
  * lease.held; // 99
- * await lease.release(Date.now()); // 99
+ * // Given back at the same instant: the bucket, at 900 of 1 000, takes all 99 (later it would
+ * // take only what fits under its capacity).
+ * await lease.release(now); // 99
  * redis.disconnect();
  * await server.stop();
  */

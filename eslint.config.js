@@ -4,7 +4,17 @@ import globals from "globals";
 import tseslint from "typescript-eslint";
 
 export default defineConfig(
-  { ignores: ["**/dist/**", "**/node_modules/**", "**/.turbo/**", "**/.reports/**", "**/.examples/**", "**/.artefacts/**", "apps/playground/public/**"] },
+  {
+    ignores: [
+      "**/dist/**",
+      "**/node_modules/**",
+      "**/.turbo/**",
+      "**/.reports/**",
+      "**/.examples/**",
+      "**/.artefacts/**",
+      "apps/playground/public/**",
+    ],
+  },
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {
@@ -19,7 +29,12 @@ export default defineConfig(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       "@typescript-eslint/consistent-type-imports": "error",
       // Our own packages must be imported by name, never by reaching into another's src.
-      "no-restricted-imports": ["error", { patterns: [{ group: ["**/packages/*/src/**", "@tideward/*/src/**"], message: "import the package by name" }] }],
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [{ group: ["**/packages/*/src/**", "@tideward/*/src/**"], message: "import the package by name" }],
+        },
+      ],
     },
   },
   {

@@ -16,9 +16,13 @@ console.log(`node ${process.version}, ${files.length} benchmark file(s)`);
 let failed = 0;
 for (const file of files) {
   console.log(`\n=== ${file}`);
-  const run = spawnSync(process.execPath, ["--expose-gc", "--conditions=@tideward/source", "--import", "tsx", join(dir, file)], {
-    stdio: "inherit",
-  });
+  const run = spawnSync(
+    process.execPath,
+    ["--expose-gc", "--conditions=@tideward/source", "--import", "tsx", join(dir, file)],
+    {
+      stdio: "inherit",
+    },
+  );
   if (run.status !== 0) failed++;
 }
 process.exit(failed === 0 ? 0 : 1);

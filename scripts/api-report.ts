@@ -161,7 +161,10 @@ export function difference(committed: string, actual: string): string {
   const b = actual.split("\n");
   const inA = new Set(a);
   const inB = new Set(b);
-  return [...a.filter((l) => !inB.has(l)).map((l) => `- ${l}`), ...b.filter((l) => !inA.has(l)).map((l) => `+ ${l}`)].join("\n");
+  return [
+    ...a.filter((l) => !inB.has(l)).map((l) => `- ${l}`),
+    ...b.filter((l) => !inA.has(l)).map((l) => `+ ${l}`),
+  ].join("\n");
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
@@ -179,9 +182,12 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
       console.log(`${where}: ${r.committed === undefined ? "written" : "updated"}`);
     } else {
       failed = true;
-      console.error(`${where}: ${r.committed === undefined ? "missing" : `differs\n${difference(r.committed, r.actual)}`}`);
+      console.error(
+        `${where}: ${r.committed === undefined ? "missing" : `differs\n${difference(r.committed, r.actual)}`}`,
+      );
     }
   }
-  if (failed && !update) console.error("\nIf the change is meant, run `pnpm api:update` and commit the reports for review.");
+  if (failed && !update)
+    console.error("\nIf the change is meant, run `pnpm api:update` and commit the reports for review.");
   process.exit(failed ? 1 : 0);
 }

@@ -26,7 +26,8 @@ function* files(dir) {
 }
 
 /** The import statement for `names` from `from`, or nothing when there are none. */
-const statement = (type, names, from) => (names.length === 0 ? [] : [`import ${type}{ ${names.join(", ")} } from "${from}";`]);
+const statement = (type, names, from) =>
+  names.length === 0 ? [] : [`import ${type}{ ${names.join(", ")} } from "${from}";`];
 
 let changed = 0;
 for (const group of ["packages", "apps", "bench", "tests"]) {
@@ -40,9 +41,15 @@ for (const group of ["packages", "apps", "bench", "tests"]) {
     const text = readFileSync(path, "utf8");
     let next = text;
     for (const move of moves) {
-      const pattern = new RegExp(String.raw`^import (type )?\{([^}]*)\} from "${move.from.replace("/", "\\/")}";$`, "gm");
+      const pattern = new RegExp(
+        String.raw`^import (type )?\{([^}]*)\} from "${move.from.replace("/", "\\/")}";$`,
+        "gm",
+      );
       next = next.replace(pattern, (line, type = "", list) => {
-        const names = list.split(",").map((n) => n.trim()).filter(Boolean);
+        const names = list
+          .split(",")
+          .map((n) => n.trim())
+          .filter(Boolean);
         const moved = names.filter((n) => move.names.has(n.replace(/^type\s+/, "").split(/\s+as\s+/)[0]));
         if (moved.length === 0) return line;
         const kept = names.filter((n) => !moved.includes(n));

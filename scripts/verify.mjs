@@ -26,7 +26,17 @@ const run = (tasks) =>
   }).status;
 // The playground's tests run the example programs, some of which time a real server under load:
 // they run second, alone, so that lint, typechecks and other suites do not starve them.
-const first = run(["lint", "typecheck", "test", "check:package", "test:consumer", "lint:root", "typecheck:root", "format:check", "lint:imports"]);
+const first = run([
+  "lint",
+  "typecheck",
+  "test",
+  "check:package",
+  "test:consumer",
+  "lint:root",
+  "typecheck:root",
+  "format:check",
+  "lint:imports",
+]);
 const second = run(["test:examples"]);
 // The page tests build the playground and drive Chromium: alone too, after the examples.
 const third = run(["test:web"]);
@@ -39,9 +49,12 @@ for (const report of reports) {
   const r = JSON.parse(readFileSync(report, "utf8"));
   passed += r.numPassedTests;
   // A file that fails to load counts no test as failed; count it as one so it cannot hide.
-  failed += r.numFailedTests + (r.testResults ?? []).filter((f) => f.status === "failed" && f.assertionResults.length === 0).length;
+  failed +=
+    r.numFailedTests +
+    (r.testResults ?? []).filter((f) => f.status === "failed" && f.assertionResults.length === 0).length;
 }
 const ok = turbo.status === 0 && failed === 0 && passed > 0;
-if (turbo.status !== 0) console.log("\nturbo reported a failing task (lint, typecheck, test or package check); see above.");
+if (turbo.status !== 0)
+  console.log("\nturbo reported a failing task (lint, typecheck, test or package check); see above.");
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(ok ? 0 : 1);

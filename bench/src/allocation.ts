@@ -95,17 +95,30 @@ cases.gcra = (n) => {
 // eslint-disable-next-line @typescript-eslint/require-await -- an async function that resolves at once is the point
 const answer = async (): Promise<number> => 42;
 const RATE = 1e12;
-const awaited = (call: () => Promise<number>) => async (n: number): Promise<number> => {
-  let passed = 0;
-  for (let k = 0; k < n; k++) if ((await call()) === 42) passed++;
-  return passed;
-};
+const awaited =
+  (call: () => Promise<number>) =>
+  async (n: number): Promise<number> => {
+    let passed = 0;
+    for (let k = 0; k < n; k++) if ((await call()) === 42) passed++;
+    return passed;
+  };
 const asyncCases: Record<string, () => () => Promise<number>> = {
   // The loop and the function alone: what every case below pays before its own work.
   "async-loop": () => answer,
-  guard: () => guard(answer, { breaker: new Breaker({}, systemClock()), bucket: new Bucket(RATE, { now: systemClock() }) }),
-  "guard-retry": () => guard(answer, { breaker: new Breaker({}, systemClock()), bucket: new Bucket(RATE, { now: systemClock() }), retry: { attempts: 3 } }),
-  "guard-timeout": () => guard(answer, { breaker: new Breaker({}, systemClock()), bucket: new Bucket(RATE, { now: systemClock() }), timeout: 1_000 }),
+  guard: () =>
+    guard(answer, { breaker: new Breaker({}, systemClock()), bucket: new Bucket(RATE, { now: systemClock() }) }),
+  "guard-retry": () =>
+    guard(answer, {
+      breaker: new Breaker({}, systemClock()),
+      bucket: new Bucket(RATE, { now: systemClock() }),
+      retry: { attempts: 3 },
+    }),
+  "guard-timeout": () =>
+    guard(answer, {
+      breaker: new Breaker({}, systemClock()),
+      bucket: new Bucket(RATE, { now: systemClock() }),
+      timeout: 1_000,
+    }),
   "guard-floor": () => {
     const breaker = new Breaker({}, systemClock());
     const bucket = new Bucket(RATE, { now: systemClock() });
@@ -122,7 +135,10 @@ const asyncCases: Record<string, () => () => Promise<number>> = {
   cockatiel: () => {
     const policy = wrap(
       retry(handleAll, { maxAttempts: 2, backoff: new ExponentialBackoff() }),
-      circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new SamplingBreaker({ threshold: 0.5, duration: 10_000 }) }),
+      circuitBreaker(handleAll, {
+        halfOpenAfter: 10_000,
+        breaker: new SamplingBreaker({ threshold: 0.5, duration: 10_000 }),
+      }),
     );
     return () => policy.execute(answer);
   },
@@ -135,7 +151,8 @@ for (const [key, make] of Object.entries(asyncCases)) cases[key] = (n) => awaite
 
 const name = process.argv[2] ?? "";
 const run = cases[name];
-if (run === undefined) throw new RangeError(`allocation: no case named ${JSON.stringify(name)}; there are ${Object.keys(cases).join(", ")}`);
+if (run === undefined)
+  throw new RangeError(`allocation: no case named ${JSON.stringify(name)}; there are ${Object.keys(cases).join(", ")}`);
 const calls = name in asyncCases ? ASYNC_CALLS : CALLS;
 await run(calls / 10);
 console.log("MARK");

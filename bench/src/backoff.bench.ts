@@ -28,7 +28,10 @@ const table = Float64Array.from({ length: 16 }, (_, i) => Math.min(base * 2 ** i
 
 await compare("delay before retry n (no jitter), n cycling 1–16", [
   { name: "@tideward/backoff rigid.delay(n)", fn: () => rigid.delay(next()) },
-  { name: "exponential-backoff DelayFactory(o, n).delay", fn: () => (DelayFactory(eboNone, next()) as unknown as Private).delay },
+  {
+    name: "exponential-backoff DelayFactory(o, n).delay",
+    fn: () => (DelayFactory(eboNone, next()) as unknown as Private).delay,
+  },
   {
     name: "exponential-backoff, one Delay reused",
     fn: () => {
@@ -43,12 +46,18 @@ await compare("delay before retry n (no jitter), n cycling 1–16", [
 
 await compare("delay before retry n, full jitter with a Math.random() draw", [
   { name: "@tideward/backoff full.delay(n, { random })", fn: () => full.delay(next(), { random: Math.random() }) },
-  { name: "exponential-backoff DelayFactory(o, n).jitteredDelay", fn: () => (DelayFactory(eboFull, next()) as unknown as Private).jitteredDelay },
+  {
+    name: "exponential-backoff DelayFactory(o, n).jitteredDelay",
+    fn: () => (DelayFactory(eboFull, next()) as unknown as Private).jitteredDelay,
+  },
   { name: "plain Math.random() * Math.min(…)", fn: () => Math.random() * Math.min(base * 2 ** (next() - 1), cap) },
 ]);
 
 await compare("delay before retry n, the preset (spread by a fifth), Math.random() draw", [
-  { name: "@tideward/backoff backoff.delay(n, { random })", fn: () => backoff.delay(next(), { random: Math.random() }) },
+  {
+    name: "@tideward/backoff backoff.delay(n, { random })",
+    fn: () => backoff.delay(next(), { random: Math.random() }),
+  },
   {
     name: "plain c × (0.8 + 0.4 × Math.random())",
     fn: () => Math.min(base * 2 ** (next() - 1), cap) * (0.8 + 0.4 * Math.random()),

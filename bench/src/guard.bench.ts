@@ -45,7 +45,10 @@ const answer = async (): Promise<number> => 42;
 // A bucket that never runs dry at these rates: the cost measured is the decision, not a refusal.
 const RATE = 1e12;
 
-const tideward = guard(answer, { breaker: new Breaker({}, systemClock()), bucket: new Bucket(RATE, { now: systemClock() }) });
+const tideward = guard(answer, {
+  breaker: new Breaker({}, systemClock()),
+  bucket: new Bucket(RATE, { now: systemClock() }),
+});
 const tidewardRetry = guard(answer, {
   breaker: new Breaker({}, systemClock()),
   bucket: new Bucket(RATE, { now: systemClock() }),
@@ -71,7 +74,10 @@ const floor = async (): Promise<number> => {
 
 const cockatiel = wrap(
   retry(handleAll, { maxAttempts: 2, backoff: new ExponentialBackoff() }),
-  circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new SamplingBreaker({ threshold: 0.5, duration: 10_000 }) }),
+  circuitBreaker(handleAll, {
+    halfOpenAfter: 10_000,
+    breaker: new SamplingBreaker({ threshold: 0.5, duration: 10_000 }),
+  }),
 );
 
 /** Wall and CPU time (ms) opossum's own timers have taken so far. */
@@ -113,7 +119,11 @@ type Loop = (n: number) => Promise<void>;
 /** A loop of `n` awaited calls compiled for one case alone, so no call site goes megamorphic. */
 function loop(fn: () => Promise<unknown>): Loop {
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- a fresh function per case is the point
-  const make = new Function("fn", "sink", "return async function loop(n) { for (let i = 0; i < n; i++) sink(await fn()); };") as (fn: () => Promise<unknown>, sink: (v: unknown) => void) => Loop;
+  const make = new Function(
+    "fn",
+    "sink",
+    "return async function loop(n) { for (let i = 0; i < n; i++) sink(await fn()); };",
+  ) as (fn: () => Promise<unknown>, sink: (v: unknown) => void) => Loop;
   return make(fn, do_not_optimize);
 }
 
@@ -150,7 +160,11 @@ function perCall(rs: readonly Round[], by: "wall" | "cpu"): number {
  * in and charged to the case at `charge` (opossum's own), its next round paying what they took
  * since its last.
  */
-async function rounds(cases: readonly Case[], seconds: number, charge = -1): Promise<{ rounds: Round[][]; elapsed: number; taken: number }> {
+async function rounds(
+  cases: readonly Case[],
+  seconds: number,
+  charge = -1,
+): Promise<{ rounds: Round[][]; elapsed: number; taken: number }> {
   const loops = cases.map((c) => loop(c.fn));
   const ROUND = 150;
   const out: Round[][] = cases.map(() => []);
@@ -192,7 +206,12 @@ async function rounds(cases: readonly Case[], seconds: number, charge = -1): Pro
 
 const BATCH = 2_000; // calls between turns of the event loop
 
-function report(title: string, cases: readonly Case[], m: { rounds: Round[][]; elapsed: number; taken: number }, floorAt: number): void {
+function report(
+  title: string,
+  cases: readonly Case[],
+  m: { rounds: Round[][]; elapsed: number; taken: number },
+  floorAt: number,
+): void {
   const { rounds: rs, elapsed } = m;
   // Calls per second over the whole run is all calls over all time; the median round, which a
   // burst of the machine's other work moves less, is shown beside it.
@@ -200,24 +219,40 @@ function report(title: string, cases: readonly Case[], m: { rounds: Round[][]; e
   const cpu = rs.map((xs) => perCall(xs, "cpu"));
   const med = rs.map((xs) => median(xs.map((x) => (x.wall * 1e6) / x.calls)));
   const late = rs.map((xs) => perCall(xs.slice(Math.floor((xs.length * 2) / 3)), "wall"));
-  console.log(`\n${title}: ns per call, ${rs[0].length} rounds of 150 ms per case taken in turn over ${elapsed.toFixed(1)} s, the event loop turning every ${BATCH} calls`);
-  if (m.taken > 0) console.log(`  opossum's own timers took ${(m.taken / 1_000).toFixed(2)} s of it, charged to opossum`);
-  console.log(`  ${"case".padEnd(50)} ${"wall".padStart(6)} ${"CPU".padStart(6)} ${"median".padStart(7)} ${"last ⅓".padStart(7)}  guard (first case) is faster by: wall, CPU, median round, last third`);
+  console.log(
+    `\n${title}: ns per call, ${rs[0].length} rounds of 150 ms per case taken in turn over ${elapsed.toFixed(1)} s, the event loop turning every ${BATCH} calls`,
+  );
+  if (m.taken > 0)
+    console.log(`  opossum's own timers took ${(m.taken / 1_000).toFixed(2)} s of it, charged to opossum`);
+  console.log(
+    `  ${"case".padEnd(50)} ${"wall".padStart(6)} ${"CPU".padStart(6)} ${"median".padStart(7)} ${"last ⅓".padStart(7)}  guard (first case) is faster by: wall, CPU, median round, last third`,
+  );
   for (const [i, c] of cases.entries()) {
-    const ratio = i === 0 ? "—" : `${(wall[i] / wall[0]).toFixed(2)}×, ${(cpu[i] / cpu[0]).toFixed(2)}×, ${(med[i] / med[0]).toFixed(2)}×, ${(late[i] / late[0]).toFixed(2)}×`;
-    console.log(`  ${c.name.padEnd(50)} ${wall[i].toFixed(0).padStart(6)} ${cpu[i].toFixed(0).padStart(6)} ${med[i].toFixed(0).padStart(7)} ${late[i].toFixed(0).padStart(7)}  ${ratio}`);
+    const ratio =
+      i === 0
+        ? "—"
+        : `${(wall[i] / wall[0]).toFixed(2)}×, ${(cpu[i] / cpu[0]).toFixed(2)}×, ${(med[i] / med[0]).toFixed(2)}×, ${(late[i] / late[0]).toFixed(2)}×`;
+    console.log(
+      `  ${c.name.padEnd(50)} ${wall[i].toFixed(0).padStart(6)} ${cpu[i].toFixed(0).padStart(6)} ${med[i].toFixed(0).padStart(7)} ${late[i].toFixed(0).padStart(7)}  ${ratio}`,
+    );
   }
   const f = floorAt;
-  console.log(`  guard's cost against the floor: ${(wall[0] / wall[f]).toFixed(2)}× by wall, ${(cpu[0] / cpu[f]).toFixed(2)}× by CPU (target: within 2×)`);
+  console.log(
+    `  guard's cost against the floor: ${(wall[0] / wall[f]).toFixed(2)}× by wall, ${(cpu[0] / cpu[f]).toFixed(2)}× by CPU (target: within 2×)`,
+  );
   for (const [i, c] of cases.entries()) {
     if (i === 0 || i === f || c.name.startsWith("@tideward")) continue;
-    console.log(`  the floor is ${(wall[i] / wall[f]).toFixed(2)}× (CPU ${(cpu[i] / cpu[f]).toFixed(2)}×, last third ${(late[i] / late[f]).toFixed(2)}×) faster than ${c.name.split(" ")[0]}: what a guard reading the clock twice can reach`);
+    console.log(
+      `  the floor is ${(wall[i] / wall[f]).toFixed(2)}× (CPU ${(cpu[i] / cpu[f]).toFixed(2)}×, last third ${(late[i] / late[f]).toFixed(2)}×) faster than ${c.name.split(" ")[0]}: what a guard reading the clock twice can reach`,
+    );
   }
   // How each cost moves over the run, in stretches of three seconds (opossum's as its window fills).
   const STRETCH = 3;
   const stretches = Math.floor(elapsed / STRETCH);
   console.log(`  over the run, ns per call (wall) in each ${STRETCH} s:`);
-  console.log(`  ${"".padEnd(50)} ${Array.from({ length: stretches }, (_, k) => `${k * STRETCH}–${(k + 1) * STRETCH}s`.padStart(7)).join(" ")}`);
+  console.log(
+    `  ${"".padEnd(50)} ${Array.from({ length: stretches }, (_, k) => `${k * STRETCH}–${(k + 1) * STRETCH}s`.padStart(7)).join(" ")}`,
+  );
   for (const [i, c] of cases.entries()) {
     const cells = Array.from({ length: stretches }, (_, k) => {
       const xs = rs[i].filter((x) => x.at >= k * STRETCH && x.at < (k + 1) * STRETCH);
@@ -244,7 +279,12 @@ async function client(): Promise<void> {
     floorCase,
     { name: "cockatiel 3.2.1 wrap(retry, circuitBreaker)", fn: () => cockatiel.execute(answer) },
   ];
-  report("client, against cockatiel", first, await rounds(first, Number(process.env.GUARD_BENCH_COCKATIEL_SECONDS ?? 12)), 3);
+  report(
+    "client, against cockatiel",
+    first,
+    await rounds(first, Number(process.env.GUARD_BENCH_COCKATIEL_SECONDS ?? 12)),
+    3,
+  );
   const opossum = makeOpossum();
   const second: Case[] = [guardCase, floorCase, { name: "opossum 9.0.0 fire (defaults)", fn: () => opossum.fire() }];
   report("client, against opossum", second, await rounds(second, Number(process.env.GUARD_BENCH_SECONDS ?? 18), 2), 1);
@@ -293,10 +333,20 @@ async function server(kind: ServerKind): Promise<{ port: number; served: () => n
     res.end("ok");
   };
   // Generous limits, so nothing is refused: what is measured is the admission's cost.
-  const admission = admit({ gate: 100_000, limits: [{ name: "burst", quota: 1e9, window: 1_000 }], fields: kind === "low" ? "low" : "always" });
+  const admission = admit({
+    gate: 100_000,
+    limits: [{ name: "burst", quota: 1e9, window: 1_000 }],
+    fields: kind === "low" ? "low" : "always",
+  });
   const middleware = admitNode(admission);
   const inner = kind === "set" || kind === "set-always" ? setting : handler;
-  const s = createServer(kind === "bare" || kind === "set" ? inner : kind === "bare-fields" ? withFields : (req, res) => middleware(req, res, () => inner(req, res)));
+  const s = createServer(
+    kind === "bare" || kind === "set"
+      ? inner
+      : kind === "bare-fields"
+        ? withFields
+        : (req, res) => middleware(req, res, () => inner(req, res)),
+  );
   s.keepAliveTimeout = 10_000;
   await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
   return {
@@ -323,8 +373,19 @@ interface Load {
  * the server's CPU per request: a figure the other tenants of a shared machine disturb far less
  * than throughput, which they steal cores from.
  */
-async function load(servers: readonly { port: number; served: () => number }[], slices: number, slice: number): Promise<Load> {
-  const child = spawn(process.execPath, [join(import.meta.dirname, "load.mjs"), JSON.stringify({ ports: servers.map((s) => s.port), slices, slice, connections: 32 })], { stdio: ["ignore", "pipe", "inherit", "ipc"] });
+async function load(
+  servers: readonly { port: number; served: () => number }[],
+  slices: number,
+  slice: number,
+): Promise<Load> {
+  const child = spawn(
+    process.execPath,
+    [
+      join(import.meta.dirname, "load.mjs"),
+      JSON.stringify({ ports: servers.map((s) => s.port), slices, slice, connections: 32 }),
+    ],
+    { stdio: ["ignore", "pipe", "inherit", "ipc"] },
+  );
   const cpu: number[][] = servers.map(() => []);
   let mark = { cpu: 0, served: 0 };
   child.on("message", (m: { start?: number; end?: number }) => {
@@ -359,13 +420,24 @@ async function http(): Promise<void> {
   try {
     const { rates, cpu, other } = await load(servers, SLICES, SLICE);
     if (other > 0) throw new Error(`${other} requests did not answer 200`);
-    console.log(`\nserver: a trivial node:http handler under loopback load (32 keep-alive connections; ${SLICES} slices of ${SLICE} ms to each server in turn, from one child process)`);
-    console.log(`  ${"".padEnd(26)} ${"requests/s".padStart(11)} ${"(quartiles)".padEnd(14)} ${"CPU µs/request".padStart(15)}  against the bare handler: throughput, CPU`);
+    console.log(
+      `\nserver: a trivial node:http handler under loopback load (32 keep-alive connections; ${SLICES} slices of ${SLICE} ms to each server in turn, from one child process)`,
+    );
+    console.log(
+      `  ${"".padEnd(26)} ${"requests/s".padStart(11)} ${"(quartiles)".padEnd(14)} ${"CPU µs/request".padStart(15)}  against the bare handler: throughput, CPU`,
+    );
     for (const [i, [name]] of kinds.entries()) {
       // Each server against its own bare handler: the ones that set fields one by one against the bare one that does.
       const base = kinds[i][1] === "set-always" ? kinds.findIndex(([, k]) => k === "set") : 0;
-      const vs = i === base || kinds[i][1] === "set" ? (i === 0 ? "—" : `${(median(rates[i]) / median(rates[0])).toFixed(3)}×, ${(median(cpu[0]) / median(cpu[i])).toFixed(3)}× (against the first)`) : `${(median(rates[i]) / median(rates[base])).toFixed(3)}×, ${(median(cpu[base]) / median(cpu[i])).toFixed(3)}×`;
-      console.log(`  ${name.padEnd(26)} ${Math.round(median(rates[i])).toLocaleString("en").padStart(11)} ${`${Math.round(quartile(rates[i], 1))}–${Math.round(quartile(rates[i], 3))}`.padEnd(14)} ${median(cpu[i]).toFixed(2).padStart(15)}  ${vs}`);
+      const vs =
+        i === base || kinds[i][1] === "set"
+          ? i === 0
+            ? "—"
+            : `${(median(rates[i]) / median(rates[0])).toFixed(3)}×, ${(median(cpu[0]) / median(cpu[i])).toFixed(3)}× (against the first)`
+          : `${(median(rates[i]) / median(rates[base])).toFixed(3)}×, ${(median(cpu[base]) / median(cpu[i])).toFixed(3)}×`;
+      console.log(
+        `  ${name.padEnd(26)} ${Math.round(median(rates[i])).toLocaleString("en").padStart(11)} ${`${Math.round(quartile(rates[i], 1))}–${Math.round(quartile(rates[i], 3))}`.padEnd(14)} ${median(cpu[i]).toFixed(2).padStart(15)}  ${vs}`,
+      );
     }
     console.log("  (the CPU ratio is the throughput ratio a saturated server would see; target: at least 0.95×)");
   } finally {
@@ -400,14 +472,32 @@ function inProcess(): void {
     res.emit("close");
     return res;
   };
-  fastest("server, in process: one request's path with no socket (ns)", [
-    { name: "bare: writeHead(200, fields) and end", fn: run((res) => respond(res)()) },
-    { name: "the handler writing the 2 fields in its writeHead", fn: run((res) => void res.writeHead(200, { "content-type": "text/plain", "RateLimit-Policy": POLICY, RateLimit: LIMIT }).end("ok")) },
-    { name: "the 2 fields by setHeader, then writeHead", fn: run((res) => void res.setHeader("RateLimit-Policy", POLICY).setHeader("RateLimit", LIMIT).writeHead(200, head).end("ok")) },
-    { name: "admitNode: gate only, no fields", fn: run((res) => gateOnly(req, res, respond(res))) },
-    { name: "admitNode: gate + per-key bucket, fields low", fn: run((res) => low(req, res, respond(res))) },
-    { name: "admitNode: gate + per-key bucket, fields always", fn: run((res) => always(req, res, respond(res))) },
-  ], { rounds: 30, batch: 20_000 });
+  fastest(
+    "server, in process: one request's path with no socket (ns)",
+    [
+      { name: "bare: writeHead(200, fields) and end", fn: run((res) => respond(res)()) },
+      {
+        name: "the handler writing the 2 fields in its writeHead",
+        fn: run(
+          (res) =>
+            void res
+              .writeHead(200, { "content-type": "text/plain", "RateLimit-Policy": POLICY, RateLimit: LIMIT })
+              .end("ok"),
+        ),
+      },
+      {
+        name: "the 2 fields by setHeader, then writeHead",
+        fn: run(
+          (res) =>
+            void res.setHeader("RateLimit-Policy", POLICY).setHeader("RateLimit", LIMIT).writeHead(200, head).end("ok"),
+        ),
+      },
+      { name: "admitNode: gate only, no fields", fn: run((res) => gateOnly(req, res, respond(res))) },
+      { name: "admitNode: gate + per-key bucket, fields low", fn: run((res) => low(req, res, respond(res))) },
+      { name: "admitNode: gate + per-key bucket, fields always", fn: run((res) => always(req, res, respond(res))) },
+    ],
+    { rounds: 30, batch: 20_000 },
+  );
 }
 
 const only = process.env.GUARD_BENCH;

@@ -27,7 +27,11 @@ type MakeLoop = (fn: () => unknown, sink: (v: unknown) => void) => (n: number) =
 /** A loop of `n` calls to one case's body, compiled for that case alone (see {@link body}). */
 function loop(fn: () => unknown): (n: number) => void {
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- a fresh function per case is the point
-  const make = new Function("fn", "sink", "return function loop(n) { for (let i = 0; i < n; i++) sink(fn()); };") as MakeLoop;
+  const make = new Function(
+    "fn",
+    "sink",
+    "return function loop(n) { for (let i = 0; i < n; i++) sink(fn()); };",
+  ) as MakeLoop;
   return make(fn, do_not_optimize);
 }
 
@@ -41,7 +45,9 @@ async function body(fn: () => unknown): Promise<() => unknown> {
   const first = fn();
   const isAsync = first instanceof Promise;
   if (isAsync) await first;
-  const source = isAsync ? "return async function measured() { sink(await fn()); };" : "return function measured() { sink(fn()); };";
+  const source = isAsync
+    ? "return async function measured() { sink(await fn()); };"
+    : "return function measured() { sink(fn()); };";
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- a fresh function per case is the point
   const make = new Function("fn", "sink", source) as Make;
   return make(fn, do_not_optimize);
@@ -122,7 +128,11 @@ export function fastest(title: string, cases: readonly Case[], options: FastestO
  */
 export function allocation(name: string): number {
   const file = join(import.meta.dirname, "allocation.ts");
-  const run = spawnSync(process.execPath, ["--conditions=@tideward/source", "--import", "tsx", "--trace-gc-nvp", file, name], { encoding: "utf8", maxBuffer: 64 << 20 });
+  const run = spawnSync(
+    process.execPath,
+    ["--conditions=@tideward/source", "--import", "tsx", "--trace-gc-nvp", file, name],
+    { encoding: "utf8", maxBuffer: 64 << 20 },
+  );
   if (run.status !== 0) throw new Error(`allocation ${name} failed: ${run.stderr}`);
   const after = run.stdout.slice(run.stdout.indexOf("MARK"));
   const calls = Number(/CALLS (\d+)/.exec(after)?.[1]);

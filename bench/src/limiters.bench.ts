@@ -123,7 +123,8 @@ await group("Sliding.take: cost per call at quota 1 000 vs 100 000", [
 console.log(`\nMedian over ${ROUNDS} rounds: the peer's cost per call ÷ tideward's (above 1: tideward is faster)`);
 for (const { title, first, ratios } of medians.values()) {
   console.log(`  ${title}`);
-  for (const [name, rs] of ratios) console.log(`    ${name}: ${median(rs).toFixed(2)}× ${first}  (rounds: ${rs.map((r) => r.toFixed(2)).join(", ")})`);
+  for (const [name, rs] of ratios)
+    console.log(`    ${name}: ${median(rs).toFixed(2)}× ${first}  (rounds: ${rs.map((r) => r.toFixed(2)).join(", ")})`);
 }
 
 // The same operations timed as the fastest of interleaved rounds, the steadier figure on a busy machine.
@@ -135,11 +136,15 @@ const TRIALS = Number(process.env.TRIALS ?? 150);
   const lim = new TokenBucket({ bucketSize: 1_000, tokensPerInterval: RATE, interval: "second" });
   let tb = 0;
   let tp = 0;
-  fastest("Bucket.take", [
-    { name: "@tideward/limiters Bucket.take(now)", fn: () => b.take((tb += STEP)) },
-    { name: "plain-JS token bucket take(now)", fn: () => plain.take((tp += STEP)) },
-    { name: "limiter 3.0.0 TokenBucket.tryRemoveTokens(1)", fn: () => lim.tryRemoveTokens(1) },
-  ], { rounds: TRIALS });
+  fastest(
+    "Bucket.take",
+    [
+      { name: "@tideward/limiters Bucket.take(now)", fn: () => b.take((tb += STEP)) },
+      { name: "plain-JS token bucket take(now)", fn: () => plain.take((tp += STEP)) },
+      { name: "limiter 3.0.0 TokenBucket.tryRemoveTokens(1)", fn: () => lim.tryRemoveTokens(1) },
+    ],
+    { rounds: TRIALS },
+  );
 }
 
 {
@@ -147,10 +152,14 @@ const TRIALS = Number(process.env.TRIALS ?? 150);
   const plain = new PlainWindow(1_000, 10);
   let tt = 0;
   let tp = 0;
-  fastest("Period.take", [
-    { name: "@tideward/limiters Period.take(now)", fn: () => p.take((tt += STEP)) !== "over" },
-    { name: "plain-JS fixed-window counter", fn: () => plain.take((tp += STEP)) },
-  ], { rounds: TRIALS });
+  fastest(
+    "Period.take",
+    [
+      { name: "@tideward/limiters Period.take(now)", fn: () => p.take((tt += STEP)) !== "over" },
+      { name: "plain-JS fixed-window counter", fn: () => plain.take((tp += STEP)) },
+    ],
+    { rounds: TRIALS },
+  );
 }
 
 {
@@ -158,14 +167,21 @@ const TRIALS = Number(process.env.TRIALS ?? 150);
   const large = new Sliding(100_000, 1_000);
   let ts = 0;
   let tl = 0;
-  fastest("Sliding.take", [
-    { name: "@tideward/limiters Sliding.take, quota 1 000", fn: () => small.take((ts += STEP)) },
-    { name: "@tideward/limiters Sliding.take, quota 100 000", fn: () => large.take((tl += STEP)) },
-  ], { rounds: TRIALS });
+  fastest(
+    "Sliding.take",
+    [
+      { name: "@tideward/limiters Sliding.take, quota 1 000", fn: () => small.take((ts += STEP)) },
+      { name: "@tideward/limiters Sliding.take, quota 100 000", fn: () => large.take((tl += STEP)) },
+    ],
+    { rounds: TRIALS },
+  );
 }
 
 // Bytes a take allocates, from V8's own accounting, each in a process of its own (allocation.ts).
 console.log("\nBytes allocated per take (V8's accounting, 20 000 000 calls, every one passing)");
-for (const [label, name] of [["@tideward/limiters Bucket.take(now)", "bucket"], ["@tideward/limiters Gcra.take(now)", "gcra"]] as const) {
+for (const [label, name] of [
+  ["@tideward/limiters Bucket.take(now)", "bucket"],
+  ["@tideward/limiters Gcra.take(now)", "gcra"],
+] as const) {
   console.log(`  ${label.padEnd(48)} ${allocation(name).toFixed(1)}`);
 }

@@ -26,7 +26,14 @@ const RATE = 100; // per second per key, capacity the same
 
 const server = await startRedis({ args: ["--maxmemory-policy", "noeviction"] });
 const connect = async (port = server.port): Promise<Redis> => {
-  const r = new Redis({ host: "127.0.0.1", port, enableOfflineQueue: false, autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0, lazyConnect: true });
+  const r = new Redis({
+    host: "127.0.0.1",
+    port,
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: 0,
+    lazyConnect: true,
+  });
   r.on("error", () => undefined);
   await r.connect();
   return r;
@@ -61,7 +68,7 @@ if tokens >= 1 then tokens = tokens - 1; ok = 1 end
 redis.call('HSET', KEYS[1], 't', tostring(tokens), 'a', tostring(at))
 redis.call('PEXPIRE', KEYS[1], 2000)
 return ok`;
-const minimalSha = await redis.script("LOAD", MINIMAL) as string;
+const minimalSha = (await redis.script("LOAD", MINIMAL)) as string;
 const perMs = String(RATE / 1_000);
 
 async function serverCpu(): Promise<number> {
@@ -70,7 +77,11 @@ async function serverCpu(): Promise<number> {
 }
 
 /** Runs `calls` of `fn` with INFLIGHT in flight; resolves with calls a second and µs of client and server CPU a call. */
-async function throughput(fn: (i: number) => Promise<unknown>, calls: number, from: number): Promise<{ rate: number; client: number; server: number }> {
+async function throughput(
+  fn: (i: number) => Promise<unknown>,
+  calls: number,
+  from: number,
+): Promise<{ rate: number; client: number; server: number }> {
   let next = 0;
   const server0 = await serverCpu();
   const cpu = process.cpuUsage();
@@ -123,13 +134,15 @@ async function rounds(title: string, cases: readonly Case[], round = ROUND): Pro
     return sorted[Math.floor(sorted.length / 2)];
   };
   const first = rates[0];
-  const ratios = rates.map((rs) => median(rs.map((x, r) => x / (first[r]))));
+  const ratios = rates.map((rs) => median(rs.map((x, r) => x / first[r])));
   console.log(`\n${title} — ${ROUNDS} interleaved rounds, ${INFLIGHT} in flight on one connection`);
   console.log(`  ${"".padEnd(58)} ${"decisions".padStart(11)}      CPU µs a decision: client / Redis`);
   for (const [i, c] of cases.entries()) {
-    const ratio = i === 0 ? "" : `${(ratios[i]).toFixed(2)}× the first`;
+    const ratio = i === 0 ? "" : `${ratios[i].toFixed(2)}× the first`;
     const cpu = `${median(clients[i]).toFixed(2).padStart(6)} / ${median(servers[i]).toFixed(2).padStart(5)}`;
-    console.log(`  ${c.name.padEnd(58)} ${Math.round(median(rates[i])).toLocaleString("en").padStart(11)} /s   ${cpu}   ${ratio}`);
+    console.log(
+      `  ${c.name.padEnd(58)} ${Math.round(median(rates[i])).toLocaleString("en").padStart(11)} /s   ${cpu}   ${ratio}`,
+    );
   }
   return ratios;
 }
@@ -141,14 +154,26 @@ await engine.addLimit(limitSpec({ name: "model", capacity: 1_000_000, refill: 1_
 const rlf = new RateLimiterRedis({ storeClient: redis, points: RATE, duration: 1, keyPrefix: "rlf" });
 const rlfTenant = new RateLimiterRedis({ storeClient: redis, points: 1_000_000, duration: 1, keyPrefix: "rlft" });
 const rlfModel = new RateLimiterRedis({ storeClient: redis, points: 1_000_000, duration: 1, keyPrefix: "rlfm" });
-const consume = (limiter: RateLimiterRedis, key: string, cost = 1): Promise<unknown> => limiter.consume(key, cost).catch((e: unknown) => e);
+const consume = (limiter: RateLimiterRedis, key: string, cost = 1): Promise<unknown> =>
+  limiter.consume(key, cost).catch((e: unknown) => e);
 
-const ceiling: Case = { name: "ceiling: minimal token-bucket EVALSHA", fn: (i) => redis.evalsha(minimalSha, 1, `m{${names[order[i]]}}`, String(RATE), perMs, String(Date.now())) };
-const rlfOne: Case = { name: "rate-limiter-flexible RateLimiterRedis.consume", fn: (i) => consume(rlf, names[order[i]]) };
-const twOne: Case = { name: "tideward checkTokenBucket (one limit)", fn: (i) => engine.checkTokenBucket(keys[order[i]], "r", Date.now()) };
+const ceiling: Case = {
+  name: "ceiling: minimal token-bucket EVALSHA",
+  fn: (i) => redis.evalsha(minimalSha, 1, `m{${names[order[i]]}}`, String(RATE), perMs, String(Date.now())),
+};
+const rlfOne: Case = {
+  name: "rate-limiter-flexible RateLimiterRedis.consume",
+  fn: (i) => consume(rlf, names[order[i]]),
+};
+const twOne: Case = {
+  name: "tideward checkTokenBucket (one limit)",
+  fn: (i) => engine.checkTokenBucket(keys[order[i]], "r", Date.now()),
+};
 
 const one = await rounds("One limit, a random key of 1 000 000", [ceiling, twOne, rlfOne]);
-console.log(`  → tideward ${((one[1]) / (one[0])).toFixed(2)}× the ceiling (target ≥ 0.95), ${((one[1]) / (one[2])).toFixed(2)}× rate-limiter-flexible (target ≥ 1.0)`);
+console.log(
+  `  → tideward ${(one[1] / one[0]).toFixed(2)}× the ceiling (target ≥ 0.95), ${(one[1] / one[2]).toFixed(2)}× rate-limiter-flexible (target ≥ 1.0)`,
+);
 
 const three = await rounds("An atomic three-dimension charge (user, tenant, model), per request", [
   {
@@ -156,18 +181,31 @@ const three = await rounds("An atomic three-dimension charge (user, tenant, mode
     fn: (i) => {
       const k = order[i];
       const t = k % 1_000;
-      return engine.checkAtomic([{ key: keys[k], limit: "r", cost: 1 }, { key: tenants[t], limit: "tenant", cost: 5 }, { key: models[t], limit: "model", cost: 5 }], Date.now());
+      return engine.checkAtomic(
+        [
+          { key: keys[k], limit: "r", cost: 1 },
+          { key: tenants[t], limit: "tenant", cost: 5 },
+          { key: models[t], limit: "model", cost: 5 },
+        ],
+        Date.now(),
+      );
     },
   },
   {
     name: "rate-limiter-flexible: three consumes (Promise.all)",
     fn: (i) => {
       const k = order[i];
-      return Promise.all([consume(rlf, names[k]), consume(rlfTenant, `t${k % 1_000}`, 5), consume(rlfModel, `t${k % 1_000}`, 5)]);
+      return Promise.all([
+        consume(rlf, names[k]),
+        consume(rlfTenant, `t${k % 1_000}`, 5),
+        consume(rlfModel, `t${k % 1_000}`, 5),
+      ]);
     },
   },
 ]);
-console.log(`  → tideward ${((three[0]) / (three[1])).toFixed(2)}× three rlf consumes (target ≥ 2.5), and not atomic there: a refused third charge leaves the first two taken`);
+console.log(
+  `  → tideward ${(three[0] / three[1]).toFixed(2)}× three rlf consumes (target ≥ 2.5), and not atomic there: a refused third charge leaves the first two taken`,
+);
 
 const BATCH = 100;
 const batch = await rounds(`The batch path: ${BATCH} decisions a call (checkMany), against the per-call ceiling`, [
@@ -183,7 +221,7 @@ const batch = await rounds(`The batch path: ${BATCH} decisions a call (checkMany
     },
   },
 ]);
-console.log(`  → batch decisions ${((batch[1]) / (batch[0])).toFixed(2)}× the per-call ceiling`);
+console.log(`  → batch decisions ${(batch[1] / batch[0]).toFixed(2)}× the per-call ceiling`);
 
 // ── leases ────────────────────────────────────────────────────────────────────────────────────
 {
@@ -217,14 +255,20 @@ console.log(`  → batch decisions ${((batch[1]) / (batch[0])).toFixed(2)}× the
   let worst = -Infinity;
   for (let a = 0; a < admitted.length; a++) {
     for (let b = a; b < admitted.length; b++) {
-      const span = (stamps[b]) - (stamps[a]) + 1; // ms, whole readings of Date.now()
-      const over = (prefix[b + 1]) - (prefix[a]) - (capacity + (rate * span) / 1_000);
+      const span = stamps[b] - stamps[a] + 1; // ms, whole readings of Date.now()
+      const over = prefix[b + 1] - prefix[a] - (capacity + (rate * span) / 1_000);
       if (over > worst) worst = over;
     }
   }
-  console.log(`\nLeases: ${instances} leases of ${slice.toLocaleString("en")} in one process over a global bucket of ${rate.toLocaleString("en")}/s`);
-  console.log(`  decisions ${Math.round(decisions / seconds).toLocaleString("en")} /s (target ≥ 1,000,000), admitted ${Math.round(prefix.at(-1)! / seconds).toLocaleString("en")} /s`);
-  console.log(`  worst over-admission over any stretch: ${Math.max(0, worst).toLocaleString("en")} tokens; stated bound slice × instances = ${(slice * instances).toLocaleString("en")}`);
+  console.log(
+    `\nLeases: ${instances} leases of ${slice.toLocaleString("en")} in one process over a global bucket of ${rate.toLocaleString("en")}/s`,
+  );
+  console.log(
+    `  decisions ${Math.round(decisions / seconds).toLocaleString("en")} /s (target ≥ 1,000,000), admitted ${Math.round(prefix.at(-1)! / seconds).toLocaleString("en")} /s`,
+  );
+  console.log(
+    `  worst over-admission over any stretch: ${Math.max(0, worst).toLocaleString("en")} tokens; stated bound slice × instances = ${(slice * instances).toLocaleString("en")}`,
+  );
 }
 
 // ── the unfavourable regimes ──────────────────────────────────────────────────────────────────
@@ -236,21 +280,43 @@ console.log(`  → batch decisions ${((batch[1]) / (batch[0])).toFixed(2)}× the
   const slowEngine = new RedisQuotaEngine(ioredisClient(slow), { prefix: "tw:" });
   await slowEngine.addLimit(limitSpec({ name: "r", capacity: RATE, refill: RATE, window: 1_000 }));
   const slowRlf = new RateLimiterRedis({ storeClient: slow, points: RATE, duration: 1, keyPrefix: "rlf" });
-  await rounds("A slow Redis: every reply 2 ms late (a loopback proxy), same 50 in flight", [
-    { name: "ceiling: minimal EVALSHA", fn: (i) => slow.evalsha(minimalSha, 1, `m{${names[order[i]]}}`, String(RATE), perMs, String(Date.now())) },
-    { name: "tideward checkTokenBucket", fn: (i) => slowEngine.checkTokenBucket(keys[order[i]], "r", Date.now()) },
-    { name: "rate-limiter-flexible consume", fn: (i) => consume(slowRlf, names[order[i]]) },
-  ], 3_000);
+  await rounds(
+    "A slow Redis: every reply 2 ms late (a loopback proxy), same 50 in flight",
+    [
+      {
+        name: "ceiling: minimal EVALSHA",
+        fn: (i) => slow.evalsha(minimalSha, 1, `m{${names[order[i]]}}`, String(RATE), perMs, String(Date.now())),
+      },
+      { name: "tideward checkTokenBucket", fn: (i) => slowEngine.checkTokenBucket(keys[order[i]], "r", Date.now()) },
+      { name: "rate-limiter-flexible consume", fn: (i) => consume(slowRlf, names[order[i]]) },
+    ],
+    3_000,
+  );
   slow.disconnect();
   await proxy.stop();
 
-  const down = new Redis({ host: "127.0.0.1", port: 1, enableOfflineQueue: false, autoResendUnfulfilledCommands: false, lazyConnect: true });
+  const down = new Redis({
+    host: "127.0.0.1",
+    port: 1,
+    enableOfflineQueue: false,
+    autoResendUnfulfilledCommands: false,
+    lazyConnect: true,
+  });
   down.on("error", () => undefined);
   const outage = new RedisQuotaEngine(ioredisClient(down), { outage: "fallback", instances: 4 });
   await outage.addLimit(limitSpec({ name: "r", capacity: RATE, refill: RATE, window: 1_000 }));
-  const downRlf = new RateLimiterRedis({ storeClient: down, points: RATE, duration: 1, keyPrefix: "rlf", rejectIfRedisNotReady: true });
+  const downRlf = new RateLimiterRedis({
+    storeClient: down,
+    points: RATE,
+    duration: 1,
+    keyPrefix: "rlf",
+    rejectIfRedisNotReady: true,
+  });
   await rounds("Redis down: the outage mode answers (fallback to a local limiter at a quarter of the rate)", [
-    { name: "tideward checkTokenBucket, path fallback", fn: (i) => outage.checkTokenBucket(keys[order[i]], "r", Date.now()) },
+    {
+      name: "tideward checkTokenBucket, path fallback",
+      fn: (i) => outage.checkTokenBucket(keys[order[i]], "r", Date.now()),
+    },
     { name: "rate-limiter-flexible consume, rejectIfRedisNotReady", fn: (i) => consume(downRlf, names[order[i]]) },
   ]);
 }
@@ -260,7 +326,11 @@ async function used(): Promise<number> {
   const info = await redis.info("memory");
   return Number(/used_memory:(\d+)/.exec(info)?.[1]);
 }
-async function perKey(name: string, fill: (from: number, to: number) => Promise<unknown>, sample: (i: number) => string): Promise<{ info: number; usage: number }> {
+async function perKey(
+  name: string,
+  fill: (from: number, to: number) => Promise<unknown>,
+  sample: (i: number) => string,
+): Promise<{ info: number; usage: number }> {
   await redis.flushall();
   await new Promise((r) => setTimeout(r, 200));
   const before = await used();
@@ -276,24 +346,41 @@ async function perKey(name: string, fill: (from: number, to: number) => Promise<
   let usage = 0;
   for (let i = 0; i < 200; i++) usage += Number(await redis.call("MEMORY", "USAGE", sample(i * 4_999)));
   const result = { info: (after - before) / count, usage: usage / 200 };
-  console.log(`  ${name.padEnd(58)} ${result.info.toFixed(1).padStart(7)} B (INFO)   ${result.usage.toFixed(1).padStart(6)} B (MEMORY USAGE)   ${count.toLocaleString("en")} keys`);
+  console.log(
+    `  ${name.padEnd(58)} ${result.info.toFixed(1).padStart(7)} B (INFO)   ${result.usage.toFixed(1).padStart(6)} B (MEMORY USAGE)   ${count.toLocaleString("en")} keys`,
+  );
   return result;
 }
 console.log(`\nRedis memory per key, ${N.toLocaleString("en")} keys each holding state (a charge of 1 of ${RATE})`);
 // Default names: prefix "tw:", the key's scope as its hash tag (so the scope is left out of the id).
-const memEngine = new RedisQuotaEngine(ioredisClient(redis), { prefix: "tw:", expiryMargin: 3_600_000, timeout: 30_000 });
+const memEngine = new RedisQuotaEngine(ioredisClient(redis), {
+  prefix: "tw:",
+  expiryMargin: 3_600_000,
+  timeout: 30_000,
+});
 await memEngine.addLimit(limitSpec({ name: "r", capacity: RATE, refill: 1, window: 3_600_000 }));
-const fill = (engine: RedisQuotaEngine) => (from: number, to: number): Promise<unknown> => {
-  const now = Date.now();
-  const inputs = [];
-  for (let i = from; i < to; i++) inputs.push({ key: keys[i], now });
-  return engine.checkMany("r", inputs);
-};
-const tw = await perKey("tideward bucket (a string of two doubles), default names", fill(memEngine), (i) => memEngine.redisKey(keys[i], "r"));
+const fill =
+  (engine: RedisQuotaEngine) =>
+  (from: number, to: number): Promise<unknown> => {
+    const now = Date.now();
+    const inputs = [];
+    for (let i = from; i < to; i++) inputs.push({ key: keys[i], now });
+    return engine.checkMany("r", inputs);
+  };
+const tw = await perKey("tideward bucket (a string of two doubles), default names", fill(memEngine), (i) =>
+  memEngine.redisKey(keys[i], "r"),
+);
 // The unfavourable naming: a hash tag of each user's own, so the name carries the full id.
-const ownTag = new RedisQuotaEngine(ioredisClient(redis), { prefix: "tw:", hashTag: (k) => k.subject, expiryMargin: 3_600_000, timeout: 30_000 });
+const ownTag = new RedisQuotaEngine(ioredisClient(redis), {
+  prefix: "tw:",
+  hashTag: (k) => k.subject,
+  expiryMargin: 3_600_000,
+  timeout: 30_000,
+});
 await ownTag.addLimit(limitSpec({ name: "r", capacity: RATE, refill: 1, window: 3_600_000 }));
-const long = await perKey("tideward bucket, each user its own hash tag (full id)", fill(ownTag), (i) => ownTag.redisKey(keys[i], "r"));
+const long = await perKey("tideward bucket, each user its own hash tag (full id)", fill(ownTag), (i) =>
+  ownTag.redisKey(keys[i], "r"),
+);
 const rlfLong = new RateLimiterRedis({ storeClient: redis, points: RATE, duration: 3_600, keyPrefix: "rlf" });
 const rl = await perKey(
   "rate-limiter-flexible (string counter)",
@@ -304,9 +391,15 @@ const rl = await perKey(
   },
   (i) => `rlf:${names[i]}`,
 );
-console.log(`  → tideward ${tw.usage.toFixed(0)} B a key by MEMORY USAGE (target ≤ 110), ${tw.info.toFixed(0)} B by INFO; rate-limiter-flexible ${rl.usage.toFixed(0)} and ${rl.info.toFixed(0)}`);
-console.log(`  → with the full id in the name, tideward ${long.usage.toFixed(0)} B by MEMORY USAGE, ${long.info.toFixed(0)} B by INFO`);
-console.log(`  (names: tideward "${memEngine.redisKey(keys[123_456], "r")}" and "${ownTag.redisKey(keys[123_456], "r")}", rlf "rlf:u123456"; INFO includes the expiry entry and dict slots every key pays)`);
+console.log(
+  `  → tideward ${tw.usage.toFixed(0)} B a key by MEMORY USAGE (target ≤ 110), ${tw.info.toFixed(0)} B by INFO; rate-limiter-flexible ${rl.usage.toFixed(0)} and ${rl.info.toFixed(0)}`,
+);
+console.log(
+  `  → with the full id in the name, tideward ${long.usage.toFixed(0)} B by MEMORY USAGE, ${long.info.toFixed(0)} B by INFO`,
+);
+console.log(
+  `  (names: tideward "${memEngine.redisKey(keys[123_456], "r")}" and "${ownTag.redisKey(keys[123_456], "r")}", rlf "rlf:u123456"; INFO includes the expiry entry and dict slots every key pays)`,
+);
 
 redis.disconnect();
 await server.stop();

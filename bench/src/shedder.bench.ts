@@ -11,7 +11,6 @@ import type { PlainTicket } from "./plain-shedder";
 // new number on every step, an allocation of the measuring that every case would pay.
 const clock = new Float64Array(8);
 
-
 // The clock moves 0.01 ms a call, so a bucket turns over every 10,000 calls (100k calls/s).
 const shedder = new Shedder();
 const plain = new Plain();
@@ -46,10 +45,14 @@ await compare("allow + pass, one call at a time (cold CPU, 500‰)", [
 ]);
 
 // The same, timed as the fastest of many short rounds taken in turn: the steadier figure on a busy machine.
-fastest("allow + pass", [
-  { name: "@tideward/shedder Shedder", fn: cold[0] },
-  { name: "plain JS counter + ring (+ ticket object)", fn: cold[1] },
-], { rounds: 40, batch: 200_000 });
+fastest(
+  "allow + pass",
+  [
+    { name: "@tideward/shedder Shedder", fn: cold[0] },
+    { name: "plain JS counter + ring (+ ticket object)", fn: cold[1] },
+  ],
+  { rounds: 40, batch: 200_000 },
+);
 
 // Hot CPU with eight calls always in flight: the shedder must scan its 50 buckets each time
 // (the count and the average are over the floor), as the baseline does in `limit`.

@@ -33,7 +33,11 @@ interface Contender {
   readonly run: (ms: number) => readonly [number, number];
 }
 
-function sim(name: string, options: Omit<SimulationOptions, "duration" | "traffic">, load: SimulationOptions["traffic"]): Contender {
+function sim(
+  name: string,
+  options: Omit<SimulationOptions, "duration" | "traffic">,
+  load: SimulationOptions["traffic"],
+): Contender {
   return {
     name,
     run(ms) {
@@ -95,11 +99,17 @@ function race(title: string, contenders: readonly Contender[]): void {
   }
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1];
   console.log(`\n${title}`);
-  console.log(`  ${"case".padEnd(86)} ${"ns/call".padEnd(8)} ${"cpu ns".padEnd(7)} ${"calls/s".padEnd(11)} ${"events/s".padEnd(11)} time vs the first`);
+  console.log(
+    `  ${"case".padEnd(86)} ${"ns/call".padEnd(8)} ${"cpu ns".padEnd(7)} ${"calls/s".padEnd(11)} ${"events/s".padEnd(11)} time vs the first`,
+  );
   contenders.forEach((c, i) => {
     const t = median(times[i]);
     console.log(
-      `  ${c.name.padEnd(86)} ${t.toFixed(0).padEnd(8)} ${median(cpus[i]).toFixed(0).padEnd(7)} ${Math.round(1e9 / t).toLocaleString("en").padEnd(11)} ${Math.round((1e9 / t) * events[i]).toLocaleString("en").padEnd(11)} ${i === 0 ? "—" : `${median(ratios[i]).toFixed(2)}×`}`,
+      `  ${c.name.padEnd(86)} ${t.toFixed(0).padEnd(8)} ${median(cpus[i]).toFixed(0).padEnd(7)} ${Math.round(1e9 / t)
+        .toLocaleString("en")
+        .padEnd(11)} ${Math.round((1e9 / t) * events[i])
+        .toLocaleString("en")
+        .padEnd(11)} ${i === 0 ? "—" : `${median(ratios[i]).toFixed(2)}×`}`,
     );
   });
 }
@@ -121,38 +131,53 @@ const backend = { latency: latency.exponential(20) };
 const poisson = traffic.poisson({ rate: RATE });
 const breakerAndBucket: PolicySpec[] = [policy.breaker(), policy.bucket(2 * RATE)];
 
-race(`an hour's traffic in two-minute rounds: Poisson ${RATE}/s, exponential 20 ms backend, breaker (sre) + bucket (${2 * RATE}/s)`, [
-  sim("@tideward/sim: simulate, breaker + bucket", { backend, policies: breakerAndBucket }, poisson),
-  sim("@tideward/sim: simulate, no policy (the simulator's own cost)", { backend }, poisson),
-  bare("bare loop: the same draws, Breaker.allow + Bucket.take + Permit.pass called directly", () => {
-    const b = new Breaker();
-    const bucket = new Bucket(2 * RATE);
-    return (now, _key, roll) => {
-      const p = b.allow(now, roll);
-      if (p !== undefined && bucket.take(now)) p.pass(now);
-    };
-  }),
-  bare("bare loop: the draws alone (no policy)", () => () => {}),
-]);
+race(
+  `an hour's traffic in two-minute rounds: Poisson ${RATE}/s, exponential 20 ms backend, breaker (sre) + bucket (${2 * RATE}/s)`,
+  [
+    sim("@tideward/sim: simulate, breaker + bucket", { backend, policies: breakerAndBucket }, poisson),
+    sim("@tideward/sim: simulate, no policy (the simulator's own cost)", { backend }, poisson),
+    bare("bare loop: the same draws, Breaker.allow + Bucket.take + Permit.pass called directly", () => {
+      const b = new Breaker();
+      const bucket = new Bucket(2 * RATE);
+      return (now, _key, roll) => {
+        const p = b.allow(now, roll);
+        if (p !== undefined && bucket.take(now)) p.pass(now);
+      };
+    }),
+    bare("bare loop: the draws alone (no policy)", () => () => {}),
+  ],
+);
 
 const zipf = traffic.poisson({ rate: RATE, keys: keys.zipf({ count: KEYS }) });
 const quota = [policy.quota({ dimensions: [{ limit: perSecond("api", 100) }] })];
-race(`the quota engine with ${KEYS.toLocaleString("en")} keys: Poisson ${RATE}/s over Zipf-popular keys, a token bucket of 100/s per key`, [
-  sim("@tideward/sim: simulate, quota engine (checkTokenBucket per key)", { backend, policies: quota }, zipf),
-  sim("@tideward/sim: simulate, no policy (the simulator's own cost)", { backend }, zipf),
-  bare(
-    "bare loop: the same draws, QuotaEngine.checkTokenBucket called directly",
-    () => {
-      const engine = new QuotaEngine();
-      engine.addLimit(perSecond("api", 100));
-      const ids = Array.from({ length: KEYS }, (_, i) => new QuotaKey("sim", `key-${i}`, "api"));
-      return (now, key) => void engine.checkTokenBucket(ids[key], "api", now);
-    },
-    true,
-  ),
-]);
+race(
+  `the quota engine with ${KEYS.toLocaleString("en")} keys: Poisson ${RATE}/s over Zipf-popular keys, a token bucket of 100/s per key`,
+  [
+    sim("@tideward/sim: simulate, quota engine (checkTokenBucket per key)", { backend, policies: quota }, zipf),
+    sim("@tideward/sim: simulate, no policy (the simulator's own cost)", { backend }, zipf),
+    bare(
+      "bare loop: the same draws, QuotaEngine.checkTokenBucket called directly",
+      () => {
+        const engine = new QuotaEngine();
+        engine.addLimit(perSecond("api", 100));
+        const ids = Array.from({ length: KEYS }, (_, i) => new QuotaKey("sim", `key-${i}`, "api"));
+        return (now, key) => void engine.checkTokenBucket(ids[key], "api", now);
+      },
+      true,
+    ),
+  ],
+);
 
 console.log("\nwhole hours, once each (3.6 million calls, 7.2 million events)");
 hour("@tideward/sim: breaker + bucket", { traffic: poisson, backend, policies: breakerAndBucket });
-hour(`@tideward/sim: quota engine, ${KEYS.toLocaleString("en")} Zipf keys`, { traffic: zipf, backend, policies: quota });
-hour("@tideward/sim: breaker + bucket, invariants checked at every step", { traffic: poisson, backend, policies: breakerAndBucket, invariants: true });
+hour(`@tideward/sim: quota engine, ${KEYS.toLocaleString("en")} Zipf keys`, {
+  traffic: zipf,
+  backend,
+  policies: quota,
+});
+hour("@tideward/sim: breaker + bucket, invariants checked at every step", {
+  traffic: poisson,
+  backend,
+  policies: breakerAndBucket,
+  invariants: true,
+});

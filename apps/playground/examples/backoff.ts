@@ -27,7 +27,13 @@ async function outage(budget?: RetryBudget): Promise<number> {
         calls++;
         throw new Error("503");
       },
-      { backoff: { attempts: 4, jitter: Jitter.full }, clock: clock.now, sleep: clock.sleep, random: seededRandom(i), budget },
+      {
+        backoff: { attempts: 4, jitter: Jitter.full },
+        clock: clock.now,
+        sleep: clock.sleep,
+        random: seededRandom(i),
+        budget,
+      },
     ).catch(() => undefined);
   }
   return calls;
@@ -35,7 +41,9 @@ async function outage(budget?: RetryBudget): Promise<number> {
 
 /** Returns the lines this example prints, so a test can check them. */
 export async function main(): Promise<string[]> {
-  const lines = [`${CLIENTS} clients fail at t = 0 and retry once, within a 1 s ceiling; retries landing in the busiest 10 ms, by jitter:`];
+  const lines = [
+    `${CLIENTS} clients fail at t = 0 and retry once, within a 1 s ceiling; retries landing in the busiest 10 ms, by jitter:`,
+  ];
   for (const [name, jitter] of [
     ["rigid", Jitter.rigid],
     ["full", Jitter.full],
@@ -46,6 +54,8 @@ export async function main(): Promise<string[]> {
   }
   lines.push(`the backend stays down; each of the ${CLIENTS} clients may make four attempts (full jitter):`);
   lines.push(`  no retry budget:          ${await outage()} calls reach the backend`);
-  lines.push(`  a shared budget of 0.2:   ${await outage(new RetryBudget({ ratio: 0.2, minPerSecond: 0, window: 3_600_000 }))} calls reach the backend`);
+  lines.push(
+    `  a shared budget of 0.2:   ${await outage(new RetryBudget({ ratio: 0.2, minPerSecond: 0, window: 3_600_000 }))} calls reach the backend`,
+  );
   return lines;
 }

@@ -70,7 +70,16 @@ export async function run(): Promise<Tally[]> {
   try {
     for (const phase of PHASES) {
       failing = phase.fail;
-      const t: Tally = { name: phase.name, offered: 0, reached: 0, ok: 0, failed: 0, breaker: 0, rate: 0, lastBreaker: -1 };
+      const t: Tally = {
+        name: phase.name,
+        offered: 0,
+        reached: 0,
+        ok: 0,
+        failed: 0,
+        breaker: 0,
+        rate: 0,
+        lastBreaker: -1,
+      };
       const before = reached;
       const start = performance.now();
       const pending: Promise<void>[] = [];
@@ -105,7 +114,14 @@ export async function run(): Promise<Tally[]> {
 /** Returns the lines this example prints: one row per phase, about three seconds of real traffic. */
 export async function main(): Promise<string[]> {
   const tallies = await run();
-  const row = (cells: readonly (string | number)[]) => cells.map((c, i) => String(c).padStart(i === 0 ? 0 : 9).padEnd(i === 0 ? 10 : 0)).join(" ");
+  const row = (cells: readonly (string | number)[]) =>
+    cells
+      .map((c, i) =>
+        String(c)
+          .padStart(i === 0 ? 0 : 9)
+          .padEnd(i === 0 ? 10 : 0),
+      )
+      .join(" ");
   return [
     `${BURST} calls at once, then one every 10 ms, through guard({ breaker, bucket: 100/s, burst 10 }) to a local server that fails, then recovers`,
     row(["phase", "offered", "reached", "ok", "failed", "breaker", "rate"]),

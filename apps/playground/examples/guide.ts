@@ -106,7 +106,10 @@ function theShedder(): string[] {
 }
 
 function aRun(): string[] {
-  return ["A run: one burst of forty calls every two seconds through the three quotas", ...limitersRun().map((l) => `  ${l}`)];
+  return [
+    "A run: one burst of forty calls every two seconds through the three quotas",
+    ...limitersRun().map((l) => `  ${l}`),
+  ];
 }
 
 function presets(): string[] {
@@ -137,7 +140,9 @@ function theBackoff(): string[] {
     ["decorrelated", Jitter.decorrelated],
     ["spread(0.2)", Jitter.spread(0.2)],
   ];
-  const waits = jitters.map(([name, jitter]) => `${name} ${new Backoff({ jitter }).delay(2, { random: 0.25, previous: 100 })} ms`);
+  const waits = jitters.map(
+    ([name, jitter]) => `${name} ${new Backoff({ jitter }).delay(2, { random: 0.25, previous: 100 })} ms`,
+  );
   return [
     "Backoff and Jitter: when to try again, and how long to wait first",
     `  ceilings of retries 1 to 5: ${[1, 2, 3, 4, 5].map((n) => `${backoff.ceiling(n)} ms`).join(", ")}`,
@@ -168,6 +173,15 @@ function deadlineAndWindow(): string[] {
 
 /** Returns the lines this example prints, so a test can check them. */
 export function main(): string[] {
-  const sections = [whatItIs(), noClockNoDice(), theBreaker(), theShedder(), aRun(), presets(), theBackoff(), deadlineAndWindow()];
+  const sections = [
+    whatItIs(),
+    noClockNoDice(),
+    theBreaker(),
+    theShedder(),
+    aRun(),
+    presets(),
+    theBackoff(),
+    deadlineAndWindow(),
+  ];
   return sections.flatMap((s, i) => (i === 0 ? s : ["", ...s]));
 }

@@ -37,7 +37,9 @@ export function main(): string[] {
       }
     }
     const span = `${from / 1_000}–${to / 1_000} s`.padEnd(8);
-    lines.push(`${span} ${what.padEnd(7)} served ${served}, failed ${failed}, refused ${refused}; throttle now ${breaker.ratio(to).toFixed(2)}`);
+    lines.push(
+      `${span} ${what.padEnd(7)} served ${served}, failed ${failed}, refused ${refused}; throttle now ${breaker.ratio(to).toFixed(2)}`,
+    );
   }
   return lines;
 }

@@ -19,7 +19,11 @@ export function main(): string[] {
   const tenant = new QuotaKey("acme", "*", "chat");
   const model = new QuotaKey("*", "*", "model-l");
   const draw = seededRandom(7);
-  const traffic = Array.from({ length: 200 }, (_, i) => ({ now: i * 50, user: users[Math.floor(draw() * users.length)], tokens: 200 + Math.floor(draw() * 1_800) }));
+  const traffic = Array.from({ length: 200 }, (_, i) => ({
+    now: i * 50,
+    user: users[Math.floor(draw() * users.length)],
+    tokens: 200 + Math.floor(draw() * 1_800),
+  }));
 
   const atomic = gateway();
   const sequential = gateway();
@@ -27,7 +31,14 @@ export function main(): string[] {
   let admittedSequential = 0;
   let leaked = 0; // tokens debited for requests that were refused anyway
   for (const { now, user, tokens } of traffic) {
-    const report = atomic.checkAtomic([charge(user, "user-requests", 1), charge(tenant, "tenant-tokens", tokens), charge(model, "model-tokens", tokens)], now);
+    const report = atomic.checkAtomic(
+      [
+        charge(user, "user-requests", 1),
+        charge(tenant, "tenant-tokens", tokens),
+        charge(model, "model-tokens", tokens),
+      ],
+      now,
+    );
     if (report.committed) admittedAtomic++;
 
     const u = sequential.checkTokenBucket(user, "user-requests", now);

@@ -11,15 +11,47 @@ interface Program {
 }
 
 const programs: readonly Program[] = [
-  { name: "minimal", what: "one breaker, one failing backend, four lines of output: the smallest thing that works", load: () => import("./minimal.ts") },
-  { name: "limiters", what: "the seed's bursty traffic through a bucket, a sliding window and a period", load: () => import("./limiters.ts") },
-  { name: "tour", what: "a breaker under an outage, a shedder under rising load, one step through each limiter", load: () => import("./tour.ts") },
+  {
+    name: "minimal",
+    what: "one breaker, one failing backend, four lines of output: the smallest thing that works",
+    load: () => import("./minimal.ts"),
+  },
+  {
+    name: "limiters",
+    what: "the seed's bursty traffic through a bucket, a sliding window and a period",
+    load: () => import("./limiters.ts"),
+  },
+  {
+    name: "tour",
+    what: "a breaker under an outage, a shedder under rising load, one step through each limiter",
+    load: () => import("./tour.ts"),
+  },
   { name: "guide", what: "the guide as one program, in the order you read it", load: () => import("./guide.ts") },
-  { name: "backoff", what: "a herd of clients retrying with and without jitter, and with a retry budget", load: () => import("./backoff.ts") },
-  { name: "quota", what: "three budgets charged atomically, next to the same charges one after another", load: () => import("./quota.ts") },
-  { name: "shedder", what: "the shedder in front of a simulated one-core server offered more than it can do", load: () => import("./shedder.ts") },
-  { name: "client", what: "a breaker plus a bucket in a client, around a real local server that fails and recovers (about 4 s)", load: () => import("./client.ts") },
-  { name: "shedder-http", what: "the shedder in front of a real node:http server under a load generator (about 10 s)", load: () => import("./shedder-http.ts") },
+  {
+    name: "backoff",
+    what: "a herd of clients retrying with and without jitter, and with a retry budget",
+    load: () => import("./backoff.ts"),
+  },
+  {
+    name: "quota",
+    what: "three budgets charged atomically, next to the same charges one after another",
+    load: () => import("./quota.ts"),
+  },
+  {
+    name: "shedder",
+    what: "the shedder in front of a simulated one-core server offered more than it can do",
+    load: () => import("./shedder.ts"),
+  },
+  {
+    name: "client",
+    what: "a breaker plus a bucket in a client, around a real local server that fails and recovers (about 4 s)",
+    load: () => import("./client.ts"),
+  },
+  {
+    name: "shedder-http",
+    what: "the shedder in front of a real node:http server under a load generator (about 10 s)",
+    load: () => import("./shedder-http.ts"),
+  },
   { name: "time", what: "spans, a manual clock and a deadline running down", load: () => import("./time.ts") },
 ];
 
@@ -29,7 +61,10 @@ export function pick(args: readonly string[]): Program[] {
   if (names.includes("all")) return [...programs];
   return names.map((name) => {
     const found = programs.find((p) => p.name === name);
-    if (found === undefined) throw new Error(`no example named "${name}"; the examples are ${programs.map((p) => p.name).join(", ")} (or all)`);
+    if (found === undefined)
+      throw new Error(
+        `no example named "${name}"; the examples are ${programs.map((p) => p.name).join(", ")} (or all)`,
+      );
     return found;
   });
 }
@@ -37,7 +72,10 @@ export function pick(args: readonly string[]): Program[] {
 /** What `pnpm example` with no name prints. */
 export function listing(): string[] {
   const width = Math.max(...programs.map((p) => p.name.length));
-  return ["The example programs; run one with `pnpm example <name>`, or every one with `pnpm example all`:", ...programs.map((p) => `  ${p.name.padEnd(width)}  ${p.what}`)];
+  return [
+    "The example programs; run one with `pnpm example <name>`, or every one with `pnpm example all`:",
+    ...programs.map((p) => `  ${p.name.padEnd(width)}  ${p.what}`),
+  ];
 }
 
 async function cli(args: readonly string[]): Promise<void> {
@@ -61,4 +99,5 @@ async function cli(args: readonly string[]): Promise<void> {
 }
 
 // Run as a program (not imported by a test): do what the command line asks.
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await cli(process.argv.slice(2));
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href)
+  await cli(process.argv.slice(2));

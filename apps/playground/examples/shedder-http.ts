@@ -68,7 +68,9 @@ function burn(ms: number): number {
 /** The p-th percentile (nearest rank) of the latencies (ms) of `answers`; NaN when there are none. */
 export function percentile(answers: readonly Answer[], p: number): number {
   const sorted = answers.map((a) => a[1]).sort((a, b) => a - b);
-  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+  return sorted.length === 0
+    ? Number.NaN
+    : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
 /** Starts the server, drives it with the generator in a child process, and stops both. */
@@ -103,7 +105,9 @@ export async function runHttp(run: HttpRun): Promise<HttpResult> {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as AddressInfo;
     const args = JSON.stringify({ port, rate: run.rate, duration: run.duration, count: run.count, grace: run.grace });
-    const child = spawn(process.execPath, [join(import.meta.dirname, "load", "generator.mjs"), args], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [join(import.meta.dirname, "load", "generator.mjs"), args], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
     // The generator bounds itself; this is the backstop should it hang (generous: on a busy
@@ -130,7 +134,9 @@ export function summary(name: string, ok: readonly Answer[], refused: number, lo
 }
 
 /** The lines of a whole comparison: a few requests at an easy rate, then `load` without and with a shedder. */
-export async function compareRuns(load: Pick<HttpRun, "rate" | "duration" | "count" | "grace">): Promise<{ lines: string[]; unloaded: HttpResult; without: HttpResult; shedding: HttpResult }> {
+export async function compareRuns(
+  load: Pick<HttpRun, "rate" | "duration" | "count" | "grace">,
+): Promise<{ lines: string[]; unloaded: HttpResult; without: HttpResult; shedding: HttpResult }> {
   const unloaded = await runHttp({ shed: false, rate: 50, duration: 400, count: 20, grace: 1_000 });
   const without = await runHttp({ shed: false, ...load });
   const shedding = await runHttp({ shed: true, ...load });

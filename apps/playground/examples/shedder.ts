@@ -32,7 +32,11 @@ function percentile(sorted: readonly number[], p: number): number {
  * Runs the fifteen seconds (or `length` seconds of `load`, calls a second at each second), with a
  * shedder or without, and sums up each second.
  */
-export function simulate(shedder: Shedder | undefined, load: (s: number) => number = offered, length = SECONDS): Second[] {
+export function simulate(
+  shedder: Shedder | undefined,
+  load: (s: number) => number = offered,
+  length = SECONDS,
+): Second[] {
   const queue: { arrived: number; pass?: (now: number) => void }[] = [];
   let serving: { arrived: number; pass?: (now: number) => void; end: number } | undefined;
   let cpu = 0; // smoothed share of the last 250 ms the CPU was busy, in thousandths
@@ -64,7 +68,13 @@ export function simulate(shedder: Shedder | undefined, load: (s: number) => numb
     }
     if (t % 1_000 === 999) {
       const times = second.times.sort((a, b) => a - b);
-      seconds.push({ offered: second.offered, served: second.served, refused: second.refused, p99: percentile(times, 99), cpu: Math.round(cpu) });
+      seconds.push({
+        offered: second.offered,
+        served: second.served,
+        refused: second.refused,
+        p99: percentile(times, 99),
+        cpu: Math.round(cpu),
+      });
       second = { offered: 0, served: 0, refused: 0, times: [] };
     }
   }

@@ -13,7 +13,9 @@ function breakerPart(): string[] {
   const breaker = new Breaker();
   const roll = seededRandom(7);
   const every = 1_000 / outage.rate;
-  const lines = [`a breaker under an outage: ${outage.rate} calls a second; the backend fails every call from ${outage.from / 1_000} s to ${outage.to / 1_000} s`];
+  const lines = [
+    `a breaker under an outage: ${outage.rate} calls a second; the backend fails every call from ${outage.from / 1_000} s to ${outage.to / 1_000} s`,
+  ];
   let lastRefusal = -1;
   for (let from = 0; from < outage.end; from += outage.stretch) {
     let passed = 0;
@@ -34,7 +36,9 @@ function breakerPart(): string[] {
     }
     const to = from + outage.stretch;
     const state = to <= outage.from || from >= outage.to ? "up" : "down";
-    lines.push(`  ${`${from / 1_000}–${to / 1_000} s`.padEnd(8)} backend ${state}: ${passed} succeeded, ${failed} failed, ${refused} refused; refusing ${(breaker.ratio(to) * 100).toFixed(0)}% at ${to / 1_000} s`);
+    lines.push(
+      `  ${`${from / 1_000}–${to / 1_000} s`.padEnd(8)} backend ${state}: ${passed} succeeded, ${failed} failed, ${refused} refused; refusing ${(breaker.ratio(to) * 100).toFixed(0)}% at ${to / 1_000} s`,
+    );
   }
   lines.push(`  the last refusal came ${((lastRefusal - outage.to) / 1_000).toFixed(2)} s after the backend recovered`);
   return lines;
@@ -49,12 +53,16 @@ function shedderPart(): string[] {
   const seconds = 12;
   const without = simulate(undefined, rising, seconds);
   const shedding = simulate(new Shedder({}, 0), rising, seconds);
-  const lines = ["a shedder under rising load: a one-core server needing 4 ms a call (250 calls a second), offered 100 calls a second rising by 50 each second"];
+  const lines = [
+    "a shedder under rising load: a one-core server needing 4 ms a call (250 calls a second), offered 100 calls a second rising by 50 each second",
+  ];
   for (const s of [0, 2, 4, 6, 8, 11]) {
     const a = without[s];
     const b = shedding[s];
     if (a === undefined || b === undefined) continue;
-    lines.push(`  second ${String(s).padStart(2)}, ${a.offered} offered: without a shedder ${a.served} served, p99 ${a.p99} ms; with one ${b.served} served, ${b.refused} refused, p99 ${b.p99} ms`);
+    lines.push(
+      `  second ${String(s).padStart(2)}, ${a.offered} offered: without a shedder ${a.served} served, p99 ${a.p99} ms; with one ${b.served} served, ${b.refused} refused, p99 ${b.p99} ms`,
+    );
   }
   return lines;
 }
@@ -65,7 +73,9 @@ function limitersPart(): string[] {
   const bucket = new Bucket(25); // 25 tokens a second, a burst of 25
   let passed = 0;
   for (let i = 0; i < 30; i++) if (bucket.take(0)) passed++;
-  lines.push(`  bucket, 25 a second: ${passed} of 30 calls at 0 ms let through; the next token in ${bucket.next(0)} ms; ${bucket.tokens(200)} tokens at 200 ms`);
+  lines.push(
+    `  bucket, 25 a second: ${passed} of 30 calls at 0 ms let through; the next token in ${bucket.next(0)} ms; ${bucket.tokens(200)} tokens at 200 ms`,
+  );
 
   const sliding = new Sliding(3, 1_000);
   const slid = [0, 100, 200, 300].map((t) => `${t} ms ${sliding.take(t) ? "let through" : "refused"}`);
@@ -77,10 +87,16 @@ function limitersPart(): string[] {
 
   const gcra = new Gcra(10, { burst: 2 });
   const flowed = [gcra.take(0), gcra.take(0), gcra.take(0)].map((ok) => (ok ? "conforms" : "refused"));
-  lines.push(`  gcra, 10 a second, 2 back to back: three calls at 0 ms: ${flowed.join(", ")}; the next conforms in ${gcra.next(0)} ms`);
+  lines.push(
+    `  gcra, 10 a second, 2 back to back: three calls at 0 ms: ${flowed.join(", ")}; the next conforms in ${gcra.next(0)} ms`,
+  );
 
   const gate = new Gate(2);
-  const steps = [`enter ${gate.enter() ? "yes" : "no"}`, `enter ${gate.enter() ? "yes" : "no"}`, `enter ${gate.enter() ? "yes" : "no"} (${gate.held} held)`];
+  const steps = [
+    `enter ${gate.enter() ? "yes" : "no"}`,
+    `enter ${gate.enter() ? "yes" : "no"}`,
+    `enter ${gate.enter() ? "yes" : "no"} (${gate.held} held)`,
+  ];
   gate.leave();
   steps.push(`leave (${gate.held} held)`, `enter ${gate.enter() ? "yes" : "no"}`);
   lines.push(`  gate, 2 at once: ${steps.join(", ")}`);

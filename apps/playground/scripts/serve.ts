@@ -39,7 +39,10 @@ export async function serve(dir: string, port = 0): Promise<Served> {
     }
     readFile(file).then(
       (body) => {
-        res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream", "cache-control": "no-cache" });
+        res.writeHead(200, {
+          "content-type": types[extname(file)] ?? "application/octet-stream",
+          "cache-control": "no-cache",
+        });
         res.end(req.method === "HEAD" ? undefined : body);
       },
       () => res.writeHead(404, { "content-type": "text/plain" }).end("not found"),

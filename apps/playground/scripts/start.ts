@@ -22,4 +22,5 @@ try {
 }
 console.log(`tideward playground: ${served.url}`);
 console.log("Ctrl-C stops it. The example programs: pnpm example <name> (pnpm example lists them).");
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => void served.close().then(() => process.exit(0)));
+for (const signal of ["SIGINT", "SIGTERM"] as const)
+  process.on(signal, () => void served.close().then(() => process.exit(0)));

@@ -3,23 +3,69 @@
 // shipped. This module is all the page's own script needs; the runs live in the worker.
 import type { Knob, NumberKnob, RangeKnob, Scenario, SelectKnob } from "./model.ts";
 
-function range(group: string, key: string, label: string, min: number, max: number, step: number, value: number, unit: string, help?: string): RangeKnob {
+function range(
+  group: string,
+  key: string,
+  label: string,
+  min: number,
+  max: number,
+  step: number,
+  value: number,
+  unit: string,
+  help?: string,
+): RangeKnob {
   return { kind: "range", group, key, label, min, max, step, value, unit, ...(help === undefined ? {} : { help }) };
 }
 
-function number(group: string, key: string, label: string, min: number, max: number, step: number, value: number, unit: string, help?: string): NumberKnob {
+function number(
+  group: string,
+  key: string,
+  label: string,
+  min: number,
+  max: number,
+  step: number,
+  value: number,
+  unit: string,
+  help?: string,
+): NumberKnob {
   return { kind: "number", group, key, label, min, max, step, value, unit, ...(help === undefined ? {} : { help }) };
 }
 
-function choice(group: string, key: string, label: string, options: readonly [string, string][], value: string, help?: string): SelectKnob {
-  return { kind: "select", group, key, label, options: options.map(([v, l]) => ({ value: v, label: l })), value, ...(help === undefined ? {} : { help }) };
+function choice(
+  group: string,
+  key: string,
+  label: string,
+  options: readonly [string, string][],
+  value: string,
+  help?: string,
+): SelectKnob {
+  return {
+    kind: "select",
+    group,
+    key,
+    label,
+    options: options.map(([v, l]) => ({ value: v, label: l })),
+    value,
+    ...(help === undefined ? {} : { help }),
+  };
 }
 
-const seed = (group = "run"): NumberKnob => number(group, "seed", "Seed", 1, 2_147_483_647, 1, 1, "", "The same seed and knobs give the same run, bit for bit.");
+const seed = (group = "run"): NumberKnob =>
+  number(group, "seed", "Seed", 1, 2_147_483_647, 1, 1, "", "The same seed and knobs give the same run, bit for bit.");
 
 /** The tideward breaker's policy (`Sre`), preset values as defaults. */
 const sreKnobs = (group: string): Knob[] => [
-  range(group, "k", "k: calls each success pays for", 1, 3, 0.05, 1.5, "", "At 1.5 a backend is left alone until a third of its calls fail."),
+  range(
+    group,
+    "k",
+    "k: calls each success pays for",
+    1,
+    3,
+    0.05,
+    1.5,
+    "",
+    "At 1.5 a backend is left alone until a third of its calls fail.",
+  ),
   range(group, "floor", "floor: what k decays to in an outage", 1, 3, 0.05, 1.1, "", "Held to at most k."),
   range(group, "protection", "protection: calls let through regardless", 0, 50, 1, 5, "calls"),
   range(group, "probe", "probe: let one call through after", 100, 10_000, 100, 1_000, "ms"),
@@ -53,7 +99,17 @@ export const breakerScenario: Scenario = {
     "A backend whose failure rate follows the schedule below. tideward's adaptive breaker (refuses a fraction that grows with the failures) next to a classic breaker (opens after consecutive failures, half-opens after a fixed time), on the same traffic and the same backend.",
   knobs: [
     range("traffic", "rate", "Calls offered", 10, 1_000, 10, 100, "calls/s"),
-    range("traffic", "duration", "Simulated time", 60, 3_600, 60, 180, "s", "Up to an hour; the run takes well under a second."),
+    range(
+      "traffic",
+      "duration",
+      "Simulated time",
+      60,
+      3_600,
+      60,
+      180,
+      "s",
+      "Up to an hour; the run takes well under a second.",
+    ),
     range("backend", "from", "Outage starts at", 0, 3_600, 5, 40, "s"),
     range("backend", "length", "Outage lasts", 0, 600, 5, 40, "s"),
     range("backend", "down", "Failure rate in the outage", 0, 100, 5, 100, "%"),
@@ -97,9 +153,38 @@ export const burstScenario: Scenario = {
     range("traffic", "bursts", "Bursts", 1, 20, 1, 4, "bursts"),
     range("traffic", "before", "Share of a burst before the second turns over", 0, 100, 5, 50, "%"),
     range("quotas", "quota", "Quota: calls a window", 1, 200, 1, 20, "calls"),
-    range("quotas", "window", "Window: the sliding window's and the period's length", 100, 10_000, 100, 1_000, "ms", "The bucket refills the quota over the same length."),
-    range("quotas", "burst", "Bucket burst", 1, 200, 1, 20, "tokens", "The most the bucket holds; the seed's is the quota."),
-    choice("quotas", "align", "Period opens", [["yes", "on multiples of the window (align)"], ["no", "at the first call after the last period"]], "yes"),
+    range(
+      "quotas",
+      "window",
+      "Window: the sliding window's and the period's length",
+      100,
+      10_000,
+      100,
+      1_000,
+      "ms",
+      "The bucket refills the quota over the same length.",
+    ),
+    range(
+      "quotas",
+      "burst",
+      "Bucket burst",
+      1,
+      200,
+      1,
+      20,
+      "tokens",
+      "The most the bucket holds; the seed's is the quota.",
+    ),
+    choice(
+      "quotas",
+      "align",
+      "Period opens",
+      [
+        ["yes", "on multiples of the window (align)"],
+        ["no", "at the first call after the last period"],
+      ],
+      "yes",
+    ),
   ],
 };
 
@@ -110,9 +195,29 @@ export const herdScenario: Scenario = {
     "Many clients fail together when the backend goes down, and retry with each of the five jitters. A histogram of when the retries land, and the load they put on the backend as it recovers; rigid (no jitter) is the baseline.",
   knobs: [
     range("clients", "clients", "Clients failing together", 10, 10_000, 10, 1_000, "clients"),
-    range("clients", "within", "Their first calls spread over", 0, 1_000, 10, 0, "ms", "0: every client calls at the same instant."),
+    range(
+      "clients",
+      "within",
+      "Their first calls spread over",
+      0,
+      1_000,
+      10,
+      0,
+      "ms",
+      "0: every client calls at the same instant.",
+    ),
     range("backend", "recovery", "Backend back after", 0, 10_000, 100, 2_000, "ms"),
-    range("backend", "capacity", "Backend serves at most", 10, 10_000, 10, 500, "calls/s", "Calls above this in a 100 ms slot fail and retry again."),
+    range(
+      "backend",
+      "capacity",
+      "Backend serves at most",
+      10,
+      10_000,
+      10,
+      500,
+      "calls/s",
+      "Calls above this in a 100 ms slot fail and retry again.",
+    ),
     range("backoff", "base", "base: first wait", 10, 2_000, 10, 100, "ms"),
     range("backoff", "factor", "factor: each wait times", 1, 4, 0.1, 2, ""),
     range("backoff", "cap", "cap: longest wait", 100, 30_000, 100, 5_000, "ms"),
@@ -151,7 +256,16 @@ export const sweepScenario: Scenario = {
   blurb:
     "One knob swept across its range, a whole run at each point: clients retrying with backoff through tideward's breaker, next to the same clients with no breaker, against a backend of ten workers (500 calls/s) and a queue of a hundred. Success rate, load on the backend and retry amplification against the swept knob.",
   knobs: [
-    choice("sweep", "knob", "Knob swept", [["failure", "backend failure rate"], ["clients", "client count"]], "failure"),
+    choice(
+      "sweep",
+      "knob",
+      "Knob swept",
+      [
+        ["failure", "backend failure rate"],
+        ["clients", "client count"],
+      ],
+      "failure",
+    ),
     range("sweep", "points", "Points", 3, 41, 1, 11, "runs each"),
     range("sweep", "failureMax", "Failure rate swept from 0 to", 10, 100, 5, 100, "%"),
     range("sweep", "clientsMax", "Clients swept from 10 to", 20, 500, 10, 300, "clients"),
@@ -165,4 +279,11 @@ export const sweepScenario: Scenario = {
 };
 
 /** Every scenario, in the order of the page's tabs. */
-export const scenarios: readonly Scenario[] = [breakerScenario, shedderScenario, burstScenario, herdScenario, quotaScenario, sweepScenario];
+export const scenarios: readonly Scenario[] = [
+  breakerScenario,
+  shedderScenario,
+  burstScenario,
+  herdScenario,
+  quotaScenario,
+  sweepScenario,
+];

@@ -17,7 +17,12 @@ interface Drawn {
 const drawn = new WeakMap<HTMLElement, Drawn>();
 
 function shapeOf(chart: Chart): string {
-  return JSON.stringify([chart.kind, chart.x.label, chart.y, chart.series.map((s) => [s.label, s.side, s.color, s.dash])]);
+  return JSON.stringify([
+    chart.kind,
+    chart.x.label,
+    chart.y,
+    chart.series.map((s) => [s.label, s.side, s.color, s.dash]),
+  ]);
 }
 
 function data(chart: Chart): uPlot.AlignedData {
@@ -73,7 +78,14 @@ export function draw(host: HTMLElement, chart: Chart): uPlot {
   old?.plot.destroy();
   host.replaceChildren();
   const plot = new uPlot(options(chart, width(host)), data(chart), host);
-  drawn.set(host, { plot, shape, legend: chart.series.map((s, i) => ({ label: s.label, color: s.color ?? palette[i % palette.length] ?? "#374151" })) });
+  drawn.set(host, {
+    plot,
+    shape,
+    legend: chart.series.map((s, i) => ({
+      label: s.label,
+      color: s.color ?? palette[i % palette.length] ?? "#374151",
+    })),
+  });
   return plot;
 }
 

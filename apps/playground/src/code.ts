@@ -65,12 +65,24 @@ function sourceOf(x: unknown): string {
 function valueOf(x: unknown): unknown {
   if (isCode(x)) return x.value;
   if (Array.isArray(x)) return x.map(valueOf);
-  if (typeof x === "object" && x !== null) return Object.fromEntries(Object.entries(x as Record<string, unknown>).filter(([, v]) => v !== undefined).map(([k, v]) => [k, valueOf(v)]));
+  if (typeof x === "object" && x !== null)
+    return Object.fromEntries(
+      Object.entries(x as Record<string, unknown>)
+        .filter(([, v]) => v !== undefined)
+        .map(([k, v]) => [k, valueOf(v)]),
+    );
   return x;
 }
 
 /** The type of a plain value once the Codes inside it are replaced by their values. */
-export type Unwrap<T> = T extends Code<infer V> ? V : T extends readonly (infer E)[] ? Unwrap<E>[] : T extends object ? { [K in keyof T]: Unwrap<T[K]> } : T;
+export type Unwrap<T> =
+  T extends Code<infer V>
+    ? V
+    : T extends readonly (infer E)[]
+      ? Unwrap<E>[]
+      : T extends object
+        ? { [K in keyof T]: Unwrap<T[K]> }
+        : T;
 
 /** A plain value (possibly holding Codes) as a Code. */
 export function lit<T>(x: T): Code<Unwrap<T>> {

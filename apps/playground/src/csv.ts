@@ -17,6 +17,7 @@ export function toCsv(outcome: Outcome): string {
       chart.x.values.forEach((x, i) => rows.push([chart.title, s.label, x, s.values[i] ?? null]));
     }
   }
-  for (const f of allFigures(outcome)) rows.push(["figure", f.unit === "" ? f.label : `${f.label} (${f.unit})`, null, f.value]);
+  for (const f of allFigures(outcome))
+    rows.push(["figure", f.unit === "" ? f.label : `${f.label} (${f.unit})`, null, f.value]);
   return rows.map((r) => r.map(field).join(",")).join("\n") + "\n";
 }

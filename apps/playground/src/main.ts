@@ -14,7 +14,11 @@ import { coerce, decode, hashFor, parseHash } from "./state.ts";
 
 const worker = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<Record<string, string>> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Partial<Record<string, string>> = {},
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(props)) if (value !== undefined) node.setAttribute(name, value);
   node.append(...children);
@@ -89,7 +93,12 @@ function describe(ms: number): string {
 
 /** A figure's cell; in a table the unit is in the row's or the column's heading, so the cell shows the number alone. */
 function figureCell(f: Figure, unit = true): HTMLElement {
-  return el("td", { "data-figure": f.id, "data-value": String(f.value), title: f.label }, formatValue(f), unit && f.unit !== "" ? ` ${f.unit}` : "");
+  return el(
+    "td",
+    { "data-figure": f.id, "data-value": String(f.value), title: f.label },
+    formatValue(f),
+    unit && f.unit !== "" ? ` ${f.unit}` : "",
+  );
 }
 
 function show(next: Outcome, elapsed: number): void {
@@ -103,7 +112,9 @@ function show(next: Outcome, elapsed: number): void {
     if (entry === undefined) {
       const host = el("div", { class: "plot", "data-chart": chart.id });
       const caption = el("figcaption", {}, chart.title);
-      results.querySelector("#charts")?.append(el("figure", { class: "chart", "data-chart-figure": chart.id }, caption, host));
+      results
+        .querySelector("#charts")
+        ?.append(el("figure", { class: "chart", "data-chart-figure": chart.id }, caption, host));
       entry = { title: chart.title, host, plot: draw(host, chart) };
       plots.set(chart.id, entry);
     } else {
@@ -125,12 +136,26 @@ function show(next: Outcome, elapsed: number): void {
   if (next.figures.length > 0) {
     const body = el("tbody");
     for (const f of next.figures) body.append(el("tr", {}, el("th", { scope: "row" }, f.label), figureCell(f, true)));
-    figures.append(el("div", { class: "scroll" }, el("table", { class: "figures" }, el("caption", {}, "Figures of this run"), body)));
+    figures.append(
+      el("div", { class: "scroll" }, el("table", { class: "figures" }, el("caption", {}, "Figures of this run"), body)),
+    );
   }
   for (const t of next.tables) {
     const head = el("tr", {}, ...t.columns.map((c) => el("th", { scope: "col" }, c)));
-    const body = el("tbody", {}, ...t.rows.map((r) => el("tr", {}, el("th", { scope: "row" }, r.label), ...r.cells.map((f) => figureCell(f, false)))));
-    figures.append(el("div", { class: "scroll" }, el("table", { class: "figures" }, el("caption", {}, t.caption), el("thead", {}, head), body)));
+    const body = el(
+      "tbody",
+      {},
+      ...t.rows.map((r) =>
+        el("tr", {}, el("th", { scope: "row" }, r.label), ...r.cells.map((f) => figureCell(f, false))),
+      ),
+    );
+    figures.append(
+      el(
+        "div",
+        { class: "scroll" },
+        el("table", { class: "figures" }, el("caption", {}, t.caption), el("thead", {}, head), body),
+      ),
+    );
   }
   must<HTMLElement>("#notes").replaceChildren(...next.notes.map((n) => el("p", {}, n)));
   snippet.value = toSnippet(scenario, next, location.hash);
@@ -145,11 +170,24 @@ function knobControl(knob: Knob): HTMLElement {
   const label = el("label", { for: id }, knob.label);
   const row = el("div", { class: `knob knob-${knob.kind}` }, label);
   if (knob.kind === "select") {
-    input = el("select", { id, name: knob.key, ...described }, ...knob.options.map((o) => el("option", { value: o.value }, o.label)));
+    input = el(
+      "select",
+      { id, name: knob.key, ...described },
+      ...knob.options.map((o) => el("option", { value: o.value }, o.label)),
+    );
     input.value = String(value);
     row.append(input);
   } else {
-    input = el("input", { id, name: knob.key, type: knob.kind, min: String(knob.min), max: String(knob.max), step: String(knob.step), value: String(value), ...described });
+    input = el("input", {
+      id,
+      name: knob.key,
+      type: knob.kind,
+      min: String(knob.min),
+      max: String(knob.max),
+      step: String(knob.step),
+      value: String(value),
+      ...described,
+    });
     row.append(input);
     if (knob.kind === "range") {
       const shown = el("output", { for: id, id: `${id}-value` }, `${value}${knob.unit === "" ? "" : ` ${knob.unit}`}`);
@@ -193,7 +231,7 @@ function renderControls(): void {
 
 function select(hash: string): void {
   const { id, query } = parseHash(hash);
-  const found = scenarios.find((s) => s.id === id) ?? (scenarios[0]);
+  const found = scenarios.find((s) => s.id === id) ?? scenarios[0];
   const changed = found.id !== scenario.id || plots.size === 0;
   scenario = found;
   params = { ...decode(scenario, query) };
@@ -259,4 +297,3 @@ must<HTMLButtonElement>("#copy-test").addEventListener("click", () => {
 });
 
 select(location.hash);
-

@@ -5,11 +5,13 @@ describe("example: backoff", () => {
   it("shows jitter breaking up the herd and a budget holding an outage's retries to a fifth", async () => {
     const lines = await backoff();
     expect(lines[0]).toMatch(/^1000 clients fail at t = 0/);
-    const peaks = Object.fromEntries(lines.slice(1, 5).map((l) => {
-      const m = /^ {2}(\S+): +(\d+) of 1000 retries$/.exec(l);
-      if (m === null) throw new Error(`unexpected line: ${l}`);
-      return [m[1], Number(m[2])];
-    }));
+    const peaks = Object.fromEntries(
+      lines.slice(1, 5).map((l) => {
+        const m = /^ {2}(\S+): +(\d+) of 1000 retries$/.exec(l);
+        if (m === null) throw new Error(`unexpected line: ${l}`);
+        return [m[1], Number(m[2])];
+      }),
+    );
     expect(Object.keys(peaks)).toEqual(["rigid", "full", "equal", "spread(0.2)"]);
     expect(peaks.rigid).toBe(1_000); // all in one slot
     expect(peaks.full).toBe(20); // spread over 100 slots: about 10 each

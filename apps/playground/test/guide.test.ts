@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { main } from "../examples/guide";
 
 const lines = main();
-const sections = lines.join("\n").split("\n\n").map((s) => s.split("\n"));
+const sections = lines
+  .join("\n")
+  .split("\n\n")
+  .map((s) => s.split("\n"));
 const section = (name: string): string[] => sections.find((s) => s[0]?.startsWith(name)) ?? [];
 const after = (l: string | undefined, label: string): string => {
   const at = l?.indexOf(label) ?? -1;
@@ -12,12 +15,31 @@ const after = (l: string | undefined, label: string): string => {
 
 describe("example: guide", () => {
   it("follows the seed's guide in reading order, each section under its heading", () => {
-    expect(sections.map((s) => s[0]?.split(":")[0])).toEqual(["What it is", "No clock, no dice", "The breaker", "The shedder", "A run", "Presets", "Backoff and Jitter", "Deadline and Window"]);
+    expect(sections.map((s) => s[0]?.split(":")[0])).toEqual([
+      "What it is",
+      "No clock, no dice",
+      "The breaker",
+      "The shedder",
+      "A run",
+      "Presets",
+      "Backoff and Jitter",
+      "Deadline and Window",
+    ]);
   });
 
   it("asks each of the nine types its question once, and a fresh one answers yes", () => {
     const rows = section("What it is").slice(1);
-    expect(rows.map((r) => r.trim().split(/ +/)[0])).toEqual(["Breaker", "Shedder", "Bucket", "Sliding", "Period", "Gate", "Backoff", "Deadline", "Window"]);
+    expect(rows.map((r) => r.trim().split(/ +/)[0])).toEqual([
+      "Breaker",
+      "Shedder",
+      "Bucket",
+      "Sliding",
+      "Period",
+      "Gate",
+      "Backoff",
+      "Deadline",
+      "Window",
+    ]);
     for (const r of rows.slice(0, 4)) expect(r).toMatch(/\? yes$/);
     expect(rows[4]).toMatch(/\? under$/);
     expect(rows[6]).toMatch(/again: yes, after 100 ms$/);
@@ -66,7 +88,9 @@ describe("example: guide", () => {
     expect(after(ceilings, "1 to 5:")).toBe("100 ms, 200 ms, 400 ms, 800 ms, 1000 ms");
     expect(spread).toMatch(/: 168 ms/);
     expect(more).toMatch(/another\? yes; one that made 3\? no$/);
-    const waits = Object.fromEntries([...(jitters ?? "").matchAll(/(\w+(?:\(0\.2\))?) (\d+) ms/g)].map((m) => [m[1], Number(m[2])]));
+    const waits = Object.fromEntries(
+      [...(jitters ?? "").matchAll(/(\w+(?:\(0\.2\))?) (\d+) ms/g)].map((m) => [m[1], Number(m[2])]),
+    );
     expect(waits.rigid).toBe(200);
     expect(waits.full).toBe(50); // a quarter of [0, 200]
     expect(waits.equal).toBe(125); // a quarter of the way through [100, 200]

@@ -29,19 +29,27 @@ describe("README examples", () => {
   // The first block of a package pays for transforming its sources, which on a loaded machine
   // (verify runs every task at once) can pass vitest's 5 s default; a block cut short would
   // also leak its late console.log lines into the next block's capture.
-  it.each(blocks.map((b) => [`${b.name} #${b.i + 1}`, b] as const))("%s runs", { timeout: 60_000 }, async (_, block) => {
-    const file = join(scratch, `${block.name}-${block.i}.ts`);
-    writeFileSync(file, block.code);
-    const log: unknown[] = [];
-    const original = console.log;
-    console.log = (...args: unknown[]) => void log.push(args);
-    try {
-      await import(pathToFileURL(file).href);
-    } finally {
-      console.log = original;
-    }
-    // A block that logs prints what its comments promise: `console.log(x); // y` means x is y.
-    const promised = [...block.code.matchAll(/console\.log\((.*)\);\s*\/\/ (.+)$/gm)].map((m) => m[2]?.trim());
-    expect(log.map((args) => (args as unknown[]).map((a) => (typeof a === "string" ? JSON.stringify(a) : String(a))).join(" "))).toEqual(promised);
-  });
+  it.each(blocks.map((b) => [`${b.name} #${b.i + 1}`, b] as const))(
+    "%s runs",
+    { timeout: 60_000 },
+    async (_, block) => {
+      const file = join(scratch, `${block.name}-${block.i}.ts`);
+      writeFileSync(file, block.code);
+      const log: unknown[] = [];
+      const original = console.log;
+      console.log = (...args: unknown[]) => void log.push(args);
+      try {
+        await import(pathToFileURL(file).href);
+      } finally {
+        console.log = original;
+      }
+      // A block that logs prints what its comments promise: `console.log(x); // y` means x is y.
+      const promised = [...block.code.matchAll(/console\.log\((.*)\);\s*\/\/ (.+)$/gm)].map((m) => m[2]?.trim());
+      expect(
+        log.map((args) =>
+          (args as unknown[]).map((a) => (typeof a === "string" ? JSON.stringify(a) : String(a))).join(" "),
+        ),
+      ).toEqual(promised);
+    },
+  );
 });

@@ -40,7 +40,11 @@ describe("example: shedder in front of a node:http server", () => {
 
   /** The figures of both runs, for a failure message. */
   const seen = (extra: object = {}): string =>
-    JSON.stringify({ without: { ...without, ok: without.ok.length, refused: without.refused.length }, shedding: { ...shedding, ok: shedding.ok.length, refused: shedding.refused.length }, ...extra });
+    JSON.stringify({
+      without: { ...without, ok: without.ok.length, refused: without.refused.length },
+      shedding: { ...shedding, ok: shedding.ok.length, refused: shedding.refused.length },
+      ...extra,
+    });
 
   it("refuses some requests with 503 when driven past capacity, and the unprotected server none", (ctx) => {
     expect(without.refused.length, seen()).toBe(0);
@@ -61,7 +65,9 @@ describe("example: shedder in front of a node:http server", () => {
     // seconds: nothing to compare then. Skip, saying why.
     const served = without.ok.length / (without.elapsed / 1_000);
     if (served < 80) {
-      console.warn(`shedder-http: latency comparison skipped, the server served ${served.toFixed(0)} requests/s here (~200 when it has a core)`);
+      console.warn(
+        `shedder-http: latency comparison skipped, the server served ${served.toFixed(0)} requests/s here (~200 when it has a core)`,
+      );
       ctx.skip();
     }
     const tails = compareTails(admitted(shedding), admitted(without));

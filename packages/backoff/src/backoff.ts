@@ -150,7 +150,9 @@ export class Backoff implements BackoffPolicy {
   delay(retry: number, options?: DelayOptions): Span | undefined {
     // A draw handed over where the options go (`delay(2, Math.random())`) would silently read 0.
     if (typeof options !== "object" && options !== undefined) {
-      throw new TypeError(`Backoff.delay options must be an object such as { random: 0.5 }, got ${typeof options} ${check.describe(options)}`);
+      throw new TypeError(
+        `Backoff.delay options must be an object such as { random: 0.5 }, got ${typeof options} ${check.describe(options)}`,
+      );
     }
     const c = this.ceiling(retry);
     if (c === undefined) return undefined;
@@ -208,10 +210,14 @@ export class Backoff implements BackoffPolicy {
    */
   schedule(randoms: ArrayLike<number> = []): Span[] {
     if (typeof (randoms as { length?: unknown } | null)?.length !== "number") {
-      throw new TypeError(`Backoff.schedule randoms must be an array of draws in [0, 1), got ${randoms === null ? "null" : `${typeof randoms} ${check.describe(randoms)}`}`);
+      throw new TypeError(
+        `Backoff.schedule randoms must be an array of draws in [0, 1), got ${randoms === null ? "null" : `${typeof randoms} ${check.describe(randoms)}`}`,
+      );
     }
     if (this.attempts - 1 > LONGEST_PLAN) {
-      throw new RangeError(`Backoff.schedule lists at most ${LONGEST_PLAN} waits, and attempts is ${this.attempts}; ask delay(retry) for the ones you need`);
+      throw new RangeError(
+        `Backoff.schedule lists at most ${LONGEST_PLAN} waits, and attempts is ${this.attempts}; ask delay(retry) for the ones you need`,
+      );
     }
     const out: Span[] = [];
     let previous = this.base;

@@ -85,10 +85,13 @@ export class RetryBudget {
     const minPerSecond = check.nonNegative(given.minPerSecond ?? budget.minPerSecond, "RetryBudget minPerSecond");
     const window = check.positive(given.window ?? budget.window, "RetryBudget window (ms)");
     const buckets = check.integer(given.buckets ?? budget.buckets, "RetryBudget buckets", 1);
-    if (buckets > Window.maxSize) throw new RangeError(`RetryBudget buckets must be at most ${Window.maxSize}, got ${buckets}`);
+    if (buckets > Window.maxSize)
+      throw new RangeError(`RetryBudget buckets must be at most ${Window.maxSize}, got ${buckets}`);
     const least = Window.shortest(buckets);
     if (!(window >= least)) {
-      throw new RangeError(`RetryBudget window (ms) must be at least ${least} for ${buckets} ${buckets === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`);
+      throw new RangeError(
+        `RetryBudget window (ms) must be at least ${least} for ${buckets} ${buckets === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
+      );
     }
     this.policy = Object.freeze({ ratio, minPerSecond, window, buckets });
     this.#reserve = (minPerSecond * window) / 1_000;

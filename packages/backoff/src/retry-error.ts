@@ -47,7 +47,10 @@ export class RetryError extends Error {
    * @param cause - the last attempt's error
    */
   constructor(attempts: number, reason: GiveUp, cause: unknown) {
-    super(`Gave up after ${attempts} ${attempts === 1 ? "attempt" : "attempts"}: ${WHY[reason]}; last error: ${summary(cause)}`, { cause });
+    super(
+      `Gave up after ${attempts} ${attempts === 1 ? "attempt" : "attempts"}: ${WHY[reason]}; last error: ${summary(cause)}`,
+      { cause },
+    );
     this.attempts = attempts;
     this.reason = reason;
   }

@@ -109,7 +109,18 @@ function abortable(wait: Promise<void>, signal: AbortSignal | undefined): Promis
 // Handed to attempts when the caller gave no signal, so `signal` is always there to pass on.
 const NEVER: AbortSignal = new AbortController().signal;
 
-const KNOWN = ["backoff", "retryOn", "onRetry", "signal", "deadline", "budget", "maxRetryAfter", "clock", "sleep", "random"] as const;
+const KNOWN = [
+  "backoff",
+  "retryOn",
+  "onRetry",
+  "signal",
+  "deadline",
+  "budget",
+  "maxRetryAfter",
+  "clock",
+  "sleep",
+  "random",
+] as const;
 
 /** The default {@link RetryOptions.maxRetryAfter}: a minute, in milliseconds. */
 const MINUTE = 60_000;
@@ -144,7 +155,10 @@ function plan(options: RetryOptions | undefined): Plan {
   const fn = <F extends (...args: never[]) => unknown>(value: unknown, what: string): F | undefined =>
     value === undefined ? undefined : check.fn<F>(value, `retry ${what}`);
   const signal = o.signal;
-  if (signal !== undefined && !(isObject(signal) && typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function")) {
+  if (
+    signal !== undefined &&
+    !(isObject(signal) && typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function")
+  ) {
     throw new TypeError(`retry signal must be an AbortSignal, got ${kind(signal)}`);
   }
   const deadline = o.deadline;
@@ -152,7 +166,10 @@ function plan(options: RetryOptions | undefined): Plan {
     throw new TypeError(`retry deadline must be a Deadline (Deadline.start(budget, now)), got ${kind(deadline)}`);
   }
   const budget = o.budget;
-  if (budget !== undefined && !(isObject(budget) && typeof budget.recordAttempt === "function" && typeof budget.tryRetry === "function")) {
+  if (
+    budget !== undefined &&
+    !(isObject(budget) && typeof budget.recordAttempt === "function" && typeof budget.tryRetry === "function")
+  ) {
     throw new TypeError(`retry budget must be a RetryBudget, got ${kind(budget)}`);
   }
   const maxRetryAfter = o.maxRetryAfter ?? MINUTE;

@@ -22,9 +22,15 @@ const LONGEST = 2_147_483_647;
  */
 export const sleep: Sleep = (span, signal) =>
   new Promise<void>((resolve, reject) => {
-    if (typeof span !== "number") throw new TypeError(`sleep span must be a number of milliseconds, got ${typeof span} ${check.describe(span)}`);
-    if (signal !== undefined && (typeof signal !== "object" || signal === null || typeof signal.addEventListener !== "function")) {
-      throw new TypeError(`sleep signal must be an AbortSignal, got ${signal === null ? "null" : `${typeof signal} ${check.describe(signal)}`}`);
+    if (typeof span !== "number")
+      throw new TypeError(`sleep span must be a number of milliseconds, got ${typeof span} ${check.describe(span)}`);
+    if (
+      signal !== undefined &&
+      (typeof signal !== "object" || signal === null || typeof signal.addEventListener !== "function")
+    ) {
+      throw new TypeError(
+        `sleep signal must be an AbortSignal, got ${signal === null ? "null" : `${typeof signal} ${check.describe(signal)}`}`,
+      );
     }
     if (signal?.aborted) {
       reject(signal.reason as Error);

@@ -3,7 +3,13 @@ import { Backoff, Jitter, backoff } from "@tideward/backoff";
 
 describe("the preset", () => {
   it("is 3 attempts, 100 ms doubling to a 1 s cap, spread by a fifth", () => {
-    expect(backoff.policy()).toEqual({ base: 100, factor: 2, cap: 1_000, attempts: 3, jitter: { kind: "spread", fraction: 0.2 } });
+    expect(backoff.policy()).toEqual({
+      base: 100,
+      factor: 2,
+      cap: 1_000,
+      attempts: 3,
+      jitter: { kind: "spread", fraction: 0.2 },
+    });
     expect(new Backoff().policy()).toEqual(backoff.policy());
   });
 
@@ -32,7 +38,9 @@ describe("the preset", () => {
 
 describe("ceiling", () => {
   it("is min(base × factor^(retry − 1), cap) at retry 1, 2, 5, 1 000 and 1e9", () => {
-    expect([1, 2, 3, 4, 5, 1_000, 1e9].map((n) => backoff.ceiling(n))).toEqual([100, 200, 400, 800, 1_000, 1_000, 1_000]);
+    expect([1, 2, 3, 4, 5, 1_000, 1e9].map((n) => backoff.ceiling(n))).toEqual([
+      100, 200, 400, 800, 1_000, 1_000, 1_000,
+    ]);
     const slow = new Backoff({ base: 10, factor: 3, cap: 1e6 });
     expect([1, 2, 5, 1_000, 1e9].map((n) => slow.ceiling(n))).toEqual([10, 30, 810, 1e6, 1e6]);
   });
@@ -46,13 +54,21 @@ describe("ceiling", () => {
   });
 
   it("gives nothing for a retry below 1 or NaN", () => {
-    expect([0, -1, 0.5, -Infinity, Number.NaN].map((n) => backoff.ceiling(n))).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect([0, -1, 0.5, -Infinity, Number.NaN].map((n) => backoff.ceiling(n))).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
     expect(backoff.delay(0, { random: 0.5 })).toBeUndefined();
   });
 
   it("saturates at the cap, never NaN or Infinity, even for a huge factor or retry", () => {
     const huge = new Backoff({ base: 1, factor: 1e300, cap: 5_000 });
-    expect([1, 2, 3, 1_000, 1e9, Number.MAX_SAFE_INTEGER, Infinity].map((n) => huge.ceiling(n))).toEqual([1, 5_000, 5_000, 5_000, 5_000, 5_000, 5_000]);
+    expect([1, 2, 3, 1_000, 1e9, Number.MAX_SAFE_INTEGER, Infinity].map((n) => huge.ceiling(n))).toEqual([
+      1, 5_000, 5_000, 5_000, 5_000, 5_000, 5_000,
+    ]);
     expect(huge.delay(1e9, { random: 0.999 })).toBeCloseTo(5_998, 9); // 4 000 + 0.999 × 2 000
   });
 
@@ -103,7 +119,9 @@ describe("delay with each jitter, given draws", () => {
     expect(d.delay(6, { random: 0.5, previous: 400 })).toBe(650);
     expect(d.delay(3, { random: 0.5 })).toBe(200); // no previous: starts from the base
     // A previous that makes no sense starts over at the base rather than going NaN.
-    expect([Number.NaN, -5, 0, 10].map((previous) => d.delay(2, { random: 0.5, previous }))).toEqual([100, 100, 100, 100]);
+    expect([Number.NaN, -5, 0, 10].map((previous) => d.delay(2, { random: 0.5, previous }))).toEqual([
+      100, 100, 100, 100,
+    ]);
     expect(d.delay(2, { random: 0.5, previous: Infinity })).toBe(1_000);
     expect(d.delay(2, { random: 0, previous: Infinity })).toBe(100);
   });

@@ -50,52 +50,154 @@ const failing = (s: State) => (): never => {
 type Expect = { readonly throws: ErrorConstructor; readonly message: string } | { readonly answers: unknown };
 
 const rows: [string, (s: State) => unknown, Expect][] = [
-  ["a Backoff policy given as text", () => new Backoff(not("fast")), { throws: TypeError, message: 'Backoff policy must be an object, got string "fast"' }],
-  ["a null Backoff policy", () => new Backoff(not(null)), { throws: TypeError, message: "Backoff policy must be an object, got null" }],
-  ["a misspelt attempts", () => new Backoff(not({ attemps: 5 })), { throws: TypeError, message: 'Backoff has no option "attemps"; did you mean "attempts"?' }],
+  [
+    "a Backoff policy given as text",
+    () => new Backoff(not("fast")),
+    { throws: TypeError, message: 'Backoff policy must be an object, got string "fast"' },
+  ],
+  [
+    "a null Backoff policy",
+    () => new Backoff(not(null)),
+    { throws: TypeError, message: "Backoff policy must be an object, got null" },
+  ],
+  [
+    "a misspelt attempts",
+    () => new Backoff(not({ attemps: 5 })),
+    { throws: TypeError, message: 'Backoff has no option "attemps"; did you mean "attempts"?' },
+  ],
   [
     "an option nothing like any",
     () => new Backoff(not({ retries: 5 })),
-    { throws: TypeError, message: 'Backoff has no option "retries"; its options are "base", "factor", "cap", "attempts", "jitter"' },
+    {
+      throws: TypeError,
+      message: 'Backoff has no option "retries"; its options are "base", "factor", "cap", "attempts", "jitter"',
+    },
   ],
-  ["with() a misspelt field", () => backoff.with(not({ bse: 5 })), { throws: TypeError, message: 'Backoff has no option "bse"; did you mean "base"?' }],
-  ["with(null)", () => backoff.with(not(null)), { throws: TypeError, message: "Backoff changes must be an object, got null" }],
-  ["a draw passed where delay's options go", () => backoff.delay(2, not(0.3)), { throws: TypeError, message: "Backoff.delay options must be an object such as { random: 0.5 }, got number 0.3" }],
-  ["a Symbol draw reads as 0", () => backoff.delay(2, { random: not(Symbol("r")) }), { answers: backoff.delay(2, { random: 0 }) }],
+  [
+    "with() a misspelt field",
+    () => backoff.with(not({ bse: 5 })),
+    { throws: TypeError, message: 'Backoff has no option "bse"; did you mean "base"?' },
+  ],
+  [
+    "with(null)",
+    () => backoff.with(not(null)),
+    { throws: TypeError, message: "Backoff changes must be an object, got null" },
+  ],
+  [
+    "a draw passed where delay's options go",
+    () => backoff.delay(2, not(0.3)),
+    { throws: TypeError, message: "Backoff.delay options must be an object such as { random: 0.5 }, got number 0.3" },
+  ],
+  [
+    "a Symbol draw reads as 0",
+    () => backoff.delay(2, { random: not(Symbol("r")) }),
+    { answers: backoff.delay(2, { random: 0 }) },
+  ],
   ["a Symbol retry has no delay", () => backoff.delay(not(Symbol("n"))), { answers: undefined }],
-  ["a Symbol previous starts over at the base", () => new Backoff({ jitter: Jitter.decorrelated }).delay(2, { random: 1, previous: not(Symbol("p")) }), { answers: 300 }],
+  [
+    "a Symbol previous starts over at the base",
+    () => new Backoff({ jitter: Jitter.decorrelated }).delay(2, { random: 1, previous: not(Symbol("p")) }),
+    { answers: 300 },
+  ],
   ["more() of a Symbol", () => backoff.more(not(Symbol("m"))), { answers: false }],
-  ["schedule(null)", () => backoff.schedule(not(null)), { throws: TypeError, message: "Backoff.schedule randoms must be an array of draws in [0, 1), got null" }],
+  [
+    "schedule(null)",
+    () => backoff.schedule(not(null)),
+    { throws: TypeError, message: "Backoff.schedule randoms must be an array of draws in [0, 1), got null" },
+  ],
   [
     "a schedule of a billion waits",
     () => new Backoff({ attempts: 1e9 }).schedule(),
-    { throws: RangeError, message: "Backoff.schedule lists at most 1000000 waits, and attempts is 1000000000; ask delay(retry) for the ones you need" },
+    {
+      throws: RangeError,
+      message:
+        "Backoff.schedule lists at most 1000000 waits, and attempts is 1000000000; ask delay(retry) for the ones you need",
+    },
   ],
-  ["a RetryBudget policy given as a number", () => new RetryBudget(not(5)), { throws: TypeError, message: "RetryBudget policy must be an object, got number 5" }],
-  ["a misspelt ratio", () => new RetryBudget(not({ raito: 0.1 })), { throws: TypeError, message: 'RetryBudget has no option "raito"; did you mean "ratio"?' }],
-  ["10^8 budget buckets", () => new RetryBudget({ buckets: 1e8, window: 1e9 }), { throws: RangeError, message: "RetryBudget buckets must be at most 1000000, got 100000000" }],
+  [
+    "a RetryBudget policy given as a number",
+    () => new RetryBudget(not(5)),
+    { throws: TypeError, message: "RetryBudget policy must be an object, got number 5" },
+  ],
+  [
+    "a misspelt ratio",
+    () => new RetryBudget(not({ raito: 0.1 })),
+    { throws: TypeError, message: 'RetryBudget has no option "raito"; did you mean "ratio"?' },
+  ],
+  [
+    "10^8 budget buckets",
+    () => new RetryBudget({ buckets: 1e8, window: 1e9 }),
+    { throws: RangeError, message: "RetryBudget buckets must be at most 1000000, got 100000000" },
+  ],
   [
     "budget buckets under 0.01 ms",
     () => new RetryBudget({ window: 0.05 }),
-    { throws: RangeError, message: "RetryBudget window (ms) must be at least 0.1 for 10 buckets (0.01 ms a bucket), got 0.05" },
+    {
+      throws: RangeError,
+      message: "RetryBudget window (ms) must be at least 0.1 for 10 buckets (0.01 ms a bucket), got 0.05",
+    },
   ],
-  ["a budget start given as text", () => new RetryBudget({}, not("0")), { throws: TypeError, message: 'RetryBudget now must be a number, got string "0"' }],
+  [
+    "a budget start given as text",
+    () => new RetryBudget({}, not("0")),
+    { throws: TypeError, message: 'RetryBudget now must be a number, got string "0"' },
+  ],
   ["a budget read at a Symbol reads where it stands", (s) => s.shared.available(not(Symbol("now"))), { answers: 10 }],
   ["a budget read at NaN reads where it stands", (s) => s.shared.available(Number.NaN), { answers: 10 }],
 ];
 
 // The async cases: retry and sleep reject, before any call or wait.
 const later: [string, (s: State) => Promise<unknown>, Expect][] = [
-  ["retry(null)", (s) => retry(not(null), sim(s)), { throws: TypeError, message: "retry fn must be a function, got null" }],
-  ["retry of a string", (s) => retry(not("fetch"), sim(s)), { throws: TypeError, message: 'retry fn must be a function, got string "fetch"' }],
-  ["retry options given as null", (s) => retry(failing(s), not(null)), { throws: TypeError, message: "retry options must be an object, got null" }],
-  ["a misspelt retry option", (s) => retry(failing(s), not({ ...sim(s), retyOn: () => true })), { throws: TypeError, message: 'retry has no option "retyOn"; did you mean "retryOn"?' }],
-  ["a number where the deadline goes", (s) => retry(failing(s), sim(s, { deadline: 5_000 })), { throws: TypeError, message: "retry deadline must be a Deadline (Deadline.start(budget, now)), got number 5000" }],
-  ["a plain object where the signal goes", (s) => retry(failing(s), sim(s, { signal: { aborted: false } })), { throws: TypeError, message: "retry signal must be an AbortSignal, got object [object Object]" }],
-  ["a ratio where the budget goes", (s) => retry(failing(s), sim(s, { budget: 0.2 })), { throws: TypeError, message: "retry budget must be a RetryBudget, got number 0.2" }],
-  ["retryOn that is not a function", (s) => retry(failing(s), sim(s, { retryOn: true })), { throws: TypeError, message: "retry retryOn must be a function, got boolean true" }],
-  ["a negative maxRetryAfter", (s) => retry(failing(s), sim(s, { maxRetryAfter: -1 })), { throws: RangeError, message: "retry maxRetryAfter (ms) must be 0 or more, got -1" }],
-  ["a bad backoff policy", (s) => retry(failing(s), sim(s, { backoff: { attempts: 0 } })), { throws: RangeError, message: "Backoff attempts must be 1 or more, got 0" }],
+  [
+    "retry(null)",
+    (s) => retry(not(null), sim(s)),
+    { throws: TypeError, message: "retry fn must be a function, got null" },
+  ],
+  [
+    "retry of a string",
+    (s) => retry(not("fetch"), sim(s)),
+    { throws: TypeError, message: 'retry fn must be a function, got string "fetch"' },
+  ],
+  [
+    "retry options given as null",
+    (s) => retry(failing(s), not(null)),
+    { throws: TypeError, message: "retry options must be an object, got null" },
+  ],
+  [
+    "a misspelt retry option",
+    (s) => retry(failing(s), not({ ...sim(s), retyOn: () => true })),
+    { throws: TypeError, message: 'retry has no option "retyOn"; did you mean "retryOn"?' },
+  ],
+  [
+    "a number where the deadline goes",
+    (s) => retry(failing(s), sim(s, { deadline: 5_000 })),
+    { throws: TypeError, message: "retry deadline must be a Deadline (Deadline.start(budget, now)), got number 5000" },
+  ],
+  [
+    "a plain object where the signal goes",
+    (s) => retry(failing(s), sim(s, { signal: { aborted: false } })),
+    { throws: TypeError, message: "retry signal must be an AbortSignal, got object [object Object]" },
+  ],
+  [
+    "a ratio where the budget goes",
+    (s) => retry(failing(s), sim(s, { budget: 0.2 })),
+    { throws: TypeError, message: "retry budget must be a RetryBudget, got number 0.2" },
+  ],
+  [
+    "retryOn that is not a function",
+    (s) => retry(failing(s), sim(s, { retryOn: true })),
+    { throws: TypeError, message: "retry retryOn must be a function, got boolean true" },
+  ],
+  [
+    "a negative maxRetryAfter",
+    (s) => retry(failing(s), sim(s, { maxRetryAfter: -1 })),
+    { throws: RangeError, message: "retry maxRetryAfter (ms) must be 0 or more, got -1" },
+  ],
+  [
+    "a bad backoff policy",
+    (s) => retry(failing(s), sim(s, { backoff: { attempts: 0 } })),
+    { throws: RangeError, message: "Backoff attempts must be 1 or more, got 0" },
+  ],
   [
     "a clock that reads NaN, with a deadline",
     (s) => retry(failing(s), sim(s, { clock: () => Number.NaN, deadline: Deadline.start(1_000, T0) })),
@@ -106,8 +208,16 @@ const later: [string, (s: State) => Promise<unknown>, Expect][] = [
     (s) => retry(failing(s), sim(s, { clock: () => "now", budget: s.shared })),
     { throws: TypeError, message: 'retry clock must return a finite number of milliseconds, got string "now"' },
   ],
-  ["sleep for a span given as text", () => sleep(not("5")), { throws: TypeError, message: 'sleep span must be a number of milliseconds, got string "5"' }],
-  ["sleep with a signal that is not one", () => sleep(5, not("stop")), { throws: TypeError, message: 'sleep signal must be an AbortSignal, got string "stop"' }],
+  [
+    "sleep for a span given as text",
+    () => sleep(not("5")),
+    { throws: TypeError, message: 'sleep span must be a number of milliseconds, got string "5"' },
+  ],
+  [
+    "sleep with a signal that is not one",
+    () => sleep(5, not("stop")),
+    { throws: TypeError, message: 'sleep signal must be an AbortSignal, got string "stop"' },
+  ],
 ];
 
 async function outcome(act: () => unknown): Promise<Expect> {

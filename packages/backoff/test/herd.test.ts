@@ -46,7 +46,8 @@ describe("a herd of clients that failed together", () => {
   });
 
   it("a whole run of three retries (1 s, 2 s, 4 s ceilings): Rigid peaks at 1 000 three times, the jitters far lower", () => {
-    const run = (jitter: Jitter): Map<number, number> => herd(new Backoff({ base: 1_000, factor: 2, cap: 4_000, attempts: 4, jitter }), 1);
+    const run = (jitter: Jitter): Map<number, number> =>
+      herd(new Backoff({ base: 1_000, factor: 2, cap: 4_000, attempts: 4, jitter }), 1);
     const rigid = run(Jitter.rigid);
     expect([...rigid].sort((a, b) => a[0] - b[0])).toEqual([
       [100, 1_000],

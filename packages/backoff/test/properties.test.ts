@@ -13,7 +13,11 @@ const jitter = fc.oneof(
 const policy = fc
   .record({
     base: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1e7, noNaN: true })),
-    factor: fc.oneof(fc.constant(1), fc.double({ min: 1, max: 10, noNaN: true }), fc.double({ min: 1, max: 1e300, noNaN: true })),
+    factor: fc.oneof(
+      fc.constant(1),
+      fc.double({ min: 1, max: 10, noNaN: true }),
+      fc.double({ min: 1, max: 1e300, noNaN: true }),
+    ),
     extra: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 1e9, noNaN: true })),
     attempts: fc.integer({ min: 1, max: 30 }),
     jitter,
@@ -73,12 +77,22 @@ describe("properties", () => {
 
   it("the same draw gives the same delay; a larger draw never a shorter one", () => {
     fc.assert(
-      fc.property(policy, fc.integer({ min: 1, max: 100 }), draw, draw, fc.double({ min: 0, max: 1e7, noNaN: true }), (b, n, r1, r2, prev) => {
-        const lo = Math.min(r1, r2);
-        const hi = Math.max(r1, r2);
-        const a = b.delay(n, { random: lo, previous: prev }) as number;
-        return a === b.delay(n, { random: lo, previous: prev }) && a <= (b.delay(n, { random: hi, previous: prev }) as number);
-      }),
+      fc.property(
+        policy,
+        fc.integer({ min: 1, max: 100 }),
+        draw,
+        draw,
+        fc.double({ min: 0, max: 1e7, noNaN: true }),
+        (b, n, r1, r2, prev) => {
+          const lo = Math.min(r1, r2);
+          const hi = Math.max(r1, r2);
+          const a = b.delay(n, { random: lo, previous: prev }) as number;
+          return (
+            a === b.delay(n, { random: lo, previous: prev }) &&
+            a <= (b.delay(n, { random: hi, previous: prev }) as number)
+          );
+        },
+      ),
     );
   });
 
@@ -95,6 +109,10 @@ describe("properties", () => {
         });
       }),
     );
-    expect(new Backoff({ attempts: 30, factor: 1e300, jitter: Jitter.full }).schedule(new Array<number>(29).fill(0.5)).every(Number.isFinite)).toBe(true);
+    expect(
+      new Backoff({ attempts: 30, factor: 1e300, jitter: Jitter.full })
+        .schedule(new Array<number>(29).fill(0.5))
+        .every(Number.isFinite),
+    ).toBe(true);
   });
 });

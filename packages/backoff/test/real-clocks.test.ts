@@ -55,66 +55,96 @@ class NaiveBudget {
 }
 
 describe.each(scales)("at clocks %s", (_, origin) => {
-  it("a retry budget grants exactly what a naive count of the live buckets allows", () => {
-    const policy = fc.record({
-      ratio: fc.oneof(fc.constantFrom(0, 0.2, 0.57, 1), fc.double({ min: 0, max: 2, noNaN: true })),
-      minPerSecond: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 5, noNaN: true })),
-      window: fc.oneof(fc.integer({ min: 1, max: 5_000 }), fc.double({ min: 1, max: 5_000, noNaN: true })),
-      buckets: fc.integer({ min: 1, max: 12 }),
-    });
-    const step = fc.record({
-      dt: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 50, noNaN: true }), fc.integer({ min: 0, max: 3_000 }), fc.constantFrom(-20, Number.NaN)),
-      retry: fc.boolean(),
-    });
-    fc.assert(
-      fc.property(origin, policy, fc.array(step, { maxLength: 150 }), (t0, p, steps) => {
-        const real = new RetryBudget(p, t0);
-        const naive = new NaiveBudget(p.ratio, p.minPerSecond, p.window, p.buckets, t0);
-        let clock = t0;
-        for (const { dt, retry: isRetry } of steps) {
-          const now = Number.isNaN(dt) ? dt : (clock += dt);
-          if (isRetry) expect(real.tryRetry(now)).toBe(naive.tryRetry(now));
-          else {
-            real.recordAttempt(now);
-            naive.recordAttempt(now);
+  it(
+    "a retry budget grants exactly what a naive count of the live buckets allows",
+    () => {
+      const policy = fc.record({
+        ratio: fc.oneof(fc.constantFrom(0, 0.2, 0.57, 1), fc.double({ min: 0, max: 2, noNaN: true })),
+        minPerSecond: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 5, noNaN: true })),
+        window: fc.oneof(fc.integer({ min: 1, max: 5_000 }), fc.double({ min: 1, max: 5_000, noNaN: true })),
+        buckets: fc.integer({ min: 1, max: 12 }),
+      });
+      const step = fc.record({
+        dt: fc.oneof(
+          fc.constant(0),
+          fc.double({ min: 0, max: 50, noNaN: true }),
+          fc.integer({ min: 0, max: 3_000 }),
+          fc.constantFrom(-20, Number.NaN),
+        ),
+        retry: fc.boolean(),
+      });
+      fc.assert(
+        fc.property(origin, policy, fc.array(step, { maxLength: 150 }), (t0, p, steps) => {
+          const real = new RetryBudget(p, t0);
+          const naive = new NaiveBudget(p.ratio, p.minPerSecond, p.window, p.buckets, t0);
+          let clock = t0;
+          for (const { dt, retry: isRetry } of steps) {
+            const now = Number.isNaN(dt) ? dt : (clock += dt);
+            if (isRetry) expect(real.tryRetry(now)).toBe(naive.tryRetry(now));
+            else {
+              real.recordAttempt(now);
+              naive.recordAttempt(now);
+            }
           }
-        }
-      }),
-    );
-  }, SLOW);
+        }),
+      );
+    },
+    SLOW,
+  );
 
-  it("retry on a manual clock never sleeps into its deadline, and gives up only when the next wait would reach it", async () => {
-    const policy = fc.record({
-      base: fc.double({ min: 0, max: 500, noNaN: true }),
-      attempts: fc.integer({ min: 1, max: 12 }),
-      jitter: fc.constantFrom(Jitter.rigid, Jitter.full, Jitter.equal, Jitter.decorrelated, Jitter.spread(0.3)),
-    });
-    const hint = fc.oneof(fc.constant(undefined), fc.double({ min: 0, max: 2_000, noNaN: true }), fc.double({ min: 1e-6, max: 1e-3, noNaN: true }));
-    await fc.assert(
-      fc.asyncProperty(origin, policy, fc.double({ min: 1e-3, max: 5_000, noNaN: true }), fc.array(hint, { minLength: 12, maxLength: 12 }), fc.integer(), async (t0, p, limit, hints, seed) => {
-        const clock = new ManualClock(t0);
-        const deadline = Deadline.start(limit, t0);
-        const waits: [number, number][] = [];
-        const sleep = (span: number): Promise<void> => {
-          waits.push([clock.now(), span]);
-          return clock.sleep(span);
-        };
-        let attempts = 0;
-        const outcome = await retry(
-          () => {
-            const h = hints[attempts++];
-            throw Object.assign(new Error("down"), h === undefined ? {} : { retryAfter: h });
+  it(
+    "retry on a manual clock never sleeps into its deadline, and gives up only when the next wait would reach it",
+    async () => {
+      const policy = fc.record({
+        base: fc.double({ min: 0, max: 500, noNaN: true }),
+        attempts: fc.integer({ min: 1, max: 12 }),
+        jitter: fc.constantFrom(Jitter.rigid, Jitter.full, Jitter.equal, Jitter.decorrelated, Jitter.spread(0.3)),
+      });
+      const hint = fc.oneof(
+        fc.constant(undefined),
+        fc.double({ min: 0, max: 2_000, noNaN: true }),
+        fc.double({ min: 1e-6, max: 1e-3, noNaN: true }),
+      );
+      await fc.assert(
+        fc.asyncProperty(
+          origin,
+          policy,
+          fc.double({ min: 1e-3, max: 5_000, noNaN: true }),
+          fc.array(hint, { minLength: 12, maxLength: 12 }),
+          fc.integer(),
+          async (t0, p, limit, hints, seed) => {
+            const clock = new ManualClock(t0);
+            const deadline = Deadline.start(limit, t0);
+            const waits: [number, number][] = [];
+            const sleep = (span: number): Promise<void> => {
+              waits.push([clock.now(), span]);
+              return clock.sleep(span);
+            };
+            let attempts = 0;
+            const outcome = await retry(
+              () => {
+                const h = hints[attempts++];
+                throw Object.assign(new Error("down"), h === undefined ? {} : { retryAfter: h });
+              },
+              {
+                backoff: new Backoff({ ...p, cap: p.base + 1_000 }),
+                deadline,
+                clock: clock.now,
+                sleep,
+                random: seededRandom(seed),
+              },
+            ).catch((e: unknown) => e);
+            expect(isRetryError(outcome)).toBe(true);
+            expect(attempts).toBeLessThanOrEqual(p.attempts);
+            // Every wait, as a caller adds it, ended before the deadline did.
+            for (const [at, span] of waits) expect(at + span).toBeLessThan(deadline.end);
+            expect(deadline.expired(clock.now())).toBe(false);
+            if (isRetryError(outcome) && outcome.reason === "deadline") expect(attempts).toBeLessThan(p.attempts);
           },
-          { backoff: new Backoff({ ...p, cap: p.base + 1_000 }), deadline, clock: clock.now, sleep, random: seededRandom(seed) },
-        ).catch((e: unknown) => e);
-        expect(isRetryError(outcome)).toBe(true);
-        expect(attempts).toBeLessThanOrEqual(p.attempts);
-        // Every wait, as a caller adds it, ended before the deadline did.
-        for (const [at, span] of waits) expect(at + span).toBeLessThan(deadline.end);
-        expect(deadline.expired(clock.now())).toBe(false);
-        if (isRetryError(outcome) && outcome.reason === "deadline") expect(attempts).toBeLessThan(p.attempts);
-      }),
-      { numRuns: 60 },
-    );
-  }, SLOW);
+        ),
+        { numRuns: 60 },
+      );
+    },
+    SLOW,
+  );
 });

@@ -11,9 +11,15 @@ describe("RetryError", () => {
   });
 
   it("describes a cause that is not an Error", () => {
-    expect(new RetryError(4, "exhausted", "503").message).toBe("Gave up after 4 attempts: the policy allows no more attempts; last error: 503");
+    expect(new RetryError(4, "exhausted", "503").message).toBe(
+      "Gave up after 4 attempts: the policy allows no more attempts; last error: 503",
+    );
     expect(new RetryError(2, "deadline", new Error("")).message).toMatch(/last error: Error$/);
-    const hostile = { toString: () => { throw new Error("no"); } };
+    const hostile = {
+      toString: () => {
+        throw new Error("no");
+      },
+    };
     expect(new RetryError(2, "exhausted", hostile).message).toMatch(/last error: object$/);
   });
 
@@ -21,6 +27,12 @@ describe("RetryError", () => {
     expect(isRetryError(new RetryError(3, "exhausted", null))).toBe(true);
     const foreign = Object.assign(new Error("x"), { isRetryError: true });
     expect(isRetryError(foreign)).toBe(true);
-    expect([new Error("x"), null, undefined, "RetryError", { isRetryError: "yes" }].map(isRetryError)).toEqual([false, false, false, false, false]);
+    expect([new Error("x"), null, undefined, "RetryError", { isRetryError: "yes" }].map(isRetryError)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });

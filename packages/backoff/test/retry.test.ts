@@ -4,7 +4,12 @@ import type { RetryEvent, RetryOptions, Sleep } from "@tideward/backoff";
 import { Deadline, ManualClock, seededRandom } from "@tideward/time";
 
 /** Options that run on a manual clock: sleeping moves the clock, nothing waits for real. */
-function simulated(extra: RetryOptions = {}): { clock: ManualClock; slept: number[]; events: RetryEvent[]; options: RetryOptions } {
+function simulated(extra: RetryOptions = {}): {
+  clock: ManualClock;
+  slept: number[];
+  events: RetryEvent[];
+  options: RetryOptions;
+} {
   const clock = new ManualClock(0);
   const slept: number[] = [];
   const events: RetryEvent[] = [];
@@ -98,7 +103,9 @@ describe("retry on a manual clock", () => {
     const { clock, slept, options } = simulated({ backoff: { attempts: 5, jitter: Jitter.rigid } });
     await rejection(retry(flaky(clock, Infinity).fn, options));
     expect(slept).toEqual([100, 200, 400, 800]);
-    await expect(retry(() => 1, { backoff: { attempts: 0 } })).rejects.toThrow(/Backoff attempts must be 1 or more, got 0/);
+    await expect(retry(() => 1, { backoff: { attempts: 0 } })).rejects.toThrow(
+      /Backoff attempts must be 1 or more, got 0/,
+    );
   });
 
   it("retries a call that throws synchronously", async () => {
@@ -126,7 +133,9 @@ describe("retry on a manual clock", () => {
   it("retries what retryOn accepts and stops at the first it refuses", async () => {
     const { clock, options } = simulated();
     const { fn, at } = flaky(clock, Infinity, (n) => Object.assign(new Error(`e${n}`), { status: n < 2 ? 503 : 400 }));
-    const e = await rejection(retry(fn, { ...options, backoff: { attempts: 5 }, retryOn: (err) => (err as { status: number }).status === 503 }));
+    const e = await rejection(
+      retry(fn, { ...options, backoff: { attempts: 5 }, retryOn: (err) => (err as { status: number }).status === 503 }),
+    );
     expect((e as Error).message).toBe("e2");
     expect(at).toEqual([0, 100]);
   });
@@ -155,8 +164,14 @@ describe("retry and a server's retryAfter that is too long", () => {
     const { clock, slept, events, options } = simulated();
     const { fn, at } = flaky(clock, Infinity, () => Object.assign(new Error("come back later"), { retryAfter: 1e308 }));
     const e = await rejection(retry(fn, options));
-    expect(isRetryError(e) && [e.reason, e.attempts, (e.cause as Error).message]).toEqual(["retryAfter", 1, "come back later"]);
-    expect((e as Error).message).toBe("Gave up after 1 attempt: the error asked to wait longer than maxRetryAfter; last error: Error: come back later");
+    expect(isRetryError(e) && [e.reason, e.attempts, (e.cause as Error).message]).toEqual([
+      "retryAfter",
+      1,
+      "come back later",
+    ]);
+    expect((e as Error).message).toBe(
+      "Gave up after 1 attempt: the error asked to wait longer than maxRetryAfter; last error: Error: come back later",
+    );
     expect([at, slept, events, clock.now()]).toEqual([[0], [], [], 0]);
   });
 
@@ -178,7 +193,9 @@ describe("retry and a server's retryAfter that is too long", () => {
 
   it("gives up on the attempts first: a hint after the last attempt is not the reason", async () => {
     const { clock, options } = simulated({ backoff: { attempts: 1 } });
-    const e = await rejection(retry(flaky(clock, Infinity, () => Object.assign(new Error("x"), { retryAfter: 1e9 })).fn, options));
+    const e = await rejection(
+      retry(flaky(clock, Infinity, () => Object.assign(new Error("x"), { retryAfter: 1e9 })).fn, options),
+    );
     expect((e as RetryError).reason).toBe("exhausted");
   });
 });
@@ -224,7 +241,9 @@ describe("retry against a deadline", () => {
     expect(events.length).toBe(1);
     expect(clock.now()).toBe(100);
     expect(isRetryError(e) && [e.reason, e.attempts, (e.cause as Error).message]).toEqual(["deadline", 2, "boom 2"]);
-    expect((e as Error).message).toBe("Gave up after 2 attempts: the next wait would pass the deadline; last error: Error: boom 2");
+    expect((e as Error).message).toBe(
+      "Gave up after 2 attempts: the next wait would pass the deadline; last error: Error: boom 2",
+    );
   });
 
   it("counts a server's retryAfter against the deadline too", async () => {
@@ -302,7 +321,10 @@ describe("retry with an AbortSignal", () => {
 describe("retry with a shared RetryBudget", () => {
   it("holds 100 failing calls of 4 attempts each to 120 calls in all, not 400", async () => {
     const shared = new RetryBudget({ ratio: 0.2, minPerSecond: 0 });
-    const { clock, options } = simulated({ budget: shared, backoff: { attempts: 4, base: 10, cap: 10, jitter: Jitter.rigid } });
+    const { clock, options } = simulated({
+      budget: shared,
+      backoff: { attempts: 4, base: 10, cap: 10, jitter: Jitter.rigid },
+    });
     let calls = 0;
     const outcomes: string[] = [];
     for (let i = 0; i < 100; i++) {

@@ -15,13 +15,17 @@ describe("Backoff rejects bad input, naming the field and the value", () => {
   });
 
   it("a factor under 1", () => {
-    expect(() => new Backoff({ factor: 0.5 })).toThrow(new RangeError("Backoff factor must be 1 or more (1 is a constant wait), got 0.5"));
+    expect(() => new Backoff({ factor: 0.5 })).toThrow(
+      new RangeError("Backoff factor must be 1 or more (1 is a constant wait), got 0.5"),
+    );
     expect(() => new Backoff({ factor: 0 })).toThrow(RangeError);
     expect(() => new Backoff({ factor: -2 })).toThrow(RangeError);
   });
 
   it("a cap under the base, or an infinite cap", () => {
-    expect(() => new Backoff({ base: 500, cap: 400 })).toThrow(new RangeError("Backoff cap (ms) must be at least the base (500), got 400"));
+    expect(() => new Backoff({ base: 500, cap: 400 })).toThrow(
+      new RangeError("Backoff cap (ms) must be at least the base (500), got 400"),
+    );
     expect(() => new Backoff({ cap: Infinity })).toThrow(/Backoff cap \(ms\) must be a finite number, got Infinity/);
     expect(new Backoff({ base: 400, cap: 400 }).schedule([])).toEqual([320, 320]);
   });
@@ -33,7 +37,10 @@ describe("Backoff rejects bad input, naming the field and the value", () => {
       [{ factor: nan }, /Backoff factor must be a finite number, got NaN/],
       [{ cap: nan }, /Backoff cap \(ms\) must be a finite number, got NaN/],
       [{ attempts: nan }, /Backoff attempts must be a finite number, got NaN/],
-      [{ jitter: { kind: "spread", fraction: nan } }, /Backoff jitter spread fraction must be a finite number, got NaN/],
+      [
+        { jitter: { kind: "spread", fraction: nan } },
+        /Backoff jitter spread fraction must be a finite number, got NaN/,
+      ],
     ];
     let threw = 0;
     for (const [policy, message] of cases) {
@@ -57,9 +64,13 @@ describe("Backoff rejects bad input, naming the field and the value", () => {
   });
 
   it("a field of the wrong type, and a jitter that is not one of the five", () => {
-    expect(() => new Backoff({ base: "100" as unknown as number })).toThrow(new TypeError('Backoff base (ms) must be a number, got string "100"'));
+    expect(() => new Backoff({ base: "100" as unknown as number })).toThrow(
+      new TypeError('Backoff base (ms) must be a number, got string "100"'),
+    );
     expect(() => new Backoff({ jitter: { kind: "wobbly" } as unknown as Jitter })).toThrow(TypeError);
-    expect(() => new Backoff({ jitter: { kind: "wobbly" } as unknown as Jitter })).toThrow(/Backoff jitter must be one of .*, got "wobbly"/);
+    expect(() => new Backoff({ jitter: { kind: "wobbly" } as unknown as Jitter })).toThrow(
+      /Backoff jitter must be one of .*, got "wobbly"/,
+    );
     expect(() => new Backoff({ jitter: "full" as unknown as Jitter })).toThrow(/got "full"/);
   });
 

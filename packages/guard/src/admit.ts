@@ -52,7 +52,18 @@ export interface AdmitOptions {
   readonly clock?: Clock;
 }
 
-const KNOWN: readonly (keyof AdmitOptions)[] = ["shedder", "load", "gate", "limits", "quota", "maxKeys", "busyRetryAfter", "problem", "fields", "clock"];
+const KNOWN: readonly (keyof AdmitOptions)[] = [
+  "shedder",
+  "load",
+  "gate",
+  "limits",
+  "quota",
+  "maxKeys",
+  "busyRetryAfter",
+  "problem",
+  "fields",
+  "clock",
+];
 
 /** A header field to append to the response: name and value. */
 export type Field = readonly [name: string, value: string];
@@ -101,7 +112,18 @@ class Answer implements Verdict {
   #gate: Gate | undefined;
   readonly #clock: Clock;
 
-  constructor(allowed: boolean, status: number, headers: readonly Field[], reason: RefusalKind | undefined, retryAfter: number, body: string | undefined, contentType: string | undefined, ticket: Ticket | undefined, gate: Gate | undefined, clock: Clock) {
+  constructor(
+    allowed: boolean,
+    status: number,
+    headers: readonly Field[],
+    reason: RefusalKind | undefined,
+    retryAfter: number,
+    body: string | undefined,
+    contentType: string | undefined,
+    ticket: Ticket | undefined,
+    gate: Gate | undefined,
+    clock: Clock,
+  ) {
     this.allowed = allowed;
     this.status = status;
     this.headers = headers;
@@ -145,7 +167,9 @@ export interface Admission {
 }
 
 function has(value: unknown, method: string): boolean {
-  return typeof value === "object" && value !== null && typeof (value as Record<string, unknown>)[method] === "function";
+  return (
+    typeof value === "object" && value !== null && typeof (value as Record<string, unknown>)[method] === "function"
+  );
 }
 
 /** The `q` and `w` a quota-engine limit advertises, by the algorithm its charge runs. */
@@ -185,37 +209,80 @@ export function admit(options?: AdmitOptions): Admission {
   if (has(o.shedder, "allow")) shedder = o.shedder as Shedder;
   else if (o.shedder !== undefined) shedder = new Shedder(o.shedder as Partial<Shed>, start);
   const load = o.load;
-  if (load !== undefined && typeof load !== "function") throw new TypeError(`admit load must be a function, got ${check.describe(load)}`);
-  if (shedder !== undefined && load === undefined) throw new TypeError("admit shedder needs a load: pass load: () => thousandths (for example LoadSampler's load from @tideward/shedder/node)");
+  if (load !== undefined && typeof load !== "function")
+    throw new TypeError(`admit load must be a function, got ${check.describe(load)}`);
+  if (shedder !== undefined && load === undefined)
+    throw new TypeError(
+      "admit shedder needs a load: pass load: () => thousandths (for example LoadSampler's load from @tideward/shedder/node)",
+    );
   let gate: Gate | undefined;
   if (has(o.gate, "enter")) gate = o.gate as Gate;
   else if (o.gate !== undefined) gate = new Gate(check.integer(o.gate, "admit gate (requests in flight)", 1));
   const maxKeys = o.maxKeys === undefined ? 100_000 : check.integer(o.maxKeys, "admit maxKeys", 1);
-  const keyed = o.limits === undefined || o.limits.length === 0 ? undefined : new KeyedLimits(checkLimits(o.limits, "admit"), maxKeys);
-  const busy = o.busyRetryAfter === undefined ? 1_000 : check.nonNegative(o.busyRetryAfter, "admit busyRetryAfter (ms)");
+  const keyed =
+    o.limits === undefined || o.limits.length === 0
+      ? undefined
+      : new KeyedLimits(checkLimits(o.limits, "admit"), maxKeys);
+  const busy =
+    o.busyRetryAfter === undefined ? 1_000 : check.nonNegative(o.busyRetryAfter, "admit busyRetryAfter (ms)");
   const problem = o.problem ?? false;
-  if (typeof problem !== "boolean") throw new TypeError(`admit problem must be true or false, got ${check.describe(problem)}`);
+  if (typeof problem !== "boolean")
+    throw new TypeError(`admit problem must be true or false, got ${check.describe(problem)}`);
   const show = o.fields ?? "always";
-  if (show !== "always" && show !== "low" && show !== "refused") throw new TypeError(`admit fields must be "always", "low" or "refused", got ${check.describe(show)}`);
+  if (show !== "always" && show !== "low" && show !== "refused")
+    throw new TypeError(`admit fields must be "always", "low" or "refused", got ${check.describe(show)}`);
   const quota = o.quota;
   let specs: Map<string, LimitSpec> | undefined;
   if (quota !== undefined) {
     const q = check.options(quota, ["store", "limits", "charges"], "admit quota");
-    if (!has(q.store, "checkAtomic")) throw new TypeError(`admit quota.store must be a QuotaStore (a QuotaEngine, or a Redis engine), got ${check.describe(q.store)}`);
-    if (typeof q.charges !== "function") throw new TypeError(`admit quota.charges must be a function (key, cost) => charges, got ${check.describe(q.charges)}`);
-    if (!Array.isArray(q.limits)) throw new TypeError(`admit quota.limits must be the LimitSpecs the charges name, got ${check.describe(q.limits)}`);
+    if (!has(q.store, "checkAtomic"))
+      throw new TypeError(
+        `admit quota.store must be a QuotaStore (a QuotaEngine, or a Redis engine), got ${check.describe(q.store)}`,
+      );
+    if (typeof q.charges !== "function")
+      throw new TypeError(
+        `admit quota.charges must be a function (key, cost) => charges, got ${check.describe(q.charges)}`,
+      );
+    if (!Array.isArray(q.limits))
+      throw new TypeError(
+        `admit quota.limits must be the LimitSpecs the charges name, got ${check.describe(q.limits)}`,
+      );
     specs = new Map();
-    for (const [i, spec] of (q.limits as LimitSpec[]).entries()) specs.set(policyName(spec?.name, `admit quota.limits[${i}].name`), spec);
+    for (const [i, spec] of (q.limits as LimitSpec[]).entries())
+      specs.set(policyName(spec?.name, `admit quota.limits[${i}].name`), spec);
   }
 
-  const refuse = (status: 429 | 503, reason: RefusalKind, retryAfter: number, fields: readonly Field[], violated: readonly string[], ticket: Ticket | undefined, entered: boolean): Verdict => {
+  const refuse = (
+    status: 429 | 503,
+    reason: RefusalKind,
+    retryAfter: number,
+    fields: readonly Field[],
+    violated: readonly string[],
+    ticket: Ticket | undefined,
+    entered: boolean,
+  ): Verdict => {
     // What this request held is given back at once: it will not run.
     ticket?.fail();
     if (entered) gate?.leave();
     // A copy: the fields may be the ones admitted requests share.
     const all = retryAfter < Infinity ? [...fields, ["Retry-After", String(seconds(retryAfter))] as const] : fields;
-    const body = problem ? problemBody(status, violated, retryAfter) : status === 429 ? "Too Many Requests\n" : "Service Unavailable\n";
-    return new Answer(false, status, all, reason, retryAfter, body, problem ? PROBLEM_JSON : "text/plain; charset=utf-8", undefined, undefined, clock);
+    const body = problem
+      ? problemBody(status, violated, retryAfter)
+      : status === 429
+        ? "Too Many Requests\n"
+        : "Service Unavailable\n";
+    return new Answer(
+      false,
+      status,
+      all,
+      reason,
+      retryAfter,
+      body,
+      problem ? PROBLEM_JSON : "text/plain; charset=utf-8",
+      undefined,
+      undefined,
+      clock,
+    );
   };
 
   // Each field is one line holding one list member per policy, joined as RFC 8941 joins lines:
@@ -265,10 +332,21 @@ export function admit(options?: AdmitOptions): Admission {
     if (known !== undefined) return known;
     let line = member(0);
     for (let i = 1; i < limits.length; i++) line += `, ${member(i)}`;
-    return remember(lines, one, Object.freeze([Object.freeze([POLICY_FIELD, keyedPolicy] as const), Object.freeze([LIMIT_FIELD, line] as const)]));
+    return remember(
+      lines,
+      one,
+      Object.freeze([Object.freeze([POLICY_FIELD, keyedPolicy] as const), Object.freeze([LIMIT_FIELD, line] as const)]),
+    );
   };
 
-  const afterQuota = (report: AtomicReport, charges: readonly QuotaCharge[], before: readonly Field[] | undefined, violated: string[], ticket: Ticket | undefined, entered: boolean): Verdict => {
+  const afterQuota = (
+    report: AtomicReport,
+    charges: readonly QuotaCharge[],
+    before: readonly Field[] | undefined,
+    violated: string[],
+    ticket: Ticket | undefined,
+    entered: boolean,
+  ): Verdict => {
     // One member per limit name: the most restrictive of its charges.
     const byName = new Map<string, PolicyState>();
     for (const [i, c] of charges.entries()) {
@@ -279,17 +357,32 @@ export function admit(options?: AdmitOptions): Admission {
       // A charge that fit in a set that did not commit reports what would have remained; what
       // remains is that plus its cost, since nothing was charged.
       const remaining = d.reason === "not_committed" ? d.remaining + c.cost : Math.max(0, d.remaining);
-      const reset = remaining === 0 ? (d.retryAfter > 0 && d.retryAfter < Infinity ? d.retryAfter : d.resetAfter) : d.resetAfter;
+      const reset =
+        remaining === 0 ? (d.retryAfter > 0 && d.retryAfter < Infinity ? d.retryAfter : d.resetAfter) : d.resetAfter;
       const prev = byName.get(c.limit);
-      if (prev === undefined || remaining < prev.remaining) byName.set(c.limit, { name: c.limit, quota: q, window: w, remaining, reset });
+      if (prev === undefined || remaining < prev.remaining)
+        byName.set(c.limit, { name: c.limit, quota: q, window: w, remaining, reset });
       if (!d.allowed && d.reason !== "not_committed" && !violated.includes(c.limit)) violated.push(c.limit);
     }
     const states = [...byName.values()];
     const fields = fieldsOf(states);
     if (before !== undefined) fields.unshift(...before);
     if (!report.allowed) return refuse(429, "quota", report.retryAfter, fields, violated, ticket, entered);
-    const shown = show === "always" || (show === "low" && (before !== undefined || states.some((p) => p.remaining * 10 <= p.quota)));
-    return new Answer(true, 200, shown ? fields : NO_FIELDS, undefined, 0, undefined, undefined, ticket, entered ? gate : undefined, clock);
+    const shown =
+      show === "always" ||
+      (show === "low" && (before !== undefined || states.some((p) => p.remaining * 10 <= p.quota)));
+    return new Answer(
+      true,
+      200,
+      shown ? fields : NO_FIELDS,
+      undefined,
+      0,
+      undefined,
+      undefined,
+      ticket,
+      entered ? gate : undefined,
+      clock,
+    );
   };
 
   const checkOne = (key = "", cost = 1): Verdict | Promise<Verdict> => {
@@ -334,12 +427,24 @@ export function admit(options?: AdmitOptions): Admission {
       }
       return afterQuota(report as AtomicReport, charges, fields, violated, ticket, entered);
     }
-    return new Answer(true, 200, fields ?? NO_FIELDS, undefined, 0, undefined, undefined, ticket, entered ? gate : undefined, clock);
+    return new Answer(
+      true,
+      200,
+      fields ?? NO_FIELDS,
+      undefined,
+      0,
+      undefined,
+      undefined,
+      ticket,
+      entered ? gate : undefined,
+      clock,
+    );
   };
 
   return {
     check: (key, cost) => {
-      if (cost !== undefined && !(Number.isSafeInteger(cost) && cost >= 1)) throw new RangeError(`admit check cost must be a whole number from 1, got ${check.describe(cost)}`);
+      if (cost !== undefined && !(Number.isSafeInteger(cost) && cost >= 1))
+        throw new RangeError(`admit check cost must be a whole number from 1, got ${check.describe(cost)}`);
       return checkOne(key, cost);
     },
     gate,

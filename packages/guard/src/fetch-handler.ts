@@ -19,7 +19,11 @@ export interface AdmitFetchOptions<Rest extends unknown[]> {
 /** The peer address a Fetch-API runtime hands its handler, where it hands one. */
 function peer(request: Request, rest: readonly unknown[]): string | undefined {
   const extra = rest[0] as
-    | { remoteAddr?: { hostname?: unknown }; requestIP?: (r: Request) => { address?: unknown } | null; incoming?: { socket?: { remoteAddress?: unknown } } }
+    | {
+        remoteAddr?: { hostname?: unknown };
+        requestIP?: (r: Request) => { address?: unknown } | null;
+        incoming?: { socket?: { remoteAddress?: unknown } };
+      }
     | undefined;
   if (extra === undefined || extra === null || typeof extra !== "object") return undefined;
   const deno = extra.remoteAddr?.hostname;
@@ -67,10 +71,14 @@ export function admitFetch<Rest extends unknown[]>(
   handler: (request: Request, ...rest: Rest) => Response | Promise<Response>,
   options?: AdmitFetchOptions<Rest>,
 ): (request: Request, ...rest: Rest) => Promise<Response> {
-  if (typeof handler !== "function") throw new TypeError(`admitFetch expects a handler function, got ${check.describe(handler)}`);
+  if (typeof handler !== "function")
+    throw new TypeError(`admitFetch expects a handler function, got ${check.describe(handler)}`);
   const o = check.options(options, ["key", "trustProxy", "cost"], "admitFetch");
   const hops = o.trustProxy === undefined ? 0 : check.integer(o.trustProxy, "admitFetch trustProxy", 0);
-  const key = o.key ?? ((request: Request, ...rest: Rest) => clientAddress(peer(request, rest), request.headers.get("x-forwarded-for"), hops));
+  const key =
+    o.key ??
+    ((request: Request, ...rest: Rest) =>
+      clientAddress(peer(request, rest), request.headers.get("x-forwarded-for"), hops));
   const cost = o.cost;
 
   const run = async (verdict: Verdict, request: Request, rest: Rest): Promise<Response> => {
@@ -96,7 +104,10 @@ export function admitFetch<Rest extends unknown[]>(
   };
 
   return async (request, ...rest) => {
-    const verdict = admission.check(key(request, ...rest) ?? "unknown", cost === undefined ? 1 : cost(request, ...rest));
-    return run(verdict instanceof Promise ? await verdict : (verdict), request, rest);
+    const verdict = admission.check(
+      key(request, ...rest) ?? "unknown",
+      cost === undefined ? 1 : cost(request, ...rest),
+    );
+    return run(verdict instanceof Promise ? await verdict : verdict, request, rest);
   };
 }

@@ -12,7 +12,10 @@ export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promi
  * Options of {@link guardFetch}: every {@link GuardOptions} field that does not judge an answer
  * (those are HTTP's here), and three that say how HTTP is judged.
  */
-export interface GuardFetchOptions extends Omit<GuardOptions<Response>, "isFailure" | "retryOn" | "retryAfter" | "discard"> {
+export interface GuardFetchOptions extends Omit<
+  GuardOptions<Response>,
+  "isFailure" | "retryOn" | "retryAfter" | "discard"
+> {
   /**
    * Which responses count as failures on the breaker (network errors and timeouts always do).
    * @defaultValue a status of 500 or more; a 4xx is the caller's problem, not the backend's
@@ -67,13 +70,26 @@ function isRequest(input: unknown): input is Request {
  * @returns a function of fetch's signature
  */
 export function guardFetch(fetch: Fetch, options?: GuardFetchOptions): Fetch {
-  if (typeof fetch !== "function") throw new TypeError(`guardFetch expects a fetch function, got ${typeof fetch} ${check.describe(fetch)}`);
+  if (typeof fetch !== "function")
+    throw new TypeError(`guardFetch expects a fetch function, got ${typeof fetch} ${check.describe(fetch)}`);
   const given = check.options(options, KNOWN, "guardFetch");
   const { failOn, retryStatuses, methods, ...rest } = given;
-  if (failOn !== undefined && typeof failOn !== "function") throw new TypeError(`guardFetch failOn must be a function, got ${check.describe(failOn)}`);
+  if (failOn !== undefined && typeof failOn !== "function")
+    throw new TypeError(`guardFetch failOn must be a function, got ${check.describe(failOn)}`);
   const fails = failOn ?? ((r: Response) => r.status >= 500);
-  const statuses = new Set(readList(retryStatuses, "retryStatuses", STATUSES, (s) => typeof s === "number" && Number.isInteger(s) && s >= 100 && s <= 599));
-  const safe = new Set(readList(methods, "methods", METHODS, (m) => typeof m === "string" && m.length > 0).map((m) => String(m).toUpperCase()));
+  const statuses = new Set(
+    readList(
+      retryStatuses,
+      "retryStatuses",
+      STATUSES,
+      (s) => typeof s === "number" && Number.isInteger(s) && s >= 100 && s <= 599,
+    ),
+  );
+  const safe = new Set(
+    readList(methods, "methods", METHODS, (m) => typeof m === "string" && m.length > 0).map((m) =>
+      String(m).toUpperCase(),
+    ),
+  );
   let clock: () => number = Date.now;
   const o: Resolved<Response> = resolveGuard<Response>(
     {
@@ -90,7 +106,13 @@ export function guardFetch(fetch: Fetch, options?: GuardFetchOptions): Fetch {
   );
   clock = o.clock;
   // Requests that must not be repeated share every primitive with the rest, but make one attempt.
-  const once: Resolved<Response> = Object.freeze({ ...o, attempts: 1, backoff: undefined, hedgeMax: 0, hedgeDelay: Infinity });
+  const once: Resolved<Response> = Object.freeze({
+    ...o,
+    attempts: 1,
+    backoff: undefined,
+    hedgeMax: 0,
+    hedgeDelay: Infinity,
+  });
   const send = (attempt: Attempt, input: string | URL | Request, init: RequestInit | undefined): Promise<Response> =>
     // A Request is cloned for every attempt, so the original's body is never used up.
     fetch(isRequest(input) ? input.clone() : input, { ...init, signal: attempt.signal });
@@ -105,10 +127,16 @@ export function guardFetch(fetch: Fetch, options?: GuardFetchOptions): Fetch {
   };
 }
 
-function readList<T>(value: readonly T[] | undefined, what: string, fallback: readonly T[], ok: (x: unknown) => boolean): T[] {
+function readList<T>(
+  value: readonly T[] | undefined,
+  what: string,
+  fallback: readonly T[],
+  ok: (x: unknown) => boolean,
+): T[] {
   if (value === undefined) return [...fallback];
   if (!Array.isArray(value)) throw new TypeError(`guardFetch ${what} must be an array, got ${check.describe(value)}`);
-  for (const x of value as unknown[]) if (!ok(x)) throw new RangeError(`guardFetch ${what} has an invalid entry ${check.describe(x)}`);
+  for (const x of value as unknown[])
+    if (!ok(x)) throw new RangeError(`guardFetch ${what} has an invalid entry ${check.describe(x)}`);
   return [...(value as T[])];
 }
 

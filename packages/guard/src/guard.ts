@@ -95,8 +95,12 @@ function superseded(): Error {
  * @param options - the policies, see {@link GuardOptions}
  * @throws TypeError/RangeError at once for a bad option, naming it and the value
  */
-export function guard<A extends unknown[], R>(fn: (attempt: Attempt, ...args: A) => R | PromiseLike<R>, options?: GuardOptions<R>): Guarded<A, R> {
-  if (typeof fn !== "function") throw new TypeError(`guard expects a function to guard, got ${typeof fn} ${check.describe(fn)}`);
+export function guard<A extends unknown[], R>(
+  fn: (attempt: Attempt, ...args: A) => R | PromiseLike<R>,
+  options?: GuardOptions<R>,
+): Guarded<A, R> {
+  if (typeof fn !== "function")
+    throw new TypeError(`guard expects a function to guard, got ${typeof fn} ${check.describe(fn)}`);
   return guardWith(fn, resolveGuard(options));
 }
 
@@ -118,7 +122,8 @@ class Core<A extends unknown[], R> {
     // A budget given to a guard that never retries still counts its first attempts: what another
     // guard sharing it may spend on retries.
     this.#direct = o.hedgeMax === 0 && !(o.bucket !== undefined && o.maxWait > 0);
-    this.#simple = this.#direct && o.deadline === Infinity && o.timeout === Infinity && o.attempts === 1 && o.budget === undefined;
+    this.#simple =
+      this.#direct && o.deadline === Infinity && o.timeout === Infinity && o.attempts === 1 && o.budget === undefined;
   }
 
   call(scope: CallScope | undefined, args: A): Promise<R> {
@@ -179,12 +184,20 @@ class Core<A extends unknown[], R> {
   }
 
   /** Settles what the only attempt held and reports it; answers the value, or the error to throw. */
-  #onceEnded(threw: boolean, error: unknown, value: R | undefined, permit: Permit | undefined, ticket: Ticket | undefined, start: number): unknown {
+  #onceEnded(
+    threw: boolean,
+    error: unknown,
+    value: R | undefined,
+    permit: Permit | undefined,
+    ticket: Ticket | undefined,
+    start: number,
+  ): unknown {
     const o = this.#o;
     const end = o.clock();
     const outcome = threw || o.isFailure !== undefined ? this.#classify(threw, error, value) : "success";
     this.#account(permit, ticket, o.gate !== undefined, outcome, end);
-    if (o.onOutcome !== undefined) o.onOutcome({ outcome, attempt: 1, hedge: false, duration: end - start, error, result: value });
+    if (o.onOutcome !== undefined)
+      o.onOutcome({ outcome, attempt: 1, hedge: false, duration: end - start, error, result: value });
     return threw ? error : value;
   }
 
@@ -204,9 +217,11 @@ class Core<A extends unknown[], R> {
       call = new Call<R>(start, end, undefined, end < Infinity || o.timeout < Infinity);
       o.budget?.recordAttempt(start);
       pass = new Pass();
-      if (!this.#admit(start, pass, false, call)) return rejected(new Refusal(pass.kind ?? "deadline", pass.retryAfter));
+      if (!this.#admit(start, pass, false, call))
+        return rejected(new Refusal(pass.kind ?? "deadline", pass.retryAfter));
       // The flight answers the call itself (it `decides`): its promise is the call's.
-      if (call.abortable) return new Flight<A, R>(this, o, call, pass, args, false, true).promise as unknown as Promise<R>;
+      if (call.abortable)
+        return new Flight<A, R>(this, o, call, pass, args, false, true).promise as unknown as Promise<R>;
     } catch (e) {
       return rejected(e);
     }
@@ -224,12 +239,20 @@ class Core<A extends unknown[], R> {
   }
 
   /** Settles `#first`'s attempt when nothing could cut it off; answers it, or goes on to retry. */
-  #firstEnded(call: Call<R>, pass: Pass, args: A, threw: boolean, error: unknown, result: R | undefined): R | Promise<R> {
+  #firstEnded(
+    call: Call<R>,
+    pass: Pass,
+    args: A,
+    threw: boolean,
+    error: unknown,
+    result: R | undefined,
+  ): R | Promise<R> {
     const o = this.#o;
     const t = o.clock();
     const outcome = this.#classify(threw, error, result);
     this.#account(pass.permit, pass.ticket, pass.gated, outcome, t);
-    if (o.onOutcome !== undefined) o.onOutcome({ outcome, attempt: 1, hedge: false, duration: t - pass.at, error, result });
+    if (o.onOutcome !== undefined)
+      o.onOutcome({ outcome, attempt: 1, hedge: false, duration: t - pass.at, error, result });
     return this.decided(call, args, outcome, threw, error, result, false);
   }
 
@@ -237,7 +260,15 @@ class Core<A extends unknown[], R> {
    * @internal For `#first` and a {@link Flight} that decides: the call's answer after its first
    * attempt — its value, its error thrown — or the retries that follow it in `#full`.
    */
-  decided(call: Call<R>, args: A, outcome: Outcome, threw: boolean, error: unknown, result: R | undefined, final: boolean): R | Promise<R> {
+  decided(
+    call: Call<R>,
+    args: A,
+    outcome: Outcome,
+    threw: boolean,
+    error: unknown,
+    result: R | undefined,
+    final: boolean,
+  ): R | Promise<R> {
     if (outcome === "refused" || final || this.#o.attempts <= 1 || !this.#retryable(outcome, error, result)) {
       if (threw) throw error;
       return result as R;
@@ -255,7 +286,11 @@ class Core<A extends unknown[], R> {
    * Every other call: deadline, waits, retries, hedges and the caller's signal; or, with
    * `resume`, the retries of a call whose first attempt `#first` made.
    */
-  async #full(scope: CallScope | undefined, args: A, resume: { readonly call: Call<R>; readonly settled: Settled<R> } | undefined): Promise<R> {
+  async #full(
+    scope: CallScope | undefined,
+    args: A,
+    resume: { readonly call: Call<R>; readonly settled: Settled<R> } | undefined,
+  ): Promise<R> {
     const o = this.#o;
     const signal = scope?.signal;
     let call: Call<R>;
@@ -268,7 +303,12 @@ class Core<A extends unknown[], R> {
       const given = scope?.deadline;
       if (given !== undefined && given < end) end = given;
       if (!(start < end)) throw this.#refuse("deadline", 0, 1);
-      const made = new Call<R>(start, end, signal, end < Infinity || o.timeout < Infinity || signal !== undefined || o.hedgeMax > 0);
+      const made = new Call<R>(
+        start,
+        end,
+        signal,
+        end < Infinity || o.timeout < Infinity || signal !== undefined || o.hedgeMax > 0,
+      );
       call = made;
       onAbort = signal === undefined ? undefined : () => made.abort(signal.reason);
       if (onAbort !== undefined) signal?.addEventListener("abort", onAbort, { once: true });
@@ -310,7 +350,8 @@ class Core<A extends unknown[], R> {
             const t = o.clock();
             const outcome = this.#classify(threw, error, result);
             this.#account(pass.permit, pass.ticket, pass.gated, outcome, t);
-            if (o.onOutcome !== undefined) o.onOutcome({ outcome, attempt: number, hedge: false, duration: t - pass.at, error, result });
+            if (o.onOutcome !== undefined)
+              o.onOutcome({ outcome, attempt: number, hedge: false, duration: t - pass.at, error, result });
             s = { outcome, threw, error, result, final: false };
           }
         }
@@ -336,7 +377,8 @@ class Core<A extends unknown[], R> {
           this.#emitRefuse("budget", 0, call.attempts + 1);
           return this.#answer(s);
         }
-        if (o.onRetry !== undefined) o.onRetry({ attempt: call.attempts, delay: wait, error: s.threw ? s.error : undefined, result: s.result });
+        if (o.onRetry !== undefined)
+          o.onRetry({ attempt: call.attempts, delay: wait, error: s.threw ? s.error : undefined, result: s.result });
         if (!s.threw && s.result !== undefined) o.discard?.(s.result);
         if (wait > 0) await call.sleep(o, wait);
         last = s;
@@ -446,7 +488,13 @@ class Core<A extends unknown[], R> {
   }
 
   /** Gives back what an admitted attempt held, recording how it went. */
-  #account(permit: Permit | undefined, ticket: Ticket | undefined, gated: boolean, outcome: Outcome, end: number): void {
+  #account(
+    permit: Permit | undefined,
+    ticket: Ticket | undefined,
+    gated: boolean,
+    outcome: Outcome,
+    end: number,
+  ): void {
     if (permit !== undefined) {
       if (outcome === "success") permit.pass(end);
       else if (outcome === "failure" || outcome === "timeout") permit.fail(end);
@@ -465,7 +513,15 @@ class Core<A extends unknown[], R> {
   }
 
   /** @internal For {@link Flight}: settles an attempt's accounting and reports it. */
-  settle(pass: Pass, ctx: Context, outcome: Outcome, start: number, end: number, error: unknown, result: R | undefined): void {
+  settle(
+    pass: Pass,
+    ctx: Context,
+    outcome: Outcome,
+    start: number,
+    end: number,
+    error: unknown,
+    result: R | undefined,
+  ): void {
     this.#account(pass.permit, pass.ticket, pass.gated, outcome, end);
     const on = this.#o.onOutcome;
     if (on !== undefined) on({ outcome, attempt: ctx.attempt, hedge: ctx.hedge, duration: end - start, error, result });
@@ -510,7 +566,11 @@ class Core<A extends unknown[], R> {
           live.delete(flight);
           if (done) return;
           if (s.outcome === "cancelled" || s.final) return finish(s);
-          const again = s.outcome !== "refused" && (o.retryOn === undefined ? s.outcome === "failure" || s.outcome === "timeout" : o.retryOn(s.error, s.result));
+          const again =
+            s.outcome !== "refused" &&
+            (o.retryOn === undefined
+              ? s.outcome === "failure" || s.outcome === "timeout"
+              : o.retryOn(s.error, s.result));
           if (!again) return finish(s);
           if (last !== undefined && !last.threw && last.result !== undefined) o.discard?.(last.result);
           last = s;
@@ -528,7 +588,8 @@ class Core<A extends unknown[], R> {
         }
         hedges++;
         launch(pass, true);
-        if (o.onHedge !== undefined) o.onHedge({ attempt: call.attempts, inFlight: live.size, elapsed: o.clock() - call.start });
+        if (o.onHedge !== undefined)
+          o.onHedge({ attempt: call.attempts, inFlight: live.size, elapsed: o.clock() - call.start });
         arm();
         return true;
       };
@@ -800,14 +861,16 @@ class Flight<A extends unknown[], R> {
     }
     this.#resolve(answer);
   }
-
 }
 
 /**
  * @internal A guard over options already resolved: `guardFetch` builds two (retrying and not)
  * that share one breaker, bucket, gate, shedder and budget.
  */
-export function guardWith<A extends unknown[], R>(fn: (attempt: Attempt, ...args: A) => R | PromiseLike<R>, o: Resolved<R>): Guarded<A, R> {
+export function guardWith<A extends unknown[], R>(
+  fn: (attempt: Attempt, ...args: A) => R | PromiseLike<R>,
+  o: Resolved<R>,
+): Guarded<A, R> {
   const core = new Core<A, R>(fn, o);
   const guarded = ((...args: A) => core.call(undefined, args)) as Guarded<A, R>;
   guarded.run = (scope: CallScope, ...args: A) => core.call(scope, args);

@@ -13,7 +13,11 @@
  * @param hops - how many proxies in front of this server are trusted, a whole number from 0
  * @returns the address, or `undefined` when none is known
  */
-export function clientAddress(socket: string | undefined, forwarded: string | readonly string[] | null | undefined, hops: number): string | undefined {
+export function clientAddress(
+  socket: string | undefined,
+  forwarded: string | readonly string[] | null | undefined,
+  hops: number,
+): string | undefined {
   if (!(hops > 0) || forwarded === undefined || forwarded === null) return socket;
   const text = typeof forwarded === "string" ? forwarded : forwarded.join(",");
   const chain = text

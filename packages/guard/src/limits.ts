@@ -39,7 +39,10 @@ interface Checked {
 
 /** Checks the limits once, at construction. */
 export function checkLimits(limits: unknown, owner: string): readonly Checked[] {
-  if (!Array.isArray(limits)) throw new TypeError(`${owner} limits must be an array of { name, quota, window, kind }, got ${check.describe(limits)}`);
+  if (!Array.isArray(limits))
+    throw new TypeError(
+      `${owner} limits must be an array of { name, quota, window, kind }, got ${check.describe(limits)}`,
+    );
   const seen = new Set<string>();
   return limits.map((l: unknown, i) => {
     const o = check.options(l as Limit, ["name", "quota", "window", "kind"], `${owner} limits[${i}]`);
@@ -48,7 +51,9 @@ export function checkLimits(limits: unknown, owner: string): readonly Checked[] 
     seen.add(name);
     const kind = o.kind ?? "bucket";
     if (kind !== "bucket" && kind !== "sliding" && kind !== "period" && kind !== "gcra") {
-      throw new TypeError(`${owner} limits[${i}].kind must be "bucket", "sliding", "period" or "gcra", got ${check.describe(kind)}`);
+      throw new TypeError(
+        `${owner} limits[${i}].kind must be "bucket", "sliding", "period" or "gcra", got ${check.describe(kind)}`,
+      );
     }
     return Object.freeze({
       name,
@@ -148,7 +153,14 @@ export class KeyedLimits {
    *
    * @returns milliseconds until the refused ones would admit (the longest), or -1 when admitted
    */
-  charge(key: string, now: number, cost: number, remaining: Float64Array, reset: Float64Array, violated: string[]): number {
+  charge(
+    key: string,
+    now: number,
+    cost: number,
+    remaining: Float64Array,
+    reset: Float64Array,
+    violated: string[],
+  ): number {
     const set = this.#get(key, now);
     let retry = -1;
     const only = set.length === 1 ? set[0] : undefined;

@@ -201,7 +201,8 @@ export function retryAfterProperty(error: unknown): number | undefined {
 
 function fn<T>(value: unknown, what: string): T | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== "function") throw new TypeError(`guard ${what} must be a function, got ${typeof value} ${check.describe(value)}`);
+  if (typeof value !== "function")
+    throw new TypeError(`guard ${what} must be a function, got ${typeof value} ${check.describe(value)}`);
   return value as T;
 }
 
@@ -215,7 +216,9 @@ function limit(value: unknown, what: string): number {
 // Instances are told by a method rather than `instanceof`, which fails when two copies of a
 // package end up in one bundle (a Breaker from the other copy must not be read as Sre fields).
 function has(value: unknown, method: string): boolean {
-  return typeof value === "object" && value !== null && typeof (value as Record<string, unknown>)[method] === "function";
+  return (
+    typeof value === "object" && value !== null && typeof (value as Record<string, unknown>)[method] === "function"
+  );
 }
 
 function isObject(value: unknown): value is object {
@@ -241,7 +244,8 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
   let bucket: Bucket | undefined;
   if (has(o.bucket, "take")) bucket = o.bucket as Bucket;
   else if (o.bucket !== undefined) {
-    if (!isObject(o.bucket)) throw new TypeError(`${owner} bucket must be a Bucket or { rate, burst }, got ${check.describe(o.bucket)}`);
+    if (!isObject(o.bucket))
+      throw new TypeError(`${owner} bucket must be a Bucket or { rate, burst }, got ${check.describe(o.bucket)}`);
     const b = check.options(o.bucket, ["rate", "burst"], `${owner} bucket`);
     bucket = new Bucket(b.rate as number, { burst: b.burst, now });
   }
@@ -250,7 +254,8 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
   let breaker: Breaker | undefined;
   if (has(o.breaker, "allow")) breaker = o.breaker as Breaker;
   else if (o.breaker !== undefined) {
-    if (!isObject(o.breaker)) throw new TypeError(`${owner} breaker must be a Breaker or Sre fields, got ${check.describe(o.breaker)}`);
+    if (!isObject(o.breaker))
+      throw new TypeError(`${owner} breaker must be a Breaker or Sre fields, got ${check.describe(o.breaker)}`);
     breaker = new Breaker(o.breaker as Partial<Sre>, now);
   }
 
@@ -261,18 +266,22 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
   let shedder: Shedder | undefined;
   if (has(o.shedder, "allow")) shedder = o.shedder as Shedder;
   else if (o.shedder !== undefined) {
-    if (!isObject(o.shedder)) throw new TypeError(`${owner} shedder must be a Shedder or Shed fields, got ${check.describe(o.shedder)}`);
+    if (!isObject(o.shedder))
+      throw new TypeError(`${owner} shedder must be a Shedder or Shed fields, got ${check.describe(o.shedder)}`);
     shedder = new Shedder(o.shedder as Partial<Shed>, now);
   }
   const load = fn<() => number>(o.load, "load");
   if (shedder !== undefined && load === undefined) {
-    throw new TypeError(`${owner} shedder needs a load: pass load: () => thousandths (for example LoadSampler's load from @tideward/shedder/node)`);
+    throw new TypeError(
+      `${owner} shedder needs a load: pass load: () => thousandths (for example LoadSampler's load from @tideward/shedder/node)`,
+    );
   }
 
   let backoff: Backoff | undefined;
   if (has(o.retry, "delay")) backoff = o.retry as Backoff;
   else if (o.retry !== undefined) {
-    if (!isObject(o.retry)) throw new TypeError(`${owner} retry must be a Backoff or backoff fields, got ${check.describe(o.retry)}`);
+    if (!isObject(o.retry))
+      throw new TypeError(`${owner} retry must be a Backoff or backoff fields, got ${check.describe(o.retry)}`);
     backoff = new Backoff(o.retry);
   }
   const attempts = backoff?.attempts ?? 1;
@@ -280,7 +289,8 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
   let hedgeDelay = Infinity;
   let hedgeMax = 0;
   if (o.hedge !== undefined) {
-    if (!isObject(o.hedge)) throw new TypeError(`${owner} hedge must be { delay, max }, got ${check.describe(o.hedge)}`);
+    if (!isObject(o.hedge))
+      throw new TypeError(`${owner} hedge must be { delay, max }, got ${check.describe(o.hedge)}`);
     const h = check.options(o.hedge, ["delay", "max"], `${owner} hedge`);
     hedgeDelay = check.nonNegative(h.delay, `${owner} hedge delay (ms)`);
     hedgeMax = h.max === undefined ? 1 : check.integer(h.max, `${owner} hedge max`, 1);
@@ -289,12 +299,16 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
   let budget: RetryBudget | undefined;
   if (has(o.budget, "tryRetry")) budget = o.budget as RetryBudget;
   else if (o.budget !== false && (o.budget !== undefined || attempts > 1 || hedgeMax > 0)) {
-    if (o.budget !== undefined && !isObject(o.budget)) throw new TypeError(`${owner} budget must be a RetryBudget, Budget fields or false, got ${check.describe(o.budget)}`);
+    if (o.budget !== undefined && !isObject(o.budget))
+      throw new TypeError(
+        `${owner} budget must be a RetryBudget, Budget fields or false, got ${check.describe(o.budget)}`,
+      );
     budget = new RetryBudget((o.budget ?? {}) as Partial<Budget>, now);
   }
 
   const over = o.overMaxRetryAfter ?? "give-up";
-  if (over !== "cap" && over !== "give-up") throw new TypeError(`${owner} overMaxRetryAfter must be "cap" or "give-up", got ${check.describe(over)}`);
+  if (over !== "cap" && over !== "give-up")
+    throw new TypeError(`${owner} overMaxRetryAfter must be "cap" or "give-up", got ${check.describe(over)}`);
 
   return Object.freeze({
     deadline: limit(o.deadline, `${owner} deadline (ms)`),
@@ -310,8 +324,11 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
     budget,
     isFailure: fn<(error: unknown, result: R | undefined) => boolean>(o.isFailure, "isFailure"),
     retryOn: fn<(error: unknown, result: R | undefined) => boolean>(o.retryOn, "retryOn"),
-    retryAfter: fn<(error: unknown, result: R | undefined) => number | undefined>(o.retryAfter, "retryAfter") ?? retryAfterProperty,
-    maxRetryAfter: o.maxRetryAfter === undefined ? 60_000 : check.nonNegative(o.maxRetryAfter, `${owner} maxRetryAfter (ms)`),
+    retryAfter:
+      fn<(error: unknown, result: R | undefined) => number | undefined>(o.retryAfter, "retryAfter") ??
+      retryAfterProperty,
+    maxRetryAfter:
+      o.maxRetryAfter === undefined ? 60_000 : check.nonNegative(o.maxRetryAfter, `${owner} maxRetryAfter (ms)`),
     capRetryAfter: over === "cap",
     hedgeDelay,
     hedgeMax,

@@ -50,7 +50,9 @@ export function limitMember(p: PolicyState): string {
 /** Checks a policy name once, at construction: a String may hold printable ASCII only. */
 export function policyName(name: unknown, what: string): string {
   if (typeof name !== "string" || name.length === 0 || !isSfString(name)) {
-    throw new TypeError(`${what} must be a non-empty string of printable ASCII (it is sent as a structured-field String), got ${JSON.stringify(name)}`);
+    throw new TypeError(
+      `${what} must be a non-empty string of printable ASCII (it is sent as a structured-field String), got ${JSON.stringify(name)}`,
+    );
   }
   return name;
 }

@@ -11,7 +11,15 @@
 export type RefusalKind = "deadline" | "rate" | "breaker" | "budget" | "shed" | "gate" | "quota";
 
 /** Every {@link RefusalKind}, in the order of the list above. */
-export const refusalKinds: readonly RefusalKind[] = Object.freeze(["deadline", "rate", "breaker", "budget", "shed", "gate", "quota"] as const);
+export const refusalKinds: readonly RefusalKind[] = Object.freeze([
+  "deadline",
+  "rate",
+  "breaker",
+  "budget",
+  "shed",
+  "gate",
+  "quota",
+] as const);
 
 const WHY: Readonly<Record<RefusalKind, string>> = {
   deadline: "the deadline leaves no time for it",
@@ -61,7 +69,10 @@ export class Refusal extends Error {
    * @param options - `cause`, when a refusal stands for an earlier error
    */
   constructor(kind: RefusalKind, retryAfter = 0, options?: { cause?: unknown }) {
-    super(`Refused (${kind}): ${WHY[kind]}${retryAfter > 0 && retryAfter < Infinity ? `; retry after ${Math.ceil(retryAfter)} ms` : ""}`, options);
+    super(
+      `Refused (${kind}): ${WHY[kind]}${retryAfter > 0 && retryAfter < Infinity ? `; retry after ${Math.ceil(retryAfter)} ms` : ""}`,
+      options,
+    );
     this.kind = kind;
     this.retryAfter = retryAfter > 0 ? retryAfter : 0;
   }
@@ -99,7 +110,11 @@ export class TimeoutError extends Error {
    * @param after - milliseconds the attempt had run
    */
   constructor(scope: TimeoutScope, after: number) {
-    super(scope === "attempt" ? `The attempt timed out after ${Math.round(after)} ms` : `The call's deadline passed after ${Math.round(after)} ms of this attempt`);
+    super(
+      scope === "attempt"
+        ? `The attempt timed out after ${Math.round(after)} ms`
+        : `The call's deadline passed after ${Math.round(after)} ms of this attempt`,
+    );
     this.scope = scope;
     this.after = after;
   }

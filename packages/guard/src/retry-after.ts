@@ -19,7 +19,11 @@ const DELTA = /^\s*(\d+)\s*$/;
  * @param now - the client's clock, in milliseconds since the Unix epoch
  * @param date - the response's `Date` field, if any
  */
-export function parseRetryAfter(value: string | null | undefined, now: number, date?: string | null): number | undefined {
+export function parseRetryAfter(
+  value: string | null | undefined,
+  now: number,
+  date?: string | null,
+): number | undefined {
   if (value === null || value === undefined) return undefined;
   const delta = DELTA.exec(value);
   if (delta !== null) return Number(delta[1]) * 1_000;

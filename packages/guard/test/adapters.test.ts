@@ -87,10 +87,18 @@ const ok: Route = (_req, res) => {
   res.end("ok");
 };
 
-const options = (extra: AdmitOptions = {}): AdmitOptions => ({ gate: 1_000, limits: [{ name: "burst", quota: 3, window: 3_000 }], ...extra });
+const options = (extra: AdmitOptions = {}): AdmitOptions => ({
+  gate: 1_000,
+  limits: [{ name: "burst", quota: 3, window: 3_000 }],
+  ...extra,
+});
 
 describe.each([
-  ["node:http", (a: Admission) => plain(a, (req, res) => (req.url === "/boom" ? (res.statusCode = 500, res.end("boom")) : ok(req, res)))],
+  [
+    "node:http",
+    (a: Admission) =>
+      plain(a, (req, res) => (req.url === "/boom" ? ((res.statusCode = 500), res.end("boom")) : ok(req, res))),
+  ],
   ["Express 5", (a: Admission) => express5(a)],
   ["Hono 4", (a: Admission) => hono(a)],
 ] as const)("%s", (_name, start) => {
@@ -118,7 +126,11 @@ describe.each([
     expect(refused.headers.get("content-type")).toContain("application/problem+json");
     expect(await refused.json()).toMatchObject({ status: 429, "violated-policies": ["burst"] });
     expect(retryAfter(refused.headers.get("retry-after"))).toBe(1);
-    expect(limits(refused.headers.get("ratelimit")).find((m) => m.name === "burst")).toEqual({ name: "burst", r: 0, t: 1 });
+    expect(limits(refused.headers.get("ratelimit")).find((m) => m.name === "burst")).toEqual({
+      name: "burst",
+      r: 0,
+      t: 1,
+    });
     expect(admission.gate?.held).toBe(0);
   });
 
@@ -142,15 +154,35 @@ describe("node:http: the fields are written with the head, however the handler w
   const read = async (url: string) => {
     const res = await fetch(url);
     await res.text();
-    return { res, policies: policies(res.headers.get("ratelimit-policy")), limits: limits(res.headers.get("ratelimit")) };
+    return {
+      res,
+      policies: policies(res.headers.get("ratelimit-policy")),
+      limits: limits(res.headers.get("ratelimit")),
+    };
   };
 
   it("writeHead with an object, a reason phrase, a flat array, a paired array, or no head at all", async () => {
     const routes: [string, Route, number, string][] = [
       ["object", (_q, res) => void res.writeHead(200, { "content-type": "text/plain" }).end("ok"), 200, "OK"],
       ["reason", (_q, res) => void res.writeHead(201, "Made", { "content-type": "text/plain" }).end("ok"), 201, "Made"],
-      ["flat", (_q, res) => void res.writeHead(202, ["content-type", "text/plain", "x-one", "1"]).end("ok"), 202, "Accepted"],
-      ["pairs", (_q, res) => void res.writeHead(200, [["content-type", "text/plain"], ["x-one", "1"]] as unknown as string[]).end("ok"), 200, "OK"],
+      [
+        "flat",
+        (_q, res) => void res.writeHead(202, ["content-type", "text/plain", "x-one", "1"]).end("ok"),
+        202,
+        "Accepted",
+      ],
+      [
+        "pairs",
+        (_q, res) =>
+          void res
+            .writeHead(200, [
+              ["content-type", "text/plain"],
+              ["x-one", "1"],
+            ] as unknown as string[])
+            .end("ok"),
+        200,
+        "OK",
+      ],
       ["none", (_q, res) => void res.writeHead(204).end(), 204, "No Content"],
       ["implicit", (_q, res) => ((res.statusCode = 203), void res.end("ok")), 203, "Non-Authoritative Information"],
     ];
@@ -168,7 +200,10 @@ describe("node:http: the fields are written with the head, however the handler w
     for (const route of [
       ((_q, res) => void res.writeHead(200, { RateLimit: theirs }).end("ok")) as Route,
       ((_q, res) => void res.setHeader("RateLimit", theirs).end("ok")) as Route,
-      ((_q, res) => (res.setHeader("ratelimit", theirs), void res.writeHead(200, { "content-type": "text/plain" }).end("ok"))) as Route,
+      ((_q, res) => (
+        res.setHeader("ratelimit", theirs),
+        void res.writeHead(200, { "content-type": "text/plain" }).end("ok")
+      )) as Route,
     ]) {
       const { limits: l } = await read(await only(route));
       expect(l).toEqual([{ name: "handler", r: 9, t: 9 }, OURS]);
@@ -204,10 +239,16 @@ describe("node:http: the fields are written with the head, however the handler w
     const first = await read(url);
     expect(first.res.status).toBe(200);
     expect(first.policies.map((p) => p.name)).toEqual(["outer", "inner"]);
-    expect(first.limits).toEqual([{ name: "outer", r: 4, t: 1 }, { name: "inner", r: 0, t: 1 }]);
+    expect(first.limits).toEqual([
+      { name: "outer", r: 4, t: 1 },
+      { name: "inner", r: 0, t: 1 },
+    ]);
     const second = await read(url);
     expect(second.res.status).toBe(429);
-    expect(second.limits.map((m) => [m.name, m.r])).toEqual([["outer", 3], ["inner", 0]]);
+    expect(second.limits.map((m) => [m.name, m.r])).toEqual([
+      ["outer", 3],
+      ["inner", 0],
+    ]);
     await until(() => outer.gate?.held === 0 && inner.gate?.held === 0);
   });
 });
@@ -220,10 +261,12 @@ describe("client aborts", () => {
     const BATCH = 250;
     for (let sent = 0; sent < 10_000; sent += BATCH) {
       const controllers = Array.from({ length: BATCH }, () => new AbortController());
-      const calls = controllers.map((c) => fetch(`${url}/hang`, { signal: c.signal }).then(
-        () => "answered",
-        () => "aborted",
-      ));
+      const calls = controllers.map((c) =>
+        fetch(`${url}/hang`, { signal: c.signal }).then(
+          () => "answered",
+          () => "aborted",
+        ),
+      );
       await until(() => reached === sent + BATCH);
       expect(admission.gate?.held).toBe(BATCH);
       for (const c of controllers) c.abort();

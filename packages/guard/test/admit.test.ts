@@ -146,7 +146,11 @@ describe.each(STARTS)("admit with the clock at %d", (start) => {
     sync(a.check("q")).release();
     const limited = sync(a.check("q"));
     expect(limited.status).toBe(429);
-    expect(JSON.parse(limited.body as string)).toMatchObject({ type: PROBLEM_TYPES.quota, status: 429, "violated-policies": ["burst"] });
+    expect(JSON.parse(limited.body as string)).toMatchObject({
+      type: PROBLEM_TYPES.quota,
+      status: 429,
+      "violated-policies": ["burst"],
+    });
   });
 
   it("charges a quota-engine set all or none, in process, with one member per limit", () => {
@@ -158,7 +162,14 @@ describe.each(STARTS)("admit with the clock at %d", (start) => {
     engine.addLimit(tenant);
     const a = admit({
       clock: clock.now,
-      quota: { store: engine, limits: [user, tenant], charges: (key) => [charge(new QuotaKey("acme", key, "api"), "user"), charge(new QuotaKey("acme", "*", "api"), "tenant")] },
+      quota: {
+        store: engine,
+        limits: [user, tenant],
+        charges: (key) => [
+          charge(new QuotaKey("acme", key, "api"), "user"),
+          charge(new QuotaKey("acme", "*", "api"), "tenant"),
+        ],
+      },
     });
     expect(sync(a.check("alice")).allowed).toBe(true);
     expect(sync(a.check("alice")).allowed).toBe(true);
@@ -188,7 +199,11 @@ describe.each(STARTS)("admit with the clock at %d", (start) => {
       checkAtomic: (charges, now) => Promise.resolve(engine.checkAtomic(charges, now)),
     } as Pick<QuotaStore, "checkAtomic"> as QuotaStore;
     const gate = new Gate(10);
-    const a = admit({ clock: clock.now, gate, quota: { store: remote, limits: [spec], charges: (key) => [charge(new QuotaKey("s", key, "r"), "api")] } });
+    const a = admit({
+      clock: clock.now,
+      gate,
+      quota: { store: remote, limits: [spec], charges: (key) => [charge(new QuotaKey("s", key, "r"), "api")] },
+    });
     const first = a.check("u");
     expect(first).toBeInstanceOf(Promise);
     expect((await first).allowed).toBe(true);
@@ -209,19 +224,24 @@ describe.each(STARTS)("admit with the clock at %d", (start) => {
 
   it("Retry-After is always whole seconds rounded up from the exact wait, and the wait is enough", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 50 }), fc.double({ min: 10, max: 3_600_000, noNaN: true }), fc.double({ min: 0, max: 1e6, noNaN: true }), (quota, window, offset) => {
-        const clock = new ManualClock(start + offset);
-        const a = admit({ clock: clock.now, limits: [{ name: "p", quota, window }] });
-        let v = sync(a.check("z"));
-        for (let i = 0; i < quota && v.allowed; i++) v = sync(a.check("z"));
-        expect(v.allowed).toBe(false);
-        const header = retryAfter(field(v.headers, "Retry-After"));
-        expect(header).toBe(Math.ceil(v.retryAfter / 1_000));
-        expect(header * 1_000).toBeGreaterThanOrEqual(v.retryAfter);
-        // A client that waits what the field says is admitted.
-        clock.advance(header * 1_000);
-        expect(sync(a.check("z")).allowed).toBe(true);
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 50 }),
+        fc.double({ min: 10, max: 3_600_000, noNaN: true }),
+        fc.double({ min: 0, max: 1e6, noNaN: true }),
+        (quota, window, offset) => {
+          const clock = new ManualClock(start + offset);
+          const a = admit({ clock: clock.now, limits: [{ name: "p", quota, window }] });
+          let v = sync(a.check("z"));
+          for (let i = 0; i < quota && v.allowed; i++) v = sync(a.check("z"));
+          expect(v.allowed).toBe(false);
+          const header = retryAfter(field(v.headers, "Retry-After"));
+          expect(header).toBe(Math.ceil(v.retryAfter / 1_000));
+          expect(header * 1_000).toBeGreaterThanOrEqual(v.retryAfter);
+          // A client that waits what the field says is admitted.
+          clock.advance(header * 1_000);
+          expect(sync(a.check("z")).allowed).toBe(true);
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -236,7 +256,16 @@ describe("admit: bad options", () => {
     [{ limits: [{ name: "a", quota: 1, window: 0 }] }, RangeError, /window/],
     [{ limits: [{ name: "a", quota: 1, window: 1, kind: "leaky" }] }, TypeError, /kind/],
     [{ limits: [{ name: "é", quota: 1, window: 1 }] }, TypeError, /printable ASCII/],
-    [{ limits: [{ name: "a", quota: 1, window: 1 }, { name: "a", quota: 2, window: 1 }] }, RangeError, /used twice/],
+    [
+      {
+        limits: [
+          { name: "a", quota: 1, window: 1 },
+          { name: "a", quota: 2, window: 1 },
+        ],
+      },
+      RangeError,
+      /used twice/,
+    ],
     [{ limits: [{ name: "a", quota: 1, windw: 1 }] }, TypeError, /did you mean "window"/],
     [{ shedder: {} }, TypeError, /needs a load/],
     [{ gat: 3 }, TypeError, /did you mean "gate"/],

@@ -92,9 +92,13 @@ export async function startBackend(): Promise<Backend> {
           // plus n, measured from a Date field of the same whole second.
           const base = Math.floor(now.getTime() / 1_000) * 1_000;
           until.set(key, base + n * 1_000);
-          return reply(res, 429, { date: new Date(base).toUTCString(), "retry-after": new Date(base + n * 1_000).toUTCString() });
+          return reply(res, 429, {
+            date: new Date(base).toUTCString(),
+            "retry-after": new Date(base + n * 1_000).toUTCString(),
+          });
         }
-        if (parts[1] === "ratelimit") return reply(res, 429, { ratelimit: `"default";r=0;t=${n}`, "ratelimit-policy": `"default";q=1;w=${n}` });
+        if (parts[1] === "ratelimit")
+          return reply(res, 429, { ratelimit: `"default";r=0;t=${n}`, "ratelimit-policy": `"default";q=1;w=${n}` });
         return reply(res, 429, { "x-ratelimit-reset": String(n) });
       }
       default:

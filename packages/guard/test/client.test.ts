@@ -132,7 +132,10 @@ describe("client guard against a real server", () => {
   it("retries stop at the policy: three attempts, then the last error", async () => {
     backend.flaky = 0;
     const retries: RetryEvent[] = [];
-    const call = guard(get("/flaky/10"), { retry: { attempts: 3, base: 5, cap: 5, ...rigid }, onRetry: (e) => void retries.push(e) });
+    const call = guard(get("/flaky/10"), {
+      retry: { attempts: 3, base: 5, cap: 5, ...rigid },
+      onRetry: (e) => void retries.push(e),
+    });
     const before = backend.count("/flaky");
     const e = await call().catch((x: unknown) => x);
     expect((e as Error).message).toBe("HTTP 503");
@@ -153,7 +156,11 @@ describe("client guard against a real server", () => {
     backend.flaky = 0;
     const budget = new RetryBudget({ ratio: 0, minPerSecond: 0.2, window: 10_000 }, systemClock()); // 2 retries in all
     const refused: RefuseEvent[] = [];
-    const call = guard(get("/flaky/1000"), { retry: { attempts: 5, base: 1, cap: 1, ...rigid }, budget, onRefuse: (e) => void refused.push(e) });
+    const call = guard(get("/flaky/1000"), {
+      retry: { attempts: 5, base: 1, cap: 1, ...rigid },
+      budget,
+      onRefuse: (e) => void refused.push(e),
+    });
     const before = backend.count("/flaky");
     for (let i = 0; i < 3; i++) await call().catch(() => undefined);
     // Three first attempts and the two retries the budget allowed, not 15 attempts.
@@ -164,7 +171,11 @@ describe("client guard against a real server", () => {
   it("retries stop at the deadline, without sleeping past it", async () => {
     backend.flaky = 0;
     const refused: RefuseEvent[] = [];
-    const call = guard(get("/flaky/1000"), { retry: { attempts: 10, base: 150, cap: 150, ...rigid }, deadline: 400, onRefuse: (e) => void refused.push(e) });
+    const call = guard(get("/flaky/1000"), {
+      retry: { attempts: 10, base: 150, cap: 150, ...rigid },
+      deadline: 400,
+      onRefuse: (e) => void refused.push(e),
+    });
     const before = backend.count("/flaky");
     const t0 = performance.now();
     const e = await call().catch((x: unknown) => x);
@@ -197,7 +208,9 @@ describe("client guard against a real server", () => {
     expect((await call(`?id=${id}`)).body).toBe("fast");
     expect(performance.now() - t0).toBeLessThan(1_000);
     expect(hedges).toEqual([2]);
-    await expect.poll(() => backend.seen.slice(before).filter((s) => s.path === "/slow-once/2000" && s.aborted).length).toBe(1);
+    await expect
+      .poll(() => backend.seen.slice(before).filter((s) => s.path === "/slow-once/2000" && s.aborted).length)
+      .toBe(1);
   });
 });
 
@@ -205,8 +218,16 @@ describe("timers on the real clock", () => {
   it("a thousand idle guards hold no timer, and after their calls none holds the process open", async () => {
     const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
     const before = timers();
-    // eslint-disable-next-line @typescript-eslint/require-await -- an async function that answers at once
-    const guards = Array.from({ length: 1_000 }, () => guard(async () => "x", { timeout: 30_000, deadline: 60_000, breaker: {}, bucket: { rate: 100 }, hedge: { delay: 10_000 } }));
+    const guards = Array.from({ length: 1_000 }, () =>
+      // eslint-disable-next-line @typescript-eslint/require-await -- an async function that answers at once
+      guard(async () => "x", {
+        timeout: 30_000,
+        deadline: 60_000,
+        breaker: {},
+        bucket: { rate: 100 },
+        hedge: { delay: 10_000 },
+      }),
+    );
     expect(timers()).toBe(before);
     expect(await Promise.all(guards.map((g) => g()))).toHaveLength(1_000);
     expect(timers()).toBe(before);
@@ -230,7 +251,9 @@ describe("guardFetch against a real server", () => {
     backend.flaky = 0;
     expect((await f(`${backend.url}/flaky/2`, { method: "POST", body: "x" })).status).toBe(503);
     backend.flaky = 0;
-    expect((await f(`${backend.url}/flaky/1`, { method: "POST", body: "x", headers: { "Idempotency-Key": "k1" } })).status).toBe(200);
+    expect(
+      (await f(`${backend.url}/flaky/1`, { method: "POST", body: "x", headers: { "Idempotency-Key": "k1" } })).status,
+    ).toBe(200);
     backend.flaky = 0;
     const request = new Request(`${backend.url}/flaky/1`, { method: "PUT", body: "payload" });
     expect((await f(request)).status).toBe(200);
@@ -244,7 +267,12 @@ describe("guardFetch against a real server", () => {
       const res = await f(`${backend.url}${path}?id=${id}`);
       return { status: res.status, waited: Date.now() - t0 };
     };
-    const [seconds, date, ratelimit, reset] = await Promise.all([timed("/429/seconds/1"), timed("/429/date/1"), timed("/429/ratelimit/1"), timed("/429/x-reset/1")]);
+    const [seconds, date, ratelimit, reset] = await Promise.all([
+      timed("/429/seconds/1"),
+      timed("/429/date/1"),
+      timed("/429/ratelimit/1"),
+      timed("/429/x-reset/1"),
+    ]);
     for (const r of [seconds, date, ratelimit, reset]) {
       expect(r.status).toBe(200);
       expect(r.waited).toBeGreaterThanOrEqual(990);
@@ -258,7 +286,11 @@ describe("guardFetch against a real server", () => {
     const t0 = Date.now();
     expect((await giveUp(`${backend.url}/429/seconds/30?id=${id}`)).status).toBe(429);
     expect(Date.now() - t0).toBeLessThan(400);
-    const cap = guardFetch(fetch, { retry: { attempts: 2, base: 1, cap: 1 }, maxRetryAfter: 100, overMaxRetryAfter: "cap" });
+    const cap = guardFetch(fetch, {
+      retry: { attempts: 2, base: 1, cap: 1 },
+      maxRetryAfter: 100,
+      overMaxRetryAfter: "cap",
+    });
     const t1 = Date.now();
     const res = await cap(`${backend.url}/429/seconds/30?id=${id}x`);
     expect(res.status).toBe(429); // still limited after the capped wait

@@ -85,7 +85,11 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
   it("isFailure decides what the breaker counts; the default counts only thrown errors", async () => {
     const { base } = sim();
     const outcomes: string[] = [];
-    const g = guard((_a, status: number) => ({ status }), { ...base, isFailure: (error, result) => error !== undefined || (result?.status ?? 0) >= 500, onOutcome: (o) => void outcomes.push(o.outcome) });
+    const g = guard((_a, status: number) => ({ status }), {
+      ...base,
+      isFailure: (error, result) => error !== undefined || (result?.status ?? 0) >= 500,
+      onOutcome: (o) => void outcomes.push(o.outcome),
+    });
     await g(200);
     await g(503);
     expect(outcomes).toEqual(["success", "failure"]);
@@ -142,7 +146,13 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
         starts.push(s.now() - t0);
         return new Promise<never>(() => undefined);
       },
-      { ...base, timeout: 100, deadline: 350, retry: new Backoff({ attempts: 10, base: 10, cap: 10, jitter: Jitter.rigid }), budget: false },
+      {
+        ...base,
+        timeout: 100,
+        deadline: 350,
+        retry: new Backoff({ attempts: 10, base: 10, cap: 10, jitter: Jitter.rigid }),
+        budget: false,
+      },
     );
     const p = outcome(g());
     await s.run();
@@ -160,7 +170,11 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
     const calls = [outcome(g()), outcome(g()), outcome(g())];
     await s.run();
     const results = await Promise.all(calls);
-    expect(results.map((r) => (r.error === undefined ? "ok" : (r.error as Refusal).kind))).toEqual(["ok", "ok", "rate"]);
+    expect(results.map((r) => (r.error === undefined ? "ok" : (r.error as Refusal).kind))).toEqual([
+      "ok",
+      "ok",
+      "rate",
+    ]);
     expect(at[0]).toBe(0);
     expect(at[1]).toBeCloseTo(100, 3);
   });
@@ -176,7 +190,11 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
         if (n === 2) throw new Error("down");
         return "ok";
       },
-      { ...base, retry: { attempts: 3, base: 100, cap: 1_000, jitter: Jitter.rigid }, onRetry: (e) => void retries.push(e) },
+      {
+        ...base,
+        retry: { attempts: 3, base: 100, cap: 1_000, jitter: Jitter.rigid },
+        onRetry: (e) => void retries.push(e),
+      },
     );
     const p = g();
     await s.run();
@@ -196,7 +214,13 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
       () => {
         throw new Error("down");
       },
-      { ...base, breaker, retry: { attempts: 5, base: 1, cap: 1, jitter: Jitter.rigid }, budget: false, onRefuse: (e) => void refused.push(e) },
+      {
+        ...base,
+        breaker,
+        retry: { attempts: 5, base: 1, cap: 1, jitter: Jitter.rigid },
+        budget: false,
+        onRefuse: (e) => void refused.push(e),
+      },
     );
     const p = outcome(g());
     await s.run();
@@ -210,7 +234,11 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
     const { s, base } = sim();
     const breaker = new Breaker({ protection: 0 }, t0);
     const outcomes: string[] = [];
-    const g = guard(() => new Promise<never>(() => undefined), { ...base, breaker, onOutcome: (o) => void outcomes.push(o.outcome) });
+    const g = guard(() => new Promise<never>(() => undefined), {
+      ...base,
+      breaker,
+      onOutcome: (o) => void outcomes.push(o.outcome),
+    });
     const controller = new AbortController();
     const p = outcome(g.run({ signal: controller.signal }));
     await s.settle();
@@ -263,7 +291,13 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
         signals.push(a.signal);
         return answers[a.attempt - 1].promise;
       },
-      { ...base, hedge: { delay: 50 }, discard: (r) => void discarded.push(r), onHedge: (e) => void hedges.push(e), onOutcome: (o) => void outcomes.push(o) },
+      {
+        ...base,
+        hedge: { delay: 50 },
+        discard: (r) => void discarded.push(r),
+        onHedge: (e) => void hedges.push(e),
+        onOutcome: (o) => void outcomes.push(o),
+      },
     );
     const p = g();
     await s.advance(50);
@@ -334,12 +368,23 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
     const p = g();
     await s.run();
     expect(await p).toBe(7);
-    expect(outcomes).toEqual([{ outcome: "success", attempt: 1, hedge: false, duration: 40, error: undefined, result: 7 }]);
+    expect(outcomes).toEqual([
+      { outcome: "success", attempt: 1, hedge: false, duration: 40, error: undefined, result: 7 },
+    ]);
   });
 
   it("keeps no timer while idle: a thousand guards and no calls set none; after calls, none is left behind", async () => {
     const { s, base } = sim();
-    const guards = Array.from({ length: 1_000 }, () => guard(() => "x", { ...base, timeout: 5_000, deadline: 10_000, breaker: {}, bucket: { rate: 100 }, hedge: { delay: 100 } }));
+    const guards = Array.from({ length: 1_000 }, () =>
+      guard(() => "x", {
+        ...base,
+        timeout: 5_000,
+        deadline: 10_000,
+        breaker: {},
+        bucket: { rate: 100 },
+        hedge: { delay: 100 },
+      }),
+    );
     expect(s.pending).toBe(0);
     await Promise.all(guards.slice(0, 10).map((g) => g()));
     await s.run(); // a timeout timer may run out after the calls; none sets itself again
@@ -458,7 +503,12 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
         seen.push(a.attempt);
         return fail-- > 0 ? Promise.reject(new Error("down")) : Promise.resolve(a.attempt);
       },
-      { ...base, budget, retry: { attempts: 3, base: 10, cap: 10, jitter: Jitter.rigid }, onRetry: (e) => void retries.push(e) },
+      {
+        ...base,
+        budget,
+        retry: { attempts: 3, base: 10, cap: 10, jitter: Jitter.rigid },
+        onRetry: (e) => void retries.push(e),
+      },
     );
     expect(await g()).toBe(1);
     expect(await g()).toBe(1);
@@ -472,7 +522,11 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
     // Three first attempts, one retry spent.
     expect(budget.available(s.now())).toBe(0);
     // A first attempt refused by the bucket is a refusal, not a retry.
-    const dry = guard(() => Promise.resolve(1), { ...base, retry: { attempts: 3 }, bucket: new Bucket(1, { burst: 1, now: t0 }) });
+    const dry = guard(() => Promise.resolve(1), {
+      ...base,
+      retry: { attempts: 3 },
+      bucket: new Bucket(1, { burst: 1, now: t0 }),
+    });
     await dry();
     const e = (await outcome(dry())).error;
     expect(isRefusal(e) && e.kind).toBe("rate");
@@ -481,7 +535,10 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
   it("attempts with different cut-offs are cut off each at its own instant, in order", async () => {
     const { s, base } = sim();
     const cut: number[] = [];
-    const g = guard(() => new Promise<never>(() => undefined), { ...base, onOutcome: () => void cut.push(Math.round(s.now() - t0)) });
+    const g = guard(() => new Promise<never>(() => undefined), {
+      ...base,
+      onOutcome: () => void cut.push(Math.round(s.now() - t0)),
+    });
     const ps = [300, 100, 200, 100].map((d) => outcome(g.run({ deadline: t0 + d })));
     await s.run();
     await Promise.all(ps);

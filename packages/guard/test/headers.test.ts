@@ -30,7 +30,14 @@ describe("reading a server's wait hints", () => {
     expect(parseRateLimit('"burst";r=5;t=2, "daily";r=0;t=40')).toBe(40_000);
     expect(parseRateLimit('"default";r=3;t=30')).toBeUndefined(); // not exhausted
     expect(parseRateLimit("limit=100, remaining=0, reset=30")).toBe(30_000);
-    for (const bad of ['"default";r=0;t=-1', '"default";r=0;t=1.5', '"default";r=0;t=', "r=0;t=5,", '"x";r=0;t=5;;', '"unterminated;r=0;t=1']) {
+    for (const bad of [
+      '"default";r=0;t=-1',
+      '"default";r=0;t=1.5',
+      '"default";r=0;t=',
+      "r=0;t=5,",
+      '"x";r=0;t=5;;',
+      '"unterminated;r=0;t=1',
+    ]) {
       expect(parseRateLimit(bad), bad).toBeUndefined();
     }
   });
@@ -57,7 +64,15 @@ describe("reading a server's wait hints", () => {
     const member = fc.record({ name, r: fc.integer({ min: 0, max: 3 }), t: fc.integer({ min: 0, max: 100_000 }) });
     fc.assert(
       fc.property(fc.array(member, { minLength: 1, maxLength: 5 }), (members) => {
-        const text = serializeList(members.map((m) => [m.name, new Map([["r", m.r], ["t", m.t]])]));
+        const text = serializeList(
+          members.map((m) => [
+            m.name,
+            new Map([
+              ["r", m.r],
+              ["t", m.t],
+            ]),
+          ]),
+        );
         const parsed = reference(text);
         const exhausted = parsed.filter(([, p]) => p.get("r") === 0).map(([, p]) => (p.get("t") as number) * 1_000);
         expect(parseRateLimit(text)).toBe(exhausted.length === 0 ? undefined : Math.max(...exhausted));
@@ -80,12 +95,17 @@ describe("clientAddress", () => {
 
   it("never lets the client choose its key beyond the trusted entries", () => {
     fc.assert(
-      fc.property(fc.array(fc.ipV4(), { maxLength: 5 }), fc.array(fc.ipV4(), { minLength: 1, maxLength: 3 }), fc.ipV4(), (spoofed, proxies, socket) => {
-        // The trusted proxies wrote the last entries; the first of them is the client as the outermost proxy saw it.
-        const hops = proxies.length;
-        const header = [...spoofed, ...proxies].join(", ");
-        expect(clientAddress(socket, header, hops)).toBe(proxies[0]);
-      }),
+      fc.property(
+        fc.array(fc.ipV4(), { maxLength: 5 }),
+        fc.array(fc.ipV4(), { minLength: 1, maxLength: 3 }),
+        fc.ipV4(),
+        (spoofed, proxies, socket) => {
+          // The trusted proxies wrote the last entries; the first of them is the client as the outermost proxy saw it.
+          const hops = proxies.length;
+          const header = [...spoofed, ...proxies].join(", ");
+          expect(clientAddress(socket, header, hops)).toBe(proxies[0]);
+        },
+      ),
     );
   });
 });

@@ -12,13 +12,18 @@ import { Scheduler } from "./scheduler";
 
 type Behaviour = { readonly kind: "answer" | "fail" | "hang" | "throw" | "refuse"; readonly after: number };
 
-const behaviour = fc.record({ kind: fc.constantFrom("answer", "fail", "hang", "throw", "refuse"), after: fc.integer({ min: 0, max: 300 }) }) as fc.Arbitrary<Behaviour>;
+const behaviour = fc.record({
+  kind: fc.constantFrom("answer", "fail", "hang", "throw", "refuse"),
+  after: fc.integer({ min: 0, max: 300 }),
+}) as fc.Arbitrary<Behaviour>;
 
 const policies = fc.record({
   deadline: fc.option(fc.integer({ min: 1, max: 600 }), { nil: undefined }),
   timeout: fc.option(fc.integer({ min: 1, max: 250 }), { nil: undefined }),
   attempts: fc.integer({ min: 1, max: 3 }),
-  hedge: fc.option(fc.record({ delay: fc.integer({ min: 0, max: 120 }), max: fc.integer({ min: 1, max: 2 }) }), { nil: undefined }),
+  hedge: fc.option(fc.record({ delay: fc.integer({ min: 0, max: 120 }), max: fc.integer({ min: 1, max: 2 }) }), {
+    nil: undefined,
+  }),
   maxWait: fc.constantFrom(0, 50),
   gate: fc.integer({ min: 1, max: 4 }),
   rate: fc.constantFrom(5, 1_000),
@@ -26,57 +31,77 @@ const policies = fc.record({
 });
 
 describe.each([0, 1_700_000_000_123.375])("guard invariants with the clock at %d", (t0) => {
-  it("every call settles, every attempt is reported once, and the gate, the shedder and the timers are left empty", { timeout: 60_000 }, async () => {
-    await fc.assert(
-      fc.asyncProperty(policies, fc.array(fc.array(behaviour, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 6 }), fc.integer({ min: 0, max: 400 }), async (p, scripts, abortAt) => {
-        const s = new Scheduler(t0);
-        const gate = new Gate(p.gate);
-        const shedder = new Shedder({}, t0);
-        const breaker = new Breaker({}, t0);
-        let invoked = 0;
-        let reported = 0;
-        const options: GuardOptions<string> = {
-          clock: s.now,
-          timers: s,
-          random: () => 0.5,
-          gate,
-          shedder,
-          load: () => 0,
-          breaker,
-          bucket: new Bucket(p.rate, { burst: 2, now: t0 }),
-          maxWait: p.maxWait,
-          // With nothing to end a hanging attempt, a call would wait forever by design: give it a deadline.
-          deadline: p.deadline ?? (p.timeout === undefined && !p.signal ? 600 : undefined),
-          timeout: p.timeout,
-          retry: p.attempts > 1 ? { attempts: p.attempts, base: 10, cap: 40 } : undefined,
-          hedge: p.hedge,
-          onOutcome: () => void reported++,
-        };
-        const g = guard((a, script: readonly Behaviour[]) => {
-          invoked++;
-          const b = script[(a.attempt - 1) % script.length];
-          if (b.kind === "throw") throw new Error("thrown");
-          if (b.kind === "refuse") return Promise.reject(new Refusal("quota", 5));
-          if (b.kind === "hang") return new Promise<string>(() => undefined);
-          return new Promise<string>((resolve, reject) => s.set(() => (b.kind === "answer" ? resolve("ok") : reject(new Error("failed"))), b.after));
-        }, options);
-        const controller = new AbortController();
-        if (p.signal) s.set(() => controller.abort(new Error("caller")), abortAt);
-        const settled: unknown[] = [];
-        const calls = scripts.map((script) => (p.signal ? g.run({ signal: controller.signal }, script) : g(script)).then((v) => settled.push(v), (e: unknown) => settled.push(e)));
-        await s.run();
-        await Promise.all(calls);
-        expect(settled).toHaveLength(scripts.length);
-        for (const r of settled) {
-          const known = r === "ok" || isRefusal(r) || isTimeoutError(r) || (r instanceof Error && ["thrown", "failed", "caller"].includes(r.message));
-          expect(known, String(r)).toBe(true);
-        }
-        expect(reported).toBe(invoked);
-        expect(gate.held).toBe(0);
-        expect(shedder.flying).toBe(0);
-        expect(s.pending).toBe(0);
-      }),
-      { numRuns: 150, interruptAfterTimeLimit: 20_000 },
-    );
-  });
+  it(
+    "every call settles, every attempt is reported once, and the gate, the shedder and the timers are left empty",
+    { timeout: 60_000 },
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          policies,
+          fc.array(fc.array(behaviour, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 6 }),
+          fc.integer({ min: 0, max: 400 }),
+          async (p, scripts, abortAt) => {
+            const s = new Scheduler(t0);
+            const gate = new Gate(p.gate);
+            const shedder = new Shedder({}, t0);
+            const breaker = new Breaker({}, t0);
+            let invoked = 0;
+            let reported = 0;
+            const options: GuardOptions<string> = {
+              clock: s.now,
+              timers: s,
+              random: () => 0.5,
+              gate,
+              shedder,
+              load: () => 0,
+              breaker,
+              bucket: new Bucket(p.rate, { burst: 2, now: t0 }),
+              maxWait: p.maxWait,
+              // With nothing to end a hanging attempt, a call would wait forever by design: give it a deadline.
+              deadline: p.deadline ?? (p.timeout === undefined && !p.signal ? 600 : undefined),
+              timeout: p.timeout,
+              retry: p.attempts > 1 ? { attempts: p.attempts, base: 10, cap: 40 } : undefined,
+              hedge: p.hedge,
+              onOutcome: () => void reported++,
+            };
+            const g = guard((a, script: readonly Behaviour[]) => {
+              invoked++;
+              const b = script[(a.attempt - 1) % script.length];
+              if (b.kind === "throw") throw new Error("thrown");
+              if (b.kind === "refuse") return Promise.reject(new Refusal("quota", 5));
+              if (b.kind === "hang") return new Promise<string>(() => undefined);
+              return new Promise<string>((resolve, reject) =>
+                s.set(() => (b.kind === "answer" ? resolve("ok") : reject(new Error("failed"))), b.after),
+              );
+            }, options);
+            const controller = new AbortController();
+            if (p.signal) s.set(() => controller.abort(new Error("caller")), abortAt);
+            const settled: unknown[] = [];
+            const calls = scripts.map((script) =>
+              (p.signal ? g.run({ signal: controller.signal }, script) : g(script)).then(
+                (v) => settled.push(v),
+                (e: unknown) => settled.push(e),
+              ),
+            );
+            await s.run();
+            await Promise.all(calls);
+            expect(settled).toHaveLength(scripts.length);
+            for (const r of settled) {
+              const known =
+                r === "ok" ||
+                isRefusal(r) ||
+                isTimeoutError(r) ||
+                (r instanceof Error && ["thrown", "failed", "caller"].includes(r.message));
+              expect(known, String(r)).toBe(true);
+            }
+            expect(reported).toBe(invoked);
+            expect(gate.held).toBe(0);
+            expect(shedder.flying).toBe(0);
+            expect(s.pending).toBe(0);
+          },
+        ),
+        { numRuns: 150, interruptAfterTimeLimit: 20_000 },
+      );
+    },
+  );
 });

@@ -76,7 +76,8 @@ export class Scheduler implements Timers {
 
   #earliest(): Entry | undefined {
     let best: Entry | undefined;
-    for (const e of this.#queue) if (best === undefined || e.at < best.at || (e.at === best.at && e.seq < best.seq)) best = e;
+    for (const e of this.#queue)
+      if (best === undefined || e.at < best.at || (e.at === best.at && e.seq < best.seq)) best = e;
     return best;
   }
 }

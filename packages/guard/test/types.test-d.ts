@@ -2,7 +2,16 @@
 // error inside it, and an `@ts-expect-error` that stops being an error is one.
 import { describe, expectTypeOf, test } from "vitest";
 import { admit, admitFetch, guard, guardFetch, isRefusal, isTimeoutError, refusalKinds } from "@tideward/guard";
-import type { Attempt, Fetch, Guarded, Refusal, RefusalKind, TimeoutError, TimeoutScope, Verdict } from "@tideward/guard";
+import type {
+  Attempt,
+  Fetch,
+  Guarded,
+  Refusal,
+  RefusalKind,
+  TimeoutError,
+  TimeoutScope,
+  Verdict,
+} from "@tideward/guard";
 import { admitNode } from "@tideward/guard/node";
 import type { Middleware } from "@tideward/guard/node";
 
@@ -13,8 +22,12 @@ describe("guard", () => {
     expectTypeOf(getUser("42", true)).toEqualTypeOf<Promise<{ id: string; full: boolean }>>();
     expectTypeOf(getUser.run({ deadline: 5_000 }, "42", false)).toEqualTypeOf<Promise<{ id: string; full: boolean }>>();
     expectTypeOf(guard(() => 1)()).toEqualTypeOf<Promise<number>>();
-    const lookup = guard(({ signal }: Attempt, id: string, page?: number) => Promise.resolve({ id, page, aborted: signal.aborted }));
-    expectTypeOf(lookup).toEqualTypeOf<Guarded<[id: string, page?: number], { id: string; page: number | undefined; aborted: boolean }>>();
+    const lookup = guard(({ signal }: Attempt, id: string, page?: number) =>
+      Promise.resolve({ id, page, aborted: signal.aborted }),
+    );
+    expectTypeOf(lookup).toEqualTypeOf<
+      Guarded<[id: string, page?: number], { id: string; page: number | undefined; aborted: boolean }>
+    >();
     void lookup("a");
     // @ts-expect-error -- the Attempt is the guard's to hand, not the caller's
     void lookup({ attempt: 1, hedge: false, signal: AbortSignal.abort() }, "a");
@@ -72,11 +85,16 @@ describe("admission", () => {
     const admission = admit({ gate: 64, limits: [{ name: "burst", quota: 100, window: 60_000 }] });
     expectTypeOf(admission.check("203.0.113.7")).toEqualTypeOf<Verdict | Promise<Verdict>>();
     expectTypeOf<Verdict["reason"]>().toEqualTypeOf<RefusalKind | undefined>();
-    expectTypeOf(admitFetch(admission, (request: Request) => new Response(request.url))).toEqualTypeOf<(request: Request) => Promise<Response>>();
-    // A handler's extra arguments (a platform's env) pass through.
-    expectTypeOf(admitFetch(admission, (request: Request, env: { incoming: unknown }) => new Response(`${request.url} ${String(env.incoming)}`))).toEqualTypeOf<
-      (request: Request, env: { incoming: unknown }) => Promise<Response>
+    expectTypeOf(admitFetch(admission, (request: Request) => new Response(request.url))).toEqualTypeOf<
+      (request: Request) => Promise<Response>
     >();
+    // A handler's extra arguments (a platform's env) pass through.
+    expectTypeOf(
+      admitFetch(
+        admission,
+        (request: Request, env: { incoming: unknown }) => new Response(`${request.url} ${String(env.incoming)}`),
+      ),
+    ).toEqualTypeOf<(request: Request, env: { incoming: unknown }) => Promise<Response>>();
     expectTypeOf(admitNode(admission)).toEqualTypeOf<Middleware>();
     // @ts-expect-error -- a limit's kind is one of the four limiters
     admit({ limits: [{ name: "burst", quota: 100, window: 60_000, kind: "leaky" }] });

@@ -102,18 +102,31 @@ const CHUNK = 8;
 export function ioredisClient(redis: IoredisLike, options?: IoredisClientOptions): ScriptClient {
   const given = check.options(options, ["coalesce"], "ioredisClient");
   const coalesce = given.coalesce ?? true;
-  if (typeof coalesce !== "boolean") throw new TypeError(`ioredisClient coalesce must be a boolean, got ${typeof coalesce} ${check.describe(coalesce)}`);
+  if (typeof coalesce !== "boolean")
+    throw new TypeError(`ioredisClient coalesce must be a boolean, got ${typeof coalesce} ${check.describe(coalesce)}`);
   const buffers = redis as unknown as IoredisBuffers;
-  if (redis === null || typeof redis !== "object" || typeof buffers.evalshaBuffer !== "function" || typeof buffers.evalBuffer !== "function") {
+  if (
+    redis === null ||
+    typeof redis !== "object" ||
+    typeof buffers.evalshaBuffer !== "function" ||
+    typeof buffers.evalBuffer !== "function"
+  ) {
     throw new TypeError(`ioredisClient needs an ioredis Redis or Cluster, got ${describe(redis)}`);
   }
   const settings = redis.options;
   if (settings.enableOfflineQueue !== false) {
-    throw new TypeError("ioredisClient needs a client created with enableOfflineQueue: false (a queued charge could run after tideward has already answered without it)");
+    throw new TypeError(
+      "ioredisClient needs a client created with enableOfflineQueue: false (a queued charge could run after tideward has already answered without it)",
+    );
   }
-  const resend = settings.redisOptions === undefined ? settings.autoResendUnfulfilledCommands : settings.redisOptions.autoResendUnfulfilledCommands;
+  const resend =
+    settings.redisOptions === undefined
+      ? settings.autoResendUnfulfilledCommands
+      : settings.redisOptions.autoResendUnfulfilledCommands;
   if (resend !== false) {
-    throw new TypeError("ioredisClient needs a client created with autoResendUnfulfilledCommands: false (a charge in flight when the connection dropped would run twice)");
+    throw new TypeError(
+      "ioredisClient needs a client created with autoResendUnfulfilledCommands: false (a charge in flight when the connection dropped would run twice)",
+    );
   }
   // The socket corked in this turn, uncorked (that one, even if the connection has changed since)
   // once the turn's callbacks have run: process.nextTick runs after every promise continuation
@@ -160,11 +173,18 @@ export function ioredisClient(redis: IoredisLike, options?: IoredisClientOptions
  * @throws TypeError when the client keeps an offline queue
  */
 export function nodeRedisClient(client: NodeRedisLike): ScriptClient {
-  if (client === null || typeof client !== "object" || typeof client.evalSha !== "function" || typeof client.withTypeMapping !== "function") {
+  if (
+    client === null ||
+    typeof client !== "object" ||
+    typeof client.evalSha !== "function" ||
+    typeof client.withTypeMapping !== "function"
+  ) {
     throw new TypeError(`nodeRedisClient needs a node-redis client (redis 5 or 6), got ${describe(client)}`);
   }
   if (client.options?.disableOfflineQueue !== true) {
-    throw new TypeError("nodeRedisClient needs a client created with disableOfflineQueue: true (a queued charge could run after tideward has already answered without it)");
+    throw new TypeError(
+      "nodeRedisClient needs a client created with disableOfflineQueue: true (a queued charge could run after tideward has already answered without it)",
+    );
   }
   // The same connection, answering bulk strings as Buffers rather than decoding them as UTF-8.
   const bytes = client.withTypeMapping({ [BLOB_STRING]: Buffer });

@@ -1,7 +1,18 @@
 import type { Breaker } from "@tideward/breaker";
 import { MAX_INSTANT, badInstant, bucketReady, firstAfter, until } from "@tideward/limiters/math";
 import { QuotaEngine, QuotaKey } from "@tideward/quota-engine";
-import type { ChargeKind, Decision, EvaluationInput, LimitSpec, LinkCode, QuotaCharge, QuotaLink, QuotaStore, Reason, Result } from "@tideward/quota-engine";
+import type {
+  ChargeKind,
+  Decision,
+  EvaluationInput,
+  LimitSpec,
+  LinkCode,
+  QuotaCharge,
+  QuotaLink,
+  QuotaStore,
+  Reason,
+  Result,
+} from "@tideward/quota-engine";
 import { check } from "@tideward/time/internal";
 import type { ScriptClient } from "./client";
 import { RedisVerdict } from "./decision";
@@ -16,7 +27,20 @@ import { ANSWERED, FAILED, Runner, ScriptError, UNKNOWN } from "./runner";
 import type { Outcome } from "./runner";
 import { lease as leaseScript, quota } from "./scripts";
 import { slotOf } from "./slot";
-import { BUCKET, EXHAUSTED, GCRA, NOT_COMMITTED, Numbers, OK, OUT, WINDOW, bytes, decide, freshA, freshB } from "./steps";
+import {
+  BUCKET,
+  EXHAUSTED,
+  GCRA,
+  NOT_COMMITTED,
+  Numbers,
+  OK,
+  OUT,
+  WINDOW,
+  bytes,
+  decide,
+  freshA,
+  freshB,
+} from "./steps";
 
 const KINDS: readonly ChargeKind[] = ["bucket", "window", "gcra"];
 const REASONS: readonly Reason[] = ["ok", "exhausted", "too_large", "unknown_limit", "not_committed"];
@@ -43,10 +67,14 @@ function costArg(cost: number, shadow: boolean): string {
 }
 
 function keyError(key: unknown, what: string): TypeError {
-  return new TypeError(`${what} must be a QuotaKey (new QuotaKey(scope, subject, resource)), got ${check.describe(key)}`);
+  return new TypeError(
+    `${what} must be a QuotaKey (new QuotaKey(scope, subject, resource)), got ${check.describe(key)}`,
+  );
 }
 function costError(cost: unknown, what: string): Error {
-  return typeof cost === "number" ? new RangeError(`${what} must be a whole number of at least 1, got ${check.describe(cost)}`) : new TypeError(`${what} must be a number, got ${typeof cost} ${check.describe(cost)}`);
+  return typeof cost === "number"
+    ? new RangeError(`${what} must be a whole number of at least 1, got ${check.describe(cost)}`)
+    : new TypeError(`${what} must be a number, got ${typeof cost} ${check.describe(cost)}`);
 }
 function limitError(limit: unknown, what: string): TypeError {
   return new TypeError(`${what} must be a limit name (a string), got ${typeof limit} ${check.describe(limit)}`);
@@ -64,7 +92,10 @@ function badNow(now: unknown): boolean {
   return typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT);
 }
 function disagree(script: string): ScriptError {
-  return new ScriptError(script, new Error("the script's decision and the in-process formulas disagree (a script of another version?)"));
+  return new ScriptError(
+    script,
+    new Error("the script's decision and the in-process formulas disagree (a script of another version?)"),
+  );
 }
 
 /** Thrown when the keys of one charge set cannot share a Redis Cluster slot; nothing was sent. */
@@ -210,7 +241,9 @@ export class RedisQuotaEngine implements QuotaStore {
    */
   constructor(client: ScriptClient, policy?: Partial<RedisPolicy>) {
     if (client === null || typeof client !== "object" || typeof client.evalsha !== "function") {
-      throw new TypeError(`RedisQuotaEngine client must be a ScriptClient (ioredisClient(redis) or nodeRedisClient(client)), got ${check.describe(client)}`);
+      throw new TypeError(
+        `RedisQuotaEngine client must be a ScriptClient (ioredisClient(redis) or nodeRedisClient(client)), got ${check.describe(client)}`,
+      );
     }
     this.policy = resolvePolicy(policy, "RedisQuotaEngine");
     const p = this.policy;
@@ -242,7 +275,10 @@ export class RedisQuotaEngine implements QuotaStore {
   addLimit(spec: LimitSpec, options?: LimitOptions): Promise<Result<"duplicate_limit" | "invalid_limit">> {
     const o = check.options(options, ["shadow"], "RedisQuotaEngine.addLimit");
     const shadow = o.shadow ?? false;
-    if (typeof shadow !== "boolean") throw new TypeError(`RedisQuotaEngine.addLimit shadow must be a boolean, got ${typeof shadow} ${check.describe(shadow)}`);
+    if (typeof shadow !== "boolean")
+      throw new TypeError(
+        `RedisQuotaEngine.addLimit shadow must be a boolean, got ${typeof shadow} ${check.describe(shadow)}`,
+      );
     const result = this.#registry.addLimit(spec);
     if (result.ok) {
       // The registry's copy: read once and checked there.
@@ -287,13 +323,29 @@ export class RedisQuotaEngine implements QuotaStore {
 
   #nameOf(tag: string, kind: number, limit: string, key: QuotaKey): string {
     if (typeof tag !== "string" || tag.length === 0 || tag.includes("}")) {
-      throw new TypeError(`RedisPolicy hashTag must return a non-empty string without "}", got ${check.describe(tag)} for ${key.id}`);
+      throw new TypeError(
+        `RedisPolicy hashTag must return a non-empty string without "}", got ${check.describe(tag)} for ${key.id}`,
+      );
     }
     // With the scope as its tag (the default) a name leaves the scope out of the key's id, the
     // tag saying it, and marks that with an upper-case kind: shorter names cost Redis less memory
     // (a name of up to 30 characters keeps a bucket at 104 bytes). Either form is unambiguous:
     // the limit and the subject carry their lengths, the resource is the rest.
-    if (tag === key.scope) return this.#prefix + "{" + tag + "}" + "BWG"[kind] + limit.length + ":" + limit + key.subject.length + ":" + key.subject + key.resource;
+    if (tag === key.scope)
+      return (
+        this.#prefix +
+        "{" +
+        tag +
+        "}" +
+        "BWG"[kind] +
+        limit.length +
+        ":" +
+        limit +
+        key.subject.length +
+        ":" +
+        key.subject +
+        key.resource
+      );
     return this.#prefix + "{" + tag + "}" + "bwg"[kind] + limit.length + ":" + limit + key.id;
   }
 
@@ -318,7 +370,14 @@ export class RedisQuotaEngine implements QuotaStore {
     return this.#single(GCRA, key, limit, now, cost, options);
   }
 
-  #single(kind: number, key: QuotaKey, limit: string, now: number, cost: number, options: CallOptions | undefined): Promise<RedisDecision> {
+  #single(
+    kind: number,
+    key: QuotaKey,
+    limit: string,
+    now: number,
+    cost: number,
+    options: CallOptions | undefined,
+  ): Promise<RedisDecision> {
     if (!isKey(key)) throw keyError(key, "key");
     if (badNow(now)) throw badInstant(now, "now");
     if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
@@ -331,7 +390,19 @@ export class RedisQuotaEngine implements QuotaStore {
       const hit = denied.get(stateKey, clock, cost);
       if (hit !== undefined) {
         const reset = hit.reset - (clock - hit.at);
-        return Promise.resolve(new RedisVerdict(false, "exhausted", cost, hit.remaining, hit.until - clock, reset > 0 ? reset : 0, rule.traces[kind * 5 + EXHAUSTED], "cache", undefined));
+        return Promise.resolve(
+          new RedisVerdict(
+            false,
+            "exhausted",
+            cost,
+            hit.remaining,
+            hit.until - clock,
+            reset > 0 ? reset : 0,
+            rule.traces[kind * 5 + EXHAUSTED],
+            "cache",
+            undefined,
+          ),
+        );
       }
     }
     const rid = options?.requestId;
@@ -339,11 +410,13 @@ export class RedisQuotaEngine implements QuotaStore {
     if (rid === undefined && !this.#serverClock) {
       // The short form: committed on the caller's clock, no request id. The reply is the charged
       // flag and the state read (two NaNs when fresh).
-      return this.#runner.run(quota, [stateKey], [String(now), this.#margin, costArg(cost, rule.shadow), a[0], a[1]]).then((outcome) => {
-        if (outcome.status !== ANSWERED) return this.#outageSingle(outcome, kind, key, rule, now, cost);
-        const r = bytes(outcome.reply);
-        return this.#decided(r[0] === YES, r, 1, kind, rule, stateKey, clock, now, cost);
-      });
+      return this.#runner
+        .run(quota, [stateKey], [String(now), this.#margin, costArg(cost, rule.shadow), a[0], a[1]])
+        .then((outcome) => {
+          if (outcome.status !== ANSWERED) return this.#outageSingle(outcome, kind, key, rule, now, cost);
+          const r = bytes(outcome.reply);
+          return this.#decided(r[0] === YES, r, 1, kind, rule, stateKey, clock, now, cost);
+        });
     }
     let keys: string[];
     let ttl = "0";
@@ -358,27 +431,51 @@ export class RedisQuotaEngine implements QuotaStore {
       const r = bytes(outcome.reply);
       const o = r[0] === REPLAYED ? 1 : 0;
       // The clock the script used: the server's, or (a replay) the first call's.
-      return this.#decided(r[o] === YES, r, o + 9, kind, rule, stateKey, clock, o === 1 || this.#serverClock ? r.readDoubleLE(o + 1) : now, cost);
+      return this.#decided(
+        r[o] === YES,
+        r,
+        o + 9,
+        kind,
+        rule,
+        stateKey,
+        clock,
+        o === 1 || this.#serverClock ? r.readDoubleLE(o + 1) : now,
+        cost,
+      );
     });
   }
 
   // One charge's decision from the script's reply (whether it charged, and the state it read at
   // `at`): the figures from the in-process formulas, at the script's clock `now`.
-  #decided(charged: boolean, r: Buffer, at: number, kind: number, rule: Rule, stateKey: string, clock: number, now: number, cost: number): RedisDecision {
+  #decided(
+    charged: boolean,
+    r: Buffer,
+    at: number,
+    kind: number,
+    rule: Rule,
+    stateKey: string,
+    clock: number,
+    now: number,
+    cost: number,
+  ): RedisDecision {
     const sa = r.readDoubleLE(at);
     const fresh = sa !== sa;
     const sb = fresh ? 0 : r.readDoubleLE(at + 8);
     const t = kind === BUCKET && !fresh && sb > now ? sb : now;
-    const code = fresh ? decide(kind, rule.numbers, freshA(kind, rule.numbers), freshB(kind, t), t, cost) : decide(kind, rule.numbers, sa, sb, t, cost);
+    const code = fresh
+      ? decide(kind, rule.numbers, freshA(kind, rule.numbers), freshB(kind, t), t, cost)
+      : decide(kind, rule.numbers, sa, sb, t, cost);
     if ((code === OK) !== charged) throw disagree(quota.name);
     const d = this.#verdict(kind, rule, cost, code, now, t, "store");
     const denied = this.#denied;
-    if (code === EXHAUSTED && denied.size > 0) denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);
+    if (code === EXHAUSTED && denied.size > 0)
+      denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);
     return d;
   }
 
   #ridKey(key: QuotaKey, requestId: string): string {
-    if (typeof requestId !== "string" || requestId.length === 0) throw new TypeError(`requestId must be a non-empty string, got ${check.describe(requestId)}`);
+    if (typeof requestId !== "string" || requestId.length === 0)
+      throw new TypeError(`requestId must be a non-empty string, got ${check.describe(requestId)}`);
     return `${this.#prefix}{${this.#tag(key)}}r${requestId}`;
   }
 
@@ -397,7 +494,17 @@ export class RedisQuotaEngine implements QuotaStore {
 
   #unknown(kind: number, limit: string, cost: number): RedisDecision {
     if (typeof limit !== "string") throw limitError(limit, "limit");
-    return new RedisVerdict(false, "unknown_limit", cost, 0, Infinity, 0, [`${KINDS[kind]} ${limit}: unknown_limit (no limit of that name)`], "store", undefined);
+    return new RedisVerdict(
+      false,
+      "unknown_limit",
+      cost,
+      0,
+      Infinity,
+      0,
+      [`${KINDS[kind]} ${limit}: unknown_limit (no limit of that name)`],
+      "store",
+      undefined,
+    );
   }
 
   #outagePath(outcome: Outcome): Path {
@@ -412,8 +519,23 @@ export class RedisQuotaEngine implements QuotaStore {
   }
 
   #fromLocal(d: Decision, rule: Rule, path: Path): RedisDecision {
-    if (rule.shadow) return new RedisVerdict(true, "ok", d.cost, d.remaining, 0, d.resetAfter, d.trace, path, { allowed: d.allowed, reason: d.reason, retryAfter: d.retryAfter });
-    return new RedisVerdict(d.allowed, d.reason, d.cost, d.remaining, d.retryAfter, d.resetAfter, d.trace, path, undefined);
+    if (rule.shadow)
+      return new RedisVerdict(true, "ok", d.cost, d.remaining, 0, d.resetAfter, d.trace, path, {
+        allowed: d.allowed,
+        reason: d.reason,
+        retryAfter: d.retryAfter,
+      });
+    return new RedisVerdict(
+      d.allowed,
+      d.reason,
+      d.cost,
+      d.remaining,
+      d.retryAfter,
+      d.resetAfter,
+      d.trace,
+      path,
+      undefined,
+    );
   }
 
   // ── charge sets ───────────────────────────────────────────────────────────────────────────
@@ -435,7 +557,12 @@ export class RedisQuotaEngine implements QuotaStore {
     return this.#atomic(charges, now, false, undefined);
   }
 
-  #atomic(charges: readonly QuotaCharge[], now: number, commit: boolean, options: CallOptions | undefined): Promise<RedisAtomicReport> {
+  #atomic(
+    charges: readonly QuotaCharge[],
+    now: number,
+    commit: boolean,
+    options: CallOptions | undefined,
+  ): Promise<RedisAtomicReport> {
     let call: SetCall;
     let keys: string[];
     let args: string[];
@@ -494,7 +621,8 @@ export class RedisQuotaEngine implements QuotaStore {
   // Each charge read once, into the call's own array, and checked there: nothing after reads the
   // caller's objects again.
   #readSet(charges: readonly QuotaCharge[], now: number, commit: boolean): SetCall {
-    if (!Array.isArray(charges)) throw new TypeError(`charges must be an array of QuotaCharge, got ${check.describe(charges)}`);
+    if (!Array.isArray(charges))
+      throw new TypeError(`charges must be an array of QuotaCharge, got ${check.describe(charges)}`);
     if (badNow(now)) throw badInstant(now, "now");
     const n = charges.length;
     const copy = new Array<unknown>(n * 5);
@@ -504,7 +632,8 @@ export class RedisQuotaEngine implements QuotaStore {
     let oneTag = true;
     for (let i = 0; i < n; i++) {
       const c = charges[i] as QuotaCharge | undefined;
-      if (c === null || typeof c !== "object") throw new TypeError(`charges[${i}] must be a QuotaCharge, got ${check.describe(c)}`);
+      if (c === null || typeof c !== "object")
+        throw new TypeError(`charges[${i}] must be a QuotaCharge, got ${check.describe(c)}`);
       const { key, limit, cost, kind } = c;
       if (!isKey(key)) throw keyError(key, `charges[${i}].key`);
       if (typeof limit !== "string") throw limitError(limit, `charges[${i}].limit`);
@@ -591,12 +720,31 @@ export class RedisQuotaEngine implements QuotaStore {
       // Charges that fit in a set that did not commit say so, as in process.
       for (let i = 0; i < call.n; i++) {
         const d = decisions[i];
-        if (d.allowed && d.shadow === undefined) decisions[i] = new RedisVerdict(false, "not_committed", d.cost, d.remaining, 0, d.resetAfter, (c[i * 5 + 4] as Rule).traces[(c[i * 5 + 3] as number) * 5 + NOT_COMMITTED], "store", undefined);
+        if (d.allowed && d.shadow === undefined)
+          decisions[i] = new RedisVerdict(
+            false,
+            "not_committed",
+            d.cost,
+            d.remaining,
+            0,
+            d.resetAfter,
+            (c[i * 5 + 4] as Rule).traces[(c[i * 5 + 3] as number) * 5 + NOT_COMMITTED],
+            "store",
+            undefined,
+          );
       }
     }
     // Computed last: it stages the set again at later instants, over the scratch.
     const retryAfter = failed < 0 ? 0 : call.unknown >= 0 ? Infinity : this.#setRetry(m, t, now);
-    return { allowed: failed < 0, committed: call.commit && failed < 0, failedIndex: failed, retryAfter, decisions, path: "store", replayed };
+    return {
+      allowed: failed < 0,
+      committed: call.commit && failed < 0,
+      failedIndex: failed,
+      retryAfter,
+      decisions,
+      path: "store",
+      replayed,
+    };
   }
 
   // Evaluates the scratch's m charges at `t` on staged state, as the in-process engine's #stage
@@ -695,13 +843,30 @@ export class RedisQuotaEngine implements QuotaStore {
     const charges: QuotaCharge[] = [];
     const kinds: number[] = [];
     for (let i = 0; i < call.n; i++) {
-      charges.push({ key: c[i * 5] as QuotaKey, limit: c[i * 5 + 1] as string, cost: c[i * 5 + 2] as number, kind: KINDS[c[i * 5 + 3] as number] });
+      charges.push({
+        key: c[i * 5] as QuotaKey,
+        limit: c[i * 5 + 1] as string,
+        cost: c[i * 5 + 2] as number,
+        kind: KINDS[c[i * 5 + 3] as number],
+      });
       kinds.push(c[i * 5 + 3] as number);
     }
     const report = this.#fallback.atomic(charges, kinds, call.now, call.commit);
     const decisions = report.decisions.map((d, i) => {
       const rule = c[i * 5 + 4] as Rule | undefined;
-      return rule === undefined ? new RedisVerdict(d.allowed, d.reason, d.cost, d.remaining, d.retryAfter, d.resetAfter, d.trace, path, undefined) : this.#fromLocal(d, rule, path);
+      return rule === undefined
+        ? new RedisVerdict(
+            d.allowed,
+            d.reason,
+            d.cost,
+            d.remaining,
+            d.retryAfter,
+            d.resetAfter,
+            d.trace,
+            path,
+            undefined,
+          )
+        : this.#fromLocal(d, rule, path);
     });
     return { ...report, decisions, path, replayed: false };
   }
@@ -712,7 +877,14 @@ export class RedisQuotaEngine implements QuotaStore {
    * Charges `key` and its linked ancestors for `limit` as one atomic set and folds the answer
    * into one decision, as the in-process engine's `checkHierarchy` does.
    */
-  async checkHierarchy(key: QuotaKey, limit: string, now: number, cost = 1, kind: ChargeKind = "bucket", options?: CallOptions): Promise<RedisDecision> {
+  async checkHierarchy(
+    key: QuotaKey,
+    limit: string,
+    now: number,
+    cost = 1,
+    kind: ChargeKind = "bucket",
+    options?: CallOptions,
+  ): Promise<RedisDecision> {
     const charges = this.chain(key, limit, cost, kind);
     const report = await this.#atomic(charges, now, true, options);
     let remaining = Infinity;
@@ -728,7 +900,17 @@ export class RedisQuotaEngine implements QuotaStore {
       trace.push(`${c.kind ?? "bucket"} ${limit} @ ${c.key.id}: ${d.reason}`);
     }
     const reason = report.allowed ? "ok" : report.decisions[report.failedIndex].reason;
-    return new RedisVerdict(report.allowed, reason, cost, remaining === Infinity ? 0 : remaining, report.retryAfter, resetAfter, trace, report.path, undefined);
+    return new RedisVerdict(
+      report.allowed,
+      reason,
+      cost,
+      remaining === Infinity ? 0 : remaining,
+      report.retryAfter,
+      resetAfter,
+      trace,
+      report.path,
+      undefined,
+    );
   }
 
   // ── leases ─────────────────────────────────────────────────────────────────────────────────
@@ -747,7 +929,11 @@ export class RedisQuotaEngine implements QuotaStore {
     const { capacity, perMs, bucketSlack } = rule.numbers;
     const [cap, rate] = rule.args[BUCKET];
     return new Lease(async (op, now, n) => {
-      const outcome = await this.#runner.run(leaseScript, [stateKey], [op === "take" ? "t" : "g", this.#serverClock ? "" : String(now), this.#margin, String(n), cap, rate]);
+      const outcome = await this.#runner.run(
+        leaseScript,
+        [stateKey],
+        [op === "take" ? "t" : "g", this.#serverClock ? "" : String(now), this.#margin, String(n), cap, rate],
+      );
       if (outcome.status !== ANSWERED) {
         if (outcome.status === FAILED && outcome.error instanceof ScriptError) throw outcome.error;
         return undefined;
@@ -758,7 +944,8 @@ export class RedisQuotaEngine implements QuotaStore {
       const t = r.readDoubleLE(16);
       // When a dry bucket holds one token again, from the caller's clock (the in-process formula).
       const from = this.#serverClock ? t : now;
-      const retryAfter = granted === 0 && op === "take" ? until(from, t, bucketReady(tokens, t, t, 1, perMs, capacity, bucketSlack)) : 0;
+      const retryAfter =
+        granted === 0 && op === "take" ? until(from, t, bucketReady(tokens, t, t, 1, perMs, capacity, bucketSlack)) : 0;
       return { granted, retryAfter };
     }, options);
   }
@@ -773,9 +960,14 @@ export class RedisQuotaEngine implements QuotaStore {
    * @returns a promise rejected with a TypeError or RangeError naming `inputs[i]` and the field
    *   when an input is malformed (nothing is sent)
    */
-  async checkMany(limit: string, inputs: readonly EvaluationInput[], kind: ChargeKind = "bucket"): Promise<RedisBatchReport> {
+  async checkMany(
+    limit: string,
+    inputs: readonly EvaluationInput[],
+    kind: ChargeKind = "bucket",
+  ): Promise<RedisBatchReport> {
     if (typeof limit !== "string") throw limitError(limit, "limit");
-    if (!Array.isArray(inputs)) throw new TypeError(`inputs must be an array of EvaluationInput, got ${check.describe(inputs)}`);
+    if (!Array.isArray(inputs))
+      throw new TypeError(`inputs must be an array of EvaluationInput, got ${check.describe(inputs)}`);
     const k = kindIndex(kind);
     if (k === -1) throw kindError(kind, "kind");
     const n = inputs.length;
@@ -784,7 +976,8 @@ export class RedisQuotaEngine implements QuotaStore {
     const costs = new Float64Array(n);
     for (let i = 0; i < n; i++) {
       const input = inputs[i] as EvaluationInput | undefined;
-      if (input === null || typeof input !== "object") throw new TypeError(`inputs[${i}] must be an EvaluationInput, got ${check.describe(input)}`);
+      if (input === null || typeof input !== "object")
+        throw new TypeError(`inputs[${i}] must be an EvaluationInput, got ${check.describe(input)}`);
       const { key, now, cost = 1 } = input;
       if (!isKey(key)) throw keyError(key, `inputs[${i}].key`);
       if (badNow(now)) throw badInstant(now, `inputs[${i}].now`);
@@ -810,7 +1003,8 @@ export class RedisQuotaEngine implements QuotaStore {
       }
       const calls: Promise<void>[] = [];
       for (const list of groups.values()) {
-        for (let s = 0; s < list.length; s += BATCH_CHUNK) calls.push(this.#batchCall(k, rule, list.slice(s, s + BATCH_CHUNK), keys, nows, costs, names, decisions));
+        for (let s = 0; s < list.length; s += BATCH_CHUNK)
+          calls.push(this.#batchCall(k, rule, list.slice(s, s + BATCH_CHUNK), keys, nows, costs, names, decisions));
       }
       await Promise.all(calls);
     }
@@ -819,7 +1013,16 @@ export class RedisQuotaEngine implements QuotaStore {
     return { total: n, allowed, denied: n - allowed, decisions };
   }
 
-  async #batchCall(kind: number, rule: Rule, list: readonly number[], keys: readonly QuotaKey[], nows: Float64Array, costs: Float64Array, names: readonly string[], out: RedisDecision[]): Promise<void> {
+  async #batchCall(
+    kind: number,
+    rule: Rule,
+    list: readonly number[],
+    keys: readonly QuotaKey[],
+    nows: Float64Array,
+    costs: Float64Array,
+    names: readonly string[],
+    out: RedisDecision[],
+  ): Promise<void> {
     const a = rule.args[kind];
     const first = nows[list[0]];
     const server = this.#serverClock;
@@ -875,4 +1078,3 @@ export class RedisQuotaEngine implements QuotaStore {
     }
   }
 }
-

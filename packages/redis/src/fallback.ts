@@ -14,7 +14,12 @@ const KINDS: readonly ChargeKind[] = ["bucket", "window", "gcra"];
 export function divided(spec: LimitSpec, instances: number, kind: "rate" | "window"): LimitSpec {
   const part = (n: number): number => Math.max(1, Math.floor(n / instances));
   if (kind === "window") return limitSpec({ ...spec, capacity: part(spec.capacity) });
-  return limitSpec({ ...spec, capacity: part(spec.capacity), burst: part(spec.burst), window: spec.window * instances });
+  return limitSpec({
+    ...spec,
+    capacity: part(spec.capacity),
+    burst: part(spec.burst),
+    window: spec.window * instances,
+  });
 }
 
 /** The outage mode's answers. */
@@ -73,7 +78,9 @@ export class Fallback {
       remaining: open ? ceiling : 0,
       retryAfter: 0,
       resetAfter: 0,
-      trace: [`${KINDS[kind]} ${limit}: ${open ? "ok (Redis unavailable: failing open)" : "exhausted (Redis unavailable: failing closed)"}`],
+      trace: [
+        `${KINDS[kind]} ${limit}: ${open ? "ok (Redis unavailable: failing open)" : "exhausted (Redis unavailable: failing closed)"}`,
+      ],
     };
   }
 }

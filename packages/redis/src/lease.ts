@@ -17,7 +17,11 @@ export interface LeaseOptions {
 }
 
 /** How a lease reaches Redis: take up to `n` tokens, or give `n` back. */
-export type LeaseCall = (op: "take" | "give", now: number, n: number) => Promise<{ granted: number; retryAfter: number } | undefined>;
+export type LeaseCall = (
+  op: "take" | "give",
+  now: number,
+  n: number,
+) => Promise<{ granted: number; retryAfter: number } | undefined>;
 
 /**
  * A slice of a token bucket's global quota, spent in process at in-process speed.
@@ -63,7 +67,8 @@ export class Lease {
     const o = check.options(options, ["slice", "refillAt"], "Lease");
     this.slice = check.integer(o.slice, "Lease slice", 1);
     const refillAt = o.refillAt ?? 0.5;
-    if (typeof refillAt !== "number" || !(refillAt >= 0 && refillAt < 1)) throw new RangeError(`Lease refillAt must be in [0, 1), got ${check.describe(refillAt)}`);
+    if (typeof refillAt !== "number" || !(refillAt >= 0 && refillAt < 1))
+      throw new RangeError(`Lease refillAt must be in [0, 1), got ${check.describe(refillAt)}`);
     this.#low = refillAt * this.slice;
     this.#call = call;
   }
@@ -93,7 +98,8 @@ export class Lease {
       if (left < this.#low && this.#pending === undefined) void this.fill(now);
       return true;
     }
-    if (!Number.isSafeInteger(cost) || cost < 1) throw new RangeError(`Lease.take cost must be a whole number of at least 1, got ${check.describe(cost)}`);
+    if (!Number.isSafeInteger(cost) || cost < 1)
+      throw new RangeError(`Lease.take cost must be a whole number of at least 1, got ${check.describe(cost)}`);
     if (this.#pending === undefined) void this.fill(now);
     return false;
   }

@@ -33,7 +33,12 @@ import { redisPolicy as policyFields, resolvePolicy } from "./policy";
 import type { Path, RedisPolicy } from "./policy";
 import { ANSWERED, FAILED, Runner, ScriptError, UNKNOWN } from "./runner";
 import type { Outcome } from "./runner";
-import { bucket as bucketScript, gcra as gcraScript, period as periodScript, sliding as slidingScript } from "./scripts";
+import {
+  bucket as bucketScript,
+  gcra as gcraScript,
+  period as periodScript,
+  sliding as slidingScript,
+} from "./scripts";
 import type { LuaScript } from "./scripts";
 import { bytes } from "./steps";
 
@@ -73,7 +78,9 @@ function costArg(n: number, what: string): string {
 
 function refill(rate: number, amount: number, what: string): void {
   if ((amount * 1_000) / rate <= MAX_SPAN) return;
-  throw new RangeError(`${what} must be at least ${(amount * 1_000) / MAX_SPAN} for a burst of ${amount} (it must refill within ${MAX_SPAN} ms, 2^44), got ${check.describe(rate)}`);
+  throw new RangeError(
+    `${what} must be at least ${(amount * 1_000) / MAX_SPAN} for a burst of ${amount} (it must refill within ${MAX_SPAN} ms, 2^44), got ${check.describe(rate)}`,
+  );
 }
 
 function whole(value: unknown, what: string, most: number, bound: string): number {
@@ -126,14 +133,30 @@ export abstract class RedisLimiter<L> {
   readonly #local = new Map<string, L>();
   readonly #params: readonly string[];
 
-  constructor(client: ScriptClient, name: unknown, kind: string, script: LuaScript, params: readonly string[], policy: Partial<RedisPolicy>, what: string) {
+  constructor(
+    client: ScriptClient,
+    name: unknown,
+    kind: string,
+    script: LuaScript,
+    params: readonly string[],
+    policy: Partial<RedisPolicy>,
+    what: string,
+  ) {
     if (client === null || typeof client !== "object" || typeof client.evalsha !== "function") {
-      throw new TypeError(`${what} client must be a ScriptClient (ioredisClient(redis) or nodeRedisClient(client)), got ${check.describe(client)}`);
+      throw new TypeError(
+        `${what} client must be a ScriptClient (ioredisClient(redis) or nodeRedisClient(client)), got ${check.describe(client)}`,
+      );
     }
-    if (typeof name !== "string" || name.length === 0) throw new TypeError(`${what} name must be a non-empty string, got ${check.describe(name)}`);
+    if (typeof name !== "string" || name.length === 0)
+      throw new TypeError(`${what} name must be a non-empty string, got ${check.describe(name)}`);
     this.name = name;
     this.policy = resolvePolicy(policy, what);
-    this.#runner = new Runner(client, { timeout: this.policy.timeout, breaker: this.policy.breaker, clock: this.policy.monotonic, roll: this.policy.random });
+    this.#runner = new Runner(client, {
+      timeout: this.policy.timeout,
+      breaker: this.policy.breaker,
+      clock: this.policy.monotonic,
+      roll: this.policy.random,
+    });
     this.#script = script;
     this.#prefix = this.policy.prefix;
     this.#kind = kind;
@@ -149,13 +172,20 @@ export abstract class RedisLimiter<L> {
 
   /** The Redis key of `id`'s state: its own hash tag, so each id may live on any cluster slot. */
   redisKey(id: string): string {
-    if (typeof id !== "string" || id.length === 0) throw new TypeError(`id must be a non-empty string, got ${check.describe(id)}`);
+    if (typeof id !== "string" || id.length === 0)
+      throw new TypeError(`id must be a non-empty string, got ${check.describe(id)}`);
     return `${this.#prefix}{${id}}${this.#kind}${this.name.length}:${this.name}`;
   }
 
   // One script call: op "t" (take, with its cost as the last argument) or a read ("r", or the
   // sliding window's "l"). Resolves with the reply, or undefined and the outage path.
-  protected async call(op: string, id: string, now: number, cost: string | undefined, what: string): Promise<{ reply: Buffer; path: Path } | { reply: undefined; path: Path }> {
+  protected async call(
+    op: string,
+    id: string,
+    now: number,
+    cost: string | undefined,
+    what: string,
+  ): Promise<{ reply: Buffer; path: Path } | { reply: undefined; path: Path }> {
     if (typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT)) throw badInstant(now, `${what} now`);
     const args = [op, this.#serverClock ? "" : String(now), this.#margin, ...this.#params];
     if (cost !== undefined) args.push(cost);
@@ -233,7 +263,8 @@ export class RedisBucket extends RedisLimiter<Bucket> {
     const { burst: given, ...policy } = check.options(options, ["burst", ...POLICY_FIELDS], "RedisBucket");
     const r = positive(rate, "RedisBucket rate (tokens per second)");
     let burst = given === undefined ? r : positive(given, "RedisBucket burst (tokens)");
-    if (burst > MAX_COUNT) throw new RangeError(`RedisBucket burst (tokens) must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`);
+    if (burst > MAX_COUNT)
+      throw new RangeError(`RedisBucket burst (tokens) must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`);
     if (burst < 1) burst = 1;
     refill(r, burst, "RedisBucket rate (tokens per second)");
     const perMs = r / 1_000;
@@ -264,14 +295,18 @@ export class RedisBucket extends RedisLimiter<Bucket> {
   async decide(id: string, now: number, n = 1): Promise<TakeAnswer> {
     const r = await this.call("t", id, now, costArg(n, "RedisBucket.take n"), "RedisBucket.take");
     if (r.reply !== undefined) return { answer: r.reply[0] === 49, path: r.path };
-    return { answer: this.policy.outage === "fallback" ? this.local(id, now).take(now, n) : this.policy.outage === "open", path: r.path };
+    return {
+      answer: this.policy.outage === "fallback" ? this.local(id, now).take(now, n) : this.policy.outage === "open",
+      path: r.path,
+    };
   }
 
   /** What {@link RedisBucket.take} would answer, taking nothing. */
   async peek(id: string, now: number, n = 1): Promise<boolean> {
     costArg(n, "RedisBucket.peek n");
     const read = await this.read(id, now, "RedisBucket.peek");
-    if (read === undefined) return this.policy.outage === "fallback" ? this.local(id, now).peek(now, n) : this.policy.outage === "open";
+    if (read === undefined)
+      return this.policy.outage === "fallback" ? this.local(id, now).peek(now, n) : this.policy.outage === "open";
     const [tokens, at, latest] = this.#fields(read);
     const t = read.now > latest ? read.now : latest;
     return bucketFits(bucketLevel(tokens, at, t, this.#perMs, this.burst), n, this.burst, this.#slack);
@@ -281,7 +316,12 @@ export class RedisBucket extends RedisLimiter<Bucket> {
   async next(id: string, now: number, n = 1): Promise<number> {
     costArg(n, "RedisBucket.next n");
     const read = await this.read(id, now, "RedisBucket.next");
-    if (read === undefined) return this.policy.outage === "fallback" ? this.local(id, now).next(now, n) : this.policy.outage === "open" ? 0 : Infinity;
+    if (read === undefined)
+      return this.policy.outage === "fallback"
+        ? this.local(id, now).next(now, n)
+        : this.policy.outage === "open"
+          ? 0
+          : Infinity;
     const [tokens, at, latest] = this.#fields(read);
     const from = read.now > latest ? read.now : latest;
     return until(read.now, from, bucketReady(tokens, at, from, n, this.#perMs, this.burst, this.#slack));
@@ -290,7 +330,12 @@ export class RedisBucket extends RedisLimiter<Bucket> {
   /** The tokens `id`'s bucket holds at `now`, fractions included. */
   async tokens(id: string, now: number): Promise<number> {
     const read = await this.read(id, now, "RedisBucket.tokens");
-    if (read === undefined) return this.policy.outage === "fallback" ? this.local(id, now).tokens(now) : this.policy.outage === "open" ? this.burst : 0;
+    if (read === undefined)
+      return this.policy.outage === "fallback"
+        ? this.local(id, now).tokens(now)
+        : this.policy.outage === "open"
+          ? this.burst
+          : 0;
     const [tokens, at, latest] = this.#fields(read);
     const level = bucketLevel(tokens, at, read.now > latest ? read.now : latest, this.#perMs, this.burst);
     return level > 0 ? level : 0;
@@ -339,7 +384,8 @@ export class RedisGcra extends RedisLimiter<Gcra> {
     const { burst: given, ...policy } = check.options(options, ["burst", ...POLICY_FIELDS], "RedisGcra");
     const r = positive(rate, "RedisGcra rate (per second)");
     let burst = given === undefined ? r : positive(given, "RedisGcra burst");
-    if (burst > MAX_COUNT) throw new RangeError(`RedisGcra burst must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`);
+    if (burst > MAX_COUNT)
+      throw new RangeError(`RedisGcra burst must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`);
     if (burst < 1) burst = 1;
     refill(r, burst, "RedisGcra rate (per second)");
     const interval = 1_000 / r;
@@ -374,14 +420,18 @@ export class RedisGcra extends RedisLimiter<Gcra> {
   async decide(id: string, now: number, n = 1): Promise<TakeAnswer> {
     const r = await this.call("t", id, now, costArg(n, "RedisGcra.take n"), "RedisGcra.take");
     if (r.reply !== undefined) return { answer: r.reply[0] === 49, path: r.path };
-    return { answer: this.policy.outage === "fallback" ? this.local(id, now).take(now, n) : this.policy.outage === "open", path: r.path };
+    return {
+      answer: this.policy.outage === "fallback" ? this.local(id, now).take(now, n) : this.policy.outage === "open",
+      path: r.path,
+    };
   }
 
   /** What {@link RedisGcra.take} would answer, recording nothing. */
   async peek(id: string, now: number, n = 1): Promise<boolean> {
     costArg(n, "RedisGcra.peek n");
     const read = await this.read(id, now, "RedisGcra.peek");
-    if (read === undefined) return this.policy.outage === "fallback" ? this.local(id, now).peek(now, n) : this.policy.outage === "open";
+    if (read === undefined)
+      return this.policy.outage === "fallback" ? this.local(id, now).peek(now, n) : this.policy.outage === "open";
     const [at, ahead] = this.#fields(read);
     return n <= this.burst && gcraFits(gcraLead(at, ahead, read.now), n, this.interval, this.#reach);
   }
@@ -390,7 +440,12 @@ export class RedisGcra extends RedisLimiter<Gcra> {
   async next(id: string, now: number, n = 1): Promise<number> {
     costArg(n, "RedisGcra.next n");
     const read = await this.read(id, now, "RedisGcra.next");
-    if (read === undefined) return this.policy.outage === "fallback" ? this.local(id, now).next(now, n) : this.policy.outage === "open" ? 0 : Infinity;
+    if (read === undefined)
+      return this.policy.outage === "fallback"
+        ? this.local(id, now).next(now, n)
+        : this.policy.outage === "open"
+          ? 0
+          : Infinity;
     if (n > this.burst) return Infinity;
     const [at, ahead] = this.#fields(read);
     return until(read.now, read.now, gcraReady(at, ahead, read.now, n, this.interval, this.#tau, this.#reach));
@@ -410,7 +465,11 @@ export class RedisGcra extends RedisLimiter<Gcra> {
     if (read === undefined) return this.local(id, now).rateLimit(now);
     const [at, ahead] = this.#fields(read);
     const remaining = gcraWhole(gcraLead(at, ahead, read.now), this.interval, this.burst, this.#slack);
-    return { limit: Math.floor(this.burst), remaining, reset: until(read.now, read.now, gcraRest(at, ahead, read.now)) };
+    return {
+      limit: Math.floor(this.burst),
+      remaining,
+      reset: until(read.now, read.now, gcraRest(at, ahead, read.now)),
+    };
   }
 }
 
@@ -445,7 +504,8 @@ export class RedisPeriod extends RedisLimiter<Period> {
     const q = whole(quota, "RedisPeriod quota", MAX_COUNT, "2^53 − 1");
     const p = spanOf(period, "RedisPeriod period (ms)");
     const align = given ?? false;
-    if (typeof align !== "boolean") throw new TypeError(`RedisPeriod align must be a boolean, got ${typeof align} ${check.describe(align)}`);
+    if (typeof align !== "boolean")
+      throw new TypeError(`RedisPeriod align must be a boolean, got ${typeof align} ${check.describe(align)}`);
     super(client, name, "P", periodScript, [String(q), String(p), align ? "1" : "0"], policy, "RedisPeriod");
     this.quota = q;
     this.period = p;
@@ -470,15 +530,26 @@ export class RedisPeriod extends RedisLimiter<Period> {
   /** {@link RedisPeriod.take}, saying which part answered. */
   async decide(id: string, now: number): Promise<TakeAnswer<PeriodAnswer>> {
     const r = await this.call("t", id, now, undefined, "RedisPeriod.take");
-    if (r.reply !== undefined) return { answer: r.reply[0] === 117 ? "under" : r.reply[0] === 104 ? "hit" : "over", path: r.path };
-    const answer: PeriodAnswer = this.policy.outage === "fallback" ? this.local(id, now).take(now) : this.policy.outage === "open" ? "under" : "over";
+    if (r.reply !== undefined)
+      return { answer: r.reply[0] === 117 ? "under" : r.reply[0] === 104 ? "hit" : "over", path: r.path };
+    const answer: PeriodAnswer =
+      this.policy.outage === "fallback"
+        ? this.local(id, now).take(now)
+        : this.policy.outage === "open"
+          ? "under"
+          : "over";
     return { answer, path: r.path };
   }
 
   /** What {@link RedisPeriod.take} would answer, counting nothing. */
   async peek(id: string, now: number): Promise<PeriodAnswer> {
     const read = await this.read(id, now, "RedisPeriod.peek");
-    if (read === undefined) return this.policy.outage === "fallback" ? this.local(id, now).peek(now) : this.policy.outage === "open" ? "under" : "over";
+    if (read === undefined)
+      return this.policy.outage === "fallback"
+        ? this.local(id, now).peek(now)
+        : this.policy.outage === "open"
+          ? "under"
+          : "over";
     const [end, count] = this.#fields(read);
     const next = read.now >= end ? 1 : count + 1;
     return QUOTAS[next < this.quota ? 0 : next === this.quota ? 1 : 2];
@@ -505,7 +576,11 @@ export class RedisPeriod extends RedisLimiter<Period> {
     const read = await this.read(id, now, "RedisPeriod.rateLimit");
     if (read === undefined) return this.local(id, now).rateLimit(now);
     const [end, count] = this.#fields(read);
-    return { limit: this.quota, remaining: read.now >= end ? this.quota : this.quota - count, reset: until(read.now, read.now, end) };
+    return {
+      limit: this.quota,
+      remaining: read.now >= end ? this.quota : this.quota - count,
+      reset: until(read.now, read.now, end),
+    };
   }
 }
 
@@ -556,13 +631,17 @@ export class RedisSliding extends RedisLimiter<Sliding> {
   async decide(id: string, now: number): Promise<TakeAnswer> {
     const r = await this.call("t", id, now, undefined, "RedisSliding.take");
     if (r.reply !== undefined) return { answer: r.reply[0] === 49, path: r.path };
-    return { answer: this.policy.outage === "fallback" ? this.local(id, now).take(now) : this.policy.outage === "open", path: r.path };
+    return {
+      answer: this.policy.outage === "fallback" ? this.local(id, now).take(now) : this.policy.outage === "open",
+      path: r.path,
+    };
   }
 
   /** What {@link RedisSliding.take} would answer, counting nothing. */
   async peek(id: string, now: number): Promise<boolean> {
     const read = await this.read(id, now, "RedisSliding.peek");
-    if (read === undefined) return this.policy.outage === "fallback" ? this.local(id, now).peek(now) : this.policy.outage === "open";
+    if (read === undefined)
+      return this.policy.outage === "fallback" ? this.local(id, now).peek(now) : this.policy.outage === "open";
     const [at, last, oldest] = this.#fields(read);
     return (at < last ? last : at) - oldest >= this.window;
   }

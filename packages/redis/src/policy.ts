@@ -122,19 +122,28 @@ const FIELDS = Object.keys(redisPolicy) as (keyof RedisPolicy)[];
 export function resolvePolicy(policy: Partial<RedisPolicy> | undefined, what: string): RedisPolicy {
   const given = check.options(policy, FIELDS, what, "policy");
   const p = { ...redisPolicy, ...given };
-  if (typeof p.prefix !== "string" || /[{}]/.test(p.prefix)) throw new TypeError(`${what} prefix must be a string without braces, got ${JSON.stringify(p.prefix)}`);
+  if (typeof p.prefix !== "string" || /[{}]/.test(p.prefix))
+    throw new TypeError(`${what} prefix must be a string without braces, got ${JSON.stringify(p.prefix)}`);
   check.positive(p.timeout, `${what} timeout (ms)`);
-  if (p.clock !== "caller" && p.clock !== "redis") throw new TypeError(`${what} clock must be "caller" or "redis", got ${JSON.stringify(p.clock)}`);
-  if (p.outage !== "fallback" && p.outage !== "open" && p.outage !== "closed") throw new TypeError(`${what} outage must be "fallback", "open" or "closed", got ${JSON.stringify(p.outage)}`);
+  if (p.clock !== "caller" && p.clock !== "redis")
+    throw new TypeError(`${what} clock must be "caller" or "redis", got ${JSON.stringify(p.clock)}`);
+  if (p.outage !== "fallback" && p.outage !== "open" && p.outage !== "closed")
+    throw new TypeError(`${what} outage must be "fallback", "open" or "closed", got ${JSON.stringify(p.outage)}`);
   check.integer(p.instances, `${what} instances`, 1);
   check.positive(p.requestTtl, `${what} requestTtl (ms)`);
   check.nonNegative(p.expiryMargin, `${what} expiryMargin (ms)`);
-  if (typeof p.hashTag !== "function") throw new TypeError(`${what} hashTag must be a function of a QuotaKey, got ${typeof p.hashTag}`);
+  if (typeof p.hashTag !== "function")
+    throw new TypeError(`${what} hashTag must be a function of a QuotaKey, got ${typeof p.hashTag}`);
   if (typeof p.cluster !== "boolean") throw new TypeError(`${what} cluster must be a boolean, got ${typeof p.cluster}`);
   check.integer(p.deniedCache, `${what} deniedCache`, 0);
-  if (typeof p.monotonic !== "function") throw new TypeError(`${what} monotonic must be a function returning milliseconds`);
-  if (typeof p.random !== "function") throw new TypeError(`${what} random must be a function returning a draw in [0, 1)`);
-  const breaker = Object.freeze({ ...redisPolicy.breaker, ...check.options(p.breaker, Object.keys(sre) as (keyof Sre)[], `${what} breaker`, "policy") });
+  if (typeof p.monotonic !== "function")
+    throw new TypeError(`${what} monotonic must be a function returning milliseconds`);
+  if (typeof p.random !== "function")
+    throw new TypeError(`${what} random must be a function returning a draw in [0, 1)`);
+  const breaker = Object.freeze({
+    ...redisPolicy.breaker,
+    ...check.options(p.breaker, Object.keys(sre) as (keyof Sre)[], `${what} breaker`, "policy"),
+  });
   try {
     new Breaker(breaker); // its own checks, at construction rather than at the first call
   } catch (error) {

@@ -26,7 +26,8 @@ export interface Outcome {
   readonly error: unknown;
 }
 
-const REPLY_ERROR = /^(NOSCRIPT|ERR|BUSY|LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|OOM|MOVED|ASK|CROSSSLOT|NOPERM|NOAUTH|WRONGTYPE|NOREPLICAS|MISCONF)\b/;
+const REPLY_ERROR =
+  /^(NOSCRIPT|ERR|BUSY|LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|OOM|MOVED|ASK|CROSSSLOT|NOPERM|NOAUTH|WRONGTYPE|NOREPLICAS|MISCONF)\b/;
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -40,7 +41,10 @@ export function isReplyError(error: unknown): boolean {
 /** A script error: a bug or a bad argument, never an outage; thrown to the caller. */
 function isScriptError(error: unknown): boolean {
   const message = messageOf(error);
-  return message.startsWith("ERR") && (message.includes("user_script") || message.includes("Error running script") || message.includes("Lua"));
+  return (
+    message.startsWith("ERR") &&
+    (message.includes("user_script") || message.includes("Error running script") || message.includes("Lua"))
+  );
 }
 
 /** Thrown when a script fails on the server: a bug or a bad argument, never an outage. */

@@ -24,11 +24,11 @@ export function crc16(text: string): number {
       ascii = false;
       break;
     }
-    crc = ((crc << 8) & 0xffff) ^ (TABLE[((crc >> 8) ^ c) & 0xff]);
+    crc = ((crc << 8) & 0xffff) ^ TABLE[((crc >> 8) ^ c) & 0xff];
   }
   if (ascii) return crc;
   crc = 0;
-  for (const b of encoder.encode(text)) crc = ((crc << 8) & 0xffff) ^ (TABLE[((crc >> 8) ^ b) & 0xff]);
+  for (const b of encoder.encode(text)) crc = ((crc << 8) & 0xffff) ^ TABLE[((crc >> 8) ^ b) & 0xff];
   return crc;
 }
 

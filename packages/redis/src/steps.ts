@@ -5,7 +5,22 @@
 // the state they read; the figures of each decision are computed here from that state, with the
 // same @tideward/limiters/math formulas the in-process engine calls, so they are its figures bit
 // for bit (test/engine-crosscheck.test.ts pins it at both clock scales).
-import { bucketFits, bucketFull, bucketLevel, bucketReady, bucketWhole, gcraFits, gcraLead, gcraReady, gcraRest, gcraWhole, slackOf, windowCount, windowEnd, windowFits } from "@tideward/limiters/math";
+import {
+  bucketFits,
+  bucketFull,
+  bucketLevel,
+  bucketReady,
+  bucketWhole,
+  gcraFits,
+  gcraLead,
+  gcraReady,
+  gcraRest,
+  gcraWhole,
+  slackOf,
+  windowCount,
+  windowEnd,
+  windowFits,
+} from "@tideward/limiters/math";
 import type { LimitSpec } from "@tideward/quota-engine";
 
 export const BUCKET = 0;
@@ -70,7 +85,11 @@ export function freshB(kind: number, t: number): number {
 
 /** One step of `kind` on state (amount `a`, instant `b`) at `t` for `cost`; results in {@link OUT}. */
 export function decide(kind: number, r: Numbers, a: number, b: number, t: number, cost: number): number {
-  return kind === BUCKET ? bucketStep(r, a, b, t, cost) : kind === WINDOW ? windowStep(r, a, b, t, cost) : gcraStep(r, a, b, t, cost);
+  return kind === BUCKET
+    ? bucketStep(r, a, b, t, cost)
+    : kind === WINDOW
+      ? windowStep(r, a, b, t, cost)
+      : gcraStep(r, a, b, t, cost);
 }
 
 function bucketStep(r: Numbers, tokens: number, at: number, t: number, cost: number): number {
@@ -146,5 +165,7 @@ function gcraStep(r: Numbers, ahead: number, at: number, t: number, cost: number
 export function bytes(reply: unknown): Buffer {
   if (Buffer.isBuffer(reply)) return reply;
   if (reply instanceof Uint8Array) return Buffer.from(reply.buffer, reply.byteOffset, reply.byteLength);
-  throw new TypeError(`[tideward] [redis] a ScriptClient must answer a script's bulk-string reply as bytes (a Buffer or Uint8Array), got ${typeof reply}: see ioredisClient and nodeRedisClient`);
+  throw new TypeError(
+    `[tideward] [redis] a ScriptClient must answer a script's bulk-string reply as bytes (a Buffer or Uint8Array), got ${typeof reply}: see ioredisClient and nodeRedisClient`,
+  );
 }

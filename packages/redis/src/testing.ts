@@ -23,7 +23,8 @@ export function findRedisServer(): string | undefined {
 }
 
 /** How to get `redis-server`, for a skip message. */
-export const INSTALL_HINT = "redis-server is not installed: `apt-get install -y redis-server` (Debian/Ubuntu) or `brew install redis`";
+export const INSTALL_HINT =
+  "redis-server is not installed: `apt-get install -y redis-server` (Debian/Ubuntu) or `brew install redis`";
 
 /** A free TCP port on 127.0.0.1 (asked of the OS, then released). */
 export function freePort(): Promise<number> {
@@ -55,7 +56,9 @@ export function command(port: number, ...args: readonly (string | number)[]): Pr
     socket.setTimeout(30_000, () => fail(new Error(`redis on port ${port} did not answer ${String(args[0])}`)));
     socket.on("error", fail);
     socket.on("connect", () => {
-      socket.write(`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(String(a))}\r\n${String(a)}\r\n`).join("")}`);
+      socket.write(
+        `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(String(a))}\r\n${String(a)}\r\n`).join("")}`,
+      );
     });
     socket.on("data", (chunk) => {
       data += chunk.toString("utf8");
@@ -91,7 +94,8 @@ function parse(data: string): { text: string; error: boolean } | undefined {
       const item = parse(rest);
       if (item === undefined) return undefined;
       lines.push(item.text);
-      const size = rest[0] === "$" ? rest.indexOf("\r\n") + 2 + Buffer.byteLength(item.text) + 2 : rest.indexOf("\r\n") + 2;
+      const size =
+        rest[0] === "$" ? rest.indexOf("\r\n") + 2 + Buffer.byteLength(item.text) + 2 : rest.indexOf("\r\n") + 2;
       rest = rest.slice(size);
     }
     return { text: lines.join("\n"), error: false };
@@ -147,12 +151,33 @@ export async function startRedis(options: StartOptions = {}): Promise<RedisServe
   const dir = mkdtempSync(join(tmpdir(), "tideward-redis-"));
   let child: ChildProcess | undefined;
   const launch = async (): Promise<void> => {
-    const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no", "--loglevel", "warning", ...(options.args ?? [])];
+    const args = [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--dir",
+      dir,
+      "--daemonize",
+      "no",
+      "--loglevel",
+      "warning",
+      ...(options.args ?? []),
+    ];
     const started = spawn(binary, args, { stdio: "ignore" });
     child = started;
-    const exited = new Promise<never>((_, reject) => started.once("exit", (code) => reject(new Error(`redis-server on port ${port} exited with ${code}`))));
+    const exited = new Promise<never>((_, reject) =>
+      started.once("exit", (code) => reject(new Error(`redis-server on port ${port} exited with ${code}`))),
+    );
     exited.catch(() => undefined);
-    await Promise.race([until(`redis-server on port ${port}`, async () => (await command(port, "PING")) === "PONG", 10_000), exited]);
+    await Promise.race([
+      until(`redis-server on port ${port}`, async () => (await command(port, "PING")) === "PONG", 10_000),
+      exited,
+    ]);
   };
   const gone = async (signal: NodeJS.Signals): Promise<void> => {
     const c = child;
@@ -196,11 +221,32 @@ export async function startCluster(size = 3): Promise<RedisCluster> {
   try {
     for (let i = 0; i < size; i++) {
       const port = await freePort();
-      nodes.push(await startRedis({ port, args: ["--cluster-enabled", "yes", "--cluster-config-file", `nodes-${port}.conf`, "--cluster-node-timeout", "2000"] }));
+      nodes.push(
+        await startRedis({
+          port,
+          args: [
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            `nodes-${port}.conf`,
+            "--cluster-node-timeout",
+            "2000",
+          ],
+        }),
+      );
     }
-    const created = spawnSync("redis-cli", ["--cluster", "create", ...nodes.map((n) => `127.0.0.1:${n.port}`), "--cluster-yes"], { encoding: "utf8", timeout: 30_000 });
+    const created = spawnSync(
+      "redis-cli",
+      ["--cluster", "create", ...nodes.map((n) => `127.0.0.1:${n.port}`), "--cluster-yes"],
+      { encoding: "utf8", timeout: 30_000 },
+    );
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
-    for (const node of nodes) await until("cluster_state:ok", async () => (await node.command("CLUSTER", "INFO")).includes("cluster_state:ok"), 20_000);
+    for (const node of nodes)
+      await until(
+        "cluster_state:ok",
+        async () => (await node.command("CLUSTER", "INFO")).includes("cluster_state:ok"),
+        20_000,
+      );
   } catch (error) {
     await Promise.all(nodes.map((n) => n.stop()));
     throw error;

@@ -19,7 +19,10 @@ withRedis("a three-node Redis Cluster", () => {
   beforeAll(async () => {
     cluster = await startCluster(3);
     const port = cluster.nodes[0]?.port;
-    client = new Redis.Cluster([{ host: "127.0.0.1", port }], { enableOfflineQueue: false, redisOptions: { autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 } });
+    client = new Redis.Cluster([{ host: "127.0.0.1", port }], {
+      enableOfflineQueue: false,
+      redisOptions: { autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 },
+    });
     client.on("error", () => undefined);
     await new Promise<void>((resolve, reject) => {
       client?.once("ready", resolve);
@@ -31,7 +34,8 @@ withRedis("a three-node Redis Cluster", () => {
     client?.disconnect();
     await cluster?.stop();
   });
-  const engine = (policy: ConstructorParameters<typeof RedisQuotaEngine>[1]): RedisQuotaEngine => new RedisQuotaEngine(scripts as ScriptClient, { ...patient, ...policy });
+  const engine = (policy: ConstructorParameters<typeof RedisQuotaEngine>[1]): RedisQuotaEngine =>
+    new RedisQuotaEngine(scripts as ScriptClient, { ...patient, ...policy });
 
   let n = 0;
   // The suite's sets span scopes, so each case's engine keeps its keys on one slot: a tag of its
@@ -41,7 +45,10 @@ withRedis("a three-node Redis Cluster", () => {
     return engine({ prefix: "cc:", hashTag: () => tag });
   };
   quotaConformance({ describe, it, expect }, fresh, { name: "conformance on the cluster, clock origin 0" });
-  quotaConformance({ describe, it, expect }, fresh, { name: "conformance on the cluster, clock origin Date.now()", origin: 1_700_000_000_000 });
+  quotaConformance({ describe, it, expect }, fresh, {
+    name: "conformance on the cluster, clock origin Date.now()",
+    origin: 1_700_000_000_000,
+  });
 
   it("keys of different tenants land on different nodes, and a set across them is refused before sending", async () => {
     const e = engine({ prefix: "cs:" });
@@ -51,11 +58,25 @@ withRedis("a three-node Redis Cluster", () => {
     expect(slotOf(e.redisKey(a, "r"))).not.toBe(slotOf(e.redisKey(g, "r")));
     expect((await e.checkTokenBucket(a, "r", 0)).path).toBe("store");
     expect((await e.checkTokenBucket(g, "r", 0)).path).toBe("store");
-    const err = await e.checkAtomic([{ key: a, limit: "r", cost: 1 }, { key: g, limit: "r", cost: 1 }], 0).catch((x: unknown) => x);
+    const err = await e
+      .checkAtomic(
+        [
+          { key: a, limit: "r", cost: 1 },
+          { key: g, limit: "r", cost: 1 },
+        ],
+        0,
+      )
+      .catch((x: unknown) => x);
     expect(err).toBeInstanceOf(CrossSlotError);
     expect((err as CrossSlotError).keys.map((k) => k.key)).toEqual([e.redisKey(a, "r"), e.redisKey(g, "r")]);
     // Within one tenant the set commits on whichever node holds that slot.
-    const ok = await e.checkAtomic([{ key: a, limit: "r", cost: 1 }, { key: new QuotaKey("acme", "*", "api"), limit: "r", cost: 1 }], 0);
+    const ok = await e.checkAtomic(
+      [
+        { key: a, limit: "r", cost: 1 },
+        { key: new QuotaKey("acme", "*", "api"), limit: "r", cost: 1 },
+      ],
+      0,
+    );
     expect([ok.path, ok.committed]).toEqual(["store", true]);
   });
 

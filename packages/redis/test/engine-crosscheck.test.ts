@@ -15,11 +15,26 @@ const op = fc.record({
   dt: fc.double({ min: 0, max: 300, noNaN: true }),
   // 0–6 a check or a set, 7 a peek of the set, 8 the set's charges as one batch of its first limit
   mode: fc.nat(8),
-  set: fc.array(fc.record({ key: fc.nat(2), limit: fc.nat(1), cost: fc.integer({ min: 1, max: 7 }), kind: fc.nat(2) }), { minLength: 1, maxLength: 3 }),
+  set: fc.array(
+    fc.record({ key: fc.nat(2), limit: fc.nat(1), cost: fc.integer({ min: 1, max: 7 }), kind: fc.nat(2) }),
+    { minLength: 1, maxLength: 3 },
+  ),
 });
 const specs = fc.tuple(
-  fc.record({ capacity: fc.integer({ min: 1, max: 12 }), refill: fc.integer({ min: 1, max: 30 }), window: fc.double({ min: 100, max: 3_000, noNaN: true }), burst: fc.integer({ min: 1, max: 8 }), align: fc.boolean() }),
-  fc.record({ capacity: fc.integer({ min: 1, max: 12 }), refill: fc.integer({ min: 1, max: 30 }), window: fc.double({ min: 100, max: 3_000, noNaN: true }), burst: fc.integer({ min: 1, max: 8 }), align: fc.boolean() }),
+  fc.record({
+    capacity: fc.integer({ min: 1, max: 12 }),
+    refill: fc.integer({ min: 1, max: 30 }),
+    window: fc.double({ min: 100, max: 3_000, noNaN: true }),
+    burst: fc.integer({ min: 1, max: 8 }),
+    align: fc.boolean(),
+  }),
+  fc.record({
+    capacity: fc.integer({ min: 1, max: 12 }),
+    refill: fc.integer({ min: 1, max: 30 }),
+    window: fc.double({ min: 100, max: 3_000, noNaN: true }),
+    burst: fc.integer({ min: 1, max: 8 }),
+    align: fc.boolean(),
+  }),
 );
 
 withRedis("the Redis engine against the in-process engine", () => {
@@ -40,11 +55,21 @@ withRedis("the Redis engine against the in-process engine", () => {
           let now = origin;
           for (const { dt, set, mode } of ops) {
             now += dt;
-            const charges: QuotaCharge[] = set.map((c) => ({ key: keys[c.key], limit: `l${c.limit}`, cost: c.cost, kind: KINDS[c.kind] }));
+            const charges: QuotaCharge[] = set.map((c) => ({
+              key: keys[c.key],
+              limit: `l${c.limit}`,
+              cost: c.cost,
+              kind: KINDS[c.kind],
+            }));
             if (mode === 7) {
               const got = await remote.peekAtomic(charges, now);
               const want = local.peekAtomic(charges, now);
-              expect([got.allowed, got.committed, got.failedIndex, got.retryAfter]).toEqual([want.allowed, want.committed, want.failedIndex, want.retryAfter]);
+              expect([got.allowed, got.committed, got.failedIndex, got.retryAfter]).toEqual([
+                want.allowed,
+                want.committed,
+                want.failedIndex,
+                want.retryAfter,
+              ]);
               expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
             } else if (mode === 8) {
               // Inputs a fraction of a millisecond apart, the way a replayed log arrives.
@@ -57,14 +82,29 @@ withRedis("the Redis engine against the in-process engine", () => {
             } else if (charges.length === 1) {
               const c = charges[0];
               const kind = c.kind;
-              const got = kind === "bucket" ? await remote.checkTokenBucket(c.key, c.limit, now, c.cost) : kind === "window" ? await remote.checkWindow(c.key, c.limit, now, c.cost) : await remote.checkGcra(c.key, c.limit, now, c.cost);
-              const want = kind === "bucket" ? local.checkTokenBucket(c.key, c.limit, now, c.cost) : kind === "window" ? local.checkWindow(c.key, c.limit, now, c.cost) : local.checkGcra(c.key, c.limit, now, c.cost);
+              const got =
+                kind === "bucket"
+                  ? await remote.checkTokenBucket(c.key, c.limit, now, c.cost)
+                  : kind === "window"
+                    ? await remote.checkWindow(c.key, c.limit, now, c.cost)
+                    : await remote.checkGcra(c.key, c.limit, now, c.cost);
+              const want =
+                kind === "bucket"
+                  ? local.checkTokenBucket(c.key, c.limit, now, c.cost)
+                  : kind === "window"
+                    ? local.checkWindow(c.key, c.limit, now, c.cost)
+                    : local.checkGcra(c.key, c.limit, now, c.cost);
               expect(answer(got)).toEqual(answer(want));
               expect(got.path).toBe("store");
             } else {
               const got = await remote.checkAtomic(charges, now);
               const want = local.checkAtomic(charges, now);
-              expect([got.allowed, got.committed, got.failedIndex, got.retryAfter]).toEqual([want.allowed, want.committed, want.failedIndex, want.retryAfter]);
+              expect([got.allowed, got.committed, got.failedIndex, got.retryAfter]).toEqual([
+                want.allowed,
+                want.committed,
+                want.failedIndex,
+                want.retryAfter,
+              ]);
               expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
             }
           }

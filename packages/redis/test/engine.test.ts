@@ -3,7 +3,16 @@ import { describe, expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, limitSpec, perSecond } from "@tideward/quota-engine";
 import type { EvaluationInput } from "@tideward/quota-engine";
 import { answer } from "@tideward/quota-engine/conformance";
-import { CrossSlotError, RedisBucket, RedisPeriod, RedisQuotaEngine, RedisSliding, ioredisClient, nodeRedisClient, slotOf } from "@tideward/redis";
+import {
+  CrossSlotError,
+  RedisBucket,
+  RedisPeriod,
+  RedisQuotaEngine,
+  RedisSliding,
+  ioredisClient,
+  nodeRedisClient,
+  slotOf,
+} from "@tideward/redis";
 import { safe, useRedis, withRedis, patient } from "./server";
 
 const alice = new QuotaKey("acme", "alice", "api");
@@ -19,14 +28,20 @@ function disconnected(): Redis {
 describe("configuration and bad input", () => {
   it("policies and clients are checked at construction, naming the field", () => {
     const down = ioredisClient(disconnected());
-    expect(() => new RedisQuotaEngine(down, { ...patient, timout: 5 } as never)).toThrow('RedisQuotaEngine has no option "timout"; did you mean "timeout"?');
+    expect(() => new RedisQuotaEngine(down, { ...patient, timout: 5 } as never)).toThrow(
+      'RedisQuotaEngine has no option "timout"; did you mean "timeout"?',
+    );
     expect(() => new RedisQuotaEngine(down, { ...patient, prefix: "a{b" })).toThrow(TypeError);
     expect(() => new RedisQuotaEngine(down, { ...patient, timeout: 0 })).toThrow(RangeError);
-    expect(() => new RedisQuotaEngine(down, { ...patient, outage: "maybe" as never })).toThrow('RedisQuotaEngine outage must be "fallback", "open" or "closed", got "maybe"');
+    expect(() => new RedisQuotaEngine(down, { ...patient, outage: "maybe" as never })).toThrow(
+      'RedisQuotaEngine outage must be "fallback", "open" or "closed", got "maybe"',
+    );
     expect(() => new RedisQuotaEngine(down, { ...patient, instances: 1.5 })).toThrow(RangeError);
     expect(() => new RedisQuotaEngine(null as never)).toThrow(TypeError);
     expect(() => ioredisClient(new Redis({ lazyConnect: true }))).toThrow("enableOfflineQueue: false");
-    expect(() => ioredisClient(new Redis({ lazyConnect: true, enableOfflineQueue: false }))).toThrow("autoResendUnfulfilledCommands: false");
+    expect(() => ioredisClient(new Redis({ lazyConnect: true, enableOfflineQueue: false }))).toThrow(
+      "autoResendUnfulfilledCommands: false",
+    );
     const looks = { isReady: false, options: {}, evalSha: () => Promise.resolve(), eval: () => Promise.resolve() };
     expect(() => nodeRedisClient({ ...looks, withTypeMapping: () => looks })).toThrow("disableOfflineQueue: true");
     expect(() => nodeRedisClient(looks as never)).toThrow("nodeRedisClient needs a node-redis client (redis 5 or 6)");
@@ -85,7 +100,13 @@ describe("outage modes (nothing sent while the connection is down)", () => {
       const set = await engine.checkAtomic([{ key: alice, limit: "r", cost: 1 }], 0);
       expect([set.path, set.committed]).toEqual([outage, outage === "open"]);
       // A set naming an unknown limit is still answered, never thrown.
-      const odd = await engine.checkAtomic([{ key: alice, limit: "r", cost: 1 }, { key: alice, limit: "nope", cost: 1 }], 0);
+      const odd = await engine.checkAtomic(
+        [
+          { key: alice, limit: "r", cost: 1 },
+          { key: alice, limit: "nope", cost: 1 },
+        ],
+        0,
+      );
       expect(odd.decisions.map((d) => d.path)).toEqual([outage, outage]);
     });
   }
@@ -115,7 +136,11 @@ describe("the limiters' outage modes", () => {
     expect(new Set(got.map((d) => d.path))).toEqual(new Set(["fallback"]));
     expect(await bucket.next("alice", 0)).toBe(100); // 10 a second locally
     const window = new RedisSliding(client, "s", 8, 1_000, { instances: 4 });
-    expect([await window.take("a", 0), await window.take("a", 1), await window.take("a", 2)]).toEqual([true, true, false]);
+    expect([await window.take("a", 0), await window.take("a", 1), await window.take("a", 2)]).toEqual([
+      true,
+      true,
+      false,
+    ]);
     const closed = new RedisPeriod(client, "p", 5, 1_000, { outage: "closed" });
     expect(await closed.decide("a", 0)).toEqual({ answer: "over", path: "closed" });
     const open = new RedisBucket(client, "o", 1, { outage: "open" });
@@ -130,7 +155,9 @@ withRedis("the engine on a real Redis", () => {
     const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "x:" });
     await engine.addLimit(perSecond("r", 5));
     const scripts = async (): Promise<number> => {
-      const line = (await redis.server().command("INFO", "commandstats")).split("\n").find((l) => l.startsWith("cmdstat_evalsha:"));
+      const line = (await redis.server().command("INFO", "commandstats"))
+        .split("\n")
+        .find((l) => l.startsWith("cmdstat_evalsha:"));
       return Number(/calls=(\d+)/.exec(line ?? "")?.[1] ?? 0);
     };
     const other = new QuotaKey("globex", "*", "api");
@@ -141,10 +168,22 @@ withRedis("the engine on a real Redis", () => {
     ];
     const before = await scripts();
     await expect(engine.checkAtomic(set, 0)).rejects.toThrow(CrossSlotError);
-    await expect(engine.checkAtomic(set, 0)).rejects.toThrow(`x:{acme}B1:r5:aliceapi (slot ${slotOf("x:{acme}B1:r5:aliceapi")}), x:{globex}B1:r1:*api`);
+    await expect(engine.checkAtomic(set, 0)).rejects.toThrow(
+      `x:{acme}B1:r5:aliceapi (slot ${slotOf("x:{acme}B1:r5:aliceapi")}), x:{globex}B1:r1:*api`,
+    );
     expect(await scripts()).toBe(before);
     // One scope, one slot: the same set within a tenant is sent.
-    expect((await engine.checkAtomic([{ key: alice, limit: "r", cost: 1 }, { key: bob, limit: "r", cost: 1 }], 0)).committed).toBe(true);
+    expect(
+      (
+        await engine.checkAtomic(
+          [
+            { key: alice, limit: "r", cost: 1 },
+            { key: bob, limit: "r", cost: 1 },
+          ],
+          0,
+        )
+      ).committed,
+    ).toBe(true);
     expect(await scripts()).toBe(before + 1);
   });
 
@@ -173,7 +212,13 @@ withRedis("the engine on a real Redis", () => {
     ]);
     expect(got[2]?.shadow?.retryAfter).toBe(500);
     // In a set, a shadow limit that would refuse holds nothing back; the enforced one is charged.
-    const set = await engine.checkAtomic([{ key: alice, limit: "enforced", cost: 1 }, { key: alice, limit: "trial", cost: 1 }], 0);
+    const set = await engine.checkAtomic(
+      [
+        { key: alice, limit: "enforced", cost: 1 },
+        { key: alice, limit: "trial", cost: 1 },
+      ],
+      0,
+    );
     expect([set.committed, set.decisions[1]?.shadow?.allowed, set.decisions[0]?.remaining]).toEqual([true, false, 9]);
   });
 
@@ -220,7 +265,8 @@ withRedis("the engine on a real Redis", () => {
     await engine.checkTokenBucket(alice, "r", 0, 3); // 300 ms to refill
     await engine.checkWindow(alice, "r", 0, 1); // the window closes in 1 000 ms
     await engine.checkGcra(alice, "r", 0, 2); // TAT 200 ms ahead
-    const ttl = async (kind: "bucket" | "window" | "gcra"): Promise<number> => direct.pttl(engine.redisKey(alice, "r", kind));
+    const ttl = async (kind: "bucket" | "window" | "gcra"): Promise<number> =>
+      direct.pttl(engine.redisKey(alice, "r", kind));
     const [b, w, g] = [await ttl("bucket"), await ttl("window"), await ttl("gcra")];
     expect(b).toBeGreaterThan(250);
     expect(b).toBeLessThanOrEqual(302);
@@ -274,7 +320,11 @@ withRedis("the engine on a real Redis", () => {
       if (draw(3) === 0) await engine.checkTokenBucket(user, "u", before, 1 + draw(2));
       else await engine.checkAtomic(set, before);
       // Each key: its state is fresh at f (caller's clock); Redis must keep it until f + margin.
-      for (const [key, limit, kind] of [[user, "u", "bucket"], [tenant, "t", "bucket"], [tenant, "t", "gcra"]] as const) {
+      for (const [key, limit, kind] of [
+        [user, "u", "bucket"],
+        [tenant, "t", "bucket"],
+        [tenant, "t", "gcra"],
+      ] as const) {
         const name = engine.redisKey(key, limit, kind);
         const state = await direct.getBuffer(name);
         const pttl = await direct.pttl(name);
@@ -295,7 +345,9 @@ withRedis("the engine on a real Redis", () => {
   it("calls made in one turn leave eight to a write (the socket corked for the turn), each with its own answer", async () => {
     const raw = await redis.raw();
     // Every flush of the socket to the kernel: one per command uncorked, one per eight corked.
-    const socket = (raw as unknown as { stream: { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void } }).stream;
+    const socket = (
+      raw as unknown as { stream: { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void } }
+    ).stream;
     let flushes = 0;
     const write = socket._write.bind(socket);
     const writev = socket._writev.bind(socket);
@@ -309,7 +361,10 @@ withRedis("the engine on a real Redis", () => {
     };
     const keys = Array.from({ length: 50 }, (_, i) => new QuotaKey("acme", `u${i % 10}`, "api"));
     for (const coalesce of [true, false]) {
-      const engine = new RedisQuotaEngine(ioredisClient(raw, { coalesce }), { ...patient, prefix: `cork${String(coalesce)}:` });
+      const engine = new RedisQuotaEngine(ioredisClient(raw, { coalesce }), {
+        ...patient,
+        prefix: `cork${String(coalesce)}:`,
+      });
       await engine.addLimit(perSecond("r", 3));
       await engine.checkTokenBucket(alice, "r", 0); // the script loaded, outside the count
       const before = flushes;
@@ -329,7 +384,12 @@ withRedis("the engine on a real Redis", () => {
     const client = await redis.ioredis();
     const spec = limitSpec({ name: "r", capacity: 3, refill: 2, window: 1_000 });
     const inputs: EvaluationInput[] = [];
-    for (let i = 0; i < 600; i++) inputs.push({ key: new QuotaKey("acme", `u${i % 7}`, "api"), now: 1_700_000_000_000 + i * 13.7, cost: 1 + (i % 3) });
+    for (let i = 0; i < 600; i++)
+      inputs.push({
+        key: new QuotaKey("acme", `u${i % 7}`, "api"),
+        now: 1_700_000_000_000 + i * 13.7,
+        cost: 1 + (i % 3),
+      });
     for (const kind of ["bucket", "window", "gcra"] as const) {
       const engine = new RedisQuotaEngine(client, { ...patient, prefix: `batch-${kind}:` });
       const local = new QuotaEngine();
@@ -341,5 +401,5 @@ withRedis("the engine on a real Redis", () => {
       expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
       expect(got.decisions.every((d) => d.path === "store")).toBe(true);
     }
-});
+  });
 });

@@ -14,7 +14,8 @@ const alice = new QuotaKey("acme", "alice", "api");
 const tenant = new QuotaKey("acme", "*", "api");
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 // The tokens a bucket's key holds (the first of its two doubles), or undefined when it has none.
-const held = async (redis: Redis, key: string): Promise<number | undefined> => (await redis.getBuffer(key))?.readDoubleLE(0);
+const held = async (redis: Redis, key: string): Promise<number | undefined> =>
+  (await redis.getBuffer(key))?.readDoubleLE(0);
 
 withRedis("faults", () => {
   const redis = useRedis();
@@ -42,7 +43,8 @@ withRedis("faults", () => {
       { key: tenant, limit: "tenant", cost: 10 },
     ];
     const direct = await redis.raw();
-    const tokens = async (key: QuotaKey, limit: string): Promise<number | undefined> => held(direct, engine.redisKey(key, limit));
+    const tokens = async (key: QuotaKey, limit: string): Promise<number | undefined> =>
+      held(direct, engine.redisKey(key, limit));
 
     expect((await engine.checkTokenBucket(alice, "user", 0, 0 + 1, { requestId: "warm" })).path).toBe("store"); // loads the script
     await direct.del(engine.redisKey(alice, "user"));
@@ -75,7 +77,8 @@ withRedis("faults", () => {
     const client = await redis.nodeRedis(proxy.port);
     const hasty = new RedisQuotaEngine(client, { ...patient, prefix: "ctn:", timeout: 100, outage: "open" });
     const engine = new RedisQuotaEngine(client, { ...patient, prefix: "ctn:", outage: "open" });
-    for (const e of [hasty, engine]) await e.addLimit(limitSpec({ name: "user", capacity: 5, refill: 1, window: 3_600_000 }));
+    for (const e of [hasty, engine])
+      await e.addLimit(limitSpec({ name: "user", capacity: 5, refill: 1, window: 3_600_000 }));
     expect((await engine.checkTokenBucket(alice, "user", 0, 1, { requestId: "warm" })).path).toBe("store");
     proxy.hold();
     const lost = await hasty.checkTokenBucket(alice, "user", 0, 2, { requestId: "n-1" });
@@ -95,7 +98,14 @@ withRedis("faults", () => {
     extra.push(client);
     await client.connect();
     const timeout = 300;
-    const engine = new RedisQuotaEngine(ioredisClient(client), { ...patient, prefix: "kill:", timeout, outage: "fallback", instances: 4, breaker: { window: 500, size: 5, probe: 50 } });
+    const engine = new RedisQuotaEngine(ioredisClient(client), {
+      ...patient,
+      prefix: "kill:",
+      timeout,
+      outage: "fallback",
+      instances: 4,
+      breaker: { window: 500, size: 5, probe: 50 },
+    });
     await engine.addLimit(perSecond("r", 1_000_000));
     const paths: { at: number; path: Path; took: number }[] = [];
     const t0 = performance.now();
@@ -201,7 +211,8 @@ withRedis("faults", () => {
     const first = new RedisQuotaEngine(ioredisClient(await connect(primary.port)), { ...patient, prefix: "fo:" });
     await first.addLimit(limitSpec({ name: "r", capacity: 5, refill: 1, window: 3_600_000 }));
     for (let i = 0; i < 3; i++) await first.checkTokenBucket(alice, "r", 0);
-    for (let i = 0; i < 100 && !(await replica.command("INFO", "replication")).includes("master_link_status:up"); i++) await sleep(50);
+    for (let i = 0; i < 100 && !(await replica.command("INFO", "replication")).includes("master_link_status:up"); i++)
+      await sleep(50);
     const key = first.redisKey(alice, "r");
     const watcher = await connect(replica.port);
     for (let i = 0; i < 200 && (await held(watcher, key)) !== 2; i++) await sleep(25);

@@ -12,7 +12,9 @@ const embedded = Object.values(scripts).filter((s): s is LuaScript => typeof s =
 
 describe("scripts live in their own files", () => {
   it("every .lua file is embedded verbatim, with the SHA1 of its text", () => {
-    const files = readdirSync(dir).filter((f) => f.endsWith(".lua")).sort();
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith(".lua"))
+      .sort();
     expect(embedded.map((s) => `${s.name}.lua`).sort()).toEqual(files);
     for (const s of embedded) {
       const text = readFileSync(join(dir, `${s.name}.lua`), "utf8");
@@ -28,7 +30,8 @@ describe("scripts live in their own files", () => {
         expect([s.name, m[1], /^(KEYS\[[^\]]+\]|rid|key)$/.test(m[2] ?? "")]).toEqual([s.name, m[1], true]);
       }
       // ... and the two names that hold a key are only ever given one from KEYS.
-      for (const m of s.source.matchAll(/^\s*(?:local )?(rid|key) = (.+)$/gm)) expect([s.name, m[2]?.startsWith("KEYS[") === true || m[2] === "nil"]).toEqual([s.name, true]);
+      for (const m of s.source.matchAll(/^\s*(?:local )?(rid|key) = (.+)$/gm))
+        expect([s.name, m[2]?.startsWith("KEYS[") === true || m[2] === "nil"]).toEqual([s.name, true]);
     }
   });
 });

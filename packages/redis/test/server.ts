@@ -19,7 +19,12 @@ if (!available) {
 export const withRedis = available ? describe : describe.skip;
 
 /** Options every ioredis client of the suite is made with: no offline queue, no resend. */
-export const safe: RedisOptions = { enableOfflineQueue: false, autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0, lazyConnect: true };
+export const safe: RedisOptions = {
+  enableOfflineQueue: false,
+  autoResendUnfulfilledCommands: false,
+  maxRetriesPerRequest: 0,
+  lazyConnect: true,
+};
 
 /** A connected ioredis client (disconnected in afterAll by {@link useRedis}). */
 export async function connectIoredis(port: number, extra: RedisOptions = {}): Promise<Redis> {
@@ -30,7 +35,11 @@ export async function connectIoredis(port: number, extra: RedisOptions = {}): Pr
 
 /** A connected node-redis client. */
 export async function connectNodeRedis(port: number) {
-  const client = createClient({ url: `redis://127.0.0.1:${port}`, disableOfflineQueue: true, socket: { reconnectStrategy: 50 } });
+  const client = createClient({
+    url: `redis://127.0.0.1:${port}`,
+    disableOfflineQueue: true,
+    socket: { reconnectStrategy: 50 },
+  });
   client.on("error", () => undefined);
   await client.connect();
   return client;
@@ -39,7 +48,12 @@ export async function connectNodeRedis(port: number) {
 export type NodeRedis = Awaited<ReturnType<typeof connectNodeRedis>>;
 
 /** Starts a server for the file and gives a way to make clients; all are closed after. */
-export function useRedis(): { server: () => RedisServer; ioredis: (extra?: RedisOptions) => Promise<ScriptClient>; raw: (extra?: RedisOptions) => Promise<Redis>; nodeRedis: (port?: number) => Promise<ScriptClient> } {
+export function useRedis(): {
+  server: () => RedisServer;
+  ioredis: (extra?: RedisOptions) => Promise<ScriptClient>;
+  raw: (extra?: RedisOptions) => Promise<Redis>;
+  nodeRedis: (port?: number) => Promise<ScriptClient>;
+} {
   let server: RedisServer | undefined;
   const clients: (Redis | NodeRedis)[] = [];
   beforeAll(async () => {

@@ -53,12 +53,25 @@ export function backendSpec(options: BackendOptions = {}): BackendSpec {
   const failLatency = o.failLatency === undefined ? latency : distribution(o.failLatency, "backend failLatency (ms)");
   const f = o.failures ?? none;
   const failures = typeof f === "number" ? constant(f) : f;
-  if (!(failures instanceof FailureSchedule)) throw new TypeError(`backend failures must be a share in [0, 1] or a failure schedule, got ${check.describe(f)}`);
-  const workers = o.workers === undefined || o.workers === Infinity ? Infinity : check.integer(o.workers, "backend workers", 1);
+  if (!(failures instanceof FailureSchedule))
+    throw new TypeError(`backend failures must be a share in [0, 1] or a failure schedule, got ${check.describe(f)}`);
+  const workers =
+    o.workers === undefined || o.workers === Infinity ? Infinity : check.integer(o.workers, "backend workers", 1);
   const queue = o.queue === undefined || o.queue === Infinity ? Infinity : check.integer(o.queue, "backend queue", 0);
   const cpuSmoothing = check.positive(o.cpuSmoothing ?? 250, "backend cpuSmoothing (ms)");
-  const cap = workers === Infinity ? "no capacity limit" : `${workers} workers, queue ${queue === Infinity ? "unbounded" : queue}`;
-  return { latency, failLatency, failures, workers, queue, cpuSmoothing, label: `latency ${latency.label}, failures ${failures.label}, ${cap}` };
+  const cap =
+    workers === Infinity
+      ? "no capacity limit"
+      : `${workers} workers, queue ${queue === Infinity ? "unbounded" : queue}`;
+  return {
+    latency,
+    failLatency,
+    failures,
+    workers,
+    queue,
+    cpuSmoothing,
+    label: `latency ${latency.label}, failures ${failures.label}, ${cap}`,
+  };
 }
 
 /**

@@ -66,7 +66,12 @@ export function herd(options: HerdOptions): Traffic {
     const origin = context.start + r.at;
     const times = Float64Array.from({ length: clients }, () => origin + context.random() * spread).sort();
     let n = 0;
-    const stream = new Stream(r, context, () => (++n < clients ? times[n] : Infinity), () => times[0]);
+    const stream = new Stream(
+      r,
+      context,
+      () => (++n < clients ? times[n] : Infinity),
+      () => times[0],
+    );
     if (!own) return stream;
     // Each client is its own key, numbered in the order they call.
     const arrivals = { key: -1, cost: 1, next: () => Infinity };

@@ -8,7 +8,15 @@ import { retryAmplification } from "./scenarios/retry-amplification";
 import { shedderRamp } from "./scenarios/shedder-ramp";
 
 /** Every scenario, by name, in the order a page lists them. */
-export const catalogue: readonly Scenario[] = Object.freeze([breakerOutage, shedderRamp, quotaBursts, herdBackoff, quotaAtomic, retryAmplification, herdRecovery]);
+export const catalogue: readonly Scenario[] = Object.freeze([
+  breakerOutage,
+  shedderRamp,
+  quotaBursts,
+  herdBackoff,
+  quotaAtomic,
+  retryAmplification,
+  herdRecovery,
+]);
 
 /** The scenario called `name`, or `undefined`. */
 export function scenario(name: string): Scenario | undefined {

@@ -27,7 +27,11 @@ export function uniform(min: number, max: number): Distribution {
   const hi = check.nonNegative(max, "uniform max");
   if (hi < lo) throw new RangeError(`uniform max must be at least min (${lo}), got ${hi}`);
   const span = hi - lo;
-  return Object.freeze({ label: `uniform(${lo}, ${hi})`, mean: (lo + hi) / 2, sample: (random: Random) => lo + random() * span });
+  return Object.freeze({
+    label: `uniform(${lo}, ${hi})`,
+    mean: (lo + hi) / 2,
+    sample: (random: Random) => lo + random() * span,
+  });
 }
 
 /**
@@ -37,7 +41,11 @@ export function uniform(min: number, max: number): Distribution {
 export function exponential(mean: number): Distribution {
   const m = check.nonNegative(mean, "exponential mean");
   // 1 − u is in (0, 1], so the logarithm is finite.
-  return Object.freeze({ label: `exponential(mean ${m})`, mean: m, sample: (random: Random) => -m * Math.log(1 - random()) });
+  return Object.freeze({
+    label: `exponential(mean ${m})`,
+    mean: m,
+    sample: (random: Random) => -m * Math.log(1 - random()),
+  });
 }
 
 /** Options of {@link logNormal}. */
@@ -94,8 +102,15 @@ export function bimodal(options: BimodalOptions): Distribution {
 /** `value` as a {@link Distribution}: a number is {@link fixed}, a distribution is itself. */
 export function distribution(value: unknown, what: string): Distribution {
   if (typeof value === "number") return fixed(check.nonNegative(value, what));
-  if (typeof value === "object" && value !== null && typeof (value as Distribution).sample === "function" && typeof (value as Distribution).mean === "number") {
+  if (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as Distribution).sample === "function" &&
+    typeof (value as Distribution).mean === "number"
+  ) {
     return value as Distribution;
   }
-  throw new TypeError(`${what} must be a number or a distribution (fixed, uniform, exponential, logNormal, bimodal), got ${check.describe(value)}`);
+  throw new TypeError(
+    `${what} must be a number or a distribution (fixed, uniform, exponential, logNormal, bimodal), got ${check.describe(value)}`,
+  );
 }

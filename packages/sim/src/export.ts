@@ -45,7 +45,12 @@ export function toCsv(run: RunResult): string {
   const header = ["t", ...COLUMNS.slice(0, 6), ...reasons.map((r) => `refused:${r}`), ...COLUMNS.slice(6)];
   const lines = [header.map(quote).join(",")];
   for (let i = 0; i < s.t.length; i++) {
-    const row = [cell(s.t[i]), ...COLUMNS.slice(0, 6).map((c) => cell(s[c][i])), ...reasons.map((r) => cell(s.refusedBy[r][i])), ...COLUMNS.slice(6).map((c) => cell(s[c][i]))];
+    const row = [
+      cell(s.t[i]),
+      ...COLUMNS.slice(0, 6).map((c) => cell(s[c][i])),
+      ...reasons.map((r) => cell(s.refusedBy[r][i])),
+      ...COLUMNS.slice(6).map((c) => cell(s[c][i])),
+    ];
     lines.push(row.join(","));
   }
   return lines.join("\n") + "\n";

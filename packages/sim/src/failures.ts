@@ -35,7 +35,8 @@ export class FailureSchedule {
       const o = check.options(w, ["from", "to", "rate"], `FailureSchedule window ${i}`);
       const from = check.nonNegative(o.from, `FailureSchedule window ${i} from (ms)`);
       const to = check.nonNegative(o.to ?? Infinity, `FailureSchedule window ${i} to (ms)`);
-      if (to < from) throw new RangeError(`FailureSchedule window ${i} to (ms) must be at least from (${from}), got ${to}`);
+      if (to < from)
+        throw new RangeError(`FailureSchedule window ${i} to (ms) must be at least from (${from}), got ${to}`);
       return Object.freeze({ from, to, rate: check.between(o.rate, 0, 1, `FailureSchedule window ${i} rate`) });
     });
     this.windows = Object.freeze(checked);
@@ -60,7 +61,9 @@ export class FailureSchedule {
   /** The schedule in words, for reports. */
   get label(): string {
     const parts = this.windows.map((w) => `${Math.round(w.rate * 100)}% from ${w.from} to ${w.to} ms`);
-    return parts.length === 0 ? `${Math.round(this.base * 100)}%` : `${Math.round(this.base * 100)}%, then ${parts.join(", ")}`;
+    return parts.length === 0
+      ? `${Math.round(this.base * 100)}%`
+      : `${Math.round(this.base * 100)}%, then ${parts.join(", ")}`;
   }
 }
 

@@ -19,13 +19,47 @@ export { FailureSchedule } from "./failures";
 export type { FailureWindow, OutageOptions } from "./failures";
 export type { BackendOptions } from "./backend";
 export * as policy from "./policies/index";
-export type { AdmissionOptions, ClassicOptions, GatePolicyOptions, LimiterOptions, NameOptions, PeriodPolicyOptions, QuotaDimension, QuotaPolicyOptions, RateLimiterOptions, SamplingOptions } from "./policies/index";
+export type {
+  AdmissionOptions,
+  ClassicOptions,
+  GatePolicyOptions,
+  LimiterOptions,
+  NameOptions,
+  PeriodPolicyOptions,
+  QuotaDimension,
+  QuotaPolicyOptions,
+  RateLimiterOptions,
+  SamplingOptions,
+} from "./policies/index";
 export type { LostStretch, SlowStretch, StoreFaults, Stretch } from "./store-faults";
-export type { Adapter, ConcurrencyEnvelope, Envelope, PolicyContext, PolicySpec, RateEnvelope, WindowEnvelope } from "./policy";
+export type {
+  Adapter,
+  ConcurrencyEnvelope,
+  Envelope,
+  PolicyContext,
+  PolicySpec,
+  RateEnvelope,
+  WindowEnvelope,
+} from "./policy";
 export { InvariantError, isInvariantError } from "./invariant-error";
 export type { KeyTotals, LatencySummary, PolicyReport, RunResult, Series, Summary } from "./result";
 export { defineScenario, seedKnob, sweep } from "./scenario";
-export type { BooleanKnob, Knob, KnobValue, NumberKnob, Outcome, Params, RunOptions, Scenario, ScenarioDefinition, ScenarioResult, SelectKnob, SweepOptions, SweepResult, Table } from "./scenario";
+export type {
+  BooleanKnob,
+  Knob,
+  KnobValue,
+  NumberKnob,
+  Outcome,
+  Params,
+  RunOptions,
+  Scenario,
+  ScenarioDefinition,
+  ScenarioResult,
+  SelectKnob,
+  SweepOptions,
+  SweepResult,
+  Table,
+} from "./scenario";
 export { catalogue, scenario } from "./catalogue";
 export { breakerOutage } from "./scenarios/breaker-outage";
 export type { BreakerOutageParams } from "./scenarios/breaker-outage";

@@ -29,5 +29,7 @@ export class InvariantError extends Error {
 
 /** Whether `error` is an {@link InvariantError}, from this copy of the package or another. */
 export function isInvariantError(error: unknown): error is InvariantError {
-  return typeof error === "object" && error !== null && (error as { isInvariantError?: unknown }).isInvariantError === true;
+  return (
+    typeof error === "object" && error !== null && (error as { isInvariantError?: unknown }).isInvariantError === true
+  );
 }

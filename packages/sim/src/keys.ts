@@ -22,7 +22,8 @@ function namer(prefix: string): (i: number) => string {
 
 /** One key, named `name` (`"key-0"` by default): every call from the same caller. */
 export function single(name = "key-0"): KeyModel {
-  if (typeof name !== "string" || name.length === 0) throw new TypeError(`single key name must be a non-empty string, got ${check.describe(name)}`);
+  if (typeof name !== "string" || name.length === 0)
+    throw new TypeError(`single key name must be a non-empty string, got ${check.describe(name)}`);
   return Object.freeze({ count: 1, label: "one key", name: () => name, pick: () => 0 });
 }
 

@@ -7,7 +7,8 @@ import type { Arrivals, KeyTable, Traffic, TrafficContext } from "./traffic";
 export function merge(...models: readonly Traffic[]): Traffic {
   if (models.length === 0) throw new RangeError("traffic.merge needs at least one traffic model");
   models.forEach((m, i) => {
-    if (typeof m?.open !== "function") throw new TypeError(`traffic.merge model ${i} must be a traffic model, got ${check.describe(m)}`);
+    if (typeof m?.open !== "function")
+      throw new TypeError(`traffic.merge model ${i} must be a traffic model, got ${check.describe(m)}`);
   });
   const offsets = [0];
   for (const m of models) offsets.push(offsets[offsets.length - 1] + m.keys.count);

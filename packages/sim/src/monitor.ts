@@ -73,7 +73,8 @@ class RateMonitor implements Monitor {
     const w = this.#e.units === "calls" ? 1 : cost;
     const level = this.#fill(now, scope);
     this.#level.set(scope, level);
-    if (level - w > slack(this.#e.burst, this.#perMs, now)) return `refused a call of ${fmt(w)} with ${fmt(level)} left for scope ${scope}: a charge counted twice?`;
+    if (level - w > slack(this.#e.burst, this.#perMs, now))
+      return `refused a call of ${fmt(w)} with ${fmt(level)} left for scope ${scope}: a charge counted twice?`;
     return undefined;
   }
 
@@ -127,7 +128,8 @@ class WindowMonitor implements Monitor {
     const scope = this.#e.scope?.(key) ?? 0;
     const w = this.#e.units === "calls" ? 1 : cost;
     const s = this.#live(now, scope);
-    if (s.sum + w <= this.#e.quota - this.#e.quota * 4e-9) return `refused a call of ${fmt(w)} with ${fmt(this.#e.quota - s.sum)} of ${this.#e.quota} left in the window for scope ${scope}: a charge counted twice?`;
+    if (s.sum + w <= this.#e.quota - this.#e.quota * 4e-9)
+      return `refused a call of ${fmt(w)} with ${fmt(this.#e.quota - s.sum)} of ${this.#e.quota} left in the window for scope ${scope}: a charge counted twice?`;
     return undefined;
   }
 
@@ -153,7 +155,8 @@ class ConcurrencyMonitor implements Monitor {
     const n = (this.#inside.get(scope) ?? 0) + 1;
     this.#inside.set(scope, n);
     const over = this.#e.overshoot ?? 0;
-    if (n > this.#e.limit + over) return `${n} admitted calls unsettled at once, past its limit of ${this.#e.limit}${over > 0 ? ` + ${over}` : ""}`;
+    if (n > this.#e.limit + over)
+      return `${n} admitted calls unsettled at once, past its limit of ${this.#e.limit}${over > 0 ? ` + ${over}` : ""}`;
     return undefined;
   }
 

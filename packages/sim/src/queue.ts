@@ -109,7 +109,11 @@ export class EventQueue {
         let child = 2 * i + 1;
         if (child >= last) break;
         const right = child + 1;
-        if (right < last && (times[right] < times[child] || (times[right] === times[child] && seqs[right] < seqs[child]))) child = right;
+        if (
+          right < last &&
+          (times[right] < times[child] || (times[right] === times[child] && seqs[right] < seqs[child]))
+        )
+          child = right;
         const ct = times[child];
         if (t < ct || (t === ct && s < seqs[child])) break;
         times[i] = ct;

@@ -21,7 +21,12 @@ export function constant(options: RateOptions): Traffic {
   return model(`constant(${rate}/s)`, r.keys, (context) => {
     const origin = context.start + r.at;
     let n = 0;
-    return new Stream(r, context, () => origin + ++n * gap, (t) => t);
+    return new Stream(
+      r,
+      context,
+      () => origin + ++n * gap,
+      (t) => t,
+    );
   });
 }
 
@@ -57,7 +62,8 @@ export interface ShapedOptions extends StreamOptions {
  */
 export function shaped(options: ShapedOptions): Traffic {
   const o = check.options(options, ["rate", "peak", "process", "label", ...STREAM_FIELDS], "traffic.shaped");
-  if (typeof o.rate !== "function") throw new TypeError(`traffic.shaped rate must be a function of the offset (ms), got ${check.describe(o.rate)}`);
+  if (typeof o.rate !== "function")
+    throw new TypeError(`traffic.shaped rate must be a function of the offset (ms), got ${check.describe(o.rate)}`);
   const peak = check.positive(o.peak, "traffic.shaped peak (calls per second)");
   const process = processOf(o.process, "traffic.shaped");
   const label = o.label ?? "shaped";
@@ -70,7 +76,13 @@ function processOf(value: unknown, what: string): Process {
   throw new TypeError(`${what} process must be "poisson" or "even", got ${check.describe(value)}`);
 }
 
-function shapedFrom(label: string, rate: (offset: number) => number, peak: number, process: Process, r: Resolved): Traffic {
+function shapedFrom(
+  label: string,
+  rate: (offset: number) => number,
+  peak: number,
+  process: Process,
+  r: Resolved,
+): Traffic {
   return model(label, r.keys, (context) => {
     const start = context.start;
     const mean = 1_000 / peak;
@@ -91,7 +103,8 @@ function shapedFrom(label: string, rate: (offset: number) => number, peak: numbe
       };
     }
     // The first arrival: the even process starts on the stream's first instant with any rate.
-    const first = (t: number, random: Random): number => (process === "even" ? (rate(t - start) > 0 ? t : gap(t, random)) : gap(t, random));
+    const first = (t: number, random: Random): number =>
+      process === "even" ? (rate(t - start) > 0 ? t : gap(t, random)) : gap(t, random);
     return new Stream(r, context, gap, first);
   });
 }
@@ -149,7 +162,11 @@ export interface DailyOptions extends StreamOptions {
 
 /** A daily shape: `mean · (1 + amplitude · cos(2π (t − peakAt) / period))` calls a second. */
 export function daily(options: DailyOptions): Traffic {
-  const o = check.options(options, ["mean", "amplitude", "period", "peakAt", "process", ...STREAM_FIELDS], "traffic.daily");
+  const o = check.options(
+    options,
+    ["mean", "amplitude", "period", "peakAt", "process", ...STREAM_FIELDS],
+    "traffic.daily",
+  );
   const mean = check.positive(o.mean, "traffic.daily mean (calls per second)");
   const amplitude = check.between(o.amplitude ?? 0.5, 0, 1, "traffic.daily amplitude");
   const period = check.positive(o.period ?? 86_400_000, "traffic.daily period (ms)");

@@ -268,7 +268,9 @@ export class Recorder {
       backendBusy: list(this.#means[BUSY]),
       backendQueue: list(this.#means[QUEUE]),
       backendCpu: list(this.#cpu),
-      amplification: Array.from({ length: n }, (_, b) => (this.offered[b] > 0 ? this.backendLoad[b] / this.offered[b] : null)),
+      amplification: Array.from({ length: n }, (_, b) =>
+        this.offered[b] > 0 ? this.backendLoad[b] / this.offered[b] : null,
+      ),
     };
   }
 
@@ -281,7 +283,13 @@ export class Recorder {
     const h = this.latency;
     const q: (number | null)[] = [null, null, null];
     h.quantiles(QS, q);
-    const latency: LatencySummary = { mean: h.count > 0 ? h.sum / h.count : null, p50: q[0], p95: q[1], p99: q[2], max: h.count > 0 ? h.max : null };
+    const latency: LatencySummary = {
+      mean: h.count > 0 ? h.sum / h.count : null,
+      p50: q[0],
+      p95: q[1],
+      p99: q[2],
+      max: h.count > 0 ? h.max : null,
+    };
     return {
       calls: s[0],
       attempts: s[1],
@@ -308,7 +316,8 @@ export class Recorder {
   }
 
   keys(name: (i: number) => string): KeyTotals | undefined {
-    if (this.#keyOffered === undefined || this.#keyAdmitted === undefined || this.#keyRefused === undefined) return undefined;
+    if (this.#keyOffered === undefined || this.#keyAdmitted === undefined || this.#keyRefused === undefined)
+      return undefined;
     const n = this.#keyOffered.length;
     return {
       names: Array.from({ length: n }, (_, i) => name(i)),

@@ -48,14 +48,18 @@ export function parseTrace(text: string): TraceRecord[] {
 }
 
 function record(value: unknown, what: string): TraceRecord {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new RangeError(`${what} must be a record such as {"t": 0, "key": "a"}, got ${check.describe(value)}`);
+  if (value === null || typeof value !== "object" || Array.isArray(value))
+    throw new RangeError(`${what} must be a record such as {"t": 0, "key": "a"}, got ${check.describe(value)}`);
   const r = value as Record<string, unknown>;
   const t = r.t;
-  if (typeof t !== "number" || !Number.isFinite(t)) throw new RangeError(`${what} t must be a finite number of milliseconds, got ${check.describe(t)}`);
+  if (typeof t !== "number" || !Number.isFinite(t))
+    throw new RangeError(`${what} t must be a finite number of milliseconds, got ${check.describe(t)}`);
   const key = r.key ?? "key-0";
-  if (typeof key !== "string" || key.length === 0) throw new RangeError(`${what} key must be a non-empty string, got ${check.describe(key)}`);
+  if (typeof key !== "string" || key.length === 0)
+    throw new RangeError(`${what} key must be a non-empty string, got ${check.describe(key)}`);
   const cost = r.cost ?? 1;
-  if (typeof cost !== "number" || !(cost >= 0) || cost === Infinity) throw new RangeError(`${what} cost must be a finite number, 0 or more, got ${check.describe(cost)}`);
+  if (typeof cost !== "number" || !(cost >= 0) || cost === Infinity)
+    throw new RangeError(`${what} cost must be a finite number, 0 or more, got ${check.describe(cost)}`);
   return { t, key, cost };
 }
 
@@ -68,8 +72,14 @@ function record(value: unknown, what: string): TraceRecord {
  */
 export function replay(trace: readonly TraceRecord[] | string, options: ReplayOptions = {}): Traffic {
   const o = check.options(options, ["absolute", "at"], "traffic.replay");
-  const records = typeof trace === "string" ? parseTrace(trace) : Array.isArray(trace) ? trace.map((r, i) => record(r, `traffic.replay record ${i}`)) : undefined;
-  if (records === undefined) throw new TypeError(`traffic.replay expects an array of records or NDJSON text, got ${check.describe(trace)}`);
+  const records =
+    typeof trace === "string"
+      ? parseTrace(trace)
+      : Array.isArray(trace)
+        ? trace.map((r, i) => record(r, `traffic.replay record ${i}`))
+        : undefined;
+  if (records === undefined)
+    throw new TypeError(`traffic.replay expects an array of records or NDJSON text, got ${check.describe(trace)}`);
   const absolute = o.absolute ?? false;
   const at = check.nonNegative(o.at ?? 0, "traffic.replay at (ms)");
   const n = records.length;
@@ -95,7 +105,9 @@ export function replay(trace: readonly TraceRecord[] | string, options: ReplayOp
     keys,
     open(context: TrafficContext): Arrivals {
       if (absolute && n > 0 && first < context.start) {
-        throw new RangeError(`traffic.replay with absolute times: the first record (${first} ms) precedes the run's start (${context.start} ms)`);
+        throw new RangeError(
+          `traffic.replay with absolute times: the first record (${first} ms) precedes the run's start (${context.start} ms)`,
+        );
       }
       const shift = absolute ? 0 : context.start + at - first;
       let i = -1;

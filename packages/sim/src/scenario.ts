@@ -139,20 +139,26 @@ export function defineScenario<P extends Params>(definition: ScenarioDefinition<
   const names = knobs.map((k) => k.name);
   for (const k of knobs) {
     if (k.kind === "number" || k.kind === "integer") {
-      if (!(k.min <= k.default && k.default <= k.max)) throw new RangeError(`scenario ${name} knob ${k.name}: default ${k.default} is outside [${k.min}, ${k.max}]`);
+      if (!(k.min <= k.default && k.default <= k.max))
+        throw new RangeError(`scenario ${name} knob ${k.name}: default ${k.default} is outside [${k.min}, ${k.max}]`);
     } else if (k.kind === "select" && !k.options.some((x) => x.value === k.default)) {
-      throw new RangeError(`scenario ${name} knob ${k.name}: default ${JSON.stringify(k.default)} is not one of its options`);
+      throw new RangeError(
+        `scenario ${name} knob ${k.name}: default ${JSON.stringify(k.default)} is not one of its options`,
+      );
     }
   }
   const defaults: Params = Object.freeze(Object.fromEntries(knobs.map((k) => [k.name, k.default])));
   const resolve = (params: Readonly<Record<string, unknown>> = {}): Params => {
-    if (params === null || typeof params !== "object" || Array.isArray(params)) throw new TypeError(`scenario ${name} params must be an object, got ${check.describe(params)}`);
+    if (params === null || typeof params !== "object" || Array.isArray(params))
+      throw new TypeError(`scenario ${name} params must be an object, got ${check.describe(params)}`);
     const out: Record<string, KnobValue> = { ...defaults };
     for (const [field, value] of Object.entries(params)) {
       const knob = knobs.find((k) => k.name === field);
       if (knob === undefined) {
         const near = check.closest(field, names);
-        throw new TypeError(`scenario ${name} has no knob ${JSON.stringify(field)}${near === undefined ? `; its knobs are ${names.join(", ")}` : `; did you mean ${JSON.stringify(near)}?`}`);
+        throw new TypeError(
+          `scenario ${name} has no knob ${JSON.stringify(field)}${near === undefined ? `; its knobs are ${names.join(", ")}` : `; did you mean ${JSON.stringify(near)}?`}`,
+        );
       }
       if (value === undefined) continue;
       out[field] = checkKnob(name, knob, value);
@@ -171,7 +177,16 @@ export function defineScenario<P extends Params>(definition: ScenarioDefinition<
       const o = check.options(options, ["start"], `scenario ${name} run`);
       const start = check.finite(o.start ?? 0, `scenario ${name} start (ms)`);
       const outcome = definition.run(p as P, start);
-      return { scenario: name, title, params: p, start, runs: outcome.runs, tables: outcome.tables ?? [], figures: outcome.figures, report: outcome.report };
+      return {
+        scenario: name,
+        title,
+        params: p,
+        start,
+        runs: outcome.runs,
+        tables: outcome.tables ?? [],
+        figures: outcome.figures,
+        report: outcome.report,
+      };
     },
   });
 }
@@ -186,11 +201,14 @@ function checkKnob(scenario: string, knob: Knob, value: unknown): KnobValue {
     }
     case "select":
       if (typeof value !== "string" || !knob.options.some((x) => x.value === value)) {
-        throw new TypeError(`${what} must be one of ${knob.options.map((x) => JSON.stringify(x.value)).join(", ")}, got ${check.describe(value)}`);
+        throw new TypeError(
+          `${what} must be one of ${knob.options.map((x) => JSON.stringify(x.value)).join(", ")}, got ${check.describe(value)}`,
+        );
       }
       return value;
     case "boolean":
-      if (typeof value !== "boolean") throw new TypeError(`${what} must be true or false, got ${check.describe(value)}`);
+      if (typeof value !== "boolean")
+        throw new TypeError(`${what} must be true or false, got ${check.describe(value)}`);
       return value;
   }
 }
@@ -239,10 +257,16 @@ export interface SweepOptions {
 export function sweep(scenario: Scenario, knob: string, options: SweepOptions = {}): SweepResult {
   const k = scenario.knobs.find((x) => x.name === knob);
   if (k === undefined) {
-    const near = check.closest(knob, scenario.knobs.map((x) => x.name));
-    throw new TypeError(`sweep: scenario ${scenario.name} has no knob ${JSON.stringify(knob)}${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}`);
+    const near = check.closest(
+      knob,
+      scenario.knobs.map((x) => x.name),
+    );
+    throw new TypeError(
+      `sweep: scenario ${scenario.name} has no knob ${JSON.stringify(knob)}${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}`,
+    );
   }
-  if (k.kind !== "number" && k.kind !== "integer") throw new TypeError(`sweep: knob ${knob} of ${scenario.name} is a ${k.kind}, not a number`);
+  if (k.kind !== "number" && k.kind !== "integer")
+    throw new TypeError(`sweep: knob ${knob} of ${scenario.name} is a ${k.kind}, not a number`);
   const o = check.options(options, ["from", "to", "steps", "params", "start"], "sweep");
   const from = check.between(o.from ?? k.min, k.min, k.max, `sweep from (${knob})`);
   const to = check.between(o.to ?? k.max, k.min, k.max, `sweep to (${knob})`);
@@ -253,7 +277,9 @@ export function sweep(scenario: Scenario, knob: string, options: SweepOptions = 
     return k.kind === "integer" ? Math.round(v) : v;
   });
   const base = scenario.resolve(o.params);
-  const results = values.map((v) => scenario.run({ ...base, [knob]: v }, o.start === undefined ? {} : { start: o.start }));
+  const results = values.map((v) =>
+    scenario.run({ ...base, [knob]: v }, o.start === undefined ? {} : { start: o.start }),
+  );
   const labels = results[0].runs.map((r) => r.label);
   const per = <T>(f: (r: RunResult) => T): T[][] => labels.map((_, r) => results.map((res) => f(res.runs[r])));
   return {

@@ -68,7 +68,20 @@ export interface SimulationOptions {
   readonly perKey?: boolean;
 }
 
-const FIELDS = ["label", "seed", "start", "duration", "step", "traffic", "backend", "client", "policies", "invariants", "drain", "perKey"] as const;
+const FIELDS = [
+  "label",
+  "seed",
+  "start",
+  "duration",
+  "step",
+  "traffic",
+  "backend",
+  "client",
+  "policies",
+  "invariants",
+  "drain",
+  "perKey",
+] as const;
 
 // Slot references carried by events: a generation times SPAN plus the slot, so an event that
 // outlived its attempt (a timeout after the answer) is recognised and ignored.
@@ -164,33 +177,58 @@ class Run {
     const o = check.options(options, [...FIELDS], "simulate");
     this.#start = check.finite(o.start ?? 0, "simulate start (ms)");
     this.#duration = check.positive(o.duration, "simulate duration (ms)");
-    const step = o.step === undefined ? (this.#duration >= 10_000 ? 1_000 : this.#duration / 100) : check.positive(o.step, "simulate step (ms)");
+    const step =
+      o.step === undefined
+        ? this.#duration >= 10_000
+          ? 1_000
+          : this.#duration / 100
+        : check.positive(o.step, "simulate step (ms)");
     this.#drain = o.drain === undefined ? Infinity : check.nonNegative(o.drain, "simulate drain (ms)");
     const traffic = o.traffic;
-    if (typeof traffic?.open !== "function") throw new TypeError(`simulate traffic must be a traffic model (traffic.poisson, …), got ${check.describe(traffic)}`);
+    if (typeof traffic?.open !== "function")
+      throw new TypeError(
+        `simulate traffic must be a traffic model (traffic.poisson, …), got ${check.describe(traffic)}`,
+      );
     this.#traffic = traffic;
     const specs: readonly PolicySpec[] = o.policies ?? [];
-    if (!isArray(specs)) throw new TypeError(`simulate policies must be an array of policies, got ${check.describe(specs)}`);
+    if (!isArray(specs))
+      throw new TypeError(`simulate policies must be an array of policies, got ${check.describe(specs)}`);
     specs.forEach((p: PolicySpec, i) => {
-      if (typeof p?.create !== "function") throw new TypeError(`simulate policies[${i}] must be a policy (policy.breaker(), …), got ${check.describe(p)}`);
+      if (typeof p?.create !== "function")
+        throw new TypeError(`simulate policies[${i}] must be a policy (policy.breaker(), …), got ${check.describe(p)}`);
     });
     this.#label = o.label ?? (specs.length === 0 ? "no policy" : specs.map((p) => p.name).join(" + "));
     this.sim = new Simulator({ seed: o.seed ?? 1, start: this.#start });
     this.#end = this.#start + this.#duration;
     const spec = backendSpec(o.backend);
-    this.#backend = new Backend(spec, this.sim.random("backend"), this.#start, (time, slot) => this.sim.at(time, this.#onService, slot));
+    this.#backend = new Backend(spec, this.sim.random("backend"), this.#start, (time, slot) =>
+      this.sim.at(time, this.#onService, slot),
+    );
     this.#limited = spec.workers !== Infinity;
     const keys = traffic.keys;
     const cpu = (now: number): number => this.#backend.cpu(now);
     this.#rec = new Recorder(this.#start, this.#duration, step, o.perKey === true ? keys.count : 0, cpu);
 
     const client = check.options(o.client, ["timeout", "retry", "hedge"], "simulate client");
-    this.#timeout = client.timeout === undefined ? Infinity : check.positive(client.timeout, "simulate client timeout (ms)");
-    const retry = client.retry === undefined || client.retry === false ? undefined : check.options(client.retry, ["backoff", "budget", "refusals"], "simulate client retry");
-    this.#backoff = retry === undefined ? undefined : retry.backoff instanceof Backoff ? retry.backoff : new Backoff(retry.backoff ?? {});
-    this.#budget = retry?.budget === undefined || retry.budget === false ? undefined : new RetryBudget(retry.budget, this.#start);
+    this.#timeout =
+      client.timeout === undefined ? Infinity : check.positive(client.timeout, "simulate client timeout (ms)");
+    const retry =
+      client.retry === undefined || client.retry === false
+        ? undefined
+        : check.options(client.retry, ["backoff", "budget", "refusals"], "simulate client retry");
+    this.#backoff =
+      retry === undefined
+        ? undefined
+        : retry.backoff instanceof Backoff
+          ? retry.backoff
+          : new Backoff(retry.backoff ?? {});
+    this.#budget =
+      retry?.budget === undefined || retry.budget === false ? undefined : new RetryBudget(retry.budget, this.#start);
     this.#retryRefused = retry?.refusals === true;
-    const hedge = client.hedge === undefined || client.hedge === false ? undefined : check.options(client.hedge, ["after", "max"], "simulate client hedge");
+    const hedge =
+      client.hedge === undefined || client.hedge === false
+        ? undefined
+        : check.options(client.hedge, ["after", "max"], "simulate client hedge");
     this.#hedgeAfter = hedge === undefined ? Infinity : check.positive(hedge.after, "simulate client hedge after (ms)");
     this.#hedgeMax = hedge === undefined ? 0 : check.integer(hedge.max ?? 1, "simulate client hedge max", 1);
     this.#clientRandom = this.sim.random("client");
@@ -238,7 +276,11 @@ class Run {
         if (held !== 0) this.#violation(i, "held", `holds ${held} after the traffic stopped and every call ended`);
       }
     }
-    const policies: PolicyReport[] = this.#adapters.map((a) => ({ name: a.name, side: a.side, stats: { ...(a.stats?.() ?? {}) } }));
+    const policies: PolicyReport[] = this.#adapters.map((a) => ({
+      name: a.name,
+      side: a.side,
+      stats: { ...(a.stats?.() ?? {}) },
+    }));
     const keys = this.#rec.keys((i) => this.#traffic.keys.name(i));
     return {
       label: this.#label,
@@ -258,7 +300,13 @@ class Run {
   readonly #checkHeld = (now: number): void => {
     for (const i of this.#holders) {
       const held = (this.#adapters[i].held as () => number)();
-      if (held !== this.#inside[i]) this.#violation(i, "held", `holds ${held} where ${this.#inside[i]} of its admitted attempts are unsettled`, now);
+      if (held !== this.#inside[i])
+        this.#violation(
+          i,
+          "held",
+          `holds ${held} where ${this.#inside[i]} of its admitted attempts are unsettled`,
+          now,
+        );
     }
   };
 
@@ -338,8 +386,16 @@ class Run {
     if (this.#cOut[c] > 0) return;
     const backoff = this.#backoff;
     const made = this.#cAttempts[c];
-    if (backoff !== undefined && (!refused || this.#retryRefused) && made < backoff.attempts && (this.#budget === undefined || this.#budget.tryRetry(now))) {
-      const delay = backoff.delay(made, { random: this.#clientRandom(), previous: made === 1 ? backoff.base : this.#cPrev[c] }) as number;
+    if (
+      backoff !== undefined &&
+      (!refused || this.#retryRefused) &&
+      made < backoff.attempts &&
+      (this.#budget === undefined || this.#budget.tryRetry(now))
+    ) {
+      const delay = backoff.delay(made, {
+        random: this.#clientRandom(),
+        previous: made === 1 ? backoff.base : this.#cPrev[c],
+      }) as number;
       this.#cPrev[c] = delay;
       this.sim.at(now + delay, this.#onRetry, this.#cGen[c] * SPAN + c);
       return;
@@ -400,7 +456,8 @@ class Run {
     rec.gauge(IN_FLIGHT, ++this.#inFlight, now);
     const ref = this.#aGen[a] * SPAN + a;
     if (this.#timeout !== Infinity) this.sim.at(now + this.#timeout, this.#onTimeout, ref);
-    if (kind !== HEDGE && this.#hedgeMax > 0 && this.#cHedges[c] < this.#hedgeMax) this.sim.at(now + this.#hedgeAfter, this.#onHedge, this.#cGen[c] * SPAN + c);
+    if (kind !== HEDGE && this.#hedgeMax > 0 && this.#cHedges[c] < this.#hedgeMax)
+      this.sim.at(now + this.#hedgeAfter, this.#onHedge, this.#cGen[c] * SPAN + c);
     if (delay > 0) this.sim.at(now + delay, this.#onDispatch, ref);
     else this.#dispatch(a, now);
   }

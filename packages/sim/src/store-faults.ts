@@ -56,7 +56,12 @@ export interface ResolvedFaults {
   lost(offset: number): number;
 }
 
-function stretches<T extends Stretch>(list: readonly T[] | undefined, what: string, extra: readonly (keyof T & string)[], check1: (s: T, i: number) => void): readonly T[] {
+function stretches<T extends Stretch>(
+  list: readonly T[] | undefined,
+  what: string,
+  extra: readonly (keyof T & string)[],
+  check1: (s: T, i: number) => void,
+): readonly T[] {
   if (list === undefined) return [];
   const given: unknown = list;
   if (!Array.isArray(given)) throw new TypeError(`${what} must be an array of stretches, got ${check.describe(list)}`);
@@ -76,9 +81,14 @@ const within = (s: Stretch, offset: number): boolean => offset >= s.from && offs
 export function resolveFaults(faults: StoreFaults, what = "store faults"): ResolvedFaults {
   const o = check.options(faults, ["down", "slow", "lost", "timeout", "latency", "skew"], what);
   const down = stretches(o.down, `${what} down`, [], () => {});
-  const slow = stretches(o.slow, `${what} slow`, ["latency"], (s, i) => check.nonNegative(s.latency, `${what} slow[${i}] latency (ms)`));
+  const slow = stretches(o.slow, `${what} slow`, ["latency"], (s, i) =>
+    check.nonNegative(s.latency, `${what} slow[${i}] latency (ms)`),
+  );
   const lostRate = typeof o.lost === "number" ? check.between(o.lost, 0, 1, `${what} lost`) : 0;
-  const lost = typeof o.lost === "number" || o.lost === undefined ? [] : stretches(o.lost, `${what} lost`, ["rate"], (s, i) => check.between(s.rate, 0, 1, `${what} lost[${i}] rate`));
+  const lost =
+    typeof o.lost === "number" || o.lost === undefined
+      ? []
+      : stretches(o.lost, `${what} lost`, ["rate"], (s, i) => check.between(s.rate, 0, 1, `${what} lost[${i}] rate`));
   const timeout = check.positive(o.timeout ?? 50, `${what} timeout (ms)`);
   const latency = check.nonNegative(o.latency ?? 0, `${what} latency (ms)`);
   const skew = (o.skew ?? [0]).map((s, i) => check.finite(s, `${what} skew[${i}] (ms)`));

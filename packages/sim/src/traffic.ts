@@ -79,14 +79,22 @@ export interface Resolved {
 export function resolveStream(o: Partial<StreamOptions>, what: string): Resolved {
   const keys = o.keys ?? single();
   if (typeof keys !== "object" || keys === null || typeof keys.pick !== "function") {
-    throw new TypeError(`${what} keys must be a key model (keys.single, keys.uniform, keys.zipf), got ${check.describe(keys)}`);
+    throw new TypeError(
+      `${what} keys must be a key model (keys.single, keys.uniform, keys.zipf), got ${check.describe(keys)}`,
+    );
   }
   const at = check.nonNegative(o.at ?? 0, `${what} at (ms)`);
   const until = o.until === undefined ? Infinity : check.nonNegative(o.until, `${what} until (ms)`);
   if (until < at) throw new RangeError(`${what} until (ms) must be at least at (${at}), got ${until}`);
   const cost = o.cost === undefined ? 1 : o.cost;
   const d = typeof cost === "number" ? undefined : distribution(cost, `${what} cost`);
-  return { keys, cost: d, fixedCost: typeof cost === "number" ? check.nonNegative(cost, `${what} cost`) : 0, at, until };
+  return {
+    keys,
+    cost: d,
+    fixedCost: typeof cost === "number" ? check.nonNegative(cost, `${what} cost`) : 0,
+    at,
+    until,
+  };
 }
 
 /**
@@ -104,7 +112,12 @@ export class Stream implements Arrivals {
   readonly #many: boolean;
   readonly #gap: (t: number, random: Random) => number;
 
-  constructor(r: Resolved, context: TrafficContext, gap: (t: number, random: Random) => number, first: (t: number, random: Random) => number) {
+  constructor(
+    r: Resolved,
+    context: TrafficContext,
+    gap: (t: number, random: Random) => number,
+    first: (t: number, random: Random) => number,
+  ) {
     this.#random = context.random;
     this.#keys = r.keys;
     this.#many = r.keys.count > 1;

@@ -4,10 +4,19 @@ import { STARTS } from "./helpers";
 
 describe.each(STARTS)("@tideward/guard's admission as a policy (start %s)", (start) => {
   const load = traffic.poisson({ rate: 300, keys: keys.zipf({ count: 50, prefix: "client-" }) });
-  const base = { start, duration: 20_000, traffic: load, backend: { latency: latency.exponential(30), workers: 6, queue: 100 } };
+  const base = {
+    start,
+    duration: 20_000,
+    traffic: load,
+    backend: { latency: latency.exponential(30), workers: 6, queue: 100 },
+  };
 
   it("admits exactly what the same per-key bucket does on its own", () => {
-    const viaGuard = simulate({ ...base, policies: [policy.admission({ limits: [{ name: "api", quota: 10, window: 1_000 }] })], invariants: true });
+    const viaGuard = simulate({
+      ...base,
+      policies: [policy.admission({ limits: [{ name: "api", quota: 10, window: 1_000 }] })],
+      invariants: true,
+    });
     const direct = simulate({ ...base, policies: [policy.bucket(10, { perKey: true })] });
     expect(viaGuard.summary.admitted).toBe(direct.summary.admitted);
     expect(viaGuard.summary.refusedBy["admission/rate"]).toBe(direct.summary.refusedBy.bucket);
@@ -18,7 +27,13 @@ describe.each(STARTS)("@tideward/guard's admission as a policy (start %s)", (sta
     const r = simulate({
       ...base,
       traffic: traffic.poisson({ rate: 600, keys: keys.zipf({ count: 50, prefix: "client-" }) }),
-      policies: [policy.admission({ shedder: { cpu: 800 }, gate: 8, limits: [{ name: "api", quota: 20, window: 1_000, kind: "sliding" }] })],
+      policies: [
+        policy.admission({
+          shedder: { cpu: 800 },
+          gate: 8,
+          limits: [{ name: "api", quota: 20, window: 1_000, kind: "sliding" }],
+        }),
+      ],
       invariants: true,
     });
     const by = r.summary.refusedBy;

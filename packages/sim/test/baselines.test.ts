@@ -16,14 +16,22 @@ describe.each(STARTS)("baselines (start %s)", (start) => {
     // Calls at 1 000, 1 100 and 1 200 fail; it opens at 1 205 until 1 705; the probe at 1 800
     // fails (open until 2 305), so does the one at 2 400; the one at 3 000 succeeds and closes it.
     expect(when(r.series.failed)).toEqual([1_000, 1_100, 1_200, 1_800, 2_400]);
-    expect(when(r.series.refused)).toEqual([1_300, 1_400, 1_500, 1_600, 1_700, 1_900, 2_000, 2_100, 2_200, 2_300, 2_500, 2_600, 2_700, 2_800, 2_900]);
+    expect(when(r.series.refused)).toEqual([
+      1_300, 1_400, 1_500, 1_600, 1_700, 1_900, 2_000, 2_100, 2_200, 2_300, 2_500, 2_600, 2_700, 2_800, 2_900,
+    ]);
     expect(r.summary.refused).toBe(15);
     expect(r.policies[0].stats).toMatchObject({ opened: 1, open: 0 });
     expect(r.policies[0].stats.openTime).toBeCloseTo(1_800, 6);
   });
 
   it("classic breaker: a success resets the count of failures in a row", () => {
-    const r = simulate({ start, duration: 60_000, traffic: traffic.constant({ rate: 20 }), backend: { latency: latency.fixed(5), failures: 0.3 }, policies: [policy.classicBreaker({ threshold: 10 })] });
+    const r = simulate({
+      start,
+      duration: 60_000,
+      traffic: traffic.constant({ rate: 20 }),
+      backend: { latency: latency.fixed(5), failures: 0.3 },
+      policies: [policy.classicBreaker({ threshold: 10 })],
+    });
     // Ten failures in a row at 30 % come about once in 170 000 calls: 1 200 calls rarely open it.
     expect(r.policies[0].stats.opened).toBe(0);
   });
@@ -59,7 +67,13 @@ describe.each(STARTS)("baselines (start %s)", (start) => {
 
 describe.each(STARTS)("tideward adapters (start %s)", (start) => {
   it("breaker: refuses most calls to a dead backend and reports its standing ratio", () => {
-    const r = simulate({ start, duration: 30_000, traffic: traffic.poisson({ rate: 100 }), backend: { failures: 1 }, policies: [policy.breaker()] });
+    const r = simulate({
+      start,
+      duration: 30_000,
+      traffic: traffic.poisson({ rate: 100 }),
+      backend: { failures: 1 },
+      policies: [policy.breaker()],
+    });
     expect(r.summary.refusalRate as number).toBeGreaterThan(0.8);
     expect(r.policies[0].stats.ratio).toBeGreaterThan(0.8);
     expect(r.policies[0].side).toBe("client");
@@ -68,17 +82,36 @@ describe.each(STARTS)("tideward adapters (start %s)", (start) => {
   it("shedder: sheds only when the backend is hot and full", () => {
     const hot = { latency: latency.exponential(20), workers: 4 };
     // 100 calls a second on 200 a second of capacity: cool, nothing shed.
-    const cool = simulate({ start, duration: 30_000, traffic: traffic.poisson({ rate: 100 }), backend: hot, policies: [policy.shedder()] });
+    const cool = simulate({
+      start,
+      duration: 30_000,
+      traffic: traffic.poisson({ rate: 100 }),
+      backend: hot,
+      policies: [policy.shedder()],
+    });
     expect(cool.summary.refused).toBe(0);
     // 400 a second: the CPU pins at 1 000 and the queue grows without bound unless it sheds.
-    const over = simulate({ start, duration: 30_000, traffic: traffic.poisson({ rate: 400 }), backend: hot, policies: [policy.shedder()] });
+    const over = simulate({
+      start,
+      duration: 30_000,
+      traffic: traffic.poisson({ rate: 400 }),
+      backend: hot,
+      policies: [policy.shedder()],
+    });
     const none = simulate({ start, duration: 30_000, traffic: traffic.poisson({ rate: 400 }), backend: hot });
     expect(over.summary.refusedBy.shedder).toBeGreaterThan(0);
     expect(over.summary.latency.p99 as number).toBeLessThan((none.summary.latency.p99 as number) / 10);
   });
 
   it("gate: at most limit calls inside the server at once, all given back when traffic stops", () => {
-    const r = simulate({ start, duration: 10_000, traffic: traffic.poisson({ rate: 300 }), backend: { latency: latency.exponential(30) }, policies: [policy.gate(5)], invariants: true });
+    const r = simulate({
+      start,
+      duration: 10_000,
+      traffic: traffic.poisson({ rate: 300 }),
+      backend: { latency: latency.exponential(30) },
+      policies: [policy.gate(5)],
+      invariants: true,
+    });
     expect(r.summary.refusedBy.gate).toBeGreaterThan(0);
     expect(Math.max(...r.series.backendBusy)).toBeLessThanOrEqual(5);
   });

@@ -39,8 +39,13 @@ describe("browser safety", () => {
 
   it("no file it reaches touches process, Buffer, require or the wall clock", () => {
     for (const f of files) {
-      const code = readFileSync(f, "utf8").replace(/\/\/.*$/gm, "").replace(/\/\*[\s\S]*?\*\//g, "");
-      expect([f, /\bprocess\.|\bBuffer\b|\brequire\(|Date\.now\(|Math\.random\(|performance\.now\(/.exec(code)?.[0]]).toEqual([f, undefined]);
+      const code = readFileSync(f, "utf8")
+        .replace(/\/\/.*$/gm, "")
+        .replace(/\/\*[\s\S]*?\*\//g, "");
+      expect([
+        f,
+        /\bprocess\.|\bBuffer\b|\brequire\(|Date\.now\(|Math\.random\(|performance\.now\(/.exec(code)?.[0],
+      ]).toEqual([f, undefined]);
     }
   });
 

@@ -12,7 +12,11 @@ const text = readFileSync(log, "utf8");
 async function run(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
-  const io: Io = { out: (t) => void (out += t), err: (t) => void (err += t), read: (p) => Promise.resolve(readFileSync(p, "utf8")) };
+  const io: Io = {
+    out: (t) => void (out += t),
+    err: (t) => void (err += t),
+    read: (p) => Promise.resolve(readFileSync(p, "utf8")),
+  };
   const code = await main(argv, io);
   return { code, out, err };
 }
@@ -56,7 +60,11 @@ describe("tideward-sim replay", () => {
   });
 
   it("agrees with a brute-force count of the same limit, key by key", async () => {
-    for (const [limit, count, per] of [["100/min per key", 100, 60_000], ["30/10s per key", 30, 10_000], ["5/1h per key", 5, 3_600_000]] as const) {
+    for (const [limit, count, per] of [
+      ["100/min per key", 100, 60_000],
+      ["30/10s per key", 30, 10_000],
+      ["5/1h per key", 5, 3_600_000],
+    ] as const) {
       const { out } = await run("replay", log, "--limit", limit, "--json");
       const report = JSON.parse(out) as ReplayReport;
       const expected = reference(count, per);
@@ -66,7 +74,9 @@ describe("tideward-sim replay", () => {
   });
 
   it("tries a token bucket, a global limit, another key field", async () => {
-    const bucket = JSON.parse((await run("replay", log, "--limit", "100/min per key burst 50", "--algorithm", "bucket", "--json")).out) as ReplayReport;
+    const bucket = JSON.parse(
+      (await run("replay", log, "--limit", "100/min per key burst 50", "--algorithm", "bucket", "--json")).out,
+    ) as ReplayReport;
     expect(bucket.limit).toBe("100 per 1m per key (token bucket, burst 50)");
     // The scraper's 150 in 58 s (the log keeps whole seconds) meet a bucket of 50 that refills
     // 100 a minute: 50 + 96.7 pass.
@@ -77,7 +87,9 @@ describe("tideward-sim replay", () => {
     expect(bucket.perKey[0].key).toBe("192.0.2.44");
     const global = JSON.parse((await run("replay", log, "--limit", "200/min", "--json")).out) as ReplayReport;
     expect(global.limit).toBe("200 per 1m in all (sliding window)");
-    const users = JSON.parse((await run("replay", log, "--limit", "100/min per key", "--key", "user", "--json")).out) as ReplayReport;
+    const users = JSON.parse(
+      (await run("replay", log, "--limit", "100/min per key", "--key", "user", "--json")).out,
+    ) as ReplayReport;
     expect(users.perKey.map((k) => k.key)).toContain("alice");
   });
 
@@ -91,16 +103,46 @@ describe("tideward-sim replay", () => {
   it("says what is wrong with its arguments", async () => {
     expect((await run()).code).toBe(2);
     expect((await run("--help")).out).toContain("usage: tideward-sim replay");
-    expect(await run("replay", log)).toMatchObject({ code: 2, err: expect.stringContaining("needs a log and --limit") as unknown });
-    expect(await run("replay", log, "--limit", "lots")).toMatchObject({ code: 2, err: expect.stringContaining('start with <count>/<unit>') as unknown });
-    expect(await run("replay", log, "--limit", "100/fortnight")).toMatchObject({ code: 2, err: expect.stringContaining("unit") as unknown });
-    expect(await run("replay", log, "--limt", "1/s")).toMatchObject({ code: 2, err: expect.stringContaining("unknown option --limt") as unknown });
-    expect(await run("replay", "/nonexistent.log", "--limit", "1/s")).toMatchObject({ code: 1, err: expect.stringContaining("cannot read /nonexistent.log") as unknown });
+    expect(await run("replay", log)).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("needs a log and --limit") as unknown,
+    });
+    expect(await run("replay", log, "--limit", "lots")).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("start with <count>/<unit>") as unknown,
+    });
+    expect(await run("replay", log, "--limit", "100/fortnight")).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("unit") as unknown,
+    });
+    expect(await run("replay", log, "--limt", "1/s")).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("unknown option --limt") as unknown,
+    });
+    expect(await run("replay", "/nonexistent.log", "--limit", "1/s")).toMatchObject({
+      code: 1,
+      err: expect.stringContaining("cannot read /nonexistent.log") as unknown,
+    });
     expect(await run("play", log)).toMatchObject({ code: 2 });
   });
 
   it("runs as a command: the package's bin, in a process of its own", () => {
-    const r = spawnSync(process.execPath, ["--conditions=@tideward/source", "--import", "tsx", join(pkg, "bin", "tideward-sim.js"), "replay", log, "--limit", "100/min per key", "--top", "3"], { cwd: pkg, encoding: "utf8", timeout: 60_000 });
+    const r = spawnSync(
+      process.execPath,
+      [
+        "--conditions=@tideward/source",
+        "--import",
+        "tsx",
+        join(pkg, "bin", "tideward-sim.js"),
+        "replay",
+        log,
+        "--limit",
+        "100/min per key",
+        "--top",
+        "3",
+      ],
+      { cwd: pkg, encoding: "utf8", timeout: 60_000 },
+    );
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     expect(r.stdout).toContain("55 would be refused");
@@ -110,8 +152,20 @@ describe("tideward-sim replay", () => {
 
 describe("parseLimit and parseLogLine", () => {
   it("reads limits in the forms people write", () => {
-    expect(parseLimit("100/min per key")).toEqual({ count: 100, per: 60_000, perKey: true, burst: 100, algorithm: "sliding" });
-    expect(parseLimit("10/s burst 20 bucket")).toEqual({ count: 10, per: 1_000, perKey: false, burst: 20, algorithm: "bucket" });
+    expect(parseLimit("100/min per key")).toEqual({
+      count: 100,
+      per: 60_000,
+      perKey: true,
+      burst: 100,
+      algorithm: "sliding",
+    });
+    expect(parseLimit("10/s burst 20 bucket")).toEqual({
+      count: 10,
+      per: 1_000,
+      perKey: false,
+      burst: 20,
+      algorithm: "bucket",
+    });
     expect(parseLimit("5000/1h30m").per).toBe(5_400_000);
     expect(parseLimit("3/hours").per).toBe(3_600_000);
     expect(() => parseLimit("0/s")).toThrow(/whole number from 1/);
@@ -120,10 +174,22 @@ describe("parseLimit and parseLogLine", () => {
   });
 
   it("reads NDJSON, common log format with its zone, and <time> <key> lines", () => {
-    expect(parseLogLine('{"t": 1723456789012, "key": "alice"}')).toEqual({ t: 1_723_456_789_012, key: "alice", cost: 1 });
-    expect(parseLogLine('{"time": "2024-08-12T09:00:00.250-07:00", "ip": "1.2.3.4"}')).toEqual({ t: Date.UTC(2024, 7, 12, 16, 0, 0, 250), key: "1.2.3.4", cost: 1 });
-    expect(parseLogLine('127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326')).toEqual({ t: Date.UTC(2000, 9, 10, 20, 55, 36), key: "127.0.0.1" });
-    expect(parseLogLine('127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a?b=1 HTTP/1.0" 200 2326', "path")).toMatchObject({ key: "/a" });
+    expect(parseLogLine('{"t": 1723456789012, "key": "alice"}')).toEqual({
+      t: 1_723_456_789_012,
+      key: "alice",
+      cost: 1,
+    });
+    expect(parseLogLine('{"time": "2024-08-12T09:00:00.250-07:00", "ip": "1.2.3.4"}')).toEqual({
+      t: Date.UTC(2024, 7, 12, 16, 0, 0, 250),
+      key: "1.2.3.4",
+      cost: 1,
+    });
+    expect(
+      parseLogLine('127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /apache_pb.gif HTTP/1.0" 200 2326'),
+    ).toEqual({ t: Date.UTC(2000, 9, 10, 20, 55, 36), key: "127.0.0.1" });
+    expect(
+      parseLogLine('127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a?b=1 HTTP/1.0" 200 2326', "path"),
+    ).toMatchObject({ key: "/a" });
     expect(parseLogLine("1723456789 bob")).toEqual({ t: 1_723_456_789_000, key: "bob" });
     expect(parseLogLine("2024-08-12T09:00:00Z carol")).toEqual({ t: Date.UTC(2024, 7, 12, 9), key: "carol" });
     expect(parseLogLine("   ")).toBeUndefined();
@@ -132,6 +198,8 @@ describe("parseLimit and parseLogLine", () => {
   });
 
   it("replayLog refuses a log with nothing to read", () => {
-    expect(() => replayLog("nope\n", { limit: parseLimit("1/s") })).toThrow(/no request could be read from the log; line 1/);
+    expect(() => replayLog("nope\n", { limit: parseLimit("1/s") })).toThrow(
+      /no request could be read from the log; line 1/,
+    );
   });
 });

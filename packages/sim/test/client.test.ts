@@ -18,7 +18,15 @@ describe.each(STARTS)("client (start %s)", (start) => {
       backend: { latency: latency.fixed(5), failures: 1 },
       client: { retry: { backoff: new Backoff({ base: 100, factor: 2, attempts: 4, jitter: Jitter.rigid }) } },
     });
-    expect(r.summary).toMatchObject({ calls: 1, attempts: 4, retries: 3, failed: 4, gaveUp: 1, completed: 0, amplification: 4 });
+    expect(r.summary).toMatchObject({
+      calls: 1,
+      attempts: 4,
+      retries: 3,
+      failed: 4,
+      gaveUp: 1,
+      completed: 0,
+      amplification: 4,
+    });
     // First at 0, failing at 5; retries at 105 (then fails at 110), 310, 715.
     const at = r.series.attempts.flatMap((n, i) => (n > 0 ? [r.series.t[i]] : []));
     expect(at).toEqual([0, 100, 310, 710]);
@@ -36,9 +44,17 @@ describe.each(STARTS)("client (start %s)", (start) => {
   });
 
   it("a retry budget caps the extra load on a failing backend", () => {
-    const base = { start, duration: 60_000, traffic: traffic.poisson({ rate: 100 }), backend: { latency: latency.fixed(5), failures: 1 } };
+    const base = {
+      start,
+      duration: 60_000,
+      traffic: traffic.poisson({ rate: 100 }),
+      backend: { latency: latency.fixed(5), failures: 1 },
+    };
     const unbudgeted = simulate({ ...base, client: { retry: { backoff: { attempts: 4, base: 10, cap: 50 } } } });
-    const budgeted = simulate({ ...base, client: { retry: { backoff: { attempts: 4, base: 10, cap: 50 }, budget: { ratio: 0.2, minPerSecond: 0 } } } });
+    const budgeted = simulate({
+      ...base,
+      client: { retry: { backoff: { attempts: 4, base: 10, cap: 50 }, budget: { ratio: 0.2, minPerSecond: 0 } } },
+    });
     expect(unbudgeted.summary.amplification).toBe(4);
     // A fifth of first attempts may be retried: at most 1.2 attempts per call (and the window's warm-up).
     expect(budgeted.summary.amplification as number).toBeLessThanOrEqual(1.2 + 1e-9);
@@ -81,10 +97,18 @@ describe.each(STARTS)("client (start %s)", (start) => {
   });
 
   it("retries refusals only when asked to", () => {
-    const base = { start, duration: 1_000, traffic: traffic.constant({ rate: 10 }), policies: [policy.bucket(1, { burst: 1 })] };
+    const base = {
+      start,
+      duration: 1_000,
+      traffic: traffic.constant({ rate: 10 }),
+      policies: [policy.bucket(1, { burst: 1 })],
+    };
     const r = simulate({ ...base, client: { retry: { backoff: { attempts: 3, base: 1_000, jitter: Jitter.rigid } } } });
     expect(r.summary.retries).toBe(0);
-    const again = simulate({ ...base, client: { retry: { backoff: { attempts: 3, base: 1_000, jitter: Jitter.rigid }, refusals: true } } });
+    const again = simulate({
+      ...base,
+      client: { retry: { backoff: { attempts: 3, base: 1_000, jitter: Jitter.rigid }, refusals: true } },
+    });
     expect(again.summary.retries).toBeGreaterThan(0);
   });
 });
@@ -94,9 +118,13 @@ describe("simulate input checks", () => {
     const t = traffic.constant({ rate: 1 });
     expect(() => simulate({ duration: 0, traffic: t })).toThrow(/duration \(ms\) must be above 0, got 0/);
     expect(() => simulate({ duration: 10, traffic: t, polices: [] } as never)).toThrow(/did you mean "policies"/);
-    expect(() => simulate({ duration: 10, traffic: t, client: { timout: 5 } } as never)).toThrow(/did you mean "timeout"/);
+    expect(() => simulate({ duration: 10, traffic: t, client: { timout: 5 } } as never)).toThrow(
+      /did you mean "timeout"/,
+    );
     expect(() => simulate({ duration: 10, traffic: t, backend: { workers: 0 } })).toThrow(/workers must be 1 or more/);
-    expect(() => simulate({ duration: 10, traffic: t, policies: [{} as never] })).toThrow(/policies\[0\] must be a policy/);
+    expect(() => simulate({ duration: 10, traffic: t, policies: [{} as never] })).toThrow(
+      /policies\[0\] must be a policy/,
+    );
     expect(() => simulate({ duration: 10, traffic: {} as never })).toThrow(/traffic must be a traffic model/);
   });
 });

@@ -8,9 +8,21 @@ function busy(start: number, seed: number): SimulationOptions {
     seed,
     start,
     duration: 30_000,
-    traffic: traffic.merge(traffic.poisson({ rate: 300, keys: keys.zipf({ count: 100 }) }), traffic.bursts({ size: 50, spacing: 1, every: 7_000 })),
-    backend: { latency: latency.logNormal({ median: 15, sigma: 0.6 }), failures: failures.brownout({ from: 20_000, to: 35_000 }), workers: 8, queue: 50 },
-    client: { timeout: 60, retry: { backoff: { attempts: 3, base: 20 }, budget: { ratio: 0.2 } }, hedge: { after: 60 } },
+    traffic: traffic.merge(
+      traffic.poisson({ rate: 300, keys: keys.zipf({ count: 100 }) }),
+      traffic.bursts({ size: 50, spacing: 1, every: 7_000 }),
+    ),
+    backend: {
+      latency: latency.logNormal({ median: 15, sigma: 0.6 }),
+      failures: failures.brownout({ from: 20_000, to: 35_000 }),
+      workers: 8,
+      queue: 50,
+    },
+    client: {
+      timeout: 60,
+      retry: { backoff: { attempts: 3, base: 20 }, budget: { ratio: 0.2 } },
+      hedge: { after: 60 },
+    },
     policies: [policy.breaker(), policy.bucket(50, { perKey: true }), policy.shedder({ cpu: 800 }), policy.gate(12)],
   };
 }
@@ -45,7 +57,12 @@ describe("determinism", () => {
   });
 
   it("a policy and its baseline see the same traffic on the same seed", () => {
-    const base = { seed: 9, duration: 30_000, traffic: traffic.poisson({ rate: 200 }), backend: { failures: failures.outage({ from: 10_000, to: 20_000 }) } };
+    const base = {
+      seed: 9,
+      duration: 30_000,
+      traffic: traffic.poisson({ rate: 200 }),
+      backend: { failures: failures.outage({ from: 10_000, to: 20_000 }) },
+    };
     const a = simulate({ ...base, policies: [policy.breaker()] });
     const b = simulate({ ...base, policies: [policy.classicBreaker()] });
     expect(a.series.offered).toEqual(b.series.offered);

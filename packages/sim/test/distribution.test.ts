@@ -49,7 +49,9 @@ describe("latency distributions", () => {
     expect(() => latency.logNormal({ median: 0 })).toThrow(/median must be above 0/);
     expect(() => latency.logNormal({ median: 1, sigmaa: 1 } as never)).toThrow(/did you mean "sigma"/);
     expect(() => latency.uniform(5, 1)).toThrow(/max must be at least min/);
-    expect(() => latency.bimodal({ fast: latency.fixed(1), slow: "slow" as never })).toThrow(/bimodal slow must be a number or a distribution/);
+    expect(() => latency.bimodal({ fast: latency.fixed(1), slow: "slow" as never })).toThrow(
+      /bimodal slow must be a number or a distribution/,
+    );
   });
 });
 
@@ -62,7 +64,9 @@ describe("failure schedules", () => {
       ],
       0.01,
     );
-    expect([0, 9.99, 10, 19, 20, 24.9, 25, 29, 30, 1e9].map((t) => s.rate(t))).toEqual([0.01, 0.01, 0.5, 0.5, 1, 1, 0.5, 0.5, 0.01, 0.01]);
+    expect([0, 9.99, 10, 19, 20, 24.9, 25, 29, 30, 1e9].map((t) => s.rate(t))).toEqual([
+      0.01, 0.01, 0.5, 0.5, 1, 1, 0.5, 0.5, 0.01, 0.01,
+    ]);
     expect(failures.outage({ from: 5, to: 6 }).rate(5.5)).toBe(1);
     expect(failures.brownout({ from: 5, to: 6 }).rate(5.5)).toBe(0.4);
     expect(() => failures.outage({ from: 6, to: 5 })).toThrow(/to \(ms\) must be at least from/);

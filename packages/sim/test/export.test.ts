@@ -15,8 +15,18 @@ describe("export", () => {
     const lines = csv.trimEnd().split("\n");
     expect(lines).toHaveLength(6);
     const header = lines[0].split(/,(?=(?:[^"]*"[^"]*")*[^"]*$)/);
-    expect(header.slice(0, 8)).toEqual(["t", "offered", "attempts", "retries", "hedges", "admitted", "refused", '"refused:bucket, ""strict"""']);
-    const col = (name: string) => lines.slice(1).map((l) => l.split(/,(?=(?:[^"]*"[^"]*")*[^"]*$)/)[header.indexOf(name)]);
+    expect(header.slice(0, 8)).toEqual([
+      "t",
+      "offered",
+      "attempts",
+      "retries",
+      "hedges",
+      "admitted",
+      "refused",
+      '"refused:bucket, ""strict"""',
+    ]);
+    const col = (name: string) =>
+      lines.slice(1).map((l) => l.split(/,(?=(?:[^"]*"[^"]*")*[^"]*$)/)[header.indexOf(name)]);
     expect(col("t")).toEqual(["0", "1000", "2000", "3000", "4000"]);
     expect(col("offered").map(Number)).toEqual(run.series.offered);
     expect(col("refused").map(Number)).toEqual(run.series.refused);

@@ -7,7 +7,12 @@ import type { Traffic } from "@tideward/sim";
 export const STARTS = [0, 1_723_456_789_012.375] as const;
 
 /** Every arrival of `traffic` over `[start, start + duration)`: times, keys and costs. */
-export function collect(traffic: Traffic, duration: number, start = 0, seed = 1): { t: number[]; key: number[]; cost: number[] } {
+export function collect(
+  traffic: Traffic,
+  duration: number,
+  start = 0,
+  seed = 1,
+): { t: number[]; key: number[]; cost: number[] } {
   const a = traffic.open({ start, end: start + duration, random: stream(seed, "traffic") });
   const t: number[] = [];
   const key: number[] = [];
@@ -38,4 +43,3 @@ export function counts(times: readonly number[], start: number, width: number, b
   }
   return out;
 }
-

@@ -1,7 +1,18 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { Bucket, Gate } from "@tideward/limiters";
-import { InvariantError, defineScenario, isInvariantError, keys, knobArbitrary, latency, policy, seedKnob, simulate, traffic } from "@tideward/sim";
+import {
+  InvariantError,
+  defineScenario,
+  isInvariantError,
+  keys,
+  knobArbitrary,
+  latency,
+  policy,
+  seedKnob,
+  simulate,
+  traffic,
+} from "@tideward/sim";
 import type { PolicySpec } from "@tideward/sim";
 import { STARTS } from "./helpers";
 
@@ -18,7 +29,8 @@ function brokenBucket(rate: number, bug: "leaks" | "double-charges", after = 0):
         reason: "bucket",
         envelopes: [{ kind: "rate", label: "bucket", rate, burst: rate, exact: true }],
         admit: (now, _key, cost) => {
-          if (bug === "double-charges") return b.take(now, cost) && (++refusals <= after || b.take(now, cost)) ? true : undefined;
+          if (bug === "double-charges")
+            return b.take(now, cost) && (++refusals <= after || b.take(now, cost)) ? true : undefined;
           if (b.take(now, cost)) return true;
           // Under sustained overload it lets a refused call through anyway.
           return ++refusals > after ? true : undefined;
@@ -93,7 +105,10 @@ describe.each(STARTS)("invariants (start %s)", (start) => {
           seed,
           start,
           duration: 5_000,
-          traffic: traffic.merge(traffic.poisson({ rate, keys: keys.zipf({ count: 20 }) }), traffic.bursts({ size: 30, spacing: 0.5, every: 1_300 })),
+          traffic: traffic.merge(
+            traffic.poisson({ rate, keys: keys.zipf({ count: 20 }) }),
+            traffic.bursts({ size: 30, spacing: 0.5, every: 1_300 }),
+          ),
           backend: { latency: latency.exponential(15), failures: 0.1, workers: 4, queue: 10 },
           client: { timeout: 50, retry: { backoff: { attempts: 2, base: 5 } } },
           policies: [
@@ -118,7 +133,13 @@ describe.each(STARTS)("invariants (start %s)", (start) => {
 // clock, Gcra's absolute TAT gathered rounding with each admission and it refused with a little
 // over a token left. The invariant check throws on the first call outside the envelope.
 it("gcra keeps its exact envelope under overload on a Date.now()-scale clock", () => {
-  const r = simulate({ start: STARTS[1], duration: 5_000, traffic: traffic.poisson({ rate: 200 }), policies: [policy.gcra(60, { burst: 5 })], invariants: true });
+  const r = simulate({
+    start: STARTS[1],
+    duration: 5_000,
+    traffic: traffic.poisson({ rate: 200 }),
+    policies: [policy.gcra(60, { burst: 5 })],
+    invariants: true,
+  });
   // 5 at rest, then 60 a second: the flow stays at the envelope, not a token under it.
   expect(r.summary.admitted).toBeGreaterThanOrEqual(5 + 60 * 5 - 1);
   expect(r.summary.admitted).toBeLessThanOrEqual(5 + 60 * 5);
@@ -132,11 +153,26 @@ describe("a failing seed shrinks to a small scenario", () => {
     summary: "Calls at a rate through a bucket of 10 a second that leaks under sustained overload.",
     knobs: [
       seedKnob,
-      { kind: "integer", name: "rate", label: "rate", doc: "calls a second", default: 100, min: 1, max: 1_000, step: 1 },
+      {
+        kind: "integer",
+        name: "rate",
+        label: "rate",
+        doc: "calls a second",
+        default: 100,
+        min: 1,
+        max: 1_000,
+        step: 1,
+      },
       { kind: "integer", name: "seconds", label: "length", doc: "seconds", default: 60, min: 1, max: 120, step: 1 },
     ],
     run: (p) => {
-      const run = simulate({ seed: p.seed, duration: p.seconds * 1_000, traffic: traffic.poisson({ rate: p.rate }), policies: [brokenBucket(10, "leaks", 5)], invariants: true });
+      const run = simulate({
+        seed: p.seed,
+        duration: p.seconds * 1_000,
+        traffic: traffic.poisson({ rate: p.rate }),
+        policies: [brokenBucket(10, "leaks", 5)],
+        invariants: true,
+      });
       return { runs: [run], figures: {}, report: "" };
     },
   });

@@ -41,26 +41,32 @@ describe("the lane", () => {
     // A process re-arming itself in the lane, and another scheduling on the heap, both at
     // whole-millisecond times so they tie often: the order must match an all-heap run.
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 5 })), { minLength: 1, maxLength: 60 }), (gaps) => {
-        const order = (useLane: boolean): string[] => {
-          const sim = new Simulator();
-          const seen: string[] = [];
-          let i = 0;
-          const source = (now: number) => {
-            seen.push(`s${now}`);
-            const g = gaps[i++];
-            if (g === undefined) return;
-            sim.at(now + g[1], (t) => seen.push(`h${t}`));
-            if (useLane) sim.lane(now + g[0], source);
-            else sim.at(now + g[0], source);
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 5 })), {
+          minLength: 1,
+          maxLength: 60,
+        }),
+        (gaps) => {
+          const order = (useLane: boolean): string[] => {
+            const sim = new Simulator();
+            const seen: string[] = [];
+            let i = 0;
+            const source = (now: number) => {
+              seen.push(`s${now}`);
+              const g = gaps[i++];
+              if (g === undefined) return;
+              sim.at(now + g[1], (t) => seen.push(`h${t}`));
+              if (useLane) sim.lane(now + g[0], source);
+              else sim.at(now + g[0], source);
+            };
+            if (useLane) sim.lane(0, source);
+            else sim.at(0, source);
+            sim.run();
+            return seen;
           };
-          if (useLane) sim.lane(0, source);
-          else sim.at(0, source);
-          sim.run();
-          return seen;
-        };
-        expect(order(true)).toEqual(order(false));
-      }),
+          expect(order(true)).toEqual(order(false));
+        },
+      ),
     );
   });
 

@@ -20,7 +20,13 @@ function mmc(lambda: number, service: number, c: number): number {
   return (waitProbability / (c * mu - lambda)) * 1_000 + service;
 }
 
-function measured(lambda: number, service: number, c: number, start: number, seed = 1): { mean: number; cpu: number; busy: number } {
+function measured(
+  lambda: number,
+  service: number,
+  c: number,
+  start: number,
+  seed = 1,
+): { mean: number; cpu: number; busy: number } {
   const duration = 1_500_000;
   const r = simulate({
     seed,
@@ -32,7 +38,11 @@ function measured(lambda: number, service: number, c: number, start: number, see
   });
   const busy = r.series.backendBusy.slice(10);
   const cpu = r.series.backendCpu.slice(10);
-  return { mean: r.summary.latency.mean as number, cpu: cpu.reduce((x, y) => x + y, 0) / cpu.length, busy: busy.reduce((x, y) => x + y, 0) / busy.length };
+  return {
+    mean: r.summary.latency.mean as number,
+    cpu: cpu.reduce((x, y) => x + y, 0) / cpu.length,
+    busy: busy.reduce((x, y) => x + y, 0) / busy.length,
+  };
 }
 
 describe.each(STARTS)("capacity model (start %s)", (start) => {
@@ -62,7 +72,12 @@ describe.each(STARTS)("capacity model (start %s)", (start) => {
   });
 
   it("a bounded queue turns overload into fast failures instead of unbounded latency", () => {
-    const r = simulate({ start, duration: 60_000, traffic: traffic.poisson({ rate: 300 }), backend: { latency: latency.exponential(10), workers: 2, queue: 20 } });
+    const r = simulate({
+      start,
+      duration: 60_000,
+      traffic: traffic.poisson({ rate: 300 }),
+      backend: { latency: latency.exponential(10), workers: 2, queue: 20 },
+    });
     // Capacity is 200 a second: about a third of the calls find the queue full.
     const failed = r.summary.failed / r.summary.calls;
     expect(failed).toBeGreaterThan(0.28);

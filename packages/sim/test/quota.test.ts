@@ -32,10 +32,28 @@ describe.each(STARTS)("quota engine (start %s)", (start) => {
   it("sequential: a hot user's refused calls drain the tenant's budget that the atomic way keeps for the others", () => {
     // One tenant: a hot user at 50 calls a second, nine others at one a second each. The tenant
     // may make 20 a second, each user 3. Charged tenant first, then user.
-    const hot = traffic.merge(traffic.poisson({ rate: 50, keys: keys.single("hot") }), traffic.poisson({ rate: 9, keys: keys.uniform({ count: 9, prefix: "user-" }) }));
-    const dims: QuotaDimension[] = [{ limit: perSecond("tenant", 20), key: () => new QuotaKey("acme", "*", "api") }, { limit: perSecond("user", 3) }];
-    const atomic = simulate({ ...base, traffic: hot, policies: [policy.quota({ dimensions: dims })], perKey: true, invariants: true });
-    const sequential = simulate({ ...base, traffic: hot, policies: [policy.quota({ dimensions: dims, mode: "sequential" })], perKey: true, invariants: true });
+    const hot = traffic.merge(
+      traffic.poisson({ rate: 50, keys: keys.single("hot") }),
+      traffic.poisson({ rate: 9, keys: keys.uniform({ count: 9, prefix: "user-" }) }),
+    );
+    const dims: QuotaDimension[] = [
+      { limit: perSecond("tenant", 20), key: () => new QuotaKey("acme", "*", "api") },
+      { limit: perSecond("user", 3) },
+    ];
+    const atomic = simulate({
+      ...base,
+      traffic: hot,
+      policies: [policy.quota({ dimensions: dims })],
+      perKey: true,
+      invariants: true,
+    });
+    const sequential = simulate({
+      ...base,
+      traffic: hot,
+      policies: [policy.quota({ dimensions: dims, mode: "sequential" })],
+      perKey: true,
+      invariants: true,
+    });
     expect(sequential.series.offered).toEqual(atomic.series.offered);
     expect(atomic.policies[0].stats.wasted).toBe(0);
     // The tenant was charged for every hot call the user limit then refused.
@@ -57,7 +75,17 @@ describe.each(STARTS)("quota engine (start %s)", (start) => {
   });
 
   it("a refusal names the dimension that refused", () => {
-    const r = simulate({ ...base, policies: [policy.quota({ dimensions: [{ limit: perSecond("user", 1) }, { limit: perSecond("tenant", 1_000), key: () => new QuotaKey("t", "*", "api") }] })] });
+    const r = simulate({
+      ...base,
+      policies: [
+        policy.quota({
+          dimensions: [
+            { limit: perSecond("user", 1) },
+            { limit: perSecond("tenant", 1_000), key: () => new QuotaKey("t", "*", "api") },
+          ],
+        }),
+      ],
+    });
     expect(Object.keys(r.summary.refusedBy)).toEqual(["quota/user"]);
   });
 });
@@ -71,7 +99,8 @@ describe.each(STARTS)("store faults (start %s)", (start) => {
     const closed = simulate({ ...base, policies: [policy.quota({ dimensions: one, faults })] });
     const open = simulate({ ...base, policies: [policy.quota({ dimensions: one, faults, onError: "open" })] });
     const t = closed.series.t;
-    const during = (xs: readonly number[]) => xs.filter((_, i) => t[i] >= 5_000 && t[i] < 10_000).reduce((a, b) => a + b, 0);
+    const during = (xs: readonly number[]) =>
+      xs.filter((_, i) => t[i] >= 5_000 && t[i] < 10_000).reduce((a, b) => a + b, 0);
     expect(during(closed.series.refusedBy["quota/store-down"])).toBe(during(closed.series.attempts));
     expect(closed.summary.refused).toBe(closed.summary.refusedBy["quota/store-down"]);
     expect(open.summary.refused).toBe(0);
@@ -81,8 +110,18 @@ describe.each(STARTS)("store faults (start %s)", (start) => {
   });
 
   it("slow: answers add their latency; past the timeout the caller gives up though the store charged", () => {
-    const faults = { slow: [{ from: 0, to: 10_000, latency: 20 }, { from: 10_000, to: 20_000, latency: 80 }], timeout: 50 };
-    const r = simulate({ ...base, backend: { latency: latency.fixed(5) }, policies: [policy.quota({ dimensions: one, faults })] });
+    const faults = {
+      slow: [
+        { from: 0, to: 10_000, latency: 20 },
+        { from: 10_000, to: 20_000, latency: 80 },
+      ],
+      timeout: 50,
+    };
+    const r = simulate({
+      ...base,
+      backend: { latency: latency.fixed(5) },
+      policies: [policy.quota({ dimensions: one, faults })],
+    });
     expect(r.series.latencyMean[3] as number).toBeCloseTo(25, 6);
     expect(r.series.succeeded[15]).toBe(0);
     expect(r.policies[0].stats.lost).toBe(r.summary.refusedBy["quota/store-timeout"]);
@@ -114,23 +153,38 @@ describe.each(STARTS)("store faults (start %s)", (start) => {
     const plain = simulate({ ...heavy, policies: [policy.quota({ dimensions: one })] });
     expect(Math.abs(skewed.summary.admitted - plain.summary.admitted)).toBeLessThanOrEqual(21);
     // A bucket drained before the fast instance first calls does gain them: start it in a burst.
-    const burst = traffic.merge(traffic.bursts({ size: 50, spacing: 0, every: 1e9 }), traffic.poisson({ rate: 200, at: 100 }));
+    const burst = traffic.merge(
+      traffic.bursts({ size: 50, spacing: 0, every: 1e9 }),
+      traffic.poisson({ rate: 200, at: 100 }),
+    );
     const late = { ...base, traffic: burst };
-    const a = simulate({ ...late, policies: [policy.quota({ dimensions: one, faults: { skew: [0, 0, 0, 0, 0, 0, 0, 0, 0, 400] } })], invariants: true });
+    const a = simulate({
+      ...late,
+      policies: [policy.quota({ dimensions: one, faults: { skew: [0, 0, 0, 0, 0, 0, 0, 0, 0, 400] } })],
+      invariants: true,
+    });
     const b = simulate({ ...late, policies: [policy.quota({ dimensions: one })] });
     expect(a.summary.admitted - b.summary.admitted).toBeGreaterThanOrEqual(10);
     expect(a.summary.admitted - b.summary.admitted).toBeLessThanOrEqual(21);
   });
 
   it("local fallback: each instance falls back to a limiter of its own", () => {
-    const r = simulate({ ...base, policies: [policy.quota({ dimensions: one, faults: { down: [{ from: 0, to: 20_000 }], skew: [0, 0] }, onError: "local" })] });
+    const r = simulate({
+      ...base,
+      policies: [
+        policy.quota({ dimensions: one, faults: { down: [{ from: 0, to: 20_000 }], skew: [0, 0] }, onError: "local" }),
+      ],
+    });
     expect(r.policies[0].stats.fallbacks).toBe(r.summary.attempts);
     expect(r.summary.refused).toBe(0);
   });
 
   it("rejects a store that answers with promises, and names bad options", () => {
-    const asyncStore = () => ({ addLimit: () => ({ ok: true as const }), checkTokenBucket: () => Promise.resolve({}) }) as never;
-    expect(() => simulate({ ...base, policies: [policy.quota({ dimensions: one, store: asyncStore })] })).toThrow(/answered with a promise/);
+    const asyncStore = () =>
+      ({ addLimit: () => ({ ok: true as const }), checkTokenBucket: () => Promise.resolve({}) }) as never;
+    expect(() => simulate({ ...base, policies: [policy.quota({ dimensions: one, store: asyncStore })] })).toThrow(
+      /answered with a promise/,
+    );
     expect(() => policy.quota({ dimensions: [] })).toThrow(/non-empty array/);
     expect(() => policy.quota({ dimensions: one, mode: "eventual" as never })).toThrow(/mode/);
     expect(() => policy.quota({ dimensions: one, faults: { down: [{ from: 5, to: 1 }] } })).toThrow(/down\[0\] to/);

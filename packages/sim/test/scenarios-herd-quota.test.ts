@@ -20,13 +20,16 @@ describe.each(STARTS)("backoff and the herd (start %s)", (start) => {
   });
 
   it("the histogram of retry times: rigid retries land in a few buckets, full jitter's in many", () => {
-    const busy = (label: string) => (r.runs.find((x) => x.label === label)?.series.retries ?? []).filter((n) => n > 0).length;
+    const busy = (label: string) =>
+      (r.runs.find((x) => x.label === label)?.series.retries ?? []).filter((n) => n > 0).length;
     expect(busy("rigid")).toBeLessThan(20);
     expect(busy("full")).toBeGreaterThan(3 * busy("rigid"));
   });
 
   it("states its figures in the report", () => {
-    expect(r.report).toContain(`${f["rigid.peakLoad"]} calls/s hit the recovering backend at once, against ${Math.round(f["full.peakLoad"])}/s with full jitter`);
+    expect(r.report).toContain(
+      `${f["rigid.peakLoad"]} calls/s hit the recovering backend at once, against ${Math.round(f["full.peakLoad"])}/s with full jitter`,
+    );
   });
 
   it("a sweep of the herd's size", () => {

@@ -55,7 +55,12 @@ describe.each([0, EPOCH])("three quotas on bursty traffic (start %s)", (start) =
   const r = quotaBursts.run({}, { start });
 
   it("gives the seed's table: 21 / 20 / 40 for every burst, labelled", () => {
-    expect(r.tables[0].columns).toEqual(["burst", "bucket (20/s, burst 20)", "sliding (20 in any 1 s)", "period (20 a second, aligned)"]);
+    expect(r.tables[0].columns).toEqual([
+      "burst",
+      "bucket (20/s, burst 20)",
+      "sliding (20 in any 1 s)",
+      "period (20 a second, aligned)",
+    ]);
     expect(r.tables[0].rows).toEqual([
       [0, 21, 20, 40],
       [1, 21, 20, 40],
@@ -77,7 +82,9 @@ describe.each(STARTS)("retry amplification (start %s)", (start) => {
   const f = r.figures;
 
   it("without a budget each call costs what the geometric series says; the budget caps it", () => {
-    expect(Math.abs(f["unbounded.amplification"] - f.expectedAmplification) / f.expectedAmplification).toBeLessThan(0.03);
+    expect(Math.abs(f["unbounded.amplification"] - f.expectedAmplification) / f.expectedAmplification).toBeLessThan(
+      0.03,
+    );
     expect(Math.abs(f["unbounded.successRate"] - f.expectedSuccess)).toBeLessThan(0.02);
     expect(f["budget.amplification"]).toBeLessThanOrEqual(1.2 + 1e-9);
     expect(f["none.amplification"]).toBe(1);
@@ -86,7 +93,9 @@ describe.each(STARTS)("retry amplification (start %s)", (start) => {
   });
 
   it("states its figures in the report", () => {
-    expect(r.report).toContain(`cost the backend ${f["unbounded.amplification"].toFixed(2)} attempts (theory: ${f.expectedAmplification.toFixed(2)})`);
+    expect(r.report).toContain(
+      `cost the backend ${f["unbounded.amplification"].toFixed(2)} attempts (theory: ${f.expectedAmplification.toFixed(2)})`,
+    );
   });
 
   it("a sweep of the failure rate: amplification grows with it, the budget's stays capped", () => {

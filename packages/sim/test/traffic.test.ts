@@ -73,7 +73,12 @@ describe.each(STARTS)("traffic models (start %s)", (start) => {
 
   it("zipf keys: key i is picked in proportion to 1 / (i + 1)^s", () => {
     const n = 1_000;
-    const { key } = collect(traffic.poisson({ rate: 1_000, keys: keys.zipf({ count: n, exponent: 1.1 }) }), 500_000, start, 6);
+    const { key } = collect(
+      traffic.poisson({ rate: 1_000, keys: keys.zipf({ count: n, exponent: 1.1 }) }),
+      500_000,
+      start,
+      6,
+    );
     const freq = new Array<number>(n).fill(0);
     for (const k of key) freq[k]++;
     let h = 0;
@@ -136,6 +141,8 @@ describe("traffic input checks", () => {
   it("a replay with absolute times must not start before the run", () => {
     const r = traffic.replay([{ t: 5 }], { absolute: true });
     expect(() => simulate({ start: 10, duration: 100, traffic: r })).toThrow(/precedes the run's start/);
-    expect(simulate({ start: 0, duration: 100, traffic: r, backend: { latency: latency.fixed(1) } }).summary.completed).toBe(1);
+    expect(
+      simulate({ start: 0, duration: 100, traffic: r, backend: { latency: latency.fixed(1) } }).summary.completed,
+    ).toBe(1);
   });
 });

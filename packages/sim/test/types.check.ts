@@ -1,7 +1,17 @@
 // Type-level tests of the public API: compiled by `tsc -p .` (typecheck), never run. An
 // `@ts-expect-error` that stops being an error fails the typecheck.
 import { catalogue, policy, simulate, sweep, traffic } from "@tideward/sim";
-import type { Adapter, Envelope, Knob, KnobValue, Params, PolicySpec, RunResult, ScenarioResult, SweepResult } from "@tideward/sim";
+import type {
+  Adapter,
+  Envelope,
+  Knob,
+  KnobValue,
+  Params,
+  PolicySpec,
+  RunResult,
+  ScenarioResult,
+  SweepResult,
+} from "@tideward/sim";
 
 // A result is plain JSON all the way down: numbers, strings, booleans, null, arrays and records
 // (no functions, no typed arrays, no undefined), so it crosses postMessage and JSON.stringify.

@@ -1,12 +1,33 @@
 // Type tests: vitest's typecheck runs tsc over them (they never run); each test fails on a type
 // error inside it, and an `@ts-expect-error` that stops being an error is one.
 import { describe, expectTypeOf, test } from "vitest";
-import { breakerOutage, defineScenario, isInvariantError, knobArbitrary, policy, simulate, traffic } from "@tideward/sim";
-import type { InvariantError, Knob, KnobValue, PolicySpec, RunResult, Scenario, ScenarioResult, Summary } from "@tideward/sim";
+import {
+  breakerOutage,
+  defineScenario,
+  isInvariantError,
+  knobArbitrary,
+  policy,
+  simulate,
+  traffic,
+} from "@tideward/sim";
+import type {
+  InvariantError,
+  Knob,
+  KnobValue,
+  PolicySpec,
+  RunResult,
+  Scenario,
+  ScenarioResult,
+  Summary,
+} from "@tideward/sim";
 
 describe("simulate", () => {
   test("takes traffic and policies, and answers a RunResult with a summary", () => {
-    const run = simulate({ duration: 60_000, traffic: traffic.poisson({ rate: 100 }), policies: [policy.breaker({ k: 2 })] });
+    const run = simulate({
+      duration: 60_000,
+      traffic: traffic.poisson({ rate: 100 }),
+      policies: [policy.breaker({ k: 2 })],
+    });
     expectTypeOf(run).toEqualTypeOf<RunResult>();
     expectTypeOf(run.summary).toEqualTypeOf<Summary>();
     expectTypeOf(run.summary.successRate).toEqualTypeOf<number | null>();
@@ -45,7 +66,13 @@ describe("scenarios", () => {
     expectTypeOf<Knob["kind"]>().toEqualTypeOf<"number" | "integer" | "select" | "boolean">();
     expectTypeOf<KnobValue>().toEqualTypeOf<number | string | boolean>();
     // @ts-expect-error -- parameters are knob values: numbers, strings or booleans
-    defineScenario<{ rate: number[] }>({ name: "x", title: "x", summary: "", knobs: [], run: () => ({ runs: [], figures: {}, report: "" }) });
+    defineScenario<{ rate: number[] }>({
+      name: "x",
+      title: "x",
+      summary: "",
+      knobs: [],
+      run: () => ({ runs: [], figures: {}, report: "" }),
+    });
   });
 
   test("knobArbitrary answers the arbitrary type of the fast-check it is given", () => {

@@ -31,7 +31,10 @@ export class Tally {
     if (outcome === "success") this.success++;
     else if (outcome === "failure") this.failure++;
     else if (outcome === "drop") this.drop++;
-    else throw new TypeError(`Tally.add outcome must be "success", "failure" or "drop", got ${typeof outcome} ${check.describe(outcome)}`);
+    else
+      throw new TypeError(
+        `Tally.add outcome must be "success", "failure" or "drop", got ${typeof outcome} ${check.describe(outcome)}`,
+      );
     this.total++;
   }
 
@@ -63,7 +66,8 @@ export class Total {
    * @throws TypeError when `value` is not a number (a string would be concatenated), adding nothing
    */
   add(value: number): void {
-    if (typeof value !== "number") throw new TypeError(`Total.add value must be a number, got ${typeof value} ${check.describe(value)}`);
+    if (typeof value !== "number")
+      throw new TypeError(`Total.add value must be a number, got ${typeof value} ${check.describe(value)}`);
     // `x - x` is 0 for every finite number and NaN for NaN and ±Infinity: a NaN or infinite
     // value, or one that would carry the sum past the largest number, is skipped.
     const sum = this.sum + value;

@@ -122,10 +122,14 @@ export class Window<B extends Resettable> {
     const given = check.finite(o.size, "Window size");
     if (given < 0) throw new RangeError(`Window size must be 0 or more (under one is raised to one), got ${given}`);
     const size = Math.max(1, Math.floor(given));
-    if (size > Window.maxSize) throw new RangeError(`Window size must be at most ${Window.maxSize} buckets, got ${given}`);
+    if (size > Window.maxSize)
+      throw new RangeError(`Window size must be at most ${Window.maxSize} buckets, got ${given}`);
     const window = check.nonNegative(o.window, "Window window (ms)");
     const least = Window.shortest(size);
-    if (!(window >= least)) throw new RangeError(`Window window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`);
+    if (!(window >= least))
+      throw new RangeError(
+        `Window window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
+      );
     const evict = o.evict;
     if (evict !== undefined) check.fn(evict, "Window evict");
     this.size = size;

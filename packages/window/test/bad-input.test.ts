@@ -45,20 +45,72 @@ const build = (options: unknown): Window<Counter> => new Window(make, not<Window
 const headOf = (s: State): Counter => s.win.slot(ORIGIN + 600.5);
 
 const rows: [string, (s: State) => unknown, Expect][] = [
-  ["make is not a function", () => new Window(not(null), { size: 4, window: 1_000 }), { throws: TypeError, message: "Window make must be a function, got null" }],
-  ["no options", () => build(undefined), { throws: TypeError, message: "Window options must be an object, got undefined" }],
+  [
+    "make is not a function",
+    () => new Window(not(null), { size: 4, window: 1_000 }),
+    { throws: TypeError, message: "Window make must be a function, got null" },
+  ],
+  [
+    "no options",
+    () => build(undefined),
+    { throws: TypeError, message: "Window options must be an object, got undefined" },
+  ],
   ["null options", () => build(null), { throws: TypeError, message: "Window options must be an object, got null" }],
-  ["options given as text", () => build("abc"), { throws: TypeError, message: 'Window options must be an object, got string "abc"' }],
-  ["options given as an array", () => build([4, 1_000]), { throws: TypeError, message: "Window options must be an object, got an array" }],
-  ["a misspelt option", () => build({ size: 4, windwo: 1_000 }), { throws: TypeError, message: 'Window has no option "windwo"; did you mean "window"?' }],
-  ["no size", () => build({ window: 1_000 }), { throws: TypeError, message: "Window size is required: a number of buckets" }],
-  ["size NaN", () => build({ size: Number.NaN, window: 10 }), { throws: RangeError, message: "Window size must be a finite number, got NaN" }],
-  ["size negative", () => build({ size: -1, window: 10 }), { throws: RangeError, message: "Window size must be 0 or more (under one is raised to one), got -1" }],
-  ["size given as text", () => build({ size: "4", window: 10 }), { throws: TypeError, message: 'Window size must be a number, got string "4"' }],
-  ["10^8 buckets", () => build({ size: 1e8, window: 1e8 }), { throws: RangeError, message: "Window size must be at most 1000000 buckets, got 100000000" }],
-  ["2^32 buckets", () => build({ size: 2 ** 32, window: 1e12 }), { throws: RangeError, message: "Window size must be at most 1000000 buckets, got 4294967296" }],
-  ["window Infinity", () => build({ size: 4, window: Infinity }), { throws: RangeError, message: "Window window (ms) must be a finite number, got Infinity" }],
-  ["window negative", () => build({ size: 4, window: -5 }), { throws: RangeError, message: "Window window (ms) must be 0 or more, got -5" }],
+  [
+    "options given as text",
+    () => build("abc"),
+    { throws: TypeError, message: 'Window options must be an object, got string "abc"' },
+  ],
+  [
+    "options given as an array",
+    () => build([4, 1_000]),
+    { throws: TypeError, message: "Window options must be an object, got an array" },
+  ],
+  [
+    "a misspelt option",
+    () => build({ size: 4, windwo: 1_000 }),
+    { throws: TypeError, message: 'Window has no option "windwo"; did you mean "window"?' },
+  ],
+  [
+    "no size",
+    () => build({ window: 1_000 }),
+    { throws: TypeError, message: "Window size is required: a number of buckets" },
+  ],
+  [
+    "size NaN",
+    () => build({ size: Number.NaN, window: 10 }),
+    { throws: RangeError, message: "Window size must be a finite number, got NaN" },
+  ],
+  [
+    "size negative",
+    () => build({ size: -1, window: 10 }),
+    { throws: RangeError, message: "Window size must be 0 or more (under one is raised to one), got -1" },
+  ],
+  [
+    "size given as text",
+    () => build({ size: "4", window: 10 }),
+    { throws: TypeError, message: 'Window size must be a number, got string "4"' },
+  ],
+  [
+    "10^8 buckets",
+    () => build({ size: 1e8, window: 1e8 }),
+    { throws: RangeError, message: "Window size must be at most 1000000 buckets, got 100000000" },
+  ],
+  [
+    "2^32 buckets",
+    () => build({ size: 2 ** 32, window: 1e12 }),
+    { throws: RangeError, message: "Window size must be at most 1000000 buckets, got 4294967296" },
+  ],
+  [
+    "window Infinity",
+    () => build({ size: 4, window: Infinity }),
+    { throws: RangeError, message: "Window window (ms) must be a finite number, got Infinity" },
+  ],
+  [
+    "window negative",
+    () => build({ size: 4, window: -5 }),
+    { throws: RangeError, message: "Window window (ms) must be 0 or more, got -5" },
+  ],
   [
     "window of 0",
     () => build({ size: 4, window: 0 }),
@@ -67,15 +119,30 @@ const rows: [string, (s: State) => unknown, Expect][] = [
   [
     "buckets narrower than 0.01 ms",
     () => build({ size: 40, window: 0.1 }),
-    { throws: RangeError, message: "Window window (ms) must be at least 0.4 for 40 buckets (0.01 ms a bucket), got 0.1" },
+    {
+      throws: RangeError,
+      message: "Window window (ms) must be at least 0.4 for 40 buckets (0.01 ms a bucket), got 0.1",
+    },
   ],
-  ["now NaN", () => build({ size: 4, window: 10, now: Number.NaN }), { throws: RangeError, message: "Window now must be a finite number, got NaN" }],
-  ["evict is not a function", () => build({ size: 4, window: 10, evict: 5 }), { throws: TypeError, message: "Window evict must be a function, got number 5" }],
+  [
+    "now NaN",
+    () => build({ size: 4, window: 10, now: Number.NaN }),
+    { throws: RangeError, message: "Window now must be a finite number, got NaN" },
+  ],
+  [
+    "evict is not a function",
+    () => build({ size: 4, window: 10, evict: 5 }),
+    { throws: TypeError, message: "Window evict must be a function, got number 5" },
+  ],
   ["a write at NaN", (s) => s.win.slot(Number.NaN) === headOf(s), { answers: true }],
   ["a write at a Symbol", (s) => s.win.slot(not(Symbol("now"))) === headOf(s), { answers: true }],
   ["a write at a BigInt", (s) => s.win.slot(not(10n ** 15n)) === headOf(s), { answers: true }],
   ["a write at -Infinity", (s) => s.win.slot(-Infinity) === headOf(s), { answers: true }],
-  ["Total.add of text", (s) => s.total.add(not("5")), { throws: TypeError, message: 'Total.add value must be a number, got string "5"' }],
+  [
+    "Total.add of text",
+    (s) => s.total.add(not("5")),
+    { throws: TypeError, message: 'Total.add value must be a number, got string "5"' },
+  ],
   ["Total.add of NaN", (s) => (s.total.add(Number.NaN), s.total.mean), { answers: 6.25 }],
   ["Total.add of Infinity", (s) => (s.total.add(Infinity), s.total.mean), { answers: 6.25 }],
   [

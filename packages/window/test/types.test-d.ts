@@ -9,11 +9,17 @@ describe("Window", () => {
     const win = new Window(() => new Tally(), { size: 10, window: 1_000 });
     expectTypeOf(win).toEqualTypeOf<Window<Tally>>();
     expectTypeOf(win.slot(0)).toEqualTypeOf<Tally>();
-    expectTypeOf(new Window(() => new Total(), { size: 4, window: 400 }).slot(0).mean).toEqualTypeOf<number | undefined>();
-    win.each(0, (bucket, start) => {
-      expectTypeOf(bucket).toEqualTypeOf<Tally>();
-      expectTypeOf(start).toEqualTypeOf<number>();
-    }, { current: false } satisfies EachOptions);
+    expectTypeOf(new Window(() => new Total(), { size: 4, window: 400 }).slot(0).mean).toEqualTypeOf<
+      number | undefined
+    >();
+    win.each(
+      0,
+      (bucket, start) => {
+        expectTypeOf(bucket).toEqualTypeOf<Tally>();
+        expectTypeOf(start).toEqualTypeOf<number>();
+      },
+      { current: false } satisfies EachOptions,
+    );
   });
 
   test("takes any bucket that can reset itself", () => {
@@ -23,7 +29,10 @@ describe("Window", () => {
         this.value = 0;
       }
     }
-    expectTypeOf(new Window(() => new Max(), { size: 2, window: 100, evict: (b) => expectTypeOf(b).toEqualTypeOf<Max>() }).slot(0).value).toEqualTypeOf<number>();
+    expectTypeOf(
+      new Window(() => new Max(), { size: 2, window: 100, evict: (b) => expectTypeOf(b).toEqualTypeOf<Max>() }).slot(0)
+        .value,
+    ).toEqualTypeOf<number>();
     expectTypeOf<WindowOptions<Max>["evict"]>().toEqualTypeOf<((bucket: Max) => void) | undefined>();
     // @ts-expect-error -- a bucket must have reset()
     new Window(() => ({ count: 0 }), { size: 2, window: 100 });

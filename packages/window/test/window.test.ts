@@ -145,7 +145,9 @@ describe("Window", () => {
     expect(new Window(() => new Counter(), { size: 10, window: 0.1 }).width).toBe(0.01);
     // One bucket past the bound is refused before any bucket is made.
     let made = 0;
-    expect(() => new Window(() => (made++, new Counter()), { size: Window.maxSize + 1, window: 1e9 })).toThrow(RangeError);
+    expect(() => new Window(() => (made++, new Counter()), { size: Window.maxSize + 1, window: 1e9 })).toThrow(
+      RangeError,
+    );
     expect([Window.maxSize, made]).toEqual([1_000_000, 0]);
   });
 });

@@ -121,7 +121,14 @@ const strict = {
  */
 export const tsconfigs = (typeRoots: string) => ({
   nodenext: {
-    compilerOptions: { ...strict, lib: ["es2023"], types: ["node"], typeRoots: [typeRoots], module: "nodenext", moduleResolution: "nodenext" },
+    compilerOptions: {
+      ...strict,
+      lib: ["es2023"],
+      types: ["node"],
+      typeRoots: [typeRoots],
+      module: "nodenext",
+      moduleResolution: "nodenext",
+    },
     files: ["client.mts", "client.cts"],
   },
   bundler: {

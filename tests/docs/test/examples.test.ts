@@ -50,7 +50,11 @@ const written: (Example & { path: string; test: boolean })[] = [];
 for (const folder of folders) {
   const exported = await exportsOf(folder);
   for (const example of examples(root, folder)) {
-    const path = join(scratch, folder, `${example.file.replace(/^packages\/[^/]+\/src\//, "").replace(/[/.]/g, "_")}-${example.line}.ts`);
+    const path = join(
+      scratch,
+      folder,
+      `${example.file.replace(/^packages\/[^/]+\/src\//, "").replace(/[/.]/g, "_")}-${example.line}.ts`,
+    );
     mkdirSync(join(scratch, folder), { recursive: true });
     writeFileSync(path, module(example, exported));
     written.push({ ...example, path, test: isTest(example.code) });
@@ -60,11 +64,25 @@ for (const folder of folders) {
 // One compiler run over every example; its errors, by file.
 writeFileSync(
   join(scratch, "tsconfig.json"),
-  JSON.stringify({ extends: "../../../tsconfig.base.json", compilerOptions: { noUnusedLocals: false, noUnusedParameters: false }, include: ["**/*.ts"] }),
+  JSON.stringify({
+    extends: "../../../tsconfig.base.json",
+    compilerOptions: { noUnusedLocals: false, noUnusedParameters: false },
+    include: ["**/*.ts"],
+  }),
 );
-const tsc = spawnSync(process.execPath, [createRequire(import.meta.url).resolve("typescript/bin/tsc"), "-p", join(scratch, "tsconfig.json"), "--pretty", "false"], {
-  encoding: "utf8",
-});
+const tsc = spawnSync(
+  process.execPath,
+  [
+    createRequire(import.meta.url).resolve("typescript/bin/tsc"),
+    "-p",
+    join(scratch, "tsconfig.json"),
+    "--pretty",
+    "false",
+  ],
+  {
+    encoding: "utf8",
+  },
+);
 const typeErrors = new Map<string, string[]>();
 for (const line of tsc.stdout.split("\n")) {
   const m = /^(.+?\.ts)\(\d+,\d+\): error/.exec(line);
@@ -75,12 +93,25 @@ for (const line of tsc.stdout.split("\n")) {
 
 describe("the example runner", () => {
   it("lists every published package as a dependency of this test, so examples can import it", () => {
-    const deps = Object.keys(read(join(import.meta.dirname, "..", "package.json")).devDependencies ?? {}).filter((n) => n.startsWith("@tideward/"));
+    const deps = Object.keys(read(join(import.meta.dirname, "..", "package.json")).devDependencies ?? {}).filter((n) =>
+      n.startsWith("@tideward/"),
+    );
     expect(deps.sort()).toEqual(folders.map((f) => read(join(root, "packages", f, "package.json")).name).sort());
   });
 
   it("finds examples in TSDoc, fenced or not, and stops at the next tag", () => {
-    const text = ["/**", " * Adds.", " * @example", " * add(1, 2); // 3", " * @param a - one", " */", "/** @example ```ts", " * add(2, 2); // 4", " * ```", " */"].join("\n");
+    const text = [
+      "/**",
+      " * Adds.",
+      " * @example",
+      " * add(1, 2); // 3",
+      " * @param a - one",
+      " */",
+      "/** @example ```ts",
+      " * add(2, 2); // 4",
+      " * ```",
+      " */",
+    ].join("\n");
     expect(inFile(text)).toEqual([
       { line: 3, code: "add(1, 2); // 3" },
       { line: 7, code: "add(2, 2); // 4" },
@@ -90,10 +121,10 @@ describe("the example runner", () => {
   it("reads `expression; // literal` as an assertion, and other comments as prose", () => {
     const code = [
       "b.ceiling(3);   // 400",
-      "parseSpan(\"1h\") // 3_600_000",
+      'parseSpan("1h") // 3_600_000',
       "win.next(5);  // 500 — the event at 0 falls out",
       "spend.tryRetry(0); // true: one retry per two",
-      "f(\"x\"); // \"168ms\"",
+      'f("x"); // "168ms"',
       "g(); // [50, 100]",
       "h(); // 2 a second",
       "const x = f(); // 3",
@@ -132,8 +163,12 @@ for (const example of written.filter((e) => e.test)) {
 
 describe.each(folders)("@example blocks of %s", (folder) => {
   const mine = written.filter((e) => e.folder === folder && !e.test);
-  it.each(mine.map((e) => [`${e.file}:${e.line}`, e] as const))("%s type-checks and runs", { timeout: 30_000 }, async (_, example) => {
-    expect(typeErrors.get(example.path) ?? []).toEqual([]);
-    await import(pathToFileURL(example.path).href);
-  });
+  it.each(mine.map((e) => [`${e.file}:${e.line}`, e] as const))(
+    "%s type-checks and runs",
+    { timeout: 30_000 },
+    async (_, example) => {
+      expect(typeErrors.get(example.path) ?? []).toEqual([]);
+      await import(pathToFileURL(example.path).href);
+    },
+  );
 });

@@ -30,7 +30,9 @@ export function examples(root: string, folder: string): Example[] {
     .filter((e) => e.isFile() && e.name.endsWith(".ts"))
     .map((e) => join(e.parentPath, e.name))
     .sort();
-  return files.flatMap((path) => inFile(readFileSync(path, "utf8")).map((e) => ({ folder, file: relative(root, path), ...e })));
+  return files.flatMap((path) =>
+    inFile(readFileSync(path, "utf8")).map((e) => ({ folder, file: relative(root, path), ...e })),
+  );
 }
 
 /** The examples of one source text: their tag's line and code. */
@@ -72,7 +74,8 @@ export function inFile(text: string): { line: number; code: string }[] {
 
 const literal = String.raw`(?:-?(?:\d[\d_]*(?:\.\d[\d_]*)?(?:[eE][+-]?\d+)?|Infinity)|NaN|true|false|null|undefined|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|\{[^}]*\})`;
 const assertion = new RegExp(String.raw`^(\s*)(.+?);?\s*//\s*(${literal})(?:\s*$|\s+—|:\s|\s+\()`);
-const declaration = /^\s*(?:const|let|var|if|for|while|do|switch|return|throw|try|catch|finally|function|class|import|export|type|interface|else|case|default)\b|^\s*[{}]/;
+const declaration =
+  /^\s*(?:const|let|var|if|for|while|do|switch|return|throw|try|catch|finally|function|class|import|export|type|interface|else|case|default)\b|^\s*[{}]/;
 
 /** The lines of `code` that assert, as [line index, expression, expected literal]. */
 export function assertions(code: string): [number, string, string][] {
@@ -102,8 +105,20 @@ export function module(example: Example, exported: ReadonlyMap<string, readonly 
     lines[index] = `${indent}__check(${expression}, ${expected}, ${where});`;
   }
   const code = lines.join("\n");
-  const imported = new Set([...code.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}/g)].flatMap((m) => (m[1] ?? "").split(",").map((s) => s.trim().split(/\s+as\s+/).pop() ?? "")));
-  const declared = new Set([...code.matchAll(/\b(?:const|let|var|function|class)\s+([A-Za-z_$][\w$]*)/g)].map((m) => m[1]));
+  const imported = new Set(
+    [...code.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}/g)].flatMap((m) =>
+      (m[1] ?? "").split(",").map(
+        (s) =>
+          s
+            .trim()
+            .split(/\s+as\s+/)
+            .pop() ?? "",
+      ),
+    ),
+  );
+  const declared = new Set(
+    [...code.matchAll(/\b(?:const|let|var|function|class)\s+([A-Za-z_$][\w$]*)/g)].map((m) => m[1]),
+  );
   const used = (name: string) => new RegExp(String.raw`(?<![\w$.])${name.replace(/\$/g, "\\$")}(?![\w$])`).test(code);
   const taken = new Set<string>();
   const header: string[] = [];
@@ -115,7 +130,9 @@ export function module(example: Example, exported: ReadonlyMap<string, readonly 
   const checks = assertions(example.code).length > 0;
   if (checks) {
     header.push(`import { expect as __expect } from "vitest";`);
-    header.push(`const __check = (actual: unknown, expected: unknown, where: string) => __expect(actual, where).toEqual(expected);`);
+    header.push(
+      `const __check = (actual: unknown, expected: unknown, where: string) => __expect(actual, where).toEqual(expected);`,
+    );
   }
   return `// ${example.file}:${example.line}\n${header.join("\n")}\n${code}\nexport {};\n`;
 }

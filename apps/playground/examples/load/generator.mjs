@@ -44,7 +44,8 @@ function send(due) {
 // Every millisecond, send whatever has fallen due: the schedule, not the timer, sets the rate.
 const timer = setInterval(() => {
   const now = performance.now();
-  while (sending && result.sent < count && start + (result.sent * 1000) / rate <= now) send(start + (result.sent * 1000) / rate);
+  while (sending && result.sent < count && start + (result.sent * 1000) / rate <= now)
+    send(start + (result.sent * 1000) / rate);
   if (result.sent >= count || now - start >= duration) {
     sending = false;
     clearInterval(timer);

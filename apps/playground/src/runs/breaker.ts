@@ -4,7 +4,20 @@ import { failures, latency, policy, simulate, traffic } from "@tideward/sim";
 import type { SimulationOptions } from "@tideward/sim";
 import { call, lit } from "../code.ts";
 import type { Figure, Outcome, Params } from "../model.ts";
-import { figure, line, minus, n, percentOf, perSecond, seconds, share, successPercent, sumHelper, summary, total } from "./common.ts";
+import {
+  figure,
+  line,
+  minus,
+  n,
+  percentOf,
+  perSecond,
+  seconds,
+  share,
+  successPercent,
+  sumHelper,
+  summary,
+  total,
+} from "./common.ts";
 import type { Measure, Named } from "./common.ts";
 
 /** Seconds after `to` (ms) until the first one-second bucket where 90 % of the calls offered succeeded; the rest of the run when none did. */
@@ -38,12 +51,28 @@ export function breaker(p: Params): Outcome {
     traffic: call("traffic.poisson", traffic.poisson, { rate: n(p, "rate") }),
     backend: {
       latency: call("latency.exponential", latency.exponential, n(p, "latency")),
-      failures: call("failures.schedule", failures.schedule, [{ from, to, rate: n(p, "down") / 100 }], n(p, "brown") / 100),
+      failures: call(
+        "failures.schedule",
+        failures.schedule,
+        [{ from, to, rate: n(p, "down") / 100 }],
+        n(p, "brown") / 100,
+      ),
     },
   });
-  const sre = { k, floor, protection: n(p, "sre.protection"), probe: n(p, "sre.probe"), size: n(p, "sre.size"), window: n(p, "sre.window") };
+  const sre = {
+    k,
+    floor,
+    protection: n(p, "sre.protection"),
+    probe: n(p, "sre.probe"),
+    size: n(p, "sre.size"),
+    window: n(p, "sre.window"),
+  };
   const adaptive = call("policy.breaker", policy.breaker, sre);
-  const classicSpec = call("policy.classicBreaker", policy.classicBreaker, { threshold: n(p, "threshold"), openFor: n(p, "open"), probes: n(p, "probes") });
+  const classicSpec = call("policy.classicBreaker", policy.classicBreaker, {
+    threshold: n(p, "threshold"),
+    openFor: n(p, "open"),
+    probes: n(p, "probes"),
+  });
   const base: Omit<SimulationOptions, "policies" | "label"> = shared.value;
   const runs: Named[] = [
     { name: "tideward", run: simulate({ ...base, label: "tideward breaker", policies: [adaptive.value] }) },
@@ -52,7 +81,13 @@ export function breaker(p: Params): Outcome {
   const [tw, cl] = runs as [Named, Named];
   const fromIdx = Math.floor(from / 1_000);
   const toIdx = Math.ceil(to / 1_000);
-  const row = (label: string, unit: string, digits: number, m: (r: Named) => Measure, key: string): { label: string; cells: Figure[] } => ({
+  const row = (
+    label: string,
+    unit: string,
+    digits: number,
+    m: (r: Named) => Measure,
+    key: string,
+  ): { label: string; cells: Figure[] } => ({
     label: unit === "" ? label : `${label} (${unit})`,
     cells: runs.map((r) => figure(`${r.name}.${key}`, `${r.run.label}: ${label}`, unit, digits, m(r))),
   });
@@ -61,8 +96,20 @@ export function breaker(p: Params): Outcome {
     row("calls refused", "", 0, (r) => summary(r, "refused"), "refused"),
     row("calls that succeeded", "", 0, (r) => summary(r, "succeeded"), "succeeded"),
     row("failed calls sent to the backend", "", 0, (r) => summary(r, "failed"), "failed"),
-    row("calls refused while the backend was up", "", 0, (r) => minus(summary(r, "refused"), total(r, "refused", fromIdx, toIdx)), "refusedUp"),
-    row("outage calls that reached the backend", "%", 1, (r) => percentOf(total(r, "backendLoad", fromIdx, toIdx), total(r, "attempts", fromIdx, toIdx)), "reachedOutage"),
+    row(
+      "calls refused while the backend was up",
+      "",
+      0,
+      (r) => minus(summary(r, "refused"), total(r, "refused", fromIdx, toIdx)),
+      "refusedUp",
+    ),
+    row(
+      "outage calls that reached the backend",
+      "%",
+      1,
+      (r) => percentOf(total(r, "backendLoad", fromIdx, toIdx), total(r, "attempts", fromIdx, toIdx)),
+      "reachedOutage",
+    ),
     row("back to 90 % success after the outage", "s", 0, (r) => recovered(r, to), "recovered"),
     row("calls that ended in a success", "%", 2, successPercent, "success"),
   ];
@@ -80,7 +127,10 @@ export function breaker(p: Params): Outcome {
   const notes = [
     `The backend fails ${n(p, "down")} % of calls from ${from / 1_000} s to ${to / 1_000} s and ${n(p, "brown")} % otherwise. tideward's breaker refused ${rows[1]?.cells[0]?.value} calls and let ${rows[5]?.cells[0]?.value.toFixed(1)} % of the outage's calls reach the backend; the classic breaker refused ${rows[1]?.cells[1]?.value} and let ${rows[5]?.cells[1]?.value.toFixed(1)} % through.`,
   ];
-  if (floor !== n(p, "sre.floor")) notes.push(`floor ${n(p, "sre.floor")} is above k ${k}; the breaker requires k ≥ floor, so floor ${floor} was used.`);
+  if (floor !== n(p, "sre.floor"))
+    notes.push(
+      `floor ${n(p, "sre.floor")} is above k ${k}; the breaker requires k ≥ floor, so floor ${floor} was used.`,
+    );
   return {
     charts: [
       {
@@ -99,7 +149,10 @@ export function breaker(p: Params): Outcome {
         title: "Backend successes, per second",
         x: { label: "time (s)", values: x },
         y: { label: "calls/s", min: 0 },
-        series: [line("tideward breaker", perSecond(tw.run, tw.run.series.succeeded), tideward), line("classic breaker", perSecond(cl.run, cl.run.series.succeeded), baseline)],
+        series: [
+          line("tideward breaker", perSecond(tw.run, tw.run.series.succeeded), tideward),
+          line("classic breaker", perSecond(cl.run, cl.run.series.succeeded), baseline),
+        ],
       },
       {
         id: "refusals",
@@ -114,7 +167,9 @@ export function breaker(p: Params): Outcome {
       },
     ],
     figures: [figure("offered", "calls offered (the same to both)", "", 0, summary(tw, "calls"))],
-    tables: [{ caption: "The two breakers on the same calls", columns: ["", "tideward breaker", "classic breaker"], rows }],
+    tables: [
+      { caption: "The two breakers on the same calls", columns: ["", "tideward breaker", "classic breaker"], rows },
+    ],
     notes,
     replay: { body },
     simulated: { runs: 2, ms: duration, calls: tw.run.summary.calls * 2 },

@@ -31,15 +31,37 @@ export function burst(p: Params): Outcome {
     traffic: call("traffic.bursts", traffic.bursts, { size: calls, spacing, every, count: bursts }),
   });
   const limiters: [name: string, label: string, spec: Code<PolicySpec>][] = [
-    ["bucket", "token bucket", call("policy.bucket", policy.bucket, (quota * 1_000) / window, { burst: n(p, "burst") })],
+    [
+      "bucket",
+      "token bucket",
+      call("policy.bucket", policy.bucket, (quota * 1_000) / window, { burst: n(p, "burst") }),
+    ],
     ["sliding", "sliding window", call("policy.sliding", policy.sliding, quota, window)],
-    ["period", `period${s(p, "align") === "yes" ? ", aligned" : ""}`, call("policy.period", policy.period, quota, window, { align: s(p, "align") === "yes" })],
+    [
+      "period",
+      `period${s(p, "align") === "yes" ? ", aligned" : ""}`,
+      call("policy.period", policy.period, quota, window, { align: s(p, "align") === "yes" }),
+    ],
   ];
   const base: Omit<SimulationOptions, "policies" | "label"> = shared.value;
-  const runs: Named[] = limiters.map(([name, label, spec]) => ({ name, run: simulate({ ...base, label, policies: [spec.value] }) }));
+  const runs: Named[] = limiters.map(([name, label, spec]) => ({
+    name,
+    run: simulate({ ...base, label, policies: [spec.value] }),
+  }));
   const rows: { label: string; cells: Figure[] }[] = [];
   for (let k = 0; k < bursts; k++) {
-    rows.push({ label: `burst ${k}`, cells: runs.map((r) => figure(`burst${k}.${r.name}`, `burst ${k}, ${r.name}: calls let through`, "", 0, total(r, "admitted", k * SLICES, (k + 1) * SLICES))) });
+    rows.push({
+      label: `burst ${k}`,
+      cells: runs.map((r) =>
+        figure(
+          `burst${k}.${r.name}`,
+          `burst ${k}, ${r.name}: calls let through`,
+          "",
+          0,
+          total(r, "admitted", k * SLICES, (k + 1) * SLICES),
+        ),
+      ),
+    });
   }
   // Running totals, so each burst shows as a step and its shape as the step's edge.
   const running = (xs: readonly number[]): number[] => {
@@ -56,17 +78,39 @@ export function burst(p: Params): Outcome {
         title: `Calls let through so far: a burst of ${calls} every ${every} ms, quota ${quota} every ${window} ms`,
         x: { label: "time on the clock (s)", values: x },
         y: { label: "calls", min: 0 },
-        series: [line("offered", running(first.run.series.offered), { color: "#6b7280", dash: true }), ...runs.map((r) => line(r.run.label, running(r.run.series.admitted)))],
+        series: [
+          line("offered", running(first.run.series.offered), { color: "#6b7280", dash: true }),
+          ...runs.map((r) => line(r.run.label, running(r.run.series.admitted))),
+        ],
       },
     ],
-    figures: runs.map((r) => figure(`${r.name}.admitted`, `${r.run.label}: calls let through in all`, "", 0, total(r, "admitted"))),
-    tables: [{ caption: `Calls let through of the ${calls} offered in each burst, quota ${quota} ${window === 1_000 ? "a second" : `every ${window} ms`}`, columns: ["burst", "bucket", "sliding", "period"], rows }],
+    figures: runs.map((r) =>
+      figure(`${r.name}.admitted`, `${r.run.label}: calls let through in all`, "", 0, total(r, "admitted")),
+    ),
+    tables: [
+      {
+        caption: `Calls let through of the ${calls} offered in each burst, quota ${quota} ${window === 1_000 ? "a second" : `every ${window} ms`}`,
+        columns: ["burst", "bucket", "sliding", "period"],
+        rows,
+      },
+    ],
     notes: [
       `Each burst starts ${lead.toFixed(1)} ms before a whole window on the clock. The bucket spends the burst it saved and then holds the rate; the sliding window refuses every call past ${quota} in any ${window} ms stretch; the ${s(p, "align") === "yes" ? "aligned " : ""}period starts a fresh ${quota} when its window turns over.`,
-      ...(overlap ? [`A burst (${((calls - 1) * spacing).toFixed(1)} ms) is longer than the gap between bursts: each row counts the ${every} ms from a burst's start.`] : []),
+      ...(overlap
+        ? [
+            `A burst (${((calls - 1) * spacing).toFixed(1)} ms) is longer than the gap between bursts: each row counts the ${every} ms from a burst's start.`,
+          ]
+        : []),
     ],
     replay: {
-      body: [sumHelper, `const shared = ${shared.source};`, ...limiters.map(([name, label, spec]) => `const ${name} = simulate({ ...shared, label: ${JSON.stringify(label)}, policies: [${spec.source}] });`)],
+      body: [
+        sumHelper,
+        `const shared = ${shared.source};`,
+        ...limiters.map(
+          ([name, label, spec]) =>
+            `const ${name} = simulate({ ...shared, label: ${JSON.stringify(label)}, policies: [${spec.source}] });`,
+        ),
+      ],
     },
     simulated: { runs: runs.length, ms: bursts * every, calls: bursts * calls * runs.length },
   };

@@ -35,13 +35,24 @@ export function figure(id: string, label: string, unit: string, digits: number, 
 }
 
 /** The replay helper `sum(xs, from, to)` the measures below use; put it in a replay's body. */
-export const sumHelper = "const sum = (xs: readonly number[], from = 0, to = xs.length): number => xs.slice(from, to).reduce((a, b) => a + b, 0);";
+export const sumHelper =
+  "const sum = (xs: readonly number[], from = 0, to = xs.length): number => xs.slice(from, to).reduce((a, b) => a + b, 0);";
 
 function sum(xs: readonly number[], from = 0, to = xs.length): number {
   return xs.slice(from, to).reduce((a, b) => a + b, 0);
 }
 
-type CountSeries = "offered" | "attempts" | "retries" | "admitted" | "refused" | "succeeded" | "failed" | "completed" | "gaveUp" | "backendLoad";
+type CountSeries =
+  | "offered"
+  | "attempts"
+  | "retries"
+  | "admitted"
+  | "refused"
+  | "succeeded"
+  | "failed"
+  | "completed"
+  | "gaveUp"
+  | "backendLoad";
 
 /** The total of a count series over buckets `[from, to)` (all of them by default). */
 export function total(r: Named, series: CountSeries, from = 0, to?: number): Measure {
@@ -51,7 +62,18 @@ export function total(r: Named, series: CountSeries, from = 0, to?: number): Mea
   return { value: sum(xs, from, end), expr: `sum(${r.name}.series.${series}${args})` };
 }
 
-type SummaryNumber = "calls" | "attempts" | "retries" | "admitted" | "refused" | "succeeded" | "failed" | "completed" | "gaveUp" | "backendLoad" | "peakBackendLoad";
+type SummaryNumber =
+  | "calls"
+  | "attempts"
+  | "retries"
+  | "admitted"
+  | "refused"
+  | "succeeded"
+  | "failed"
+  | "completed"
+  | "gaveUp"
+  | "backendLoad"
+  | "peakBackendLoad";
 
 /** A number from a run's summary. */
 export function summary(r: Named, field: SummaryNumber): Measure {
@@ -65,7 +87,10 @@ export function successPercent(r: Named): Measure {
 
 /** Refusals for `reason` (`"breaker"`, `"quota/tenant"`), over the whole run. */
 export function refusedBy(r: Named, reason: string): Measure {
-  return { value: r.run.summary.refusedBy[reason] ?? 0, expr: `${r.name}.summary.refusedBy[${JSON.stringify(reason)}] ?? 0` };
+  return {
+    value: r.run.summary.refusedBy[reason] ?? 0,
+    expr: `${r.name}.summary.refusedBy[${JSON.stringify(reason)}] ?? 0`,
+  };
 }
 
 /** A latency percentile of the successful attempts, ms. */
@@ -75,12 +100,18 @@ export function latency(r: Named, which: "p50" | "p95" | "p99" | "mean" | "max")
 
 /** A statistic a policy reported (`wasted`, `ratio`, …). */
 export function stat(r: Named, policy: number, key: string): Measure {
-  return { value: r.run.policies[policy]?.stats[key] ?? 0, expr: `${r.name}.policies[${policy}]?.stats[${JSON.stringify(key)}] ?? 0` };
+  return {
+    value: r.run.policies[policy]?.stats[key] ?? 0,
+    expr: `${r.name}.policies[${policy}]?.stats[${JSON.stringify(key)}] ?? 0`,
+  };
 }
 
 /** `a` as a percentage of `b` (0 when `b` is 0). */
 export function percentOf(a: Measure, b: Measure): Measure {
-  return { value: b.value === 0 ? 0 : (a.value / b.value) * 100, expr: `(${b.expr}) === 0 ? 0 : ((${a.expr}) / (${b.expr})) * 100` };
+  return {
+    value: b.value === 0 ? 0 : (a.value / b.value) * 100,
+    expr: `(${b.expr}) === 0 ? 0 : ((${a.expr}) / (${b.expr})) * 100`,
+  };
 }
 
 /** `a + b`. */

@@ -26,7 +26,10 @@ function lastServed(r: Named): Measure {
 /** The busiest bucket at the backend from bucket `from` on, in calls per second. */
 function peakAfter(r: Named, from: number): Measure {
   const busiest = Math.max(0, ...r.run.series.backendLoad.slice(from));
-  return { value: (busiest * 1_000) / r.run.step, expr: `(Math.max(0, ...${r.name}.series.backendLoad.slice(${from})) * 1000) / ${r.name}.step` };
+  return {
+    value: (busiest * 1_000) / r.run.step,
+    expr: `(Math.max(0, ...${r.name}.series.backendLoad.slice(${from})) * 1000) / ${r.name}.step`,
+  };
 }
 
 const lastServedHelper = [
@@ -77,12 +80,21 @@ export function herd(p: Params): Outcome {
   });
   const options: Omit<SimulationOptions, "client" | "label"> = shared.value;
   const clientFor = (jitter: Code<JitterType>) => lit({ retry: { backoff: { base, factor, cap, attempts, jitter } } });
-  const runs: Named[] = jitters.map(([id, label, jitter]) => ({ name: id, run: simulate({ ...options, label, client: clientFor(jitter).value }) }));
+  const runs: Named[] = jitters.map(([id, label, jitter]) => ({
+    name: id,
+    run: simulate({ ...options, label, client: clientFor(jitter).value }),
+  }));
   const byId = new Map(runs.map((r) => [r.name, r]));
-  const chosen = byId.get(s(p, "jitter")) ?? (runs[1]);
+  const chosen = byId.get(s(p, "jitter")) ?? runs[1];
   const rigid = runs[0];
   const back = Math.floor(recovery / bin);
-  const row = (label: string, unit: string, digits: number, m: (r: Named) => Measure, key: string): { label: string; cells: Figure[] } => ({
+  const row = (
+    label: string,
+    unit: string,
+    digits: number,
+    m: (r: Named) => Measure,
+    key: string,
+  ): { label: string; cells: Figure[] } => ({
     label: unit === "" ? label : `${label} (${unit})`,
     cells: runs.map((r) => figure(`${r.name}.${key}`, `${r.run.label}: ${label}`, unit, digits, m(r))),
   });
@@ -101,7 +113,8 @@ export function herd(p: Params): Outcome {
   end = Math.min(rigid.run.series.t.length, Math.ceil(end * 1.05) + 1);
   const cut = <T>(xs: readonly T[], from = 0): T[] => xs.slice(from, end);
   const x = cut(rigid.run.series.t.map((t) => t / 1_000));
-  const sides = (r: Named) => (r === rigid ? { side: "baseline" as const, color: "#c2410c" } : { side: "tideward" as const, color: "#0b6e99" });
+  const sides = (r: Named) =>
+    r === rigid ? { side: "baseline" as const, color: "#c2410c" } : { side: "tideward" as const, color: "#0b6e99" };
   const shown = chosen === rigid ? [rigid] : [chosen, rigid];
   return {
     charts: [
@@ -118,11 +131,26 @@ export function herd(p: Params): Outcome {
         title: "Load on the backend once it is back (calls/s)",
         x: { label: "time (s)", values: x.slice(back) },
         y: { label: "calls/s", min: 0 },
-        series: [line("what it can serve", x.slice(back).map(() => capacity), { color: "#6b7280", dash: true }), ...shown.map((r) => line(`${r.run.label} jitter`, cut(perSecond(r.run, r.run.series.backendLoad), back), sides(r)))],
+        series: [
+          line(
+            "what it can serve",
+            x.slice(back).map(() => capacity),
+            { color: "#6b7280", dash: true },
+          ),
+          ...shown.map((r) =>
+            line(`${r.run.label} jitter`, cut(perSecond(r.run, r.run.series.backendLoad), back), sides(r)),
+          ),
+        ],
       },
     ],
     figures: [figure("clients", "clients failing together", "", 0, summary(rigid, "calls"))],
-    tables: [{ caption: `${clients} clients, the backend down until ${recovery} ms and then serving ${capacity} calls/s; each jitter on the same clients`, columns: ["", ...jitters.map(([, label]) => label)], rows }],
+    tables: [
+      {
+        caption: `${clients} clients, the backend down until ${recovery} ms and then serving ${capacity} calls/s; each jitter on the same clients`,
+        columns: ["", ...jitters.map(([, label]) => label)],
+        rows,
+      },
+    ],
     notes: [
       `Rigid waits put every client's retry in the same instant: once the backend is back, its busiest ${bin} ms takes ${peakAfter(rigid, back).value.toFixed(0)} calls/s, against the ${capacity} it can serve. ${chosen.run.label} jitter spreads them (busiest: ${peakAfter(chosen, back).value.toFixed(0)} calls/s), and ${chosen.run.summary.completed} of ${clients} clients are served, against ${rigid.run.summary.completed} with rigid waits.`,
     ],
@@ -130,7 +158,10 @@ export function herd(p: Params): Outcome {
       body: [
         ...lastServedHelper,
         `const shared = ${shared.source};`,
-        ...jitters.map(([id, label, jitter]) => `const ${id} = simulate({ ...shared, label: ${JSON.stringify(label)}, client: ${clientFor(jitter).source} });`),
+        ...jitters.map(
+          ([id, label, jitter]) =>
+            `const ${id} = simulate({ ...shared, label: ${JSON.stringify(label)}, client: ${clientFor(jitter).source} });`,
+        ),
       ],
     },
     simulated: { runs: runs.length, ms: duration, calls: clients * runs.length },

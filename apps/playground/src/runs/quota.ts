@@ -29,8 +29,18 @@ export function quota(p: Params): Outcome {
   // The user's key is the simulated key (one per user); the tenant and the model are one key each.
   const dimensions = lit([
     { limit: { name: "user-requests", capacity: n(p, "userCapacity"), refill: n(p, "userRefill") }, label: "user" },
-    { limit: { name: "tenant-tokens", capacity: n(p, "tenantCapacity"), refill: n(p, "tenantRefill") }, key: raw('() => new QuotaKey("acme", "*", "chat")', () => tenantKey), units: "cost", label: "tenant" },
-    { limit: { name: "model-tokens", capacity: n(p, "modelCapacity"), refill: n(p, "modelRefill") }, key: raw('() => new QuotaKey("*", "*", "model-l")', () => modelKey), units: "cost", label: "model" },
+    {
+      limit: { name: "tenant-tokens", capacity: n(p, "tenantCapacity"), refill: n(p, "tenantRefill") },
+      key: raw('() => new QuotaKey("acme", "*", "chat")', () => tenantKey),
+      units: "cost",
+      label: "tenant",
+    },
+    {
+      limit: { name: "model-tokens", capacity: n(p, "modelCapacity"), refill: n(p, "modelRefill") },
+      key: raw('() => new QuotaKey("*", "*", "model-l")', () => modelKey),
+      units: "cost",
+      label: "model",
+    },
   ]);
   // The replay names the dimensions once and refers to them by name.
   const named = raw("dimensions", dimensions.value);
@@ -39,9 +49,18 @@ export function quota(p: Params): Outcome {
     ["sequential", "one after another", call("policy.quota", policy.quota, { dimensions: named, mode: "sequential" })],
   ];
   const base: Omit<SimulationOptions, "policies" | "label"> = shared.value;
-  const runs: Named[] = specs.map(([name, label, spec]) => ({ name, run: simulate({ ...base, label, policies: [spec.value] }) }));
+  const runs: Named[] = specs.map(([name, label, spec]) => ({
+    name,
+    run: simulate({ ...base, label, policies: [spec.value] }),
+  }));
   const [at, sq] = runs as [Named, Named];
-  const row = (label: string, unit: string, digits: number, m: (r: Named) => Measure, key: string): { label: string; cells: Figure[] } => ({
+  const row = (
+    label: string,
+    unit: string,
+    digits: number,
+    m: (r: Named) => Measure,
+    key: string,
+  ): { label: string; cells: Figure[] } => ({
     label: unit === "" ? label : `${label} (${unit})`,
     cells: runs.map((r) => figure(`${r.name}.${key}`, `${r.run.label}: ${label}`, unit, digits, m(r))),
   });
@@ -67,7 +86,13 @@ export function quota(p: Params): Outcome {
     ["quota/model", "#7c3aed"],
   ];
   const refusals = (r: Named, side: typeof atomic | typeof sequential) =>
-    reasons.map(([reason, color]) => line(`${reason.slice(6)}, ${r.run.label}`, perSecond(r.run, r.run.series.refusedBy[reason] ?? r.run.series.t.map(() => 0)), { color, ...side }));
+    reasons.map(([reason, color]) =>
+      line(
+        `${reason.slice(6)}, ${r.run.label}`,
+        perSecond(r.run, r.run.series.refusedBy[reason] ?? r.run.series.t.map(() => 0)),
+        { color, ...side },
+      ),
+    );
   return {
     charts: [
       {
@@ -78,7 +103,10 @@ export function quota(p: Params): Outcome {
         series: [
           line("offered", perSecond(at.run, at.run.series.offered), { color: "#6b7280", dash: true }),
           line("admitted, atomic", perSecond(at.run, at.run.series.admitted), { color: "#0b6e99", ...atomic }),
-          line("admitted, one after another", perSecond(sq.run, sq.run.series.admitted), { color: "#c2410c", ...sequential }),
+          line("admitted, one after another", perSecond(sq.run, sq.run.series.admitted), {
+            color: "#c2410c",
+            ...sequential,
+          }),
         ],
       },
       {
@@ -90,12 +118,25 @@ export function quota(p: Params): Outcome {
       },
     ],
     figures: [figure("offered", "requests offered (the same to both)", "", 0, summary(at, "calls"))],
-    tables: [{ caption: "Three budgets charged atomically, and one after another", columns: ["", "atomic", "one after another"], rows }],
+    tables: [
+      {
+        caption: "Three budgets charged atomically, and one after another",
+        columns: ["", "atomic", "one after another"],
+        rows,
+      },
+    ],
     notes: [
       `Charged one after another, a request the model's budget refuses has already spent the tenant's tokens and a user request: ${rows[4]?.cells[1]?.value} tokens and ${rows[5]?.cells[1]?.value} user requests went on requests that never ran. Drained by them, the users' budgets refused ${rows[1]?.cells[1]?.value} requests and the tenant's ${rows[2]?.cells[1]?.value} (atomically: ${rows[1]?.cells[0]?.value} and ${rows[2]?.cells[0]?.value}), so ${rows[0]?.cells[1]?.value} requests were admitted where the atomic charge admitted ${rows[0]?.cells[0]?.value}. Atomically, a refused request costs nothing.`,
     ],
     replay: {
-      body: [`const shared = ${shared.source};`, `const dimensions = ${dimensions.source};`, ...specs.map(([name, label, spec]) => `const ${name} = simulate({ ...shared, label: ${JSON.stringify(label)}, policies: [${spec.source}] });`)],
+      body: [
+        `const shared = ${shared.source};`,
+        `const dimensions = ${dimensions.source};`,
+        ...specs.map(
+          ([name, label, spec]) =>
+            `const ${name} = simulate({ ...shared, label: ${JSON.stringify(label)}, policies: [${spec.source}] });`,
+        ),
+      ],
     },
     simulated: { runs: 2, ms: duration, calls: at.run.summary.calls * 2 },
   };

@@ -16,7 +16,8 @@ function peakInFlight(r: Named): Measure {
 /** The load: `start` rising to `peak` over `ramp` ms, held `hold` ms, then `start` again for `after` ms. */
 function load(start: number, peak: number, ramp: number, hold: number, after: number): Code<Traffic> {
   const parts: Code<Traffic>[] = [];
-  if (ramp > 0) parts.push(call("traffic.ramp", traffic.ramp, { from: start, to: peak, over: ramp, until: ramp + hold }));
+  if (ramp > 0)
+    parts.push(call("traffic.ramp", traffic.ramp, { from: start, to: peak, over: ramp, until: ramp + hold }));
   else if (hold > 0) parts.push(call("traffic.poisson", traffic.poisson, { rate: peak, until: hold }));
   if (after > 0) parts.push(call("traffic.poisson", traffic.poisson, { rate: start, at: ramp + hold }));
   if (parts.length === 1) return parts[0];
@@ -29,7 +30,10 @@ export function shedder(p: Params): Outcome {
   const after = n(p, "after") * 1_000;
   // A run needs some traffic: with every stretch at zero, hold the start load for a second.
   const duration = Math.max(ramp + hold + after, 1_000);
-  const offered = ramp + hold + after === 0 ? call("traffic.poisson", traffic.poisson, { rate: n(p, "start") }) : load(n(p, "start"), n(p, "peak"), ramp, hold, after);
+  const offered =
+    ramp + hold + after === 0
+      ? call("traffic.poisson", traffic.poisson, { rate: n(p, "start") })
+      : load(n(p, "start"), n(p, "peak"), ramp, hold, after);
   const shared = lit({
     seed: n(p, "seed"),
     duration,
@@ -37,7 +41,15 @@ export function shedder(p: Params): Outcome {
     traffic: offered,
     backend: { latency: call("latency.exponential", latency.exponential, n(p, "service")), workers: n(p, "workers") },
   });
-  const shed = { cpu: n(p, "shed.cpu"), size: n(p, "shed.size"), window: n(p, "shed.window"), latency: n(p, "shed.latency"), beta: n(p, "shed.beta"), cool: n(p, "shed.cool"), floor: n(p, "shed.floor") };
+  const shed = {
+    cpu: n(p, "shed.cpu"),
+    size: n(p, "shed.size"),
+    window: n(p, "shed.window"),
+    latency: n(p, "shed.latency"),
+    beta: n(p, "shed.beta"),
+    cool: n(p, "shed.cool"),
+    floor: n(p, "shed.floor"),
+  };
   const spec = call("policy.shedder", policy.shedder, shed);
   const base: Omit<SimulationOptions, "policies" | "label"> = shared.value;
   const runs: Named[] = [
@@ -45,7 +57,13 @@ export function shedder(p: Params): Outcome {
     { name: "unprotected", run: simulate({ ...base, label: "without a shedder" }) },
   ];
   const [sh, un] = runs as [Named, Named];
-  const row = (label: string, unit: string, digits: number, m: (r: Named) => Measure, key: string): { label: string; cells: Figure[] } => ({
+  const row = (
+    label: string,
+    unit: string,
+    digits: number,
+    m: (r: Named) => Measure,
+    key: string,
+  ): { label: string; cells: Figure[] } => ({
     label: unit === "" ? label : `${label} (${unit})`,
     cells: runs.map((r) => figure(`${r.name}.${key}`, `${r.run.label}: ${label}`, unit, digits, m(r))),
   });
@@ -62,7 +80,8 @@ export function shedder(p: Params): Outcome {
   const capacity = (n(p, "workers") * 1_000) / n(p, "service");
   const solid = { side: "tideward" as const };
   const dashed = { side: "baseline" as const };
-  const pct = (r: Named, which: "p50" | "p95" | "p99", color: string, extra: Partial<Series>): Series => line(`${which}, ${r.run.label}`, r.run.series[which], { color, ...extra });
+  const pct = (r: Named, which: "p50" | "p95" | "p99", color: string, extra: Partial<Series>): Series =>
+    line(`${which}, ${r.run.label}`, r.run.series[which], { color, ...extra });
   return {
     charts: [
       {
@@ -72,7 +91,11 @@ export function shedder(p: Params): Outcome {
         y: { label: "calls/s", min: 0 },
         series: [
           line("offered", perSecond(sh.run, sh.run.series.offered), { color: "#6b7280", dash: true }),
-          line("server capacity", x.map(() => capacity), { color: "#a16207", dash: true }),
+          line(
+            "server capacity",
+            x.map(() => capacity),
+            { color: "#a16207", dash: true },
+          ),
           line("admitted, with the shedder", perSecond(sh.run, sh.run.series.admitted), { color: "#0b6e99", ...solid }),
           line("refused by the shedder", perSecond(sh.run, sh.run.series.refused), { color: "#b91c1c", ...solid }),
           line("admitted, without", perSecond(un.run, un.run.series.admitted), { color: "#c2410c", ...dashed }),
@@ -97,7 +120,10 @@ export function shedder(p: Params): Outcome {
         title: "Calls in flight (mean over each bucket)",
         x: { label: "time (s)", values: x },
         y: { label: "calls", min: 0 },
-        series: [line("with the shedder", sh.run.series.inFlight, { color: "#0b6e99", ...solid }), line("without", un.run.series.inFlight, { color: "#c2410c", ...dashed })],
+        series: [
+          line("with the shedder", sh.run.series.inFlight, { color: "#0b6e99", ...solid }),
+          line("without", un.run.series.inFlight, { color: "#c2410c", ...dashed }),
+        ],
       },
       {
         id: "cpu",
@@ -105,14 +131,24 @@ export function shedder(p: Params): Outcome {
         x: { label: "time (s)", values: x },
         y: { label: "‰", min: 0, max: 1_000 },
         series: [
-          line("hot at", x.map(() => shed.cpu), { color: "#6b7280", dash: true }),
+          line(
+            "hot at",
+            x.map(() => shed.cpu),
+            { color: "#6b7280", dash: true },
+          ),
           line("with the shedder", sh.run.series.backendCpu, { color: "#0b6e99", ...solid }),
           line("without", un.run.series.backendCpu, { color: "#c2410c", ...dashed }),
         ],
       },
     ],
     figures: [figure("offered", "calls offered (the same to both)", "", 0, summary(sh, "calls"))],
-    tables: [{ caption: `The same server (${n(p, "workers")} workers, ${n(p, "service")} ms a call: ${capacity.toFixed(0)} calls/s) with and without the shedder`, columns: ["", "with the shedder", "without a shedder"], rows }],
+    tables: [
+      {
+        caption: `The same server (${n(p, "workers")} workers, ${n(p, "service")} ms a call: ${capacity.toFixed(0)} calls/s) with and without the shedder`,
+        columns: ["", "with the shedder", "without a shedder"],
+        rows,
+      },
+    ],
     notes: [
       `The server can do about ${capacity.toFixed(0)} calls a second; the load rises from ${n(p, "start")} to ${n(p, "peak")}. Without a shedder every call is queued and the p99 of the admitted calls reaches ${(un.run.summary.latency.p99 ?? 0).toFixed(0)} ms; with it, ${sh.run.summary.refused} calls are refused at the door and the p99 stays at ${(sh.run.summary.latency.p99 ?? 0).toFixed(0)} ms.`,
     ],

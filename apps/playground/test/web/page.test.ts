@@ -86,36 +86,46 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
 
   /** The figures the page shows, by id, as printed. */
   async function figures(page: Page): Promise<Record<string, string>> {
-    const pairs = await page.$$eval("[data-figure]", (cells) => cells.map((c) => [(c as HTMLElement).dataset.figure ?? "", c.textContent ?? ""] as const));
+    const pairs = await page.$$eval("[data-figure]", (cells) =>
+      cells.map((c) => [(c as HTMLElement).dataset.figure ?? "", c.textContent ?? ""] as const),
+    );
     return Object.fromEntries(pairs);
   }
 
-  it.each(scenarios.map((s) => [s.id, s] as const))("%s loads with no console errors, labelled controls and figures, and a screenshot", { timeout: 60_000 }, async (id, scenario) => {
-    const page = await open(`#${id}`);
-    expect(await page.locator("h2#title").textContent()).toBe(scenario.title);
-    expect(await page.locator("#status").textContent()).toMatch(/^Simulated .* in \d+ ms, in a worker\.$/);
-    // Every knob has a control with a label naming it, reachable from the keyboard.
-    for (const knob of scenario.knobs) {
-      const control = page.locator(`#knob-${knob.key.replace(".", "\\.")}`);
-      expect(await control.count(), knob.key).toBe(1);
-      expect(await page.locator(`label[for="knob-${knob.key}"]`).textContent()).toBe(knob.label);
-      expect(await control.getAttribute("tabindex")).not.toBe("-1");
-    }
-    const shown = await figures(page);
-    expect(Object.keys(shown).length).toBeGreaterThan(0);
-    for (const [fid, text] of Object.entries(shown)) expect(text, fid).toMatch(/^-?\d+(\.\d+)?( \S.*)?$/);
-    expect(await page.locator("canvas").count()).toBeGreaterThan(0);
-    mkdirSync(join(artefacts, "screenshots"), { recursive: true });
-    await page.screenshot({ path: join(artefacts, "screenshots", `${id}.png`), fullPage: true });
-    await page.close();
-    expect(errors).toEqual([]);
-  });
+  it.each(scenarios.map((s) => [s.id, s] as const))(
+    "%s loads with no console errors, labelled controls and figures, and a screenshot",
+    { timeout: 60_000 },
+    async (id, scenario) => {
+      const page = await open(`#${id}`);
+      expect(await page.locator("h2#title").textContent()).toBe(scenario.title);
+      expect(await page.locator("#status").textContent()).toMatch(/^Simulated .* in \d+ ms, in a worker\.$/);
+      // Every knob has a control with a label naming it, reachable from the keyboard.
+      for (const knob of scenario.knobs) {
+        const control = page.locator(`#knob-${knob.key.replace(".", "\\.")}`);
+        expect(await control.count(), knob.key).toBe(1);
+        expect(await page.locator(`label[for="knob-${knob.key}"]`).textContent()).toBe(knob.label);
+        expect(await control.getAttribute("tabindex")).not.toBe("-1");
+      }
+      const shown = await figures(page);
+      expect(Object.keys(shown).length).toBeGreaterThan(0);
+      for (const [fid, text] of Object.entries(shown)) expect(text, fid).toMatch(/^-?\d+(\.\d+)?( \S.*)?$/);
+      expect(await page.locator("canvas").count()).toBeGreaterThan(0);
+      mkdirSync(join(artefacts, "screenshots"), { recursive: true });
+      await page.screenshot({ path: join(artefacts, "screenshots", `${id}.png`), fullPage: true });
+      await page.close();
+      expect(errors).toEqual([]);
+    },
+  );
 
   it("shows the seed's table under the burst plot: 21, 20 and 40 of 40, labelled", async () => {
     const page = await open("#burst");
     const shown = await figures(page);
     for (const k of [0, 1, 2, 3]) {
-      expect([shown[`burst${k}.bucket`], shown[`burst${k}.sliding`], shown[`burst${k}.period`]]).toEqual(["21", "20", "40"]);
+      expect([shown[`burst${k}.bucket`], shown[`burst${k}.sliding`], shown[`burst${k}.period`]]).toEqual([
+        "21",
+        "20",
+        "40",
+      ]);
     }
     const table = page.locator("table", { has: page.locator('[data-figure="burst0.bucket"]') });
     expect(await table.locator("caption").textContent()).toMatch(/40 offered .* quota 20 a second/);
@@ -124,74 +134,99 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
     expect(errors).toEqual([]);
   });
 
-  it("exports the run as CSV (every plotted point and figure) and the charts as one PNG", { timeout: 60_000 }, async () => {
-    const page = await open("#burst");
-    const save = async (button: string): Promise<Buffer> => {
-      const [download] = await Promise.all([page.waitForEvent("download"), page.click(button)]);
-      const path = join(artefacts, "downloads", download.suggestedFilename());
-      await download.saveAs(path);
-      return readFileSync(path);
-    };
-    const csv = (await save("#export-csv")).toString("utf8").trimEnd().split("\n");
-    expect(csv[0]).toBe("chart,series,x,value");
-    // The figure rows carry the values the page shows, in its order.
-    const shown = await page.$$eval("[data-figure]", (cells) => cells.map((c) => Number((c as HTMLElement).dataset.value)));
-    const figureRows = csv.filter((r) => r.startsWith("figure,"));
-    expect(figureRows.map((r) => Number(r.split(",").at(-1)))).toEqual(shown);
-    expect(figureRows.filter((r) => r.includes("burst 0, period"))).toEqual(['figure,"burst 0, period: calls let through",,40']);
-    // Every plotted point: four series (offered and the three limiters) over the chart's x values.
-    const points = csv.length - 1 - figureRows.length;
-    expect(points % 4).toBe(0);
-    expect(points).toBeGreaterThan(4 * 100);
+  it(
+    "exports the run as CSV (every plotted point and figure) and the charts as one PNG",
+    { timeout: 60_000 },
+    async () => {
+      const page = await open("#burst");
+      const save = async (button: string): Promise<Buffer> => {
+        const [download] = await Promise.all([page.waitForEvent("download"), page.click(button)]);
+        const path = join(artefacts, "downloads", download.suggestedFilename());
+        await download.saveAs(path);
+        return readFileSync(path);
+      };
+      const csv = (await save("#export-csv")).toString("utf8").trimEnd().split("\n");
+      expect(csv[0]).toBe("chart,series,x,value");
+      // The figure rows carry the values the page shows, in its order.
+      const shown = await page.$$eval("[data-figure]", (cells) =>
+        cells.map((c) => Number((c as HTMLElement).dataset.value)),
+      );
+      const figureRows = csv.filter((r) => r.startsWith("figure,"));
+      expect(figureRows.map((r) => Number(r.split(",").at(-1)))).toEqual(shown);
+      expect(figureRows.filter((r) => r.includes("burst 0, period"))).toEqual([
+        'figure,"burst 0, period: calls let through",,40',
+      ]);
+      // Every plotted point: four series (offered and the three limiters) over the chart's x values.
+      const points = csv.length - 1 - figureRows.length;
+      expect(points % 4).toBe(0);
+      expect(points).toBeGreaterThan(4 * 100);
 
-    const png = await save("#export-png");
-    expect(png.subarray(0, 8).toString("hex")).toBe("89504e470d0a1a0a");
-    const width = png.readUInt32BE(16);
-    const height = png.readUInt32BE(20);
-    const canvas = await page.$eval(".plot canvas", (c) => ({ width: (c as HTMLCanvasElement).width, height: (c as HTMLCanvasElement).height }));
-    expect(width).toBe(canvas.width);
-    expect(height).toBeGreaterThan(canvas.height);
-    await page.close();
-    expect(errors).toEqual([]);
-  });
+      const png = await save("#export-png");
+      expect(png.subarray(0, 8).toString("hex")).toBe("89504e470d0a1a0a");
+      const width = png.readUInt32BE(16);
+      const height = png.readUInt32BE(20);
+      const canvas = await page.$eval(".plot canvas", (c) => ({
+        width: (c as HTMLCanvasElement).width,
+        height: (c as HTMLCanvasElement).height,
+      }));
+      expect(width).toBe(canvas.width);
+      expect(height).toBeGreaterThan(canvas.height);
+      await page.close();
+      expect(errors).toEqual([]);
+    },
+  );
 
   const moved: Record<string, { hash: string; figures: Record<string, string>; snippet: string }> = {};
 
-  it.each(scenarios.map((s) => [s.id] as const))("%s: moving a knob from the keyboard changes the figures, and the URL says so", { timeout: 60_000 }, async (id) => {
-    const page = await open(`#${id}`);
-    const before = await figures(page);
-    const move = moves[id];
-    if (move === undefined) throw new Error(`no knob to move for ${id}`);
-    const control = page.locator(`#knob-${move.key}`);
-    await control.focus();
-    for (let i = 0; i < 3; i++) await control.press(move.press);
-    await settled(page);
-    const after = await figures(page);
-    expect(after).not.toEqual(before);
-    const hash = await page.evaluate(() => location.hash);
-    expect(hash).toMatch(new RegExp(`^#${id}\\?(.*&)?${move.key}=`));
-    moved[id] = { hash, figures: after, snippet: await page.locator("#snippet").inputValue() };
-    await page.close();
-    expect(errors).toEqual([]);
-  });
+  it.each(scenarios.map((s) => [s.id] as const))(
+    "%s: moving a knob from the keyboard changes the figures, and the URL says so",
+    { timeout: 60_000 },
+    async (id) => {
+      const page = await open(`#${id}`);
+      const before = await figures(page);
+      const move = moves[id];
+      if (move === undefined) throw new Error(`no knob to move for ${id}`);
+      const control = page.locator(`#knob-${move.key}`);
+      await control.focus();
+      for (let i = 0; i < 3; i++) await control.press(move.press);
+      await settled(page);
+      const after = await figures(page);
+      expect(after).not.toEqual(before);
+      const hash = await page.evaluate(() => location.hash);
+      expect(hash).toMatch(new RegExp(`^#${id}\\?(.*&)?${move.key}=`));
+      moved[id] = { hash, figures: after, snippet: await page.locator("#snippet").inputValue() };
+      await page.close();
+      expect(errors).toEqual([]);
+    },
+  );
 
-  it.each(scenarios.map((s) => [s.id] as const))("%s: opening the URL of a moved run shows the same figures", { timeout: 60_000 }, async (id) => {
-    const run = moved[id];
-    if (run === undefined) throw new Error(`the knob test of ${id} did not run`);
-    const page = await open(run.hash);
-    expect(await figures(page)).toEqual(run.figures);
-    const move = moves[id];
-    expect(await page.locator(`#knob-${move?.key ?? ""}`).inputValue()).toBe(new URLSearchParams(run.hash.split("?")[1]).get(move?.key ?? ""));
-    await page.close();
-    expect(errors).toEqual([]);
-  });
+  it.each(scenarios.map((s) => [s.id] as const))(
+    "%s: opening the URL of a moved run shows the same figures",
+    { timeout: 60_000 },
+    async (id) => {
+      const run = moved[id];
+      if (run === undefined) throw new Error(`the knob test of ${id} did not run`);
+      const page = await open(run.hash);
+      expect(await figures(page)).toEqual(run.figures);
+      const move = moves[id];
+      expect(await page.locator(`#knob-${move?.key ?? ""}`).inputValue()).toBe(
+        new URLSearchParams(run.hash.split("?")[1]).get(move?.key ?? ""),
+      );
+      await page.close();
+      expect(errors).toEqual([]);
+    },
+  );
 
-  it("copy as test: each scenario's test, as the page wrote it, passes in a vitest of its own", { timeout: 120_000 }, () => {
-    const files = Object.entries(moved).map(([id, run]) => ({ name: `${id}.page.test.ts`, code: run.snippet }));
-    expect(files).toHaveLength(scenarios.length);
-    for (const f of files) expect(f.code).toContain('from "@tideward/sim"');
-    const result = runSnippets("page-snippets", files);
-    expect(result.failed, result.output).toBe(0);
-    expect(result.passed, result.output).toBe(files.length);
-  });
+  it(
+    "copy as test: each scenario's test, as the page wrote it, passes in a vitest of its own",
+    { timeout: 120_000 },
+    () => {
+      const files = Object.entries(moved).map(([id, run]) => ({ name: `${id}.page.test.ts`, code: run.snippet }));
+      expect(files).toHaveLength(scenarios.length);
+      for (const f of files) expect(f.code).toContain('from "@tideward/sim"');
+      const result = runSnippets("page-snippets", files);
+      expect(result.failed, result.output).toBe(0);
+      expect(result.passed, result.output).toBe(files.length);
+    },
+  );
 });

@@ -12,7 +12,12 @@ export const dist = join(artefacts, "dist");
 
 /** Builds the page into `.artefacts/dist`, quietly, and returns that folder. */
 export async function buildPage(): Promise<string> {
-  await build({ root: app, configFile: join(app, "vite.config.ts"), logLevel: "error", build: { outDir: dist, emptyOutDir: true } });
+  await build({
+    root: app,
+    configFile: join(app, "vite.config.ts"),
+    logLevel: "error",
+    build: { outDir: dist, emptyOutDir: true },
+  });
   return dist;
 }
 
@@ -20,7 +25,15 @@ export async function buildPage(): Promise<string> {
 export const chromiumPath = "/usr/bin/chromium";
 
 /** The flags TOOLCHAIN.md lists for Chromium here: headless, no sandbox, nothing reaching out. */
-export const chromiumArgs = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+export const chromiumArgs = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 
 /**
  * Whether the browser is here. Under CI=true a missing browser is a failure; elsewhere the
@@ -28,7 +41,10 @@ export const chromiumArgs = ["--headless", "--no-sandbox", "--disable-gpu", "--d
  */
 export function haveChromium(): boolean {
   if (existsSync(chromiumPath)) return true;
-  if (process.env.CI === "true") throw new Error(`CI=true and there is no Chromium at ${chromiumPath}: apt-get install -y chromium (it is in .ci/apt-packages)`);
+  if (process.env.CI === "true")
+    throw new Error(
+      `CI=true and there is no Chromium at ${chromiumPath}: apt-get install -y chromium (it is in .ci/apt-packages)`,
+    );
   console.warn(`page tests in Chromium skipped: no ${chromiumPath} here (apt-get install -y chromium)`);
   return false;
 }
@@ -55,10 +71,24 @@ export function runSnippets(folder: string, files: readonly { name: string; code
   const root = join(artefacts, folder);
   rmSync(root, { recursive: true, force: true });
   mkdirSync(join(root, "test"), { recursive: true });
-  writeFileSync(join(root, "vitest.config.ts"), `export { default } from ${JSON.stringify(join(repo, "vitest.shared.ts"))};\n`);
+  writeFileSync(
+    join(root, "vitest.config.ts"),
+    `export { default } from ${JSON.stringify(join(repo, "vitest.shared.ts"))};\n`,
+  );
   for (const f of files) writeFileSync(join(root, "test", f.name), f.code);
-  const child = spawnSync(process.execPath, [vitestBin, "run", "--root", root], { encoding: "utf8", timeout: 120_000, env: { ...process.env, FORCE_COLOR: "0" } });
+  const child = spawnSync(process.execPath, [vitestBin, "run", "--root", root], {
+    encoding: "utf8",
+    timeout: 120_000,
+    env: { ...process.env, FORCE_COLOR: "0" },
+  });
   const report = join(root, ".reports", "vitest.json");
-  const r = existsSync(report) ? (JSON.parse(readFileSync(report, "utf8")) as { numPassedTests: number; numFailedTests: number }) : { numPassedTests: 0, numFailedTests: 0 };
-  return { status: child.status, passed: r.numPassedTests, failed: r.numFailedTests, output: `${child.stdout}\n${child.stderr}` };
+  const r = existsSync(report)
+    ? (JSON.parse(readFileSync(report, "utf8")) as { numPassedTests: number; numFailedTests: number })
+    : { numPassedTests: 0, numFailedTests: 0 };
+  return {
+    status: child.status,
+    passed: r.numPassedTests,
+    failed: r.numFailedTests,
+    output: `${child.stdout}\n${child.stderr}`,
+  };
 }

@@ -18,20 +18,24 @@ function moved(scenario: Scenario): Params {
 }
 
 describe("copy as test", () => {
-  it("writes, for every scenario at its defaults and moved, a vitest file that replays the run through @tideward/sim and passes", { timeout: 180_000 }, () => {
-    const files = scenarios.flatMap((scenario) => {
-      const run = runs[scenario.id];
-      if (run === undefined) throw new Error(`no run for scenario ${scenario.id}`);
-      return [defaults(scenario), moved(scenario)].map((params, i) => {
-        const outcome = run(params);
-        const code = toSnippet(scenario, outcome, hashFor(scenario, params));
-        expect(code).toContain('from "@tideward/sim"');
-        expect(code.match(/expect\(/g)?.length ?? 0).toBeGreaterThan(0);
-        return { name: snippetName(scenario).replace(".playground.", i === 0 ? ".defaults." : ".moved."), code };
+  it(
+    "writes, for every scenario at its defaults and moved, a vitest file that replays the run through @tideward/sim and passes",
+    { timeout: 180_000 },
+    () => {
+      const files = scenarios.flatMap((scenario) => {
+        const run = runs[scenario.id];
+        if (run === undefined) throw new Error(`no run for scenario ${scenario.id}`);
+        return [defaults(scenario), moved(scenario)].map((params, i) => {
+          const outcome = run(params);
+          const code = toSnippet(scenario, outcome, hashFor(scenario, params));
+          expect(code).toContain('from "@tideward/sim"');
+          expect(code.match(/expect\(/g)?.length ?? 0).toBeGreaterThan(0);
+          return { name: snippetName(scenario).replace(".playground.", i === 0 ? ".defaults." : ".moved."), code };
+        });
       });
-    });
-    const result = runSnippets("snippets", files);
-    expect(result.failed, result.output).toBe(0);
-    expect(result.passed, result.output).toBe(files.length);
-  });
+      const result = runSnippets("snippets", files);
+      expect(result.failed, result.output).toBe(0);
+      expect(result.passed, result.output).toBe(files.length);
+    },
+  );
 });

@@ -76,13 +76,34 @@ describe("the URL state", () => {
 describe("the CSV export", () => {
   it("has one header and a row per plotted point and per figure, quoting what needs it", () => {
     const outcome: Outcome = {
-      charts: [{ id: "c", title: "calls, per second", x: { label: "s", values: [0, 1] }, y: { label: "calls" }, series: [{ label: 'a "b"', values: [3, null] }] }],
+      charts: [
+        {
+          id: "c",
+          title: "calls, per second",
+          x: { label: "s", values: [0, 1] },
+          y: { label: "calls" },
+          series: [{ label: 'a "b"', values: [3, null] }],
+        },
+      ],
       figures: [{ id: "f", label: "refused", value: 0.25, unit: "%", digits: 2, expr: "x" }],
-      tables: [{ caption: "t", columns: ["row", "col"], rows: [{ label: "r", cells: [{ id: "g", label: "g", value: 7, unit: "", digits: 0, expr: "y" }] }] }],
+      tables: [
+        {
+          caption: "t",
+          columns: ["row", "col"],
+          rows: [{ label: "r", cells: [{ id: "g", label: "g", value: 7, unit: "", digits: 0, expr: "y" }] }],
+        },
+      ],
       notes: [],
       replay: { body: [] },
       simulated: { runs: 1, ms: 1, calls: 1 },
     };
-    expect(toCsv(outcome).split("\n")).toEqual(["chart,series,x,value", '"calls, per second","a ""b""",0,3', '"calls, per second","a ""b""",1,', "figure,refused (%),,0.25", "figure,g,,7", ""]);
+    expect(toCsv(outcome).split("\n")).toEqual([
+      "chart,series,x,value",
+      '"calls, per second","a ""b""",0,3',
+      '"calls, per second","a ""b""",1,',
+      "figure,refused (%),,0.25",
+      "figure,g,,7",
+      "",
+    ]);
   });
 });

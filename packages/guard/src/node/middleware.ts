@@ -101,7 +101,12 @@ function flush(res: ServerResponse & Hooked): void {
   if (fields !== undefined) append(res, fields);
 }
 
-function writeHeadWithFields(this: ServerResponse & Hooked, statusCode: number, reason?: unknown, headers?: unknown): ServerResponse {
+function writeHeadWithFields(
+  this: ServerResponse & Hooked,
+  statusCode: number,
+  reason?: unknown,
+  headers?: unknown,
+): ServerResponse {
   const fields = this[FIELDS];
   const before = this[BEFORE] ?? nodeWriteHead;
   this[FIELDS] = undefined;
@@ -163,7 +168,11 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
   const hops = o.trustProxy === undefined ? 0 : check.integer(o.trustProxy, "admitNode trustProxy", 0);
   // `req.headers` is built on first read (Node parses the raw headers lazily): without trusted
   // hops the default key never reads it.
-  const key = o.key ?? (hops === 0 ? (req: IncomingMessage) => req.socket.remoteAddress : (req: IncomingMessage) => clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], hops));
+  const key =
+    o.key ??
+    (hops === 0
+      ? (req: IncomingMessage) => req.socket.remoteAddress
+      : (req: IncomingMessage) => clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], hops));
   const cost = o.cost;
 
   const apply = (verdict: Verdict, res: ServerResponse, next: (error?: unknown) => void): void => {

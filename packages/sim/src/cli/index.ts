@@ -72,7 +72,8 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
       if (a === "--limit") limitText = value();
       else if (a === "--algorithm") {
         const v = value();
-        if (!["sliding", "bucket", "gcra", "period"].includes(v)) throw new UsageError(`--algorithm must be sliding, bucket, gcra or period, got ${JSON.stringify(v)}`);
+        if (!["sliding", "bucket", "gcra", "period"].includes(v))
+          throw new UsageError(`--algorithm must be sliding, bucket, gcra or period, got ${JSON.stringify(v)}`);
         algorithm = v as Algorithm;
       } else if (a === "--key") key = value();
       else if (a === "--top") {
@@ -135,13 +136,32 @@ export function format(r: ReplayReport, top = 20): string {
     `limit: ${r.limit}`,
     `${r.requests} requests from ${r.keys} keys over ${formatSpan(r.to - r.from)} (${iso(r.from)} to ${iso(r.to)}); ${r.refused} would be refused (${share(r.refused, r.requests)}), from ${r.keysRefused} key${r.keysRefused === 1 ? "" : "s"}`,
   ];
-  if (r.skippedCount > 0) lines.push(`${r.skippedCount} line${r.skippedCount === 1 ? "" : "s"} skipped (line ${r.skipped[0].line}: ${r.skipped[0].reason})`);
+  if (r.skippedCount > 0)
+    lines.push(
+      `${r.skippedCount} line${r.skippedCount === 1 ? "" : "s"} skipped (line ${r.skipped[0].line}: ${r.skipped[0].reason})`,
+    );
   const shown = top === 0 ? r.perKey : r.perKey.slice(0, top);
-  const rows = [["key", "requests", "refused", "share", "first refused at"], ...shown.map((k) => [k.key, String(k.requests), String(k.refused), share(k.refused, k.requests), k.firstRefused === null ? "–" : iso(k.firstRefused)])];
+  const rows = [
+    ["key", "requests", "refused", "share", "first refused at"],
+    ...shown.map((k) => [
+      k.key,
+      String(k.requests),
+      String(k.refused),
+      share(k.refused, k.requests),
+      k.firstRefused === null ? "–" : iso(k.firstRefused),
+    ]),
+  ];
   // A reduce, not Math.max(...): a log can have more keys than a call has room for arguments.
   const widths = rows[0].map((_, j) => rows.reduce((w, row) => Math.max(w, row[j].length), 0));
   lines.push("");
-  for (const row of rows) lines.push(row.map((c, j) => (j === 0 || j === 4 ? c.padEnd(widths[j]) : c.padStart(widths[j]))).join("  ").trimEnd());
-  if (shown.length < r.perKey.length) lines.push(`… and ${r.perKey.length - shown.length} more keys (--top 0 lists all)`);
+  for (const row of rows)
+    lines.push(
+      row
+        .map((c, j) => (j === 0 || j === 4 ? c.padEnd(widths[j]) : c.padStart(widths[j])))
+        .join("  ")
+        .trimEnd(),
+    );
+  if (shown.length < r.perKey.length)
+    lines.push(`… and ${r.perKey.length - shown.length} more keys (--top 0 lists all)`);
   return lines.join("\n") + "\n";
 }

@@ -44,20 +44,25 @@ const ALGORITHMS: readonly Algorithm[] = ["sliding", "bucket", "gcra", "period"]
  * @throws RangeError naming the part that could not be read
  */
 export function parseLimit(text: string, algorithm?: Algorithm): CandidateLimit {
-  if (typeof text !== "string") throw new TypeError(`a limit must be text such as "100/min per key", got ${check.describe(text)}`);
+  if (typeof text !== "string")
+    throw new TypeError(`a limit must be text such as "100/min per key", got ${check.describe(text)}`);
   const words = text.trim().toLowerCase().split(/\s+/);
   const head = words.shift() ?? "";
   const m = /^(\d+(?:\.\d+)?)\/(.+)$/.exec(head);
-  if (m === null) throw new RangeError(`cannot read the limit ${JSON.stringify(text)}: start with <count>/<unit>, such as "100/min"`);
+  if (m === null)
+    throw new RangeError(`cannot read the limit ${JSON.stringify(text)}: start with <count>/<unit>, such as "100/min"`);
   const count = Number(m[1]);
-  if (!Number.isSafeInteger(count) || count < 1) throw new RangeError(`the limit's count must be a whole number from 1, got ${m[1]}`);
+  if (!Number.isSafeInteger(count) || count < 1)
+    throw new RangeError(`the limit's count must be a whole number from 1, got ${m[1]}`);
   const unit = m[2].replace(/s$/, "");
   let per = UNITS[m[2]] ?? UNITS[unit];
   if (per === undefined) {
     try {
       per = parseSpan(m[2]);
     } catch {
-      throw new RangeError(`cannot read the limit's unit ${JSON.stringify(m[2])}: use ms, s, min, h or day, or a span such as 10s`);
+      throw new RangeError(
+        `cannot read the limit's unit ${JSON.stringify(m[2])}: use ms, s, min, h or day, or a span such as 10s`,
+      );
     }
   }
   if (!(per > 0)) throw new RangeError(`the limit's span must be above 0, got ${JSON.stringify(m[2])}`);
@@ -68,16 +73,20 @@ export function parseLimit(text: string, algorithm?: Algorithm): CandidateLimit 
     const w = words.shift() as string;
     if (w === "per") {
       const what = words.shift();
-      if (what === undefined) throw new RangeError(`"per" needs a word after it in ${JSON.stringify(text)}, such as "per key"`);
+      if (what === undefined)
+        throw new RangeError(`"per" needs a word after it in ${JSON.stringify(text)}, such as "per key"`);
       perKey = what !== "all" && what !== "everyone";
     } else if (w === "burst") {
       const n = Number(words.shift());
-      if (!(n >= 1) || !Number.isFinite(n)) throw new RangeError(`"burst" needs a number of at least 1 after it in ${JSON.stringify(text)}`);
+      if (!(n >= 1) || !Number.isFinite(n))
+        throw new RangeError(`"burst" needs a number of at least 1 after it in ${JSON.stringify(text)}`);
       burst = n;
     } else if ((ALGORITHMS as readonly string[]).includes(w)) {
       if (algo === undefined) algo = w as Algorithm;
     } else {
-      throw new RangeError(`cannot read ${JSON.stringify(w)} in the limit ${JSON.stringify(text)}; write e.g. "100/min per key", "10/s burst 20 bucket"`);
+      throw new RangeError(
+        `cannot read ${JSON.stringify(w)} in the limit ${JSON.stringify(text)}; write e.g. "100/min per key", "10/s burst 20 bucket"`,
+      );
     }
   }
   return { count, per, perKey, burst, algorithm: algo ?? "sliding" };
@@ -85,7 +94,12 @@ export function parseLimit(text: string, algorithm?: Algorithm): CandidateLimit 
 
 /** The limit in words: `"100 per 1m per key (sliding window)"`. */
 export function describeLimit(l: CandidateLimit): string {
-  const how = { sliding: "sliding window", bucket: `token bucket, burst ${l.burst}`, gcra: `GCRA, burst ${l.burst}`, period: "fixed window" }[l.algorithm];
+  const how = {
+    sliding: "sliding window",
+    bucket: `token bucket, burst ${l.burst}`,
+    gcra: `GCRA, burst ${l.burst}`,
+    period: "fixed window",
+  }[l.algorithm];
   return `${l.count} per ${formatSpan(l.per)}${l.perKey ? " per key" : " in all"} (${how})`;
 }
 

@@ -3,14 +3,29 @@ import type { TraceRecord } from "../replay";
 /** Which part of a log line names the caller. */
 export type KeyField = "ip" | "user" | "path" | (string & {});
 
-const MONTHS: Readonly<Record<string, number>> = { jan: 0, feb: 1, mar: 2, apr: 3, may: 4, jun: 5, jul: 6, aug: 7, sep: 8, oct: 9, nov: 10, dec: 11 };
+const MONTHS: Readonly<Record<string, number>> = {
+  jan: 0,
+  feb: 1,
+  mar: 2,
+  apr: 3,
+  may: 4,
+  jun: 5,
+  jul: 6,
+  aug: 7,
+  sep: 8,
+  oct: 9,
+  nov: 10,
+  dec: 11,
+};
 
 // host ident user [10/Oct/2000:13:55:36 -0700] "GET /path HTTP/1.0" status bytes …
-const CLF = /^(\S+) (\S+) (\S+) \[(\d{1,2})\/(\w{3})\/(\d{4}):(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))? ([+-])(\d{2}):?(\d{2})\] "(?:\S+ )?(\S*)[^"]*"/;
+const CLF =
+  /^(\S+) (\S+) (\S+) \[(\d{1,2})\/(\w{3})\/(\d{4}):(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))? ([+-])(\d{2}):?(\d{2})\] "(?:\S+ )?(\S*)[^"]*"/;
 
 /** A timestamp as milliseconds since the epoch: a number (seconds below 10^11, milliseconds above) or ISO 8601 text with a zone. */
 export function parseTime(value: unknown): number | undefined {
-  if (typeof value === "number") return Number.isFinite(value) ? (Math.abs(value) < 1e11 ? value * 1_000 : value) : undefined;
+  if (typeof value === "number")
+    return Number.isFinite(value) ? (Math.abs(value) < 1e11 ? value * 1_000 : value) : undefined;
   if (typeof value !== "string") return undefined;
   if (/^-?\d+(\.\d+)?$/.test(value)) return parseTime(Number(value));
   // Only ISO 8601 with a zone (Z or ±hh:mm): anything else would be read in the machine's zone.

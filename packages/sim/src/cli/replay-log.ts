@@ -89,8 +89,15 @@ export function replayLog(text: string, options: ReplayLogOptions): ReplayReport
   });
   const totals = run.keys;
   if (totals === undefined) throw new Error("the replay kept no per-key totals");
-  const perKey: KeyReport[] = totals.names.map((key, i) => ({ key, requests: totals.offered[i], refused: totals.refused[i], firstRefused: first.get(i) ?? null }));
-  perKey.sort((a, b) => b.refused - a.refused || b.requests - a.requests || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const perKey: KeyReport[] = totals.names.map((key, i) => ({
+    key,
+    requests: totals.offered[i],
+    refused: totals.refused[i],
+    firstRefused: first.get(i) ?? null,
+  }));
+  perKey.sort(
+    (a, b) => b.refused - a.refused || b.requests - a.requests || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+  );
   return {
     limit: describeLimit(options.limit),
     requests: run.summary.calls,

@@ -20,13 +20,22 @@ export type AdmissionOptions = Omit<AdmitOptions, "clock" | "load"> & {
  * parts are, one by one, as `policy.breaker`, `policy.bucket` and the `client` option.
  */
 export function admission(options: AdmissionOptions = {}): PolicySpec {
-  const { name = "admission", ...rest } = check.options(options, ["shedder", "gate", "limits", "quota", "maxKeys", "busyRetryAfter", "problem", "fields", "name"], "policy.admission");
+  const { name = "admission", ...rest } = check.options(
+    options,
+    ["shedder", "gate", "limits", "quota", "maxKeys", "busyRetryAfter", "problem", "fields", "name"],
+    "policy.admission",
+  );
   // Built once here, so bad options fail when the spec is made (the run builds its own).
   admit({ ...rest, ...(rest.shedder === undefined ? {} : { load: () => 0 }), clock: () => 0 });
-  if (typeof rest.shedder === "object" && rest.shedder !== null && typeof (rest.shedder as { allow?: unknown }).allow === "function") {
+  if (
+    typeof rest.shedder === "object" &&
+    rest.shedder !== null &&
+    typeof (rest.shedder as { allow?: unknown }).allow === "function"
+  ) {
     throw new TypeError("policy.admission shedder must be the shedder's fields, not a Shedder: each run makes its own");
   }
-  if (typeof rest.gate === "object") throw new TypeError("policy.admission gate must be a number, not a Gate: each run makes its own");
+  if (typeof rest.gate === "object")
+    throw new TypeError("policy.admission gate must be a number, not a Gate: each run makes its own");
   return {
     name,
     create(context: PolicyContext): Adapter {
@@ -42,7 +51,9 @@ export function admission(options: AdmissionOptions = {}): PolicySpec {
           now[0] = t;
           const v = a.check(context.keyName(key), cost > 1 ? Math.ceil(cost) : 1);
           if (typeof (v as Promise<Verdict>).then === "function") {
-            throw new TypeError("policy.admission: the quota store answered with a promise; the simulator drives a synchronous store (such as QuotaEngine)");
+            throw new TypeError(
+              "policy.admission: the quota store answered with a promise; the simulator drives a synchronous store (such as QuotaEngine)",
+            );
           }
           const verdict = v as Verdict;
           if (verdict.allowed) return verdict;
@@ -75,14 +86,22 @@ function envelopes(name: string, o: Omit<AdmitOptions, "clock" | "load">, contex
     if (n === undefined) ids.set(text, (n = ids.size));
     return n;
   };
-  if (typeof o.gate === "number") out.push({ kind: "concurrency", label: `${name} gate of ${o.gate}`, limit: o.gate, exact: true, reason: `${name}/gate` });
+  if (typeof o.gate === "number")
+    out.push({
+      kind: "concurrency",
+      label: `${name} gate of ${o.gate}`,
+      limit: o.gate,
+      exact: true,
+      reason: `${name}/gate`,
+    });
   // Past maxKeys, idle keys' state is dropped and a returning key starts afresh: no bound then.
   if (keys > (o.maxKeys ?? 100_000)) return out;
   for (const l of o.limits ?? []) {
     const kind = l.kind ?? "bucket";
     const label = `${name} limit ${l.name} (${kind}, ${l.quota} per ${l.window} ms per key)`;
     const base = { label, scope, reason: `${name}/rate` } as const;
-    if (kind === "bucket" || kind === "gcra") out.push({ ...base, kind: "rate", rate: (l.quota * 1_000) / l.window, burst: l.quota, exact: true });
+    if (kind === "bucket" || kind === "gcra")
+      out.push({ ...base, kind: "rate", rate: (l.quota * 1_000) / l.window, burst: l.quota, exact: true });
     else if (kind === "sliding") out.push({ ...base, kind: "window", quota: l.quota, window: l.window, exact: true });
     else out.push({ ...base, kind: "window", quota: 2 * l.quota, window: l.window });
   }

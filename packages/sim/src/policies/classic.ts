@@ -69,9 +69,14 @@ export interface SamplingOptions {
  * open, half-open and a probe as in {@link classicBreaker}. The window is kept in ten buckets.
  */
 export function samplingBreaker(options: SamplingOptions = {}): PolicySpec {
-  const o = check.options(options, ["threshold", "duration", "minimumRps", "openFor", "probes", "name"], "samplingBreaker");
+  const o = check.options(
+    options,
+    ["threshold", "duration", "minimumRps", "openFor", "probes", "name"],
+    "samplingBreaker",
+  );
   const threshold = check.finite(o.threshold ?? 0.2, "samplingBreaker threshold");
-  if (!(threshold > 0 && threshold < 1)) throw new RangeError(`samplingBreaker threshold must be between 0 and 1 (exclusive), got ${threshold}`);
+  if (!(threshold > 0 && threshold < 1))
+    throw new RangeError(`samplingBreaker threshold must be between 0 and 1 (exclusive), got ${threshold}`);
   const duration = check.positive(o.duration ?? 10_000, "samplingBreaker duration (ms)");
   const minimum = (check.nonNegative(o.minimumRps ?? 5, "samplingBreaker minimumRps") * duration) / 1_000;
   const openFor = check.positive(o.openFor ?? 10_000, "samplingBreaker openFor (ms)");

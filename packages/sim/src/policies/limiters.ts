@@ -24,10 +24,23 @@ const byKey = (key: number): number => key;
  * One limiter, or one per key made on the key's first call, as an adapter. `take` answers
  * whether the call passes; nothing is settled afterwards.
  */
-function keyed<L>(name: string, perKey: boolean, make: () => L, take: (l: L, now: number, cost: number) => boolean, envelopes: readonly Envelope[]): Adapter {
+function keyed<L>(
+  name: string,
+  perKey: boolean,
+  make: () => L,
+  take: (l: L, now: number, cost: number) => boolean,
+  envelopes: readonly Envelope[],
+): Adapter {
   if (!perKey) {
     const one = make();
-    return { name, side: "client", reason: name, envelopes, admit: (now, _key, cost) => (take(one, now, cost) ? TRUE : undefined), settle: () => {} };
+    return {
+      name,
+      side: "client",
+      reason: name,
+      envelopes,
+      admit: (now, _key, cost) => (take(one, now, cost) ? TRUE : undefined),
+      settle: () => {},
+    };
   }
   const all: (L | undefined)[] = [];
   return {
@@ -58,11 +71,26 @@ export function bucket(rate: number, options: RateLimiterOptions = {}): PolicySp
   const probe = new Bucket(rate, o.burst === undefined ? {} : { burst: o.burst });
   const name = o.name ?? "bucket";
   const perKey = o.perKey ?? false;
-  const envelopes: Envelope[] = [{ kind: "rate", label: `bucket ${rate}/s, burst ${probe.burst}${perKey ? " per key" : ""}`, rate, burst: probe.burst, scope: perKey ? byKey : undefined, exact: true }];
+  const envelopes: Envelope[] = [
+    {
+      kind: "rate",
+      label: `bucket ${rate}/s, burst ${probe.burst}${perKey ? " per key" : ""}`,
+      rate,
+      burst: probe.burst,
+      scope: perKey ? byKey : undefined,
+      exact: true,
+    },
+  ];
   return {
     name,
     create: (context: PolicyContext) =>
-      keyed(name, perKey, () => new Bucket(rate, { burst: probe.burst, now: context.start }), (b, now, cost) => b.take(now, cost), envelopes),
+      keyed(
+        name,
+        perKey,
+        () => new Bucket(rate, { burst: probe.burst, now: context.start }),
+        (b, now, cost) => b.take(now, cost),
+        envelopes,
+      ),
   };
 }
 
@@ -72,10 +100,26 @@ export function gcra(rate: number, options: RateLimiterOptions = {}): PolicySpec
   const probe = new Gcra(rate, o.burst === undefined ? {} : { burst: o.burst });
   const name = o.name ?? "gcra";
   const perKey = o.perKey ?? false;
-  const envelopes: Envelope[] = [{ kind: "rate", label: `gcra ${rate}/s, burst ${probe.burst}${perKey ? " per key" : ""}`, rate, burst: probe.burst, scope: perKey ? byKey : undefined, exact: true }];
+  const envelopes: Envelope[] = [
+    {
+      kind: "rate",
+      label: `gcra ${rate}/s, burst ${probe.burst}${perKey ? " per key" : ""}`,
+      rate,
+      burst: probe.burst,
+      scope: perKey ? byKey : undefined,
+      exact: true,
+    },
+  ];
   return {
     name,
-    create: () => keyed(name, perKey, () => new Gcra(rate, { burst: probe.burst }), (g, now, cost) => g.take(now, cost), envelopes),
+    create: () =>
+      keyed(
+        name,
+        perKey,
+        () => new Gcra(rate, { burst: probe.burst }),
+        (g, now, cost) => g.take(now, cost),
+        envelopes,
+      ),
   };
 }
 
@@ -85,8 +129,28 @@ export function sliding(quota: number, window: Span, options: LimiterOptions = {
   new Sliding(quota, window);
   const name = o.name ?? "sliding";
   const perKey = o.perKey ?? false;
-  const envelopes: Envelope[] = [{ kind: "window", label: `sliding ${quota} per ${window} ms${perKey ? " per key" : ""}`, quota, window, units: "calls", scope: perKey ? byKey : undefined, exact: true }];
-  return { name, create: () => keyed(name, perKey, () => new Sliding(quota, window), (s, now) => s.take(now), envelopes) };
+  const envelopes: Envelope[] = [
+    {
+      kind: "window",
+      label: `sliding ${quota} per ${window} ms${perKey ? " per key" : ""}`,
+      quota,
+      window,
+      units: "calls",
+      scope: perKey ? byKey : undefined,
+      exact: true,
+    },
+  ];
+  return {
+    name,
+    create: () =>
+      keyed(
+        name,
+        perKey,
+        () => new Sliding(quota, window),
+        (s, now) => s.take(now),
+        envelopes,
+      ),
+  };
 }
 
 /** Options of {@link period}. */
@@ -105,8 +169,27 @@ export function period(quota: number, length: Span, options: PeriodPolicyOptions
   new Period(quota, length, { align });
   const name = o.name ?? "period";
   const perKey = o.perKey ?? false;
-  const envelopes: Envelope[] = [{ kind: "window", label: `period ${quota} per ${length} ms (at most twice that across an edge)`, quota: 2 * quota, window: length, units: "calls", scope: perKey ? byKey : undefined }];
-  return { name, create: () => keyed(name, perKey, () => new Period(quota, length, { align }), (p, now) => p.take(now) !== "over", envelopes) };
+  const envelopes: Envelope[] = [
+    {
+      kind: "window",
+      label: `period ${quota} per ${length} ms (at most twice that across an edge)`,
+      quota: 2 * quota,
+      window: length,
+      units: "calls",
+      scope: perKey ? byKey : undefined,
+    },
+  ];
+  return {
+    name,
+    create: () =>
+      keyed(
+        name,
+        perKey,
+        () => new Period(quota, length, { align }),
+        (p, now) => p.take(now) !== "over",
+        envelopes,
+      ),
+  };
 }
 
 /** Options of {@link gate}. */
@@ -126,10 +209,12 @@ export function gate(limit: number, options: GatePolicyOptions = {}): PolicySpec
   const o = check.options(options, ["side", "name"], "policy.gate");
   const probe = new Gate(limit);
   const side = o.side ?? "server";
-  if (side !== "client" && side !== "server") throw new TypeError(`policy.gate side must be "client" or "server", got ${check.describe(side)}`);
+  if (side !== "client" && side !== "server")
+    throw new TypeError(`policy.gate side must be "client" or "server", got ${check.describe(side)}`);
   const name = o.name ?? "gate";
   const ceiling = probe.limit > 0 ? probe.limit : Infinity;
-  const envelopes: Envelope[] = ceiling === Infinity ? [] : [{ kind: "concurrency", label: `gate of ${ceiling}`, limit: ceiling, exact: true }];
+  const envelopes: Envelope[] =
+    ceiling === Infinity ? [] : [{ kind: "concurrency", label: `gate of ${ceiling}`, limit: ceiling, exact: true }];
   return {
     name,
     create(): Adapter {

@@ -82,27 +82,50 @@ const TRUE = true;
  * });
  */
 export function quota(options: QuotaPolicyOptions): PolicySpec {
-  const o = check.options(options, ["dimensions", "mode", "store", "faults", "onError", "exact", "name"], "policy.quota");
+  const o = check.options(
+    options,
+    ["dimensions", "mode", "store", "faults", "onError", "exact", "name"],
+    "policy.quota",
+  );
   const name = o.name ?? "quota";
   const list = o.dimensions;
-  if (!Array.isArray(list) || list.length === 0) throw new TypeError(`policy.quota dimensions must be a non-empty array, got ${check.describe(list)}`);
+  if (!Array.isArray(list) || list.length === 0)
+    throw new TypeError(`policy.quota dimensions must be a non-empty array, got ${check.describe(list)}`);
   const dims: Dim[] = list.map((d: QuotaDimension, i) => {
     const x = check.options(d, ["limit", "key", "units", "kind", "label"], `policy.quota dimensions[${i}]`);
     const spec = limitSpec(x.limit as LimitFields);
     const kind = x.kind ?? "bucket";
-    if (kind !== "bucket" && kind !== "window" && kind !== "gcra") throw new TypeError(`policy.quota dimensions[${i}] kind must be "bucket", "window" or "gcra", got ${check.describe(kind)}`);
+    if (kind !== "bucket" && kind !== "window" && kind !== "gcra")
+      throw new TypeError(
+        `policy.quota dimensions[${i}] kind must be "bucket", "window" or "gcra", got ${check.describe(kind)}`,
+      );
     const units = x.units ?? "calls";
-    if (units !== "calls" && units !== "cost") throw new TypeError(`policy.quota dimensions[${i}] units must be "calls" or "cost", got ${check.describe(units)}`);
-    if (x.key !== undefined && typeof x.key !== "function") throw new TypeError(`policy.quota dimensions[${i}] key must be a function of the simulated key, got ${check.describe(x.key)}`);
-    return { spec, key: x.key ?? ((_k: number, n: string) => new QuotaKey("sim", n, spec.name)), cost: units === "cost", kind, reason: `${name}/${x.label ?? spec.name}` };
+    if (units !== "calls" && units !== "cost")
+      throw new TypeError(
+        `policy.quota dimensions[${i}] units must be "calls" or "cost", got ${check.describe(units)}`,
+      );
+    if (x.key !== undefined && typeof x.key !== "function")
+      throw new TypeError(
+        `policy.quota dimensions[${i}] key must be a function of the simulated key, got ${check.describe(x.key)}`,
+      );
+    return {
+      spec,
+      key: x.key ?? ((_k: number, n: string) => new QuotaKey("sim", n, spec.name)),
+      cost: units === "cost",
+      kind,
+      reason: `${name}/${x.label ?? spec.name}`,
+    };
   });
   const mode = o.mode ?? "atomic";
-  if (mode !== "atomic" && mode !== "sequential") throw new TypeError(`policy.quota mode must be "atomic" or "sequential", got ${check.describe(mode)}`);
+  if (mode !== "atomic" && mode !== "sequential")
+    throw new TypeError(`policy.quota mode must be "atomic" or "sequential", got ${check.describe(mode)}`);
   const onError = o.onError ?? "closed";
-  if (onError !== "open" && onError !== "closed" && onError !== "local") throw new TypeError(`policy.quota onError must be "open", "closed" or "local", got ${check.describe(onError)}`);
+  if (onError !== "open" && onError !== "closed" && onError !== "local")
+    throw new TypeError(`policy.quota onError must be "open", "closed" or "local", got ${check.describe(onError)}`);
   const faults = o.faults === undefined ? undefined : resolveFaults(o.faults, "policy.quota faults");
   const makeStore = o.store ?? (() => new QuotaEngine());
-  if (typeof makeStore !== "function") throw new TypeError(`policy.quota store must be a function making a fresh store, got ${check.describe(makeStore)}`);
+  if (typeof makeStore !== "function")
+    throw new TypeError(`policy.quota store must be a function making a fresh store, got ${check.describe(makeStore)}`);
   const exact = o.exact ?? (mode === "atomic" && faults === undefined);
   return { name, create: (context) => new QuotaAdapter(name, dims, mode, makeStore, faults, onError, exact, context) };
 }
@@ -135,7 +158,16 @@ class QuotaAdapter implements Adapter {
   #errors = 0;
   #fallbacks = 0;
 
-  constructor(name: string, dims: readonly Dim[], mode: "atomic" | "sequential", makeStore: () => QuotaStore, faults: ResolvedFaults | undefined, onError: "open" | "closed" | "local", exact: boolean, context: PolicyContext) {
+  constructor(
+    name: string,
+    dims: readonly Dim[],
+    mode: "atomic" | "sequential",
+    makeStore: () => QuotaStore,
+    faults: ResolvedFaults | undefined,
+    onError: "open" | "closed" | "local",
+    exact: boolean,
+    context: PolicyContext,
+  ) {
     this.name = name;
     this.reason = name;
     this.#dims = dims;
@@ -162,7 +194,8 @@ class QuotaAdapter implements Adapter {
             ? (k, t, units) => store.checkWindow(k, limit, t, unit ? units : 1).allowed
             : (k, t, units) => store.checkGcra(k, limit, t, unit ? units : 1).allowed;
     }
-    this.#locals = onError === "local" && faults !== undefined ? faults.skew.map(() => withLimits(new QuotaEngine(), dims)) : [];
+    this.#locals =
+      onError === "local" && faults !== undefined ? faults.skew.map(() => withLimits(new QuotaEngine(), dims)) : [];
     this.envelopes = envelopes(dims, this.#scopes(), exact, faults, onError);
   }
 
@@ -185,7 +218,8 @@ class QuotaAdapter implements Adapter {
       const name = this.#keyName(key);
       keys = this.#dims.map((d) => d.key(key, name));
       keys.forEach((k, i) => {
-        if (!(k instanceof QuotaKey)) throw new TypeError(`policy.quota dimensions[${i}] key must return a QuotaKey, got ${check.describe(k)}`);
+        if (!(k instanceof QuotaKey))
+          throw new TypeError(`policy.quota dimensions[${i}] key must return a QuotaKey, got ${check.describe(k)}`);
       });
       while (this.#keys.length < key) this.#keys.push(undefined);
       this.#keys[key] = keys;
@@ -210,7 +244,8 @@ class QuotaAdapter implements Adapter {
     }
     const keys = this.#keysOf(key);
     const offset = now - this.#start;
-    const instance = faults.skew.length === 1 ? 0 : Math.min(faults.skew.length - 1, Math.floor(this.#random() * faults.skew.length));
+    const instance =
+      faults.skew.length === 1 ? 0 : Math.min(faults.skew.length - 1, Math.floor(this.#random() * faults.skew.length));
     const t = now + faults.skew[instance];
     if (faults.down(offset)) {
       this.delay = faults.timeout;
@@ -289,19 +324,37 @@ class QuotaAdapter implements Adapter {
   settle(): void {}
 
   stats(): Record<string, number> {
-    const out: Record<string, number> = { wasted: this.#wasted, lost: this.#lost, errors: this.#errors, fallbacks: this.#fallbacks };
+    const out: Record<string, number> = {
+      wasted: this.#wasted,
+      lost: this.#lost,
+      errors: this.#errors,
+      fallbacks: this.#fallbacks,
+    };
     this.#dims.forEach((d, i) => (out[`wasted:${d.reason.slice(this.name.length + 1)}`] = this.#wastedBy[i]));
     return out;
   }
 }
 
-function check1(store: QuotaStore, kind: ChargeKind, key: QuotaKey, limit: string, t: number, cost: number): Decision | PromiseLike<Decision> {
-  return kind === "bucket" ? store.checkTokenBucket(key, limit, t, cost) : kind === "window" ? store.checkWindow(key, limit, t, cost) : store.checkGcra(key, limit, t, cost);
+function check1(
+  store: QuotaStore,
+  kind: ChargeKind,
+  key: QuotaKey,
+  limit: string,
+  t: number,
+  cost: number,
+): Decision | PromiseLike<Decision> {
+  return kind === "bucket"
+    ? store.checkTokenBucket(key, limit, t, cost)
+    : kind === "window"
+      ? store.checkWindow(key, limit, t, cost)
+      : store.checkGcra(key, limit, t, cost);
 }
 
 function sync<T>(answer: T | PromiseLike<T>): T {
   if (typeof (answer as PromiseLike<T>)?.then === "function") {
-    throw new TypeError("policy.quota: the store answered with a promise; the simulator drives a synchronous store (such as QuotaEngine) and models the network around it with `faults`");
+    throw new TypeError(
+      "policy.quota: the store answered with a promise; the simulator drives a synchronous store (such as QuotaEngine) and models the network around it with `faults`",
+    );
   }
   return answer as T;
 }
@@ -311,20 +364,36 @@ function withLimits(store: QuotaStore, dims: readonly Dim[]): QuotaStore {
   for (const d of dims) {
     if (added.has(d.spec.name)) continue;
     const r = sync(store.addLimit(d.spec));
-    if (!r.ok) throw new RangeError(`policy.quota: the store refused limit ${JSON.stringify(d.spec.name)}: ${r.reason}`);
+    if (!r.ok)
+      throw new RangeError(`policy.quota: the store refused limit ${JSON.stringify(d.spec.name)}: ${r.reason}`);
     added.add(d.spec.name);
   }
   return store;
 }
 
-function envelopes(dims: readonly Dim[], scopes: ((key: number) => number)[], exact: boolean, faults: ResolvedFaults | undefined, onError: string): Envelope[] {
+function envelopes(
+  dims: readonly Dim[],
+  scopes: ((key: number) => number)[],
+  exact: boolean,
+  faults: ResolvedFaults | undefined,
+  onError: string,
+): Envelope[] {
   // Failing open (or to a local engine per instance) admits without the shared bound: none to check.
   if (faults !== undefined && onError !== "closed") return [];
   return dims.map((d, i): Envelope => {
     const units = d.cost ? "cost" : "calls";
     const rate = (d.spec.refill * 1_000) / d.spec.window;
     const label = `${d.reason} (${d.kind})`;
-    if (d.kind === "window") return { kind: "window", label, quota: 2 * d.spec.capacity, window: d.spec.window, units, scope: scopes[i], reason: d.reason };
+    if (d.kind === "window")
+      return {
+        kind: "window",
+        label,
+        quota: 2 * d.spec.capacity,
+        window: d.spec.window,
+        units,
+        scope: scopes[i],
+        reason: d.reason,
+      };
     const burst = d.kind === "bucket" ? d.spec.capacity : d.spec.burst;
     // A caller whose clock runs ahead refills the store early by that much.
     const overshoot = faults === undefined ? 0 : (rate * Math.max(0, ...faults.skew)) / 1_000;

@@ -35,19 +35,123 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
     "Poisson calls to a backend that fails for a stretch of the run. tideward's adaptive breaker refuses a growing share of calls as failures mount and keeps probing, so it lets the backend's recovery in gradually; the classic breaker opens after a run of failures, refuses everything for a fixed time, then risks one probe. Both see the same calls as a run with no breaker. Read the share of calls that still reached the dead backend, and how soon after the outage calls succeed again.",
   knobs: [
     seedKnob,
-    { kind: "number", name: "rate", label: "Offered load", doc: "Calls a second, Poisson.", default: 200, min: 10, max: 5_000, step: 10, unit: "calls/s", scale: "log" },
-    { kind: "number", name: "duration", label: "Run length", doc: "How long calls are offered.", default: 180, min: 30, max: 3_600, step: 10, unit: "s" },
-    { kind: "number", name: "outageFrom", label: "Outage starts", doc: "When the backend starts failing.", default: 60, min: 0, max: 3_600, step: 1, unit: "s" },
-    { kind: "number", name: "outageTo", label: "Outage ends", doc: "When it recovers.", default: 120, min: 0, max: 3_600, step: 1, unit: "s" },
-    { kind: "number", name: "outageRate", label: "Failures during the outage", doc: "The share of calls failing during the outage.", default: 1, min: 0, max: 1, step: 0.01, unit: "share" },
-    { kind: "number", name: "baseRate", label: "Failures otherwise", doc: "The share of calls failing the rest of the time.", default: 0.01, min: 0, max: 0.5, step: 0.005, unit: "share" },
-    { kind: "number", name: "latency", label: "Backend latency", doc: "Mean response time, exponentially distributed.", default: 20, min: 1, max: 1_000, step: 1, unit: "ms", scale: "log" },
-    { kind: "number", name: "k", label: "tideward k", doc: "How many calls each success pays for: at 1.5 the backend is left alone until a third of its calls fail.", default: 1.5, min: 1.1, max: 4, step: 0.05 },
-    { kind: "integer", name: "threshold", label: "Classic threshold", doc: "Consecutive failures that open the classic breaker.", default: 5, min: 1, max: 100, step: 1, unit: "calls" },
-    { kind: "number", name: "openFor", label: "Classic open time", doc: "How long the classic breaker stays open before its probe.", default: 5, min: 0.1, max: 60, step: 0.1, unit: "s" },
+    {
+      kind: "number",
+      name: "rate",
+      label: "Offered load",
+      doc: "Calls a second, Poisson.",
+      default: 200,
+      min: 10,
+      max: 5_000,
+      step: 10,
+      unit: "calls/s",
+      scale: "log",
+    },
+    {
+      kind: "number",
+      name: "duration",
+      label: "Run length",
+      doc: "How long calls are offered.",
+      default: 180,
+      min: 30,
+      max: 3_600,
+      step: 10,
+      unit: "s",
+    },
+    {
+      kind: "number",
+      name: "outageFrom",
+      label: "Outage starts",
+      doc: "When the backend starts failing.",
+      default: 60,
+      min: 0,
+      max: 3_600,
+      step: 1,
+      unit: "s",
+    },
+    {
+      kind: "number",
+      name: "outageTo",
+      label: "Outage ends",
+      doc: "When it recovers.",
+      default: 120,
+      min: 0,
+      max: 3_600,
+      step: 1,
+      unit: "s",
+    },
+    {
+      kind: "number",
+      name: "outageRate",
+      label: "Failures during the outage",
+      doc: "The share of calls failing during the outage.",
+      default: 1,
+      min: 0,
+      max: 1,
+      step: 0.01,
+      unit: "share",
+    },
+    {
+      kind: "number",
+      name: "baseRate",
+      label: "Failures otherwise",
+      doc: "The share of calls failing the rest of the time.",
+      default: 0.01,
+      min: 0,
+      max: 0.5,
+      step: 0.005,
+      unit: "share",
+    },
+    {
+      kind: "number",
+      name: "latency",
+      label: "Backend latency",
+      doc: "Mean response time, exponentially distributed.",
+      default: 20,
+      min: 1,
+      max: 1_000,
+      step: 1,
+      unit: "ms",
+      scale: "log",
+    },
+    {
+      kind: "number",
+      name: "k",
+      label: "tideward k",
+      doc: "How many calls each success pays for: at 1.5 the backend is left alone until a third of its calls fail.",
+      default: 1.5,
+      min: 1.1,
+      max: 4,
+      step: 0.05,
+    },
+    {
+      kind: "integer",
+      name: "threshold",
+      label: "Classic threshold",
+      doc: "Consecutive failures that open the classic breaker.",
+      default: 5,
+      min: 1,
+      max: 100,
+      step: 1,
+      unit: "calls",
+    },
+    {
+      kind: "number",
+      name: "openFor",
+      label: "Classic open time",
+      doc: "How long the classic breaker stays open before its probe.",
+      default: 5,
+      min: 0.1,
+      max: 60,
+      step: 0.1,
+      unit: "s",
+    },
   ],
   run(p, start) {
-    if (p.outageTo < p.outageFrom) throw new RangeError(`scenario breaker-outage outageTo (${p.outageTo} s) must be at least outageFrom (${p.outageFrom} s)`);
+    if (p.outageTo < p.outageFrom)
+      throw new RangeError(
+        `scenario breaker-outage outageTo (${p.outageTo} s) must be at least outageFrom (${p.outageFrom} s)`,
+      );
     const from = p.outageFrom * 1_000;
     const to = p.outageTo * 1_000;
     const duration = p.duration * 1_000;
@@ -57,11 +161,18 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
       duration,
       step: 1_000,
       traffic: poisson({ rate: p.rate }),
-      backend: { latency: exponential(p.latency), failures: new FailureSchedule(p.baseRate, [{ from, to, rate: p.outageRate }]) },
+      backend: {
+        latency: exponential(p.latency),
+        failures: new FailureSchedule(p.baseRate, [{ from, to, rate: p.outageRate }]),
+      },
     };
     const runs = [
       simulate({ ...base, label: "tideward breaker", policies: [breaker({ k: p.k })] }),
-      simulate({ ...base, label: "classic breaker", policies: [classicBreaker({ threshold: p.threshold, openFor: p.openFor * 1_000 })] }),
+      simulate({
+        ...base,
+        label: "classic breaker",
+        policies: [classicBreaker({ threshold: p.threshold, openFor: p.openFor * 1_000 })],
+      }),
       simulate({ ...base, label: "no breaker" }),
     ];
     const ids = ["tideward", "classic", "none"];
@@ -73,11 +184,23 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
       figures[`${ids[i]}.recoverySeconds`] = recovery;
       figures[`${ids[i]}.successRate`] = r.summary.successRate ?? 0;
       figures[`${ids[i]}.backendLoad`] = r.summary.backendLoad;
-      return [r.label, percent(through), `${num(recovery)} s`, percent(r.summary.successRate), String(r.summary.backendLoad)];
+      return [
+        r.label,
+        percent(through),
+        `${num(recovery)} s`,
+        percent(r.summary.successRate),
+        String(r.summary.backendLoad),
+      ];
     });
     const table = {
       title: `${p.rate} calls/s; ${percent(p.outageRate)} of calls fail from ${p.outageFrom} s to ${p.outageTo} s`,
-      columns: ["", "reached the backend during the outage", "back to 90 % success after", "calls that succeeded", "backend calls"],
+      columns: [
+        "",
+        "reached the backend during the outage",
+        "back to 90 % success after",
+        "calls that succeeded",
+        "backend calls",
+      ],
       rows,
     };
     const report = [

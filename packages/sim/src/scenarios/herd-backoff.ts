@@ -44,15 +44,102 @@ export const herdBackoff = defineScenario<HerdBackoffParams>({
     "A herd of clients calls at once while the backend is down, and each retries with exponential backoff: the same herd, once per jitter. Without jitter (rigid) every client waits exactly as long as every other, so they come back together, the recovering backend (a few workers and a short queue) turns most of each wave away, and the wave comes back again. Full, equal and decorrelated jitter spread the retries over the wait; spread keeps them within a fifth of the schedule. Read the histogram of retry times (retries per 100 ms) and the load on the backend after it recovers.",
   knobs: [
     seedKnob,
-    { kind: "integer", name: "clients", label: "Clients", doc: "How many clients call at once.", default: 1_000, min: 1, max: 100_000, step: 100, scale: "log" },
-    { kind: "number", name: "spread", label: "Spread of the first calls", doc: "The first calls are spread over this long.", default: 0, min: 0, max: 10_000, step: 10, unit: "ms" },
-    { kind: "number", name: "recovery", label: "Backend recovers at", doc: "Until then every call fails (fast).", default: 3, min: 0, max: 60, step: 0.5, unit: "s" },
-    { kind: "integer", name: "workers", label: "Workers", doc: "Calls the backend serves at once (10 ms each).", default: 50, min: 1, max: 10_000, step: 1 },
-    { kind: "integer", name: "queue", label: "Queue", doc: "Calls that may wait for a worker; more are turned away at once.", default: 100, min: 0, max: 100_000, step: 10 },
-    { kind: "integer", name: "attempts", label: "Attempts", doc: "Tries a client may make, the first included.", default: 10, min: 1, max: 30, step: 1 },
-    { kind: "number", name: "base", label: "Backoff base", doc: "The ceiling of the first retry's wait, doubling after.", default: 100, min: 1, max: 10_000, step: 10, unit: "ms" },
-    { kind: "number", name: "cap", label: "Backoff cap", doc: "The longest a wait may grow to.", default: 10_000, min: 1, max: 120_000, step: 100, unit: "ms" },
-    { kind: "number", name: "duration", label: "Run length", doc: "How long the plot covers.", default: 30, min: 1, max: 600, step: 1, unit: "s" },
+    {
+      kind: "integer",
+      name: "clients",
+      label: "Clients",
+      doc: "How many clients call at once.",
+      default: 1_000,
+      min: 1,
+      max: 100_000,
+      step: 100,
+      scale: "log",
+    },
+    {
+      kind: "number",
+      name: "spread",
+      label: "Spread of the first calls",
+      doc: "The first calls are spread over this long.",
+      default: 0,
+      min: 0,
+      max: 10_000,
+      step: 10,
+      unit: "ms",
+    },
+    {
+      kind: "number",
+      name: "recovery",
+      label: "Backend recovers at",
+      doc: "Until then every call fails (fast).",
+      default: 3,
+      min: 0,
+      max: 60,
+      step: 0.5,
+      unit: "s",
+    },
+    {
+      kind: "integer",
+      name: "workers",
+      label: "Workers",
+      doc: "Calls the backend serves at once (10 ms each).",
+      default: 50,
+      min: 1,
+      max: 10_000,
+      step: 1,
+    },
+    {
+      kind: "integer",
+      name: "queue",
+      label: "Queue",
+      doc: "Calls that may wait for a worker; more are turned away at once.",
+      default: 100,
+      min: 0,
+      max: 100_000,
+      step: 10,
+    },
+    {
+      kind: "integer",
+      name: "attempts",
+      label: "Attempts",
+      doc: "Tries a client may make, the first included.",
+      default: 10,
+      min: 1,
+      max: 30,
+      step: 1,
+    },
+    {
+      kind: "number",
+      name: "base",
+      label: "Backoff base",
+      doc: "The ceiling of the first retry's wait, doubling after.",
+      default: 100,
+      min: 1,
+      max: 10_000,
+      step: 10,
+      unit: "ms",
+    },
+    {
+      kind: "number",
+      name: "cap",
+      label: "Backoff cap",
+      doc: "The longest a wait may grow to.",
+      default: 10_000,
+      min: 1,
+      max: 120_000,
+      step: 100,
+      unit: "ms",
+    },
+    {
+      kind: "number",
+      name: "duration",
+      label: "Run length",
+      doc: "How long the plot covers.",
+      default: 30,
+      min: 1,
+      max: 600,
+      step: 1,
+      unit: "s",
+    },
   ],
   run(p, start) {
     const recovery = p.recovery * 1_000;
@@ -62,11 +149,21 @@ export const herdBackoff = defineScenario<HerdBackoffParams>({
       duration: p.duration * 1_000,
       step: 100,
       traffic: herd({ clients: p.clients, spread: p.spread }),
-      backend: { latency: exponential(10), failLatency: fixed(5), failures: new FailureSchedule(0, [{ from: 0, to: recovery, rate: 1 }]), workers: p.workers, queue: p.queue },
+      backend: {
+        latency: exponential(10),
+        failLatency: fixed(5),
+        failures: new FailureSchedule(0, [{ from: 0, to: recovery, rate: 1 }]),
+        workers: p.workers,
+        queue: p.queue,
+      },
     };
     const cap = Math.max(p.cap, p.base);
     const runs = JITTERS.map(([label, jitter]) =>
-      simulate({ ...base, label, client: { retry: { backoff: new Backoff({ base: p.base, factor: 2, cap, attempts: p.attempts, jitter }) } } }),
+      simulate({
+        ...base,
+        label,
+        client: { retry: { backoff: new Backoff({ base: p.base, factor: 2, cap, attempts: p.attempts, jitter }) } },
+      }),
     );
     const figures: Record<string, number> = { capacity: (p.workers * 1_000) / 10 };
     const rows = runs.map((r) => {
@@ -76,7 +173,13 @@ export const herdBackoff = defineScenario<HerdBackoffParams>({
       figures[`${r.label}.attemptsPerClient`] = r.summary.attempts / p.clients;
       figures[`${r.label}.doneBy`] = done;
       figures[`${r.label}.gaveUp`] = r.summary.gaveUp;
-      return [r.label, num(r.summary.attempts / p.clients, 2), `${num(peak)}/s`, done >= 0 ? `${num(done, 1)} s` : "not yet", String(r.summary.gaveUp)];
+      return [
+        r.label,
+        num(r.summary.attempts / p.clients, 2),
+        `${num(peak)}/s`,
+        done >= 0 ? `${num(done, 1)} s` : "not yet",
+        String(r.summary.gaveUp),
+      ];
     });
     const table = {
       title: `${p.clients} clients call at once; the backend (${p.workers} workers, queue ${p.queue}) is down until ${p.recovery} s; up to ${p.attempts} attempts, ${p.base} ms doubling to ${cap} ms`,

@@ -35,18 +35,108 @@ export const herdRecovery = defineScenario<HerdRecoveryParams>({
     "Poisson calls to a backend with room for about twice the traffic. It fails every call for a stretch; clients retry each failed call with exponential backoff. Without a budget the retries of the outage multiply the load, and when the backend comes back it meets the traffic and every pending retry at once: queues fill, calls time out, and the timeouts are retried in turn, which can hold a recovered backend down (a metastable failure). With full jitter and a retry budget the extra load stays a share of the traffic and the backend recovers as soon as it can. Read the backend's load against its capacity, and how long success takes to come back.",
   knobs: [
     seedKnob,
-    { kind: "number", name: "rate", label: "Offered load", doc: "Calls a second, Poisson.", default: 500, min: 10, max: 10_000, step: 10, unit: "calls/s", scale: "log" },
-    { kind: "number", name: "outageFrom", label: "Outage starts", doc: "When the backend starts failing.", default: 10, min: 0, max: 600, step: 1, unit: "s" },
-    { kind: "number", name: "outageTo", label: "Outage ends", doc: "When it recovers.", default: 20, min: 0, max: 600, step: 1, unit: "s" },
-    { kind: "integer", name: "workers", label: "Workers", doc: "Calls the backend serves at once, 10 ms each on average.", default: 8, min: 1, max: 10_000, step: 1 },
-    { kind: "integer", name: "queue", label: "Queue", doc: "Calls that may wait for a worker.", default: 500, min: 0, max: 100_000, step: 10 },
-    { kind: "number", name: "timeout", label: "Client timeout", doc: "How long a client waits for an attempt.", default: 0.5, min: 0.01, max: 30, step: 0.01, unit: "s" },
-    { kind: "integer", name: "attempts", label: "Attempts", doc: "Tries a call may make, the first included.", default: 5, min: 1, max: 20, step: 1 },
-    { kind: "number", name: "ratio", label: "Budget ratio", doc: "Retries the budget allows per first attempt (the budgeted run only).", default: 0.2, min: 0, max: 2, step: 0.05 },
-    { kind: "number", name: "duration", label: "Run length", doc: "How long calls are offered.", default: 60, min: 10, max: 3_600, step: 10, unit: "s" },
+    {
+      kind: "number",
+      name: "rate",
+      label: "Offered load",
+      doc: "Calls a second, Poisson.",
+      default: 500,
+      min: 10,
+      max: 10_000,
+      step: 10,
+      unit: "calls/s",
+      scale: "log",
+    },
+    {
+      kind: "number",
+      name: "outageFrom",
+      label: "Outage starts",
+      doc: "When the backend starts failing.",
+      default: 10,
+      min: 0,
+      max: 600,
+      step: 1,
+      unit: "s",
+    },
+    {
+      kind: "number",
+      name: "outageTo",
+      label: "Outage ends",
+      doc: "When it recovers.",
+      default: 20,
+      min: 0,
+      max: 600,
+      step: 1,
+      unit: "s",
+    },
+    {
+      kind: "integer",
+      name: "workers",
+      label: "Workers",
+      doc: "Calls the backend serves at once, 10 ms each on average.",
+      default: 8,
+      min: 1,
+      max: 10_000,
+      step: 1,
+    },
+    {
+      kind: "integer",
+      name: "queue",
+      label: "Queue",
+      doc: "Calls that may wait for a worker.",
+      default: 500,
+      min: 0,
+      max: 100_000,
+      step: 10,
+    },
+    {
+      kind: "number",
+      name: "timeout",
+      label: "Client timeout",
+      doc: "How long a client waits for an attempt.",
+      default: 0.5,
+      min: 0.01,
+      max: 30,
+      step: 0.01,
+      unit: "s",
+    },
+    {
+      kind: "integer",
+      name: "attempts",
+      label: "Attempts",
+      doc: "Tries a call may make, the first included.",
+      default: 5,
+      min: 1,
+      max: 20,
+      step: 1,
+    },
+    {
+      kind: "number",
+      name: "ratio",
+      label: "Budget ratio",
+      doc: "Retries the budget allows per first attempt (the budgeted run only).",
+      default: 0.2,
+      min: 0,
+      max: 2,
+      step: 0.05,
+    },
+    {
+      kind: "number",
+      name: "duration",
+      label: "Run length",
+      doc: "How long calls are offered.",
+      default: 60,
+      min: 10,
+      max: 3_600,
+      step: 10,
+      unit: "s",
+    },
   ],
   run(p, start) {
-    if (p.outageTo < p.outageFrom) throw new RangeError(`scenario herd-recovery outageTo (${p.outageTo} s) must be at least outageFrom (${p.outageFrom} s)`);
+    if (p.outageTo < p.outageFrom)
+      throw new RangeError(
+        `scenario herd-recovery outageTo (${p.outageTo} s) must be at least outageFrom (${p.outageFrom} s)`,
+      );
     const from = p.outageFrom * 1_000;
     const to = p.outageTo * 1_000;
     const base = {
@@ -55,13 +145,23 @@ export const herdRecovery = defineScenario<HerdRecoveryParams>({
       duration: p.duration * 1_000,
       step: 500,
       traffic: poisson({ rate: p.rate }),
-      backend: { latency: exponential(10), failLatency: fixed(2), failures: new FailureSchedule(0, [{ from, to, rate: 1 }]), workers: p.workers, queue: p.queue },
+      backend: {
+        latency: exponential(10),
+        failLatency: fixed(2),
+        failures: new FailureSchedule(0, [{ from, to, rate: 1 }]),
+        workers: p.workers,
+        queue: p.queue,
+      },
     };
     const timeout = p.timeout * 1_000;
     const rigid = new Backoff({ base: 200, factor: 2, cap: 5_000, attempts: p.attempts, jitter: Jitter.rigid });
     const full = new Backoff({ base: 200, factor: 2, cap: 5_000, attempts: p.attempts, jitter: Jitter.full });
     const runs = [
-      simulate({ ...base, label: "full jitter, retry budget", client: { timeout, retry: { backoff: full, budget: { ratio: p.ratio, minPerSecond: 0 } } } }),
+      simulate({
+        ...base,
+        label: "full jitter, retry budget",
+        client: { timeout, retry: { backoff: full, budget: { ratio: p.ratio, minPerSecond: 0 } } },
+      }),
       simulate({ ...base, label: "rigid backoff, no budget", client: { timeout, retry: { backoff: rigid } } }),
       simulate({ ...base, label: "no retries", client: { timeout } }),
     ];
@@ -76,11 +176,23 @@ export const herdRecovery = defineScenario<HerdRecoveryParams>({
       figures[`${ids[i]}.loadAfterRecovery`] = after;
       figures[`${ids[i]}.recoverySeconds`] = recovery;
       figures[`${ids[i]}.successRate`] = r.summary.successRate ?? 0;
-      return [r.label, `${num(during)}/s`, `${num(after)}/s`, recovery >= 0 ? `${num(recovery, 1)} s` : "not in this run", percent(r.summary.successRate)];
+      return [
+        r.label,
+        `${num(during)}/s`,
+        `${num(after)}/s`,
+        recovery >= 0 ? `${num(recovery, 1)} s` : "not in this run",
+        percent(r.summary.successRate),
+      ];
     });
     const table = {
       title: `${p.rate} calls/s to a backend with room for ${num(capacity)}/s, failing from ${p.outageFrom} s to ${p.outageTo} s; clients wait ${p.timeout} s and try up to ${p.attempts} times`,
-      columns: ["", "backend load in the outage", "in the 5 s after it", "back to 90 % success after", "calls that succeeded"],
+      columns: [
+        "",
+        "backend load in the outage",
+        "in the 5 s after it",
+        "back to 90 % success after",
+        "calls that succeeded",
+      ],
       rows,
     };
     const rigidRecovery = figures["rigid.recoverySeconds"];

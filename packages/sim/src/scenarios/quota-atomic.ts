@@ -36,14 +36,95 @@ export const quotaAtomic = defineScenario<QuotaAtomicParams>({
     "Calls from users of several tenants (a few users much busier than the rest) go to a model. Each call is charged to three budgets: its user's calls a second, its tenant's calls a second and the model's tokens a second. The quota engine's atomic charge set charges all three or none. Charged one after another, as separate limiters do, a call the last budget refuses has already spent the earlier ones: tokens and calls charged for nothing, which then refuse calls that would have fitted. Read which budget refuses, and what the sequential way wastes.",
   knobs: [
     seedKnob,
-    { kind: "number", name: "rate", label: "Offered load", doc: "Calls a second, Poisson, over all users.", default: 80, min: 1, max: 10_000, step: 1, unit: "calls/s", scale: "log" },
-    { kind: "integer", name: "users", label: "Users", doc: "How many users call.", default: 20, min: 1, max: 100_000, step: 1, scale: "log" },
-    { kind: "integer", name: "tenants", label: "Tenants", doc: "Users belong to tenants in turn (user i to tenant i mod tenants).", default: 4, min: 1, max: 1_000, step: 1 },
-    { kind: "number", name: "skew", label: "Popularity skew", doc: "Zipf exponent of the users' share of calls: 0 is even, 1 and more a few busy users.", default: 1.1, min: 0, max: 3, step: 0.05 },
-    { kind: "integer", name: "userRate", label: "User budget", doc: "Calls a second each user may make (a bucket of that many).", default: 4, min: 1, max: 10_000, step: 1, unit: "calls/s" },
-    { kind: "integer", name: "tenantRate", label: "Tenant budget", doc: "Calls a second each tenant may make.", default: 10, min: 1, max: 100_000, step: 1, unit: "calls/s" },
-    { kind: "integer", name: "modelTokens", label: "Model budget", doc: "Tokens a second the model may take in all.", default: 3_000, min: 1, max: 10_000_000, step: 100, unit: "tokens/s", scale: "log" },
-    { kind: "number", name: "tokens", label: "Tokens per call", doc: "The mean of each call's tokens, exponentially distributed.", default: 100, min: 1, max: 100_000, step: 1, unit: "tokens", scale: "log" },
+    {
+      kind: "number",
+      name: "rate",
+      label: "Offered load",
+      doc: "Calls a second, Poisson, over all users.",
+      default: 80,
+      min: 1,
+      max: 10_000,
+      step: 1,
+      unit: "calls/s",
+      scale: "log",
+    },
+    {
+      kind: "integer",
+      name: "users",
+      label: "Users",
+      doc: "How many users call.",
+      default: 20,
+      min: 1,
+      max: 100_000,
+      step: 1,
+      scale: "log",
+    },
+    {
+      kind: "integer",
+      name: "tenants",
+      label: "Tenants",
+      doc: "Users belong to tenants in turn (user i to tenant i mod tenants).",
+      default: 4,
+      min: 1,
+      max: 1_000,
+      step: 1,
+    },
+    {
+      kind: "number",
+      name: "skew",
+      label: "Popularity skew",
+      doc: "Zipf exponent of the users' share of calls: 0 is even, 1 and more a few busy users.",
+      default: 1.1,
+      min: 0,
+      max: 3,
+      step: 0.05,
+    },
+    {
+      kind: "integer",
+      name: "userRate",
+      label: "User budget",
+      doc: "Calls a second each user may make (a bucket of that many).",
+      default: 4,
+      min: 1,
+      max: 10_000,
+      step: 1,
+      unit: "calls/s",
+    },
+    {
+      kind: "integer",
+      name: "tenantRate",
+      label: "Tenant budget",
+      doc: "Calls a second each tenant may make.",
+      default: 10,
+      min: 1,
+      max: 100_000,
+      step: 1,
+      unit: "calls/s",
+    },
+    {
+      kind: "integer",
+      name: "modelTokens",
+      label: "Model budget",
+      doc: "Tokens a second the model may take in all.",
+      default: 3_000,
+      min: 1,
+      max: 10_000_000,
+      step: 100,
+      unit: "tokens/s",
+      scale: "log",
+    },
+    {
+      kind: "number",
+      name: "tokens",
+      label: "Tokens per call",
+      doc: "The mean of each call's tokens, exponentially distributed.",
+      default: 100,
+      min: 1,
+      max: 100_000,
+      step: 1,
+      unit: "tokens",
+      scale: "log",
+    },
     {
       kind: "select",
       name: "order",
@@ -55,19 +136,43 @@ export const quotaAtomic = defineScenario<QuotaAtomicParams>({
         { value: "user-first", label: "user, then tenant, then model tokens" },
       ],
     },
-    { kind: "number", name: "duration", label: "Run length", doc: "How long calls are offered.", default: 60, min: 1, max: 3_600, step: 1, unit: "s" },
+    {
+      kind: "number",
+      name: "duration",
+      label: "Run length",
+      doc: "How long calls are offered.",
+      default: 60,
+      min: 1,
+      max: 3_600,
+      step: 1,
+      unit: "s",
+    },
   ],
   run(p, start) {
     const tenantOf = (k: number): string => `tenant-${k % p.tenants}`;
-    const user: QuotaDimension = { limit: limitSpec({ name: "user", capacity: p.userRate }), key: (k, name) => new QuotaKey(tenantOf(k), name, "llm") };
-    const tenant: QuotaDimension = { limit: limitSpec({ name: "tenant", capacity: p.tenantRate }), key: (k) => new QuotaKey(tenantOf(k), "*", "llm") };
-    const model: QuotaDimension = { limit: limitSpec({ name: "model", capacity: p.modelTokens }), key: () => new QuotaKey("*", "*", "model"), units: "cost" };
+    const user: QuotaDimension = {
+      limit: limitSpec({ name: "user", capacity: p.userRate }),
+      key: (k, name) => new QuotaKey(tenantOf(k), name, "llm"),
+    };
+    const tenant: QuotaDimension = {
+      limit: limitSpec({ name: "tenant", capacity: p.tenantRate }),
+      key: (k) => new QuotaKey(tenantOf(k), "*", "llm"),
+    };
+    const model: QuotaDimension = {
+      limit: limitSpec({ name: "model", capacity: p.modelTokens }),
+      key: () => new QuotaKey("*", "*", "model"),
+      units: "cost",
+    };
     const dimensions = p.order === "user-first" ? [user, tenant, model] : [model, tenant, user];
     const base = {
       seed: p.seed,
       start,
       duration: p.duration * 1_000,
-      traffic: poisson({ rate: p.rate, keys: zipf({ count: p.users, exponent: p.skew, prefix: "user-" }), cost: exponential(p.tokens) }),
+      traffic: poisson({
+        rate: p.rate,
+        keys: zipf({ count: p.users, exponent: p.skew, prefix: "user-" }),
+        cost: exponential(p.tokens),
+      }),
       perKey: true,
     };
     const runs = [
@@ -83,14 +188,30 @@ export const quotaAtomic = defineScenario<QuotaAtomicParams>({
         figures[`${r.label}.wasted.${d}`] = stats[`wasted:${d}`] ?? 0;
       }
       figures[`${r.label}.admitted`] = r.summary.admitted;
-      return [r.label, String(r.summary.admitted), String(by("user")), String(by("tenant")), String(by("model")), String(stats["wasted:model"] ?? 0), String((stats["wasted:tenant"] ?? 0) + (stats["wasted:user"] ?? 0))];
+      return [
+        r.label,
+        String(r.summary.admitted),
+        String(by("user")),
+        String(by("tenant")),
+        String(by("model")),
+        String(stats["wasted:model"] ?? 0),
+        String((stats["wasted:tenant"] ?? 0) + (stats["wasted:user"] ?? 0)),
+      ];
     });
     // What the model's bucket could give over the run: its first fill and its refill.
     const budget = p.modelTokens * (p.duration + 1);
     figures.modelBudget = budget;
     const table = {
       title: `${p.rate} calls/s from ${p.users} users in ${p.tenants} tenants; budgets: ${p.userRate} calls/s a user, ${p.tenantRate} a tenant, ${p.modelTokens} tokens/s for the model`,
-      columns: ["", "admitted", "refused by user", "by tenant", "by model", "tokens charged for nothing", "calls charged for nothing"],
+      columns: [
+        "",
+        "admitted",
+        "refused by user",
+        "by tenant",
+        "by model",
+        "tokens charged for nothing",
+        "calls charged for nothing",
+      ],
       rows,
     };
     const wastedTokens = figures["sequential.wasted.model"];

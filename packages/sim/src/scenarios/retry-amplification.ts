@@ -28,15 +28,80 @@ export const retryAmplification = defineScenario<RetryAmplificationParams>({
     "A backend fails a share of its calls independently, and each client retries a failed call with backoff. Without a budget a call that keeps failing is tried every time it may be, so the load on the backend grows with the failure rate: (1 − pⁿ) / (1 − p) attempts per call at failure rate p and n attempts. A shared retry budget (Finagle's) allows retries up to a share of first attempts, so a failing backend sees at most that much more load, at the cost of some calls that a retry would have saved. Sweep the failure rate to see amplification against success.",
   knobs: [
     seedKnob,
-    { kind: "number", name: "rate", label: "Offered load", doc: "Calls a second, Poisson.", default: 100, min: 1, max: 10_000, step: 10, unit: "calls/s", scale: "log" },
-    { kind: "number", name: "failureRate", label: "Failure rate", doc: "The share of the backend's calls that fail.", default: 0.5, min: 0, max: 1, step: 0.01, unit: "share" },
-    { kind: "integer", name: "attempts", label: "Attempts", doc: "Tries a call may make, the first included.", default: 4, min: 1, max: 20, step: 1 },
-    { kind: "number", name: "base", label: "Backoff base", doc: "The wait before the first retry (doubling, full jitter, capped at 2 s).", default: 50, min: 0, max: 2_000, step: 10, unit: "ms" },
-    { kind: "number", name: "ratio", label: "Budget ratio", doc: "Retries the budget allows per first attempt.", default: 0.2, min: 0, max: 2, step: 0.05 },
-    { kind: "number", name: "duration", label: "Run length", doc: "How long calls are offered.", default: 60, min: 5, max: 3_600, step: 5, unit: "s" },
+    {
+      kind: "number",
+      name: "rate",
+      label: "Offered load",
+      doc: "Calls a second, Poisson.",
+      default: 100,
+      min: 1,
+      max: 10_000,
+      step: 10,
+      unit: "calls/s",
+      scale: "log",
+    },
+    {
+      kind: "number",
+      name: "failureRate",
+      label: "Failure rate",
+      doc: "The share of the backend's calls that fail.",
+      default: 0.5,
+      min: 0,
+      max: 1,
+      step: 0.01,
+      unit: "share",
+    },
+    {
+      kind: "integer",
+      name: "attempts",
+      label: "Attempts",
+      doc: "Tries a call may make, the first included.",
+      default: 4,
+      min: 1,
+      max: 20,
+      step: 1,
+    },
+    {
+      kind: "number",
+      name: "base",
+      label: "Backoff base",
+      doc: "The wait before the first retry (doubling, full jitter, capped at 2 s).",
+      default: 50,
+      min: 0,
+      max: 2_000,
+      step: 10,
+      unit: "ms",
+    },
+    {
+      kind: "number",
+      name: "ratio",
+      label: "Budget ratio",
+      doc: "Retries the budget allows per first attempt.",
+      default: 0.2,
+      min: 0,
+      max: 2,
+      step: 0.05,
+    },
+    {
+      kind: "number",
+      name: "duration",
+      label: "Run length",
+      doc: "How long calls are offered.",
+      default: 60,
+      min: 5,
+      max: 3_600,
+      step: 5,
+      unit: "s",
+    },
   ],
   run(p, start) {
-    const backoff = new Backoff({ base: p.base, factor: 2, cap: Math.max(2_000, p.base), attempts: p.attempts, jitter: Jitter.full });
+    const backoff = new Backoff({
+      base: p.base,
+      factor: 2,
+      cap: Math.max(2_000, p.base),
+      attempts: p.attempts,
+      jitter: Jitter.full,
+    });
     const base = {
       seed: p.seed,
       start,
@@ -45,7 +110,11 @@ export const retryAmplification = defineScenario<RetryAmplificationParams>({
       backend: { latency: exponential(10), failures: p.failureRate },
     };
     const runs = [
-      simulate({ ...base, label: "retries with a budget", client: { retry: { backoff, budget: { ratio: p.ratio, minPerSecond: 0 } } } }),
+      simulate({
+        ...base,
+        label: "retries with a budget",
+        client: { retry: { backoff, budget: { ratio: p.ratio, minPerSecond: 0 } } },
+      }),
       simulate({ ...base, label: "retries, no budget", client: { retry: { backoff } } }),
       simulate({ ...base, label: "no retries" }),
     ];
@@ -56,7 +125,12 @@ export const retryAmplification = defineScenario<RetryAmplificationParams>({
     const rows = runs.map((r, i) => {
       figures[`${ids[i]}.amplification`] = r.summary.amplification ?? 0;
       figures[`${ids[i]}.successRate`] = r.summary.successRate ?? 0;
-      return [r.label, `${num(r.summary.amplification, 2)}×`, percent(r.summary.successRate), String(r.summary.retries)];
+      return [
+        r.label,
+        `${num(r.summary.amplification, 2)}×`,
+        percent(r.summary.successRate),
+        String(r.summary.retries),
+      ];
     });
     const table = {
       title: `${p.rate} calls/s; ${percent(f)} of backend calls fail; up to ${p.attempts} attempts; budget ${p.ratio} retries per call`,

@@ -31,14 +31,96 @@ export const shedderRamp = defineScenario<ShedderRampParams>({
     "Poisson load ramps in a straight line from well under a server's capacity to past it. The server has a fixed number of workers and a queue, so its CPU reading climbs with the load and waiting turns into latency as queueing theory says. tideward's shedder refuses only when the server is both hot and full, so below capacity it refuses nothing, and past it it keeps the queue short: admitted calls stay fast. Without it the queue fills and every call waits behind it. Read the latency of admitted calls at the peak, and what reached a worker.",
   knobs: [
     seedKnob,
-    { kind: "number", name: "from", label: "Load at the start", doc: "Calls a second when the ramp begins.", default: 50, min: 1, max: 10_000, step: 10, unit: "calls/s", scale: "log" },
-    { kind: "number", name: "to", label: "Load at the end", doc: "Calls a second when the ramp ends.", default: 600, min: 1, max: 10_000, step: 10, unit: "calls/s", scale: "log" },
-    { kind: "number", name: "duration", label: "Run length", doc: "How long the ramp takes.", default: 120, min: 10, max: 3_600, step: 10, unit: "s" },
-    { kind: "integer", name: "workers", label: "Workers", doc: "Calls the server serves at once.", default: 8, min: 1, max: 1_000, step: 1 },
-    { kind: "number", name: "service", label: "Service time", doc: "Mean time a worker spends on a call, exponentially distributed.", default: 20, min: 1, max: 1_000, step: 1, unit: "ms", scale: "log" },
-    { kind: "integer", name: "queue", label: "Queue", doc: "Calls that may wait for a worker; more fail at once.", default: 2_000, min: 0, max: 100_000, step: 10, unit: "calls" },
-    { kind: "number", name: "cpu", label: "Shedder CPU threshold", doc: "CPU use in thousandths at which the server counts as hot.", default: 900, min: 0, max: 999, step: 10, unit: "‰" },
-    { kind: "number", name: "timeout", label: "Client timeout", doc: "How long a client waits; 0 waits for ever.", default: 0, min: 0, max: 60, step: 0.1, unit: "s" },
+    {
+      kind: "number",
+      name: "from",
+      label: "Load at the start",
+      doc: "Calls a second when the ramp begins.",
+      default: 50,
+      min: 1,
+      max: 10_000,
+      step: 10,
+      unit: "calls/s",
+      scale: "log",
+    },
+    {
+      kind: "number",
+      name: "to",
+      label: "Load at the end",
+      doc: "Calls a second when the ramp ends.",
+      default: 600,
+      min: 1,
+      max: 10_000,
+      step: 10,
+      unit: "calls/s",
+      scale: "log",
+    },
+    {
+      kind: "number",
+      name: "duration",
+      label: "Run length",
+      doc: "How long the ramp takes.",
+      default: 120,
+      min: 10,
+      max: 3_600,
+      step: 10,
+      unit: "s",
+    },
+    {
+      kind: "integer",
+      name: "workers",
+      label: "Workers",
+      doc: "Calls the server serves at once.",
+      default: 8,
+      min: 1,
+      max: 1_000,
+      step: 1,
+    },
+    {
+      kind: "number",
+      name: "service",
+      label: "Service time",
+      doc: "Mean time a worker spends on a call, exponentially distributed.",
+      default: 20,
+      min: 1,
+      max: 1_000,
+      step: 1,
+      unit: "ms",
+      scale: "log",
+    },
+    {
+      kind: "integer",
+      name: "queue",
+      label: "Queue",
+      doc: "Calls that may wait for a worker; more fail at once.",
+      default: 2_000,
+      min: 0,
+      max: 100_000,
+      step: 10,
+      unit: "calls",
+    },
+    {
+      kind: "number",
+      name: "cpu",
+      label: "Shedder CPU threshold",
+      doc: "CPU use in thousandths at which the server counts as hot.",
+      default: 900,
+      min: 0,
+      max: 999,
+      step: 10,
+      unit: "‰",
+    },
+    {
+      kind: "number",
+      name: "timeout",
+      label: "Client timeout",
+      doc: "How long a client waits; 0 waits for ever.",
+      default: 0,
+      min: 0,
+      max: 60,
+      step: 0.1,
+      unit: "s",
+    },
   ],
   run(p, start) {
     const duration = p.duration * 1_000;
@@ -51,7 +133,10 @@ export const shedderRamp = defineScenario<ShedderRampParams>({
       backend: { latency: exponential(p.service), workers: p.workers, queue: p.queue },
       client: p.timeout > 0 ? { timeout: p.timeout * 1_000 } : {},
     };
-    const runs = [simulate({ ...base, label: "tideward shedder", policies: [shedder({ cpu: p.cpu })] }), simulate({ ...base, label: "no shedder" })];
+    const runs = [
+      simulate({ ...base, label: "tideward shedder", policies: [shedder({ cpu: p.cpu })] }),
+      simulate({ ...base, label: "no shedder" }),
+    ];
     const capacity = (p.workers * 1_000) / p.service;
     const ids = ["shedder", "none"];
     const figures: Record<string, number> = { capacity };
@@ -63,7 +148,14 @@ export const shedderRamp = defineScenario<ShedderRampParams>({
       figures[`${ids[i]}.peakRefused`] = peak.refused;
       figures[`${ids[i]}.peakFailed`] = peak.failed;
       figures[`${ids[i]}.firstRefusalLoad`] = first;
-      return [r.label, `${num(peak.p99)} ms`, `${num(peak.goodput)}/s`, percent(peak.refused), percent(peak.failed), first > 0 ? `${num(first)}/s` : "never"];
+      return [
+        r.label,
+        `${num(peak.p99)} ms`,
+        `${num(peak.goodput)}/s`,
+        percent(peak.refused),
+        percent(peak.failed),
+        first > 0 ? `${num(first)}/s` : "never",
+      ];
     });
     const table = {
       title: `load ${p.from} → ${p.to} calls/s on ${p.workers} workers of ${p.service} ms (capacity ${num(capacity)}/s); figures over the last fifth of the run`,
@@ -96,7 +188,12 @@ function atPeak(r: RunResult): { p99: number; goodput: number; refused: number; 
     failed += s.failed[i];
   }
   const seconds = ((s.t.length - from) * r.step) / 1_000;
-  return { p99, goodput: ok / seconds, refused: attempts > 0 ? refused / attempts : 0, failed: attempts > 0 ? failed / attempts : 0 };
+  return {
+    p99,
+    goodput: ok / seconds,
+    refused: attempts > 0 ? refused / attempts : 0,
+    failed: attempts > 0 ? failed / attempts : 0,
+  };
 }
 
 /** The offered load (calls a second) in the first bucket with a refusal, or 0. */

@@ -8,6 +8,21 @@ import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 
+// Servers this process started and has not stopped: killed when it exits, so a test or an example
+// that throws before its stop() leaves no redis-server behind.
+const running = new Map<ChildProcess, string>();
+let reaping = false;
+function reapOnExit(): void {
+  if (reaping) return;
+  reaping = true;
+  process.once("exit", () => {
+    for (const [child, dir] of running) {
+      child.kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
 /** Where `redis-server` is on the PATH, or undefined when it is not installed. */
 export function findRedisServer(): string | undefined {
   for (const dir of (process.env.PATH ?? "").split(delimiter)) {
@@ -170,14 +185,25 @@ export async function startRedis(options: StartOptions = {}): Promise<RedisServe
     ];
     const started = spawn(binary, args, { stdio: "ignore" });
     child = started;
+    reapOnExit();
+    running.set(started, dir);
     const exited = new Promise<never>((_, reject) =>
-      started.once("exit", (code) => reject(new Error(`redis-server on port ${port} exited with ${code}`))),
+      started.once("exit", (code) => {
+        running.delete(started);
+        reject(new Error(`redis-server on port ${port} exited with ${code}`));
+      }),
     );
     exited.catch(() => undefined);
-    await Promise.race([
-      until(`redis-server on port ${port}`, async () => (await command(port, "PING")) === "PONG", 10_000),
-      exited,
-    ]);
+    try {
+      await Promise.race([
+        until(`redis-server on port ${port}`, async () => (await command(port, "PING")) === "PONG", 10_000),
+        exited,
+      ]);
+    } catch (error) {
+      // A server that never answered is not left running.
+      await gone("SIGKILL");
+      throw error;
+    }
   };
   const gone = async (signal: NodeJS.Signals): Promise<void> => {
     const c = child;
@@ -187,7 +213,12 @@ export async function startRedis(options: StartOptions = {}): Promise<RedisServe
       c.kill(signal);
     });
   };
-  await launch();
+  try {
+    await launch();
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     port,
     url: `redis://127.0.0.1:${port}`,

@@ -278,6 +278,62 @@ export const sweepScenario: Scenario = {
   ],
 };
 
+export const guardScenario: Scenario = {
+  id: "guard",
+  title: "Guard in front of a server",
+  blurb:
+    "Many clients, a few of them far busier than the rest (Zipf popularity), offer a load that ramps past what a server of workers can do. @tideward/guard's admission (its shedder reading the server's CPU, a gate on calls in flight, a per-key limit) next to the same admission without the per-key limit and to no policy at all, on the same seed and traffic.",
+  knobs: [
+    range("traffic", "start", "Load at the start", 10, 2_000, 10, 100, "calls/s"),
+    range("traffic", "peak", "Load at the peak", 10, 5_000, 10, 600, "calls/s"),
+    range("traffic", "ramp", "Ramp lasts", 0, 600, 5, 30, "s"),
+    range("traffic", "hold", "Peak held for", 0, 600, 5, 30, "s"),
+    range("traffic", "after", "Back at the start load for", 0, 600, 5, 30, "s"),
+    range("clients", "keys", "Clients (keys)", 1, 100_000, 1, 1_000, "keys"),
+    range(
+      "clients",
+      "exponent",
+      "Skew: Zipf exponent s",
+      0,
+      3,
+      0.05,
+      1.1,
+      "",
+      "Key i is picked in proportion to 1 / (i + 1)^s; 0 is uniform.",
+    ),
+    range("server", "workers", "Workers", 1, 64, 1, 4, "workers"),
+    range("server", "service", "Service time per call", 1, 200, 1, 16, "ms"),
+    ...shedKnobs("guard: shedder").map((k) => ({ ...k, key: `shed.${k.key}` })),
+    range("guard: gate", "gate", "gate: calls in flight at most", 1, 1_000, 1, 8, "calls"),
+    range("guard: per-key limit", "limit.quota", "quota: calls a key may make a window", 1, 1_000, 1, 20, "calls"),
+    range("guard: per-key limit", "limit.window", "window", 100, 60_000, 100, 1_000, "ms"),
+    choice(
+      "guard: per-key limit",
+      "limit.kind",
+      "kind",
+      [
+        ["bucket", "token bucket"],
+        ["gcra", "GCRA"],
+        ["sliding", "sliding window"],
+        ["period", "fixed period"],
+      ],
+      "bucket",
+    ),
+    number(
+      "guard: per-key limit",
+      "limit.maxKeys",
+      "maxKeys: keys with limiter state at once",
+      1,
+      1_000_000,
+      1,
+      100_000,
+      "keys",
+      "Past it, idle keys' state is dropped and a returning key starts afresh.",
+    ),
+    seed(),
+  ],
+};
+
 /** Every scenario, in the order of the page's tabs. */
 export const scenarios: readonly Scenario[] = [
   breakerScenario,
@@ -286,4 +342,5 @@ export const scenarios: readonly Scenario[] = [
   herdScenario,
   quotaScenario,
   sweepScenario,
+  guardScenario,
 ];

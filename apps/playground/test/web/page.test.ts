@@ -23,7 +23,11 @@ const moves: Record<string, { key: string; press: string }> = {
   herd: { key: "clients", press: "ArrowRight" },
   quota: { key: "rate", press: "ArrowRight" },
   sweep: { key: "clients", press: "ArrowRight" },
+  guard: { key: "limit.quota", press: "ArrowRight" },
 };
+
+/** The CSS selector of a knob's control: its id, with the dots of a grouped key (`shed.cpu`) escaped. */
+const knobSelector = (key: string): string => `#knob-${key.replaceAll(".", "\\.")}`;
 
 let dist: string;
 let served: Served | undefined;
@@ -101,7 +105,7 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
       expect(await page.locator("#status").textContent()).toMatch(/^Simulated .* in \d+ ms, in a worker\.$/);
       // Every knob has a control with a label naming it, reachable from the keyboard.
       for (const knob of scenario.knobs) {
-        const control = page.locator(`#knob-${knob.key.replace(".", "\\.")}`);
+        const control = page.locator(knobSelector(knob.key));
         expect(await control.count(), knob.key).toBe(1);
         expect(await page.locator(`label[for="knob-${knob.key}"]`).textContent()).toBe(knob.label);
         expect(await control.getAttribute("tabindex")).not.toBe("-1");
@@ -186,7 +190,7 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
       const before = await figures(page);
       const move = moves[id];
       if (move === undefined) throw new Error(`no knob to move for ${id}`);
-      const control = page.locator(`#knob-${move.key}`);
+      const control = page.locator(knobSelector(move.key));
       await control.focus();
       for (let i = 0; i < 3; i++) await control.press(move.press);
       await settled(page);
@@ -209,7 +213,7 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
       const page = await open(run.hash);
       expect(await figures(page)).toEqual(run.figures);
       const move = moves[id];
-      expect(await page.locator(`#knob-${move?.key ?? ""}`).inputValue()).toBe(
+      expect(await page.locator(knobSelector(move?.key ?? "")).inputValue()).toBe(
         new URLSearchParams(run.hash.split("?")[1]).get(move?.key ?? ""),
       );
       await page.close();

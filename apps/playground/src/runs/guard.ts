@@ -1,0 +1,278 @@
+// Guard in front of a server: many clients with Zipf key popularity offer a load that ramps past
+// what a server of workers can do, through @tideward/guard's admission (shedder, gate, per-key
+// limit), through the same admission without its per-key limit, and with no policy at all.
+import { keys, latency, policy, simulate, traffic } from "@tideward/sim";
+import type { KeyTotals, SimulationOptions, Traffic } from "@tideward/sim";
+import { call, lit } from "../code.ts";
+import type { Code } from "../code.ts";
+import type { Figure, Outcome, Params, Series } from "../model.ts";
+import {
+  figure,
+  latency as latencyOf,
+  line,
+  n,
+  perSecond,
+  refusedBy,
+  s,
+  seconds,
+  successPercent,
+  summary,
+} from "./common.ts";
+import type { Measure, Named } from "./common.ts";
+
+/**
+ * The replay's helpers, written out as the snippet prints them; `perName` and `shareOf` below
+ * are the same code for the page. A merged traffic model numbers its parts' keys apart, so keys
+ * are summed by name, as admission keys its limits.
+ */
+const helpers = [
+  `type Keys = { readonly names: readonly string[]; readonly offered: readonly number[]; readonly admitted: readonly number[] };`,
+  `const perName = (k: Keys | undefined, field: "offered" | "admitted"): Map<string, number> => { const m = new Map<string, number>(); k?.names.forEach((name, i) => m.set(name, (m.get(name) ?? 0) + (k[field][i] ?? 0))); return m; };`,
+  `const heaviest = (k: Keys | undefined): string => [...perName(k, "offered")].reduce((a, b) => (b[1] > a[1] ? b : a), ["", -1])[0];`,
+  `const shareOf = (r: { readonly summary: { readonly admitted: number }; readonly keys?: Keys }, name: string): number => r.summary.admitted === 0 ? 0 : ((perName(r.keys, "admitted").get(name) ?? 0) / r.summary.admitted) * 100;`,
+];
+
+function perName(k: KeyTotals | undefined, field: "offered" | "admitted"): Map<string, number> {
+  const m = new Map<string, number>();
+  k?.names.forEach((name, i) => m.set(name, (m.get(name) ?? 0) + (k[field][i] ?? 0)));
+  return m;
+}
+
+function heaviest(k: KeyTotals | undefined): string {
+  return [...perName(k, "offered")].reduce<[string, number]>((a, b) => (b[1] > a[1] ? b : a), ["", -1])[0];
+}
+
+/** The heaviest key's share of the run's admissions, %. */
+function shareOf(r: Named, top: Named): Measure {
+  const name = heaviest(top.run.keys);
+  const admitted = r.run.summary.admitted;
+  return {
+    value: admitted === 0 ? 0 : ((perName(r.run.keys, "admitted").get(name) ?? 0) / admitted) * 100,
+    expr: `shareOf(${r.name}, heaviest(${top.name}.keys))`,
+  };
+}
+
+/** The heaviest key's share of the calls offered, %: the same in every run. */
+function offeredShare(r: Named): Measure {
+  const name = heaviest(r.run.keys);
+  const offered = r.run.summary.calls;
+  return {
+    value: offered === 0 ? 0 : ((perName(r.run.keys, "offered").get(name) ?? 0) / offered) * 100,
+    expr: `(${r.name}.summary.calls === 0 ? 0 : ((perName(${r.name}.keys, "offered").get(heaviest(${r.name}.keys)) ?? 0) / ${r.name}.summary.calls) * 100)`,
+  };
+}
+
+/** The highest mean number in flight over any bucket. */
+function peakInFlight(r: Named): Measure {
+  return { value: Math.max(0, ...r.run.series.inFlight), expr: `Math.max(0, ...${r.name}.series.inFlight)` };
+}
+
+/** The highest CPU reading at a bucket's end, ‰. */
+function peakCpu(r: Named): Measure {
+  return { value: Math.max(0, ...r.run.series.backendCpu), expr: `Math.max(0, ...${r.name}.series.backendCpu)` };
+}
+
+/** The load: `start` rising to `peak` over `ramp` ms, held `hold` ms, then `start` again for `after` ms, from `who`. */
+function load(start: number, peak: number, ramp: number, hold: number, after: number, who: Code): Code<Traffic> {
+  const parts: Code<Traffic>[] = [];
+  if (ramp > 0)
+    parts.push(
+      call("traffic.ramp", traffic.ramp, { from: start, to: peak, over: ramp, until: ramp + hold, keys: who }),
+    );
+  else if (hold > 0) parts.push(call("traffic.poisson", traffic.poisson, { rate: peak, until: hold, keys: who }));
+  if (after > 0) parts.push(call("traffic.poisson", traffic.poisson, { rate: start, at: ramp + hold, keys: who }));
+  if (parts.length === 0) return call("traffic.poisson", traffic.poisson, { rate: start, keys: who });
+  if (parts.length === 1) return parts[0];
+  return call("traffic.merge", traffic.merge, ...parts);
+}
+
+const REASONS = ["shed", "gate", "rate"] as const;
+
+export function guard(p: Params): Outcome {
+  const ramp = n(p, "ramp") * 1_000;
+  const hold = n(p, "hold") * 1_000;
+  const after = n(p, "after") * 1_000;
+  // A run needs some traffic: with every stretch at zero, hold the start load for a second.
+  const duration = Math.max(ramp + hold + after, 1_000);
+  const who = call("keys.zipf", keys.zipf, { count: n(p, "keys"), exponent: n(p, "exponent"), prefix: "client-" });
+  const shared = lit({
+    seed: n(p, "seed"),
+    duration,
+    step: duration >= 60_000 ? 1_000 : 500,
+    traffic: load(n(p, "start"), n(p, "peak"), ramp, hold, after, who),
+    backend: { latency: call("latency.exponential", latency.exponential, n(p, "service")), workers: n(p, "workers") },
+    perKey: true,
+  });
+  const shedder = {
+    cpu: n(p, "shed.cpu"),
+    size: n(p, "shed.size"),
+    window: n(p, "shed.window"),
+    latency: n(p, "shed.latency"),
+    beta: n(p, "shed.beta"),
+    cool: n(p, "shed.cool"),
+    floor: n(p, "shed.floor"),
+  };
+  const limit = {
+    name: "per-client",
+    quota: n(p, "limit.quota"),
+    window: n(p, "limit.window"),
+    kind: s(p, "limit.kind"),
+  };
+  const maxKeys = n(p, "limit.maxKeys");
+  const gate = n(p, "gate");
+  const full = call("policy.admission", policy.admission, { shedder, gate, limits: [limit], maxKeys });
+  const loose = call("policy.admission", policy.admission, { shedder, gate });
+  const base: Omit<SimulationOptions, "policies" | "label"> = shared.value;
+  const runs: Named[] = [
+    { name: "guarded", run: simulate({ ...base, label: "guard", policies: [full.value] }) },
+    {
+      name: "unlimited",
+      run: simulate({ ...base, label: "guard without the per-key limit", policies: [loose.value] }),
+    },
+    { name: "unprotected", run: simulate({ ...base, label: "no policy" }) },
+  ];
+  const [gd, ul, un] = runs as [Named, Named, Named];
+  const row = (
+    label: string,
+    unit: string,
+    digits: number,
+    m: (r: Named) => Measure,
+    key: string,
+  ): { label: string; cells: Figure[] } => ({
+    label: unit === "" ? label : `${label} (${unit})`,
+    cells: runs.map((r) => figure(`${r.name}.${key}`, `${r.run.label}: ${label}`, unit, digits, m(r))),
+  });
+  const rows = [
+    row("calls admitted", "", 0, (r) => summary(r, "admitted"), "admitted"),
+    row("refused by the shedder (shed)", "", 0, (r) => refusedBy(r, "admission/shed"), "shed"),
+    row("refused by the gate (gate)", "", 0, (r) => refusedBy(r, "admission/gate"), "gate"),
+    row("refused by the per-key limit (rate)", "", 0, (r) => refusedBy(r, "admission/rate"), "rate"),
+    row("the heaviest key's share of admissions", "%", 2, (r) => shareOf(r, un), "topShare"),
+    row("calls that succeeded", "%", 2, successPercent, "success"),
+    row("latency p50 of admitted calls", "ms", 1, (r) => latencyOf(r, "p50"), "p50"),
+    row("latency p95", "ms", 1, (r) => latencyOf(r, "p95"), "p95"),
+    row("latency p99", "ms", 1, (r) => latencyOf(r, "p99"), "p99"),
+    row("most calls in flight (a bucket's mean)", "", 1, peakInFlight, "peakInFlight"),
+    row("highest CPU reading", "‰", 0, peakCpu, "peakCpu"),
+  ];
+  const x = seconds(gd.run);
+  const capacity = (n(p, "workers") * 1_000) / n(p, "service");
+  const solid = { side: "tideward" as const };
+  const dashed = { side: "baseline" as const };
+  const dotted = { dash: true };
+  const zeros = x.map(() => 0);
+  const reasonColors: Record<(typeof REASONS)[number], string> = { shed: "#b91c1c", gate: "#a16207", rate: "#7c3aed" };
+  const pct = (r: Named, which: "p50" | "p95" | "p99", color: string, extra: Partial<Series>): Series =>
+    line(`${which}, ${r.run.label}`, r.run.series[which], { color, ...extra });
+  const top = heaviest(un.run.keys);
+  const topOffered = offeredShare(un);
+  const topShare = shareOf(gd, un);
+  const looseShare = shareOf(ul, un);
+  const p99 = (r: Named): string => (r.run.summary.latency.p99 ?? 0).toFixed(0);
+  return {
+    charts: [
+      {
+        id: "admitted",
+        title: "Calls offered and admitted, per second",
+        x: { label: "time (s)", values: x },
+        y: { label: "calls/s", min: 0 },
+        series: [
+          line("offered", perSecond(gd.run, gd.run.series.offered), { color: "#6b7280", dash: true }),
+          line(
+            "server capacity",
+            x.map(() => capacity),
+            { color: "#a16207", dash: true },
+          ),
+          line("admitted by the guard", perSecond(gd.run, gd.run.series.admitted), { color: "#0b6e99", ...solid }),
+          line("admitted, guard without the per-key limit", perSecond(ul.run, ul.run.series.admitted), {
+            color: "#15803d",
+            ...dotted,
+          }),
+          line("admitted, no policy", perSecond(un.run, un.run.series.admitted), { color: "#c2410c", ...dashed }),
+        ],
+      },
+      {
+        id: "refused",
+        title: "Calls the guard refused, by reason, per second",
+        x: { label: "time (s)", values: x },
+        y: { label: "calls/s", min: 0 },
+        series: REASONS.map((reason) =>
+          line(`refused: ${reason}`, perSecond(gd.run, gd.run.series.refusedBy[`admission/${reason}`] ?? zeros), {
+            color: reasonColors[reason],
+            ...solid,
+          }),
+        ),
+      },
+      {
+        id: "flight",
+        title: "Calls in flight (mean over each bucket)",
+        x: { label: "time (s)", values: x },
+        y: { label: "calls", min: 0 },
+        series: [
+          line(
+            "gate",
+            x.map(() => gate),
+            { color: "#6b7280", dash: true },
+          ),
+          line("guard", gd.run.series.inFlight, { color: "#0b6e99", ...solid }),
+          line("guard without the per-key limit", ul.run.series.inFlight, { color: "#15803d", ...dotted }),
+          line("no policy", un.run.series.inFlight, { color: "#c2410c", ...dashed }),
+        ],
+      },
+      {
+        id: "latency",
+        title: "Latency of admitted calls: p50, p95, p99 (ms, log scale)",
+        x: { label: "time (s)", values: x },
+        y: { label: "ms", log: true },
+        series: [
+          pct(gd, "p50", "#15803d", solid),
+          pct(gd, "p95", "#0b6e99", solid),
+          pct(gd, "p99", "#7c3aed", solid),
+          pct(un, "p50", "#15803d", dashed),
+          pct(un, "p95", "#0b6e99", dashed),
+          pct(un, "p99", "#7c3aed", dashed),
+        ],
+      },
+      {
+        id: "cpu",
+        title: "The server's CPU reading (‰), as the guard's shedder sees it",
+        x: { label: "time (s)", values: x },
+        y: { label: "‰", min: 0, max: 1_000 },
+        series: [
+          line(
+            "hot at",
+            x.map(() => shedder.cpu),
+            { color: "#6b7280", dash: true },
+          ),
+          line("guard", gd.run.series.backendCpu, { color: "#0b6e99", ...solid }),
+          line("no policy", un.run.series.backendCpu, { color: "#c2410c", ...dashed }),
+        ],
+      },
+    ],
+    figures: [
+      figure("offered", "calls offered (the same to all three)", "", 0, summary(gd, "calls")),
+      figure("topOffered", "the heaviest key's share of the calls offered", "%", 2, topOffered),
+    ],
+    tables: [
+      {
+        caption: `The same server (${n(p, "workers")} workers, ${n(p, "service")} ms a call: ${capacity.toFixed(0)} calls/s) and the same ${n(p, "keys")} clients behind the guard, the guard without its per-key limit, and no policy`,
+        columns: ["", "guard", "guard without the per-key limit", "no policy"],
+        rows,
+      },
+    ],
+    notes: [
+      `The heaviest client, ${top}, offers ${topOffered.value.toFixed(1)} % of the calls. With the per-key limit (${limit.quota} every ${limit.window} ms, ${limit.kind}) it has ${topShare.value.toFixed(1)} % of the admissions; without it, ${looseShare.value.toFixed(1)} %.`,
+      `The server can do about ${capacity.toFixed(0)} calls a second; the load rises from ${n(p, "start")} to ${n(p, "peak")}. With no policy every call is queued and the p99 of the admitted calls reaches ${p99(un)} ms; behind the guard it is ${p99(gd)} ms, with ${gd.run.summary.refused} calls refused at the door.`,
+    ],
+    replay: {
+      body: [
+        ...helpers,
+        `const shared = ${shared.source};`,
+        `const guarded = simulate({ ...shared, label: "guard", policies: [${full.source}] });`,
+        `const unlimited = simulate({ ...shared, label: "guard without the per-key limit", policies: [${loose.source}] });`,
+        `const unprotected = simulate({ ...shared, label: "no policy" });`,
+      ],
+    },
+    simulated: { runs: 3, ms: duration, calls: gd.run.summary.calls * 3 },
+  };
+}

@@ -86,6 +86,11 @@ function load(start: number, peak: number, ramp: number, hold: number, after: nu
   return call("traffic.merge", traffic.merge, ...parts);
 }
 
+/** A level for a log scale: `null` where it is 0 (nothing in flight), which a log axis cannot place. */
+function positive(xs: readonly number[]): (number | null)[] {
+  return xs.map((v) => (v > 0 ? v : null));
+}
+
 const REASONS = ["shed", "gate", "rate"] as const;
 
 export function guard(p: Params): Outcome {
@@ -205,18 +210,19 @@ export function guard(p: Params): Outcome {
       },
       {
         id: "flight",
-        title: "Calls in flight (mean over each bucket)",
+        // Log scale: with no policy the queue reaches thousands, and the gate's few would be a flat line.
+        title: "Calls in flight (mean over each bucket, log scale)",
         x: { label: "time (s)", values: x },
-        y: { label: "calls", min: 0 },
+        y: { label: "calls", log: true },
         series: [
           line(
             "gate",
             x.map(() => gate),
             { color: "#6b7280", dash: true },
           ),
-          line("guard", gd.run.series.inFlight, { color: "#0b6e99", ...solid }),
-          line("guard without the per-key limit", ul.run.series.inFlight, { color: "#15803d", ...dotted }),
-          line("no policy", un.run.series.inFlight, { color: "#c2410c", ...dashed }),
+          line("guard", positive(gd.run.series.inFlight), { color: "#0b6e99", ...solid }),
+          line("guard without the per-key limit", positive(ul.run.series.inFlight), { color: "#15803d", ...dotted }),
+          line("no policy", positive(un.run.series.inFlight), { color: "#c2410c", ...dashed }),
         ],
       },
       {

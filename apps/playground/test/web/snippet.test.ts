@@ -1,7 +1,7 @@
 // "Copy as test" must hand a user a test that passes: for every scenario, at its defaults and
 // with a knob moved, the generated snippet is written out and run in a vitest of its own.
 import { describe, expect, it } from "vitest";
-import { scenarios } from "../../src/catalogue";
+import { guardScenario, scenarios } from "../../src/catalogue";
 import type { Params, Scenario } from "../../src/model";
 import { runs } from "../../src/runs";
 import { snippetName, toSnippet } from "../../src/snippet";
@@ -36,6 +36,56 @@ describe("copy as test", () => {
       const result = runSnippets("snippets", files);
       expect(result.failed, result.output).toBe(0);
       expect(result.passed, result.output).toBe(files.length);
+    },
+  );
+
+  it(
+    "the guard's test replays @tideward/guard's admission as the page ran it, and fails when a figure differs from the run",
+    { timeout: 180_000 },
+    () => {
+      // The guard's own knobs moved: another limiter kind, a wider gate, a hotter shedder, more skew.
+      const params = {
+        ...defaults(guardScenario),
+        "limit.kind": "gcra",
+        "limit.quota": 12,
+        gate: 20,
+        "shed.cpu": 800,
+        exponent: 1.4,
+        seed: 11,
+      };
+      const outcome = runs.guard?.(params);
+      if (outcome === undefined) throw new Error("no run for the guard scenario");
+      const code = toSnippet(guardScenario, outcome, hashFor(guardScenario, params));
+      expect(code).toContain("policy.admission(");
+      expect(code).toContain('kind: "gcra"');
+      expect(code).toContain("keys.zipf(");
+      expect(code).toMatch(/import \{ keys, latency, policy, simulate, traffic \} from "@tideward\/sim";/);
+      // The same test with the rate refusals it asserts off by one: it must fail.
+      const rate = outcome.tables[0]?.rows.flatMap((r) => r.cells).find((c) => c.id === "guarded.rate");
+      if (rate === undefined) throw new Error("no rate refusals figure");
+      expect(rate.value).toBeGreaterThan(0);
+      const wrong = toSnippet(
+        guardScenario,
+        {
+          ...outcome,
+          tables: outcome.tables.map((t) => ({
+            ...t,
+            rows: t.rows.map((r) => ({
+              ...r,
+              cells: r.cells.map((c) => (c === rate ? { ...c, value: c.value + 1 } : c)),
+            })),
+          })),
+        },
+        hashFor(guardScenario, params),
+      );
+      const result = runSnippets("guard-snippets", [
+        { name: "guard.right.test.ts", code },
+        { name: "guard.wrong.test.ts", code: wrong },
+      ]);
+      expect(result.passed, result.output).toBe(1);
+      expect(result.failed, result.output).toBe(1);
+      expect(result.output).toMatch(/guard\.wrong\.test\.ts/);
+      expect(result.output).toMatch(/refused by the per-key limit \(rate\)/);
     },
   );
 });

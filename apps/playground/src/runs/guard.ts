@@ -93,7 +93,11 @@ function positive(xs: readonly number[]): (number | null)[] {
 
 const REASONS = ["shed", "gate", "rate"] as const;
 
-export function guard(p: Params): Outcome {
+/**
+ * The guard scenario's three runs. `check.invariants` has the simulator check the gate and the
+ * per-key limits at every step (the tests do; the page does not pay for it).
+ */
+export function guard(p: Params, check: { readonly invariants?: boolean } = {}): Outcome {
   const ramp = n(p, "ramp") * 1_000;
   const hold = n(p, "hold") * 1_000;
   const after = n(p, "after") * 1_000;
@@ -127,7 +131,10 @@ export function guard(p: Params): Outcome {
   const gate = n(p, "gate");
   const full = call("policy.admission", policy.admission, { shedder, gate, limits: [limit], maxKeys });
   const loose = call("policy.admission", policy.admission, { shedder, gate });
-  const base: Omit<SimulationOptions, "policies" | "label"> = shared.value;
+  const base: Omit<SimulationOptions, "policies" | "label"> = {
+    ...shared.value,
+    invariants: check.invariants === true,
+  };
   const runs: Named[] = [
     { name: "guarded", run: simulate({ ...base, label: "guard", policies: [full.value] }) },
     {

@@ -86,6 +86,18 @@ describe("Guard in front of a server", () => {
     expect((g["unlimited.topShare"] / 100) * g["unlimited.admitted"]).toBeGreaterThan(bound);
   });
 
+  it.each(["bucket", "gcra", "sliding", "period"])(
+    "with the simulator checking every step, the gate and a %s per-key limit hold, and the run is the same",
+    (kind) => {
+      // A tight limit on a load far past capacity, so both bounds are pressed.
+      const p = at({ "limit.kind": kind, "limit.quota": 5, "limit.window": 500, peak: 1_500 });
+      const checked = guard(p, { invariants: true });
+      expect(shown(checked)).toEqual(shown(guard(p)));
+      expect(shown(checked)["guarded.rate"]).toBeGreaterThan(0);
+      expect(shown(checked)["guarded.gate"]).toBeGreaterThan(0);
+    },
+  );
+
   it("uniform keys (s = 0) have no heavy key; the same knobs give the same figures, another seed others", () => {
     const flat = shown(guard(at({ exponent: 0 })));
     expect(flat.topOffered).toBeLessThan(1);

@@ -4,7 +4,7 @@ import { check } from "@tideward/time/internal";
 import { checkChainArgs } from "./args";
 import type { AtomicReport, ChargeKind, QuotaCharge } from "./charge";
 import { Verdict } from "./decision";
-import type { Decision } from "./decision";
+import type { Decision, Reason } from "./decision";
 import { isQuotaKey } from "./key";
 import type { QuotaKey } from "./key";
 import { done, refused } from "./result";
@@ -129,12 +129,13 @@ export function chain(links: Links, key: QuotaKey, limit: string, cost: number, 
  * tightest level admits, `retryAfter` when the whole chain would fit, `resetAfter` the latest
  * level's, and `trace` one entry per level, naming its key and what it answered.
  */
-export function foldChain(
+export function foldChain<D = Decision>(
   charges: readonly QuotaCharge[],
   report: AtomicReport,
   limit: string,
   cost: number,
-): Decision {
+  make: MakeDecision<D> = verdict as MakeDecision<D>,
+): D {
   let remaining = Infinity;
   let resetAfter = 0;
   const trace: string[] = [];
@@ -149,7 +150,7 @@ export function foldChain(
     trace.push(`${c.kind ?? "bucket"} ${limit} @ ${c.key.id}: ${d.reason}`);
   }
   const reason = report.allowed ? "ok" : report.decisions[report.failedIndex].reason;
-  return new Verdict(
+  return make(
     report.allowed,
     reason,
     cost,
@@ -159,3 +160,17 @@ export function foldChain(
     trace,
   );
 }
+
+/** Makes a decision from its fields (a store's engine makes its own kind, with a path). */
+export type MakeDecision<D> = (
+  allowed: boolean,
+  reason: Reason,
+  cost: number,
+  remaining: number,
+  retryAfter: number,
+  resetAfter: number,
+  trace: readonly string[],
+) => D;
+
+const verdict: MakeDecision<Decision> = (allowed, reason, cost, remaining, retryAfter, resetAfter, trace) =>
+  new Verdict(allowed, reason, cost, remaining, retryAfter, resetAfter, trace);

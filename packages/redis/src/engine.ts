@@ -31,18 +31,21 @@ import {
   BUCKET,
   EXHAUSTED,
   GCRA,
+  KIND_NAMES,
   NOT_COMMITTED,
-  Numbers,
   OK,
-  OUT,
+  Rule as Numbers,
   WINDOW,
-  bytes,
   decide,
-  freshA,
-  freshB,
-} from "./steps";
+  foldChain,
+  freshAmount,
+  freshInstant,
+  kindOf,
+  step,
+} from "@tideward/quota-engine/internal";
+import type { Kind } from "@tideward/quota-engine/internal";
+import { bytes } from "./bytes";
 
-const KINDS: readonly ChargeKind[] = ["bucket", "window", "gcra"];
 const REASONS: readonly Reason[] = ["ok", "exhausted", "too_large", "unknown_limit", "not_committed"];
 /** Charges a batch script call carries at most. */
 const BATCH_CHUNK = 256;
@@ -51,10 +54,6 @@ const SMALL_SET = 16;
 /** The reply's first byte: "1" committed (or answered), "R" the stored answer of a request id. */
 const YES = 49;
 const REPLAYED = 82;
-
-function kindIndex(kind: unknown): number {
-  return kind === undefined || kind === "bucket" ? BUCKET : kind === "window" ? WINDOW : kind === "gcra" ? GCRA : -1;
-}
 
 /** The hash tag of a key this engine made, braces included. */
 function tagOf(key: string): string {
@@ -290,7 +289,7 @@ export class RedisQuotaEngine implements QuotaStore {
         [String(-s.capacity), String(s.align ? -s.window : s.window)],
         [String(s.burst), String(-numbers.interval)],
       ];
-      const traces = KINDS.flatMap((kind) => REASONS.map((r) => Object.freeze([`${kind} ${s.name}: ${r}`])));
+      const traces = KIND_NAMES.flatMap((kind) => REASONS.map((r) => Object.freeze([`${kind} ${s.name}: ${r}`])));
       this.#rules.set(s.name, { spec: s, numbers, shadow, args, traces });
       this.#fallback.add(s);
     }
@@ -314,14 +313,14 @@ export class RedisQuotaEngine implements QuotaStore {
 
   /** The Redis key holding `key`'s state for `limit` under `kind`. */
   redisKey(key: QuotaKey, limit: string, kind: ChargeKind = "bucket"): string {
-    return this.#stateKey(kindIndex(kind), limit, key);
+    return this.#stateKey(kindOf(kind) as Kind, limit, key);
   }
 
-  #stateKey(kind: number, limit: string, key: QuotaKey): string {
+  #stateKey(kind: Kind, limit: string, key: QuotaKey): string {
     return this.#nameOf(this.#tag(key), kind, limit, key);
   }
 
-  #nameOf(tag: string, kind: number, limit: string, key: QuotaKey): string {
+  #nameOf(tag: string, kind: Kind, limit: string, key: QuotaKey): string {
     if (typeof tag !== "string" || tag.length === 0 || tag.includes("}")) {
       throw new TypeError(
         `RedisPolicy hashTag must return a non-empty string without "}", got ${check.describe(tag)} for ${key.id}`,
@@ -371,7 +370,7 @@ export class RedisQuotaEngine implements QuotaStore {
   }
 
   #single(
-    kind: number,
+    kind: Kind,
     key: QuotaKey,
     limit: string,
     now: number,
@@ -451,7 +450,7 @@ export class RedisQuotaEngine implements QuotaStore {
     charged: boolean,
     r: Buffer,
     at: number,
-    kind: number,
+    kind: Kind,
     rule: Rule,
     stateKey: string,
     clock: number,
@@ -463,7 +462,7 @@ export class RedisQuotaEngine implements QuotaStore {
     const sb = fresh ? 0 : r.readDoubleLE(at + 8);
     const t = kind === BUCKET && !fresh && sb > now ? sb : now;
     const code = fresh
-      ? decide(kind, rule.numbers, freshA(kind, rule.numbers), freshB(kind, t), t, cost)
+      ? decide(kind, rule.numbers, freshAmount(kind, rule.numbers), freshInstant(kind, t), t, cost)
       : decide(kind, rule.numbers, sa, sb, t, cost);
     if ((code === OK) !== charged) throw disagree(quota.name);
     const d = this.#verdict(kind, rule, cost, code, now, t, "store");
@@ -479,12 +478,12 @@ export class RedisQuotaEngine implements QuotaStore {
     return `${this.#prefix}{${this.#tag(key)}}r${requestId}`;
   }
 
-  // The decision of a step just taken (its figures in OUT), with its waits from the caller's `now`.
-  #verdict(kind: number, rule: Rule, cost: number, code: number, now: number, t: number, path: Path): RedisVerdict {
+  // The decision of a step just taken (its figures in `step`), with its waits from the caller's `now`.
+  #verdict(kind: Kind, rule: Rule, cost: number, code: number, now: number, t: number, path: Path): RedisVerdict {
     const trace = rule.traces[kind * 5 + code];
-    const remaining = OUT[2];
-    const retry = code === OK ? 0 : until(now, t, OUT[3]);
-    const reset = until(now, t, OUT[4]);
+    const remaining = step.remaining;
+    const retry = code === OK ? 0 : until(now, t, step.passAt);
+    const reset = until(now, t, step.resetAt);
     if (rule.shadow) {
       const shadow: Shadow = { allowed: code === OK, reason: REASONS[code], retryAfter: retry };
       return new RedisVerdict(true, "ok", cost, remaining, 0, reset, trace, path, shadow);
@@ -492,7 +491,7 @@ export class RedisQuotaEngine implements QuotaStore {
     return new RedisVerdict(code === OK, REASONS[code], cost, remaining, retry, reset, trace, path, undefined);
   }
 
-  #unknown(kind: number, limit: string, cost: number): RedisDecision {
+  #unknown(kind: Kind, limit: string, cost: number): RedisDecision {
     if (typeof limit !== "string") throw limitError(limit, "limit");
     return new RedisVerdict(
       false,
@@ -501,7 +500,7 @@ export class RedisQuotaEngine implements QuotaStore {
       0,
       Infinity,
       0,
-      [`${KINDS[kind]} ${limit}: unknown_limit (no limit of that name)`],
+      [`${KIND_NAMES[kind]} ${limit}: unknown_limit (no limit of that name)`],
       "store",
       undefined,
     );
@@ -512,7 +511,7 @@ export class RedisQuotaEngine implements QuotaStore {
     return outcome.status === UNKNOWN ? "indeterminate" : this.#fallback.path;
   }
 
-  #outageSingle(outcome: Outcome, kind: number, key: QuotaKey, rule: Rule, now: number, cost: number): RedisDecision {
+  #outageSingle(outcome: Outcome, kind: Kind, key: QuotaKey, rule: Rule, now: number, cost: number): RedisDecision {
     const path = this.#outagePath(outcome);
     const d = this.#fallback.check(kind, key, rule.spec, now, cost);
     return this.#fromLocal(d, rule, path);
@@ -602,7 +601,7 @@ export class RedisQuotaEngine implements QuotaStore {
       for (let i = 0; i < call.n; i++) {
         const rule = c[i * 5 + 4] as Rule | undefined;
         if (rule === undefined) continue;
-        const a = rule.args[c[i * 5 + 3] as number];
+        const a = rule.args[c[i * 5 + 3] as Kind];
         args[at] = costArg(c[i * 5 + 2] as number, rule.shadow);
         args[at + 1] = a[0];
         args[at + 2] = a[1];
@@ -638,8 +637,8 @@ export class RedisQuotaEngine implements QuotaStore {
       if (!isKey(key)) throw keyError(key, `charges[${i}].key`);
       if (typeof limit !== "string") throw limitError(limit, `charges[${i}].limit`);
       if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, `charges[${i}].cost`);
-      const k = kindIndex(kind);
-      if (k < 0) throw kindError(kind, `charges[${i}].kind`);
+      const k = kindOf(kind);
+      if (k === -1) throw kindError(kind, `charges[${i}].kind`);
       const rule = this.#rules.get(limit);
       copy[i * 5] = key;
       copy[i * 5 + 1] = limit;
@@ -679,7 +678,7 @@ export class RedisQuotaEngine implements QuotaStore {
       for (let i = 0; i < call.n; i++) {
         const rule = c[i * 5 + 4] as Rule | undefined;
         if (rule === undefined) continue;
-        const kind = c[i * 5 + 3] as number;
+        const kind = c[i * 5 + 3] as Kind;
         const at = states + j * 16;
         const a = r.readDoubleLE(at);
         s.names[j] = call.names[j];
@@ -702,7 +701,7 @@ export class RedisQuotaEngine implements QuotaStore {
     let j = 0;
     for (let i = 0; i < call.n; i++) {
       const rule = c[i * 5 + 4] as Rule | undefined;
-      const kind = c[i * 5 + 3] as number;
+      const kind = c[i * 5 + 3] as Kind;
       const cost = c[i * 5 + 2] as number;
       if (rule === undefined) {
         if (failed < 0) failed = i;
@@ -710,9 +709,9 @@ export class RedisQuotaEngine implements QuotaStore {
         continue;
       }
       if (j === failedKnown && failed < 0) failed = i;
-      OUT[2] = s.rem[j];
-      OUT[3] = s.retry[j];
-      OUT[4] = s.reset[j];
+      step.remaining = s.rem[j];
+      step.passAt = s.retry[j];
+      step.resetAt = s.reset[j];
       decisions[i] = this.#verdict(kind, rule, cost, s.codes[j], now, t, "store");
       j++;
     }
@@ -728,7 +727,7 @@ export class RedisQuotaEngine implements QuotaStore {
             d.remaining,
             0,
             d.resetAfter,
-            (c[i * 5 + 4] as Rule).traces[(c[i * 5 + 3] as number) * 5 + NOT_COMMITTED],
+            (c[i * 5 + 4] as Rule).traces[(c[i * 5 + 3] as Kind) * 5 + NOT_COMMITTED],
             "store",
             undefined,
           );
@@ -756,7 +755,7 @@ export class RedisQuotaEngine implements QuotaStore {
     let failed = -1;
     for (let j = 0; j < m; j++) {
       const name = s.names[j];
-      const kind = s.kinds[j];
+      const kind = s.kinds[j] as Kind;
       const numbers = s.numbers[j];
       let p = -1;
       if (latest !== undefined) p = latest.get(name) ?? -1;
@@ -777,16 +776,16 @@ export class RedisQuotaEngine implements QuotaStore {
         a = s.a[j];
         b = s.b[j];
       } else {
-        a = freshA(kind, numbers);
-        b = freshB(kind, t);
+        a = freshAmount(kind, numbers);
+        b = freshInstant(kind, t);
       }
       const code = decide(kind, numbers, a, b, t, s.costs[j]);
       s.codes[j] = code;
-      s.sa[j] = OUT[0];
-      s.sb[j] = OUT[1];
-      s.rem[j] = OUT[2];
-      s.retry[j] = OUT[3];
-      s.reset[j] = OUT[4];
+      s.sa[j] = step.amount;
+      s.sb[j] = step.instant;
+      s.rem[j] = step.remaining;
+      s.retry[j] = step.passAt;
+      s.reset[j] = step.resetAt;
       if (code === OK) latest?.set(name, j);
       else if (failed < 0 && s.shadow[j] === 0) failed = j;
     }
@@ -814,10 +813,10 @@ export class RedisQuotaEngine implements QuotaStore {
           repeated = true;
         }
       }
-      const kind = s.kinds[j];
+      const kind = s.kinds[j] as Kind;
       if (s.present[j] === 1) decide(kind, s.numbers[j], s.a[j], s.b[j], t, total);
-      else decide(kind, s.numbers[j], freshA(kind, s.numbers[j]), freshB(kind, t), t, total);
-      if (OUT[3] > worst) worst = OUT[3];
+      else decide(kind, s.numbers[j], freshAmount(kind, s.numbers[j]), freshInstant(kind, t), t, total);
+      if (step.passAt > worst) worst = step.passAt;
     }
     if (worst === Infinity) return Infinity;
     if (repeated && this.#stage(m, worst) >= 0) worst = firstAfter(worst, (x) => this.#stage(m, x) < 0);
@@ -847,9 +846,9 @@ export class RedisQuotaEngine implements QuotaStore {
         key: c[i * 5] as QuotaKey,
         limit: c[i * 5 + 1] as string,
         cost: c[i * 5 + 2] as number,
-        kind: KINDS[c[i * 5 + 3] as number],
+        kind: KIND_NAMES[c[i * 5 + 3] as Kind],
       });
-      kinds.push(c[i * 5 + 3] as number);
+      kinds.push(c[i * 5 + 3] as Kind);
     }
     const report = this.#fallback.atomic(charges, kinds, call.now, call.commit);
     const decisions = report.decisions.map((d, i) => {
@@ -887,29 +886,13 @@ export class RedisQuotaEngine implements QuotaStore {
   ): Promise<RedisDecision> {
     const charges = this.chain(key, limit, cost, kind);
     const report = await this.#atomic(charges, now, true, options);
-    let remaining = Infinity;
-    let resetAfter = 0;
-    const trace: string[] = [];
-    for (let i = 0; i < charges.length; i++) {
-      const c = charges[i];
-      const d = report.decisions[i];
-      const scale = c.cost / cost;
-      const held = d.reason === "not_committed" || d.reason === "key_limit" ? d.remaining + c.cost : d.remaining;
-      remaining = Math.min(remaining, Math.floor(held / scale));
-      if (d.resetAfter > resetAfter) resetAfter = d.resetAfter;
-      trace.push(`${c.kind ?? "bucket"} ${limit} @ ${c.key.id}: ${d.reason}`);
-    }
-    const reason = report.allowed ? "ok" : report.decisions[report.failedIndex].reason;
-    return new RedisVerdict(
-      report.allowed,
-      reason,
+    return foldChain(
+      charges,
+      report,
+      limit,
       cost,
-      remaining === Infinity ? 0 : remaining,
-      report.retryAfter,
-      resetAfter,
-      trace,
-      report.path,
-      undefined,
+      (allowed, reason, cost, remaining, retryAfter, resetAfter, trace) =>
+        new RedisVerdict(allowed, reason, cost, remaining, retryAfter, resetAfter, trace, report.path, undefined),
     );
   }
 
@@ -968,7 +951,7 @@ export class RedisQuotaEngine implements QuotaStore {
     if (typeof limit !== "string") throw limitError(limit, "limit");
     if (!Array.isArray(inputs))
       throw new TypeError(`inputs must be an array of EvaluationInput, got ${check.describe(inputs)}`);
-    const k = kindIndex(kind);
+    const k = kindOf(kind);
     if (k === -1) throw kindError(kind, "kind");
     const n = inputs.length;
     const keys = new Array<QuotaKey>(n);
@@ -1014,7 +997,7 @@ export class RedisQuotaEngine implements QuotaStore {
   }
 
   async #batchCall(
-    kind: number,
+    kind: Kind,
     rule: Rule,
     list: readonly number[],
     keys: readonly QuotaKey[],
@@ -1064,15 +1047,15 @@ export class RedisQuotaEngine implements QuotaStore {
         at = sa.length;
         slot.set(name, at);
         const v = r.readDoubleLE(9 + at * 16);
-        sa.push(v === v ? v : freshA(kind, numbers));
-        sb.push(v === v ? r.readDoubleLE(17 + at * 16) : freshB(kind, t));
+        sa.push(v === v ? v : freshAmount(kind, numbers));
+        sb.push(v === v ? r.readDoubleLE(17 + at * 16) : freshInstant(kind, t));
       }
       if (kind === BUCKET && sb[at] > t) t = sb[at];
       clock = t;
       const code = decide(kind, numbers, sa[at], sb[at], t, costs[i]);
       if (code === OK) {
-        sa[at] = OUT[0];
-        sb[at] = OUT[1];
+        sa[at] = step.amount;
+        sb[at] = step.instant;
       }
       out[i] = this.#verdict(kind, rule, costs[i], code, now, t, "store");
     }

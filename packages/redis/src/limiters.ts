@@ -40,7 +40,7 @@ import {
   sliding as slidingScript,
 } from "./scripts";
 import type { LuaScript } from "./scripts";
-import { bytes } from "./steps";
+import { bytes } from "./bytes";
 
 /** What a take answered and which part answered it. */
 export interface TakeAnswer<T = boolean> {

@@ -1,0 +1,11 @@
+// What tideward's Redis engine shares with the in-process one, not meant for users: a limit's
+// derived numbers, the three algorithm steps on a key's two numbers, and the hierarchy's fold, so
+// that each exists once. Not covered by semver: anything here may change in any release.
+export { decide, freshAmount, freshInstant } from "./algorithms";
+export { foldChain } from "./hierarchy";
+export type { MakeDecision } from "./hierarchy";
+export { BUCKET, GCRA, KIND_NAMES, WINDOW, kindOf } from "./kinds";
+export type { Kind } from "./kinds";
+export { EXHAUSTED, KEY_LIMIT, NOT_COMMITTED, OK, TOO_LARGE, UNKNOWN_LIMIT, step } from "./outcome";
+export type { Code } from "./outcome";
+export { Rule } from "./rule";

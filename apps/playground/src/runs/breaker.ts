@@ -3,7 +3,7 @@
 import { failures, latency, policy, simulate, traffic } from "@tideward/sim";
 import type { SimulationOptions } from "@tideward/sim";
 import { call, lit } from "../code.ts";
-import type { Figure, Outcome, Params } from "../model.ts";
+import type { Outcome, Params } from "../model.ts";
 import {
   figure,
   line,
@@ -17,6 +17,7 @@ import {
   sumHelper,
   summary,
   total,
+  rowsOf,
 } from "./common.ts";
 import type { Measure, Named } from "./common.ts";
 
@@ -81,16 +82,7 @@ export function breaker(p: Params): Outcome {
   const [tw, cl] = runs as [Named, Named];
   const fromIdx = Math.floor(from / 1_000);
   const toIdx = Math.ceil(to / 1_000);
-  const row = (
-    label: string,
-    unit: string,
-    digits: number,
-    m: (r: Named) => Measure,
-    key: string,
-  ): { label: string; cells: Figure[] } => ({
-    label: unit === "" ? label : `${label} (${unit})`,
-    cells: runs.map((r) => figure(`${r.name}.${key}`, `${r.run.label}: ${label}`, unit, digits, m(r))),
-  });
+  const row = rowsOf(runs);
   const rows = [
     row("calls let through", "", 0, (r) => summary(r, "admitted"), "admitted"),
     row("calls refused", "", 0, (r) => summary(r, "refused"), "refused"),

@@ -1,6 +1,9 @@
 // What every scenario's run shares: reading knobs, naming figures with the expression that
 // replays them, and turning a run's series into chart lines.
-import type { RunResult } from "@tideward/sim";
+import { traffic } from "@tideward/sim";
+import type { RunResult, Traffic } from "@tideward/sim";
+import { call } from "../code.ts";
+import type { Code } from "../code.ts";
 import type { Figure, Params, Series } from "../model.ts";
 
 /** A knob's value as a number. */
@@ -32,6 +35,48 @@ export interface Measure {
 /** A figure from a measure. */
 export function figure(id: string, label: string, unit: string, digits: number, m: Measure): Figure {
   return { id, label, unit, digits, value: m.value, expr: m.expr };
+}
+
+/** A table row's maker over `runs`: a row is one figure a run, its label carrying the unit. */
+export function rowsOf(runs: readonly Named[]) {
+  return (
+    label: string,
+    unit: string,
+    digits: number,
+    m: (r: Named) => Measure,
+    key: string,
+  ): { label: string; cells: Figure[] } => ({
+    label: unit === "" ? label : `${label} (${unit})`,
+    cells: runs.map((r) => figure(`${r.name}.${key}`, `${r.run.label}: ${label}`, unit, digits, m(r))),
+  });
+}
+
+/**
+ * A rising load: `start` calls a second rising to `peak` over `ramp` ms, held `hold` ms, then
+ * `start` again for `after` ms (all three 0: `start` throughout), its keys from `who` if given.
+ */
+export function load(
+  start: number,
+  peak: number,
+  ramp: number,
+  hold: number,
+  after: number,
+  who?: Code,
+): Code<Traffic> {
+  const keys = who === undefined ? {} : { keys: who };
+  const parts: Code<Traffic>[] = [];
+  if (ramp > 0)
+    parts.push(call("traffic.ramp", traffic.ramp, { from: start, to: peak, over: ramp, until: ramp + hold, ...keys }));
+  else if (hold > 0) parts.push(call("traffic.poisson", traffic.poisson, { rate: peak, until: hold, ...keys }));
+  if (after > 0) parts.push(call("traffic.poisson", traffic.poisson, { rate: start, at: ramp + hold, ...keys }));
+  if (parts.length === 0) return call("traffic.poisson", traffic.poisson, { rate: start, ...keys });
+  if (parts.length === 1) return parts[0];
+  return call("traffic.merge", traffic.merge, ...parts);
+}
+
+/** The highest mean number in flight over any bucket. */
+export function peakInFlight(r: Named): Measure {
+  return { value: Math.max(0, ...r.run.series.inFlight), expr: `Math.max(0, ...${r.name}.series.inFlight)` };
 }
 
 /** The replay helper `sum(xs, from, to)` the measures below use; put it in a replay's body. */

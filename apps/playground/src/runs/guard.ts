@@ -1,11 +1,10 @@
 // Guard in front of a server: many clients with Zipf key popularity offer a load that ramps past
 // what a server of workers can do, through @tideward/guard's admission (shedder, gate, per-key
 // limit), through the same admission without its per-key limit, and with no policy at all.
-import { keys, latency, policy, simulate, traffic } from "@tideward/sim";
-import type { KeyTotals, SimulationOptions, Traffic } from "@tideward/sim";
+import { keys, latency, policy, simulate } from "@tideward/sim";
+import type { KeyTotals, SimulationOptions } from "@tideward/sim";
 import { call, lit } from "../code.ts";
-import type { Code } from "../code.ts";
-import type { Figure, Outcome, Params, Series } from "../model.ts";
+import type { Outcome, Params, Series } from "../model.ts";
 import {
   figure,
   latency as latencyOf,
@@ -17,6 +16,9 @@ import {
   seconds,
   successPercent,
   summary,
+  rowsOf,
+  load,
+  peakInFlight,
 } from "./common.ts";
 import type { Measure, Named } from "./common.ts";
 
@@ -62,28 +64,9 @@ function offeredShare(r: Named): Measure {
   };
 }
 
-/** The highest mean number in flight over any bucket. */
-function peakInFlight(r: Named): Measure {
-  return { value: Math.max(0, ...r.run.series.inFlight), expr: `Math.max(0, ...${r.name}.series.inFlight)` };
-}
-
 /** The highest CPU reading at a bucket's end, ‰. */
 function peakCpu(r: Named): Measure {
   return { value: Math.max(0, ...r.run.series.backendCpu), expr: `Math.max(0, ...${r.name}.series.backendCpu)` };
-}
-
-/** The load: `start` rising to `peak` over `ramp` ms, held `hold` ms, then `start` again for `after` ms, from `who`. */
-function load(start: number, peak: number, ramp: number, hold: number, after: number, who: Code): Code<Traffic> {
-  const parts: Code<Traffic>[] = [];
-  if (ramp > 0)
-    parts.push(
-      call("traffic.ramp", traffic.ramp, { from: start, to: peak, over: ramp, until: ramp + hold, keys: who }),
-    );
-  else if (hold > 0) parts.push(call("traffic.poisson", traffic.poisson, { rate: peak, until: hold, keys: who }));
-  if (after > 0) parts.push(call("traffic.poisson", traffic.poisson, { rate: start, at: ramp + hold, keys: who }));
-  if (parts.length === 0) return call("traffic.poisson", traffic.poisson, { rate: start, keys: who });
-  if (parts.length === 1) return parts[0];
-  return call("traffic.merge", traffic.merge, ...parts);
 }
 
 /** A level for a log scale: `null` where it is 0 (nothing in flight), which a log axis cannot place. */
@@ -144,16 +127,7 @@ export function guard(p: Params, check: { readonly invariants?: boolean } = {}):
     { name: "unprotected", run: simulate({ ...base, label: "no policy" }) },
   ];
   const [gd, ul, un] = runs as [Named, Named, Named];
-  const row = (
-    label: string,
-    unit: string,
-    digits: number,
-    m: (r: Named) => Measure,
-    key: string,
-  ): { label: string; cells: Figure[] } => ({
-    label: unit === "" ? label : `${label} (${unit})`,
-    cells: runs.map((r) => figure(`${r.name}.${key}`, `${r.run.label}: ${label}`, unit, digits, m(r))),
-  });
+  const row = rowsOf(runs);
   const rows = [
     row("calls admitted", "", 0, (r) => summary(r, "admitted"), "admitted"),
     row("refused by the shedder (shed)", "", 0, (r) => refusedBy(r, "admission/shed"), "shed"),

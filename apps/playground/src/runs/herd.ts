@@ -6,8 +6,8 @@ import { failures, latency, simulate, traffic } from "@tideward/sim";
 import type { SimulationOptions } from "@tideward/sim";
 import { call, lit, raw } from "../code.ts";
 import type { Code } from "../code.ts";
-import type { Figure, Outcome, Params } from "../model.ts";
-import { figure, line, n, perSecond, s, summary } from "./common.ts";
+import type { Outcome, Params } from "../model.ts";
+import { figure, line, n, perSecond, s, summary, rowsOf } from "./common.ts";
 import type { Measure, Named } from "./common.ts";
 
 /** What a backend call takes, ms: the capacity is workers over this. */
@@ -88,16 +88,7 @@ export function herd(p: Params): Outcome {
   const chosen = byId.get(s(p, "jitter")) ?? runs[1];
   const rigid = runs[0];
   const back = Math.floor(recovery / bin);
-  const row = (
-    label: string,
-    unit: string,
-    digits: number,
-    m: (r: Named) => Measure,
-    key: string,
-  ): { label: string; cells: Figure[] } => ({
-    label: unit === "" ? label : `${label} (${unit})`,
-    cells: runs.map((r) => figure(`${r.name}.${key}`, `${r.run.label}: ${label}`, unit, digits, m(r))),
-  });
+  const row = rowsOf(runs);
   const rows = [
     row("retries", "", 0, (r) => summary(r, "retries"), "retries"),
     row("calls that reached the backend", "", 0, (r) => summary(r, "backendLoad"), "backendLoad"),

@@ -5,8 +5,20 @@ import { keys, latency, policy, simulate, traffic } from "@tideward/sim";
 import type { PolicySpec, SimulationOptions } from "@tideward/sim";
 import { call, lit, raw } from "../code.ts";
 import type { Code } from "../code.ts";
-import type { Figure, Outcome, Params } from "../model.ts";
-import { figure, line, n, plus, perSecond, refusedBy, seconds, stat, successPercent, summary } from "./common.ts";
+import type { Outcome, Params } from "../model.ts";
+import {
+  figure,
+  line,
+  n,
+  plus,
+  perSecond,
+  refusedBy,
+  seconds,
+  stat,
+  successPercent,
+  summary,
+  rowsOf,
+} from "./common.ts";
 import type { Measure, Named } from "./common.ts";
 
 const tenantKey = new QuotaKey("acme", "*", "chat");
@@ -54,16 +66,7 @@ export function quota(p: Params): Outcome {
     run: simulate({ ...base, label, policies: [spec.value] }),
   }));
   const [at, sq] = runs as [Named, Named];
-  const row = (
-    label: string,
-    unit: string,
-    digits: number,
-    m: (r: Named) => Measure,
-    key: string,
-  ): { label: string; cells: Figure[] } => ({
-    label: unit === "" ? label : `${label} (${unit})`,
-    cells: runs.map((r) => figure(`${r.name}.${key}`, `${r.run.label}: ${label}`, unit, digits, m(r))),
-  });
+  const row = rowsOf(runs);
   // Charged for nothing: the units each dimension charged for requests then refused (only one
   // after another; an atomic set charges nothing for a refusal).
   const wastedTokens = (r: Named): Measure => plus(stat(r, 0, "wasted:tenant"), stat(r, 0, "wasted:model"));

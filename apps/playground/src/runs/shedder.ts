@@ -1,28 +1,23 @@
 // Shedder under rising load: a server with workers and a queue (load turns into latency and a
 // CPU reading), offered a load that ramps past what it can do, with and without the shedder.
-import { latency, policy, simulate, traffic } from "@tideward/sim";
-import type { SimulationOptions, Traffic } from "@tideward/sim";
+import { latency, policy, simulate } from "@tideward/sim";
+import type { SimulationOptions } from "@tideward/sim";
 import { call, lit } from "../code.ts";
-import type { Code } from "../code.ts";
-import type { Figure, Outcome, Params, Series } from "../model.ts";
-import { figure, latency as latencyOf, line, n, perSecond, seconds, successPercent, summary } from "./common.ts";
-import type { Measure, Named } from "./common.ts";
-
-/** The highest mean number in flight over any bucket. */
-function peakInFlight(r: Named): Measure {
-  return { value: Math.max(0, ...r.run.series.inFlight), expr: `Math.max(0, ...${r.name}.series.inFlight)` };
-}
-
-/** The load: `start` rising to `peak` over `ramp` ms, held `hold` ms, then `start` again for `after` ms. */
-function load(start: number, peak: number, ramp: number, hold: number, after: number): Code<Traffic> {
-  const parts: Code<Traffic>[] = [];
-  if (ramp > 0)
-    parts.push(call("traffic.ramp", traffic.ramp, { from: start, to: peak, over: ramp, until: ramp + hold }));
-  else if (hold > 0) parts.push(call("traffic.poisson", traffic.poisson, { rate: peak, until: hold }));
-  if (after > 0) parts.push(call("traffic.poisson", traffic.poisson, { rate: start, at: ramp + hold }));
-  if (parts.length === 1) return parts[0];
-  return call("traffic.merge", traffic.merge, ...parts);
-}
+import type { Outcome, Params, Series } from "../model.ts";
+import {
+  figure,
+  latency as latencyOf,
+  line,
+  n,
+  perSecond,
+  seconds,
+  successPercent,
+  summary,
+  rowsOf,
+  load,
+  peakInFlight,
+} from "./common.ts";
+import type { Named } from "./common.ts";
 
 export function shedder(p: Params): Outcome {
   const ramp = n(p, "ramp") * 1_000;
@@ -30,10 +25,7 @@ export function shedder(p: Params): Outcome {
   const after = n(p, "after") * 1_000;
   // A run needs some traffic: with every stretch at zero, hold the start load for a second.
   const duration = Math.max(ramp + hold + after, 1_000);
-  const offered =
-    ramp + hold + after === 0
-      ? call("traffic.poisson", traffic.poisson, { rate: n(p, "start") })
-      : load(n(p, "start"), n(p, "peak"), ramp, hold, after);
+  const offered = load(n(p, "start"), n(p, "peak"), ramp, hold, after);
   const shared = lit({
     seed: n(p, "seed"),
     duration,
@@ -57,16 +49,7 @@ export function shedder(p: Params): Outcome {
     { name: "unprotected", run: simulate({ ...base, label: "without a shedder" }) },
   ];
   const [sh, un] = runs as [Named, Named];
-  const row = (
-    label: string,
-    unit: string,
-    digits: number,
-    m: (r: Named) => Measure,
-    key: string,
-  ): { label: string; cells: Figure[] } => ({
-    label: unit === "" ? label : `${label} (${unit})`,
-    cells: runs.map((r) => figure(`${r.name}.${key}`, `${r.run.label}: ${label}`, unit, digits, m(r))),
-  });
+  const row = rowsOf(runs);
   const rows = [
     row("calls admitted", "", 0, (r) => summary(r, "admitted"), "admitted"),
     row("calls refused", "", 0, (r) => summary(r, "refused"), "refused"),

@@ -125,11 +125,31 @@ const asyncCases: Record<string, () => () => Promise<number>> = {
     return async () => {
       const now = systemClock();
       if (!bucket.take(now)) throw new Error("rate");
-      const permit = breaker.allow(now, Math.random());
+      const permit = breaker.allow(now, Math.random);
       if (permit === undefined) throw new Error("breaker");
       const v = await answer();
       permit.pass(systemClock());
       return v;
+    };
+  },
+  "guard-chain": () => {
+    const breaker = new Breaker({}, systemClock());
+    const bucket = new Bucket(RATE, { now: systemClock() });
+    return () => {
+      const now = systemClock();
+      if (!bucket.take(now)) return Promise.reject(new Error("rate"));
+      const permit = breaker.allow(now, Math.random);
+      if (permit === undefined) return Promise.reject(new Error("breaker"));
+      return answer().then(
+        (v) => {
+          permit.pass(systemClock());
+          return v;
+        },
+        (e: unknown) => {
+          permit.fail(systemClock());
+          throw e;
+        },
+      );
     };
   },
   cockatiel: () => {

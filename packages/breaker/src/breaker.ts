@@ -104,9 +104,12 @@ export class Breaker {
    * `undefined` when the call is refused (and recorded as a drop).
    *
    * @param now - the caller's clock reading, in milliseconds
-   * @param roll - a draw in [0, 1); the call is refused when it falls under the drop fraction
+   * @param roll - a draw in [0, 1); the call is refused when it falls under the drop fraction. Or
+   *   a source of such draws (`Math.random`, a seeded generator), called only when the throttle is
+   *   on and a draw decides: a healthy breaker draws nothing.
+   * @throws what the source throws, with nothing recorded
    */
-  allow(now: number, roll: number): Permit | undefined {
+  allow(now: number, roll: number | (() => number)): Permit | undefined {
     const head = this.#advance(now);
     const total = this.#total;
     const failing = head.success > 0 ? 0 : head.failure > 0 ? this.#failing + 1 : this.#failing;
@@ -118,9 +121,11 @@ export class Breaker {
       const size = this.#size;
       const working = head.failure > 0 ? 0 : head.success > 0 ? this.#working + 1 : this.#working;
       const drop = (excess / (total + 1)) * ((size - working) / size);
-      // `roll >= 0` is false for NaN: it counts as 0, like a roll below 0, and so does a roll
-      // that is not a number at all (never compared, so a Symbol cannot throw here).
-      if ((typeof roll === "number" && roll >= 0 ? roll : 0) < drop) {
+      // A drop of 0 (a window of successes scaling it away) refuses nothing, whatever the draw.
+      const r = drop > 0 && typeof roll === "function" ? roll() : roll;
+      // `r >= 0` is false for NaN: it counts as 0, like a roll below 0, and so does a roll that
+      // is not a number at all (never compared, so a Symbol cannot throw here).
+      if ((typeof r === "number" && r >= 0 ? r : 0) < drop) {
         head.total++;
         head.drop++;
         this.#total++;

@@ -52,22 +52,42 @@ function at(now: number, t: number): { next: number; pass: number } {
   return { next, pass: next };
 }
 
-/** Runs the ops on the real breaker: what each op answered (a decision, a ratio, null for a settle). */
-function runReal(p: Partial<Sre>, ops: readonly Op[], origin = 0): (boolean | number | null)[] {
+/** What `runReal` saw of a source of draws handed to `allow` in place of each roll. */
+interface Draws {
+  /** Draws the breaker asked for. */
+  taken: number;
+  /** Draws asked for at a reading where `ratio` was 0 and no probe was due: draws that decided nothing. */
+  needless: number;
+}
+
+/**
+ * Runs the ops on the real breaker: what each op answered (a decision, a ratio, null for a settle).
+ * With `draws`, each roll is handed as a source that answers it, and its draws are counted.
+ */
+function runReal(p: Partial<Sre>, ops: readonly Op[], origin = 0, draws?: Draws): (boolean | number | null)[] {
   const b = new Breaker(p, origin);
   const permits: Permit[] = [];
   const out: (boolean | number | null)[] = [];
   let now = origin;
+  const rollOf = (o: { readonly roll: number }, t: number): number | (() => number) => {
+    if (draws === undefined) return o.roll;
+    const idle = b.ratio(t) === 0; // reading changes nothing
+    return () => {
+      draws.taken++;
+      if (idle) draws.needless++;
+      return o.roll;
+    };
+  };
   for (const o of ops) {
     const { next, pass } = at(now, o.dt);
     now = next;
     if (o.kind === "allow") {
-      const permit = b.allow(pass, o.roll);
+      const permit = b.allow(pass, rollOf(o, pass));
       if (permit !== undefined) permits.push(permit);
       out.push(permit !== undefined);
     } else if (o.kind === "call") {
       // A call that finishes at once, settled at the same reading.
-      const permit = b.allow(pass, o.roll);
+      const permit = b.allow(pass, rollOf(o, pass));
       if (o.ok) permit?.pass(pass);
       else permit?.fail(pass);
       out.push(permit !== undefined, b.ratio(pass));
@@ -256,6 +276,34 @@ describe.each(scales)("Breaker properties on a clock %s", (_, start) => {
         }),
         { numRuns: 300 },
       );
+    },
+    SLOW,
+  );
+
+  it(
+    "decides alike given a source of draws, and draws only while the throttle is on",
+    () => {
+      fc.assert(
+        fc.property(policy, fc.array(op, { maxLength: 200 }), start, (p, ops, origin) => {
+          const draws: Draws = { taken: 0, needless: 0 };
+          expect(runReal(p, ops, origin, draws)).toEqual(runReal(p, ops, origin));
+          expect(draws.needless).toBe(0);
+          expect(draws.taken).toBeLessThanOrEqual(ops.filter((o) => o.kind === "allow" || o.kind === "call").length);
+        }),
+        { numRuns: 200 },
+      );
+      // A throttled breaker does draw, and a source that throws leaves nothing recorded.
+      const b = new Breaker({ protection: 0, probe: Infinity }, 0);
+      b.allow(1, 0)?.fail(1);
+      const before = b.ratio(1);
+      expect(before).toBeGreaterThan(0);
+      expect(() =>
+        b.allow(1, () => {
+          throw new Error("no dice");
+        }),
+      ).toThrow("no dice");
+      expect(b.ratio(1)).toBe(before);
+      expect(b.allow(1, () => 0)).toBeUndefined();
     },
     SLOW,
   );

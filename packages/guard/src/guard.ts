@@ -63,6 +63,24 @@ function rejected<T>(reason: unknown): Promise<T> {
   return Promise.reject(reason);
 }
 
+// Calls `fn` with `first` and then `args`: directly for up to three arguments, where a spread
+// call goes through V8's slower generic path on every call.
+function apply<A extends unknown[], F, R>(fn: (first: F, ...args: A) => R, first: F, args: A): R {
+  const f = fn as unknown as (first: F, ...rest: unknown[]) => R;
+  switch (args.length) {
+    case 0:
+      return f(first);
+    case 1:
+      return f(first, args[0]);
+    case 2:
+      return f(first, args[0], args[1]);
+    case 3:
+      return f(first, args[0], args[1], args[2]);
+    default:
+      return f(first, ...args);
+  }
+}
+
 // Why a hedge that lost was aborted: the reason its signal carries.
 function superseded(): Error {
   return new DOMException("another attempt answered first", "AbortError");
@@ -112,6 +130,8 @@ class Core<A extends unknown[], R> {
   readonly #simple: boolean;
   // No hedge and no wait for a token: see `#first`.
   readonly #direct: boolean;
+  // `#simple`, and nothing but a bucket and a breaker to consult or report to: see `#lean`.
+  readonly #lean: boolean;
   /** @internal For {@link Flight}: when attempts are cut off. */
   readonly expiry: Expiry;
 
@@ -124,10 +144,17 @@ class Core<A extends unknown[], R> {
     this.#direct = o.hedgeMax === 0 && !(o.bucket !== undefined && o.maxWait > 0);
     this.#simple =
       this.#direct && o.deadline === Infinity && o.timeout === Infinity && o.attempts === 1 && o.budget === undefined;
+    this.#lean =
+      this.#simple &&
+      o.gate === undefined &&
+      o.shedder === undefined &&
+      o.isFailure === undefined &&
+      o.onOutcome === undefined;
   }
 
   call(scope: CallScope | undefined, args: A): Promise<R> {
     if (scope === undefined) {
+      if (this.#lean) return this.#leanCall(args);
       if (this.#simple) return this.#once(args);
       if (this.#direct) return this.#first(args);
     }
@@ -156,7 +183,7 @@ class Core<A extends unknown[], R> {
         if (ticket === undefined) return Promise.reject(this.#refuse("shed", 0, 1));
       }
       if (o.breaker !== undefined) {
-        permit = o.breaker.allow(now, o.random());
+        permit = o.breaker.allow(now, o.random);
         if (permit === undefined) {
           ticket?.fail();
           ticket = undefined;
@@ -171,7 +198,7 @@ class Core<A extends unknown[], R> {
     if (gate !== undefined) gate.enter();
     if (bucket !== undefined) bucket.take(now);
     try {
-      answer = this.#fn(ONLY, ...args);
+      answer = apply(this.#fn, ONLY, args);
     } catch (e) {
       answer = rejected(e); // settled below, as a rejection would be
     }
@@ -179,6 +206,48 @@ class Core<A extends unknown[], R> {
       (value) => this.#onceEnded(false, undefined, value, permit, ticket, now) as R,
       (error: unknown) => {
         throw this.#onceEnded(true, error, undefined, permit, ticket, now);
+      },
+    );
+  }
+
+  /**
+   * `#once` for a guard of a bucket and a breaker alone, the pair most clients want: the same
+   * decisions, with less to check, so that V8 inlines the bucket and the breaker whole.
+   */
+  #leanCall(args: A): Promise<R> {
+    const o = this.#o;
+    const bucket = o.bucket;
+    const breaker = o.breaker;
+    let now: number;
+    let permit: Permit | undefined;
+    try {
+      now = o.clock();
+      if (bucket !== undefined && !bucket.peek(now)) return Promise.reject(this.#refuse("rate", bucket.next(now), 1));
+      if (breaker !== undefined) {
+        permit = breaker.allow(now, o.random);
+        if (permit === undefined) return Promise.reject(this.#refuse("breaker", 0, 1));
+      }
+    } catch (e) {
+      return rejected(e);
+    }
+    if (bucket !== undefined) bucket.take(now);
+    let answer: R | PromiseLike<R>;
+    try {
+      answer = apply(this.#fn, ONLY, args);
+    } catch (e) {
+      answer = rejected(e);
+    }
+    if (permit === undefined) return Promise.resolve(answer);
+    const p = permit;
+    return Promise.resolve(answer).then(
+      (value) => {
+        p.pass(o.clock());
+        return value;
+      },
+      (error: unknown) => {
+        // A refusal from within says nothing about this backend: the permit stays unsettled.
+        if (!isRefusal(error)) p.fail(o.clock());
+        throw error;
       },
     );
   }
@@ -228,7 +297,7 @@ class Core<A extends unknown[], R> {
     call.attempts = 1;
     let answer: R | PromiseLike<R>;
     try {
-      answer = this.#fn(ONLY, ...args);
+      answer = apply(this.#fn, ONLY, args);
     } catch (e) {
       answer = rejected(e);
     }
@@ -342,7 +411,11 @@ class Core<A extends unknown[], R> {
             let error: unknown;
             let result: R | undefined;
             try {
-              result = await this.#fn(number === 1 ? ONLY : { attempt: number, hedge: false, signal: NEVER }, ...args);
+              result = await apply(
+                this.#fn,
+                number === 1 ? ONLY : { attempt: number, hedge: false, signal: NEVER },
+                args,
+              );
             } catch (e) {
               threw = true;
               error = e;
@@ -434,7 +507,7 @@ class Core<A extends unknown[], R> {
     }
     if (o.breaker !== undefined) {
       try {
-        pass.permit = o.breaker.allow(now, o.random());
+        pass.permit = o.breaker.allow(now, o.random);
       } catch (e) {
         // A random source that throws: the shedder's ticket is given back, not left in flight.
         pass.ticket?.fail();
@@ -509,7 +582,7 @@ class Core<A extends unknown[], R> {
 
   /** @internal For {@link Flight}: calls the guarded function. */
   invoke(ctx: Context, args: A): R | PromiseLike<R> {
-    return this.#fn(ctx, ...args);
+    return apply(this.#fn, ctx, args);
   }
 
   /** @internal For {@link Flight}: settles an attempt's accounting and reports it. */

@@ -128,7 +128,10 @@ export interface GuardOptions<R = unknown> {
    * against it. @defaultValue `systemClock` (monotonic, `performance.timeOrigin + performance.now()`)
    */
   readonly clock?: Clock;
-  /** Draws in [0, 1) for the breaker's roll and the backoff's jitter. @defaultValue `Math.random` */
+  /**
+   * Draws in [0, 1) for the breaker's roll (drawn only while the breaker throttles) and the
+   * backoff's jitter. @defaultValue `Math.random`
+   */
   readonly random?: Random;
   /** Schedules timeouts, hedges and waits. @defaultValue the platform's `setTimeout` */
   readonly timers?: Timers;

@@ -47,6 +47,25 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
     expect(seen).toEqual([1, false, false]);
   });
 
+  it("hands the function exactly the caller's arguments, however many, on every path", async () => {
+    const { base } = sim();
+    const paths = [
+      {}, // a bare guard
+      { breaker: new Breaker({}, t0), bucket: new Bucket(1e9, { now: t0 }) }, // the pair alone
+      { breaker: new Breaker({}, t0), onOutcome: () => undefined }, // one attempt, with a listener
+      { retry: { attempts: 2 } }, // may retry
+      { timeout: 1_000 }, // may be cut off
+    ];
+    for (const extra of paths) {
+      const g = guard((a: Attempt, ...rest: unknown[]) => [a.attempt, rest.length, ...rest], { ...base, ...extra });
+      for (let n = 0; n <= 5; n++) {
+        const args = Array.from({ length: n }, (_, i) => `a${i}`);
+        expect(await g(...args)).toEqual([1, n, ...args]);
+        expect(await g.run({}, ...args)).toEqual([1, n, ...args]);
+      }
+    }
+  });
+
   it("a refusal is typed, branded and carries retryAfter; it survives a structured copy of its fields", async () => {
     const { s, base } = sim();
     const g = guard(() => "ok", { ...base, bucket: new Bucket(4, { burst: 1, now: t0 }) });
@@ -454,12 +473,15 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
       const p = loud();
       expect(((await outcome(p)).error as Error).message).toBe("listener");
       expect([gate.held, shedder.flying]).toEqual([0, 0]);
+      // The breaker draws only while it throttles: one failure with no protection makes it throttle.
+      const throttled = new Breaker({ protection: 0, probe: Infinity }, s.now());
+      throttled.allow(s.now(), 0)?.fail(s.now());
       const dice = guard(() => Promise.resolve(1), {
         ...base,
         gate,
         shedder,
         load: () => 0,
-        breaker: {},
+        breaker: throttled,
         retry,
         timeout,
         random: () => {

@@ -104,4 +104,76 @@ describe.each([0, 1_700_000_000_123.375])("guard invariants with the clock at %d
       );
     },
   );
+
+  it(
+    "a guard of a bucket and a breaker alone answers, refuses and records as the general path does",
+    { timeout: 60_000 },
+    async () => {
+      // The same traffic through two guards on twin breakers and buckets: one of the pair alone
+      // (the path built for it) and one that also has a listener (the general single-attempt path).
+      type Kind = "answer" | "fail" | "throw" | "refuse" | "value";
+      const call = fc.record({
+        at: fc.integer({ min: 0, max: 400 }),
+        kind: fc.constantFrom<Kind>("answer", "fail", "throw", "refuse", "value"),
+        after: fc.integer({ min: 0, max: 80 }),
+      });
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 0, max: 2 }),
+          fc.constantFrom(20, 1_000),
+          fc.array(call, { minLength: 1, maxLength: 40 }),
+          async (protection, rate, calls) => {
+            const s = new Scheduler(t0);
+            const twin = (listen: boolean) => {
+              let seed = 7;
+              const breaker = new Breaker({ protection, probe: 100 }, t0);
+              const bucket = new Bucket(rate, { burst: 3, now: t0 });
+              const options: GuardOptions<string> = {
+                clock: s.now,
+                timers: s,
+                // The same draws in the same order for both, as long as they decide alike.
+                random: () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647,
+                breaker,
+                bucket,
+                onOutcome: listen ? () => undefined : undefined,
+              };
+              const g = guard((_, c: (typeof calls)[number]) => {
+                if (c.kind === "throw") throw new Error("thrown");
+                if (c.kind === "value") return "value";
+                if (c.kind === "refuse") return Promise.reject(new Refusal("quota", 5));
+                return new Promise<string>((resolve, reject) =>
+                  s.set(() => (c.kind === "answer" ? resolve("ok") : reject(new Error("failed"))), c.after),
+                );
+              }, options);
+              return { g, breaker, bucket, answers: [] as string[], ratios: [] as number[] };
+            };
+            const pair = [twin(false), twin(true)];
+            const done: Promise<unknown>[] = [];
+            for (const c of calls)
+              s.set(() => {
+                for (const t of pair) {
+                  t.ratios.push(t.breaker.ratio(s.now()));
+                  done.push(
+                    t.g(c).then(
+                      (v) => void t.answers.push(v),
+                      (e: unknown) =>
+                        void t.answers.push(isRefusal(e) ? `refused ${e.kind} ${e.retryAfter}` : String(e)),
+                    ),
+                  );
+                }
+              }, c.at);
+            await s.run();
+            await Promise.all(done);
+            const [lean, general] = pair;
+            expect(lean.answers).toEqual(general.answers);
+            expect(lean.ratios).toEqual(general.ratios);
+            expect(lean.answers).toHaveLength(calls.length);
+            expect(lean.breaker.ratio(s.now())).toBe(general.breaker.ratio(s.now()));
+            expect(lean.bucket.next(s.now(), 3)).toBe(general.bucket.next(s.now(), 3));
+          },
+        ),
+        { numRuns: 150, interruptAfterTimeLimit: 20_000 },
+      );
+    },
+  );
 });

@@ -11,6 +11,7 @@ import { guard } from "@tideward/guard";
 import { Bucket, Gcra } from "@tideward/limiters";
 import { Shedder } from "@tideward/shedder";
 import { systemClock } from "@tideward/time";
+import { RATE, chainOf, floorOf } from "./floors";
 import { Plain } from "./plain-shedder";
 import { SummedRing } from "./rings";
 
@@ -94,7 +95,6 @@ cases.gcra = (n) => {
 // A guarded call and its peers, around an async function that resolves at once (guard.bench.ts).
 // eslint-disable-next-line @typescript-eslint/require-await -- an async function that resolves at once is the point
 const answer = async (): Promise<number> => 42;
-const RATE = 1e12;
 const awaited =
   (call: () => Promise<number>) =>
   async (n: number): Promise<number> => {
@@ -119,39 +119,8 @@ const asyncCases: Record<string, () => () => Promise<number>> = {
       bucket: new Bucket(RATE, { now: systemClock() }),
       timeout: 1_000,
     }),
-  "guard-floor": () => {
-    const breaker = new Breaker({}, systemClock());
-    const bucket = new Bucket(RATE, { now: systemClock() });
-    return async () => {
-      const now = systemClock();
-      if (!bucket.take(now)) throw new Error("rate");
-      const permit = breaker.allow(now, Math.random);
-      if (permit === undefined) throw new Error("breaker");
-      const v = await answer();
-      permit.pass(systemClock());
-      return v;
-    };
-  },
-  "guard-chain": () => {
-    const breaker = new Breaker({}, systemClock());
-    const bucket = new Bucket(RATE, { now: systemClock() });
-    return () => {
-      const now = systemClock();
-      if (!bucket.take(now)) return Promise.reject(new Error("rate"));
-      const permit = breaker.allow(now, Math.random);
-      if (permit === undefined) return Promise.reject(new Error("breaker"));
-      return answer().then(
-        (v) => {
-          permit.pass(systemClock());
-          return v;
-        },
-        (e: unknown) => {
-          permit.fail(systemClock());
-          throw e;
-        },
-      );
-    };
-  },
+  "guard-floor": () => floorOf(answer),
+  "guard-chain": () => chainOf(answer),
   cockatiel: () => {
     const policy = wrap(
       retry(handleAll, { maxAttempts: 2, backoff: new ExponentialBackoff() }),

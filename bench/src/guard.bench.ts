@@ -41,12 +41,11 @@ import { admitNode } from "@tideward/guard/node";
 import { Bucket } from "@tideward/limiters";
 import { systemClock } from "@tideward/time";
 import { do_not_optimize } from "mitata";
+import { RATE, chainOf, floorOf } from "./floors";
 import { allocation, fastest } from "./harness";
 
 // eslint-disable-next-line @typescript-eslint/require-await -- an async function that resolves at once is the point
 const answer = async (): Promise<number> => 42;
-// A bucket that never runs dry at these rates: the cost measured is the decision, not a refusal.
-const RATE = 1e12;
 
 const tideward = guard(answer, {
   breaker: new Breaker({}, systemClock()),
@@ -63,37 +62,8 @@ const tidewardTimeout = guard(answer, {
   timeout: 1_000,
 });
 
-// The breaker is handed Math.random itself, as the guard hands it its random source: it draws
-// only while it throttles.
-const floorBreaker = new Breaker({}, systemClock());
-const floorBucket = new Bucket(RATE, { now: systemClock() });
-const floor = async (): Promise<number> => {
-  const now = systemClock();
-  if (!floorBucket.take(now)) throw new Error("rate");
-  const permit = floorBreaker.allow(now, Math.random);
-  if (permit === undefined) throw new Error("breaker");
-  const v = await answer();
-  permit.pass(systemClock());
-  return v;
-};
-const chainBreaker = new Breaker({}, systemClock());
-const chainBucket = new Bucket(RATE, { now: systemClock() });
-const chain = (): Promise<number> => {
-  const now = systemClock();
-  if (!chainBucket.take(now)) return Promise.reject(new Error("rate"));
-  const permit = chainBreaker.allow(now, Math.random);
-  if (permit === undefined) return Promise.reject(new Error("breaker"));
-  return answer().then(
-    (v) => {
-      permit.pass(systemClock());
-      return v;
-    },
-    (e: unknown) => {
-      permit.fail(systemClock());
-      throw e;
-    },
-  );
-};
+const floor = floorOf(answer);
+const chain = chainOf(answer);
 
 const cockatiel = wrap(
   retry(handleAll, { maxAttempts: 2, backoff: new ExponentialBackoff() }),

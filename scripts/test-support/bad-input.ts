@@ -14,15 +14,18 @@ export function eachRow<S>(rows: readonly Row<S>[], fresh: () => S, snapshot: (s
   it.each(rows)("%s", (_, act, want) => {
     const s = fresh();
     const before = snapshot(s);
-    let got: Expect;
-    try {
-      got = { answers: act(s) };
-    } catch (e) {
-      got = { throws: (e as Error).constructor as ErrorConstructor, message: (e as Error).message };
-    }
-    expect(got).toEqual(want);
+    expect(answerOf(() => act(s))).toEqual(want);
     expect(snapshot(s)).toEqual(before);
   });
+}
+
+/** What `act` answers: the class and message of what it throws, or the value it returns. */
+function answerOf(act: () => unknown): Expect {
+  try {
+    return { answers: act() };
+  } catch (e) {
+    return { throws: (e as Error).constructor as ErrorConstructor, message: (e as Error).message };
+  }
 }
 
 /** A construction that must be refused: its name, the construction, and the error's class and message. */
@@ -32,16 +35,21 @@ export type Refusal = readonly [name: string, act: () => unknown, type: ErrorCon
 export function eachRefusal(cases: readonly Refusal[], preset: object): void {
   it.each(cases)("%s", (_, act, type, message) => {
     const before = { ...preset };
-    let error: unknown;
-    try {
-      act();
-    } catch (e) {
-      error = e;
-    }
+    const error = thrown(act);
     expect(error).toBeInstanceOf(type);
     expect((error as Error).message).toBe(message);
     expect(preset).toEqual(before);
   });
+}
+
+/** What `act` throws, or `undefined` when it returns. */
+function thrown(act: () => unknown): unknown {
+  try {
+    act();
+    return undefined;
+  } catch (e) {
+    return e;
+  }
 }
 
 /** A hot-path case: the odd call, and the call it is documented to behave as. */

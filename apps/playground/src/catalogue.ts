@@ -84,6 +84,21 @@ const shedKnobs = (group: string): Knob[] => [
   range(group, "floor", "floor: least share of capacity admitted", 0, 1, 0.05, 0.1, ""),
 ];
 
+/** The rising load's knobs, as the shedder's and the guard's runs read them: `start` calls/s rising to `peak`, held, then back. */
+const risingLoadKnobs = (start: number, peak: number): Knob[] => [
+  range("traffic", "start", "Load at the start", 10, 2_000, 10, start, "calls/s"),
+  range("traffic", "peak", "Load at the peak", 10, 5_000, 10, peak, "calls/s"),
+  range("traffic", "ramp", "Ramp lasts", 0, 600, 5, 30, "s"),
+  range("traffic", "hold", "Peak held for", 0, 600, 5, 30, "s"),
+  range("traffic", "after", "Back at the start load for", 0, 600, 5, 30, "s"),
+];
+
+/** The server those runs load: its workers and the time each call takes. */
+const serverKnobs = (): Knob[] => [
+  range("server", "workers", "Workers", 1, 64, 1, 4, "workers"),
+  range("server", "service", "Service time per call", 1, 200, 1, 16, "ms"),
+];
+
 const jitters: [string, string][] = [
   ["rigid", "rigid (none)"],
   ["full", "full"],
@@ -129,13 +144,8 @@ export const shedderScenario: Scenario = {
   blurb:
     "Offered load ramps past what the server can do. A server with a number of workers and a queue turns load into latency and a CPU reading; the same server with and without tideward's shedder in front.",
   knobs: [
-    range("traffic", "start", "Load at the start", 10, 2_000, 10, 150, "calls/s"),
-    range("traffic", "peak", "Load at the peak", 10, 5_000, 10, 500, "calls/s"),
-    range("traffic", "ramp", "Ramp lasts", 0, 600, 5, 30, "s"),
-    range("traffic", "hold", "Peak held for", 0, 600, 5, 30, "s"),
-    range("traffic", "after", "Back at the start load for", 0, 600, 5, 30, "s"),
-    range("server", "workers", "Workers", 1, 64, 1, 4, "workers"),
-    range("server", "service", "Service time per call", 1, 200, 1, 16, "ms"),
+    ...risingLoadKnobs(150, 500),
+    ...serverKnobs(),
     ...shedKnobs("shedder (shed)").map((k) => ({ ...k, key: `shed.${k.key}` })),
     seed(),
   ],
@@ -284,11 +294,7 @@ export const guardScenario: Scenario = {
   blurb:
     "Many clients, a few of them far busier than the rest (Zipf popularity), offer a load that ramps past what a server of workers can do. @tideward/guard's admission (its shedder reading the server's CPU, a gate on calls in flight, a per-key limit) next to the same admission without the per-key limit and to no policy at all, on the same seed and traffic.",
   knobs: [
-    range("traffic", "start", "Load at the start", 10, 2_000, 10, 100, "calls/s"),
-    range("traffic", "peak", "Load at the peak", 10, 5_000, 10, 600, "calls/s"),
-    range("traffic", "ramp", "Ramp lasts", 0, 600, 5, 30, "s"),
-    range("traffic", "hold", "Peak held for", 0, 600, 5, 30, "s"),
-    range("traffic", "after", "Back at the start load for", 0, 600, 5, 30, "s"),
+    ...risingLoadKnobs(100, 600),
     range("clients", "keys", "Clients (keys)", 1, 100_000, 1, 1_000, "keys"),
     range(
       "clients",
@@ -301,8 +307,7 @@ export const guardScenario: Scenario = {
       "",
       "Key i is picked in proportion to 1 / (i + 1)^s; 0 is uniform.",
     ),
-    range("server", "workers", "Workers", 1, 64, 1, 4, "workers"),
-    range("server", "service", "Service time per call", 1, 200, 1, 16, "ms"),
+    ...serverKnobs(),
     ...shedKnobs("guard: shedder").map((k) => ({ ...k, key: `shed.${k.key}` })),
     range("guard: gate", "gate", "gate: calls in flight at most", 1, 1_000, 1, 8, "calls"),
     range("guard: per-key limit", "limit.quota", "quota: calls a key may make a window", 1, 1_000, 1, 20, "calls"),

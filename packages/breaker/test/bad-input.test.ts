@@ -2,6 +2,8 @@
 // path, exactly what its documented equivalent answers) and leaves the breaker, the preset and
 // the caller's policy object as they were.
 import { describe, expect, it } from "vitest";
+import { eachRefusal, eachTwin } from "../../../scripts/test-support/bad-input.ts";
+import type { Refusal, Twin } from "../../../scripts/test-support/bad-input.ts";
 import { Breaker, sre } from "@tideward/breaker";
 import type { Permit, Sre } from "@tideward/breaker";
 import { feed } from "./helpers";
@@ -19,7 +21,7 @@ function failing(): Breaker {
 /** What can be read without changing anything: ratios now, half a window on and a window on. */
 const snapshot = (b: Breaker): number[] => [b.ratio(T0), b.ratio(T0 + 5_000), b.ratio(T0 + 10_000)];
 
-const construction: [string, () => unknown, ErrorConstructor, string][] = [
+const construction: Refusal[] = [
   [
     "a policy given as text",
     () => new Breaker(not("abc")),
@@ -90,7 +92,7 @@ const construction: [string, () => unknown, ErrorConstructor, string][] = [
 
 // Hot-path cases: the odd call and the call it is documented to behave as, each on a twin.
 const sym = Symbol("odd");
-const hot: [string, (b: Breaker) => unknown, (b: Breaker) => unknown][] = [
+const hot: Twin<Breaker>[] = [
   ["a Symbol roll counts as 0", (b) => b.allow(T0, not(sym)), (b) => b.allow(T0, 0)],
   ["a BigInt roll counts as 0", (b) => b.allow(T0, not(1n)), (b) => b.allow(T0, 0)],
   ["a roll given as text counts as 0", (b) => b.allow(T0, not("0.99")), (b) => b.allow(T0, 0)],
@@ -113,28 +115,9 @@ describe("bad input to the breaker", () => {
     expect(construction.length + hot.length).toBeGreaterThanOrEqual(15);
   });
 
-  it.each(construction)("%s", (_, act, type, message) => {
-    const preset = { ...sre };
-    let error: unknown;
-    try {
-      act();
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(type);
-    expect((error as Error).message).toBe(message);
-    expect(sre).toEqual(preset);
-  });
+  eachRefusal(construction, sre);
 
-  it.each(hot)("%s", (_, odd, same) => {
-    const a = failing();
-    const b = failing();
-    const got = odd(a);
-    const want = same(b);
-    expect(got === undefined).toBe(want === undefined);
-    if (typeof want === "number") expect(got).toBe(want);
-    expect(snapshot(a)).toEqual(snapshot(b));
-  });
+  eachTwin(hot, failing, snapshot);
 
   it("reads each policy field once, so a getter cannot change a size between the check and the use", () => {
     let reads = 0;

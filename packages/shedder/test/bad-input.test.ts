@@ -2,6 +2,8 @@
 // error (or, on the hot path, exactly what its documented equivalent answers) and leaves the
 // shedder, the preset and the timers as they were.
 import { describe, expect, it } from "vitest";
+import { eachRefusal, eachTwin } from "../../../scripts/test-support/bad-input.ts";
+import type { Refusal, Twin } from "../../../scripts/test-support/bad-input.ts";
 import { Shedder, shed } from "@tideward/shedder";
 import type { Shed, Ticket } from "@tideward/shedder";
 import { LoadSampler } from "@tideward/shedder/node";
@@ -42,7 +44,7 @@ function fake(): { system: SamplerSystem; timers: number[] } {
   return { system, timers };
 }
 
-const construction: [string, () => unknown, ErrorConstructor, string][] = [
+const construction: Refusal[] = [
   [
     "a policy given as text",
     () => new Shedder(not("abc")),
@@ -175,7 +177,7 @@ const construction: [string, () => unknown, ErrorConstructor, string][] = [
 
 // Hot-path cases: the odd call and the call it is documented to behave as, each on a twin.
 const sym = Symbol("odd");
-const hot: [string, (s: Shedder) => unknown, (s: Shedder) => unknown][] = [
+const hot: Twin<Shedder>[] = [
   ["a Symbol cpu reads as 0", (s) => s.allow(T0 + 1_000, not(sym)), (s) => s.allow(T0 + 1_000, 0)],
   ["a BigInt cpu reads as 0", (s) => s.allow(T0 + 1_000, not(950n)), (s) => s.allow(T0 + 1_000, 0)],
   ["a cpu given as text reads as 0", (s) => s.allow(T0 + 1_000, not("950")), (s) => s.allow(T0 + 1_000, 0)],
@@ -206,28 +208,9 @@ describe("bad input to the shedder", () => {
     expect(construction.length + hot.length).toBeGreaterThanOrEqual(15);
   });
 
-  it.each(construction)("%s", (_, act, type, message) => {
-    const preset = { ...shed };
-    let error: unknown;
-    try {
-      act();
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(type);
-    expect((error as Error).message).toBe(message);
-    expect(shed).toEqual(preset);
-  });
+  eachRefusal(construction, shed);
 
-  it.each(hot)("%s", (_, odd, same) => {
-    const a = busy();
-    const b = busy();
-    const got = odd(a.s);
-    const want = same(b.s);
-    expect(got === undefined).toBe(want === undefined);
-    if (typeof want === "number") expect(got).toBe(want);
-    expect(snapshot(a.s)).toEqual(snapshot(b.s));
-  });
+  eachTwin(hot, () => busy().s, snapshot);
 
   it("the hot CPU refuses in that state, so the cases above would show a difference", () => {
     expect(busy().s.allow(T0 + 1_000, 950)).toBeUndefined();

@@ -1,4 +1,5 @@
-import type { Table } from "./scenario";
+import type { RunResult } from "./result";
+import type { Outcome, Table } from "./scenario";
 
 /** A share as a percentage with one decimal: `"4.1 %"`; `"–"` for none. */
 export function percent(x: number | null): string {
@@ -22,6 +23,19 @@ export function textTable(table: Table): string {
       .join("  ")
       .trimEnd();
   return [table.title, ...cells.map(line)].join("\n");
+}
+
+/**
+ * A scenario's outcome with one table: its report is the table as text, a blank line, then
+ * `reading`, the sentence that says what the figures show.
+ */
+export function outcome(
+  runs: readonly RunResult[],
+  table: Table,
+  figures: Readonly<Record<string, number>>,
+  reading: string,
+): Outcome {
+  return { runs, tables: [table], figures, report: [textTable(table), "", reading].join("\n") };
 }
 
 /** The sum of `values[i]` over the buckets whose start `t[i]` (ms) is in `[from, to)`. */

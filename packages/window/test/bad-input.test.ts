@@ -1,6 +1,8 @@
 // Bad input to the window and its buckets: each case answers with its exact error (or its
 // documented tolerant answer) and leaves every window, tally and total as it was.
 import { describe, expect, it } from "vitest";
+import { eachRow } from "../../../scripts/test-support/bad-input.ts";
+import type { Row } from "../../../scripts/test-support/bad-input.ts";
 import { Tally, Total, Window } from "@tideward/window";
 import type { WindowOptions } from "@tideward/window";
 
@@ -38,13 +40,12 @@ function snapshot(s: State): unknown {
   return { buckets, end: s.win.headEnd, total: [s.total.sum, s.total.count], tally: { ...s.tally } };
 }
 
-type Expect = { readonly throws: ErrorConstructor; readonly message: string } | { readonly answers: unknown };
 const not = <T>(x: unknown): T => x as T;
 const make = (): Counter => new Counter();
 const build = (options: unknown): Window<Counter> => new Window(make, not<WindowOptions<Counter>>(options));
 const headOf = (s: State): Counter => s.win.slot(ORIGIN + 600.5);
 
-const rows: [string, (s: State) => unknown, Expect][] = [
+const rows: Row<State>[] = [
   [
     "make is not a function",
     () => new Window(not(null), { size: 4, window: 1_000 }),
@@ -167,18 +168,7 @@ describe("bad input to the window", () => {
     expect(rows.length).toBeGreaterThanOrEqual(15);
   });
 
-  it.each(rows)("%s", (_, act, want) => {
-    const s = fresh();
-    const before = snapshot(s);
-    let got: Expect;
-    try {
-      got = { answers: act(s) };
-    } catch (e) {
-      got = { throws: (e as Error).constructor as ErrorConstructor, message: (e as Error).message };
-    }
-    expect(got).toEqual(want);
-    expect(snapshot(s)).toEqual(before);
-  });
+  eachRow(rows, fresh, snapshot);
 
   it("reads each option once, so a getter cannot change a size between the check and the use", () => {
     let reads = 0;

@@ -1,10 +1,10 @@
 // What every scenario's run shares: reading knobs, naming figures with the expression that
 // replays them, and turning a run's series into chart lines.
-import { traffic } from "@tideward/sim";
+import { latency as latencies, traffic } from "@tideward/sim";
 import type { RunResult, Traffic } from "@tideward/sim";
-import { call } from "../code.ts";
+import { call, lit } from "../code.ts";
 import type { Code } from "../code.ts";
-import type { Figure, Params, Series } from "../model.ts";
+import type { Chart, Figure, Params, Series } from "../model.ts";
 
 /** A knob's value as a number. */
 export function n(p: Params, key: string): number {
@@ -72,6 +72,116 @@ export function load(
   if (parts.length === 0) return call("traffic.poisson", traffic.poisson, { rate: start, ...keys });
   if (parts.length === 1) return parts[0];
   return call("traffic.merge", traffic.merge, ...parts);
+}
+
+/**
+ * The options the runs of a server under a rising load share (the shedder's and the guard's),
+ * from the knobs: the load's `start` and `peak` (calls/s) over `ramp`, `hold` and `after` (s),
+ * a server of `workers` taking `service` ms a call, and the `seed`. With `who`, the calls come
+ * from its keys and the runs keep per-key totals.
+ */
+export function risingLoad(p: Params, who?: Code) {
+  const ramp = n(p, "ramp") * 1_000;
+  const hold = n(p, "hold") * 1_000;
+  const after = n(p, "after") * 1_000;
+  // A run needs some traffic: with every stretch at zero, hold the start load for a second.
+  const duration = Math.max(ramp + hold + after, 1_000);
+  return lit({
+    seed: n(p, "seed"),
+    duration,
+    step: duration >= 60_000 ? 1_000 : 500,
+    traffic: load(n(p, "start"), n(p, "peak"), ramp, hold, after, who),
+    backend: { latency: call("latency.exponential", latencies.exponential, n(p, "service")), workers: n(p, "workers") },
+    perKey: who === undefined ? undefined : true,
+  });
+}
+
+/** What the server of {@link risingLoad} can do, calls/s: its workers over the service time. */
+export function capacityOf(p: Params): number {
+  return (n(p, "workers") * 1_000) / n(p, "service");
+}
+
+/** The shedder's policy (`Shed`) from the knobs `shed.cpu` … `shed.floor`. */
+export function shedOf(p: Params) {
+  return {
+    cpu: n(p, "shed.cpu"),
+    size: n(p, "shed.size"),
+    window: n(p, "shed.window"),
+    latency: n(p, "shed.latency"),
+    beta: n(p, "shed.beta"),
+    cool: n(p, "shed.cool"),
+    floor: n(p, "shed.floor"),
+  };
+}
+
+/** How a line on tideward's side of a comparison is drawn, and one on the baseline's. */
+export const solid = { side: "tideward" } as const;
+export const dashed = { side: "baseline" } as const;
+
+/** The rows of the admitted calls' latency percentiles, from a {@link rowsOf} maker. */
+export function latencyRows(row: ReturnType<typeof rowsOf>) {
+  return [
+    row("latency p50 of admitted calls", "ms", 1, (r) => latency(r, "p50"), "p50"),
+    row("latency p95", "ms", 1, (r) => latency(r, "p95"), "p95"),
+    row("latency p99", "ms", 1, (r) => latency(r, "p99"), "p99"),
+  ];
+}
+
+/** The calls offered, and the server's capacity, per second: the first lines of a chart of admissions. */
+export function offeredLines(r: Named, x: readonly number[], capacity: number): Series[] {
+  return [
+    line("offered", perSecond(r.run, r.run.series.offered), { color: "#6b7280", dash: true }),
+    line(
+      "server capacity",
+      x.map(() => capacity),
+      { color: "#a16207", dash: true },
+    ),
+  ];
+}
+
+/** The chart of the latency percentiles p50, p95 and p99 of `ours` (solid) against `theirs` (dashed). */
+export function latencyChart(title: string, x: readonly number[], ours: Named, theirs: Named): Chart {
+  const pct = (r: Named, which: "p50" | "p95" | "p99", color: string, extra: Partial<Series>): Series =>
+    line(`${which}, ${r.run.label}`, r.run.series[which], { color, ...extra });
+  return {
+    id: "latency",
+    title,
+    x: { label: "time (s)", values: x },
+    y: { label: "ms", log: true },
+    series: [
+      pct(ours, "p50", "#15803d", solid),
+      pct(ours, "p95", "#0b6e99", solid),
+      pct(ours, "p99", "#7c3aed", solid),
+      pct(theirs, "p50", "#15803d", dashed),
+      pct(theirs, "p95", "#0b6e99", dashed),
+      pct(theirs, "p99", "#7c3aed", dashed),
+    ],
+  };
+}
+
+/** The chart of the server's CPU reading (‰) in the run `ours` (solid) and `theirs` (dashed), with the shedder's `hot` level. */
+export function cpuChart(
+  title: string,
+  x: readonly number[],
+  hot: number,
+  ours: readonly [string, Named],
+  theirs: readonly [string, Named],
+): Chart {
+  return {
+    id: "cpu",
+    title,
+    x: { label: "time (s)", values: x },
+    y: { label: "‰", min: 0, max: 1_000 },
+    series: [
+      line(
+        "hot at",
+        x.map(() => hot),
+        { color: "#6b7280", dash: true },
+      ),
+      line(ours[0], ours[1].run.series.backendCpu, { color: "#0b6e99", ...solid }),
+      line(theirs[0], theirs[1].run.series.backendCpu, { color: "#c2410c", ...dashed }),
+    ],
+  };
 }
 
 /** The highest mean number in flight over any bucket. */

@@ -1,23 +1,30 @@
 // Guard in front of a server: many clients with Zipf key popularity offer a load that ramps past
 // what a server of workers can do, through @tideward/guard's admission (shedder, gate, per-key
 // limit), through the same admission without its per-key limit, and with no policy at all.
-import { keys, latency, policy, simulate } from "@tideward/sim";
+import { keys, policy, simulate } from "@tideward/sim";
 import type { KeyTotals, SimulationOptions } from "@tideward/sim";
-import { call, lit } from "../code.ts";
-import type { Outcome, Params, Series } from "../model.ts";
+import { call } from "../code.ts";
+import type { Outcome, Params } from "../model.ts";
 import {
+  capacityOf,
+  cpuChart,
+  dashed,
   figure,
-  latency as latencyOf,
+  latencyChart,
+  latencyRows,
   line,
   n,
+  offeredLines,
   perSecond,
   refusedBy,
+  risingLoad,
   s,
   seconds,
+  shedOf,
+  solid,
   successPercent,
   summary,
   rowsOf,
-  load,
   peakInFlight,
 } from "./common.ts";
 import type { Measure, Named } from "./common.ts";
@@ -81,29 +88,9 @@ const REASONS = ["shed", "gate", "rate"] as const;
  * per-key limits at every step (the tests do; the page does not pay for it).
  */
 export function guard(p: Params, check: { readonly invariants?: boolean } = {}): Outcome {
-  const ramp = n(p, "ramp") * 1_000;
-  const hold = n(p, "hold") * 1_000;
-  const after = n(p, "after") * 1_000;
-  // A run needs some traffic: with every stretch at zero, hold the start load for a second.
-  const duration = Math.max(ramp + hold + after, 1_000);
   const who = call("keys.zipf", keys.zipf, { count: n(p, "keys"), exponent: n(p, "exponent"), prefix: "client-" });
-  const shared = lit({
-    seed: n(p, "seed"),
-    duration,
-    step: duration >= 60_000 ? 1_000 : 500,
-    traffic: load(n(p, "start"), n(p, "peak"), ramp, hold, after, who),
-    backend: { latency: call("latency.exponential", latency.exponential, n(p, "service")), workers: n(p, "workers") },
-    perKey: true,
-  });
-  const shedder = {
-    cpu: n(p, "shed.cpu"),
-    size: n(p, "shed.size"),
-    window: n(p, "shed.window"),
-    latency: n(p, "shed.latency"),
-    beta: n(p, "shed.beta"),
-    cool: n(p, "shed.cool"),
-    floor: n(p, "shed.floor"),
-  };
+  const shared = risingLoad(p, who);
+  const shedder = shedOf(p);
   const limit = {
     name: "per-client",
     quota: n(p, "limit.quota"),
@@ -118,6 +105,7 @@ export function guard(p: Params, check: { readonly invariants?: boolean } = {}):
     ...shared.value,
     invariants: check.invariants === true,
   };
+  const duration = base.duration;
   const runs: Named[] = [
     { name: "guarded", run: simulate({ ...base, label: "guard", policies: [full.value] }) },
     {
@@ -135,21 +123,15 @@ export function guard(p: Params, check: { readonly invariants?: boolean } = {}):
     row("refused by the per-key limit (rate)", "", 0, (r) => refusedBy(r, "admission/rate"), "rate"),
     row("the heaviest key's share of admissions", "%", 2, (r) => shareOf(r, un), "topShare"),
     row("calls that succeeded", "%", 2, successPercent, "success"),
-    row("latency p50 of admitted calls", "ms", 1, (r) => latencyOf(r, "p50"), "p50"),
-    row("latency p95", "ms", 1, (r) => latencyOf(r, "p95"), "p95"),
-    row("latency p99", "ms", 1, (r) => latencyOf(r, "p99"), "p99"),
+    ...latencyRows(row),
     row("most calls in flight (a bucket's mean)", "", 1, peakInFlight, "peakInFlight"),
     row("highest CPU reading", "‰", 0, peakCpu, "peakCpu"),
   ];
   const x = seconds(gd.run);
-  const capacity = (n(p, "workers") * 1_000) / n(p, "service");
-  const solid = { side: "tideward" as const };
-  const dashed = { side: "baseline" as const };
+  const capacity = capacityOf(p);
   const dotted = { dash: true };
   const zeros = x.map(() => 0);
   const reasonColors: Record<(typeof REASONS)[number], string> = { shed: "#b91c1c", gate: "#a16207", rate: "#7c3aed" };
-  const pct = (r: Named, which: "p50" | "p95" | "p99", color: string, extra: Partial<Series>): Series =>
-    line(`${which}, ${r.run.label}`, r.run.series[which], { color, ...extra });
   const top = heaviest(un.run.keys);
   const topOffered = offeredShare(un);
   const topShare = shareOf(gd, un);
@@ -163,12 +145,7 @@ export function guard(p: Params, check: { readonly invariants?: boolean } = {}):
         x: { label: "time (s)", values: x },
         y: { label: "calls/s", min: 0 },
         series: [
-          line("offered", perSecond(gd.run, gd.run.series.offered), { color: "#6b7280", dash: true }),
-          line(
-            "server capacity",
-            x.map(() => capacity),
-            { color: "#a16207", dash: true },
-          ),
+          ...offeredLines(gd, x, capacity),
           line("admitted by the guard", perSecond(gd.run, gd.run.series.admitted), { color: "#0b6e99", ...solid }),
           line("admitted, guard without the per-key limit", perSecond(ul.run, ul.run.series.admitted), {
             color: "#15803d",
@@ -206,35 +183,14 @@ export function guard(p: Params, check: { readonly invariants?: boolean } = {}):
           line("no policy", positive(un.run.series.inFlight), { color: "#c2410c", ...dashed }),
         ],
       },
-      {
-        id: "latency",
-        title: "Latency of admitted calls: p50, p95, p99 (ms, log scale)",
-        x: { label: "time (s)", values: x },
-        y: { label: "ms", log: true },
-        series: [
-          pct(gd, "p50", "#15803d", solid),
-          pct(gd, "p95", "#0b6e99", solid),
-          pct(gd, "p99", "#7c3aed", solid),
-          pct(un, "p50", "#15803d", dashed),
-          pct(un, "p95", "#0b6e99", dashed),
-          pct(un, "p99", "#7c3aed", dashed),
-        ],
-      },
-      {
-        id: "cpu",
-        title: "The server's CPU reading (‰), as the guard's shedder sees it",
-        x: { label: "time (s)", values: x },
-        y: { label: "‰", min: 0, max: 1_000 },
-        series: [
-          line(
-            "hot at",
-            x.map(() => shedder.cpu),
-            { color: "#6b7280", dash: true },
-          ),
-          line("guard", gd.run.series.backendCpu, { color: "#0b6e99", ...solid }),
-          line("no policy", un.run.series.backendCpu, { color: "#c2410c", ...dashed }),
-        ],
-      },
+      latencyChart("Latency of admitted calls: p50, p95, p99 (ms, log scale)", x, gd, un),
+      cpuChart(
+        "The server's CPU reading (‰), as the guard's shedder sees it",
+        x,
+        shedder.cpu,
+        ["guard", gd],
+        ["no policy", un],
+      ),
     ],
     figures: [
       figure("offered", "calls offered (the same to all three)", "", 0, summary(gd, "calls")),

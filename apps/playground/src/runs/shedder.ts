@@ -1,49 +1,37 @@
 // Shedder under rising load: a server with workers and a queue (load turns into latency and a
 // CPU reading), offered a load that ramps past what it can do, with and without the shedder.
-import { latency, policy, simulate } from "@tideward/sim";
+import { policy, simulate } from "@tideward/sim";
 import type { SimulationOptions } from "@tideward/sim";
-import { call, lit } from "../code.ts";
-import type { Outcome, Params, Series } from "../model.ts";
+import { call } from "../code.ts";
+import type { Outcome, Params } from "../model.ts";
 import {
+  capacityOf,
+  cpuChart,
+  dashed,
   figure,
-  latency as latencyOf,
+  latencyChart,
+  latencyRows,
   line,
   n,
+  offeredLines,
   perSecond,
+  risingLoad,
   seconds,
+  shedOf,
+  solid,
   successPercent,
   summary,
   rowsOf,
-  load,
   peakInFlight,
 } from "./common.ts";
 import type { Named } from "./common.ts";
 
 export function shedder(p: Params): Outcome {
-  const ramp = n(p, "ramp") * 1_000;
-  const hold = n(p, "hold") * 1_000;
-  const after = n(p, "after") * 1_000;
-  // A run needs some traffic: with every stretch at zero, hold the start load for a second.
-  const duration = Math.max(ramp + hold + after, 1_000);
-  const offered = load(n(p, "start"), n(p, "peak"), ramp, hold, after);
-  const shared = lit({
-    seed: n(p, "seed"),
-    duration,
-    step: duration >= 60_000 ? 1_000 : 500,
-    traffic: offered,
-    backend: { latency: call("latency.exponential", latency.exponential, n(p, "service")), workers: n(p, "workers") },
-  });
-  const shed = {
-    cpu: n(p, "shed.cpu"),
-    size: n(p, "shed.size"),
-    window: n(p, "shed.window"),
-    latency: n(p, "shed.latency"),
-    beta: n(p, "shed.beta"),
-    cool: n(p, "shed.cool"),
-    floor: n(p, "shed.floor"),
-  };
+  const shared = risingLoad(p);
+  const shed = shedOf(p);
   const spec = call("policy.shedder", policy.shedder, shed);
   const base: Omit<SimulationOptions, "policies" | "label"> = shared.value;
+  const duration = base.duration;
   const runs: Named[] = [
     { name: "shedding", run: simulate({ ...base, label: "with the shedder", policies: [spec.value] }) },
     { name: "unprotected", run: simulate({ ...base, label: "without a shedder" }) },
@@ -54,17 +42,11 @@ export function shedder(p: Params): Outcome {
     row("calls admitted", "", 0, (r) => summary(r, "admitted"), "admitted"),
     row("calls refused", "", 0, (r) => summary(r, "refused"), "refused"),
     row("calls that succeeded", "%", 2, successPercent, "success"),
-    row("latency p50 of admitted calls", "ms", 1, (r) => latencyOf(r, "p50"), "p50"),
-    row("latency p95", "ms", 1, (r) => latencyOf(r, "p95"), "p95"),
-    row("latency p99", "ms", 1, (r) => latencyOf(r, "p99"), "p99"),
+    ...latencyRows(row),
     row("most calls in flight (a bucket's mean)", "", 1, peakInFlight, "peakInFlight"),
   ];
   const x = seconds(sh.run);
-  const capacity = (n(p, "workers") * 1_000) / n(p, "service");
-  const solid = { side: "tideward" as const };
-  const dashed = { side: "baseline" as const };
-  const pct = (r: Named, which: "p50" | "p95" | "p99", color: string, extra: Partial<Series>): Series =>
-    line(`${which}, ${r.run.label}`, r.run.series[which], { color, ...extra });
+  const capacity = capacityOf(p);
   return {
     charts: [
       {
@@ -73,31 +55,13 @@ export function shedder(p: Params): Outcome {
         x: { label: "time (s)", values: x },
         y: { label: "calls/s", min: 0 },
         series: [
-          line("offered", perSecond(sh.run, sh.run.series.offered), { color: "#6b7280", dash: true }),
-          line(
-            "server capacity",
-            x.map(() => capacity),
-            { color: "#a16207", dash: true },
-          ),
+          ...offeredLines(sh, x, capacity),
           line("admitted, with the shedder", perSecond(sh.run, sh.run.series.admitted), { color: "#0b6e99", ...solid }),
           line("refused by the shedder", perSecond(sh.run, sh.run.series.refused), { color: "#b91c1c", ...solid }),
           line("admitted, without", perSecond(un.run, un.run.series.admitted), { color: "#c2410c", ...dashed }),
         ],
       },
-      {
-        id: "latency",
-        title: "Latency of admitted calls that succeeded: p50, p95, p99 (ms, log scale)",
-        x: { label: "time (s)", values: x },
-        y: { label: "ms", log: true },
-        series: [
-          pct(sh, "p50", "#15803d", solid),
-          pct(sh, "p95", "#0b6e99", solid),
-          pct(sh, "p99", "#7c3aed", solid),
-          pct(un, "p50", "#15803d", dashed),
-          pct(un, "p95", "#0b6e99", dashed),
-          pct(un, "p99", "#7c3aed", dashed),
-        ],
-      },
+      latencyChart("Latency of admitted calls that succeeded: p50, p95, p99 (ms, log scale)", x, sh, un),
       {
         id: "flight",
         title: "Calls in flight (mean over each bucket)",
@@ -108,21 +72,13 @@ export function shedder(p: Params): Outcome {
           line("without", un.run.series.inFlight, { color: "#c2410c", ...dashed }),
         ],
       },
-      {
-        id: "cpu",
-        title: "The server's CPU reading (‰), as the shedder sees it",
-        x: { label: "time (s)", values: x },
-        y: { label: "‰", min: 0, max: 1_000 },
-        series: [
-          line(
-            "hot at",
-            x.map(() => shed.cpu),
-            { color: "#6b7280", dash: true },
-          ),
-          line("with the shedder", sh.run.series.backendCpu, { color: "#0b6e99", ...solid }),
-          line("without", un.run.series.backendCpu, { color: "#c2410c", ...dashed }),
-        ],
-      },
+      cpuChart(
+        "The server's CPU reading (‰), as the shedder sees it",
+        x,
+        shed.cpu,
+        ["with the shedder", sh],
+        ["without", un],
+      ),
     ],
     figures: [figure("offered", "calls offered (the same to both)", "", 0, summary(sh, "calls"))],
     tables: [

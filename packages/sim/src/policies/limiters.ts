@@ -61,96 +61,90 @@ function keyed<L>(
   };
 }
 
+/** What one limiter policy brings to {@link limiter}: its bound, and how to make and ask one. */
+interface LimiterParts<L> {
+  readonly envelope: Envelope;
+  readonly make: (context: PolicyContext) => L;
+  readonly take: (limiter: L, now: number, cost: number) => boolean;
+}
+
+/**
+ * A limiter policy named after its `kind`: reads the options (the limiter's `own` first, then
+ * `perKey` and `name`), and `define` checks the limiter's arguments (by making one) and gives the
+ * rest.
+ */
+function limiter<O extends LimiterOptions, L>(
+  kind: string,
+  options: O,
+  own: readonly (keyof O & string)[],
+  define: (o: Readonly<Partial<O>>, perKey: boolean) => LimiterParts<L>,
+): PolicySpec {
+  const o = check.options<O>(options, [...own, "perKey", "name"], `policy.${kind}`);
+  const perKey = o.perKey ?? false;
+  const { envelope, make, take } = define(o, perKey);
+  const name = o.name ?? kind;
+  const envelopes = [envelope];
+  return { name, create: (context) => keyed(name, perKey, () => make(context), take, envelopes) };
+}
+
+/** The token-bucket envelope a bucket and a GCRA both promise, exactly. */
+function rateEnvelope(kind: string, rate: number, burst: number, perKey: boolean): Envelope {
+  return {
+    kind: "rate",
+    label: `${kind} ${rate}/s, burst ${burst}${perKey ? " per key" : ""}`,
+    rate,
+    burst,
+    scope: perKey ? byKey : undefined,
+    exact: true,
+  };
+}
+
 /**
  * `@tideward/limiters`' token `Bucket`: `rate` tokens a second up to `burst`, each call taking
  * its cost. Promises (and is checked against) a token-bucket envelope, exactly: it refuses only
  * when the tokens are short.
  */
 export function bucket(rate: number, options: RateLimiterOptions = {}): PolicySpec {
-  const o = check.options(options, ["burst", "perKey", "name"], "policy.bucket");
-  const probe = new Bucket(rate, o.burst === undefined ? {} : { burst: o.burst });
-  const name = o.name ?? "bucket";
-  const perKey = o.perKey ?? false;
-  const envelopes: Envelope[] = [
-    {
-      kind: "rate",
-      label: `bucket ${rate}/s, burst ${probe.burst}${perKey ? " per key" : ""}`,
-      rate,
-      burst: probe.burst,
-      scope: perKey ? byKey : undefined,
-      exact: true,
-    },
-  ];
-  return {
-    name,
-    create: (context: PolicyContext) =>
-      keyed(
-        name,
-        perKey,
-        () => new Bucket(rate, { burst: probe.burst, now: context.start }),
-        (b, now, cost) => b.take(now, cost),
-        envelopes,
-      ),
-  };
+  return limiter("bucket", options, ["burst"], (o, perKey) => {
+    const { burst } = new Bucket(rate, o.burst === undefined ? {} : { burst: o.burst });
+    return {
+      envelope: rateEnvelope("bucket", rate, burst, perKey),
+      make: (context) => new Bucket(rate, { burst, now: context.start }),
+      take: (b: Bucket, now, cost) => b.take(now, cost),
+    };
+  });
 }
 
 /** `@tideward/limiters`' `Gcra`: the same envelope as a bucket of its rate and burst, kept as one instant. */
 export function gcra(rate: number, options: RateLimiterOptions = {}): PolicySpec {
-  const o = check.options(options, ["burst", "perKey", "name"], "policy.gcra");
-  const probe = new Gcra(rate, o.burst === undefined ? {} : { burst: o.burst });
-  const name = o.name ?? "gcra";
-  const perKey = o.perKey ?? false;
-  const envelopes: Envelope[] = [
-    {
-      kind: "rate",
-      label: `gcra ${rate}/s, burst ${probe.burst}${perKey ? " per key" : ""}`,
-      rate,
-      burst: probe.burst,
-      scope: perKey ? byKey : undefined,
-      exact: true,
-    },
-  ];
-  return {
-    name,
-    create: () =>
-      keyed(
-        name,
-        perKey,
-        () => new Gcra(rate, { burst: probe.burst }),
-        (g, now, cost) => g.take(now, cost),
-        envelopes,
-      ),
-  };
+  return limiter("gcra", options, ["burst"], (o, perKey) => {
+    const { burst } = new Gcra(rate, o.burst === undefined ? {} : { burst: o.burst });
+    return {
+      envelope: rateEnvelope("gcra", rate, burst, perKey),
+      make: () => new Gcra(rate, { burst }),
+      take: (g: Gcra, now, cost) => g.take(now, cost),
+    };
+  });
 }
 
 /** `@tideward/limiters`' exact `Sliding` window: at most `quota` calls in any `window`-long stretch (each call counts one, whatever its cost). */
 export function sliding(quota: number, window: Span, options: LimiterOptions = {}): PolicySpec {
-  const o = check.options(options, ["perKey", "name"], "policy.sliding");
-  new Sliding(quota, window);
-  const name = o.name ?? "sliding";
-  const perKey = o.perKey ?? false;
-  const envelopes: Envelope[] = [
-    {
-      kind: "window",
-      label: `sliding ${quota} per ${window} ms${perKey ? " per key" : ""}`,
-      quota,
-      window,
-      units: "calls",
-      scope: perKey ? byKey : undefined,
-      exact: true,
-    },
-  ];
-  return {
-    name,
-    create: () =>
-      keyed(
-        name,
-        perKey,
-        () => new Sliding(quota, window),
-        (s, now) => s.take(now),
-        envelopes,
-      ),
-  };
+  return limiter("sliding", options, [], (_o, perKey) => {
+    new Sliding(quota, window);
+    return {
+      envelope: {
+        kind: "window",
+        label: `sliding ${quota} per ${window} ms${perKey ? " per key" : ""}`,
+        quota,
+        window,
+        units: "calls",
+        scope: perKey ? byKey : undefined,
+        exact: true,
+      },
+      make: () => new Sliding(quota, window),
+      take: (s: Sliding, now) => s.take(now),
+    };
+  });
 }
 
 /** Options of {@link period}. */
@@ -164,32 +158,22 @@ export interface PeriodPolicyOptions extends LimiterOptions {
  * `"over"` refused. Its envelope is the fixed window's: twice the quota in any period-long stretch.
  */
 export function period(quota: number, length: Span, options: PeriodPolicyOptions = {}): PolicySpec {
-  const o = check.options(options, ["align", "perKey", "name"], "policy.period");
-  const align = o.align ?? false;
-  new Period(quota, length, { align });
-  const name = o.name ?? "period";
-  const perKey = o.perKey ?? false;
-  const envelopes: Envelope[] = [
-    {
-      kind: "window",
-      label: `period ${quota} per ${length} ms (at most twice that across an edge)`,
-      quota: 2 * quota,
-      window: length,
-      units: "calls",
-      scope: perKey ? byKey : undefined,
-    },
-  ];
-  return {
-    name,
-    create: () =>
-      keyed(
-        name,
-        perKey,
-        () => new Period(quota, length, { align }),
-        (p, now) => p.take(now) !== "over",
-        envelopes,
-      ),
-  };
+  return limiter("period", options, ["align"], (o, perKey) => {
+    const align = o.align ?? false;
+    new Period(quota, length, { align });
+    return {
+      envelope: {
+        kind: "window",
+        label: `period ${quota} per ${length} ms (at most twice that across an edge)`,
+        quota: 2 * quota,
+        window: length,
+        units: "calls",
+        scope: perKey ? byKey : undefined,
+      },
+      make: () => new Period(quota, length, { align }),
+      take: (p: Period, now) => p.take(now) !== "over",
+    };
+  });
 }
 
 /** Options of {@link gate}. */

@@ -6,7 +6,8 @@ import { classicBreaker } from "../policies/classic";
 import { simulate } from "../simulate";
 import type { RunResult } from "../result";
 import { defineScenario, seedKnob } from "../scenario";
-import { num, percent, sumBetween, textTable } from "../report";
+import { outageKnobs, outageOf } from "./outage";
+import { num, percent, sumBetween, outcome } from "../report";
 
 /** The parameters of {@link breakerOutage}. */
 export interface BreakerOutageParams {
@@ -58,28 +59,7 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
       step: 10,
       unit: "s",
     },
-    {
-      kind: "number",
-      name: "outageFrom",
-      label: "Outage starts",
-      doc: "When the backend starts failing.",
-      default: 60,
-      min: 0,
-      max: 3_600,
-      step: 1,
-      unit: "s",
-    },
-    {
-      kind: "number",
-      name: "outageTo",
-      label: "Outage ends",
-      doc: "When it recovers.",
-      default: 120,
-      min: 0,
-      max: 3_600,
-      step: 1,
-      unit: "s",
-    },
+    ...outageKnobs(60, 120, 3_600),
     {
       kind: "number",
       name: "outageRate",
@@ -148,12 +128,7 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
     },
   ],
   run(p, start) {
-    if (p.outageTo < p.outageFrom)
-      throw new RangeError(
-        `scenario breaker-outage outageTo (${p.outageTo} s) must be at least outageFrom (${p.outageFrom} s)`,
-      );
-    const from = p.outageFrom * 1_000;
-    const to = p.outageTo * 1_000;
+    const { from, to } = outageOf("breaker-outage", p);
     const duration = p.duration * 1_000;
     const base = {
       seed: p.seed,
@@ -203,12 +178,12 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
       ],
       rows,
     };
-    const report = [
-      textTable(table),
-      "",
+    return outcome(
+      runs,
+      table,
+      figures,
       `tideward's breaker let ${percent(figures["tideward.reachedDuringOutage"])} of the outage's calls through to the failing backend (most in its first seconds, while the window still held the successes from before, then a probe a second), the classic one ${percent(figures["classic.reachedDuringOutage"])}; after the outage, tideward's calls were back to 90 % success within ${num(figures["tideward.recoverySeconds"])} s, as the failures aged out of its window, the classic breaker's within ${num(figures["classic.recoverySeconds"])} s, on its first good probe.`,
-    ].join("\n");
-    return { runs, tables: [table], figures, report };
+    );
   },
 });
 

@@ -6,7 +6,7 @@ import { simulate } from "../simulate";
 import { herd } from "../bursts";
 import type { RunResult } from "../result";
 import { defineScenario, seedKnob } from "../scenario";
-import { num, textTable } from "../report";
+import { num, outcome } from "../report";
 
 /** The parameters of {@link herdBackoff}. */
 export interface HerdBackoffParams {
@@ -186,12 +186,12 @@ export const herdBackoff = defineScenario<HerdBackoffParams>({
       columns: ["jitter", "attempts per client", "peak backend load after recovery", "every client done by", "gave up"],
       rows,
     };
-    const report = [
-      textTable(table),
-      "",
+    return outcome(
+      runs,
+      table,
+      figures,
       `Rigid backoff kept the herd in step: ${num(figures["rigid.peakLoad"])} calls/s hit the recovering backend at once, against ${num(figures["full.peakLoad"])}/s with full jitter; ${figures["rigid.gaveUp"]} rigid clients gave up, ${figures["full.gaveUp"]} with full jitter.`,
-    ].join("\n");
-    return { runs, tables: [table], figures, report };
+    );
   },
 });
 

@@ -5,7 +5,8 @@ import { simulate } from "../simulate";
 import { poisson } from "../rates";
 import type { RunResult } from "../result";
 import { defineScenario, seedKnob } from "../scenario";
-import { num, percent, sumBetween, textTable } from "../report";
+import { outageKnobs, outageOf } from "./outage";
+import { num, percent, sumBetween, outcome } from "../report";
 
 /** The parameters of {@link herdRecovery}. */
 export interface HerdRecoveryParams {
@@ -47,28 +48,7 @@ export const herdRecovery = defineScenario<HerdRecoveryParams>({
       unit: "calls/s",
       scale: "log",
     },
-    {
-      kind: "number",
-      name: "outageFrom",
-      label: "Outage starts",
-      doc: "When the backend starts failing.",
-      default: 10,
-      min: 0,
-      max: 600,
-      step: 1,
-      unit: "s",
-    },
-    {
-      kind: "number",
-      name: "outageTo",
-      label: "Outage ends",
-      doc: "When it recovers.",
-      default: 20,
-      min: 0,
-      max: 600,
-      step: 1,
-      unit: "s",
-    },
+    ...outageKnobs(10, 20, 600),
     {
       kind: "integer",
       name: "workers",
@@ -133,12 +113,7 @@ export const herdRecovery = defineScenario<HerdRecoveryParams>({
     },
   ],
   run(p, start) {
-    if (p.outageTo < p.outageFrom)
-      throw new RangeError(
-        `scenario herd-recovery outageTo (${p.outageTo} s) must be at least outageFrom (${p.outageFrom} s)`,
-      );
-    const from = p.outageFrom * 1_000;
-    const to = p.outageTo * 1_000;
+    const { from, to } = outageOf("herd-recovery", p);
     const base = {
       seed: p.seed,
       start,
@@ -196,12 +171,12 @@ export const herdRecovery = defineScenario<HerdRecoveryParams>({
       rows,
     };
     const rigidRecovery = figures["rigid.recoverySeconds"];
-    const report = [
-      textTable(table),
-      "",
+    return outcome(
+      runs,
+      table,
+      figures,
       `Without a budget the retries raised the load on the failing backend to ${num(figures["rigid.loadDuringOutage"])} calls/s (${num(figures["rigid.loadDuringOutage"] / p.rate, 1)}× the traffic), and the recovered backend ${rigidRecovery >= 0 ? `took ${num(rigidRecovery, 1)} s to serve 90 % again` : "had not served 90 % again by the end of the run"}; with full jitter and a budget the load stayed at ${num(figures["budget.loadDuringOutage"])} calls/s and success came back after ${num(figures["budget.recoverySeconds"], 1)} s.`,
-    ].join("\n");
-    return { runs, tables: [table], figures, report };
+    );
   },
 });
 

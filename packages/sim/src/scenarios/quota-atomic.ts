@@ -6,7 +6,7 @@ import type { QuotaDimension } from "../policies/quota";
 import { simulate } from "../simulate";
 import { poisson } from "../rates";
 import { defineScenario, seedKnob } from "../scenario";
-import { num, percent, textTable } from "../report";
+import { num, percent, outcome } from "../report";
 
 /** The parameters of {@link quotaAtomic}. */
 export interface QuotaAtomicParams {
@@ -216,11 +216,11 @@ export const quotaAtomic = defineScenario<QuotaAtomicParams>({
     };
     const wastedTokens = figures["sequential.wasted.model"];
     const lost = figures["atomic.admitted"] - figures["sequential.admitted"];
-    const report = [
-      textTable(table),
-      "",
+    return outcome(
+      runs,
+      table,
+      figures,
       `Charged one after another, ${num(wastedTokens)} model tokens (${percent(wastedTokens / budget)} of the model's budget) and ${num(figures["sequential.wasted.tenant"] + figures["sequential.wasted.user"])} tenant and user calls went to calls a later budget refused; ${lost >= 0 ? `${num(lost)} fewer` : `${num(-lost)} more`} calls got through than with the atomic charge, which wastes nothing.`,
-    ].join("\n");
-    return { runs, tables: [table], figures, report };
+    );
   },
 });

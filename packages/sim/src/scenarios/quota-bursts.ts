@@ -2,7 +2,7 @@ import { bucket, period, sliding } from "../policies/limiters";
 import { simulate } from "../simulate";
 import { bursts } from "../bursts";
 import { defineScenario, seedKnob } from "../scenario";
-import { textTable } from "../report";
+import { outcome } from "../report";
 
 /** The parameters of {@link quotaBursts}. */
 export interface QuotaBurstsParams {
@@ -132,11 +132,11 @@ export const quotaBursts = defineScenario<QuotaBurstsParams>({
       ],
       rows,
     };
-    const report = [
-      textTable(table),
-      "",
+    return outcome(
+      runs,
+      table,
+      figures,
       `Same quota, three answers: the bucket passed ${figures["bucket.first"]} of the first burst (its saved ${p.quota} and what refilled during the burst), the sliding window ${figures["sliding.first"]} (never more than ${p.quota} in any one-second stretch), the period ${figures["period.first"]} (a fresh quota when the second turns over).`,
-    ].join("\n");
-    return { runs, tables: [table], figures, report };
+    );
   },
 });

@@ -3,7 +3,7 @@ import { exponential } from "../distribution";
 import { simulate } from "../simulate";
 import { poisson } from "../rates";
 import { defineScenario, seedKnob } from "../scenario";
-import { num, percent, textTable } from "../report";
+import { num, percent, outcome } from "../report";
 
 /** The parameters of {@link retryAmplification}. */
 export interface RetryAmplificationParams {
@@ -137,11 +137,11 @@ export const retryAmplification = defineScenario<RetryAmplificationParams>({
       columns: ["", "backend calls per call", "calls that succeeded", "retries"],
       rows,
     };
-    const report = [
-      textTable(table),
-      "",
+    return outcome(
+      runs,
+      table,
+      figures,
       `Without a budget each call cost the backend ${num(figures["unbounded.amplification"], 2)} attempts (theory: ${num(expected, 2)}); the budget held it to ${num(figures["budget.amplification"], 2)}, saving ${percent(figures["budget.successRate"])} of calls against ${percent(figures["unbounded.successRate"])}.`,
-    ].join("\n");
-    return { runs, tables: [table], figures, report };
+    );
   },
 });

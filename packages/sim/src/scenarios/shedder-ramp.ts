@@ -4,7 +4,7 @@ import { simulate } from "../simulate";
 import { ramp } from "../rates";
 import type { RunResult } from "../result";
 import { defineScenario, seedKnob } from "../scenario";
-import { num, percent, textTable } from "../report";
+import { num, percent, outcome } from "../report";
 
 /** The parameters of {@link shedderRamp}. */
 export interface ShedderRampParams {
@@ -162,12 +162,12 @@ export const shedderRamp = defineScenario<ShedderRampParams>({
       columns: ["", "p99 latency", "successes", "refused", "failed", "first refusal at a load of"],
       rows,
     };
-    const report = [
-      textTable(table),
-      "",
+    return outcome(
+      runs,
+      table,
+      figures,
       `At the peak, admitted calls took ${num(figures["shedder.peakP99"])} ms at the 99th percentile with the shedder and ${num(figures["none.peakP99"])} ms without it; the shedder first refused when the load reached ${num(figures["shedder.firstRefusalLoad"])} calls/s, against a capacity of ${num(capacity)}.`,
-    ].join("\n");
-    return { runs, tables: [table], figures, report };
+    );
   },
 });
 

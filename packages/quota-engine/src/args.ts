@@ -75,11 +75,12 @@ export interface BatchInputs {
 
 /**
  * Reads every input of a batch once into arrays, checking each field there: nothing later reads
- * the caller's objects again, so a getter gets one say.
+ * the caller's objects again, so a getter gets one say. `isKey` checks a key: the engine's brand
+ * check, or the Redis engine's own (a brand check holds only within one build of this module).
  *
  * @throws TypeError or RangeError naming `inputs[i]` and the field
  */
-export function readInputs(inputs: unknown): BatchInputs {
+export function readInputs(inputs: unknown, isKey: (key: unknown) => key is QuotaKey): BatchInputs {
   if (!Array.isArray(inputs))
     throw new TypeError(`inputs must be an array of EvaluationInput, got ${check.describe(inputs)}`);
   const n = inputs.length;
@@ -91,7 +92,7 @@ export function readInputs(inputs: unknown): BatchInputs {
     if (input === null || typeof input !== "object")
       throw new TypeError(`inputs[${i}] must be an EvaluationInput, got ${check.describe(input)}`);
     const { key, now, cost = 1 } = input;
-    if (!isQuotaKey(key)) throw keyError(key, `inputs[${i}].key`);
+    if (!isKey(key)) throw keyError(key, `inputs[${i}].key`);
     if (!isInstant(now)) throw nowError(now, `inputs[${i}].now`);
     if (!isCost(cost)) throw costError(cost, `inputs[${i}].cost`);
     keys[i] = key;

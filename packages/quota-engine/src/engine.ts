@@ -12,6 +12,7 @@ import { countStats, findIssues } from "./health";
 import type { EngineParts, EngineSummary, QuotaStats, ValidationIssue } from "./health";
 import { Links, chain, foldChain } from "./hierarchy";
 import type { LinkCode, QuotaLink } from "./hierarchy";
+import { isQuotaKey } from "./key";
 import type { QuotaKey } from "./key";
 import { KeySpace } from "./key-space";
 import type { SweepReport } from "./key-space";
@@ -348,7 +349,7 @@ export class QuotaEngine implements QuotaStore {
   checkMany(limit: string, inputs: readonly EvaluationInput[], kind: ChargeKind = "bucket"): BatchReport {
     if (typeof limit !== "string") throw limitError(limit, "limit");
     const k = readKind(kind, "kind");
-    const { keys, nows, costs } = readInputs(inputs);
+    const { keys, nows, costs } = readInputs(inputs, isQuotaKey);
     const n = keys.length;
     const decisions = new Array<Decision>(n);
     let allowed = 0;

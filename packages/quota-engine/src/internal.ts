@@ -1,7 +1,9 @@
 // What tideward's Redis engine shares with the in-process one, not meant for users: a limit's
-// derived numbers, the three algorithm steps on a key's two numbers, and the hierarchy's fold, so
-// that each exists once. Not covered by semver: anything here may change in any release.
+// derived numbers, the three algorithm steps on a key's two numbers, the hierarchy's fold and the
+// argument checks, so that each exists once. Not covered by semver: anything here may change in
+// any release.
 export { decide, freshAmount, freshInstant } from "./algorithms";
+export { costError, isCost, isInstant, keyError, kindError, limitError, readInputs, readKind } from "./args";
 export { foldChain } from "./hierarchy";
 export type { MakeDecision } from "./hierarchy";
 export { BUCKET, GCRA, KIND_NAMES, WINDOW, kindOf } from "./kinds";

@@ -1,5 +1,5 @@
 import type { Breaker } from "@tideward/breaker";
-import { MAX_INSTANT, badInstant, bucketReady, firstAfter, until } from "@tideward/limiters/math";
+import { badInstant, bucketReady, firstAfter, until } from "@tideward/limiters/math";
 import { QuotaEngine, QuotaKey } from "@tideward/quota-engine";
 import type {
   ChargeKind,
@@ -36,11 +36,19 @@ import {
   OK,
   Rule as Numbers,
   WINDOW,
+  costError,
   decide,
   foldChain,
   freshAmount,
   freshInstant,
+  isCost,
+  isInstant,
+  keyError,
+  kindError,
   kindOf,
+  limitError,
+  readInputs,
+  readKind,
   step,
 } from "@tideward/quota-engine/internal";
 import type { Kind } from "@tideward/quota-engine/internal";
@@ -65,30 +73,12 @@ function costArg(cost: number, shadow: boolean): string {
   return shadow ? String(-cost) : cost === 1 ? "1" : String(cost);
 }
 
-function keyError(key: unknown, what: string): TypeError {
-  return new TypeError(
-    `${what} must be a QuotaKey (new QuotaKey(scope, subject, resource)), got ${check.describe(key)}`,
-  );
-}
-function costError(cost: unknown, what: string): Error {
-  return typeof cost === "number"
-    ? new RangeError(`${what} must be a whole number of at least 1, got ${check.describe(cost)}`)
-    : new TypeError(`${what} must be a number, got ${typeof cost} ${check.describe(cost)}`);
-}
-function limitError(limit: unknown, what: string): TypeError {
-  return new TypeError(`${what} must be a limit name (a string), got ${typeof limit} ${check.describe(limit)}`);
-}
-function kindError(kind: unknown, what: string): TypeError {
-  return new TypeError(`${what} must be "bucket", "window" or "gcra", got ${check.describe(kind)}`);
-}
 // A key the QuotaKey constructor made: the class's own and frozen as it leaves the constructor
-// (a look-alike made with Object.create is neither, so it cannot stand in for another key).
+// (a look-alike made with Object.create is neither, so it cannot stand in for another key). Not
+// the in-process engine's brand check: that holds only for keys of its own build of QuotaKey,
+// and /internal is built apart from the package's main entry, where users' keys come from.
 function isKey(key: unknown): key is QuotaKey {
   return key instanceof QuotaKey && Object.isFrozen(key);
-}
-
-function badNow(now: unknown): boolean {
-  return typeof now !== "number" || !(now <= MAX_INSTANT && now >= -MAX_INSTANT);
 }
 function disagree(script: string): ScriptError {
   return new ScriptError(
@@ -378,8 +368,8 @@ export class RedisQuotaEngine implements QuotaStore {
     options: CallOptions | undefined,
   ): Promise<RedisDecision> {
     if (!isKey(key)) throw keyError(key, "key");
-    if (badNow(now)) throw badInstant(now, "now");
-    if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, "cost");
+    if (!isInstant(now)) throw badInstant(now, "now");
+    if (!isCost(cost)) throw costError(cost, "cost");
     const rule = this.#rules.get(limit);
     if (rule === undefined) return Promise.resolve(this.#unknown(kind, limit, cost));
     const stateKey = this.#stateKey(kind, limit, key);
@@ -514,11 +504,11 @@ export class RedisQuotaEngine implements QuotaStore {
   #outageSingle(outcome: Outcome, kind: Kind, key: QuotaKey, rule: Rule, now: number, cost: number): RedisDecision {
     const path = this.#outagePath(outcome);
     const d = this.#fallback.check(kind, key, rule.spec, now, cost);
-    return this.#fromLocal(d, rule, path);
+    return this.#fromLocal(d, rule.shadow, path);
   }
 
-  #fromLocal(d: Decision, rule: Rule, path: Path): RedisDecision {
-    if (rule.shadow)
+  #fromLocal(d: Decision, shadow: boolean, path: Path): RedisDecision {
+    if (shadow)
       return new RedisVerdict(true, "ok", d.cost, d.remaining, 0, d.resetAfter, d.trace, path, {
         allowed: d.allowed,
         reason: d.reason,
@@ -622,7 +612,7 @@ export class RedisQuotaEngine implements QuotaStore {
   #readSet(charges: readonly QuotaCharge[], now: number, commit: boolean): SetCall {
     if (!Array.isArray(charges))
       throw new TypeError(`charges must be an array of QuotaCharge, got ${check.describe(charges)}`);
-    if (badNow(now)) throw badInstant(now, "now");
+    if (!isInstant(now)) throw badInstant(now, "now");
     const n = charges.length;
     const copy = new Array<unknown>(n * 5);
     const names: string[] = [];
@@ -636,7 +626,7 @@ export class RedisQuotaEngine implements QuotaStore {
       const { key, limit, cost, kind } = c;
       if (!isKey(key)) throw keyError(key, `charges[${i}].key`);
       if (typeof limit !== "string") throw limitError(limit, `charges[${i}].limit`);
-      if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, `charges[${i}].cost`);
+      if (!isCost(cost)) throw costError(cost, `charges[${i}].cost`);
       const k = kindOf(kind);
       if (k === -1) throw kindError(kind, `charges[${i}].kind`);
       const rule = this.#rules.get(limit);
@@ -851,22 +841,9 @@ export class RedisQuotaEngine implements QuotaStore {
       kinds.push(c[i * 5 + 3] as Kind);
     }
     const report = this.#fallback.atomic(charges, kinds, call.now, call.commit);
-    const decisions = report.decisions.map((d, i) => {
-      const rule = c[i * 5 + 4] as Rule | undefined;
-      return rule === undefined
-        ? new RedisVerdict(
-            d.allowed,
-            d.reason,
-            d.cost,
-            d.remaining,
-            d.retryAfter,
-            d.resetAfter,
-            d.trace,
-            path,
-            undefined,
-          )
-        : this.#fromLocal(d, rule, path);
-    });
+    const decisions = report.decisions.map((d, i) =>
+      this.#fromLocal(d, (c[i * 5 + 4] as Rule | undefined)?.shadow === true, path),
+    );
     return { ...report, decisions, path, replayed: false };
   }
 
@@ -949,26 +926,9 @@ export class RedisQuotaEngine implements QuotaStore {
     kind: ChargeKind = "bucket",
   ): Promise<RedisBatchReport> {
     if (typeof limit !== "string") throw limitError(limit, "limit");
-    if (!Array.isArray(inputs))
-      throw new TypeError(`inputs must be an array of EvaluationInput, got ${check.describe(inputs)}`);
-    const k = kindOf(kind);
-    if (k === -1) throw kindError(kind, "kind");
-    const n = inputs.length;
-    const keys = new Array<QuotaKey>(n);
-    const nows = new Float64Array(n);
-    const costs = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      const input = inputs[i] as EvaluationInput | undefined;
-      if (input === null || typeof input !== "object")
-        throw new TypeError(`inputs[${i}] must be an EvaluationInput, got ${check.describe(input)}`);
-      const { key, now, cost = 1 } = input;
-      if (!isKey(key)) throw keyError(key, `inputs[${i}].key`);
-      if (badNow(now)) throw badInstant(now, `inputs[${i}].now`);
-      if (!Number.isSafeInteger(cost) || cost < 1) throw costError(cost, `inputs[${i}].cost`);
-      keys[i] = key;
-      nows[i] = now;
-      costs[i] = cost;
-    }
+    const k = readKind(kind, "kind");
+    const { keys, nows, costs } = readInputs(inputs, isKey);
+    const n = keys.length;
     const rule = this.#rules.get(limit);
     const decisions = new Array<RedisDecision>(n);
     if (rule === undefined) {

@@ -76,10 +76,15 @@ function costArg(n: number, what: string): string {
   return n === Infinity ? "inf" : String(n);
 }
 
-function refill(rate: number, amount: number, what: string): void {
-  if ((amount * 1_000) / rate <= MAX_SPAN) return;
+// A Bucket's or a Gcra's burst, checked as theirs: the rate (per second) when not given, at most
+// 2^53 − 1, under one raised to one, and refilled at that rate within 2^44 ms.
+function burstOf(given: unknown, rate: number, what: string, rateWhat: string): number {
+  let burst = given === undefined ? rate : positive(given, what);
+  if (burst > MAX_COUNT) throw new RangeError(`${what} must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`);
+  if (burst < 1) burst = 1;
+  if ((burst * 1_000) / rate <= MAX_SPAN) return burst;
   throw new RangeError(
-    `${what} must be at least ${(amount * 1_000) / MAX_SPAN} for a burst of ${amount} (it must refill within ${MAX_SPAN} ms, 2^44), got ${check.describe(rate)}`,
+    `${rateWhat} must be at least ${(burst * 1_000) / MAX_SPAN} for a burst of ${burst} (it must refill within ${MAX_SPAN} ms, 2^44), got ${check.describe(rate)}`,
   );
 }
 
@@ -113,6 +118,29 @@ function fallenOut(since: number, window: number, from: number): number {
   }
   return s;
 }
+
+// What the limiters' takes and reads share, called with what differs: functions set in
+// RedisLimiter's body to reach its protected parts (protected methods would be new members of the
+// published class). An outage mode's local limiter (Bucket, Gcra, Sliding, Period) answers them.
+interface Local {
+  take(now: number, n?: number): unknown;
+  peek(now: number, n?: number): unknown;
+  next(now: number, n?: number): number;
+}
+const TAKE = 0;
+const PEEK = 1;
+const NEXT = 2;
+/** The outage mode's answer to a take, peek or next (`op`): the local limiter's in fallback, else `open` or `closed`. */
+let outage: <A>(limiter: RedisLimiter<Local>, id: string, now: number, n: number, op: number, open: A, closed: A) => A;
+/** A take of a yes-or-no limiter: the script's flag, or the outage mode's; `costWhat` names the cost (undefined: none). */
+let decideTake: (
+  limiter: RedisLimiter<Local>,
+  id: string,
+  now: number,
+  n: number,
+  costWhat: string | undefined,
+  what: string,
+) => Promise<TakeAnswer>;
 
 /**
  * What the Redis limiters share: a name keeping their keys apart, the policy, the breaker their
@@ -217,6 +245,21 @@ export abstract class RedisLimiter<L> {
   }
 
   protected abstract makeLocal(now: number, instances: number): L;
+
+  static {
+    outage = (limiter, id, now, n, op, open, closed) => {
+      const mode = limiter.policy.outage;
+      if (mode !== "fallback") return mode === "open" ? open : closed;
+      const local = limiter.local(id, now);
+      // The local limiter answers as its Redis limiter does, in the type of `open` and `closed`.
+      return (op === TAKE ? local.take(now, n) : op === PEEK ? local.peek(now, n) : local.next(now, n)) as typeof open;
+    };
+    decideTake = async (limiter, id, now, n, costWhat, what) => {
+      const r = await limiter.call("t", id, now, costWhat === undefined ? undefined : costArg(n, costWhat), what);
+      if (r.reply !== undefined) return { answer: r.reply[0] === 49, path: r.path };
+      return { answer: outage(limiter, id, now, n, TAKE, true, false), path: r.path };
+    };
+  }
 }
 
 /** Options of a {@link RedisBucket}: the bucket's `burst` and the {@link RedisPolicy} fields. */
@@ -262,11 +305,7 @@ export class RedisBucket extends RedisLimiter<Bucket> {
   constructor(client: ScriptClient, name: string, rate: number, options?: RedisBucketOptions) {
     const { burst: given, ...policy } = check.options(options, ["burst", ...POLICY_FIELDS], "RedisBucket");
     const r = positive(rate, "RedisBucket rate (tokens per second)");
-    let burst = given === undefined ? r : positive(given, "RedisBucket burst (tokens)");
-    if (burst > MAX_COUNT)
-      throw new RangeError(`RedisBucket burst (tokens) must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`);
-    if (burst < 1) burst = 1;
-    refill(r, burst, "RedisBucket rate (tokens per second)");
+    const burst = burstOf(given, r, "RedisBucket burst (tokens)", "RedisBucket rate (tokens per second)");
     const perMs = r / 1_000;
     super(client, name, "B", bucketScript, [String(burst), String(perMs)], policy, "RedisBucket");
     this.rate = r;
@@ -292,21 +331,15 @@ export class RedisBucket extends RedisLimiter<Bucket> {
   }
 
   /** {@link RedisBucket.take}, saying which part answered. */
-  async decide(id: string, now: number, n = 1): Promise<TakeAnswer> {
-    const r = await this.call("t", id, now, costArg(n, "RedisBucket.take n"), "RedisBucket.take");
-    if (r.reply !== undefined) return { answer: r.reply[0] === 49, path: r.path };
-    return {
-      answer: this.policy.outage === "fallback" ? this.local(id, now).take(now, n) : this.policy.outage === "open",
-      path: r.path,
-    };
+  decide(id: string, now: number, n = 1): Promise<TakeAnswer> {
+    return decideTake(this, id, now, n, "RedisBucket.take n", "RedisBucket.take");
   }
 
   /** What {@link RedisBucket.take} would answer, taking nothing. */
   async peek(id: string, now: number, n = 1): Promise<boolean> {
     costArg(n, "RedisBucket.peek n");
     const read = await this.read(id, now, "RedisBucket.peek");
-    if (read === undefined)
-      return this.policy.outage === "fallback" ? this.local(id, now).peek(now, n) : this.policy.outage === "open";
+    if (read === undefined) return outage(this, id, now, n, PEEK, true, false);
     const [tokens, at, latest] = this.#fields(read);
     const t = read.now > latest ? read.now : latest;
     return bucketFits(bucketLevel(tokens, at, t, this.#perMs, this.burst), n, this.burst, this.#slack);
@@ -316,12 +349,7 @@ export class RedisBucket extends RedisLimiter<Bucket> {
   async next(id: string, now: number, n = 1): Promise<number> {
     costArg(n, "RedisBucket.next n");
     const read = await this.read(id, now, "RedisBucket.next");
-    if (read === undefined)
-      return this.policy.outage === "fallback"
-        ? this.local(id, now).next(now, n)
-        : this.policy.outage === "open"
-          ? 0
-          : Infinity;
+    if (read === undefined) return outage(this, id, now, n, NEXT, 0, Infinity);
     const [tokens, at, latest] = this.#fields(read);
     const from = read.now > latest ? read.now : latest;
     return until(read.now, from, bucketReady(tokens, at, from, n, this.#perMs, this.burst, this.#slack));
@@ -383,11 +411,7 @@ export class RedisGcra extends RedisLimiter<Gcra> {
   constructor(client: ScriptClient, name: string, rate: number, options?: RedisGcraOptions) {
     const { burst: given, ...policy } = check.options(options, ["burst", ...POLICY_FIELDS], "RedisGcra");
     const r = positive(rate, "RedisGcra rate (per second)");
-    let burst = given === undefined ? r : positive(given, "RedisGcra burst");
-    if (burst > MAX_COUNT)
-      throw new RangeError(`RedisGcra burst must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`);
-    if (burst < 1) burst = 1;
-    refill(r, burst, "RedisGcra rate (per second)");
+    const burst = burstOf(given, r, "RedisGcra burst", "RedisGcra rate (per second)");
     const interval = 1_000 / r;
     const tau = burst * interval;
     const slack = slackOf(burst) * interval;
@@ -417,21 +441,15 @@ export class RedisGcra extends RedisLimiter<Gcra> {
   }
 
   /** {@link RedisGcra.take}, saying which part answered. */
-  async decide(id: string, now: number, n = 1): Promise<TakeAnswer> {
-    const r = await this.call("t", id, now, costArg(n, "RedisGcra.take n"), "RedisGcra.take");
-    if (r.reply !== undefined) return { answer: r.reply[0] === 49, path: r.path };
-    return {
-      answer: this.policy.outage === "fallback" ? this.local(id, now).take(now, n) : this.policy.outage === "open",
-      path: r.path,
-    };
+  decide(id: string, now: number, n = 1): Promise<TakeAnswer> {
+    return decideTake(this, id, now, n, "RedisGcra.take n", "RedisGcra.take");
   }
 
   /** What {@link RedisGcra.take} would answer, recording nothing. */
   async peek(id: string, now: number, n = 1): Promise<boolean> {
     costArg(n, "RedisGcra.peek n");
     const read = await this.read(id, now, "RedisGcra.peek");
-    if (read === undefined)
-      return this.policy.outage === "fallback" ? this.local(id, now).peek(now, n) : this.policy.outage === "open";
+    if (read === undefined) return outage(this, id, now, n, PEEK, true, false);
     const [at, ahead] = this.#fields(read);
     return n <= this.burst && gcraFits(gcraLead(at, ahead, read.now), n, this.interval, this.#reach);
   }
@@ -440,12 +458,7 @@ export class RedisGcra extends RedisLimiter<Gcra> {
   async next(id: string, now: number, n = 1): Promise<number> {
     costArg(n, "RedisGcra.next n");
     const read = await this.read(id, now, "RedisGcra.next");
-    if (read === undefined)
-      return this.policy.outage === "fallback"
-        ? this.local(id, now).next(now, n)
-        : this.policy.outage === "open"
-          ? 0
-          : Infinity;
+    if (read === undefined) return outage(this, id, now, n, NEXT, 0, Infinity);
     if (n > this.burst) return Infinity;
     const [at, ahead] = this.#fields(read);
     return until(read.now, read.now, gcraReady(at, ahead, read.now, n, this.interval, this.#tau, this.#reach));
@@ -532,24 +545,13 @@ export class RedisPeriod extends RedisLimiter<Period> {
     const r = await this.call("t", id, now, undefined, "RedisPeriod.take");
     if (r.reply !== undefined)
       return { answer: r.reply[0] === 117 ? "under" : r.reply[0] === 104 ? "hit" : "over", path: r.path };
-    const answer: PeriodAnswer =
-      this.policy.outage === "fallback"
-        ? this.local(id, now).take(now)
-        : this.policy.outage === "open"
-          ? "under"
-          : "over";
-    return { answer, path: r.path };
+    return { answer: outage<PeriodAnswer>(this, id, now, 1, TAKE, "under", "over"), path: r.path };
   }
 
   /** What {@link RedisPeriod.take} would answer, counting nothing. */
   async peek(id: string, now: number): Promise<PeriodAnswer> {
     const read = await this.read(id, now, "RedisPeriod.peek");
-    if (read === undefined)
-      return this.policy.outage === "fallback"
-        ? this.local(id, now).peek(now)
-        : this.policy.outage === "open"
-          ? "under"
-          : "over";
+    if (read === undefined) return outage<PeriodAnswer>(this, id, now, 1, PEEK, "under", "over");
     const [end, count] = this.#fields(read);
     const next = read.now >= end ? 1 : count + 1;
     return QUOTAS[next < this.quota ? 0 : next === this.quota ? 1 : 2];
@@ -628,20 +630,14 @@ export class RedisSliding extends RedisLimiter<Sliding> {
   }
 
   /** {@link RedisSliding.take}, saying which part answered. */
-  async decide(id: string, now: number): Promise<TakeAnswer> {
-    const r = await this.call("t", id, now, undefined, "RedisSliding.take");
-    if (r.reply !== undefined) return { answer: r.reply[0] === 49, path: r.path };
-    return {
-      answer: this.policy.outage === "fallback" ? this.local(id, now).take(now) : this.policy.outage === "open",
-      path: r.path,
-    };
+  decide(id: string, now: number): Promise<TakeAnswer> {
+    return decideTake(this, id, now, 1, undefined, "RedisSliding.take");
   }
 
   /** What {@link RedisSliding.take} would answer, counting nothing. */
   async peek(id: string, now: number): Promise<boolean> {
     const read = await this.read(id, now, "RedisSliding.peek");
-    if (read === undefined)
-      return this.policy.outage === "fallback" ? this.local(id, now).peek(now) : this.policy.outage === "open";
+    if (read === undefined) return outage(this, id, now, 1, PEEK, true, false);
     const [at, last, oldest] = this.#fields(read);
     return (at < last ? last : at) - oldest >= this.window;
   }

@@ -452,6 +452,22 @@ const rejections: [
     'inputs[1].key must be a QuotaKey (new QuotaKey(scope, subject, resource)), got "alice"',
   ],
   [
+    "a batch with a forged key",
+    (e) =>
+      e.checkMany("req", [
+        { key: alice, now: 200 },
+        { key: Object.create(QuotaKey.prototype) as QuotaKey, now: 200 },
+      ]),
+    TypeError,
+    "inputs[1].key must be a QuotaKey",
+  ],
+  [
+    "a batch of an unknown kind, named before its inputs are read (as in process)",
+    (e) => e.checkMany("req", any("nope"), any("leaky")),
+    TypeError,
+    'kind must be "bucket", "window" or "gcra", got "leaky"',
+  ],
+  [
     "a batch input at a now past 2^45",
     (e) => e.checkMany("req", [{ key: alice, now: 1e20 }]),
     RangeError,

@@ -1,11 +1,13 @@
 import Redis from "ioredis";
 import { describe, expect, it } from "vitest";
+import { Bucket, Gcra, Period, Sliding } from "@tideward/limiters";
 import { QuotaEngine, QuotaKey, limitSpec, perSecond } from "@tideward/quota-engine";
 import type { EvaluationInput } from "@tideward/quota-engine";
 import { answer } from "@tideward/quota-engine/conformance";
 import {
   CrossSlotError,
   RedisBucket,
+  RedisGcra,
   RedisPeriod,
   RedisQuotaEngine,
   RedisSliding,
@@ -145,6 +147,66 @@ describe("the limiters' outage modes", () => {
     expect(await closed.decide("a", 0)).toEqual({ answer: "over", path: "closed" });
     const open = new RedisBucket(client, "o", 1, { outage: "open" });
     expect([await open.take("a", 0), await open.take("a", 0), await open.peek("a", 0)]).toEqual([true, true, true]);
+  });
+
+  it("every limiter's take, peek and next answer from the outage mode: the in-process limiter's in fallback, else the open or closed answer", async () => {
+    const client = ioredisClient(disconnected());
+    // At a clock near 0 and near Date.now(), fractional; costs of 0.5 to 3 where a limiter takes one.
+    for (const origin of [0, 1_700_000_000_000.25]) {
+      const id = `a${origin}`;
+      const steps: [at: number, n: number][] = [
+        [0, 1],
+        [0, 1],
+        [0, 0.5],
+        [10, 2],
+        [10.5, 1],
+        [60, 3],
+        [60, 1],
+        [200, 1],
+        [1_000, 2],
+        [1_000, 1],
+      ];
+      const costed: [RedisBucket | RedisGcra, Bucket | Gcra][] = [
+        [new RedisBucket(client, "b", 20, { burst: 2 }), new Bucket(20, { burst: 2, now: origin })],
+        [new RedisGcra(client, "g", 20, { burst: 2 }), new Gcra(20, { burst: 2 })],
+      ];
+      for (const [remote, local] of costed) {
+        for (const [at, n] of steps) {
+          const now = origin + at;
+          expect(await remote.decide(id, now, n)).toEqual({ answer: local.take(now, n), path: "fallback" });
+          expect([await remote.peek(id, now, n), await remote.next(id, now, n)]).toEqual([
+            local.peek(now, n),
+            local.next(now, n),
+          ]);
+        }
+      }
+      const counted: [RedisSliding | RedisPeriod, Sliding | Period][] = [
+        [new RedisSliding(client, "s", 2, 100), new Sliding(2, 100)],
+        [new RedisPeriod(client, "p", 2, 100, { align: true }), new Period(2, 100, { align: true })],
+      ];
+      for (const [remote, local] of counted) {
+        for (const [at] of steps) {
+          const now = origin + at;
+          expect(await remote.decide(id, now)).toEqual({ answer: local.take(now), path: "fallback" });
+          expect([await remote.peek(id, now), await remote.next(id, now)]).toEqual([local.peek(now), local.next(now)]);
+        }
+      }
+    }
+    for (const outage of ["open", "closed"] as const) {
+      const yes = outage === "open";
+      for (const remote of [new RedisBucket(client, "b", 1, { outage }), new RedisGcra(client, "g", 1, { outage })]) {
+        // Above the burst too: the outage mode answers without looking at the cost.
+        for (const n of [1, 5]) {
+          expect(await remote.decide("a", 0, n)).toEqual({ answer: yes, path: outage });
+          expect([await remote.peek("a", 0, n), await remote.next("a", 0, n)]).toEqual([yes, yes ? 0 : Infinity]);
+        }
+      }
+      const window = new RedisSliding(client, "s", 1, 100, { outage });
+      expect([await window.decide("a", 0), await window.peek("a", 0)]).toEqual([{ answer: yes, path: outage }, yes]);
+      const period = new RedisPeriod(client, "p", 1, 100, { outage });
+      const answer = yes ? "under" : "over";
+      expect([await period.decide("a", 0), await period.peek("a", 0)]).toEqual([{ answer, path: outage }, answer]);
+    }
   });
 });
 

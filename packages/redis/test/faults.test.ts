@@ -1,5 +1,6 @@
 // Faults with a real Redis: a reply that never comes after the script committed, a server killed
 // and restarted mid-run, a storm of atomic charges, a replica promoted.
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import Redis from "ioredis";
 import { afterAll, expect, it } from "vitest";
 import { QuotaKey, limitSpec, perSecond } from "@tideward/quota-engine";
@@ -108,6 +109,10 @@ withRedis("faults", () => {
     });
     await engine.addLimit(perSecond("r", 1_000_000));
     const paths: { at: number; path: Path; took: number }[] = [];
+    // How late this process's timers ran: on a loaded machine every timer, the timeout's included,
+    // fires late by as much, and a call's time is judged net of it.
+    const lag = monitorEventLoopDelay({ resolution: 10 });
+    lag.enable();
     const t0 = performance.now();
     let phase = "before";
     let stop = false;
@@ -141,8 +146,9 @@ withRedis("faults", () => {
     expect(before.filter((p) => p.path === "store").length / before.length).toBeGreaterThan(0.5);
     expect(during.length).toBeGreaterThan(100);
     expect(during.every((p) => p.path === "fallback" || p.path === "indeterminate")).toBe(true);
-    // No call waited past its timeout (plus the timer's tick and a loaded machine's slack).
-    expect(paths.reduce((m, p) => Math.max(m, p.took), 0)).toBeLessThan(timeout + 400);
+    lag.disable();
+    // No call waited past its timeout (plus the timer's tick, the loop's worst lateness and slack).
+    expect(paths.reduce((m, p) => Math.max(m, p.took), 0)).toBeLessThan(timeout + 250 + lag.max / 1e6);
     // Most outage answers came at once, without waiting on Redis.
     expect(during.filter((p) => p.took < 20).length / during.length).toBeGreaterThan(0.9);
     // The store path resumed after the restart.

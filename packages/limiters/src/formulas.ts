@@ -7,7 +7,7 @@
 // Instants are kept relative to the state's own latest reading (`at`), never as a sum of an
 // absolute instant and a small span: near Date.now() such a sum rounds to 2^-12 ms, while `t - at`
 // between two nearby readings is exact (Sterbenz) and a span held on its own keeps every bit.
-import { above, firstAfter } from "./grid";
+import { above, below, firstAfter } from "./grid";
 
 /** The share of a burst forgiven when comparing tokens: a billionth (see {@link slackOf}). */
 export const SLACK = 1e-9;
@@ -196,4 +196,30 @@ export function windowEnd(t: number, span: number, align: boolean): number {
   while ((k + 1) * span <= t) k++;
   while (k * span > t) k--;
   return (k + 1) * span;
+}
+
+/**
+ * The first instant at or after `from` at which a sliding window's stamp `since` has fallen out of
+ * a window of `window` ms: the mathematical `since + window`, moved up onto the first double at
+ * which the window's own test `s − since ≥ window` passes.
+ */
+export function slidingFallenOut(since: number, window: number, from: number): number {
+  if (from - since >= window) return from;
+  let s = since + window;
+  if (!(s > from)) s = above(from);
+  if (s - since < window) {
+    s = above(s);
+    if (s - since < window) return +fallingOut(since, window, s);
+  }
+  // No slack here, so the first instant is the exact answer: the sum may have rounded past it.
+  for (let i = 0; i < 4; i++) {
+    const sooner = below(s);
+    if (!(sooner > from) || sooner - since < window) break;
+    s = sooner;
+  }
+  return s;
+}
+
+function fallingOut(since: number, window: number, s: number): number {
+  return firstAfter(s, (x) => x - since >= window);
 }

@@ -25,6 +25,7 @@ export {
   windowCount,
   windowEnd,
   windowFits,
+  slidingFallenOut,
 } from "./formulas";
 export { MAX_INSTANT, MAX_SPAN, MIN_SPAN, above, below, firstAfter, until } from "./grid";
 export { badInstant, spanProblem, MAX_COUNT } from "./args";

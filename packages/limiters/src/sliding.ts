@@ -1,36 +1,12 @@
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import { badNow, span } from "./args";
-import { MAX_INSTANT, above, below, firstAfter, until } from "./grid";
+import { slidingFallenOut as fallenOut } from "./formulas";
+import { MAX_INSTANT, until } from "./grid";
 import type { RateLimit } from "./rate-limit";
 
 /** The largest quota a {@link Sliding} takes: 2^24 stamps, 128 MiB of ring. */
 export const MAX_SLIDING_QUOTA = 2 ** 24;
-
-// The first instant at or after `from` at which a stamp `since` has fallen out of a window of
-// `window` ms: the mathematical `since + window`, moved up onto the first double at which the
-// window's own test `s − since ≥ window` passes.
-function fallenOut(since: number, window: number, from: number): number {
-  if (from - since >= window) return from;
-  let s = since + window;
-  if (!(s > from)) s = above(from);
-  if (s - since < window) {
-    s = above(s);
-    if (s - since < window) return fallingOut(since, window, s);
-  }
-  // No slack here, so the first instant is the exact answer: the sum may have rounded past it.
-  for (let i = 0; i < 4; i++) {
-    const sooner = below(s);
-    if (!(sooner > from) || sooner - since < window) break;
-    s = sooner;
-  }
-  return s;
-}
-
-// The rare path, out of line so the closure's context is not allocated on every call.
-function fallingOut(since: number, window: number, s: number): number {
-  return firstAfter(s, (x) => x - since >= window);
-}
 
 /**
  * An exact sliding window: at most `quota` events in any `window`-long stretch.

@@ -8,21 +8,19 @@ import {
   MAX_COUNT,
   MAX_INSTANT,
   MAX_SPAN,
-  above,
   badInstant,
-  below,
   bucketFits,
   bucketFull,
   bucketLevel,
   bucketReady,
   bucketWhole,
-  firstAfter,
   gcraFits,
   gcraLead,
   gcraReady,
   gcraRest,
   gcraWhole,
   slackOf,
+  slidingFallenOut as fallenOut,
   spanProblem,
   until,
 } from "@tideward/limiters/math";
@@ -99,24 +97,6 @@ function spanOf(value: unknown, what: string): number {
   const problem = spanProblem(ms);
   if (problem !== undefined) throw new RangeError(`${what} ${problem}`);
   return ms;
-}
-
-// A window's oldest stamp `since` has fallen out at the first instant at or after `from` at which
-// `s − since ≥ window`: @tideward/limiters' Sliding search, on the stamps the script read.
-function fallenOut(since: number, window: number, from: number): number {
-  if (from - since >= window) return from;
-  let s = since + window;
-  if (!(s > from)) s = above(from);
-  if (s - since < window) {
-    s = above(s);
-    if (s - since < window) return firstAfter(s, (x) => x - since >= window);
-  }
-  for (let i = 0; i < 4; i++) {
-    const sooner = below(s);
-    if (!(sooner > from) || sooner - since < window) break;
-    s = sooner;
-  }
-  return s;
 }
 
 // What the limiters' takes and reads share, called with what differs: functions set in

@@ -130,8 +130,6 @@ class Core<A extends unknown[], R> {
   readonly #simple: boolean;
   // No hedge and no wait for a token: see `#first`.
   readonly #direct: boolean;
-  // `#simple`, and nothing but a bucket and a breaker to consult or report to: see `#lean`.
-  readonly #lean: boolean;
   /** @internal For {@link Flight}: when attempts are cut off. */
   readonly expiry: Expiry;
 
@@ -144,17 +142,10 @@ class Core<A extends unknown[], R> {
     this.#direct = o.hedgeMax === 0 && !(o.bucket !== undefined && o.maxWait > 0);
     this.#simple =
       this.#direct && o.deadline === Infinity && o.timeout === Infinity && o.attempts === 1 && o.budget === undefined;
-    this.#lean =
-      this.#simple &&
-      o.gate === undefined &&
-      o.shedder === undefined &&
-      o.isFailure === undefined &&
-      o.onOutcome === undefined;
   }
 
   call(scope: CallScope | undefined, args: A): Promise<R> {
     if (scope === undefined) {
-      if (this.#lean) return this.#leanCall(args);
       if (this.#simple) return this.#once(args);
       if (this.#direct) return this.#first(args);
     }
@@ -206,48 +197,6 @@ class Core<A extends unknown[], R> {
       (value) => this.#onceEnded(false, undefined, value, permit, ticket, now) as R,
       (error: unknown) => {
         throw this.#onceEnded(true, error, undefined, permit, ticket, now);
-      },
-    );
-  }
-
-  /**
-   * `#once` for a guard of a bucket and a breaker alone, the pair most clients want: the same
-   * decisions, with less to check, so that V8 inlines the bucket and the breaker whole.
-   */
-  #leanCall(args: A): Promise<R> {
-    const o = this.#o;
-    const bucket = o.bucket;
-    const breaker = o.breaker;
-    let now: number;
-    let permit: Permit | undefined;
-    try {
-      now = o.clock();
-      if (bucket !== undefined && !bucket.peek(now)) return Promise.reject(this.#refuse("rate", bucket.next(now), 1));
-      if (breaker !== undefined) {
-        permit = breaker.allow(now, o.random);
-        if (permit === undefined) return Promise.reject(this.#refuse("breaker", 0, 1));
-      }
-    } catch (e) {
-      return rejected(e);
-    }
-    if (bucket !== undefined) bucket.take(now);
-    let answer: R | PromiseLike<R>;
-    try {
-      answer = apply(this.#fn, ONLY, args);
-    } catch (e) {
-      answer = rejected(e);
-    }
-    if (permit === undefined) return Promise.resolve(answer);
-    const p = permit;
-    return Promise.resolve(answer).then(
-      (value) => {
-        p.pass(o.clock());
-        return value;
-      },
-      (error: unknown) => {
-        // A refusal from within says nothing about this backend: the permit stays unsettled.
-        if (!isRefusal(error)) p.fail(o.clock());
-        throw error;
       },
     );
   }

@@ -1,6 +1,6 @@
-// The seed's guide as one program, in the order you read it: what each type answers, no clock
-// and no dice, the breaker, the shedder, a run, the presets, then the backoff, jitter, deadline
-// and window of the reference. Every line printed is a value the packages computed just now.
+// Every package in one program, from the simplest question to the composed ones: what each type
+// answers, no clock and no dice, the breaker, the shedder, a run, the presets, then the backoff,
+// jitter, deadline and window. Every line printed is a value the packages computed just now.
 import { Backoff, Jitter, backoff } from "@tideward/backoff";
 import type { Jitter as JitterType } from "@tideward/backoff";
 import { Breaker, sre } from "@tideward/breaker";

@@ -1,4 +1,4 @@
-// The seed's run: one burst of forty calls every two seconds, offered to a token bucket, a
+// The burst table: one burst of forty calls every two seconds, offered to a token bucket, a
 // sliding window and an aligned period, all with a quota of twenty a second.
 //
 // The timing, chosen so every number comes out of the algorithms rather than out of rounding:
@@ -25,7 +25,7 @@ const BURSTS = 4;
 /** Calls a second each limiter allows. */
 const QUOTA = 20;
 
-/** Returns the lines this example prints: what is offered, then the seed's table. */
+/** Returns the lines this example prints: what is offered, then the burst table (21 / 20 / 40). */
 export function main(): string[] {
   const bucket = new Bucket(QUOTA); // 20 tokens a second, a burst of 20, full at 0 ms
   const sliding = new Sliding(QUOTA, 1_000); // 20 in any one-second stretch

@@ -18,7 +18,7 @@ const programs: readonly Program[] = [
   },
   {
     name: "limiters",
-    what: "the seed's bursty traffic through a bucket, a sliding window and a period",
+    what: "bursts straddling a second boundary through a bucket, a sliding window and a period",
     load: () => import("./limiters.ts"),
   },
   {
@@ -26,7 +26,11 @@ const programs: readonly Program[] = [
     what: "a breaker under an outage, a shedder under rising load, one step through each limiter",
     load: () => import("./tour.ts"),
   },
-  { name: "guide", what: "the guide as one program, in the order you read it", load: () => import("./guide.ts") },
+  {
+    name: "guide",
+    what: "every package in one program, from the simplest question to the composed ones",
+    load: () => import("./guide.ts"),
+  },
   {
     name: "backoff",
     what: "a herd of clients retrying with and without jitter, and with a retry budget",

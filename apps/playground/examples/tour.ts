@@ -1,4 +1,4 @@
-// The seed's tour: a breaker under an outage, a shedder under rising load, and one step through
+// A tour: a breaker under an outage, a shedder under rising load, and one step through
 // each limiter. Time is a loop variable and the rolls are seeded: the same lines every run.
 import { Breaker } from "@tideward/breaker";
 import { Bucket, Gate, Gcra, Period, Sliding } from "@tideward/limiters";

@@ -155,7 +155,7 @@ export const burstScenario: Scenario = {
   id: "burst",
   title: "Three quotas on bursty traffic",
   blurb:
-    "The seed's run: one burst of calls every two seconds, straddling a second boundary, offered to a token bucket, a sliding window and a period, all with the same quota a second.",
+    "The burst table: one burst of calls every two seconds, straddling a second boundary, offered to a token bucket, a sliding window and a period, all with the same quota a second.",
   knobs: [
     range("traffic", "calls", "Calls in a burst", 1, 200, 1, 40, "calls"),
     range("traffic", "spacing", "Between two calls of a burst", 0.1, 50, 0.1, 1.5, "ms"),
@@ -183,7 +183,7 @@ export const burstScenario: Scenario = {
       1,
       20,
       "tokens",
-      "The most the bucket holds; the seed's is the quota.",
+      "The most the bucket holds; here it is the quota.",
     ),
     choice(
       "quotas",

@@ -14,7 +14,7 @@ const after = (l: string | undefined, label: string): string => {
 };
 
 describe("example: guide", () => {
-  it("follows the seed's guide in reading order, each section under its heading", () => {
+  it("goes through every package in order, each section under its heading", () => {
     expect(sections.map((s) => s[0]?.split(":")[0])).toEqual([
       "What it is",
       "No clock, no dice",
@@ -67,7 +67,7 @@ describe("example: guide", () => {
     expect(both).toMatch(/hot CPU \(950‰\): refused$/);
   });
 
-  it("runs the seed's bursts: 21, 20 and 40 of 40 in every burst", () => {
+  it("runs the burst table: 21, 20 and 40 of 40 in every burst", () => {
     const rows = section("A run").filter((l) => /^ {2}burst \d/.test(l));
     expect(rows).toHaveLength(4);
     for (const r of rows) expect(r.trim().split(/ {2,}/).slice(1)).toEqual(["21", "20", "40"]);
@@ -83,7 +83,7 @@ describe("example: guide", () => {
     expect(atTwo).toBe(0); // at k 2 a backend is left alone until half its calls fail
   });
 
-  it("computes the backoff's ceilings, the seed's 168 ms, and each jitter's wait within its range", () => {
+  it("computes the backoff's ceilings, 168 ms for the second retry, and each jitter's wait within its range", () => {
     const [, ceilings, spread, more, jitters] = section("Backoff and Jitter");
     expect(after(ceilings, "1 to 5:")).toBe("100 ms, 200 ms, 400 ms, 800 ms, 1000 ms");
     expect(spread).toMatch(/: 168 ms/);

@@ -10,7 +10,7 @@ describe("example: limiters", () => {
     expect(lines[2]?.split(/ +/)).toEqual(["burst", "bucket", "sliding", "period"]);
   });
 
-  it("prints the seed's table: the bucket spends its burst plus one, the window holds twenty, the period passes forty", () => {
+  it("prints the burst table: the bucket spends its burst plus one, the window holds twenty, the period passes forty", () => {
     const rows = lines.slice(3).map((l) => l.split(/ {2,}/));
     expect(rows).toEqual([0, 1, 2, 3].map((k) => [`burst ${k}`, "21", "20", "40"]));
   });

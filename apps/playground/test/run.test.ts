@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { listing, pick } from "../examples/run";
 
 describe("the example command", () => {
-  it("lists every program with what it shows, the seed's four first", () => {
+  it("lists every program with what it shows, the four introductions first", () => {
     const [head, ...rows] = listing();
     expect(head).toMatch(/pnpm example <name>/);
     expect(rows.slice(0, 4).map((r) => r.trim().split(/ +/)[0])).toEqual(["minimal", "limiters", "tour", "guide"]);

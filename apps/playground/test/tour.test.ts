@@ -9,7 +9,7 @@ const part = (heading: string): string[] => {
 };
 
 describe("example: tour", () => {
-  it("shows the three parts in the seed's order, each under a heading that says what is offered", () => {
+  it("shows the three parts in order: breaker, shedder, limiters, each under a heading that says what is offered", () => {
     const headings = lines.filter((l, i) => l !== "" && (i === 0 || lines[i - 1] === ""));
     expect(headings.map((h) => h.split(":")[0])).toEqual([
       "a breaker under an outage",

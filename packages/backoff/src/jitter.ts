@@ -57,7 +57,7 @@ export type Jitter = Rigid | Full | Equal | Decorrelated | Spread;
 /**
  * A spread by `fraction` of the ceiling either way.
  *
- * @param fraction - in `[0, 1]`; outside it is held to the nearest end, as the seed says
+ * @param fraction - in `[0, 1]`; outside it is held to the nearest end
  *   (so `spread(2)` is `spread(1)`): a wait below zero or a bound that flips is never meant
  * @throws RangeError when `fraction` is NaN or infinite, TypeError when it is not a number
  */

@@ -16,7 +16,7 @@ describe("the preset", () => {
   it("plans two waits: 80–120 ms, then 160–240 ms", () => {
     expect(backoff.schedule([0, 0])).toEqual([80, 160]);
     expect(backoff.schedule([0.5, 0.5])).toEqual([100, 200]);
-    // The seed's own example: the second retry waited 168 ms, not 200.
+    // The worked example: the second retry waited 168 ms, not 200.
     expect(backoff.schedule([0.1, 0.1])).toEqual([84, 168]);
     expect(backoff.schedule([0.999, 0.999])).toEqual([100 - 20 + 0.999 * 40, 200 - 40 + 0.999 * 80]);
     expect(backoff.schedule()).toEqual([80, 160]);

@@ -54,7 +54,7 @@ describe("Backoff rejects bad input, naming the field and the value", () => {
     expect(() => Jitter.spread(nan)).toThrow(/Jitter spread fraction must be a finite number, got NaN/);
   });
 
-  it("holds a spread fraction of 2 to 1, and -1 to 0, as the seed says", () => {
+  it("holds a spread fraction of 2 to 1, and -1 to 0", () => {
     expect(Jitter.spread(2)).toEqual({ kind: "spread", fraction: 1 });
     expect(Jitter.spread(-1)).toEqual({ kind: "spread", fraction: 0 });
     const wide = new Backoff({ jitter: { kind: "spread", fraction: 2 } });

@@ -45,7 +45,7 @@ export class Shedder {
   readonly policy: Shed;
 
   // Per bucket, `count` is the passes that finished in it and `sum` their response times (ms):
-  // a pass records both at once, so one window serves as the seed's two.
+  // a pass records both at once, so one window serves for both.
   readonly #window: Window<Total>;
   #flying = 0;
   #average = 0;

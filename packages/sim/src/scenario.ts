@@ -46,7 +46,7 @@ export interface BooleanKnob extends KnobBase {
 /** One parameter of a scenario, with its default and its range: enough to draw a control. */
 export type Knob = NumberKnob | SelectKnob | BooleanKnob;
 
-/** A labelled table a scenario shows under its plot (the seed's 21 / 20 / 40, say). */
+/** A labelled table a scenario shows under its plot (the burst table's 21 / 20 / 40, say). */
 export interface Table {
   readonly title: string;
   readonly columns: readonly string[];

@@ -54,7 +54,7 @@ describe.each([0, EPOCH])("shedder under rising load (start %s)", (start) => {
 describe.each([0, EPOCH])("three quotas on bursty traffic (start %s)", (start) => {
   const r = quotaBursts.run({}, { start });
 
-  it("gives the seed's table: 21 / 20 / 40 for every burst, labelled", () => {
+  it("gives the burst table: 21 / 20 / 40 for every burst, labelled", () => {
     expect(r.tables[0].columns).toEqual([
       "burst",
       "bucket (20/s, burst 20)",

@@ -1,4 +1,4 @@
-// The seed's run: bursts straddling a second boundary through a token bucket, a sliding window
+// The burst table: bursts straddling a second boundary through a token bucket, a sliding window
 // and a period with the same quota a second, each in a simulation of its own on the same bursts.
 import { policy, simulate, traffic } from "@tideward/sim";
 import type { PolicySpec, SimulationOptions } from "@tideward/sim";

@@ -121,7 +121,7 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
     },
   );
 
-  it("shows the seed's table under the burst plot: 21, 20 and 40 of 40, labelled", async () => {
+  it("shows the burst table under the burst plot: 21, 20 and 40 of 40, labelled", async () => {
     const page = await open("#burst");
     const shown = await figures(page);
     for (const k of [0, 1, 2, 3]) {

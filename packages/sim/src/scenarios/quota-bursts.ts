@@ -18,7 +18,7 @@ export interface QuotaBurstsParams {
 }
 
 /**
- * The seed's run: one burst of forty calls every two seconds, straddling a second boundary,
+ * The burst table: one burst of forty calls every two seconds, straddling a second boundary,
  * offered to a token bucket, a sliding window and an aligned period, all with a quota of twenty
  * a second. The bucket admits 21 of each burst, the window 20 and the period 40.
  */
@@ -26,7 +26,7 @@ export const quotaBursts = defineScenario<QuotaBurstsParams>({
   name: "quota-bursts",
   title: "Three quotas on bursty traffic",
   summary:
-    "The seed's table. Bursts of calls straddle a second boundary and meet three limiters with the same quota a second. The bucket spends its saved burst and then holds the rate (plus what refills during the burst: 21 of 40); the sliding window refuses the twenty-first call in any one-second stretch (20); the aligned period starts a fresh quota when the second turns over, so a burst split across the boundary passes whole (40). Same quota, three answers: the choice of limiter is a choice of what a burst may do.",
+    "The burst table. Bursts of calls straddle a second boundary and meet three limiters with the same quota a second. The bucket spends its saved burst and then holds the rate (plus what refills during the burst: 21 of 40); the sliding window refuses the twenty-first call in any one-second stretch (20); the aligned period starts a fresh quota when the second turns over, so a burst split across the boundary passes whole (40). Same quota, three answers: the choice of limiter is a choice of what a burst may do.",
   knobs: [
     seedKnob,
     {

@@ -265,6 +265,9 @@ export const quotaScenario: Scenario = {
   ],
 };
 
+/** A sweep knob the run reads only when that knob is the one swept. */
+const sweeping = (knob: "failure" | "clients") => ({ key: "knob", is: knob }) as const;
+
 export const sweepScenario: Scenario = {
   id: "sweep",
   tab: "Sweeps",
@@ -283,10 +286,22 @@ export const sweepScenario: Scenario = {
       "failure",
     ),
     range("sweep", "points", "Points", 3, 41, 1, 11, "runs each"),
-    range("sweep", "failureMax", "Failure rate swept from 0 to", 10, 100, 5, 100, "%"),
-    range("sweep", "clientsMax", "Clients swept from 10 to", 20, 500, 10, 300, "clients"),
-    range("held fixed", "failure", "Failure rate while the clients are swept", 0, 100, 5, 10, "%"),
-    range("held fixed", "clients", "Clients while the failure rate is swept", 1, 500, 1, 100, "clients"),
+    {
+      ...range("sweep", "failureMax", "Failure rate swept from 0 to", 10, 100, 5, 100, "%"),
+      when: sweeping("failure"),
+    },
+    {
+      ...range("sweep", "clientsMax", "Clients swept from 10 to", 20, 500, 10, 300, "clients"),
+      when: sweeping("clients"),
+    },
+    {
+      ...range("held fixed", "failure", "Failure rate while the clients are swept", 0, 100, 5, 10, "%"),
+      when: sweeping("clients"),
+    },
+    {
+      ...range("held fixed", "clients", "Clients while the failure rate is swept", 1, 500, 1, 100, "clients"),
+      when: sweeping("failure"),
+    },
     range("held fixed", "rate", "Calls a client makes", 0.1, 5, 0.1, 1, "calls/s"),
     range("held fixed", "duration", "Simulated time at each point", 10, 120, 10, 60, "s"),
     range("held fixed", "attempts", "Backoff attempts (the first included)", 1, 10, 1, 3, "calls"),

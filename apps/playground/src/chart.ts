@@ -61,6 +61,13 @@ function width(host: HTMLElement): number {
   return Math.max(320, Math.floor(host.clientWidth || 720));
 }
 
+/** A series' dash pattern in canvas pixels: uPlot scales a line's width to the screen's pixel ratio but not its dashes. */
+function dashOf(s: Chart["series"][number]): number[] | undefined {
+  const css = s.side === "baseline" ? [6, 4] : isReference(s) ? [0, 8] : s.dash === true ? [2, 3] : undefined;
+  const ratio = typeof window === "undefined" ? 1 : window.devicePixelRatio || 1;
+  return css?.map((d) => d * ratio);
+}
+
 function options(chart: Chart, w: number): uPlot.Options {
   const bars = chart.kind === "bars" ? uPlot.paths.bars?.({ size: [0.9, 40], align: 0 }) : undefined;
   return {
@@ -86,8 +93,10 @@ function options(chart: Chart, w: number): uPlot.Options {
         label: s.label,
         value: (_u: uPlot, v: number | null) => legendValue(v),
         stroke: colorOf(chart, s),
-        width: 2,
-        dash: s.side === "baseline" ? [6, 4] : s.dash === true ? [2, 3] : undefined,
+        // A reference line is a row of round dots, so that over a line it runs along both show.
+        width: isReference(s) ? 3.5 : 2,
+        cap: isReference(s) ? ("round" as const) : undefined,
+        dash: dashOf(s),
         fill: bars === undefined ? undefined : `${colorOf(chart, s)}66`,
         paths: bars,
         points: { show: false },

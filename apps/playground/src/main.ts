@@ -10,7 +10,7 @@ import { formatValue } from "./model.ts";
 import type { Figure, Knob, Outcome, Scenario, Value } from "./model.ts";
 import type { RunAnswer, RunRequest } from "./protocol.ts";
 import { snippetName, toSnippet } from "./snippet.ts";
-import { coerce, hashFor, resolve } from "./state.ts";
+import { coerce, hashFor, resolve, shown } from "./state.ts";
 import type { Change } from "./state.ts";
 import { withUnit } from "./units.ts";
 
@@ -205,6 +205,11 @@ function knobControl(knob: Knob): HTMLElement {
     }
   }
   if (knob.help !== undefined) row.append(el("small", { id: helpId }, knob.help));
+  if (knob.when !== undefined) {
+    const by = scenario.knobs.find((k) => k.key === knob.when?.key);
+    const is = by === undefined ? knob.when.is : shown(by, knob.when.is);
+    row.append(el("small", { class: "when" }, `Used only when ${by?.label ?? knob.when.key} is ${is}.`));
+  }
   const onChange = (): void => {
     const next = coerce(knob, input.value);
     if (next === undefined) return; // a half-typed number: wait for the rest
@@ -219,6 +224,7 @@ function knobControl(knob: Knob): HTMLElement {
       if (unit) unit.textContent = withUnit(String(next), knob.unit).replace(/^\S+ /, "");
     }
     history.replaceState(null, "", hashFor(scenario, params));
+    relevance();
     request();
   };
   input.addEventListener("input", onChange);
@@ -230,6 +236,17 @@ function knobControl(knob: Knob): HTMLElement {
   return row;
 }
 
+/** Disables the controls of the knobs this run does not read (a `when` that does not hold), so moving one is not a silent no-op. */
+function relevance(): void {
+  for (const knob of scenario.knobs) {
+    if (knob.when === undefined) continue;
+    const unused = params[knob.when.key] !== knob.when.is;
+    const input = controls.querySelector<HTMLInputElement>(`#knob-${CSS.escape(knob.key)}`);
+    if (input !== null) input.disabled = unused;
+    input?.closest(".knob")?.classList.toggle("unused", unused);
+  }
+}
+
 function renderControls(): void {
   const groups = new Map<string, Knob[]>();
   for (const k of scenario.knobs) groups.set(k.group, [...(groups.get(k.group) ?? []), k]);
@@ -237,6 +254,7 @@ function renderControls(): void {
     ...[...groups].map(([group, knobs]) => el("fieldset", {}, el("legend", {}, group), ...knobs.map(knobControl))),
     el("button", { type: "reset", id: "reset" }, "Reset to defaults"),
   );
+  relevance();
 }
 
 /** Says which of the link's values the page changed, and to what; hidden when it changed none. */

@@ -17,6 +17,8 @@ interface KnobBase {
   readonly group: string;
   /** A sentence on what it does, shown as the control's description. */
   readonly help?: string;
+  /** The run reads it only when the select knob `key` has the value `is`; otherwise its control is disabled, saying so. */
+  readonly when?: { readonly key: string; readonly is: string };
 }
 
 /** A number chosen on a slider between `min` and `max` in steps of `step`. */

@@ -66,9 +66,14 @@ export function read(scenario: Scenario, query: string): { params: Params; chang
       changes.push({ key: knob.key, given: text, said: `${knob.label} (${knob.key}=${text}): ${said}.` });
   }
   const known = new Set(scenario.knobs.map((k) => k.key));
-  for (const [key, given] of asked)
+  const seen = new Set<string>();
+  for (const [key, given] of asked) {
     if (!known.has(key))
       changes.push({ key, given, said: `${key}=${given}: ${scenario.title} has no such knob, so it is ignored.` });
+    else if (seen.has(key))
+      changes.push({ key, given, said: `${key}=${given}: ${key} is given more than once; the first is read.` });
+    seen.add(key);
+  }
   return { params, changes };
 }
 

@@ -143,7 +143,7 @@ export function burst(p: Params): Outcome {
         ],
       },
     ],
-    figures: [figure("offered", "calls offered in all (the same to each)", "", 0, total(first, "offered"))],
+    figures: [],
     tables: [
       {
         caption: `Calls let through of the ${calls} offered in each burst, quota ${quota} ${window === 1_000 ? "a second" : `every ${window} ms`}`,
@@ -154,6 +154,12 @@ export function burst(p: Params): Outcome {
         caption: `All ${counted(bursts, "bursts")} together`,
         columns: ["", "bucket", "sliding", "period"],
         rows: [
+          {
+            label: "calls offered",
+            cells: runs.map((r) =>
+              figure(`${r.name}.offered`, `${r.run.label}: calls offered in all`, "", 0, total(r, "offered")),
+            ),
+          },
           {
             label: "calls let through",
             cells: runs.map((r) =>

@@ -153,18 +153,23 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
 
   it("shows the burst table under the burst plot: 21, 20 and 40 of 40, labelled; at 45 calls the same, with more refused, and the note says why", async () => {
     const page = await open("#burst");
-    // The offered line runs along the aligned period's (it lets every call through) and is drawn
-    // over it: its colour shows on the canvas.
-    const offeredPixels = await page.$eval(".plot canvas", (canvas) => {
+    // The offered line runs along the aligned period's (it lets every call through): both show on
+    // the canvas, the offered line's grey dots over the period's purple.
+    const pixels = await page.$eval(".plot canvas", (canvas) => {
       const c = canvas as HTMLCanvasElement;
       const px = c.getContext("2d")?.getImageData(0, 0, c.width, c.height).data ?? new Uint8ClampedArray();
-      let n = 0;
-      // #6b7280, the offered line's grey, give or take the edges' blending.
-      for (let i = 0; i < px.length; i += 4)
-        if (Math.abs(px[i] - 0x6b) < 12 && Math.abs(px[i + 1] - 0x72) < 12 && Math.abs(px[i + 2] - 0x80) < 12) n++;
-      return n;
+      const near = (i: number, rgb: readonly number[]): boolean =>
+        rgb.every((v, j) => Math.abs((px[i + j] ?? 0) - v) < 12);
+      let grey = 0;
+      let purple = 0;
+      for (let i = 0; i < px.length; i += 4) {
+        if (near(i, [0x6b, 0x72, 0x80])) grey++;
+        if (near(i, [0x7c, 0x3a, 0xed])) purple++;
+      }
+      return { grey, purple };
     });
-    expect(offeredPixels).toBeGreaterThan(300);
+    expect(pixels.grey, "the offered line's grey").toBeGreaterThan(300);
+    expect(pixels.purple, "the period line's purple").toBeGreaterThan(300);
     const shown = await figures(page);
     for (const k of [0, 1, 2, 3]) {
       expect([shown[`burst${k}.bucket`], shown[`burst${k}.sliding`], shown[`burst${k}.period`]]).toEqual([
@@ -261,6 +266,26 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
     await page.click('nav a[data-scenario="herd"]');
     await page.waitForFunction(() => location.hash === "#herd");
     expect(await notice.isVisible()).toBe(false);
+    await settled(page);
+    await page.close();
+    expect(errors).toEqual([]);
+  });
+
+  it("disables a knob the run does not read, saying when it does, and enables it when it does", async () => {
+    const page = await open("#sweep");
+    const clientsMax = page.locator(knobSelector("clientsMax"));
+    const failureMax = page.locator(knobSelector("failureMax"));
+    expect([await clientsMax.isDisabled(), await failureMax.isDisabled()]).toEqual([true, false]);
+    expect(await page.locator(".knob.unused small.when").allInnerTexts()).toEqual([
+      "Used only when Knob swept is client count.",
+      "Used only when Knob swept is client count.",
+    ]);
+    await page.locator(knobSelector("knob")).selectOption("clients");
+    expect([await clientsMax.isDisabled(), await failureMax.isDisabled()]).toEqual([false, true]);
+    expect(await page.locator(".knob.unused small.when").allInnerTexts()).toEqual([
+      "Used only when Knob swept is backend failure rate.",
+      "Used only when Knob swept is backend failure rate.",
+    ]);
     await settled(page);
     await page.close();
     expect(errors).toEqual([]);

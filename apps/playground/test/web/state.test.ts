@@ -25,6 +25,11 @@ describe("the catalogue", () => {
           expect(k.value, `${s.id}.${k.key}`).toBeLessThanOrEqual(k.max);
           expect(coerce(k, String(k.value)), `${s.id}.${k.key} is on its grid`).toBe(k.value);
         }
+        if (k.when !== undefined) {
+          const by = s.knobs.find((o) => o.key === k.when?.key);
+          expect(by?.kind, `${s.id}.${k.key} is used when a select is set`).toBe("select");
+          if (by?.kind === "select") expect(by.options.map((o) => o.value)).toContain(k.when.is);
+        }
       }
     }
   });
@@ -81,6 +86,10 @@ describe("the URL state", () => {
     ]);
     // A value the knob takes as written is no change, however it is spelled.
     expect(read(breaker, "rate=200&sre.k=1.50&brown=07").changes).toEqual([]);
+    expect(read(breaker, "rate=200&rate=300")).toMatchObject({
+      params: { rate: 200 },
+      changes: [{ said: "rate=300: rate is given more than once; the first is read." }],
+    });
     const burst = scenarios.find((s) => s.id === "burst");
     if (burst === undefined) throw new Error("no burst scenario");
     expect(read(burst, "align=sideways").changes.map((c) => c.said)).toEqual([

@@ -2,7 +2,8 @@
 // the numbers changed (a knob moved), which keeps the redraw cheap and the legend where it was.
 // Two choices serve every chart: the legend names the series until the cursor is on the plot,
 // then shows the values under it; and the reference lines (what is offered, a capacity, a
-// threshold: a Series with `dash`) are drawn last, over the lines that may run along them.
+// threshold: a Series with `dash` and no `side`) are drawn last, as dots, over the lines that
+// may run along them.
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import type { Chart } from "./model.ts";

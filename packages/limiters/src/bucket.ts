@@ -1,5 +1,5 @@
 import { check } from "@tideward/time/internal";
-import { MAX_COUNT, badCost, badNow, instant, refillBound } from "./args";
+import { MAX_COUNT, badCost, badNow, instant, positional, refillBound } from "./args";
 import { bucketFits, bucketFull, bucketLevel, bucketReady, bucketWhole, slackOf } from "./formulas";
 import { MAX_INSTANT, until } from "./grid";
 import type { RateLimit } from "./rate-limit";
@@ -72,6 +72,7 @@ export class Bucket {
    *   reading within ±2^45 ms; TypeError when one is not a number or `options` is not an object
    */
   constructor(rate: number, options?: BucketOptions) {
+    positional(rate, "Bucket", "rate", undefined, OPTIONS);
     const given = check.options(options, OPTIONS, "Bucket");
     this.rate = check.positive(rate, "Bucket rate (tokens per second)");
     const burst = given.burst === undefined ? rate : check.positive(given.burst, "Bucket burst (tokens)");

@@ -178,7 +178,7 @@ const later: [string, (s: State) => Promise<unknown>, Expect][] = [
     {
       throws: TypeError,
       message:
-        "retry has no option \"retries\"; the count is the backoff's attempts, the first attempt included: retry(fn, { backoff: { attempts: 4 } }) for 3 retries",
+        'retry has no option "retries"; the count is the backoff\'s attempts, the first attempt included: retry(fn, { backoff: { attempts: 4 } }) for 3 retries',
     },
   ],
   [
@@ -187,7 +187,7 @@ const later: [string, (s: State) => Promise<unknown>, Expect][] = [
     {
       throws: TypeError,
       message:
-        "retry has no option \"attempts\"; the count is the backoff's attempts, the first attempt included: retry(fn, { backoff: { attempts: 3 } })",
+        'retry has no option "attempts"; the count is the backoff\'s attempts, the first attempt included: retry(fn, { backoff: { attempts: 3 } })',
     },
   ],
   [

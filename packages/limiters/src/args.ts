@@ -99,12 +99,14 @@ export function positional(
 ): void {
   if (typeof value !== "object" || value === null) return;
   const fields = value as Record<string, unknown>;
-  const shown = (k: string, fallback: string): string =>
-    typeof fields[k] === "number" ? String(fields[k]) : fallback;
+  const shown = (k: string, fallback: string): string => (typeof fields[k] === "number" ? String(fields[k]) : fallback);
   const rest = options.filter((k) => fields[k] !== undefined).map((k) => `${k}: ${check.describe(fields[k])}`);
   const args = [shown(first, first)];
   if (second !== undefined) args.push(shown(second, second));
   if (rest.length > 0) args.push(`{ ${rest.join(", ")} }`);
-  const order = second === undefined ? `the ${first} first and its options second` : `the ${first} first and the ${second} second`;
-  throw new TypeError(`${name} takes ${order}: new ${name}(${args.join(", ")}), got ${Array.isArray(value) ? "an array" : "an object"} as the ${first}`);
+  const order =
+    second === undefined ? `the ${first} first and its options second` : `the ${first} first and the ${second} second`;
+  throw new TypeError(
+    `${name} takes ${order}: new ${name}(${args.join(", ")}), got ${Array.isArray(value) ? "an array" : "an object"} as the ${first}`,
+  );
 }

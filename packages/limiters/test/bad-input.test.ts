@@ -161,7 +161,8 @@ describe("bad input, table-driven: the exact error, and no state changed", () =>
       () => new Bucket(any({ rate: 5, burst: 5 })),
       {
         throws: TypeError,
-        message: "Bucket takes the rate first and its options second: new Bucket(5, { burst: 5 }), got an object as the rate",
+        message:
+          "Bucket takes the rate first and its options second: new Bucket(5, { burst: 5 }), got an object as the rate",
       },
     ],
     [
@@ -169,7 +170,8 @@ describe("bad input, table-driven: the exact error, and no state changed", () =>
       () => new Gcra(any({ burst: 2 })),
       {
         throws: TypeError,
-        message: "Gcra takes the rate first and its options second: new Gcra(rate, { burst: 2 }), got an object as the rate",
+        message:
+          "Gcra takes the rate first and its options second: new Gcra(rate, { burst: 2 }), got an object as the rate",
       },
     ],
     [

@@ -6,7 +6,7 @@ import type { Shed, Ticket } from "@tideward/shedder";
 import { systemClock } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Clock, Span } from "@tideward/time";
-import { KeyedLimits, MAX_KEY, checkLimits, keyBytes } from "./limits";
+import { KeyedLimits, MAX_KEY, MAX_LIMITS, checkLimits, keyBytes } from "./limits";
 import type { Limit } from "./limits";
 import { PROBLEM_JSON, problemBody } from "./problem";
 import { LIMIT_FIELD, POLICY_FIELD, limitMember, policyMember, policyName, seconds } from "./ratelimit-fields";
@@ -314,6 +314,10 @@ export function admit(options?: AdmitOptions): Admission {
       throw new TypeError(
         `admit quota.limits must be the LimitSpecs the charges name, got ${check.describe(q.limits)}`,
       );
+    if (q.limits.length > MAX_LIMITS)
+      throw new RangeError(
+        `admit quota.limits must be at most ${MAX_LIMITS} (every response carries a member of each), got ${q.limits.length}`,
+      );
     specs = new Map();
     for (const [i, given] of (q.limits as LimitSpec[]).entries()) {
       const path = `admit quota.limits[${i}]`;
@@ -345,7 +349,8 @@ export function admit(options?: AdmitOptions): Admission {
     ticket?.fail();
     if (entered) gate?.leave();
     // A copy: the fields may be the ones admitted requests share.
-    const all = retryAfter < Infinity ? [...fields, ["Retry-After", String(seconds(retryAfter))] as const] : fields;
+    // Whole seconds as an Integer is written (no exponent, however long the wait).
+    const all = retryAfter < Infinity ? [...fields, ["Retry-After", sfInteger(seconds(retryAfter))] as const] : fields;
     const body = problem
       ? problemBody(status, violated, retryAfter)
       : status === 429
@@ -489,6 +494,7 @@ export function admit(options?: AdmitOptions): Admission {
   // whatever throws (a store, a charges function, a store's answer), both are given back first.
   const checkOne = (key: string, cost: number): Verdict | Promise<Verdict> => {
     const now = clock();
+    if (typeof now !== "number" || now - now !== 0) check.finite(now, "admit clock()");
     let ticket: Ticket | undefined;
     if (shedder !== undefined) {
       ticket = shedder.allow(now, (load as () => number)());

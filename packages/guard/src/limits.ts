@@ -1,5 +1,5 @@
 import { Bucket, Gcra, MAX_SLIDING_QUOTA, Period, Sliding } from "@tideward/limiters";
-import { MAX_COUNT, firstAfter, spanProblem, until } from "@tideward/limiters/math";
+import { MAX_COUNT, firstAfter, spanProblem, until, windowCount, windowEnd, windowFits } from "@tideward/limiters/math";
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import { policyName } from "./ratelimit-fields";
@@ -16,7 +16,7 @@ export type LimitKind = "bucket" | "sliding" | "period" | "gcra";
  * | `"bucket"` | bursts up to `quota`, refilled at `quota` per `window` (a `Bucket`) | about 180 B |
  * | `"gcra"` | the same rate and burst, kept as one instant (a `Gcra`) | about 190 B |
  * | `"sliding"` | at most `quota` in any `window`-long stretch, exactly (a `Sliding`) | about 280 B + 8 B × `quota` |
- * | `"period"` | at most `quota` per fixed `window` opened by the first request (a `Period`) | about 100 B |
+ * | `"period"` | at most `quota` per fixed `window` opened by the first request (a `Period`'s count) | about 100 B |
  */
 export interface Limit {
   /** The policy's name in the fields: 1 to 256 characters of printable ASCII. */
@@ -29,7 +29,50 @@ export interface Limit {
   readonly kind?: LimitKind;
 }
 
-type Limiter = Bucket | Gcra | Sliding | Period;
+/**
+ * A fixed window for one key: the units counted in the open window and the instant it ends, on
+ * `@tideward/limiters/math`'s window formulas (a `Period`'s own, as the quota engine keeps its
+ * windows), so that a request of any cost is one step: a `Period` counts one unit a `take`.
+ */
+class Fixed {
+  readonly quota: number;
+  readonly #window: number;
+  #used = 0;
+  #end = -Infinity;
+
+  constructor(quota: number, window: number) {
+    this.quota = quota;
+    this.#window = window;
+  }
+
+  left(now: number): number {
+    return this.quota - windowCount(this.#used, this.#end, now);
+  }
+
+  fits(now: number, n: number): boolean {
+    return windowFits(windowCount(this.#used, this.#end, now), n, this.quota);
+  }
+
+  take(now: number, n: number): void {
+    if (now >= this.#end) {
+      this.#end = windowEnd(now, this.#window, false);
+      this.#used = 0;
+    }
+    this.#used += n;
+  }
+
+  /** Until `n` units fit: 0 when they do, the window's end when it is open, never past the quota. */
+  wait(now: number, n: number): number {
+    if (n > this.quota) return Infinity;
+    return this.fits(now, n) ? 0 : until(now, now, this.#end);
+  }
+
+  atRest(now: number): boolean {
+    return now >= this.#end;
+  }
+}
+
+type Limiter = Bucket | Gcra | Sliding | Fixed;
 
 /** A {@link Limit} checked, with what one key's limiter of it costs in memory. */
 export interface Checked {
@@ -40,6 +83,9 @@ export interface Checked {
   /** Bytes one key's limiter of this limit holds, about (V8 on 64 bits). */
   readonly bytes: number;
 }
+
+/** The most policies one admission advertises: each is a member of two fields on every response. */
+export const MAX_LIMITS = 16;
 
 /** The longest client key {@link admit} keeps state for, in UTF-16 code units. */
 export const MAX_KEY = 256;
@@ -65,7 +111,7 @@ function make(l: Omit<Checked, "bytes">, now: number): Limiter {
     case "sliding":
       return new Sliding(l.quota, l.window);
     case "period":
-      return new Period(l.quota, l.window);
+      return new Fixed(l.quota, l.window);
   }
 }
 
@@ -74,6 +120,10 @@ export function checkLimits(limits: unknown, owner: string, now: number): readon
   if (!Array.isArray(limits))
     throw new TypeError(
       `${owner} limits must be an array of { name, quota, window, kind }, got ${check.describe(limits)}`,
+    );
+  if (limits.length > MAX_LIMITS)
+    throw new RangeError(
+      `${owner} limits must be at most ${MAX_LIMITS} policies (every response carries a member of each), got ${limits.length}`,
     );
   const seen = new Set<string>();
   return limits.map((l: unknown, i) => {
@@ -99,12 +149,11 @@ export function checkLimits(limits: unknown, owner: string, now: number): readon
     if (problem !== undefined) throw new RangeError(`${path}.window (ms) ${problem}`);
     const limit = { name, quota, window, kind };
     // Every other check its limiter makes, made once here (a sliding ring is not allocated for it).
-    if (kind !== "sliding") {
-      try {
-        make(limit, now);
-      } catch (e) {
-        throw new RangeError(`${path} cannot be kept: ${(e as Error).message}`, { cause: e });
-      }
+    try {
+      if (kind === "period") new Period(quota, window);
+      else if (kind !== "sliding") make(limit, now);
+    } catch (e) {
+      throw new RangeError(`${path} cannot be kept: ${(e as Error).message}`, { cause: e });
     }
     const bytes = LIMITER_BYTES[kind] + (kind === "sliding" ? 8 * quota : 0);
     return Object.freeze({ ...limit, bytes });
@@ -128,23 +177,25 @@ function slidingWait(x: Sliding, now: number, n: number): number {
 function wait(x: Limiter, now: number, n: number): number {
   if (x instanceof Bucket || x instanceof Gcra) return x.next(now, n);
   if (x instanceof Sliding) return n === 1 ? x.next(now) : slidingWait(x, now, n);
-  if (n > x.quota) return Infinity;
-  return x.left(now) >= n ? 0 : x.rateLimit(now).reset;
+  return x.wait(now, n);
 }
 
 function fits(x: Limiter, now: number, cost: number): boolean {
   if (x instanceof Bucket || x instanceof Gcra) return x.peek(now, cost);
+  if (x instanceof Fixed) return x.fits(now, cost);
   return x.left(now) >= cost;
 }
 
 function take(x: Limiter, now: number, cost: number): void {
-  if (x instanceof Bucket || x instanceof Gcra) x.take(now, cost);
-  else for (let i = 0; i < cost; i++) x.take(now);
+  if (x instanceof Sliding) {
+    // A stamp a unit: at most the quota's (2^24) for one request, since it fit.
+    for (let i = 0; i < cost; i++) x.take(now);
+  } else x.take(now, cost);
 }
 
 /** Whether a limiter is back to a fresh one's state, so dropping it changes no answer. */
 function atRest(x: Limiter, now: number): boolean {
-  return x.rateLimit(now).reset === 0;
+  return x instanceof Fixed ? x.atRest(now) : x.rateLimit(now).reset === 0;
 }
 
 /**

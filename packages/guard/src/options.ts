@@ -17,7 +17,7 @@ import type { Timers } from "./timers";
 export interface Hedge {
   /** How long an attempt may run before the next hedge starts, in milliseconds; 0 or more. */
   readonly delay: Span;
-  /** The most hedges per round on top of its first attempt, a whole number from 1. @defaultValue 1 */
+  /** The most hedges per round on top of its first attempt, a whole number from 1 to 100. @defaultValue 1 */
   readonly max?: number;
 }
 
@@ -136,6 +136,9 @@ export interface GuardOptions<R = unknown> {
   /** Schedules timeouts, hedges and waits. @defaultValue the platform's `setTimeout` */
   readonly timers?: Timers;
 }
+
+/** The most hedges a round may start: each is an attempt in flight at once. */
+const MAX_HEDGES = 100;
 
 /** Every option name, for the "did you mean" of a misspelt one. */
 export const GUARD_OPTIONS: readonly (keyof GuardOptions)[] = [
@@ -368,6 +371,10 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
       throw new TypeError(`${owner} hedge.delay (ms) is missing: hedging is { delay, max }, such as { delay: 50 }`);
     hedgeDelay = check.nonNegative(h.delay, `${owner} hedge.delay (ms)`);
     hedgeMax = h.max === undefined ? 1 : check.integer(h.max, `${owner} hedge.max`, 1);
+    if (hedgeMax > MAX_HEDGES)
+      throw new RangeError(
+        `${owner} hedge.max must be at most ${MAX_HEDGES} (each hedge is one more attempt in flight at once), got ${hedgeMax}`,
+      );
   }
 
   let budget: RetryBudget | undefined;

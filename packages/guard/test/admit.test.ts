@@ -340,6 +340,18 @@ describe.each(STARTS)("admit gives back what a request took, whatever throws, wi
     }
   });
 
+  it("a clock that reads NaN at a request is named, and the gate place is given back", () => {
+    const gate = new Gate(1);
+    let reads = 0;
+    const a = admit({
+      clock: () => (reads++ === 0 ? start : Number.NaN),
+      gate,
+      limits: [{ name: "l", quota: 5, window: 1_000 }],
+    });
+    expect(() => a.check("k")).toThrow("admit clock() must be a finite number, got NaN");
+    expect(gate.held).toBe(0);
+  });
+
   it("a key that is not a string, or longer than its state is sized for, is refused before anything is taken", () => {
     const gate = new Gate(1);
     const a = admit({ gate, limits: [{ name: "l", quota: 5, window: 1_000 }] });
@@ -372,6 +384,23 @@ describe("admit: per-key state is bounded by bytes, refused before anything is a
         ],
       }),
     ).not.toThrow();
+  });
+
+  it("a period charges any cost in one step: a cost of 10^15 against a quota of 10^15 leaves none", () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const a = admit({ clock: clock.now, limits: [{ name: "bytes", quota: 1e15, window: 86_400_000, kind: "period" }] });
+    expect(limits(field(sync(a.check("k", 1e15)).headers, "RateLimit"))).toEqual([{ name: "bytes", r: 0, t: 86_400 }]);
+    expect(sync(a.check("k")).status).toBe(429);
+  });
+
+  it("at most 16 policies, each a member of every response's two fields; a wait past 15 digits is held to the largest Integer", () => {
+    const many = Array.from({ length: 17 }, (_, i) => ({ name: `l${i}`, quota: 1, window: 1_000 }));
+    expect(() => admit({ limits: many })).toThrow(
+      "admit limits must be at most 16 policies (every response carries a member of each), got 17",
+    );
+    const a = admit({ gate: 1, busyRetryAfter: 1e300 });
+    sync(a.check());
+    expect(field(sync(a.check()).headers, "Retry-After")).toBe("999999999999999");
   });
 
   it("a sliding quota above 2^24 is refused at construction, not at every request", () => {

@@ -337,3 +337,55 @@ describe.each([0, 1_700_000_000_123.375])("a throwing callback, with the clock a
     expect([...r.discarded].sort()).toEqual(r.produced.filter((v) => !returned.has(v)).sort());
   });
 });
+
+describe.each([0, 1_700_000_000_123.375])("timers that throw, with the clock at %d", (t0) => {
+  const paths = [
+    ["a timeout", { timeout: 50 }],
+    ["a hedge", { hedge: { delay: 10 }, budget: false }],
+    ["a retry's wait", { retry: { attempts: 2, base: 10, cap: 10 }, budget: false }],
+    ["a deadline and the caller's signal", { deadline: 100 }],
+  ] as const;
+  it.each(
+    paths.flatMap(([name, extra]) => (["set", "clear"] as const).map((broken) => [name, broken, extra] as const)),
+  )(
+    "%s, its timers' %s throwing: the call settles (set: with that error), nothing held or pending",
+    async (name, broken, extra) => {
+      const s = new Scheduler(t0);
+      const gate = new Gate(1);
+      const timers = {
+        set: (fn: () => void, ms: number) => {
+          if (broken === "set") throw new Error("no set");
+          return s.set(fn, ms);
+        },
+        clear: (h: unknown) => {
+          if (broken === "clear") throw new Error("no clear");
+          s.clear(h);
+        },
+      };
+      let n = 0;
+      const g = guard(
+        () => {
+          n++;
+          const failing = n === 1 && name === "a retry's wait";
+          return new Promise<string>((resolve, reject) =>
+            s.set(() => (failing ? reject(new Error("first")) : resolve("v")), 30),
+          );
+        },
+        { ...extra, gate, clock: s.now, timers },
+      );
+      const c = new AbortController();
+      const signal = extra === paths[3][1];
+      if (signal) s.set(() => c.abort(new Error(REASON)), 5);
+      const p = (signal ? g.run({ signal: c.signal }) : g()).then(
+        (value) => label({ value }),
+        (error: unknown) => (error instanceof Error && error.message === "no set" ? "no set" : label({ error })),
+      );
+      await s.run();
+      const want = broken === "set" ? "no set" : signal ? "reason" : "v";
+      expect(await p).toBe(want);
+      await s.run();
+      expect([gate.held, s.pending]).toEqual([0, 0]);
+      expect(unhandled).toEqual([]);
+    },
+  );
+});

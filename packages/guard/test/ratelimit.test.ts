@@ -70,7 +70,7 @@ describe.each(STARTS)("RateLimit fields against a model of each kind, with the c
           else expect(Number(retryAfter)).toBe(member.t);
         }
       }),
-      { numRuns: 300 },
+      { numRuns: 120 },
     );
   });
 
@@ -105,7 +105,7 @@ describe.each(STARTS)("RateLimit fields against a model of each kind, with the c
           }
         }
       }),
-      { numRuns: 200 },
+      { numRuns: 100 },
     );
   });
 
@@ -160,7 +160,7 @@ describe.each(STARTS)("RateLimit fields against a model of each kind, with the c
           }
         }
       }),
-      { numRuns: 200 },
+      { numRuns: 100 },
     );
   });
 
@@ -233,7 +233,7 @@ describe("every field parses, whatever printable name a policy has", () => {
           }
         },
       ),
-      { numRuns: 200 },
+      { numRuns: 100 },
     );
   });
 

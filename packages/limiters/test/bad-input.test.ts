@@ -193,6 +193,15 @@ describe("bad input, table-driven: the exact error, and no state changed", () =>
       },
     ],
     [
+      "a rate too large to be the burst it leaves out",
+      () => new Bucket(1e308),
+      {
+        throws: RangeError,
+        message:
+          "Bucket burst (tokens), which is the rate when left out, must be at most 9007199254740991 (2^53 − 1), got 1e+308",
+      },
+    ],
+    [
       "a misspelt Bucket option",
       () => new Bucket(50, any({ brust: 10 })),
       { throws: TypeError, message: 'Bucket has no option "brust"; did you mean "burst"?' },

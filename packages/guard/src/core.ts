@@ -126,49 +126,61 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
   /**
    * The direct path: admitted or refused at once, the first attempt on a promise chain (not an
    * async function: no frame is kept across the wait, and the answer's promise is the one the
-   * caller gets), or as a flight that answers the call itself when it can be cut off.
+   * caller gets), or as a flight that answers the call itself when it can be cut off. A call
+   * that nothing can cut off gets its {@link Call} only if it is to be retried.
    */
   #first(args: A): Promise<R> {
     const o = this.#o;
     const pass = new Pass<R>();
-    let call: Call<R> | undefined;
     try {
       const start = o.clock();
-      let end = Infinity;
-      if (!this.#simple) {
-        end = start + o.deadline;
-        call = new Call<R>(start, end, undefined, end < Infinity || o.timeout < Infinity);
+      if (this.#simple) {
+        if (!admit(o, start, pass, Infinity, 1, false)) return rejected(refusalOf(pass));
+      } else {
         o.budget?.recordAttempt(start);
+        const end = start + o.deadline;
+        if (!admit(o, start, pass, end, 1, false)) return rejected(refusalOf(pass));
+        if (end < Infinity || o.timeout < Infinity) {
+          const call = new Call<R>(start, end, undefined, true);
+          return new Flight<A, R>(this, o, call, pass, args, false, true).promise as unknown as Promise<R>;
+        }
       }
-      if (!admit(o, start, pass, end, 1, false)) return rejected(refusalOf(pass));
-      if (call?.abortable === true)
-        return new Flight<A, R>(this, o, call, pass, args, false, true).promise as unknown as Promise<R>;
     } catch (e) {
       return rejected(e);
     }
-    if (call !== undefined) call.attempts = 1;
     let answer: R | PromiseLike<R>;
     try {
       answer = apply(this.#fn, ONLY, args);
     } catch (e) {
       answer = rejected(e); // settled below, as a rejection would be
     }
+    return this.#simple ? this.#only(answer, pass) : this.#then(answer, pass, args);
+  }
+
+  /** The only attempt's answer, once it comes: its value, or its error thrown. */
+  #only(answer: R | PromiseLike<R>, pass: Pass<R>): Promise<R> {
+    const o = this.#o;
     return Promise.resolve(answer).then(
-      (value) => this.#firstEnded(call, pass, args, false, undefined, value),
-      (error: unknown) => this.#firstEnded(call, pass, args, true, error, undefined),
+      (value) => answerOf(answered(o, pass, 1, false, false, undefined, value)),
+      (error: unknown) => answerOf(answered(o, pass, 1, false, true, error, undefined)),
     );
   }
 
-  #firstEnded(
-    call: Call<R> | undefined,
-    pass: Pass<R>,
-    args: A,
-    threw: boolean,
-    error: unknown,
-    result: R | undefined,
-  ): R | Promise<R> {
-    answered(this.#o, pass, 1, false, threw, error, result);
-    return call === undefined ? answerOf(pass) : this.decided(call, args, pass);
+  /** The first attempt's answer, or the retries that follow it. */
+  #then(answer: R | PromiseLike<R>, pass: Pass<R>, args: A): Promise<R> {
+    return Promise.resolve(answer).then(
+      (value) => this.#ended(pass, args, false, undefined, value),
+      (error: unknown) => this.#ended(pass, args, true, error, undefined),
+    );
+  }
+
+  #ended(pass: Pass<R>, args: A, threw: boolean, error: unknown, result: R | undefined): R | Promise<R> {
+    const o = this.#o;
+    answered(o, pass, 1, false, threw, error, result);
+    if (!again(o, pass, 1)) return answerOf(pass);
+    const call = new Call<R>(pass.at, Infinity, undefined, false);
+    call.attempts = 1;
+    return this.#full(undefined, args, call, pass);
   }
 
   /**

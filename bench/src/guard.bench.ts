@@ -201,11 +201,7 @@ async function rounds(
 
 const BATCH = 2_000; // calls between turns of the event loop
 
-function report(
-  title: string,
-  cases: readonly Case[],
-  m: { rounds: Round[][]; elapsed: number; taken: number },
-): void {
+function report(title: string, cases: readonly Case[], m: { rounds: Round[][]; elapsed: number; taken: number }): void {
   const { rounds: rs, elapsed } = m;
   // Calls per second over the whole run is all calls over all time; the median round, which a
   // burst of the machine's other work moves less, is shown beside it.
@@ -261,7 +257,9 @@ function blocks(
   const n = Math.floor(m.elapsed / seconds);
   const at = (i: number, k: number) => m.rounds[i].filter((x) => x.at >= k * seconds && x.at < (k + 1) * seconds);
   console.log(`  each ${seconds} s block, ns per call (wall), and the peer's cost over the guard's:`);
-  console.log(`  ${"".padEnd(50)} ${Array.from({ length: n }, (_, k) => `${k * seconds}–${(k + 1) * seconds}s`.padStart(8)).join(" ")}`);
+  console.log(
+    `  ${"".padEnd(50)} ${Array.from({ length: n }, (_, k) => `${k * seconds}–${(k + 1) * seconds}s`.padStart(8)).join(" ")}`,
+  );
   for (const [i, c] of cases.entries()) {
     const cells = Array.from({ length: n }, (_, k) => {
       const xs = at(i, k);
@@ -275,9 +273,7 @@ function blocks(
     const cpu = Array.from({ length: n }, (_, k) => perCall(at(i, k), "cpu") / perCall(at(0, k), "cpu"));
     const late = ratios.filter((_, k) => k * seconds >= from);
     const lateCpu = cpu.filter((_, k) => k * seconds >= from);
-    console.log(
-      `  ${`${c.name} / guard`.padEnd(50)} ${ratios.map((r) => `${r.toFixed(2)}×`.padStart(8)).join(" ")}`,
-    );
+    console.log(`  ${`${c.name} / guard`.padEnd(50)} ${ratios.map((r) => `${r.toFixed(2)}×`.padStart(8)).join(" ")}`);
     if (c.name.startsWith("opossum"))
       console.log(
         `  least block from ${from} s on: ${Math.min(...late).toFixed(2)}× by wall, ${Math.min(...lateCpu).toFixed(2)}× by CPU (target: at least ${target}× in every block)`,
@@ -318,7 +314,12 @@ async function client(): Promise<void> {
     `  the guard (breaker + bucket) over the hand-written wrap: ${(ns(1, "wall") / ns(3, "wall")).toFixed(2)}× by wall, ${(ns(1, "cpu") / ns(3, "cpu")).toFixed(2)}× by CPU (target: at most 1.5×); over the bare chain ${(ns(1, "cpu") / ns(4, "cpu")).toFixed(2)}× by CPU`,
   );
   const opossum = makeOpossum();
-  const second: Case[] = [retryCase, guardCase, floorCase, { name: "opossum 9.0.0 fire (defaults)", fn: () => opossum.fire() }];
+  const second: Case[] = [
+    retryCase,
+    guardCase,
+    floorCase,
+    { name: "opossum 9.0.0 fire (defaults)", fn: () => opossum.fire() },
+  ];
   const two = await rounds(second, Number(process.env.GUARD_BENCH_SECONDS ?? 30), 3);
   report("client, against opossum (the first case is the guard with retries)", second, two);
   blocks(second, two, 5, 10, 8);
@@ -376,7 +377,7 @@ async function server(kind: ServerKind): Promise<{ port: number; served: () => n
       served++;
       res.type("text/plain").send("ok");
     });
-    listener = app as unknown as (req: IncomingMessage, res: ServerResponse) => void;
+    listener = app;
   }
   const s = createServer(listener);
   s.keepAliveTimeout = 10_000;
@@ -458,7 +459,9 @@ async function http(): Promise<void> {
     console.log(
       `\nserver: autocannon 9 in a child process, 32 connections, ${ROUNDS} rounds of ${SECONDS} s to each server in turn`,
     );
-    console.log(`  ${"".padEnd(38)} ${"requests/s".padStart(11)} ${"(range)".padEnd(16)} ${"CPU µs/request".padStart(15)}`);
+    console.log(
+      `  ${"".padEnd(38)} ${"requests/s".padStart(11)} ${"(range)".padEnd(16)} ${"CPU µs/request".padStart(15)}`,
+    );
     for (const [i, [name]] of kinds.entries())
       console.log(
         `  ${name.padEnd(38)} ${Math.round(median(rates[i])).toLocaleString("en").padStart(11)} ${`${Math.round(Math.min(...rates[i]))}–${Math.round(Math.max(...rates[i]))}`.padEnd(16)} ${median(cpu[i]).toFixed(2).padStart(15)}`,
@@ -466,15 +469,21 @@ async function http(): Promise<void> {
     // Each round's ratio against the same round's reference, so a burst of the machine's other
     // work that lands on both moves neither.
     const per = (a: number, b: number, xs: number[][]) => xs[a].map((x, k) => x / xs[b][k]);
-    const show = (xs: number[]) => `${median(xs).toFixed(3)}× (rounds ${Math.min(...xs).toFixed(3)}–${Math.max(...xs).toFixed(3)})`;
-    console.log(`  node:http + admitNode over bare: requests/s ${show(per(1, 0, rates))} (target at least 0.92×), CPU a request ${show(per(1, 0, cpu))} (target at most 1.08×)`);
-    console.log(`  Express + admitNode over Express + express-rate-limit: requests/s ${show(per(3, 4, rates))} (target at least 1.2×), CPU a request ${show(per(4, 3, cpu))} the other way`);
-    console.log(`  Express + admitNode over bare Express: requests/s ${show(per(3, 2, rates))}, CPU a request ${show(per(3, 2, cpu))}`);
+    const show = (xs: number[]) =>
+      `${median(xs).toFixed(3)}× (rounds ${Math.min(...xs).toFixed(3)}–${Math.max(...xs).toFixed(3)})`;
+    console.log(
+      `  node:http + admitNode over bare: requests/s ${show(per(1, 0, rates))} (target at least 0.92×), CPU a request ${show(per(1, 0, cpu))} (target at most 1.08×)`,
+    );
+    console.log(
+      `  Express + admitNode over Express + express-rate-limit: requests/s ${show(per(3, 4, rates))} (target at least 1.2×), CPU a request ${show(per(4, 3, cpu))} the other way`,
+    );
+    console.log(
+      `  Express + admitNode over bare Express: requests/s ${show(per(3, 2, rates))}, CPU a request ${show(per(3, 2, cpu))}`,
+    );
   } finally {
     for (const s of servers) await s.stop();
   }
 }
-
 
 /**
  * The same request path in process, with no socket: a response made, its head written (and its

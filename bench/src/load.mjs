@@ -10,14 +10,11 @@ let other = 0;
 
 function run(target, duration) {
   return new Promise((resolve, reject) => {
-    autocannon(
-      { url: `http://127.0.0.1:${ports[target]}/`, connections, duration, pipelining: 1 },
-      (error, result) => {
-        if (error) return reject(error);
-        other += result.non2xx + result.errors + result.timeouts;
-        resolve(result.requests.total / duration);
-      },
-    );
+    autocannon({ url: `http://127.0.0.1:${ports[target]}/`, connections, duration, pipelining: 1 }, (error, result) => {
+      if (error) return reject(error);
+      other += result.non2xx + result.errors + result.timeouts;
+      resolve(result.requests.total / duration);
+    });
   });
 }
 

@@ -139,13 +139,17 @@ describe("what npm packs", () => {
   it("imports at run time only its dependencies, its peers and Node's modules by their node: names", () => {
     const wrong: string[] = [];
     for (const [name, { dir, manifest }] of packages) {
-      const deps = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})]);
+      const deps = new Set([
+        ...Object.keys(manifest.dependencies ?? {}),
+        ...Object.keys(manifest.peerDependencies ?? {}),
+      ]);
       for (const { path } of pack(name).files.filter((f) => f.path.endsWith(".js") && !f.path.startsWith("bin/"))) {
         for (const specifier of imports(dir, path)) {
           const of = packageOf(specifier);
           if (of === undefined || (specifier.startsWith("node:") && builtins.has(specifier.slice(5)))) continue;
           if (builtins.has(specifier)) wrong.push(`${name}/${path} imports ${specifier}: write node:${specifier}`);
-          else if (!deps.has(of)) wrong.push(`${name}/${path} imports ${specifier}, not among its dependencies or peers`);
+          else if (!deps.has(of))
+            wrong.push(`${name}/${path} imports ${specifier}, not among its dependencies or peers`);
         }
       }
     }

@@ -1,3 +1,5 @@
+import { badInstant } from "@tideward/limiters/math";
+import { costError, isCost, isInstant } from "@tideward/quota-engine/internal";
 import { check } from "@tideward/time/internal";
 
 /** Options of a {@link Lease}. */
@@ -89,8 +91,13 @@ export class Lease {
    *
    * @param now - the caller's clock, in milliseconds
    * @param cost - tokens, a whole number of at least 1; 1 by default
+   * @throws RangeError or TypeError naming `cost` or `now` when either is malformed (nothing is spent)
    */
   take(now: number, cost = 1): boolean {
+    // Checked on every path, the paying one first: a cost of -1 000 paid from a held slice would
+    // mint a thousand tokens Redis never granted.
+    if (!isCost(cost)) throw costError(cost, "Lease.take cost");
+    if (!isInstant(now)) throw badInstant(now, "Lease.take now");
     const held = this.#held;
     if (held >= cost) {
       const left = held - cost;
@@ -98,8 +105,6 @@ export class Lease {
       if (left < this.#low && this.#pending === undefined) void this.fill(now);
       return true;
     }
-    if (!Number.isSafeInteger(cost) || cost < 1)
-      throw new RangeError(`Lease.take cost must be a whole number of at least 1, got ${check.describe(cost)}`);
     if (this.#pending === undefined) void this.fill(now);
     return false;
   }
@@ -109,8 +114,11 @@ export class Lease {
    * bucket is dry or Redis unreachable). At most one request is in flight; a second call shares it.
    *
    * @param now - the caller's clock, in milliseconds
+   * @returns a promise rejected with a RangeError or TypeError naming `now` when it is not a
+   *   reading within ±2^45 ms (nothing is sent)
    */
   fill(now: number): Promise<number> {
+    if (!isInstant(now)) return Promise.reject(badInstant(now, "Lease.fill now"));
     if (this.#pending !== undefined) return this.#pending;
     const want = this.slice - this.#held;
     if (want <= 0 || now < this.#quietUntil) return Promise.resolve(0);
@@ -140,6 +148,7 @@ export class Lease {
    * @param now - the caller's clock, in milliseconds
    */
   async release(now: number): Promise<number> {
+    if (!isInstant(now)) throw badInstant(now, "Lease.release now");
     await this.#pending;
     const n = this.#held;
     if (n === 0) return 0;

@@ -237,7 +237,7 @@ export class RedisQuotaEngine implements QuotaStore {
     this.policy = resolvePolicy(policy, "RedisQuotaEngine");
     const p = this.policy;
     this.#runner = new Runner(client, { timeout: p.timeout, breaker: p.breaker, clock: p.monotonic, roll: p.random });
-    this.#fallback = new Fallback(p.outage, p.instances);
+    this.#fallback = new Fallback(p.outage, p.instances, this.#runner.breaker.policy.probe);
     this.#denied = new DeniedCache(p.deniedCache);
     this.#prefix = p.prefix;
     this.#tag = p.hashTag;

@@ -1,6 +1,7 @@
 export { ioredisClient, nodeRedisClient } from "./client";
 export type { IoredisClientOptions, IoredisLike, NodeRedisLike, ScriptClient } from "./client";
-export { RedisQuotaEngine, CrossSlotError } from "./engine";
+export { RedisQuotaEngine } from "./engine";
+export { CrossSlotError } from "./names";
 export type { CallOptions, LimitOptions } from "./engine";
 export type { RedisAtomicReport, RedisBatchReport, RedisDecision, Shadow } from "./decision";
 export { redisPolicy } from "./policy";

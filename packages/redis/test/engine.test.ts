@@ -136,7 +136,9 @@ describe("outage modes (nothing sent while the connection is down)", () => {
         await engine.checkGcra(alice, "r", now),
         await engine.checkHierarchy(alice, "r", now),
       ];
-      expect(singles.map((d) => [d.allowed, d.path, d.retryAfter])).toEqual(singles.map(() => [false, "closed", probe]));
+      expect(singles.map((d) => [d.allowed, d.path, d.retryAfter])).toEqual(
+        singles.map(() => [false, "closed", probe]),
+      );
       const set = await engine.checkAtomic([charge(alice, "r"), charge(bob, "r", 2, "gcra")], now);
       expect([set.allowed, set.failedIndex, set.retryAfter]).toEqual([false, 0, probe]);
       expect(set.decisions.map((d) => d.retryAfter)).toEqual([probe, probe]);

@@ -132,4 +132,3 @@ export class RedisBucket extends RedisLimiter<Bucket> {
     return { limit: Math.floor(this.burst), remaining: bucketWhole(level, this.burst, this.#slack), reset };
   }
 }
-

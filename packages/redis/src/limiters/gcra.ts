@@ -123,4 +123,3 @@ export class RedisGcra extends RedisLimiter<Gcra> {
     };
   }
 }
-

@@ -91,7 +91,14 @@ let takeOf: <L>(
  * The outage mode's answer while Redis cannot give one: in `"fallback"` what `local` reads from
  * the id's in-process limiter, else `open` or `closed`.
  */
-export function outage<L, A>(limiter: RedisLimiter<L>, id: string, now: number, local: (l: L) => A, open: A, closed: A): A {
+export function outage<L, A>(
+  limiter: RedisLimiter<L>,
+  id: string,
+  now: number,
+  local: (l: L) => A,
+  open: A,
+  closed: A,
+): A {
   return outageOf(limiter, id, now, local, open, closed);
 }
 

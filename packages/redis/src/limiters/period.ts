@@ -108,4 +108,3 @@ export class RedisPeriod extends RedisLimiter<Period> {
     };
   }
 }
-

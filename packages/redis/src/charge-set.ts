@@ -21,6 +21,7 @@ import {
 } from "@tideward/quota-engine/internal";
 import type { Kind, Rule as Numbers } from "@tideward/quota-engine/internal";
 import { check } from "@tideward/time/internal";
+import { shortReply } from "./bytes";
 import { RedisVerdict } from "./decision";
 import type { RedisAtomicReport, RedisDecision } from "./decision";
 import type { Names } from "./names";
@@ -259,6 +260,8 @@ export class SetReports {
           `[tideward] [redis] requestId ${JSON.stringify(requestId)} was first used for charges to other limits: its stored answer is replayed only for charges to the same limits, in the same order`,
         );
       }
+      if (!replayed && r.length !== (short ? 1 : 9) + 16 * m)
+        throw shortReply(quota.name, r.length, (short ? 1 : 9) + 16 * m);
       if (!short && (replayed || this.#serverClock)) now = r.readDoubleLE(o + 1);
       t = now;
       const states = short ? 1 : o + 9;

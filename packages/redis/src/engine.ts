@@ -53,6 +53,15 @@ import type { Outcome } from "./runner";
 import { lease as leaseScript, quota } from "./scripts";
 import { slotOf } from "./slot";
 
+// The request id of a call's options, read once; an unknown option (a misspelt requestId would
+// silently charge twice on a retry) is a TypeError naming the closest known one.
+function requestIdOf(options: CallOptions | undefined, what: string): string | undefined {
+  if (options === undefined) return undefined;
+  return check.options(options, ["requestId"], what).requestId;
+}
+
+const SINGLE = ["RedisQuotaEngine.checkTokenBucket", "RedisQuotaEngine.checkWindow", "RedisQuotaEngine.checkGcra"];
+
 // A key the QuotaKey constructor made: the class's own and frozen as it leaves the constructor
 // (a look-alike made with Object.create is neither, so it cannot stand in for another key). Not
 // the in-process engine's brand check: that holds only for keys of its own build of QuotaKey,
@@ -234,6 +243,7 @@ export class RedisQuotaEngine implements QuotaStore {
     if (!isKey(key)) throw keyError(key, "key");
     if (!isInstant(now)) throw badInstant(now, "now");
     if (!isCost(cost)) throw costError(cost, "cost");
+    const rid = requestIdOf(options, SINGLE[kind]);
     const rule = this.#rules.get(limit);
     if (rule === undefined) {
       if (typeof limit !== "string") throw limitError(limit, "limit");
@@ -241,7 +251,7 @@ export class RedisQuotaEngine implements QuotaStore {
     }
     const tag = this.#names.tag(key);
     const stateKey = this.#names.state(tag, kind, limit, key);
-    const clock = this.#serverClock ? this.policy.monotonic() : now;
+    const clock = this.#serverClock ? this.#runner.now() : now;
     const denied = this.#denied;
     if (denied.size > 0 && !rule.shadow && cost <= (kind === GCRA ? rule.spec.burst : rule.spec.capacity)) {
       const hit = denied.get(stateKey, clock, cost);
@@ -263,7 +273,6 @@ export class RedisQuotaEngine implements QuotaStore {
         );
       }
     }
-    const rid = options?.requestId;
     if (rid !== undefined || this.#serverClock) {
       // A set of one: the general form, which reads the server's clock and keeps a request id's answer.
       const call: SetCall = {
@@ -290,7 +299,7 @@ export class RedisQuotaEngine implements QuotaStore {
       .run(quota, [stateKey], [String(now), this.#margin, costArg(cost, rule.shadow), a[0], a[1]])
       .then((outcome) => {
         if (outcome.status !== ANSWERED) return this.#outageSingle(outcome, kind, key, rule, now, cost);
-        const r = bytes(outcome.reply);
+        const r = bytes(outcome.reply, quota.name, 17);
         return this.#decided(r[0] === YES, r, kind, rule, stateKey, clock, now, cost);
       });
   }
@@ -359,8 +368,9 @@ export class RedisQuotaEngine implements QuotaStore {
   ): Promise<RedisAtomicReport> {
     let call: SetCall;
     let ridKey: string | undefined;
-    const rid = options?.requestId;
+    let rid: string | undefined;
     try {
+      rid = requestIdOf(options, "RedisQuotaEngine.checkAtomic");
       call = readSet(charges, now, commit, this.#rules, this.#names, isKey);
       if (rid !== undefined && call.n > 0) ridKey = this.#names.request(call.charges[0] as QuotaKey, rid);
     } catch (error) {
@@ -381,7 +391,7 @@ export class RedisQuotaEngine implements QuotaStore {
     const short = wire.short;
     return this.#runner.run(quota, wire.keys, wire.args).then((outcome) => {
       if (outcome.status !== ANSWERED) return this.#outageAtomic(outcome, call);
-      return this.#reports.report(call, bytes(outcome.reply), short, rid);
+      return this.#reports.report(call, bytes(outcome.reply, quota.name, 1), short, rid);
     });
   }
 
@@ -470,7 +480,7 @@ export class RedisQuotaEngine implements QuotaStore {
         if (outcome.status === FAILED && outcome.error instanceof ScriptError) throw outcome.error;
         return undefined;
       }
-      const r = bytes(outcome.reply);
+      const r = bytes(outcome.reply, leaseScript.name, 24);
       const granted = r.readDoubleLE(0);
       const tokens = r.readDoubleLE(8);
       const t = r.readDoubleLE(16);
@@ -525,7 +535,15 @@ export class RedisQuotaEngine implements QuotaStore {
           calls.push(
             this.#runner.run(quota, wire.keys, wire.args).then((outcome) => {
               if (outcome.status === ANSWERED)
-                batchDecisions(k, rule, part, batch, this.#serverClock, bytes(outcome.reply), decisions);
+                batchDecisions(
+                  k,
+                  rule,
+                  part,
+                  batch,
+                  this.#serverClock,
+                  bytes(outcome.reply, quota.name, 25),
+                  decisions,
+                );
               else
                 for (const i of part) decisions[i] = this.#outageSingle(outcome, k, keys[i], rule, nows[i], costs[i]);
             }),

@@ -1,5 +1,6 @@
 // The Redis key names of the engine's state and request ids, and the cluster slot rule they keep:
 // every key of one charge set on one slot, through one hash tag.
+import { MAX_KEY_PART } from "@tideward/quota-engine";
 import type { QuotaKey } from "@tideward/quota-engine";
 import type { Kind } from "@tideward/quota-engine/internal";
 import { check } from "@tideward/time/internal";
@@ -78,8 +79,12 @@ export class Names {
 
   /** The name a request id's stored answer lives at, on the slot of `key`'s state. */
   request(key: QuotaKey, requestId: unknown): string {
-    if (typeof requestId !== "string" || requestId.length === 0)
-      throw new TypeError(`requestId must be a non-empty string, got ${check.describe(requestId)}`);
+    if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > MAX_KEY_PART) {
+      const what = `requestId must be a non-empty string of at most ${MAX_KEY_PART} characters, got`;
+      if (typeof requestId === "string" && requestId.length > 0)
+        throw new RangeError(`${what} ${requestId.length} characters`);
+      throw new TypeError(`${what} ${check.describe(requestId)}`);
+    }
     return this.#prefix + "{" + this.tag(key) + "}r" + requestId;
   }
 }

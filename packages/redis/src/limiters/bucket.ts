@@ -3,6 +3,7 @@ import { Bucket } from "@tideward/limiters";
 import type { RateLimit } from "@tideward/limiters";
 import { bucketFits, bucketFull, bucketLevel, bucketReady, bucketWhole, slackOf, until } from "@tideward/limiters/math";
 import { check } from "@tideward/time/internal";
+import { shortReply } from "../bytes";
 import type { ScriptClient } from "../client";
 import { bucket as bucketScript } from "../scripts";
 import {
@@ -78,7 +79,8 @@ export class RedisBucket extends RedisLimiter<Bucket> {
   // The three fields a bucket keeps, as an in-process Bucket keeps them; a fresh one is full at
   // the script's reading.
   #fields(read: LimiterRead): [tokens: number, at: number, latest: number] {
-    if (read.state.length < 24) return [this.burst, read.now, read.now];
+    if (read.state.length === 0) return [this.burst, read.now, read.now];
+    if (read.state.length !== 24) throw shortReply(bucketScript.name, read.state.length + 8, 32);
     return [read.state.readDoubleLE(0), read.state.readDoubleLE(8), read.state.readDoubleLE(16)];
   }
 

@@ -3,6 +3,7 @@ import { Gcra } from "@tideward/limiters";
 import type { RateLimit } from "@tideward/limiters";
 import { gcraFits, gcraLead, gcraReady, gcraRest, gcraWhole, slackOf, until } from "@tideward/limiters/math";
 import { check } from "@tideward/time/internal";
+import { shortReply } from "../bytes";
 import type { ScriptClient } from "../client";
 import { gcra as gcraScript } from "../scripts";
 import {
@@ -69,7 +70,8 @@ export class RedisGcra extends RedisLimiter<Gcra> {
 
   // The latest admission and how far ahead the flow then was; a fresh flow has admitted nothing.
   #fields(read: LimiterRead): [at: number, ahead: number] {
-    if (read.state.length < 16) return [-Infinity, 0];
+    if (read.state.length === 0) return [-Infinity, 0];
+    if (read.state.length !== 16) throw shortReply(gcraScript.name, read.state.length + 8, 24);
     return [read.state.readDoubleLE(0), read.state.readDoubleLE(8)];
   }
 

@@ -219,7 +219,9 @@ export abstract class RedisLimiter<L> {
     const args = [op, this.#serverClock ? "" : String(now), this.#margin, ...this.#params];
     if (cost !== undefined) args.push(cost);
     const outcome: Outcome = await this.#runner.run(this.#script, [this.redisKey(id)], args);
-    if (outcome.status === ANSWERED) return { reply: bytes(outcome.reply), path: "store" };
+    // A take answers one byte, a read its clock (8 bytes) and the state.
+    if (outcome.status === ANSWERED)
+      return { reply: bytes(outcome.reply, this.#script.name, op === "t" ? 1 : 8), path: "store" };
     if (outcome.status === FAILED && outcome.error instanceof ScriptError) throw outcome.error;
     return { reply: undefined, path: outcome.status === UNKNOWN ? "indeterminate" : this.policy.outage };
   }

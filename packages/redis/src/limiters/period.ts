@@ -3,6 +3,7 @@ import { Period } from "@tideward/limiters";
 import type { PeriodAnswer, RateLimit } from "@tideward/limiters";
 import { MAX_COUNT, until } from "@tideward/limiters/math";
 import { check } from "@tideward/time/internal";
+import { shortReply } from "../bytes";
 import type { ScriptClient } from "../client";
 import { period as periodScript } from "../scripts";
 import { POLICY_FIELDS, RedisLimiter, closedWait, outage, outageRateLimit, spanOf, whole } from "./limiter";
@@ -54,7 +55,8 @@ export class RedisPeriod extends RedisLimiter<Period> {
 
   // The open period's end and the events admitted in it; a fresh counter has none open.
   #fields(read: LimiterRead): [end: number, count: number] {
-    if (read.state.length < 16) return [-Infinity, 0];
+    if (read.state.length === 0) return [-Infinity, 0];
+    if (read.state.length !== 16) throw shortReply(periodScript.name, read.state.length + 8, 24);
     return [read.state.readDoubleLE(0), read.state.readDoubleLE(8)];
   }
 

@@ -3,6 +3,7 @@ import { MAX_SLIDING_QUOTA, Sliding } from "@tideward/limiters";
 import type { RateLimit } from "@tideward/limiters";
 import { slidingFallenOut as fallenOut, until } from "@tideward/limiters/math";
 import { check } from "@tideward/time/internal";
+import { shortReply } from "../bytes";
 import type { ScriptClient } from "../client";
 import { sliding as slidingScript } from "../scripts";
 import { POLICY_FIELDS, RedisLimiter, closedWait, decideTake, outage, outageRateLimit, spanOf, whole } from "./limiter";
@@ -43,7 +44,9 @@ export class RedisSliding extends RedisLimiter<Sliding> {
   }
 
   // The script's clock, the newest stamp and the oldest (-Infinity for none), and its count.
-  #fields(read: LimiterRead): [now: number, last: number, oldest: number] {
+  #fields(read: LimiterRead, counted = false): [now: number, last: number, oldest: number] {
+    const size = counted ? 24 : 16;
+    if (read.state.length !== size) throw shortReply(slidingScript.name, read.state.length + 8, size + 8);
     return [read.now, read.state.readDoubleLE(0), read.state.readDoubleLE(8)];
   }
 
@@ -69,6 +72,7 @@ export class RedisSliding extends RedisLimiter<Sliding> {
   async left(id: string, now: number): Promise<number> {
     const read = await this.read(id, now, "RedisSliding.left", "l");
     if (read === undefined) return outage(this, id, now, (l) => l.left(now), this.quota, 0);
+    this.#fields(read, true);
     return read.state.readDoubleLE(16);
   }
 
@@ -85,7 +89,7 @@ export class RedisSliding extends RedisLimiter<Sliding> {
   async rateLimit(id: string, now: number): Promise<RateLimit> {
     const read = await this.read(id, now, "RedisSliding.rateLimit", "l");
     if (read === undefined) return outageRateLimit(this, id, now, this.quota);
-    const [at, last] = this.#fields(read);
+    const [at, last] = this.#fields(read, true);
     const remaining = read.state.readDoubleLE(16);
     if (remaining === this.quota) return { limit: this.quota, remaining, reset: 0 };
     // The window is empty again once the newest stamp falls out.

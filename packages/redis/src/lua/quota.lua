@@ -255,11 +255,12 @@ if mode == 's' then
 end
 
 -- A set: one clock for every charge, the caller's now, never behind the reading of a bucket it
--- touches. Each key's state is read and unpacked once.
+-- touches. Each key's state is read (in one MGET: a call less a key) and unpacked once.
 local pa, pb = {}, {}
 local t = now
+local got = redis.call('MGET', _G.unpack(KEYS, 1, m))
 for c = 1, m do
-  local v = redis.call('GET', KEYS[c])
+  local v = got[c]
   if v then
     read[c] = v
     local a, b = unpack('<dd', v)

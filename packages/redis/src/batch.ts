@@ -6,9 +6,28 @@ import type { Kind } from "@tideward/quota-engine/internal";
 import type { RedisDecision } from "./decision";
 import { costArg, verdict } from "./rules";
 import type { Rule } from "./rules";
+import { slotOf } from "./slot";
 
 /** Inputs a batch script call carries at most. */
 export const BATCH_CHUNK = 256;
+
+/**
+ * The inputs of a batch cut into script calls (lists of input indexes): by cluster slot when
+ * `cluster`, else in input order, at most {@link BATCH_CHUNK} a call, each key's inputs in order.
+ */
+export function batchParts(names: readonly string[], cluster: boolean): number[][] {
+  const groups = new Map<number, number[]>();
+  for (let i = 0; i < names.length; i++) {
+    const g = cluster ? slotOf(names[i]) : 0;
+    let list = groups.get(g);
+    if (list === undefined) groups.set(g, (list = []));
+    list.push(i);
+  }
+  const parts: number[][] = [];
+  for (const list of groups.values())
+    for (let s = 0; s < list.length; s += BATCH_CHUNK) parts.push(list.slice(s, s + BATCH_CHUNK));
+  return parts;
+}
 
 /** The inputs of a batch, read once (see `readInputs`), with each one's Redis key. */
 export interface BatchInputs {

@@ -1,5 +1,5 @@
 import type { Breaker } from "@tideward/breaker";
-import { badInstant, bucketReady, until } from "@tideward/limiters/math";
+import { badInstant } from "@tideward/limiters/math";
 import { QuotaEngine, QuotaKey } from "@tideward/quota-engine";
 import type {
   ChargeKind,
@@ -32,7 +32,7 @@ import {
 } from "@tideward/quota-engine/internal";
 import type { Kind } from "@tideward/quota-engine/internal";
 import { check } from "@tideward/time/internal";
-import { BATCH_CHUNK, batchDecisions, batchWire } from "./batch";
+import { batchDecisions, batchParts, batchWire } from "./batch";
 import { bytes } from "./bytes";
 import { SetReports, YES, readSet, setWire } from "./charge-set";
 import type { SetCall } from "./charge-set";
@@ -41,7 +41,7 @@ import { RedisVerdict } from "./decision";
 import type { RedisAtomicReport, RedisBatchReport, RedisDecision } from "./decision";
 import { DeniedCache } from "./denied";
 import { Fallback } from "./fallback";
-import { Lease } from "./lease";
+import { Lease, leaseCall } from "./lease";
 import type { LeaseOptions } from "./lease";
 import { Names } from "./names";
 import { resolvePolicy } from "./policy";
@@ -50,8 +50,7 @@ import { costArg, disagree, fromLocal, ruleOf, unknownVerdict, verdict } from ".
 import type { Rule } from "./rules";
 import { ANSWERED, FAILED, Runner, ScriptError, UNKNOWN } from "./runner";
 import type { Outcome } from "./runner";
-import { lease as leaseScript, quota } from "./scripts";
-import { slotOf } from "./slot";
+import { quota } from "./scripts";
 
 // The request id of a call's options, read once; an unknown option (a misspelt requestId would
 // silently charge twice on a retry) is a TypeError naming the closest known one.
@@ -468,28 +467,7 @@ export class RedisQuotaEngine implements QuotaStore {
     const rule = this.#rules.get(limit);
     if (rule === undefined) throw new RangeError(`lease: no limit named ${JSON.stringify(limit)}`);
     const stateKey = this.#names.state(this.#names.tag(key), BUCKET, limit, key);
-    const { capacity, perMs, bucketSlack } = rule.numbers;
-    const [cap, rate] = rule.args[BUCKET];
-    return new Lease(async (op, now, n) => {
-      const outcome = await this.#runner.run(
-        leaseScript,
-        [stateKey],
-        [op === "take" ? "t" : "g", this.#serverClock ? "" : String(now), this.#margin, String(n), cap, rate],
-      );
-      if (outcome.status !== ANSWERED) {
-        if (outcome.status === FAILED && outcome.error instanceof ScriptError) throw outcome.error;
-        return undefined;
-      }
-      const r = bytes(outcome.reply, leaseScript.name, 24);
-      const granted = r.readDoubleLE(0);
-      const tokens = r.readDoubleLE(8);
-      const t = r.readDoubleLE(16);
-      // When a dry bucket holds one token again, from the caller's clock (the in-process formula).
-      const from = this.#serverClock ? t : now;
-      const retryAfter =
-        granted === 0 && op === "take" ? until(from, t, bucketReady(tokens, t, t, 1, perMs, capacity, bucketSlack)) : 0;
-      return { granted, retryAfter };
-    }, options);
+    return new Lease(leaseCall(this.#runner, stateKey, rule, this.#serverClock, this.#margin), options);
   }
 
   // ── batches ───────────────────────────────────────────────────────────────────────────────
@@ -516,41 +494,22 @@ export class RedisQuotaEngine implements QuotaStore {
     if (rule === undefined) {
       for (let i = 0; i < n; i++) decisions[i] = unknownVerdict(k, limit, costs[i]);
     } else {
-      // Groups of input indexes, each sent as one call: by slot on a cluster, else in order.
       const names = new Array<string>(n);
       for (let i = 0; i < n; i++) names[i] = this.#names.state(this.#names.tag(keys[i]), k, limit, keys[i]);
-      const batch = { nows, costs, names };
-      const groups = new Map<number, number[]>();
-      for (let i = 0; i < n; i++) {
-        const g = this.policy.cluster ? slotOf(names[i]) : 0;
-        let list = groups.get(g);
-        if (list === undefined) groups.set(g, (list = []));
-        list.push(i);
-      }
-      const calls: Promise<void>[] = [];
-      for (const list of groups.values()) {
-        for (let s = 0; s < list.length; s += BATCH_CHUNK) {
-          const part = list.slice(s, s + BATCH_CHUNK);
-          const wire = batchWire(k, rule, part, batch, this.#serverClock, this.#margin);
-          calls.push(
-            this.#runner.run(quota, wire.keys, wire.args).then((outcome) => {
-              if (outcome.status === ANSWERED)
-                batchDecisions(
-                  k,
-                  rule,
-                  part,
-                  batch,
-                  this.#serverClock,
-                  bytes(outcome.reply, quota.name, 25),
-                  decisions,
-                );
-              else
-                for (const i of part) decisions[i] = this.#outageSingle(outcome, k, keys[i], rule, nows[i], costs[i]);
-            }),
-          );
-        }
-      }
-      await Promise.all(calls);
+      const parts = batchParts(names, this.policy.cluster);
+      await Promise.all(
+        parts.map((part) => {
+          const wire = batchWire(k, rule, part, { nows, costs, names }, this.#serverClock, this.#margin);
+          return this.#runner.run(quota, wire.keys, wire.args).then((outcome) => {
+            if (outcome.status !== ANSWERED) {
+              for (const i of part) decisions[i] = this.#outageSingle(outcome, k, keys[i], rule, nows[i], costs[i]);
+              return;
+            }
+            const r = bytes(outcome.reply, quota.name, 25);
+            batchDecisions(k, rule, part, { nows, costs, names }, this.#serverClock, r, decisions);
+          });
+        }),
+      );
     }
     let allowed = 0;
     for (const d of decisions) if (d.allowed) allowed++;

@@ -1,6 +1,11 @@
-import { badInstant } from "@tideward/limiters/math";
+import { badInstant, bucketReady, until } from "@tideward/limiters/math";
 import { costError, isCost, isInstant } from "@tideward/quota-engine/internal";
 import { check } from "@tideward/time/internal";
+import { bytes } from "./bytes";
+import type { Rule } from "./rules";
+import { ANSWERED, FAILED, ScriptError } from "./runner";
+import type { Runner } from "./runner";
+import { lease as leaseScript } from "./scripts";
 
 /** Options of a {@link Lease}. */
 export interface LeaseOptions {
@@ -24,6 +29,41 @@ export type LeaseCall = (
   now: number,
   n: number,
 ) => Promise<{ granted: number; retryAfter: number } | undefined>;
+
+/**
+ * How a lease made by the engine reaches Redis: lease.lua on the bucket at `stateKey`, the same
+ * key and state as the engine's token-bucket checks of `rule`.
+ */
+export function leaseCall(
+  runner: Runner,
+  stateKey: string,
+  rule: Rule,
+  serverClock: boolean,
+  margin: string,
+): LeaseCall {
+  const { capacity, perMs, bucketSlack } = rule.numbers;
+  const [cap, rate] = rule.args[0];
+  return async (op, now, n) => {
+    const outcome = await runner.run(
+      leaseScript,
+      [stateKey],
+      [op === "take" ? "t" : "g", serverClock ? "" : String(now), margin, String(n), cap, rate],
+    );
+    if (outcome.status !== ANSWERED) {
+      if (outcome.status === FAILED && outcome.error instanceof ScriptError) throw outcome.error;
+      return undefined;
+    }
+    const r = bytes(outcome.reply, leaseScript.name, 24);
+    const granted = r.readDoubleLE(0);
+    const tokens = r.readDoubleLE(8);
+    const t = r.readDoubleLE(16);
+    // When a dry bucket holds one token again, from the caller's clock (the in-process formula).
+    const from = serverClock ? t : now;
+    const retryAfter =
+      granted === 0 && op === "take" ? until(from, t, bucketReady(tokens, t, t, 1, perMs, capacity, bucketSlack)) : 0;
+    return { granted, retryAfter };
+  };
+}
 
 /**
  * A slice of a token bucket's global quota, spent in process at in-process speed.

@@ -190,13 +190,20 @@ export class QuotaEngine implements QuotaStore {
     if (held === undefined) return this.#unknown(kind, limit, cost);
     const table = held.tables[kind];
     const slot = table === undefined ? -1 : table.find(key);
-    if (table === undefined || slot < 0) return this.#first(kind, held, key, now, cost);
+    return slot < 0
+      ? this.#first(kind, held, key, now, cost)
+      : this.#stepOn(kind, held, table as SlotTable, slot, now, cost);
+  }
+
+  // A key with state, through the general step: a method of its own for the reason #take is.
+  #stepOn(kind: Kind, held: LimitState, table: SlotTable, slot: number, now: number, cost: number): Decision {
     const t = this.#clock;
+    const data = table.data;
     const at = slot * STRIDE;
-    const code = this.#evaluate(kind, held, table.data[at], table.data[at + 1], t, cost);
+    const code = this.#evaluate(kind, held, data[at], data[at + 1], t, cost);
     if (code === OK) {
-      table.data[at] = step.amount;
-      table.data[at + 1] = step.instant;
+      data[at] = step.amount;
+      data[at + 1] = step.instant;
     }
     return this.#verdict(kind, held, code, now, t, cost);
   }

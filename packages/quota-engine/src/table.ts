@@ -56,9 +56,14 @@ export class SlotTable {
   #token: object = {};
   #stamp = 0;
 
+  /**
+   * @param stampLimit - the stamp stays below this; reaching it, the table takes a new token (a
+   *   small integer, so that a key's copy of it stays one; smaller only in tests of the turn)
+   */
   constructor(
     readonly kind: Kind,
     readonly rule: Rule,
+    readonly stampLimit = STAMP_LIMIT,
   ) {}
 
   /** The slot of `key`, or -1 when it has no state here. */
@@ -166,7 +171,7 @@ export class SlotTable {
     this.ids[slot] = undefined;
     this.size--;
     // Every hint taken before this moment may name this slot: none is trusted unread any more.
-    if (++this.#stamp === STAMP_LIMIT) {
+    if (++this.#stamp === this.stampLimit) {
       this.#stamp = 0;
       this.#token = {};
     }

@@ -15,6 +15,7 @@ function part(value: unknown, what: string): string {
 let readSlot: (key: QuotaKey) => number;
 let readHash: (key: QuotaKey) => number;
 let readCurrent: (key: QuotaKey, token: object, stamp: number) => boolean;
+let readAge: (key: QuotaKey, token: object, stamp: number) => number;
 let writeSlot: (key: QuotaKey, slot: number, token: object, stamp: number) => void;
 let branded: (value: unknown) => boolean;
 
@@ -42,6 +43,14 @@ export function cachedSlot(key: QuotaKey): number {
  */
 export function cachedFor(key: QuotaKey, token: object, stamp: number): boolean {
   return readCurrent(key, token, stamp);
+}
+
+/**
+ * How far the stamp of the table whose identity is `token` has moved on (to `stamp`) since it
+ * found the slot `key` remembers; Infinity when another table found it.
+ */
+export function cachedAge(key: QuotaKey, token: object, stamp: number): number {
+  return readAge(key, token, stamp);
 }
 
 /** Remembers the slot a table (`token`, at `stamp`) found `key` at (see {@link cachedSlot}). */
@@ -105,6 +114,7 @@ export class QuotaKey {
     readSlot = (key) => key.#slot;
     readHash = (key) => key.#hash;
     readCurrent = (key, token, stamp) => key.#stamp === stamp && key.#token === token;
+    readAge = (key, token, stamp) => (key.#token === token ? stamp - key.#stamp : Infinity);
     branded = (value) => typeof value === "object" && value !== null && #slot in value;
     writeSlot = (key, slot, token, stamp) => {
       key.#slot = slot;

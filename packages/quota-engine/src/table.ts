@@ -20,7 +20,7 @@
 // Idle keys are dropped by a sweep that walks the slots by index, a few per call, resuming where
 // it stopped: it reads the typed array in order and allocates nothing.
 import { idle } from "./algorithms";
-import { cacheSlot, cachedFor, cachedSlot, hashId, keyHash } from "./key";
+import { cacheSlot, cachedAge, cachedFor, cachedSlot, hashId, keyHash } from "./key";
 import type { QuotaKey } from "./key";
 import type { Kind } from "./kinds";
 import type { Rule } from "./rule";
@@ -72,10 +72,17 @@ export class SlotTable {
     return cachedFor(key, this.#token, this.#stamp) ? hint : this.#confirm(key, hint);
   }
 
-  // The slot of `key`, whose hint is from another table or from before a slot here was freed.
+  // The slot of `key`, whose hint is from another table or from before a slot here was freed. The
+  // hint is read only if it is this table's and fewer slots were freed since than twice the table
+  // holds: after that many its slot has most likely been given to another key, as it has for a key
+  // that comes back after its state was dropped, and reading it would be cache misses for nothing
+  // before the lookup (a hint is never needed: the lookup finds any key). The slot's hash is
+  // compared first, so that a slot given to another key costs no read of that key's id string.
   #confirm(key: QuotaKey, hint: number): number {
     const id = key.id;
-    const slot = hint >= 0 && hint < this.#top && this.ids[hint] === id ? hint : this.#lookup(id, keyHash(key));
+    const hash = keyHash(key);
+    const recent = cachedAge(key, this.#token, this.#stamp) < 2 * this.#top;
+    const slot = recent && this.#hashes[hint] === hash && this.ids[hint] === id ? hint : this.#lookup(id, hash);
     if (slot >= 0) cacheSlot(key, slot, this.#token, this.#stamp);
     return slot;
   }

@@ -73,16 +73,15 @@ export class SlotTable {
   }
 
   // The slot of `key`, whose hint is from another table or from before a slot here was freed. The
-  // hint is read only if it is this table's and fewer slots were freed since than twice the table
-  // holds: after that many its slot has most likely been given to another key, as it has for a key
-  // that comes back after its state was dropped, and reading it would be cache misses for nothing
-  // before the lookup (a hint is never needed: the lookup finds any key). The slot's hash is
-  // compared first, so that a slot given to another key costs no read of that key's id string.
+  // hint is read (one read of `ids`) only if it is this table's and fewer slots were freed since
+  // than twice the table holds: after that many its slot has most likely been given to another
+  // key, as it has for a key that comes back after its state was dropped, and reading it would be
+  // cache misses for nothing (the slot, and the other key's id to compare) before the lookup. A
+  // hint is never needed for a right answer: the lookup finds any key.
   #confirm(key: QuotaKey, hint: number): number {
     const id = key.id;
-    const hash = keyHash(key);
     const recent = cachedAge(key, this.#token, this.#stamp) < 2 * this.#top;
-    const slot = recent && this.#hashes[hint] === hash && this.ids[hint] === id ? hint : this.#lookup(id, hash);
+    const slot = recent && this.ids[hint] === id ? hint : this.#lookup(id, keyHash(key));
     if (slot >= 0) cacheSlot(key, slot, this.#token, this.#stamp);
     return slot;
   }

@@ -3,11 +3,11 @@ import { check } from "@tideward/time/internal";
 import type { Random } from "@tideward/time";
 import { EventQueue } from "./queue";
 import type { Fire } from "./queue";
-import { stream } from "./streams";
+import { seedOf, stream } from "./streams";
 
 /** Options of a {@link Simulator}. */
 export interface SimulatorOptions {
-  /** The seed every random stream of the run is derived from. @defaultValue 1 */
+  /** The seed every random stream of the run is derived from, a whole number from 0 to 4 294 967 295. @defaultValue 1 */
   readonly seed?: number;
   /**
    * The clock reading the run starts at, in milliseconds: 0, or a `Date.now()`-scale instant to
@@ -48,11 +48,12 @@ export class Simulator {
   #now: number;
 
   /**
-   * @throws RangeError (TypeError for a non-number) when `seed` or `start` is not finite
+   * @throws RangeError (TypeError for a non-number) when `seed` is not a whole number from 0 to
+   *   4 294 967 295 or `start` is not finite
    */
   constructor(options: SimulatorOptions = {}) {
     const o = check.options(options, ["seed", "start"], "Simulator");
-    this.seed = check.finite(o.seed ?? 1, "Simulator seed");
+    this.seed = seedOf(o.seed ?? 1, "Simulator seed");
     this.start = check.finite(o.start ?? 0, "Simulator start (ms)");
     this.clock = new ManualClock(this.start);
     this.#now = this.start;

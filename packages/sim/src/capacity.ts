@@ -2,6 +2,7 @@ import type { Random } from "@tideward/time";
 import { DROPPED, FULL, TAKEN, duration, share } from "./backend";
 import type { BackendSpec, Host, Server } from "./backend";
 import type { DipSchedule } from "./dips";
+import { FailureSchedule } from "./failures";
 
 /**
  * The capacity model: a backend of `workers` serving calls first come, first served, with a
@@ -47,7 +48,7 @@ export class QueueServer implements Server {
     this.#room = spec.queue;
     this.#tau = spec.cpuSmoothing;
     this.#cpuAt = start;
-    this.#fails = spec.failures.base > 0 || spec.failures.windows.some((w) => w.rate > 0);
+    this.#fails = fails(spec.failures);
     this.#dips = spec.dips;
     this.#stretch = spec.dips?.stretches ?? false;
     this.#overload = spec.slowdown > 0 || spec.overloadFailures > 0;
@@ -169,6 +170,15 @@ export class QueueServer implements Server {
     this.#ring = ring;
     this.#head = 0;
   }
+}
+
+/** Whether a schedule may fail a call: one of its own making (a subclass's `rate`) always may. */
+export function fails(schedule: FailureSchedule): boolean {
+  return (
+    Object.getPrototypeOf(schedule) !== FailureSchedule.prototype ||
+    schedule.base > 0 ||
+    schedule.windows.some((w) => w.rate > 0)
+  );
 }
 
 /** `a` grown (doubling) to hold at least `min` entries. */

@@ -1,7 +1,7 @@
 import { check } from "@tideward/time/internal";
 import { monitor } from "./monitor";
 import type { Monitor } from "./monitor";
-import type { Adapter, PolicyContext, PolicySpec } from "./policy";
+import type { Adapter, Envelope, PolicyContext, PolicySpec } from "./policy";
 import type { Recorder } from "./recorder";
 import type { PolicyReport } from "./result";
 
@@ -34,6 +34,7 @@ export type Violation = (i: number, invariant: string, detail: string, now: numb
  */
 export class Chain {
   readonly adapters: readonly Adapter[];
+  readonly #names: readonly string[];
   readonly #sides: readonly (readonly number[])[];
   /** Server-side policies. */
   readonly servers: number;
@@ -56,25 +57,12 @@ export class Chain {
   /** Set by {@link Chain.admit} on a refusal: the reason's index in the recorder. */
   reason = 0;
 
-  constructor(
-    specs: readonly PolicySpec[],
-    context: (i: number, spec: PolicySpec) => PolicyContext,
-    invariants: boolean,
-    rec: Recorder,
-    violation: Violation,
-  ) {
-    const adapters: Adapter[] = [];
-    specs.forEach((spec, i) => {
-      this.doing = i * 8 + CREATE;
-      const a = spec.create(context(i, spec));
-      if (a === null || typeof a !== "object" || typeof a.admit !== "function" || typeof a.settle !== "function")
-        throw new TypeError(
-          `policy ${spec.name} create must return an adapter (an object with admit and settle), got ${check.describe(a)}`,
-        );
-      if (a.side !== "client" && a.side !== "server")
-        throw new TypeError(`policy ${spec.name} side must be "client" or "server", got ${check.describe(a.side)}`);
-      adapters.push(a);
-    });
+  /**
+   * @param adapters - the policies' adapters for this run, made and checked by the run
+   * @param invariants - whether to check every admission against the policies' envelopes
+   */
+  constructor(adapters: readonly Adapter[], invariants: boolean, rec: Recorder, violation: Violation) {
+    this.#names = adapters.map((a) => a.name);
     this.adapters = adapters;
     const client: number[] = [];
     const server: number[] = [];
@@ -94,21 +82,49 @@ export class Chain {
     this.#rec = rec;
     this.#violation = violation;
     this.monitors = invariants
-      ? adapters.map((a, i) => {
+      ? adapters.map((a) => {
           const list = a.envelopes ?? [];
           if (!Array.isArray(list))
             throw new TypeError(`policy ${a.name} envelopes must be an array, got ${check.describe(list)}`);
-          this.doing = i * 8 + CREATE;
-          return list.map(monitor);
+          return list.map((e: Envelope, j) => {
+            try {
+              return monitor(e);
+            } catch (error) {
+              throw new TypeError(`policy ${a.name} envelopes[${j}]: ${(error as Error).message}`, { cause: error });
+            }
+          });
         })
       : undefined;
+  }
+
+  /**
+   * Makes each policy's adapter for a run, checking what it made. `making` hears the index of the
+   * policy about to be made, so a policy whose `create` throws can be named.
+   */
+  static adapters(
+    specs: readonly PolicySpec[],
+    context: (i: number, spec: PolicySpec) => PolicyContext,
+    making: (i: number) => void,
+  ): Adapter[] {
+    return specs.map((spec, i) => {
+      making(i);
+      const a = spec.create(context(i, spec));
+      if (a === null || typeof a !== "object" || typeof a.admit !== "function" || typeof a.settle !== "function")
+        throw new TypeError(
+          `policy ${spec.name} create must return an adapter (an object with admit and settle), got ${check.describe(a)}`,
+        );
+      if (a.side !== "client" && a.side !== "server")
+        throw new TypeError(`policy ${spec.name} side must be "client" or "server", got ${check.describe(a.side)}`);
+      if (typeof a.name !== "string")
+        throw new TypeError(`policy ${spec.name} adapter name must be text, got ${check.describe(a.name)}`);
+      return a;
+    });
   }
 
   /** The policy and method `doing` names, in words: `"policy breaker admit"`. */
   describe(doing: number): string {
     const i = doing >> 3;
-    const a = this.adapters[i] as Adapter | undefined;
-    return `policy ${a?.name ?? `number ${i}`} ${METHODS[doing & 7]}`;
+    return `policy ${this.#names[i]} ${METHODS[doing & 7]}`;
   }
 
   /** Makes room for attempt slots up to `n`. */

@@ -1,7 +1,7 @@
 import type { Random } from "@tideward/time";
 import { TAKEN, duration, share } from "./backend";
 import type { BackendSpec, Host, Server } from "./backend";
-import { grow8 } from "./capacity";
+import { fails, grow8 } from "./capacity";
 
 /**
  * The contention backend: one resource under optimistic concurrency control, as in Brooker's
@@ -30,7 +30,7 @@ export class ContentionServer implements Server {
     this.#random = random;
     this.#start = start;
     this.#host = host;
-    this.#fails = spec.failures.base > 0 || spec.failures.windows.some((w) => w.rate > 0);
+    this.#fails = fails(spec.failures);
   }
 
   /** Writes that succeeded so far. */

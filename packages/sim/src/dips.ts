@@ -37,7 +37,6 @@ export class DipSchedule {
       const to = check.nonNegative(o.to, `${what}[${i}] to (ms)`);
       if (to < from) throw new RangeError(`${what}[${i}] to (ms) must be at least from (${from}), got ${to}`);
       const factor = check.positive(o.latency ?? 1, `${what}[${i}] latency (a factor)`);
-      if (factor === Infinity) throw new RangeError(`${what}[${i}] latency (a factor) must be finite, got Infinity`);
       let left = workers;
       if (o.workers !== undefined) {
         if (workers === Infinity)

@@ -106,7 +106,8 @@ export function distribution(value: unknown, what: string): Distribution {
     typeof value === "object" &&
     value !== null &&
     typeof (value as Distribution).sample === "function" &&
-    typeof (value as Distribution).mean === "number"
+    typeof (value as Distribution).mean === "number" &&
+    typeof (value as Distribution).label === "string"
   ) {
     return value as Distribution;
   }

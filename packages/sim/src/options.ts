@@ -158,7 +158,6 @@ export function readOptions(options: SimulationOptions): RunSpec {
     );
   const step =
     o.step === undefined ? (duration >= 10_000 ? 1_000 : duration / 100) : check.positive(o.step, "simulate step (ms)");
-  if (step === Infinity) throw new RangeError("simulate step (ms) must be finite, got Infinity");
   const drain = o.drain === undefined ? Infinity : check.nonNegative(o.drain, "simulate drain (ms)");
   const traffic = o.traffic;
   if (typeof traffic?.open !== "function")
@@ -172,6 +171,8 @@ export function readOptions(options: SimulationOptions): RunSpec {
   specs.forEach((p: PolicySpec, i) => {
     if (typeof p?.create !== "function")
       throw new TypeError(`simulate policies[${i}] must be a policy (policy.breaker(), …), got ${check.describe(p)}`);
+    if (typeof p.name !== "string")
+      throw new TypeError(`simulate policies[${i}] name must be text, got ${check.describe(p.name)}`);
   });
   if (o.label !== undefined && typeof o.label !== "string")
     throw new TypeError(`simulate label must be text, got ${check.describe(o.label)}`);

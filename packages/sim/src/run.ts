@@ -74,6 +74,8 @@ export class Run {
 
   #inFlight = 0;
   #phase = RUN;
+  // The policy being made, before the chain exists.
+  #making = 0;
   #last: number;
   #same = 0;
 
@@ -150,7 +152,8 @@ export class Run {
         cpu,
         reserve: (bytes: number, what: string) => budget.reserve(bytes, what),
       });
-      this.#chain = new Chain(spec.policies, context, spec.invariants, this.#rec, (i, invariant, detail, now) =>
+      const adapters = Chain.adapters(spec.policies, context, (i) => (this.#making = i));
+      this.#chain = new Chain(adapters, spec.invariants, this.#rec, (i, invariant, detail, now) =>
         this.#violation(i, invariant, detail, now),
       );
       this.#calls = new Calls(budget);
@@ -220,7 +223,13 @@ export class Run {
   /** `e` as the run passes it on: its own errors as they are, anything else thrown by a function handed in as a CallbackError. */
   #wrap(e: unknown, time: number): unknown {
     if (isInvariantError(e) || isCallbackError(e) || isOwn(e)) return e;
-    const what = this.#phase === POLICY ? this.#chain.describe(this.#chain.doing) : PHASES[this.#phase];
+    const chain = this.#chain as Chain | undefined;
+    const what =
+      this.#phase !== POLICY
+        ? PHASES[this.#phase]
+        : chain === undefined
+          ? `policy ${this.#spec.policies[this.#making].name} create`
+          : chain.describe(chain.doing);
     const detail = e instanceof Error ? e.message : `threw ${check.describe(e)}`;
     return new CallbackError(what, detail, time, time - this.#start, this.#spec.seed, e);
   }

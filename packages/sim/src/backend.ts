@@ -150,7 +150,7 @@ export function backendSpec(options: BackendOptions = {}): BackendSpec {
   const workers =
     o.workers === undefined || o.workers === Infinity ? Infinity : check.integer(o.workers, "backend workers", 1);
   const queue = o.queue === undefined || o.queue === Infinity ? Infinity : check.integer(o.queue, "backend queue", 0);
-  const cpuSmoothing = check.positive(o.cpuSmoothing ?? 250, "backend cpuSmoothing (ms)");
+  const cpuSmoothing = check.positive(o.cpuSmoothing ?? SAMPLER_SMOOTHING, "backend cpuSmoothing (ms)");
   const over = check.options(o.overload, ["slowdown", "failures"], "backend overload");
   if (o.overload !== undefined && workers === Infinity)
     throw new RangeError("backend overload needs a number of workers: load is measured against them");

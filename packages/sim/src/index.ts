@@ -13,11 +13,13 @@ export type { ReplayOptions, TraceRecord } from "./replay";
 export * as keys from "./keys";
 export type { KeyModel, ManyKeysOptions, ZipfOptions } from "./keys";
 export * as latency from "./latency";
-export type { BimodalOptions, Distribution, LogNormalOptions } from "./distribution";
+export type { BimodalOptions, Distribution, LogNormalOptions, NormalOptions } from "./distribution";
 export * as failures from "./failures";
 export { FailureSchedule } from "./failures";
 export type { FailureWindow, OutageOptions } from "./failures";
 export type { BackendOptions, ContentionOptions, OverloadOptions } from "./backend";
+export * as backends from "./backends";
+export type { ContentionBackendOptions, MetastableOptions } from "./backends";
 export type { Dip } from "./dips";
 export * as policy from "./policies/index";
 export type {

@@ -383,7 +383,7 @@ it("a latency distribution from outside must say what it is", () => {
       backend: { latency: { mean: 1, sample: () => 1 } as never },
     }),
   ).toThrow(
-    "backend latency (ms) must be a number or a distribution (fixed, uniform, exponential, logNormal, bimodal), got [object Object]",
+    "backend latency (ms) must be a number or a distribution (fixed, uniform, exponential, logNormal, normal, bimodal), got [object Object]",
   );
   expect(latency.fixed(3).label).toBe("fixed(3)");
 });

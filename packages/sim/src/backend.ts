@@ -227,16 +227,21 @@ export interface Server {
 /** A sample of `d` checked to be a duration, or a `RangeError` naming `what`. */
 export function duration(d: Distribution, random: Random, what: string): number {
   const v = d.sample(random);
-  if (v >= 0 && v < Infinity) return v;
+  if (typeof v === "number" && v >= 0 && v < Infinity) return v;
+  return badDuration(d, v, what);
+}
+
+/** The `RangeError` for a distribution `d` that drew `value`, not a duration. */
+export function badDuration(d: Distribution, value: unknown, what: string): never {
   throw new RangeError(
-    `${what}: the distribution ${d.label} drew ${check.describe(v)}; a duration is a finite number of milliseconds, 0 or more`,
+    `${what}: the distribution ${d.label} drew ${check.describe(value)}; a duration is a finite number of milliseconds, 0 or more`,
   );
 }
 
 /** The failure share the schedule gives `offset` ms after the start, checked to be a share. */
 export function share(failures: FailureSchedule, offset: number): number {
   const r = failures.rate(offset);
-  if (r >= 0 && r <= 1) return r;
+  if (typeof r === "number" && r >= 0 && r <= 1) return r;
   throw new RangeError(
     `backend failures: the schedule's rate(${offset}) answered ${check.describe(r)}; a share is in [0, 1]`,
   );

@@ -28,6 +28,8 @@ export class Calls {
   prev = new Float64Array(FIRST_SIZE);
   /** When the call arrived, ms. */
   start = new Float64Array(FIRST_SIZE);
+  /** The reference of its latest attempt that is not a hedge (what its deadline times out). */
+  current = new Float64Array(FIRST_SIZE);
   gen = new Float64Array(FIRST_SIZE);
   /** Calls not yet ended. */
   live = 0;
@@ -94,6 +96,7 @@ export class Calls {
     this.done = growU8(this.done, 2 * n);
     this.prev = growF64(this.prev, 2 * n);
     this.start = growF64(this.start, 2 * n);
+    this.current = growF64(this.current, 2 * n);
     this.gen = growF64(this.gen, 2 * n);
     this.#free = growI32(this.#free, 2 * n);
   }

@@ -1,5 +1,5 @@
 import type { Random } from "@tideward/time";
-import { DROPPED, FULL, TAKEN, duration, share } from "./backend";
+import { DROPPED, FULL, TAKEN, badDuration, duration, share } from "./backend";
 import type { BackendSpec, Host, Server } from "./backend";
 import type { DipSchedule } from "./dips";
 import { FailureSchedule } from "./failures";
@@ -134,6 +134,16 @@ export class QueueServer implements Server {
 
   /** Draws `slot`'s service time at `now` and schedules its end. */
   #begin(slot: number, now: number): void {
+    if (!this.#overload && !this.#stretch) {
+      // The plain model: one draw, checked inline.
+      const ok = this.#outcome[slot] === 1;
+      const dist = ok ? this.spec.latency : this.spec.failLatency;
+      const d = dist.sample(this.#random);
+      if (!(typeof d === "number" && d >= 0 && d < Infinity))
+        badDuration(dist, d, ok ? "backend latency" : "backend failLatency");
+      this.#host.serve(now + d, slot);
+      return;
+    }
     let ok = this.#outcome[slot] === 1;
     let stretch = 1;
     if (this.#overload) {

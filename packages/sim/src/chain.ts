@@ -36,6 +36,8 @@ export class Chain {
   readonly adapters: readonly Adapter[];
   readonly #names: readonly string[];
   readonly #sides: readonly (readonly number[])[];
+  /** Client-side policies. */
+  readonly clients: number;
   /** Server-side policies. */
   readonly servers: number;
   // Per policy, the token it gave each attempt slot.
@@ -72,6 +74,7 @@ export class Chain {
       if (typeof a.held === "function") holders.push(i);
     });
     this.#sides = [client, server];
+    this.clients = client.length;
     this.servers = server.length;
     this.holders = holders;
     this.#delays = adapters.some((a) => "delay" in a);
@@ -164,7 +167,7 @@ export class Chain {
         this.doing = i * 8 + DELAY;
         const d = ad.delay;
         if (d !== undefined) {
-          if (!(d >= 0 && d < Infinity))
+          if (!(typeof d === "number" && d >= 0 && d < Infinity))
             throw new RangeError(
               `policy ${ad.name} delay must be a finite number of milliseconds, 0 or more, got ${check.describe(d)}`,
             );

@@ -33,9 +33,14 @@ export function formatBytes(bytes: number): string {
   return `${u === 0 ? Math.round(n) : Number(n.toPrecision(3))} ${units[u]}`;
 }
 
-/** A whole number for a person, with thin groups: `1 000 000 000`. */
+/** A whole number for a person, in groups of three: `1 000 000 000`. */
 export function formatCount(n: number): string {
-  return Number.isSafeInteger(n) ? n.toLocaleString("en").replace(/,/g, " ") : String(n);
+  if (!Number.isSafeInteger(n)) return String(n);
+  const digits = String(Math.abs(n));
+  const head = digits.length % 3 || 3;
+  const groups = [digits.slice(0, head)];
+  for (let i = head; i < digits.length; i += 3) groups.push(digits.slice(i, i + 3));
+  return (n < 0 ? "-" : "") + groups.join(" ");
 }
 
 /** Errors the simulator raises about sizes, told apart from what a user's callback threw. */

@@ -89,7 +89,7 @@ function shapedFrom(
   const most = peak * (1 + 1e-9);
   const rateAt = (offset: number): number => {
     const x = rate(offset);
-    if (x >= 0 && x <= most) return x;
+    if (typeof x === "number" && x >= 0 && x <= most) return x;
     throw new RangeError(
       `traffic.shaped rate(${offset}) must answer calls per second from 0 to the peak (${peak}), got ${check.describe(x)}`,
     );

@@ -1,6 +1,6 @@
 import { TraceHash } from "./hash";
 import { Histogram, binOf } from "./histogram";
-import { REASON_BYTES, formatCount } from "./memory";
+import { BUCKET_BYTES, KEY_BYTES, REASON_BYTES, formatCount, own } from "./memory";
 import type { Budget } from "./memory";
 import type { KeyTotals, LatencySummary, Series, Summary } from "./result";
 
@@ -24,6 +24,9 @@ const H_GAVE_UP = 6;
 const H_REFUSE = 16;
 
 const QS = [0.5, 0.95, 0.99] as const;
+
+/** The most series buckets a run may have, whatever its ceiling: a typed array's length. */
+const MAX_BUCKETS = 2 ** 30;
 
 /**
  * Counts what a run does into buckets of `step` ms and totals, and folds every decision into
@@ -84,6 +87,19 @@ export class Recorder {
   /** The buckets a run of `duration` ms in steps of `step` ms has. */
   static buckets(duration: number, step: number): number {
     return Math.max(1, Math.ceil(duration / step - 1e-9));
+  }
+
+  /**
+   * Charges `budget` for the record of a run of `duration` ms in steps of `step` ms with `keys`
+   * per-key totals (0 for none), before any of it is made; throws naming the option otherwise.
+   */
+  static reserve(budget: Budget, duration: number, step: number, keys: number): void {
+    const buckets = Recorder.buckets(duration, step);
+    const what = `simulate duration (ms) ${duration} in steps of ${step} ms (simulate step) makes ${formatCount(buckets)} series buckets`;
+    if (buckets > MAX_BUCKETS)
+      throw own(new RangeError(`${what}; a run holds at most ${formatCount(MAX_BUCKETS)}, whatever its maxBytes`));
+    budget.reserve((buckets + 1) * BUCKET_BYTES, `${what}, which`);
+    if (keys > 0) budget.reserve(keys * KEY_BYTES, `simulate perKey over the traffic's ${formatCount(keys)} keys`);
   }
 
   constructor(

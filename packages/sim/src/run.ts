@@ -1,5 +1,4 @@
-import { RetryBudget } from "@tideward/backoff";
-import type { Backoff } from "@tideward/backoff";
+import type { RetryBudget } from "@tideward/backoff";
 import { check } from "@tideward/time/internal";
 import type { Random } from "@tideward/time";
 import { DROPPED, FULL, duration } from "./backend";
@@ -11,13 +10,15 @@ import { QueueServer } from "./capacity";
 import { ContentionServer } from "./contention";
 import type { Distribution } from "./distribution";
 import { InvariantError, isInvariantError } from "./invariant-error";
-import { BUCKET_BYTES, Budget, KEY_BYTES, formatCount, isOwn } from "./memory";
+import { Budget, formatCount, isOwn } from "./memory";
 import { readOptions } from "./options";
+import { RetryRule } from "./retry-rule";
 import type { RunSpec, SimulationOptions } from "./options";
 import type { PolicyContext } from "./policy";
 import { BUSY, FIRST, HEDGE, IN_FLIGHT, QUEUE, RETRY, Recorder } from "./recorder";
 import type { RunResult } from "./result";
 import { Simulator } from "./simulator";
+import { checkTraffic } from "./traffic";
 import type { Arrivals, Traffic } from "./traffic";
 
 // What the run was doing when a function handed to it threw, for the error's report.
@@ -34,8 +35,6 @@ const OK = 0;
 const FAILED = 1;
 const REFUSED = 2;
 
-/** Keys are kept in 32-bit integers. */
-const MAX_KEYS = 2 ** 31 - 1;
 /** Arrivals at one instant in a row past which a traffic is taken not to advance. */
 const MAX_SAME = 2 ** 27;
 
@@ -61,13 +60,10 @@ export class Run {
 
   readonly #timeout: number;
   readonly #deadline: number;
-  readonly #backoff: Backoff | undefined;
-  readonly #maxAttempts: number;
+  readonly #retry: RetryRule;
   readonly #budget: RetryBudget | undefined;
-  readonly #retryRefused: boolean;
   readonly #hedgeAfter: number;
   readonly #hedgeMax: number;
-  readonly #clientRandom: Random;
   readonly #request: Distribution | undefined;
   readonly #response: Distribution | undefined;
   readonly #network: Random;
@@ -89,15 +85,12 @@ export class Run {
     this.sim = new Simulator({ seed: spec.seed, start });
     this.#timeout = spec.timeout;
     this.#deadline = spec.deadline;
-    this.#backoff = spec.backoff;
-    this.#maxAttempts = spec.attempts;
-    this.#retryRefused = spec.retryRefused;
     this.#hedgeAfter = spec.hedgeAfter;
     this.#hedgeMax = spec.hedgeMax;
     this.#request = spec.request;
     this.#response = spec.response;
-    this.#budget = spec.budget === undefined ? undefined : new RetryBudget(spec.budget, start);
-    this.#clientRandom = this.sim.random("client");
+    this.#retry = new RetryRule(spec, this.sim.random("client"));
+    this.#budget = this.#retry.budget;
     this.#network = this.sim.random("network");
     const budget = new Budget(spec.maxBytes, "simulate maxBytes");
     try {
@@ -105,28 +98,14 @@ export class Run {
       const traffic = spec.traffic;
       this.#traffic = traffic;
       const keys = traffic.keys;
-      const count = keys?.count;
-      if (typeof count !== "number" || !Number.isInteger(count) || count < 1 || count > MAX_KEYS)
-        throw new RangeError(
-          `the traffic's keys count must be a whole number from 1 to ${formatCount(MAX_KEYS)}, got ${check.describe(count)}`,
-        );
-      if (typeof keys.name !== "function")
-        throw new TypeError(`the traffic's keys name must be a function, got ${check.describe(keys.name)}`);
-      if (typeof traffic.label !== "string")
-        throw new TypeError(`the traffic's label must be text, got ${check.describe(traffic.label)}`);
+      const count = checkTraffic(traffic);
       this.#keyCount = count;
       this.#label =
         spec.label ?? (spec.policies.length === 0 ? "no policy" : spec.policies.map((p) => p.name).join(" + "));
       this.#phase = RUN;
 
       // What the record needs is known now: checked before any of it is allocated.
-      const buckets = Recorder.buckets(spec.duration, spec.step);
-      budget.reserve(
-        (buckets + 1) * BUCKET_BYTES,
-        `simulate duration (ms) ${spec.duration} in steps of ${spec.step} ms (simulate step) makes ${formatCount(buckets)} series buckets, which`,
-      );
-      if (spec.perKey)
-        budget.reserve(count * KEY_BYTES, `simulate perKey over the traffic's ${formatCount(count)} keys`);
+      Recorder.reserve(budget, spec.duration, spec.step, spec.perKey ? count : 0);
 
       const host: Host = {
         serve: (time, slot) => this.sim.at(time, this.#onService, slot),
@@ -152,12 +131,13 @@ export class Run {
         cpu,
         reserve: (bytes: number, what: string) => budget.reserve(bytes, what),
       });
+      // The tables first: the attempts' row is charged with a token for every policy.
+      this.#calls = new Calls(budget);
+      this.#attempts = new Attempts(budget, 8 * spec.policies.length, (n) => this.#chain.grow(n));
       const adapters = Chain.adapters(spec.policies, context, (i) => (this.#making = i));
       this.#chain = new Chain(adapters, spec.invariants, this.#rec, (i, invariant, detail, now) =>
         this.#violation(i, invariant, detail, now),
       );
-      this.#calls = new Calls(budget);
-      this.#attempts = new Attempts(budget, 8 * spec.policies.length, (n) => this.#chain.grow(n));
 
       this.#phase = TRAFFIC;
       const arrivals = traffic.open({ start, end: this.#end, random: this.sim.random("traffic") });
@@ -167,7 +147,7 @@ export class Run {
         );
       this.#arrivals = arrivals;
       const first = arrivals.next();
-      if (!(first >= start))
+      if (!(typeof first === "number" && first >= start))
         throw new RangeError(
           `the traffic's first arrival must be a time at or after the run's start (${start} ms), got ${check.describe(first)}`,
         );
@@ -249,10 +229,10 @@ export class Run {
       throw new RangeError(
         `the traffic gave key ${check.describe(key)}; keys are whole numbers from 0 to ${this.#keyCount - 1}`,
       );
-    if (!(cost >= 0 && cost < Infinity))
+    if (!(typeof cost === "number" && cost >= 0 && cost < Infinity))
       throw new RangeError(`the traffic gave a cost of ${check.describe(cost)}; a cost is a finite number, 0 or more`);
     const next = arrivals.next();
-    if (!(next >= now))
+    if (!(typeof next === "number" && next >= now))
       throw new RangeError(
         `the traffic's next arrival must be a time no earlier than the last (${now} ms), got ${check.describe(next)}`,
       );
@@ -267,6 +247,8 @@ export class Run {
     }
     this.#rec.offer(now, key);
     const c = this.#calls.open(key, cost, now);
+    // Calls arrive in time order, and so do their deadlines (channel 1).
+    if (this.#deadline !== Infinity) this.sim.channel(1, now + this.#deadline, this.#onDeadline, this.#calls.ref(c));
     this.#budget?.recordAttempt(now);
     this.#attempt(c, now, FIRST);
   };
@@ -302,31 +284,14 @@ export class Run {
     }
     // A hedged copy is still out: wait for it.
     if (out > 0) return;
-    const made = calls.made[c];
-    if (this.#backoff !== undefined && (!refused || this.#retryRefused) && made < this.#maxAttempts) {
-      const until = calls.start[c] + this.#deadline;
-      // With a deadline the wait is drawn first, to know whether a retry could start in time.
-      const timed = until < Infinity;
-      let delay = timed ? this.#wait(c, made) : 0;
-      if (delay + now < until && (this.#budget === undefined || this.#budget.tryRetry(now))) {
-        if (!timed) delay = this.#wait(c, made);
-        calls.prev[c] = delay;
-        this.sim.at(now + delay, this.#onRetry, calls.ref(c));
-        return;
-      }
+    const delay = this.#retry.next(calls, c, now, refused);
+    if (delay >= 0) {
+      this.sim.at(now + delay, this.#onRetry, calls.ref(c));
+      return;
     }
     calls.done[c] = 1;
     this.#rec.done(now, key, false, false);
     calls.close(c);
-  }
-
-  /** The backoff's wait before call `c`'s next attempt, `made` having been made, ms. */
-  #wait(c: number, made: number): number {
-    const backoff = this.#backoff as Backoff;
-    return backoff.delay(made, {
-      random: this.#clientRandom(),
-      previous: made === 1 ? backoff.base : this.#calls.prev[c],
-    }) as number;
   }
 
   // ---- attempts: the client's side ----------------------------------------------------------
@@ -342,17 +307,17 @@ export class Run {
     const a = this.#attempts.open(c, key, cost, now);
     const chain = this.#chain;
     this.#phase = POLICY;
-    if (!chain.admit(CLIENT_SIDE, a, now, key, cost)) {
+    if (chain.clients > 0 && !chain.admit(CLIENT_SIDE, a, now, key, cost)) {
       rec.refuse(now, key, chain.reason);
       this.#attempts.close(a);
       this.#resolve(c, now, false, true);
       return;
     }
-    const delay = chain.delay;
+    const delay = chain.clients > 0 ? chain.delay : 0;
     if (this.#request === undefined && delay === 0) {
       // Nothing between the client and the server: the server-side policies answer at once.
       if (chain.servers > 0 && !chain.admit(SERVER_SIDE, a, now, key, cost)) {
-        chain.release(CLIENT_SIDE, a, now, key);
+        if (chain.clients > 0) chain.release(CLIENT_SIDE, a, now, key);
         rec.refuse(now, key, chain.reason);
         this.#attempts.close(a);
         this.#resolve(c, now, false, true);
@@ -371,15 +336,35 @@ export class Run {
     this.sim.at(now + delay + leg, this.#onReach, this.#attempts.ref(a));
   }
 
-  /** The attempt's timeout (its own, or the call's deadline, whichever comes first) and its hedge. */
+  /**
+   * The attempt's timeout and its hedge. An attempt that is not a hedge gives up at its own
+   * timeout, or with its call at the call's deadline, whichever comes first; a hedge, at its own
+   * timer. Timeouts of one length come in time order: they skip the heap (channel 0).
+   */
   #timers(a: number, c: number, now: number, kind: number): void {
     const calls = this.#calls;
     const until = calls.start[c] + this.#deadline;
-    const giveUp = now + this.#timeout < until ? now + this.#timeout : until;
-    if (giveUp !== Infinity) this.sim.at(giveUp, this.#onTimeout, this.#attempts.ref(a));
+    const ref = this.#attempts.ref(a);
+    const mine = now + this.#timeout;
+    if (kind !== HEDGE) {
+      calls.current[c] = ref;
+      if (mine < until) this.sim.channel(0, mine, this.#onTimeout, ref);
+    } else {
+      const giveUp = mine < until ? mine : until;
+      if (giveUp !== Infinity) this.sim.at(giveUp, this.#onTimeout, ref);
+    }
     if (kind !== HEDGE && this.#hedgeMax > 0 && calls.hedges[c] < this.#hedgeMax && now + this.#hedgeAfter < until)
       this.sim.at(now + this.#hedgeAfter, this.#onHedge, calls.ref(c));
   }
+
+  /** Call `ref`'s deadline: the client stops waiting for its current attempt (a hedge has its own timer). */
+  readonly #onDeadline = (now: number, ref: number): void => {
+    const calls = this.#calls;
+    const c = calls.of(ref);
+    if (c < 0 || calls.done[c] === 1) return;
+    const a = this.#attempts.of(calls.current[c]);
+    if (a >= 0 && (this.#attempts.flags[a] & CLIENT_DONE) === 0) this.#clientDone(a, now, false, true);
+  };
 
   #leg(d: Distribution, what: string): number {
     this.#phase = NETWORK;
@@ -397,7 +382,7 @@ export class Run {
     const attempts = this.#attempts;
     const key = attempts.key[a];
     this.#phase = POLICY;
-    this.#chain.settle(CLIENT_SIDE, a, now, key, ok);
+    if (this.#chain.clients > 0) this.#chain.settle(CLIENT_SIDE, a, now, key, ok);
     const c = attempts.call[a];
     const rec = this.#rec;
     rec.gauge(IN_FLIGHT, --this.#inFlight, now);
@@ -440,7 +425,7 @@ export class Run {
     // A server-side refusal: the attempt never ran, and the client-side places are given back.
     const key = attempts.key[a];
     this.#phase = POLICY;
-    this.#chain.release(CLIENT_SIDE, a, now, key);
+    if (this.#chain.clients > 0) this.#chain.release(CLIENT_SIDE, a, now, key);
     this.#rec.gauge(IN_FLIGHT, --this.#inFlight, now);
     attempts.flags[a] |= CLIENT_DONE;
     const c = attempts.call[a];
@@ -509,12 +494,16 @@ export class Run {
   #serverDone(a: number, now: number, ok: boolean, served: boolean): void {
     const attempts = this.#attempts;
     this.#phase = POLICY;
-    this.#chain.settle(SERVER_SIDE, a, now, attempts.key[a], ok);
+    if (this.#chain.servers > 0) this.#chain.settle(SERVER_SIDE, a, now, attempts.key[a], ok);
     if ((attempts.flags[a] & CLIENT_DONE) !== 0) {
       // Nobody is waiting for the answer.
       if (served) this.#rec.waste(now);
       attempts.flags[a] |= SERVER_DONE;
       attempts.close(a);
+    } else if (this.#response === undefined) {
+      // Nothing between the server and the client: the answer is heard at once.
+      attempts.flags[a] |= SERVER_DONE;
+      this.#clientDone(a, now, ok, false);
     } else this.#answer(a, now, ok ? OK : FAILED);
   }
 
@@ -523,7 +512,7 @@ export class Run {
     const attempts = this.#attempts;
     this.#rec.drop(now);
     this.#phase = POLICY;
-    this.#chain.release(SERVER_SIDE, a, now, attempts.key[a]);
+    if (this.#chain.servers > 0) this.#chain.release(SERVER_SIDE, a, now, attempts.key[a]);
     attempts.flags[a] |= SERVER_DONE;
     attempts.close(a);
   }

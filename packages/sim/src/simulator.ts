@@ -112,6 +112,23 @@ export class Simulator {
     this.#queue.lane(time, fire, arg);
   }
 
+  /**
+   * Schedules `fire(time, arg)` at `time` (ms), as {@link Simulator.at} does, on channel `channel`
+   * (0 to 7): for a process whose events come in time order (a fixed timeout, a call's
+   * deadline), kept in a queue of its own rather than the heap. It fires in exactly the order
+   * `at` would have given it, so moving a process to a channel changes no run; an event earlier
+   * than its channel's last goes to the heap.
+   *
+   * @throws RangeError when `time` is NaN or `channel` is not a whole number from 0 to 7
+   */
+  channel(channel: number, time: number, fire: Fire, arg = 0): void {
+    if (!(time >= this.#now)) {
+      if (Number.isNaN(time)) throw new RangeError("Simulator.channel time must be a number of milliseconds, got NaN");
+      time = this.#now;
+    }
+    this.#queue.channel(channel, time, fire, arg);
+  }
+
   /** Schedules `fire` `delay` milliseconds from now (a negative delay counts as 0). */
   after(delay: number, fire: Fire, arg = 0): void {
     this.at(this.#now + (delay > 0 ? delay : 0), fire, arg);
@@ -125,6 +142,8 @@ export class Simulator {
    * @param each - called after every event with its time (ms): where checks that must hold at
    *   every step go
    * @returns how many events this call fired
+   * @throws whatever an event's function (or `each`) throws: the event is spent and the clock
+   *   stays at its time, and a later `run` goes on from the next event
    */
   run(until = Infinity, each?: (now: number) => void): number {
     const queue = this.#queue;

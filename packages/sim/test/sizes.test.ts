@@ -30,6 +30,12 @@ describe.each(STARTS)("sizes (start %s)", (start) => {
     const coarse = simulate({ start, duration: 1e12, step: 1e9, traffic: once });
     expect(coarse.series.t).toHaveLength(1_000);
     expect(coarse.summary.calls).toBe(1);
+    // Lifting the ceiling lifts it for what can be held, not for what cannot.
+    expect(refusal(() => simulate({ start, duration: 1e12, step: 1e-3, traffic: once, maxBytes: Infinity }))).toEqual({
+      type: "RangeError",
+      message:
+        "simulate duration (ms) 1000000000000 in steps of 0.001 ms (simulate step) makes 1 000 000 000 000 000 series buckets; a run holds at most 1 073 741 824, whatever its maxBytes",
+    });
     // And a lower ceiling refuses what the default allows.
     expect(refusal(() => simulate({ start, duration: 60_000, traffic: once, maxBytes: 10_000 })).message).toMatch(
       /^simulate duration \(ms\) 60000 in steps of 1000 ms \(simulate step\) makes 60 series buckets, which needs about 35\.7 KiB, past simulate maxBytes \(9\.77 KiB\)$/,

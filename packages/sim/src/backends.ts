@@ -37,7 +37,7 @@ export interface MetastableOptions {
  *   backend: backends.metastable({ abandoned: "drop" }),
  *   client: { timeout: 1_000, retry: { backoff: { attempts: 4 }, budget: {} } },
  * });
- * run.summary.goodputRate; // near 1: the budget and the drops let it recover
+ * (run.summary.goodputRate ?? 0) > 0.9; // true: the budget and the drops let it recover
  */
 export function metastable(options: MetastableOptions = {}): BackendOptions {
   const o = check.options(

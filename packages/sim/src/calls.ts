@@ -104,6 +104,8 @@ export class Calls {
 
 /** The attempts in flight: each one's call, key, start and flags. */
 export class Attempts {
+  /** Attempts not yet closed: sent, and not yet done with on both sides. */
+  live = 0;
   call = new Int32Array(FIRST_SIZE);
   key = new Int32Array(FIRST_SIZE);
   /** Its call's cost (the call's row may be reused before the server sees the attempt). */
@@ -135,6 +137,7 @@ export class Attempts {
       a = this.#used++;
       if (a >= this.call.length) this.#grow();
     }
+    this.live++;
     this.call[a] = c;
     this.key[a] = key;
     this.cost[a] = cost;
@@ -146,6 +149,7 @@ export class Attempts {
   close(a: number): void {
     this.gen[a]++;
     this.#free[this.#freeN++] = a;
+    this.live--;
   }
 
   ref(a: number): number {

@@ -160,7 +160,12 @@ export class QueueServer implements Server {
     const d = ok
       ? duration(this.spec.latency, this.#random, "backend latency")
       : duration(this.spec.failLatency, this.#random, "backend failLatency");
-    this.#host.serve(now + (stretch === 1 ? d : d * stretch), slot);
+    const service = stretch === 1 ? d : d * stretch;
+    if (!(service < Infinity))
+      throw new RangeError(
+        `backend overload and dips stretched a service of ${d} ms by ${stretch} to ${service}: lower the slowdown or the dip's latency factor`,
+      );
+    this.#host.serve(now + service, slot);
   }
 
   #smooth(now: number): void {

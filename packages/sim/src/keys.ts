@@ -3,7 +3,7 @@ import type { Random } from "@tideward/time";
 import { DEFAULT_MAX_BYTES, formatBytes, formatCount, maxBytesOf } from "./memory";
 
 /** The most keys a model may have: keys are kept in 32-bit integers. */
-export const MAX_KEY_COUNT = 2 ** 31 - 1;
+const MAX_KEY_COUNT = 2 ** 31 - 1;
 /** What a Zipf model's alias table costs a key while it is built, bytes. */
 const ZIPF_BYTES = 44;
 

@@ -76,7 +76,7 @@ export interface SimulationOptions {
   readonly backend?: BackendOptions;
   /** @defaultValue no timeout, no deadline, no retries, no hedging */
   readonly client?: ClientOptions;
-  /** @defaultValue no latency on either leg */
+  /** The network between the client and the server: a latency on each leg. @defaultValue no latency on either leg */
   readonly network?: NetworkOptions;
   /** The policies every attempt must pass: client-side ones when it is sent, server-side ones when it reaches the server, each in this order. @defaultValue none */
   readonly policies?: readonly PolicySpec[];

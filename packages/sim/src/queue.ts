@@ -53,8 +53,8 @@ export class EventQueue {
   /**
    * Adds an event at `time` (ms) to channel `channel` (0 to 7): for a process whose events come
    * in time order, such as a timeout of fixed length. An event earlier than the channel's last
-   * goes to the heap instead, so the order is always right; it fires exactly when {@link push}
-   * would have made it fire.
+   * goes to the heap instead, so the order is always right; it fires exactly when
+   * {@link EventQueue.push} would have made it fire.
    */
   channel(channel: number, time: number, fire: Fire, arg: number): void {
     let c = this.#channels[channel];

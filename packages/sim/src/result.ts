@@ -44,7 +44,7 @@ export interface Series {
   readonly p95: readonly (number | null)[];
   /** 99th percentile, ms. */
   readonly p99: readonly (number | null)[];
-  /** Attempts that reached the backend. */
+  /** Attempts that reached the backend (those it then turned away or dropped included). */
   readonly backendLoad: readonly number[];
   /** Mean busy workers of a backend with a capacity model (0 without one). */
   readonly backendBusy: readonly number[];

@@ -68,6 +68,8 @@ export class Run {
   readonly #response: Distribution | undefined;
   readonly #network: Random;
 
+  // Whether an attempt has any timer: a timeout, a deadline or a hedge.
+  readonly #timed: boolean;
   #inFlight = 0;
   #phase = RUN;
   // The policy being made, before the chain exists.
@@ -89,6 +91,7 @@ export class Run {
     this.#hedgeMax = spec.hedgeMax;
     this.#request = spec.request;
     this.#response = spec.response;
+    this.#timed = spec.timeout !== Infinity || spec.deadline !== Infinity || spec.hedgeMax > 0;
     this.#retry = new RetryRule(spec, this.sim.random("client"));
     this.#budget = this.#retry.budget;
     this.#network = this.sim.random("network");
@@ -113,6 +116,7 @@ export class Run {
         waiting: (slot) => (this.#attempts.flags[slot] & CLIENT_DONE) === 0,
         drop: (slot, now) => this.#drop(slot, now),
       };
+      this.#phase = BACKEND;
       const random = this.sim.random("backend");
       this.#server =
         spec.backend.window === undefined
@@ -174,7 +178,8 @@ export class Run {
       sim.run(this.#end + spec.drain, each);
       this.#rec.finish();
       this.#phase = POLICY;
-      if (spec.invariants && this.#calls.live === 0) chain.checkHeld(sim.now(), true);
+      // Only once nothing is left anywhere: a call can end (its client gave up) while its attempt is still on the server.
+      if (spec.invariants && this.#calls.live === 0 && this.#attempts.live === 0) chain.checkHeld(sim.now(), true);
       policies = chain.reports();
       this.#phase = KEYS;
       keys = this.#rec.keys((i) => {
@@ -240,7 +245,7 @@ export class Run {
       if (next !== this.#last) this.#same = 0;
       else if (++this.#same > MAX_SAME)
         throw new RangeError(
-          `the traffic gave more than ${formatCount(MAX_SAME)} arrivals at one instant (${next} ms): its spacing is below what the clock resolves there`,
+          `the traffic gave more than ${formatCount(MAX_SAME)} arrivals at one instant (${next} ms): it does not advance, or its spacing is below what the clock resolves there`,
         );
       this.#last = next;
       this.sim.lane(next, this.#onArrival);
@@ -342,12 +347,13 @@ export class Run {
    * timer. Timeouts of one length come in time order: they skip the heap (channel 0).
    */
   #timers(a: number, c: number, now: number, kind: number): void {
+    if (!this.#timed) return;
     const calls = this.#calls;
     const until = calls.start[c] + this.#deadline;
     const ref = this.#attempts.ref(a);
     const mine = now + this.#timeout;
     if (kind !== HEDGE) {
-      calls.current[c] = ref;
+      if (until !== Infinity) calls.current[c] = ref;
       if (mine < until) this.sim.channel(0, mine, this.#onTimeout, ref);
     } else {
       const giveUp = mine < until ? mine : until;

@@ -165,19 +165,23 @@ describe("tideward-sim replay on logs that are hostile in size", () => {
   });
 
   it("refuses a candidate limit whose per-key state would not fit, naming --max-bytes", async () => {
-    // A sliding window of 16 million keeps 128 MB a key: four of the log's keys fit in 512 MiB.
-    const r = await run("replay", log, "--limit", "16000000/min per key");
+    // A sliding window of a million keeps 8 MB a key: four of the log's keys fit in 40 MB.
+    const r = await run("replay", log, "--limit", "1000000/min per key", "--max-bytes", "40000000");
     expect(r.code).toBe(1);
     expect(r.err).toMatch(
-      /^tideward-sim: .+access\.log: policy limit per key: the limiter of key \d+ \(the 5th\) needs about 122 MiB beside the 489 MiB already set aside, past --max-bytes \(512 MiB\)\n$/,
+      /^tideward-sim: .+access\.log: policy limit per key: the limiter of key \d+ \(the 5th\) needs about 7\.63 MiB beside the 31\.2 MiB already set aside, past --max-bytes \(38\.1 MiB\)\n$/,
     );
-    const roomy = await run("replay", log, "--limit", "16000000/min per key", "--max-bytes", String(2 ** 31));
+    const roomy = await run("replay", log, "--limit", "1000000/min per key", "--max-bytes", "200000000");
     expect(roomy.code).toBe(0);
     expect(roomy.out).toContain("0 would be refused");
     expect((await run("replay", log, "--limit", "1/s", "--max-bytes", "lots")).err).toContain(
       "--max-bytes must be a whole number of bytes, from 1",
     );
-    expect(() => replayLog(text, { limit: parseLimit("16000000/min per key") })).toThrow(/past replayLog maxBytes/);
+    expect(() => replayLog(text, { limit: parseLimit("1000000/min per key"), maxBytes: 40_000_000 })).toThrow(
+      /past replayLog maxBytes/,
+    );
+    // By default 512 MiB: a window of sixteen million (128 MB a key) would hold four keys.
+    expect(() => parseLimit("16000000/min per key")).not.toThrow();
   });
 
   it("says nothing when its reader stops early (a pipe into head)", () => {

@@ -33,6 +33,19 @@ describe.each(STARTS)("the capacity model under load (start %s)", (start) => {
     expect(seen.seen.map((s) => s.ended - start)).toEqual([10, 50, 80, 100, 110]);
   });
 
+  it("stops the run, naming the options, when overload and dips stretch a service past any duration", () => {
+    const run = () =>
+      simulate({
+        start,
+        duration: 1,
+        traffic: traffic.bursts({ size: 3, spacing: 0, every: 1_000, count: 1 }),
+        backend: { latency: latency.fixed(10), workers: 1, overload: { slowdown: 1e308 } },
+      });
+    expect(run).toThrow(
+      "simulate: the backend failed at 10 ms after the start (seed 1): backend overload and dips stretched a service of 10 ms by 1e+308 to Infinity: lower the slowdown or the dip's latency factor",
+    );
+  });
+
   it("fails a share of calls that grows with the excess load, and next to none below capacity", () => {
     const over = (rate: number) =>
       simulate({
@@ -114,9 +127,9 @@ describe.each(STARTS)("the capacity model under load (start %s)", (start) => {
   });
 
   it("is deterministic by seed, and another seed is another run", () => {
-    const a = retrying("drop", false, { seed: 5 });
-    const b = retrying("drop", false, { seed: 5 });
-    const c = retrying("drop", false, { seed: 6 });
+    const a = retrying("drop", false, { seed: 5, duration: 40_000 });
+    const b = retrying("drop", false, { seed: 5, duration: 40_000 });
+    const c = retrying("drop", false, { seed: 6, duration: 40_000 });
     expect(b.summary.hash).toBe(a.summary.hash);
     expect(JSON.stringify(b)).toBe(JSON.stringify(a));
     expect(c.summary.hash).not.toBe(a.summary.hash);

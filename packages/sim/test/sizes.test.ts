@@ -90,12 +90,13 @@ describe.each(STARTS)("sizes (start %s)", (start) => {
         duration: 10_000,
         traffic: wide,
         policies: [policy.sliding(1_000_000, 1_000, { perKey: true })],
+        maxBytes: 50_000_000,
       }),
     );
     expect(r.type).toBe("RangeError");
-    // 8 MB a key: 67 rings fit in 512 MiB, the 68th does not.
+    // 8 MB a key: six rings fit in 50 MB, the seventh does not.
     expect(r.message).toMatch(
-      /^policy sliding per key: the limiter of key \d+ \(the 68th\) needs about 7\.63 MiB beside the 511 MiB already set aside, past simulate maxBytes \(512 MiB\)$/,
+      /^policy sliding per key: the limiter of key \d+ \(the 7th\) needs about 7\.63 MiB beside the 45\.9 MiB already set aside, past simulate maxBytes \(47\.7 MiB\)$/,
     );
   });
 

@@ -9,6 +9,9 @@ export type AdmissionOptions = Omit<AdmitOptions, "clock" | "load"> & {
   readonly name?: string;
 };
 
+// What a key's entry costs admission besides its limits' state, bytes (its name, its map entries).
+const KEY_BYTES = 256;
+
 /**
  * `@tideward/guard`'s server admission (`admit`) as a server-side policy: its shedder (reading
  * the backend's CPU), gate, per-key limits and quota charge set, in its own order, on the run's
@@ -42,6 +45,10 @@ export function admission(options: AdmissionOptions = {}): PolicySpec {
       const now = new Float64Array([context.start]);
       const clock = (): number => now[0];
       const a = admit({ ...rest, ...(rest.shedder === undefined ? {} : { load: () => context.cpu(now[0]) }), clock });
+      // Each key the limits see keeps their state: a sliding window 8 bytes per call of its quota.
+      // Charged to the run's ceiling on the key's first call, before admission makes it.
+      const perKey = KEY_BYTES + (rest.limits ?? []).reduce((b, l) => b + (l.kind === "sliding" ? 8 * l.quota : 64), 0);
+      const seen = context.reserve === undefined || (rest.limits ?? []).length === 0 ? undefined : new Set<number>();
       const adapter = {
         name,
         side: "server" as const,
@@ -49,6 +56,10 @@ export function admission(options: AdmissionOptions = {}): PolicySpec {
         envelopes: envelopes(name, rest, context),
         admit(t: number, key: number, cost: number): unknown {
           now[0] = t;
+          if (seen !== undefined && !seen.has(key)) {
+            context.reserve?.(perKey, `policy ${name}: the limits' state for key ${key} (the ${seen.size + 1}th)`);
+            seen.add(key);
+          }
           const v = a.check(context.keyName(key), cost > 1 ? Math.ceil(cost) : 1);
           if (typeof (v as Promise<Verdict>).then === "function") {
             throw new TypeError(

@@ -25,9 +25,12 @@ const KEY_BYTES = 256;
 export function admission(options: AdmissionOptions = {}): PolicySpec {
   const { name = "admission", ...rest } = check.options(
     options,
-    ["shedder", "gate", "limits", "quota", "maxKeys", "busyRetryAfter", "problem", "fields", "name"],
+    ["shedder", "gate", "limits", "quota", "maxKeys", "maxBytes", "busyRetryAfter", "problem", "fields", "name"],
     "policy.admission",
   );
+  // The run charges each key's state to its own ceiling as the key appears, so admit's up-front
+  // bound (every one of maxKeys at once) is not what limits a run, unless the user sets one.
+  if (rest.maxBytes === undefined) (rest as { maxBytes?: number }).maxBytes = Number.MAX_VALUE;
   // Built once here, so bad options fail when the spec is made (the run builds its own).
   admit({ ...rest, ...(rest.shedder === undefined ? {} : { load: () => 0 }), clock: () => 0 });
   if (

@@ -12,7 +12,12 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { metrics } from "@opentelemetry/api";
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from "@opentelemetry/sdk-metrics";
 import { Breaker } from "@tideward/breaker";
 import { guard } from "@tideward/guard";
 import type { Attempt } from "@tideward/guard";
@@ -35,16 +40,22 @@ const policies = () => ({ breaker: new Breaker({}, systemClock()), bucket: new B
 type Loop = (n: number) => Promise<void>;
 function loop(fn: () => Promise<unknown>): Loop {
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- a fresh function per case, so no call site goes megamorphic
-  const make = new Function("fn", "sink", "return async function loop(n) { for (let i = 0; i < n; i++) sink(await fn()); };") as (
-    fn: () => Promise<unknown>,
-    sink: (v: unknown) => void,
-  ) => Loop;
+  const make = new Function(
+    "fn",
+    "sink",
+    "return async function loop(n) { for (let i = 0; i < n; i++) sink(await fn()); };",
+  ) as (fn: () => Promise<unknown>, sink: (v: unknown) => void) => Loop;
   return make(fn, do_not_optimize);
 }
 
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
-async function side(title: string, cases: readonly { name: string; fn: () => Promise<unknown> }[], rounds: number, batch: number): Promise<void> {
+async function side(
+  title: string,
+  cases: readonly { name: string; fn: () => Promise<unknown> }[],
+  rounds: number,
+  batch: number,
+): Promise<void> {
   const loops = cases.map((c) => loop(c.fn));
   for (const l of loops) await l(batch); // warm-up, thrown away
   const ns: number[][] = cases.map(() => []);
@@ -62,7 +73,9 @@ async function side(title: string, cases: readonly { name: string; fn: () => Pro
   for (const [i, c] of cases.entries()) {
     const m = median(ns[i]);
     const lo = Math.min(...ns[i]);
-    console.log(`  ${c.name.padEnd(52)} ${m.toFixed(0).padStart(7)} ns (fastest ${lo.toFixed(0)})   ${i === 0 ? "—" : `${(m / first).toFixed(2)}× uninstrumented`}`);
+    console.log(
+      `  ${c.name.padEnd(52)} ${m.toFixed(0).padStart(7)} ns (fastest ${lo.toFixed(0)})   ${i === 0 ? "—" : `${(m / first).toFixed(2)}× uninstrumented`}`,
+    );
   }
 }
 
@@ -70,7 +83,10 @@ await side(
   "A guarded call that resolves at once (breaker + bucket)",
   [
     { name: "guard, uninstrumented", fn: guard(answer, policies()) },
-    { name: "instrumentGuard, API no-op meter (no SDK)", fn: instrumentGuard(answer, policies(), { meter: noopMeter, name: "a" }) },
+    {
+      name: "instrumentGuard, API no-op meter (no SDK)",
+      fn: instrumentGuard(answer, policies(), { meter: noopMeter, name: "a" }),
+    },
     { name: "instrumentGuard, sdk-metrics", fn: instrumentGuard(answer, policies(), { meter: sdkMeter, name: "b" }) },
     {
       name: "instrumentGuard, sdk-metrics, durations: false",
@@ -78,7 +94,11 @@ await side(
     },
     {
       name: "instrumentGuard + retry, sdk-metrics, durations: false",
-      fn: instrumentGuard(answer, { ...policies(), retry: { attempts: 2 } }, { meter: sdkMeter, name: "f", durations: false }),
+      fn: instrumentGuard(
+        answer,
+        { ...policies(), retry: { attempts: 2 } },
+        { meter: sdkMeter, name: "f", durations: false },
+      ),
     },
   ],
   31,
@@ -93,7 +113,10 @@ await side(
   "A guarded GET to a node:http server on loopback (breaker + bucket)",
   [
     { name: "guard, uninstrumented", fn: guard(get, policies()) },
-    { name: "instrumentGuard, API no-op meter (no SDK)", fn: instrumentGuard(get, policies(), { meter: noopMeter, name: "c" }) },
+    {
+      name: "instrumentGuard, API no-op meter (no SDK)",
+      fn: instrumentGuard(get, policies(), { meter: noopMeter, name: "c" }),
+    },
     { name: "instrumentGuard, sdk-metrics", fn: instrumentGuard(get, policies(), { meter: sdkMeter, name: "d" }) },
   ],
   15,

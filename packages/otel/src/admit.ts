@@ -1,7 +1,6 @@
 import { admit } from "@tideward/guard";
 import type { Admission, AdmitOptions, Verdict } from "@tideward/guard";
 import { Shedder } from "@tideward/shedder";
-import type { Shed } from "@tideward/shedder";
 import { systemClock } from "@tideward/time";
 import type { Clock } from "@tideward/time";
 import { errorType } from "./error-type";
@@ -60,11 +59,11 @@ export function instrumentAdmit(options: AdmitOptions | undefined, telemetry: Te
     } catch {
       now = undefined;
     }
-    if (typeof now === "number" && Number.isFinite(now)) o.shedder = new Shedder(o.shedder as Partial<Shed>, now);
+    if (typeof now === "number" && Number.isFinite(now)) o.shedder = new Shedder(o.shedder, now);
   }
   const load = typeof o.load === "function" ? new LoadSeen() : undefined;
   if (load !== undefined) o.load = load.wrap(o.load as () => number);
-  const inner = admit(o as AdmitOptions);
+  const inner = admit(o);
 
   const series = seriesOf(meter, t.name);
   const counts: Counts = series.counts(METRICS.verdicts);

@@ -17,8 +17,21 @@ const KINDS: ReadonlySet<string> = new Set(refusalKinds);
 
 /** A refusal's kind as an attribute value: one of the guard's kinds, or `_OTHER` for a forgery. */
 export function refusalKindOf(error: unknown): string {
-  const kind = (error as { kind?: unknown }).kind;
-  return typeof kind === "string" && KINDS.has(kind) ? kind : OTHER;
+  try {
+    const kind = (error as { kind?: unknown }).kind;
+    return typeof kind === "string" && KINDS.has(kind) ? kind : OTHER;
+  } catch {
+    return OTHER; // a getter that throws
+  }
+}
+
+/** Whether a thrown value is one of the guard's refusals or timeouts; reading it may throw (a proxy). */
+function brandOf(answer: unknown): "refused" | "timeout" | undefined {
+  try {
+    return isRefusal(answer) ? "refused" : isTimeoutError(answer) ? "timeout" : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Milliseconds as the seconds a duration histogram records (a clock that stepped back reads 0). */
@@ -159,8 +172,8 @@ export function callOutcome(
   signal: AbortSignal | undefined,
 ): Outcome {
   if (threw) {
-    if (isRefusal(answer)) return "refused";
-    if (isTimeoutError(answer)) return "timeout";
+    const brand = brandOf(answer);
+    if (brand !== undefined) return brand;
     if (signal?.aborted === true && answer === signal.reason) return "cancelled";
   }
   if (isFailure === undefined) return threw ? "failure" : "success";

@@ -20,6 +20,8 @@ export class CallSpan {
   readonly context: Context;
   /** Attempts started, counted as the guard invokes the function. */
   attempts = 0;
+  /** Whether the context reaches the call: with no context manager, attempts and events are not seen. */
+  tracked = false;
   ended = false;
 
   constructor(span: Span, parent: Context) {
@@ -64,7 +66,10 @@ export class GuardSpans {
 
   /** Runs `f` with the call's span active, so its attempts and events find it. */
   run<T>(call: CallSpan, f: () => T): T {
-    return context.with(call.context, f);
+    return context.with(call.context, () => {
+      call.tracked = context.active() === call.context;
+      return f();
+    });
   }
 
   /** Ends the call's span with how the call ended. */
@@ -72,7 +77,7 @@ export class GuardSpans {
     call.ended = true;
     const span = call.span;
     span.setAttribute(ATTRIBUTES.outcome, outcome);
-    span.setAttribute(SPAN.attempts, call.attempts);
+    if (call.tracked) span.setAttribute(SPAN.attempts, call.attempts);
     if (outcome !== "success") {
       const type = errorType(threw, answer);
       span.setAttribute(ATTRIBUTES.errorType, type);

@@ -1,5 +1,4 @@
 import { Breaker } from "@tideward/breaker";
-import type { Sre } from "@tideward/breaker";
 import { guard } from "@tideward/guard";
 import type {
   Attempt,
@@ -12,7 +11,6 @@ import type {
   RetryEvent,
 } from "@tideward/guard";
 import { Shedder } from "@tideward/shedder";
-import type { Shed } from "@tideward/shedder";
 import { systemClock } from "@tideward/time";
 import type { Clock } from "@tideward/time";
 import { GuardMetrics, callOutcome } from "./guard-metrics";
@@ -114,8 +112,8 @@ export function instrumentGuard<A extends unknown[], R>(
   const clock = typeof o.clock === "function" ? (o.clock as Clock) : systemClock;
   const now = reading(o.clock ?? systemClock);
   if (now !== undefined) {
-    if (isFields(o.breaker, "allow")) o.breaker = new Breaker(o.breaker as Partial<Sre>, now);
-    if (isFields(o.shedder, "allow")) o.shedder = new Shedder(o.shedder as Partial<Shed>, now);
+    if (isFields(o.breaker, "allow")) o.breaker = new Breaker(o.breaker, now);
+    if (isFields(o.shedder, "allow")) o.shedder = new Shedder(o.shedder, now);
   }
   const load = typeof o.load === "function" ? new LoadSeen() : undefined;
   if (load !== undefined) o.load = load.wrap(o.load as () => number);
@@ -169,20 +167,29 @@ export function instrumentGuard<A extends unknown[], R>(
   };
 
   if (single) {
+    const plain = inner.run.bind(inner);
+    const counted = inner as InstrumentedGuard<A, R>;
     // The one call no event reports: one whose caller's signal fired before it began.
-    const run = (scope: CallScope, ...args: A) => {
+    counted.run = (scope: CallScope, ...args: A) => {
       const signal = scope?.signal;
       if (signal?.aborted === true) metrics.call("cancelled", true, signal.reason, 0);
-      return inner.run(scope, ...args);
+      return plain(scope, ...args);
     };
-    return Object.assign(inner, { run, close }) as InstrumentedGuard<A, R>;
+    counted.close = close;
+    return counted;
   }
 
   const isFailure =
     typeof o.isFailure === "function" ? (o.isFailure as (error: unknown, result: unknown) => boolean) : undefined;
   let closed = false;
 
-  const ended = (start: number, scope: CallScope | undefined, span: CallSpan | undefined, threw: boolean, answer: unknown) => {
+  const ended = (
+    start: number,
+    scope: CallScope | undefined,
+    span: CallSpan | undefined,
+    threw: boolean,
+    answer: unknown,
+  ) => {
     try {
       let ms = Number.NaN;
       try {

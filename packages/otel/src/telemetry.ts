@@ -78,15 +78,12 @@ export function readTelemetry(given: TelemetryOptions, owner: string, spans: boo
   const o = check.options(given, [...KNOWN], owner, "telemetry");
   const name: unknown = o.name;
   if (typeof name !== "string" || name.length === 0 || name.length > 256)
-    throw new TypeError(
-      `${owner} telemetry name must be a string of 1 to 256 characters, got ${check.describe(name)}`,
-    );
+    throw new TypeError(`${owner} telemetry name must be a string of 1 to 256 characters, got ${check.describe(name)}`);
   if (o.meter !== undefined && !has(o.meter, "createHistogram"))
     throw new TypeError(`${owner} telemetry meter must be an OpenTelemetry Meter, got ${check.describe(o.meter)}`);
   if (o.tracer !== undefined && !has(o.tracer, "startSpan"))
     throw new TypeError(`${owner} telemetry tracer must be an OpenTelemetry Tracer, got ${check.describe(o.tracer)}`);
-  if (o.tracer !== undefined && !spans)
-    throw new TypeError(`${owner} makes no spans: give it a meter, not a tracer`);
+  if (o.tracer !== undefined && !spans) throw new TypeError(`${owner} makes no spans: give it a meter, not a tracer`);
   if (o.meter === undefined && o.tracer === undefined)
     throw new TypeError(`${owner} telemetry needs a meter${spans ? " or a tracer" : ""}`);
   const durations = o.durations ?? true;

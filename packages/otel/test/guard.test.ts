@@ -42,7 +42,10 @@ function path(replies: readonly Reply[]): string {
 }
 
 /** Runs `calls` `width` at a time; answers how many resolved and what each rejection was. */
-async function drive(calls: readonly (() => Promise<unknown>)[], width: number): Promise<{ ok: number; errors: unknown[] }> {
+async function drive(
+  calls: readonly (() => Promise<unknown>)[],
+  width: number,
+): Promise<{ ok: number; errors: unknown[] }> {
   let ok = 0;
   const errors: unknown[] = [];
   for (let i = 0; i < calls.length; i += width) {
@@ -70,17 +73,22 @@ describe("a retrying guard against a flaky server", () => {
       [{ status: 200 }],
       ["reset", { status: 200 }],
     ];
-    const call = instrumentGuard(({ signal }, p: string) => get(flaky.url + p, signal), {
-      retry: { attempts: 3, base: 1, cap: 2 },
-      budget: false,
-    }, { meter: sdk.meter, name: "api" });
-    const paths = Array.from({ length: 40 }, (_, i) => path(plans[i % 4] as Reply[]));
+    const call = instrumentGuard(
+      ({ signal }, p: string) => get(flaky.url + p, signal),
+      {
+        retry: { attempts: 3, base: 1, cap: 2 },
+        budget: false,
+      },
+      { meter: sdk.meter, name: "api" },
+    );
+    const paths = Array.from({ length: 40 }, (_, i) => path(plans[i % 4]));
     const { ok, errors } = await drive(
       paths.map((p) => () => call(p)),
       8,
     );
     const m = await sdk.collect();
-    const served = (k: number | "reset") => (flaky.served.by.get(k) ?? 0) - ((before as Record<string, number>)[k] ?? 0);
+    const served = (k: number | "reset") =>
+      (flaky.served.by.get(k) ?? 0) - ((before as Record<string, number>)[k] ?? 0);
     const requests = flaky.served.requests - before.requests;
 
     // The callers: 30 answers, 10 failures with the last attempt's 503.
@@ -119,11 +127,15 @@ describe("a retrying guard against a flaky server", () => {
   it("counts a timed-out attempt as a timeout, and a call whose every attempt timed out as one", async () => {
     const sdk = metricsSdk();
     const slow = { status: 200, delay: 400 };
-    const call = instrumentGuard(({ signal }, p: string) => get(flaky.url + p, signal), {
-      timeout: 60,
-      retry: { attempts: 2, base: 1, cap: 1 },
-      budget: false,
-    }, { meter: sdk.meter, name: "slow" });
+    const call = instrumentGuard(
+      ({ signal }, p: string) => get(flaky.url + p, signal),
+      {
+        timeout: 60,
+        retry: { attempts: 2, base: 1, cap: 1 },
+        budget: false,
+      },
+      { meter: sdk.meter, name: "slow" },
+    );
     const recovering = Array.from({ length: 6 }, () => path([slow, { status: 200 }]));
     const stuck = Array.from({ length: 2 }, () => path([slow, slow]));
     const { ok, errors } = await drive(
@@ -146,9 +158,13 @@ describe("a retrying guard against a flaky server", () => {
 
   it("counts hedges, and the slow attempt each hedge beat as cancelled", async () => {
     const sdk = metricsSdk();
-    const call = instrumentGuard(({ signal }, p: string) => get(flaky.url + p, signal), {
-      hedge: { delay: 30 },
-    }, { meter: sdk.meter, name: "hedged" });
+    const call = instrumentGuard(
+      ({ signal }, p: string) => get(flaky.url + p, signal),
+      {
+        hedge: { delay: 30 },
+      },
+      { meter: sdk.meter, name: "hedged" },
+    );
     const paths = Array.from({ length: 5 }, () => path([{ status: 200, delay: 500 }, { status: 200 }]));
     const { ok } = await drive(
       paths.map((p) => () => call(p)),
@@ -167,11 +183,15 @@ describe("a retrying guard against a flaky server", () => {
     const sdk = metricsSdk();
     const clock = new ManualClock(1_700_000_000_000.25);
     const budget = new RetryBudget({ ratio: 0, minPerSecond: 0 }, clock.now());
-    const call = instrumentGuard(({ signal }, p: string) => get(flaky.url + p, signal), {
-      retry: { attempts: 3, base: 1, cap: 1 },
-      budget,
-      clock: clock.now,
-    }, { meter: sdk.meter, name: "budgeted" });
+    const call = instrumentGuard(
+      ({ signal }, p: string) => get(flaky.url + p, signal),
+      {
+        retry: { attempts: 3, base: 1, cap: 1 },
+        budget,
+        clock: clock.now,
+      },
+      { meter: sdk.meter, name: "budgeted" },
+    );
     const paths = Array.from({ length: 4 }, () => path([{ status: 503 }, { status: 200 }]));
     const { ok, errors } = await drive(
       paths.map((p) => () => call(p)),
@@ -193,11 +213,15 @@ describe("a guard that makes one attempt a call", () => {
     const sdk = metricsSdk();
     const clock = new ManualClock(1_700_000_000_000.5);
     const breaker = new Breaker({ window: 1_000, size: 10 }, clock.now());
-    const call = instrumentGuard(({ signal }, p: string) => get(flaky.url + p, signal), {
-      breaker,
-      clock: clock.now,
-      random: () => 0.5,
-    }, { meter: sdk.meter, name: "outage" });
+    const call = instrumentGuard(
+      ({ signal }, p: string) => get(flaky.url + p, signal),
+      {
+        breaker,
+        clock: clock.now,
+        random: () => 0.5,
+      },
+      { meter: sdk.meter, name: "outage" },
+    );
     const down = path([{ status: 503 }]);
     const { errors } = await drive(
       Array.from({ length: 30 }, () => () => call(down)),
@@ -232,12 +256,16 @@ describe("a guard that makes one attempt a call", () => {
 
   it("builds the breaker and shedder it is given as fields, so that they can be read", async () => {
     const sdk = metricsSdk();
-    const call = instrumentGuard(({ signal }, p: string) => get(flaky.url + p, signal), {
-      breaker: { window: 1_000, size: 10 },
-      shedder: { cpu: 800 },
-      load: () => 425,
-      random: () => 0,
-    }, { meter: sdk.meter, name: "fields" });
+    const call = instrumentGuard(
+      ({ signal }, p: string) => get(flaky.url + p, signal),
+      {
+        breaker: { window: 1_000, size: 10 },
+        shedder: { cpu: 800 },
+        load: () => 425,
+        random: () => 0,
+      },
+      { meter: sdk.meter, name: "fields" },
+    );
     const down = path([{ status: 503 }]);
     await drive(
       Array.from({ length: 12 }, () => () => call(down)),
@@ -256,14 +284,18 @@ describe("the guard's own events", () => {
   it("still reach the caller's listeners, once each and in order", async () => {
     const sdk = metricsSdk();
     const seen: string[] = [];
-    const call = instrumentGuard(({ signal }, p: string) => get(flaky.url + p, signal), {
-      retry: { attempts: 2, base: 1, cap: 1 },
-      budget: false,
-      onOutcome: (e: OutcomeEvent) => void seen.push(`outcome ${e.attempt} ${e.outcome}`),
-      onRetry: (e) => void seen.push(`retry ${e.attempt}`),
-      onRefuse: (e) => void seen.push(`refuse ${e.kind}`),
-      onHedge: () => void seen.push("hedge"),
-    }, { meter: sdk.meter, name: "listened" });
+    const call = instrumentGuard(
+      ({ signal }, p: string) => get(flaky.url + p, signal),
+      {
+        retry: { attempts: 2, base: 1, cap: 1 },
+        budget: false,
+        onOutcome: (e: OutcomeEvent) => void seen.push(`outcome ${e.attempt} ${e.outcome}`),
+        onRetry: (e) => void seen.push(`retry ${e.attempt}`),
+        onRefuse: (e) => void seen.push(`refuse ${e.kind}`),
+        onHedge: () => void seen.push("hedge"),
+      },
+      { meter: sdk.meter, name: "listened" },
+    );
     await call(path([{ status: 503 }, { status: 200 }]));
     expect(seen).toEqual(["outcome 1 failure", "retry 1", "outcome 2 success"]);
     await sdk.shutdown();
@@ -273,12 +305,16 @@ describe("the guard's own events", () => {
     const sdk = metricsSdk();
     for (const retry of [undefined, { attempts: 2 }]) {
       const name = retry === undefined ? "one" : "retrying";
-      const throwing = instrumentGuard(async () => "ok", {
-        retry,
-        onOutcome: () => {
-          throw new Error("listener");
+      const throwing = instrumentGuard(
+        () => Promise.resolve("ok"),
+        {
+          retry,
+          onOutcome: () => {
+            throw new Error("listener");
+          },
         },
-      }, { meter: sdk.meter, name });
+        { meter: sdk.meter, name },
+      );
       // A listener that throws ends the call with its error, as the guard documents.
       await expect(throwing()).rejects.toThrow("listener");
       const m = await sdk.collect();

@@ -126,11 +126,12 @@ describe("a retrying guard against a flaky server", () => {
 
   it("counts a timed-out attempt as a timeout, and a call whose every attempt timed out as one", async () => {
     const sdk = metricsSdk();
-    const slow = { status: 200, delay: 400 };
+    // Generous numbers: on two cores shared with a full test run, a loopback GET can take 100 ms.
+    const slow = { status: 200, delay: 3_000 };
     const call = instrumentGuard(
       ({ signal }, p: string) => get(flaky.url + p, signal),
       {
-        timeout: 60,
+        timeout: 300,
         retry: { attempts: 2, base: 1, cap: 1 },
         budget: false,
       },
@@ -150,9 +151,9 @@ describe("a retrying guard against a flaky server", () => {
     expect(m.sum(CALLS, { [outcome]: "success" })).toBe(6);
     expect(m.sum(CALLS, { [outcome]: "timeout", [errorType]: "TimeoutError" })).toBe(2);
     expect(m.sum(RETRIES, { [errorType]: "TimeoutError" })).toBe(8);
-    // A timed-out attempt lasted its timeout: 60 ms, give or take a timer's lateness.
+    // A timed-out attempt lasted its timeout: 300 ms, give or take a timer's lateness.
     const timedOut = m.histogram(ATTEMPT_S, { [outcome]: "timeout" });
-    expect(timedOut.sum / timedOut.count).toBeGreaterThanOrEqual(0.059);
+    expect(timedOut.sum / timedOut.count).toBeGreaterThanOrEqual(0.299);
     await sdk.shutdown();
   });
 
@@ -165,7 +166,7 @@ describe("a retrying guard against a flaky server", () => {
       },
       { meter: sdk.meter, name: "hedged" },
     );
-    const paths = Array.from({ length: 5 }, () => path([{ status: 200, delay: 500 }, { status: 200 }]));
+    const paths = Array.from({ length: 5 }, () => path([{ status: 200, delay: 3_000 }, { status: 200 }]));
     const { ok } = await drive(
       paths.map((p) => () => call(p)),
       5,

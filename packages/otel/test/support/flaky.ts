@@ -30,6 +30,7 @@ export interface Flaky {
 export async function startFlaky(script: (n: number, path: string, nOnPath: number) => Reply): Promise<Flaky> {
   const served: Served = { requests: 0, by: new Map(), paths: new Map() };
   const count = (k: number | "reset") => served.by.set(k, (served.by.get(k) ?? 0) + 1);
+  const timers = new Set<NodeJS.Timeout>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const n = ++served.requests;
     const path = req.url ?? "/";
@@ -48,7 +49,13 @@ export async function startFlaky(script: (n: number, path: string, nOnPath: numb
       res.end(reply.status < 500 ? "ok" : "down");
     };
     if (reply.delay === undefined) answer();
-    else setTimeout(answer, reply.delay);
+    else {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        answer();
+      }, reply.delay);
+      timers.add(timer);
+    }
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -57,6 +64,7 @@ export async function startFlaky(script: (n: number, path: string, nOnPath: numb
     served,
     close: () =>
       new Promise<void>((resolve) => {
+        for (const t of timers) clearTimeout(t);
         server.closeAllConnections();
         server.close(() => resolve());
       }),

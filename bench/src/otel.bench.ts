@@ -1,14 +1,18 @@
 // @tideward/otel: what reporting a guarded call costs.
 //
-// A guard with a breaker and a bucket (as guard.bench.ts's client) around an async function that
-// resolves at once, side by side in one process: uninstrumented; instrumented on the API's no-op
-// meter (no SDK installed: what a library user pays when the application wires no telemetry);
-// and instrumented on @opentelemetry/sdk-metrics with a reader, as a service runs it. Then the
-// same three around a real call, a GET to a node:http server on loopback, where the cost of the
-// telemetry is measured against a call that does I/O.
+// 1. A guard with a breaker and a bucket (guard.bench.ts's client) around an async function that
+//    resolves at once, side by side in one process: uninstrumented; instrumented on the API's
+//    no-op meter (no SDK installed, what a library's user pays when the application wires no
+//    telemetry); instrumented on @opentelemetry/sdk-metrics, with its two duration histograms
+//    and without them (`durations: false`). Such a guard makes one attempt a call and is counted
+//    from its events alone. Then what one SDK `Histogram.record` costs by itself here.
+// 2. The same with retries configured (three attempts, none needed): a guard whose calls are
+//    watched to see them end.
+// 3. The same guard around a real call, a GET to a node:http server on loopback: the telemetry
+//    against a call that does I/O.
 //
 // Rounds of each case are taken in turn, the order alternating, and each figure is the median
-// round's nanoseconds per call (wall time; the machine is shared).
+// round's nanoseconds per call by wall time (the machine is shared), with the fastest round's.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { metrics } from "@opentelemetry/api";
@@ -20,9 +24,9 @@ import {
 } from "@opentelemetry/sdk-metrics";
 import { Breaker } from "@tideward/breaker";
 import { guard } from "@tideward/guard";
-import type { Attempt } from "@tideward/guard";
+import type { Attempt, GuardOptions } from "@tideward/guard";
 import { Bucket } from "@tideward/limiters";
-import { instrumentGuard } from "@tideward/otel";
+import { DURATION_BUCKETS, instrumentGuard } from "@tideward/otel";
 import { systemClock } from "@tideward/time";
 import { do_not_optimize } from "mitata";
 import { RATE } from "./floors";
@@ -30,16 +34,28 @@ import { RATE } from "./floors";
 // eslint-disable-next-line @typescript-eslint/require-await -- an async function that resolves at once is the point
 const answer = async (): Promise<number> => 42;
 
+// A reader that exports once a minute, as a service's would: its collections are not in the figures.
 const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
 const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 60_000 });
 const sdkMeter = new MeterProvider({ readers: [reader] }).getMeter("bench");
 const noopMeter = metrics.getMeter("bench");
 
-const policies = () => ({ breaker: new Breaker({}, systemClock()), bucket: new Bucket(RATE, { now: systemClock() }) });
+const policies = (more: GuardOptions<unknown> = {}): GuardOptions<unknown> => ({
+  breaker: new Breaker({}, systemClock()),
+  bucket: new Bucket(RATE, { now: systemClock() }),
+  ...more,
+});
+
+interface Case {
+  readonly name: string;
+  readonly fn: () => Promise<unknown>;
+}
 
 type Loop = (n: number) => Promise<void>;
+
+/** A loop of `n` awaited calls compiled for one case alone, so no call site goes megamorphic. */
 function loop(fn: () => Promise<unknown>): Loop {
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- a fresh function per case, so no call site goes megamorphic
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- a fresh function per case is the point
   const make = new Function(
     "fn",
     "sink",
@@ -50,12 +66,7 @@ function loop(fn: () => Promise<unknown>): Loop {
 
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
-async function side(
-  title: string,
-  cases: readonly { name: string; fn: () => Promise<unknown> }[],
-  rounds: number,
-  batch: number,
-): Promise<void> {
+async function side(title: string, cases: readonly Case[], rounds: number, batch: number): Promise<void> {
   const loops = cases.map((c) => loop(c.fn));
   for (const l of loops) await l(batch); // warm-up, thrown away
   const ns: number[][] = cases.map(() => []);
@@ -64,41 +75,77 @@ async function side(
     for (const i of r % 2 === 0 ? order : [...order].reverse()) {
       const t = process.hrtime.bigint();
       await loops[i](batch);
-      ns[i].push(Number(process.hrtime.bigint() - t) / batch);
+      ns[i]?.push(Number(process.hrtime.bigint() - t) / batch);
+      // The event loop turns between rounds, as in any program doing I/O.
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
-  const first = median(ns[0]);
-  console.log(`\n${title} — median of ${rounds} rounds of ${batch.toLocaleString("en")} calls, taken in turn`);
+  const base = median(ns[0] ?? []);
+  const fastBase = Math.min(...(ns[0] ?? []));
+  console.log(`\n${title} — median (fastest) of ${rounds} rounds of ${batch.toLocaleString("en")} calls, in turn`);
   for (const [i, c] of cases.entries()) {
-    const m = median(ns[i]);
-    const lo = Math.min(...ns[i]);
-    console.log(
-      `  ${c.name.padEnd(52)} ${m.toFixed(0).padStart(7)} ns (fastest ${lo.toFixed(0)})   ${i === 0 ? "—" : `${(m / first).toFixed(2)}× uninstrumented`}`,
-    );
+    const m = median(ns[i] ?? []);
+    const lo = Math.min(...(ns[i] ?? []));
+    const ratio = i === 0 ? "—" : `${(m / base).toFixed(2)}× (${(lo / fastBase).toFixed(2)}×) uninstrumented`;
+    console.log(`  ${c.name.padEnd(50)} ${m.toFixed(0).padStart(8)} (${lo.toFixed(0).padStart(6)}) ns   ${ratio}`);
   }
 }
 
 await side(
-  "A guarded call that resolves at once (breaker + bucket)",
+  "1. A guarded call that resolves at once (breaker + bucket; one attempt a call)",
   [
     { name: "guard, uninstrumented", fn: guard(answer, policies()) },
     {
-      name: "instrumentGuard, API no-op meter (no SDK)",
+      name: "instrumentGuard, API no-op meter",
       fn: instrumentGuard(answer, policies(), { meter: noopMeter, name: "a" }),
     },
     { name: "instrumentGuard, sdk-metrics", fn: instrumentGuard(answer, policies(), { meter: sdkMeter, name: "b" }) },
     {
       name: "instrumentGuard, sdk-metrics, durations: false",
-      fn: instrumentGuard(answer, policies(), { meter: sdkMeter, name: "e", durations: false }),
+      fn: instrumentGuard(answer, policies(), { meter: sdkMeter, name: "c", durations: false }),
+    },
+  ],
+  31,
+  20_000,
+);
+
+{
+  // One SDK histogram record with a guard's attributes: what each duration costs by itself.
+  const h = sdkMeter.createHistogram("bench.record", {
+    unit: "s",
+    advice: { explicitBucketBoundaries: [...DURATION_BUCKETS] },
+  });
+  const attributes = { "tideward.name": "api", "tideward.outcome": "success", "tideward.attempt.kind": "first" };
+  const times: number[] = [];
+  for (let r = 0; r < 31; r++) {
+    const t = process.hrtime.bigint();
+    for (let i = 0; i < 20_000; i++) h.record(0.0001 * (i & 63), attributes);
+    times.push(Number(process.hrtime.bigint() - t) / 20_000);
+  }
+  console.log(
+    `  ${"one sdk-metrics Histogram.record, 3 attributes".padEnd(50)} ${median(times).toFixed(0).padStart(8)} (${Math.min(
+      ...times,
+    )
+      .toFixed(0)
+      .padStart(6)}) ns`,
+  );
+}
+
+await side(
+  "2. The same with retries configured (3 attempts, none needed): its calls are watched",
+  [
+    { name: "guard, uninstrumented", fn: guard(answer, policies({ retry: { attempts: 3 } })) },
+    {
+      name: "instrumentGuard, sdk-metrics",
+      fn: instrumentGuard(answer, policies({ retry: { attempts: 3 } }), { meter: sdkMeter, name: "d" }),
     },
     {
-      name: "instrumentGuard + retry, sdk-metrics, durations: false",
-      fn: instrumentGuard(
-        answer,
-        { ...policies(), retry: { attempts: 2 } },
-        { meter: sdkMeter, name: "f", durations: false },
-      ),
+      name: "instrumentGuard, sdk-metrics, durations: false",
+      fn: instrumentGuard(answer, policies({ retry: { attempts: 3 } }), {
+        meter: sdkMeter,
+        name: "e",
+        durations: false,
+      }),
     },
   ],
   31,
@@ -108,19 +155,22 @@ await side(
 const server = createServer((_req, res) => res.end("ok"));
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-const get = async (_a: Attempt) => (await fetch(url)).text();
+// No signal passed on: nothing here can abort an attempt, and the one such an attempt is handed
+// is shared, so fetch would pile its abort listeners on it until they are collected.
+const get = async (_: Attempt) => (await fetch(url)).text();
 await side(
-  "A guarded GET to a node:http server on loopback (breaker + bucket)",
+  "3. A guarded GET to a node:http server on loopback (breaker + bucket)",
   [
     { name: "guard, uninstrumented", fn: guard(get, policies()) },
+    { name: "instrumentGuard, sdk-metrics", fn: instrumentGuard(get, policies(), { meter: sdkMeter, name: "f" }) },
     {
-      name: "instrumentGuard, API no-op meter (no SDK)",
-      fn: instrumentGuard(get, policies(), { meter: noopMeter, name: "c" }),
+      name: "instrumentGuard, sdk-metrics, durations: false",
+      fn: instrumentGuard(get, policies(), { meter: sdkMeter, name: "g", durations: false }),
     },
-    { name: "instrumentGuard, sdk-metrics", fn: instrumentGuard(get, policies(), { meter: sdkMeter, name: "d" }) },
   ],
-  15,
-  400,
+  21,
+  300,
 );
+server.closeAllConnections();
 server.close();
 await reader.shutdown();

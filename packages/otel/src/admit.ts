@@ -12,7 +12,7 @@ import { LoadSeen, watchShedder } from "./policies";
 import { readTelemetry } from "./telemetry";
 import type { Instrumentation, TelemetryOptions } from "./telemetry";
 
-/** An {@link Admission} that counts its verdicts; `close()` stops the counting. */
+/** An `Admission` that counts its verdicts; `close()` stops the counting. */
 export interface InstrumentedAdmission extends Admission, Instrumentation {}
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -20,7 +20,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * {@link admit} from `@tideward/guard`, counting every verdict as `tideward.admit.verdicts` by
+ * `admit` from `@tideward/guard`, counting every verdict as `tideward.admit.verdicts` by
  * `http.response.status_code` (200, 429, 503) and, for a refusal, the policy that refused
  * (`tideward.refusal.kind`: `shed`, `gate`, `rate`, `quota`); a quota store that fails counts
  * by its `error.type`, with no status. Also reported: the client keys holding limiter state
@@ -41,9 +41,9 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * const { resourceMetrics } = await reader.collect();
  * const verdicts = resourceMetrics.scopeMetrics[0].metrics.find((m) => m.descriptor.name === "tideward.admit.verdicts");
  * verdicts?.dataPoints.map((p) => [p.attributes["http.response.status_code"], p.value]); // [[200, 2], [429, 1]]
- * @param options - the admission's options, see {@link AdmitOptions}
+ * @param options - the admission's options, see `AdmitOptions`
  * @param telemetry - the meter, and the name every series carries
- * @throws what {@link admit} throws for bad options; TypeError for bad telemetry options
+ * @throws what `admit` throws for bad options; TypeError for bad telemetry options
  */
 export function instrumentAdmit(options: AdmitOptions | undefined, telemetry: TelemetryOptions): InstrumentedAdmission {
   const t = readTelemetry(telemetry, "instrumentAdmit", false);

@@ -60,7 +60,7 @@ function chain<E>(given: unknown, ours: (event: E) => void): unknown {
 }
 
 /**
- * {@link guard} from `@tideward/guard`, reporting what it does as OpenTelemetry metrics and spans:
+ * `guard` from `@tideward/guard`, reporting what it does as OpenTelemetry metrics and spans:
  * calls by outcome, attempts, retries, hedges and refusals, attempt and call durations (in
  * seconds), the breaker's drop ratio, the shedder's load, and the retry budget's credits (see
  * the package README for every instrument).
@@ -91,11 +91,11 @@ function chain<E>(given: unknown, ours: (event: E) => void): unknown {
  * const metrics = resourceMetrics.scopeMetrics[0].metrics;
  * const attempts = metrics.find((m) => m.descriptor.name === "tideward.guard.attempts");
  * attempts?.dataPoints.map((p) => [p.attributes["tideward.outcome"], p.value]); // [["success", 1], ["failure", 1]]
- * @param fn - the call, as {@link guard} takes it: an {@link Attempt}, then the caller's arguments
- * @param options - the guard's options, see {@link GuardOptions}
+ * @param fn - the call, as `guard` takes it: an `Attempt`, then the caller's arguments
+ * @param options - the guard's options, see `GuardOptions`
  * @param telemetry - the meter and tracer, and the name every series carries
  * @returns the guarded function, with `close()`
- * @throws what {@link guard} throws for bad options; TypeError for bad telemetry options
+ * @throws what `guard` throws for bad options; TypeError for bad telemetry options
  */
 export function instrumentGuard<A extends unknown[], R>(
   fn: (attempt: Attempt, ...args: A) => R | PromiseLike<R>,

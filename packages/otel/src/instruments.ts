@@ -14,9 +14,13 @@ export type InstrumentKind = "counter" | "histogram" | "gauge" | "updowncounter"
 
 /** One instrument: its name, kind, unit (UCUM, as the semantic conventions write them) and meaning. */
 export interface InstrumentSpec {
+  /** The OpenTelemetry name, as `tideward.guard.calls` (Prometheus adds `_total` to a counter's). */
   readonly name: string;
+  /** How it reports. */
   readonly kind: InstrumentKind;
+  /** Its unit: `s` for seconds, `1` for a fraction, `{call}` and the like for a count of things. */
   readonly unit: string;
+  /** What it measures, in a sentence (the `# HELP` line). */
   readonly description: string;
 }
 

@@ -104,6 +104,7 @@ function handle(gauges: Gauges): Instrumentation {
  *
  * @example
  * import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
+ * import { Breaker } from "@tideward/breaker";
  * class Reader extends MetricReader { protected async onForceFlush() {} protected async onShutdown() {} }
  * const reader = new Reader();
  * const meter = new MeterProvider({ readers: [reader] }).getMeter("app");

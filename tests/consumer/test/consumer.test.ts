@@ -257,6 +257,8 @@ describe.skipIf(registry === undefined)("installed from a registry", () => {
             stdin: { contents: `export * from ${JSON.stringify(entry)};`, resolveDir: dir, loader: "js" },
             absWorkingDir: dir,
             bundle: true,
+            // A peer (@tideward/otel's @opentelemetry/api) is the application's own copy: not bundled.
+            external: Object.keys(manifest.peerDependencies ?? {}),
             platform: "browser",
             format: "esm",
             minify: true,

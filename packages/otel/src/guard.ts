@@ -181,6 +181,8 @@ export function instrumentGuard<A extends unknown[], R>(
 
   const isFailure =
     typeof o.isFailure === "function" ? (o.isFailure as (error: unknown, result: unknown) => boolean) : undefined;
+  // Without durations a call's clock is not read: it is counted, not timed.
+  const timed = t.durations && metrics !== undefined;
   let closed = false;
 
   const ended = (
@@ -192,10 +194,12 @@ export function instrumentGuard<A extends unknown[], R>(
   ) => {
     try {
       let ms = Number.NaN;
-      try {
-        ms = clock() - start;
-      } catch {
-        // A clock that throws: the call is counted, its duration is not known.
+      if (timed) {
+        try {
+          ms = clock() - start;
+        } catch {
+          // A clock that throws: the call is counted, its duration is not known.
+        }
       }
       const outcome = callOutcome(threw, answer, isFailure, scope?.signal);
       metrics?.call(outcome, threw, answer, ms);
@@ -208,10 +212,12 @@ export function instrumentGuard<A extends unknown[], R>(
   const call = (scope: CallScope | undefined, args: A): Promise<R> => {
     if (closed) return scope === undefined ? inner(...args) : inner.run(scope, ...args);
     let start = Number.NaN;
-    try {
-      start = clock();
-    } catch {
-      // The guard reads the same clock and rejects with what it throws.
+    if (timed) {
+      try {
+        start = clock();
+      } catch {
+        // The guard reads the same clock and rejects with what it throws.
+      }
     }
     let span: CallSpan | undefined;
     let answer: Promise<R>;

@@ -48,8 +48,10 @@ function isObject(value: unknown): value is Record<string, unknown> {
 export function instrumentAdmit(options: AdmitOptions | undefined, telemetry: TelemetryOptions): InstrumentedAdmission {
   const t = readTelemetry(telemetry, "instrumentAdmit", false);
   const meter = t.meter!;
-  if (options !== undefined && !isObject(options)) return admit(options) as InstrumentedAdmission;
-  const o: Record<string, unknown> = { ...options };
+  const o: Record<string, unknown> = isObject(options) ? { ...options } : {};
+  // Bad options are admit's to refuse, in its own words: an admission is built from them as
+  // given first, and thrown away.
+  admit(isObject(options) ? o : options);
   const clock = typeof o.clock === "function" ? (o.clock as Clock) : systemClock;
   // A shedder given as fields is built here, as admit would build it, so that it can be read.
   if (isObject(o.shedder) && typeof o.shedder.allow !== "function") {

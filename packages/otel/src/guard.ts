@@ -103,12 +103,11 @@ export function instrumentGuard<A extends unknown[], R>(
   telemetry: TelemetryOptions,
 ): InstrumentedGuard<A, R> {
   const t = readTelemetry(telemetry, "instrumentGuard", true);
-  // Not a function, or options that are not an object: the guard says so, in its own words.
-  if (typeof fn !== "function" || (options !== undefined && !isObject(options)))
-    return guard(fn, options) as unknown as InstrumentedGuard<A, R>;
-
   // Read once, into a copy: the guard then reads the copy, with our listeners in it.
-  const o: Record<string, unknown> = { ...options };
+  const o: Record<string, unknown> = isObject(options) ? { ...options } : {};
+  // Bad options are the guard's to refuse, in its own words (naming the path the user typed):
+  // a guard is built from them as given first, and thrown away.
+  guard(fn, isObject(options) ? (o as GuardOptions<R>) : options);
   const clock = typeof o.clock === "function" ? (o.clock as Clock) : systemClock;
   const now = reading(o.clock ?? systemClock);
   if (now !== undefined) {

@@ -2,7 +2,7 @@
 // that stay bounded, callbacks that throw, and close().
 import { metrics } from "@opentelemetry/api";
 import { Breaker } from "@tideward/breaker";
-import { guard } from "@tideward/guard";
+import { admit, guard } from "@tideward/guard";
 import { Shedder } from "@tideward/shedder";
 import type { QuotaStore } from "@tideward/quota-engine";
 import { ManualClock } from "@tideward/time";
@@ -139,6 +139,12 @@ describe("bad guard and admission options", () => {
       () => guard(not<typeof fn>(null)),
       () => instrumentGuard(not<typeof fn>(null), {}, given),
     ],
+    [
+      "shedder fields out of range, to admit",
+      () => admit({ shedder: { cpu: 2_000 }, load: () => 0 }),
+      () => instrumentAdmit({ shedder: { cpu: 2_000 }, load: () => 0 }, given),
+    ],
+    ["a misspelt admit option", () => admit(not({ gates: 2 })), () => instrumentAdmit(not({ gates: 2 }), given)],
   ];
   it.each(same)("%s", (_, plain, instrumented) => {
     const thrown = (f: () => unknown) => {

@@ -1,4 +1,4 @@
-import type { ObservableResult } from "@opentelemetry/api";
+import type { Meter, ObservableResult } from "@opentelemetry/api";
 import type { Breaker } from "@tideward/breaker";
 import type { Shedder } from "@tideward/shedder";
 import type { Clock } from "@tideward/time";
@@ -87,7 +87,7 @@ export function watchBudget(gauges: Gauges, target: TelemetryTarget, budget: unk
 
 /** A meter and a name: where gauges go. */
 export interface TelemetryTarget {
-  readonly meter: NonNullable<TelemetryOptions["meter"]>;
+  readonly meter: Meter;
   readonly name: string;
 }
 

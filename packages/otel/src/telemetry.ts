@@ -2,6 +2,7 @@ import type { Meter, Tracer } from "@opentelemetry/api";
 import { systemClock } from "@tideward/time";
 import type { Clock } from "@tideward/time";
 import { check } from "@tideward/time/internal";
+import type { MeterLike, TracerLike } from "./otel-types";
 
 /**
  * Where the telemetry of one instrumented policy goes, and what it is called.
@@ -15,13 +16,13 @@ export interface TelemetryOptions {
    * The meter every metric is made on: `metrics.getMeter("my-service")` from
    * `@opentelemetry/api`, or a `MeterProvider`'s. Left out, no metric is recorded.
    */
-  readonly meter?: Meter;
+  readonly meter?: MeterLike;
   /**
    * The tracer a guarded call's span is started on (only {@link instrumentGuard} makes spans).
    * Left out, no span is made. Events reach a call's span through OpenTelemetry's context, so
    * register a context manager (the Node.js SDK does; or `AsyncLocalStorageContextManager`).
    */
-  readonly tracer?: Tracer;
+  readonly tracer?: TracerLike;
   /** What the instrumented thing is called: the `tideward.name` attribute, 1 to 256 characters. */
   readonly name: string;
   /**
@@ -90,5 +91,6 @@ export function readTelemetry(given: TelemetryOptions, owner: string, spans: boo
   if (typeof durations !== "boolean")
     throw new TypeError(`${owner} telemetry durations must be true or false, got ${check.describe(durations)}`);
   const clock = o.clock === undefined ? systemClock : check.fn<Clock>(o.clock, `${owner} telemetry clock`);
-  return { meter: o.meter, tracer: o.tracer, name, durations, clock };
+  // The objects are the API's own (their types are written out only to keep them from the declarations).
+  return { meter: o.meter as Meter | undefined, tracer: o.tracer as Tracer | undefined, name, durations, clock };
 }

@@ -10,8 +10,10 @@ import { formatValue } from "./model.ts";
 import type { Figure, Knob, Outcome, Scenario, Value } from "./model.ts";
 import type { RunAnswer, RunRequest } from "./protocol.ts";
 import { snippetName, toSnippet } from "./snippet.ts";
-import { coerce, hashFor, resolve, shown } from "./state.ts";
+import { isSim, simScenarios } from "./sim-scenarios.ts";
+import { coerce, hashFor, parseHash, resolve, shown } from "./state.ts";
 import type { Change } from "./state.ts";
+import { closeTuner, openTuner } from "./tuner.ts";
 import { withUnit } from "./units.ts";
 
 const worker = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
@@ -41,6 +43,21 @@ const status = must<HTMLElement>("#status");
 const results = must<HTMLElement>("#results");
 const snippet = must<HTMLTextAreaElement>("#snippet");
 const notice = must<HTMLElement>("#notice");
+const picker = must<HTMLSelectElement>("#picker");
+const layout = must<HTMLElement>("#scenario .layout");
+const tuner = must<HTMLElement>("#tuner");
+
+/** The tab of the tuner, and of the simulator's scenarios (one tab, a picker under it). */
+const TUNER = "tuner";
+const SIM = "sim";
+
+/** The page's tabs of old, which the simulator's catalogue now shows: a link to one opens its successor, saying so. */
+const successors: Readonly<Record<string, string>> = {
+  breaker: "breaker-outage",
+  shedder: "shedder-ramp",
+  herd: "herd-backoff",
+  sweep: TUNER,
+};
 
 let scenario: Scenario = scenarios[0];
 let params: Record<string, Value> = {};
@@ -145,6 +162,23 @@ function show(next: Outcome, elapsed: number): void {
     for (const f of next.figures) body.append(el("tr", {}, el("th", { scope: "row" }, f.label), figureCell(f, true)));
     figures.append(
       el("div", { class: "scroll" }, el("table", { class: "figures" }, el("caption", {}, "Figures of this run"), body)),
+    );
+  }
+  for (const t of next.texts ?? []) {
+    const head = el("tr", {}, ...t.columns.map((c) => el("th", { scope: "col" }, c)));
+    const body = el(
+      "tbody",
+      {},
+      ...t.rows.map(([label = "", ...cells]) =>
+        el("tr", {}, el("th", { scope: "row" }, label), ...cells.map((c) => el("td", {}, c))),
+      ),
+    );
+    figures.append(
+      el(
+        "div",
+        { class: "scroll" },
+        el("table", { class: "figures text" }, el("caption", {}, t.caption), el("thead", {}, head), body),
+      ),
     );
   }
   for (const t of next.tables) {
@@ -263,17 +297,53 @@ function tell(changes: readonly Change[]): void {
   notice.hidden = changes.length === 0;
 }
 
+/** Marks the tab of `id` current: the simulator's one for any of its scenarios. */
+function markTab(id: string): void {
+  const tab = isSim(id) ? SIM : id;
+  for (const a of nav.querySelectorAll("a")) {
+    if (a.dataset.scenario === tab) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+  const sim = isSim(id);
+  must<HTMLElement>("#picker-row").hidden = !sim;
+  if (sim) picker.value = id;
+  const simTab = nav.querySelector<HTMLAnchorElement>(`a[data-scenario="${SIM}"]`);
+  if (simTab !== null && sim) simTab.href = `#${id}`;
+}
+
 function select(hash: string): void {
+  const { id } = parseHash(hash);
+  const successor = successors[id];
+  if (successor !== undefined) {
+    const said = `#${id}: that tab is now ${successor === TUNER ? "the tuner" : `the simulator's ${simScenarios.find((x) => x.id === successor)?.title ?? successor}`}, shown here at its defaults (its knobs are not the old tab's).`;
+    history.replaceState(null, "", `#${successor}`);
+    select(`#${successor}`);
+    tell([{ key: "#", given: id, said }]);
+    return;
+  }
+  if (id === TUNER) {
+    tell([]);
+    markTab(TUNER);
+    layout.hidden = true;
+    tuner.hidden = false;
+    title.textContent = "Tuner";
+    blurb.textContent =
+      "Pick a scenario of the simulator and one of its runs, sweep one or two of its knobs over a grid (a whole run at each point, in a worker), and read the goodput each point gives against what it costs the backend. The points no other beats on both are the front; click one to open the scenario at it, and copy the options that reproduce it.";
+    document.title = "Tuner · tideward playground";
+    setBusy(false);
+    openTuner(parseHash(hash).query);
+    return;
+  }
+  closeTuner();
+  layout.hidden = false;
+  tuner.hidden = true;
   const found = resolve(hash, scenarios);
   const changed = found.scenario.id !== scenario.id || plots.size === 0;
   scenario = found.scenario;
   params = { ...found.params };
   tell(found.changes);
   if (location.hash !== hashFor(scenario, params)) history.replaceState(null, "", hashFor(scenario, params));
-  for (const a of nav.querySelectorAll("a")) {
-    if (a.dataset.scenario === scenario.id) a.setAttribute("aria-current", "page");
-    else a.removeAttribute("aria-current");
-  }
+  markTab(scenario.id);
   title.textContent = scenario.title;
   blurb.textContent = scenario.blurb;
   document.title = `${scenario.title} · tideward playground`;
@@ -299,11 +369,33 @@ function download(name: string, blob: Blob): void {
 }
 
 // The tab carries its name twice, once hidden in bold (see style.css), so it is as wide selected as not.
+// The simulator's scenarios share one tab and a picker, so the row stays one line however many
+// the catalogue grows to.
+const simTabName = "Simulator scenarios";
 nav.append(
-  ...scenarios.map((s) =>
-    el("a", { href: `#${s.id}`, "data-scenario": s.id, "data-tab": s.tab, title: s.title }, s.tab),
+  el(
+    "a",
+    {
+      href: `#${simScenarios[0]?.id ?? ""}`,
+      "data-scenario": SIM,
+      "data-tab": simTabName,
+      title: "The simulator's catalogue",
+    },
+    simTabName,
+  ),
+  ...scenarios
+    .filter((s) => !isSim(s.id))
+    .map((s) => el("a", { href: `#${s.id}`, "data-scenario": s.id, "data-tab": s.tab, title: s.title }, s.tab)),
+  el(
+    "a",
+    { href: `#${TUNER}`, "data-scenario": TUNER, "data-tab": "Tuner", title: "Sweep a scenario's knobs" },
+    "Tuner",
   ),
 );
+picker.append(...simScenarios.map((s) => el("option", { value: s.id }, s.title)));
+picker.addEventListener("change", () => {
+  location.hash = `#${picker.value}`;
+});
 must<HTMLButtonElement>("#notice-close").addEventListener("click", () => tell([]));
 controls.addEventListener("submit", (e) => e.preventDefault());
 controls.addEventListener("reset", (e) => {

@@ -108,6 +108,15 @@ export interface Table {
 export interface Replay {
   /** Statements, in order, that rebuild the run. */
   readonly body: readonly string[];
+  /** Assertions beyond the figures' (a table's text, a report), each a whole `expect(…)` statement. */
+  readonly asserts?: readonly string[];
+}
+
+/** A table of text as a run printed it (the simulator's tables): a heading row, then rows whose first cell names them. */
+export interface TextTable {
+  readonly caption: string;
+  readonly columns: readonly string[];
+  readonly rows: readonly (readonly string[])[];
 }
 
 /** What a scenario's run gives the page. */
@@ -116,6 +125,8 @@ export interface Outcome {
   /** The headline figures, in the order shown. */
   readonly figures: readonly Figure[];
   readonly tables: readonly Table[];
+  /** Tables of text, shown after the tables of figures. */
+  readonly texts?: readonly TextTable[];
   /** A sentence or two saying what the run shows, in terms of its figures. */
   readonly notes: readonly string[];
   readonly replay: Replay;

@@ -231,7 +231,7 @@ export function guardOptions(
     const [head, ...rest] = g.path;
     const v = Number((value * g.scale).toPrecision(12));
     if (rest.length === 0) out[head] = v;
-    else out[head] = { ...((out[head]) ?? {}), [rest.join(".")]: v };
+    else out[head] = { ...(out[head] ?? {}), [rest.join(".")]: v };
   }
   return Object.keys(out).length === 0 ? undefined : out;
 }

@@ -73,21 +73,24 @@ describe("the URL state", () => {
 
   it("says what of a link it changed, naming the knob, what the link said and what is used", () => {
     const breaker = scenarios[0];
-    if (breaker?.id !== "breaker") throw new Error("the first tab is not the breaker");
-    const { params, changes } = read(breaker, "rate=abc&duration=99999&latency=0&sre.k=1.52&brown=7&nonsense=1&seed=");
-    expect(params).toMatchObject({ rate: 100, duration: 3_600, latency: 1, "sre.k": 1.5, brown: 7 });
+    if (breaker?.id !== "breaker-outage") throw new Error("the first scenario is not the breaker's outage");
+    const { params, changes } = read(
+      breaker,
+      "rate=abc&duration=99999&latency=0&k=1.52&baseRate=0.02&nonsense=1&seed=",
+    );
+    expect(params).toMatchObject({ rate: 200, duration: 3_600, latency: 1, k: 1.5, baseRate: 0.02 });
     expect(changes.map((c) => c.said)).toEqual([
-      "Calls offered (rate=abc): not a number, so the default, 100 calls/s, is used.",
-      "Simulated time (duration=99999): above the most it goes to, so 3600 s is used.",
-      "Backend latency (latency=0): below the least it goes to, so 1 ms is used.",
-      "k: calls each success pays for (sre.k=1.52): not a step of 0.05 from 1, so 1.5 is used.",
       "Seed (seed=): empty, so the default, 1, is used.",
+      "Offered load (rate=abc): not a number, so the default, 200 calls/s, is used.",
+      "Run length (duration=99999): above the most it goes to, so 3600 s is used.",
+      "Backend latency (latency=0): below the least it goes to, so 1 ms is used.",
+      "tideward k (k=1.52): not a step of 0.05 from 1.1, so 1.5 is used.",
       "nonsense=1: Breaker under an outage has no such knob, so it is ignored.",
     ]);
     // A value the knob takes as written is no change, however it is spelled.
-    expect(read(breaker, "rate=200&sre.k=1.50&brown=07").changes).toEqual([]);
-    expect(read(breaker, "rate=200&rate=300")).toMatchObject({
-      params: { rate: 200 },
+    expect(read(breaker, "rate=210&k=1.50&baseRate=0.020").changes).toEqual([]);
+    expect(read(breaker, "rate=210&rate=300")).toMatchObject({
+      params: { rate: 210 },
       changes: [{ said: "rate=300: rate is given more than once; the first is read." }],
     });
     const burst = scenarios.find((s) => s.id === "burst");
@@ -99,13 +102,13 @@ describe("the URL state", () => {
 
   it("opens the first tab at its defaults for a scenario it does not have, and says so; an empty hash is no change", () => {
     const nope = resolve("#nope?rate=5", scenarios);
-    expect(nope.scenario.id).toBe("breaker");
+    expect(nope.scenario.id).toBe("breaker-outage");
     expect(nope.params).toEqual(defaults(nope.scenario));
     expect(nope.changes.map((c) => c.said)).toEqual([
       "#nope: there is no such scenario, so Breaker under an outage is shown at its defaults.",
     ]);
     expect(resolve("", scenarios).changes).toEqual([]);
-    expect(resolve("#herd?clients=20", scenarios)).toMatchObject({ scenario: { id: "herd" }, changes: [] });
+    expect(resolve("#burst?calls=20", scenarios)).toMatchObject({ scenario: { id: "burst" }, changes: [] });
   });
 
   it("parses a hash with or without a query", () => {

@@ -1,9 +1,8 @@
-// The scenarios the page offers and their knobs. The simulator's catalogue comes whole (see
+// The page's own scenarios and their knobs (the simulator's catalogue comes whole, see
 // sim-scenarios.ts); the page's own scenarios have a knob for every policy field and every
 // traffic parameter, defaults the packages' presets, so an untouched page shows tideward as
 // shipped. This module is all the page's own script needs; the runs live in the worker.
 import type { Knob, NumberKnob, RangeKnob, Scenario, SelectKnob } from "./model.ts";
-import { simScenarios } from "./sim-scenarios.ts";
 
 function range(
   group: string,
@@ -205,6 +204,3 @@ export const guardScenario: Scenario = {
 
 /** The page's own scenarios, which the simulator's catalogue does not have in this form. */
 export const pageScenarios: readonly Scenario[] = [burstScenario, quotaScenario, guardScenario];
-
-/** Every scenario, in the order of the page's tabs: the simulator's catalogue first, under one tab. */
-export const scenarios: readonly Scenario[] = [...simScenarios, ...pageScenarios];

@@ -4,13 +4,14 @@
 // queue of stale runs piling up.
 import "./style.css";
 import { draw, refit, toPng } from "./chart.ts";
-import { scenarios } from "./catalogue.ts";
+import { pageScenarios } from "./catalogue.ts";
 import { toCsv } from "./csv.ts";
 import { formatValue } from "./model.ts";
 import type { Figure, Knob, Outcome, Scenario, Value } from "./model.ts";
-import type { RunAnswer, RunRequest } from "./protocol.ts";
+import type { CatalogueAnswer, RunAnswer, RunRequest } from "./protocol.ts";
 import { snippetName, toSnippet } from "./snippet.ts";
-import { isSim, simScenarios } from "./sim-scenarios.ts";
+import { pageScenario } from "./sim-scenarios.ts";
+import type { SimMeta } from "./sim-scenarios.ts";
 import { coerce, hashFor, parseHash, resolve, shown } from "./state.ts";
 import type { Change } from "./state.ts";
 import { closeTuner, openTuner } from "./tuner.ts";
@@ -59,7 +60,13 @@ const successors: Readonly<Record<string, string>> = {
   sweep: TUNER,
 };
 
-let scenario: Scenario = scenarios[0];
+/** The simulator's scenarios, as the worker describes them, and every scenario the page has. */
+let simMetas: readonly SimMeta[] = [];
+let simScenarios: readonly Scenario[] = [];
+let scenarios: readonly Scenario[] = pageScenarios;
+const isSim = (id: string): boolean => simScenarios.some((s) => s.id === id);
+
+let scenario: Scenario = pageScenarios[0];
 let params: Record<string, Value> = {};
 let outcome: Outcome | undefined;
 let seq = 0;
@@ -84,7 +91,11 @@ function pump(): void {
   worker.postMessage(running);
 }
 
-worker.onmessage = ({ data }: MessageEvent<RunAnswer>) => {
+worker.onmessage = ({ data }: MessageEvent<RunAnswer | CatalogueAnswer>) => {
+  if ("kind" in data) {
+    start(data.scenarios);
+    return;
+  }
   const answered = running;
   running = undefined;
   // An answer for a scenario the reader has left is dropped; one for this scenario is drawn
@@ -331,7 +342,7 @@ function select(hash: string): void {
       "Pick a scenario of the simulator and one of its runs, sweep one or two of its knobs over a grid (a whole run at each point, in a worker), and read the goodput each point gives against what it costs the backend. The points no other beats on both are the front; click one to open the scenario at it, and copy the options that reproduce it.";
     document.title = "Tuner · tideward playground";
     setBusy(false);
-    openTuner(parseHash(hash).query);
+    openTuner(parseHash(hash).query, simMetas);
     return;
   }
   closeTuner();
@@ -369,33 +380,6 @@ function download(name: string, blob: Blob): void {
 }
 
 // The tab carries its name twice, once hidden in bold (see style.css), so it is as wide selected as not.
-// The simulator's scenarios share one tab and a picker, so the row stays one line however many
-// the catalogue grows to.
-const simTabName = "Simulator scenarios";
-nav.append(
-  el(
-    "a",
-    {
-      href: `#${simScenarios[0]?.id ?? ""}`,
-      "data-scenario": SIM,
-      "data-tab": simTabName,
-      title: "The simulator's catalogue",
-    },
-    simTabName,
-  ),
-  ...scenarios
-    .filter((s) => !isSim(s.id))
-    .map((s) => el("a", { href: `#${s.id}`, "data-scenario": s.id, "data-tab": s.tab, title: s.title }, s.tab)),
-  el(
-    "a",
-    { href: `#${TUNER}`, "data-scenario": TUNER, "data-tab": "Tuner", title: "Sweep a scenario's knobs" },
-    "Tuner",
-  ),
-);
-picker.append(...simScenarios.map((s) => el("option", { value: s.id }, s.title)));
-picker.addEventListener("change", () => {
-  location.hash = `#${picker.value}`;
-});
 must<HTMLButtonElement>("#notice-close").addEventListener("click", () => tell([]));
 controls.addEventListener("submit", (e) => e.preventDefault());
 controls.addEventListener("reset", (e) => {
@@ -403,7 +387,6 @@ controls.addEventListener("reset", (e) => {
   history.replaceState(null, "", `#${scenario.id}`);
   select(`#${scenario.id}`);
 });
-window.addEventListener("hashchange", () => select(location.hash));
 window.addEventListener("resize", () => refit([...plots.values()].map((p) => p.host)));
 
 must<HTMLButtonElement>("#export-csv").addEventListener("click", () => {
@@ -428,4 +411,41 @@ must<HTMLButtonElement>("#copy-test").addEventListener("click", () => {
   );
 });
 
-select(location.hash);
+/** Draws the tabs and opens the scenario the URL names, once the worker has described the simulator's catalogue. */
+function start(metas: readonly SimMeta[]): void {
+  simMetas = metas;
+  simScenarios = metas.map(pageScenario);
+  scenarios = [...simScenarios, ...pageScenarios];
+  scenario = scenarios[0] ?? scenario;
+  // The simulator's scenarios share one tab and a picker, so the row stays one line however many
+  // the catalogue grows to.
+  const simTabName = "Simulator scenarios";
+  nav.append(
+    el(
+      "a",
+      {
+        href: `#${simScenarios[0]?.id ?? ""}`,
+        "data-scenario": SIM,
+        "data-tab": simTabName,
+        title: "The simulator's catalogue",
+      },
+      simTabName,
+    ),
+    ...scenarios
+      .filter((s) => !isSim(s.id))
+      .map((s) => el("a", { href: `#${s.id}`, "data-scenario": s.id, "data-tab": s.tab, title: s.title }, s.tab)),
+    el(
+      "a",
+      { href: `#${TUNER}`, "data-scenario": TUNER, "data-tab": "Tuner", title: "Sweep a scenario's knobs" },
+      "Tuner",
+    ),
+  );
+  picker.append(...simScenarios.map((s) => el("option", { value: s.id }, s.title)));
+  picker.addEventListener("change", () => {
+    location.hash = `#${picker.value}`;
+  });
+  window.addEventListener("hashchange", () => select(location.hash));
+  select(location.hash);
+}
+
+worker.postMessage({ kind: "catalogue" });

@@ -1,5 +1,6 @@
 // The messages between the page and its simulation worker.
 import type { Outcome, Params } from "./model.ts";
+import type { SimMeta } from "./sim-scenarios.ts";
 import type { Point } from "./tuner-model.ts";
 
 /** Page → worker: run this scenario with these knobs. */
@@ -26,3 +27,14 @@ export interface SweepRequest {
 export type SweepAnswer =
   | { readonly kind: "point"; readonly index: number; readonly point: Point }
   | { readonly kind: "error"; readonly index: number; readonly error: string };
+
+/** Page → worker: describe the simulator's catalogue (the page's script does not load the simulator). */
+export interface CatalogueRequest {
+  readonly kind: "catalogue";
+}
+
+/** Worker → page: the catalogue's scenarios, described. */
+export interface CatalogueAnswer {
+  readonly kind: "catalogue";
+  readonly scenarios: readonly SimMeta[];
+}

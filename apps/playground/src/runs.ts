@@ -6,7 +6,7 @@ import { burst } from "./runs/burst.ts";
 import { guard } from "./runs/guard.ts";
 import { quota } from "./runs/quota.ts";
 import { simOutcome } from "./runs/sim.ts";
-import { simScenarios } from "./sim-scenarios.ts";
+import { simScenarios } from "./sim-catalogue.ts";
 
 export const runs: Readonly<Record<string, Run>> = {
   ...Object.fromEntries(simScenarios.map((s) => [s.id, (p) => simOutcome(s.id, p)] as const)),

@@ -1,8 +1,17 @@
 // The simulator's catalogue as the page's scenarios: each of @tideward/sim's scenarios gets its
 // knobs as controls, built from the knob's own kind, range, step, unit and sentence, so a
-// scenario added to the catalogue appears on the page with no page code.
-import { catalogue } from "@tideward/sim";
+// scenario added to the catalogue appears on the page with no page code. Plain data only: the
+// page's own script gets the catalogue's descriptions from its worker (see sim-catalogue.ts),
+// so the simulator is loaded once, in the worker, and not a second time with the page.
 import type { Knob as SimKnob, Scenario as SimScenario } from "@tideward/sim";
+
+/** What the page needs of a simulator scenario to draw it: plain data, as it crosses from the worker. */
+export type SimMeta = Pick<SimScenario, "name" | "title" | "summary" | "knobs">;
+
+/** A scenario's description, without its functions. */
+export function metaOf(s: SimMeta): SimMeta {
+  return { name: s.name, title: s.title, summary: s.summary, knobs: s.knobs.map((k) => ({ ...k })) };
+}
 import type { Knob, Params, Scenario, Value } from "./model.ts";
 
 /** A range with more steps than this is a typed number, not a slider (a seed, a queue of 100 000). */
@@ -37,23 +46,15 @@ export function knobOf(k: SimKnob): Knob {
 }
 
 /** The page's scenario for one of the simulator's. */
-export function pageScenario(s: SimScenario): Scenario {
+export function pageScenario(s: SimMeta): Scenario {
   return { id: s.name, tab: s.title, title: s.title, blurb: s.summary, knobs: s.knobs.map(knobOf) };
-}
-
-/** Every scenario of the simulator's catalogue, as the page shows them, in the catalogue's order. */
-export const simScenarios: readonly Scenario[] = catalogue.map(pageScenario);
-
-/** Whether the page scenario `id` is one of the simulator's. */
-export function isSim(id: string): boolean {
-  return catalogue.some((s) => s.name === id);
 }
 
 /**
  * The simulator's parameters for the page's: only the knobs that differ from their defaults (so
  * a replay reads as what was changed), a yes / no choice as the boolean it stands for.
  */
-export function simParams(s: SimScenario, params: Params): Record<string, number | string | boolean> {
+export function simParams(s: SimMeta, params: Params): Record<string, number | string | boolean> {
   const out: Record<string, number | string | boolean> = {};
   for (const k of s.knobs) {
     const v: Value | undefined = params[k.name];

@@ -1,10 +1,10 @@
 // The tuner's arithmetic, apart from the page so the tests run it under Node.js: its state in
 // the URL, the grid of points a sweep runs, what each point's runs measured, the front of
 // goodput against cost, and the options that reproduce a point.
-import { catalogue } from "@tideward/sim";
-import type { NumberKnob as SimNumberKnob, Scenario as SimScenario, ScenarioResult } from "@tideward/sim";
+import type { NumberKnob as SimNumberKnob, ScenarioResult } from "@tideward/sim";
 import { source } from "./code.ts";
 import { knobOf } from "./sim-scenarios.ts";
+import type { SimMeta as SimScenario } from "./sim-scenarios.ts";
 import { coerce } from "./state.ts";
 
 /** The most points one sweep runs: each is a whole scenario run, and the sweep should take seconds. */
@@ -55,7 +55,7 @@ function firstKnob(s: SimScenario): SimNumberKnob | undefined {
 }
 
 /** The state a query string gives, every field checked and held to what the scenario has. */
-export function readTuner(query: string): TunerState {
+export function readTuner(query: string, catalogue: readonly SimScenario[]): TunerState {
   const q = new URLSearchParams(query);
   const s = catalogue.find((c) => c.name === q.get("of")) ?? catalogue[0];
   if (s === undefined) throw new Error("the simulator's catalogue is empty");
@@ -116,7 +116,7 @@ export function values(k: SimNumberKnob, from: number, to: number, n: number): n
 }
 
 /** The parameters of every point of a sweep, the first knob varying fastest. */
-export function grid(t: TunerState): Record<string, number>[] {
+export function grid(t: TunerState, catalogue: readonly SimScenario[]): Record<string, number>[] {
   const s = catalogue.find((c) => c.name === t.of);
   const x = s === undefined ? undefined : sweepable(s).find((k) => k.name === t.x);
   if (s === undefined || x === undefined) return [];

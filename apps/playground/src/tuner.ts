@@ -2,10 +2,9 @@
 // point in a worker of its own (ended and started afresh when a knob changes, which cancels the
 // sweep at once), each point plotted as the goodput of one run against what it cost the backend,
 // the front drawn through the points none beats on both. A point opens the scenario at it.
-import { catalogue } from "@tideward/sim";
-import type { Scenario as SimScenario } from "@tideward/sim";
 import type { SweepAnswer, SweepRequest } from "./protocol.ts";
 import { pageScenario } from "./sim-scenarios.ts";
+import type { SimMeta as SimScenario } from "./sim-scenarios.ts";
 import { hashFor } from "./state.ts";
 import {
   MAX_POINTS,
@@ -43,6 +42,7 @@ function s<K extends keyof SVGElementTagNameMap>(
 }
 
 let worker: Worker | undefined;
+let catalogue: readonly SimScenario[] = [];
 let state: TunerState | undefined;
 let points: (Point | undefined)[] = [];
 let selected: Point | undefined;
@@ -68,8 +68,9 @@ export function closeTuner(): void {
 }
 
 /** Opens the tuner at the state `query` gives, and starts its sweep. */
-export function openTuner(query: string): void {
-  state = readTuner(query);
+export function openTuner(query: string, scenarios: readonly SimScenario[] = catalogue): void {
+  catalogue = scenarios;
+  state = readTuner(query, catalogue);
   const hash = `#tuner?${writeTuner(state)}`;
   if (location.hash !== hash) history.replaceState(null, "", hash);
   render();
@@ -279,7 +280,7 @@ function run(): void {
   stop();
   const t = state;
   if (t === undefined) return;
-  const all = grid(t).slice(0, 30);
+  const all = grid(t, catalogue).slice(0, MAX_POINTS);
   points = all.map(() => undefined);
   selected = undefined;
   picked = false;

@@ -1,14 +1,22 @@
 // The simulation runs here, off the page's thread, so that a long run never freezes a knob. The
 // tuner has a worker of its own, which it ends to cancel a sweep; the same module serves both.
 import { scenario } from "@tideward/sim";
-import type { RunAnswer, RunRequest, SweepAnswer, SweepRequest } from "./protocol.ts";
+import type {
+  CatalogueAnswer,
+  CatalogueRequest,
+  RunAnswer,
+  RunRequest,
+  SweepAnswer,
+  SweepRequest,
+} from "./protocol.ts";
 import { runs } from "./runs.ts";
 import { START } from "./runs/sim.ts";
+import { simMetas } from "./sim-catalogue.ts";
 import { pointOf } from "./tuner-model.ts";
 
 interface WorkerScope {
-  onmessage: ((event: MessageEvent<RunRequest | SweepRequest>) => void) | null;
-  postMessage(message: RunAnswer | SweepAnswer): void;
+  onmessage: ((event: MessageEvent<RunRequest | SweepRequest | CatalogueRequest>) => void) | null;
+  postMessage(message: RunAnswer | SweepAnswer | CatalogueAnswer): void;
 }
 
 const scope = self as unknown as WorkerScope;
@@ -30,7 +38,8 @@ function sweep(data: SweepRequest): void {
 
 scope.onmessage = ({ data }) => {
   if ("kind" in data) {
-    sweep(data);
+    if (data.kind === "catalogue") scope.postMessage({ kind: "catalogue", scenarios: simMetas });
+    else sweep(data);
     return;
   }
   const started = performance.now();

@@ -8,7 +8,7 @@ import { pageScenarios } from "../../src/catalogue";
 import { allFigures } from "../../src/model";
 import type { Outcome } from "../../src/model";
 import { runs } from "../../src/runs";
-import { simScenarios } from "../../src/sim-scenarios";
+import { simScenarios } from "../../src/sim-catalogue";
 import { coerce, defaults } from "../../src/state";
 
 /** A count of one in the plural ("1 calls"), anywhere in the text a run gives the page. */

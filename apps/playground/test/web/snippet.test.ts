@@ -7,7 +7,7 @@ import { guardScenario, pageScenarios } from "../../src/catalogue";
 import type { Params, Scenario } from "../../src/model";
 import { runs } from "../../src/runs";
 import { simOutcome } from "../../src/runs/sim";
-import { simScenarios } from "../../src/sim-scenarios";
+import { simScenarios } from "../../src/sim-catalogue";
 import { snippetName, toSnippet } from "../../src/snippet";
 import { defaults, hashFor } from "../../src/state";
 import { runSnippets } from "./page";

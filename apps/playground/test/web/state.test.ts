@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { scenarios } from "../../src/catalogue";
+import { scenarios } from "../../src/sim-catalogue";
 import { toCsv } from "../../src/csv";
 import type { Knob, Outcome, Params } from "../../src/model";
 import { coerce, decode, defaults, encode, hashFor, parseHash, read, resolve } from "../../src/state";

@@ -126,8 +126,8 @@ describe("the tuner", () => {
     expect(text).toContain(
       'scenario("made-up").run({ k: 2, probe: 0.3, base: 50, ratio: 0.1, rate: 200 }, { start: 0 })',
     );
-    expect(
-      optionsText(meta, 1, { ...p, runs: [...p.runs, { ...p.runs[0], label: "classic" }] }),
-    ).not.toContain("guard(");
+    expect(optionsText(meta, 1, { ...p, runs: [...p.runs, { ...p.runs[0], label: "classic" }] })).not.toContain(
+      "guard(",
+    );
   });
 });

@@ -333,7 +333,6 @@ function select(hash: string): void {
     return;
   }
   if (id === TUNER) {
-    tell([]);
     markTab(TUNER);
     layout.hidden = true;
     tuner.hidden = false;
@@ -342,7 +341,7 @@ function select(hash: string): void {
       "Pick a scenario of the simulator and one of its runs, sweep one or two of its knobs over a grid (a whole run at each point, in a worker), and read the goodput each point gives against what it costs the backend. The points no other beats on both are the front; click one to open the scenario at it, and copy the options that reproduce it.";
     document.title = "Tuner · tideward playground";
     setBusy(false);
-    openTuner(parseHash(hash).query, simMetas);
+    tell(openTuner(parseHash(hash).query, simMetas).map((said) => ({ key: "", given: "", said })));
     return;
   }
   closeTuner();

@@ -87,6 +87,19 @@ export function readTuner(query: string, catalogue: readonly SimScenario[]): Tun
   };
 }
 
+/** What of a hand-edited link the tuner did not use as written: a sentence for each such field. */
+export function tunerChanges(query: string, t: TunerState): string[] {
+  const used = new URLSearchParams(writeTuner(t));
+  const out: string[] = [];
+  for (const [key, given] of new URLSearchParams(query)) {
+    const value = used.get(key);
+    if (value === null) out.push(`${key}=${given}: the tuner does not read it here, so it is ignored.`);
+    else if (value !== given && Number(value) !== Number(given))
+      out.push(`${key}=${given}: not one the tuner can use, so ${value} is used.`);
+  }
+  return out;
+}
+
 /** The query string of a state: every field, so a link is read the same by a later page. */
 export function writeTuner(t: TunerState): string {
   const q = new URLSearchParams({ of: t.of, x: t.x, x0: String(t.x0), x1: String(t.x1), xn: String(t.xn) });

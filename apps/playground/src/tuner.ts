@@ -15,6 +15,7 @@ import {
   optionsText,
   readTuner,
   sweepable,
+  tunerChanges,
   writeTuner,
 } from "./tuner-model.ts";
 import type { Point, TunerState } from "./tuner-model.ts";
@@ -67,14 +68,16 @@ export function closeTuner(): void {
   stop();
 }
 
-/** Opens the tuner at the state `query` gives, and starts its sweep. */
-export function openTuner(query: string, scenarios: readonly SimScenario[] = catalogue): void {
+/** Opens the tuner at the state `query` gives, and starts its sweep; says what of the query it did not use as written. */
+export function openTuner(query: string, scenarios: readonly SimScenario[] = catalogue): string[] {
   catalogue = scenarios;
   state = readTuner(query, catalogue);
+  const changes = tunerChanges(query, state);
   const hash = `#tuner?${writeTuner(state)}`;
   if (location.hash !== hash) history.replaceState(null, "", hash);
   render();
   run();
+  return changes;
 }
 
 function change(next: Partial<TunerState>): void {

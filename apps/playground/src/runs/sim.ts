@@ -194,6 +194,28 @@ function statedTable(result: ScenarioResult): Table {
   };
 }
 
+/**
+ * Which run has the most goodput and which the least load on the backend, in a sentence; and
+ * when a baseline has more goodput than tideward's run (the first), a sentence saying so, so the
+ * page never leaves a loss unsaid.
+ */
+export function verdict(result: ScenarioResult): string[] {
+  const runs = result.runs;
+  const first = runs[0];
+  if (first === undefined || runs.length < 2) return [];
+  const goodput = (r: RunResult): number => (r.summary.goodputRate ?? 0) * 100;
+  const most = runs.reduce((a, b) => (goodput(b) > goodput(a) ? b : a));
+  const least = runs.reduce((a, b) => (b.summary.backendLoad < a.summary.backendLoad ? b : a));
+  const out = [
+    `Most goodput: ${most.label} (${goodput(most).toFixed(1)} % of the calls offered). Least load on the backend: ${least.label} (${least.summary.backendLoad} attempts).`,
+  ];
+  if (most !== first && goodput(most) > goodput(first))
+    out.push(
+      `Here a baseline, ${most.label}, has more goodput than ${first.label} (${goodput(most).toFixed(1)} % against ${goodput(first).toFixed(1)} %); the report above says what each did.`,
+    );
+  return out;
+}
+
 /** The page's outcome of simulator scenario `name` with the page's `params`. */
 export function simOutcome(name: string, params: Params): Outcome {
   const s = simScenario(name);
@@ -211,7 +233,7 @@ export function simOutcome(name: string, params: Params): Outcome {
     figures: [],
     tables: [summaryTable(result), statedTable(result)],
     texts,
-    notes: [result.report],
+    notes: [result.report, ...verdict(result)],
     replay: {
       body: [
         `const s = scenario(${JSON.stringify(name)});`,

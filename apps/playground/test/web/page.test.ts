@@ -179,7 +179,7 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
           // Rendered from the result alone: the scenario's report and every one of its tables, as it printed them.
           const result = simScenario(id)?.run({}, { start: 0 });
           if (result === undefined) throw new Error(`no scenario ${id}`);
-          expect(await page.locator("#notes").textContent()).toBe(result.report);
+          expect(await page.locator("#notes p").first().textContent()).toBe(result.report);
           const tables = await page.$$eval("table.text", (ts) =>
             ts.map((t) => [...t.querySelectorAll("tbody tr")].map((r) => [...r.children].map((c) => c.textContent))),
           );
@@ -516,7 +516,10 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
     { timeout: 120_000 },
     async () => {
       // A sweep asked for and changed before it ends: the first is cancelled, the second runs whole.
-      const page = await open("#tuner?of=retry-amplification&x=attempts&x0=1&x1=9&xn=9");
+      const page = await open("#tuner?of=retry-amplification&x=attempts&x0=1&x1=9&xn=90");
+      expect(await page.locator("#notice li").allTextContents()).toEqual([
+        "xn=90: not one the tuner can use, so 9 is used.",
+      ]);
       await page.locator("#tune-xn").fill("3");
       await page.locator("#tune-xn").dispatchEvent("change");
       await page.waitForFunction(

@@ -14,6 +14,7 @@ import {
   optionsText,
   readTuner,
   sweepable,
+  tunerChanges,
   writeTuner,
 } from "../../src/tuner-model";
 import type { Point } from "../../src/tuner-model";
@@ -93,6 +94,18 @@ describe("the tuner", () => {
     const k = sweepable(first).find((kk) => kk.name === t.x);
     expect(t.x0).toBeGreaterThanOrEqual(k?.min ?? 0);
     expect(t.x1).toBeLessThanOrEqual(k?.max ?? 0);
+    // And says so, naming each field, what the link said and what is used.
+    const said = tunerChanges("of=nope&x=nope&x0=-5&x1=1e9&xn=50&cost=nope&run=abc", t);
+    expect(said).toEqual([
+      `of=nope: not one the tuner can use, so ${t.of} is used.`,
+      `x=nope: not one the tuner can use, so ${t.x} is used.`,
+      `x0=-5: not one the tuner can use, so ${t.x0} is used.`,
+      `x1=1e9: not one the tuner can use, so ${t.x1} is used.`,
+      "xn=50: not one the tuner can use, so 9 is used.",
+      "cost=nope: not one the tuner can use, so load is used.",
+      "run=abc: not one the tuner can use, so 0 is used.",
+    ]);
+    expect(tunerChanges(writeTuner(t), t)).toEqual([]);
     // The second knob is never the first, and both together stay within thirty points.
     const both = readTuner(`of=${first.name}&x=${t.x}&y=${t.x}`, simMetas);
     expect(both.y).toBe("");

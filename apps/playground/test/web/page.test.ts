@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scenario as simScenario } from "@tideward/sim";
 import { pageScenarios } from "../../src/catalogue";
 import { scenarios } from "../../src/sim-catalogue";
-import type { Scenario } from "../../src/model";
+import type { Knob, Scenario } from "../../src/model";
+import { shown } from "../../src/state";
 import { isSim, simScenarios } from "../../src/sim-catalogue";
 import { serve } from "../../scripts/serve";
 import type { Served } from "../../scripts/serve";
@@ -270,7 +271,7 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
     const over = page.locator('[data-chart-figure="goodput"] .u-over');
     const box = await over.boundingBox();
     if (box === null) throw new Error("no plot area");
-    // Halfway along the 180 s run: the x value is a time near 90 s, each series a number of calls/s.
+    // Halfway along the run: the x value is a time near its middle, each series a number of calls/s.
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     const hovered = await legend
       .locator(".u-series")
@@ -280,13 +281,15 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
           r.querySelector(".u-value")?.textContent ?? "",
         ]),
       );
-    expect(hovered.map(([label]) => label)).toEqual(["time (s)", "tideward breaker", "classic breaker", "no breaker"]);
-    expect(Math.abs(Number(hovered[0]?.[1]) - 90)).toBeLessThan(3);
+    const result = simScenario("breaker-outage")?.run({}, { start: 0 });
+    const labels = result?.runs.map((r) => r.label) ?? [];
+    expect(labels.length).toBeGreaterThan(1);
+    expect(hovered.map(([label]) => label)).toEqual(["time (s)", ...labels]);
+    const half = (result?.runs[0]?.duration ?? 0) / 2_000;
+    expect(Math.abs(Number(hovered[0]?.[1]) - half)).toBeLessThan(3);
     for (const [label, value] of hovered.slice(1)) expect(value, label).toMatch(/^\d+(\.\d+)?$/);
     await page.mouse.move(box.x + box.width / 2, box.y + box.height + 200);
-    expect((await legends(page)).find((l) => l.chart === "goodput")).toMatchObject({
-      shown: ["tideward breaker", "classic breaker", "no breaker"],
-    });
+    expect((await legends(page)).find((l) => l.chart === "goodput")).toMatchObject({ shown: labels });
     expect(await legend.innerText()).not.toContain("--");
     expect(await legend.locator(".u-value:visible").count()).toBe(0);
     // A count of one, singular; of two, plural (the classic breaker's threshold, 5 calls, down to 1).
@@ -302,33 +305,43 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
   });
 
   it("says which of a link's values it changed and to what, which scenario it showed for one it does not have, and where an old tab went", async () => {
-    const page = await open("#breaker-outage?rate=99999&duration=20&latency=abc&baseRate=0.02&nonsense=1");
+    const outage = scenarios.find((x) => x.id === "breaker-outage");
+    const knob = (key: string): Knob => {
+      const k = outage?.knobs.find((x) => x.key === key);
+      if (k === undefined || k.kind === "select") throw new Error(`breaker-outage has no numeric knob ${key}`);
+      return k;
+    };
+    const [rate, duration, latency] = [knob("rate"), knob("duration"), knob("latency")];
+    if (rate.kind === "select" || duration.kind === "select") throw new Error("not numbers");
+    const page = await open("#breaker-outage?rate=99999&duration=1&latency=abc&baseRate=0.02&nonsense=1");
     const notice = page.locator("#notice");
     expect(await notice.isVisible()).toBe(true);
     expect(await notice.locator("li").allTextContents()).toEqual([
-      "Offered load (rate=99999): above the most it goes to, so 5000 calls/s is used.",
-      "Run length (duration=20): below the least it goes to, so 30 s is used.",
-      "Backend latency (latency=abc): not a number, so the default, 20 ms, is used.",
-      "nonsense=1: Breaker under an outage has no such knob, so it is ignored.",
+      `${rate.label} (rate=99999): above the most it goes to, so ${shown(rate, rate.max)} is used.`,
+      `${duration.label} (duration=1): below the least it goes to, so ${shown(duration, duration.min)} is used.`,
+      `${latency.label} (latency=abc): not a number, so the default, ${shown(latency, latency.value)}, is used.`,
+      `nonsense=1: ${outage?.title ?? ""} has no such knob, so it is ignored.`,
     ]);
     // The controls and the URL hold what is used; a value used as written stays.
-    expect(await page.locator("#knob-rate-value").textContent()).toBe("5000 calls/s");
-    expect(await page.locator("#knob-latency-value").textContent()).toBe("20 ms");
-    expect(await page.evaluate(() => location.hash)).toBe("#breaker-outage?rate=5000&duration=30&baseRate=0.02");
+    expect(await page.locator("#knob-rate-value").textContent()).toBe(shown(rate, rate.max));
+    expect(await page.locator("#knob-latency-value").textContent()).toBe(shown(latency, latency.value));
+    expect(await page.evaluate(() => location.hash)).toBe(
+      `#breaker-outage?rate=${rate.max}&duration=${duration.min}&baseRate=0.02`,
+    );
     await page.click("#notice-close");
     expect(await notice.isVisible()).toBe(false);
     // A scenario the page does not have: the first one, and a notice saying so.
     await page.evaluate(() => (location.hash = "#nope"));
-    await page.waitForFunction(() => location.hash === "#breaker-outage");
+    await page.waitForFunction((id) => location.hash === `#${id}`, scenarios[0]?.id);
     expect(await notice.locator("li").allTextContents()).toEqual([
-      "#nope: there is no such scenario, so Breaker under an outage is shown.",
+      `#nope: there is no such scenario, so ${scenarios[0]?.title ?? ""} is shown.`,
     ]);
     expect(await page.locator("nav a[aria-current=page]").textContent()).toBe("Simulator scenarios");
     // A tab the page had before the catalogue replaced it: its successor, saying so.
     await page.evaluate(() => (location.hash = "#shedder?peak=700"));
     await page.waitForFunction(() => location.hash === "#shedder-ramp");
     expect(await notice.locator("li").allTextContents()).toEqual([
-      "#shedder: that tab is now the simulator's Shedder under rising load, shown here at its defaults (its knobs are not the old tab's).",
+      `#shedder: that tab is now the simulator's ${scenarios.find((x) => x.id === "shedder-ramp")?.title ?? ""}, shown here at its defaults (its knobs are not the old tab's).`,
     ]);
     // Choosing a tab is a link the page can read whole: the notice goes.
     await page.click('nav a[data-scenario="burst"]');
@@ -530,8 +543,10 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
         },
       );
       expect(await page.evaluate(() => location.hash)).toContain("xn=3");
-      // Now the breaker's outage, over k: three points, the front through those none beats.
-      await page.evaluate(() => (location.hash = "#tuner?of=breaker-outage&x=k&x0=1.1&x1=4&xn=3&run=0&cost=load"));
+      // Now over the retry budget's ratio: three points, the front through those none beats.
+      await page.evaluate(
+        () => (location.hash = "#tuner?of=retry-amplification&x=ratio&x0=0&x1=1&xn=3&run=0&cost=load"),
+      );
       await page.waitForFunction(
         () => document.querySelector("#tune-status")?.textContent?.startsWith("Swept 3 points"),
         undefined,
@@ -543,14 +558,12 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
       const dots = page.locator("svg.tuner-plot circle.point");
       expect(await dots.count()).toBe(3);
       expect(await page.locator("svg.tuner-plot polyline.front").count()).toBe(1);
-      expect(await page.locator("#tune-run option").allTextContents()).toEqual([
-        "tideward breaker",
-        "classic breaker",
-        "no breaker",
-      ]);
+      const sim = simScenario("retry-amplification");
+      if (sim === undefined) throw new Error("no retry-amplification scenario");
+      expect(await page.locator("#tune-run option").allTextContents()).toEqual(
+        sim.run({}, { start: 0 }).runs.map((r) => r.label),
+      );
       // Each point as the simulator gives it: its goodput in its label.
-      const sim = simScenario("breaker-outage");
-      if (sim === undefined) throw new Error("no breaker-outage scenario");
       const points = await dots.evaluateAll((cs) =>
         cs.map((c) => ({
           params: JSON.parse(c.getAttribute("data-params") ?? "{}") as Record<string, number>,
@@ -572,17 +585,18 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
       const options = JSON.parse(
         JSON.stringify(runInNewContext(`(${guardLine.slice("guard(fn, ".length, -1)})`)),
       ) as unknown;
-      expect(options).toEqual({ breaker: { k: points[1]?.params.k } });
+      expect(points.map((p) => p.params.ratio)).toEqual([0, 0.5, 1]);
+      expect(options).toEqual({ budget: { ratio: 0.5 } });
       const replayed = runInNewContext(runLine, { scenario: simScenario }) as ReturnType<typeof sim.run>;
       expect(((replayed.runs[0]?.summary.goodputRate ?? 0) * 100).toFixed(1)).toBe(
         /goodput (\d+\.\d) %/.exec(points[1]?.label ?? "")?.[1],
       );
       // Click it: the scenario's view at those knobs, its control showing them.
       await dots.nth(1).click();
-      await page.waitForFunction(() => location.hash.startsWith("#breaker-outage"));
+      await page.waitForFunction(() => location.hash.startsWith("#retry-amplification"));
       await settled(page);
-      expect(await page.evaluate(() => location.hash)).toBe(`#breaker-outage?k=${points[1]?.params.k}`);
-      expect(await page.locator(knobSelector("k")).inputValue()).toBe(String(points[1]?.params.k));
+      expect(await page.evaluate(() => location.hash)).toBe("#retry-amplification?ratio=0.5");
+      expect(await page.locator(knobSelector("ratio")).inputValue()).toBe("0.5");
       await page.close();
       expect(errors).toEqual([]);
     },

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { guardScenario } from "../../src/catalogue";
 import { scenarios } from "../../src/sim-catalogue";
 import { toCsv } from "../../src/csv";
 import type { Knob, Outcome, Params } from "../../src/model";
@@ -72,26 +73,24 @@ describe("the URL state", () => {
   });
 
   it("says what of a link it changed, naming the knob, what the link said and what is used", () => {
-    const breaker = scenarios[0];
-    if (breaker?.id !== "breaker-outage") throw new Error("the first scenario is not the breaker's outage");
     const { params, changes } = read(
-      breaker,
-      "rate=abc&duration=99999&latency=0&k=1.52&baseRate=0.02&nonsense=1&seed=",
+      guardScenario,
+      "start=abc&peak=99999&ramp=-1&exponent=1.12&hold=35&nonsense=1&seed=",
     );
-    expect(params).toMatchObject({ rate: 200, duration: 3_600, latency: 1, k: 1.5, baseRate: 0.02 });
+    expect(params).toMatchObject({ start: 100, peak: 5_000, ramp: 0, exponent: 1.1, hold: 35 });
     expect(changes.map((c) => c.said)).toEqual([
+      "Load at the start (start=abc): not a number, so the default, 100 calls/s, is used.",
+      "Load at the peak (peak=99999): above the most it goes to, so 5000 calls/s is used.",
+      "Ramp lasts (ramp=-1): below the least it goes to, so 0 s is used.",
+      "Skew: Zipf exponent s (exponent=1.12): not a step of 0.05 from 0, so 1.1 is used.",
       "Seed (seed=): empty, so the default, 1, is used.",
-      "Offered load (rate=abc): not a number, so the default, 200 calls/s, is used.",
-      "Run length (duration=99999): above the most it goes to, so 3600 s is used.",
-      "Backend latency (latency=0): below the least it goes to, so 1 ms is used.",
-      "tideward k (k=1.52): not a step of 0.05 from 1.1, so 1.5 is used.",
-      "nonsense=1: Breaker under an outage has no such knob, so it is ignored.",
+      "nonsense=1: Guard in front of a server has no such knob, so it is ignored.",
     ]);
     // A value the knob takes as written is no change, however it is spelled.
-    expect(read(breaker, "rate=210&k=1.50&baseRate=0.020").changes).toEqual([]);
-    expect(read(breaker, "rate=210&rate=300")).toMatchObject({
-      params: { rate: 210 },
-      changes: [{ said: "rate=300: rate is given more than once; the first is read." }],
+    expect(read(guardScenario, "peak=700&exponent=1.10&hold=035").changes).toEqual([]);
+    expect(read(guardScenario, "peak=700&peak=800")).toMatchObject({
+      params: { peak: 700 },
+      changes: [{ said: "peak=800: peak is given more than once; the first is read." }],
     });
     const burst = scenarios.find((s) => s.id === "burst");
     if (burst === undefined) throw new Error("no burst scenario");
@@ -102,10 +101,11 @@ describe("the URL state", () => {
 
   it("opens the first tab at its defaults for a scenario it does not have, and says so; an empty hash is no change", () => {
     const nope = resolve("#nope?rate=5", scenarios);
-    expect(nope.scenario.id).toBe("breaker-outage");
+    const first = scenarios[0];
+    expect(nope.scenario.id).toBe(first?.id);
     expect(nope.params).toEqual(defaults(nope.scenario));
     expect(nope.changes.map((c) => c.said)).toEqual([
-      "#nope: there is no such scenario, so Breaker under an outage is shown at its defaults.",
+      `#nope: there is no such scenario, so ${first?.title ?? ""} is shown at its defaults.`,
     ]);
     expect(resolve("", scenarios).changes).toEqual([]);
     expect(resolve("#burst?calls=20", scenarios)).toMatchObject({ scenario: { id: "burst" }, changes: [] });

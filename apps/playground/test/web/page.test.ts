@@ -311,22 +311,25 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
       if (k === undefined || k.kind === "select") throw new Error(`breaker-outage has no numeric knob ${key}`);
       return k;
     };
-    const [rate, duration, latency] = [knob("rate"), knob("duration"), knob("latency")];
-    if (rate.kind === "select" || duration.kind === "select") throw new Error("not numbers");
-    const page = await open("#breaker-outage?rate=99999&duration=1&latency=abc&baseRate=0.02&nonsense=1");
+    const [rate, duration, latency, baseRate] = [knob("rate"), knob("duration"), knob("latency"), knob("baseRate")];
+    if (rate.kind === "select" || duration.kind === "select" || baseRate.kind === "select")
+      throw new Error("not numbers");
+    // Values that make a light run (the fewest calls for the shortest time), so the test waits for little.
+    const page = await open("#breaker-outage?rate=1&duration=1&latency=abc&baseRate=0.9&nonsense=1");
     const notice = page.locator("#notice");
     expect(await notice.isVisible()).toBe(true);
     expect(await notice.locator("li").allTextContents()).toEqual([
-      `${rate.label} (rate=99999): above the most it goes to, so ${shown(rate, rate.max)} is used.`,
+      `${rate.label} (rate=1): below the least it goes to, so ${shown(rate, rate.min)} is used.`,
       `${duration.label} (duration=1): below the least it goes to, so ${shown(duration, duration.min)} is used.`,
+      `${baseRate.label} (baseRate=0.9): above the most it goes to, so ${shown(baseRate, baseRate.max)} is used.`,
       `${latency.label} (latency=abc): not a number, so the default, ${shown(latency, latency.value)}, is used.`,
       `nonsense=1: ${outage?.title ?? ""} has no such knob, so it is ignored.`,
     ]);
     // The controls and the URL hold what is used; a value used as written stays.
-    expect(await page.locator("#knob-rate-value").textContent()).toBe(shown(rate, rate.max));
+    expect(await page.locator("#knob-rate-value").textContent()).toBe(shown(rate, rate.min));
     expect(await page.locator("#knob-latency-value").textContent()).toBe(shown(latency, latency.value));
     expect(await page.evaluate(() => location.hash)).toBe(
-      `#breaker-outage?rate=${rate.max}&duration=${duration.min}&baseRate=0.02`,
+      `#breaker-outage?rate=${rate.min}&duration=${duration.min}&baseRate=${baseRate.max}`,
     );
     await page.click("#notice-close");
     expect(await notice.isVisible()).toBe(false);

@@ -134,12 +134,15 @@ function figureCell(f: Figure, unit = true): HTMLElement {
 function show(next: Outcome, elapsed: number): void {
   outcome = next;
   const { runs, ms, calls } = next.simulated;
+  // A finite job (every call at once, run until done) has no length of traffic to state.
+  const each = ms > 0 ? ` of ${describe(ms)} of traffic each` : "";
+  const one = ms > 0 ? ` ${describe(ms)} of traffic` : " a run";
   // The calls are those of every run together, which the figures (per run) are not: say so.
   const offered = withUnit(calls.toLocaleString("en-GB"), "calls");
   status.textContent =
     runs === 1
-      ? `Simulated ${describe(ms)} of traffic (${offered} offered) in ${Math.max(1, Math.round(elapsed))} ms, in a worker.`
-      : `Simulated ${runs} runs of ${describe(ms)} of traffic each (${offered} offered in all) in ${Math.max(1, Math.round(elapsed))} ms, in a worker.`;
+      ? `Simulated${one} (${offered} offered) in ${Math.max(1, Math.round(elapsed))} ms, in a worker.`
+      : `Simulated ${runs} runs${each} (${offered} offered in all) in ${Math.max(1, Math.round(elapsed))} ms, in a worker.`;
   const seen = new Set<string>();
   for (const chart of next.charts) {
     seen.add(chart.id);
@@ -209,7 +212,10 @@ function show(next: Outcome, elapsed: number): void {
       ),
     );
   }
-  must<HTMLElement>("#notes").replaceChildren(...next.notes.map((n) => el("p", {}, n)));
+  must<HTMLElement>("#notes").replaceChildren(
+    ...(next.report === undefined ? [] : [el("pre", { class: "report" }, next.report)]),
+    ...next.notes.map((n) => el("p", {}, n)),
+  );
   snippet.value = toSnippet(scenario, next, location.hash);
 }
 

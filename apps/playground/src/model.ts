@@ -127,6 +127,8 @@ export interface Outcome {
   readonly tables: readonly Table[];
   /** Tables of text, shown after the tables of figures. */
   readonly texts?: readonly TextTable[];
+  /** A report as the run printed it (columns aligned by spaces), shown as it is, before the notes. */
+  readonly report?: string;
   /** A sentence or two saying what the run shows, in terms of its figures. */
   readonly notes: readonly string[];
   readonly replay: Replay;

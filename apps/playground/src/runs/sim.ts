@@ -17,7 +17,8 @@ const palette = ["#0b6e99", "#c2410c", "#15803d", "#7c3aed", "#b91c1c", "#a16207
 /** Decimal places a figure is shown (and asserted) to: none for a whole number, fewer the bigger it is. */
 export function digitsFor(v: number): number {
   if (!Number.isFinite(v) || Number.isInteger(v)) return 0;
-  return Math.abs(v) >= 100 ? 1 : 3;
+  const a = Math.abs(v);
+  return a >= 10 ? 1 : a >= 1 ? 2 : 3;
 }
 
 /** A series per run, as a rate per second for a count, with the run's colour and side. */
@@ -45,7 +46,8 @@ const anything = (series: readonly Series[]): boolean =>
 /** The charts a result's series give, generically; a chart with nothing on it is left out. */
 export function chartsOf(result: ScenarioResult): Chart[] {
   const first = result.runs[0];
-  if (first === undefined) return [];
+  // A run of one bucket (a finite job, measured whole) has no course over time to draw.
+  if (first === undefined || first.series.t.length < 2) return [];
   const x = { label: "time (s)", values: first.series.t.map((t) => t / 1_000) };
   const capacity = result.figures.capacity;
   const charts: Chart[] = [];
@@ -233,7 +235,8 @@ export function simOutcome(name: string, params: Params): Outcome {
     figures: [],
     tables: [summaryTable(result), statedTable(result)],
     texts,
-    notes: [result.report, ...verdict(result)],
+    report: result.report,
+    notes: verdict(result),
     replay: {
       body: [
         `const s = scenario(${JSON.stringify(name)});`,

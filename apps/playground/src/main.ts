@@ -204,12 +204,15 @@ function show(next: Outcome, elapsed: number): void {
         el("tr", {}, el("th", { scope: "row" }, r.label), ...r.cells.map((f) => figureCell(f, false))),
       ),
     );
+    const table = el(
+      "div",
+      { class: "scroll" },
+      el("table", { class: "figures" }, el("caption", {}, t.caption), el("thead", {}, head), body),
+    );
     figures.append(
-      el(
-        "div",
-        { class: "scroll" },
-        el("table", { class: "figures" }, el("caption", {}, t.caption), el("thead", {}, head), body),
-      ),
+      t.folded === true
+        ? el("details", { class: "folded" }, el("summary", {}, `${t.caption} (${t.rows.length})`), table)
+        : table,
     );
   }
   must<HTMLElement>("#notes").replaceChildren(

@@ -96,6 +96,8 @@ export interface Figure {
 /** A labelled table of figures, as the seed prints its burst table. */
 export interface Table {
   readonly caption: string;
+  /** Shown folded, its caption the summary to open it by: for a long table a reader rarely needs. */
+  readonly folded?: boolean;
   readonly columns: readonly string[];
   /** Each row: a label, then one figure per remaining column. */
   readonly rows: readonly { readonly label: string; readonly cells: readonly Figure[] }[];

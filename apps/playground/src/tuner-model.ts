@@ -48,16 +48,30 @@ function pageRange(k: SimNumberKnob): { min: number; max: number } {
   return p.kind === "select" ? { min: k.min, max: k.max } : { min: p.min, max: p.max };
 }
 
-/** A knob's default to sweep first: a policy's own (its label names tideward) if there is one, else the first. */
+/** Whether a knob is an option of @tideward/guard (see {@link guardOptions}). */
+const isGuardOption = (k: SimNumberKnob): boolean => guardPath(k.name, k.unit) !== undefined;
+
+/** The knob to sweep first: one that is a guard option, else one whose label names tideward, else the first. */
 function firstKnob(s: SimScenario): SimNumberKnob | undefined {
   const all = sweepable(s);
-  return all.find((k) => /tideward/i.test(k.label)) ?? all[0];
+  return all.find(isGuardOption) ?? all.find((k) => /tideward/i.test(k.label)) ?? all[0];
+}
+
+/** The range swept first: a quarter of the default to four times it (a factor of 16 around what ships), within the control's range. */
+function firstRange(k: SimNumberKnob): { from: number; to: number } {
+  const r = pageRange(k);
+  if (k.default <= 0) return { from: r.min, to: r.max };
+  return { from: Math.max(r.min, k.default / 4), to: Math.min(r.max, k.default * 4) };
 }
 
 /** The state a query string gives, every field checked and held to what the scenario has. */
 export function readTuner(query: string, catalogue: readonly SimScenario[]): TunerState {
   const q = new URLSearchParams(query);
-  const s = catalogue.find((c) => c.name === q.get("of")) ?? catalogue[0];
+  // Without one named, the first scenario with a knob that is a guard option: the tuner is for tuning tideward.
+  const s =
+    catalogue.find((c) => c.name === q.get("of")) ??
+    catalogue.find((c) => sweepable(c).some(isGuardOption)) ??
+    catalogue[0];
   if (s === undefined) throw new Error("the simulator's catalogue is empty");
   const knobs = sweepable(s);
   const num = (key: string, fallback: number, lo: number, hi: number): number => {
@@ -75,12 +89,12 @@ export function readTuner(query: string, catalogue: readonly SimScenario[]): Tun
   return {
     of: s.name,
     x: x?.name ?? "",
-    x0: num("x0", xr.min, xr.min, xr.max),
-    x1: num("x1", xr.max, xr.min, xr.max),
+    x0: num("x0", x === undefined ? 0 : firstRange(x).from, xr.min, xr.max),
+    x1: num("x1", x === undefined ? 0 : firstRange(x).to, xr.min, xr.max),
     xn,
     y: y?.name ?? "",
-    y0: num("y0", yr.min, yr.min, yr.max),
-    y1: num("y1", yr.max, yr.min, yr.max),
+    y0: num("y0", y === undefined ? 0 : firstRange(y).from, yr.min, yr.max),
+    y1: num("y1", y === undefined ? 0 : firstRange(y).to, yr.min, yr.max),
     yn,
     run: Math.round(num("run", 0, 0, 63)),
     cost,

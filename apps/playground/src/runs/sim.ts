@@ -179,6 +179,7 @@ function summaryTable(result: ScenarioResult): Table {
 function statedTable(result: ScenarioResult): Table {
   return {
     caption: "The figures the scenario states, by name",
+    folded: true,
     columns: ["figure", "value"],
     rows: Object.entries(result.figures).map(([name, value]) => ({
       label: name,

@@ -279,7 +279,7 @@ export function optionsText(s: SimScenario, run: number, p: Point): string {
   const g = guardOptions(s, run, p.params);
   if (g !== undefined)
     lines.push(
-      "// The @tideward/guard options these knobs are:",
+      "// The @tideward/guard options these knobs are, laid over the run's own (its label names them):",
       `guard(fn, ${source(g)})`,
       "// The simulator's run of this point:",
     );

@@ -90,7 +90,7 @@ describe("copy as test", () => {
       const simCode = toSnippet(sim, simRun, hashFor(sim, simParams));
       expect(simCode).toMatch(/import \{ scenario \} from "@tideward\/sim";/);
       expect(simCode).toContain(`s.run({ seed: 3 }, { start: 0 });`);
-      const report = simRun.notes[0] ?? "";
+      const report = simRun.report ?? "";
       const simWrong = toSnippet(
         sim,
         {

@@ -82,6 +82,14 @@ export function openTuner(query: string, scenarios: readonly SimScenario[] = cat
 
 function change(next: Partial<TunerState>): void {
   if (state === undefined) return;
+  // Another run or another cost reads the points already swept: no new sweep.
+  if (Object.keys(next).every((k) => k === "run" || k === "cost")) {
+    state = { ...state, ...next };
+    history.replaceState(null, "", `#tuner?${writeTuner(state)}`);
+    picked = false;
+    plot();
+    return;
+  }
   // A new scenario starts from its own defaults; a new knob from its whole range.
   const merged = { ...state, ...next };
   const q = new URLSearchParams(writeTuner(merged));

@@ -582,6 +582,14 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
         expect(p.label).toContain(`goodput ${((r?.summary.goodputRate ?? 0) * 100).toFixed(1)} %`);
       }
       expect(points.some((p) => p.front)).toBe(true);
+      // Another run plotted reads the same sweep: no new one, the points moved to that run's figures.
+      await page.locator("#tune-run").selectOption("1");
+      expect(await page.locator("#tune-status").textContent()).toMatch(/^Swept 3 points/);
+      expect(await page.locator("#tune-caption").textContent()).toContain(
+        sim.run({}, { start: 0 }).runs[1]?.label ?? "?",
+      );
+      expect(await page.evaluate(() => location.hash)).toContain("run=1");
+      await page.locator("#tune-run").selectOption("0");
       // Focus a point: copy as options gives guard options and a simulator run that parse, and reproduce it.
       await dots.nth(1).focus();
       const text = await page.locator("#tune-options").inputValue();

@@ -377,7 +377,7 @@ function plot(): void {
   const caption = host().querySelector("#tune-caption");
   const label = done[0]?.runs[t.run]?.label ?? `run ${t.run + 1}`;
   if (caption)
-    caption.textContent = `${label}: goodput (% of calls offered) against ${cost?.label ?? ""} (${cost?.unit ?? ""}), a point per run; the line is the front.`;
+    caption.textContent = `${label}: goodput (% of calls offered) against ${cost?.label ?? ""} (${cost?.unit ?? ""}), each point a whole run at one point of the grid; the line is the front.`;
   const scored = done.flatMap((p) => {
     const c = costOf(p, t.run, t.cost);
     const g = p.runs[t.run]?.goodput;

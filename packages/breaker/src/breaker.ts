@@ -5,6 +5,9 @@ import type { Settle } from "./permit";
 import { resolveSre } from "./sre";
 import type { Sre } from "./sre";
 
+/** Empties a bucket in place: one function for every clear, so forgetting allocates nothing. */
+const reset = (b: Tally): void => b.reset();
+
 /**
  * A circuit breaker that refuses a fraction of calls rather than all of them: Google SRE's
  * adaptive client-side throttling, as go-zero's `googlebreaker` does it. It keeps a rolling window
@@ -34,6 +37,7 @@ export class Breaker {
   readonly #protection: number;
   readonly #probe: number;
   readonly #size: number;
+  readonly #forget: boolean;
   readonly #win: Window<Tally>;
   readonly #settle: Settle;
 
@@ -78,15 +82,22 @@ export class Breaker {
     this.#protection = p.protection;
     this.#probe = p.probe;
     this.#size = p.size;
+    this.#forget = p.forget === true;
     this.#latest = this.#last = check.finite(now, "Breaker now");
     this.#win = new Window(() => new Tally(), { size: p.size, window: p.window, now, evict: (b) => this.#evict(b) });
     this.#head = this.#win.slot(now);
     this.#next = this.#win.headEnd;
     this.#settle = {
       pass: (at) => {
-        const head = this.#advance(at);
+        let head = this.#advance(at);
+        // Only the first success of a bucket can find the window without one: the common pass
+        // (the head already holds a success) pays for nothing here.
+        if (head.success === 0) {
+          if (this.#withSuccess === 0 && this.#forget && this.#withFailure > 0) head = this.#clear();
+          this.#withSuccess++;
+        }
         head.total++;
-        if (head.success++ === 0) this.#withSuccess++;
+        head.success++;
         this.#total++;
         this.#accepts++;
       },
@@ -208,6 +219,16 @@ export class Breaker {
       this.#swept = -1;
     }
     this.#head = head;
+  }
+
+  /**
+   * Forgets every outcome in the window (the `forget` option): empties each bucket in place and
+   * zeroes the sums and the runs, as if the window had just opened at the head. Returns the head.
+   */
+  #clear(): Tally {
+    this.#win.each(this.#latest, reset);
+    this.#total = this.#accepts = this.#withSuccess = this.#withFailure = this.#failing = this.#working = 0;
+    return this.#head;
   }
 
   /** Takes a bucket the window is about to clear back out of the sums and the runs. */

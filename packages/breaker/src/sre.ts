@@ -34,6 +34,19 @@ export interface Sre {
   readonly size: number;
   /** How far back the window reaches, in milliseconds (above 0). @defaultValue 10000 */
   readonly window: Span;
+  /**
+   * Whether a success that lands while the window holds failures and no success (the backend
+   * looked down for as long as the window remembers) clears the window before it is counted: a
+   * `true` or a `false`, left out for `false`.
+   *
+   * Off, the formula keeps refusing after a backend recovers until the failures age out, about
+   * one window. On, the first call that gets through and succeeds ends the throttle at once, as
+   * a classic breaker closes on a good probe; if the success was a fluke, the failures that
+   * follow throttle again after about `protection + k` of them. It can fire at most once a
+   * window (the success it keeps stays in the window that long). Off in {@link sre}.
+   * @defaultValue false
+   */
+  readonly forget?: boolean;
 }
 
 /**
@@ -53,7 +66,7 @@ export const sre: Sre = Object.freeze({
   window: 10_000,
 });
 
-const KNOWN = ["k", "floor", "protection", "probe", "size", "window"] as const;
+const KNOWN = ["k", "floor", "protection", "probe", "size", "window", "forget"] as const;
 
 /**
  * Lays `policy` over the preset and checks every field once, so the breaker's hot path never has
@@ -65,20 +78,30 @@ const KNOWN = ["k", "floor", "protection", "probe", "size", "window"] as const;
  */
 export function resolveSre(policy?: Partial<Sre>): Sre {
   const given = check.options(policy, KNOWN, "Breaker", "policy");
-  const floor = check.positive(given.floor ?? sre.floor, "Sre floor");
-  const k = check.finite(given.k ?? sre.k, "Sre k");
+  // Only a field left out (or undefined) takes the preset's value: a null is checked, and refused.
+  const or = <T>(value: T | undefined, preset: T): T => (value === undefined ? preset : value);
+  const floor = check.positive(or(given.floor, sre.floor), "Sre floor");
+  const k = check.finite(or(given.k, sre.k), "Sre k");
   if (k < floor) throw new RangeError(`Sre k must be at least floor (${floor}), got ${k}`);
-  const protection = check.nonNegative(given.protection ?? sre.protection, "Sre protection");
-  const probe = given.probe ?? sre.probe;
+  const protection = check.nonNegative(or(given.protection, sre.protection), "Sre protection");
+  const probe = or(given.probe, sre.probe);
   // Infinity is allowed here, and only here: it is how a caller says "never probe".
   if (probe !== Infinity) check.positive(probe, "Sre probe (ms)");
-  const size = check.integer(given.size ?? sre.size, "Sre size", 1);
+  const size = check.integer(or(given.size, sre.size), "Sre size", 1);
   if (size > Window.maxSize) throw new RangeError(`Sre size must be at most ${Window.maxSize} buckets, got ${size}`);
-  const window = check.positive(given.window ?? sre.window, "Sre window (ms)");
+  const window = check.positive(or(given.window, sre.window), "Sre window (ms)");
   const least = Window.shortest(size);
   if (!(window >= least))
     throw new RangeError(
       `Sre window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
     );
-  return Object.freeze({ k, floor, protection, probe, size, window });
+  const forget = or(given.forget, false);
+  if (typeof forget !== "boolean")
+    throw new TypeError(
+      `Sre forget must be true or false, got ${forget === null ? "null" : `${typeof forget} ${check.describe(forget)}`}`,
+    );
+  // Off is left out, so a policy that does not forget is the preset's record, field for field.
+  return Object.freeze(
+    forget ? { k, floor, protection, probe, size, window, forget } : { k, floor, protection, probe, size, window },
+  );
 }

@@ -71,7 +71,18 @@ export class NaiveBreaker {
 
   settle(now: number, ok: boolean): void {
     this.#see(now);
-    this.win.slot(this.latest).add(ok ? "success" : "failure");
+    const head = this.win.slot(this.latest);
+    if (ok && this.p.forget === true) {
+      // A success into a window of failures with no success forgets the window first.
+      let successes = 0;
+      let failures = 0;
+      this.win.each(this.latest, (b) => {
+        successes += b.success;
+        failures += b.failure;
+      });
+      if (successes === 0 && failures > 0) this.win.clear();
+    }
+    head.add(ok ? "success" : "failure");
   }
 
   ratio(now: number): number {

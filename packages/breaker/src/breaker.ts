@@ -5,7 +5,7 @@ import type { Settle } from "./permit";
 import { resolveSre } from "./sre";
 import type { Sre } from "./sre";
 
-/** Empties a bucket in place: one function for every clear, so forgetting allocates nothing. */
+/** Empties a bucket in place: one function for every clear, so closing allocates nothing. */
 const reset = (b: Tally): void => b.reset();
 
 /**
@@ -37,7 +37,7 @@ export class Breaker {
   readonly #protection: number;
   readonly #probe: number;
   readonly #size: number;
-  readonly #forget: boolean;
+  readonly #halfOpen: boolean;
   readonly #win: Window<Tally>;
   readonly #settle: Settle;
 
@@ -82,7 +82,7 @@ export class Breaker {
     this.#protection = p.protection;
     this.#probe = p.probe;
     this.#size = p.size;
-    this.#forget = p.forget === true;
+    this.#halfOpen = p.halfOpen === true;
     this.#latest = this.#last = check.finite(now, "Breaker now");
     this.#win = new Window(() => new Tally(), { size: p.size, window: p.window, now, evict: (b) => this.#evict(b) });
     this.#head = this.#win.slot(now);
@@ -93,7 +93,7 @@ export class Breaker {
         // Only the first success of a bucket can find the window without one: the common pass
         // (the head already holds a success) pays for nothing here.
         if (head.success === 0) {
-          if (this.#withSuccess === 0 && this.#forget && this.#withFailure > 0) head = this.#clear();
+          if (this.#withSuccess === 0 && this.#halfOpen && this.#withFailure > 0) head = this.#clear();
           this.#withSuccess++;
         }
         head.total++;
@@ -129,6 +129,8 @@ export class Breaker {
     const w = failing === 0 ? this.#k : this.#weight(failing);
     const excess = total - this.#protection - w * this.#accepts;
     if (excess > 0 && this.#latest - this.#last < this.#probe) {
+      // Half-open (a window of failures and no success): past protection, only the probe.
+      if (this.#halfOpen && this.#withSuccess === 0 && this.#withFailure > 0) return this.#drop(head);
       const size = this.#size;
       const working = head.failure > 0 ? 0 : head.success > 0 ? this.#working + 1 : this.#working;
       const drop = (excess / (total + 1)) * ((size - working) / size);
@@ -136,12 +138,7 @@ export class Breaker {
       const r = drop > 0 && typeof roll === "function" ? roll() : roll;
       // `r >= 0` is false for NaN: it counts as 0, like a roll below 0, and so does a roll that
       // is not a number at all (never compared, so a Symbol cannot throw here).
-      if ((typeof r === "number" && r >= 0 ? r : 0) < drop) {
-        head.total++;
-        head.drop++;
-        this.#total++;
-        return undefined;
-      }
+      if ((typeof r === "number" && r >= 0 ? r : 0) < drop) return this.#drop(head);
     }
     this.#last = this.#latest;
     return new Permit(this.#settle);
@@ -162,11 +159,14 @@ export class Breaker {
     let accepts: number;
     let failing: number;
     let working: number;
+    let failed: boolean;
     if (typeof now === "number" && now > this.#latest && now < Infinity) {
       total = accepts = failing = working = 0;
+      failed = false;
       this.#win.each(now, (b) => {
         total += b.total;
         accepts += b.success;
+        if (b.failure > 0) failed = true;
         if (b.success > 0) failing = 0;
         else if (b.failure > 0) failing++;
         if (b.failure > 0) working = 0;
@@ -178,9 +178,20 @@ export class Breaker {
       accepts = this.#accepts;
       failing = head.success > 0 ? 0 : head.failure > 0 ? this.#failing + 1 : this.#failing;
       working = head.failure > 0 ? 0 : head.success > 0 ? this.#working + 1 : this.#working;
+      failed = this.#withFailure > 0;
     }
     const drop = (total - this.#protection - this.#weight(failing) * accepts) / (total + 1);
-    return drop > 0 ? drop * ((size - working) / size) : 0;
+    if (!(drop > 0)) return 0;
+    // Half-open refuses everything but the probe, which the ratio leaves out.
+    return this.#halfOpen && accepts === 0 && failed ? 1 : drop * ((size - working) / size);
+  }
+
+  /** Records a refusal in `head` (it counts as traffic) and answers it. */
+  #drop(head: Tally): undefined {
+    head.total++;
+    head.drop++;
+    this.#total++;
+    return undefined;
   }
 
   /** The weight of an accept with a run of `failing` all-failure buckets at the head. */
@@ -222,8 +233,8 @@ export class Breaker {
   }
 
   /**
-   * Forgets every outcome in the window (the `forget` option): empties each bucket in place and
-   * zeroes the sums and the runs, as if the window had just opened at the head. Returns the head.
+   * Closes a half-open breaker: forgets every outcome in the window, emptying each bucket in place
+   * and zeroing the sums and the runs, as if the window had just opened at the head. Returns the head.
    */
   #clear(): Tally {
     this.#win.each(this.#latest, reset);

@@ -35,18 +35,23 @@ export interface Sre {
   /** How far back the window reaches, in milliseconds (above 0). @defaultValue 10000 */
   readonly window: Span;
   /**
-   * Whether a success that lands while the window holds failures and no success (the backend
-   * looked down for as long as the window remembers) clears the window before it is counted: a
-   * `true` or a `false`, left out for `false`.
+   * Whether a window that holds failures and no success (the backend looked down for as long as
+   * the window remembers) is treated as a classic breaker treats its open state: `true` or
+   * `false`, left out for `false`.
    *
-   * Off, the formula keeps refusing after a backend recovers until the failures age out, about
-   * one window. On, the first call that gets through and succeeds ends the throttle at once, as
-   * a classic breaker closes on a good probe; if the success was a fluke, the failures that
-   * follow throttle again after about `protection + k` of them. It can fire at most once a
-   * window (the success it keeps stays in the window that long). Off in {@link sre}.
+   * On, past `protection` calls in the window only a probe is let through, one every `probe` ms,
+   * and the first success clears the window, ending the throttle at once. So a dead backend gets
+   * `1000 / probe` calls a second, evenly spaced, and a recovered one is refused for at most
+   * `probe` ms. If that success was a fluke, the failures that follow throttle again after about
+   * `protection + k` of them; the success it kept stays in the window for a window, so a window
+   * closes at most once a window. A window with any success is the formula's, whatever this says.
+   *
+   * Off, as go-zero has it, a dead backend still gets a trickle of `(protection + 1) / (calls in
+   * the window + 1)` of the calls at random besides the probes, and a recovered one is refused
+   * until the failures age out, about one window. Off in {@link sre}.
    * @defaultValue false
    */
-  readonly forget?: boolean;
+  readonly halfOpen?: boolean;
 }
 
 /**
@@ -66,7 +71,7 @@ export const sre: Sre = Object.freeze({
   window: 10_000,
 });
 
-const KNOWN = ["k", "floor", "protection", "probe", "size", "window", "forget"] as const;
+const KNOWN = ["k", "floor", "protection", "probe", "size", "window", "halfOpen"] as const;
 
 /**
  * Lays `policy` over the preset and checks every field once, so the breaker's hot path never has
@@ -95,13 +100,13 @@ export function resolveSre(policy?: Partial<Sre>): Sre {
     throw new RangeError(
       `Sre window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
     );
-  const forget = or(given.forget, false);
-  if (typeof forget !== "boolean")
+  const halfOpen = or(given.halfOpen, false);
+  if (typeof halfOpen !== "boolean")
     throw new TypeError(
-      `Sre forget must be true or false, got ${forget === null ? "null" : `${typeof forget} ${check.describe(forget)}`}`,
+      `Sre halfOpen must be true or false, got ${halfOpen === null ? "null" : `${typeof halfOpen} ${check.describe(halfOpen)}`}`,
     );
-  // Off is left out, so a policy that does not forget is the preset's record, field for field.
+  // Off is left out, so a policy that is never half-open is the preset's record, field for field.
   return Object.freeze(
-    forget ? { k, floor, protection, probe, size, window, forget } : { k, floor, protection, probe, size, window },
+    halfOpen ? { k, floor, protection, probe, size, window, halfOpen } : { k, floor, protection, probe, size, window },
   );
 }

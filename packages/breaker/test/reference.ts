@@ -7,16 +7,18 @@ import type { Sre } from "@tideward/breaker";
 export interface Reading {
   total: number;
   accepts: number;
+  failures: number;
   failing: number;
   working: number;
 }
 
 /** Walks the window at `now`, oldest to newest, the current bucket included. */
 export function read(win: Window<Tally>, now: number): Reading {
-  const r: Reading = { total: 0, accepts: 0, failing: 0, working: 0 };
+  const r: Reading = { total: 0, accepts: 0, failures: 0, failing: 0, working: 0 };
   win.each(now, (b) => {
     r.total += b.total;
     r.accepts += b.success;
+    r.failures += b.failure;
     // Any success resets failing, only failures extend it; any failure resets working, only
     // successes extend it; an empty or drop-only bucket leaves both alone.
     if (b.success > 0) r.failing = 0;
@@ -56,6 +58,11 @@ export class NaiveBreaker {
     let drop = rawDrop(this.p, r);
     if (drop > 0) {
       const probeDue = this.latest - this.last >= this.p.probe;
+      if (!probeDue && this.p.halfOpen === true && r.accepts === 0 && r.failures > 0) {
+        // Half-open: nothing but the probe goes through a window of failures with no success.
+        this.win.slot(this.latest).add("drop");
+        return false;
+      }
       if (!probeDue) {
         drop *= (this.p.size - r.working) / this.p.size;
         const x = Number.isNaN(roll) || roll < 0 ? 0 : roll;
@@ -72,8 +79,8 @@ export class NaiveBreaker {
   settle(now: number, ok: boolean): void {
     this.#see(now);
     const head = this.win.slot(this.latest);
-    if (ok && this.p.forget === true) {
-      // A success into a window of failures with no success forgets the window first.
+    if (ok && this.p.halfOpen === true) {
+      // A success into a window of failures with no success closes it: the window is cleared first.
       let successes = 0;
       let failures = 0;
       this.win.each(this.latest, (b) => {
@@ -89,6 +96,8 @@ export class NaiveBreaker {
     const at = now > this.latest && now < Infinity ? now : this.latest;
     const r = read(this.win, at);
     const drop = rawDrop(this.p, r);
-    return drop > 0 ? drop * ((this.p.size - r.working) / this.p.size) : 0;
+    if (!(drop > 0)) return 0;
+    if (this.p.halfOpen === true && r.accepts === 0 && r.failures > 0) return 1;
+    return drop * ((this.p.size - r.working) / this.p.size);
   }
 }

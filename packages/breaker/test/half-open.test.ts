@@ -1,12 +1,13 @@
-// The `forget` option: off, the breaker is the plain formula call for call; on, a success into a
-// window of failures with no success clears the window, and nothing else changes. Each property
-// runs on a clock near 0, near performance.now() and near Date.now(), fractional.
+// The `halfOpen` option: off, the breaker is the plain formula call for call; on, a window of
+// failures with no success lets only the probe through past protection, and a success into it
+// clears the window; a window with any success is the formula's. Each property runs on a clock
+// near 0, near performance.now() and near Date.now(), fractional.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Breaker, sre } from "@tideward/breaker";
 import type { Permit, Sre } from "@tideward/breaker";
 import { PASS } from "./helpers";
-import { SLOW, at, op, policy, runNaive, runReal, scales } from "./ops";
+import { SLOW, at, op, policy, roll, runNaive, runReal, scales } from "./ops";
 import type { Op } from "./ops";
 
 /** Policies whose healthy case is the formula's: k of 1 or more, so successes alone never throttle. */
@@ -17,13 +18,13 @@ const healthy: fc.Arbitrary<Partial<Sre>> = policy.map((p) => ({
 }));
 
 /**
- * Runs `ops` on a breaker that forgets and checks, at every ask, the two promises a caller leans
+ * Runs `ops` on a breaker that can be half-open and checks, at every ask, the two promises a caller leans
  * on: a call is let through once nothing has been for `probe` ms, and while the window can hold
  * no failure and no refusal (none for a window and two buckets, a margin for the float grid).
  * Returns the asks that broke either promise.
  */
 function broken(p: Partial<Sre>, ops: readonly Op[], origin: number): string[] {
-  const b = new Breaker({ ...p, forget: true }, origin);
+  const b = new Breaker({ ...p, halfOpen: true }, origin);
   const { probe, window, size } = b.policy;
   const permits: Permit[] = [];
   const bad: string[] = [];
@@ -69,21 +70,21 @@ function broken(p: Partial<Sre>, ops: readonly Op[], origin: number): string[] {
   return bad;
 }
 
-describe("the forget field", () => {
-  it("is left out of the policy when off, so a policy that does not forget is the preset's record", () => {
-    expect(new Breaker({ forget: false }).policy).toStrictEqual(new Breaker().policy);
-    expect(Object.keys(new Breaker({ forget: false, k: 2 }).policy)).not.toContain("forget");
-    expect(new Breaker({ forget: true }).policy).toStrictEqual({ ...sre, forget: true });
+describe("the halfOpen field", () => {
+  it("is left out of the policy when off, so a policy that is never half-open is the preset's record", () => {
+    expect(new Breaker({ halfOpen: false }).policy).toStrictEqual(new Breaker().policy);
+    expect(Object.keys(new Breaker({ halfOpen: false, k: 2 }).policy)).not.toContain("halfOpen");
+    expect(new Breaker({ halfOpen: true }).policy).toStrictEqual({ ...sre, halfOpen: true });
   });
 });
 
-describe.each(scales)("forget on a clock %s", (_, start) => {
+describe.each(scales)("halfOpen on a clock %s", (_, start) => {
   it(
     "off, decides call for call as the breaker without the field",
     () => {
       fc.assert(
         fc.property(policy, fc.array(op, { maxLength: 200 }), start, (p, ops, origin) => {
-          expect(runReal({ ...p, forget: false }, ops, origin)).toEqual(runReal(p, ops, origin));
+          expect(runReal({ ...p, halfOpen: false }, ops, origin)).toEqual(runReal(p, ops, origin));
         }),
         { numRuns: 100 },
       );
@@ -92,11 +93,11 @@ describe.each(scales)("forget on a clock %s", (_, start) => {
   );
 
   it(
-    "on, makes exactly the decisions of a reference that clears its window on such a success",
+    "on, makes exactly the decisions of a reference that walks its window every call",
     () => {
       fc.assert(
         fc.property(policy, fc.array(op, { maxLength: 200 }), start, (p, ops, origin) => {
-          const q = { ...p, forget: true };
+          const q = { ...p, halfOpen: true };
           expect(runReal(q, ops, origin)).toEqual(runNaive(q, ops, origin));
         }),
         { numRuns: 200 },
@@ -119,47 +120,59 @@ describe.each(scales)("forget on a clock %s", (_, start) => {
   );
 
   it(
-    "on, ends the throttle at the first success after a window of failures, and at most once a window",
+    "on, refuses all but the probe in a window of failures, closes at the first success, at most once a window",
     () => {
       const setup = fc.record({
         k: fc.double({ min: 1, max: 3, noNaN: true }),
         protection: fc.integer({ min: 0, max: 5 }),
-        size: fc.integer({ min: 1, max: 40 }),
+        size: fc.integer({ min: 3, max: 40 }),
         window: fc.double({ min: 10, max: 20_000, noNaN: true }),
-        // Failures in the outage, past what protection and k excuse, and how much of the window
-        // they are spread over.
-        failures: fc.integer({ min: 12, max: 60 }),
-        into: fc.double({ min: 0, max: 0.9, noNaN: true }),
+        // How much of the window the outage's asks are spread over, and the probe as a share of that.
+        into: fc.double({ min: 0.3, max: 0.9, noNaN: true }),
+        probe: fc.double({ min: 0.05, max: 0.45, noNaN: true }),
+        rolls: fc.array(roll, { minLength: 30, maxLength: 120 }),
       });
       fc.assert(
-        fc.property(setup, start, ({ failures, into, ...p }, origin) => {
-          const on = new Breaker({ ...p, floor: 1, probe: Infinity, forget: true }, origin);
-          const off = new Breaker({ ...p, floor: 1, probe: Infinity }, origin);
+        fc.property(setup, start, ({ into, probe, rolls, ...p }, origin) => {
           const width = p.window / p.size;
-          // A success, then failures from a bucket's start after it aged out, over less than the
-          // window's span, so that all of them are in the window when the good call comes.
-          const down = origin + (p.size + 2) * width;
           const span = into * (p.size - 1) * width;
-          for (const b of [on, off]) {
-            b.allow(origin, PASS)?.pass(origin);
-            for (let i = 0; i < failures; i++) {
-              const t = down + (i * span) / failures;
-              b.allow(t, PASS)?.fail(t);
-            }
-          }
-          const good = down + span;
-          expect(on.ratio(good)).toBeGreaterThan(0);
-          on.allow(good, PASS)?.pass(good);
-          off.allow(good, PASS)?.pass(good);
-          expect(on.ratio(good)).toBe(0);
-          expect(on.allow(good, 0)).toBeDefined();
-          expect(off.ratio(good)).toBeGreaterThan(0);
+          const b = new Breaker({ ...p, floor: 1, probe: probe * span, halfOpen: true }, origin);
+          const wait = b.policy.probe;
+          // A success, then failures from a bucket's start after it aged out, spread over less
+          // than the window, so all of them stay in it: protection + 1 get through, then only
+          // the probes, whatever the roll.
+          b.allow(origin, PASS)?.pass(origin);
+          const down = origin + (p.size + 2) * width;
+          let last = origin;
+          let through = 0;
+          const wrong: string[] = [];
+          rolls.forEach((r, i) => {
+            const t = down + (i * span) / rolls.length;
+            const due = t - last >= wait;
+            const permit = b.allow(t, r);
+            if (permit !== undefined) {
+              if (through > p.protection && !due) wrong.push(`let through at ${t} with no probe due`);
+              through++;
+              last = t;
+              permit.fail(t);
+            } else if (due) wrong.push(`refused the probe at ${t}`);
+            if (through > p.protection && b.ratio(t) !== 1) wrong.push(`ratio ${b.ratio(t)} at ${t}`);
+          });
+          expect(wrong).toEqual([]);
+          // The next probe succeeds: the window closes, and nothing is refused. (`last + wait`
+          // can round a float step short of the wait: the probe falls due at the next step.)
+          let good = last + wait;
+          while (good - last < wait) good += Math.abs(good) * Number.EPSILON;
+          b.allow(good, 0)?.pass(good);
+          expect(b.ratio(good)).toBe(0);
+          expect(b.allow(good, 0)).toBeDefined();
           // The success it kept stays in the window: failures and then a success in the next
           // bucket are the plain formula's again, and the throttle stands.
-          const next = p.size > 1 ? good + width : good;
-          for (let i = 0; i < failures; i++) on.allow(next, PASS)?.fail(next);
-          on.allow(next, PASS)?.pass(next);
-          expect(on.ratio(next)).toBeGreaterThan(0);
+          const next = good + width;
+          for (let i = 0; i < 12; i++) b.allow(next, PASS)?.fail(next);
+          b.allow(next, PASS)?.pass(next);
+          expect(b.ratio(next)).toBeGreaterThan(0);
+          expect(b.ratio(next)).toBeLessThan(1);
         }),
         { numRuns: 200 },
       );

@@ -69,7 +69,7 @@ export class Breaker {
    * @param policy - the fields to change from the {@link sre} preset, read once into a copy
    * @param now - the clock reading the window opens at, in milliseconds
    * @throws TypeError when `policy` is not an object, names a field `Sre` does not have (with the
-   *   closest it does) or a field is not a number; RangeError naming the field, the value and
+   *   closest it does), a number field is not a number or `halfOpen` is not a boolean; RangeError naming the field, the value and
    *   the bound: `k` under `floor`, a `floor` of 0 or less, a negative `protection`, a `probe` of
    *   0 or less, a `size` that is not a whole number from 1 to 1 000 000, a `window` under 0.01 ms
    *   a bucket, any NaN or a non-finite `now`
@@ -93,7 +93,7 @@ export class Breaker {
         // Only the first success of a bucket can find the window without one: the common pass
         // (the head already holds a success) pays for nothing here.
         if (head.success === 0) {
-          if (this.#withSuccess === 0 && this.#halfOpen && this.#withFailure > 0) head = this.#clear();
+          if (this.#withSuccess === 0 && this.#halfOpen && this.#total > 0) head = this.#clear();
           this.#withSuccess++;
         }
         head.total++;
@@ -129,8 +129,8 @@ export class Breaker {
     const w = failing === 0 ? this.#k : this.#weight(failing);
     const excess = total - this.#protection - w * this.#accepts;
     if (excess > 0 && this.#latest - this.#last < this.#probe) {
-      // Half-open (a window of failures and no success): past protection, only the probe.
-      if (this.#halfOpen && this.#withSuccess === 0 && this.#withFailure > 0) return this.#drop(head);
+      // Half-open (throttling with no success in the window): only the probe goes through.
+      if (this.#halfOpen && this.#accepts === 0) return this.#drop(head);
       const size = this.#size;
       const working = head.failure > 0 ? 0 : head.success > 0 ? this.#working + 1 : this.#working;
       const drop = (excess / (total + 1)) * ((size - working) / size);
@@ -146,7 +146,8 @@ export class Breaker {
 
   /**
    * The fraction of calls the breaker would refuse at `now`, in [0, 1]: zero while the window is
-   * healthy. The probe is left out, as this is the standing throttle a dashboard or an alert wants.
+   * healthy, one while it is half-open (see {@link Sre.halfOpen}). The probe is left out, as this
+   * is the standing throttle a dashboard or an alert wants.
    *
    * Reading changes nothing. At or before the latest `now` the breaker has acted at, it costs the
    * same as `allow`; at a later `now` it walks the window once (O(size)) to skip what has aged out.
@@ -159,14 +160,11 @@ export class Breaker {
     let accepts: number;
     let failing: number;
     let working: number;
-    let failed: boolean;
     if (typeof now === "number" && now > this.#latest && now < Infinity) {
       total = accepts = failing = working = 0;
-      failed = false;
       this.#win.each(now, (b) => {
         total += b.total;
         accepts += b.success;
-        if (b.failure > 0) failed = true;
         if (b.success > 0) failing = 0;
         else if (b.failure > 0) failing++;
         if (b.failure > 0) working = 0;
@@ -178,12 +176,11 @@ export class Breaker {
       accepts = this.#accepts;
       failing = head.success > 0 ? 0 : head.failure > 0 ? this.#failing + 1 : this.#failing;
       working = head.failure > 0 ? 0 : head.success > 0 ? this.#working + 1 : this.#working;
-      failed = this.#withFailure > 0;
     }
     const drop = (total - this.#protection - this.#weight(failing) * accepts) / (total + 1);
     if (!(drop > 0)) return 0;
     // Half-open refuses everything but the probe, which the ratio leaves out.
-    return this.#halfOpen && accepts === 0 && failed ? 1 : drop * ((size - working) / size);
+    return this.#halfOpen && accepts === 0 ? 1 : drop * ((size - working) / size);
   }
 
   /** Records a refusal in `head` (it counts as traffic) and answers it. */

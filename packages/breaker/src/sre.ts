@@ -7,7 +7,7 @@ import { Window } from "@tideward/window";
  * Overload"), as a {@link Breaker} reads them.
  *
  * The preset is {@link sre}; change one field with `{ ...sre, k: 2 }`, or pass only the fields
- * you change to `new Breaker({ k: 2 })`.
+ * you change to `new Breaker({ k: 2 })`. {@link client} is the preset a guard's breaker starts from.
  */
 export interface Sre {
   /**
@@ -48,7 +48,7 @@ export interface Sre {
    *
    * Off, as go-zero has it, a dead backend still gets a trickle of `(protection + 1) / (calls in
    * the window + 1)` of the calls at random besides the probes, and a recovered one is refused
-   * until the failures age out, about one window. Off in {@link sre}.
+   * until the failures age out, about one window. Off in {@link sre}, on in {@link client}.
    * @defaultValue false
    */
   readonly halfOpen?: boolean;
@@ -78,7 +78,7 @@ const KNOWN = ["k", "floor", "protection", "probe", "size", "window", "halfOpen"
  * to. The policy is read once, into a copy, before anything is checked.
  *
  * @throws TypeError when `policy` is not an object or names a field `Sre` does not have (with the
- *   closest it does), or a field is not a number; RangeError when a field is out of range, naming
+ *   closest it does), a number field is not a number or `halfOpen` is not a boolean; RangeError when a field is out of range, naming
  *   the field, the value and the bound
  */
 export function resolveSre(policy?: Partial<Sre>): Sre {

@@ -7,18 +7,16 @@ import type { Sre } from "@tideward/breaker";
 export interface Reading {
   total: number;
   accepts: number;
-  failures: number;
   failing: number;
   working: number;
 }
 
 /** Walks the window at `now`, oldest to newest, the current bucket included. */
 export function read(win: Window<Tally>, now: number): Reading {
-  const r: Reading = { total: 0, accepts: 0, failures: 0, failing: 0, working: 0 };
+  const r: Reading = { total: 0, accepts: 0, failing: 0, working: 0 };
   win.each(now, (b) => {
     r.total += b.total;
     r.accepts += b.success;
-    r.failures += b.failure;
     // Any success resets failing, only failures extend it; any failure resets working, only
     // successes extend it; an empty or drop-only bucket leaves both alone.
     if (b.success > 0) r.failing = 0;
@@ -58,8 +56,8 @@ export class NaiveBreaker {
     let drop = rawDrop(this.p, r);
     if (drop > 0) {
       const probeDue = this.latest - this.last >= this.p.probe;
-      if (!probeDue && this.p.halfOpen === true && r.accepts === 0 && r.failures > 0) {
-        // Half-open: nothing but the probe goes through a window of failures with no success.
+      if (!probeDue && this.p.halfOpen === true && r.accepts === 0) {
+        // Half-open: throttling with no success in the window, nothing but the probe goes through.
         this.win.slot(this.latest).add("drop");
         return false;
       }
@@ -80,14 +78,9 @@ export class NaiveBreaker {
     this.#see(now);
     const head = this.win.slot(this.latest);
     if (ok && this.p.halfOpen === true) {
-      // A success into a window of failures with no success closes it: the window is cleared first.
-      let successes = 0;
-      let failures = 0;
-      this.win.each(this.latest, (b) => {
-        successes += b.success;
-        failures += b.failure;
-      });
-      if (successes === 0 && failures > 0) this.win.clear();
+      // A success into a window that holds calls and no success closes it: the window is cleared first.
+      const r = read(this.win, this.latest);
+      if (r.accepts === 0 && r.total > 0) this.win.clear();
     }
     head.add(ok ? "success" : "failure");
   }
@@ -97,7 +90,7 @@ export class NaiveBreaker {
     const r = read(this.win, at);
     const drop = rawDrop(this.p, r);
     if (!(drop > 0)) return 0;
-    if (this.p.halfOpen === true && r.accepts === 0 && r.failures > 0) return 1;
+    if (this.p.halfOpen === true && r.accepts === 0) return 1;
     return drop * ((this.p.size - r.working) / this.p.size);
   }
 }

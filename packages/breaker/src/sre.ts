@@ -35,16 +35,17 @@ export interface Sre {
   /** How far back the window reaches, in milliseconds (above 0). @defaultValue 10000 */
   readonly window: Span;
   /**
-   * Whether a window that holds failures and no success (the backend looked down for as long as
-   * the window remembers) is treated as a classic breaker treats its open state: `true` or
-   * `false`, left out for `false`.
+   * Whether a breaker that is throttling with no success in its window (the backend has not been
+   * seen to succeed for as long as the window remembers; only failures and refusals) is
+   * half-open, as a classic breaker is after its open time: `true` or `false`, left out for
+   * `false`.
    *
    * On, past `protection` calls in the window only a probe is let through, one every `probe` ms,
    * and the first success clears the window, ending the throttle at once. So a dead backend gets
    * `1000 / probe` calls a second, evenly spaced, and a recovered one is refused for at most
    * `probe` ms. If that success was a fluke, the failures that follow throttle again after about
-   * `protection + k` of them; the success it kept stays in the window for a window, so a window
-   * closes at most once a window. A window with any success is the formula's, whatever this says.
+   * `protection + k` of them; the success it kept stays in the window for a window, so it closes
+   * at most once a window. A window with any success is the formula's, whatever this says.
    *
    * Off, as go-zero has it, a dead backend still gets a trickle of `(protection + 1) / (calls in
    * the window + 1)` of the calls at random besides the probes, and a recovered one is refused
@@ -78,8 +79,8 @@ const KNOWN = ["k", "floor", "protection", "probe", "size", "window", "halfOpen"
  * to. The policy is read once, into a copy, before anything is checked.
  *
  * @throws TypeError when `policy` is not an object or names a field `Sre` does not have (with the
- *   closest it does), a number field is not a number or `halfOpen` is not a boolean; RangeError when a field is out of range, naming
- *   the field, the value and the bound
+ *   closest it does), a number field is not a number or `halfOpen` is not a boolean; RangeError
+ *   when a field is out of range, naming the field, the value and the bound
  */
 export function resolveSre(policy?: Partial<Sre>): Sre {
   const given = check.options(policy, KNOWN, "Breaker", "policy");

@@ -21,7 +21,7 @@ export interface ApiEntry {
   readonly specifier: string;
   /** The package's folder. */
   readonly dir: string;
-  /** The built declarations of the entry point (its `import` types). */
+  /** The built declarations of the entry point (its `types`). */
   readonly dts: string;
   /** The report's base name, without `.api.md`: `shedder-node`. */
   readonly name: string;
@@ -32,7 +32,7 @@ export interface ApiEntry {
 interface Manifest {
   name: string;
   private?: boolean;
-  exports?: Record<string, string | { import?: { types?: string } | string }>;
+  exports?: Record<string, string | { types?: string; import?: { types?: string } | string }>;
 }
 
 /** Whether an entry point is outside the semver promise (and so has no report). */
@@ -50,8 +50,12 @@ export function apiEntries(): ApiEntry[] {
     const unscoped = manifest.name.replace(/^@[^/]+\//, "");
     for (const [subpath, target] of Object.entries(manifest.exports ?? {})) {
       if (subpath === "./package.json" || subpath.includes("*") || isInternal(subpath)) continue;
-      const types = typeof target === "object" && typeof target.import === "object" ? target.import.types : undefined;
-      if (types === undefined) throw new Error(`${manifest.name} exports ${subpath} without import types`);
+      // `{ types, default }` (ES modules only), or an older `{ import: { types, default } }`.
+      const types =
+        typeof target !== "object"
+          ? undefined
+          : (target.types ?? (typeof target.import === "object" ? target.import.types : undefined));
+      if (types === undefined) throw new Error(`${manifest.name} exports ${subpath} without types`);
       const name = subpath === "." ? unscoped : `${unscoped}-${subpath.slice(2).replaceAll("/", "-")}`;
       out.push({
         specifier: subpath === "." ? manifest.name : `${manifest.name}/${subpath.slice(2)}`,

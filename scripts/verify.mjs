@@ -18,9 +18,16 @@ const workspaces = ["packages", "apps", "bench", "tests"].flatMap((group) => {
 const reports = workspaces.flatMap((dir) => ["vitest.json", "web.json"].map((name) => join(dir, ".reports", name)));
 for (const report of reports) rmSync(report, { force: true });
 
+// Colour only for a terminal: piped into a file or a CI log, escape codes are noise. (vitest, like
+// most tools, colours whenever CI is set, terminal or not.) NO_COLOR or FORCE_COLOR set by the
+// caller wins; turbo passes both on to every task.
+const env = { ...process.env };
+if (!process.stdout.isTTY && env.NO_COLOR === undefined && env.FORCE_COLOR === undefined) env.NO_COLOR = "1";
+
 const run = (tasks) =>
   spawnSync("turbo", ["run", ...tasks, "--continue", ...process.argv.slice(2)], {
     cwd: root,
+    env,
     stdio: "inherit",
     shell: process.platform === "win32",
   }).status;

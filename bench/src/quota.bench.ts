@@ -4,46 +4,50 @@
 // plain Maps as the floor (and rate-limiter-flexible's RateLimiterMemory where keys stay); and heap
 // bytes per key after GC.
 //
-// How it is measured, so the figures mean something:
-// - Every contender holds the same 1 000 000 distinct keys (the same string objects, made before
-//   any baseline is taken, so key strings are excluded from every bytes-per-key figure) and reads
-//   the same precomputed sequence of random key indices.
+// The method (an independent harness's, which our earlier figures did not reproduce):
+// - 1 000 000 QuotaKeys are made up front: scope `t` + i % 1 000, subject `u` + i, resource `api`.
+//   The Maps are keyed by the same id strings, held in an array of their own (so the floor does
+//   not even read the key objects the engine is handed) or read from the key objects.
+// - Each check takes its key from a table of 2^20 pseudo-random indices, made by an LCG
+//   (s = s · 1103515245 + 12345 mod 2^32, index s mod 1 000 000). Every contender reads the same
+//   stretch of that table in a round, on a simulated clock of its own advancing 1 µs a check.
+// - Every contender stays alive in the same process. They take rounds of 200 000 checks in turn
+//   (the order rotating from round to round), each round after a minor GC (--expose-gc), so no
+//   contender pays for collecting another's garbage; 7 rounds after a warm-up. A contender's
+//   figure is its median round in ns a check; a ratio is the median over rounds of tideward's time
+//   over the other's in the same round (load on a shared machine comes in bursts, and a ratio
+//   within one round sees the same load on both sides), with the range over rounds.
+// - Before timing, every contender has seen every key: the engine once, the Maps twice at
+//   fractional instants. V8 first stores a Map value's `tokens` as a small integer, and the first
+//   fraction changes the objects' layout and moves every object over on its next touch (~0.8 µs
+//   each); the second pass lets that happen untimed, so the floor is as fast as it gets.
 // - Memory is heapUsed + arrayBuffers (the engine's typed arrays live outside the JS heap) after
-//   two full GCs, before and after filling one contender with all keys, divided by the key count.
-//   rate-limiter-flexible's per-key expiry timers are part of its design and are counted.
-// - Time: after a warm-up, the contenders take turns (in a rotating order), 100 000 checks each
-//   per round, for 21 rounds. Each reports its median round in ns per check, and the median over
-//   rounds of its time divided by tideward's time in the same round: load on this shared machine
-//   comes in bursts, and a ratio taken within one round sees the same load on both sides. The compare() harness (mitata) is not used here: it cannot await a promise per
-//   call, and a million-key working set (cache misses) is the point, not a hot loop.
-// - rate-limiter-flexible's consume() returns a promise. It is measured two ways: awaited one by
-//   one (what a request handler does), and issued 1 000 at a time then awaited together with
-//   Promise.allSettled (the promise machinery is paid for, the event-loop hop amortised: its best
-//   case). Its rejections (over the limit) are handled, never left unhandled. Its clock is its own
-//   Date.now(); the others are given a simulated clock advancing 1 µs a check.
+//   two full GCs, before and after filling one contender with every key, over the key count; the
+//   keys and their strings exist before any of it, so they count for no one.
+// - rate-limiter-flexible's consume() returns a promise: it is measured awaited one by one (what a
+//   request handler does) and 1 000 at a time awaited together (its best case). Its rejections
+//   (over the limit) are handled. Its clock is its own Date.now().
+// The compare() harness (mitata) is not used here: it cannot await a promise per call, and a
+// million-key working set (cache misses) is the point, not a hot loop.
 import { RateLimiterMemory } from "rate-limiter-flexible";
 import { QuotaEngine, QuotaKey, charge, limitSpec, perSecond } from "@tideward/quota-engine";
 
 const N = 1_000_000;
-const PER_ROUND = 100_000;
-const ROUNDS = 21;
-const RATE = 100; // per second per user key; the capacity the same
+const TABLE = 1 << 20;
+const PER_ROUND = 200_000;
+const ROUNDS = 7;
+const RATE = 100; // per key, an hour or a second; the capacity the same
 const gc = (globalThis as { gc?: (options?: { type: "major" | "minor" }) => void }).gc;
 if (gc === undefined) throw new Error("run with --expose-gc (bench/run.ts does)");
 
 const keys: QuotaKey[] = new Array<QuotaKey>(N);
-const ids: string[] = new Array<string>(N);
-for (let i = 0; i < N; i++) {
-  keys[i] = new QuotaKey("tenant-" + (i % 1_000), "user-" + i, "api");
-  ids[i] = keys[i].id;
-}
-const subjects = keys.map((k) => k.subject);
-const tenants = Array.from({ length: 1_000 }, (_, i) => new QuotaKey("tenant-" + i, "*", "api"));
+for (let i = 0; i < N; i++) keys[i] = new QuotaKey("t" + (i % 1_000), "u" + i, "api");
+const ids = keys.map((k) => k.id);
+const tenants = Array.from({ length: 1_000 }, (_, i) => new QuotaKey("t" + i, "*", "api"));
 const models = Array.from({ length: 10 }, (_, i) => new QuotaKey("*", "*", "model-" + i));
-const MASK = (1 << 22) - 1;
-const order = new Int32Array(MASK + 1);
-let seed = 12345;
-for (let i = 0; i <= MASK; i++) {
+const order = new Int32Array(TABLE);
+let seed = 1;
+for (let i = 0; i < TABLE; i++) {
   seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
   order[i] = seed % N;
 }
@@ -62,15 +66,15 @@ interface Contender {
   readonly run: (from: number, count: number) => number | Promise<number>;
 }
 
-// A synchronous contender over a simulated clock (1 µs a check).
-function sync(name: string, check: (i: number, now: number) => boolean, bytes?: number): Contender {
-  let now = 1_000;
+// A synchronous contender on a simulated clock starting at `start` (ms), 1 µs a check.
+function sync(name: string, check: (i: number, now: number) => boolean, bytes?: number, start = 1_000): Contender {
+  let now = start;
   return {
     name,
     bytes,
     run(from, count) {
       let passed = 0;
-      for (let i = 0; i < count; i++) if (check(order[(from + i) & MASK], (now += 0.001))) passed++;
+      for (let i = 0; i < count; i++) if (check(order[(from + i) & (TABLE - 1)], (now += 0.001))) passed++;
       return passed;
     },
   };
@@ -86,12 +90,12 @@ function async(name: string, check: (i: number) => Promise<unknown>, batch: numb
       const ok = (): void => void passed++;
       const no = (): void => undefined;
       if (batch === 1) {
-        for (let i = 0; i < count; i++) await check(order[(from + i) & MASK]).then(ok, no);
+        for (let i = 0; i < count; i++) await check(order[(from + i) & (TABLE - 1)]).then(ok, no);
         return passed;
       }
       for (let i = 0; i < count; i += batch) {
         const pending: Promise<void>[] = [];
-        for (let j = 0; j < batch; j++) pending.push(check(order[(from + i + j) & MASK]).then(ok, no));
+        for (let j = 0; j < batch; j++) pending.push(check(order[(from + i + j) & (TABLE - 1)]).then(ok, no));
         await Promise.allSettled(pending);
       }
       return passed;
@@ -99,41 +103,38 @@ function async(name: string, check: (i: number) => Promise<unknown>, batch: numb
   };
 }
 
+const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
 async function race(title: string, contenders: readonly Contender[]): Promise<void> {
-  for (const c of contenders) await c.run(0, PER_ROUND); // warm-up
+  let from = 0;
+  for (const c of contenders) await c.run(from, PER_ROUND); // warm-up
+  from += PER_ROUND;
   const times = contenders.map(() => [] as number[]);
-  const ratios = contenders.map(() => [] as number[]);
-  let from = PER_ROUND;
   for (let r = 0; r < ROUNDS; r++) {
-    // Take turns in a rotating order, so no contender always runs right after another's garbage.
-    const round: number[] = [];
     for (let k = 0; k < contenders.length; k++) {
       const c = (k + r) % contenders.length;
-      // Each round starts on an empty young generation, so no contender pays for collecting the
-      // garbage the one before it left (rate-limiter-flexible's promises leave a lot).
       gc?.({ type: "minor" });
       const start = performance.now();
       const passed = await contenders[c].run(from, PER_ROUND);
-      round[c] = ((performance.now() - start) * 1e6) / PER_ROUND;
+      times[c].push(((performance.now() - start) * 1e6) / PER_ROUND);
       if (passed === 0)
         throw new Error(`${contenders[c]?.name}: nothing passed; the benchmark would time refusals only`);
     }
-    round.forEach((ns, c) => {
-      times[c]?.push(ns);
-      ratios[c]?.push(ns / round[0]);
-    });
     from += PER_ROUND;
   }
-  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1];
   console.log(`\n${title}`);
   console.log(
-    `  ${"case".padEnd(72)} ${"ns/check".padEnd(9)} ${"checks/s".padEnd(11)} ${"bytes/key".padEnd(10)} time vs tideward`,
+    `  ${"case".padEnd(74)} ${"ns/check".padEnd(9)} ${"checks/s".padEnd(11)} ${"bytes/key".padEnd(10)} tideward's time ÷ this one's (rounds)`,
   );
   contenders.forEach((c, i) => {
     const t = median(times[i]);
-    const ratio = i === 0 ? "—" : `${median(ratios[i]).toFixed(2)}×`;
+    const ratios = times[0].map((ns, r) => ns / times[i][r]);
+    const ratio =
+      i === 0
+        ? "—"
+        : `${median(ratios).toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`;
     console.log(
-      `  ${c.name.padEnd(72)} ${t.toFixed(0).padEnd(9)} ${Math.round(1e9 / t)
+      `  ${c.name.padEnd(74)} ${t.toFixed(0).padEnd(9)} ${Math.round(1e9 / t)
         .toLocaleString("en")
         .padEnd(11)} ${(c.bytes === undefined ? "" : c.bytes.toFixed(1)).padEnd(10)} ${ratio}`,
     );
@@ -148,12 +149,12 @@ async function fillFlexible(limiter: RateLimiterMemory): Promise<void> {
   }
 }
 
-// A plain Map<string, { tokens, at }> token bucket that never forgets a key: the floor.
-function plainBuckets(
-  capacity: number,
-  perMs: number,
-): { map: Map<string, { tokens: number; at: number }>; take: (id: string, now: number) => boolean } {
-  const map = new Map<string, { tokens: number; at: number }>();
+type Level = { tokens: number; at: number };
+
+// A plain Map<string, { tokens, at }> token bucket that never forgets a key: the floor. Filled
+// with every key twice (see the top of the file).
+function plainBuckets(capacity: number, perMs: number): (id: string, now: number) => boolean {
+  const map = new Map<string, Level>();
   const take = (id: string, now: number): boolean => {
     let b = map.get(id);
     if (b === undefined) map.set(id, (b = { tokens: capacity, at: now }));
@@ -166,7 +167,42 @@ function plainBuckets(
     b.tokens -= 1;
     return true;
   };
-  return { map, take };
+  for (let i = 0; i < N; i++) take(ids[i], 0.5);
+  for (let i = 0; i < N; i++) take(ids[i], 0.75);
+  return take;
+}
+
+// A Map that forgets, as a Map-based limiter with bounded memory must: each new key moves a sweep
+// over the Map (an iterator kept between calls, in insertion order) on by two entries, deleting
+// those whose bucket is full again — the engine's own policy (sweepStep 2).
+function forgettingBuckets(capacity: number, perMs: number): (id: string, now: number) => boolean {
+  const map = new Map<string, Level>();
+  let sweep = map.entries();
+  return (id, now) => {
+    let b = map.get(id);
+    if (b === undefined) {
+      map.set(id, (b = { tokens: capacity, at: now }));
+      for (let k = 0; k < 2; k++) {
+        let next = sweep.next();
+        if (next.done === true) next = (sweep = map.entries()).next();
+        const [key, old] = next.value as [string, Level];
+        if (old !== b && old.tokens + (now - old.at) * perMs >= capacity) map.delete(key);
+      }
+    } else if (now > b.at) {
+      const t = b.tokens + (now - b.at) * perMs;
+      b.tokens = t > capacity ? capacity : t;
+      b.at = now;
+    }
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
+  };
+}
+
+// The string a request handler would build for a Map, joined flat as QuotaKey builds its id (a
+// template literal leaves a tree of pieces, a cons string, slower to hash and compare).
+function joined(k: QuotaKey): string {
+  return [k.scope.length, ":", k.scope, k.subject.length, ":", k.subject, "3:api"].join("");
 }
 
 // ── keys that stay: one token-bucket check on a random key of a million, 100 an hour per key ──
@@ -181,14 +217,7 @@ function plainBuckets(
   const engineBytes = (heap() - before) / N;
 
   before = heap();
-  const { take } = plainBuckets(RATE, RATE / HOUR);
-  // A fractional instant, as a real clock gives, so `at` is a double like the engine's. Then a
-  // second pass, so `tokens` turns fractional too while nothing is timed: V8 first stores it as a
-  // small integer, and when the first fraction arrives it changes the objects' layout and moves
-  // every object over on its next touch (~0.8 µs each), which would otherwise land in the timed
-  // rounds and slow the floor down.
-  for (let i = 0; i < N; i++) take(ids[i], 0.5);
-  for (let i = 0; i < N; i++) take(ids[i], 0.75);
+  const take = plainBuckets(RATE, RATE / HOUR);
   const mapBytes = (heap() - before) / N;
 
   before = heap();
@@ -199,23 +228,23 @@ function plainBuckets(
 
   await race(`keys that stay: one check on a random key of ${N.toLocaleString("en")} (${RATE} an hour per key)`, [
     sync(
-      "@tideward/quota-engine checkTokenBucket → Decision",
+      "@tideward/quota-engine checkTokenBucket(key) → Decision",
       (i, now) => engine.checkTokenBucket(keys[i], "api", now).allowed,
       engineBytes,
     ),
-    sync("plain Map<string, { tokens, at }> → boolean (the floor)", (i, now) => take(ids[i], now), mapBytes),
-    // The engine is handed a QuotaKey and reads its id: one more (cold) object per check here.
+    sync(
+      "plain Map<string, { tokens, at }> → boolean, ids from an array (the floor)",
+      (i, now) => take(ids[i], now),
+      mapBytes,
+    ),
+    // The engine is handed a QuotaKey and reads it: so does this one.
     sync("plain Map, keyed by the same QuotaKey objects' id", (i, now) => take(keys[i].id, now)),
-    // What a request handler does: build the key from the request's parts, then check.
+    // What a request handler does that does not keep key objects: build the key, then check.
     sync(
       "@tideward/quota-engine, QuotaKey built per check from its parts",
-      (i, now) => engine.checkTokenBucket(new QuotaKey(keys[i].scope, subjects[i], "api"), "api", now).allowed,
+      (i, now) => engine.checkTokenBucket(new QuotaKey(keys[i].scope, keys[i].subject, "api"), "api", now).allowed,
     ),
-    // Joined, as QuotaKey builds its id: a template literal would leave a tree of pieces (a cons
-    // string), which is slower to hash and compare, and the floor should not pay for that.
-    sync("plain Map, string key built per check from the same parts", (i, now) =>
-      take([keys[i].scope.length, ":", keys[i].scope, subjects[i].length, ":", subjects[i], "3:api"].join(""), now),
-    ),
+    sync("plain Map, string key built per check from the same parts", (i, now) => take(joined(keys[i]), now)),
     async("rate-limiter-flexible 11.4.0 consume, each awaited", (i) => limiter.consume(ids[i]), 1, flexibleBytes),
     async(
       "rate-limiter-flexible 11.4.0 consume, 1 000 per await (its best case)",
@@ -234,31 +263,34 @@ function plainBuckets(
   let before = heap();
   const engine = new QuotaEngine();
   engine.addLimit(perSecond("api", RATE));
-  // Every key seen once at the bench's own pace, so the engine holds what it will hold when timed.
+  // A second of traffic at the bench's own pace, so the engine holds what it will hold when timed.
   let clock = 0;
-  for (let i = 0; i < N; i++) engine.checkTokenBucket(keys[order[i & MASK]], "api", (clock += 0.001));
+  for (let i = 0; i < N; i++) engine.checkTokenBucket(keys[order[i & (TABLE - 1)]], "api", (clock += 0.001));
   const engineBytes = (heap() - before) / N;
   const live = engine.stats().keys;
 
   before = heap();
-  const { take } = plainBuckets(RATE, RATE / 1_000);
-  for (let i = 0; i < N; i++) take(ids[i], 0.5);
-  for (let i = 0; i < N; i++) take(ids[i], 0.75);
+  const take = plainBuckets(RATE, RATE / 1_000);
   const mapBytes = (heap() - before) / N;
+
+  before = heap();
+  const forget = forgettingBuckets(RATE, RATE / 1_000);
+  clock = 0;
+  for (let i = 0; i < N; i++) forget(ids[order[i & (TABLE - 1)]], (clock += 0.001));
+  const forgetBytes = (heap() - before) / N;
 
   await race(
     `keys that come and go: one check on a random key of ${N.toLocaleString("en")} (${RATE} a second per key, back after a refill)`,
     [
       sync(
-        "@tideward/quota-engine checkTokenBucket → Decision",
+        "@tideward/quota-engine checkTokenBucket(key) → Decision",
         (i, now) => engine.checkTokenBucket(keys[i], "api", now).allowed,
         engineBytes,
+        clock,
       ),
-      sync(
-        "plain Map<string, { tokens, at }> → boolean (the floor, never forgets)",
-        (i, now) => take(ids[i], now),
-        mapBytes,
-      ),
+      sync("plain Map, ids from an array (the floor, never forgets)", (i, now) => take(ids[i], now), mapBytes, clock),
+      sync("plain Map, keyed by the same QuotaKey objects' id", (i, now) => take(keys[i].id, now), undefined, clock),
+      sync("plain Map that forgets (sweeps 2 entries a new key)", (i, now) => forget(ids[i], now), forgetBytes, clock),
     ],
   );
   const after = engine.stats();
@@ -283,9 +315,8 @@ function plainBuckets(
   ];
   for (let i = 0; i < N; i++) engine.checkAtomic(set(i), 0);
 
-  type B = { tokens: number; at: number };
-  const maps = [new Map<string, B>(), new Map<string, B>(), new Map<string, B>()] as const;
-  const level = (m: Map<string, B>, id: string, cap: number, now: number): B => {
+  const maps = [new Map<string, Level>(), new Map<string, Level>(), new Map<string, Level>()] as const;
+  const level = (m: Map<string, Level>, id: string, cap: number, now: number): Level => {
     let b = m.get(id);
     if (b === undefined) m.set(id, (b = { tokens: cap, at: now }));
     else if (now > b.at) {

@@ -1,17 +1,23 @@
-// @tideward/redis against a local redis-server this bench starts (no persistence), 50 calls in
-// flight on one ioredis connection, over 1 000 000 keys:
-// - the ceiling: a minimal token-bucket Lua script via EVALSHA (HMGET, refill, HSET, PEXPIRE);
-// - rate-limiter-flexible 11.4.0's RateLimiterRedis.consume (its own Lua script);
-// - tideward's one limit (checkTokenBucket), an atomic three-dimension charge (one round trip)
-//   against three rlf consumes per request, the batch path (100 decisions a call), leases;
-// - Redis memory per bucket key (INFO used_memory over 1 000 000 keys, and MEMORY USAGE);
+// @tideward/redis against a local redis-server this bench starts (no persistence), 64 calls in
+// flight on one ioredis connection, rate-limiter-flexible 11.4.0 (rlf) on the same connection:
+// - one limit at 10 000 and at 1 000 000 keys: tideward's checkTokenBucket with the adapter's
+//   write coalescing and without it, rlf's consume, and the ceiling, a minimal token-bucket
+//   EVALSHA through plain ioredis;
+// - an atomic three-dimension charge (user, tenant, model: one round trip) against three rlf
+//   consumes in Promise.all, beside its ceiling, a minimal three-key script (MGET, three SETs)
+//   answering as many bytes;
+// - the batch path (100 decisions a call), leases;
+// - Redis memory a key at 1 000 000 keys, by INFO used_memory over the key count and by MEMORY
+//   USAGE: tideward, rlf keyed by the user alone and by the same identity, and what one number of
+//   state (an integer-encoded value under tideward's names) would cost;
 // - the unfavourable regimes: a slow Redis (every reply delayed 2 ms by a loopback proxy) and a
 //   Redis that is down (the outage mode answering).
 //
 // Throughput is decisions per second over interleaved rounds (this machine is shared), every
 // ratio the median over rounds of a case's rate against the first case's in the same round; beside
 // each rate, the CPU one decision costs the client process and the Redis server (INFO cpu), which
-// say which side sets the rate. Run: pnpm bench redis
+// say which side sets the rate. Run: pnpm bench redis (REDIS_BENCH=one,three,batch,lease,slow,down,memory
+// picks sections; all by default).
 import Redis from "ioredis";
 import { RateLimiterRedis } from "rate-limiter-flexible";
 import { QuotaKey, limitSpec } from "@tideward/quota-engine";
@@ -19,9 +25,10 @@ import { RedisQuotaEngine, ioredisClient } from "@tideward/redis";
 import { startProxy, startRedis } from "@tideward/redis/testing";
 
 const N = 1_000_000;
-const INFLIGHT = 50;
-const ROUND = 15_000;
-const ROUNDS = 11;
+const INFLIGHT = 64;
+const ROUND = 12_000;
+const ROUNDS = 7;
+const SECTIONS = new Set((process.env.REDIS_BENCH ?? "one,three,batch,lease,slow,down,memory").split(","));
 const RATE = 100; // per second per key, capacity the same
 
 const server = await startRedis({ args: ["--maxmemory-policy", "noeviction"] });
@@ -157,74 +164,113 @@ const rlfModel = new RateLimiterRedis({ storeClient: redis, points: 1_000_000, d
 const consume = (limiter: RateLimiterRedis, key: string, cost = 1): Promise<unknown> =>
   limiter.consume(key, cost).catch((e: unknown) => e);
 
-const ceiling: Case = {
-  name: "ceiling: minimal token-bucket EVALSHA",
-  fn: (i) => redis.evalsha(minimalSha, 1, `m{${names[order[i]]}}`, String(RATE), perMs, String(Date.now())),
-};
-const rlfOne: Case = {
-  name: "rate-limiter-flexible RateLimiterRedis.consume",
-  fn: (i) => consume(rlf, names[order[i]]),
-};
-const twOne: Case = {
-  name: "tideward checkTokenBucket (one limit)",
-  fn: (i) => engine.checkTokenBucket(keys[order[i]], "r", Date.now()),
-};
+const plain = new RedisQuotaEngine(ioredisClient(redis, { coalesce: false }), { prefix: "tw:" });
+await plain.addLimit(limitSpec({ name: "r", capacity: RATE, refill: RATE, window: 1_000 }));
+const minimal = (k: number): Promise<unknown> =>
+  redis.evalsha(minimalSha, 1, `m{${names[k]}}`, String(RATE), perMs, String(Date.now()));
 
-const one = await rounds("One limit, a random key of 1 000 000", [ceiling, twOne, rlfOne]);
-console.log(
-  `  → tideward ${(one[1] / one[0]).toFixed(2)}× the ceiling (target ≥ 0.95), ${(one[1] / one[2]).toFixed(2)}× rate-limiter-flexible (target ≥ 1.0)`,
-);
+// The least an atomic three-key charge can cost: one script reading the three keys (MGET) and
+// writing them back with an expiry, answering 49 bytes as tideward's does, with no arithmetic.
+const MINIMAL3 = `local v = redis.call('MGET', KEYS[1], KEYS[2], KEYS[3])
+for c = 1, 3 do redis.call('SET', KEYS[c], ARGV[2], 'PX', 2000) end
+return '1' .. ARGV[2] .. ARGV[2] .. ARGV[2]`;
+const minimal3Sha = (await redis.script("LOAD", MINIMAL3)) as string;
+const state16 = "0123456789abcdef";
 
-const three = await rounds("An atomic three-dimension charge (user, tenant, model), per request", [
-  {
-    name: "tideward checkAtomic, one round trip",
-    fn: (i) => {
-      const k = order[i];
-      const t = k % 1_000;
-      return engine.checkAtomic(
-        [
-          { key: keys[k], limit: "r", cost: 1 },
-          { key: tenants[t], limit: "tenant", cost: 5 },
-          { key: models[t], limit: "model", cost: 5 },
-        ],
-        Date.now(),
-      );
-    },
-  },
-  {
-    name: "rate-limiter-flexible: three consumes (Promise.all)",
-    fn: (i) => {
-      const k = order[i];
-      return Promise.all([
-        consume(rlf, names[k]),
-        consume(rlfTenant, `t${k % 1_000}`, 5),
-        consume(rlfModel, `t${k % 1_000}`, 5),
-      ]);
-    },
-  },
-]);
-console.log(
-  `  → tideward ${(three[0] / three[1]).toFixed(2)}× three rlf consumes (target ≥ 2.5), and not atomic there: a refused third charge leaves the first two taken`,
-);
+if (SECTIONS.has("one")) {
+  for (const count of [10_000, N]) {
+    const at = (i: number): number => order[i] % count;
+    const one = await rounds(`One limit, a random key of ${count.toLocaleString("en")}`, [
+      { name: "rate-limiter-flexible RateLimiterRedis.consume", fn: (i) => consume(rlf, names[at(i)]) },
+      {
+        name: "tideward checkTokenBucket, writes coalesced",
+        fn: (i) => engine.checkTokenBucket(keys[at(i)], "r", Date.now()),
+      },
+      {
+        name: "tideward checkTokenBucket, no coalescing",
+        fn: (i) => plain.checkTokenBucket(keys[at(i)], "r", Date.now()),
+      },
+      { name: "ceiling: minimal token-bucket EVALSHA (plain ioredis)", fn: (i) => minimal(at(i)) },
+    ]);
+    console.log(
+      `  → tideward ${one[1].toFixed(2)}× rlf coalesced (target ≥ 1.2 at 1M keys), ${one[2].toFixed(2)}× without (target ≥ 1.0); the ceiling ${one[3].toFixed(2)}×`,
+    );
+  }
+}
 
-const BATCH = 100;
-const batch = await rounds(`The batch path: ${BATCH} decisions a call (checkMany), against the per-call ceiling`, [
-  ceiling,
-  {
-    name: `tideward checkMany, ${BATCH} random keys a call`,
-    per: BATCH,
-    fn: (i) => {
-      const now = Date.now();
-      const inputs = [];
-      for (let j = 0; j < BATCH; j++) inputs.push({ key: keys[order[(i * BATCH + j) & MASK]], now });
-      return engine.checkMany("r", inputs);
+if (SECTIONS.has("three")) {
+  const three = await rounds("An atomic three-dimension charge (user, tenant, model) a request, 1 000 000 users", [
+    {
+      name: "rate-limiter-flexible: three consumes (Promise.all)",
+      fn: (i) => {
+        const k = order[i];
+        return Promise.all([
+          consume(rlf, names[k]),
+          consume(rlfTenant, `t${k % 1_000}`, 5),
+          consume(rlfModel, `t${k % 1_000}`, 5),
+        ]);
+      },
     },
-  },
-]);
-console.log(`  → batch decisions ${(batch[1] / batch[0]).toFixed(2)}× the per-call ceiling`);
+    {
+      name: "tideward checkAtomic, one round trip",
+      fn: (i) => {
+        const k = order[i];
+        const t = k % 1_000;
+        return engine.checkAtomic(
+          [
+            { key: keys[k], limit: "r", cost: 1 },
+            { key: tenants[t], limit: "tenant", cost: 5 },
+            { key: models[t], limit: "model", cost: 5 },
+          ],
+          Date.now(),
+        );
+      },
+    },
+    {
+      name: "ceiling: minimal three-key EVALSHA (MGET, 3 SET PX)",
+      fn: (i) => {
+        const k = order[i];
+        const t = k % 1_000;
+        return redis.callBuffer(
+          "EVALSHA",
+          minimal3Sha,
+          3,
+          `tw:{t${t}}B1:r${names[k].length}:${names[k]}r`,
+          `tw:{t${t}}B6:tenant1:*r`,
+          `tw:{t${t}}B5:model1:*gpt`,
+          String(Date.now()),
+          state16,
+        );
+      },
+    },
+  ]);
+  console.log(
+    `  → tideward ${three[1].toFixed(2)}× three rlf consumes (target ≥ 2.5), and not atomic there: a refused third charge leaves the first two taken; the ceiling ${three[2].toFixed(2)}×`,
+  );
+}
+
+const ceiling: Case = { name: "ceiling: minimal token-bucket EVALSHA", fn: (i) => minimal(order[i]) };
+
+if (SECTIONS.has("batch")) {
+  const BATCH = 100;
+  const batch = await rounds(`The batch path: ${BATCH} decisions a call (checkMany), against the per-call ceiling`, [
+    ceiling,
+    {
+      name: `tideward checkMany, ${BATCH} random keys a call`,
+      per: BATCH,
+      fn: (i) => {
+        const now = Date.now();
+        const inputs = [];
+        for (let j = 0; j < BATCH; j++) inputs.push({ key: keys[order[(i * BATCH + j) & MASK]], now });
+        return engine.checkMany("r", inputs);
+      },
+    },
+  ]);
+  console.log(`  → batch decisions ${(batch[1] / batch[0]).toFixed(2)}× the per-call ceiling`);
+}
 
 // ── leases ────────────────────────────────────────────────────────────────────────────────────
-{
+if (SECTIONS.has("lease")) {
   const leaseEngine = new RedisQuotaEngine(ioredisClient(redis), { prefix: "lease:" });
   const rate = 5_000_000; // a second: a global quota a fleet shares
   const capacity = 50_000;
@@ -272,7 +318,7 @@ console.log(`  → batch decisions ${(batch[1] / batch[0]).toFixed(2)}× the per
 }
 
 // ── the unfavourable regimes ──────────────────────────────────────────────────────────────────
-{
+if (SECTIONS.has("slow")) {
   const proxy = await startProxy(server.port);
   proxy.delay = 2;
   const slow = await connect(proxy.port);
@@ -281,7 +327,7 @@ console.log(`  → batch decisions ${(batch[1] / batch[0]).toFixed(2)}× the per
   await slowEngine.addLimit(limitSpec({ name: "r", capacity: RATE, refill: RATE, window: 1_000 }));
   const slowRlf = new RateLimiterRedis({ storeClient: slow, points: RATE, duration: 1, keyPrefix: "rlf" });
   await rounds(
-    "A slow Redis: every reply 2 ms late (a loopback proxy), same 50 in flight",
+    `A slow Redis: every reply 2 ms late (a loopback proxy), same ${INFLIGHT} in flight`,
     [
       {
         name: "ceiling: minimal EVALSHA",
@@ -294,7 +340,9 @@ console.log(`  → batch decisions ${(batch[1] / batch[0]).toFixed(2)}× the per
   );
   slow.disconnect();
   await proxy.stop();
+}
 
+if (SECTIONS.has("down")) {
   const down = new Redis({
     host: "127.0.0.1",
     port: 1,
@@ -351,55 +399,73 @@ async function perKey(
   );
   return result;
 }
-console.log(`\nRedis memory per key, ${N.toLocaleString("en")} keys each holding state (a charge of 1 of ${RATE})`);
-// Default names: prefix "tw:", the key's scope as its hash tag (so the scope is left out of the id).
-const memEngine = new RedisQuotaEngine(ioredisClient(redis), {
-  prefix: "tw:",
-  expiryMargin: 3_600_000,
-  timeout: 30_000,
-});
-await memEngine.addLimit(limitSpec({ name: "r", capacity: RATE, refill: 1, window: 3_600_000 }));
-const fill =
-  (engine: RedisQuotaEngine) =>
-  (from: number, to: number): Promise<unknown> => {
-    const now = Date.now();
-    const inputs = [];
-    for (let i = from; i < to; i++) inputs.push({ key: keys[i], now });
-    return engine.checkMany("r", inputs);
-  };
-const tw = await perKey("tideward bucket (a string of two doubles), default names", fill(memEngine), (i) =>
-  memEngine.redisKey(keys[i], "r"),
-);
-// The unfavourable naming: a hash tag of each user's own, so the name carries the full id.
-const ownTag = new RedisQuotaEngine(ioredisClient(redis), {
-  prefix: "tw:",
-  hashTag: (k) => k.subject,
-  expiryMargin: 3_600_000,
-  timeout: 30_000,
-});
-await ownTag.addLimit(limitSpec({ name: "r", capacity: RATE, refill: 1, window: 3_600_000 }));
-const long = await perKey("tideward bucket, each user its own hash tag (full id)", fill(ownTag), (i) =>
-  ownTag.redisKey(keys[i], "r"),
-);
-const rlfLong = new RateLimiterRedis({ storeClient: redis, points: RATE, duration: 3_600, keyPrefix: "rlf" });
-const rl = await perKey(
-  "rate-limiter-flexible (string counter)",
-  async (from, to) => {
-    const jobs = [];
-    for (let i = from; i < to; i++) jobs.push(consume(rlfLong, names[i]));
-    return Promise.all(jobs);
-  },
-  (i) => `rlf:${names[i]}`,
-);
-console.log(
-  `  → tideward ${tw.usage.toFixed(0)} B a key by MEMORY USAGE (target ≤ 110), ${tw.info.toFixed(0)} B by INFO; rate-limiter-flexible ${rl.usage.toFixed(0)} and ${rl.info.toFixed(0)}`,
-);
-console.log(
-  `  → with the full id in the name, tideward ${long.usage.toFixed(0)} B by MEMORY USAGE, ${long.info.toFixed(0)} B by INFO`,
-);
-console.log(
-  `  (names: tideward "${memEngine.redisKey(keys[123_456], "r")}" and "${ownTag.redisKey(keys[123_456], "r")}", rlf "rlf:u123456"; INFO includes the expiry entry and dict slots every key pays)`,
-);
+if (SECTIONS.has("memory")) {
+  console.log(`\nRedis memory a key, ${N.toLocaleString("en")} keys each holding state (a charge of 1 of ${RATE})`);
+  // Default names: prefix "tw:", the key's scope as its hash tag (so the scope is left out of the id).
+  const memEngine = new RedisQuotaEngine(ioredisClient(redis), {
+    prefix: "tw:",
+    expiryMargin: 3_600_000,
+    timeout: 30_000,
+  });
+  await memEngine.addLimit(limitSpec({ name: "r", capacity: RATE, refill: 1, window: 3_600_000 }));
+  const fill =
+    (engine: RedisQuotaEngine) =>
+    (from: number, to: number): Promise<unknown> => {
+      const now = Date.now();
+      const inputs = [];
+      for (let i = from; i < to; i++) inputs.push({ key: keys[i], now });
+      return engine.checkMany("r", inputs);
+    };
+  const tw = await perKey("tideward bucket (a string of two doubles), default names", fill(memEngine), (i) =>
+    memEngine.redisKey(keys[i], "r"),
+  );
+  // One number of state (a bucket's "full again at" instant, its 64 bits as an integer, which
+  // Redis keeps in the value's object: no allocation of its own), under the same names and expiry.
+  const oneNumber = await perKey(
+    "one number of state (an integer-encoded value), the same names",
+    (from, to) => {
+      const p = redis.pipeline();
+      for (let i = from; i < to; i++)
+        p.set(
+          memEngine.redisKey(keys[i], "r"),
+          String(4_600_000_000_000_000_000n + BigInt(i) * 7_919n),
+          "PX",
+          3_600_000,
+        );
+      return p.exec();
+    },
+    (i) => memEngine.redisKey(keys[i], "r"),
+  );
+  const rlfLong = new RateLimiterRedis({ storeClient: redis, points: RATE, duration: 3_600, keyPrefix: "rlf" });
+  const rl = await perKey(
+    "rate-limiter-flexible, keyed by the user (rlf:u123456)",
+    async (from, to) => {
+      const jobs = [];
+      for (let i = from; i < to; i++) jobs.push(consume(rlfLong, names[i]));
+      return Promise.all(jobs);
+    },
+    (i) => `rlf:${names[i]}`,
+  );
+  const ids = (i: number): string => `t${i % 1_000}:${names[i]}:r`;
+  const rlId = await perKey(
+    "rate-limiter-flexible, keyed by the same identity (rlf:t456:u123456:r)",
+    async (from, to) => {
+      const jobs = [];
+      for (let i = from; i < to; i++) jobs.push(consume(rlfLong, ids(i)));
+      return Promise.all(jobs);
+    },
+    (i) => `rlf:${ids(i)}`,
+  );
+  console.log(
+    `  → by INFO tideward ${(tw.info / rl.info).toFixed(2)}× rlf keyed by the user (target ≤ 1.25), ${(tw.info / rlId.info).toFixed(2)}× keyed by the same identity; one number of state would be ${(oneNumber.info / rl.info).toFixed(2)}× and ${(oneNumber.info / rlId.info).toFixed(2)}×`,
+  );
+  console.log(
+    `  → by MEMORY USAGE tideward ${tw.usage.toFixed(0)} B, one number ${oneNumber.usage.toFixed(0)} B, rlf ${rl.usage.toFixed(0)} and ${rlId.usage.toFixed(0)} B`,
+  );
+  console.log(
+    `  (names: tideward "${memEngine.redisKey(keys[123_456], "r")}", rlf "rlf:u123456" and "rlf:${ids(123_456)}"; INFO includes the expiry entry and dict slots every key pays)`,
+  );
+}
 
 redis.disconnect();
 await server.stop();

@@ -9,6 +9,12 @@
 //   per round, for 15 rounds after a warm-up; each reports its median ns per call, and the median
 //   over rounds of its time divided by the first contender's time in the same round (the machine
 //   is shared, and a ratio taken within one round sees the same load on both sides).
+// - The backends of load and contention get a round of their own: the capacity model tipped into
+//   overload by a dip and dropping abandoned work, behind a network and a client with a timeout,
+//   retries and a deadline (about five events a call: arrival, reach, service, answer, timeout);
+//   and one optimistically-locked resource under a stream of writers retrying until their
+//   deadline. Each against the plain backend in the same round, and in events a second, the
+//   figure the sim's speed target (at least 2 million a second) is stated in.
 // - Then a whole hour of each, once (after the rounds, so warm), for the "an hour of 1 000 calls a
 //   second in under two seconds" claim: wall time, events a second, calls a second.
 // - Beside wall time, each figure's CPU time (process.cpuUsage: this process's threads, the
@@ -17,7 +23,8 @@
 import { Breaker } from "@tideward/breaker";
 import { Bucket } from "@tideward/limiters";
 import { QuotaEngine, QuotaKey, perSecond } from "@tideward/quota-engine";
-import { keys, latency, policy, simulate, traffic } from "@tideward/sim";
+import { Jitter } from "@tideward/backoff";
+import { backends, keys, latency, policy, simulate, traffic } from "@tideward/sim";
 import type { PolicySpec, SimulationOptions } from "@tideward/sim";
 import { seededRandom } from "@tideward/time";
 
@@ -168,6 +175,40 @@ race(
   ],
 );
 
+// The metastable backend: 2 000 calls a second of capacity (40 workers of 20 ms), offered 1 000 a
+// second, service twice as slow for ten seconds of every two minutes; abandoned work is dropped.
+const loaded: Omit<SimulationOptions, "duration" | "traffic"> = {
+  backend: backends.metastable({
+    capacity: 2 * RATE,
+    workers: 40,
+    trigger: { from: 60_000, to: 70_000, latency: 2 },
+    abandoned: "drop",
+  }),
+  network: { request: latency.normal({ mean: 1, sd: 0.2 }), response: latency.normal({ mean: 1, sd: 0.2 }) },
+  client: {
+    timeout: 200,
+    deadline: 1_000,
+    retry: { attempts: Infinity, backoff: { base: 20, cap: 200, jitter: Jitter.full }, budget: {} },
+  },
+  policies: [policy.breaker()],
+};
+// The contention backend: writers arriving at 1 000 a second on one resource, its read→write
+// window half a millisecond, each retrying with full jitter until its deadline.
+const contended: Omit<SimulationOptions, "duration" | "traffic"> = {
+  backend: backends.contention({ window: latency.normal({ mean: 0.5, sd: 0.1 }) }),
+  network: { request: latency.normal({ mean: 1, sd: 0.2 }), response: latency.normal({ mean: 1, sd: 0.2 }) },
+  client: { deadline: 5_000, retry: { attempts: Infinity, backoff: { base: 1, cap: 100, jitter: Jitter.full } } },
+};
+race(`the backends of load and contention: Poisson ${RATE}/s, a network of about 1 ms a leg`, [
+  sim(
+    "@tideward/sim: simulate, metastable backend (dip, drops, timeout, retries to a deadline, budget, breaker)",
+    loaded,
+    poisson,
+  ),
+  sim("@tideward/sim: simulate, contention backend (one resource, retries to a deadline)", contended, poisson),
+  sim("@tideward/sim: simulate, the plain backend, no policy (the simulator's own cost)", { backend }, poisson),
+]);
+
 console.log("\nwhole hours, once each (3.6 million calls, 7.2 million events)");
 hour("@tideward/sim: breaker + bucket", { traffic: poisson, backend, policies: breakerAndBucket });
 hour(`@tideward/sim: quota engine, ${KEYS.toLocaleString("en")} Zipf keys`, {
@@ -175,6 +216,11 @@ hour(`@tideward/sim: quota engine, ${KEYS.toLocaleString("en")} Zipf keys`, {
   backend,
   policies: quota,
 });
+hour("@tideward/sim: metastable backend, network, client with deadline and budget, breaker", {
+  traffic: poisson,
+  ...loaded,
+});
+hour("@tideward/sim: contention backend, network, retries to a deadline", { traffic: poisson, ...contended });
 hour("@tideward/sim: breaker + bucket, invariants checked at every step", {
   traffic: poisson,
   backend,

@@ -3,11 +3,15 @@
 // the lines it prints, so its test reads exactly what a reader sees.
 import { pathToFileURL } from "node:url";
 
-/** One example program: its name on the command line, what it shows, and how to load it. */
+/**
+ * One example program: its name on the command line, what it shows, and how to load it. A
+ * `live` program is handed a printer and prints as it goes (it still returns its lines).
+ */
 interface Program {
   readonly name: string;
   readonly what: string;
-  readonly load: () => Promise<{ main: () => string[] | Promise<string[]> }>;
+  readonly live?: boolean;
+  readonly load: () => Promise<{ main: (print?: (line: string) => void) => string[] | Promise<string[]> }>;
 }
 
 const programs: readonly Program[] = [
@@ -57,6 +61,12 @@ const programs: readonly Program[] = [
     load: () => import("./shedder-http.ts"),
   },
   { name: "time", what: "spans, a manual clock and a deadline running down", load: () => import("./time.ts") },
+  {
+    name: "metrics",
+    what: "a guarded client's OpenTelemetry metrics scraped from Prometheus's /metrics as its breaker opens and closes (about 8 s)",
+    live: true,
+    load: () => import("./metrics.ts"),
+  },
 ];
 
 /** The names a command line asks for, checked against the programs (`all` is every one). */
@@ -98,7 +108,8 @@ async function cli(args: readonly string[]): Promise<void> {
   for (const [i, program] of chosen.entries()) {
     if (chosen.length > 1) console.log(`${i === 0 ? "" : "\n"}── ${program.name}: ${program.what} ──`);
     const { main } = await program.load();
-    for (const line of await main()) console.log(line);
+    if (program.live) await main((line) => console.log(line));
+    else for (const line of await main()) console.log(line);
   }
 }
 

@@ -2,8 +2,9 @@
 // database and then burns 4 ms of CPU synchronously, so one core serves at most ~200 requests
 // a second. A load generator in a child process offers three times that over loopback for two
 // seconds, once with no shedder and once with one fed by LoadSampler's larger-of-CPU-and-event-
-// loop reading; each run is bounded in requests and in time. The lines printed give latency
-// percentiles of the admitted requests and how many were refused with 503.
+// loop reading; each run is bounded in requests and in time. The lines printed give, for each
+// run, the requests offered, admitted, refused with 503 and left without an answer, and the
+// latency percentiles of the admitted ones, then a line on what each column and row means.
 //
 // Why the database wait: a shedder counts calls in flight, from `allow` to `pass`. A handler
 // that is synchronous from start to end is never more than one call in flight, and its queue
@@ -124,13 +125,65 @@ export async function runHttp(run: HttpRun): Promise<HttpResult> {
   }
 }
 
-/** One line of the table: admitted, refused, unanswered, then p50/p90/p99 of the admitted (ms). */
-export function summary(name: string, ok: readonly Answer[], refused: number, lost: number): string {
+/** A row of the table: a run, or the part of one due from `from` ms on. */
+export interface Row {
+  readonly name: string;
+  readonly offered: number;
+  readonly admitted: number;
+  readonly refused: number;
+  /** Offered, neither admitted nor refused: unanswered when the generator stopped waiting, or failed. */
+  readonly lost: number;
+  /** The admitted requests' latencies, ms. */
+  readonly ok: readonly Answer[];
+}
+
+/** The row of a whole run, or of its requests due at `from` ms or later (request i is due at i·1000/rate ms). */
+export function rowOf(name: string, r: HttpResult, rate: number, from = 0): Row {
+  const ok = r.ok.filter(([due]) => due >= from);
+  const refused = r.refused.filter(([due]) => due >= from).length;
+  let offered = 0;
+  for (let i = 0; i < r.sent; i++) if ((i * 1_000) / rate >= from) offered++;
+  return { name, offered, admitted: ok.length, refused, lost: offered - ok.length - refused, ok };
+}
+
+/** One line of the table: offered, admitted, refused, no answer, then p50/p90/p99 of the admitted (ms). */
+export function summary(row: Row): string {
   const ms = (p: number) => {
-    const v = percentile(ok, p);
+    const v = percentile(row.ok, p);
     return (Number.isNaN(v) ? "—" : v.toFixed(0)).padStart(6);
   };
-  return `${name.padEnd(24)} ${String(ok.length).padStart(8)} ${String(refused).padStart(8)} ${String(lost).padStart(9)}  ${ms(50)} ${ms(90)} ${ms(99)}`;
+  const counts = [row.offered, row.admitted, row.refused, row.lost].map((n, i) => String(n).padStart(i === 3 ? 9 : 8));
+  return `${row.name.padEnd(24)}${counts.join(" ")}  ${ms(50)} ${ms(90)} ${ms(99)}`;
+}
+
+/** When the shedder's run is counted again without its start: before its first hot reading it admits everything. */
+const SETTLED = 500;
+
+/** The table and the lines under it that say what each column and row means. */
+export function report(
+  load: Pick<HttpRun, "rate" | "duration" | "count" | "grace">,
+  unloaded: HttpResult,
+  without: HttpResult,
+  shedding: HttpResult,
+): string[] {
+  const rows = [
+    rowOf("unloaded, 50/s", unloaded, 50),
+    rowOf("no shedder", without, load.rate),
+    rowOf("with shedder", shedding, load.rate),
+    rowOf(`  due after ${SETTLED / 1_000} s`, shedding, load.rate, SETTLED),
+  ];
+  return [
+    `${load.count} requests offered at ${load.rate}/s for ${load.duration / 1_000} s over loopback; the server does ~200/s (1 ms wait + 4 ms CPU each)`,
+    `${"run".padEnd(24)} offered admitted  refused no answer     p50    p90    p99`,
+    ...rows.map(summary),
+    "What the columns and rows say (each row: offered = admitted + refused + no answer):",
+    "  admitted         answered 200 by the server",
+    "  refused          answered 503 at once, by the shedder",
+    `  no answer        still unanswered ${load.grace / 1_000} s after the last request was sent (the server's backlog), or failed`,
+    "  p50 p90 p99      latency of the admitted requests, ms, counted from when each was due: time queued counts",
+    "  unloaded, 50/s   a few requests at an easy rate: the latency of a request that does not queue",
+    `  due after ${SETTLED / 1_000} s  the shedder's run without its first ${SETTLED / 1_000} s: until its first hot CPU reading it admits everything, and those requests queue`,
+  ];
 }
 
 /** The lines of a whole comparison: a few requests at an easy rate, then `load` without and with a shedder. */
@@ -140,18 +193,7 @@ export async function compareRuns(
   const unloaded = await runHttp({ shed: false, rate: 50, duration: 400, count: 20, grace: 1_000 });
   const without = await runHttp({ shed: false, ...load });
   const shedding = await runHttp({ shed: true, ...load });
-  // The shedder needs a hot reading before it refuses: the calls let in before then queue up.
-  const settled = shedding.ok.filter(([due]) => due >= 500);
-  const row = (name: string, r: HttpResult) => summary(name, r.ok, r.refused.length, r.unanswered + r.failed);
-  const lines = [
-    `${load.count} requests offered at ${load.rate}/s for ${load.duration / 1_000} s over loopback; the server does ~200/s (1 ms wait + 4 ms CPU each)`,
-    `${"run".padEnd(24)} admitted  refused  no answer     p50    p90    p99  (ms, admitted requests)`,
-    row("unloaded, 50/s", unloaded),
-    row("no shedder", without),
-    row("with shedder", shedding),
-    summary("  due after 0.5 s", settled, shedding.refused.filter(([due]) => due >= 500).length, 0),
-  ];
-  return { lines, unloaded, without, shedding };
+  return { lines: report(load, unloaded, without, shedding), unloaded, without, shedding };
 }
 
 /** Returns the lines this example prints: under ten seconds of real traffic. */

@@ -109,6 +109,7 @@ const jitters: [string, string][] = [
 
 export const breakerScenario: Scenario = {
   id: "breaker",
+  tab: "Breaker",
   title: "Breaker under an outage",
   blurb:
     "A backend whose failure rate follows the schedule below. tideward's adaptive breaker (refuses a fraction that grows with the failures) next to a classic breaker (opens after consecutive failures, half-opens after a fixed time), on the same traffic and the same backend.",
@@ -140,6 +141,7 @@ export const breakerScenario: Scenario = {
 
 export const shedderScenario: Scenario = {
   id: "shedder",
+  tab: "Shedder",
   title: "Shedder under rising load",
   blurb:
     "Offered load ramps past what the server can do. A server with a number of workers and a queue turns load into latency and a CPU reading; the same server with and without tideward's shedder in front.",
@@ -153,6 +155,7 @@ export const shedderScenario: Scenario = {
 
 export const burstScenario: Scenario = {
   id: "burst",
+  tab: "Three quotas",
   title: "Three quotas on bursty traffic",
   blurb:
     "The burst table: one burst of calls every two seconds, straddling a second boundary, offered to a token bucket, a sliding window and a period, all with the same quota a second.",
@@ -200,6 +203,7 @@ export const burstScenario: Scenario = {
 
 export const herdScenario: Scenario = {
   id: "herd",
+  tab: "Backoff",
   title: "Backoff and the herd",
   blurb:
     "Many clients fail together when the backend goes down, and retry with each of the five jitters. A histogram of when the retries land, and the load they put on the backend as it recovers; rigid (no jitter) is the baseline.",
@@ -241,6 +245,7 @@ export const herdScenario: Scenario = {
 
 export const quotaScenario: Scenario = {
   id: "quota",
+  tab: "Quota engine",
   title: "Quota engine: atomic or one after another",
   blurb:
     "An LLM gateway charges each request to three budgets: the user's requests, the tenant's tokens and the model's tokens. Charged as one atomic set a refused request costs nothing; charged one after another, the budgets passed before the refusing one pay for a request that never ran.",
@@ -260,8 +265,12 @@ export const quotaScenario: Scenario = {
   ],
 };
 
+/** A sweep knob the run reads only when that knob is the one swept. */
+const sweeping = (knob: "failure" | "clients") => ({ key: "knob", is: knob }) as const;
+
 export const sweepScenario: Scenario = {
   id: "sweep",
+  tab: "Sweeps",
   title: "Sweeps",
   blurb:
     "One knob swept across its range, a whole run at each point: clients retrying with backoff through tideward's breaker, next to the same clients with no breaker, against a backend of ten workers (500 calls/s) and a queue of a hundred. Success rate, load on the backend and retry amplification against the swept knob.",
@@ -277,10 +286,22 @@ export const sweepScenario: Scenario = {
       "failure",
     ),
     range("sweep", "points", "Points", 3, 41, 1, 11, "runs each"),
-    range("sweep", "failureMax", "Failure rate swept from 0 to", 10, 100, 5, 100, "%"),
-    range("sweep", "clientsMax", "Clients swept from 10 to", 20, 500, 10, 300, "clients"),
-    range("held fixed", "failure", "Failure rate while the clients are swept", 0, 100, 5, 10, "%"),
-    range("held fixed", "clients", "Clients while the failure rate is swept", 1, 500, 1, 100, "clients"),
+    {
+      ...range("sweep", "failureMax", "Failure rate swept from 0 to", 10, 100, 5, 100, "%"),
+      when: sweeping("failure"),
+    },
+    {
+      ...range("sweep", "clientsMax", "Clients swept from 10 to", 20, 500, 10, 300, "clients"),
+      when: sweeping("clients"),
+    },
+    {
+      ...range("held fixed", "failure", "Failure rate while the clients are swept", 0, 100, 5, 10, "%"),
+      when: sweeping("clients"),
+    },
+    {
+      ...range("held fixed", "clients", "Clients while the failure rate is swept", 1, 500, 1, 100, "clients"),
+      when: sweeping("failure"),
+    },
     range("held fixed", "rate", "Calls a client makes", 0.1, 5, 0.1, 1, "calls/s"),
     range("held fixed", "duration", "Simulated time at each point", 10, 120, 10, 60, "s"),
     range("held fixed", "attempts", "Backoff attempts (the first included)", 1, 10, 1, 3, "calls"),
@@ -290,6 +311,7 @@ export const sweepScenario: Scenario = {
 
 export const guardScenario: Scenario = {
   id: "guard",
+  tab: "Guard",
   title: "Guard in front of a server",
   blurb:
     "Many clients, a few of them far busier than the rest (Zipf popularity), offer a load that ramps past what a server of workers can do. @tideward/guard's admission (its shedder reading the server's CPU, a gate on calls in flight, a per-key limit) next to the same admission without the per-key limit and to no policy at all, on the same seed and traffic.",

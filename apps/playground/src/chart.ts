@@ -1,5 +1,9 @@
 // uPlot behind one function: draw a Chart into a container, or redraw it in place when only
 // the numbers changed (a knob moved), which keeps the redraw cheap and the legend where it was.
+// Two choices serve every chart: the legend names the series until the cursor is on the plot,
+// then shows the values under it; and the reference lines (what is offered, a capacity, a
+// threshold: a Series with `dash` and no `side`) are drawn last, as dots, over the lines that
+// may run along them.
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import type { Chart } from "./model.ts";
@@ -25,12 +29,44 @@ function shapeOf(chart: Chart): string {
   ]);
 }
 
+/** A reference line: dotted, on neither side of the comparison (what is offered, a capacity, a threshold). */
+const isReference = (s: Chart["series"][number]): boolean => s.dash === true && s.side === undefined;
+
+/** The series in the order they are drawn: the policies' lines first, the reference lines over them. */
+function drawOrder(chart: Chart): Chart["series"] {
+  return [...chart.series.filter((s) => !isReference(s)), ...chart.series.filter(isReference)];
+}
+
 function data(chart: Chart): uPlot.AlignedData {
-  return [chart.x.values.slice(), ...chart.series.map((s) => s.values.slice())] as uPlot.AlignedData;
+  return [chart.x.values.slice(), ...drawOrder(chart).map((s) => s.values.slice())] as uPlot.AlignedData;
+}
+
+/** A value under the cursor, to a precision that suits its size. */
+function legendValue(v: number | null): string {
+  if (v === null || !Number.isFinite(v)) return "—";
+  const digits = Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2;
+  return v.toLocaleString("en-GB", { maximumFractionDigits: digits });
+}
+
+/** Marks the plot idle (no cursor on it), which the page's style turns into a legend of names alone. */
+function markIdle(u: uPlot): void {
+  u.root.classList.toggle("idle", u.cursor.idx == null);
+}
+
+/** A series' colour: its own, or the palette's by its place in the chart (so drawing order does not change it). */
+function colorOf(chart: Chart, s: Chart["series"][number]): string {
+  return s.color ?? palette[chart.series.indexOf(s) % palette.length] ?? "#374151";
 }
 
 function width(host: HTMLElement): number {
   return Math.max(320, Math.floor(host.clientWidth || 720));
+}
+
+/** A series' dash pattern in canvas pixels: uPlot scales a line's width to the screen's pixel ratio but not its dashes. */
+function dashOf(s: Chart["series"][number]): number[] | undefined {
+  const css = s.side === "baseline" ? [6, 4] : isReference(s) ? [0, 8] : s.dash === true ? [2, 3] : undefined;
+  const ratio = typeof window === "undefined" ? 1 : window.devicePixelRatio || 1;
+  return css?.map((d) => d * ratio);
 }
 
 function options(chart: Chart, w: number): uPlot.Options {
@@ -51,14 +87,18 @@ function options(chart: Chart, w: number): uPlot.Options {
     ],
     legend: { live: true },
     cursor: { drag: { x: false, y: false } },
+    hooks: { setLegend: [markIdle] },
     series: [
-      { label: chart.x.label },
-      ...chart.series.map((s, i) => ({
+      { label: chart.x.label, value: (_u, v: number | null) => legendValue(v) },
+      ...drawOrder(chart).map((s) => ({
         label: s.label,
-        stroke: s.color ?? palette[i % palette.length],
-        width: 2,
-        dash: s.side === "baseline" ? [6, 4] : s.dash === true ? [2, 3] : undefined,
-        fill: bars === undefined ? undefined : `${s.color ?? palette[i % palette.length]}66`,
+        value: (_u: uPlot, v: number | null) => legendValue(v),
+        stroke: colorOf(chart, s),
+        // A reference line is a row of round dots, so that over a line it runs along both show.
+        width: isReference(s) ? 3.5 : 2,
+        cap: isReference(s) ? ("round" as const) : undefined,
+        dash: dashOf(s),
+        fill: bars === undefined ? undefined : `${colorOf(chart, s)}66`,
         paths: bars,
         points: { show: false },
         spanGaps: false,
@@ -78,14 +118,8 @@ export function draw(host: HTMLElement, chart: Chart): uPlot {
   old?.plot.destroy();
   host.replaceChildren();
   const plot = new uPlot(options(chart, width(host)), data(chart), host);
-  drawn.set(host, {
-    plot,
-    shape,
-    legend: chart.series.map((s, i) => ({
-      label: s.label,
-      color: s.color ?? palette[i % palette.length] ?? "#374151",
-    })),
-  });
+  markIdle(plot);
+  drawn.set(host, { plot, shape, legend: drawOrder(chart).map((s) => ({ label: s.label, color: colorOf(chart, s) })) });
   return plot;
 }
 

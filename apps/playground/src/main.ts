@@ -10,7 +10,9 @@ import { formatValue } from "./model.ts";
 import type { Figure, Knob, Outcome, Scenario, Value } from "./model.ts";
 import type { RunAnswer, RunRequest } from "./protocol.ts";
 import { snippetName, toSnippet } from "./snippet.ts";
-import { coerce, decode, hashFor, parseHash } from "./state.ts";
+import { coerce, hashFor, resolve, shown } from "./state.ts";
+import type { Change } from "./state.ts";
+import { withUnit } from "./units.ts";
 
 const worker = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
 
@@ -38,6 +40,7 @@ const blurb = must<HTMLElement>("#blurb");
 const status = must<HTMLElement>("#status");
 const results = must<HTMLElement>("#results");
 const snippet = must<HTMLTextAreaElement>("#snippet");
+const notice = must<HTMLElement>("#notice");
 
 let scenario: Scenario = scenarios[0];
 let params: Record<string, Value> = {};
@@ -96,15 +99,19 @@ function figureCell(f: Figure, unit = true): HTMLElement {
   return el(
     "td",
     { "data-figure": f.id, "data-value": String(f.value), title: f.label },
-    formatValue(f),
-    unit && f.unit !== "" ? ` ${f.unit}` : "",
+    unit ? withUnit(formatValue(f), f.unit) : formatValue(f),
   );
 }
 
 function show(next: Outcome, elapsed: number): void {
   outcome = next;
   const { runs, ms, calls } = next.simulated;
-  status.textContent = `Simulated ${runs === 1 ? "" : `${runs} runs of `}${describe(ms)} of traffic (${calls.toLocaleString("en-GB")} calls offered) in ${Math.max(1, Math.round(elapsed))} ms, in a worker.`;
+  // The calls are those of every run together, which the figures (per run) are not: say so.
+  const offered = withUnit(calls.toLocaleString("en-GB"), "calls");
+  status.textContent =
+    runs === 1
+      ? `Simulated ${describe(ms)} of traffic (${offered} offered) in ${Math.max(1, Math.round(elapsed))} ms, in a worker.`
+      : `Simulated ${runs} runs of ${describe(ms)} of traffic each (${offered} offered in all) in ${Math.max(1, Math.round(elapsed))} ms, in a worker.`;
   const seen = new Set<string>();
   for (const chart of next.charts) {
     seen.add(chart.id);
@@ -190,25 +197,34 @@ function knobControl(knob: Knob): HTMLElement {
     });
     row.append(input);
     if (knob.kind === "range") {
-      const shown = el("output", { for: id, id: `${id}-value` }, `${value}${knob.unit === "" ? "" : ` ${knob.unit}`}`);
+      const shown = el("output", { for: id, id: `${id}-value` }, withUnit(String(value), knob.unit));
       input.setAttribute("aria-valuetext", shown.textContent ?? "");
       row.append(shown);
     } else if (knob.unit !== "") {
-      row.append(el("span", { class: "unit" }, knob.unit));
+      row.append(el("span", { class: "unit" }, withUnit(String(value), knob.unit).replace(/^\S+ /, "")));
     }
   }
   if (knob.help !== undefined) row.append(el("small", { id: helpId }, knob.help));
+  if (knob.when !== undefined) {
+    const by = scenario.knobs.find((k) => k.key === knob.when?.key);
+    const is = by === undefined ? knob.when.is : shown(by, knob.when.is);
+    row.append(el("small", { class: "when" }, `Used only when ${by?.label ?? knob.when.key} is ${is}.`));
+  }
   const onChange = (): void => {
     const next = coerce(knob, input.value);
     if (next === undefined) return; // a half-typed number: wait for the rest
     params[knob.key] = next;
     if (knob.kind === "range") {
-      const text = `${next}${knob.unit === "" ? "" : ` ${knob.unit}`}`;
+      const text = withUnit(String(next), knob.unit);
       const out = row.querySelector("output");
       if (out) out.textContent = text;
       input.setAttribute("aria-valuetext", text);
+    } else if (knob.kind === "number") {
+      const unit = row.querySelector(".unit");
+      if (unit) unit.textContent = withUnit(String(next), knob.unit).replace(/^\S+ /, "");
     }
     history.replaceState(null, "", hashFor(scenario, params));
+    relevance();
     request();
   };
   input.addEventListener("input", onChange);
@@ -220,6 +236,17 @@ function knobControl(knob: Knob): HTMLElement {
   return row;
 }
 
+/** Disables the controls of the knobs this run does not read (a `when` that does not hold), so moving one is not a silent no-op. */
+function relevance(): void {
+  for (const knob of scenario.knobs) {
+    if (knob.when === undefined) continue;
+    const unused = params[knob.when.key] !== knob.when.is;
+    const input = controls.querySelector<HTMLInputElement>(`#knob-${CSS.escape(knob.key)}`);
+    if (input !== null) input.disabled = unused;
+    input?.closest(".knob")?.classList.toggle("unused", unused);
+  }
+}
+
 function renderControls(): void {
   const groups = new Map<string, Knob[]>();
   for (const k of scenario.knobs) groups.set(k.group, [...(groups.get(k.group) ?? []), k]);
@@ -227,14 +254,21 @@ function renderControls(): void {
     ...[...groups].map(([group, knobs]) => el("fieldset", {}, el("legend", {}, group), ...knobs.map(knobControl))),
     el("button", { type: "reset", id: "reset" }, "Reset to defaults"),
   );
+  relevance();
+}
+
+/** Says which of the link's values the page changed, and to what; hidden when it changed none. */
+function tell(changes: readonly Change[]): void {
+  must<HTMLElement>("#notice-list").replaceChildren(...changes.map((c) => el("li", {}, c.said)));
+  notice.hidden = changes.length === 0;
 }
 
 function select(hash: string): void {
-  const { id, query } = parseHash(hash);
-  const found = scenarios.find((s) => s.id === id) ?? scenarios[0];
-  const changed = found.id !== scenario.id || plots.size === 0;
-  scenario = found;
-  params = { ...decode(scenario, query) };
+  const found = resolve(hash, scenarios);
+  const changed = found.scenario.id !== scenario.id || plots.size === 0;
+  scenario = found.scenario;
+  params = { ...found.params };
+  tell(found.changes);
   if (location.hash !== hashFor(scenario, params)) history.replaceState(null, "", hashFor(scenario, params));
   for (const a of nav.querySelectorAll("a")) {
     if (a.dataset.scenario === scenario.id) a.setAttribute("aria-current", "page");
@@ -264,7 +298,13 @@ function download(name: string, blob: Blob): void {
   setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
 }
 
-nav.append(...scenarios.map((s) => el("a", { href: `#${s.id}`, "data-scenario": s.id }, s.title)));
+// The tab carries its name twice, once hidden in bold (see style.css), so it is as wide selected as not.
+nav.append(
+  ...scenarios.map((s) =>
+    el("a", { href: `#${s.id}`, "data-scenario": s.id, "data-tab": s.tab, title: s.title }, s.tab),
+  ),
+);
+must<HTMLButtonElement>("#notice-close").addEventListener("click", () => tell([]));
 controls.addEventListener("submit", (e) => e.preventDefault());
 controls.addEventListener("reset", (e) => {
   e.preventDefault();

@@ -17,6 +17,8 @@ interface KnobBase {
   readonly group: string;
   /** A sentence on what it does, shown as the control's description. */
   readonly help?: string;
+  /** The run reads it only when the select knob `key` has the value `is`; otherwise its control is disabled, saying so. */
+  readonly when?: { readonly key: string; readonly is: string };
 }
 
 /** A number chosen on a slider between `min` and `max` in steps of `step`. */
@@ -58,7 +60,10 @@ export interface Series {
   readonly side?: "tideward" | "baseline";
   /** A CSS colour; the page picks one when left out. */
   readonly color?: string;
-  /** Drawn dashed: what is offered, or a limit, behind what the policies did. */
+  /**
+   * Drawn dotted. Without a `side`, it is a reference line (what is offered, a capacity, a
+   * threshold), drawn over the policies' lines so that one running along it does not hide it.
+   */
   readonly dash?: boolean;
 }
 
@@ -124,6 +129,8 @@ export interface Outcome {
  */
 export interface Scenario {
   readonly id: string;
+  /** The tab's name: a word or two, so the tab row stays one line. */
+  readonly tab: string;
   readonly title: string;
   /** A sentence: what is compared with what. */
   readonly blurb: string;

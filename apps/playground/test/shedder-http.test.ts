@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { percentile, runHttp } from "../examples/shedder-http";
+import { percentile, report, rowOf, runHttp } from "../examples/shedder-http";
 import type { Answer, HttpResult } from "../examples/shedder-http";
 
 // The latencies of the admitted requests of a run, an admitted request left unanswered counted
@@ -31,12 +31,14 @@ describe("example: shedder in front of a node:http server", () => {
   // claims are asserted; the figures vary with the host. The time limit is for a host so loaded
   // that starting the generator alone takes seconds.
   const load = { rate: 400, duration: 1_000, count: 400, grace: 2_000 };
+  let unloaded: HttpResult;
   let without: HttpResult;
   let shedding: HttpResult;
   beforeAll(async () => {
+    unloaded = await runHttp({ shed: false, rate: 50, duration: 400, count: 20, grace: 1_000 });
     without = await runHttp({ shed: false, ...load });
     shedding = await runHttp({ shed: true, ...load });
-  }, 45_000);
+  }, 60_000);
 
   /** The figures of both runs, for a failure message. */
   const seen = (extra: object = {}): string =>
@@ -45,6 +47,28 @@ describe("example: shedder in front of a node:http server", () => {
       shedding: { ...shedding, ok: shedding.ok.length, refused: shedding.refused.length },
       ...extra,
     });
+
+  it("prints a table whose every row adds up, and a line saying what each of its columns and rows means", () => {
+    const lines = report(load, unloaded, without, shedding);
+    expect(lines[1]).toMatch(/^run\s+offered\s+admitted\s+refused\s+no answer\s+p50\s+p90\s+p99$/);
+    const rows = lines.slice(2, 6).map((l) => {
+      const cells = /^(.*?)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s+(\S+)$/.exec(l);
+      expect(cells, l).not.toBeNull();
+      return { name: (cells?.[1] ?? "").trim(), counts: (cells?.slice(2, 6) ?? []).map(Number) };
+    });
+    expect(rows.map((r) => r.name)).toEqual(["unloaded, 50/s", "no shedder", "with shedder", "due after 0.5 s"]);
+    // offered = admitted + refused + no answer, in every row; the whole runs offered what was sent.
+    for (const r of rows)
+      expect(r.counts[0], r.name).toBe((r.counts[1] ?? 0) + (r.counts[2] ?? 0) + (r.counts[3] ?? 0));
+    expect(rows.map((r) => r.counts[0]).slice(0, 3)).toEqual([unloaded.sent, without.sent, shedding.sent]);
+    // The part due after 0.5 s: the requests due then (request i at i·1000/rate ms), and no more admitted or refused than the run.
+    expect(rows[3]?.counts[0]).toBe(Math.max(0, shedding.sent - Math.ceil(0.5 * load.rate)));
+    expect(rowOf("", shedding, load.rate, 500).admitted).toBeLessThanOrEqual(shedding.ok.length);
+    // Under the table, a line for each column past the first and for each row that is not a plain run.
+    const legend = lines.slice(lines.findIndex((l) => l.startsWith("What the columns and rows say")) + 1);
+    const explained = legend.map((l) => /^ {2}(\S.*?)\s{2,}\S/.exec(l)?.[1]);
+    expect(explained).toEqual(["admitted", "refused", "no answer", "p50 p90 p99", "unloaded, 50/s", "due after 0.5 s"]);
+  });
 
   it("refuses some requests with 503 when driven past capacity, and the unprotected server none", (ctx) => {
     expect(without.refused.length, seen()).toBe(0);

@@ -40,6 +40,42 @@ const TABLE = 32;
 const LONGEST_PLAN = 1_000_000;
 const KNOWN = ["base", "factor", "cap", "attempts", "jitter"] as const;
 
+// What other retry libraries call the number of tries, and whether it counts the first one.
+const COUNTS: Readonly<Record<string, "retries" | "attempts">> = {
+  retries: "retries",
+  maxRetries: "retries",
+  retryCount: "retries",
+  attempts: "attempts",
+  times: "attempts",
+  maxAttempts: "attempts",
+  tries: "attempts",
+};
+
+/**
+ * @internal The message for a count of tries given under another library's name (`retries: 3`),
+ * pointing at `attempts` (the first attempt included) and where it goes: `where` wraps the field,
+ * such as `{ attempts: 4 }` or `retry(fn, { backoff: { attempts: 4 } })`, and `field` names it.
+ */
+export function countHint(
+  options: unknown,
+  owner: string,
+  field: string,
+  where: (field: string) => string,
+  known: readonly string[],
+): string | undefined {
+  if (typeof options !== "object" || options === null) return undefined;
+  for (const key of Object.keys(options)) {
+    const kind = COUNTS[key];
+    if (kind === undefined || known.includes(key)) continue;
+    const value = (options as Record<string, unknown>)[key];
+    const n = typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+    const attempts = n === undefined ? "n" : String(kind === "retries" ? n + 1 : n);
+    const example = n === undefined || kind === "attempts" ? "" : ` for ${n} ${n === 1 ? "retry" : "retries"}`;
+    return `${owner} has no option ${JSON.stringify(key)}; the count is ${field}, the first attempt included: ${where(`attempts: ${attempts}`)}${example}`;
+  }
+  return undefined;
+}
+
 const PRESET = { base: 100, factor: 2, cap: 1_000, attempts: 3, jitter: Jitter.spread(0.2) } as const;
 
 /**
@@ -83,6 +119,8 @@ export class Backoff implements BackoffPolicy {
    *   closest there is), a field that is not a number or a jitter that is not one of the five
    */
   constructor(policy?: Partial<BackoffPolicy>) {
+    const count = countHint(policy, "Backoff", "attempts", (f) => `{ ${f} }`, KNOWN);
+    if (count !== undefined) throw new TypeError(count);
     const given = check.options(policy, KNOWN, "Backoff", "policy");
     const base = check.nonNegative(given.base ?? PRESET.base, "Backoff base (ms)");
     const factor = check.finite(given.factor ?? PRESET.factor, "Backoff factor");

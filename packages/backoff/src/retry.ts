@@ -4,7 +4,7 @@
 import { systemClock, systemRandom } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Clock, Deadline, Random, Span } from "@tideward/time";
-import { Backoff, backoff } from "./backoff";
+import { Backoff, backoff, countHint } from "./backoff";
 import type { BackoffPolicy } from "./backoff";
 import type { RetryBudget } from "./budget";
 import { RetryError } from "./retry-error";
@@ -149,6 +149,9 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /** Reads `retry`'s options once and checks every one, so that nothing odd surfaces mid-loop. */
 function plan(options: RetryOptions | undefined): Plan {
+  // retry(fn, { retries: 3 }): the count is the backoff's, not retry's own option.
+  const count = countHint(options, "retry", "the backoff's attempts", (f) => `retry(fn, { backoff: { ${f} } })`, KNOWN);
+  if (count !== undefined) throw new TypeError(count);
   const o = check.options(options, KNOWN, "retry");
   const given = o.backoff ?? backoff;
   const policy = given instanceof Backoff ? given : new Backoff(given);

@@ -67,10 +67,19 @@ const rows: [string, (s: State) => unknown, Expect][] = [
   ],
   [
     "an option nothing like any",
+    () => new Backoff(not({ delays: 5 })),
+    {
+      throws: TypeError,
+      message: 'Backoff has no option "delays"; its options are "base", "factor", "cap", "attempts", "jitter"',
+    },
+  ],
+  [
+    "a count of retries under another library's name",
     () => new Backoff(not({ retries: 5 })),
     {
       throws: TypeError,
-      message: 'Backoff has no option "retries"; its options are "base", "factor", "cap", "attempts", "jitter"',
+      message:
+        'Backoff has no option "retries"; the count is attempts, the first attempt included: { attempts: 6 } for 5 retries',
     },
   ],
   [
@@ -162,6 +171,24 @@ const later: [string, (s: State) => Promise<unknown>, Expect][] = [
     "retry options given as null",
     (s) => retry(failing(s), not(null)),
     { throws: TypeError, message: "retry options must be an object, got null" },
+  ],
+  [
+    "retry's count given as retries, where the backoff's attempts belong",
+    (s) => retry(failing(s), not({ ...sim(s), retries: 3 })),
+    {
+      throws: TypeError,
+      message:
+        'retry has no option "retries"; the count is the backoff\'s attempts, the first attempt included: retry(fn, { backoff: { attempts: 4 } }) for 3 retries',
+    },
+  ],
+  [
+    "retry's count given as attempts, where the backoff's belong",
+    (s) => retry(failing(s), not({ ...sim(s), attempts: 3 })),
+    {
+      throws: TypeError,
+      message:
+        'retry has no option "attempts"; the count is the backoff\'s attempts, the first attempt included: retry(fn, { backoff: { attempts: 3 } })',
+    },
   ],
   [
     "a misspelt retry option",

@@ -1,15 +1,16 @@
 import { Gate } from "@tideward/limiters";
-import type { AtomicReport, LimitSpec, QuotaCharge, QuotaStore } from "@tideward/quota-engine";
+import { limitSpec } from "@tideward/quota-engine";
+import type { AtomicReport, Decision, LimitSpec, QuotaCharge, QuotaStore } from "@tideward/quota-engine";
 import { Shedder } from "@tideward/shedder";
 import type { Shed, Ticket } from "@tideward/shedder";
 import { systemClock } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Clock, Span } from "@tideward/time";
-import { KeyedLimits, checkLimits } from "./limits";
+import { KeyedLimits, MAX_KEY, MAX_LIMITS, checkLimits, keyBytes } from "./limits";
 import type { Limit } from "./limits";
 import { PROBLEM_JSON, problemBody } from "./problem";
 import { LIMIT_FIELD, POLICY_FIELD, limitMember, policyMember, policyName, seconds } from "./ratelimit-fields";
-import { sfInteger } from "./structured";
+import { sfInteger, sfString } from "./structured";
 import type { PolicyState } from "./ratelimit-fields";
 import type { RefusalKind } from "./refusal";
 
@@ -37,6 +38,12 @@ export interface AdmitOptions {
   readonly quota?: QuotaAdmission;
   /** The most client keys with limiter state at once. @defaultValue 100 000 */
   readonly maxKeys?: number;
+  /**
+   * The most bytes the per-key limiters may hold with `maxKeys` keys (each key's string counted at
+   * its longest, 256 code units): a configuration past it is refused at once, saying what it
+   * would hold. A sliding window holds 8 B a unit of quota for every key. @defaultValue 256 MiB
+   */
+  readonly maxBytes?: number;
   /** The `Retry-After` a shedder's or a gate's refusal carries, in milliseconds. @defaultValue 1000 */
   readonly busyRetryAfter?: Span;
   /** Refusals carry an RFC 9457 `application/problem+json` body. @defaultValue false */
@@ -59,6 +66,7 @@ const KNOWN: readonly (keyof AdmitOptions)[] = [
   "limits",
   "quota",
   "maxKeys",
+  "maxBytes",
   "busyRetryAfter",
   "problem",
   "fields",
@@ -172,6 +180,55 @@ function has(value: unknown, method: string): boolean {
   );
 }
 
+/** A byte count for a message: `37.3 GiB`. */
+function size(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let n = bytes;
+  let u = 0;
+  while (n >= 1_024 && u < units.length - 1) {
+    n /= 1_024;
+    u++;
+  }
+  return `${u === 0 ? n : n.toFixed(1)} ${units[u]}`;
+}
+
+/**
+ * Milliseconds until a quota-engine charge's limit has one unit more than `remaining` (the
+ * units it has, the request not charged), 0 when it is whole, from the charge's decision. For a
+ * fixed window that is its end; a bucket and a GCRA flow regain a unit each `window / refill` ms,
+ * so it is the time until whole (`resetAfter`) less the units still missing after that one.
+ * The decision of a charge in a set that did not commit describes the state after its cost, and
+ * the same difference holds there: both readings move by the cost's time together.
+ */
+function nextUnit(spec: LimitSpec, kind: QuotaCharge["kind"], d: Decision, remaining: number): number {
+  if (kind === "window") return remaining < spec.capacity ? d.resetAfter : 0;
+  const whole = kind === "gcra" ? spec.burst : spec.capacity;
+  if (remaining >= whole) return 0;
+  const wait = d.resetAfter - ((whole - d.remaining - 1) * spec.window) / spec.refill;
+  return wait > 0 ? wait : 0;
+}
+
+/** Whether a store's answer has the shape of an {@link AtomicReport} for `n` charges. */
+function isReport(r: unknown, n: number): r is AtomicReport {
+  if (typeof r !== "object" || r === null) return false;
+  const report = r as AtomicReport;
+  return (
+    typeof report.allowed === "boolean" &&
+    typeof report.retryAfter === "number" &&
+    Array.isArray(report.decisions) &&
+    report.decisions.length === n &&
+    (report.decisions as unknown[]).every(
+      (d: unknown): d is Decision =>
+        typeof d === "object" &&
+        d !== null &&
+        typeof (d as Decision).allowed === "boolean" &&
+        typeof (d as Decision).remaining === "number" &&
+        typeof (d as Decision).retryAfter === "number" &&
+        typeof (d as Decision).resetAfter === "number",
+    )
+  );
+}
+
 /** The `q` and `w` a quota-engine limit advertises, by the algorithm its charge runs. */
 function quotaFigures(spec: LimitSpec, kind: QuotaCharge["kind"]): { quota: number; window: number } {
   if (kind === "window") return { quota: spec.capacity, window: spec.window };
@@ -219,10 +276,20 @@ export function admit(options?: AdmitOptions): Admission {
   if (has(o.gate, "enter")) gate = o.gate as Gate;
   else if (o.gate !== undefined) gate = new Gate(check.integer(o.gate, "admit gate (requests in flight)", 1));
   const maxKeys = o.maxKeys === undefined ? 100_000 : check.integer(o.maxKeys, "admit maxKeys", 1);
-  const keyed =
-    o.limits === undefined || o.limits.length === 0
-      ? undefined
-      : new KeyedLimits(checkLimits(o.limits, "admit"), maxKeys);
+  const maxBytes = o.maxBytes === undefined ? 2 ** 28 : check.positive(o.maxBytes, "admit maxBytes");
+  const checked = o.limits === undefined ? [] : checkLimits(o.limits, "admit", start);
+  if (checked.length > 0) {
+    // Refused before anything is allocated: what maxKeys keys would hold at most.
+    const perKey = keyBytes(checked);
+    if (perKey * maxKeys > maxBytes) {
+      const big = checked.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+      const which = `limits[${checked.indexOf(big)}], ${big.kind === "sliding" ? `a sliding window of quota ${big.quota} (8 B a unit)` : `a ${big.kind}`}, ${big.bytes} B`;
+      throw new RangeError(
+        `admit limits hold up to ${perKey} B a key (${which}); at maxKeys ${maxKeys} that is ${size(perKey * maxKeys)}, past maxBytes (${size(maxBytes)}): lower maxKeys to ${Math.floor(maxBytes / perKey)} or less, lower the quota, or raise maxBytes`,
+      );
+    }
+  }
+  const keyed = checked.length === 0 ? undefined : new KeyedLimits(checked, maxKeys);
   const busy =
     o.busyRetryAfter === undefined ? 1_000 : check.nonNegative(o.busyRetryAfter, "admit busyRetryAfter (ms)");
   const problem = o.problem ?? false;
@@ -247,9 +314,26 @@ export function admit(options?: AdmitOptions): Admission {
       throw new TypeError(
         `admit quota.limits must be the LimitSpecs the charges name, got ${check.describe(q.limits)}`,
       );
+    if (q.limits.length > MAX_LIMITS)
+      throw new RangeError(
+        `admit quota.limits must be at most ${MAX_LIMITS} (every response carries a member of each), got ${q.limits.length}`,
+      );
     specs = new Map();
-    for (const [i, spec] of (q.limits as LimitSpec[]).entries())
-      specs.set(policyName(spec?.name, `admit quota.limits[${i}].name`), spec);
+    for (const [i, given] of (q.limits as LimitSpec[]).entries()) {
+      const path = `admit quota.limits[${i}]`;
+      policyName((given as Partial<LimitSpec> | undefined)?.name, `${path}.name`);
+      let spec: LimitSpec;
+      try {
+        spec = limitSpec(given);
+      } catch (e) {
+        const m = (e as Error).message.replace(/^(?:LimitSpec|limitSpec) /, "");
+        throw e instanceof TypeError
+          ? new TypeError(`${path}: ${m}`, { cause: e })
+          : new RangeError(`${path}: ${m}`, { cause: e });
+      }
+      if (specs.has(spec.name)) throw new RangeError(`${path}.name ${JSON.stringify(spec.name)} is used twice`);
+      specs.set(spec.name, spec);
+    }
   }
 
   const refuse = (
@@ -265,7 +349,8 @@ export function admit(options?: AdmitOptions): Admission {
     ticket?.fail();
     if (entered) gate?.leave();
     // A copy: the fields may be the ones admitted requests share.
-    const all = retryAfter < Infinity ? [...fields, ["Retry-After", String(seconds(retryAfter))] as const] : fields;
+    // Whole seconds as an Integer is written (no exponent, however long the wait).
+    const all = retryAfter < Infinity ? [...fields, ["Retry-After", sfInteger(seconds(retryAfter))] as const] : fields;
     const body = problem
       ? problemBody(status, violated, retryAfter)
       : status === 429
@@ -301,7 +386,8 @@ export function admit(options?: AdmitOptions): Admission {
   // builds no string and no array.
   const limits = keyed?.limits ?? [];
   const keyedPolicy = limits.map((l) => policyMember({ ...l, remaining: 0, reset: 0 })).join(", ");
-  const keyedPrefix = limits.map((l) => `${policyMember({ ...l, remaining: 0, reset: 0 }).split(";")[0]};r=`);
+  // The member's start, written as limitMember writes it: the name as a String, then `r`.
+  const keyedPrefix = limits.map((l) => `${sfString(l.name)};r=`);
   const remainingScratch = new Float64Array(limits.length);
   const resetScratch = new Float64Array(limits.length);
   const members = limits.map(() => new Map<number, string>());
@@ -340,34 +426,53 @@ export function admit(options?: AdmitOptions): Admission {
   };
 
   const afterQuota = (
-    report: AtomicReport,
+    report: unknown,
     charges: readonly QuotaCharge[],
     before: readonly Field[] | undefined,
-    violated: string[],
     ticket: Ticket | undefined,
     entered: boolean,
   ): Verdict => {
-    // One member per limit name: the most restrictive of its charges.
-    const byName = new Map<string, PolicyState>();
+    if (!isReport(report, charges.length))
+      throw new TypeError(
+        `admit quota.store.checkAtomic answered ${check.describe(report)}, not an AtomicReport for ${charges.length} charges`,
+      );
+    // One member per limit name: the most restrictive of its charges, a refusing one first.
+    const byName = new Map<string, PolicyState & { refused: boolean }>();
+    const violated: string[] = [];
     for (const [i, c] of charges.entries()) {
       const d = report.decisions[i];
       const spec = specs?.get(c.limit);
-      if (d === undefined || spec === undefined) continue;
+      if (spec === undefined) continue;
       const { quota: q, window: w } = quotaFigures(spec, c.kind);
+      const refused = !d.allowed && d.reason !== "not_committed";
       // A charge that fit in a set that did not commit reports what would have remained; what
       // remains is that plus its cost, since nothing was charged.
       const remaining = d.reason === "not_committed" ? d.remaining + c.cost : Math.max(0, d.remaining);
-      const reset =
-        remaining === 0 ? (d.retryAfter > 0 && d.retryAfter < Infinity ? d.retryAfter : d.resetAfter) : d.resetAfter;
+      // Until more quota: for a refusing charge, until its cost fits; else one unit more.
+      const reset = refused ? d.retryAfter : nextUnit(spec, c.kind, d, remaining);
       const prev = byName.get(c.limit);
-      if (prev === undefined || remaining < prev.remaining)
-        byName.set(c.limit, { name: c.limit, quota: q, window: w, remaining, reset });
-      if (!d.allowed && d.reason !== "not_committed" && !violated.includes(c.limit)) violated.push(c.limit);
+      if (
+        prev === undefined ||
+        (refused && (!prev.refused || reset > prev.reset)) ||
+        (!prev.refused && !refused && remaining < prev.remaining)
+      )
+        byName.set(c.limit, { name: c.limit, quota: q, window: w, remaining, reset, refused });
+      if (refused && !violated.includes(c.limit)) violated.push(c.limit);
+    }
+    let wait = 0;
+    if (!report.allowed) {
+      // A refusal whose wait the store does not know (0) is told to come back after busyRetryAfter.
+      wait = report.retryAfter > 0 ? report.retryAfter : busy;
+      let longest: (PolicyState & { refused: boolean }) | undefined;
+      for (const m of byName.values()) if (m.refused && (longest === undefined || m.reset > longest.reset)) longest = m;
+      // Retry-After is the t of the policy that refused longest: the set's own wait when that is later.
+      if (longest !== undefined && !(longest.reset >= wait)) byName.set(longest.name, { ...longest, reset: wait });
+      else if (longest !== undefined) wait = longest.reset;
     }
     const states = [...byName.values()];
     const fields = fieldsOf(states);
     if (before !== undefined) fields.unshift(...before);
-    if (!report.allowed) return refuse(429, "quota", report.retryAfter, fields, violated, ticket, entered);
+    if (!report.allowed) return refuse(429, "quota", wait, fields, violated, ticket, entered);
     const shown =
       show === "always" ||
       (show === "low" && (before !== undefined || states.some((p) => p.remaining * 10 <= p.quota)));
@@ -385,8 +490,11 @@ export function admit(options?: AdmitOptions): Admission {
     );
   };
 
-  const checkOne = (key = "", cost = 1): Verdict | Promise<Verdict> => {
+  // Everything after the shedder's ticket and the gate's place were taken runs under one guard:
+  // whatever throws (a store, a charges function, a store's answer), both are given back first.
+  const checkOne = (key: string, cost: number): Verdict | Promise<Verdict> => {
     const now = clock();
+    if (typeof now !== "number" || now - now !== 0) check.finite(now, "admit clock()");
     let ticket: Ticket | undefined;
     if (shedder !== undefined) {
       ticket = shedder.allow(now, (load as () => number)());
@@ -397,53 +505,70 @@ export function admit(options?: AdmitOptions): Admission {
       entered = gate.enter();
       if (!entered) return refuse(503, "gate", busy, [], [], ticket, false);
     }
-    let fields: readonly Field[] | undefined;
-    if (keyed !== undefined) {
-      if (violatedScratch.length > 0) violatedScratch.length = 0;
-      const wait = keyed.charge(key, now, cost, remainingScratch, resetScratch, violatedScratch);
-      if (wait >= 0) return refuse(429, "rate", wait, keyedFields(), [...violatedScratch], ticket, entered);
-      if (show === "always" || (show === "low" && keyedLow())) fields = keyedFields();
-    }
-    if (quota !== undefined) {
-      const violated: string[] = [];
-      const charges = quota.charges(key, cost);
-      let report: AtomicReport | PromiseLike<AtomicReport>;
-      try {
-        report = quota.store.checkAtomic(charges, now);
-      } catch (e) {
-        ticket?.fail();
-        if (entered) gate?.leave();
-        throw e;
+    try {
+      let fields: readonly Field[] | undefined;
+      if (keyed !== undefined) {
+        if (violatedScratch.length > 0) violatedScratch.length = 0;
+        const wait = keyed.charge(key, now, cost, remainingScratch, resetScratch, violatedScratch);
+        if (wait >= 0) return refuse(429, "rate", wait, keyedFields(), [...violatedScratch], ticket, entered);
+        if (show === "always" || (show === "low" && keyedLow())) fields = keyedFields();
       }
-      if (typeof (report as PromiseLike<AtomicReport>).then === "function") {
-        return Promise.resolve(report).then(
-          (r) => afterQuota(r, charges, fields, violated, ticket, entered),
-          (e: unknown) => {
-            ticket?.fail();
-            if (entered) gate?.leave();
-            throw e;
-          },
-        );
+      if (quota !== undefined) {
+        const charges = quota.charges(key, cost);
+        if (!Array.isArray(charges))
+          throw new TypeError(`admit quota.charges answered ${check.describe(charges)}, not an array of charges`);
+        const report = quota.store.checkAtomic(charges, now) as unknown;
+        if (typeof (report as PromiseLike<AtomicReport> | null)?.then === "function") {
+          const t = ticket;
+          const e = entered;
+          return Promise.resolve(report).then(
+            (r) => {
+              try {
+                return afterQuota(r, charges, fields, t, e);
+              } catch (error) {
+                t?.fail();
+                if (e) gate?.leave();
+                throw error;
+              }
+            },
+            (error: unknown) => {
+              t?.fail();
+              if (e) gate?.leave();
+              throw error;
+            },
+          );
+        }
+        return afterQuota(report, charges, fields, ticket, entered);
       }
-      return afterQuota(report as AtomicReport, charges, fields, violated, ticket, entered);
+      return new Answer(
+        true,
+        200,
+        fields ?? NO_FIELDS,
+        undefined,
+        0,
+        undefined,
+        undefined,
+        ticket,
+        entered ? gate : undefined,
+        clock,
+      );
+    } catch (error) {
+      ticket?.fail();
+      if (entered) gate?.leave();
+      throw error;
     }
-    return new Answer(
-      true,
-      200,
-      fields ?? NO_FIELDS,
-      undefined,
-      0,
-      undefined,
-      undefined,
-      ticket,
-      entered ? gate : undefined,
-      clock,
-    );
   };
 
   return {
-    check: (key, cost) => {
-      if (cost !== undefined && !(Number.isSafeInteger(cost) && cost >= 1))
+    check: (key = "", cost = 1) => {
+      if (typeof key !== "string")
+        throw new TypeError(`admit check key must be a string, got ${typeof key} ${check.describe(key)}`);
+      // Its state is kept under it: a key is bounded as the bytes of maxBytes assume.
+      if (keyed !== undefined && key.length > MAX_KEY)
+        throw new RangeError(
+          `admit check key must be at most ${MAX_KEY} characters (hash a longer identity), got ${key.length}`,
+        );
+      if (!(Number.isSafeInteger(cost) && cost >= 1))
         throw new RangeError(`admit check cost must be a whole number from 1, got ${check.describe(cost)}`);
       return checkOne(key, cost);
     },

@@ -17,7 +17,7 @@ import type { Timers } from "./timers";
 export interface Hedge {
   /** How long an attempt may run before the next hedge starts, in milliseconds; 0 or more. */
   readonly delay: Span;
-  /** The most hedges per round on top of its first attempt, a whole number from 1. @defaultValue 1 */
+  /** The most hedges per round on top of its first attempt, a whole number from 1 to 100. @defaultValue 1 */
   readonly max?: number;
 }
 
@@ -137,6 +137,9 @@ export interface GuardOptions<R = unknown> {
   readonly timers?: Timers;
 }
 
+/** The most hedges a round may start: each is an attempt in flight at once. */
+const MAX_HEDGES = 100;
+
 /** Every option name, for the "did you mean" of a misspelt one. */
 export const GUARD_OPTIONS: readonly (keyof GuardOptions)[] = [
   "deadline",
@@ -167,6 +170,8 @@ export const GUARD_OPTIONS: readonly (keyof GuardOptions)[] = [
 
 /** The options checked once, with every default in place: what a guard runs on. */
 export interface Resolved<R> {
+  /** How errors name the guard: `"guard"`, `"guardFetch"`. */
+  readonly owner: string;
   readonly deadline: number;
   readonly timeout: number;
   readonly bucket: Bucket | undefined;
@@ -229,6 +234,62 @@ function isObject(value: unknown): value is object {
 }
 
 /**
+ * A primitive's error message with its own name swapped for the path the user typed:
+ * `Backoff cap (ms) must be …` under `guard retry` reads `guard retry.cap (ms) must be …`, and
+ * `Breaker has no option "windw" …` reads `guard breaker has no option "windw" …`.
+ */
+function renamed(message: string, path: string, names: readonly string[]): string {
+  for (const name of names) {
+    if (!message.startsWith(`${name} `)) continue;
+    const rest = message.slice(name.length + 1);
+    if (rest.startsWith("has no option")) return `${path} ${rest}`;
+    const whole = /^(?:policy|options) (must be .*)$/s.exec(rest);
+    if (whole !== null) return `${path} ${whole[1]}`;
+    return `${path}.${rest}`;
+  }
+  return message;
+}
+
+/**
+ * Builds a primitive from fields the user gave under `path`, so that its checks (written once,
+ * in the primitive) name that path rather than the primitive: `names` are how the primitive's
+ * messages begin.
+ */
+function under<T>(path: string, names: readonly string[], make: () => T): T {
+  try {
+    return make();
+  } catch (e) {
+    if (!(e instanceof TypeError || e instanceof RangeError)) throw e;
+    const message = renamed(e.message, path, names);
+    if (message === e.message) throw e;
+    throw e instanceof TypeError ? new TypeError(message, { cause: e }) : new RangeError(message, { cause: e });
+  }
+}
+
+/** User timers behind a guard: `clear`, `ref` and `unref` that throw are ignored (see the README). */
+function sturdy(t: Timers): Timers {
+  const set = t.set.bind(t);
+  const clear = t.clear.bind(t);
+  const ref = typeof t.ref === "function" ? t.ref.bind(t) : undefined;
+  const unref = typeof t.unref === "function" ? t.unref.bind(t) : undefined;
+  const quiet =
+    (f: (handle: unknown) => void) =>
+    (handle: unknown): void => {
+      try {
+        f(handle);
+      } catch {
+        // A timer that cannot be cleared fires into state that ignores it.
+      }
+    };
+  return {
+    set,
+    clear: quiet(clear),
+    ref: ref === undefined ? undefined : quiet(ref),
+    unref: unref === undefined ? undefined : quiet(unref),
+  };
+}
+
+/**
  * Checks every option once and fills in the defaults, building the primitives given as fields.
  *
  * @throws TypeError for an unknown option (naming the closest known one), a field of the wrong
@@ -238,10 +299,14 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
   const o = check.options(given, GUARD_OPTIONS, owner);
   const clock = fn<Clock>(o.clock, "clock") ?? systemClock;
   const random = fn<Random>(o.random, "random") ?? systemRandom;
-  const timers = o.timers ?? realTimers;
-  if (!isObject(timers) || typeof timers.set !== "function" || typeof timers.clear !== "function") {
-    throw new TypeError(`${owner} timers must have set(fn, ms) and clear(handle), got ${check.describe(timers)}`);
+  const givenTimers = o.timers;
+  if (
+    givenTimers !== undefined &&
+    (!isObject(givenTimers) || typeof givenTimers.set !== "function" || typeof givenTimers.clear !== "function")
+  ) {
+    throw new TypeError(`${owner} timers must have set(fn, ms) and clear(handle), got ${check.describe(givenTimers)}`);
   }
+  const timers = givenTimers === undefined ? realTimers : sturdy(givenTimers);
   const now = check.finite(clock(), `${owner} clock()`);
 
   let bucket: Bucket | undefined;
@@ -250,7 +315,11 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
     if (!isObject(o.bucket))
       throw new TypeError(`${owner} bucket must be a Bucket or { rate, burst }, got ${check.describe(o.bucket)}`);
     const b = check.options(o.bucket, ["rate", "burst"], `${owner} bucket`);
-    bucket = new Bucket(b.rate as number, { burst: b.burst, now });
+    if (b.rate === undefined)
+      throw new TypeError(
+        `${owner} bucket.rate (tokens per second) is missing: a bucket given as fields is { rate, burst }, such as { rate: 5, burst: 2 }`,
+      );
+    bucket = under(`${owner} bucket`, ["Bucket"], () => new Bucket(b.rate as number, { burst: b.burst, now }));
   }
   const maxWait = o.maxWait === undefined ? 0 : check.nonNegative(o.maxWait, `${owner} maxWait (ms)`);
 
@@ -259,7 +328,8 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
   else if (o.breaker !== undefined) {
     if (!isObject(o.breaker))
       throw new TypeError(`${owner} breaker must be a Breaker or Sre fields, got ${check.describe(o.breaker)}`);
-    breaker = new Breaker(o.breaker as Partial<Sre>, now);
+    const fields = o.breaker as Partial<Sre>;
+    breaker = under(`${owner} breaker`, ["Breaker", "Sre"], () => new Breaker(fields, now));
   }
 
   let gate: Gate | undefined;
@@ -271,7 +341,8 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
   else if (o.shedder !== undefined) {
     if (!isObject(o.shedder))
       throw new TypeError(`${owner} shedder must be a Shedder or Shed fields, got ${check.describe(o.shedder)}`);
-    shedder = new Shedder(o.shedder as Partial<Shed>, now);
+    const fields = o.shedder as Partial<Shed>;
+    shedder = under(`${owner} shedder`, ["Shedder", "Shed"], () => new Shedder(fields, now));
   }
   const load = fn<() => number>(o.load, "load");
   if (shedder !== undefined && load === undefined) {
@@ -285,7 +356,8 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
   else if (o.retry !== undefined) {
     if (!isObject(o.retry))
       throw new TypeError(`${owner} retry must be a Backoff or backoff fields, got ${check.describe(o.retry)}`);
-    backoff = new Backoff(o.retry);
+    const fields = o.retry;
+    backoff = under(`${owner} retry`, ["Backoff"], () => new Backoff(fields));
   }
   const attempts = backoff?.attempts ?? 1;
 
@@ -295,8 +367,14 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
     if (!isObject(o.hedge))
       throw new TypeError(`${owner} hedge must be { delay, max }, got ${check.describe(o.hedge)}`);
     const h = check.options(o.hedge, ["delay", "max"], `${owner} hedge`);
-    hedgeDelay = check.nonNegative(h.delay, `${owner} hedge delay (ms)`);
-    hedgeMax = h.max === undefined ? 1 : check.integer(h.max, `${owner} hedge max`, 1);
+    if (h.delay === undefined)
+      throw new TypeError(`${owner} hedge.delay (ms) is missing: hedging is { delay, max }, such as { delay: 50 }`);
+    hedgeDelay = check.nonNegative(h.delay, `${owner} hedge.delay (ms)`);
+    hedgeMax = h.max === undefined ? 1 : check.integer(h.max, `${owner} hedge.max`, 1);
+    if (hedgeMax > MAX_HEDGES)
+      throw new RangeError(
+        `${owner} hedge.max must be at most ${MAX_HEDGES} (each hedge is one more attempt in flight at once), got ${hedgeMax}`,
+      );
   }
 
   let budget: RetryBudget | undefined;
@@ -306,7 +384,8 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
       throw new TypeError(
         `${owner} budget must be a RetryBudget, Budget fields or false, got ${check.describe(o.budget)}`,
       );
-    budget = new RetryBudget((o.budget ?? {}) as Partial<Budget>, now);
+    const fields = (o.budget ?? {}) as Partial<Budget>;
+    budget = under(`${owner} budget`, ["RetryBudget"], () => new RetryBudget(fields, now));
   }
 
   const over = o.overMaxRetryAfter ?? "give-up";
@@ -314,6 +393,7 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
     throw new TypeError(`${owner} overMaxRetryAfter must be "cap" or "give-up", got ${check.describe(over)}`);
 
   return Object.freeze({
+    owner,
     deadline: limit(o.deadline, `${owner} deadline (ms)`),
     timeout: limit(o.timeout, `${owner} timeout (ms)`),
     bucket,

@@ -1,3 +1,4 @@
+import { check } from "@tideward/time/internal";
 import { isSfString, sfInteger, sfString } from "./structured";
 
 /**
@@ -47,12 +48,21 @@ export function limitMember(p: PolicyState): string {
   return `${sfString(p.name)};r=${sfInteger(p.remaining)};t=${sfInteger(seconds(p.reset))}`;
 }
 
-/** Checks a policy name once, at construction: a String may hold printable ASCII only. */
+/** The longest policy name, in characters: a name is sent in every field of every response. */
+export const MAX_POLICY_NAME = 256;
+
+/**
+ * Checks a policy name once, at construction: a name that can be sent is one a structured-field
+ * String can hold (printable ASCII, `"` and `\` escaped as the writer escapes them), so every
+ * field written with it parses, whatever else it holds (`;`, `,`, `=`).
+ */
 export function policyName(name: unknown, what: string): string {
   if (typeof name !== "string" || name.length === 0 || !isSfString(name)) {
     throw new TypeError(
-      `${what} must be a non-empty string of printable ASCII (it is sent as a structured-field String), got ${JSON.stringify(name)}`,
+      `${what} must be a non-empty string of printable ASCII (it is sent as a structured-field String), got ${typeof name === "string" ? JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}…` : name) : check.describe(name)}`,
     );
   }
+  if (name.length > MAX_POLICY_NAME)
+    throw new RangeError(`${what} must be at most ${MAX_POLICY_NAME} characters, got ${name.length}`);
   return name;
 }

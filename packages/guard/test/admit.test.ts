@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { admit, PROBLEM_JSON, PROBLEM_TYPES, RATELIMIT_DRAFT } from "@tideward/guard";
 import type { Field, Verdict } from "@tideward/guard";
 import { QuotaEngine, QuotaKey, charge, limitSpec, perSecond } from "@tideward/quota-engine";
-import type { QuotaStore } from "@tideward/quota-engine";
+import type { AtomicReport, QuotaCharge, QuotaStore } from "@tideward/quota-engine";
 import { Gate } from "@tideward/limiters";
 import { Shedder } from "@tideward/shedder";
 import { ManualClock } from "@tideward/time";
@@ -28,7 +28,7 @@ describe.each(STARTS)("admit with the clock at %d", (start) => {
     expect(RATELIMIT_DRAFT).toBe("draft-ietf-httpapi-ratelimit-headers-11");
   });
 
-  it("advertises each policy and the issue's numbers: 50 of 100 left, 30 s until the bucket is full", () => {
+  it("advertises each policy: 50 of 100 left, and t=1 (a unit is back in 0.6 s, not the 30 s until whole)", () => {
     const clock = new ManualClock(start);
     const a = admit({ clock: clock.now, limits: [{ name: "burst", quota: 100, window: 60_000 }] });
     let v = sync(a.check("alice"));
@@ -36,7 +36,7 @@ describe.each(STARTS)("admit with the clock at %d", (start) => {
     expect(v.allowed).toBe(true);
     expect(v.status).toBe(200);
     expect(policies(field(v.headers, "RateLimit-Policy"))).toEqual([{ name: "burst", q: 100, w: 60 }]);
-    expect(limits(field(v.headers, "RateLimit"))).toEqual([{ name: "burst", r: 50, t: 30 }]);
+    expect(limits(field(v.headers, "RateLimit"))).toEqual([{ name: "burst", r: 50, t: 1 }]);
     expect(field(v.headers, "Retry-After")).toBeNull();
   });
 
@@ -247,6 +247,175 @@ describe.each(STARTS)("admit with the clock at %d", (start) => {
   });
 });
 
+describe.each(STARTS)("admit gives back what a request took, whatever throws, with the clock at %d", (start) => {
+  const spec = perSecond("api", 5);
+  const engine = new QuotaEngine();
+  engine.addLimit(spec);
+  const charges = (key: string) => [charge(new QuotaKey("s", key, "r"), "api")];
+  const stores: readonly (readonly [string, (real: QuotaStore) => Pick<QuotaStore, "checkAtomic">, string])[] = [
+    [
+      "answers null",
+      () => ({ checkAtomic: () => null as never }),
+      "admit quota.store.checkAtomic answered null, not an AtomicReport for 1 charges",
+    ],
+    [
+      "answers a promise of null",
+      () => ({ checkAtomic: () => Promise.resolve(null as never) }),
+      "admit quota.store.checkAtomic answered null, not an AtomicReport for 1 charges",
+    ],
+    [
+      "answers decisions of the wrong length",
+      (real) => ({ checkAtomic: (c, now) => ({ ...(real.checkAtomic(c, now) as AtomicReport), decisions: [] }) }),
+      "admit quota.store.checkAtomic answered [object Object], not an AtomicReport for 1 charges",
+    ],
+    [
+      "throws",
+      () => ({
+        checkAtomic: () => {
+          throw new Error("store down");
+        },
+      }),
+      "store down",
+    ],
+    ["rejects", () => ({ checkAtomic: () => Promise.reject(new Error("store down")) }), "store down"],
+  ];
+  it.each(stores)(
+    "a store that %s: the request rejects, naming it, and the gate and the shedder hold nothing",
+    async (_, make, message) => {
+      const gate = new Gate(1);
+      const shedder = new Shedder({}, start);
+      const clock = new ManualClock(start);
+      const a = admit({
+        clock: clock.now,
+        gate,
+        shedder,
+        load: () => 0,
+        quota: { store: make(engine) as QuotaStore, limits: [spec], charges },
+      });
+      for (let i = 0; i < 3; i++) {
+        const error = await (async () => a.check("u"))().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect((error as Error).message).toBe(message);
+        expect([gate.held, shedder.flying]).toEqual([0, 0]);
+      }
+    },
+  );
+
+  it("a quota refusal whose wait the store does not know carries busyRetryAfter, not Retry-After: 0", () => {
+    const clock = new ManualClock(start);
+    const unknown = {
+      checkAtomic: (c: readonly QuotaCharge[], now: number) => {
+        const r = engine.checkAtomic(c, now);
+        return {
+          ...r,
+          allowed: false,
+          committed: false,
+          retryAfter: 0,
+          decisions: r.decisions.map((d) => ({ ...d, allowed: false, reason: "key_limit", retryAfter: 0 })),
+        };
+      },
+    } as Pick<QuotaStore, "checkAtomic"> as QuotaStore;
+    const a = admit({ clock: clock.now, busyRetryAfter: 2_500, quota: { store: unknown, limits: [spec], charges } });
+    const v = sync(a.check("u"));
+    expect([v.status, v.retryAfter, field(v.headers, "Retry-After")]).toEqual([429, 2_500, "3"]);
+    expect(limits(field(v.headers, "RateLimit"))[0].t).toBe(3);
+  });
+
+  it("a charges function that throws or answers no array: the same", () => {
+    const gate = new Gate(1);
+    for (const [fn, message] of [
+      [
+        () => {
+          throw new Error("bad charges");
+        },
+        "bad charges",
+      ],
+      [() => "nope", 'admit quota.charges answered "nope", not an array of charges'],
+    ] as const) {
+      const a = admit({ gate, quota: { store: engine, limits: [spec], charges: fn as never } });
+      expect(() => a.check("u")).toThrow(message);
+      expect(gate.held).toBe(0);
+    }
+  });
+
+  it("a clock that reads NaN at a request is named, and the gate place is given back", () => {
+    const gate = new Gate(1);
+    let reads = 0;
+    const a = admit({
+      clock: () => (reads++ === 0 ? start : Number.NaN),
+      gate,
+      limits: [{ name: "l", quota: 5, window: 1_000 }],
+    });
+    expect(() => a.check("k")).toThrow("admit clock() must be a finite number, got NaN");
+    expect(gate.held).toBe(0);
+  });
+
+  it("a key that is not a string, or longer than its state is sized for, is refused before anything is taken", () => {
+    const gate = new Gate(1);
+    const a = admit({ gate, limits: [{ name: "l", quota: 5, window: 1_000 }] });
+    expect(() => a.check(42 as never)).toThrow("admit check key must be a string, got number 42");
+    expect(() => a.check("k".repeat(257))).toThrow(
+      "admit check key must be at most 256 characters (hash a longer identity), got 257",
+    );
+    expect([gate.held, a.keys]).toEqual([0, 0]);
+  });
+});
+
+describe("admit: per-key state is bounded by bytes, refused before anything is allocated", () => {
+  it("a sliding quota of 50 000 at the default maxKeys would hold 38 GiB: refused, saying so and what fits", () => {
+    expect(() => admit({ limits: [{ name: "s", quota: 50_000, window: 60_000, kind: "sliding" }] })).toThrow(
+      "admit limits hold up to 400952 B a key (limits[0], a sliding window of quota 50000 (8 B a unit), 400280 B); at maxKeys 100000 that is 37.3 GiB, past maxBytes (256.0 MiB): lower maxKeys to 669 or less, lower the quota, or raise maxBytes",
+    );
+    const fits = admit({ maxKeys: 669, limits: [{ name: "s", quota: 50_000, window: 60_000, kind: "sliding" }] });
+    expect(sync(fits.check("k")).allowed).toBe(true);
+    expect(
+      admit({ maxBytes: 2 ** 36, limits: [{ name: "s", quota: 50_000, window: 60_000, kind: "sliding" }] }).keys,
+    ).toBe(0);
+  });
+
+  it("the defaults hold a bucket and a sliding window of a hundred for 100 000 keys", () => {
+    expect(() =>
+      admit({
+        limits: [
+          { name: "b", quota: 100, window: 1_000 },
+          { name: "s", quota: 100, window: 60_000, kind: "sliding" },
+        ],
+      }),
+    ).not.toThrow();
+  });
+
+  it("a period charges any cost in one step: a cost of 10^15 against a quota of 10^15 leaves none", () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const a = admit({ clock: clock.now, limits: [{ name: "bytes", quota: 1e15, window: 86_400_000, kind: "period" }] });
+    expect(limits(field(sync(a.check("k", 1e15)).headers, "RateLimit"))).toEqual([{ name: "bytes", r: 0, t: 86_400 }]);
+    expect(sync(a.check("k")).status).toBe(429);
+  });
+
+  it("at most 16 policies, each a member of every response's two fields; a wait past 15 digits is held to the largest Integer", () => {
+    const many = Array.from({ length: 17 }, (_, i) => ({ name: `l${i}`, quota: 1, window: 1_000 }));
+    expect(() => admit({ limits: many })).toThrow(
+      "admit limits must be at most 16 policies (every response carries a member of each), got 17",
+    );
+    const a = admit({ gate: 1, busyRetryAfter: 1e300 });
+    sync(a.check());
+    expect(field(sync(a.check()).headers, "Retry-After")).toBe("999999999999999");
+  });
+
+  it("a sliding quota above 2^24 is refused at construction, not at every request", () => {
+    expect(() =>
+      admit({
+        maxKeys: 1,
+        maxBytes: 2 ** 40,
+        limits: [{ name: "s", quota: 2 ** 24 + 1, window: 1_000, kind: "sliding" }],
+      }),
+    ).toThrow(
+      "admit limits[0].quota must be at most 16777216 for a sliding window (2^24 stamps, 8 B each), got 16777217",
+    );
+  });
+});
+
 describe("admit: bad options", () => {
   it.each([
     [{ gate: -1 }, RangeError, /gate/],
@@ -270,6 +439,22 @@ describe("admit: bad options", () => {
     [{ shedder: {} }, TypeError, /needs a load/],
     [{ gat: 3 }, TypeError, /did you mean "gate"/],
     [{ maxKeys: 0 }, RangeError, /maxKeys/],
+    [{ maxBytes: 0 }, RangeError, /admit maxBytes must be above 0, got 0/],
+    [
+      { limits: [{ name: "a", quota: 1, window: 1e-9 }] },
+      RangeError,
+      /admit limits\[0\]\.window \(ms\) must be at least 0.0625/,
+    ],
+    [
+      { limits: [{ name: "a", quota: 1, window: 2 ** 45 }] },
+      RangeError,
+      /admit limits\[0\]\.window \(ms\) must be at most/,
+    ],
+    [
+      { quota: { store: new QuotaEngine(), limits: [{ name: "q", capacity: 0 }], charges: () => [] } },
+      RangeError,
+      /^admit quota\.limits\[0\]: capacity of "q" must be a whole number of at least 1, got 0$/,
+    ],
     [{ busyRetryAfter: -5 }, RangeError, /busyRetryAfter/],
     [{ problem: "yes" }, TypeError, /problem/],
     [{ quota: { store: {}, limits: [], charges: () => [] } }, TypeError, /QuotaStore/],

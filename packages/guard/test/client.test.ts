@@ -234,6 +234,39 @@ describe("timers on the real clock", () => {
   });
 });
 
+describe("guardFetch: the response a caller gets is never one it discarded", () => {
+  const later = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  // "/hold" answers after 60 ms, holding its gate place; anything else fails at once with a body.
+  const stand = async (input: string | URL | Request): Promise<Response> => {
+    if ((input instanceof Request ? input.url : input.toString()).endsWith("/hold")) {
+      await later(60);
+      return new Response("held");
+    }
+    return new Response("boom", { status: 500 });
+  };
+  const retry = { attempts: 2, base: 1, cap: 1 };
+  it.each([
+    ["the bucket", { bucket: { rate: 1, burst: 1 }, retry }],
+    [
+      "the breaker",
+      { breaker: new Breaker({ protection: 0, probe: Infinity }, systemClock()), random: () => 0, retry },
+    ],
+    ["the gate, held by another call", { gate: 1, retry: { attempts: 2, base: 30, cap: 30 } }],
+    ["the deadline", { deadline: 50, retry: { attempts: 2, base: 100, cap: 100 } }],
+    ["the budget", { budget: { ratio: 0, minPerSecond: 0 }, retry }],
+  ] as const)("a retry refused by %s answers the 500 with its body unread", async (_, options) => {
+    const f = guardFetch(stand, options);
+    const answer = f("http://backend.test/fail");
+    // For the gate: the first attempt has failed and its retry waits 30 ms; another call takes the place.
+    await later(5);
+    const held = "gate" in options ? f("http://backend.test/hold") : undefined;
+    const res = await answer;
+    expect([res.status, res.bodyUsed]).toEqual([500, false]);
+    expect(await res.text()).toBe("boom");
+    expect(await held?.then((r) => r.text())).toBe(held === undefined ? undefined : "held");
+  });
+});
+
 describe("guardFetch against a real server", () => {
   it("counts 5xx and network errors as failures, 4xx not, and returns a final 5xx as a response", async () => {
     const outcomes: string[] = [];
@@ -295,6 +328,13 @@ describe("guardFetch against a real server", () => {
     const res = await cap(`${backend.url}/429/seconds/30?id=${id}x`);
     expect(res.status).toBe(429); // still limited after the capped wait
     expect(Date.now() - t1).toBeGreaterThanOrEqual(95);
+  });
+
+  it("a retry refused at admission answers the last response unread, its body whole", async () => {
+    const f = guardFetch(fetch, { bucket: { rate: 1, burst: 1 }, retry: { attempts: 2, base: 1, cap: 1 } });
+    const res = await f(`${backend.url}/fail`);
+    expect([res.status, res.bodyUsed]).toEqual([500, false]);
+    expect(await res.text()).toBe("500");
   });
 
   it("stops at the caller's signal", async () => {

@@ -106,6 +106,71 @@ describe.each([0, 1_700_000_000_123.375])("guard invariants with the clock at %d
   );
 
   it(
+    "discard sees exactly the results no caller gets, each once, and never the one a caller gets",
+    { timeout: 60_000 },
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          policies,
+          fc.array(fc.array(behaviour, { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 6 }),
+          fc.integer({ min: 0, max: 400 }),
+          async (p, scripts, abortAt) => {
+            const s = new Scheduler(t0);
+            const produced: string[] = [];
+            const discarded: string[] = [];
+            let n = 0;
+            const options: GuardOptions<string> = {
+              clock: s.now,
+              timers: s,
+              random: () => 0.5,
+              gate: new Gate(p.gate),
+              breaker: new Breaker({}, t0),
+              bucket: new Bucket(p.rate, { burst: 2, now: t0 }),
+              maxWait: p.maxWait,
+              deadline: p.deadline ?? (p.timeout === undefined && !p.signal ? 600 : undefined),
+              timeout: p.timeout,
+              retry: p.attempts > 1 ? { attempts: p.attempts, base: 10, cap: 40 } : undefined,
+              hedge: p.hedge,
+              // A result the guard may retry: "fail" answers a value that counts as a failure.
+              isFailure: (error, result) => error !== undefined || result?.startsWith("bad") === true,
+              discard: (r) => void discarded.push(r),
+            };
+            const g = guard((a, script: readonly Behaviour[]) => {
+              const b = script[(a.attempt - 1) % script.length];
+              if (b.kind === "throw") throw new Error("thrown");
+              if (b.kind === "refuse") return Promise.reject(new Refusal("quota", 5));
+              if (b.kind === "hang") return new Promise<string>(() => undefined);
+              const value = `${b.kind === "answer" ? "ok" : "bad"}:${n++}`;
+              return new Promise<string>((resolve) =>
+                s.set(() => {
+                  produced.push(value);
+                  resolve(value);
+                }, b.after),
+              );
+            }, options);
+            const controller = new AbortController();
+            if (p.signal) s.set(() => controller.abort(new Error("caller")), abortAt);
+            const got: unknown[] = [];
+            const calls = scripts.map((script) =>
+              (p.signal ? g.run({ signal: controller.signal }, script) : g(script)).then(
+                (v) => got.push(v),
+                (e: unknown) => got.push(e),
+              ),
+            );
+            await s.run();
+            await Promise.all(calls);
+            await s.settle();
+            const returned = got.filter((v): v is string => typeof v === "string");
+            for (const v of returned) expect(discarded).not.toContain(v);
+            expect([...discarded].sort()).toEqual(produced.filter((v) => !returned.includes(v)).sort());
+          },
+        ),
+        { numRuns: 100, interruptAfterTimeLimit: 20_000 },
+      );
+    },
+  );
+
+  it(
     "a listener changes nothing: a guard of a bucket and a breaker answers, refuses and records alike with one and without",
     { timeout: 60_000 },
     async () => {

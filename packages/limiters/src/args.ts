@@ -78,3 +78,35 @@ export function refillBound(rate: number, amount: number, what: string, unit: st
 
 /** The largest burst or quota a limiter takes: 2^53 − 1, below which whole counts are exact. */
 export const MAX_COUNT = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The error for a limiter's options given where its first number goes, as other libraries take
+ * them (`new Bucket({ rate: 5, burst: 5 })`): it says the order and writes the call the caller
+ * meant, from the fields it was given. Nothing when `value` is not an object.
+ *
+ * @param value - what was passed first
+ * @param name - the class, such as `"Bucket"`
+ * @param first - the field the first argument is, such as `"rate"`
+ * @param second - the second argument's fields, in order, or `undefined` when the second is an options object
+ * @param options - the fields of its options object
+ */
+export function positional(
+  value: unknown,
+  name: string,
+  first: string,
+  second: string | undefined,
+  options: readonly string[],
+): void {
+  if (typeof value !== "object" || value === null) return;
+  const fields = value as Record<string, unknown>;
+  const shown = (k: string, fallback: string): string => (typeof fields[k] === "number" ? String(fields[k]) : fallback);
+  const rest = options.filter((k) => fields[k] !== undefined).map((k) => `${k}: ${check.describe(fields[k])}`);
+  const args = [shown(first, first)];
+  if (second !== undefined) args.push(shown(second, second));
+  if (rest.length > 0) args.push(`{ ${rest.join(", ")} }`);
+  const order =
+    second === undefined ? `the ${first} first and its options second` : `the ${first} first and the ${second} second`;
+  throw new TypeError(
+    `${name} takes ${order}: new ${name}(${args.join(", ")}), got ${Array.isArray(value) ? "an array" : "an object"} as the ${first}`,
+  );
+}

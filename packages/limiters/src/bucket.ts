@@ -1,5 +1,5 @@
 import { check } from "@tideward/time/internal";
-import { MAX_COUNT, badCost, badNow, instant, refillBound } from "./args";
+import { MAX_COUNT, badCost, badNow, instant, positional, refillBound } from "./args";
 import { bucketFits, bucketFull, bucketLevel, bucketReady, bucketWhole, slackOf } from "./formulas";
 import { MAX_INSTANT, until } from "./grid";
 import type { RateLimit } from "./rate-limit";
@@ -72,11 +72,14 @@ export class Bucket {
    *   reading within ±2^45 ms; TypeError when one is not a number or `options` is not an object
    */
   constructor(rate: number, options?: BucketOptions) {
+    positional(rate, "Bucket", "rate", undefined, OPTIONS);
     const given = check.options(options, OPTIONS, "Bucket");
     this.rate = check.positive(rate, "Bucket rate (tokens per second)");
     const burst = given.burst === undefined ? rate : check.positive(given.burst, "Bucket burst (tokens)");
     if (burst > MAX_COUNT)
-      throw new RangeError(`Bucket burst (tokens) must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`);
+      throw new RangeError(
+        `Bucket burst (tokens)${given.burst === undefined ? ", which is the rate when left out," : ""} must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`,
+      );
     this.burst = burst < 1 ? 1 : burst;
     refillBound(this.rate, this.burst, "Bucket rate (tokens per second)", "burst");
     this.#perMs = rate / 1_000;

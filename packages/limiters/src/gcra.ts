@@ -1,6 +1,6 @@
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
-import { MAX_COUNT, badCost, badNow, refillBound } from "./args";
+import { MAX_COUNT, badCost, badNow, positional, refillBound } from "./args";
 import { gcraFits, gcraLead, gcraReady, gcraRest, gcraWhole, slackOf } from "./formulas";
 import { MAX_INSTANT, until } from "./grid";
 import type { RateLimit } from "./rate-limit";
@@ -82,10 +82,14 @@ export class Gcra {
    *   TypeError when one is not a number or `options` is not an object
    */
   constructor(rate: number, options?: GcraOptions) {
+    positional(rate, "Gcra", "rate", undefined, OPTIONS);
     const given = check.options(options, OPTIONS, "Gcra");
     this.rate = check.positive(rate, "Gcra rate (per second)");
     const burst = given.burst === undefined ? rate : check.positive(given.burst, "Gcra burst");
-    if (burst > MAX_COUNT) throw new RangeError(`Gcra burst must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`);
+    if (burst > MAX_COUNT)
+      throw new RangeError(
+        `Gcra burst${given.burst === undefined ? ", which is the rate when left out," : ""} must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`,
+      );
     this.burst = burst < 1 ? 1 : burst;
     refillBound(this.rate, this.burst, "Gcra rate (per second)", "burst");
     this.interval = 1_000 / rate;

@@ -1,6 +1,6 @@
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
-import { MAX_COUNT, badNow, span } from "./args";
+import { MAX_COUNT, badNow, positional, span } from "./args";
 import { windowCount, windowEnd, windowFits } from "./formulas";
 import { MAX_INSTANT, until } from "./grid";
 import type { RateLimit } from "./rate-limit";
@@ -74,6 +74,7 @@ export class Period {
    *   boolean or `options` not an object
    */
   constructor(quota: number, period: Span, options?: PeriodOptions) {
+    positional(quota, "Period", "quota", "period", OPTIONS);
     const given = check.options(options, OPTIONS, "Period");
     this.quota = check.integer(quota, "Period quota", 1);
     if (this.quota > MAX_COUNT)

@@ -1,6 +1,6 @@
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
-import { badNow, span } from "./args";
+import { badNow, positional, span } from "./args";
 import { slidingFallenOut as fallenOut } from "./formulas";
 import { MAX_INSTANT, until } from "./grid";
 import type { RateLimit } from "./rate-limit";
@@ -63,6 +63,7 @@ export class Sliding {
    *   infinite or outside 2^-4 to 2^44 ms; TypeError when one is not a number
    */
   constructor(quota: number, window: Span) {
+    positional(quota, "Sliding", "quota", "window", []);
     this.quota = check.integer(quota, "Sliding quota", 1);
     if (this.quota > MAX_SLIDING_QUOTA)
       throw new RangeError(

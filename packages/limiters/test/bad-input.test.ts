@@ -157,6 +157,51 @@ describe("bad input, table-driven: the exact error, and no state changed", () =>
   const reads = { burst: 0 };
   const cases: [name: string, run: (l: Limiters) => unknown, expected: Expected][] = [
     [
+      "a Bucket's options given first, as other libraries take them",
+      () => new Bucket(any({ rate: 5, burst: 5 })),
+      {
+        throws: TypeError,
+        message:
+          "Bucket takes the rate first and its options second: new Bucket(5, { burst: 5 }), got an object as the rate",
+      },
+    ],
+    [
+      "a Gcra's options given first, without a rate",
+      () => new Gcra(any({ burst: 2 })),
+      {
+        throws: TypeError,
+        message:
+          "Gcra takes the rate first and its options second: new Gcra(rate, { burst: 2 }), got an object as the rate",
+      },
+    ],
+    [
+      "a Sliding window's numbers given as one object",
+      () => new Sliding(any({ quota: 10, window: 60_000 }), any(undefined)),
+      {
+        throws: TypeError,
+        message:
+          "Sliding takes the quota first and the window second: new Sliding(10, 60000), got an object as the quota",
+      },
+    ],
+    [
+      "a Period's numbers and options given as one object",
+      () => new Period(any({ quota: 100, period: 3_600_000, align: true }), any(undefined)),
+      {
+        throws: TypeError,
+        message:
+          "Period takes the quota first and the period second: new Period(100, 3600000, { align: true }), got an object as the quota",
+      },
+    ],
+    [
+      "a rate too large to be the burst it leaves out",
+      () => new Bucket(1e308),
+      {
+        throws: RangeError,
+        message:
+          "Bucket burst (tokens), which is the rate when left out, must be at most 9007199254740991 (2^53 − 1), got 1e+308",
+      },
+    ],
+    [
       "a misspelt Bucket option",
       () => new Bucket(50, any({ brust: 10 })),
       { throws: TypeError, message: 'Bucket has no option "brust"; did you mean "burst"?' },

@@ -183,9 +183,9 @@ export class ChargeSets {
         this.#slots[i] = this.#slots[p];
       } else {
         const table = limit.tables[kind];
-        const slot = table?.find(this.#keys[i]);
-        this.#slots[i] = slot ?? -1;
-        if (table === undefined || slot === undefined) {
+        const slot = table === undefined ? -1 : table.find(this.#keys[i]);
+        this.#slots[i] = slot;
+        if (table === undefined || slot < 0) {
           amount = freshAmount(kind, limit.rule);
           instant = freshInstant(kind, t);
         } else {
@@ -248,7 +248,7 @@ export class ChargeSets {
       const known = this.#slots[i];
       // A key new to the table may have been given a slot by an earlier charge of this set.
       let slot = known >= 0 && !this.#reclaimed ? known : table.find(this.#keys[i]);
-      if (slot === undefined) {
+      if (slot < 0) {
         slot = space.place(table, this.#keys[i]);
         if (grown === undefined) grown = [table];
         else if (!grown.includes(table)) grown.push(table);
@@ -283,8 +283,8 @@ export class ChargeSets {
       }
       const kind = this.#kinds[i] as Kind;
       const table = limit.tables[kind];
-      const slot = table?.find(this.#keys[i]);
-      if (table === undefined || slot === undefined)
+      const slot = table === undefined ? -1 : table.find(this.#keys[i]);
+      if (table === undefined || slot < 0)
         decide(kind, limit.rule, freshAmount(kind, limit.rule), freshInstant(kind, t), t, total);
       else decide(kind, limit.rule, table.data[slot * STRIDE], table.data[slot * STRIDE + 1], t, total);
       if (step.passAt > worst) worst = step.passAt;

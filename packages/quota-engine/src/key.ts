@@ -14,7 +14,9 @@ function part(value: unknown, what: string): string {
 
 let readSlot: (key: QuotaKey) => number;
 let readHash: (key: QuotaKey) => number;
-let writeSlot: (key: QuotaKey, slot: number) => void;
+let readCurrent: (key: QuotaKey, token: object, stamp: number) => boolean;
+let readAge: (key: QuotaKey, token: object, stamp: number) => number;
+let writeSlot: (key: QuotaKey, slot: number, token: object, stamp: number) => void;
 let branded: (value: unknown) => boolean;
 
 /**
@@ -34,9 +36,26 @@ export function cachedSlot(key: QuotaKey): number {
   return readSlot(key);
 }
 
-/** Remembers the slot a table found `key` at (see {@link cachedSlot}). */
-export function cacheSlot(key: QuotaKey, slot: number): void {
-  writeSlot(key, slot);
+/**
+ * Whether the slot `key` remembers was found by the table whose identity is `token` when that
+ * table's stamp was `stamp`: then, if the table's stamp is still `stamp`, the slot is the key's
+ * without reading anything else (see table.ts).
+ */
+export function cachedFor(key: QuotaKey, token: object, stamp: number): boolean {
+  return readCurrent(key, token, stamp);
+}
+
+/**
+ * How far the stamp of the table whose identity is `token` has moved on (to `stamp`) since it
+ * found the slot `key` remembers; Infinity when another table found it.
+ */
+export function cachedAge(key: QuotaKey, token: object, stamp: number): number {
+  return readAge(key, token, stamp);
+}
+
+/** Remembers the slot a table (`token`, at `stamp`) found `key` at (see {@link cachedSlot}). */
+export function cacheSlot(key: QuotaKey, slot: number, token: object, stamp: number): void {
+  writeSlot(key, slot, token, stamp);
 }
 
 /** {@link hashId} of `key.id`, computed once when the key was made. For the engine's tables. */
@@ -81,19 +100,26 @@ export class QuotaKey {
   readonly resource: string;
   /** The stable, collision-free string form: each part prefixed by its length and a colon. */
   readonly id: string;
-  // Where the last table that looked this key up keeps its state: a check with a key object the
-  // caller reuses then skips the Map lookup (its hash, bucket and entry are cache misses at a
-  // million keys). Private, so it is no part of the key's value: not compared, listed or printed.
+  // Where the last table that looked this key up keeps its state, and which table that was at
+  // which stamp: a check with a key object the caller reuses then goes straight to its state, with
+  // no lookup and no read to confirm it (at a million keys each is a cache miss). Private, so it
+  // is no part of the key's value: not compared, listed or printed.
   #slot = -1;
+  #token: object | undefined = undefined;
+  #stamp = -1;
   // hashId(id), for the same tables: computed here once, so a check hashes nothing.
   readonly #hash: number;
 
   static {
     readSlot = (key) => key.#slot;
     readHash = (key) => key.#hash;
+    readCurrent = (key, token, stamp) => key.#stamp === stamp && key.#token === token;
+    readAge = (key, token, stamp) => (key.#token === token ? stamp - key.#stamp : Infinity);
     branded = (value) => typeof value === "object" && value !== null && #slot in value;
-    writeSlot = (key, slot) => {
+    writeSlot = (key, slot, token, stamp) => {
       key.#slot = slot;
+      key.#token = token;
+      key.#stamp = stamp;
     };
   }
 

@@ -10,19 +10,25 @@
 // and a deletion shifts the next few entries back (linear probing, no tombstones), nothing
 // allocated either way.
 //
-// A key object also remembers the slot it was last found at, and `ids` records which id each slot
-// holds, so a check with a key the caller reuses confirms that hint with one read of `ids` beside
-// the read of `data`, without probing at all.
+// A key object also remembers the slot it was last found at, with the table's identity (a token)
+// and its stamp at the time. The stamp changes whenever the table frees a slot, the only way a
+// slot can come to hold another key's state, so while it stands a hint that carries it is the
+// key's slot: a check with a key the caller reuses reads its state and nothing else (at a million
+// keys, reading `ids` to confirm the hint was a cache miss of its own). A hint from before a slot
+// was freed is confirmed by one read of `ids`, and otherwise the key is looked up.
 //
 // Idle keys are dropped by a sweep that walks the slots by index, a few per call, resuming where
 // it stopped: it reads the typed array in order and allocates nothing.
 import { idle } from "./algorithms";
-import { cacheSlot, cachedSlot, hashId, keyHash } from "./key";
+import { cacheSlot, cachedAge, cachedFor, cachedSlot, hashId, keyHash } from "./key";
 import type { QuotaKey } from "./key";
 import type { Kind } from "./kinds";
 import type { Rule } from "./rule";
 
 const FIRST_SLOTS = 64;
+
+/** A table's stamp stays below this (a small integer); reaching it, the table takes a new token. */
+const STAMP_LIMIT = 2 ** 30;
 
 /** Numbers of state per slot, every kind alike: the amount, then the instant. */
 export const STRIDE = 2;
@@ -46,20 +52,37 @@ export class SlotTable {
   #top = 0;
   /** The next slot a sweep examines. */
   #cursor = 0;
+  // This table's identity for the hints keys keep, and its stamp: see the top of this file.
+  #token: object = {};
+  #stamp = 0;
 
+  /**
+   * @param stampLimit - the stamp stays below this; reaching it, the table takes a new token (a
+   *   small integer, so that a key's copy of it stays one; smaller only in tests of the turn)
+   */
   constructor(
     readonly kind: Kind,
     readonly rule: Rule,
+    readonly stampLimit = STAMP_LIMIT,
   ) {}
 
-  /** The slot of `key`, or undefined when it has no state here. */
-  find(key: QuotaKey): number | undefined {
-    const id = key.id;
+  /** The slot of `key`, or -1 when it has no state here. */
+  find(key: QuotaKey): number {
     const hint = cachedSlot(key);
-    if (hint >= 0 && hint < this.#top && this.ids[hint] === id) return hint;
-    const slot = this.#lookup(id, keyHash(key));
-    if (slot < 0) return undefined;
-    cacheSlot(key, slot);
+    return cachedFor(key, this.#token, this.#stamp) ? hint : this.#confirm(key, hint);
+  }
+
+  // The slot of `key`, whose hint is from another table or from before a slot here was freed. The
+  // hint is read (one read of `ids`) only if it is this table's and fewer slots were freed since
+  // than twice the table holds: after that many its slot has most likely been given to another
+  // key, as it has for a key that comes back after its state was dropped, and reading it would be
+  // cache misses for nothing (the slot, and the other key's id to compare) before the lookup. A
+  // hint is never needed for a right answer: the lookup finds any key.
+  #confirm(key: QuotaKey, hint: number): number {
+    const id = key.id;
+    const recent = cachedAge(key, this.#token, this.#stamp) < 2 * this.#top;
+    const slot = recent && this.ids[hint] === id ? hint : this.#lookup(id, keyHash(key));
+    if (slot >= 0) cacheSlot(key, slot, this.#token, this.#stamp);
     return slot;
   }
 
@@ -81,7 +104,7 @@ export class SlotTable {
   /** A slot for `key`, which must not be in the table yet. */
   add(key: QuotaKey): number {
     const slot = this.#insert(key.id, keyHash(key));
-    cacheSlot(key, slot);
+    cacheSlot(key, slot, this.#token, this.#stamp);
     return slot;
   }
 
@@ -153,6 +176,11 @@ export class SlotTable {
     index[hole] = 0;
     this.ids[slot] = undefined;
     this.size--;
+    // Every hint taken before this moment may name this slot: none is trusted unread any more.
+    if (++this.#stamp === this.stampLimit) {
+      this.#stamp = 0;
+      this.#token = {};
+    }
     if (this.#freeCount === this.#free.length) {
       const grown = new Int32Array(this.#free.length * 2);
       grown.set(this.#free);

@@ -17,6 +17,11 @@ export interface RedisDecision extends Decision {
   readonly path: Path;
   /** For a limit in shadow mode, what it would have answered; `allowed` is then always true. */
   readonly shadow: Shadow | undefined;
+  /**
+   * Whether this answer is the stored one of an earlier call with the same request id: its
+   * figures are as of that call, and nothing was charged again. False without a request id.
+   */
+  readonly replayed: boolean;
 }
 
 /** An {@link @tideward/quota-engine#AtomicReport | AtomicReport} of a Redis-backed engine. */
@@ -45,5 +50,6 @@ export class RedisVerdict implements RedisDecision {
     readonly trace: readonly string[],
     readonly path: Path,
     readonly shadow: Shadow | undefined,
+    readonly replayed: boolean,
   ) {}
 }

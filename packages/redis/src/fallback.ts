@@ -30,11 +30,18 @@ export class Fallback {
   readonly #rates: QuotaEngine;
   readonly #windows: QuotaEngine;
   readonly #instances: number;
+  readonly #wait: number;
 
-  constructor(mode: Outage, instances: number) {
+  /**
+   * @param wait - what a closed refusal tells the caller to wait (ms, above 0): the breaker's
+   *   probe interval, the longest before a call is let through to Redis again. A `retryAfter` of
+   *   0 would say the charge passed.
+   */
+  constructor(mode: Outage, instances: number, wait: number) {
     this.#mode = mode;
     this.path = mode;
     this.#instances = instances;
+    this.#wait = wait;
     this.#rates = new QuotaEngine({ sweepStep: 2 });
     this.#windows = new QuotaEngine({ sweepStep: 2 });
   }
@@ -66,7 +73,13 @@ export class Fallback {
     }
     const decisions = charges.map((c, i) => this.#constant(kinds[i], c.limit, c.cost, 0));
     const open = this.#mode === "open";
-    return { allowed: open, committed: open && commit, failedIndex: open ? -1 : 0, retryAfter: 0, decisions };
+    return {
+      allowed: open,
+      committed: open && commit,
+      failedIndex: open ? -1 : 0,
+      retryAfter: open ? 0 : this.#wait,
+      decisions,
+    };
   }
 
   #constant(kind: number, limit: string, cost: number, ceiling: number): Decision {
@@ -76,7 +89,7 @@ export class Fallback {
       reason: open ? "ok" : "exhausted",
       cost,
       remaining: open ? ceiling : 0,
-      retryAfter: 0,
+      retryAfter: open ? 0 : this.#wait,
       resetAfter: 0,
       trace: [
         `${KINDS[kind]} ${limit}: ${open ? "ok (Redis unavailable: failing open)" : "exhausted (Redis unavailable: failing closed)"}`,

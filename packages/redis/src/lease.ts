@@ -1,4 +1,11 @@
+import { badInstant, bucketReady, until } from "@tideward/limiters/math";
+import { costError, isCost, isInstant } from "@tideward/quota-engine/internal";
 import { check } from "@tideward/time/internal";
+import { bytes } from "./bytes";
+import type { Rule } from "./rules";
+import { ANSWERED, FAILED, ScriptError } from "./runner";
+import type { Runner } from "./runner";
+import { lease as leaseScript } from "./scripts";
 
 /** Options of a {@link Lease}. */
 export interface LeaseOptions {
@@ -22,6 +29,41 @@ export type LeaseCall = (
   now: number,
   n: number,
 ) => Promise<{ granted: number; retryAfter: number } | undefined>;
+
+/**
+ * How a lease made by the engine reaches Redis: lease.lua on the bucket at `stateKey`, the same
+ * key and state as the engine's token-bucket checks of `rule`.
+ */
+export function leaseCall(
+  runner: Runner,
+  stateKey: string,
+  rule: Rule,
+  serverClock: boolean,
+  margin: string,
+): LeaseCall {
+  const { capacity, perMs, bucketSlack } = rule.numbers;
+  const [cap, rate] = rule.args[0];
+  return async (op, now, n) => {
+    const outcome = await runner.run(
+      leaseScript,
+      [stateKey],
+      [op === "take" ? "t" : "g", serverClock ? "" : String(now), margin, String(n), cap, rate],
+    );
+    if (outcome.status !== ANSWERED) {
+      if (outcome.status === FAILED && outcome.error instanceof ScriptError) throw outcome.error;
+      return undefined;
+    }
+    const r = bytes(outcome.reply, leaseScript.name, 24);
+    const granted = r.readDoubleLE(0);
+    const tokens = r.readDoubleLE(8);
+    const t = r.readDoubleLE(16);
+    // When a dry bucket holds one token again, from the caller's clock (the in-process formula).
+    const from = serverClock ? t : now;
+    const retryAfter =
+      granted === 0 && op === "take" ? until(from, t, bucketReady(tokens, t, t, 1, perMs, capacity, bucketSlack)) : 0;
+    return { granted, retryAfter };
+  };
+}
 
 /**
  * A slice of a token bucket's global quota, spent in process at in-process speed.
@@ -89,8 +131,13 @@ export class Lease {
    *
    * @param now - the caller's clock, in milliseconds
    * @param cost - tokens, a whole number of at least 1; 1 by default
+   * @throws RangeError or TypeError naming `cost` or `now` when either is malformed (nothing is spent)
    */
   take(now: number, cost = 1): boolean {
+    // Checked on every path, the paying one first: a cost of -1 000 paid from a held slice would
+    // mint a thousand tokens Redis never granted.
+    if (!isCost(cost)) throw costError(cost, "Lease.take cost");
+    if (!isInstant(now)) throw badInstant(now, "Lease.take now");
     const held = this.#held;
     if (held >= cost) {
       const left = held - cost;
@@ -98,8 +145,6 @@ export class Lease {
       if (left < this.#low && this.#pending === undefined) void this.fill(now);
       return true;
     }
-    if (!Number.isSafeInteger(cost) || cost < 1)
-      throw new RangeError(`Lease.take cost must be a whole number of at least 1, got ${check.describe(cost)}`);
     if (this.#pending === undefined) void this.fill(now);
     return false;
   }
@@ -109,8 +154,11 @@ export class Lease {
    * bucket is dry or Redis unreachable). At most one request is in flight; a second call shares it.
    *
    * @param now - the caller's clock, in milliseconds
+   * @returns a promise rejected with a RangeError or TypeError naming `now` when it is not a
+   *   reading within ±2^45 ms (nothing is sent)
    */
   fill(now: number): Promise<number> {
+    if (!isInstant(now)) return Promise.reject(badInstant(now, "Lease.fill now"));
     if (this.#pending !== undefined) return this.#pending;
     const want = this.slice - this.#held;
     if (want <= 0 || now < this.#quietUntil) return Promise.resolve(0);
@@ -140,6 +188,7 @@ export class Lease {
    * @param now - the caller's clock, in milliseconds
    */
   async release(now: number): Promise<number> {
+    if (!isInstant(now)) throw badInstant(now, "Lease.release now");
     await this.#pending;
     const n = this.#held;
     if (n === 0) return 0;

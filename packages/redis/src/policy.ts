@@ -1,5 +1,7 @@
 import { Breaker, sre } from "@tideward/breaker";
 import type { Sre } from "@tideward/breaker";
+import { MAX_SPAN } from "@tideward/limiters/math";
+import { MAX_KEY_PART } from "@tideward/quota-engine";
 import type { QuotaKey } from "@tideward/quota-engine";
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
@@ -113,6 +115,10 @@ export const redisPolicy: RedisPolicy = Object.freeze({
 
 const FIELDS = Object.keys(redisPolicy) as (keyof RedisPolicy)[];
 
+function atMostSpan(ms: number, what: string): void {
+  if (ms > MAX_SPAN) throw new RangeError(`${what} must be at most ${MAX_SPAN} (2^44), got ${check.describe(ms)}`);
+}
+
 /**
  * Lays `policy` over {@link redisPolicy} and checks every field once.
  *
@@ -124,14 +130,17 @@ export function resolvePolicy(policy: Partial<RedisPolicy> | undefined, what: st
   const p = { ...redisPolicy, ...given };
   if (typeof p.prefix !== "string" || /[{}]/.test(p.prefix))
     throw new TypeError(`${what} prefix must be a string without braces, got ${JSON.stringify(p.prefix)}`);
+  if (p.prefix.length > MAX_KEY_PART)
+    throw new RangeError(`${what} prefix must be at most ${MAX_KEY_PART} characters, got ${p.prefix.length}`);
   check.positive(p.timeout, `${what} timeout (ms)`);
   if (p.clock !== "caller" && p.clock !== "redis")
     throw new TypeError(`${what} clock must be "caller" or "redis", got ${JSON.stringify(p.clock)}`);
   if (p.outage !== "fallback" && p.outage !== "open" && p.outage !== "closed")
     throw new TypeError(`${what} outage must be "fallback", "open" or "closed", got ${JSON.stringify(p.outage)}`);
   check.integer(p.instances, `${what} instances`, 1);
-  check.positive(p.requestTtl, `${what} requestTtl (ms)`);
-  check.nonNegative(p.expiryMargin, `${what} expiryMargin (ms)`);
+  // Both become a key's PX: past 2^44 ms (about 557 years) Redis would refuse every write.
+  atMostSpan(check.positive(p.requestTtl, `${what} requestTtl (ms)`), `${what} requestTtl (ms)`);
+  atMostSpan(check.nonNegative(p.expiryMargin, `${what} expiryMargin (ms)`), `${what} expiryMargin (ms)`);
   if (typeof p.hashTag !== "function")
     throw new TypeError(`${what} hashTag must be a function of a QuotaKey, got ${typeof p.hashTag}`);
   if (typeof p.cluster !== "boolean") throw new TypeError(`${what} cluster must be a boolean, got ${typeof p.cluster}`);

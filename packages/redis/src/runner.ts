@@ -30,7 +30,11 @@ const REPLY_ERROR =
   /^(NOSCRIPT|ERR|BUSY|LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|OOM|MOVED|ASK|CROSSSLOT|NOPERM|NOAUTH|WRONGTYPE|NOREPLICAS|MISCONF)\b/;
 
 function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  try {
+    return error instanceof Error ? String(error.message) : String(error);
+  } catch {
+    return "an error that cannot be read";
+  }
 }
 
 /** Whether `error` is the server's error reply, so the command did not run (or failed in full). */
@@ -113,17 +117,48 @@ export class Runner {
   constructor(client: ScriptClient, options: RunnerOptions) {
     this.#client = client;
     this.#timeout = options.timeout;
-    this.#clock = options.clock;
-    this.#roll = options.roll;
+    const clock = options.clock;
+    const roll = options.roll;
+    // The user's clock and dice, read where a throw would escape (a reply's callback, the timer):
+    // a clock that throws or answers other than a number stands still at its last good reading,
+    // and a draw that throws counts as 0, as the breaker counts a draw that is not a number.
+    let last = 0;
+    this.#clock = () => {
+      try {
+        const t = clock();
+        if (typeof t === "number" && t === t) last = t;
+      } catch {
+        // stands still
+      }
+      return last;
+    };
+    this.#roll = () => {
+      try {
+        return roll();
+      } catch {
+        return 0;
+      }
+    };
     this.breaker = new Breaker(options.breaker);
+  }
+
+  /** The policy's clock as read here: a reading that throws or is not a number stands still. */
+  now(): number {
+    return this.#clock();
   }
 
   /** Runs `script` with `keys` and `args`, never waiting longer than the timeout. */
   run(script: LuaScript, keys: readonly string[], args: readonly string[]): Promise<Outcome> {
     const now = this.#clock();
-    const permit = this.breaker.allow(now, this.#roll());
+    const permit = this.breaker.allow(now, this.#roll);
     if (permit === undefined) return Promise.resolve(REFUSED);
-    if (!this.#client.ready()) {
+    let ready: unknown;
+    try {
+      ready = this.#client.ready();
+    } catch {
+      ready = false;
+    }
+    if (ready !== true) {
       permit.fail(now);
       return Promise.resolve(DOWN);
     }
@@ -133,22 +168,45 @@ export class Runner {
     });
     const f = flight as unknown as Flight;
     this.#track(f);
-    // Anonymous handlers, made once a call: the reply, or the error (NOSCRIPT retried with EVAL).
-    this.#client.evalsha(script.sha, keys, args).then(
-      (reply) => f.settle(ANSWERED, reply, undefined),
-      (error) => this.#failed(f, script, keys, args, error),
-    );
+    this.#send(f, script, keys, args, false);
     return promise;
   }
 
-  #failed(flight: Flight, script: LuaScript, keys: readonly string[], args: readonly string[], error: unknown): void {
+  // One send: EVALSHA, or (`again`) the EVAL after a NOSCRIPT, at most once a call: a server or
+  // proxy that answers NOSCRIPT to EVAL too would otherwise be asked in a loop of rejections that
+  // never yields to the timer.
+  #send(f: Flight, script: LuaScript, keys: readonly string[], args: readonly string[], again: boolean): void {
+    let reply: unknown;
+    try {
+      reply = again ? this.#client.eval(script.source, keys, args) : this.#client.evalsha(script.sha, keys, args);
+    } catch (error) {
+      // Thrown before anything could be written: not sent, the outage mode answers.
+      f.settle(UNSENT, undefined, error);
+      return;
+    }
+    if (reply === null || typeof (reply as PromiseLike<unknown> | undefined)?.then !== "function") {
+      f.settle(UNSENT, undefined, new TypeError(`a ScriptClient must answer a promise, got ${typeof reply}`));
+      return;
+    }
+    // Anonymous handlers, made once a call: the reply, or the error (NOSCRIPT retried with EVAL).
+    (reply as PromiseLike<unknown>).then(
+      (r) => f.settle(ANSWERED, r, undefined),
+      (error) => this.#failed(f, script, keys, args, error, again),
+    );
+  }
+
+  #failed(
+    flight: Flight,
+    script: LuaScript,
+    keys: readonly string[],
+    args: readonly string[],
+    error: unknown,
+    again: boolean,
+  ): void {
     if (flight.done) return;
-    if (messageOf(error).startsWith("NOSCRIPT")) {
+    if (!again && messageOf(error).startsWith("NOSCRIPT")) {
       // Not loaded there (a failover, a restart, SCRIPT FLUSH): nothing ran, so EVAL is safe.
-      this.#client.eval(script.source, keys, args).then(
-        (reply) => flight.settle(ANSWERED, reply, undefined),
-        (again) => this.#failed(flight, script, keys, args, again),
-      );
+      this.#send(flight, script, keys, args, true);
       return;
     }
     if (isScriptError(error)) {

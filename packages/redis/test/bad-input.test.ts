@@ -56,6 +56,24 @@ const constructors: Case[] = [
     'RedisQuotaEngine prefix must be a string without braces, got "a{b"',
   ],
   [
+    "a prefix past 1024 characters",
+    () => new RedisQuotaEngine(down, { prefix: "p".repeat(1_025) }),
+    RangeError,
+    "RedisQuotaEngine prefix must be at most 1024 characters, got 1025",
+  ],
+  [
+    "a request ttl past 2^44 ms (every write would fail in Redis)",
+    () => new RedisQuotaEngine(down, { requestTtl: 1e300 }),
+    RangeError,
+    "RedisQuotaEngine requestTtl (ms) must be at most 17592186044416 (2^44), got 1e+300",
+  ],
+  [
+    "an expiry margin past 2^44 ms",
+    () => new RedisBucket(down, "b", 5, { expiryMargin: 2 ** 45 }),
+    RangeError,
+    "RedisBucket expiryMargin (ms) must be at most 17592186044416 (2^44), got 35184372088832",
+  ],
+  [
     "a timeout of 0",
     () => new RedisQuotaEngine(down, { timeout: 0 }),
     RangeError,
@@ -387,7 +405,25 @@ const calls: [name: string, run: (e: RedisQuotaEngine) => unknown, throws: Error
     "an empty request id",
     (e) => e.checkTokenBucket(alice, "req", 200, 1, { requestId: "" }),
     TypeError,
-    'requestId must be a non-empty string, got ""',
+    'requestId must be a non-empty string of at most 1024 characters, got ""',
+  ],
+  [
+    "a request id past 1024 characters",
+    (e) => e.checkWindow(alice, "req", 200, 1, { requestId: "r".repeat(1_025) }),
+    RangeError,
+    "requestId must be a non-empty string of at most 1024 characters, got 1025 characters",
+  ],
+  [
+    "a misspelt request id option (it would charge a retry twice)",
+    (e) => e.checkGcra(alice, "req", 200, 1, any({ requestID: "r-1" })),
+    TypeError,
+    'RedisQuotaEngine.checkGcra has no option "requestID"; did you mean "requestId"?',
+  ],
+  [
+    "call options that are not an object",
+    (e) => e.checkTokenBucket(alice, "req", 200, 1, any("r-1")),
+    TypeError,
+    'RedisQuotaEngine.checkTokenBucket options must be an object, got string "r-1"',
   ],
   [
     "a lease on an unknown limit",
@@ -472,6 +508,12 @@ const rejections: [
     (e) => e.checkMany("req", [{ key: alice, now: 1e20 }]),
     RangeError,
     `inputs[0].now ${NOW_BOUND}`,
+  ],
+  [
+    "a charge set with a misspelt request id option",
+    (e) => e.checkAtomic([charge(alice, "req")], 200, any({ requestid: "r-1" })),
+    TypeError,
+    'RedisQuotaEngine.checkAtomic has no option "requestid"; did you mean "requestId"?',
   ],
   [
     "a hierarchical check of cost 0",

@@ -114,3 +114,104 @@ withRedis("the Redis engine against the in-process engine", () => {
     });
   }
 });
+
+// Keys that expire mid-trace on Redis's clock: with a short margin and quiet spells longer than
+// a limit takes to be fresh again, Redis drops keys between calls while the in-process engine
+// sweeps its idle ones, and every decision after must still be the same. The callers' clock runs
+// with real time (an origin plus the time elapsed), as it must for expiry to mean anything.
+const fast = fc.record({
+  capacity: fc.integer({ min: 1, max: 4 }),
+  refill: fc.integer({ min: 1, max: 4 }),
+  window: fc.integer({ min: 10, max: 40 }),
+  burst: fc.integer({ min: 1, max: 3 }),
+  align: fc.boolean(),
+});
+const quietOp = fc.record({
+  // ms of real time before the call: mostly short, sometimes past every limit's refill
+  sleep: fc.oneof(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 45, max: 70 })),
+  mode: fc.nat(2), // 0 a single check, 1 a set, 2 a batch of the set's charges
+  set: fc.array(
+    fc.record({ key: fc.nat(2), limit: fc.nat(1), cost: fc.integer({ min: 1, max: 3 }), kind: fc.nat(2) }),
+    { minLength: 1, maxLength: 3 },
+  ),
+});
+
+withRedis("the Redis engine against the in-process engine, keys expiring mid-trace", () => {
+  const redis = useRedis();
+  let n = 0;
+  for (const origin of [0, 1_722_222_222_000.5]) {
+    it(`short margins: decisions after Redis expired a key equal the in-process ones after its sweep (origin ${origin})`, async () => {
+      const client = await redis.ioredis();
+      const direct = await redis.raw();
+      const expired = async (): Promise<number> =>
+        Number(/expired_keys:(\d+)/.exec(await direct.info("stats"))?.[1] ?? 0);
+      const expiredBefore = await expired();
+      let swept = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.tuple(fast, fast),
+          fc.constantFrom(1, 5, 20),
+          fc.array(quietOp, { minLength: 6, maxLength: 14 }),
+          async ([a, b], margin, ops) => {
+            const local = new QuotaEngine({ sweepStep: 0 });
+            const remote = new RedisQuotaEngine(client, { ...patient, prefix: `e${n++}:`, expiryMargin: margin });
+            for (const [i, s] of [a, b].entries()) {
+              const spec = limitSpec({ name: `l${i}`, ...s });
+              local.addLimit(spec);
+              await remote.addLimit(spec);
+            }
+            const t0 = performance.now();
+            let last = origin;
+            for (const { sleep, mode, set } of ops) {
+              await new Promise((r) => setTimeout(r, sleep));
+              // Never behind the previous call: the in-process engine keeps one clock.
+              const now = Math.max(last, origin + (performance.now() - t0));
+              last = now;
+              swept += local.sweep(now, 1_000_000).dropped;
+              const charges: QuotaCharge[] = set.map((c) => ({
+                key: keys[c.key],
+                limit: `l${c.limit}`,
+                cost: c.cost,
+                kind: KINDS[c.kind],
+              }));
+              if (mode === 2) {
+                const inputs = charges.map((c) => ({ key: c.key, now, cost: c.cost }));
+                const got = await remote.checkMany(charges[0].limit, inputs, charges[0].kind);
+                const want = local.checkMany(charges[0].limit, inputs, charges[0].kind);
+                expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+              } else if (mode === 0 || charges.length === 1) {
+                const c = charges[0];
+                const got =
+                  c.kind === "bucket"
+                    ? await remote.checkTokenBucket(c.key, c.limit, now, c.cost)
+                    : c.kind === "window"
+                      ? await remote.checkWindow(c.key, c.limit, now, c.cost)
+                      : await remote.checkGcra(c.key, c.limit, now, c.cost);
+                const want =
+                  c.kind === "bucket"
+                    ? local.checkTokenBucket(c.key, c.limit, now, c.cost)
+                    : c.kind === "window"
+                      ? local.checkWindow(c.key, c.limit, now, c.cost)
+                      : local.checkGcra(c.key, c.limit, now, c.cost);
+                expect(answer(got)).toEqual(answer(want));
+              } else {
+                const got = await remote.checkAtomic(charges, now);
+                const want = local.checkAtomic(charges, now);
+                expect([got.allowed, got.failedIndex, got.retryAfter]).toEqual([
+                  want.allowed,
+                  want.failedIndex,
+                  want.retryAfter,
+                ]);
+                expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+              }
+            }
+          },
+        ),
+        { numRuns: 5 },
+      );
+      // The trace did what it is for: keys expired on Redis and were swept in process.
+      expect(await expired()).toBeGreaterThan(expiredBefore);
+      expect(swept).toBeGreaterThan(0);
+    });
+  }
+});

@@ -1,7 +1,7 @@
 import Redis from "ioredis";
 import { describe, expect, it } from "vitest";
 import { Bucket, Gcra, Period, Sliding } from "@tideward/limiters";
-import { QuotaEngine, QuotaKey, limitSpec, perSecond } from "@tideward/quota-engine";
+import { QuotaEngine, QuotaKey, charge, limitSpec, perSecond } from "@tideward/quota-engine";
 import type { EvaluationInput } from "@tideward/quota-engine";
 import { answer } from "@tideward/quota-engine/conformance";
 import {
@@ -101,6 +101,10 @@ describe("outage modes (nothing sent while the connection is down)", () => {
       expect(got.map((d) => d.path)).toEqual([outage, outage, outage]);
       const set = await engine.checkAtomic([{ key: alice, limit: "r", cost: 1 }], 0);
       expect([set.path, set.committed]).toEqual([outage, outage === "open"]);
+      // A refusal's wait is never 0, which would say the charge passed: closed, it is the
+      // breaker's probe interval, the longest before a call reaches Redis again.
+      const wait = outage === "open" ? 0 : 200;
+      expect([set.retryAfter, ...got.map((d) => d.retryAfter)]).toEqual([wait, wait, wait, wait]);
       // A set naming an unknown limit is still answered, never thrown.
       const odd = await engine.checkAtomic(
         [
@@ -112,6 +116,39 @@ describe("outage modes (nothing sent while the connection is down)", () => {
       expect(odd.decisions.map((d) => d.path)).toEqual([outage, outage]);
     });
   }
+
+  it("closed: every refusal waits the breaker's probe interval, never 0 (which says a charge passed), at both clock scales", async () => {
+    const probe = 750;
+    const engine = new RedisQuotaEngine(ioredisClient(disconnected()), { outage: "closed", breaker: { probe } });
+    await engine.addLimit(perSecond("r", 5));
+    await engine.addLink({ child: alice, parent: new QuotaKey("acme", "*", "api"), limit: "r", ratio: 1 });
+    const client = ioredisClient(disconnected());
+    const limiters = [
+      new RedisBucket(client, "b", 5, { outage: "closed", breaker: { probe } }),
+      new RedisGcra(client, "g", 5, { outage: "closed", breaker: { probe } }),
+      new RedisSliding(client, "s", 5, 1_000, { outage: "closed", breaker: { probe } }),
+      new RedisPeriod(client, "p", 5, 1_000, { outage: "closed", breaker: { probe } }),
+    ];
+    for (const now of [0.25, Date.now() + 0.5]) {
+      const singles = [
+        await engine.checkTokenBucket(alice, "r", now),
+        await engine.checkWindow(alice, "r", now, 2),
+        await engine.checkGcra(alice, "r", now),
+        await engine.checkHierarchy(alice, "r", now),
+      ];
+      expect(singles.map((d) => [d.allowed, d.path, d.retryAfter])).toEqual(
+        singles.map(() => [false, "closed", probe]),
+      );
+      const set = await engine.checkAtomic([charge(alice, "r"), charge(bob, "r", 2, "gcra")], now);
+      expect([set.allowed, set.failedIndex, set.retryAfter]).toEqual([false, 0, probe]);
+      expect(set.decisions.map((d) => d.retryAfter)).toEqual([probe, probe]);
+      expect((await engine.peekAtomic([charge(alice, "r")], now)).retryAfter).toBe(probe);
+      for (const limiter of limiters) {
+        expect(await limiter.next("a", now)).toBe(probe);
+        expect(await limiter.rateLimit("a", now)).toEqual({ limit: 5, remaining: 0, reset: probe });
+      }
+    }
+  });
 
   it("fallback: a local limiter of the same spec with the rate divided by the instances", async () => {
     const engine = new RedisQuotaEngine(ioredisClient(disconnected()), { outage: "fallback", instances: 4 });
@@ -198,7 +235,8 @@ describe("the limiters' outage modes", () => {
         // Above the burst too: the outage mode answers without looking at the cost.
         for (const n of [1, 5]) {
           expect(await remote.decide("a", 0, n)).toEqual({ answer: yes, path: outage });
-          expect([await remote.peek("a", 0, n), await remote.next("a", 0, n)]).toEqual([yes, yes ? 0 : Infinity]);
+          // Closed, a refusal's wait is the breaker's probe interval, not "never".
+          expect([await remote.peek("a", 0, n), await remote.next("a", 0, n)]).toEqual([yes, yes ? 0 : 200]);
         }
       }
       const window = new RedisSliding(client, "s", 1, 100, { outage });

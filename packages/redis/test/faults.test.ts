@@ -53,7 +53,8 @@ withRedis("faults", () => {
     const started = performance.now();
     const lost = await hasty.checkAtomic(set, 0, { requestId: "req-1" });
     expect(performance.now() - started).toBeLessThan(100 + 150);
-    expect([lost.path, lost.allowed, lost.committed]).toEqual(["indeterminate", false, false]);
+    // Failing closed, the wait is the breaker's probe interval (a wait of 0 would say it passed).
+    expect([lost.path, lost.allowed, lost.committed, lost.retryAfter]).toEqual(["indeterminate", false, false, 200]);
     expect([await tokens(alice, "user"), await tokens(tenant, "tenant")]).toEqual([3, 40]); // it did commit
     proxy.release();
     await sleep(20);

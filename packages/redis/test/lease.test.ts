@@ -59,3 +59,42 @@ withRedis("leases", () => {
     expect(worst).toBeGreaterThan(slice * instances * 0.5); // the bound is approached, not merely respected
   });
 });
+
+withRedis("a lease refuses a bad cost or reading on every path", () => {
+  const redis = useRedis();
+
+  for (const origin of [0, 1_722_222_222_000.5]) {
+    it(`costs that are not whole numbers of at least 1 spend nothing and mint nothing, held or not (origin ${origin})`, async () => {
+      const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: `lease-cost${origin}:` });
+      await engine.addLimit(limitSpec({ name: "r", capacity: 10, refill: 1, window: 3_600_000 }));
+      const lease = engine.lease(key, "r", { slice: 10, refillAt: 0 });
+      const bad: [unknown, ErrorConstructor, string][] = [
+        [-1_000, RangeError, "Lease.take cost must be a whole number of at least 1, got -1000"],
+        [0, RangeError, "Lease.take cost must be a whole number of at least 1, got 0"],
+        [1.5, RangeError, "Lease.take cost must be a whole number of at least 1, got 1.5"],
+        [NaN, RangeError, "Lease.take cost must be a whole number of at least 1, got NaN"],
+        ["1", TypeError, 'Lease.take cost must be a number, got string "1"'],
+      ];
+      const refusals = (): void => {
+        for (const [cost, type, message] of bad) {
+          const held = lease.held;
+          expect(() => lease.take(origin, cost as number)).toThrow(type);
+          expect(() => lease.take(origin, cost as number)).toThrow(message);
+          expect(lease.held).toBe(held);
+        }
+      };
+      refusals(); // an empty lease: the refusal path
+      expect(await lease.fill(origin)).toBe(10);
+      refusals(); // a full one: the paying path, where a negative cost once added to the slice
+      let admitted = 0;
+      while (lease.take(origin + 1)) admitted++;
+      expect(admitted).toBe(10); // what Redis granted, and no more
+      expect(() => lease.take(NaN)).toThrow("Lease.take now must be a finite number of milliseconds, got NaN");
+      await expect(lease.fill(1e20)).rejects.toThrow("Lease.fill now must be within ±35184372088832 ms");
+      await expect(lease.release(-Infinity)).rejects.toThrow(
+        "Lease.release now must be a finite number of milliseconds, got -Infinity",
+      );
+      expect(lease.totals).toEqual({ granted: 10, returned: 0 });
+    });
+  }
+});

@@ -44,17 +44,18 @@ describe("LoadSampler on a fake process", () => {
     expect([s.cpu, s.loop, s.load]).toEqual([0, 0, 0]);
     f.pass(250, 250, 100); // one core's worth of two for 250 ms; the loop busy 100 of 250 ms
     f.tick();
-    expect([s.cpu, s.loop, s.load]).toEqual([500, 400, 500]); // the first reading as it is
+    // Folded into the average from 0, as every reading is: 0·0.5 + 500·0.5; 0·0.5 + 400·0.5.
+    expect([s.cpu, s.loop, s.load]).toEqual([250, 200, 250]);
     f.pass(250, 0, 250); // idle CPU (waiting on the event loop?) but a loop busy throughout
     f.tick();
-    expect([s.cpu, s.loop, s.load]).toEqual([250, 700, 700]); // 500·0.5 + 0·0.5; 400·0.5 + 1000·0.5
+    expect([s.cpu, s.loop, s.load]).toEqual([125, 600, 600]); // 250·0.5 + 0·0.5; 200·0.5 + 1000·0.5
   });
 
   it("weighs the old value beta^(elapsed / interval), so a late tick counts for its whole gap", () => {
     const f = fakeSystem();
     const s = new LoadSampler({ system: f.system, beta: 0.5, interval: 100 });
     f.pass(100, 0, 0);
-    f.tick(); // primes at 0
+    f.tick(); // an idle first reading: still 0
     f.pass(300, 600, 300); // three intervals late, both cores and the loop full throughout
     f.tick();
     expect([s.cpu, s.loop]).toEqual([875, 875]); // 0·0.125 + 1000·0.875
@@ -81,10 +82,20 @@ describe("LoadSampler on a fake process", () => {
   it("never reports over 1000, even where smoothing two readings of 1000 rounds up", () => {
     const f = fakeSystem();
     const s = new LoadSampler({ system: f.system, beta: 0.3, interval: 50, cores: 1 });
-    f.pass(50, 50, 50);
+    f.pass(10_000, 10_000, 10_000); // two hundred intervals at full load: the old 0 weighs 0.3^200
     f.tick();
     expect(s.load).toBe(1_000);
-    f.pass(50.18, 50.18, 50.18); // 1000·w + 1000·(1 − w), w = 0.3^(50.18/50): 1000.0000000000001
+    // A step whose reading is 1000 (clamped) and whose weight w makes 1000·w + 1000·(1 − w)
+    // round to just over 1000, computed as the sampler computes them.
+    const over = (d: number) => {
+      const wall = 10_000 + d - 10_000;
+      const used = 10_000_000 + d * 1_000 - 10_000_000;
+      const w = 0.3 ** (wall / 50);
+      return used / wall >= 1_000 && 1_000 * w + 1_000 * (1 - w) > 1_000;
+    };
+    const step = Array.from({ length: 5_000 }, (_, k) => 40 + k / 100).find(over) as number;
+    expect(step).toBeDefined();
+    f.pass(step, step, step);
     f.tick();
     expect([s.cpu, s.loop]).toEqual([1_000, 1_000]);
   });

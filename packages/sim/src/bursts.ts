@@ -1,5 +1,6 @@
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
+import { DEFAULT_MAX_BYTES, formatBytes, formatCount, maxBytesOf } from "./memory";
 import { STREAM_FIELDS, Stream, model, resolveStream } from "./traffic";
 import type { KeyTable, StreamOptions, Traffic } from "./traffic";
 
@@ -52,12 +53,29 @@ export interface HerdOptions extends Omit<StreamOptions, "until"> {
   readonly at?: Span;
   /** Their calls are spread uniformly over this many milliseconds after `at`; 0 is all at once. @defaultValue 0 */
   readonly spread?: Span;
+  /**
+   * The most memory its call times may take, bytes (8 a client, drawn and sorted when a run
+   * opens it): more clients than fit are refused when the herd is made. `Infinity` lifts the
+   * ceiling. @defaultValue 536 870 912 (512 MiB, about 67 million clients)
+   */
+  readonly maxBytes?: number;
 }
 
-/** Many clients calling at once: `clients` calls at `at` ms (spread over `spread` ms), each from a key of its own (`client-0` …) unless `keys` says otherwise. */
+/**
+ * Many clients calling at once: `clients` calls at `at` ms (spread over `spread` ms), each from a key of its own (`client-0` …) unless `keys` says otherwise.
+ *
+ * @throws RangeError when the clients' call times would take more than `maxBytes`, naming `clients`
+ */
 export function herd(options: HerdOptions): Traffic {
-  const o = check.options(options, ["clients", "at", "spread", "keys", "cost"], "traffic.herd");
+  const o = check.options(options, ["clients", "at", "spread", "keys", "cost", "maxBytes"], "traffic.herd");
   const clients = check.integer(o.clients, "traffic.herd clients", 1);
+  const max = maxBytesOf(o.maxBytes, "traffic.herd maxBytes");
+  if (clients * 8 > max)
+    throw new RangeError(
+      `traffic.herd clients ${formatCount(clients)} need about ${formatBytes(clients * 8)} for their call times (8 bytes a client), past traffic.herd maxBytes (${formatBytes(max)}${max === DEFAULT_MAX_BYTES ? ", the default" : ""}): lower clients, or raise maxBytes`,
+    );
+  if (clients > 2 ** 31 - 1)
+    throw new RangeError(`traffic.herd clients must be at most 2 147 483 647 (one key each), got ${clients}`);
   const spread = check.nonNegative(o.spread ?? 0, "traffic.herd spread (ms)");
   const own = o.keys === undefined;
   const r = resolveStream(o, "traffic.herd");

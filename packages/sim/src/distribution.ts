@@ -76,6 +76,48 @@ export function logNormal(options: LogNormalOptions): Distribution {
   });
 }
 
+/** Options of {@link normal}. */
+export interface NormalOptions {
+  /** The mean before folding, 0 or more (milliseconds for a latency). */
+  readonly mean: number;
+  /** The standard deviation, 0 or more. */
+  readonly sd: number;
+}
+
+/**
+ * The absolute value of a normal draw, `|N(mean, sd)|`: a network delay as Brooker's backoff
+ * study models one (mean 10 ms, sd 2 ms), never negative. Drawn by Box–Muller from two draws.
+ * Its `mean` is the folded normal's.
+ */
+export function normal(options: NormalOptions): Distribution {
+  const o = check.options(options, ["mean", "sd"], "normal");
+  const mu = check.nonNegative(o.mean, "normal mean");
+  const sd = check.nonNegative(o.sd, "normal sd");
+  // The folded normal's mean: sd·√(2/π)·e^(−μ²/2σ²) + μ·(1 − 2Φ(−μ/σ)).
+  const folded =
+    sd === 0
+      ? mu
+      : sd * Math.sqrt(2 / Math.PI) * Math.exp(-(mu * mu) / (2 * sd * sd)) + mu * erf(mu / (sd * Math.SQRT2));
+  return Object.freeze({
+    label: `normal(mean ${mu}, sd ${sd})`,
+    mean: folded,
+    sample: (random: Random) => {
+      const u = 1 - random();
+      const v = random();
+      return Math.abs(mu + sd * Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v));
+    },
+  });
+}
+
+/** The error function, to 1.5e-7 (Abramowitz and Stegun 7.1.26). */
+function erf(x: number): number {
+  const t = 1 / (1 + 0.3275911 * Math.abs(x));
+  const y =
+    1 -
+    ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-x * x);
+  return x >= 0 ? y : -y;
+}
+
 /** Options of {@link bimodal}. */
 export interface BimodalOptions {
   /** The usual case. */
@@ -99,6 +141,24 @@ export function bimodal(options: BimodalOptions): Distribution {
   });
 }
 
+/**
+ * The sum of one draw from each part: a read→write window of two network legs, a service time
+ * plus a fixed overhead.
+ */
+export function sum(...parts: readonly Distribution[]): Distribution {
+  if (parts.length === 0) throw new RangeError("sum needs at least one distribution");
+  const ds = parts.map((p, i) => distribution(p, `sum part ${i}`));
+  return Object.freeze({
+    label: `sum(${ds.map((d) => d.label).join(", ")})`,
+    mean: ds.reduce((m, d) => m + d.mean, 0),
+    sample: (random: Random) => {
+      let total = 0;
+      for (const d of ds) total += d.sample(random);
+      return total;
+    },
+  });
+}
+
 /** `value` as a {@link Distribution}: a number is {@link fixed}, a distribution is itself. */
 export function distribution(value: unknown, what: string): Distribution {
   if (typeof value === "number") return fixed(check.nonNegative(value, what));
@@ -106,11 +166,12 @@ export function distribution(value: unknown, what: string): Distribution {
     typeof value === "object" &&
     value !== null &&
     typeof (value as Distribution).sample === "function" &&
-    typeof (value as Distribution).mean === "number"
+    typeof (value as Distribution).mean === "number" &&
+    typeof (value as Distribution).label === "string"
   ) {
     return value as Distribution;
   }
   throw new TypeError(
-    `${what} must be a number or a distribution (fixed, uniform, exponential, logNormal, bimodal), got ${check.describe(value)}`,
+    `${what} must be a number or a distribution (fixed, uniform, exponential, logNormal, normal, bimodal), got ${check.describe(value)}`,
   );
 }

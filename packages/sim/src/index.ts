@@ -4,7 +4,7 @@ export { EventQueue } from "./queue";
 export type { Fire } from "./queue";
 export { stream } from "./streams";
 export { simulate } from "./simulate";
-export type { ClientOptions, HedgeOptions, RetryOptions, SimulationOptions } from "./simulate";
+export type { ClientOptions, HedgeOptions, NetworkOptions, RetryOptions, SimulationOptions } from "./simulate";
 export * as traffic from "./traffic-models";
 export type { Arrivals, KeyTable, Process, StreamOptions, Traffic, TrafficContext } from "./traffic";
 export type { DailyOptions, RampOptions, RateOptions, ShapedOptions } from "./rates";
@@ -13,11 +13,14 @@ export type { ReplayOptions, TraceRecord } from "./replay";
 export * as keys from "./keys";
 export type { KeyModel, ManyKeysOptions, ZipfOptions } from "./keys";
 export * as latency from "./latency";
-export type { BimodalOptions, Distribution, LogNormalOptions } from "./distribution";
+export type { BimodalOptions, Distribution, LogNormalOptions, NormalOptions } from "./distribution";
 export * as failures from "./failures";
 export { FailureSchedule } from "./failures";
 export type { FailureWindow, OutageOptions } from "./failures";
-export type { BackendOptions } from "./backend";
+export type { BackendOptions, ContentionOptions, OverloadOptions } from "./backend";
+export * as backends from "./backends";
+export type { ContentionBackendOptions, MetastableOptions } from "./backends";
+export type { Dip } from "./dips";
 export * as policy from "./policies/index";
 export type {
   AdmissionOptions,
@@ -42,6 +45,7 @@ export type {
   WindowEnvelope,
 } from "./policy";
 export { InvariantError, isInvariantError } from "./invariant-error";
+export { CallbackError, isCallbackError } from "./callback-error";
 export type { KeyTotals, LatencySummary, PolicyReport, RunResult, Series, Summary } from "./result";
 export { defineScenario, seedKnob, sweep } from "./scenario";
 export type {

@@ -1,5 +1,11 @@
 import { check } from "@tideward/time/internal";
 import type { Random } from "@tideward/time";
+import { DEFAULT_MAX_BYTES, formatBytes, formatCount, maxBytesOf } from "./memory";
+
+/** The most keys a model may have: keys are kept in 32-bit integers. */
+const MAX_KEY_COUNT = 2 ** 31 - 1;
+/** What a Zipf model's alias table costs a key while it is built, bytes. */
+const ZIPF_BYTES = 44;
 
 /**
  * Who makes the calls: a fixed set of keys (users, API keys, client addresses) and how often
@@ -29,7 +35,7 @@ export function single(name = "key-0"): KeyModel {
 
 /** Options of {@link uniform} and {@link zipf}. */
 export interface ManyKeysOptions {
-  /** How many keys, a whole number from 1. */
+  /** How many keys, a whole number from 1 to 2 147 483 647. */
   readonly count: number;
   /** Keys are named `${prefix}${i}`. @defaultValue "key-" */
   readonly prefix?: string;
@@ -38,11 +44,12 @@ export interface ManyKeysOptions {
 /** `count` keys, each as likely as the others. */
 export function uniform(options: ManyKeysOptions): KeyModel {
   const o = check.options(options, ["count", "prefix"], "keys.uniform");
-  const count = check.integer(o.count, "keys.uniform count", 1);
+  const count = keyCount(o.count, "keys.uniform count");
+  const prefix = prefixOf(o.prefix, "keys.uniform prefix");
   return Object.freeze({
     count,
     label: `uniform(${count} keys)`,
-    name: namer(o.prefix ?? "key-"),
+    name: namer(prefix),
     pick: (random: Random) => {
       const i = Math.floor(random() * count);
       return i < count ? i : count - 1;
@@ -54,17 +61,31 @@ export function uniform(options: ManyKeysOptions): KeyModel {
 export interface ZipfOptions extends ManyKeysOptions {
   /** The skew `s`: key `i` is picked in proportion to `1 / (i + 1)^s`; 0 is uniform, 1 is classic Zipf. @defaultValue 1 */
   readonly exponent?: number;
+  /**
+   * The most memory its table may take, bytes (about 44 a key while it is built, 12 after): a
+   * count that would need more is refused before anything is allocated. `Infinity` lifts the
+   * ceiling. @defaultValue 536 870 912 (512 MiB, about 12 million keys)
+   */
+  readonly maxBytes?: number;
 }
 
 /**
  * `count` keys with Zipf popularity: a few hot keys and a long tail, as real users are. Key 0 is
  * the hottest. Drawn in constant time by Walker's alias method (one draw a pick), from a table
- * built once (16 bytes a key).
+ * built once (12 bytes a key, 44 while it is built).
+ *
+ * @throws RangeError when the table would take more than `maxBytes`, naming `count`
  */
 export function zipf(options: ZipfOptions): KeyModel {
-  const o = check.options(options, ["count", "prefix", "exponent"], "keys.zipf");
-  const count = check.integer(o.count, "keys.zipf count", 1);
+  const o = check.options(options, ["count", "prefix", "exponent", "maxBytes"], "keys.zipf");
+  const count = keyCount(o.count, "keys.zipf count");
   const s = check.nonNegative(o.exponent ?? 1, "keys.zipf exponent");
+  const prefix = prefixOf(o.prefix, "keys.zipf prefix");
+  const max = maxBytesOf(o.maxBytes, "keys.zipf maxBytes");
+  if (count * ZIPF_BYTES > max)
+    throw new RangeError(
+      `keys.zipf count ${formatCount(count)} needs about ${formatBytes(count * ZIPF_BYTES)} for its table (${ZIPF_BYTES} bytes a key), past keys.zipf maxBytes (${formatBytes(max)}${max === DEFAULT_MAX_BYTES ? ", the default" : ""}): lower count, or raise maxBytes`,
+    );
   const weights = new Float64Array(count);
   let sum = 0;
   for (let i = 0; i < count; i++) sum += weights[i] = (i + 1) ** -s;
@@ -72,7 +93,7 @@ export function zipf(options: ZipfOptions): KeyModel {
   return Object.freeze({
     count,
     label: `zipf(${count} keys, s ${s})`,
-    name: namer(o.prefix ?? "key-"),
+    name: namer(prefix),
     pick: (random: Random) => {
       const u = random() * count;
       const i = Math.floor(u);
@@ -80,6 +101,18 @@ export function zipf(options: ZipfOptions): KeyModel {
       return u - column < prob[column] ? column : alias[column];
     },
   });
+}
+
+function keyCount(value: unknown, what: string): number {
+  const n = check.integer(value, what, 1);
+  if (n > MAX_KEY_COUNT) throw new RangeError(`${what} must be at most ${formatCount(MAX_KEY_COUNT)}, got ${n}`);
+  return n;
+}
+
+function prefixOf(value: unknown, what: string): string {
+  if (value === undefined) return "key-";
+  if (typeof value !== "string") throw new TypeError(`${what} must be text, got ${check.describe(value)}`);
+  return value;
 }
 
 /** Vose's construction of Walker's alias table for weights summing to `sum`. */

@@ -1,2 +1,2 @@
 // The distributions, gathered for `latency.exponential(…)` and the like.
-export { fixed, uniform, exponential, logNormal, bimodal } from "./distribution";
+export { fixed, uniform, exponential, logNormal, normal, bimodal, sum } from "./distribution";

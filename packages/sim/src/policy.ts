@@ -14,6 +14,12 @@ export interface PolicyContext {
   readonly keyName: (i: number) => string;
   /** The backend's CPU use at `now` (ms), in thousandths (0–1000): what a shedder reads. */
   readonly cpu: (now: number) => number;
+  /**
+   * Sets `bytes` aside from the run's memory ceiling (`maxBytes`) for `what`, before the policy
+   * allocates them (a limiter made for a new key, say), or throws a `RangeError` naming the
+   * ceiling. Given by `simulate`; an adapter made by hand may be given none.
+   */
+  readonly reserve?: (bytes: number, what: string) => void;
 }
 
 /**

@@ -67,6 +67,7 @@ export function shaped(options: ShapedOptions): Traffic {
   const peak = check.positive(o.peak, "traffic.shaped peak (calls per second)");
   const process = processOf(o.process, "traffic.shaped");
   const label = o.label ?? "shaped";
+  if (typeof label !== "string") throw new TypeError(`traffic.shaped label must be text, got ${check.describe(label)}`);
   return shapedFrom(label, o.rate, peak, process, resolveStream(o, "traffic.shaped"));
 }
 
@@ -83,6 +84,16 @@ function shapedFrom(
   process: Process,
   r: Resolved,
 ): Traffic {
+  // The rate function is the user's: it must answer a number of calls per second within the peak
+  // (a hair over it is rounding, as a ramp's end can be).
+  const most = peak * (1 + 1e-9);
+  const rateAt = (offset: number): number => {
+    const x = rate(offset);
+    if (typeof x === "number" && x >= 0 && x <= most) return x;
+    throw new RangeError(
+      `traffic.shaped rate(${offset}) must answer calls per second from 0 to the peak (${peak}), got ${check.describe(x)}`,
+    );
+  };
   return model(label, r.keys, (context) => {
     const start = context.start;
     const mean = 1_000 / peak;
@@ -92,19 +103,22 @@ function shapedFrom(
         for (;;) {
           t -= mean * Math.log(1 - random());
           if (t >= context.end) return t;
-          const now = rate(t - start);
+          const now = rateAt(t - start);
           if (random() * peak < now) return t;
         }
       };
     } else {
       gap = (t) => {
-        const now = rate(t - start);
-        return t + (now > 0 ? 1_000 / now : 1);
+        const now = rateAt(t - start);
+        let next = t + (now > 0 ? 1_000 / now : 1);
+        // A rate of 0 waits a millisecond and looks again: no call lands where the rate is 0.
+        while (next < context.end && rateAt(next - start) === 0) next += 1;
+        return next;
       };
     }
     // The first arrival: the even process starts on the stream's first instant with any rate.
     const first = (t: number, random: Random): number =>
-      process === "even" ? (rate(t - start) > 0 ? t : gap(t, random)) : gap(t, random);
+      process === "even" ? (rateAt(t - start) > 0 ? t : gap(t, random)) : gap(t, random);
     return new Stream(r, context, gap, first);
   });
 }

@@ -1,5 +1,7 @@
 import { TraceHash } from "./hash";
 import { Histogram, binOf } from "./histogram";
+import { BUCKET_BYTES, KEY_BYTES, REASON_BYTES, formatCount, own } from "./memory";
+import type { Budget } from "./memory";
 import type { KeyTotals, LatencySummary, Series, Summary } from "./result";
 
 /** The levels the recorder averages over time. */
@@ -22,6 +24,9 @@ const H_GAVE_UP = 6;
 const H_REFUSE = 16;
 
 const QS = [0.5, 0.95, 0.99] as const;
+
+/** The most series buckets a run may have, whatever its ceiling: a typed array's length. */
+const MAX_BUCKETS = 2 ** 30;
 
 /**
  * Counts what a run does into buckets of `step` ms and totals, and folds every decision into
@@ -51,6 +56,9 @@ export class Recorder {
   readonly completed: Float64Array;
   readonly gaveUp: Float64Array;
   readonly backendLoad: Float64Array;
+  readonly goodput: Float64Array;
+  readonly wasted: Float64Array;
+  readonly dropped: Float64Array;
   readonly #means: Float64Array[];
   readonly #lat: (number | null)[][] = [[], [], [], []];
   readonly #cpu: Float64Array;
@@ -58,7 +66,10 @@ export class Recorder {
   readonly latency = new Histogram();
 
   // Totals, the drain included.
-  readonly totals = new Float64Array(12);
+  readonly totals = new Float64Array(15);
+  // When the last call ended (ms), or -Infinity before any did.
+  #lastDone = -Infinity;
+  readonly #budget: Budget;
 
   readonly #keyOffered: Float64Array | undefined;
   readonly #keyAdmitted: Float64Array | undefined;
@@ -73,10 +84,36 @@ export class Recorder {
   #b = 0;
   #end: number;
 
-  constructor(start: number, duration: number, step: number, keys: number, cpu: (now: number) => number) {
+  /** The buckets a run of `duration` ms in steps of `step` ms has. */
+  static buckets(duration: number, step: number): number {
+    return Math.max(1, Math.ceil(duration / step - 1e-9));
+  }
+
+  /**
+   * Charges `budget` for the record of a run of `duration` ms in steps of `step` ms with `keys`
+   * per-key totals (0 for none), before any of it is made; throws naming the option otherwise.
+   */
+  static reserve(budget: Budget, duration: number, step: number, keys: number): void {
+    const buckets = Recorder.buckets(duration, step);
+    const what = `simulate duration (ms) ${duration} in steps of ${step} ms (simulate step) makes ${formatCount(buckets)} series buckets`;
+    if (buckets > MAX_BUCKETS)
+      throw own(new RangeError(`${what}; a run holds at most ${formatCount(MAX_BUCKETS)}, whatever its maxBytes`));
+    budget.reserve((buckets + 1) * BUCKET_BYTES, `${what}, which`);
+    if (keys > 0) budget.reserve(keys * KEY_BYTES, `simulate perKey over the traffic's ${formatCount(keys)} keys`);
+  }
+
+  constructor(
+    start: number,
+    duration: number,
+    step: number,
+    keys: number,
+    cpu: (now: number) => number,
+    budget: Budget,
+  ) {
     this.start = start;
     this.step = step;
-    this.buckets = Math.max(1, Math.ceil(duration / step - 1e-9));
+    this.#budget = budget;
+    this.buckets = Recorder.buckets(duration, step);
     const n = this.buckets + 1;
     this.offered = new Float64Array(n);
     this.attempts = new Float64Array(n);
@@ -90,6 +127,9 @@ export class Recorder {
     this.completed = new Float64Array(n);
     this.gaveUp = new Float64Array(n);
     this.backendLoad = new Float64Array(n);
+    this.goodput = new Float64Array(n);
+    this.wasted = new Float64Array(n);
+    this.dropped = new Float64Array(n);
     this.#means = Array.from({ length: GAUGES }, () => new Float64Array(n));
     this.#cpu = new Float64Array(n);
     this.#end = start + step;
@@ -106,6 +146,10 @@ export class Recorder {
   reason(reason: string): number {
     let i = this.#reasons.indexOf(reason);
     if (i < 0) {
+      this.#budget.reserve(
+        (this.buckets + 1) * REASON_BYTES,
+        `simulate: refusal reason ${JSON.stringify(reason)} (the run's ${formatCount(this.#reasons.length + 1)}th) over ${formatCount(this.buckets)} buckets`,
+      );
       i = this.#reasons.length;
       this.#reasons.push(reason);
       this.#refusedBy.push(new Float64Array(this.buckets + 1));
@@ -220,18 +264,35 @@ export class Recorder {
     this.hash.add(t, timedOut ? H_TIMEOUT : H_FAIL, key);
   }
 
-  /** A call ended, in a success or not. */
-  done(t: number, key: number, ok: boolean): void {
+  /** A call ended, in a success or not; `inTime`: within its caller's deadline. */
+  done(t: number, key: number, ok: boolean, inTime: boolean): void {
     const b = this.#at(t);
+    this.#lastDone = t;
     if (ok) {
       this.completed[b]++;
       this.totals[9]++;
+      if (inTime) {
+        this.goodput[b]++;
+        this.totals[12]++;
+      }
     } else {
       this.gaveUp[b]++;
       this.totals[10]++;
       // Giving up is folded in; a success already was, as the attempt's.
       this.hash.add(t, H_GAVE_UP, key);
     }
+  }
+
+  /** The backend finished serving an attempt whose caller had stopped waiting for it. */
+  waste(t: number): void {
+    this.wasted[this.#at(t)]++;
+    this.totals[13]++;
+  }
+
+  /** The backend dropped an attempt unserved, its caller having stopped waiting. */
+  drop(t: number): void {
+    this.dropped[this.#at(t)]++;
+    this.totals[14]++;
   }
 
   /** Closes every bucket left (the series' end is `start + buckets · step`). */
@@ -259,6 +320,7 @@ export class Recorder {
       timedOut: list(this.timedOut),
       completed: list(this.completed),
       gaveUp: list(this.gaveUp),
+      goodput: list(this.goodput),
       inFlight: list(this.#means[IN_FLIGHT]),
       latencyMean: lat(0),
       p50: lat(1),
@@ -268,6 +330,8 @@ export class Recorder {
       backendBusy: list(this.#means[BUSY]),
       backendQueue: list(this.#means[QUEUE]),
       backendCpu: list(this.#cpu),
+      wasted: list(this.wasted),
+      dropped: list(this.dropped),
       amplification: Array.from({ length: n }, (_, b) =>
         this.offered[b] > 0 ? this.backendLoad[b] / this.offered[b] : null,
       ),
@@ -303,12 +367,17 @@ export class Recorder {
       timedOut: s[8],
       completed: s[9],
       gaveUp: s[10],
+      goodput: s[12],
       unfinished,
       successRate: s[0] > 0 ? s[9] / s[0] : null,
+      goodputRate: s[0] > 0 ? s[12] / s[0] : null,
       refusalRate: s[1] > 0 ? s[5] / s[1] : null,
       backendLoad: s[11],
       peakBackendLoad: (peak * 1_000) / this.step,
       amplification: s[0] > 0 ? s[11] / s[0] : null,
+      wasted: s[13],
+      dropped: s[14],
+      completionTime: unfinished === 0 && this.#lastDone > -Infinity ? this.#lastDone - this.start : null,
       latency,
       events,
       hash: this.hash.digest(),

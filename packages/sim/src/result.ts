@@ -32,6 +32,8 @@ export interface Series {
   readonly completed: readonly number[];
   /** Calls that ended without one (refused or failed, retries spent). */
   readonly gaveUp: readonly number[];
+  /** Calls that ended in a success within their caller's deadline (every success, without one): goodput. */
+  readonly goodput: readonly number[];
   /** Mean attempts in flight (admitted, not yet answered to the client). */
   readonly inFlight: readonly number[];
   /** Mean latency of successful attempts as the client saw it, ms. */
@@ -42,7 +44,7 @@ export interface Series {
   readonly p95: readonly (number | null)[];
   /** 99th percentile, ms. */
   readonly p99: readonly (number | null)[];
-  /** Attempts that reached the backend. */
+  /** Attempts that reached the backend (those it then turned away or dropped included). */
   readonly backendLoad: readonly number[];
   /** Mean busy workers of a backend with a capacity model (0 without one). */
   readonly backendBusy: readonly number[];
@@ -50,6 +52,10 @@ export interface Series {
   readonly backendQueue: readonly number[];
   /** Its CPU reading at the bucket's end, thousandths. */
   readonly backendCpu: readonly number[];
+  /** Attempts the backend finished serving after their caller had stopped waiting: work done for nobody. */
+  readonly wasted: readonly number[];
+  /** Attempts the backend dropped unserved because their caller had stopped waiting (`abandoned: "drop"`). */
+  readonly dropped: readonly number[];
   /** Attempts that reached the backend per call offered, or `null` in a bucket with no call. */
   readonly amplification: readonly (number | null)[];
 }
@@ -80,10 +86,14 @@ export interface Summary {
   readonly completed: number;
   /** Calls that ended without one. */
   readonly gaveUp: number;
+  /** Calls that ended in a success within their caller's deadline (every success, without one): goodput. */
+  readonly goodput: number;
   /** Calls still unresolved when the run ended (0 unless the drain was cut short). */
   readonly unfinished: number;
   /** `completed / calls`, or `null` with no calls. */
   readonly successRate: number | null;
+  /** `goodput / calls`, or `null` with no calls. */
+  readonly goodputRate: number | null;
   /** `refused / attempts`, or `null` with no attempts. */
   readonly refusalRate: number | null;
   /** Attempts that reached the backend. */
@@ -92,6 +102,15 @@ export interface Summary {
   readonly peakBackendLoad: number;
   /** `backendLoad / calls`: how much work each call caused downstream, or `null` with no calls. */
   readonly amplification: number | null;
+  /** Attempts the backend finished serving after their caller had stopped waiting: work done for nobody. */
+  readonly wasted: number;
+  /** Attempts the backend dropped unserved because their caller had stopped waiting. */
+  readonly dropped: number;
+  /**
+   * When the last call ended (in a success or given up), ms after the run's start: a finite
+   * job's completion time. `null` when no call ended, or some are unfinished.
+   */
+  readonly completionTime: number | null;
   readonly latency: LatencySummary;
   /** Events the simulator fired. */
   readonly events: number;

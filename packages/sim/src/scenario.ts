@@ -213,6 +213,9 @@ function checkKnob(scenario: string, knob: Knob, value: unknown): KnobValue {
   }
 }
 
+/** The most values one sweep runs: each is a whole scenario run, kept in the result. */
+const MAX_SWEEP_STEPS = 1_000;
+
 /** One point of a {@link sweep}: the knob's value and each run's figures at it. */
 export interface SweepResult {
   readonly scenario: string;
@@ -240,7 +243,7 @@ export interface SweepOptions {
   readonly from?: number;
   /** The last value. @defaultValue the knob's maximum */
   readonly to?: number;
-  /** How many values, evenly spaced (rounded for an integer knob), at least 2. @defaultValue 11 */
+  /** How many values, evenly spaced (rounded for an integer knob), from 2 to 1 000 (each is a whole scenario run). @defaultValue 11 */
   readonly steps?: number;
   /** The other parameters. @defaultValue the scenario's defaults */
   readonly params?: Readonly<Record<string, unknown>>;
@@ -271,6 +274,7 @@ export function sweep(scenario: Scenario, knob: string, options: SweepOptions = 
   const from = check.between(o.from ?? k.min, k.min, k.max, `sweep from (${knob})`);
   const to = check.between(o.to ?? k.max, k.min, k.max, `sweep to (${knob})`);
   const steps = check.integer(o.steps ?? 11, "sweep steps", 2);
+  if (steps > MAX_SWEEP_STEPS) throw new RangeError(`sweep steps must be at most ${MAX_SWEEP_STEPS}, got ${steps}`);
   const values = Array.from({ length: steps }, (_, i) => {
     // Rounded to twelve digits, so 0.8 · 3/4 reads 0.6 and not 0.6000000000000001.
     const v = Number((from + ((to - from) * i) / (steps - 1)).toPrecision(12));

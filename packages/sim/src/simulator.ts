@@ -3,11 +3,11 @@ import { check } from "@tideward/time/internal";
 import type { Random } from "@tideward/time";
 import { EventQueue } from "./queue";
 import type { Fire } from "./queue";
-import { stream } from "./streams";
+import { seedOf, stream } from "./streams";
 
 /** Options of a {@link Simulator}. */
 export interface SimulatorOptions {
-  /** The seed every random stream of the run is derived from. @defaultValue 1 */
+  /** The seed every random stream of the run is derived from, a whole number from 0 to 4 294 967 295. @defaultValue 1 */
   readonly seed?: number;
   /**
    * The clock reading the run starts at, in milliseconds: 0, or a `Date.now()`-scale instant to
@@ -48,11 +48,12 @@ export class Simulator {
   #now: number;
 
   /**
-   * @throws RangeError (TypeError for a non-number) when `seed` or `start` is not finite
+   * @throws RangeError (TypeError for a non-number) when `seed` is not a whole number from 0 to
+   *   4 294 967 295 or `start` is not finite
    */
   constructor(options: SimulatorOptions = {}) {
     const o = check.options(options, ["seed", "start"], "Simulator");
-    this.seed = check.finite(o.seed ?? 1, "Simulator seed");
+    this.seed = seedOf(o.seed ?? 1, "Simulator seed");
     this.start = check.finite(o.start ?? 0, "Simulator start (ms)");
     this.clock = new ManualClock(this.start);
     this.#now = this.start;
@@ -111,6 +112,23 @@ export class Simulator {
     this.#queue.lane(time, fire, arg);
   }
 
+  /**
+   * Schedules `fire(time, arg)` at `time` (ms), as {@link Simulator.at} does, on channel `channel`
+   * (0 to 7): for a process whose events come in time order (a fixed timeout, a call's
+   * deadline), kept in a queue of its own rather than the heap. It fires in exactly the order
+   * `at` would have given it, so moving a process to a channel changes no run; an event earlier
+   * than its channel's last goes to the heap.
+   *
+   * @throws RangeError when `time` is NaN or `channel` is not a whole number from 0 to 7
+   */
+  channel(channel: number, time: number, fire: Fire, arg = 0): void {
+    if (!(time >= this.#now)) {
+      if (Number.isNaN(time)) throw new RangeError("Simulator.channel time must be a number of milliseconds, got NaN");
+      time = this.#now;
+    }
+    this.#queue.channel(channel, time, fire, arg);
+  }
+
   /** Schedules `fire` `delay` milliseconds from now (a negative delay counts as 0). */
   after(delay: number, fire: Fire, arg = 0): void {
     this.at(this.#now + (delay > 0 ? delay : 0), fire, arg);
@@ -124,6 +142,8 @@ export class Simulator {
    * @param each - called after every event with its time (ms): where checks that must hold at
    *   every step go
    * @returns how many events this call fired
+   * @throws whatever an event's function (or `each`) throws: the event is spent and the clock
+   *   stays at its time, and a later `run` goes on from the next event
    */
   run(until = Infinity, each?: (now: number) => void): number {
     const queue = this.#queue;

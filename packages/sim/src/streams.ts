@@ -1,5 +1,20 @@
 import { seededRandom } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Random } from "@tideward/time";
+
+/** The largest seed: seeds are the 2^32 whole numbers from 0, each its own run. */
+export const MAX_SEED = 4_294_967_295;
+
+/**
+ * A seed, checked: a whole number from 0 to 2^32 − 1. Anything else is refused rather than
+ * folded onto one of them, so two distinct seeds never give the same run.
+ */
+export function seedOf(value: unknown, what: string): number {
+  const n = check.finite(value, what);
+  if (!Number.isInteger(n) || n < 0 || n > MAX_SEED)
+    throw new RangeError(`${what} must be a whole number from 0 to ${MAX_SEED}, got ${check.describe(n)}`);
+  return n;
+}
 
 // FNV-1a over the name's UTF-16 code units, then one splitmix32 round with the seed: a stream's
 // seed depends on the run's seed and its own name only, never on how many other streams exist.
@@ -20,9 +35,14 @@ function mix(seed: number, name: string): number {
  * policy), so a change to one part never shifts the draws of another: the same seed offers the
  * same traffic to a tideward policy and to its baseline.
  *
- * @param seed - the run's seed; only its low 32 bits after truncation matter
+ * Distinct seeds give distinct streams for every name (the mixing is a bijection of the seed).
+ *
+ * @param seed - the run's seed, a whole number from 0 to 4 294 967 295
  * @param name - the stream's name, such as `"traffic"`
+ * @throws RangeError (TypeError for a non-number) for any other seed
  */
 export function stream(seed: number, name: string): Random {
-  return seededRandom(mix(Math.trunc(seed), name));
+  const s = seedOf(seed, "stream seed");
+  if (typeof name !== "string") throw new TypeError(`stream name must be text, got ${check.describe(name)}`);
+  return seededRandom(mix(s, name));
 }

@@ -46,4 +46,18 @@ describe.each(STARTS)("@tideward/guard's admission as a policy (start %s)", (sta
     expect(() => policy.admission({ gate: 0 })).toThrow(/gate/);
     expect(() => policy.admission({ limts: [] } as never)).toThrow(/did you mean "limits"/);
   });
+
+  it("bounds a run's keys by the run's own maxBytes, as they appear, not admit's every-key-at-once bound", () => {
+    // A million keys at 852 B each would be past admit's own 256 MiB default; the run sees 50.
+    const limits = [{ name: "api", quota: 10, window: 1_000 }];
+    const r = simulate({ ...base, policies: [policy.admission({ limits, maxKeys: 1_000_000 })] });
+    expect(r.summary.admitted).toBeGreaterThan(0);
+    // A user's own maxBytes still holds.
+    expect(() => policy.admission({ limits, maxKeys: 1_000_000, maxBytes: 2 ** 20 })).toThrow(/maxBytes/);
+    // And the run's ceiling still refuses keys it cannot hold.
+    const many = traffic.poisson({ rate: 2_000, keys: keys.uniform({ count: 100_000, prefix: "k-" }) });
+    expect(() =>
+      simulate({ ...base, traffic: many, maxBytes: 2 ** 20, policies: [policy.admission({ limits, maxKeys: 1_000_000 })] }),
+    ).toThrow(/maxBytes/);
+  });
 });

@@ -1,8 +1,9 @@
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { main, parseLimit, parseLogLine, replayLog } from "@tideward/sim/cli";
+import { format, main, parseLimit, parseLogLine, replayLog } from "@tideward/sim/cli";
 import type { Io, ReplayReport } from "@tideward/sim/cli";
 
 const pkg = join(import.meta.dirname, "..");
@@ -150,6 +151,61 @@ describe("tideward-sim replay", () => {
   });
 });
 
+describe("tideward-sim replay on logs that are hostile in size", () => {
+  it("replays a two-line log from the epoch to now: totals only, a thousand buckets, and 1 key in the singular", async () => {
+    const now = 1_723_456_789_012;
+    const two = `0 alice\n${now} alice\n`;
+    const report = replayLog(two, { limit: parseLimit("1/s per key") });
+    expect(report).toMatchObject({ requests: 2, keys: 1, refused: 0, from: 0, to: now });
+    expect(format(report)).toContain("2 requests from 1 key over");
+    const io: Io = { out: () => {}, err: () => {}, read: () => Promise.resolve(two) };
+    let out = "";
+    expect(await main(["replay", "two.log", "--limit", "1/s"], { ...io, out: (t) => void (out += t) })).toBe(0);
+    expect(out).toContain("2 requests from 1 key over");
+  });
+
+  it("refuses a candidate limit whose per-key state would not fit, naming --max-bytes", async () => {
+    // A sliding window of a million keeps 8 MB a key: four of the log's keys fit in 40 MB.
+    const r = await run("replay", log, "--limit", "1000000/min per key", "--max-bytes", "40000000");
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(
+      /^tideward-sim: .+access\.log: policy limit per key: the limiter of key \d+ \(the 5th\) needs about 7\.63 MiB beside the 31\.2 MiB already set aside, past --max-bytes \(38\.1 MiB\)\n$/,
+    );
+    const roomy = await run("replay", log, "--limit", "1000000/min per key", "--max-bytes", "200000000");
+    expect(roomy.code).toBe(0);
+    expect(roomy.out).toContain("0 would be refused");
+    expect((await run("replay", log, "--limit", "1/s", "--max-bytes", "lots")).err).toContain(
+      "--max-bytes must be a whole number of bytes, from 1",
+    );
+    expect(() => replayLog(text, { limit: parseLimit("1000000/min per key"), maxBytes: 40_000_000 })).toThrow(
+      /past replayLog maxBytes/,
+    );
+    // By default 512 MiB: a window of sixteen million (128 MB a key) would hold four keys.
+    expect(() => parseLimit("16000000/min per key")).not.toThrow();
+  });
+
+  it("says nothing when its reader stops early (a pipe into head)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "tideward-sim-"));
+    try {
+      const big = join(dir, "big.log");
+      writeFileSync(big, Array.from({ length: 20_000 }, (_, i) => `${1_723_456_789 + i} user-${i}`).join("\n"));
+      const bin = join(pkg, "bin", "tideward-sim.js");
+      const r = spawnSync(
+        "sh",
+        [
+          "-c",
+          `"${process.execPath}" --conditions=@tideward/source --import tsx "${bin}" replay "${big}" --limit "1/s per key" --json | head -c 10`,
+        ],
+        { cwd: pkg, encoding: "utf8", timeout: 60_000 },
+      );
+      expect(r.stdout).toBe(`{\n  "limit`);
+      expect(r.stderr).toBe("");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("parseLimit and parseLogLine", () => {
   it("reads limits in the forms people write", () => {
     expect(parseLimit("100/min per key")).toEqual({
@@ -171,6 +227,15 @@ describe("parseLimit and parseLogLine", () => {
     expect(() => parseLimit("0/s")).toThrow(/whole number from 1/);
     expect(() => parseLimit("10/s per")).toThrow(/"per" needs a word/);
     expect(() => parseLimit("10/s quickly")).toThrow(/cannot read "quickly"/);
+  });
+
+  it("refuses a burst for the limits that take none, as it refuses every other word it cannot use", () => {
+    expect(() => parseLimit("10/s burst 20")).toThrow(
+      'cannot use "burst": it applies to the bucket and GCRA only, and the limit "10/s burst 20" is a sliding window (the default): add "bucket" or "gcra", or leave burst out',
+    );
+    expect(() => parseLimit("10/s burst 20 period")).toThrow(/is a fixed window \(period\): add "bucket"/);
+    expect(() => parseLimit("10/s burst 20", "sliding")).toThrow(/is a sliding window: add "bucket"/);
+    expect(parseLimit("10/s burst 20", "gcra")).toMatchObject({ burst: 20, algorithm: "gcra" });
   });
 
   it("reads NDJSON, common log format with its zone, and <time> <key> lines", () => {

@@ -1,7 +1,7 @@
 // Shared by the tests: the two clock scales every property runs at, and a way to read a
 // traffic model's arrivals directly.
 import { stream } from "@tideward/sim";
-import type { Traffic } from "@tideward/sim";
+import type { PolicySpec, Traffic } from "@tideward/sim";
 
 /** Run starts near 0 and at `Date.now()` scale (fractional, as a real clock reads). */
 export const STARTS = [0, 1_723_456_789_012.375] as const;
@@ -42,4 +42,50 @@ export function counts(times: readonly number[], start: number, width: number, b
     if (b >= 0 && b < buckets) out[b]++;
   }
   return out;
+}
+
+/** What a {@link spy} saw of each attempt: when it was admitted, and when and how it ended. */
+export interface Seen {
+  readonly key: number;
+  readonly admitted: number;
+  ended: number;
+  /** "ok", "failed", or "released" (the attempt never ran). */
+  how: "ok" | "failed" | "released" | "open";
+}
+
+/** A policy on `side` that admits everything (or refuses what `refuse` says) and notes every attempt. */
+export function spy(
+  side: "client" | "server",
+  refuse: (now: number) => boolean = () => false,
+): { spec: PolicySpec; seen: Seen[]; refusedAt: number[] } {
+  const seen: Seen[] = [];
+  const refusedAt: number[] = [];
+  const spec: PolicySpec = {
+    name: `${side} spy`,
+    create: () => ({
+      name: `${side} spy`,
+      side,
+      reason: `${side} spy`,
+      admit: (now, key) => {
+        if (refuse(now)) {
+          refusedAt.push(now);
+          return undefined;
+        }
+        const s: Seen = { key, admitted: now, ended: NaN, how: "open" };
+        seen.push(s);
+        return s;
+      },
+      settle: (token, now, ok) => {
+        const s = token as Seen;
+        s.ended = now;
+        s.how = ok ? "ok" : "failed";
+      },
+      release: (token, now) => {
+        const s = token as Seen;
+        s.ended = now;
+        s.how = "released";
+      },
+    }),
+  };
+  return { spec, seen, refusedAt };
 }

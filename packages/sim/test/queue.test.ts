@@ -17,6 +17,59 @@ describe("EventQueue", () => {
     );
   });
 
+  it("pops events from channels, the lane and the heap in exactly the order one heap would", () => {
+    // Each step: push to the heap, to a channel (in order or not), to the lane, or pop one.
+    const step = fc.oneof(
+      fc.record({ op: fc.constant("push" as const), dt: fc.integer({ min: 0, max: 30 }) }),
+      fc.record({
+        op: fc.constant("channel" as const),
+        dt: fc.integer({ min: 0, max: 30 }),
+        ch: fc.integer({ min: 0, max: 2 }),
+      }),
+      fc.record({ op: fc.constant("lane" as const), dt: fc.integer({ min: 0, max: 30 }) }),
+      fc.record({ op: fc.constant("pop" as const) }),
+    );
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 400 }), (steps) => {
+        const q = new EventQueue();
+        const reference: { t: number; seq: number; id: number }[] = [];
+        const f = () => {};
+        let now = 0;
+        let seq = 0;
+        let lane: { t: number; seq: number; id: number } | undefined;
+        const got: number[] = [];
+        const want: number[] = [];
+        const popBoth = () => {
+          const all = [...reference, ...(lane === undefined ? [] : [lane])].sort((a, b) => a.t - b.t || a.seq - b.seq);
+          const first = all[0];
+          if (q.pop() === undefined) {
+            expect(first).toBeUndefined();
+            return false;
+          }
+          got.push(q.arg);
+          want.push(first.id);
+          if (first === lane) lane = undefined;
+          else reference.splice(reference.indexOf(first), 1);
+          now = q.time;
+          return true;
+        };
+        steps.forEach((s, id) => {
+          if (s.op === "pop") return void popBoth();
+          const t = now + s.dt;
+          if (s.op === "push") q.push(t, f, id);
+          else if (s.op === "channel") q.channel(s.ch, t, f, id);
+          else q.lane(t, f, id);
+          const e = { t, seq: seq++, id };
+          if (s.op === "lane") lane = e;
+          else reference.push(e);
+        });
+        while (popBoth());
+        expect(got).toEqual(want);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it("interleaves pushes and pops correctly as it grows", () => {
     const q = new EventQueue();
     const f = () => {};

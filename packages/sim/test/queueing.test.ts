@@ -85,6 +85,7 @@ describe.each(STARTS)("capacity model (start %s)", (start) => {
     // Nobody waits behind more than 20: latency stays within about 21 service times.
     expect(r.summary.latency.p99 as number).toBeLessThan(200);
     expect(Math.max(...r.series.backendQueue)).toBeLessThanOrEqual(20);
-    expect(Math.min(...r.series.backendCpu.slice(2))).toBeGreaterThan(980);
+    // The CPU reading, averaged over about 4.9 s, is past 980 ‰ four time constants in.
+    expect(Math.min(...r.series.backendCpu.slice(20))).toBeGreaterThan(980);
   });
 });

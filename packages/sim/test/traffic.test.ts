@@ -60,6 +60,17 @@ describe.each(STARTS)("traffic models (start %s)", (start) => {
     expect(per[15]).toBe(100);
   });
 
+  it("shaped, even: no call lands where the rate is 0, however long the rate stays there", () => {
+    // 100 a second for the first 100 ms, then nothing until 700 ms, then 50 a second.
+    const t = traffic.shaped({ peak: 100, process: "even", rate: (o) => (o < 100 ? 100 : o < 700 ? 0 : 50) });
+    const times = collect(t, 1_000, start).t.map((x) => x - start);
+    expect(times.filter((x) => x < 100)).toEqual([0, 10, 20, 30, 40, 50, 60, 70, 80, 90]);
+    expect(times.filter((x) => x >= 100 && x < 700)).toEqual([]);
+    expect(times.filter((x) => x >= 700)).toEqual([
+      700, 720, 740, 760, 780, 800, 820, 840, 860, 880, 900, 920, 940, 960, 980,
+    ]);
+  });
+
   it("daily: peak and trough where the shape puts them", () => {
     const day = 86_400_000;
     const { t } = collect(traffic.daily({ mean: 20, amplitude: 0.5 }), day, start, 5);

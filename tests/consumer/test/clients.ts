@@ -1,6 +1,6 @@
-// The programs a new user would write against @tideward/breaker and @tideward/limiters, as
-// files written into a fresh project. Each prints one JSON line; the test compares it with what
-// the packages' READMEs promise.
+// The programs a new user would write against @tideward/breaker and @tideward/limiters, and the
+// guard's first example, as files written into a fresh project. Each prints one JSON line; the
+// test compares it with what the packages' READMEs promise.
 
 /** The body both JavaScript clients share, after their imports. */
 const body = `
@@ -60,6 +60,31 @@ const { Breaker, sre } = require("@tideward/breaker");
 const { Bucket, Period } = require("@tideward/limiters");
 const RESOLVED = [require.resolve("@tideward/breaker"), require.resolve("@tideward/limiters")];
 ${body}`;
+
+/**
+ * The first example of the guard's README: a flaky backend behind a breaker, a bucket of two and
+ * three attempts. The third call finds the bucket empty and is refused before the backend.
+ */
+export const guardClient = `import { guard, isRefusal } from "@tideward/guard";
+
+let calls = 0;
+const backend = async (id) => {
+  if (++calls % 3 === 0) throw new Error("backend down");
+  return \`user \${id}\`;
+};
+const getUser = guard((attempt, id) => backend(id), {
+  breaker: {},
+  bucket: { rate: 5, burst: 2 },
+  retry: { attempts: 3, base: 10, cap: 50 },
+});
+const first = await getUser("ada");
+const second = await getUser("bob");
+const third = await getUser("cy").catch((e) => e);
+console.log(JSON.stringify({ first, second, refused: isRefusal(third) && third.kind, calls, resolved: import.meta.resolve("@tideward/guard") }));
+`;
+
+/** What the guard's client must print (but `resolved`). */
+export const guardPromised = { first: "user ada", second: "user bob", refused: "rate", calls: 2 };
 
 /**
  * A TypeScript client: what it must infer, and what must not compile. Checked with the

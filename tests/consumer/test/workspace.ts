@@ -1,58 +1,17 @@
-// What the repository says the published packages are: read from packages/*/package.json, so a
-// package added later is published, installed and bundled without touching this test.
+// What the repository says the published packages are (read from packages/*/package.json by
+// scripts/packages.ts, so a package added later is published, installed and bundled without
+// touching this test), and the helpers the consumer tests share.
 import { spawn } from "node:child_process";
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { readManifest } from "../../../scripts/packages.ts";
+import type { Manifest } from "../../../scripts/packages.ts";
 
-export const root = join(import.meta.dirname, "..", "..", "..");
-
-export interface Manifest {
-  name: string;
-  version: string;
-  private?: boolean;
-  dependencies?: Record<string, string>;
-  devDependencies?: Record<string, string>;
-  peerDependencies?: Record<string, string>;
-  exports?: Record<string, unknown>;
-}
-
-export interface Workspace {
-  dir: string;
-  manifest: Manifest;
-}
-
-const read = (file: string) => JSON.parse(readFileSync(file, "utf8")) as Manifest;
-
-/** Every package under packages/ that is published (not private), by name. */
-export function publicPackages(): Map<string, Workspace> {
-  const out = new Map<string, Workspace>();
-  for (const name of readdirSync(join(root, "packages")).sort()) {
-    const dir = join(root, "packages", name);
-    let manifest: Manifest;
-    try {
-      manifest = read(join(dir, "package.json"));
-    } catch {
-      continue;
-    }
-    if (manifest.private !== true) out.set(manifest.name, { dir, manifest });
-  }
-  return out;
-}
+export { closure, publicPackages, root, tarballName } from "../../../scripts/packages.ts";
+export type { Manifest, Workspace } from "../../../scripts/packages.ts";
 
 /** The manifest of this test's own workspace. */
-export const self = () => read(join(import.meta.dirname, "..", "package.json"));
-
-/** `names` and every package they depend on at run time, transitively. */
-export function closure(names: readonly string[], packages: Map<string, Workspace>): string[] {
-  const seen = new Set<string>();
-  const visit = (name: string) => {
-    if (seen.has(name)) return;
-    seen.add(name);
-    for (const dep of Object.keys(packages.get(name)?.manifest.dependencies ?? {})) visit(dep);
-  };
-  names.forEach(visit);
-  return [...seen].sort();
-}
+export const self = () => readManifest(join(import.meta.dirname, "..", "package.json"));
 
 /** A dependency range as the packed manifest must carry it: `workspace:^` becomes `^<version>`. */
 export function packedRange(range: string, version: string): string {

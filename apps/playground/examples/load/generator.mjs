@@ -8,7 +8,8 @@
 //
 // Usage: node generator.mjs '{"port":8080,"rate":500,"duration":2000,"count":1000,"grace":3000}'
 // Prints one line of JSON: { sent, ok, refused, failed, unanswered, elapsed }, where ok and
-// refused list [due, latency] pairs in milliseconds, `due` counted from the start of the run.
+// refused list [due, latency] pairs in milliseconds, `due` counted from the start of the run
+// (request i's is exactly i·1000/rate, so a reader can count the requests due in a stretch).
 import { Agent, request } from "node:http";
 import { performance } from "node:perf_hooks";
 
@@ -19,7 +20,9 @@ const start = performance.now();
 let open = 0;
 let sending = true;
 
-function send(due) {
+function send(i) {
+  const offset = (i * 1000) / rate;
+  const due = start + offset;
   result.sent++;
   open++;
   let settled = false;
@@ -27,7 +30,7 @@ function send(due) {
     if (settled) return;
     settled = true;
     open--;
-    const pair = [due - start, performance.now() - due];
+    const pair = [offset, performance.now() - due];
     if (status === 200) result.ok.push(pair);
     else if (status === 503) result.refused.push(pair);
     else result.failed++;
@@ -44,8 +47,7 @@ function send(due) {
 // Every millisecond, send whatever has fallen due: the schedule, not the timer, sets the rate.
 const timer = setInterval(() => {
   const now = performance.now();
-  while (sending && result.sent < count && start + (result.sent * 1000) / rate <= now)
-    send(start + (result.sent * 1000) / rate);
+  while (sending && result.sent < count && start + (result.sent * 1000) / rate <= now) send(result.sent);
   if (result.sent >= count || now - start >= duration) {
     sending = false;
     clearInterval(timer);

@@ -4,6 +4,7 @@ import { failures, latency, policy, simulate, traffic } from "@tideward/sim";
 import type { SimulationOptions } from "@tideward/sim";
 import { call, lit } from "../code.ts";
 import type { Outcome, Params } from "../model.ts";
+import { counted } from "../units.ts";
 import {
   figure,
   line,
@@ -117,7 +118,7 @@ export function breaker(p: Params): Outcome {
     `const classic = simulate({ ...shared, label: "classic breaker", policies: [${classicSpec.source}] });`,
   ];
   const notes = [
-    `The backend fails ${n(p, "down")} % of calls from ${from / 1_000} s to ${to / 1_000} s and ${n(p, "brown")} % otherwise. tideward's breaker refused ${rows[1]?.cells[0]?.value} calls and let ${rows[5]?.cells[0]?.value.toFixed(1)} % of the outage's calls reach the backend; the classic breaker refused ${rows[1]?.cells[1]?.value} and let ${rows[5]?.cells[1]?.value.toFixed(1)} % through.`,
+    `The backend fails ${n(p, "down")} % of calls from ${from / 1_000} s to ${to / 1_000} s and ${n(p, "brown")} % otherwise. tideward's breaker refused ${counted(rows[1]?.cells[0]?.value ?? 0, "calls")} and let ${rows[5]?.cells[0]?.value.toFixed(1)} % of the outage's calls reach the backend; the classic breaker refused ${rows[1]?.cells[1]?.value} and let ${rows[5]?.cells[1]?.value.toFixed(1)} % through.`,
   ];
   if (floor !== n(p, "sre.floor"))
     notes.push(

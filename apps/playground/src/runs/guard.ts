@@ -5,6 +5,7 @@ import { keys, policy, simulate } from "@tideward/sim";
 import type { KeyTotals, SimulationOptions } from "@tideward/sim";
 import { call } from "../code.ts";
 import type { Outcome, Params } from "../model.ts";
+import { counted } from "../units.ts";
 import {
   capacityOf,
   cpuChart,
@@ -122,14 +123,15 @@ export function guard(p: Params, check: { readonly invariants?: boolean } = {}):
     row("refused by the gate (gate)", "", 0, (r) => refusedBy(r, "admission/gate"), "gate"),
     row("refused by the per-key limit (rate)", "", 0, (r) => refusedBy(r, "admission/rate"), "rate"),
     row("the heaviest key's share of admissions", "%", 2, (r) => shareOf(r, un), "topShare"),
-    row("calls that succeeded", "%", 2, successPercent, "success"),
+    row("calls that succeeded, however late", "%", 2, successPercent, "success"),
     ...latencyRows(row),
     row("most calls in flight (a bucket's mean)", "", 1, peakInFlight, "peakInFlight"),
     row("highest CPU reading", "‰", 0, peakCpu, "peakCpu"),
   ];
   const x = seconds(gd.run);
   const capacity = capacityOf(p);
-  const dotted = { dash: true };
+  // The guard without its limit is tideward's too, dotted to tell it from the guard.
+  const dotted = { ...solid, dash: true };
   const zeros = x.map(() => 0);
   const reasonColors: Record<(typeof REASONS)[number], string> = { shed: "#b91c1c", gate: "#a16207", rate: "#7c3aed" };
   const top = heaviest(un.run.keys);
@@ -198,14 +200,14 @@ export function guard(p: Params, check: { readonly invariants?: boolean } = {}):
     ],
     tables: [
       {
-        caption: `The same server (${n(p, "workers")} workers, ${n(p, "service")} ms a call: ${capacity.toFixed(0)} calls/s) and the same ${n(p, "keys")} clients behind the guard, the guard without its per-key limit, and no policy`,
+        caption: `The same server (${counted(n(p, "workers"), "workers")}, ${n(p, "service")} ms a call: ${capacity.toFixed(0)} calls/s) and the same ${counted(n(p, "keys"), "clients")} behind the guard, the guard without its per-key limit, and no policy`,
         columns: ["", "guard", "guard without the per-key limit", "no policy"],
         rows,
       },
     ],
     notes: [
       `The heaviest client, ${top}, offers ${topOffered.value.toFixed(1)} % of the calls. With the per-key limit (${limit.quota} every ${limit.window} ms, ${limit.kind}) it has ${topShare.value.toFixed(1)} % of the admissions; without it, ${looseShare.value.toFixed(1)} %.`,
-      `The server can do about ${capacity.toFixed(0)} calls a second; the load rises from ${n(p, "start")} to ${n(p, "peak")}. With no policy every call is queued and the p99 of the admitted calls reaches ${p99(un)} ms; behind the guard it is ${p99(gd)} ms, with ${gd.run.summary.refused} calls refused at the door.`,
+      `The server can do about ${capacity.toFixed(0)} calls a second; the load rises from ${n(p, "start")} to ${n(p, "peak")}. With no policy every call is queued and the p99 of the admitted calls reaches ${p99(un)} ms; behind the guard it is ${p99(gd)} ms, with ${counted(gd.run.summary.refused, "calls")} refused at the door.`,
     ],
     replay: {
       body: [

@@ -143,7 +143,7 @@ export function herd(p: Params): Outcome {
       },
     ],
     notes: [
-      `Rigid waits put every client's retry in the same instant: once the backend is back, its busiest ${bin} ms takes ${peakAfter(rigid, back).value.toFixed(0)} calls/s, against the ${capacity} it can serve. ${chosen.run.label} jitter spreads them (busiest: ${peakAfter(chosen, back).value.toFixed(0)} calls/s), and ${chosen.run.summary.completed} of ${clients} clients are served, against ${rigid.run.summary.completed} with rigid waits.`,
+      `Rigid waits put every client's retry in the same instant: once the backend is back, its busiest ${bin} ms takes ${peakAfter(rigid, back).value.toFixed(0)} calls/s, against the ${capacity} it can serve. ${chosen.run.label} jitter spreads them (busiest: ${peakAfter(chosen, back).value.toFixed(0)} calls/s), and ${chosen.run.summary.completed} of ${clients} clients ${chosen.run.summary.completed === 1 ? "is" : "are"} served, against ${rigid.run.summary.completed} with rigid waits.`,
     ],
     replay: {
       body: [

@@ -6,6 +6,7 @@ import type { PolicySpec, SimulationOptions } from "@tideward/sim";
 import { call, lit, raw } from "../code.ts";
 import type { Code } from "../code.ts";
 import type { Outcome, Params } from "../model.ts";
+import { counted } from "../units.ts";
 import {
   figure,
   line,
@@ -129,7 +130,7 @@ export function quota(p: Params): Outcome {
       },
     ],
     notes: [
-      `Charged one after another, a request the model's budget refuses has already spent the tenant's tokens and a user request: ${rows[4]?.cells[1]?.value} tokens and ${rows[5]?.cells[1]?.value} user requests went on requests that never ran. Drained by them, the users' budgets refused ${rows[1]?.cells[1]?.value} requests and the tenant's ${rows[2]?.cells[1]?.value} (atomically: ${rows[1]?.cells[0]?.value} and ${rows[2]?.cells[0]?.value}), so ${rows[0]?.cells[1]?.value} requests were admitted where the atomic charge admitted ${rows[0]?.cells[0]?.value}. Atomically, a refused request costs nothing.`,
+      `Charged one after another, a request the model's budget refuses has already spent the tenant's tokens and a user request: ${counted(rows[4]?.cells[1]?.value ?? 0, "tokens")} and ${counted(rows[5]?.cells[1]?.value ?? 0, "user requests")} went on requests that never ran. Drained by them, the users' budgets refused ${counted(rows[1]?.cells[1]?.value ?? 0, "requests")} and the tenant's ${rows[2]?.cells[1]?.value} (atomically: ${rows[1]?.cells[0]?.value} and ${rows[2]?.cells[0]?.value}), so ${counted(rows[0]?.cells[1]?.value ?? 0, "requests")} ${rows[0]?.cells[1]?.value === 1 ? "was" : "were"} admitted where the atomic charge admitted ${rows[0]?.cells[0]?.value}. Atomically, a refused request costs nothing.`,
     ],
     replay: {
       body: [

@@ -4,6 +4,7 @@ import { policy, simulate } from "@tideward/sim";
 import type { SimulationOptions } from "@tideward/sim";
 import { call } from "../code.ts";
 import type { Outcome, Params } from "../model.ts";
+import { counted } from "../units.ts";
 import {
   capacityOf,
   cpuChart,
@@ -41,7 +42,7 @@ export function shedder(p: Params): Outcome {
   const rows = [
     row("calls admitted", "", 0, (r) => summary(r, "admitted"), "admitted"),
     row("calls refused", "", 0, (r) => summary(r, "refused"), "refused"),
-    row("calls that succeeded", "%", 2, successPercent, "success"),
+    row("calls that succeeded, however late", "%", 2, successPercent, "success"),
     ...latencyRows(row),
     row("most calls in flight (a bucket's mean)", "", 1, peakInFlight, "peakInFlight"),
   ];
@@ -83,13 +84,13 @@ export function shedder(p: Params): Outcome {
     figures: [figure("offered", "calls offered (the same to both)", "", 0, summary(sh, "calls"))],
     tables: [
       {
-        caption: `The same server (${n(p, "workers")} workers, ${n(p, "service")} ms a call: ${capacity.toFixed(0)} calls/s) with and without the shedder`,
+        caption: `The same server (${counted(n(p, "workers"), "workers")}, ${n(p, "service")} ms a call: ${capacity.toFixed(0)} calls/s) with and without the shedder`,
         columns: ["", "with the shedder", "without a shedder"],
         rows,
       },
     ],
     notes: [
-      `The server can do about ${capacity.toFixed(0)} calls a second; the load rises from ${n(p, "start")} to ${n(p, "peak")}. Without a shedder every call is queued and the p99 of the admitted calls reaches ${(un.run.summary.latency.p99 ?? 0).toFixed(0)} ms; with it, ${sh.run.summary.refused} calls are refused at the door and the p99 stays at ${(sh.run.summary.latency.p99 ?? 0).toFixed(0)} ms.`,
+      `The server can do about ${capacity.toFixed(0)} calls a second; the load rises from ${n(p, "start")} to ${n(p, "peak")}. Without a shedder every call is queued and the p99 of the admitted calls reaches ${(un.run.summary.latency.p99 ?? 0).toFixed(0)} ms; with it, ${counted(sh.run.summary.refused, "calls")} ${sh.run.summary.refused === 1 ? "is" : "are"} refused at the door and the p99 stays at ${(sh.run.summary.latency.p99 ?? 0).toFixed(0)} ms.`,
     ],
     replay: {
       body: [

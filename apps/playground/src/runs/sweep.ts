@@ -6,6 +6,7 @@ import type { SimulationOptions } from "@tideward/sim";
 import { call, lit, raw, sym } from "../code.ts";
 import type { Code } from "../code.ts";
 import type { Figure, Outcome, Params } from "../model.ts";
+import { counted } from "../units.ts";
 import { figure, line, n, s } from "./common.ts";
 import type { Measure } from "./common.ts";
 
@@ -142,7 +143,7 @@ export function sweep(p: Params): Outcome {
     figures: [],
     tables: [
       {
-        caption: `A run of ${duration / 1_000} s at each point, ${n(p, "attempts")} attempts a call, through tideward's breaker and through none`,
+        caption: `A run of ${duration / 1_000} s at each point, ${counted(n(p, "attempts"), "attempts")} a call, through tideward's breaker and through none`,
         columns: [
           xLabel,
           "succeeded, breaker (%)",

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { scenarios } from "../../src/catalogue";
 import { toCsv } from "../../src/csv";
 import type { Knob, Outcome, Params } from "../../src/model";
-import { coerce, decode, defaults, encode, hashFor, parseHash } from "../../src/state";
+import { coerce, decode, defaults, encode, hashFor, parseHash, read, resolve } from "../../src/state";
 
 /** A value a knob can take, drawn from its whole range. */
 function arbitraryValue(knob: Knob): fc.Arbitrary<number | string> {
@@ -24,6 +24,11 @@ describe("the catalogue", () => {
           expect(k.value, `${s.id}.${k.key}`).toBeGreaterThanOrEqual(k.min);
           expect(k.value, `${s.id}.${k.key}`).toBeLessThanOrEqual(k.max);
           expect(coerce(k, String(k.value)), `${s.id}.${k.key} is on its grid`).toBe(k.value);
+        }
+        if (k.when !== undefined) {
+          const by = s.knobs.find((o) => o.key === k.when?.key);
+          expect(by?.kind, `${s.id}.${k.key} is used when a select is set`).toBe("select");
+          if (by?.kind === "select") expect(by.options.map((o) => o.value)).toContain(k.when.is);
         }
       }
     }
@@ -64,6 +69,43 @@ describe("the URL state", () => {
     expect(read.align).toBe("yes");
     expect(read.bursts).toBe(4);
     expect(read).not.toHaveProperty("nonsense");
+  });
+
+  it("says what of a link it changed, naming the knob, what the link said and what is used", () => {
+    const breaker = scenarios[0];
+    if (breaker?.id !== "breaker") throw new Error("the first tab is not the breaker");
+    const { params, changes } = read(breaker, "rate=abc&duration=99999&latency=0&sre.k=1.52&brown=7&nonsense=1&seed=");
+    expect(params).toMatchObject({ rate: 100, duration: 3_600, latency: 1, "sre.k": 1.5, brown: 7 });
+    expect(changes.map((c) => c.said)).toEqual([
+      "Calls offered (rate=abc): not a number, so the default, 100 calls/s, is used.",
+      "Simulated time (duration=99999): above the most it goes to, so 3600 s is used.",
+      "Backend latency (latency=0): below the least it goes to, so 1 ms is used.",
+      "k: calls each success pays for (sre.k=1.52): not a step of 0.05 from 1, so 1.5 is used.",
+      "Seed (seed=): empty, so the default, 1, is used.",
+      "nonsense=1: Breaker under an outage has no such knob, so it is ignored.",
+    ]);
+    // A value the knob takes as written is no change, however it is spelled.
+    expect(read(breaker, "rate=200&sre.k=1.50&brown=07").changes).toEqual([]);
+    expect(read(breaker, "rate=200&rate=300")).toMatchObject({
+      params: { rate: 200 },
+      changes: [{ said: "rate=300: rate is given more than once; the first is read." }],
+    });
+    const burst = scenarios.find((s) => s.id === "burst");
+    if (burst === undefined) throw new Error("no burst scenario");
+    expect(read(burst, "align=sideways").changes.map((c) => c.said)).toEqual([
+      "Period opens (align=sideways): not one of its choices, so the default, on multiples of the window (align), is used.",
+    ]);
+  });
+
+  it("opens the first tab at its defaults for a scenario it does not have, and says so; an empty hash is no change", () => {
+    const nope = resolve("#nope?rate=5", scenarios);
+    expect(nope.scenario.id).toBe("breaker");
+    expect(nope.params).toEqual(defaults(nope.scenario));
+    expect(nope.changes.map((c) => c.said)).toEqual([
+      "#nope: there is no such scenario, so Breaker under an outage is shown at its defaults.",
+    ]);
+    expect(resolve("", scenarios).changes).toEqual([]);
+    expect(resolve("#herd?clients=20", scenarios)).toMatchObject({ scenario: { id: "herd" }, changes: [] });
   });
 
   it("parses a hash with or without a query", () => {

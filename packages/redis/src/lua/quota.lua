@@ -37,8 +37,9 @@
 -- 'p' peek a set, 's' a batch; ARGV[3] how long a request id is remembered (ms), '0' for none
 -- (its key is the last of KEYS); ARGV[4] the expiry margin; then
 --   a set: a charge's three fields each; reply '1' committed (a peek: always) or '0' refused,
---     now (8 bytes), 16 bytes a charge; or 'R' and the reply stored under the request id, when
---     it was seen (nothing is charged again);
+--     now (8 bytes), 16 bytes a charge; or 'R' and what is stored under the request id, when it
+--     was seen (nothing is charged again): the committed reply, then each charge as sent (three
+--     doubles: cost, p1, p2);
 --   a batch (KEYS[i] the state input i touches): ARGV[5] p1, ARGV[6] p2 of its one limit, then
 --     two fields an input: cost, now ('' for ARGV[1]'s); reply '1', now (8 bytes), 16 bytes for
 --     each distinct key in the order first met.
@@ -254,11 +255,12 @@ if mode == 's' then
 end
 
 -- A set: one clock for every charge, the caller's now, never behind the reading of a bucket it
--- touches. Each key's state is read and unpacked once.
+-- touches. Each key's state is read (in one MGET: a call less a key) and unpacked once.
 local pa, pb = {}, {}
 local t = now
+local got = redis.call('MGET', _G.unpack(KEYS, 1, m))
 for c = 1, m do
-  local v = redis.call('GET', KEYS[c])
+  local v = got[c]
   if v then
     read[c] = v
     local a, b = unpack('<dd', v)
@@ -354,5 +356,14 @@ for c = 1, m do
   end
 end
 reply = '1' .. reply
-if rid ~= nil then redis.call('SET', rid, reply, 'PX', ARGV[3]) end
+if rid ~= nil then
+  -- Stored with the charges as sent (cost, p1, p2 each, 24 bytes), so that a repeat with other
+  -- costs replays this answer as it was made.
+  local sent = {}
+  for c = 1, m do
+    local o = base + c * 3 - 3
+    sent[c] = pack('<ddd', ARGV[o] + 0, ARGV[o + 1] + 0, ARGV[o + 2] + 0)
+  end
+  redis.call('SET', rid, reply .. table.concat(sent), 'PX', ARGV[3])
+end
 return reply

@@ -36,6 +36,7 @@ Replays an access log through a candidate limit and reports, per key, what it wo
   --algorithm <name>    sliding (default: an exact window), bucket, gcra or period
   --key <field>         what names the caller: ip (default), user, path, or an NDJSON field
   --top <n>             keys to list, most refused first (default 20; 0 lists all)
+  --max-bytes <n>       the most memory the replay may use, bytes (default 536870912, 512 MiB)
   --json                print the whole report as JSON
   --help                print this
 `;
@@ -61,6 +62,7 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
   let key = "ip";
   let top = 20;
   let json = false;
+  let maxBytes: number | undefined;
   while (args.length > 0) {
     const a = args.shift() as string;
     const value = (): string => {
@@ -80,6 +82,11 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
         const v = Number(value());
         if (!Number.isSafeInteger(v) || v < 0) throw new UsageError("--top must be a whole number, 0 or more");
         top = v;
+      } else if (a === "--max-bytes") {
+        const v = Number(value());
+        if (!Number.isSafeInteger(v) || v < 1)
+          throw new UsageError("--max-bytes must be a whole number of bytes, from 1");
+        maxBytes = v;
       } else if (a === "--json") json = true;
       else if (a.startsWith("--")) throw new UsageError(`unknown option ${a}`);
       else if (path === undefined) path = a;
@@ -110,9 +117,9 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
   }
   let report: ReplayReport;
   try {
-    report = replayLog(text, { limit, key });
+    report = replayLog(text, { limit, key, ...(maxBytes === undefined ? {} : { maxBytes }) });
   } catch (e) {
-    io.err(`tideward-sim: ${path}: ${(e as Error).message}\n`);
+    io.err(`tideward-sim: ${path}: ${(e as Error).message.replace("replayLog maxBytes", "--max-bytes")}\n`);
     return 1;
   }
   io.out(json ? JSON.stringify(report, null, 2) + "\n" : format(report, top));
@@ -127,6 +134,7 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
 const iso = (t: number): string => new Date(t).toISOString();
 const share = (a: number, b: number): string => (b > 0 ? `${((100 * a) / b).toFixed(1)} %` : "–");
 
@@ -134,7 +142,7 @@ const share = (a: number, b: number): string => (b > 0 ? `${((100 * a) / b).toFi
 export function format(r: ReplayReport, top = 20): string {
   const lines = [
     `limit: ${r.limit}`,
-    `${r.requests} requests from ${r.keys} keys over ${formatSpan(r.to - r.from)} (${iso(r.from)} to ${iso(r.to)}); ${r.refused} would be refused (${share(r.refused, r.requests)}), from ${r.keysRefused} key${r.keysRefused === 1 ? "" : "s"}`,
+    `${plural(r.requests, "request")} from ${plural(r.keys, "key")} over ${formatSpan(r.to - r.from)} (${iso(r.from)} to ${iso(r.to)}); ${r.refused} would be refused (${share(r.refused, r.requests)}), from ${r.keysRefused} key${r.keysRefused === 1 ? "" : "s"}`,
   ];
   if (r.skippedCount > 0)
     lines.push(

@@ -68,6 +68,7 @@ export function parseLimit(text: string, algorithm?: Algorithm): CandidateLimit 
   if (!(per > 0)) throw new RangeError(`the limit's span must be above 0, got ${JSON.stringify(m[2])}`);
   let perKey = false;
   let burst = count;
+  let burstGiven = false;
   let algo: Algorithm | undefined = algorithm;
   while (words.length > 0) {
     const w = words.shift() as string;
@@ -81,6 +82,7 @@ export function parseLimit(text: string, algorithm?: Algorithm): CandidateLimit 
       if (!(n >= 1) || !Number.isFinite(n))
         throw new RangeError(`"burst" needs a number of at least 1 after it in ${JSON.stringify(text)}`);
       burst = n;
+      burstGiven = true;
     } else if ((ALGORITHMS as readonly string[]).includes(w)) {
       if (algo === undefined) algo = w as Algorithm;
     } else {
@@ -89,7 +91,12 @@ export function parseLimit(text: string, algorithm?: Algorithm): CandidateLimit 
       );
     }
   }
-  return { count, per, perKey, burst, algorithm: algo ?? "sliding" };
+  const chosen = algo ?? "sliding";
+  if (burstGiven && (chosen === "sliding" || chosen === "period"))
+    throw new RangeError(
+      `cannot use "burst": it applies to the bucket and GCRA only, and the limit ${JSON.stringify(text)} is a ${chosen === "sliding" ? "sliding window" : "fixed window (period)"}${algo === undefined ? " (the default)" : ""}: add "bucket" or "gcra", or leave burst out`,
+    );
+  return { count, per, perKey, burst, algorithm: chosen };
 }
 
 /** The limit in words: `"100 per 1m per key (sliding window)"`. */

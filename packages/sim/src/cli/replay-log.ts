@@ -43,7 +43,18 @@ export interface ReplayLogOptions {
   readonly limit: CandidateLimit;
   /** Which part of a line names the caller. @defaultValue "ip" (or the NDJSON field "key") */
   readonly key?: KeyField;
+  /**
+   * The most memory the replay may set aside, bytes: its per-key totals (about 112 B a key) and
+   * the candidate limit's state (a sliding window keeps 8 B per call of its count, per key).
+   * @defaultValue 536 870 912 (512 MiB)
+   */
+  readonly maxBytes?: number;
 }
+
+/** Clock readings a replay can hold, ms either side of the epoch (as `simulate` allows). */
+const CLOCK_LIMIT = 2 ** 43;
+/** The series' buckets a replay keeps at most: it reports totals, so a long log gets long buckets. */
+const BUCKETS = 1_000;
 
 /**
  * Replays an access log through a candidate limit on the simulator, at the log's own clock
@@ -60,12 +71,18 @@ export function replayLog(text: string, options: ReplayLogOptions): ReplayReport
   lines.forEach((line, i) => {
     const r = parseLogLine(line, options.key);
     if (r === undefined) return;
-    if (typeof r === "string") {
+    const why =
+      typeof r === "string"
+        ? r
+        : Math.abs(r.t) > CLOCK_LIMIT
+          ? `a time past ±2^43 ms of the epoch (${r.t})`
+          : undefined;
+    if (why !== undefined) {
       skippedCount++;
-      if (skipped.length < 10) skipped.push({ line: i + 1, reason: r });
+      if (skipped.length < 10) skipped.push({ line: i + 1, reason: why });
       return;
     }
-    records.push(r);
+    records.push(r as TraceRecord);
   });
   if (records.length === 0) {
     const why = skipped.length > 0 ? `; line ${skipped[0].line}: ${skipped[0].reason}` : "";
@@ -79,14 +96,25 @@ export function replayLog(text: string, options: ReplayLogOptions): ReplayReport
   }
   const trace = replay(records, { absolute: true });
   const first = new Map<number, number>();
-  const run = simulate({
-    start: from,
-    duration: to - from + 1,
-    traffic: trace,
-    backend: instant,
-    policies: [noting(limitPolicy(options.limit), first)],
-    perKey: true,
-  });
+  const duration = to - from + 1;
+  let run;
+  try {
+    run = simulate({
+      start: from,
+      duration,
+      // Only totals are reported: the series need no finer grain than a thousandth of the log.
+      step: Math.max(1_000, duration / BUCKETS),
+      traffic: trace,
+      backend: instant,
+      policies: [noting(limitPolicy(options.limit), first)],
+      perKey: true,
+      ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }),
+    });
+  } catch (e) {
+    if (e instanceof RangeError && e.message.includes("simulate maxBytes"))
+      throw new RangeError(e.message.replace("simulate maxBytes", "replayLog maxBytes"), { cause: e });
+    throw e;
+  }
   const totals = run.keys;
   if (totals === undefined) throw new Error("the replay kept no per-key totals");
   const perKey: KeyReport[] = totals.names.map((key, i) => ({

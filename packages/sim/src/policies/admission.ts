@@ -9,6 +9,9 @@ export type AdmissionOptions = Omit<AdmitOptions, "clock" | "load"> & {
   readonly name?: string;
 };
 
+// What a key's entry costs admission besides its limits' state, bytes (its name, its map entries).
+const KEY_BYTES = 256;
+
 /**
  * `@tideward/guard`'s server admission (`admit`) as a server-side policy: its shedder (reading
  * the backend's CPU), gate, per-key limits and quota charge set, in its own order, on the run's
@@ -22,9 +25,12 @@ export type AdmissionOptions = Omit<AdmitOptions, "clock" | "load"> & {
 export function admission(options: AdmissionOptions = {}): PolicySpec {
   const { name = "admission", ...rest } = check.options(
     options,
-    ["shedder", "gate", "limits", "quota", "maxKeys", "busyRetryAfter", "problem", "fields", "name"],
+    ["shedder", "gate", "limits", "quota", "maxKeys", "maxBytes", "busyRetryAfter", "problem", "fields", "name"],
     "policy.admission",
   );
+  // The run charges each key's state to its own ceiling as the key appears, so admit's up-front
+  // bound (every one of maxKeys at once) is not what limits a run, unless the user sets one.
+  if (rest.maxBytes === undefined) (rest as { maxBytes?: number }).maxBytes = Number.MAX_VALUE;
   // Built once here, so bad options fail when the spec is made (the run builds its own).
   admit({ ...rest, ...(rest.shedder === undefined ? {} : { load: () => 0 }), clock: () => 0 });
   if (
@@ -42,6 +48,10 @@ export function admission(options: AdmissionOptions = {}): PolicySpec {
       const now = new Float64Array([context.start]);
       const clock = (): number => now[0];
       const a = admit({ ...rest, ...(rest.shedder === undefined ? {} : { load: () => context.cpu(now[0]) }), clock });
+      // Each key the limits see keeps their state: a sliding window 8 bytes per call of its quota.
+      // Charged to the run's ceiling on the key's first call, before admission makes it.
+      const perKey = KEY_BYTES + (rest.limits ?? []).reduce((b, l) => b + (l.kind === "sliding" ? 8 * l.quota : 64), 0);
+      const seen = context.reserve === undefined || (rest.limits ?? []).length === 0 ? undefined : new Set<number>();
       const adapter = {
         name,
         side: "server" as const,
@@ -49,6 +59,10 @@ export function admission(options: AdmissionOptions = {}): PolicySpec {
         envelopes: envelopes(name, rest, context),
         admit(t: number, key: number, cost: number): unknown {
           now[0] = t;
+          if (seen !== undefined && !seen.has(key)) {
+            context.reserve?.(perKey, `policy ${name}: the limits' state for key ${key} (the ${seen.size + 1}th)`);
+            seen.add(key);
+          }
           const v = a.check(context.keyName(key), cost > 1 ? Math.ceil(cost) : 1);
           if (typeof (v as Promise<Verdict>).then === "function") {
             throw new TypeError(

@@ -18,11 +18,18 @@ export interface RateLimiterOptions extends LimiterOptions {
 }
 
 const TRUE = true;
+/** What a small limiter object costs, bytes, as V8 lays one out with its fields. */
+const OBJECT_BYTES = 96;
 const byKey = (key: number): number => key;
+
+// Keys up to this many are kept in an array filled up front; more, in a map, so a huge key space
+// costs only the keys that call.
+const DENSE_KEYS = 65_536;
 
 /**
  * One limiter, or one per key made on the key's first call, as an adapter. `take` answers
- * whether the call passes; nothing is settled afterwards.
+ * whether the call passes; nothing is settled afterwards. Each key's limiter is charged to the
+ * run's memory ceiling (`bytes` a key) before it is made.
  */
 function keyed<L>(
   name: string,
@@ -30,8 +37,11 @@ function keyed<L>(
   make: () => L,
   take: (l: L, now: number, cost: number) => boolean,
   envelopes: readonly Envelope[],
+  context: PolicyContext,
+  bytes: number,
 ): Adapter {
   if (!perKey) {
+    context.reserve?.(bytes, `policy ${name}`);
     const one = make();
     return {
       name,
@@ -42,28 +52,50 @@ function keyed<L>(
       settle: () => {},
     };
   }
-  const all: (L | undefined)[] = [];
+  const reserve = context.reserve;
+  const what = `policy ${name} per key`;
+  let made = 0;
+  const fresh = (key: number): L => {
+    reserve?.(bytes, `${what}: the limiter of key ${key} (the ${made + 1}th)`);
+    made++;
+    return make();
+  };
+  const stats = (): Record<string, number> => ({ keys: made });
+  if (context.keys <= DENSE_KEYS) {
+    reserve?.(context.keys * 8, `${what}: a table of ${context.keys} keys`);
+    // Filled up front: writing keys in random order into an empty array would turn it into a dictionary.
+    const all = new Array<L | undefined>(context.keys).fill(undefined);
+    return {
+      name,
+      side: "client",
+      reason: name,
+      envelopes,
+      admit: (now, key, cost) => (take((all[key] ??= fresh(key)), now, cost) ? TRUE : undefined),
+      settle: () => {},
+      stats,
+    };
+  }
+  const all = new Map<number, L>();
   return {
     name,
     side: "client",
     reason: name,
     envelopes,
     admit: (now, key, cost) => {
-      let l = all[key];
-      if (l === undefined) {
-        while (all.length < key) all.push(undefined);
-        all[key] = l = make();
-      }
+      let l = all.get(key);
+      if (l === undefined) all.set(key, (l = fresh(key)));
       return take(l, now, cost) ? TRUE : undefined;
     },
     settle: () => {},
-    stats: () => ({ keys: all.reduce((n: number, l) => (l === undefined ? n : n + 1), 0) }),
+    stats,
   };
 }
 
 /** What one limiter policy brings to {@link limiter}: its bound, and how to make and ask one. */
 interface LimiterParts<L> {
   readonly envelope: Envelope;
+  /** What one limiter holds, bytes: charged to the run's ceiling for each key's. */
+  readonly bytes: number;
   readonly make: (context: PolicyContext) => L;
   readonly take: (limiter: L, now: number, cost: number) => boolean;
 }
@@ -81,10 +113,10 @@ function limiter<O extends LimiterOptions, L>(
 ): PolicySpec {
   const o = check.options<O>(options, [...own, "perKey", "name"], `policy.${kind}`);
   const perKey = o.perKey ?? false;
-  const { envelope, make, take } = define(o, perKey);
+  const { envelope, make, take, bytes } = define(o, perKey);
   const name = o.name ?? kind;
   const envelopes = [envelope];
-  return { name, create: (context) => keyed(name, perKey, () => make(context), take, envelopes) };
+  return { name, create: (context) => keyed(name, perKey, () => make(context), take, envelopes, context, bytes) };
 }
 
 /** The token-bucket envelope a bucket and a GCRA both promise, exactly. */
@@ -109,6 +141,7 @@ export function bucket(rate: number, options: RateLimiterOptions = {}): PolicySp
     const { burst } = new Bucket(rate, o.burst === undefined ? {} : { burst: o.burst });
     return {
       envelope: rateEnvelope("bucket", rate, burst, perKey),
+      bytes: OBJECT_BYTES,
       make: (context) => new Bucket(rate, { burst, now: context.start }),
       take: (b: Bucket, now, cost) => b.take(now, cost),
     };
@@ -121,6 +154,7 @@ export function gcra(rate: number, options: RateLimiterOptions = {}): PolicySpec
     const { burst } = new Gcra(rate, o.burst === undefined ? {} : { burst: o.burst });
     return {
       envelope: rateEnvelope("gcra", rate, burst, perKey),
+      bytes: OBJECT_BYTES,
       make: () => new Gcra(rate, { burst }),
       take: (g: Gcra, now, cost) => g.take(now, cost),
     };
@@ -132,6 +166,8 @@ export function sliding(quota: number, window: Span, options: LimiterOptions = {
   return limiter("sliding", options, [], (_o, perKey) => {
     new Sliding(quota, window);
     return {
+      // Its ring of stamps, eight bytes a call of the quota.
+      bytes: OBJECT_BYTES + 8 * quota,
       envelope: {
         kind: "window",
         label: `sliding ${quota} per ${window} ms${perKey ? " per key" : ""}`,
@@ -162,6 +198,7 @@ export function period(quota: number, length: Span, options: PeriodPolicyOptions
     const align = o.align ?? false;
     new Period(quota, length, { align });
     return {
+      bytes: OBJECT_BYTES,
       envelope: {
         kind: "window",
         label: `period ${quota} per ${length} ms (at most twice that across an edge)`,

@@ -63,6 +63,10 @@ interface Dim {
 }
 
 const TRUE = true;
+// Keys up to this many get the one-dimension fast path's table, filled up front.
+const DENSE_KEYS = 65_536;
+// What a simulated key's quota keys and their state in the engine cost, bytes, a dimension.
+const KEY_BYTES = 256;
 
 /**
  * `@tideward/quota-engine` as a policy: each call charged against one or more dimensions of a
@@ -147,8 +151,9 @@ class QuotaAdapter implements Adapter {
   readonly #keyName: (i: number) => string;
   // Per simulated key: its quota keys, one per dimension, and (for several dimensions) the
   // charge records handed to checkAtomic, reused with the cost set for each call.
-  readonly #keys: (QuotaKey[] | undefined)[] = [];
-  readonly #charges: ({ key: QuotaKey; limit: string; cost: number; kind: ChargeKind }[] | undefined)[] = [];
+  readonly #keys = new Map<number, QuotaKey[]>();
+  readonly #charges = new Map<number, { key: QuotaKey; limit: string; cost: number; kind: ChargeKind }[]>();
+  readonly #reserve: ((bytes: number, what: string) => void) | undefined;
   // The fast path of one dimension on the in-process engine: its keys by simulated key, and its check.
   readonly #single: (QuotaKey | undefined)[] | undefined;
   readonly #one: (key: QuotaKey, t: number, units: number) => boolean = () => false;
@@ -180,12 +185,14 @@ class QuotaAdapter implements Adapter {
     this.#keyName = (i) => context.keyName(i);
     this.#store = withLimits(makeStore(), dims);
     const store = this.#store;
-    if (dims.length === 1 && faults === undefined && store instanceof QuotaEngine) {
+    this.#reserve = context.reserve;
+    if (dims.length === 1 && faults === undefined && store instanceof QuotaEngine && context.keys <= DENSE_KEYS) {
       // The engine answers synchronously by its type: no promise to look for.
       const d = dims[0];
       const limit = d.spec.name;
       const unit = d.cost;
       // Filled up front: writing keys in random order into an empty array would turn it into a dictionary.
+      context.reserve?.(context.keys * 8, `policy ${name}: a table of ${context.keys} keys`);
       this.#single = new Array<QuotaKey | undefined>(context.keys).fill(undefined);
       this.#one =
         d.kind === "bucket"
@@ -213,16 +220,16 @@ class QuotaAdapter implements Adapter {
   }
 
   #keysOf(key: number): QuotaKey[] {
-    let keys = this.#keys[key];
+    let keys = this.#keys.get(key);
     if (keys === undefined) {
+      this.#reserve?.(KEY_BYTES * this.#dims.length, `policy ${this.name}: the quota keys of key ${key}`);
       const name = this.#keyName(key);
       keys = this.#dims.map((d) => d.key(key, name));
       keys.forEach((k, i) => {
         if (!(k instanceof QuotaKey))
           throw new TypeError(`policy.quota dimensions[${i}] key must return a QuotaKey, got ${check.describe(k)}`);
       });
-      while (this.#keys.length < key) this.#keys.push(undefined);
-      this.#keys[key] = keys;
+      this.#keys.set(key, keys);
     }
     return keys;
   }
@@ -297,11 +304,10 @@ class QuotaAdapter implements Adapter {
       return false;
     }
     if (this.#atomic) {
-      let charges = this.#charges[key];
+      let charges = this.#charges.get(key);
       if (charges === undefined) {
         charges = dims.map((d, i) => ({ key: keys[i], limit: d.spec.name, cost: 1, kind: d.kind }));
-        while (this.#charges.length < key) this.#charges.push(undefined);
-        this.#charges[key] = charges;
+        this.#charges.set(key, charges);
       }
       for (let i = 0; i < dims.length; i++) charges[i].cost = dims[i].cost ? units : 1;
       const report = sync<AtomicReport>(store.checkAtomic(charges, t));

@@ -1,14 +1,17 @@
-// A real npm registry on loopback: Verdaccio from ../registry (its own npm project, so its 327
-// packages stay out of the workspace), storage in a temporary folder, no uplinks (it cannot
-// reach the internet), anyone may publish @tideward/*. Stopped by the process id it was started
-// with (it renames its process to "verdaccio").
+// A real npm registry on loopback: Verdaccio from this folder (its own npm project, so its 327
+// packages stay out of the workspace), storage in a folder the caller names, no uplinks (it
+// cannot reach the internet), anyone may publish @tideward/*; and every package published to it
+// with the project's release command. `pnpm registry` (serve.ts) and the consumer test both use
+// it. Verdaccio is stopped by the process id it was started with (it renames its process to
+// "verdaccio").
 import { spawn, spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { pnpm, root } from "../packages.ts";
 
-const project = join(import.meta.dirname, "..", "registry");
+const project = import.meta.dirname;
 const bin = join(project, "node_modules", "verdaccio", "bin", "verdaccio");
 
 export interface Registry {
@@ -18,10 +21,12 @@ export interface Registry {
   readonly userconfig: string;
   /** The process id Verdaccio runs as. */
   readonly pid: number;
+  /** The promise that Verdaccio exits, with its exit code (or null when a signal ended it). */
+  readonly exited: Promise<number | null>;
   stop(): Promise<void>;
 }
 
-/** Installs Verdaccio into ../registry from its lockfile unless it is there already. */
+/** Installs Verdaccio into this folder from its lockfile unless it is there already. */
 export function installVerdaccio(): void {
   if (existsSync(bin)) return;
   const r = spawnSync("npm", ["ci", "--no-audit", "--no-fund", "--loglevel=error"], {
@@ -103,7 +108,11 @@ export async function startRegistry(dir: string): Promise<Registry> {
           const userconfig = join(dir, "npmrc");
           writeFileSync(userconfig, `registry=${url}\n//127.0.0.1:${port}/:_authToken=anything\n`);
           if (child.pid === undefined) throw new Error("Verdaccio has no process id");
-          return { url, userconfig, pid: child.pid, stop };
+          const gone = new Promise<number | null>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
+            else child.once("exit", (code) => resolve(code));
+          });
+          return { url, userconfig, pid: child.pid, exited: gone, stop };
         }
       } catch {
         // not listening yet
@@ -115,4 +124,62 @@ export async function startRegistry(dir: string): Promise<Registry> {
     if (attempt < 3 && text.includes("EADDRINUSE")) continue;
     throw new Error(`Verdaccio did not answer on ${url} (exit ${child.exitCode}):\n${text.slice(-2_000)}`);
   }
+}
+
+/**
+ * An environment for npm and pnpm that talks to `registry` only, with a cache in `cache`:
+ * nothing inherited from the npm or pnpm that started us may point elsewhere.
+ */
+export function registryEnv(registry: Registry, cache: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!/^(npm|pnpm)_config_/i.test(key)) env[key] = value;
+  return {
+    ...env,
+    npm_config_registry: registry.url,
+    "npm_config_@tideward:registry": registry.url,
+    pnpm_config_registry: registry.url,
+    "pnpm_config_@tideward:registry": registry.url,
+    npm_config_userconfig: registry.userconfig,
+    npm_config_cache: cache,
+    npm_config_audit: "false",
+    npm_config_fund: "false",
+    npm_config_update_notifier: "false",
+  };
+}
+
+function capture(command: string, args: readonly string[], env: NodeJS.ProcessEnv, timeout: number) {
+  return new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+    const child = spawn(command, args, { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (output += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (output += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeout);
+    child.once("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.once("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+/**
+ * Builds every package and publishes each to `registry` with the project's release command
+ * (`pnpm release`: turbo's build, then `changeset publish`), sibling ranges as semver ranges.
+ * It first asks pnpm which registry it would publish to, and refuses unless that is `registry`:
+ * nothing may go to the public one.
+ */
+export async function publishAll(registry: Registry, cache: string): Promise<void> {
+  const env = registryEnv(registry, cache);
+  const { command, args } = pnpm();
+  const target = await capture(command, [...args, "config", "get", "registry"], env, 60_000);
+  if (target.code !== 0 || target.output.trim() !== registry.url) {
+    throw new Error(
+      `pnpm would publish to ${JSON.stringify(target.output.trim())}, not ${registry.url}: nothing published`,
+    );
+  }
+  const release = await capture(command, [...args, "run", "release", "--no-git-tag"], env, 600_000);
+  if (release.code !== 0) throw new Error(`pnpm release exited ${release.code}:\n${release.output.slice(-4_000)}`);
 }

@@ -1,0 +1,108 @@
+// The one admission every path calls, for a first attempt, a retry and a hedge alike, in the
+// documented order: the deadline, the bucket, the gate, the shedder, the breaker (then the retry
+// budget, for a hedge). The bucket and the gate are asked first and spent last, so a refusal
+// further on wastes no token. An attempt that is not admitted holds nothing, whatever throws.
+import { check } from "@tideward/time/internal";
+import type { Call } from "./call";
+import type { Resolved } from "./options";
+import type { Pass } from "./pass";
+import { Refusal } from "./refusal";
+import type { RefusalKind } from "./refusal";
+
+/** Tells `onRefuse`; what it throws ends the call (the caller's code, nothing is held here). */
+export function emitRefuse<R>(o: Resolved<R>, kind: RefusalKind, retryAfter: number, attempt: number): void {
+  const on = o.onRefuse;
+  if (on !== undefined) on({ kind, retryAfter: retryAfter > 0 ? retryAfter : 0, attempt });
+}
+
+function refused<R>(o: Resolved<R>, p: Pass<R>, kind: RefusalKind, retryAfter: number, attempt: number): false {
+  p.kind = kind;
+  p.retryAfter = retryAfter > 0 ? retryAfter : 0;
+  emitRefuse(o, kind, p.retryAfter, attempt);
+  return false;
+}
+
+/** Gives back a ticket taken before a later policy refused. */
+function giveBack<R>(p: Pass<R>): void {
+  const ticket = p.ticket;
+  p.ticket = undefined;
+  ticket?.fail();
+}
+
+/** The error a refused first attempt rejects with. */
+export function refusalOf<R>(p: Pass<R>): Refusal {
+  return new Refusal(p.kind ?? "deadline", p.retryAfter);
+}
+
+/**
+ * Admits attempt number `attempt` at `now`, for a call that must end by `end` (ms): true with
+ * what it holds in `p`, or false with why in `p` (after telling `onRefuse`). Throws only what
+ * the caller's own callbacks throw (the clock's reading checked, the load, the random source,
+ * `onRefuse`), and then holds nothing.
+ */
+export function admit<R>(
+  o: Resolved<R>,
+  now: number,
+  p: Pass<R>,
+  end: number,
+  attempt: number,
+  hedge: boolean,
+): boolean {
+  // A clock that answers NaN would read as a passed deadline: say what it is instead.
+  if (typeof now !== "number" || now - now !== 0) check.finite(now, `${o.owner} clock()`);
+  p.at = now;
+  if (!(now < end)) return refused(o, p, "deadline", 0, attempt);
+  const bucket = o.bucket;
+  const gate = o.gate;
+  if (bucket !== undefined && !bucket.peek(now)) return refused(o, p, "rate", bucket.next(now), attempt);
+  if (gate !== undefined && !gate.peek()) return refused(o, p, "gate", 0, attempt);
+  if (o.shedder !== undefined) {
+    const ticket = o.shedder.allow(now, o.load());
+    if (ticket === undefined) return refused(o, p, "shed", 0, attempt);
+    p.ticket = ticket;
+  }
+  if (o.breaker !== undefined) {
+    let permit;
+    try {
+      permit = o.breaker.allow(now, o.random);
+    } catch (e) {
+      giveBack(p); // a random source that throws: the ticket is not left in flight
+      throw e;
+    }
+    if (permit === undefined) {
+      giveBack(p);
+      return refused(o, p, "breaker", 0, attempt);
+    }
+    p.permit = permit;
+  }
+  // A hedge is paid for by the retry budget once everything else has let it through, so that a
+  // breaker's refusal does not waste a credit.
+  if (hedge && o.budget !== undefined && !o.budget.tryRetry(now)) {
+    giveBack(p);
+    p.permit = undefined; // never settled: not counted
+    return refused(o, p, "budget", 0, attempt);
+  }
+  if (gate !== undefined) p.gated = gate.enter();
+  if (bucket !== undefined) bucket.take(now);
+  return true;
+}
+
+/**
+ * Admits a first attempt or a retry of `call`, waiting for a token while `maxWait` allows (a
+ * hedge never waits). Rejects when the caller gives up during the wait; holds nothing then.
+ */
+export async function enter<R>(o: Resolved<R>, call: Call<R>, p: Pass<R>): Promise<boolean> {
+  const bucket = o.bucket as NonNullable<Resolved<R>["bucket"]>;
+  let now = o.clock();
+  const until = now + o.maxWait;
+  for (let i = 0; !bucket.peek(now); i++) {
+    const wait = bucket.next(now);
+    // A wait past maxWait is the bucket's refusal; one that fits maxWait but not the deadline
+    // is the deadline's. Timers may fire a hair early, so a few rounds are allowed.
+    if (!(now + wait <= until) || i > 8) return refused(o, p, "rate", wait, call.attempts + 1);
+    if (!(now + wait < call.end)) return refused(o, p, "deadline", 0, call.attempts + 1);
+    await call.sleep(o, wait);
+    now = o.clock();
+  }
+  return admit(o, now, p, call.end, call.attempts + 1, false);
+}

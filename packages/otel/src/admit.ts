@@ -1,0 +1,127 @@
+import { admit } from "@tideward/guard";
+import type { Admission, AdmitOptions, Verdict } from "@tideward/guard";
+import { Shedder } from "@tideward/shedder";
+import { systemClock } from "@tideward/time";
+import type { Clock } from "@tideward/time";
+import { errorType } from "./error-type";
+import { Gauges, seriesOf } from "./instruments";
+import type { Counts, Row } from "./instruments";
+import { refusalKindOf } from "./guard-metrics";
+import { ATTRIBUTES, METRICS } from "./names";
+import { LoadSeen, watchShedder } from "./policies";
+import { readTelemetry } from "./telemetry";
+import type { Instrumentation, TelemetryOptions } from "./telemetry";
+
+/** An `Admission` that counts its verdicts; `close()` stops the counting. */
+export interface InstrumentedAdmission extends Admission, Instrumentation {}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * `admit` from `@tideward/guard`, counting every verdict as `tideward.admit.verdicts` by
+ * `http.response.status_code` (200, 429, 503) and, for a refusal, the policy that refused
+ * (`tideward.refusal.kind`: `shed`, `gate`, `rate`, `quota`); a quota store that fails counts
+ * by its `error.type`, with no status. Also reported: the client keys holding limiter state
+ * (`tideward.admit.keys`), and the shedder's calls in flight, the load it was handed and its
+ * capacity at that load.
+ *
+ * The answer is an `Admission` like `admit`'s, for `admitNode` and `admitFetch` alike.
+ *
+ * @example
+ * import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
+ * import type { Verdict } from "@tideward/guard";
+ * class Reader extends MetricReader { protected async onForceFlush() {} protected async onShutdown() {} }
+ * const reader = new Reader();
+ * const meter = new MeterProvider({ readers: [reader] }).getMeter("app");
+ * const admission = instrumentAdmit({ limits: [{ name: "burst", quota: 2, window: 60_000 }] }, { meter, name: "web" });
+ * const statuses = ["ip", "ip", "ip"].map((key) => (admission.check(key) as Verdict).status);
+ * statuses; // [200, 200, 429]
+ * const { resourceMetrics } = await reader.collect();
+ * const verdicts = resourceMetrics.scopeMetrics[0].metrics.find((m) => m.descriptor.name === "tideward.admit.verdicts");
+ * verdicts?.dataPoints.map((p) => [p.attributes["http.response.status_code"], p.value]); // [[200, 2], [429, 1]]
+ * @param options - the admission's options, see `AdmitOptions`
+ * @param telemetry - the meter, and the name every series carries
+ * @throws what `admit` throws for bad options; TypeError for bad telemetry options
+ */
+export function instrumentAdmit(options: AdmitOptions | undefined, telemetry: TelemetryOptions): InstrumentedAdmission {
+  const t = readTelemetry(telemetry, "instrumentAdmit", false);
+  const meter = t.meter!;
+  const o: Record<string, unknown> = isObject(options) ? { ...options } : {};
+  // Bad options are admit's to refuse, in its own words: an admission is built from them as
+  // given first, and thrown away.
+  admit(isObject(options) ? o : options);
+  const clock = typeof o.clock === "function" ? (o.clock as Clock) : systemClock;
+  // A shedder given as fields is built here, as admit would build it, so that it can be read.
+  if (isObject(o.shedder) && typeof o.shedder.allow !== "function") {
+    let now: unknown;
+    try {
+      now = clock();
+    } catch {
+      now = undefined;
+    }
+    if (typeof now === "number" && Number.isFinite(now)) o.shedder = new Shedder(o.shedder, now);
+  }
+  const load = typeof o.load === "function" ? new LoadSeen() : undefined;
+  if (load !== undefined) o.load = load.wrap(o.load as () => number);
+  const inner = admit(o);
+
+  const series = seriesOf(meter, t.name);
+  const counts: Counts = series.counts(METRICS.verdicts);
+  const name = t.name;
+  const row = (status: number | undefined, kind: string | undefined, type: string | undefined): Row =>
+    counts.row(`${status ?? ""}|${kind ?? ""}|${type ?? ""}`, () => {
+      const a: Record<string, string | number> = { [ATTRIBUTES.name]: name };
+      if (status !== undefined) a[ATTRIBUTES.status] = status;
+      if (kind !== undefined) a[ATTRIBUTES.refusalKind] = kind;
+      if (type !== undefined) a[ATTRIBUTES.errorType] = type;
+      return a;
+    });
+  const allowed = row(200, undefined, undefined);
+  let closed = false;
+  const count = (v: Verdict): Verdict => {
+    if (closed) return v;
+    if (v.allowed) allowed.value++;
+    else row(v.status, refusalKindOf({ kind: v.reason }), undefined).value++;
+    return v;
+  };
+  const failed = (e: unknown): never => {
+    if (!closed) row(undefined, undefined, series.errorTypes.bound(errorType(true, e))).value++;
+    throw e;
+  };
+
+  const gauges = new Gauges();
+  const attributes = Object.freeze({ [ATTRIBUTES.name]: name });
+  gauges.add(series.observable(METRICS.admitKeys), (r) => r.observe(inner.keys, attributes));
+  if (inner.shedder !== undefined) watchShedder(gauges, { meter, name }, inner.shedder, clock, load);
+
+  return {
+    check: (key?: string, cost?: number) => {
+      // A bad cost is the caller's mistake, not a verdict: the admission refuses it uncounted.
+      if (cost !== undefined && !(Number.isSafeInteger(cost) && cost >= 1)) return inner.check(key, cost);
+      let v: Verdict | PromiseLike<Verdict>;
+      try {
+        v = inner.check(key, cost);
+      } catch (e) {
+        return failed(e); // a quota store that throws
+      }
+      return typeof (v as PromiseLike<Verdict>).then === "function"
+        ? Promise.resolve(v).then(count, failed)
+        : count(v as Verdict);
+    },
+    get gate() {
+      return inner.gate;
+    },
+    get shedder() {
+      return inner.shedder;
+    },
+    get keys() {
+      return inner.keys;
+    },
+    close: () => {
+      closed = true;
+      gauges.close();
+    },
+  };
+}

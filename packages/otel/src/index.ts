@@ -1,0 +1,12 @@
+export { instrumentGuard } from "./guard";
+export type { InstrumentedGuard } from "./guard";
+export { instrumentAdmit } from "./admit";
+export type { InstrumentedAdmission } from "./admit";
+export { instrumentBreaker, instrumentShedder } from "./policies";
+export { instrumentQuota } from "./quota";
+export type { InstrumentedQuota } from "./quota";
+export type { Instrumentation, TelemetryOptions } from "./telemetry";
+export type { MeterLike, TracerLike } from "./otel-types";
+export { INSTRUMENTS } from "./instruments";
+export type { InstrumentKind, InstrumentSpec } from "./instruments";
+export { ATTRIBUTES, DURATION_BUCKETS, METRICS, OTHER, SPAN } from "./names";

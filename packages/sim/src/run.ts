@@ -1,0 +1,525 @@
+import type { RetryBudget } from "@tideward/backoff";
+import { check } from "@tideward/time/internal";
+import type { Random } from "@tideward/time";
+import { DROPPED, FULL, duration } from "./backend";
+import type { Host, Server } from "./backend";
+import { CallbackError, isCallbackError } from "./callback-error";
+import { Attempts, CLIENT_DONE, Calls, SERVER_DONE } from "./calls";
+import { CLIENT_SIDE, Chain, SERVER_SIDE } from "./chain";
+import { QueueServer } from "./capacity";
+import { ContentionServer } from "./contention";
+import type { Distribution } from "./distribution";
+import { InvariantError, isInvariantError } from "./invariant-error";
+import { Budget, formatCount, isOwn } from "./memory";
+import { readOptions } from "./options";
+import { RetryRule } from "./retry-rule";
+import type { RunSpec, SimulationOptions } from "./options";
+import type { PolicyContext } from "./policy";
+import { BUSY, FIRST, HEDGE, IN_FLIGHT, QUEUE, RETRY, Recorder } from "./recorder";
+import type { RunResult } from "./result";
+import { Simulator } from "./simulator";
+import { checkTraffic } from "./traffic";
+import type { Arrivals, Traffic } from "./traffic";
+
+// What the run was doing when a function handed to it threw, for the error's report.
+const RUN = 0;
+const TRAFFIC = 1;
+const BACKEND = 2;
+const NETWORK = 3;
+const POLICY = 4;
+const KEYS = 5;
+const PHASES = ["the run", "the traffic", "the backend", "the network", "", "the traffic's keys name"];
+
+// How an answer the client hears went.
+const OK = 0;
+const FAILED = 1;
+const REFUSED = 2;
+
+/** Arrivals at one instant in a row past which a traffic is taken not to advance. */
+const MAX_SAME = 2 ** 27;
+
+/**
+ * One run: traffic → client → client-side policies → network → server-side policies → backend
+ * and back, on a simulator's clock, into a recorder. Built from checked options; `result` runs it.
+ */
+export class Run {
+  readonly sim: Simulator;
+  readonly #spec: RunSpec;
+  readonly #label: string;
+  readonly #start: number;
+  readonly #end: number;
+  readonly #traffic: Traffic;
+  readonly #keyCount: number;
+  readonly #arrivals: Arrivals;
+  readonly #server: Server;
+  readonly #limited: boolean;
+  readonly #rec: Recorder;
+  readonly #chain: Chain;
+  readonly #calls: Calls;
+  readonly #attempts: Attempts;
+
+  readonly #timeout: number;
+  readonly #deadline: number;
+  readonly #retry: RetryRule;
+  readonly #budget: RetryBudget | undefined;
+  readonly #hedgeAfter: number;
+  readonly #hedgeMax: number;
+  readonly #request: Distribution | undefined;
+  readonly #response: Distribution | undefined;
+  readonly #network: Random;
+
+  // Whether an attempt has any timer: a timeout, a deadline or a hedge.
+  readonly #timed: boolean;
+  #inFlight = 0;
+  #phase = RUN;
+  // The policy being made, before the chain exists.
+  #making = 0;
+  #last: number;
+  #same = 0;
+
+  constructor(options: SimulationOptions) {
+    const spec = readOptions(options);
+    this.#spec = spec;
+    const start = spec.start;
+    this.#start = start;
+    this.#end = start + spec.duration;
+    this.#last = start;
+    this.sim = new Simulator({ seed: spec.seed, start });
+    this.#timeout = spec.timeout;
+    this.#deadline = spec.deadline;
+    this.#hedgeAfter = spec.hedgeAfter;
+    this.#hedgeMax = spec.hedgeMax;
+    this.#request = spec.request;
+    this.#response = spec.response;
+    this.#timed = spec.timeout !== Infinity || spec.deadline !== Infinity || spec.hedgeMax > 0;
+    this.#retry = new RetryRule(spec, this.sim.random("client"));
+    this.#budget = this.#retry.budget;
+    this.#network = this.sim.random("network");
+    const budget = new Budget(spec.maxBytes, "simulate maxBytes");
+    try {
+      this.#phase = TRAFFIC;
+      const traffic = spec.traffic;
+      this.#traffic = traffic;
+      const keys = traffic.keys;
+      const count = checkTraffic(traffic);
+      this.#keyCount = count;
+      this.#label =
+        spec.label ?? (spec.policies.length === 0 ? "no policy" : spec.policies.map((p) => p.name).join(" + "));
+      this.#phase = RUN;
+
+      // What the record needs is known now: checked before any of it is allocated.
+      Recorder.reserve(budget, spec.duration, spec.step, spec.perKey ? count : 0);
+
+      const host: Host = {
+        serve: (time, slot) => this.sim.at(time, this.#onService, slot),
+        wake: (time, edge) => this.sim.at(time, this.#onWake, edge),
+        waiting: (slot) => (this.#attempts.flags[slot] & CLIENT_DONE) === 0,
+        drop: (slot, now) => this.#drop(slot, now),
+      };
+      this.#phase = BACKEND;
+      const random = this.sim.random("backend");
+      this.#server =
+        spec.backend.window === undefined
+          ? new QueueServer(spec.backend, random, start, host)
+          : new ContentionServer(spec.backend, random, start, host);
+      this.#limited = this.#server.limited;
+      const cpu = (now: number): number => this.#server.cpu(now);
+      this.#rec = new Recorder(start, spec.duration, spec.step, spec.perKey ? count : 0, cpu, budget);
+
+      this.#phase = POLICY;
+      const context = (i: number, p: { name: string }): PolicyContext => ({
+        start,
+        random: this.sim.random(`policy ${i} ${p.name}`),
+        keys: count,
+        keyName: (k: number) => keys.name(k),
+        cpu,
+        reserve: (bytes: number, what: string) => budget.reserve(bytes, what),
+      });
+      // The tables first: the attempts' row is charged with a token for every policy.
+      this.#calls = new Calls(budget);
+      this.#attempts = new Attempts(budget, 8 * spec.policies.length, (n) => this.#chain.grow(n));
+      const adapters = Chain.adapters(spec.policies, context, (i) => (this.#making = i));
+      this.#chain = new Chain(adapters, spec.invariants, this.#rec, (i, invariant, detail, now) =>
+        this.#violation(i, invariant, detail, now),
+      );
+
+      this.#phase = TRAFFIC;
+      const arrivals = traffic.open({ start, end: this.#end, random: this.sim.random("traffic") });
+      if (arrivals === null || typeof arrivals !== "object" || typeof arrivals.next !== "function")
+        throw new TypeError(
+          `the traffic's open must return arrivals (an object with next), got ${check.describe(arrivals)}`,
+        );
+      this.#arrivals = arrivals;
+      const first = arrivals.next();
+      if (!(typeof first === "number" && first >= start))
+        throw new RangeError(
+          `the traffic's first arrival must be a time at or after the run's start (${start} ms), got ${check.describe(first)}`,
+        );
+      if (first < this.#end) this.sim.lane(first, this.#onArrival);
+    } catch (e) {
+      throw this.#wrap(e, NaN);
+    }
+  }
+
+  result(): RunResult {
+    const sim = this.sim;
+    const chain = this.#chain;
+    const spec = this.#spec;
+    let policies;
+    let keys;
+    try {
+      const each =
+        spec.invariants && chain.holders.length > 0
+          ? (now: number) => {
+              this.#phase = POLICY;
+              chain.checkHeld(now, false);
+            }
+          : undefined;
+      sim.run(this.#end + spec.drain, each);
+      this.#rec.finish();
+      this.#phase = POLICY;
+      // Only once nothing is left anywhere: a call can end (its client gave up) while its attempt is still on the server.
+      if (spec.invariants && this.#calls.live === 0 && this.#attempts.live === 0) chain.checkHeld(sim.now(), true);
+      policies = chain.reports();
+      this.#phase = KEYS;
+      keys = this.#rec.keys((i) => {
+        const name = this.#traffic.keys.name(i);
+        if (typeof name !== "string") throw new TypeError(`key ${i}'s name must be text, got ${check.describe(name)}`);
+        return name;
+      });
+    } catch (e) {
+      throw this.#wrap(e, sim.now());
+    }
+    return {
+      label: this.#label,
+      seed: sim.seed,
+      start: this.#start,
+      duration: spec.duration,
+      step: this.#rec.step,
+      traffic: this.#traffic.label,
+      backend: spec.backend.label,
+      policies,
+      series: this.#rec.series(),
+      summary: this.#rec.summary(sim.events, this.#calls.live),
+      ...(keys === undefined ? {} : { keys }),
+    };
+  }
+
+  /** `e` as the run passes it on: its own errors as they are, anything else thrown by a function handed in as a CallbackError. */
+  #wrap(e: unknown, time: number): unknown {
+    if (isInvariantError(e) || isCallbackError(e) || isOwn(e)) return e;
+    const chain = this.#chain as Chain | undefined;
+    const what =
+      this.#phase !== POLICY
+        ? PHASES[this.#phase]
+        : chain === undefined
+          ? `policy ${this.#spec.policies[this.#making].name} create`
+          : chain.describe(chain.doing);
+    const detail = e instanceof Error ? e.message : `threw ${check.describe(e)}`;
+    return new CallbackError(what, detail, time, time - this.#start, this.#spec.seed, e);
+  }
+
+  #violation(i: number, invariant: string, detail: string, now: number): never {
+    throw new InvariantError(this.#chain.adapters[i].name, invariant, detail, now, now - this.#start, this.sim.seed);
+  }
+
+  // ---- arrivals and calls -------------------------------------------------------------------
+
+  readonly #onArrival = (now: number): void => {
+    this.#phase = TRAFFIC;
+    const arrivals = this.#arrivals;
+    const key = arrivals.key;
+    const cost = arrivals.cost;
+    if (!(key >>> 0 === key && key < this.#keyCount))
+      throw new RangeError(
+        `the traffic gave key ${check.describe(key)}; keys are whole numbers from 0 to ${this.#keyCount - 1}`,
+      );
+    if (!(typeof cost === "number" && cost >= 0 && cost < Infinity))
+      throw new RangeError(`the traffic gave a cost of ${check.describe(cost)}; a cost is a finite number, 0 or more`);
+    const next = arrivals.next();
+    if (!(typeof next === "number" && next >= now))
+      throw new RangeError(
+        `the traffic's next arrival must be a time no earlier than the last (${now} ms), got ${check.describe(next)}`,
+      );
+    if (next < this.#end) {
+      if (next !== this.#last) this.#same = 0;
+      else if (++this.#same > MAX_SAME)
+        throw new RangeError(
+          `the traffic gave more than ${formatCount(MAX_SAME)} arrivals at one instant (${next} ms): it does not advance, or its spacing is below what the clock resolves there`,
+        );
+      this.#last = next;
+      this.sim.lane(next, this.#onArrival);
+    }
+    this.#rec.offer(now, key);
+    const c = this.#calls.open(key, cost, now);
+    // Calls arrive in time order, and so do their deadlines (channel 1).
+    if (this.#deadline !== Infinity) this.sim.channel(1, now + this.#deadline, this.#onDeadline, this.#calls.ref(c));
+    this.#budget?.recordAttempt(now);
+    this.#attempt(c, now, FIRST);
+  };
+
+  readonly #onRetry = (now: number, ref: number): void => {
+    const c = this.#calls.of(ref);
+    if (c >= 0) this.#attempt(c, now, RETRY);
+  };
+
+  readonly #onHedge = (now: number, ref: number): void => {
+    const calls = this.#calls;
+    const c = calls.of(ref);
+    if (c < 0 || calls.done[c] === 1 || calls.out[c] === 0 || calls.hedges[c] >= this.#hedgeMax) return;
+    if (this.#budget !== undefined && !this.#budget.tryRetry(now)) return;
+    calls.hedges[c]++;
+    this.#attempt(c, now, HEDGE);
+  };
+
+  /** The client has heard how one of call `c`'s attempts went (or stopped waiting for it). */
+  #resolve(c: number, now: number, ok: boolean, refused: boolean): void {
+    const calls = this.#calls;
+    const out = --calls.out[c];
+    if (calls.done[c] === 1) {
+      if (out === 0) calls.close(c);
+      return;
+    }
+    const key = calls.key[c];
+    if (ok) {
+      calls.done[c] = 1;
+      this.#rec.done(now, key, true, now <= calls.start[c] + this.#deadline);
+      if (out === 0) calls.close(c);
+      return;
+    }
+    // A hedged copy is still out: wait for it.
+    if (out > 0) return;
+    const delay = this.#retry.next(calls, c, now, refused);
+    if (delay >= 0) {
+      this.sim.at(now + delay, this.#onRetry, calls.ref(c));
+      return;
+    }
+    calls.done[c] = 1;
+    this.#rec.done(now, key, false, false);
+    calls.close(c);
+  }
+
+  // ---- attempts: the client's side ----------------------------------------------------------
+
+  #attempt(c: number, now: number, kind: number): void {
+    const rec = this.#rec;
+    const calls = this.#calls;
+    rec.attempt(now, kind);
+    if (kind !== HEDGE) calls.made[c]++;
+    calls.out[c]++;
+    const key = calls.key[c];
+    const cost = calls.cost[c];
+    const a = this.#attempts.open(c, key, cost, now);
+    const chain = this.#chain;
+    this.#phase = POLICY;
+    if (chain.clients > 0 && !chain.admit(CLIENT_SIDE, a, now, key, cost)) {
+      rec.refuse(now, key, chain.reason);
+      this.#attempts.close(a);
+      this.#resolve(c, now, false, true);
+      return;
+    }
+    const delay = chain.clients > 0 ? chain.delay : 0;
+    if (this.#request === undefined && delay === 0) {
+      // Nothing between the client and the server: the server-side policies answer at once.
+      if (chain.servers > 0 && !chain.admit(SERVER_SIDE, a, now, key, cost)) {
+        if (chain.clients > 0) chain.release(CLIENT_SIDE, a, now, key);
+        rec.refuse(now, key, chain.reason);
+        this.#attempts.close(a);
+        this.#resolve(c, now, false, true);
+        return;
+      }
+      rec.admit(now, key);
+      rec.gauge(IN_FLIGHT, ++this.#inFlight, now);
+      this.#timers(a, c, now, kind);
+      this.#dispatch(a, now);
+      return;
+    }
+    if (chain.servers === 0) rec.admit(now, key);
+    rec.gauge(IN_FLIGHT, ++this.#inFlight, now);
+    this.#timers(a, c, now, kind);
+    const leg = this.#request === undefined ? 0 : this.#leg(this.#request, "simulate network request");
+    this.sim.at(now + delay + leg, this.#onReach, this.#attempts.ref(a));
+  }
+
+  /**
+   * The attempt's timeout and its hedge. An attempt that is not a hedge gives up at its own
+   * timeout, or with its call at the call's deadline, whichever comes first; a hedge, at its own
+   * timer. Timeouts of one length come in time order: they skip the heap (channel 0).
+   */
+  #timers(a: number, c: number, now: number, kind: number): void {
+    if (!this.#timed) return;
+    const calls = this.#calls;
+    const until = calls.start[c] + this.#deadline;
+    const ref = this.#attempts.ref(a);
+    const mine = now + this.#timeout;
+    if (kind !== HEDGE) {
+      if (until !== Infinity) calls.current[c] = ref;
+      if (mine < until) this.sim.channel(0, mine, this.#onTimeout, ref);
+    } else {
+      const giveUp = mine < until ? mine : until;
+      if (giveUp !== Infinity) this.sim.at(giveUp, this.#onTimeout, ref);
+    }
+    if (kind !== HEDGE && this.#hedgeMax > 0 && calls.hedges[c] < this.#hedgeMax && now + this.#hedgeAfter < until)
+      this.sim.at(now + this.#hedgeAfter, this.#onHedge, calls.ref(c));
+  }
+
+  /** Call `ref`'s deadline: the client stops waiting for its current attempt (a hedge has its own timer). */
+  readonly #onDeadline = (now: number, ref: number): void => {
+    const calls = this.#calls;
+    const c = calls.of(ref);
+    if (c < 0 || calls.done[c] === 1) return;
+    const a = this.#attempts.of(calls.current[c]);
+    if (a >= 0 && (this.#attempts.flags[a] & CLIENT_DONE) === 0) this.#clientDone(a, now, false, true);
+  };
+
+  #leg(d: Distribution, what: string): number {
+    this.#phase = NETWORK;
+    return duration(d, this.#network, what);
+  }
+
+  readonly #onTimeout = (now: number, ref: number): void => {
+    const a = this.#attempts.of(ref);
+    if (a < 0 || (this.#attempts.flags[a] & CLIENT_DONE) !== 0) return;
+    this.#clientDone(a, now, false, true);
+  };
+
+  /** The client has heard attempt `a`'s answer at `now` (or stopped waiting: `timedOut`). */
+  #clientDone(a: number, now: number, ok: boolean, timedOut: boolean): void {
+    const attempts = this.#attempts;
+    const key = attempts.key[a];
+    this.#phase = POLICY;
+    if (this.#chain.clients > 0) this.#chain.settle(CLIENT_SIDE, a, now, key, ok);
+    const c = attempts.call[a];
+    const rec = this.#rec;
+    rec.gauge(IN_FLIGHT, --this.#inFlight, now);
+    if (ok) rec.success(now, key, now - attempts.start[a]);
+    else rec.failure(now, key, timedOut);
+    const flags = (attempts.flags[a] |= CLIENT_DONE);
+    if ((flags & SERVER_DONE) !== 0) attempts.close(a);
+    this.#resolve(c, now, ok, false);
+  }
+
+  /** The answer to attempt `a` leaves the server at `now`: it reaches the client a response leg later. */
+  #answer(a: number, now: number, outcome: number): void {
+    if (this.#response === undefined) {
+      this.#heard(a, now, outcome);
+      return;
+    }
+    // On the wire: the attempt is not the server's any more, but its row stays until the answer lands.
+    const at = now + this.#leg(this.#response, "simulate network response");
+    const fire = outcome === OK ? this.#onHeardOk : outcome === FAILED ? this.#onHeardFailed : this.#onHeardRefused;
+    this.sim.at(at, fire, this.#attempts.ref(a));
+  }
+
+  readonly #onHeardOk = (now: number, ref: number): void => this.#heard(this.#attempts.of(ref), now, OK);
+  readonly #onHeardFailed = (now: number, ref: number): void => this.#heard(this.#attempts.of(ref), now, FAILED);
+  readonly #onHeardRefused = (now: number, ref: number): void => this.#heard(this.#attempts.of(ref), now, REFUSED);
+
+  #heard(a: number, now: number, outcome: number): void {
+    const attempts = this.#attempts;
+    // Only now is nothing of the attempt left on the server's side or on the wire.
+    attempts.flags[a] |= SERVER_DONE;
+    if ((attempts.flags[a] & CLIENT_DONE) !== 0) {
+      // The client stopped waiting before the answer came.
+      attempts.close(a);
+      return;
+    }
+    if (outcome !== REFUSED) {
+      this.#clientDone(a, now, outcome === OK, false);
+      return;
+    }
+    // A server-side refusal: the attempt never ran, and the client-side places are given back.
+    const key = attempts.key[a];
+    this.#phase = POLICY;
+    if (this.#chain.clients > 0) this.#chain.release(CLIENT_SIDE, a, now, key);
+    this.#rec.gauge(IN_FLIGHT, --this.#inFlight, now);
+    attempts.flags[a] |= CLIENT_DONE;
+    const c = attempts.call[a];
+    attempts.close(a);
+    this.#resolve(c, now, false, true);
+  }
+
+  // ---- attempts: the server's side ----------------------------------------------------------
+
+  /** Attempt `ref` reaches the server, a request leg (and its client-side delays) after it was sent. */
+  readonly #onReach = (now: number, ref: number): void => {
+    const attempts = this.#attempts;
+    const a = attempts.of(ref);
+    const chain = this.#chain;
+    if (chain.servers > 0) {
+      const key = attempts.key[a];
+      this.#phase = POLICY;
+      if (!chain.admit(SERVER_SIDE, a, now, key, attempts.cost[a])) {
+        this.#rec.refuse(now, key, chain.reason);
+        this.#answer(a, now, REFUSED);
+        return;
+      }
+      this.#rec.admit(now, key);
+    }
+    this.#dispatch(a, now);
+  };
+
+  #dispatch(a: number, now: number): void {
+    const rec = this.#rec;
+    rec.arrive(now);
+    const server = this.#server;
+    this.#phase = BACKEND;
+    const taken = server.accept(a, now);
+    if (taken === FULL) {
+      // Queue full: the server turns it away at once.
+      this.#serverDone(a, now, false, false);
+      return;
+    }
+    if (taken === DROPPED) this.#drop(a, now);
+    if (this.#limited) {
+      rec.gauge(BUSY, server.busy, now);
+      rec.gauge(QUEUE, server.queued, now);
+    }
+  }
+
+  readonly #onService = (now: number, a: number): void => {
+    const server = this.#server;
+    this.#phase = BACKEND;
+    const ok = server.finish(a, now);
+    if (this.#limited) {
+      this.#rec.gauge(BUSY, server.busy, now);
+      this.#rec.gauge(QUEUE, server.queued, now);
+    }
+    this.#serverDone(a, now, ok, true);
+  };
+
+  readonly #onWake = (now: number, edge: number): void => {
+    const server = this.#server;
+    this.#phase = BACKEND;
+    server.wake(now, edge);
+    this.#rec.gauge(BUSY, server.busy, now);
+    this.#rec.gauge(QUEUE, server.queued, now);
+  };
+
+  /** The server has finished with attempt `a` at `now` (`served`: it spent a worker's time on it). */
+  #serverDone(a: number, now: number, ok: boolean, served: boolean): void {
+    const attempts = this.#attempts;
+    this.#phase = POLICY;
+    if (this.#chain.servers > 0) this.#chain.settle(SERVER_SIDE, a, now, attempts.key[a], ok);
+    if ((attempts.flags[a] & CLIENT_DONE) !== 0) {
+      // Nobody is waiting for the answer.
+      if (served) this.#rec.waste(now);
+      attempts.flags[a] |= SERVER_DONE;
+      attempts.close(a);
+    } else if (this.#response === undefined) {
+      // Nothing between the server and the client: the answer is heard at once.
+      attempts.flags[a] |= SERVER_DONE;
+      this.#clientDone(a, now, ok, false);
+    } else this.#answer(a, now, ok ? OK : FAILED);
+  }
+
+  /** The backend dropped attempt `a` unserved at `now`, its caller having stopped waiting. */
+  #drop(a: number, now: number): void {
+    const attempts = this.#attempts;
+    this.#rec.drop(now);
+    this.#phase = POLICY;
+    if (this.#chain.servers > 0) this.#chain.release(SERVER_SIDE, a, now, attempts.key[a]);
+    attempts.flags[a] |= SERVER_DONE;
+    attempts.close(a);
+  }
+}

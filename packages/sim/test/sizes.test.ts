@@ -1,0 +1,150 @@
+// Every size a run is handed is bounded before anything is allocated, by bytes, with an error
+// naming the option that made it large; and what grows with traffic is charged as it grows.
+import { describe, expect, it } from "vitest";
+import { keys, latency, policy, quotaBursts, simulate, sweep, traffic } from "@tideward/sim";
+import type { PolicySpec } from "@tideward/sim";
+import { STARTS, collect } from "./helpers";
+
+/** What `act` throws (its class and message), or a failure when it returns. */
+function refusal(act: () => unknown): { type: string; message: string } {
+  try {
+    act();
+  } catch (e) {
+    return { type: (e as Error).constructor.name, message: (e as Error).message };
+  }
+  throw new Error("it was not refused");
+}
+
+/** One call at the run's start. */
+const once = traffic.bursts({ size: 1, spacing: 0, every: 1, count: 1 });
+
+describe.each(STARTS)("sizes (start %s)", (start) => {
+  it("a duration of 10^12 ms at the default step is refused before its series are made, naming duration and step", () => {
+    const r = refusal(() => simulate({ start, duration: 1e12, traffic: once }));
+    expect(r).toEqual({
+      type: "RangeError",
+      message:
+        "simulate duration (ms) 1000000000000 in steps of 1000 ms (simulate step) makes 1 000 000 000 series buckets, which needs about 559 GiB, past simulate maxBytes (512 MiB)",
+    });
+    // The same run at a coarser step fits: a thousand buckets, one call.
+    const coarse = simulate({ start, duration: 1e12, step: 1e9, traffic: once });
+    expect(coarse.series.t).toHaveLength(1_000);
+    expect(coarse.summary.calls).toBe(1);
+    // Lifting the ceiling lifts it for what can be held, not for what cannot.
+    expect(refusal(() => simulate({ start, duration: 1e12, step: 1e-3, traffic: once, maxBytes: Infinity }))).toEqual({
+      type: "RangeError",
+      message:
+        "simulate duration (ms) 1000000000000 in steps of 0.001 ms (simulate step) makes 1 000 000 000 000 000 series buckets; a run holds at most 1 073 741 824, whatever its maxBytes",
+    });
+    // And a lower ceiling refuses what the default allows.
+    expect(refusal(() => simulate({ start, duration: 60_000, traffic: once, maxBytes: 10_000 })).message).toMatch(
+      /^simulate duration \(ms\) 60000 in steps of 1000 ms \(simulate step\) makes 60 series buckets, which needs about 35\.7 KiB, past simulate maxBytes \(9\.77 KiB\)$/,
+    );
+  });
+
+  it("10^9 uniform keys with perKey are refused, naming perKey; without it they cost only the keys that call", () => {
+    const many = traffic.poisson({ rate: 100, keys: keys.uniform({ count: 1e9 }) });
+    expect(refusal(() => simulate({ start, duration: 10_000, traffic: many, perKey: true }))).toEqual({
+      type: "RangeError",
+      message:
+        "simulate perKey over the traffic's 1 000 000 000 keys needs about 104 GiB beside the 6.45 KiB already set aside, past simulate maxBytes (512 MiB)",
+    });
+    // A bucket per key over the same key space makes a limiter only for each key that calls.
+    const run = simulate({ start, duration: 10_000, traffic: many, policies: [policy.bucket(1, { perKey: true })] });
+    const seen = new Set(collect(many, 10_000, start).key);
+    expect(run.summary.calls).toBeGreaterThan(900);
+    expect(run.policies[0].stats.keys).toBe(seen.size);
+  });
+
+  it("keys.zipf over 10^9 keys is refused before its table is built, naming count and maxBytes", () => {
+    expect(refusal(() => keys.zipf({ count: 1e9 }))).toEqual({
+      type: "RangeError",
+      message:
+        "keys.zipf count 1 000 000 000 needs about 41 GiB for its table (44 bytes a key), past keys.zipf maxBytes (512 MiB, the default): lower count, or raise maxBytes",
+    });
+    expect(refusal(() => keys.zipf({ count: 1_000, maxBytes: 43_999 })).message).toMatch(/^keys\.zipf count 1 000 /);
+    expect(keys.zipf({ count: 1_000, maxBytes: 44_000 }).count).toBe(1_000);
+    expect(refusal(() => keys.uniform({ count: 2 ** 31 }))).toEqual({
+      type: "RangeError",
+      message: "keys.uniform count must be at most 2 147 483 647, got 2147483648",
+    });
+  });
+
+  it("a herd too large for its call times, and a sweep of too many steps, are refused when made", () => {
+    expect(refusal(() => traffic.herd({ clients: 1e9 }))).toEqual({
+      type: "RangeError",
+      message:
+        "traffic.herd clients 1 000 000 000 need about 7.45 GiB for their call times (8 bytes a client), past traffic.herd maxBytes (512 MiB, the default): lower clients, or raise maxBytes",
+    });
+    expect(refusal(() => sweep(quotaBursts, "quota", { steps: 1e9 }))).toEqual({
+      type: "RangeError",
+      message: "sweep steps must be at most 1000, got 1000000000",
+    });
+  });
+
+  it("a per-key sliding window is charged for its ring as each key first calls, and refused past the ceiling", () => {
+    const wide = traffic.poisson({ rate: 200, keys: keys.uniform({ count: 1_000 }) });
+    const r = refusal(() =>
+      simulate({
+        start,
+        duration: 10_000,
+        traffic: wide,
+        policies: [policy.sliding(1_000_000, 1_000, { perKey: true })],
+        maxBytes: 50_000_000,
+      }),
+    );
+    expect(r.type).toBe("RangeError");
+    // 8 MB a key: six rings fit in 50 MB, the seventh does not.
+    expect(r.message).toMatch(
+      /^policy sliding per key: the limiter of key \d+ \(the 7th\) needs about 7\.63 MiB beside the 45\.9 MiB already set aside, past simulate maxBytes \(47\.7 MiB\)$/,
+    );
+  });
+
+  it("calls piling up behind a backend that never answers are refused as they grow, naming maxBytes", () => {
+    const r = refusal(() =>
+      simulate({
+        start,
+        duration: 60_000,
+        traffic: traffic.constant({ rate: 1_000 }),
+        backend: { latency: latency.fixed(1e9) },
+        maxBytes: 4_000_000,
+      }),
+    );
+    expect(r.type).toBe("RangeError");
+    expect(r.message).toMatch(
+      /^simulate: \d+ \d{3} (calls being made|attempts in flight) at once \(.+\) needs about .+, past simulate maxBytes \(3\.81 MiB\)$/,
+    );
+  });
+
+  it("a policy naming a new refusal reason for every call is refused once their counters pass the ceiling", () => {
+    let n = 0;
+    const chatty: PolicySpec = {
+      name: "chatty",
+      create: () => ({
+        name: "chatty",
+        side: "client",
+        get reason() {
+          return `reason ${n}`;
+        },
+        admit: () => {
+          n++;
+          return undefined;
+        },
+        settle: () => {},
+      }),
+    };
+    const r = refusal(() =>
+      simulate({
+        start,
+        duration: 600_000,
+        traffic: traffic.constant({ rate: 10 }),
+        policies: [chatty],
+        maxBytes: 1_000_000,
+      }),
+    );
+    expect(r.type).toBe("RangeError");
+    expect(r.message).toMatch(
+      /^simulate: refusal reason "reason \d+" \(the run's \d+th\) over 600 buckets needs about 9\.39 KiB/,
+    );
+  });
+});

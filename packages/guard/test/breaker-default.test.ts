@@ -128,7 +128,7 @@ describe("breaker: {} against a real server through an outage", () => {
     // What the window excuses at the start (about a window's calls), then 2.5 probes a second:
     // 17–44 % of the offered calls in six runs on a loaded two-core machine, the most where
     // answers came back late and calls went out before the breaker heard of the failures. With
-    // no breaker, or the sre preset (ten seconds of successes excuse 3 s of failures), all of them.
+    // no breaker, all of them.
     expect(reached).toBeLessThan(0.6 * offered);
     // Healthy before the outage: nothing refused.
     expect(between(0, down).filter((i) => answers[i] === "refused")).toEqual([]);

@@ -132,7 +132,7 @@ console.log("\nbytes allocated per allow + pass (a permit is one object of 32 by
 for (const [name, label] of [
   ["breaker", "@tideward/breaker, permit settled and dropped"],
   ["breaker-kept", "@tideward/breaker, permit kept in a global"],
-  ["breaker-half-open", "@tideward/breaker, client preset, half-open every 2 s"],
+  ["breaker-half-open", "@tideward/breaker, client, half-open every 2 s (per allow)"],
   ["floor", "plain ring, running sums (floor)"],
 ] as const) {
   console.log(`  ${label.padEnd(48)} ${allocation(name).toFixed(1)}`);

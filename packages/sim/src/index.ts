@@ -28,6 +28,7 @@ export type {
   GatePolicyOptions,
   LimiterOptions,
   NameOptions,
+  OpossumOptions,
   PeriodPolicyOptions,
   QuotaDimension,
   QuotaPolicyOptions,

@@ -58,10 +58,53 @@ describe.each(STARTS)("baselines (start %s)", (start) => {
     expect(light.summary.refused).toBe(0);
   });
 
+  it("opossum breaker: opens past half the fired calls failing in its rolling window, refusals counted as fired", () => {
+    const r = simulate({
+      start,
+      duration: 5_000,
+      step: 100,
+      traffic: traffic.constant({ rate: 10 }),
+      backend: { latency: latency.fixed(5), failures: failures.outage({ from: 1_000, to: 3_000 }) },
+      // Buckets of 103 ms, so no call lands on a bucket's edge.
+      policies: [policy.opossumBreaker({ rollingCountTimeout: 1_030, resetTimeout: 500 })],
+    });
+    const when = (xs: readonly number[]) => xs.flatMap((n, i) => (n > 0 ? [r.series.t[i]] : []));
+    // Ten calls in the window: the fifth failure in a row is 50 %, not past it; the sixth opens
+    // it at 1 505 (a consecutive breaker of threshold 3 would have opened at 1 205). Half-open
+    // at 2 005, the call at 2 100 fails and opens it again, as does the one at 2 700; the one at
+    // 3 300 succeeds and closes it, the window still holding a failure in ten fired calls.
+    expect(when(r.series.failed)).toEqual([1_000, 1_100, 1_200, 1_300, 1_400, 1_500, 2_100, 2_700]);
+    expect(when(r.series.refused)).toEqual([
+      1_600, 1_700, 1_800, 1_900, 2_000, 2_200, 2_300, 2_400, 2_500, 2_600, 2_800, 2_900, 3_000, 3_100, 3_200,
+    ]);
+    expect(r.policies[0].stats).toMatchObject({ opened: 1, open: 0 });
+    expect(r.policies[0].stats.openTime).toBeCloseTo(1_800, 6);
+  });
+
+  it("opossum breaker: a share of failures under its percentage never opens it, however long the run of them", () => {
+    const run = (rate: number, volumeThreshold = 0) =>
+      simulate({
+        start,
+        duration: 20_000,
+        traffic: traffic.constant({ rate: 50 }),
+        backend: { latency: latency.fixed(5), failures: failures.brownout({ from: 5_000, to: 15_000, rate }) },
+        policies: [policy.opossumBreaker({ resetTimeout: 1_000, volumeThreshold })],
+      });
+    expect(run(0.4).summary.refused).toBe(0);
+    expect(run(0.8).summary.refused).toBeGreaterThan(0);
+    // Its window never holds 5 000 calls, so with that volume threshold nothing opens it.
+    expect(run(0.8, 5_000).summary.refused).toBe(0);
+  });
+
   it("input checks name the field", () => {
     expect(() => policy.classicBreaker({ threshold: 0 })).toThrow(/threshold must be 1 or more/);
     expect(() => policy.classicBreaker({ openfor: 1 } as never)).toThrow(/did you mean "openFor"/);
     expect(() => policy.samplingBreaker({ threshold: 1 })).toThrow(/between 0 and 1/);
+    expect(() => policy.opossumBreaker({ errorThresholdPercentage: 0 })).toThrow(
+      /opossumBreaker errorThresholdPercentage must be in \(0, 100\], got 0/,
+    );
+    expect(() => policy.opossumBreaker({ rollingCountBuckets: 1e9 })).toThrow(/rollingCountBuckets must be at most/);
+    expect(() => policy.opossumBreaker({ resetTimeOut: 1 } as never)).toThrow(/did you mean "resetTimeout"/);
   });
 });
 

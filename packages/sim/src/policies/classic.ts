@@ -1,6 +1,6 @@
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
-import type { Adapter, PolicyContext, PolicySpec } from "../policy";
+import type { Adapter, PolicySpec } from "../policy";
 
 /** Options of {@link classicBreaker}. */
 export interface ClassicOptions {

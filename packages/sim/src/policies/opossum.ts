@@ -40,14 +40,22 @@ const PROBE = 2;
 export function opossumBreaker(options: OpossumOptions = {}): PolicySpec {
   const o = check.options(
     options,
-    ["errorThresholdPercentage", "rollingCountTimeout", "rollingCountBuckets", "volumeThreshold", "resetTimeout", "name"],
+    [
+      "errorThresholdPercentage",
+      "rollingCountTimeout",
+      "rollingCountBuckets",
+      "volumeThreshold",
+      "resetTimeout",
+      "name",
+    ],
     "opossumBreaker",
   );
   const percentage = check.finite(o.errorThresholdPercentage ?? 50, "opossumBreaker errorThresholdPercentage");
   if (!(percentage > 0 && percentage <= 100))
     throw new RangeError(`opossumBreaker errorThresholdPercentage must be in (0, 100], got ${percentage}`);
   const timeout = check.positive(o.rollingCountTimeout ?? 10_000, "opossumBreaker rollingCountTimeout (ms)");
-  if (timeout === Infinity) throw new RangeError("opossumBreaker rollingCountTimeout (ms) must be finite, got Infinity");
+  if (timeout === Infinity)
+    throw new RangeError("opossumBreaker rollingCountTimeout (ms) must be finite, got Infinity");
   const buckets = check.integer(o.rollingCountBuckets ?? 10, "opossumBreaker rollingCountBuckets", 1);
   if (buckets > 10_000)
     throw new RangeError(`opossumBreaker rollingCountBuckets must be at most 10 000, got ${buckets}`);
@@ -61,7 +69,8 @@ export function opossumBreaker(options: OpossumOptions = {}): PolicySpec {
   const name = o.name ?? "opossum breaker";
   return {
     name,
-    create: (context: PolicyContext): Adapter => new Opossum(name, context.start, interval, buckets, volume, percentage, reset),
+    create: (context: PolicyContext): Adapter =>
+      new Opossum(name, context.start, interval, buckets, volume, percentage, reset),
   };
 }
 

@@ -2,6 +2,7 @@ import type { Scenario } from "./scenario";
 import { breakerOutage } from "./scenarios/breaker-outage";
 import { herdBackoff } from "./scenarios/herd-backoff";
 import { herdRecovery } from "./scenarios/herd-recovery";
+import { metastableOverload } from "./scenarios/metastable-overload";
 import { quotaAtomic } from "./scenarios/quota-atomic";
 import { quotaBursts } from "./scenarios/quota-bursts";
 import { retryAmplification } from "./scenarios/retry-amplification";
@@ -10,6 +11,7 @@ import { shedderRamp } from "./scenarios/shedder-ramp";
 /** Every scenario, by name, in the order a page lists them. */
 export const catalogue: readonly Scenario[] = Object.freeze([
   breakerOutage,
+  metastableOverload,
   shedderRamp,
   quotaBursts,
   herdBackoff,

@@ -68,6 +68,8 @@ export type {
 export { catalogue, scenario } from "./catalogue";
 export { breakerOutage } from "./scenarios/breaker-outage";
 export type { BreakerOutageParams } from "./scenarios/breaker-outage";
+export { metastableOverload } from "./scenarios/metastable-overload";
+export type { MetastableOverloadParams } from "./scenarios/metastable-overload";
 export { knobArbitrary } from "./arbitrary";
 export type { FastCheckLike, KnobRecord } from "./arbitrary";
 export { toCsv, toJson } from "./export";

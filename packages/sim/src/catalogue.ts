@@ -1,5 +1,6 @@
 import type { Scenario } from "./scenario";
 import { breakerOutage } from "./scenarios/breaker-outage";
+import { contentionBackoff } from "./scenarios/contention-backoff";
 import { herdBackoff } from "./scenarios/herd-backoff";
 import { herdRecovery } from "./scenarios/herd-recovery";
 import { metastableOverload } from "./scenarios/metastable-overload";
@@ -15,6 +16,7 @@ export const catalogue: readonly Scenario[] = Object.freeze([
   shedderRamp,
   quotaBursts,
   herdBackoff,
+  contentionBackoff,
   quotaAtomic,
   retryAmplification,
   herdRecovery,

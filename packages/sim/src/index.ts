@@ -69,6 +69,8 @@ export { catalogue, scenario } from "./catalogue";
 export { breakerOutage } from "./scenarios/breaker-outage";
 export type { BreakerOutageParams } from "./scenarios/breaker-outage";
 export { metastableOverload } from "./scenarios/metastable-overload";
+export { contentionBackoff } from "./scenarios/contention-backoff";
+export type { ContentionBackoffParams } from "./scenarios/contention-backoff";
 export type { MetastableOverloadParams } from "./scenarios/metastable-overload";
 export { knobArbitrary } from "./arbitrary";
 export type { FastCheckLike, KnobRecord } from "./arbitrary";

@@ -1,5 +1,6 @@
 import type { Scenario } from "./scenario";
 import { breakerOutage } from "./scenarios/breaker-outage";
+import { brownout } from "./scenarios/brownout";
 import { contentionBackoff } from "./scenarios/contention-backoff";
 import { herdBackoff } from "./scenarios/herd-backoff";
 import { herdRecovery } from "./scenarios/herd-recovery";
@@ -12,6 +13,7 @@ import { shedderRamp } from "./scenarios/shedder-ramp";
 /** Every scenario, by name, in the order a page lists them. */
 export const catalogue: readonly Scenario[] = Object.freeze([
   breakerOutage,
+  brownout,
   metastableOverload,
   shedderRamp,
   quotaBursts,

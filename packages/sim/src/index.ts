@@ -68,6 +68,8 @@ export type {
 export { catalogue, scenario } from "./catalogue";
 export { breakerOutage } from "./scenarios/breaker-outage";
 export type { BreakerOutageParams } from "./scenarios/breaker-outage";
+export { brownout } from "./scenarios/brownout";
+export type { BrownoutParams } from "./scenarios/brownout";
 export { metastableOverload } from "./scenarios/metastable-overload";
 export { contentionBackoff } from "./scenarios/contention-backoff";
 export type { ContentionBackoffParams } from "./scenarios/contention-backoff";

@@ -9,6 +9,7 @@ import { quotaAtomic } from "./scenarios/quota-atomic";
 import { quotaBursts } from "./scenarios/quota-bursts";
 import { retryAmplification } from "./scenarios/retry-amplification";
 import { shedderRamp } from "./scenarios/shedder-ramp";
+import { slowBackend } from "./scenarios/slow-backend";
 
 /** Every scenario, by name, in the order a page lists them. */
 export const catalogue: readonly Scenario[] = Object.freeze([
@@ -16,6 +17,7 @@ export const catalogue: readonly Scenario[] = Object.freeze([
   brownout,
   metastableOverload,
   shedderRamp,
+  slowBackend,
   quotaBursts,
   herdBackoff,
   contentionBackoff,

@@ -68,6 +68,8 @@ export type {
 export { catalogue, scenario } from "./catalogue";
 export { breakerOutage } from "./scenarios/breaker-outage";
 export type { BreakerOutageParams } from "./scenarios/breaker-outage";
+export { slowBackend } from "./scenarios/slow-backend";
+export type { SlowBackendParams } from "./scenarios/slow-backend";
 export { brownout } from "./scenarios/brownout";
 export type { BrownoutParams } from "./scenarios/brownout";
 export { metastableOverload } from "./scenarios/metastable-overload";

@@ -69,10 +69,10 @@ export class Breaker {
    * @param policy - the fields to change from the {@link sre} preset, read once into a copy
    * @param now - the clock reading the window opens at, in milliseconds
    * @throws TypeError when `policy` is not an object, names a field `Sre` does not have (with the
-   *   closest it does), a number field is not a number or `halfOpen` is not a boolean; RangeError naming the field, the value and
-   *   the bound: `k` under `floor`, a `floor` of 0 or less, a negative `protection`, a `probe` of
-   *   0 or less, a `size` that is not a whole number from 1 to 1 000 000, a `window` under 0.01 ms
-   *   a bucket, any NaN or a non-finite `now`
+   *   closest it does), a number field is not a number or `halfOpen` is not a boolean;
+   *   RangeError naming the field, the value and the bound: `k` under `floor`, a `floor` of 0 or
+   *   less, a negative `protection`, a `probe` of 0 or less, a `size` that is not a whole number
+   *   from 1 to 1 000 000, a `window` under 0.01 ms a bucket, any NaN or a non-finite `now`
    */
   constructor(policy?: Partial<Sre>, now = 0) {
     const p = resolveSre(policy);

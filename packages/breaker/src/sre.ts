@@ -35,16 +35,17 @@ export interface Sre {
   /** How far back the window reaches, in milliseconds (above 0). @defaultValue 10000 */
   readonly window: Span;
   /**
-   * Whether a window that holds failures and no success (the backend looked down for as long as
-   * the window remembers) is treated as a classic breaker treats its open state: `true` or
-   * `false`, left out for `false`.
+   * Whether a breaker that is throttling with no success in its window (the backend has not been
+   * seen to succeed for as long as the window remembers; only failures and refusals) is
+   * half-open, as a classic breaker is after its open time: `true` or `false`, left out for
+   * `false` (the record a breaker reads always states it).
    *
    * On, past `protection` calls in the window only a probe is let through, one every `probe` ms,
    * and the first success clears the window, ending the throttle at once. So a dead backend gets
    * `1000 / probe` calls a second, evenly spaced, and a recovered one is refused for at most
    * `probe` ms. If that success was a fluke, the failures that follow throttle again after about
-   * `protection + k` of them; the success it kept stays in the window for a window, so a window
-   * closes at most once a window. A window with any success is the formula's, whatever this says.
+   * `protection + k` of them; the success it kept stays in the window for a window, so it closes
+   * at most once a window. A window with any success is the formula's, whatever this says.
    *
    * Off, as go-zero has it, a dead backend still gets a trickle of `(protection + 1) / (calls in
    * the window + 1)` of the calls at random besides the probes, and a recovered one is refused
@@ -56,7 +57,7 @@ export interface Sre {
 
 /**
  * The preset: k 1.5 decaying to 1.1, five calls of protection, a probe after a second with
- * nothing let through, and ten seconds of history in forty buckets of 250 ms.
+ * nothing let through, ten seconds of history in forty buckets of 250 ms, and never half-open.
  *
  * These are go-zero's constants (`core/breaker/googlebreaker.go`). The decay, the probe and the
  * recovery scaling are what keep a long outage from leaning on past successes, and a short one
@@ -69,6 +70,8 @@ export const sre: Sre = Object.freeze({
   probe: 1_000,
   size: 40,
   window: 10_000,
+  // Stated, not left out: fields laid over another preset (`{ ...client, ...sre }`) give this one.
+  halfOpen: false,
 });
 
 const KNOWN = ["k", "floor", "protection", "probe", "size", "window", "halfOpen"] as const;
@@ -78,8 +81,8 @@ const KNOWN = ["k", "floor", "protection", "probe", "size", "window", "halfOpen"
  * to. The policy is read once, into a copy, before anything is checked.
  *
  * @throws TypeError when `policy` is not an object or names a field `Sre` does not have (with the
- *   closest it does), a number field is not a number or `halfOpen` is not a boolean; RangeError when a field is out of range, naming
- *   the field, the value and the bound
+ *   closest it does), a number field is not a number or `halfOpen` is not a boolean; RangeError
+ *   when a field is out of range, naming the field, the value and the bound
  */
 export function resolveSre(policy?: Partial<Sre>): Sre {
   const given = check.options(policy, KNOWN, "Breaker", "policy");
@@ -100,13 +103,10 @@ export function resolveSre(policy?: Partial<Sre>): Sre {
     throw new RangeError(
       `Sre window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
     );
-  const halfOpen = or(given.halfOpen, false);
+  const halfOpen = or(given.halfOpen, sre.halfOpen);
   if (typeof halfOpen !== "boolean")
     throw new TypeError(
       `Sre halfOpen must be true or false, got ${halfOpen === null ? "null" : `${typeof halfOpen} ${check.describe(halfOpen)}`}`,
     );
-  // Off is left out, so a policy that is never half-open is the preset's record, field for field.
-  return Object.freeze(
-    halfOpen ? { k, floor, protection, probe, size, window, halfOpen } : { k, floor, protection, probe, size, window },
-  );
+  return Object.freeze({ k, floor, protection, probe, size, window, halfOpen });
 }

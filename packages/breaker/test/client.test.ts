@@ -15,7 +15,7 @@ describe("the client preset", () => {
     expect(Object.isFrozen(client)).toBe(true);
     expect(new Breaker(client).policy).toEqual(client);
     expect(client.halfOpen).toBe(true);
-    expect(sre.halfOpen).toBeUndefined();
+    expect(sre.halfOpen).toBe(false);
     expect(new Breaker().policy).toEqual(sre);
   });
 

@@ -4,7 +4,7 @@
 // near 0, near performance.now() and near Date.now(), fractional.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Breaker, sre } from "@tideward/breaker";
+import { Breaker, client, sre } from "@tideward/breaker";
 import type { Permit, Sre } from "@tideward/breaker";
 import { PASS } from "./helpers";
 import { SLOW, at, op, policy, roll, runNaive, runReal, scales } from "./ops";
@@ -71,9 +71,11 @@ function broken(p: Partial<Sre>, ops: readonly Op[], origin: number): string[] {
 }
 
 describe("the halfOpen field", () => {
-  it("is left out of the policy when off, so a policy that is never half-open is the preset's record", () => {
+  it("is stated in every policy, false in the sre preset, so fields laid over another preset give sre", () => {
+    expect(sre.halfOpen).toBe(false);
     expect(new Breaker({ halfOpen: false }).policy).toStrictEqual(new Breaker().policy);
-    expect(Object.keys(new Breaker({ halfOpen: false, k: 2 }).policy)).not.toContain("halfOpen");
+    expect(new Breaker({ k: 2 }).policy).toStrictEqual({ ...sre, k: 2, halfOpen: false });
+    expect(new Breaker({ ...client, ...sre }).policy).toStrictEqual(sre);
     expect(new Breaker({ halfOpen: true }).policy).toStrictEqual({ ...sre, halfOpen: true });
   });
 });

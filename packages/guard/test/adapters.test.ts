@@ -254,12 +254,14 @@ describe("node:http: the fields are written with the head, however the handler w
 });
 
 describe("client aborts", () => {
-  it("node:http: after 10,000 aborted requests the gate's held is back to zero", { timeout: 120_000 }, async () => {
+  // Ten rounds are enough to see a leak of one place a request (a leak shows at the first round);
+  // more only cost minutes on a loaded machine.
+  it("node:http: after 2,500 aborted requests the gate's held is back to zero", { timeout: 120_000 }, async () => {
     const admission = admit({ gate: 10_000 });
     let reached = 0;
     const url = await plain(admission, () => void reached++); // never answers
     const BATCH = 250;
-    for (let sent = 0; sent < 10_000; sent += BATCH) {
+    for (let sent = 0; sent < 2_500; sent += BATCH) {
       const controllers = Array.from({ length: BATCH }, () => new AbortController());
       const calls = controllers.map((c) =>
         fetch(`${url}/hang`, { signal: c.signal }).then(
@@ -273,7 +275,7 @@ describe("client aborts", () => {
       expect(new Set(await Promise.all(calls))).toEqual(new Set(["aborted"]));
       await until(() => admission.gate?.held === 0);
     }
-    expect(reached).toBe(10_000);
+    expect(reached).toBe(2_500);
     expect(admission.gate?.held).toBe(0);
   });
 

@@ -1,6 +1,6 @@
 import type { Scenario } from "./scenario";
 import { breakerOutage } from "./scenarios/breaker-outage";
-import { brownout } from "./scenarios/brownout";
+import { breakerBrownout } from "./scenarios/breaker-brownout";
 import { contentionBackoff } from "./scenarios/contention-backoff";
 import { herdBackoff } from "./scenarios/herd-backoff";
 import { herdRecovery } from "./scenarios/herd-recovery";
@@ -14,7 +14,7 @@ import { slowBackend } from "./scenarios/slow-backend";
 /** Every scenario, by name, in the order a page lists them. */
 export const catalogue: readonly Scenario[] = Object.freeze([
   breakerOutage,
-  brownout,
+  breakerBrownout,
   metastableOverload,
   shedderRamp,
   slowBackend,

@@ -15,8 +15,8 @@ import type { Table } from "../scenario";
 import { num, percent, sumBetween, textTable } from "../report";
 import { LEAD_COLUMNS, lead, leadCells, leadFigures } from "./lead";
 
-/** The parameters of {@link brownout}. */
-export interface BrownoutParams {
+/** The parameters of {@link breakerBrownout}. */
+export interface BreakerBrownoutParams {
   readonly [name: string]: number | string;
   readonly seed: number;
   readonly rate: number;
@@ -53,8 +53,8 @@ const DEADLINE = 1_000;
  * failure costs: if nothing, refusing a call only loses the successes it would have had; if a
  * failure holds the backend's capacity, refusing some of them keeps the rest in time.
  */
-export const brownout = defineScenario<BrownoutParams>({
-  name: "brownout",
+export const breakerBrownout = defineScenario<BreakerBrownoutParams>({
+  name: "breaker-brownout",
   title: "Breaker under a brownout",
   summary:
     "Poisson calls to a backend that fails a share of them (40 % by default) for a minute, whatever its load. The honest answer first: when a failure costs nothing (it comes back as fast as a success and takes nothing from the backend), every breaker only lowers goodput, since each call it refuses had the same chance of success as any other. A breaker earns its place when a failure is costly: here, with the cost knob on capacity, each failing call holds one of the backend's eight workers for 200 ms (a dependency timing out behind it), so the failures crowd out the successes, the queue grows and answers miss the caller's one-second deadline. Both cases are shown, each without retries and with three.",
@@ -129,7 +129,8 @@ export const brownout = defineScenario<BrownoutParams>({
     },
   ],
   run(p, start) {
-    if (p.to < p.from) throw new RangeError(`scenario brownout to (${p.to} s) must be at least from (${p.from} s)`);
+    if (p.to < p.from)
+      throw new RangeError(`scenario breaker-brownout to (${p.to} s) must be at least from (${p.from} s)`);
     const from = p.from * 1_000;
     const to = p.to * 1_000;
     const failures = new FailureSchedule(0, [{ from, to, rate: p.failing }]);

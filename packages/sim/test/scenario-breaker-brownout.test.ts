@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { brownout } from "@tideward/sim";
+import { breakerBrownout } from "@tideward/sim";
 import { STARTS } from "./helpers";
 
 // A 30 s brownout in a minute, so the suite stays quick.
@@ -7,7 +7,7 @@ const SHORT = { from: 10, to: 40, duration: 60 };
 const BREAKERS = ["tideward", "sre", "classic", "sampling", "opossum"];
 
 describe.each(STARTS)("breaker under a brownout (start %s)", (start) => {
-  const r = brownout.run(SHORT, { start });
+  const r = breakerBrownout.run(SHORT, { start });
   const f = r.figures;
 
   it("runs the guard's default first, on the same calls as the baselines, and shows both costs of a failure", () => {
@@ -44,7 +44,7 @@ describe.each(STARTS)("breaker under a brownout (start %s)", (start) => {
 
 describe("breaker under a brownout: knobs", () => {
   it("past half the calls failing, the guard's default throttles too, and loses goodput when failures are free", () => {
-    const r = brownout.run({ ...SHORT, failing: 0.6, cost: "nothing" });
+    const r = breakerBrownout.run({ ...SHORT, failing: 0.6, cost: "nothing" });
     const f = r.figures;
     expect(f["nothing.tideward.goodput"]).toBeLessThan(0.95 * f["nothing.none.goodput"]);
     // The chosen cost comes first: its lead figures are the free case's, and it has no capacity.

@@ -58,6 +58,36 @@ describe.each(STARTS)("baselines (start %s)", (start) => {
     expect(light.summary.refused).toBe(0);
   });
 
+  it("sampling breaker: counts its window as cockatiel does, opens past the share strictly, and needs its minimum rate", () => {
+    const run = (threshold: number, minimumRps?: number) =>
+      simulate({
+        start,
+        duration: 3_000,
+        step: 100,
+        traffic: traffic.constant({ rate: 10 }),
+        backend: { latency: latency.fixed(5), failures: failures.outage({ from: 1_000, to: 1_500 }) },
+        policies: [
+          policy.samplingBreaker({
+            threshold,
+            duration: 1_050,
+            openFor: 500,
+            ...(minimumRps === undefined ? {} : { minimumRps }),
+          }),
+        ],
+      });
+    // Five buckets of 210 ms, each started by the first outcome after the last one's time was up:
+    // outcomes at 5, 305, 605, 905 and 1 205 start them, three in each, so when the fifth failure
+    // (the call at 1 400) ends, the window holds 15 outcomes, 5 of them failures: a third.
+    const opened = run(0.33, 0);
+    expect(opened.policies[0].stats.opened).toBe(1);
+    const t = opened.series.t;
+    expect(opened.series.refused.findIndex((n) => n > 0)).toBe(t.indexOf(1_500));
+    // 5 failures of 15 are not more than 0.34 of them.
+    expect(run(0.34, 0).policies[0].stats.opened).toBe(0);
+    // By default it needs 5 / threshold calls a second: 15.2, so 15 calls in 1 050 ms are too few.
+    expect(run(0.33).policies[0].stats.opened).toBe(0);
+  });
+
   it("opossum breaker: opens past half the fired calls failing in its rolling window, refusals counted as fired", () => {
     const r = simulate({
       start,

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { failures, latency, policy, simulate, traffic } from "@tideward/sim";
 import { STARTS } from "./helpers";
 
@@ -124,6 +125,43 @@ describe.each(STARTS)("baselines (start %s)", (start) => {
     expect(run(0.8).summary.refused).toBeGreaterThan(0);
     // Its window never holds 5 000 calls, so with that volume threshold nothing opens it.
     expect(run(0.8, 5_000).summary.refused).toBe(0);
+  });
+
+  it("every baseline, once open on a dead backend, lets through at most one call per open time", () => {
+    const makers = [
+      (openFor: number) => policy.classicBreaker({ openFor }),
+      (openFor: number) => policy.samplingBreaker({ openFor, duration: 2_000 }),
+      (openFor: number) => policy.opossumBreaker({ resetTimeout: openFor }),
+    ];
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 20, max: 300 }),
+        fc.integer({ min: 100, max: 3_000 }),
+        fc.integer({ min: 0, max: 2 }),
+        fc.integer({ min: 1, max: 1_000 }),
+        (rate, openFor, which, seed) => {
+          const r = simulate({
+            seed,
+            start,
+            duration: 10_000,
+            step: 100,
+            traffic: traffic.poisson({ rate }),
+            backend: { latency: latency.exponential(5), failures: 1 },
+            policies: [makers[which](openFor)],
+          });
+          const s = r.series;
+          const first = s.refused.findIndex((n) => n > 0);
+          expect(first).toBeGreaterThanOrEqual(0);
+          // From the first refusal on, the backend sees the probes alone: one an open time at most
+          // (plus calls already sent when it opened, answered within a few latencies).
+          const after = s.backendLoad.slice(first + 1).reduce((a, b) => a + b, 0);
+          const span = r.duration - s.t[first + 1];
+          expect(after).toBeLessThanOrEqual(Math.ceil(span / openFor) + 1);
+          expect(r.policies[0].stats.opened).toBe(1);
+        },
+      ),
+      { numRuns: 15 },
+    );
   });
 
   it("input checks name the field", () => {

@@ -6,7 +6,7 @@
 // peers) are awaited one after another, as a caller's loop would, and make fewer calls.
 import { ExponentialBackoff, SamplingBreaker, circuitBreaker, handleAll, retry, wrap } from "cockatiel";
 import CircuitBreaker from "opossum";
-import { Breaker } from "@tideward/breaker";
+import { Breaker, client } from "@tideward/breaker";
 import { guard } from "@tideward/guard";
 import { Bucket, Gcra } from "@tideward/limiters";
 import { Shedder } from "@tideward/shedder";
@@ -44,6 +44,21 @@ const cases: Record<string, (n: number) => number | Promise<number>> = {
       if (permit !== undefined) passed++;
     }
     return passed;
+  },
+  // The client preset, outage after outage: 1.2 s of failures (longer than its window), then
+  // 0.8 s of successes, so it is half-open in every outage, the probe fires through it, and the
+  // probe's success clears the window at every recovery (once every 20 000 calls). Most calls of
+  // an outage are refused, which is the point here: it returns every call asked, so its figure is
+  // bytes per allow, a refusal included, and shows that closing the window allocates nothing.
+  "breaker-half-open": (n) => {
+    const breaker = new Breaker(client);
+    for (let k = 0; k < n; k++) {
+      const permit = breaker.allow((clock[0] += STEP), 0.5);
+      if (permit === undefined) continue;
+      if (clock[0] % 2_000 < 1_200) permit.fail(clock[0]);
+      else permit.pass(clock[0]);
+    }
+    return n;
   },
   floor: (n) => {
     const ring = new SummedRing(40, 250);

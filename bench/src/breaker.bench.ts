@@ -6,7 +6,7 @@
 // instead of every 2 500), one of 250 ms buckets like the preset's (the same calls per bucket).
 import { SamplingBreaker, circuitBreaker, handleAll } from "cockatiel";
 import CircuitBreaker from "opossum";
-import { Breaker } from "@tideward/breaker";
+import { Breaker, client } from "@tideward/breaker";
 import { seededRandom } from "@tideward/time";
 import { allocation, compare } from "./harness";
 import { SummedRing, WalkedRing } from "./rings";
@@ -22,13 +22,16 @@ const EPOCH = 1_700_000_000_000.1;
 const epoch = new Breaker({}, EPOCH);
 const large = new Breaker({ size: 4_000 });
 const long = new Breaker({ size: 4_000, window: 1_000_000 });
+// The client preset: ten buckets over 750 ms, so a new bucket every 750 calls here, and the
+// half-open check on each bucket's first success.
+const guarded = new Breaker(client);
 const walked = new WalkedRing(40, 250);
 const walkedLarge = new WalkedRing(4_000, 2.5);
 const summed = new SummedRing(40, 250);
 // Each case's clock lives in a typed array: a module-level `let` holding a fraction would box a
 // new number on every step, an allocation of the measuring that every case would pay.
-const clock = new Float64Array(7);
-const [A, B, C, D, E, F, G] = [0, 1, 2, 3, 4, 5, 6];
+const clock = new Float64Array(8);
+const [A, B, C, D, E, F, G, H] = [0, 1, 2, 3, 4, 5, 6, 7];
 clock[G] = EPOCH;
 let i = 0;
 
@@ -67,6 +70,14 @@ await compare("allow + pass on a healthy breaker (40 buckets over 10 s unless st
     fn: () => {
       const permit = epoch.allow((clock[G] += STEP), rolls[i++ & 1_023] ?? 0);
       permit?.pass(clock[G]);
+      return permit !== undefined;
+    },
+  },
+  {
+    name: "@tideward/breaker, the client preset",
+    fn: () => {
+      const permit = guarded.allow((clock[H] += STEP), rolls[i++ & 1_023] ?? 0);
+      permit?.pass(clock[H]);
       return permit !== undefined;
     },
   },
@@ -121,6 +132,7 @@ console.log("\nbytes allocated per allow + pass (a permit is one object of 32 by
 for (const [name, label] of [
   ["breaker", "@tideward/breaker, permit settled and dropped"],
   ["breaker-kept", "@tideward/breaker, permit kept in a global"],
+  ["breaker-half-open", "@tideward/breaker, client, half-open every 2 s (per allow)"],
   ["floor", "plain ring, running sums (floor)"],
 ] as const) {
   console.log(`  ${label.padEnd(48)} ${allocation(name).toFixed(1)}`);

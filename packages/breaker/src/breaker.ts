@@ -5,6 +5,9 @@ import type { Settle } from "./permit";
 import { resolveSre } from "./sre";
 import type { Sre } from "./sre";
 
+/** Empties a bucket in place: one function for every clear, so closing allocates nothing. */
+const reset = (b: Tally): void => b.reset();
+
 /**
  * A circuit breaker that refuses a fraction of calls rather than all of them: Google SRE's
  * adaptive client-side throttling, as go-zero's `googlebreaker` does it. It keeps a rolling window
@@ -34,6 +37,7 @@ export class Breaker {
   readonly #protection: number;
   readonly #probe: number;
   readonly #size: number;
+  readonly #halfOpen: boolean;
   readonly #win: Window<Tally>;
   readonly #settle: Settle;
 
@@ -65,10 +69,10 @@ export class Breaker {
    * @param policy - the fields to change from the {@link sre} preset, read once into a copy
    * @param now - the clock reading the window opens at, in milliseconds
    * @throws TypeError when `policy` is not an object, names a field `Sre` does not have (with the
-   *   closest it does) or a field is not a number; RangeError naming the field, the value and
-   *   the bound: `k` under `floor`, a `floor` of 0 or less, a negative `protection`, a `probe` of
-   *   0 or less, a `size` that is not a whole number from 1 to 1 000 000, a `window` under 0.01 ms
-   *   a bucket, any NaN or a non-finite `now`
+   *   closest it does), a number field is not a number or `halfOpen` is not a boolean;
+   *   RangeError naming the field, the value and the bound: `k` under `floor`, a `floor` of 0 or
+   *   less, a negative `protection`, a `probe` of 0 or less, a `size` that is not a whole number
+   *   from 1 to 1 000 000, a `window` under 0.01 ms a bucket, any NaN or a non-finite `now`
    */
   constructor(policy?: Partial<Sre>, now = 0) {
     const p = resolveSre(policy);
@@ -78,15 +82,22 @@ export class Breaker {
     this.#protection = p.protection;
     this.#probe = p.probe;
     this.#size = p.size;
+    this.#halfOpen = p.halfOpen === true;
     this.#latest = this.#last = check.finite(now, "Breaker now");
     this.#win = new Window(() => new Tally(), { size: p.size, window: p.window, now, evict: (b) => this.#evict(b) });
     this.#head = this.#win.slot(now);
     this.#next = this.#win.headEnd;
     this.#settle = {
       pass: (at) => {
-        const head = this.#advance(at);
+        let head = this.#advance(at);
+        // Only the first success of a bucket can find the window without one: the common pass
+        // (the head already holds a success) pays for nothing here.
+        if (head.success === 0) {
+          if (this.#withSuccess === 0 && this.#halfOpen && this.#total > 0) head = this.#clear();
+          this.#withSuccess++;
+        }
         head.total++;
-        if (head.success++ === 0) this.#withSuccess++;
+        head.success++;
         this.#total++;
         this.#accepts++;
       },
@@ -118,6 +129,8 @@ export class Breaker {
     const w = failing === 0 ? this.#k : this.#weight(failing);
     const excess = total - this.#protection - w * this.#accepts;
     if (excess > 0 && this.#latest - this.#last < this.#probe) {
+      // Half-open (throttling with no success in the window): only the probe goes through.
+      if (this.#halfOpen && this.#accepts === 0) return this.#drop(head);
       const size = this.#size;
       const working = head.failure > 0 ? 0 : head.success > 0 ? this.#working + 1 : this.#working;
       const drop = (excess / (total + 1)) * ((size - working) / size);
@@ -125,12 +138,7 @@ export class Breaker {
       const r = drop > 0 && typeof roll === "function" ? roll() : roll;
       // `r >= 0` is false for NaN: it counts as 0, like a roll below 0, and so does a roll that
       // is not a number at all (never compared, so a Symbol cannot throw here).
-      if ((typeof r === "number" && r >= 0 ? r : 0) < drop) {
-        head.total++;
-        head.drop++;
-        this.#total++;
-        return undefined;
-      }
+      if ((typeof r === "number" && r >= 0 ? r : 0) < drop) return this.#drop(head);
     }
     this.#last = this.#latest;
     return new Permit(this.#settle);
@@ -138,7 +146,8 @@ export class Breaker {
 
   /**
    * The fraction of calls the breaker would refuse at `now`, in [0, 1]: zero while the window is
-   * healthy. The probe is left out, as this is the standing throttle a dashboard or an alert wants.
+   * healthy, one while it is half-open (see {@link Sre.halfOpen}). The probe is left out, as this
+   * is the standing throttle a dashboard or an alert wants.
    *
    * Reading changes nothing. At or before the latest `now` the breaker has acted at, it costs the
    * same as `allow`; at a later `now` it walks the window once (O(size)) to skip what has aged out.
@@ -169,7 +178,17 @@ export class Breaker {
       working = head.failure > 0 ? 0 : head.success > 0 ? this.#working + 1 : this.#working;
     }
     const drop = (total - this.#protection - this.#weight(failing) * accepts) / (total + 1);
-    return drop > 0 ? drop * ((size - working) / size) : 0;
+    if (!(drop > 0)) return 0;
+    // Half-open refuses everything but the probe, which the ratio leaves out.
+    return this.#halfOpen && accepts === 0 ? 1 : drop * ((size - working) / size);
+  }
+
+  /** Records a refusal in `head` (it counts as traffic) and answers it. */
+  #drop(head: Tally): undefined {
+    head.total++;
+    head.drop++;
+    this.#total++;
+    return undefined;
   }
 
   /** The weight of an accept with a run of `failing` all-failure buckets at the head. */
@@ -208,6 +227,16 @@ export class Breaker {
       this.#swept = -1;
     }
     this.#head = head;
+  }
+
+  /**
+   * Closes a half-open breaker: forgets every outcome in the window, emptying each bucket in place
+   * and zeroing the sums and the runs, as if the window had just opened at the head. Returns the head.
+   */
+  #clear(): Tally {
+    this.#win.each(this.#latest, reset);
+    this.#total = this.#accepts = this.#withSuccess = this.#withFailure = this.#failing = this.#working = 0;
+    return this.#head;
   }
 
   /** Takes a bucket the window is about to clear back out of the sums and the runs. */

@@ -7,7 +7,7 @@ import { Window } from "@tideward/window";
  * Overload"), as a {@link Breaker} reads them.
  *
  * The preset is {@link sre}; change one field with `{ ...sre, k: 2 }`, or pass only the fields
- * you change to `new Breaker({ k: 2 })`.
+ * you change to `new Breaker({ k: 2 })`. {@link client} is the preset a guard's breaker starts from.
  */
 export interface Sre {
   /**
@@ -34,11 +34,30 @@ export interface Sre {
   readonly size: number;
   /** How far back the window reaches, in milliseconds (above 0). @defaultValue 10000 */
   readonly window: Span;
+  /**
+   * Whether a breaker that is throttling with no success in its window (the backend has not been
+   * seen to succeed for as long as the window remembers; only failures and refusals) is
+   * half-open, as a classic breaker is after its open time: `true` or `false`, left out for
+   * `false` (the record a breaker reads always states it).
+   *
+   * On, past `protection` calls in the window only a probe is let through, one every `probe` ms,
+   * and the first success clears the window, ending the throttle at once. So a dead backend gets
+   * `1000 / probe` calls a second, evenly spaced, and a recovered one is refused for at most
+   * `probe` ms. If that success was a fluke, the failures that follow throttle again after about
+   * `protection + k` of them; the success it kept stays in the window for a window, so it closes
+   * at most once a window. A window with any success is the formula's, whatever this says.
+   *
+   * Off, as go-zero has it, a dead backend still gets a trickle of `(protection + 1) / (calls in
+   * the window + 1)` of the calls at random besides the probes, and a recovered one is refused
+   * until the failures age out, about one window. Off in {@link sre}, on in {@link client}.
+   * @defaultValue false
+   */
+  readonly halfOpen?: boolean;
 }
 
 /**
  * The preset: k 1.5 decaying to 1.1, five calls of protection, a probe after a second with
- * nothing let through, and ten seconds of history in forty buckets of 250 ms.
+ * nothing let through, ten seconds of history in forty buckets of 250 ms, and never half-open.
  *
  * These are go-zero's constants (`core/breaker/googlebreaker.go`). The decay, the probe and the
  * recovery scaling are what keep a long outage from leaning on past successes, and a short one
@@ -51,34 +70,43 @@ export const sre: Sre = Object.freeze({
   probe: 1_000,
   size: 40,
   window: 10_000,
+  // Stated, not left out: fields laid over another preset (`{ ...client, ...sre }`) give this one.
+  halfOpen: false,
 });
 
-const KNOWN = ["k", "floor", "protection", "probe", "size", "window"] as const;
+const KNOWN = ["k", "floor", "protection", "probe", "size", "window", "halfOpen"] as const;
 
 /**
  * Lays `policy` over the preset and checks every field once, so the breaker's hot path never has
  * to. The policy is read once, into a copy, before anything is checked.
  *
  * @throws TypeError when `policy` is not an object or names a field `Sre` does not have (with the
- *   closest it does), or a field is not a number; RangeError when a field is out of range, naming
- *   the field, the value and the bound
+ *   closest it does), a number field is not a number or `halfOpen` is not a boolean; RangeError
+ *   when a field is out of range, naming the field, the value and the bound
  */
 export function resolveSre(policy?: Partial<Sre>): Sre {
   const given = check.options(policy, KNOWN, "Breaker", "policy");
-  const floor = check.positive(given.floor ?? sre.floor, "Sre floor");
-  const k = check.finite(given.k ?? sre.k, "Sre k");
+  // Only a field left out (or undefined) takes the preset's value: a null is checked, and refused.
+  const or = <T>(value: T | undefined, preset: T): T => (value === undefined ? preset : value);
+  const floor = check.positive(or(given.floor, sre.floor), "Sre floor");
+  const k = check.finite(or(given.k, sre.k), "Sre k");
   if (k < floor) throw new RangeError(`Sre k must be at least floor (${floor}), got ${k}`);
-  const protection = check.nonNegative(given.protection ?? sre.protection, "Sre protection");
-  const probe = given.probe ?? sre.probe;
+  const protection = check.nonNegative(or(given.protection, sre.protection), "Sre protection");
+  const probe = or(given.probe, sre.probe);
   // Infinity is allowed here, and only here: it is how a caller says "never probe".
   if (probe !== Infinity) check.positive(probe, "Sre probe (ms)");
-  const size = check.integer(given.size ?? sre.size, "Sre size", 1);
+  const size = check.integer(or(given.size, sre.size), "Sre size", 1);
   if (size > Window.maxSize) throw new RangeError(`Sre size must be at most ${Window.maxSize} buckets, got ${size}`);
-  const window = check.positive(given.window ?? sre.window, "Sre window (ms)");
+  const window = check.positive(or(given.window, sre.window), "Sre window (ms)");
   const least = Window.shortest(size);
   if (!(window >= least))
     throw new RangeError(
       `Sre window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
     );
-  return Object.freeze({ k, floor, protection, probe, size, window });
+  const halfOpen = or(given.halfOpen, sre.halfOpen);
+  if (typeof halfOpen !== "boolean")
+    throw new TypeError(
+      `Sre halfOpen must be true or false, got ${halfOpen === null ? "null" : `${typeof halfOpen} ${check.describe(halfOpen)}`}`,
+    );
+  return Object.freeze({ k, floor, protection, probe, size, window, halfOpen });
 }

@@ -52,7 +52,7 @@ const construction: Refusal[] = [
     "an option nothing like any",
     () => new Breaker(not({ threshold: 0.5 })),
     TypeError,
-    'Breaker has no option "threshold"; its options are "k", "floor", "protection", "probe", "size", "window"',
+    'Breaker has no option "threshold"; its options are "k", "floor", "protection", "probe", "size", "window", "halfOpen"',
   ],
   [
     "10^8 buckets",
@@ -86,6 +86,37 @@ const construction: Refusal[] = [
     "Sre probe (ms) must be a finite number, got NaN",
   ],
   ["a fractional size", () => new Breaker({ size: 2.5 }), RangeError, "Sre size must be a whole number, got 2.5"],
+  ["a null k", () => new Breaker(not({ k: null })), TypeError, "Sre k must be a number, got object null"],
+  [
+    "a null window",
+    () => new Breaker(not({ window: null })),
+    TypeError,
+    "Sre window (ms) must be a number, got object null",
+  ],
+  [
+    "halfOpen given as text",
+    () => new Breaker(not({ halfOpen: "yes" })),
+    TypeError,
+    'Sre halfOpen must be true or false, got string "yes"',
+  ],
+  [
+    "halfOpen given as 1",
+    () => new Breaker(not({ halfOpen: 1 })),
+    TypeError,
+    "Sre halfOpen must be true or false, got number 1",
+  ],
+  [
+    "halfOpen given as null",
+    () => new Breaker(not({ halfOpen: null })),
+    TypeError,
+    "Sre halfOpen must be true or false, got null",
+  ],
+  [
+    "a misspelt halfOpen",
+    () => new Breaker(not({ halfopen: true })),
+    TypeError,
+    'Breaker has no option "halfopen"; did you mean "halfOpen"?',
+  ],
   ["a NaN start", () => new Breaker({}, Number.NaN), RangeError, "Breaker now must be a finite number, got NaN"],
   ["a start given as text", () => new Breaker({}, not("0")), TypeError, 'Breaker now must be a number, got string "0"'],
 ];

@@ -6,7 +6,15 @@ import { feed, refuse } from "./helpers";
 
 describe("the policy", () => {
   it("is the preset when nothing is given, and the preset is frozen", () => {
-    expect(new Breaker().policy).toEqual({ k: 1.5, floor: 1.1, protection: 5, probe: 1_000, size: 40, window: 10_000 });
+    expect(new Breaker().policy).toEqual({
+      k: 1.5,
+      floor: 1.1,
+      protection: 5,
+      probe: 1_000,
+      size: 40,
+      window: 10_000,
+      halfOpen: false,
+    });
     expect(sre).toEqual(new Breaker().policy);
     expect(Object.isFrozen(sre)).toBe(true);
   });

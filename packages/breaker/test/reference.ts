@@ -56,6 +56,11 @@ export class NaiveBreaker {
     let drop = rawDrop(this.p, r);
     if (drop > 0) {
       const probeDue = this.latest - this.last >= this.p.probe;
+      if (!probeDue && this.p.halfOpen === true && r.accepts === 0) {
+        // Half-open: throttling with no success in the window, nothing but the probe goes through.
+        this.win.slot(this.latest).add("drop");
+        return false;
+      }
       if (!probeDue) {
         drop *= (this.p.size - r.working) / this.p.size;
         const x = Number.isNaN(roll) || roll < 0 ? 0 : roll;
@@ -71,13 +76,21 @@ export class NaiveBreaker {
 
   settle(now: number, ok: boolean): void {
     this.#see(now);
-    this.win.slot(this.latest).add(ok ? "success" : "failure");
+    const head = this.win.slot(this.latest);
+    if (ok && this.p.halfOpen === true) {
+      // A success into a window that holds calls and no success closes it: the window is cleared first.
+      const r = read(this.win, this.latest);
+      if (r.accepts === 0 && r.total > 0) this.win.clear();
+    }
+    head.add(ok ? "success" : "failure");
   }
 
   ratio(now: number): number {
     const at = now > this.latest && now < Infinity ? now : this.latest;
     const r = read(this.win, at);
     const drop = rawDrop(this.p, r);
-    return drop > 0 ? drop * ((this.p.size - r.working) / this.p.size) : 0;
+    if (!(drop > 0)) return 0;
+    if (this.p.halfOpen === true && r.accepts === 0) return 1;
+    return drop * ((this.p.size - r.working) / this.p.size);
   }
 }

@@ -11,7 +11,8 @@ describe("Breaker", () => {
     expectTypeOf(sre).toEqualTypeOf<Sre>();
     expectTypeOf(new Breaker({ ...sre, k: 2 }).policy).toEqualTypeOf<Sre>();
     expectTypeOf<Sre["window"]>().toEqualTypeOf<Span>();
-    expectTypeOf<keyof Sre>().toEqualTypeOf<"k" | "floor" | "protection" | "probe" | "size" | "window">();
+    expectTypeOf<keyof Sre>().toEqualTypeOf<"k" | "floor" | "protection" | "probe" | "size" | "window" | "halfOpen">();
+    expectTypeOf<Sre["halfOpen"]>().toEqualTypeOf<boolean | undefined>();
     // @ts-expect-error -- not a policy field
     new Breaker({ threshold: 0.5 });
     // @ts-expect-error -- a span is milliseconds, not text

@@ -1,7 +1,7 @@
 import { Backoff } from "@tideward/backoff";
 import type { BackoffPolicy, Budget } from "@tideward/backoff";
 import { RetryBudget } from "@tideward/backoff";
-import { Breaker } from "@tideward/breaker";
+import { Breaker, client } from "@tideward/breaker";
 import type { Sre } from "@tideward/breaker";
 import { Bucket, Gate } from "@tideward/limiters";
 import { Shedder } from "@tideward/shedder";
@@ -61,8 +61,20 @@ export interface GuardOptions<R = unknown> {
    * at once with a `Refusal` of kind `"rate"`. A wait never runs past the deadline. @defaultValue 0
    */
   readonly maxWait?: Span;
-  /** The circuit breaker asked before every attempt. @defaultValue none */
-  readonly breaker?: Breaker | Partial<Sre>;
+  /**
+   * The circuit breaker asked before every attempt: a `Breaker`, taken as it is (share one among
+   * the guards of one backend); `Sre` fields, laid over the `client` preset of
+   * `@tideward/breaker` (a field left out or `undefined` keeps the preset's); `true` for `client`
+   * itself; `false` for none.
+   *
+   * `client` (ten buckets over 750 ms, k 2, a probe every 400 ms, half-open) was chosen by a
+   * sweep over a full outage at 100 calls a second: 3.2–4.1 % of the outage's calls reached the
+   * backend, calls were back to 90 % success within 1 s, and it refused at most 1.63 × a classic
+   * breaker's calls while the backend was up (the package README has the figures). For go-zero's
+   * `sre` preset instead, pass `breaker: sre` or `breaker: new Breaker()`.
+   * @defaultValue none
+   */
+  readonly breaker?: Breaker | Partial<Sre> | boolean;
   /** A concurrency limit on attempts in flight, or the gate itself. @defaultValue none */
   readonly gate?: Gate | number;
   /** A load shedder that every attempt must pass; needs {@link GuardOptions.load}. @defaultValue none */
@@ -136,6 +148,9 @@ export interface GuardOptions<R = unknown> {
   /** Schedules timeouts, hedges and waits. @defaultValue the platform's `setTimeout` */
   readonly timers?: Timers;
 }
+
+/** The fields a breaker's policy has, as `client` states them all: what `breaker` fields may name. */
+const SRE_FIELDS = Object.keys(client) as (keyof Sre)[];
 
 /** The most hedges a round may start: each is an attempt in flight at once. */
 const MAX_HEDGES = 100;
@@ -325,11 +340,15 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
 
   let breaker: Breaker | undefined;
   if (has(o.breaker, "allow")) breaker = o.breaker as Breaker;
-  else if (o.breaker !== undefined) {
+  else if (o.breaker === true) breaker = new Breaker(client, now);
+  else if (o.breaker !== undefined && o.breaker !== false) {
     if (!isObject(o.breaker))
-      throw new TypeError(`${owner} breaker must be a Breaker or Sre fields, got ${check.describe(o.breaker)}`);
-    const fields = o.breaker as Partial<Sre>;
-    breaker = under(`${owner} breaker`, ["Breaker", "Sre"], () => new Breaker(fields, now));
+      throw new TypeError(
+        `${owner} breaker must be a Breaker, Sre fields, true or false, got ${check.describe(o.breaker)}`,
+      );
+    // Read once, the fields `client` has and nothing else (a misspelt one is named): over `client`.
+    const fields = check.options(o.breaker as Partial<Sre>, SRE_FIELDS, `${owner} breaker`);
+    breaker = under(`${owner} breaker`, ["Breaker", "Sre"], () => new Breaker({ ...client, ...fields }, now));
   }
 
   let gate: Gate | undefined;

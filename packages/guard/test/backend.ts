@@ -20,6 +20,8 @@ export interface Backend {
   count(prefix: string): number;
   /** A counter tests may read and set: `/flaky/<n>` fails while it is under n. */
   flaky: number;
+  /** A switch tests may read and set: `/switch` answers 500 while it is on, 200 "ok" otherwise. */
+  down: boolean;
   stop(): Promise<void>;
 }
 
@@ -37,6 +39,7 @@ function reply(res: ServerResponse, status: number, headers: Record<string, stri
  * - `/slow/<ms>` — 200 after ms
  * - `/slow-once/<ms>` — the first request of each test id (`?id=`) waits ms, later ones answer at once
  * - `/flaky/<n>` — 503 for the first n requests since `flaky` was last set to 0, then 200
+ * - `/switch` — 500 while `down` is set, else 200 "ok"
  * - `/429/seconds/<s>` — 429 with `Retry-After: s`, then 200 once that has passed for the same `?id=`
  * - `/429/date/<s>` — the same with `Retry-After` as an HTTP date s seconds after the `Date` field
  * - `/429/ratelimit/<s>` — 429 with `RateLimit: "default";r=0;t=s`
@@ -46,7 +49,7 @@ export async function startBackend(): Promise<Backend> {
   const seen: Seen[] = [];
   const until = new Map<string, number>();
   const slowDone = new Set<string>();
-  const state = { flaky: 0 };
+  const state = { flaky: 0, down: false };
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const entry: Seen = { path: url.pathname, method: req.method ?? "GET", at: performance.now(), aborted: false };
@@ -80,6 +83,8 @@ export async function startBackend(): Promise<Backend> {
       }
       case "flaky":
         return state.flaky++ < n ? reply(res, 503) : reply(res, 200, {}, "ok");
+      case "switch":
+        return state.down ? reply(res, 500) : reply(res, 200, {}, "ok");
       case "429": {
         const key = `${parts[1]}:${id}`;
         const free = until.get(key);
@@ -117,6 +122,12 @@ export async function startBackend(): Promise<Backend> {
     },
     set flaky(v: number) {
       state.flaky = v;
+    },
+    get down() {
+      return state.down;
+    },
+    set down(v: boolean) {
+      state.down = v;
     },
     stop: async () => {
       server.closeAllConnections();

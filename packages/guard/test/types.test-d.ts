@@ -43,8 +43,12 @@ describe("guard", () => {
       isFailure: (_error, result) => (result?.status ?? 0) >= 500,
       retryOn: (_error, result) => expectTypeOf(result).toEqualTypeOf<{ status: number } | undefined>() === undefined,
     });
+    guard(() => 1, { breaker: true });
+    guard(() => 1, { breaker: false });
     // @ts-expect-error -- not a breaker policy field
     guard(() => 1, { breaker: { threshold: 0.5 } });
+    // @ts-expect-error -- a preset is named by its object (sre, client), not a string
+    guard(() => 1, { breaker: "sre" });
     // @ts-expect-error -- a bucket needs its rate
     guard(() => 1, { bucket: { burst: 5 } });
     // @ts-expect-error -- an unknown option

@@ -83,7 +83,19 @@ describe("bad options fail at construction, naming the path and the value", () =
       "a string for a breaker",
       given({ breaker: "sre" }),
       TypeError,
-      'guard breaker must be a Breaker or Sre fields, got "sre"',
+      'guard breaker must be a Breaker, Sre fields, true or false, got "sre"',
+    ],
+    [
+      "a null breaker",
+      given({ breaker: null }),
+      TypeError,
+      "guard breaker must be a Breaker, Sre fields, true or false, got null",
+    ],
+    [
+      "a breaker's halfOpen given as text",
+      given({ breaker: { halfOpen: "yes" } }),
+      TypeError,
+      'guard breaker.halfOpen must be true or false, got string "yes"',
     ],
     ["a gate of none", given({ gate: 0 }), RangeError, "guard gate (calls in flight) must be 1 or more, got 0"],
     [

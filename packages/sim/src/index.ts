@@ -28,6 +28,7 @@ export type {
   GatePolicyOptions,
   LimiterOptions,
   NameOptions,
+  OpossumOptions,
   PeriodPolicyOptions,
   QuotaDimension,
   QuotaPolicyOptions,
@@ -67,6 +68,14 @@ export type {
 export { catalogue, scenario } from "./catalogue";
 export { breakerOutage } from "./scenarios/breaker-outage";
 export type { BreakerOutageParams } from "./scenarios/breaker-outage";
+export { slowBackend } from "./scenarios/slow-backend";
+export type { SlowBackendParams } from "./scenarios/slow-backend";
+export { breakerBrownout } from "./scenarios/breaker-brownout";
+export type { BreakerBrownoutParams } from "./scenarios/breaker-brownout";
+export { metastableOverload } from "./scenarios/metastable-overload";
+export { contentionBackoff } from "./scenarios/contention-backoff";
+export type { ContentionBackoffParams } from "./scenarios/contention-backoff";
+export type { MetastableOverloadParams } from "./scenarios/metastable-overload";
 export { knobArbitrary } from "./arbitrary";
 export type { FastCheckLike, KnobRecord } from "./arbitrary";
 export { toCsv, toJson } from "./export";

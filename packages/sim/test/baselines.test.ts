@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { failures, latency, policy, simulate, traffic } from "@tideward/sim";
 import { STARTS } from "./helpers";
 
@@ -58,10 +59,120 @@ describe.each(STARTS)("baselines (start %s)", (start) => {
     expect(light.summary.refused).toBe(0);
   });
 
+  it("sampling breaker: counts its window as cockatiel does, opens past the share strictly, and needs its minimum rate", () => {
+    const run = (threshold: number, minimumRps?: number) =>
+      simulate({
+        start,
+        duration: 3_000,
+        step: 100,
+        traffic: traffic.constant({ rate: 10 }),
+        backend: { latency: latency.fixed(5), failures: failures.outage({ from: 1_000, to: 1_500 }) },
+        policies: [
+          policy.samplingBreaker({
+            threshold,
+            duration: 1_050,
+            openFor: 500,
+            ...(minimumRps === undefined ? {} : { minimumRps }),
+          }),
+        ],
+      });
+    // Five buckets of 210 ms, each started by the first outcome after the last one's time was up:
+    // outcomes at 5, 305, 605, 905 and 1 205 start them, three in each, so when the fifth failure
+    // (the call at 1 400) ends, the window holds 15 outcomes, 5 of them failures: a third.
+    const opened = run(0.33, 0);
+    expect(opened.policies[0].stats.opened).toBe(1);
+    const t = opened.series.t;
+    expect(opened.series.refused.findIndex((n) => n > 0)).toBe(t.indexOf(1_500));
+    // 5 failures of 15 are not more than 0.34 of them.
+    expect(run(0.34, 0).policies[0].stats.opened).toBe(0);
+    // By default it needs 5 / threshold calls a second: 15.2, so 15 calls in 1 050 ms are too few.
+    expect(run(0.33).policies[0].stats.opened).toBe(0);
+  });
+
+  it("opossum breaker: opens past half the fired calls failing in its rolling window, refusals counted as fired", () => {
+    const r = simulate({
+      start,
+      duration: 5_000,
+      step: 100,
+      traffic: traffic.constant({ rate: 10 }),
+      backend: { latency: latency.fixed(5), failures: failures.outage({ from: 1_000, to: 3_000 }) },
+      // Buckets of 103 ms, so no call lands on a bucket's edge.
+      policies: [policy.opossumBreaker({ rollingCountTimeout: 1_030, resetTimeout: 500 })],
+    });
+    const when = (xs: readonly number[]) => xs.flatMap((n, i) => (n > 0 ? [r.series.t[i]] : []));
+    // Ten calls in the window: the fifth failure in a row is 50 %, not past it; the sixth opens
+    // it at 1 505 (a consecutive breaker of threshold 3 would have opened at 1 205). Half-open
+    // at 2 005, the call at 2 100 fails and opens it again, as does the one at 2 700; the one at
+    // 3 300 succeeds and closes it, the window still holding a failure in ten fired calls.
+    expect(when(r.series.failed)).toEqual([1_000, 1_100, 1_200, 1_300, 1_400, 1_500, 2_100, 2_700]);
+    expect(when(r.series.refused)).toEqual([
+      1_600, 1_700, 1_800, 1_900, 2_000, 2_200, 2_300, 2_400, 2_500, 2_600, 2_800, 2_900, 3_000, 3_100, 3_200,
+    ]);
+    expect(r.policies[0].stats).toMatchObject({ opened: 1, open: 0 });
+    expect(r.policies[0].stats.openTime).toBeCloseTo(1_800, 6);
+  });
+
+  it("opossum breaker: a share of failures under its percentage never opens it, however long the run of them", () => {
+    const run = (rate: number, volumeThreshold = 0) =>
+      simulate({
+        start,
+        duration: 20_000,
+        traffic: traffic.constant({ rate: 50 }),
+        backend: { latency: latency.fixed(5), failures: failures.brownout({ from: 5_000, to: 15_000, rate }) },
+        policies: [policy.opossumBreaker({ resetTimeout: 1_000, volumeThreshold })],
+      });
+    expect(run(0.4).summary.refused).toBe(0);
+    expect(run(0.8).summary.refused).toBeGreaterThan(0);
+    // Its window never holds 5 000 calls, so with that volume threshold nothing opens it.
+    expect(run(0.8, 5_000).summary.refused).toBe(0);
+  });
+
+  it("every baseline, once open on a dead backend, lets through at most one call per open time", () => {
+    const makers = [
+      (openFor: number) => policy.classicBreaker({ openFor }),
+      (openFor: number) => policy.samplingBreaker({ openFor, duration: 2_000 }),
+      (openFor: number) => policy.opossumBreaker({ resetTimeout: openFor }),
+    ];
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 20, max: 300 }),
+        fc.integer({ min: 100, max: 3_000 }),
+        fc.integer({ min: 0, max: 2 }),
+        fc.integer({ min: 1, max: 1_000 }),
+        (rate, openFor, which, seed) => {
+          const r = simulate({
+            seed,
+            start,
+            duration: 10_000,
+            step: 100,
+            traffic: traffic.poisson({ rate }),
+            backend: { latency: latency.exponential(5), failures: 1 },
+            policies: [makers[which](openFor)],
+          });
+          const s = r.series;
+          const first = s.refused.findIndex((n) => n > 0);
+          expect(first).toBeGreaterThanOrEqual(0);
+          // From the first refusal on, the backend sees the probes alone: one an open time at most
+          // (plus calls already sent when it opened, answered within a few latencies).
+          const after = s.backendLoad.slice(first + 1).reduce((a, b) => a + b, 0);
+          const span = r.duration - s.t[first + 1];
+          expect(after).toBeLessThanOrEqual(Math.ceil(span / openFor) + 1);
+          expect(r.policies[0].stats.opened).toBe(1);
+        },
+      ),
+      { numRuns: 15 },
+    );
+  });
+
   it("input checks name the field", () => {
     expect(() => policy.classicBreaker({ threshold: 0 })).toThrow(/threshold must be 1 or more/);
     expect(() => policy.classicBreaker({ openfor: 1 } as never)).toThrow(/did you mean "openFor"/);
     expect(() => policy.samplingBreaker({ threshold: 1 })).toThrow(/between 0 and 1/);
+    expect(() => policy.opossumBreaker({ errorThresholdPercentage: 0 })).toThrow(
+      /opossumBreaker errorThresholdPercentage must be in \(0, 100\], got 0/,
+    );
+    expect(() => policy.opossumBreaker({ rollingCountBuckets: 1e9 })).toThrow(/rollingCountBuckets must be at most/);
+    expect(() => policy.opossumBreaker({ resetTimeOut: 1 } as never)).toThrow(/did you mean "resetTimeout"/);
   });
 });
 

@@ -1,7 +1,6 @@
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
-import { Tally, Window } from "@tideward/window";
-import type { Adapter, PolicyContext, PolicySpec } from "../policy";
+import type { Adapter, PolicySpec } from "../policy";
 
 /** Options of {@link classicBreaker}. */
 export interface ClassicOptions {
@@ -20,11 +19,13 @@ const NORMAL = 1;
 const PROBE = 2;
 
 /**
- * The breaker most libraries ship (cockatiel's `ConsecutiveBreaker`, opossum, Hystrix), as a
- * baseline: closed until `threshold` failures in a row, then open (refusing everything) for
- * `openFor` ms, then half-open, letting `probes` calls through; a probe's success closes it, a
- * probe's failure opens it again. Outcomes of calls let through before it opened are ignored
- * while it is open or half-open, as cockatiel does.
+ * The consecutive-failure breaker (cockatiel's `ConsecutiveBreaker` behind its
+ * `CircuitBreakerPolicy`), as a baseline: closed until `threshold` failures in a row, then open
+ * (refusing everything) for `openFor` ms, then half-open, letting `probes` calls through; a
+ * probe's success closes it, a probe's failure opens it again. A call let through before it
+ * opened still counts when it ends (a success resets the run) but cannot reopen it, and closing
+ * forgets the run. One difference: calls arriving while the probe is out are refused here,
+ * where cockatiel holds them until the probe's answer.
  */
 export function classicBreaker(options: ClassicOptions = {}): PolicySpec {
   const o = check.options(options, ["threshold", "openFor", "probes", "name"], "classicBreaker");
@@ -49,11 +50,14 @@ export function classicBreaker(options: ClassicOptions = {}): PolicySpec {
 
 /** Options of {@link samplingBreaker}. */
 export interface SamplingOptions {
-  /** The failure share, in (0, 1), at or past which the breaker opens. @defaultValue 0.2 */
+  /** The failure share, in (0, 1), past which the breaker opens. @defaultValue 0.2 */
   readonly threshold?: number;
   /** How far back outcomes are sampled, in milliseconds, above 0. @defaultValue 10 000 */
   readonly duration?: Span;
-  /** Calls a second the window must average before the share counts (so two failures of three calls open nothing). @defaultValue 5 */
+  /**
+   * Calls a second the window must average before the share counts (so two failures of three
+   * calls open nothing), 0 or more. @defaultValue 5 / threshold: five failures a second at the threshold
+   */
   readonly minimumRps?: number;
   /** How long it stays open before a probe, in milliseconds. @defaultValue 10 000 */
   readonly openFor?: Span;
@@ -64,9 +68,15 @@ export interface SamplingOptions {
 }
 
 /**
- * cockatiel's `SamplingBreaker` as a baseline: it opens when, over the last `duration` ms, the
- * share of failed calls reaches `threshold` with at least `minimumRps` calls a second; then
- * open, half-open and a probe as in {@link classicBreaker}. The window is kept in ten buckets.
+ * cockatiel's `SamplingBreaker` as a baseline: it opens on a failure when, over the last
+ * `duration` ms, more than `threshold` of the calls failed and they averaged at least
+ * `minimumRps` a second; then open, half-open and a probe as in {@link classicBreaker}, and a
+ * probe's success empties the window.
+ *
+ * The window is kept as cockatiel keeps it: `max(5, ⌈duration / 1 s⌉)` buckets, a bucket
+ * started by the first outcome after the previous one's time is up (so after a quiet stretch,
+ * only one old bucket is dropped per outcome). Outcomes of calls let through before it opened
+ * still count, as cockatiel counts them.
  */
 export function samplingBreaker(options: SamplingOptions = {}): PolicySpec {
   const o = check.options(
@@ -77,28 +87,54 @@ export function samplingBreaker(options: SamplingOptions = {}): PolicySpec {
   const threshold = check.finite(o.threshold ?? 0.2, "samplingBreaker threshold");
   if (!(threshold > 0 && threshold < 1))
     throw new RangeError(`samplingBreaker threshold must be between 0 and 1 (exclusive), got ${threshold}`);
-  const duration = check.positive(o.duration ?? 10_000, "samplingBreaker duration (ms)");
-  const minimum = (check.nonNegative(o.minimumRps ?? 5, "samplingBreaker minimumRps") * duration) / 1_000;
+  const asked = check.positive(o.duration ?? 10_000, "samplingBreaker duration (ms)");
+  if (asked === Infinity) throw new RangeError("samplingBreaker duration (ms) must be finite, got Infinity");
+  const count = Math.max(5, Math.ceil(asked / 1_000));
+  if (count > 100_000)
+    throw new RangeError(`samplingBreaker duration (ms) must be at most 100 000 000 (a bucket a second), got ${asked}`);
+  const width = Math.round(asked / count);
+  const duration = width * count;
+  const rps = check.nonNegative(o.minimumRps ?? 5 / threshold, "samplingBreaker minimumRps");
+  const minimum = (duration * rps) / 1_000;
   const openFor = check.positive(o.openFor ?? 10_000, "samplingBreaker openFor (ms)");
   const probes = check.integer(o.probes ?? 1, "samplingBreaker probes", 1);
   const name = o.name ?? "sampling breaker";
   return {
     name,
-    create(context: PolicyContext): Adapter {
-      const window = new Window(() => new Tally(), { size: 10, window: duration, now: context.start });
-      let total = 0;
-      let failed = 0;
-      const adapter = new HalfOpen(name, openFor, probes, (ok, now) => {
-        window.slot(now).add(ok ? "success" : "failure");
-        total = 0;
-        failed = 0;
-        window.each(now, (b) => {
-          total += b.total;
-          failed += b.failure;
-        });
-        return total > 0 && total >= minimum && failed / total >= threshold;
+    create(): Adapter {
+      const ok = new Float64Array(count);
+      const bad = new Float64Array(count);
+      // Each bucket's start; -Infinity for one never started, so the first outcome starts a bucket.
+      const began = new Float64Array(count).fill(-Infinity);
+      let current = 0;
+      let successes = 0;
+      let failures = 0;
+      const adapter = new HalfOpen(name, openFor, probes, (success, now) => {
+        if (now - began[current] >= width) {
+          current = (current + 1) % count;
+          successes -= ok[current];
+          failures -= bad[current];
+          ok[current] = 0;
+          bad[current] = 0;
+          began[current] = now;
+        }
+        if (success) {
+          ok[current]++;
+          successes++;
+          return false;
+        }
+        bad[current]++;
+        failures++;
+        const total = successes + failures;
+        return total >= minimum && failures > threshold * total;
       });
-      adapter.onClose = () => window.clear();
+      adapter.onClose = () => {
+        ok.fill(0);
+        bad.fill(0);
+        began.fill(-Infinity);
+        successes = 0;
+        failures = 0;
+      };
       return adapter;
     },
   };
@@ -151,7 +187,9 @@ class HalfOpen implements Adapter {
       } else this.#open(now);
       return;
     }
-    if (this.#state === "closed" && this.#trip(ok, now)) this.#open(now);
+    // A call let through while closed is counted whenever it ends; it opens the breaker only
+    // while closed (an open one stays open until its time is up).
+    if (this.#trip(ok, now) && this.#state === "closed") this.#open(now);
   }
 
   release(token: unknown): void {

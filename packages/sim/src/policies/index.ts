@@ -2,6 +2,8 @@ export { breaker } from "./breaker";
 export type { NameOptions } from "./breaker";
 export { classicBreaker, samplingBreaker } from "./classic";
 export type { ClassicOptions, SamplingOptions } from "./classic";
+export { opossumBreaker } from "./opossum";
+export type { OpossumOptions } from "./opossum";
 export { bucket, gcra, sliding, period, gate } from "./limiters";
 export type { GatePolicyOptions, LimiterOptions, PeriodPolicyOptions, RateLimiterOptions } from "./limiters";
 export { shedder } from "./shedder";

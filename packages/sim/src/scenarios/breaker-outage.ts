@@ -1,13 +1,18 @@
+import { client, sre } from "@tideward/breaker";
 import { poisson } from "../rates";
 import { exponential } from "../distribution";
 import { FailureSchedule } from "../failures";
 import { breaker } from "../policies/breaker";
-import { classicBreaker } from "../policies/classic";
+import { classicBreaker, samplingBreaker } from "../policies/classic";
+import { opossumBreaker } from "../policies/opossum";
+import type { PolicySpec } from "../policy";
 import { simulate } from "../simulate";
 import type { RunResult } from "../result";
 import { defineScenario, seedKnob } from "../scenario";
+import type { Table } from "../scenario";
 import { outageKnobs, outageOf } from "./outage";
-import { num, percent, sumBetween, outcome } from "../report";
+import { num, percent, textTable } from "../report";
+import { LEAD_COLUMNS, lead, leadCells, leadFigures, spread } from "./lead";
 
 /** The parameters of {@link breakerOutage}. */
 export interface BreakerOutageParams {
@@ -20,20 +25,58 @@ export interface BreakerOutageParams {
   readonly outageRate: number;
   readonly baseRate: number;
   readonly latency: number;
-  readonly k: number;
   readonly threshold: number;
   readonly openFor: number;
+  readonly spreadSeeds: number;
+}
+
+/** The breakers compared, tideward's as the guard ships it first. */
+function contenders(p: BreakerOutageParams): { id: string; label: string; spec: PolicySpec | undefined }[] {
+  const openFor = p.openFor * 1_000;
+  return [
+    { id: "tideward", label: "tideward breaker (guard default)", spec: breaker(client) },
+    { id: "sre", label: "tideward breaker, sre preset", spec: breaker(sre) },
+    {
+      id: "classic",
+      label: "consecutive breaker (cockatiel)",
+      spec: classicBreaker({ threshold: p.threshold, openFor }),
+    },
+    {
+      id: "sampling",
+      label: "sampling breaker (cockatiel)",
+      spec: samplingBreaker({ threshold: 0.2, duration: 10_000, openFor }),
+    },
+    { id: "opossum", label: "rolling-percentage breaker (opossum)", spec: opossumBreaker({ resetTimeout: openFor }) },
+    { id: "none", label: "no breaker", spec: undefined },
+  ];
+}
+
+/** The outage's figures of one run: the share of its attempts that reached the backend, and the refusals outside it. */
+function outageFigures(r: RunResult, from: number, to: number): { reached: number; refusedUp: number } {
+  const s = r.series;
+  let attempts = 0;
+  let reached = 0;
+  let refused = 0;
+  // The outage's one-second buckets, its partial ones included.
+  for (let i = 0; i < s.t.length; i++) {
+    if (s.t[i] + r.step <= from || s.t[i] >= to) continue;
+    attempts += s.attempts[i];
+    reached += s.backendLoad[i];
+    refused += s.refused[i];
+  }
+  return { reached: attempts > 0 ? reached / attempts : 0, refusedUp: r.summary.refused - refused };
 }
 
 /**
- * A backend fails (all its calls, or a share) for a stretch of the run. tideward's adaptive
- * breaker, a classic consecutive-failure breaker and no breaker at all see the same calls.
+ * A backend fails (all its calls, or a share) for a stretch of the run. tideward's breaker as the
+ * guard ships it, its `sre` preset, cockatiel's consecutive and sampling breakers, opossum's
+ * rolling-percentage breaker and no breaker at all see the same calls.
  */
 export const breakerOutage = defineScenario<BreakerOutageParams>({
   name: "breaker-outage",
   title: "Breaker under an outage",
   summary:
-    "Poisson calls to a backend that fails for a stretch of the run. tideward's adaptive breaker refuses a growing share of calls as failures mount and keeps probing, so it lets the backend's recovery in gradually; the classic breaker opens after a run of failures, refuses everything for a fixed time, then risks one probe. Both see the same calls as a run with no breaker. Read the share of calls that still reached the dead backend, and how soon after the outage calls succeed again.",
+    "Poisson calls to a backend that fails every call for forty seconds. A breaker exists for this: to stop sending calls to a backend that is down, and to let them through again as soon as it is back. Read the share of the outage's calls that still reached the dead backend, how soon after the outage calls succeed again, and how many calls were refused while the backend was up. The second table shows each figure's spread over the outage's end moved second by second and over several seeds, so that no figure rests on one lucky alignment of a breaker's open periods with the outage.",
   knobs: [
     seedKnob,
     {
@@ -41,7 +84,7 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
       name: "rate",
       label: "Offered load",
       doc: "Calls a second, Poisson.",
-      default: 200,
+      default: 100,
       min: 10,
       max: 5_000,
       step: 10,
@@ -59,7 +102,7 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
       step: 10,
       unit: "s",
     },
-    ...outageKnobs(60, 120, 3_600),
+    ...outageKnobs(40, 80, 3_600),
     {
       kind: "number",
       name: "outageRate",
@@ -76,7 +119,7 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
       name: "baseRate",
       label: "Failures otherwise",
       doc: "The share of calls failing the rest of the time.",
-      default: 0.01,
+      default: 0,
       min: 0,
       max: 0.5,
       step: 0.005,
@@ -95,20 +138,10 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
       scale: "log",
     },
     {
-      kind: "number",
-      name: "k",
-      label: "tideward k",
-      doc: "How many calls each success pays for: at 1.5 the backend is left alone until a third of its calls fail.",
-      default: 1.5,
-      min: 1.1,
-      max: 4,
-      step: 0.05,
-    },
-    {
       kind: "integer",
       name: "threshold",
-      label: "Classic threshold",
-      doc: "Consecutive failures that open the classic breaker.",
+      label: "Consecutive threshold",
+      doc: "Failures in a row that open the consecutive breaker.",
       default: 5,
       min: 1,
       max: 100,
@@ -118,87 +151,108 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
     {
       kind: "number",
       name: "openFor",
-      label: "Classic open time",
-      doc: "How long the classic breaker stays open before its probe.",
+      label: "Baselines' open time",
+      doc: "How long the consecutive, sampling and opossum breakers stay open before their probe (opossum's own default is 30 s).",
       default: 5,
       min: 0.1,
       max: 60,
       step: 0.1,
       unit: "s",
     },
+    {
+      kind: "integer",
+      name: "spreadSeeds",
+      label: "Seeds in the spread",
+      doc: "Seeds the spread table runs for each of five outage ends, one second apart; 0 leaves it out.",
+      default: 3,
+      min: 0,
+      max: 20,
+      step: 1,
+    },
   ],
   run(p, start) {
     const { from, to } = outageOf("breaker-outage", p);
     const duration = p.duration * 1_000;
-    const base = {
-      seed: p.seed,
+    const options = (seed: number, end: number, length: number) => ({
+      seed,
       start,
-      duration,
+      duration: length,
       step: 1_000,
       traffic: poisson({ rate: p.rate }),
       backend: {
         latency: exponential(p.latency),
-        failures: new FailureSchedule(p.baseRate, [{ from, to, rate: p.outageRate }]),
+        failures: new FailureSchedule(p.baseRate, [{ from, to: end, rate: p.outageRate }]),
       },
-    };
-    const runs = [
-      simulate({ ...base, label: "tideward breaker", policies: [breaker({ k: p.k })] }),
-      simulate({
-        ...base,
-        label: "classic breaker",
-        policies: [classicBreaker({ threshold: p.threshold, openFor: p.openFor * 1_000 })],
-      }),
-      simulate({ ...base, label: "no breaker" }),
-    ];
-    const ids = ["tideward", "classic", "none"];
+    });
+    const who = contenders(p);
+    const runs = who.map((c) =>
+      simulate({ ...options(p.seed, to, duration), label: c.label, policies: c.spec === undefined ? [] : [c.spec] }),
+    );
     const figures: Record<string, number> = {};
     const rows = runs.map((r, i) => {
-      const through = throughDuring(r, from, to);
-      const recovery = recoveryAfter(r, to, duration);
-      figures[`${ids[i]}.reachedDuringOutage`] = through;
-      figures[`${ids[i]}.recoverySeconds`] = recovery;
-      figures[`${ids[i]}.successRate`] = r.summary.successRate ?? 0;
-      figures[`${ids[i]}.backendLoad`] = r.summary.backendLoad;
-      return [
-        r.label,
-        percent(through),
-        `${num(recovery)} s`,
-        percent(r.summary.successRate),
-        String(r.summary.backendLoad),
-      ];
+      const id = who[i].id;
+      const l = lead(r, { after: to });
+      const o = outageFigures(r, from, to);
+      leadFigures(figures, id, l);
+      figures[`${id}.reachedDuringOutage`] = o.reached;
+      figures[`${id}.refusedWhileUp`] = o.refusedUp;
+      return [r.label, ...leadCells(l), percent(o.reached), String(o.refusedUp)];
     });
-    const table = {
-      title: `${p.rate} calls/s; ${percent(p.outageRate)} of calls fail from ${p.outageFrom} s to ${p.outageTo} s`,
-      columns: [
-        "",
-        "reached the backend during the outage",
-        "back to 90 % success after",
-        "calls that succeeded",
-        "backend calls",
-      ],
-      rows,
-    };
-    return outcome(
-      runs,
-      table,
-      figures,
-      `tideward's breaker let ${percent(figures["tideward.reachedDuringOutage"])} of the outage's calls through to the failing backend (most in its first seconds, while the window still held the successes from before, then a probe a second), the classic one ${percent(figures["classic.reachedDuringOutage"])}; after the outage, tideward's calls were back to 90 % success within ${num(figures["tideward.recoverySeconds"])} s, as the failures aged out of its window, the classic breaker's within ${num(figures["classic.recoverySeconds"])} s, on its first good probe.`,
-    );
+    const tables: Table[] = [
+      {
+        title: `${p.rate} calls/s; ${percent(p.outageRate)} of calls fail from ${p.outageFrom} s to ${p.outageTo} s (no caller deadline: every success counts)`,
+        columns: ["", ...LEAD_COLUMNS, "outage calls that reached the backend", "refused while the backend was up"],
+        rows,
+      },
+    ];
+    // The spread: the outage's end moved 0–4 s later, over seeds, each run 30 s past its outage.
+    const ends = [0, 1, 2, 3, 4].map((d) => to + d * 1_000).filter((e) => e + 30_000 <= 2 ** 40);
+    if (p.spreadSeeds > 0) {
+      const spreadRows = who
+        .filter((c) => c.spec !== undefined)
+        .map((c) => {
+          const reached: number[] = [];
+          const recovery: number[] = [];
+          const refused: number[] = [];
+          for (const end of ends)
+            for (let s = 0; s < p.spreadSeeds; s++) {
+              const r = simulate({ ...options(p.seed + s, end, end + 30_000), label: c.label, policies: [c.spec!] });
+              const o = outageFigures(r, from, end);
+              reached.push(o.reached);
+              recovery.push(lead(r, { after: end }).recoverySeconds);
+              refused.push(o.refusedUp);
+            }
+          for (const [name, xs] of [
+            ["reached", reached],
+            ["recovery", recovery],
+            ["refusedWhileUp", refused],
+          ] as const) {
+            figures[`${c.id}.spread.${name}.min`] = Math.min(...xs);
+            figures[`${c.id}.spread.${name}.max`] = Math.max(...xs);
+          }
+          return [c.label, spread(reached, "%"), spread(recovery, "s"), spread(refused, "")];
+        });
+      tables.push({
+        title: `Spread over outage ends ${p.outageTo}–${p.outageTo + 4} s and ${p.spreadSeeds} seed${p.spreadSeeds === 1 ? "" : "s"} (each run to 30 s past its outage): least–most`,
+        columns: [
+          "",
+          "outage calls that reached the backend",
+          "back to 90 % success after",
+          "refused while the backend was up",
+        ],
+        rows: spreadRows,
+      });
+    }
+    const f = (id: string, name: string) => figures[`${id}.${name}`];
+    const pct = (id: string) => percent(f(id, "reachedDuringOutage"));
+    const secs = (id: string) => `${num(f(id, "recoverySeconds"))} s`;
+    const reading = [
+      `The guard's default breaker let ${pct("tideward")} of the outage's calls reach the dead backend, was back to 90 % success ${secs("tideward")} after it ended, and refused ${f("tideward", "refusedWhileUp")} calls while the backend was up.`,
+      `The consecutive breaker lets the fewest outage calls through (${pct("classic")}, one probe an open period): on that figure it wins, and a backend that needs silence to recover is better served by it. It pays after the outage: it refuses a recovered backend until its next probe, up to its whole open time, so its recovery and its refusals hinge on where the outage ends within an open period (${secs("classic")} and ${f("classic", "refusedWhileUp")} refusals here${p.spreadSeeds > 0 ? `; ${spread([f("classic", "spread.recovery.min"), f("classic", "spread.recovery.max")], "s")} and ${spread([f("classic", "spread.refusedWhileUp.min"), f("classic", "spread.refusedWhileUp.max")], "")} over the spread` : ""}).`,
+      `The sre preset keeps go-zero's ten-second window: its old successes excuse failures for seconds after the outage starts and its failures refuse calls for about a window after it ends (${pct("sre")}, ${secs("sre")}), which is why the guard does not ship it as its default.`,
+      `No breaker has the most goodput here (${percent(f("none", "goodputRate"))}): a failure costs the caller nothing in this scenario, so what a breaker buys is the backend's load, ${num(f("none", "backendPerSecond"))} calls a second without one against ${num(f("tideward", "backendPerSecond"))} with the guard's.`,
+      `opossum's breaker opens only when more than half of the calls fired in its ten-second window failed, about five seconds into the outage (${pct("opossum")}); the sampling breaker opens past a fifth of its window failing (${pct("sampling")}).`,
+    ].join(" ");
+    return { runs, tables, figures, report: [...tables.map(textTable), reading].join("\n\n") };
   },
 });
-
-/** The share of calls offered during `[from, to)` that reached the backend. */
-function throughDuring(r: RunResult, from: number, to: number): number {
-  const offered = sumBetween(r.series.t, r.series.attempts, from, to);
-  return offered > 0 ? sumBetween(r.series.t, r.series.backendLoad, from, to) / offered : 0;
-}
-
-/** Seconds after `to` until the first one-second bucket in which at least 90 % of the calls offered succeeded. */
-function recoveryAfter(r: RunResult, to: number, duration: number): number {
-  const { t, offered, completed } = r.series;
-  for (let i = 0; i < t.length; i++) {
-    if (t[i] < to) continue;
-    if (offered[i] > 0 && completed[i] / offered[i] >= 0.9) return (t[i] - to) / 1_000;
-  }
-  return (duration - to) / 1_000;
-}

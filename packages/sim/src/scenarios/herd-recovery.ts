@@ -6,6 +6,7 @@ import { poisson } from "../rates";
 import type { RunResult } from "../result";
 import { defineScenario, seedKnob } from "../scenario";
 import { outageKnobs, outageOf } from "./outage";
+import { LEAD_COLUMNS, lead, leadCells } from "./lead";
 import { num, percent, sumBetween, outcome } from "../report";
 
 /** The parameters of {@link herdRecovery}. */
@@ -151,23 +152,18 @@ export const herdRecovery = defineScenario<HerdRecoveryParams>({
       figures[`${ids[i]}.loadAfterRecovery`] = after;
       figures[`${ids[i]}.recoverySeconds`] = recovery;
       figures[`${ids[i]}.successRate`] = r.summary.successRate ?? 0;
-      return [
-        r.label,
-        `${num(during)}/s`,
-        `${num(after)}/s`,
-        recovery >= 0 ? `${num(recovery, 1)} s` : "not in this run",
-        percent(r.summary.successRate),
-      ];
+      const l = lead(r, { after: to });
+      figures[`${ids[i]}.goodputRate`] = l.goodputRate;
+      figures[`${ids[i]}.backendPerSecond`] = l.backendPerSecond;
+      figures[`${ids[i]}.wasted`] = l.wasted;
+      const cells = leadCells(l, capacity);
+      // Recovery here must hold for five seconds: a lucky half-second between waves is not one.
+      cells[3] = recovery >= 0 ? `${num(recovery, 1)} s` : "never in this run";
+      return [r.label, ...cells, `${num(during)}/s`, `${num(after)}/s`, percent(r.summary.successRate)];
     });
     const table = {
       title: `${p.rate} calls/s to a backend with room for ${num(capacity)}/s, failing from ${p.outageFrom} s to ${p.outageTo} s; clients wait ${p.timeout} s and try up to ${p.attempts} times`,
-      columns: [
-        "",
-        "backend load in the outage",
-        "in the 5 s after it",
-        "back to 90 % success after",
-        "calls that succeeded",
-      ],
+      columns: ["", ...LEAD_COLUMNS, "backend load in the outage", "in the 5 s after it", "calls that succeeded"],
       rows,
     };
     const rigidRecovery = figures["rigid.recoverySeconds"];

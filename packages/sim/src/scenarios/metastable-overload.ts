@@ -1,0 +1,265 @@
+import { client, sre } from "@tideward/breaker";
+import { Jitter } from "@tideward/backoff";
+import { metastable } from "../backends";
+import { breaker } from "../policies/breaker";
+import { classicBreaker } from "../policies/classic";
+import { shedder } from "../policies/shedder";
+import type { PolicySpec } from "../policy";
+import { poisson } from "../rates";
+import type { RunResult } from "../result";
+import { simulate } from "../simulate";
+import { defineScenario, seedKnob } from "../scenario";
+import type { ClientOptions } from "../options";
+import { num, percent, outcome, sumBetween } from "../report";
+import { LEAD_COLUMNS, lead, leadCells, leadFigures } from "./lead";
+
+/** The parameters of {@link metastableOverload}. */
+export interface MetastableOverloadParams {
+  readonly [name: string]: number | string;
+  readonly seed: number;
+  readonly capacity: number;
+  readonly rate: number;
+  readonly triggerFrom: number;
+  readonly triggerLength: number;
+  readonly slowdown: number;
+  readonly timeout: number;
+  readonly retries: number;
+  readonly deadline: number;
+  readonly abandoned: "serve" | "drop";
+  readonly duration: number;
+}
+
+interface Contender {
+  readonly id: string;
+  readonly label: string;
+  readonly policies: readonly PolicySpec[];
+  /** Whether its retries are held to a retry budget (Finagle's defaults, as the guard's). */
+  readonly budget: boolean;
+  /** Whether it retries at all. */
+  readonly retry: boolean;
+}
+
+const CONTENDERS: readonly Contender[] = [
+  {
+    id: "guard",
+    label: "guard default (client breaker, budgeted retries)",
+    policies: [breaker(client)],
+    budget: true,
+    retry: true,
+  },
+  { id: "retries", label: "retries, no policy", policies: [], budget: false, retry: true },
+  { id: "none", label: "no retries, no policy", policies: [], budget: false, retry: false },
+  { id: "budget", label: "retries with a budget", policies: [], budget: true, retry: true },
+  { id: "sre", label: "retries, sre breaker", policies: [breaker(sre)], budget: false, retry: true },
+  { id: "client", label: "retries, client breaker", policies: [breaker(client)], budget: false, retry: true },
+  {
+    id: "classic",
+    label: "retries, consecutive breaker",
+    policies: [classicBreaker({ threshold: 5, openFor: 5_000 })],
+    budget: false,
+    retry: true,
+  },
+  { id: "shedder", label: "retries, shedder", policies: [shedder()], budget: false, retry: true },
+];
+
+/**
+ * A backend at three quarters of its capacity is slowed for a few seconds; its callers time out
+ * and retry, and whether the overload outlasts the trigger is what each policy decides.
+ */
+export const metastableOverload = defineScenario<MetastableOverloadParams>({
+  name: "metastable-overload",
+  title: "Metastable overload",
+  summary:
+    "A backend serves 200 calls a second and is offered 150, Poisson. For a few seconds its service time doubles: a slow disk, a garbage collection, a noisy neighbour. Its queue grows, callers give up on each attempt after a second and retry, and the retries keep the load past capacity after the trigger is over: the backend is busy serving answers nobody waits for. That is a metastable failure, the situation retry budgets, adaptive breakers and load shedders exist for. Read whether, and how soon after the trigger, goodput (answers within the caller's deadline) is back to 90 %, and what the backend was asked meanwhile. Whether the backend serves or drops work whose caller has given up decides much of it: try both.",
+  knobs: [
+    seedKnob,
+    {
+      kind: "number",
+      name: "capacity",
+      label: "Capacity",
+      doc: "Calls a second the backend serves at full speed (4 workers, exponential service times).",
+      default: 200,
+      min: 10,
+      max: 10_000,
+      step: 10,
+      unit: "calls/s",
+      scale: "log",
+    },
+    {
+      kind: "number",
+      name: "rate",
+      label: "Offered load",
+      doc: "Calls a second, Poisson.",
+      default: 150,
+      min: 1,
+      max: 10_000,
+      step: 10,
+      unit: "calls/s",
+      scale: "log",
+    },
+    {
+      kind: "number",
+      name: "triggerFrom",
+      label: "Trigger starts",
+      doc: "When service slows down.",
+      default: 30,
+      min: 0,
+      max: 3_600,
+      step: 1,
+      unit: "s",
+    },
+    {
+      kind: "number",
+      name: "triggerLength",
+      label: "Trigger length",
+      doc: "How long service stays slow.",
+      default: 10,
+      min: 0,
+      max: 600,
+      step: 1,
+      unit: "s",
+    },
+    {
+      kind: "number",
+      name: "slowdown",
+      label: "Trigger slowdown",
+      doc: "Service times are multiplied by this during the trigger.",
+      default: 2,
+      min: 1,
+      max: 20,
+      step: 0.1,
+    },
+    {
+      kind: "number",
+      name: "timeout",
+      label: "Attempt timeout",
+      doc: "How long a caller waits for one attempt before it counts it failed and retries.",
+      default: 1,
+      min: 0.01,
+      max: 60,
+      step: 0.1,
+      unit: "s",
+    },
+    {
+      kind: "integer",
+      name: "retries",
+      label: "Retries",
+      doc: "Retries after the first attempt, full jitter from 100 ms doubling to 1 s.",
+      default: 3,
+      min: 0,
+      max: 20,
+      step: 1,
+    },
+    {
+      kind: "number",
+      name: "deadline",
+      label: "Caller deadline",
+      doc: "Only an answer within this long of the call's arrival counts as goodput; no retry starts past it.",
+      default: 5,
+      min: 0.1,
+      max: 600,
+      step: 0.5,
+      unit: "s",
+    },
+    {
+      kind: "select",
+      name: "abandoned",
+      label: "Work nobody waits for",
+      doc: "What the backend does with a queued call whose caller has given up: serve it anyway, or drop it when it would start on it.",
+      default: "serve",
+      options: [
+        { value: "serve", label: "served (work done for nobody)" },
+        { value: "drop", label: "dropped (the server checks the deadline)" },
+      ],
+    },
+    {
+      kind: "number",
+      name: "duration",
+      label: "Run length",
+      doc: "How long calls are offered.",
+      default: 120,
+      min: 10,
+      max: 3_600,
+      step: 10,
+      unit: "s",
+    },
+  ],
+  run(p, start) {
+    const from = p.triggerFrom * 1_000;
+    const to = from + p.triggerLength * 1_000;
+    const duration = p.duration * 1_000;
+    const backend = metastable({
+      capacity: p.capacity,
+      workers: 4,
+      trigger: { from, to, latency: p.slowdown },
+      abandoned: p.abandoned,
+    });
+    const clientOf = (c: Contender): ClientOptions => ({
+      timeout: p.timeout * 1_000,
+      deadline: p.deadline * 1_000,
+      retry:
+        c.retry && p.retries > 0
+          ? {
+              backoff: { attempts: p.retries + 1, base: 100, factor: 2, cap: 1_000, jitter: Jitter.full },
+              budget: c.budget ? {} : false,
+            }
+          : false,
+    });
+    const runs = CONTENDERS.map((c) =>
+      simulate({
+        seed: p.seed,
+        start,
+        duration,
+        step: 1_000,
+        label: c.label,
+        traffic: poisson({ rate: p.rate }),
+        backend,
+        client: clientOf(c),
+        policies: c.policies,
+        // What is still queued when the traffic stops is not the story: stop there.
+        drain: 0,
+      }),
+    );
+    const figures: Record<string, number> = { capacity: p.capacity };
+    const rows = runs.map((r, i) => {
+      const id = CONTENDERS[i].id;
+      const l = lead(r, { after: to, hold: 5 });
+      leadFigures(figures, id, l);
+      const before = refusedBefore(r, from);
+      const after = goodputAfter(r, to, 30_000);
+      figures[`${id}.refusedBeforeTrigger`] = before;
+      figures[`${id}.goodputAfter`] = after;
+      figures[`${id}.peakBackendLoad`] = r.summary.peakBackendLoad;
+      return [r.label, ...leadCells(l, p.capacity), `${num(after)}/s`, `${num(r.summary.peakBackendLoad)}/s`];
+    });
+    const table = {
+      title: `${p.rate} calls/s to ${p.capacity}/s of capacity; service ${p.slowdown}× slower from ${p.triggerFrom} s for ${p.triggerLength} s; attempts time out after ${p.timeout} s, up to ${p.retries} retries, a ${p.deadline} s deadline; abandoned work ${p.abandoned === "serve" ? "served" : "dropped"}. Recovered: five seconds in a row at 90 % goodput.`,
+      columns: ["", ...LEAD_COLUMNS, "goodput in the 30 s after the trigger", "peak backend load"],
+      rows,
+    };
+    const f = (id: string, name: string) => figures[`${id}.${name}`];
+    const back = (id: string) =>
+      f(id, "recovered") === 1 ? `${num(f(id, "recoverySeconds"))} s after the trigger` : "never";
+    const reading = [
+      `With retries and no policy the backend ${f("retries", "recovered") === 1 ? `came back ${back("retries")}` : "never came back"}: ${num(f("retries", "goodputAfter"))} answers a second in time over the 30 s after the trigger, against ${p.rate} offered, every answer late because the queue is full of attempts whose callers have gone, and their retries keep it full.`,
+      `The guard's default (the client breaker over budgeted retries) recovered ${back("guard")}; the budget alone ${back("budget")}, the client breaker alone ${back("client")}, the sre breaker ${back("sre")}, the consecutive breaker ${back("classic")}, the shedder ${back("shedder")}.`,
+      p.abandoned === "serve"
+        ? `Here the backend serves work nobody waits for (${f("retries", "wasted")} such calls without a policy). The budget alone is the slowest policy to recover: it still lets a fifth of the calls retry, which holds the load near capacity, so the queue of the trigger drains slowly. The breakers stop the retries outright, and the ones with a short window (the guard's client preset, the consecutive breaker) let the queue drain within seconds; the sre preset's ten-second window keeps refusing, and keeps the overload's failures, for longer. A backend that drops expired work (the knob) lets the budget and the shedder recover within a second or so.`
+        : `Here the backend drops work whose caller has given up, so its queue empties at once when the load falls under capacity: even without retries' policies the damage is bounded.`,
+      `With no retries at all it ${back("none") === "never" ? "never recovered" : `recovered ${back("none")}`}: the retries are what hold the overload in place.`,
+      `Before the trigger, at ${percent(p.rate / p.capacity)} of capacity, the shedder refused ${f("shedder", "refusedBeforeTrigger")} calls.`,
+    ].join(" ");
+    return outcome(runs, table, figures, reading);
+  },
+});
+
+/** Attempts refused before `from` ms. */
+function refusedBefore(r: RunResult, from: number): number {
+  return sumBetween(r.series.t, r.series.refused, 0, from);
+}
+
+/** Goodput a second over `[to, to + span)` ms (cut at the run's end). */
+function goodputAfter(r: RunResult, to: number, span: number): number {
+  const end = Math.min(to + span, r.duration);
+  return end > to ? (sumBetween(r.series.t, r.series.goodput, to, end) * 1_000) / (end - to) : 0;
+}

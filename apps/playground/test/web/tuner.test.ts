@@ -84,10 +84,14 @@ describe("the tuner", () => {
 
   it("holds a hand-edited link to what the scenario has: an unknown scenario, knob or cost, a range past the knob's, too many points", () => {
     const t = readTuner("of=nope&x=nope&x0=-5&x1=1e9&xn=50&cost=nope&run=abc", simMetas);
-    const first = simMetas[0];
+    // Without a scenario it can use, the first with a knob that is a guard option, and that knob.
+    const isOption = (m: (typeof simMetas)[number], name: string): boolean =>
+      guardOptions(m, 0, { [name]: 1 }) !== undefined;
+    const first = simMetas.find((m) => sweepable(m).some((k) => isOption(m, k.name))) ?? simMetas[0];
     if (first === undefined) throw new Error("no scenarios");
     expect(t.of).toBe(first.name);
     expect(sweepable(first).map((k) => k.name)).toContain(t.x);
+    expect(isOption(first, t.x)).toBe(true);
     expect(t.xn).toBe(9);
     expect(t.cost).toBe("load");
     expect(t.run).toBe(0);

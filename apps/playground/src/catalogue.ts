@@ -1,5 +1,6 @@
-// The scenarios the page offers and their knobs: a knob for every policy field and every
-// traffic parameter. Defaults are the packages' presets, so an untouched page shows tideward as
+// The page's own scenarios and their knobs (the simulator's catalogue comes whole, see
+// sim-scenarios.ts); the page's own scenarios have a knob for every policy field and every
+// traffic parameter, defaults the packages' presets, so an untouched page shows tideward as
 // shipped. This module is all the page's own script needs; the runs live in the worker.
 import type { Knob, NumberKnob, RangeKnob, Scenario, SelectKnob } from "./model.ts";
 
@@ -53,26 +54,6 @@ function choice(
 const seed = (group = "run"): NumberKnob =>
   number(group, "seed", "Seed", 1, 2_147_483_647, 1, 1, "", "The same seed and knobs give the same run, bit for bit.");
 
-/** The tideward breaker's policy (`Sre`), preset values as defaults. */
-const sreKnobs = (group: string): Knob[] => [
-  range(
-    group,
-    "k",
-    "k: calls each success pays for",
-    1,
-    3,
-    0.05,
-    1.5,
-    "",
-    "At 1.5 a backend is left alone until a third of its calls fail.",
-  ),
-  range(group, "floor", "floor: what k decays to in an outage", 1, 3, 0.05, 1.1, "", "Held to at most k."),
-  range(group, "protection", "protection: calls let through regardless", 0, 50, 1, 5, "calls"),
-  range(group, "probe", "probe: let one call through after", 100, 10_000, 100, 1_000, "ms"),
-  range(group, "size", "size: buckets in the window", 1, 200, 1, 40, "buckets"),
-  range(group, "window", "window: how far back it looks", 1_000, 60_000, 1_000, 10_000, "ms"),
-];
-
 /** The shedder's policy (`Shed`), preset values as defaults. */
 const shedKnobs = (group: string): Knob[] => [
   range(group, "cpu", "cpu: hot at or above", 500, 990, 10, 900, "‰"),
@@ -98,60 +79,6 @@ const serverKnobs = (): Knob[] => [
   range("server", "workers", "Workers", 1, 64, 1, 4, "workers"),
   range("server", "service", "Service time per call", 1, 200, 1, 16, "ms"),
 ];
-
-const jitters: [string, string][] = [
-  ["rigid", "rigid (none)"],
-  ["full", "full"],
-  ["equal", "equal"],
-  ["decorrelated", "decorrelated"],
-  ["spread", "spread(f)"],
-];
-
-export const breakerScenario: Scenario = {
-  id: "breaker",
-  tab: "Breaker",
-  title: "Breaker under an outage",
-  blurb:
-    "A backend whose failure rate follows the schedule below. tideward's adaptive breaker (refuses a fraction that grows with the failures) next to a classic breaker (opens after consecutive failures, half-opens after a fixed time), on the same traffic and the same backend.",
-  knobs: [
-    range("traffic", "rate", "Calls offered", 10, 1_000, 10, 100, "calls/s"),
-    range(
-      "traffic",
-      "duration",
-      "Simulated time",
-      60,
-      3_600,
-      60,
-      180,
-      "s",
-      "Up to an hour; the run takes well under a second.",
-    ),
-    range("backend", "from", "Outage starts at", 0, 3_600, 5, 40, "s"),
-    range("backend", "length", "Outage lasts", 0, 600, 5, 40, "s"),
-    range("backend", "down", "Failure rate in the outage", 0, 100, 5, 100, "%"),
-    range("backend", "brown", "Failure rate otherwise", 0, 50, 1, 0, "%"),
-    range("backend", "latency", "Backend latency", 1, 1_000, 1, 20, "ms"),
-    ...sreKnobs("tideward breaker (sre)").map((k) => ({ ...k, key: `sre.${k.key}` })),
-    range("classic breaker", "threshold", "Opens after consecutive failures", 1, 100, 1, 5, "failures"),
-    range("classic breaker", "open", "Stays open for", 100, 60_000, 100, 5_000, "ms"),
-    range("classic breaker", "probes", "Half-open probes that must pass", 1, 20, 1, 1, "calls"),
-    seed(),
-  ],
-};
-
-export const shedderScenario: Scenario = {
-  id: "shedder",
-  tab: "Shedder",
-  title: "Shedder under rising load",
-  blurb:
-    "Offered load ramps past what the server can do. A server with a number of workers and a queue turns load into latency and a CPU reading; the same server with and without tideward's shedder in front.",
-  knobs: [
-    ...risingLoadKnobs(150, 500),
-    ...serverKnobs(),
-    ...shedKnobs("shedder (shed)").map((k) => ({ ...k, key: `shed.${k.key}` })),
-    seed(),
-  ],
-};
 
 export const burstScenario: Scenario = {
   id: "burst",
@@ -201,48 +128,6 @@ export const burstScenario: Scenario = {
   ],
 };
 
-export const herdScenario: Scenario = {
-  id: "herd",
-  tab: "Backoff",
-  title: "Backoff and the herd",
-  blurb:
-    "Many clients fail together when the backend goes down, and retry with each of the five jitters. A histogram of when the retries land, and the load they put on the backend as it recovers; rigid (no jitter) is the baseline.",
-  knobs: [
-    range("clients", "clients", "Clients failing together", 10, 10_000, 10, 1_000, "clients"),
-    range(
-      "clients",
-      "within",
-      "Their first calls spread over",
-      0,
-      1_000,
-      10,
-      0,
-      "ms",
-      "0: every client calls at the same instant.",
-    ),
-    range("backend", "recovery", "Backend back after", 0, 10_000, 100, 2_000, "ms"),
-    range(
-      "backend",
-      "capacity",
-      "Backend serves at most",
-      10,
-      10_000,
-      10,
-      500,
-      "calls/s",
-      "Calls above this in a 100 ms slot fail and retry again.",
-    ),
-    range("backoff", "base", "base: first wait", 10, 2_000, 10, 100, "ms"),
-    range("backoff", "factor", "factor: each wait times", 1, 4, 0.1, 2, ""),
-    range("backoff", "cap", "cap: longest wait", 100, 30_000, 100, 5_000, "ms"),
-    range("backoff", "attempts", "attempts: calls in all", 1, 20, 1, 8, "calls"),
-    choice("backoff", "jitter", "jitter: drawn against rigid", jitters, "full", "The table below shows all five."),
-    range("backoff", "spread", "spread(f): the fraction either way", 0, 1, 0.05, 0.2, ""),
-    range("histogram", "bin", "Histogram bin", 10, 1_000, 10, 100, "ms"),
-    seed(),
-  ],
-};
-
 export const quotaScenario: Scenario = {
   id: "quota",
   tab: "Quota engine",
@@ -261,50 +146,6 @@ export const quotaScenario: Scenario = {
     range("tenant tokens", "tenantRefill", "Refill", 100, 50_000, 100, 4_000, "tokens/s"),
     range("model tokens", "modelCapacity", "Burst", 1_000, 200_000, 1_000, 12_000, "tokens"),
     range("model tokens", "modelRefill", "Refill", 100, 50_000, 100, 3_000, "tokens/s"),
-    seed(),
-  ],
-};
-
-/** A sweep knob the run reads only when that knob is the one swept. */
-const sweeping = (knob: "failure" | "clients") => ({ key: "knob", is: knob }) as const;
-
-export const sweepScenario: Scenario = {
-  id: "sweep",
-  tab: "Sweeps",
-  title: "Sweeps",
-  blurb:
-    "One knob swept across its range, a whole run at each point: clients retrying with backoff through tideward's breaker, next to the same clients with no breaker, against a backend of ten workers (500 calls/s) and a queue of a hundred. Success rate, load on the backend and retry amplification against the swept knob.",
-  knobs: [
-    choice(
-      "sweep",
-      "knob",
-      "Knob swept",
-      [
-        ["failure", "backend failure rate"],
-        ["clients", "client count"],
-      ],
-      "failure",
-    ),
-    range("sweep", "points", "Points", 3, 41, 1, 11, "runs each"),
-    {
-      ...range("sweep", "failureMax", "Failure rate swept from 0 to", 10, 100, 5, 100, "%"),
-      when: sweeping("failure"),
-    },
-    {
-      ...range("sweep", "clientsMax", "Clients swept from 10 to", 20, 500, 10, 300, "clients"),
-      when: sweeping("clients"),
-    },
-    {
-      ...range("held fixed", "failure", "Failure rate while the clients are swept", 0, 100, 5, 10, "%"),
-      when: sweeping("clients"),
-    },
-    {
-      ...range("held fixed", "clients", "Clients while the failure rate is swept", 1, 500, 1, 100, "clients"),
-      when: sweeping("failure"),
-    },
-    range("held fixed", "rate", "Calls a client makes", 0.1, 5, 0.1, 1, "calls/s"),
-    range("held fixed", "duration", "Simulated time at each point", 10, 120, 10, 60, "s"),
-    range("held fixed", "attempts", "Backoff attempts (the first included)", 1, 10, 1, 3, "calls"),
     seed(),
   ],
 };
@@ -361,13 +202,5 @@ export const guardScenario: Scenario = {
   ],
 };
 
-/** Every scenario, in the order of the page's tabs. */
-export const scenarios: readonly Scenario[] = [
-  breakerScenario,
-  shedderScenario,
-  burstScenario,
-  herdScenario,
-  quotaScenario,
-  sweepScenario,
-  guardScenario,
-];
+/** The page's own scenarios, which the simulator's catalogue does not have in this form. */
+export const pageScenarios: readonly Scenario[] = [burstScenario, quotaScenario, guardScenario];

@@ -118,6 +118,7 @@ const modules: Readonly<Record<string, string>> = {
   latency: "@tideward/sim",
   failures: "@tideward/sim",
   policy: "@tideward/sim",
+  scenario: "@tideward/sim",
   keys: "@tideward/sim",
   QuotaKey: "@tideward/quota-engine",
   Jitter: "@tideward/backoff",

@@ -4,14 +4,17 @@
 // queue of stale runs piling up.
 import "./style.css";
 import { draw, refit, toPng } from "./chart.ts";
-import { scenarios } from "./catalogue.ts";
+import { pageScenarios } from "./catalogue.ts";
 import { toCsv } from "./csv.ts";
 import { formatValue } from "./model.ts";
 import type { Figure, Knob, Outcome, Scenario, Value } from "./model.ts";
-import type { RunAnswer, RunRequest } from "./protocol.ts";
+import type { CatalogueAnswer, RunAnswer, RunRequest } from "./protocol.ts";
 import { snippetName, toSnippet } from "./snippet.ts";
-import { coerce, hashFor, resolve, shown } from "./state.ts";
+import { pageScenario } from "./sim-scenarios.ts";
+import type { SimMeta } from "./sim-scenarios.ts";
+import { coerce, hashFor, parseHash, resolve, shown } from "./state.ts";
 import type { Change } from "./state.ts";
+import { closeTuner, openTuner } from "./tuner.ts";
 import { withUnit } from "./units.ts";
 
 const worker = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
@@ -41,8 +44,29 @@ const status = must<HTMLElement>("#status");
 const results = must<HTMLElement>("#results");
 const snippet = must<HTMLTextAreaElement>("#snippet");
 const notice = must<HTMLElement>("#notice");
+const picker = must<HTMLSelectElement>("#picker");
+const layout = must<HTMLElement>("#scenario .layout");
+const tuner = must<HTMLElement>("#tuner");
 
-let scenario: Scenario = scenarios[0];
+/** The tab of the tuner, and of the simulator's scenarios (one tab, a picker under it). */
+const TUNER = "tuner";
+const SIM = "sim";
+
+/** The page's tabs of old, which the simulator's catalogue now shows: a link to one opens its successor, saying so. */
+const successors: Readonly<Record<string, string>> = {
+  breaker: "breaker-outage",
+  shedder: "shedder-ramp",
+  herd: "herd-backoff",
+  sweep: TUNER,
+};
+
+/** The simulator's scenarios, as the worker describes them, and every scenario the page has. */
+let simMetas: readonly SimMeta[] = [];
+let simScenarios: readonly Scenario[] = [];
+let scenarios: readonly Scenario[] = pageScenarios;
+const isSim = (id: string): boolean => simScenarios.some((s) => s.id === id);
+
+let scenario: Scenario = pageScenarios[0];
 let params: Record<string, Value> = {};
 let outcome: Outcome | undefined;
 let seq = 0;
@@ -67,7 +91,11 @@ function pump(): void {
   worker.postMessage(running);
 }
 
-worker.onmessage = ({ data }: MessageEvent<RunAnswer>) => {
+worker.onmessage = ({ data }: MessageEvent<RunAnswer | CatalogueAnswer>) => {
+  if ("kind" in data) {
+    start(data.scenarios);
+    return;
+  }
   const answered = running;
   running = undefined;
   // An answer for a scenario the reader has left is dropped; one for this scenario is drawn
@@ -106,12 +134,15 @@ function figureCell(f: Figure, unit = true): HTMLElement {
 function show(next: Outcome, elapsed: number): void {
   outcome = next;
   const { runs, ms, calls } = next.simulated;
+  // A finite job (every call at once, run until done) has no length of traffic to state.
+  const each = ms > 0 ? ` of ${describe(ms)} of traffic each` : "";
+  const one = ms > 0 ? ` ${describe(ms)} of traffic` : " a run";
   // The calls are those of every run together, which the figures (per run) are not: say so.
   const offered = withUnit(calls.toLocaleString("en-GB"), "calls");
   status.textContent =
     runs === 1
-      ? `Simulated ${describe(ms)} of traffic (${offered} offered) in ${Math.max(1, Math.round(elapsed))} ms, in a worker.`
-      : `Simulated ${runs} runs of ${describe(ms)} of traffic each (${offered} offered in all) in ${Math.max(1, Math.round(elapsed))} ms, in a worker.`;
+      ? `Simulated${one} (${offered} offered) in ${Math.max(1, Math.round(elapsed))} ms, in a worker.`
+      : `Simulated ${runs} runs${each} (${offered} offered in all) in ${Math.max(1, Math.round(elapsed))} ms, in a worker.`;
   const seen = new Set<string>();
   for (const chart of next.charts) {
     seen.add(chart.id);
@@ -147,6 +178,23 @@ function show(next: Outcome, elapsed: number): void {
       el("div", { class: "scroll" }, el("table", { class: "figures" }, el("caption", {}, "Figures of this run"), body)),
     );
   }
+  for (const t of next.texts ?? []) {
+    const head = el("tr", {}, ...t.columns.map((c) => el("th", { scope: "col" }, c)));
+    const body = el(
+      "tbody",
+      {},
+      ...t.rows.map(([label = "", ...cells]) =>
+        el("tr", {}, el("th", { scope: "row" }, label), ...cells.map((c) => el("td", {}, c))),
+      ),
+    );
+    figures.append(
+      el(
+        "div",
+        { class: "scroll" },
+        el("table", { class: "figures text" }, el("caption", {}, t.caption), el("thead", {}, head), body),
+      ),
+    );
+  }
   for (const t of next.tables) {
     const head = el("tr", {}, ...t.columns.map((c) => el("th", { scope: "col" }, c)));
     const body = el(
@@ -156,15 +204,21 @@ function show(next: Outcome, elapsed: number): void {
         el("tr", {}, el("th", { scope: "row" }, r.label), ...r.cells.map((f) => figureCell(f, false))),
       ),
     );
+    const table = el(
+      "div",
+      { class: "scroll" },
+      el("table", { class: "figures" }, el("caption", {}, t.caption), el("thead", {}, head), body),
+    );
     figures.append(
-      el(
-        "div",
-        { class: "scroll" },
-        el("table", { class: "figures" }, el("caption", {}, t.caption), el("thead", {}, head), body),
-      ),
+      t.folded === true
+        ? el("details", { class: "folded" }, el("summary", {}, `${t.caption} (${t.rows.length})`), table)
+        : table,
     );
   }
-  must<HTMLElement>("#notes").replaceChildren(...next.notes.map((n) => el("p", {}, n)));
+  must<HTMLElement>("#notes").replaceChildren(
+    ...(next.report === undefined ? [] : [el("pre", { class: "report" }, next.report)]),
+    ...next.notes.map((n) => el("p", {}, n)),
+  );
   snippet.value = toSnippet(scenario, next, location.hash);
 }
 
@@ -263,17 +317,52 @@ function tell(changes: readonly Change[]): void {
   notice.hidden = changes.length === 0;
 }
 
+/** Marks the tab of `id` current: the simulator's one for any of its scenarios. */
+function markTab(id: string): void {
+  const tab = isSim(id) ? SIM : id;
+  for (const a of nav.querySelectorAll("a")) {
+    if (a.dataset.scenario === tab) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+  const sim = isSim(id);
+  must<HTMLElement>("#picker-row").hidden = !sim;
+  if (sim) picker.value = id;
+  const simTab = nav.querySelector<HTMLAnchorElement>(`a[data-scenario="${SIM}"]`);
+  if (simTab !== null && sim) simTab.href = `#${id}`;
+}
+
 function select(hash: string): void {
+  const { id } = parseHash(hash);
+  const successor = successors[id];
+  if (successor !== undefined) {
+    const said = `#${id}: that tab is now ${successor === TUNER ? "the tuner" : `the simulator's ${simScenarios.find((x) => x.id === successor)?.title ?? successor}`}, shown here at its defaults (its knobs are not the old tab's).`;
+    history.replaceState(null, "", `#${successor}`);
+    select(`#${successor}`);
+    tell([{ key: "#", given: id, said }]);
+    return;
+  }
+  if (id === TUNER) {
+    markTab(TUNER);
+    layout.hidden = true;
+    tuner.hidden = false;
+    title.textContent = "Tuner";
+    blurb.textContent =
+      "Pick a scenario of the simulator and one of its runs, sweep one or two of its knobs over a grid (a whole run at each point, in a worker), and read the goodput each point gives against what it costs the backend. The points no other beats on both are the front; click one to open the scenario at it, and copy the options that reproduce it.";
+    document.title = "Tuner · tideward playground";
+    setBusy(false);
+    tell(openTuner(parseHash(hash).query, simMetas).map((said) => ({ key: "", given: "", said })));
+    return;
+  }
+  closeTuner();
+  layout.hidden = false;
+  tuner.hidden = true;
   const found = resolve(hash, scenarios);
   const changed = found.scenario.id !== scenario.id || plots.size === 0;
   scenario = found.scenario;
   params = { ...found.params };
   tell(found.changes);
   if (location.hash !== hashFor(scenario, params)) history.replaceState(null, "", hashFor(scenario, params));
-  for (const a of nav.querySelectorAll("a")) {
-    if (a.dataset.scenario === scenario.id) a.setAttribute("aria-current", "page");
-    else a.removeAttribute("aria-current");
-  }
+  markTab(scenario.id);
   title.textContent = scenario.title;
   blurb.textContent = scenario.blurb;
   document.title = `${scenario.title} · tideward playground`;
@@ -299,11 +388,6 @@ function download(name: string, blob: Blob): void {
 }
 
 // The tab carries its name twice, once hidden in bold (see style.css), so it is as wide selected as not.
-nav.append(
-  ...scenarios.map((s) =>
-    el("a", { href: `#${s.id}`, "data-scenario": s.id, "data-tab": s.tab, title: s.title }, s.tab),
-  ),
-);
 must<HTMLButtonElement>("#notice-close").addEventListener("click", () => tell([]));
 controls.addEventListener("submit", (e) => e.preventDefault());
 controls.addEventListener("reset", (e) => {
@@ -311,7 +395,6 @@ controls.addEventListener("reset", (e) => {
   history.replaceState(null, "", `#${scenario.id}`);
   select(`#${scenario.id}`);
 });
-window.addEventListener("hashchange", () => select(location.hash));
 window.addEventListener("resize", () => refit([...plots.values()].map((p) => p.host)));
 
 must<HTMLButtonElement>("#export-csv").addEventListener("click", () => {
@@ -336,4 +419,41 @@ must<HTMLButtonElement>("#copy-test").addEventListener("click", () => {
   );
 });
 
-select(location.hash);
+/** Draws the tabs and opens the scenario the URL names, once the worker has described the simulator's catalogue. */
+function start(metas: readonly SimMeta[]): void {
+  simMetas = metas;
+  simScenarios = metas.map(pageScenario);
+  scenarios = [...simScenarios, ...pageScenarios];
+  scenario = scenarios[0] ?? scenario;
+  // The simulator's scenarios share one tab and a picker, so the row stays one line however many
+  // the catalogue grows to.
+  const simTabName = "Simulator scenarios";
+  nav.append(
+    el(
+      "a",
+      {
+        href: `#${simScenarios[0]?.id ?? ""}`,
+        "data-scenario": SIM,
+        "data-tab": simTabName,
+        title: "The simulator's catalogue",
+      },
+      simTabName,
+    ),
+    ...scenarios
+      .filter((s) => !isSim(s.id))
+      .map((s) => el("a", { href: `#${s.id}`, "data-scenario": s.id, "data-tab": s.tab, title: s.title }, s.tab)),
+    el(
+      "a",
+      { href: `#${TUNER}`, "data-scenario": TUNER, "data-tab": "Tuner", title: "Sweep a scenario's knobs" },
+      "Tuner",
+    ),
+  );
+  picker.append(...simScenarios.map((s) => el("option", { value: s.id }, s.title)));
+  picker.addEventListener("change", () => {
+    location.hash = `#${picker.value}`;
+  });
+  window.addEventListener("hashchange", () => select(location.hash));
+  select(location.hash);
+}
+
+worker.postMessage({ kind: "catalogue" });

@@ -96,6 +96,8 @@ export interface Figure {
 /** A labelled table of figures, as the seed prints its burst table. */
 export interface Table {
   readonly caption: string;
+  /** Shown folded, its caption the summary to open it by: for a long table a reader rarely needs. */
+  readonly folded?: boolean;
   readonly columns: readonly string[];
   /** Each row: a label, then one figure per remaining column. */
   readonly rows: readonly { readonly label: string; readonly cells: readonly Figure[] }[];
@@ -108,6 +110,15 @@ export interface Table {
 export interface Replay {
   /** Statements, in order, that rebuild the run. */
   readonly body: readonly string[];
+  /** Assertions beyond the figures' (a table's text, a report), each a whole `expect(…)` statement. */
+  readonly asserts?: readonly string[];
+}
+
+/** A table of text as a run printed it (the simulator's tables): a heading row, then rows whose first cell names them. */
+export interface TextTable {
+  readonly caption: string;
+  readonly columns: readonly string[];
+  readonly rows: readonly (readonly string[])[];
 }
 
 /** What a scenario's run gives the page. */
@@ -116,6 +127,10 @@ export interface Outcome {
   /** The headline figures, in the order shown. */
   readonly figures: readonly Figure[];
   readonly tables: readonly Table[];
+  /** Tables of text, shown after the tables of figures. */
+  readonly texts?: readonly TextTable[];
+  /** A report as the run printed it (columns aligned by spaces), shown as it is, before the notes. */
+  readonly report?: string;
   /** A sentence or two saying what the run shows, in terms of its figures. */
   readonly notes: readonly string[];
   readonly replay: Replay;

@@ -1,5 +1,7 @@
 // The messages between the page and its simulation worker.
 import type { Outcome, Params } from "./model.ts";
+import type { SimMeta } from "./sim-scenarios.ts";
+import type { Point } from "./tuner-model.ts";
 
 /** Page → worker: run this scenario with these knobs. */
 export interface RunRequest {
@@ -13,3 +15,26 @@ export interface RunRequest {
 export type RunAnswer =
   | { readonly seq: number; readonly ok: true; readonly outcome: Outcome; readonly elapsed: number }
   | { readonly seq: number; readonly ok: false; readonly error: string; readonly elapsed: number };
+
+/** Page → tuner's worker: run scenario `of` at each of `points` (each laid over its defaults). */
+export interface SweepRequest {
+  readonly kind: "sweep";
+  readonly of: string;
+  readonly points: readonly Readonly<Record<string, number>>[];
+}
+
+/** Tuner's worker → page: point `index` done, or the sweep stopped on an error. */
+export type SweepAnswer =
+  | { readonly kind: "point"; readonly index: number; readonly point: Point }
+  | { readonly kind: "error"; readonly index: number; readonly error: string };
+
+/** Page → worker: describe the simulator's catalogue (the page's script does not load the simulator). */
+export interface CatalogueRequest {
+  readonly kind: "catalogue";
+}
+
+/** Worker → page: the catalogue's scenarios, described. */
+export interface CatalogueAnswer {
+  readonly kind: "catalogue";
+  readonly scenarios: readonly SimMeta[];
+}

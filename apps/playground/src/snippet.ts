@@ -13,7 +13,7 @@ function assertion(f: Figure): string {
 
 /** The vitest source replaying `outcome` of `scenario`, linked from `hash` (the page's URL state). */
 export function toSnippet(scenario: Scenario, outcome: Outcome, hash: string): string {
-  const { body } = outcome.replay;
+  const { body, asserts = [] } = outcome.replay;
   const figures = allFigures(outcome);
   const imports = importsFor([...body, ...figures.map((f) => f.expr)]);
   return [
@@ -24,6 +24,7 @@ export function toSnippet(scenario: Scenario, outcome: Outcome, hash: string): s
     `it(${JSON.stringify(`${scenario.title}: the figures the playground showed`)}, () => {`,
     ...body.map((line) => `  ${line}`),
     ...figures.map(assertion),
+    ...asserts.map((line) => `  ${line}`),
     `});`,
     ``,
   ].join("\n");

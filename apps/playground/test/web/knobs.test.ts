@@ -1,11 +1,15 @@
-// Whatever a control allows, the run answers: every knob at its lowest and at its highest (the
-// others at their defaults) gives an outcome with finite figures, never an error on the page.
+// Whatever a control allows, the run answers: every knob of the page's own scenarios at its
+// lowest and at its highest (the others at their defaults) gives an outcome with finite figures,
+// never an error on the page. The simulator's scenarios are checked at their knobs' ends by the
+// simulator's own tests; here, that the page's controls stay inside those knobs.
 import { describe, expect, it } from "vitest";
-import { scenarios } from "../../src/catalogue";
+import { scenario as simScenario } from "@tideward/sim";
+import { pageScenarios } from "../../src/catalogue";
 import { allFigures } from "../../src/model";
 import type { Outcome } from "../../src/model";
 import { runs } from "../../src/runs";
-import { defaults } from "../../src/state";
+import { simScenarios } from "../../src/sim-catalogue";
+import { coerce, defaults } from "../../src/state";
 
 /** A count of one in the plural ("1 calls"), anywhere in the text a run gives the page. */
 const onePlural =
@@ -22,7 +26,7 @@ function texts(o: Outcome): string[] {
 }
 
 describe("every knob at either end of its range", () => {
-  for (const scenario of scenarios) {
+  for (const scenario of pageScenarios) {
     const run = runs[scenario.id];
     it(
       `${scenario.id}: runs, with a finite figure for every cell, a line for every chart, and no "1 calls"`,
@@ -48,4 +52,35 @@ describe("every knob at either end of its range", () => {
       },
     );
   }
+});
+
+describe("the simulator's knobs as the page's controls", () => {
+  it("offer only values the scenario accepts, its default among them, on a grid the control and a link agree on", () => {
+    for (const page of simScenarios) {
+      const sim = simScenario(page.id);
+      if (sim === undefined) throw new Error(`no scenario ${page.id}`);
+      expect(page.knobs.map((k) => k.key)).toEqual(sim.knobs.map((k) => k.name));
+      for (const knob of page.knobs) {
+        const own = sim.knobs.find((k) => k.name === knob.key);
+        const where = `${page.id}.${knob.key}`;
+        expect(knob.label, where).toBe(own?.label);
+        if (knob.kind === "select") {
+          expect(coerce(knob, String(knob.value)), where).toBe(knob.value);
+          continue;
+        }
+        if (own?.kind !== "number" && own?.kind !== "integer") throw new Error(`${where} is a ${own?.kind}`);
+        expect(knob.min, where).toBeGreaterThanOrEqual(own.min);
+        expect(knob.max, where).toBeLessThanOrEqual(own.max);
+        expect(knob.max - knob.min, `${where} keeps most of its range`).toBeGreaterThanOrEqual(
+          own.max - own.min - own.step,
+        );
+        expect(coerce(knob, String(own.default)), `${where}: the default is on the grid`).toBe(own.default);
+        // Either end, and a value beyond each, is one the scenario accepts.
+        for (const v of [knob.min, knob.max, own.min - 1, own.max + 1]) {
+          const held = coerce(knob, String(v));
+          expect(() => sim.resolve({ [knob.key]: held }), `${where} = ${String(held)}`).not.toThrow();
+        }
+      }
+    }
+  });
 });

@@ -3,11 +3,17 @@
 // never from pixels; a screenshot of each scenario is left in .artefacts/screenshots.
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { runInNewContext } from "node:vm";
 import { gzipSync } from "node:zlib";
 import { chromium } from "playwright-core";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scenarios } from "../../src/catalogue";
+import { scenario as simScenario } from "@tideward/sim";
+import { pageScenarios } from "../../src/catalogue";
+import { scenarios } from "../../src/sim-catalogue";
+import type { Knob, Scenario } from "../../src/model";
+import { shown } from "../../src/state";
+import { isSim, simScenarios } from "../../src/sim-catalogue";
 import { serve } from "../../scripts/serve";
 import type { Served } from "../../scripts/serve";
 import { artefacts, buildPage, chromiumArgs, chromiumPath, haveChromium, runSnippets } from "./page";
@@ -15,16 +21,24 @@ import { artefacts, buildPage, chromiumArgs, chromiumPath, haveChromium, runSnip
 /** The gzipped JavaScript the page may load, in bytes: main script and worker together. */
 const BUDGET = 150 * 1024;
 
-/** The knob each scenario's test moves, with the keys that move it. */
-const moves: Record<string, { key: string; press: string }> = {
-  breaker: { key: "rate", press: "ArrowRight" },
-  shedder: { key: "peak", press: "ArrowRight" },
+/** The knob each of the page's own scenarios moves in its test, with the keys that move it. */
+const pageMoves: Record<string, { key: string; press: string }> = {
   burst: { key: "quota", press: "ArrowRight" },
-  herd: { key: "clients", press: "ArrowRight" },
   quota: { key: "rate", press: "ArrowRight" },
-  sweep: { key: "clients", press: "ArrowRight" },
   guard: { key: "limit.quota", press: "ArrowRight" },
 };
+
+/**
+ * The knob a scenario's test moves: for one of the simulator's, whichever its catalogue lists,
+ * its first slider after the seed (so a scenario added there is tested with no change here).
+ */
+function moveOf(s: Scenario): { key: string; press: string } {
+  const own = pageMoves[s.id];
+  if (own !== undefined) return own;
+  const knob = s.knobs.find((k) => k.kind === "range" && k.key !== "seed");
+  if (knob === undefined) throw new Error(`${s.id} has no slider to move`);
+  return { key: knob.key, press: "ArrowRight" };
+}
 
 /** A count of one in the plural ("1 calls"). */
 const onePlural =
@@ -121,45 +135,81 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
 
   const moved: Record<string, { hash: string; figures: Record<string, string>; snippet: string }> = {};
 
-  it.each(scenarios.map((s) => [s.id, s] as const))(
-    "%s loads with no console errors, labelled controls, legends and figures, and a screenshot; moving a knob from the keyboard changes the figures, and the URL says so",
-    { timeout: 60_000 },
-    async (id, scenario) => {
-      const page = await open(`#${id}`);
-      expect(await page.locator("h2#title").textContent()).toBe(scenario.title);
-      expect(await page.locator("#status").textContent()).toMatch(/^Simulated .* in \d+ ms, in a worker\.$/);
-      // Every knob has a control with a label naming it, reachable from the keyboard.
-      for (const knob of scenario.knobs) {
-        const control = page.locator(knobSelector(knob.key));
-        expect(await control.count(), knob.key).toBe(1);
-        expect(await page.locator(`label[for="knob-${knob.key}"]`).textContent()).toBe(knob.label);
-        expect(await control.getAttribute("tabindex")).not.toBe("-1");
+  /** Opens `hash` in the page already open (a hash change, as a tab or the picker makes), and waits for its answer. */
+  async function go(page: Page, hash: string, title: string): Promise<void> {
+    await page.evaluate((h) => (location.hash = h), hash);
+    await page.waitForFunction(
+      (t) => document.querySelector("h2#title")?.textContent === t && document.body.dataset.busy === "false",
+      title,
+      { timeout: 60_000 },
+    );
+  }
+
+  it(
+    `every scenario, the simulator's catalogue (${simScenarios.length}) and the page's own (${pageScenarios.length}), one after another in one page: no console errors, labelled controls, legends and figures, a screenshot; moving a knob from the keyboard changes the figures, and the URL says so`,
+    { timeout: 240_000 },
+    async () => {
+      const page = await open(`#${scenarios[0]?.id ?? ""}`);
+      for (const scenario of scenarios) {
+        const id = scenario.id;
+        await go(page, `#${id}`, scenario.title);
+        expect(await page.locator("#status").textContent(), id).toMatch(/^Simulated .* in \d+ ms, in a worker\.$/);
+        // A scenario of the simulator is chosen in the picker, under the one tab they share.
+        expect(await page.locator("nav a[aria-current=page]").textContent(), id).toBe(
+          isSim(id) ? "Simulator scenarios" : scenario.tab,
+        );
+        if (isSim(id)) expect(await page.locator("#picker").inputValue()).toBe(id);
+        // Every knob has a control with a label naming it, reachable from the keyboard.
+        for (const knob of scenario.knobs) {
+          const control = page.locator(knobSelector(knob.key));
+          expect(await control.count(), `${id}: ${knob.key}`).toBe(1);
+          expect(await page.locator(`label[for="knob-${knob.key}"]`).textContent()).toBe(knob.label);
+          expect(await control.getAttribute("tabindex")).not.toBe("-1");
+        }
+        const shown = await figures(page);
+        expect(Object.keys(shown).length, id).toBeGreaterThan(0);
+        for (const [fid, text] of Object.entries(shown))
+          expect(text, `${id}: ${fid}`).toMatch(/^-?\d+(\.\d+)?( \S.*)?$/);
+        // Charts over time, unless the run is one bucket (a finite job measured whole).
+        const result = isSim(id) ? simScenario(id)?.run({}, { start: 0 }) : undefined;
+        const overTime = result === undefined || (result.runs[0]?.series.t.length ?? 0) > 1;
+        expect((await page.locator("canvas").count()) > 0, id).toBe(overTime);
+        // Untouched, each chart's legend names its series, with no "--" for a value not yet hovered.
+        for (const legend of await legends(page)) {
+          expect(legend.text, `${id}: ${legend.chart}`).not.toContain("--");
+          expect(legend.shown, `${id}: ${legend.chart}`).toEqual(legend.labels);
+        }
+        if (isSim(id)) {
+          // Rendered from the result alone: the scenario's report and every one of its tables, as it printed them.
+          if (result === undefined) throw new Error(`no scenario ${id}`);
+          expect(await page.locator("#notes pre.report").textContent()).toBe(result.report);
+          const tables = await page.$$eval("table.text", (ts) =>
+            ts.map((t) => [...t.querySelectorAll("tbody tr")].map((r) => [...r.children].map((c) => c.textContent))),
+          );
+          expect(tables, id).toEqual(result.tables.map((t) => t.rows.map((r) => r.map(String))));
+          // Goodput per second of every run, and backend load against the capacity when the scenario states one.
+          const charts = await legends(page);
+          if (overTime)
+            expect(charts.find((c) => c.chart === "goodput")?.labels, id).toEqual(result.runs.map((r) => r.label));
+          const backend = charts.find((c) => c.chart === "backend");
+          if (result.figures.capacity !== undefined) expect(backend?.labels, id).toContain("capacity");
+        }
+        // Counts of one read in the singular, everywhere on the page ("1 call", never "1 calls").
+        expect(await page.locator("main").innerText(), id).not.toMatch(onePlural);
+        mkdirSync(join(artefacts, "screenshots"), { recursive: true });
+        await page.screenshot({ path: join(artefacts, "screenshots", `${id}.png`), fullPage: true });
+        // A knob moved from the keyboard: other figures, and a URL that says so.
+        const move = moveOf(scenario);
+        const control = page.locator(knobSelector(move.key));
+        await control.focus();
+        for (let i = 0; i < 3; i++) await control.press(move.press);
+        await page.waitForFunction(() => document.body.dataset.busy === "false");
+        const after = await figures(page);
+        expect(after, `${id}: moving ${move.key} changes a figure`).not.toEqual(shown);
+        const hash = await page.evaluate(() => location.hash);
+        expect(hash).toMatch(new RegExp(`^#${id}\\?(.*&)?${move.key.replace(".", "\\.")}=`));
+        moved[id] = { hash, figures: after, snippet: await page.locator("#snippet").inputValue() };
       }
-      const shown = await figures(page);
-      expect(Object.keys(shown).length).toBeGreaterThan(0);
-      for (const [fid, text] of Object.entries(shown)) expect(text, fid).toMatch(/^-?\d+(\.\d+)?( \S.*)?$/);
-      expect(await page.locator("canvas").count()).toBeGreaterThan(0);
-      // Untouched, each chart's legend names its series, with no "--" for a value not yet hovered.
-      for (const legend of await legends(page)) {
-        expect(legend.text, legend.chart).not.toContain("--");
-        expect(legend.shown, legend.chart).toEqual(legend.labels);
-      }
-      // Counts of one read in the singular, everywhere on the page ("1 call", never "1 calls").
-      expect(await page.locator("main").innerText()).not.toMatch(onePlural);
-      mkdirSync(join(artefacts, "screenshots"), { recursive: true });
-      await page.screenshot({ path: join(artefacts, "screenshots", `${id}.png`), fullPage: true });
-      // A knob moved from the keyboard: other figures, and a URL that says so.
-      const move = moves[id];
-      if (move === undefined) throw new Error(`no knob to move for ${id}`);
-      const control = page.locator(knobSelector(move.key));
-      await control.focus();
-      for (let i = 0; i < 3; i++) await control.press(move.press);
-      await settled(page);
-      const after = await figures(page);
-      expect(after).not.toEqual(shown);
-      const hash = await page.evaluate(() => location.hash);
-      expect(hash).toMatch(new RegExp(`^#${id}\\?(.*&)?${move.key}=`));
-      moved[id] = { hash, figures: after, snippet: await page.locator("#snippet").inputValue() };
       await page.close();
       expect(errors).toEqual([]);
     },
@@ -219,12 +269,12 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
   });
 
   it("legends name the series until the cursor is on a plot, then show the values under it, then the names again", async () => {
-    const page = await open("#breaker");
-    const legend = page.locator('[data-chart-figure="through"] .u-legend');
-    const over = page.locator('[data-chart-figure="through"] .u-over');
+    const page = await open("#breaker-outage");
+    const legend = page.locator('[data-chart-figure="goodput"] .u-legend');
+    const over = page.locator('[data-chart-figure="goodput"] .u-over');
     const box = await over.boundingBox();
     if (box === null) throw new Error("no plot area");
-    // Halfway along the 180 s run: the x value is a time near 90 s, each series a number of calls/s.
+    // Halfway along the run: the x value is a time near its middle, each series a number of calls/s.
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     const hovered = await legend
       .locator(".u-series")
@@ -234,99 +284,122 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
           r.querySelector(".u-value")?.textContent ?? "",
         ]),
       );
-    expect(hovered.map(([label]) => label)).toEqual(["time (s)", "tideward breaker", "classic breaker", "offered"]);
-    expect(Math.abs(Number(hovered[0]?.[1]) - 90)).toBeLessThan(3);
+    const result = simScenario("breaker-outage")?.run({}, { start: 0 });
+    const labels = result?.runs.map((r) => r.label) ?? [];
+    expect(labels.length).toBeGreaterThan(1);
+    expect(hovered.map(([label]) => label)).toEqual(["time (s)", ...labels]);
+    const half = (result?.runs[0]?.duration ?? 0) / 2_000;
+    expect(Math.abs(Number(hovered[0]?.[1]) - half)).toBeLessThan(3);
     for (const [label, value] of hovered.slice(1)) expect(value, label).toMatch(/^\d+(\.\d+)?$/);
     await page.mouse.move(box.x + box.width / 2, box.y + box.height + 200);
-    expect((await legends(page)).find((l) => l.chart === "through")).toMatchObject({
-      shown: ["tideward breaker", "classic breaker", "offered"],
-    });
+    expect((await legends(page)).find((l) => l.chart === "goodput")).toMatchObject({ shown: labels });
     expect(await legend.innerText()).not.toContain("--");
     expect(await legend.locator(".u-value:visible").count()).toBe(0);
-    // A count of one, singular; of two, plural.
-    const probes = page.locator(knobSelector("probes"));
-    expect(await page.locator("#knob-probes-value").textContent()).toBe("1 call");
-    await probes.focus();
-    await probes.press("ArrowRight");
-    expect(await page.locator("#knob-probes-value").textContent()).toBe("2 calls");
+    // A count of one, singular; of two, plural (the classic breaker's threshold, 5 calls, down to 1).
+    const threshold = page.locator(knobSelector("threshold"));
+    expect(await page.locator("#knob-threshold-value").textContent()).toBe("5 calls");
+    await threshold.focus();
+    for (let i = 0; i < 4; i++) await threshold.press("ArrowLeft");
+    expect(await page.locator("#knob-threshold-value").textContent()).toBe("1 call");
+    await threshold.press("ArrowRight");
+    expect(await page.locator("#knob-threshold-value").textContent()).toBe("2 calls");
     await page.close();
     expect(errors).toEqual([]);
   });
 
-  it("says which of a link's values it changed and to what, and which scenario it showed for one it does not have", async () => {
-    const page = await open("#breaker?rate=99999&duration=30&latency=abc&brown=3&nonsense=1");
+  it("says which of a link's values it changed and to what, which scenario it showed for one it does not have, and where an old tab went", async () => {
+    const outage = scenarios.find((x) => x.id === "breaker-outage");
+    const knob = (key: string): Knob => {
+      const k = outage?.knobs.find((x) => x.key === key);
+      if (k === undefined || k.kind === "select") throw new Error(`breaker-outage has no numeric knob ${key}`);
+      return k;
+    };
+    const [rate, duration, latency, baseRate] = [knob("rate"), knob("duration"), knob("latency"), knob("baseRate")];
+    if (rate.kind === "select" || duration.kind === "select" || baseRate.kind === "select")
+      throw new Error("not numbers");
+    // Values that make a light run (the fewest calls for the shortest time), so the test waits for little.
+    const page = await open("#breaker-outage?rate=1&duration=1&latency=abc&baseRate=0.9&nonsense=1");
     const notice = page.locator("#notice");
     expect(await notice.isVisible()).toBe(true);
     expect(await notice.locator("li").allTextContents()).toEqual([
-      "Calls offered (rate=99999): above the most it goes to, so 1000 calls/s is used.",
-      "Simulated time (duration=30): below the least it goes to, so 60 s is used.",
-      "Backend latency (latency=abc): not a number, so the default, 20 ms, is used.",
-      "nonsense=1: Breaker under an outage has no such knob, so it is ignored.",
+      `${rate.label} (rate=1): below the least it goes to, so ${shown(rate, rate.min)} is used.`,
+      `${duration.label} (duration=1): below the least it goes to, so ${shown(duration, duration.min)} is used.`,
+      `${baseRate.label} (baseRate=0.9): above the most it goes to, so ${shown(baseRate, baseRate.max)} is used.`,
+      `${latency.label} (latency=abc): not a number, so the default, ${shown(latency, latency.value)}, is used.`,
+      `nonsense=1: ${outage?.title ?? ""} has no such knob, so it is ignored.`,
     ]);
     // The controls and the URL hold what is used; a value used as written stays.
-    expect(await page.locator("#knob-rate-value").textContent()).toBe("1000 calls/s");
-    expect(await page.locator("#knob-latency-value").textContent()).toBe("20 ms");
-    expect(await page.evaluate(() => location.hash)).toBe("#breaker?rate=1000&duration=60&brown=3");
+    expect(await page.locator("#knob-rate-value").textContent()).toBe(shown(rate, rate.min));
+    expect(await page.locator("#knob-latency-value").textContent()).toBe(shown(latency, latency.value));
+    expect(await page.evaluate(() => location.hash)).toBe(
+      `#breaker-outage?rate=${rate.min}&duration=${duration.min}&baseRate=${baseRate.max}`,
+    );
     await page.click("#notice-close");
     expect(await notice.isVisible()).toBe(false);
-    // A scenario the page does not have: the first tab, and a notice saying so.
+    // A scenario the page does not have: the first one, and a notice saying so.
     await page.evaluate(() => (location.hash = "#nope"));
-    await page.waitForFunction(() => location.hash === "#breaker");
+    await page.waitForFunction((id) => location.hash === `#${id}`, scenarios[0]?.id);
     expect(await notice.locator("li").allTextContents()).toEqual([
-      "#nope: there is no such scenario, so Breaker under an outage is shown.",
+      `#nope: there is no such scenario, so ${scenarios[0]?.title ?? ""} is shown.`,
     ]);
-    expect(await page.locator("nav a[aria-current=page]").textContent()).toBe("Breaker");
+    expect(await page.locator("nav a[aria-current=page]").textContent()).toBe("Simulator scenarios");
+    // A tab the page had before the catalogue replaced it: its successor, saying so.
+    await page.evaluate(() => (location.hash = "#shedder?peak=700"));
+    await page.waitForFunction(() => location.hash === "#shedder-ramp");
+    expect(await notice.locator("li").allTextContents()).toEqual([
+      `#shedder: that tab is now the simulator's ${scenarios.find((x) => x.id === "shedder-ramp")?.title ?? ""}, shown here at its defaults (its knobs are not the old tab's).`,
+    ]);
     // Choosing a tab is a link the page can read whole: the notice goes.
-    await page.click('nav a[data-scenario="herd"]');
-    await page.waitForFunction(() => location.hash === "#herd");
+    await page.click('nav a[data-scenario="burst"]');
+    await page.waitForFunction(() => location.hash === "#burst");
     expect(await notice.isVisible()).toBe(false);
     await page.close();
     expect(errors).toEqual([]);
   });
 
-  it("disables a knob the run does not read, saying when it does, and enables it when it does", async () => {
-    const page = await open("#sweep?points=3");
-    const clientsMax = page.locator(knobSelector("clientsMax"));
-    const failureMax = page.locator(knobSelector("failureMax"));
-    expect([await clientsMax.isDisabled(), await failureMax.isDisabled()]).toEqual([true, false]);
-    expect(await page.locator(".knob.unused small.when").allInnerTexts()).toEqual([
-      "Used only when Knob swept is client count.",
-      "Used only when Knob swept is client count.",
-    ]);
-    await page.locator(knobSelector("knob")).selectOption("clients");
-    expect([await clientsMax.isDisabled(), await failureMax.isDisabled()]).toEqual([false, true]);
-    expect(await page.locator(".knob.unused small.when").allInnerTexts()).toEqual([
-      "Used only when Knob swept is backend failure rate.",
-      "Used only when Knob swept is backend failure rate.",
-    ]);
-    await page.close();
-    expect(errors).toEqual([]);
-  });
-
-  it("keeps the tab row where it is whichever tab is selected, wide or narrow", { timeout: 60_000 }, async () => {
-    // The runs each click starts are not waited for: the tab row is laid out as the hash changes.
-    const page = await open("#burst");
-    for (const width of [1280, 700]) {
-      await page.setViewportSize({ width, height: 900 });
-      const boxes: string[] = [];
-      for (const s of scenarios) {
-        await page.click(`nav a[data-scenario="${s.id}"]`);
-        await page.waitForSelector(`nav a[data-scenario="${s.id}"][aria-current=page]`);
-        const tabs = await page.$$eval("nav a", (as) =>
-          as.map((a) => {
-            const r = a.getBoundingClientRect();
-            return [r.x, r.y, r.width, r.height].map((v) => v.toFixed(1)).join(",");
-          }),
-        );
-        boxes.push(tabs.join(" "));
+  it(
+    "keeps the tab row where it is whichever tab or scenario is selected, wide or narrow",
+    { timeout: 60_000 },
+    async () => {
+      // The runs each click starts are not waited for: the tab row is laid out as the hash changes.
+      const page = await open("#burst");
+      const tabs = await page.$$eval("nav a", (as) => as.map((a) => a.getAttribute("data-scenario") ?? ""));
+      expect(tabs).toEqual(["sim", ...pageScenarios.map((s) => s.id), "tuner"]);
+      for (const width of [1280, 700, 380]) {
+        await page.setViewportSize({ width, height: 900 });
+        const boxes: string[] = [];
+        const row = async (): Promise<string> =>
+          (
+            await page.$$eval("nav a", (as) =>
+              as.map((a) => {
+                const r = a.getBoundingClientRect();
+                return [r.x, r.y, r.width, r.height].map((v) => v.toFixed(1)).join(",");
+              }),
+            )
+          ).join(" ");
+        for (const tab of tabs) {
+          await page.click(`nav a[data-scenario="${tab}"]`);
+          await page.waitForSelector(`nav a[data-scenario="${tab}"][aria-current=page]`);
+          boxes.push(await row());
+        }
+        // The simulator's scenarios, chosen in the picker, leave the row as it is too.
+        for (const s of simScenarios.slice(0, 3)) {
+          await page.click('nav a[data-scenario="sim"]');
+          await page.locator("#picker").selectOption(s.id);
+          await page.waitForFunction((id) => location.hash.startsWith(`#${id}`), s.id);
+          boxes.push(await row());
+        }
+        expect(new Set(boxes).size, `at ${width} px: ${boxes.join("\n")}`).toBe(1);
+        // Wide, and at a tablet's width, the tabs fit on one row; the picker is on screen at every width.
+        if (width >= 700) expect(new Set(boxes[0]?.split(" ").map((b) => b.split(",")[1])).size).toBe(1);
+        const picker = await page.locator("#picker").boundingBox();
+        expect(picker, `at ${width} px`).not.toBeNull();
+        expect((picker?.x ?? 0) + (picker?.width ?? 0), `at ${width} px`).toBeLessThanOrEqual(width);
       }
-      expect(new Set(boxes).size, `at ${width} px: ${boxes.join("\n")}`).toBe(1);
-      // At the test's usual width the tabs fit on one row.
-      if (width === 1280) expect(new Set(boxes[0]?.split(" ").map((b) => b.split(",")[1])).size).toBe(1);
-    }
-    await page.close();
-    expect(errors).toEqual([]);
-  });
+      await page.close();
+      expect(errors).toEqual([]);
+    },
+  );
 
   it(
     "guard: the table under the plot compares the three runs; a tighter per-key limit and another limiter kind change what it shows, and their URL reproduces it",
@@ -422,18 +495,23 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
     },
   );
 
-  it.each(scenarios.map((s) => [s.id] as const))(
-    "%s: opening the URL of a moved run shows the same figures",
-    { timeout: 60_000 },
-    async (id) => {
-      const run = moved[id];
-      if (run === undefined) throw new Error(`the knob test of ${id} did not run`);
-      const page = await open(run.hash);
-      expect(await figures(page)).toEqual(run.figures);
-      const move = moves[id];
-      expect(await page.locator(knobSelector(move?.key ?? "")).inputValue()).toBe(
-        new URLSearchParams(run.hash.split("?")[1]).get(move?.key ?? ""),
-      );
+  it(
+    "every scenario: opening the URL of a moved run (a fresh load) shows the same figures and the moved control",
+    { timeout: 180_000 },
+    async () => {
+      const page = await open("#burst");
+      for (const scenario of scenarios) {
+        const run = moved[scenario.id];
+        if (run === undefined) throw new Error(`the knob test of ${scenario.id} did not run`);
+        await page.goto("about:blank");
+        await page.goto(`${served?.url ?? ""}${run.hash}`);
+        await settled(page);
+        expect(await figures(page), scenario.id).toEqual(run.figures);
+        const move = moveOf(scenario);
+        expect(await page.locator(knobSelector(move.key)).inputValue()).toBe(
+          new URLSearchParams(run.hash.split("?")[1]).get(move.key),
+        );
+      }
       await page.close();
       expect(errors).toEqual([]);
     },
@@ -449,6 +527,92 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
       const result = runSnippets("page-snippets", files);
       expect(result.failed, result.output).toBe(0);
       expect(result.passed, result.output).toBe(files.length);
+    },
+  );
+
+  it(
+    "the tuner: a sweep runs with its progress shown, the front is drawn, copy as options gives options that parse and reproduce the point, and a point opens the scenario at it",
+    { timeout: 120_000 },
+    async () => {
+      // A sweep asked for and changed before it ends: the first is cancelled, the second runs whole.
+      const page = await open("#tuner?of=retry-amplification&x=attempts&x0=1&x1=9&xn=90");
+      expect(await page.locator("#notice li").allTextContents()).toEqual([
+        "xn=90: not one the tuner can use, so 9 is used.",
+      ]);
+      await page.locator("#tune-xn").fill("3");
+      await page.locator("#tune-xn").dispatchEvent("change");
+      await page.waitForFunction(
+        () => document.querySelector("#tune-status")?.textContent?.startsWith("Swept 3 points"),
+        undefined,
+        {
+          timeout: 60_000,
+        },
+      );
+      expect(await page.evaluate(() => location.hash)).toContain("xn=3");
+      // Now over the retry budget's ratio: three points, the front through those none beats.
+      await page.evaluate(
+        () => (location.hash = "#tuner?of=retry-amplification&x=ratio&x0=0&x1=1&xn=3&run=0&cost=load"),
+      );
+      await page.waitForFunction(
+        () => document.querySelector("#tune-status")?.textContent?.startsWith("Swept 3 points"),
+        undefined,
+        {
+          timeout: 60_000,
+        },
+      );
+      expect(await page.locator("#tune-progress").evaluate((p) => (p as HTMLProgressElement).value)).toBe(1);
+      const dots = page.locator("svg.tuner-plot circle.point");
+      expect(await dots.count()).toBe(3);
+      expect(await page.locator("svg.tuner-plot polyline.front").count()).toBe(1);
+      const sim = simScenario("retry-amplification");
+      if (sim === undefined) throw new Error("no retry-amplification scenario");
+      expect(await page.locator("#tune-run option").allTextContents()).toEqual(
+        sim.run({}, { start: 0 }).runs.map((r) => r.label),
+      );
+      // Each point as the simulator gives it: its goodput in its label.
+      const points = await dots.evaluateAll((cs) =>
+        cs.map((c) => ({
+          params: JSON.parse(c.getAttribute("data-params") ?? "{}") as Record<string, number>,
+          label: c.getAttribute("aria-label") ?? "",
+          front: c.classList.contains("on-front"),
+        })),
+      );
+      for (const p of points) {
+        const r = sim.run(p.params, { start: 0 }).runs[0];
+        expect(p.label).toContain(`goodput ${((r?.summary.goodputRate ?? 0) * 100).toFixed(1)} %`);
+      }
+      expect(points.some((p) => p.front)).toBe(true);
+      // Another run plotted reads the same sweep: no new one, the points moved to that run's figures.
+      await page.locator("#tune-run").selectOption("1");
+      expect(await page.locator("#tune-status").textContent()).toMatch(/^Swept 3 points/);
+      expect(await page.locator("#tune-caption").textContent()).toContain(
+        sim.run({}, { start: 0 }).runs[1]?.label ?? "?",
+      );
+      expect(await page.evaluate(() => location.hash)).toContain("run=1");
+      await page.locator("#tune-run").selectOption("0");
+      // Focus a point: copy as options gives guard options and a simulator run that parse, and reproduce it.
+      await dots.nth(1).focus();
+      const text = await page.locator("#tune-options").inputValue();
+      const guardLine = text.split("\n").find((l) => l.startsWith("guard(fn, "));
+      const runLine = text.split("\n").find((l) => l.startsWith("scenario("));
+      if (guardLine === undefined || runLine === undefined) throw new Error(`no options in ${text}`);
+      const options = JSON.parse(
+        JSON.stringify(runInNewContext(`(${guardLine.slice("guard(fn, ".length, -1)})`)),
+      ) as unknown;
+      expect(points.map((p) => p.params.ratio)).toEqual([0, 0.5, 1]);
+      expect(options).toEqual({ budget: { ratio: 0.5 } });
+      const replayed = runInNewContext(runLine, { scenario: simScenario }) as ReturnType<typeof sim.run>;
+      expect(((replayed.runs[0]?.summary.goodputRate ?? 0) * 100).toFixed(1)).toBe(
+        /goodput (\d+\.\d) %/.exec(points[1]?.label ?? "")?.[1],
+      );
+      // Click it: the scenario's view at those knobs, its control showing them.
+      await dots.nth(1).click();
+      await page.waitForFunction(() => location.hash.startsWith("#retry-amplification"));
+      await settled(page);
+      expect(await page.evaluate(() => location.hash)).toBe("#retry-amplification?ratio=0.5");
+      expect(await page.locator(knobSelector("ratio")).inputValue()).toBe("0.5");
+      await page.close();
+      expect(errors).toEqual([]);
     },
   );
 });

@@ -1,9 +1,13 @@
-// "Copy as test" must hand a user a test that passes: for every scenario, at its defaults and
-// with a knob moved, the generated snippet is written out and run in a vitest of its own.
+// "Copy as test" must hand a user a test that passes: for every scenario of the page's own, at
+// its defaults and with a knob moved, the generated snippet is written out and run in a vitest of
+// its own. The simulator's scenarios' tests, as the page wrote them, are replayed by page.test.ts;
+// here, that one of them fails when what it asserts is not what ran.
 import { describe, expect, it } from "vitest";
-import { guardScenario, scenarios } from "../../src/catalogue";
+import { guardScenario, pageScenarios } from "../../src/catalogue";
 import type { Params, Scenario } from "../../src/model";
 import { runs } from "../../src/runs";
+import { simOutcome } from "../../src/runs/sim";
+import { simScenarios } from "../../src/sim-catalogue";
 import { snippetName, toSnippet } from "../../src/snippet";
 import { defaults, hashFor } from "../../src/state";
 import { runSnippets } from "./page";
@@ -22,7 +26,7 @@ describe("copy as test", () => {
     "writes, for every scenario at its defaults and moved, a vitest file that replays the run through @tideward/sim and passes",
     { timeout: 180_000 },
     () => {
-      const files = scenarios.flatMap((scenario) => {
+      const files = pageScenarios.flatMap((scenario) => {
         const run = runs[scenario.id];
         if (run === undefined) throw new Error(`no run for scenario ${scenario.id}`);
         return [defaults(scenario), moved(scenario)].map((params, i) => {
@@ -40,7 +44,7 @@ describe("copy as test", () => {
   );
 
   it(
-    "the guard's test replays @tideward/guard's admission as the page ran it, and fails when a figure differs from the run",
+    "the guard's test replays @tideward/guard's admission as the page ran it, a simulator scenario's replays scenario(name).run, and each fails when what it asserts differs from the run",
     { timeout: 180_000 },
     () => {
       // The guard's own knobs moved: another limiter kind, a wider gate, a hotter shedder, more skew.
@@ -78,12 +82,38 @@ describe("copy as test", () => {
         },
         hashFor(guardScenario, params),
       );
+      // A simulator scenario's test, moved off its defaults, and the same with its report off by a word.
+      const sim = simScenarios[0];
+      if (sim === undefined) throw new Error("the simulator has no scenarios");
+      const simParams = { ...defaults(sim), seed: 3 };
+      const simRun = simOutcome(sim.id, simParams);
+      const simCode = toSnippet(sim, simRun, hashFor(sim, simParams));
+      expect(simCode).toMatch(/import \{ scenario \} from "@tideward\/sim";/);
+      expect(simCode).toContain(`s.run({ seed: 3 }, { start: 0 });`);
+      const report = simRun.report ?? "";
+      const simWrong = toSnippet(
+        sim,
+        {
+          ...simRun,
+          replay: {
+            ...simRun.replay,
+            asserts: simRun.replay.asserts?.map((a) =>
+              a.replace(JSON.stringify(report), JSON.stringify(`${report} (not so)`)),
+            ),
+          },
+        },
+        hashFor(sim, simParams),
+      );
+      expect(simWrong).not.toBe(simCode);
       const result = runSnippets("guard-snippets", [
         { name: "guard.right.test.ts", code },
         { name: "guard.wrong.test.ts", code: wrong },
+        { name: "sim.right.test.ts", code: simCode },
+        { name: "sim.wrong.test.ts", code: simWrong },
       ]);
-      expect(result.passed, result.output).toBe(1);
-      expect(result.failed, result.output).toBe(1);
+      expect(result.passed, result.output).toBe(2);
+      expect(result.failed, result.output).toBe(2);
+      expect(result.output).toMatch(/sim\.wrong\.test\.ts/);
       expect(result.output).toMatch(/guard\.wrong\.test\.ts/);
       expect(result.output).toMatch(/refused by the per-key limit \(rate\)/);
     },

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { scenarios } from "../../src/catalogue";
+import { guardScenario } from "../../src/catalogue";
+import { scenarios } from "../../src/sim-catalogue";
 import { toCsv } from "../../src/csv";
 import type { Knob, Outcome, Params } from "../../src/model";
 import { coerce, decode, defaults, encode, hashFor, parseHash, read, resolve } from "../../src/state";
@@ -72,23 +73,24 @@ describe("the URL state", () => {
   });
 
   it("says what of a link it changed, naming the knob, what the link said and what is used", () => {
-    const breaker = scenarios[0];
-    if (breaker?.id !== "breaker") throw new Error("the first tab is not the breaker");
-    const { params, changes } = read(breaker, "rate=abc&duration=99999&latency=0&sre.k=1.52&brown=7&nonsense=1&seed=");
-    expect(params).toMatchObject({ rate: 100, duration: 3_600, latency: 1, "sre.k": 1.5, brown: 7 });
+    const { params, changes } = read(
+      guardScenario,
+      "start=abc&peak=99999&ramp=-1&exponent=1.12&hold=35&nonsense=1&seed=",
+    );
+    expect(params).toMatchObject({ start: 100, peak: 5_000, ramp: 0, exponent: 1.1, hold: 35 });
     expect(changes.map((c) => c.said)).toEqual([
-      "Calls offered (rate=abc): not a number, so the default, 100 calls/s, is used.",
-      "Simulated time (duration=99999): above the most it goes to, so 3600 s is used.",
-      "Backend latency (latency=0): below the least it goes to, so 1 ms is used.",
-      "k: calls each success pays for (sre.k=1.52): not a step of 0.05 from 1, so 1.5 is used.",
+      "Load at the start (start=abc): not a number, so the default, 100 calls/s, is used.",
+      "Load at the peak (peak=99999): above the most it goes to, so 5000 calls/s is used.",
+      "Ramp lasts (ramp=-1): below the least it goes to, so 0 s is used.",
+      "Skew: Zipf exponent s (exponent=1.12): not a step of 0.05 from 0, so 1.1 is used.",
       "Seed (seed=): empty, so the default, 1, is used.",
-      "nonsense=1: Breaker under an outage has no such knob, so it is ignored.",
+      "nonsense=1: Guard in front of a server has no such knob, so it is ignored.",
     ]);
     // A value the knob takes as written is no change, however it is spelled.
-    expect(read(breaker, "rate=200&sre.k=1.50&brown=07").changes).toEqual([]);
-    expect(read(breaker, "rate=200&rate=300")).toMatchObject({
-      params: { rate: 200 },
-      changes: [{ said: "rate=300: rate is given more than once; the first is read." }],
+    expect(read(guardScenario, "peak=700&exponent=1.10&hold=035").changes).toEqual([]);
+    expect(read(guardScenario, "peak=700&peak=800")).toMatchObject({
+      params: { peak: 700 },
+      changes: [{ said: "peak=800: peak is given more than once; the first is read." }],
     });
     const burst = scenarios.find((s) => s.id === "burst");
     if (burst === undefined) throw new Error("no burst scenario");
@@ -99,13 +101,14 @@ describe("the URL state", () => {
 
   it("opens the first tab at its defaults for a scenario it does not have, and says so; an empty hash is no change", () => {
     const nope = resolve("#nope?rate=5", scenarios);
-    expect(nope.scenario.id).toBe("breaker");
+    const first = scenarios[0];
+    expect(nope.scenario.id).toBe(first?.id);
     expect(nope.params).toEqual(defaults(nope.scenario));
     expect(nope.changes.map((c) => c.said)).toEqual([
-      "#nope: there is no such scenario, so Breaker under an outage is shown at its defaults.",
+      `#nope: there is no such scenario, so ${first?.title ?? ""} is shown at its defaults.`,
     ]);
     expect(resolve("", scenarios).changes).toEqual([]);
-    expect(resolve("#herd?clients=20", scenarios)).toMatchObject({ scenario: { id: "herd" }, changes: [] });
+    expect(resolve("#burst?calls=20", scenarios)).toMatchObject({ scenario: { id: "burst" }, changes: [] });
   });
 
   it("parses a hash with or without a query", () => {

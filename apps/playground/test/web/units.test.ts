@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { scenarios } from "../../src/catalogue";
+import { scenarios } from "../../src/sim-catalogue";
 import { counted, unitAfter, withUnit } from "../../src/units";
 
 describe("a number and its unit", () => {

@@ -57,7 +57,12 @@ describe.each(STARTS)("@tideward/guard's admission as a policy (start %s)", (sta
     // And the run's ceiling still refuses keys it cannot hold.
     const many = traffic.poisson({ rate: 2_000, keys: keys.uniform({ count: 100_000, prefix: "k-" }) });
     expect(() =>
-      simulate({ ...base, traffic: many, maxBytes: 2 ** 20, policies: [policy.admission({ limits, maxKeys: 1_000_000 })] }),
+      simulate({
+        ...base,
+        traffic: many,
+        maxBytes: 2 ** 20,
+        policies: [policy.admission({ limits, maxKeys: 1_000_000 })],
+      }),
     ).toThrow(/maxBytes/);
   });
 });

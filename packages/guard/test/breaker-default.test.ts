@@ -84,18 +84,20 @@ describe("breaker: {} against a real server through an outage", () => {
     await backend.stop();
   });
 
-  it("at 200 calls a second, keeps most of a 3 s outage off the server and succeeds again within 2 s", async () => {
-    // Healthy for 1 s, every request a 500 for 3 s, then healthy for 2.5 s; calls started at 200
-    // a second whatever the answers, as independent callers would.
-    const RATE = 200;
-    const [down, up, end] = [1_000, 4_000, 6_500];
+  it("at 100 calls a second, keeps most of a 3 s outage off the server and succeeds again within 2 s", async () => {
+    // Healthy for 1 s, every request a 500 for 3 s, then healthy for 3.5 s; calls started at 100
+    // a second whatever the answers, as independent callers would. The rate and the timeout
+    // leave room for a machine busy with other suites: a loopback call that waits seconds for
+    // the CPU times out, and the breaker rightly counts it as a failure.
+    const RATE = 100;
+    const [down, up, end] = [1_000, 4_000, 7_500];
     const g = guard(
       async ({ signal }) => {
         const res = await fetch(`${backend.url}/switch`, { signal });
         await res.text();
         if (res.status >= 500) throw new Error(`HTTP ${res.status}`);
       },
-      { breaker: {}, timeout: 2_000 },
+      { breaker: {}, timeout: 5_000 },
     );
     const calls: { at: number; answer: Promise<string> }[] = [];
     const start = performance.now();
@@ -124,7 +126,7 @@ describe("breaker: {} against a real server through an outage", () => {
 
     const offered = between(down, up).length;
     const reached = seen.filter((t) => t >= down && t < up).length;
-    expect(offered).toBeGreaterThan(300); // the load was offered: about 600 calls
+    expect(offered).toBeGreaterThan(150); // the load was offered: about 300 calls
     // What the window excuses at the start (about a window's calls), then 2.5 probes a second:
     // 17–44 % of the offered calls in six runs on a loaded two-core machine, the most where
     // answers came back late and calls went out before the breaker heard of the failures. With
@@ -134,7 +136,11 @@ describe("breaker: {} against a real server through an outage", () => {
     expect(between(0, down).filter((i) => answers[i] === "refused")).toEqual([]);
     // Healed: the first probe succeeds and closes it; from 2 s after, 90 % or more succeed.
     const after = between(up + 2_000, end);
-    expect(after.length).toBeGreaterThan(50);
-    expect(after.filter((i) => answers[i] === "ok").length).toBeGreaterThanOrEqual(0.9 * after.length);
+    const tally: Record<string, number> = {};
+    for (const i of after) tally[answers[i]] = (tally[answers[i]] ?? 0) + 1;
+    expect(after.length).toBeGreaterThan(75);
+    expect(tally.ok ?? 0, `answers 2 s after healing: ${JSON.stringify(tally)}`).toBeGreaterThanOrEqual(
+      0.9 * after.length,
+    );
   }, 20_000);
 });

@@ -235,9 +235,11 @@ if (SECTIONS.has("three")) {
           "EVALSHA",
           minimal3Sha,
           3,
-          `tw:{t${t}}B1:r${names[k].length}:${names[k]}r`,
-          `tw:{t${t}}B6:tenant1:*r`,
-          `tw:{t${t}}B5:model1:*gpt`,
+          // Names as long as tideward's, under a prefix of their own: its 16 bytes of state are
+          // no bucket's, and tideward's later sections must not read them as one.
+          `m3:{t${t}}B1:r${names[k].length}:${names[k]}r`,
+          `m3:{t${t}}B6:tenant1:*r`,
+          `m3:{t${t}}B5:model1:*gpt`,
           String(Date.now()),
           state16,
         );

@@ -101,6 +101,22 @@ describe.each(STARTS)("retry amplification (start %s)", (start) => {
     expect(f["budget.successRate"]).toBeLessThan(f["unbounded.successRate"]);
   });
 
+  it("leads with goodput and backend load: unbounded retries win goodput where failures ignore load, the budget spares the backend", () => {
+    expect(r.tables[0].columns.slice(1, 5)).toEqual([
+      "goodput within the deadline",
+      "goodput",
+      "backend load",
+      "calls wasted",
+    ]);
+    expect(f["unbounded.goodputRate"]).toBeGreaterThan(f["budget.goodputRate"]);
+    expect(f["budget.goodputRate"]).toBeGreaterThan(f["none.goodputRate"]);
+    expect(f["unbounded.backendPerSecond"]).toBeGreaterThan(f["budget.backendPerSecond"]);
+    expect(f["budget.backendPerSecond"]).toBeGreaterThan(f["none.backendPerSecond"]);
+    // With no deadline, every success counts: goodput is the success rate.
+    expect(f["unbounded.goodputRate"]).toBeCloseTo(f["unbounded.successRate"], 12);
+    expect(r.report).toContain("retries without a budget win on goodput");
+  });
+
   it("states its figures in the report", () => {
     expect(r.report).toContain(
       `cost the backend ${f["unbounded.amplification"].toFixed(2)} attempts (theory: ${f.expectedAmplification.toFixed(2)})`,

@@ -3,6 +3,7 @@ import { exponential } from "../distribution";
 import { simulate } from "../simulate";
 import { poisson } from "../rates";
 import { defineScenario, seedKnob } from "../scenario";
+import { lead, leadCells, leadFigures } from "./lead";
 import { num, percent, outcome } from "../report";
 
 /** The parameters of {@link retryAmplification}. */
@@ -125,8 +126,16 @@ export const retryAmplification = defineScenario<RetryAmplificationParams>({
     const rows = runs.map((r, i) => {
       figures[`${ids[i]}.amplification`] = r.summary.amplification ?? 0;
       figures[`${ids[i]}.successRate`] = r.summary.successRate ?? 0;
+      // Failures here are steady, not an outage: there is no recovery to time.
+      const l = lead(r, { after: 0 });
+      leadFigures(figures, ids[i], l);
+      const [within, rate, load, , wasted] = leadCells(l);
       return [
         r.label,
+        within,
+        rate,
+        load,
+        wasted,
         `${num(r.summary.amplification, 2)}×`,
         percent(r.summary.successRate),
         String(r.summary.retries),
@@ -134,14 +143,23 @@ export const retryAmplification = defineScenario<RetryAmplificationParams>({
     });
     const table = {
       title: `${p.rate} calls/s; ${percent(f)} of backend calls fail; up to ${p.attempts} attempts; budget ${p.ratio} retries per call`,
-      columns: ["", "backend calls per call", "calls that succeeded", "retries"],
+      columns: [
+        "",
+        "goodput within the deadline",
+        "goodput",
+        "backend load",
+        "calls wasted",
+        "backend calls per call",
+        "calls that succeeded",
+        "retries",
+      ],
       rows,
     };
     return outcome(
       runs,
       table,
       figures,
-      `Without a budget each call cost the backend ${num(figures["unbounded.amplification"], 2)} attempts (theory: ${num(expected, 2)}); the budget held it to ${num(figures["budget.amplification"], 2)}, saving ${percent(figures["budget.successRate"])} of calls against ${percent(figures["unbounded.successRate"])}.`,
+      `Without a budget each call cost the backend ${num(figures["unbounded.amplification"], 2)} attempts (theory: ${num(expected, 2)}); the budget held it to ${num(figures["budget.amplification"], 2)}, saving ${percent(figures["budget.successRate"])} of calls against ${percent(figures["unbounded.successRate"])}. Here the failures do not depend on the backend's load, so retries without a budget win on goodput; what the budget buys is the load it spares the backend (${num(figures["budget.backendPerSecond"])}/s against ${num(figures["unbounded.backendPerSecond"])}/s), which decides the outcome when failures come from overload (the metastable overload).`,
     );
   },
 });

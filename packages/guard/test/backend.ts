@@ -22,6 +22,11 @@ export interface Backend {
   flaky: number;
   /** A switch tests may read and set: `/switch` answers 500 while it is on, 200 "ok" otherwise. */
   down: boolean;
+  /**
+   * Or a stretch of `performance.now()` readings, ms, in which `/switch` answers 500: read as
+   * each request is handled, so a test's timer running late on a busy machine cannot hold it on.
+   */
+  downBetween: readonly [number, number] | undefined;
   stop(): Promise<void>;
 }
 
@@ -49,7 +54,11 @@ export async function startBackend(): Promise<Backend> {
   const seen: Seen[] = [];
   const until = new Map<string, number>();
   const slowDone = new Set<string>();
-  const state = { flaky: 0, down: false };
+  const state: { flaky: number; down: boolean; downBetween: readonly [number, number] | undefined } = {
+    flaky: 0,
+    down: false,
+    downBetween: undefined,
+  };
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const entry: Seen = { path: url.pathname, method: req.method ?? "GET", at: performance.now(), aborted: false };
@@ -84,7 +93,10 @@ export async function startBackend(): Promise<Backend> {
       case "flaky":
         return state.flaky++ < n ? reply(res, 503) : reply(res, 200, {}, "ok");
       case "switch":
-        return state.down ? reply(res, 500) : reply(res, 200, {}, "ok");
+        return state.down ||
+          (state.downBetween !== undefined && entry.at >= state.downBetween[0] && entry.at < state.downBetween[1])
+          ? reply(res, 500)
+          : reply(res, 200, {}, "ok");
       case "429": {
         const key = `${parts[1]}:${id}`;
         const free = until.get(key);
@@ -128,6 +140,12 @@ export async function startBackend(): Promise<Backend> {
     },
     set down(v: boolean) {
       state.down = v;
+    },
+    get downBetween() {
+      return state.downBetween;
+    },
+    set downBetween(v: readonly [number, number] | undefined) {
+      state.downBetween = v;
     },
     stop: async () => {
       server.closeAllConnections();

@@ -101,11 +101,11 @@ describe("breaker: {} against a real server through an outage", () => {
     );
     const calls: { at: number; answer: Promise<string> }[] = [];
     const start = performance.now();
+    backend.downBetween = [start + down, start + up];
     const seenBefore = backend.seen.length;
     await new Promise<void>((resolve) => {
       const tick = (): void => {
         const t = performance.now() - start;
-        backend.down = t >= down && t < up;
         // Catch up on the calls due by now, so a late timer on a loaded machine keeps the rate.
         while (calls.length < Math.min(Math.floor((t * RATE) / 1_000), (end * RATE) / 1_000)) {
           const answer = g().then(
@@ -120,6 +120,7 @@ describe("breaker: {} against a real server through an outage", () => {
       tick();
     });
     const answers = await Promise.all(calls.map((c) => c.answer));
+    backend.downBetween = undefined;
     const seen = backend.seen.slice(seenBefore).map((s) => s.at - start);
     const between = (from: number, to: number): number[] =>
       calls.flatMap((c, i) => (c.at >= from && c.at < to ? [i] : []));

@@ -14,8 +14,11 @@ const workspaces = ["packages", "apps", "bench", "tests"].flatMap((group) => {
   return existsSync(dir) ? readdirSync(dir).map((name) => join(dir, name)) : [];
 });
 // Each vitest run of a workspace writes its own JSON report (vitest.json; the playground's page
-// tests write web.json).
-const reports = workspaces.flatMap((dir) => ["vitest.json", "web.json"].map((name) => join(dir, ".reports", name)));
+// tests write web.json, and a package's tests of a real server in real time, run alone in the
+// second phase, live.json).
+const reports = workspaces.flatMap((dir) =>
+  ["vitest.json", "web.json", "live.json"].map((name) => join(dir, ".reports", name)),
+);
 for (const report of reports) rmSync(report, { force: true });
 
 // Colour only for a terminal: piped into a file or a CI log, escape codes are noise. (vitest, like
@@ -34,8 +37,9 @@ const run = (tasks) =>
 // The format check reads every file in the tree: it runs alone, first, so that no other task's
 // temporary files (a pack's, a build's) come and go while it lists them.
 const format = run(["format:check"]);
-// The playground's tests run the example programs, some of which time a real server under load:
-// they run second, alone, so that lint, typechecks and other suites do not starve them.
+// The playground's tests run the example programs, some of which time a real server under load,
+// and the guard's default breaker is timed through an outage of a real server: they run second,
+// alone, so that lint, typechecks and other suites do not starve them.
 const first = run([
   "lint",
   "typecheck",

@@ -40,7 +40,7 @@ describe.each(STARTS)("seeds and starts (start %s)", (start) => {
     expect(message(() => run(NaN))).toBe("RangeError: simulate seed must be a finite number, got NaN");
   });
 
-  it("gives the seeds that used to fold together runs of their own", () => {
+  it("gives random seeds that used to fold together runs of their own", () => {
     // 1.5 was 1, −1 was 2^32 − 1, and 2^32 and 10^300 were 0.
     const hashes = [0, 1, 2, 2 ** 32 - 1].map(run);
     expect(new Set(hashes).size).toBe(4);

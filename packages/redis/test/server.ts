@@ -97,3 +97,20 @@ export function useRedis(): {
  * every package at once) the default 250 ms can pass, and the outage mode would answer.
  */
 export const patient = { timeout: 5_000 } as const;
+
+/**
+ * The tokens a quota-engine bucket's raw state holds at `at` (ms), or undefined when the key is
+ * absent: a bucket of one number (its value a decimal integer of 2^-7 ms, the instant it is full
+ * again) lacks what refills from `at` until then; one of two numbers holds its first double, the
+ * tokens as counted (what refilled since is left out: these tests refill a unit an hour).
+ */
+export function bucketTokens(
+  state: Buffer | null,
+  spec: { readonly capacity: number; readonly refill: number; readonly window: number },
+  at: number,
+): number | undefined {
+  if (state === null) return undefined;
+  const text = state.toString("latin1");
+  if (/^-?\d+$/.test(text)) return spec.capacity - Math.max(Number(text) / 128 - at, 0) / (spec.window / spec.refill);
+  return state.readDoubleLE(0);
+}

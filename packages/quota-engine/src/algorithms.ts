@@ -4,7 +4,7 @@
 // | kind   | amount              | instant                          | a fresh key       |
 // | ------ | ------------------- | -------------------------------- | ----------------- |
 // | bucket | tokens held         | when they were counted           | capacity, now     |
-// | bucket of one number | 0     | when it is full again (./grid)   | 0, now            |
+// | bucket of one number | 0     | when it is full again            | 0, now            |
 // | window | units used          | when the open window ends        | 0, -Infinity      |
 // | gcra   | ms ahead of schedule | the latest admission            | 0, now            |
 import { bucketDecide, bucketIdle } from "./bucket";

@@ -1,8 +1,8 @@
-// The token bucket on flat state, in one of two forms (see ./grid, and Rule.oneNumber):
-// - one number, when the limit's tick is a whole number of grid steps: the instant F it is full
+// The token bucket on flat state, in one of two forms (see ./one-number, and Rule.oneNumber):
+// - one number, when the limit's tick is a whole number of 2^-7 ms: the instant F it is full
 //   again (the amount unused, 0). At `t` it lacks `max(F − t, 0) / tick` tokens; a charge of
 //   `cost` passes when `max(F, t) + cost · tick − t ≤ capacity · tick` (give or take the slack)
-//   and moves F there. The formulas are @tideward/limiters' GCRA ones (`gcraLead(F, 0, t)` is
+//   and moves F there, computed as `t + (lead + cost · tick)`. The formulas are @tideward/limiters' GCRA ones (`gcraLead(F, 0, t)` is
 //   `max(F − t, 0)`), on the capacity and the tick: a token bucket and GCRA are one algorithm.
 // - two numbers otherwise: tokens held and the instant they were counted. Refill is continuous,
 //   `refill / window` tokens a millisecond up to `capacity`; the formulas are @tideward/limiters'
@@ -20,7 +20,6 @@ import {
   gcraRest,
   gcraWhole,
 } from "@tideward/limiters/math";
-import { fullAt } from "./grid";
 import { EXHAUSTED, OK, TOO_LARGE, step } from "./outcome";
 import type { Code } from "./outcome";
 import type { Rule } from "./rule";
@@ -55,7 +54,7 @@ function fullDecide(rule: Rule, full: number, t: number, cost: number): Code {
   const { tick, capacity, bucketSlackMs } = rule;
   const lead = gcraLead(full, 0, t);
   if (cost <= capacity && gcraFits(lead, cost, tick, rule.bucketReach)) {
-    const next = fullAt(t, lead + cost * tick);
+    const next = t + (lead + cost * tick);
     step.amount = 0;
     step.instant = next;
     step.remaining = gcraWhole(gcraLead(next, 0, t), tick, capacity, bucketSlackMs);

@@ -20,7 +20,6 @@ import { FairShare } from "./fair";
 import type { FairShareItem } from "./fair";
 import { countStats, findIssues } from "./health";
 import type { EngineParts, EngineSummary, QuotaStats, ValidationIssue } from "./health";
-import { fullAt } from "./grid";
 import { Links, chain, foldChain } from "./hierarchy";
 import type { LinkCode, QuotaLink } from "./hierarchy";
 import { isQuotaKey } from "./key";
@@ -173,7 +172,7 @@ export class QuotaEngine implements QuotaStore {
     const lead = gcraLead(full, 0, t);
     if (!(cost <= capacity && gcraFits(lead, cost, tick, held.rule.bucketReach)))
       return this.#denied(BUCKET, held, 0, full, now, cost);
-    const next = fullAt(t, lead + cost * tick);
+    const next = t + (lead + cost * tick);
     data[at] = next;
     const reset = until(now, t, gcraRest(next, 0, t));
     const remaining = gcraWhole(gcraLead(next, 0, t), tick, capacity, bucketSlackMs);

@@ -1,5 +1,5 @@
 import { slackOf } from "@tideward/limiters/math";
-import { oneNumber } from "./grid";
+import { oneNumber } from "./one-number";
 import type { LimitSpec } from "./limit";
 
 /**
@@ -26,7 +26,7 @@ export class Rule {
   readonly bucketSlack: number;
   /**
    * Whether a bucket of this limit keeps one number of state, the instant it is full again (see
-   * `./grid`): when `window / refill`, the ms a token, is a whole number of grid steps (at least two) and
+   * `./one-number`): when `window / refill`, the ms a token, is a whole number of 2^-7 ms and
    * the bucket's depth in time is at most 2^44 ms. Otherwise it keeps tokens and the instant they
    * were counted.
    */

@@ -4,7 +4,6 @@
 import { MAX_INSTANT, above } from "@tideward/limiters/math";
 import { check } from "@tideward/time/internal";
 import { SnapshotError } from "./errors";
-import { GRID, fullAt } from "./grid";
 import { FairShare, subjectProblem, weightProblem } from "./fair";
 import { Links } from "./hierarchy";
 import { MAX_KEY_PART, QuotaKey } from "./key";
@@ -18,7 +17,7 @@ import { STRIDE } from "./table";
 
 /**
  * The snapshot format's version. Version 3 lists the buckets of one number (a limit whose ms a token
- * is a whole number of 2^-7 ms steps) in `fullAt`, as the instant each is full again; version 2 had every
+ * is a whole number of 2^-7 ms) in `fullAt`, as the instant each is full again; version 2 had every
  * bucket as `{ tokens, at }`, and `restore` still reads it (a bucket of one number converted as a
  * charge would leave it). Version 2 also made GCRA state `{ at, ahead }` (version 1 had one
  * absolute `tat`, which rounds near `Date.now()`); `restore` refuses version 1.
@@ -43,8 +42,7 @@ export interface BucketEntry {
 }
 
 /**
- * A token bucket of one number's state: the instant it is full again (ms), a whole number of
- * 2^-7 ms; at `t` it lacks `max(full − t, 0) · refill / window` tokens of its capacity.
+ * A token bucket of one number's state: the instant it is full again (ms); at `t` it lacks `max(full − t, 0) · refill / window` tokens of its capacity.
  */
 export interface FullAtEntry {
   readonly key: KeyParts;
@@ -332,7 +330,7 @@ export function readSnapshot(value: unknown, maxKeys: number): Restored {
     const at = instant(e.at, `${path}.at`);
     if (at > clock) fail(`${path}.at`, `must not be after snapshot.clock (${clock}), got ${at}`);
     // A bucket of one number (a version 2 snapshot): full again once the missing tokens refill.
-    return rule.oneNumber ? [0, fullAt(at, (rule.capacity - tokens) * rule.tick)] : [tokens, at];
+    return rule.oneNumber ? [0, at + (rule.capacity - tokens) * rule.tick] : [tokens, at];
   });
   if (!v2)
     entries("fullAt", BUCKET, ["full"], (e, rule, path) => {
@@ -342,8 +340,6 @@ export function readSnapshot(value: unknown, maxKeys: number): Restored {
           `must name a limit whose buckets keep one number, got ${JSON.stringify(rule.name)} (its buckets belong in snapshot.buckets)`,
         );
       const full = finite(e.full, `${path}.full`);
-      if (Math.floor(full * GRID) !== full * GRID)
-        fail(`${path}.full`, `must be a whole number of 2^-7 ms, got ${full}`);
       if (full - clock > rule.bucketReach)
         fail(
           `${path}.full`,

@@ -114,9 +114,9 @@ describe.each(cases)("the engine decides as @tideward/limiters does, on %s", (_,
       fc.property(oneNumberSpec(spec), origin, steps, (s, start, arrivals) => {
         const engine = engineWith(s);
         const gcra = new Gcra((s.refill * 1_000) / s.window, { burst: s.capacity });
-        // On the grid (2^-7 ms) every instant the bucket keeps is exact, as Gcra's are: the two
-        // are one algorithm, and agree to the bit. Off it, a charge from rest rounds down onto
-        // the grid (real-clocks.test.ts pins the promises that still hold there).
+        // On instants that are whole numbers of 2^-7 ms every number either keeps is exact: the
+        // two are one algorithm, and agree to the bit. (Elsewhere F = t + lead and Gcra's at and
+        // ahead may round differently; real-clocks.test.ts pins the promises that hold there.)
         let now = Math.floor(start * 128) / 128;
         for (const [dt, cost] of arrivals) {
           now += Math.floor(dt * 128) / 128;

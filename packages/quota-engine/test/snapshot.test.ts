@@ -125,12 +125,12 @@ type Mutable = Record<string, unknown> & {
 };
 const cases: [string, (s: Mutable) => unknown, string][] = [
   [
-    "a bucket of one number off the grid",
+    "a bucket of one number full again at NaN",
     (s) => {
-      s.fullAt[0].full = 1_500.001;
+      s.fullAt[0].full = NaN;
       return s;
     },
-    "snapshot.fullAt[0].full must be a whole number of 2^-7 ms, got 1500.001",
+    "snapshot.fullAt[0].full must be a finite number, got NaN",
   ],
   [
     "a bucket of one number listed with tokens",

@@ -15,7 +15,7 @@ import {
   nodeRedisClient,
   slotOf,
 } from "@tideward/redis";
-import { safe, useRedis, withRedis, patient } from "./server";
+import { fullAtOf, safe, useRedis, withRedis, patient } from "./server";
 
 const alice = new QuotaKey("acme", "alice", "api");
 const bob = new QuotaKey("acme", "bob", "api");
@@ -435,11 +435,11 @@ withRedis("the engine on a real Redis", () => {
         if (state === null) continue;
         const spec = engine.limit(limit);
         if (spec === undefined) throw new Error("no spec");
-        // A bucket of one number holds the instant it is full again, in 2^-7 ms; else two doubles.
-        const text = state.toString("latin1");
-        const one = /^-?\d+$/.test(text);
+        // A bucket of one number holds the instant it is full again; anything else two doubles.
+        const full = kind === "bucket" ? fullAtOf(state) : undefined;
+        const one = full !== undefined;
         const a = one ? 0 : state.readDoubleLE(0);
-        const b = one ? Number(text) / 128 : state.readDoubleLE(8);
+        const b = full ?? state.readDoubleLE(8);
         const fresh = one ? b : kind === "bucket" ? b + (spec.capacity - a) * (spec.window / spec.refill) : b + a;
         // How long past (fresh + margin) the key will live, in Redis's time counted from `before`.
         worst = Math.min(worst, pttl + (Date.now() - before) - (fresh + margin - before));

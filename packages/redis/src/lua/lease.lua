@@ -10,7 +10,8 @@
 --          the instant they were counted (from which the caller finds when a dry bucket has one)
 --
 -- A bucket of one number (capacity not whole: capacity − 0.5, and ms a token in place of tokens a
--- millisecond; see quota.lua) keeps the instant F it is full again, as an integer of 2^-7 ms; its
+-- millisecond; see quota.lua) keeps the instant F it is full again, as an integer of 2^-12 ms (or
+-- 'd' and the double); its
 -- reply is the tokens granted or accepted, F, and the instant read.
 
 local now
@@ -30,13 +31,17 @@ if cap % 1 ~= 0 then
   local v = redis.call('GET', KEYS[1])
   local full = now
   if v then
-    full = tonumber(v)
-    if not (full and full % 1 == 0 and full < 9007199254740992 and full > -9007199254740992) then
-      local shown = v:sub(1, 24)
-      if shown:find('^[ -~]*$') then shown = '"' .. shown .. '"' else shown = 'bytes ' .. shown:gsub('.', function(c) return string.format('%02x', c:byte()) end) end
-      error('tideward: the key ' .. KEYS[1] .. ' holds ' .. #v .. ' bytes (' .. shown .. '), not a token bucket of one number (a whole number of 2^-7 ms): another writer, or the state of another version under this name')
+    if #v == 9 and v:byte(1) == 100 then
+      full = struct.unpack('<d', v, 2)
+    else
+      full = tonumber(v)
+      if not (full and full % 1 == 0 and full < 9.2e18 and full > -9.2e18) then
+        local shown = v:sub(1, 24)
+        if shown:find('^[ -~]*$') then shown = '"' .. shown .. '"' else shown = 'bytes ' .. shown:gsub('.', function(c) return string.format('%02x', c:byte()) end) end
+        error('tideward: the key ' .. KEYS[1] .. ' holds ' .. #v .. ' bytes (' .. shown .. '), not a token bucket of one number (an integer of 2^-12 ms, or d and a double): another writer, or the state of another version under this name')
+      end
+      full = full / 4096
     end
-    full = full / 128
   end
   local lead = 0 - (now - full)
   if lead < 0 then lead = 0 end
@@ -56,13 +61,15 @@ if cap % 1 ~= 0 then
   end
   if granted > 0 then
     if ahead > 0 then
-      local f = math.floor((now + ahead) * 128) / 128
-      if f - now > ahead then f = (f * 128 - 1) / 128 end
+      local f = now + ahead
       full = f
       local margin = tonumber(ARGV[3])
       local e = f + margin
       if margin > 0 then e = math.ceil(e / margin) * margin end
-      redis.call('SET', KEYS[1], string.format('%d', f * 128), 'PX', math.floor(e - now) + 1)
+      local steps = f * 4096
+      local value
+      if steps % 1 == 0 and steps < 9.2e18 and steps > -9.2e18 then value = string.format('%d', steps) else value = 'd' .. struct.pack('<d', f) end
+      redis.call('SET', KEYS[1], value, 'PX', math.floor(e - now) + 1)
     else
       full = now
       redis.call('DEL', KEYS[1])

@@ -7,13 +7,14 @@
 -- admission. No decimal is printed or parsed on the way, so nothing is rounded.
 --
 -- A token bucket of one number (a limit whose ms a token is a whole number of 2^-7 ms) keeps the
--- instant it is full again, F, as the decimal integer F · 128 (under 2^53, so printed with %d and
--- read back with tonumber exactly): Redis holds such a value as an integer inside the value's
--- object, 16 B where two doubles take 32 B more. Its charge decides as GCRA on the capacity and
--- that tick (`max(F − t, 0) + cost · tick ≤ capacity · tick`, and the slack), the in-process
--- engine's arithmetic operation for operation, and moves F to `t + lead` rounded down onto the
--- grid. Anything else under its name (not a whole number of steps) is refused with an error
--- naming the key and what it holds. Its state crosses in the reply as two doubles, 0 and F.
+-- instant it is full again, F, a double: as the decimal integer F · 4096 when that is a whole
+-- number (every F from 2^40 ms, Date.now() among them, and any multiple of 2^-12 ms), which Redis
+-- holds as an integer inside the value's object (16 B, where two doubles take 32 B more), printed
+-- with %d and read back with tonumber exactly; otherwise as 'd' and the double's 8 bytes. Its
+-- charge decides as GCRA on the capacity and that tick (`max(F − t, 0) + cost · tick ≤
+-- capacity · tick`, and the slack) and moves F to `t + (lead + cost · tick)`, the in-process
+-- engine's arithmetic operation for operation. Anything else under its name is refused with an
+-- error naming the key and what it holds. Its state crosses in the reply as two doubles, 0 and F.
 --
 -- A key expires when its state would be a fresh key's again (a bucket full, a window closed, a
 -- flow at rest) plus the margin, rounded up to a multiple of the margin: E(state). A write sets
@@ -71,13 +72,17 @@ if cap > 0 and perMs > 0 and cap % 1 ~= 0 then
   local full, old = now, -1
   local margin = ARGV[2] + 0
   if v then
-    full = tonumber(v)
-    if not (full and full % 1 == 0 and full < 9007199254740992 and full > -9007199254740992) then
-      local shown = v:sub(1, 24)
-      if shown:find('^[ -~]*$') then shown = '"' .. shown .. '"' else shown = 'bytes ' .. shown:gsub('.', function(c) return string.format('%02x', c:byte()) end) end
-      error('tideward: the key ' .. key .. ' holds ' .. #v .. ' bytes (' .. shown .. '), not a token bucket of one number (a whole number of 2^-7 ms): another writer, or the state of another version under this name')
+    if #v == 9 and v:byte(1) == 100 then
+      full = struct.unpack('<d', v, 2)
+    else
+      full = tonumber(v)
+      if not (full and full % 1 == 0 and full < 9.2e18 and full > -9.2e18) then
+        local shown = v:sub(1, 24)
+        if shown:find('^[ -~]*$') then shown = '"' .. shown .. '"' else shown = 'bytes ' .. shown:gsub('.', function(c) return string.format('%02x', c:byte()) end) end
+        error('tideward: the key ' .. key .. ' holds ' .. #v .. ' bytes (' .. shown .. '), not a token bucket of one number (an integer of 2^-12 ms, or d and a double): another writer, or the state of another version under this name')
+      end
+      full = full / 4096
     end
-    full = full / 128
     old = full + margin
     if margin > 0 then old = math.ceil(old / margin) * margin end
     v = struct.pack('<dd', 0, full)
@@ -90,15 +95,16 @@ if cap > 0 and perMs > 0 and cap % 1 ~= 0 then
   if slack > 0.0009765625 then slack = 0.0009765625 end
   local ahead = lead + cost * tick
   if cost <= capacity and ahead <= capacity * tick + slack * tick then
-    -- F: t + ahead rounded down onto the grid, and a step lower if the sum itself rounded up.
-    local f = math.floor((now + ahead) * 128) / 128
-    if f - now > ahead then f = (f * 128 - 1) / 128 end
+    local f = now + ahead
     local e = f + margin
     if margin > 0 then e = math.ceil(e / margin) * margin end
+    local steps = f * 4096
+    local value
+    if steps % 1 == 0 and steps < 9.2e18 and steps > -9.2e18 then value = string.format('%d', steps) else value = 'd' .. struct.pack('<d', f) end
     if e <= old then
-      redis.call('SET', key, string.format('%d', f * 128), 'KEEPTTL')
+      redis.call('SET', key, value, 'KEEPTTL')
     else
-      redis.call('SET', key, string.format('%d', f * 128), 'PX', math.floor(e - now) + 1)
+      redis.call('SET', key, value, 'PX', math.floor(e - now) + 1)
     end
     return '1' .. v
   end
@@ -176,13 +182,18 @@ local read = {}
 -- one number (p1 not whole) from its integer, refused when it holds anything else.
 local function decode(key, v, p1, p2)
   if p1 > 0 and p2 > 0 and p1 % 1 ~= 0 then
-    local full = tonumber(v)
-    if not (full and full % 1 == 0 and full < 9007199254740992 and full > -9007199254740992) then
-      local shown = v:sub(1, 24)
-      if shown:find('^[ -~]*$') then shown = '"' .. shown .. '"' else shown = 'bytes ' .. shown:gsub('.', function(c) return string.format('%02x', c:byte()) end) end
-      error('tideward: the key ' .. key .. ' holds ' .. #v .. ' bytes (' .. shown .. '), not a token bucket of one number (a whole number of 2^-7 ms): another writer, or the state of another version under this name')
+    local full
+    if #v == 9 and v:byte(1) == 100 then
+      full = unpack('<d', v, 2)
+    else
+      full = tonumber(v)
+      if not (full and full % 1 == 0 and full < 9.2e18 and full > -9.2e18) then
+        local shown = v:sub(1, 24)
+        if shown:find('^[ -~]*$') then shown = '"' .. shown .. '"' else shown = 'bytes ' .. shown:gsub('.', function(c) return string.format('%02x', c:byte()) end) end
+        error('tideward: the key ' .. key .. ' holds ' .. #v .. ' bytes (' .. shown .. '), not a token bucket of one number (an integer of 2^-12 ms, or d and a double): another writer, or the state of another version under this name')
+      end
+      full = full / 4096
     end
-    full = full / 128
     return pack('<dd', 0, full), 0, full
   end
   if #v ~= 16 then
@@ -193,9 +204,14 @@ local function decode(key, v, p1, p2)
   local a, b = unpack('<dd', v)
   return v, a, b
 end
--- A state as stored: a bucket of one number as its integer of steps, anything else as two doubles.
+-- A state as stored: a bucket of one number as its integer of 2^-12 ms (or 'd' and the double),
+-- anything else as two doubles.
 local function encode(a, b, p1, p2)
-  if p1 > 0 and p2 > 0 and p1 % 1 ~= 0 then return string.format('%d', b * 128) end
+  if p1 > 0 and p2 > 0 and p1 % 1 ~= 0 then
+    local steps = b * 4096
+    if steps % 1 == 0 and steps < 9.2e18 and steps > -9.2e18 then return string.format('%d', steps) end
+    return 'd' .. pack('<d', b)
+  end
   return pack('<dd', a, b)
 end
 
@@ -228,8 +244,7 @@ local function helpers()
       if slack > 0.0009765625 then slack = 0.0009765625 end
       local ahead = lead + cost * tick
       if cost <= capacity and ahead <= capacity * tick + slack * tick then
-        local f = floor((t + ahead) * 128) / 128
-        if f - t > ahead then f = (f * 128 - 1) / 128 end
+        local f = t + ahead
         return true, 0, f, f
       end
       return false

@@ -400,6 +400,8 @@ end
 -- will set is settled here, against E of the key's state before the call.
 local latest = nil
 if m > 16 then latest = {} end
+-- Which staged states are a bucket of one number's (written as its integer).
+local one = {}
 local failed = false
 for c = 1, m do
   local o = base + c * 3 - 3
@@ -422,7 +424,33 @@ for c = 1, m do
   end
   local a, b = pa[c], pb[c]
   if p > 0 then a, b = sa[p], sb[p] end
-  if p1 > 0 and p2 > 0 and p1 % 1 == 0 then
+  if p1 > 0 and p2 > 0 and p1 % 1 ~= 0 then
+    -- A token bucket of one number, full again at b, written out likewise (the same arithmetic
+    -- as `step`, and its expiry as `px` and `stored` make it).
+    local capacity = p1 - 0.5
+    if a == nil then a, b = 0, t end
+    local lead = 0 - (t - b)
+    if lead < 0 then lead = 0 end
+    local slack = capacity * 1e-9
+    if slack > 0.0009765625 then slack = 0.0009765625 end
+    local ahead = lead + cost * p2
+    if cost <= capacity and ahead <= capacity * p2 + slack * p2 then
+      local f = t + ahead
+      local e = f + margin
+      if margin > 0 then e = math.ceil(e / margin) * margin end
+      local ms = floor(e - now) + 1
+      local ob = pb[c]
+      if ob ~= nil then
+        local old = ob + margin
+        if margin > 0 then old = math.ceil(old / margin) * margin end
+        if e <= old then ms = 0 end
+      end
+      sa[c], sb[c], ex[c], one[c] = 0, f, ms, true
+      if latest then latest[key] = c end
+    elseif enforced then
+      failed = true
+    end
+  elseif p1 > 0 and p2 > 0 then
     -- A token bucket, the common charge, written out (the same arithmetic as `step`).
     if a == nil then a, b = p1, t end
     local level = a
@@ -473,8 +501,13 @@ if failed then return '0' .. reply end
 for c = 1, m do
   local ms = ex[c]
   if ms ~= nil then
-    local o = base + c * 3 - 3
-    local value = encode(sa[c], sb[c], ARGV[o + 1] + 0, ARGV[o + 2] + 0)
+    local value
+    if one[c] then
+      local steps = sb[c] * 4096
+      if steps % 1 == 0 and steps < 9.2e18 and steps > -9.2e18 then value = string.format('%d', steps) else value = 'd' .. pack('<d', sb[c]) end
+    else
+      value = pack('<dd', sa[c], sb[c])
+    end
     if ms == 0 then redis.call('SET', KEYS[c], value, 'KEEPTTL') else redis.call('SET', KEYS[c], value, 'PX', ms) end
   end
 end

@@ -71,9 +71,21 @@ export function leadCells(l: Lead, capacity?: number): string[] {
     capacity === undefined
       ? `${num(l.backendPerSecond)}/s`
       : `${num(l.backendPerSecond)}/s (${percent(l.backendPerSecond / capacity)} of capacity)`,
-    l.recovered ? `${num(l.recoverySeconds)} s` : "never",
+    recovery(l.recovered, l.recoverySeconds),
     String(l.wasted),
   ];
+}
+
+/**
+ * How soon the run `id` recovered, from the figures {@link leadFigures} wrote: `"3 s"` followed by
+ * `after` (`" after the trigger"`), or `"never"`.
+ */
+export function recoveryText(figures: Readonly<Record<string, number>>, id: string, after = ""): string {
+  return recovery(figures[`${id}.recovered`] === 1, figures[`${id}.recoverySeconds`], after);
+}
+
+function recovery(recovered: boolean, seconds: number, after = ""): string {
+  return recovered ? `${num(seconds)} s${after}` : "never";
 }
 
 /** Writes `l` into `figures` under `id.`: goodputRate, goodputPerSecond, backendPerSecond, recoverySeconds, recovered (0 or 1), wasted. */

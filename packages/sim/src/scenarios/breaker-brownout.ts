@@ -1,4 +1,3 @@
-import { Jitter } from "@tideward/backoff";
 import type { BackendOptions } from "../backend";
 import { exponential, fixed } from "../distribution";
 import { FailureSchedule } from "../failures";
@@ -10,7 +9,7 @@ import type { Table } from "../scenario";
 import { num, percent, sumBetween, textTable } from "../report";
 import { LEAD_COLUMNS, lead, leadCells, leadFigures } from "./lead";
 import { durationKnob, rateKnob } from "./knobs";
-import { BASELINE, breakerLineup } from "./lineups";
+import { BASELINE, breakerLineup, retriesOf } from "./lineups";
 
 /** The parameters of {@link breakerBrownout}. */
 export interface BreakerBrownoutParams {
@@ -115,7 +114,7 @@ export const breakerBrownout = defineScenario<BreakerBrownoutParams>({
         client: {
           timeout: DEADLINE,
           deadline: DEADLINE,
-          retry: retries ? { backoff: { attempts: 4, base: 100, cap: 1_000, jitter: Jitter.full } } : false,
+          retry: retriesOf({ retry: retries, budget: false }, 4),
         },
         policies: c.spec === undefined ? [] : [c.spec],
         drain: 0,

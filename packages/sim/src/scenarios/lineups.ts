@@ -1,7 +1,9 @@
 // The policies the scenarios set side by side, each defined once with its label: the breakers
 // an outage or a brownout compares, and the retrying clients an overload compares, tideward's as
 // the guard ships it first in both, so every tab names and builds a contender alike.
+import { Jitter } from "@tideward/backoff";
 import { client, sre } from "@tideward/breaker";
+import type { RetryOptions } from "../options";
 import { breaker } from "../policies/breaker";
 import { classicBreaker, samplingBreaker } from "../policies/classic";
 import { opossumBreaker } from "../policies/opossum";
@@ -82,4 +84,15 @@ const RETRIERS: Readonly<Record<RetryId, RetryContender>> = {
 /** The retrying clients named, in that order: the guard's default, retries with no policy, without retries, a budget alone, and retries behind each breaker or the shedder. */
 export function retryLineup(ids: readonly RetryId[]): readonly RetryContender[] {
   return Object.freeze(ids.map((id) => RETRIERS[id]));
+}
+
+/**
+ * A contender's retries: `attempts` in all (the first included), full jitter from 100 ms
+ * doubling to 1 s, held to a retry budget (the guard's default one) where it has one; `false`
+ * where it does not retry or may make one attempt only.
+ */
+export function retriesOf(c: Pick<RetryContender, "retry" | "budget">, attempts: number): RetryOptions | false {
+  return c.retry && attempts > 1
+    ? { backoff: { attempts, base: 100, factor: 2, cap: 1_000, jitter: Jitter.full }, budget: c.budget ? {} : false }
+    : false;
 }

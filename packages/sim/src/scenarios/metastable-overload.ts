@@ -1,4 +1,3 @@
-import { Jitter } from "@tideward/backoff";
 import { metastable } from "../backends";
 import { poisson } from "../rates";
 import type { RunResult } from "../result";
@@ -8,7 +7,7 @@ import type { ClientOptions } from "../options";
 import { num, percent, outcome, sumBetween } from "../report";
 import { LEAD_COLUMNS, lead, leadCells, leadFigures, recoveryText } from "./lead";
 import { deadlineKnob, durationKnob, rateKnob, timeoutKnob } from "./knobs";
-import { retryLineup } from "./lineups";
+import { retriesOf, retryLineup } from "./lineups";
 import type { RetryContender } from "./lineups";
 
 /** The parameters of {@link metastableOverload}. */
@@ -139,13 +138,7 @@ export const metastableOverload = defineScenario<MetastableOverloadParams>({
     const clientOf = (c: RetryContender): ClientOptions => ({
       timeout: p.timeout * 1_000,
       deadline: p.deadline * 1_000,
-      retry:
-        c.retry && p.retries > 0
-          ? {
-              backoff: { attempts: p.retries + 1, base: 100, factor: 2, cap: 1_000, jitter: Jitter.full },
-              budget: c.budget ? {} : false,
-            }
-          : false,
+      retry: retriesOf(c, p.retries + 1),
     });
     const runs = CONTENDERS.map((c) =>
       simulate({

@@ -1,4 +1,3 @@
-import { Jitter } from "@tideward/backoff";
 import type { Dip } from "../dips";
 import { exponential } from "../distribution";
 import { poisson } from "../rates";
@@ -8,7 +7,7 @@ import { defineScenario, seedKnob } from "../scenario";
 import { num, outcome, percent, sumBetween } from "../report";
 import { LEAD_COLUMNS, lead, leadCells, leadFigures, recoveryText } from "./lead";
 import { deadlineKnob, durationKnob, rateKnob, timeoutKnob, workersKnob } from "./knobs";
-import { retryLineup } from "./lineups";
+import { retriesOf, retryLineup } from "./lineups";
 
 /** The parameters of {@link slowBackend}. */
 export interface SlowBackendParams {
@@ -104,12 +103,7 @@ export const slowBackend = defineScenario<SlowBackendParams>({
         client: {
           timeout: (c.retry ? p.timeout : p.deadline) * 1_000,
           deadline: p.deadline * 1_000,
-          retry: c.retry
-            ? {
-                backoff: { attempts: 3, base: 100, cap: 1_000, jitter: Jitter.full },
-                budget: c.budget ? {} : false,
-              }
-            : false,
+          retry: retriesOf(c, 3),
         },
         policies: c.policies,
         drain: 0,

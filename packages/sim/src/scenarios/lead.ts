@@ -68,12 +68,17 @@ export function leadCells(l: Lead, capacity?: number): string[] {
   return [
     percent(l.goodputRate),
     `${num(l.goodputPerSecond)}/s`,
-    capacity === undefined
-      ? `${num(l.backendPerSecond)}/s`
-      : `${num(l.backendPerSecond)}/s (${percent(l.backendPerSecond / capacity)} of capacity)`,
+    loadCell(l.backendPerSecond, capacity),
     recovery(l.recovered, l.recoverySeconds),
     String(l.wasted),
   ];
+}
+
+/** The backend's load as a cell, `perSecond` calls a second: `"150/s"`, or `"150/s (75.0 % of capacity)"` with a `capacity` (calls/s). */
+export function loadCell(perSecond: number, capacity?: number): string {
+  return capacity === undefined
+    ? `${num(perSecond)}/s`
+    : `${num(perSecond)}/s (${percent(perSecond / capacity)} of capacity)`;
 }
 
 /**

@@ -7,6 +7,7 @@ import { defineScenario, seedKnob } from "../scenario";
 import { num, percent, outcome } from "../report";
 import type { NumberKnob } from "../scenario";
 import { deadlineKnob, durationKnob, timeoutKnob, workersKnob } from "./knobs";
+import { LEAD_COLUMNS, loadCell } from "./lead";
 
 /** The parameters of {@link shedderRamp}. */
 export interface ShedderRampParams {
@@ -127,7 +128,7 @@ export const shedderRamp = defineScenario<ShedderRampParams>({
         r.label,
         percent(peak.goodputRate),
         `${num(peak.goodput)}/s`,
-        `${num(peak.backend)}/s (${percent(peak.backend / capacity)} of capacity)`,
+        loadCell(peak.backend, capacity),
         "–",
         String(r.summary.wasted),
         `${num(peak.successes)}/s`,
@@ -141,11 +142,7 @@ export const shedderRamp = defineScenario<ShedderRampParams>({
       title: `load ${p.from} → ${p.to} calls/s on ${p.workers} workers of ${p.service} ms (capacity ${num(capacity)}/s), a ${p.deadline} s deadline; figures over the last fifth of the run (the load never falls, so nothing recovers)`,
       columns: [
         "",
-        "goodput within the deadline",
-        "goodput",
-        "backend load",
-        "back to 90 % goodput after",
-        "calls wasted",
+        ...LEAD_COLUMNS,
         "served, late ones included",
         "calls queued",
         "p99 latency of answers in time",

@@ -257,6 +257,10 @@ export function guardOptions(
     // Rounded to twelve digits, so 0.3 s reads 300 ms and not 300.00000000000006.
     at[last] = Number((value * (o.scale ?? 1) + (o.offset ?? 0)).toPrecision(12));
   }
+  // The backoff scenarios raise a cap below the base to the base; the guard refuses such a cap, so
+  // the copy says what the run did.
+  const retry = out["retry"] as { base?: number; cap?: number } | undefined;
+  if (retry?.base !== undefined && retry.cap !== undefined && retry.cap < retry.base) retry.cap = retry.base;
   return Object.keys(out).length === 0 ? undefined : out;
 }
 

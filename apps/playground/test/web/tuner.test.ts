@@ -203,4 +203,16 @@ describe("the tuner", () => {
       deadline: 5_000,
     });
   });
+
+  it("copies a cap below the base as the base, as the backoff scenarios run it, and the guard takes it", () => {
+    for (const name of ["herd-backoff", "contention-backoff"]) {
+      const m = simMetas.find((x) => x.name === name);
+      if (m === undefined) throw new Error(`no ${name}`);
+      const o = guardOptions(m, 0, { base: 500, cap: 100 });
+      expect(o, name).toEqual({ retry: { base: 500, cap: 500 } });
+      expect(() => guard(() => 0, { ...o, retry: { ...(o?.["retry"] as object), attempts: 3 } })).not.toThrow();
+      // A cap above the base is copied as it is.
+      expect(guardOptions(m, 0, { base: 100, cap: 900 }), name).toEqual({ retry: { base: 100, cap: 900 } });
+    }
+  });
 });

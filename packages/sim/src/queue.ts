@@ -5,8 +5,11 @@ export type Fire = (now: number, arg: number) => void;
  * A priority queue of events ordered by time, ties broken by the order they were scheduled in,
  * so a run never depends on how a heap happens to break a tie.
  *
- * A binary heap over parallel typed arrays (time, sequence, argument) and one array of handlers:
- * pushing and popping allocate nothing once the arrays have grown to the run's peak.
+ * A four-ary heap over parallel typed arrays (time, sequence, argument) and one array of
+ * handlers: pushing and popping allocate nothing once the arrays have grown to the run's peak,
+ * and a heap half as deep as a binary one moves each event half as often. Which of several
+ * correct heaps is used changes no run: no two events share a time and a sequence, so the
+ * order they come out in is the same.
  */
 export class EventQueue {
   #time = new Float64Array(64);
@@ -26,6 +29,12 @@ export class EventQueue {
   // a ring beside the heap, so they cost no sifting. Ordered with the heap's events by the same
   // time and sequence, so using one changes no run.
   readonly #channels: Channel[] = [];
+  // The channel whose head comes first (-1 when all are empty), and that head's time and
+  // sequence: kept up to date as heads change, so a pop compares three candidates, not every
+  // channel. A channel's head changes only when it is taken or the channel was empty.
+  #first = -1;
+  #firstTime = Infinity;
+  #firstSeq = Infinity;
   // The event popped last, read by the simulator right after `pop`.
   /** The argument of the event {@link EventQueue.pop} returned last. */
   arg = 0;
@@ -42,11 +51,7 @@ export class EventQueue {
   /** The time (ms) of the earliest waiting event, or `Infinity` when none is. */
   peek(): number {
     let t = this.#size > 0 ? this.#time[0] : Infinity;
-    const channels = this.#channels;
-    for (let i = 0; i < channels.length; i++) {
-      const c = channels[i];
-      if (c.length > 0 && c.time[c.head] < t) t = c.time[c.head];
-    }
+    if (this.#firstTime < t) t = this.#firstTime;
     return this.#laneTime < t ? this.#laneTime : t;
   }
 
@@ -68,7 +73,14 @@ export class EventQueue {
       this.push(time, fire, arg);
       return;
     }
-    c.add(time, this.#next++, fire, arg);
+    const seq = this.#next++;
+    c.add(time, seq, fire, arg);
+    // A new head only if the channel was empty; its sequence is the newest, so a tie loses.
+    if (c.length === 1 && (this.#first < 0 || time < this.#firstTime)) {
+      this.#first = channel;
+      this.#firstTime = time;
+      this.#firstSeq = seq;
+    }
   }
 
   /**
@@ -93,7 +105,7 @@ export class EventQueue {
     const fires = this.#fire;
     let i = this.#size++;
     while (i > 0) {
-      const parent = (i - 1) >> 1;
+      const parent = (i - 1) >> 2;
       const pt = times[parent];
       if (pt < time || (pt === time && seqs[parent] < seq)) break;
       times[i] = pt;
@@ -110,48 +122,52 @@ export class EventQueue {
 
   /**
    * Takes the earliest event out and returns its handler, leaving its time and argument in
-   * {@link EventQueue.time} and {@link EventQueue.arg}; `undefined` when the queue is empty.
+   * {@link EventQueue.time} and {@link EventQueue.arg}; `undefined` when the queue is empty, or
+   * when `before` is given and the earliest event is not before it (then nothing is taken).
+   *
+   * @param before - take an event only if its time is earlier than this, ms
    */
-  pop(): Fire | undefined {
+  pop(before?: number): Fire | undefined {
     const n = this.#size;
-    const channels = this.#channels;
-    if (channels.length > 0) {
-      // The earliest channel head, if it comes before the heap's top (and the lane's event).
-      let best: Channel | undefined;
-      let bt = n > 0 ? this.#time[0] : Infinity;
-      let bs = n > 0 ? this.#seq[0] : Infinity;
-      for (let i = 0; i < channels.length; i++) {
-        const c = channels[i];
-        if (c.length === 0) continue;
-        const t = c.time[c.head];
-        const q = c.seq[c.head];
-        if (t < bt || (t === bt && q < bs)) {
-          best = c;
-          bt = t;
-          bs = q;
-        }
-      }
-      const lt = this.#laneTime;
-      if (best !== undefined && !(lt < bt || (lt === bt && this.#laneSeq < bs))) {
-        this.time = bt;
-        this.arg = best.arg[best.head];
-        return best.take();
+    // The earliest of three candidates by time, then sequence: the heap's top, the lane's event
+    // and the first channel head.
+    let from = n > 0 ? HEAP : NONE;
+    let bt = n > 0 ? this.#time[0] : Infinity;
+    let bs = n > 0 ? this.#seq[0] : Infinity;
+    const lt = this.#laneTime;
+    if (lt !== Infinity && (lt < bt || (lt === bt && this.#laneSeq < bs))) {
+      from = LANE;
+      bt = lt;
+      bs = this.#laneSeq;
+    }
+    if (this.#first >= 0) {
+      const ct = this.#firstTime;
+      if (ct < bt || (ct === bt && this.#firstSeq < bs)) {
+        from = CHANNEL;
+        bt = ct;
       }
     }
-    const lt = this.#laneTime;
-    if (lt !== Infinity && (n === 0 || lt < this.#time[0] || (lt === this.#time[0] && this.#laneSeq < this.#seq[0]))) {
+    if (from === NONE || (before !== undefined && !(bt < before))) return undefined;
+    if (from === LANE) {
       this.time = lt;
       this.arg = this.#laneArg;
       this.#laneTime = Infinity;
       return this.#laneFire;
     }
-    if (n === 0) return undefined;
+    if (from === CHANNEL) {
+      const c = this.#channels[this.#first];
+      this.time = bt;
+      this.arg = c.arg[c.head];
+      const fire = c.take();
+      this.#rescan();
+      return fire;
+    }
     const times = this.#time;
     const seqs = this.#seq;
     const args = this.#arg;
     const fires = this.#fire;
     const fire = fires[0];
-    this.time = times[0];
+    this.time = bt;
     this.arg = args[0];
     const last = n - 1;
     this.#size = last;
@@ -162,15 +178,19 @@ export class EventQueue {
       const f = fires[last];
       let i = 0;
       for (;;) {
-        let child = 2 * i + 1;
-        if (child >= last) break;
-        const right = child + 1;
-        if (
-          right < last &&
-          (times[right] < times[child] || (times[right] === times[child] && seqs[right] < seqs[child]))
-        )
-          child = right;
-        const ct = times[child];
+        const first = 4 * i + 1;
+        if (first >= last) break;
+        // The earliest of up to four children.
+        let child = first;
+        let ct = times[first];
+        const end = first + 4 < last ? first + 4 : last;
+        for (let k = first + 1; k < end; k++) {
+          const kt = times[k];
+          if (kt < ct || (kt === ct && seqs[k] < seqs[child])) {
+            child = k;
+            ct = kt;
+          }
+        }
         if (t < ct || (t === ct && s < seqs[child])) break;
         times[i] = ct;
         seqs[i] = seqs[child];
@@ -190,10 +210,35 @@ export class EventQueue {
   /** Forgets every waiting event. */
   clear(): void {
     for (const c of this.#channels) c.clear();
+    this.#first = -1;
+    this.#firstTime = Infinity;
+    this.#firstSeq = Infinity;
     this.#fire.fill(undefined);
     this.#size = 0;
     this.#laneTime = Infinity;
     this.#laneFire = undefined;
+  }
+
+  /** Finds the channel whose head comes first, after a head was taken. */
+  #rescan(): void {
+    const channels = this.#channels;
+    let first = -1;
+    let ft = Infinity;
+    let fs = Infinity;
+    for (let i = 0; i < channels.length; i++) {
+      const c = channels[i];
+      if (c.length === 0) continue;
+      const t = c.time[c.head];
+      const q = c.seq[c.head];
+      if (first < 0 || t < ft || (t === ft && q < fs)) {
+        first = i;
+        ft = t;
+        fs = q;
+      }
+    }
+    this.#first = first;
+    this.#firstTime = ft;
+    this.#firstSeq = fs;
   }
 
   #grow(): void {
@@ -211,6 +256,12 @@ export class EventQueue {
     for (let i = fire.length; i < n; i++) fire.push(undefined);
   }
 }
+
+// Where the event a pop takes comes from.
+const NONE = 0;
+const HEAP = 1;
+const LANE = 2;
+const CHANNEL = 3;
 
 /** One channel: a ring of events in time order. */
 class Channel {

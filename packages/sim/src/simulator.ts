@@ -150,8 +150,10 @@ export class Simulator {
     const clock = this.clock;
     this.#stopped = false;
     let fired = 0;
-    while (!this.#stopped && queue.peek() < until) {
-      const fire = queue.pop() as Fire;
+    while (!this.#stopped) {
+      // One look at the queue an event: the pop takes the earliest only if it is before `until`.
+      const fire = queue.pop(until);
+      if (fire === undefined) break;
       const t = queue.time;
       if (t !== this.#now) {
         this.#now = t;

@@ -5,17 +5,22 @@ export type Fire = (now: number, arg: number) => void;
  * A priority queue of events ordered by time, ties broken by the order they were scheduled in,
  * so a run never depends on how a heap happens to break a tie.
  *
- * A four-ary heap over parallel typed arrays (time, sequence, argument) and one array of
- * handlers: pushing and popping allocate nothing once the arrays have grown to the run's peak,
- * and a heap half as deep as a binary one moves each event half as often. Which of several
- * correct heaps is used changes no run: no two events share a time and a sequence, so the
- * order they come out in is the same.
+ * A four-ary heap of times and record slots over typed arrays, the records (sequence, argument,
+ * handler) in slots of their own: pushing and popping allocate nothing once the arrays have
+ * grown to the run's peak, a heap half as deep as a binary one moves each event half as often,
+ * and a move is two numbers, not four. Which of several correct heaps is used changes no run:
+ * no two events share a time and a sequence, so the order they come out in is the same.
  */
 export class EventQueue {
+  // The heap: each entry's time and its record's slot. A record (sequence, argument, handler)
+  // stays in its slot from push to pop; free slots are a stack.
   #time = new Float64Array(64);
+  #slot = new Int32Array(64);
   #seq = new Float64Array(64);
   #arg = new Float64Array(64);
   #fire: (Fire | undefined)[] = new Array<Fire | undefined>(64).fill(undefined);
+  #free = new Int32Array(64).map((_, i) => 63 - i);
+  #freeN = 64;
   #size = 0;
   #next = 0;
   // The lane: one event kept beside the heap (Infinity when none), for a process that always has
@@ -99,25 +104,24 @@ export class EventQueue {
   push(time: number, fire: Fire, arg: number): void {
     if (this.#size === this.#time.length) this.#grow();
     const seq = this.#next++;
-    const times = this.#time;
+    const slot = this.#free[--this.#freeN];
     const seqs = this.#seq;
-    const args = this.#arg;
-    const fires = this.#fire;
+    seqs[slot] = seq;
+    this.#arg[slot] = arg;
+    this.#fire[slot] = fire;
+    const times = this.#time;
+    const slots = this.#slot;
     let i = this.#size++;
     while (i > 0) {
       const parent = (i - 1) >> 2;
       const pt = times[parent];
-      if (pt < time || (pt === time && seqs[parent] < seq)) break;
+      if (pt < time || (pt === time && seqs[slots[parent]] < seq)) break;
       times[i] = pt;
-      seqs[i] = seqs[parent];
-      args[i] = args[parent];
-      fires[i] = fires[parent];
+      slots[i] = slots[parent];
       i = parent;
     }
     times[i] = time;
-    seqs[i] = seq;
-    args[i] = arg;
-    fires[i] = fire;
+    slots[i] = slot;
   }
 
   /**
@@ -133,7 +137,7 @@ export class EventQueue {
     // and the first channel head.
     let from = n > 0 ? HEAP : NONE;
     let bt = n > 0 ? this.#time[0] : Infinity;
-    let bs = n > 0 ? this.#seq[0] : Infinity;
+    let bs = n > 0 ? this.#seq[this.#slot[0]] : Infinity;
     const lt = this.#laneTime;
     if (lt !== Infinity && (lt < bt || (lt === bt && this.#laneSeq < bs))) {
       from = LANE;
@@ -163,47 +167,42 @@ export class EventQueue {
       return fire;
     }
     const times = this.#time;
+    const slots = this.#slot;
     const seqs = this.#seq;
-    const args = this.#arg;
-    const fires = this.#fire;
-    const fire = fires[0];
+    const top = slots[0];
+    const fire = this.#fire[top];
+    this.#fire[top] = undefined;
+    this.#free[this.#freeN++] = top;
     this.time = bt;
-    this.arg = args[0];
+    this.arg = this.#arg[top];
     const last = n - 1;
     this.#size = last;
     if (last > 0) {
       const t = times[last];
-      const s = seqs[last];
-      const a = args[last];
-      const f = fires[last];
+      const sl = slots[last];
+      const s = seqs[sl];
       let i = 0;
       for (;;) {
         const first = 4 * i + 1;
         if (first >= last) break;
-        // The earliest of up to four children.
         let child = first;
         let ct = times[first];
         const end = first + 4 < last ? first + 4 : last;
         for (let k = first + 1; k < end; k++) {
           const kt = times[k];
-          if (kt < ct || (kt === ct && seqs[k] < seqs[child])) {
+          if (kt < ct || (kt === ct && seqs[slots[k]] < seqs[slots[child]])) {
             child = k;
             ct = kt;
           }
         }
-        if (t < ct || (t === ct && s < seqs[child])) break;
+        if (t < ct || (t === ct && s < seqs[slots[child]])) break;
         times[i] = ct;
-        seqs[i] = seqs[child];
-        args[i] = args[child];
-        fires[i] = fires[child];
+        slots[i] = slots[child];
         i = child;
       }
       times[i] = t;
-      seqs[i] = s;
-      args[i] = a;
-      fires[i] = f;
+      slots[i] = sl;
     }
-    fires[last] = undefined;
     return fire;
   }
 
@@ -214,6 +213,8 @@ export class EventQueue {
     this.#firstTime = Infinity;
     this.#firstSeq = Infinity;
     this.#fire.fill(undefined);
+    this.#free = new Int32Array(this.#time.length).map((_, i) => this.#time.length - 1 - i);
+    this.#freeN = this.#time.length;
     this.#size = 0;
     this.#laneTime = Infinity;
     this.#laneFire = undefined;
@@ -242,18 +243,27 @@ export class EventQueue {
   }
 
   #grow(): void {
-    const n = this.#time.length * 2;
+    const old = this.#time.length;
+    const n = old * 2;
     const time = new Float64Array(n);
     time.set(this.#time);
+    const slot = new Int32Array(n);
+    slot.set(this.#slot);
     const seq = new Float64Array(n);
     seq.set(this.#seq);
     const arg = new Float64Array(n);
     arg.set(this.#arg);
     this.#time = time;
+    this.#slot = slot;
     this.#seq = seq;
     this.#arg = arg;
     const fire = this.#fire;
     for (let i = fire.length; i < n; i++) fire.push(undefined);
+    // Every slot is taken when the heap is full: the new ones are all free.
+    const free = new Int32Array(n);
+    for (let i = 0; i < old; i++) free[i] = n - 1 - i;
+    this.#free = free;
+    this.#freeN = old;
   }
 }
 

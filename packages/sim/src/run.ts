@@ -16,7 +16,7 @@ import { RetryRule } from "./retry-rule";
 import type { RunSpec, SimulationOptions } from "./options";
 import type { PolicyContext } from "./policy";
 import type { Fire } from "./queue";
-import { BUSY, FIRST, HEDGE, IN_FLIGHT, QUEUE, RETRY, Recorder } from "./recorder";
+import { FIRST, HEDGE, IN_FLIGHT, RETRY, Recorder } from "./recorder";
 import type { RunResult } from "./result";
 import { Simulator } from "./simulator";
 import { checkTraffic } from "./traffic";
@@ -518,8 +518,7 @@ export class Run {
     }
     if (taken === DROPPED) this.#drop(a, now);
     if (this.#limited) {
-      rec.gauge(BUSY, server.busy, now);
-      rec.gauge(QUEUE, server.queued, now);
+      rec.backend(server.busy, server.queued, now);
     }
   }
 
@@ -530,8 +529,7 @@ export class Run {
     this.#phase = BACKEND;
     const ok = server.finish(a, now);
     if (this.#limited) {
-      this.#rec.gauge(BUSY, server.busy, now);
-      this.#rec.gauge(QUEUE, server.queued, now);
+      this.#rec.backend(server.busy, server.queued, now);
     }
     this.#serverDone(a, now, ok, true);
   }
@@ -540,8 +538,7 @@ export class Run {
     const server = this.#server;
     this.#phase = BACKEND;
     server.wake(now, edge);
-    this.#rec.gauge(BUSY, server.busy, now);
-    this.#rec.gauge(QUEUE, server.queued, now);
+    this.#rec.backend(server.busy, server.queued, now);
   };
 
   /** The server has finished with attempt `a` at `now` (`served`: it spent a worker's time on it). */

@@ -539,5 +539,5 @@ const only = process.env.GUARD_BENCH;
 if (only !== "http") await client();
 if (only !== "client") {
   inProcess();
-  await http();
+  if (only !== "in-process") await http();
 }

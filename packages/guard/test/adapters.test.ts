@@ -251,6 +251,49 @@ describe("node:http: the fields are written with the head, however the handler w
     ]);
     await until(() => outer.gate?.held === 0 && inner.gate?.held === 0);
   });
+
+  it("two admissions with another writeHead wrapper between them, on node:http and Express: the same, written once", async () => {
+    const wrapped = (res: ServerResponse, fired: { n: number }) => {
+      const before = res.writeHead.bind(res) as (...a: unknown[]) => ServerResponse;
+      res.writeHead = (...args: unknown[]) => {
+        fired.n++;
+        return before(...args);
+      };
+    };
+    for (const server of ["node:http", "express"] as const) {
+      const outer = admit({ gate: 10, limits: [{ name: "outer", quota: 5, window: 5_000 }] });
+      const inner = admit({ gate: 10, limits: [{ name: "inner", quota: 1, window: 1_000 }] });
+      const [a, b] = [admitNode(outer), admitNode(inner)];
+      const fired = { n: 0 };
+      let url: string;
+      if (server === "node:http")
+        url = await listen(
+          createServer((req, res) => a(req, res, () => (wrapped(res, fired), b(req, res, () => ok(req, res))))),
+        );
+      else {
+        const app = express();
+        app.use(a);
+        app.use((_req, res, next) => (wrapped(res, fired), next()));
+        app.use(b);
+        app.get("/", (_req, res) => void res.send("ok"));
+        url = await listen(createServer(app));
+      }
+      const first = await read(url);
+      expect([server, first.res.status, fired.n]).toEqual([server, 200, 1]);
+      expect(first.policies.map((p) => p.name)).toEqual(["outer", "inner"]);
+      expect(first.limits).toEqual([
+        { name: "outer", r: 4, t: 1 },
+        { name: "inner", r: 0, t: 1 },
+      ]);
+      const second = await read(url);
+      expect([server, second.res.status]).toEqual([server, 429]);
+      expect(second.limits.map((m) => [m.name, m.r])).toEqual([
+        ["outer", 3],
+        ["inner", 0],
+      ]);
+      await until(() => outer.gate?.held === 0 && inner.gate?.held === 0);
+    }
+  });
 });
 
 describe("client aborts", () => {

@@ -294,6 +294,33 @@ describe("node:http: the fields are written with the head, however the handler w
       await until(() => outer.gate?.held === 0 && inner.gate?.held === 0);
     }
   });
+  it("two copies of the package on one response: the second adds to the first's list, hooking nothing", async () => {
+    // A second instance of the middleware's module, as a second installed copy would load.
+    const specifier = "../src/node/middleware.ts?second-copy";
+    const copy = (await import(specifier)) as { admitNode: typeof admitNode };
+    expect(copy.admitNode).not.toBe(admitNode);
+    const a = admitNode(admit({ limits: [{ name: "outer", quota: 5, window: 5_000 }] }));
+    const b = copy.admitNode(admit({ limits: [{ name: "inner", quota: 5, window: 5_000 }] }));
+    let hooked = 0;
+    const url = await listen(
+      createServer((req, res) =>
+        a(req, res, () => {
+          // eslint-disable-next-line @typescript-eslint/unbound-method -- compared, never called
+          const first = res.writeHead;
+          b(req, res, () => {
+            if (res.writeHead !== first) hooked++;
+            ok(req, res);
+          });
+        }),
+      ),
+    );
+    const { res, limits: l } = await read(url);
+    expect([res.status, hooked]).toEqual([200, 0]);
+    expect(l).toEqual([
+      { name: "outer", r: 4, t: 1 },
+      { name: "inner", r: 4, t: 1 },
+    ]);
+  });
 });
 
 describe("client aborts", () => {

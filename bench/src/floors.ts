@@ -45,3 +45,20 @@ export function chainOf(call: () => Promise<number>): () => Promise<number> {
     );
   };
 }
+
+/** Where the timed floor leaves each call's duration (ms), so that its readings are not optimised away. */
+export const timed = { last: 0 };
+
+/**
+ * The floor of any wrapper that times its call, as a breaker must (the answer is recorded at the
+ * clock's reading when it comes): an async function awaiting the call between two clock
+ * readings, and nothing else — no breaker, no bucket.
+ */
+export function timedOf(call: () => Promise<number>): () => Promise<number> {
+  return async () => {
+    const start = systemClock();
+    const v = await call();
+    timed.last = systemClock() - start;
+    return v;
+  };
+}

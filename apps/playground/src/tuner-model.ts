@@ -1,8 +1,8 @@
 // The tuner's arithmetic, apart from the page so the tests run it under Node.js: its state in
 // the URL, the grid of points a sweep runs, what each point's runs measured, the front of
 // goodput against cost, and the options that reproduce a point.
-import type { NumberKnob as SimNumberKnob, ScenarioResult } from "@tideward/sim";
-import { source } from "./code.ts";
+import type { GuardOption, NumberKnob as SimNumberKnob, ScenarioResult } from "@tideward/sim";
+import { source, sym } from "./code.ts";
 import { knobOf } from "./sim-scenarios.ts";
 import type { SimMeta as SimScenario } from "./sim-scenarios.ts";
 import { coerce } from "./state.ts";
@@ -49,7 +49,7 @@ function pageRange(k: SimNumberKnob): { min: number; max: number } {
 }
 
 /** Whether a knob is an option of @tideward/guard (see {@link guardOptions}). */
-const isGuardOption = (k: SimNumberKnob): boolean => guardPath(k.name, k.unit) !== undefined;
+const isGuardOption = (k: SimNumberKnob): boolean => k.option !== undefined;
 
 /** The knob to sweep first: one that is a guard option, else one whose label names tideward, else the first. */
 function firstKnob(s: SimScenario): SimNumberKnob | undefined {
@@ -230,37 +230,44 @@ export function front(points: readonly Point[], run: number, cost: Cost): Point[
   return out;
 }
 
-/** The @tideward/guard option each knob name sets, if it is one: a path and the factor from the knob's unit to the guard's. */
-function guardPath(name: string, unit: string | undefined): { path: [string, ...string[]]; scale: number } | undefined {
-  const ms = unit === "s" ? 1_000 : 1;
-  if (["k", "floor", "protection", "size"].includes(name)) return { path: ["breaker", name], scale: 1 };
-  if (["probe", "window"].includes(name)) return { path: ["breaker", name], scale: ms };
-  if (["attempts", "factor"].includes(name)) return { path: ["retry", name], scale: 1 };
-  if (["base", "cap"].includes(name)) return { path: ["retry", name], scale: ms };
-  if (name === "ratio") return { path: ["budget", "ratio"], scale: 1 };
-  if (name === "timeout") return { path: ["timeout"], scale: ms };
-  if (name === "cpu") return { path: ["shedder", "cpu"], scale: 1 };
-  return undefined;
-}
+/** Which of @tideward/guard's functions an option goes to: `guard(fn, options)` or `admit(options)`. */
+export type OptionsOf = "guard" | "admit";
 
-/** The guard options a point's knobs give, when the run is tideward's and some of them are guard options. */
+/**
+ * The options of @tideward/guard's `of` that a point's knobs give, each knob's value turned into
+ * the option's by the knob's own `option` (its path, scale and offset), when the run is
+ * tideward's (the first) and some of them are options there; `undefined` otherwise.
+ */
 export function guardOptions(
   s: SimScenario,
   run: number,
   params: Readonly<Record<string, number>>,
+  of: OptionsOf = "guard",
 ): Record<string, unknown> | undefined {
   if (run !== 0) return undefined;
   const out: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(params)) {
-    const k = s.knobs.find((x) => x.name === name);
-    const g = guardPath(name, k?.kind === "number" || k?.kind === "integer" ? k.unit : undefined);
-    if (g === undefined) continue;
-    const [head, ...rest] = g.path;
-    const v = Number((value * g.scale).toPrecision(12));
-    if (rest.length === 0) out[head] = v;
-    else out[head] = { ...(out[head] ?? {}), [rest.join(".")]: v };
+    const o = optionOf(s, name);
+    if (o === undefined || (o.of ?? "guard") !== of) continue;
+    const path = o.path.split(".");
+    const last = path.pop() ?? o.path;
+    let at = out;
+    // Every record on the way is this function's own, made here.
+    for (const field of path) at = (at[field] ??= {}) as Record<string, unknown>;
+    // Rounded to twelve digits, so 0.3 s reads 300 ms and not 300.00000000000006.
+    at[last] = Number((value * (o.scale ?? 1) + (o.offset ?? 0)).toPrecision(12));
   }
+  // The backoff scenarios raise a cap below the base to the base; the guard refuses such a cap, so
+  // the copy says what the run did.
+  const retry = out["retry"] as { base?: number; cap?: number } | undefined;
+  if (retry?.base !== undefined && retry.cap !== undefined && retry.cap < retry.base) retry.cap = retry.base;
   return Object.keys(out).length === 0 ? undefined : out;
+}
+
+/** The guard option the knob `name` sets, as the scenario states it. */
+function optionOf(s: SimScenario, name: string): GuardOption | undefined {
+  const k = s.knobs.find((x) => x.name === name);
+  return k?.kind === "number" || k?.kind === "integer" ? k.option : undefined;
 }
 
 /** "Copy as options": what reproduces a point, as @tideward/guard options where they apply and as the simulator's run. */
@@ -276,14 +283,18 @@ export function optionsText(s: SimScenario, run: number, p: Point): string {
   const lines = [
     `// ${s.title}: ${r?.label ?? `run ${run + 1}`} at ${at}; goodput ${r?.goodput.toFixed(1) ?? "?"} %, backend load ${r?.load.toFixed(1) ?? "?"} calls/s.`,
   ];
-  const g = guardOptions(s, run, p.params);
-  if (g !== undefined)
-    lines.push(
-      "// The @tideward/guard options these knobs are, laid over the run's own (its label names them):",
-      `guard(fn, ${source(g)})`,
-      "// The simulator's run of this point:",
-    );
-  else
+  const g = guardOptions(s, run, p.params, "guard");
+  const a = guardOptions(s, run, p.params, "admit");
+  if (g !== undefined || a !== undefined) {
+    lines.push("// The @tideward/guard options these knobs are, laid over the run's own (its label names them):");
+    if (g !== undefined) lines.push(`guard(fn, ${source(g)})`);
+    if (a !== undefined)
+      lines.push(
+        "// On the server, its admission (a shedder weighs load: () => the CPU in thousandths):",
+        `admit(${source({ load: sym("load"), ...a })})`,
+      );
+    lines.push("// The simulator's run of this point:");
+  } else
     lines.push(
       run === 0
         ? "// None of these knobs is an option of @tideward/guard; the simulator's run reproduces the point:"

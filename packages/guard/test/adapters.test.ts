@@ -251,6 +251,76 @@ describe("node:http: the fields are written with the head, however the handler w
     ]);
     await until(() => outer.gate?.held === 0 && inner.gate?.held === 0);
   });
+
+  it("two admissions with another writeHead wrapper between them, on node:http and Express: the same, written once", async () => {
+    const wrapped = (res: ServerResponse, fired: { n: number }) => {
+      const before = res.writeHead.bind(res) as (...a: unknown[]) => ServerResponse;
+      res.writeHead = (...args: unknown[]) => {
+        fired.n++;
+        return before(...args);
+      };
+    };
+    for (const server of ["node:http", "express"] as const) {
+      const outer = admit({ gate: 10, limits: [{ name: "outer", quota: 5, window: 5_000 }] });
+      const inner = admit({ gate: 10, limits: [{ name: "inner", quota: 1, window: 1_000 }] });
+      const [a, b] = [admitNode(outer), admitNode(inner)];
+      const fired = { n: 0 };
+      let url: string;
+      if (server === "node:http")
+        url = await listen(
+          createServer((req, res) => a(req, res, () => (wrapped(res, fired), b(req, res, () => ok(req, res))))),
+        );
+      else {
+        const app = express();
+        app.use(a);
+        app.use((_req, res, next) => (wrapped(res, fired), next()));
+        app.use(b);
+        app.get("/", (_req, res) => void res.send("ok"));
+        url = await listen(createServer(app));
+      }
+      const first = await read(url);
+      expect([server, first.res.status, fired.n]).toEqual([server, 200, 1]);
+      expect(first.policies.map((p) => p.name)).toEqual(["outer", "inner"]);
+      expect(first.limits).toEqual([
+        { name: "outer", r: 4, t: 1 },
+        { name: "inner", r: 0, t: 1 },
+      ]);
+      const second = await read(url);
+      expect([server, second.res.status]).toEqual([server, 429]);
+      expect(second.limits.map((m) => [m.name, m.r])).toEqual([
+        ["outer", 3],
+        ["inner", 0],
+      ]);
+      await until(() => outer.gate?.held === 0 && inner.gate?.held === 0);
+    }
+  });
+  it("two copies of the package on one response: the second adds to the first's list, hooking nothing", async () => {
+    // A second instance of the middleware's module, as a second installed copy would load.
+    const specifier = "../src/node/middleware.ts?second-copy";
+    const copy = (await import(specifier)) as { admitNode: typeof admitNode };
+    expect(copy.admitNode).not.toBe(admitNode);
+    const a = admitNode(admit({ limits: [{ name: "outer", quota: 5, window: 5_000 }] }));
+    const b = copy.admitNode(admit({ limits: [{ name: "inner", quota: 5, window: 5_000 }] }));
+    let hooked = 0;
+    const url = await listen(
+      createServer((req, res) =>
+        a(req, res, () => {
+          // eslint-disable-next-line @typescript-eslint/unbound-method -- compared, never called
+          const first = res.writeHead;
+          b(req, res, () => {
+            if (res.writeHead !== first) hooked++;
+            ok(req, res);
+          });
+        }),
+      ),
+    );
+    const { res, limits: l } = await read(url);
+    expect([res.status, hooked]).toEqual([200, 0]);
+    expect(l).toEqual([
+      { name: "outer", r: 4, t: 1 },
+      { name: "inner", r: 4, t: 1 },
+    ]);
+  });
 });
 
 describe("client aborts", () => {

@@ -77,8 +77,8 @@ export class Calls {
 
   /** The call a reference names, or -1 when it has ended since. */
   of(ref: number): number {
-    const c = ref % SPAN;
-    return this.gen[c] === (ref - c) / SPAN ? c : -1;
+    const c = index(ref);
+    return this.gen[c] * SPAN + c === ref ? c : -1;
   }
 
   #grow(): void {
@@ -158,8 +158,8 @@ export class Attempts {
 
   /** The attempt a reference names, or -1 when it has been closed since. */
   of(ref: number): number {
-    const a = ref % SPAN;
-    return this.gen[a] === (ref - a) / SPAN ? a : -1;
+    const a = index(ref);
+    return this.gen[a] * SPAN + a === ref ? a : -1;
   }
 
   #grow(): void {
@@ -178,6 +178,16 @@ export class Attempts {
     this.#free = growI32(this.#free, 2 * n);
     this.#grown(2 * n);
   }
+}
+
+/**
+ * The row a reference names: `ref % SPAN`, by its low bits. A reference is a whole number below
+ * 2^53 and SPAN a power of two dividing 2^32, so the low 32 bits `&` reads (past 2^31 a float's
+ * modulo would be a slow division) hold the same remainder; and a reference names row `i` of
+ * generation `g` exactly when `g · SPAN + i` is it, every step exact in a double.
+ */
+function index(ref: number): number {
+  return ref & (SPAN - 1);
 }
 
 function growI32(a: Int32Array, n: number): Int32Array<ArrayBuffer> {

@@ -51,6 +51,7 @@ export type { KeyTotals, LatencySummary, PolicyReport, RunResult, Series, Summar
 export { defineScenario, seedKnob, sweep } from "./scenario";
 export type {
   BooleanKnob,
+  GuardOption,
   Knob,
   KnobValue,
   NumberKnob,

@@ -5,14 +5,22 @@ export type Fire = (now: number, arg: number) => void;
  * A priority queue of events ordered by time, ties broken by the order they were scheduled in,
  * so a run never depends on how a heap happens to break a tie.
  *
- * A binary heap over parallel typed arrays (time, sequence, argument) and one array of handlers:
- * pushing and popping allocate nothing once the arrays have grown to the run's peak.
+ * A four-ary heap of times and record slots over typed arrays, the records (sequence, argument,
+ * handler) in slots of their own: pushing and popping allocate nothing once the arrays have
+ * grown to the run's peak, a heap half as deep as a binary one moves each event half as often,
+ * and a move is two numbers, not four. Which of several correct heaps is used changes no run:
+ * no two events share a time and a sequence, so the order they come out in is the same.
  */
 export class EventQueue {
+  // The heap: each entry's time and its record's slot. A record (sequence, argument, handler)
+  // stays in its slot from push to pop; free slots are a stack.
   #time = new Float64Array(64);
+  #slot = new Int32Array(64);
   #seq = new Float64Array(64);
   #arg = new Float64Array(64);
   #fire: (Fire | undefined)[] = new Array<Fire | undefined>(64).fill(undefined);
+  #free = new Int32Array(64).map((_, i) => 63 - i);
+  #freeN = 64;
   #size = 0;
   #next = 0;
   // The lane: one event kept beside the heap (Infinity when none), for a process that always has
@@ -26,6 +34,12 @@ export class EventQueue {
   // a ring beside the heap, so they cost no sifting. Ordered with the heap's events by the same
   // time and sequence, so using one changes no run.
   readonly #channels: Channel[] = [];
+  // The channel whose head comes first (-1 when all are empty), and that head's time and
+  // sequence: kept up to date as heads change, so a pop compares three candidates, not every
+  // channel. A channel's head changes only when it is taken or the channel was empty.
+  #first = -1;
+  #firstTime = Infinity;
+  #firstSeq = Infinity;
   // The event popped last, read by the simulator right after `pop`.
   /** The argument of the event {@link EventQueue.pop} returned last. */
   arg = 0;
@@ -42,11 +56,7 @@ export class EventQueue {
   /** The time (ms) of the earliest waiting event, or `Infinity` when none is. */
   peek(): number {
     let t = this.#size > 0 ? this.#time[0] : Infinity;
-    const channels = this.#channels;
-    for (let i = 0; i < channels.length; i++) {
-      const c = channels[i];
-      if (c.length > 0 && c.time[c.head] < t) t = c.time[c.head];
-    }
+    if (this.#firstTime < t) t = this.#firstTime;
     return this.#laneTime < t ? this.#laneTime : t;
   }
 
@@ -68,7 +78,14 @@ export class EventQueue {
       this.push(time, fire, arg);
       return;
     }
-    c.add(time, this.#next++, fire, arg);
+    const seq = this.#next++;
+    c.add(time, seq, fire, arg);
+    // A new head only if the channel was empty; its sequence is the newest, so a tie loses.
+    if (c.length === 1 && (this.#first < 0 || time < this.#firstTime)) {
+      this.#first = channel;
+      this.#firstTime = time;
+      this.#firstSeq = seq;
+    }
   }
 
   /**
@@ -87,130 +104,174 @@ export class EventQueue {
   push(time: number, fire: Fire, arg: number): void {
     if (this.#size === this.#time.length) this.#grow();
     const seq = this.#next++;
-    const times = this.#time;
+    const slot = this.#free[--this.#freeN];
     const seqs = this.#seq;
-    const args = this.#arg;
-    const fires = this.#fire;
+    seqs[slot] = seq;
+    this.#arg[slot] = arg;
+    this.#fire[slot] = fire;
+    const times = this.#time;
+    const slots = this.#slot;
     let i = this.#size++;
     while (i > 0) {
-      const parent = (i - 1) >> 1;
+      const parent = (i - 1) >> 2;
       const pt = times[parent];
-      if (pt < time || (pt === time && seqs[parent] < seq)) break;
+      if (pt < time || (pt === time && seqs[slots[parent]] < seq)) break;
       times[i] = pt;
-      seqs[i] = seqs[parent];
-      args[i] = args[parent];
-      fires[i] = fires[parent];
+      slots[i] = slots[parent];
       i = parent;
     }
     times[i] = time;
-    seqs[i] = seq;
-    args[i] = arg;
-    fires[i] = fire;
+    slots[i] = slot;
   }
 
   /**
    * Takes the earliest event out and returns its handler, leaving its time and argument in
-   * {@link EventQueue.time} and {@link EventQueue.arg}; `undefined` when the queue is empty.
+   * {@link EventQueue.time} and {@link EventQueue.arg}; `undefined` when the queue is empty, or
+   * when `before` is given and the earliest event is not before it (then nothing is taken).
+   *
+   * @param before - take an event only if its time is earlier than this, ms
    */
-  pop(): Fire | undefined {
+  pop(before?: number): Fire | undefined {
     const n = this.#size;
-    const channels = this.#channels;
-    if (channels.length > 0) {
-      // The earliest channel head, if it comes before the heap's top (and the lane's event).
-      let best: Channel | undefined;
-      let bt = n > 0 ? this.#time[0] : Infinity;
-      let bs = n > 0 ? this.#seq[0] : Infinity;
-      for (let i = 0; i < channels.length; i++) {
-        const c = channels[i];
-        if (c.length === 0) continue;
-        const t = c.time[c.head];
-        const q = c.seq[c.head];
-        if (t < bt || (t === bt && q < bs)) {
-          best = c;
-          bt = t;
-          bs = q;
-        }
-      }
-      const lt = this.#laneTime;
-      if (best !== undefined && !(lt < bt || (lt === bt && this.#laneSeq < bs))) {
-        this.time = bt;
-        this.arg = best.arg[best.head];
-        return best.take();
+    // The earliest of three candidates by time, then sequence: the heap's top, the lane's event
+    // and the first channel head.
+    let from = n > 0 ? HEAP : NONE;
+    let bt = n > 0 ? this.#time[0] : Infinity;
+    let bs = n > 0 ? this.#seq[this.#slot[0]] : Infinity;
+    const lt = this.#laneTime;
+    if (lt !== Infinity && (lt < bt || (lt === bt && this.#laneSeq < bs))) {
+      from = LANE;
+      bt = lt;
+      bs = this.#laneSeq;
+    }
+    if (this.#first >= 0) {
+      const ct = this.#firstTime;
+      if (ct < bt || (ct === bt && this.#firstSeq < bs)) {
+        from = CHANNEL;
+        bt = ct;
       }
     }
-    const lt = this.#laneTime;
-    if (lt !== Infinity && (n === 0 || lt < this.#time[0] || (lt === this.#time[0] && this.#laneSeq < this.#seq[0]))) {
+    if (from === NONE || (before !== undefined && !(bt < before))) return undefined;
+    if (from === LANE) {
       this.time = lt;
       this.arg = this.#laneArg;
       this.#laneTime = Infinity;
       return this.#laneFire;
     }
-    if (n === 0) return undefined;
+    if (from === CHANNEL) {
+      const c = this.#channels[this.#first];
+      this.time = bt;
+      this.arg = c.arg[c.head];
+      const fire = c.take();
+      this.#rescan();
+      return fire;
+    }
     const times = this.#time;
+    const slots = this.#slot;
     const seqs = this.#seq;
-    const args = this.#arg;
-    const fires = this.#fire;
-    const fire = fires[0];
-    this.time = times[0];
-    this.arg = args[0];
+    const top = slots[0];
+    const fire = this.#fire[top];
+    this.#fire[top] = undefined;
+    this.#free[this.#freeN++] = top;
+    this.time = bt;
+    this.arg = this.#arg[top];
     const last = n - 1;
     this.#size = last;
     if (last > 0) {
       const t = times[last];
-      const s = seqs[last];
-      const a = args[last];
-      const f = fires[last];
+      const sl = slots[last];
+      const s = seqs[sl];
       let i = 0;
       for (;;) {
-        let child = 2 * i + 1;
-        if (child >= last) break;
-        const right = child + 1;
-        if (
-          right < last &&
-          (times[right] < times[child] || (times[right] === times[child] && seqs[right] < seqs[child]))
-        )
-          child = right;
-        const ct = times[child];
-        if (t < ct || (t === ct && s < seqs[child])) break;
+        const first = 4 * i + 1;
+        if (first >= last) break;
+        let child = first;
+        let ct = times[first];
+        const end = first + 4 < last ? first + 4 : last;
+        for (let k = first + 1; k < end; k++) {
+          const kt = times[k];
+          if (kt < ct || (kt === ct && seqs[slots[k]] < seqs[slots[child]])) {
+            child = k;
+            ct = kt;
+          }
+        }
+        if (t < ct || (t === ct && s < seqs[slots[child]])) break;
         times[i] = ct;
-        seqs[i] = seqs[child];
-        args[i] = args[child];
-        fires[i] = fires[child];
+        slots[i] = slots[child];
         i = child;
       }
       times[i] = t;
-      seqs[i] = s;
-      args[i] = a;
-      fires[i] = f;
+      slots[i] = sl;
     }
-    fires[last] = undefined;
     return fire;
   }
 
   /** Forgets every waiting event. */
   clear(): void {
     for (const c of this.#channels) c.clear();
+    this.#first = -1;
+    this.#firstTime = Infinity;
+    this.#firstSeq = Infinity;
     this.#fire.fill(undefined);
+    this.#free = new Int32Array(this.#time.length).map((_, i) => this.#time.length - 1 - i);
+    this.#freeN = this.#time.length;
     this.#size = 0;
     this.#laneTime = Infinity;
     this.#laneFire = undefined;
   }
 
+  /** Finds the channel whose head comes first, after a head was taken. */
+  #rescan(): void {
+    const channels = this.#channels;
+    let first = -1;
+    let ft = Infinity;
+    let fs = Infinity;
+    for (let i = 0; i < channels.length; i++) {
+      const c = channels[i];
+      if (c.length === 0) continue;
+      const t = c.time[c.head];
+      const q = c.seq[c.head];
+      if (first < 0 || t < ft || (t === ft && q < fs)) {
+        first = i;
+        ft = t;
+        fs = q;
+      }
+    }
+    this.#first = first;
+    this.#firstTime = ft;
+    this.#firstSeq = fs;
+  }
+
   #grow(): void {
-    const n = this.#time.length * 2;
+    const old = this.#time.length;
+    const n = old * 2;
     const time = new Float64Array(n);
     time.set(this.#time);
+    const slot = new Int32Array(n);
+    slot.set(this.#slot);
     const seq = new Float64Array(n);
     seq.set(this.#seq);
     const arg = new Float64Array(n);
     arg.set(this.#arg);
     this.#time = time;
+    this.#slot = slot;
     this.#seq = seq;
     this.#arg = arg;
     const fire = this.#fire;
     for (let i = fire.length; i < n; i++) fire.push(undefined);
+    // Every slot is taken when the heap is full: the new ones are all free.
+    const free = new Int32Array(n);
+    for (let i = 0; i < old; i++) free[i] = n - 1 - i;
+    this.#free = free;
+    this.#freeN = old;
   }
 }
+
+// Where the event a pop takes comes from.
+const NONE = 0;
+const HEAP = 1;
+const LANE = 2;
+const CHANNEL = 3;
 
 /** One channel: a ring of events in time order. */
 class Channel {

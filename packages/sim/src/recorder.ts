@@ -199,6 +199,22 @@ export class Recorder {
     this.#value[g] = v;
   }
 
+  /** Sets the backend's busy workers and queue to `busy` and `queued` at `t` (ms): both gauges in one step. */
+  backend(busy: number, queued: number, t: number): void {
+    const b = this.#at(t);
+    const area = this.#area;
+    const since = this.#since;
+    const value = this.#value;
+    if (b < this.buckets) {
+      area[BUSY] += value[BUSY] * (t - since[BUSY]);
+      area[QUEUE] += value[QUEUE] * (t - since[QUEUE]);
+    }
+    since[BUSY] = t;
+    value[BUSY] = busy;
+    since[QUEUE] = t;
+    value[QUEUE] = queued;
+  }
+
   offer(t: number, key: number): void {
     this.offered[this.#at(t)]++;
     this.totals[0]++;

@@ -16,6 +16,30 @@ interface KnobBase {
   readonly doc: string;
 }
 
+/**
+ * The `@tideward/guard` option a knob sets in its scenario's first run (tideward's), and how the
+ * knob's value becomes the option's: what a page needs to copy a run as the options that
+ * reproduce it. The option's value is `knob × scale + offset`.
+ */
+export interface GuardOption {
+  /**
+   * Which function takes it: `"guard"` for `guard(fn, options)` (a client's calls), `"admit"`
+   * for `admit(options)` (a server's admission of requests).
+   * @defaultValue "guard"
+   */
+  readonly of?: "guard" | "admit";
+  /** Its path in those options, each field's name joined by dots: `"retry.attempts"`, `"timeout"`. */
+  readonly path: string;
+  /**
+   * What the knob's value is multiplied by, from the knob's unit to the option's: 1 000 for a
+   * knob in seconds and an option in milliseconds.
+   * @defaultValue 1
+   */
+  readonly scale?: number;
+  /** What is then added, in the option's unit: 1 for a knob counting retries and an option counting attempts. @defaultValue 0 */
+  readonly offset?: number;
+}
+
 /** A number in `[min, max]`; `integer` ones are whole. */
 export interface NumberKnob extends KnobBase {
   readonly kind: "number" | "integer";
@@ -28,6 +52,8 @@ export interface NumberKnob extends KnobBase {
   readonly unit?: string;
   /** How a slider should move across the range. @defaultValue "linear" */
   readonly scale?: "linear" | "log";
+  /** The guard option it sets, if it is one (an attempt's timeout, a retry budget's ratio); a backend's or the traffic's knob has none. @defaultValue none */
+  readonly option?: GuardOption;
 }
 
 /** One of a few named choices. */
@@ -141,6 +167,7 @@ export function defineScenario<P extends Params>(definition: ScenarioDefinition<
     if (k.kind === "number" || k.kind === "integer") {
       if (!(k.min <= k.default && k.default <= k.max))
         throw new RangeError(`scenario ${name} knob ${k.name}: default ${k.default} is outside [${k.min}, ${k.max}]`);
+      if (k.option !== undefined) checkOption(`scenario ${name} knob ${k.name} option`, k.option);
     } else if (k.kind === "select" && !k.options.some((x) => x.value === k.default)) {
       throw new RangeError(
         `scenario ${name} knob ${k.name}: default ${JSON.stringify(k.default)} is not one of its options`,
@@ -189,6 +216,22 @@ export function defineScenario<P extends Params>(definition: ScenarioDefinition<
       };
     },
   });
+}
+
+/** Option paths: JavaScript identifiers joined by dots. */
+const PATH = /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/;
+
+function checkOption(what: string, o: GuardOption): void {
+  const c = check.options(o, ["of", "path", "scale", "offset"], what);
+  if (c.of !== undefined && c.of !== "guard" && c.of !== "admit")
+    throw new TypeError(`${what}.of must be "guard" or "admit", got ${check.describe(c.of)}`);
+  if (typeof c.path !== "string" || !PATH.test(c.path))
+    throw new TypeError(
+      `${what}.path must be field names joined by dots, like "retry.attempts", got ${check.describe(c.path)}`,
+    );
+  if (c.scale !== undefined && check.finite(c.scale, `${what}.scale`) === 0)
+    throw new RangeError(`${what}.scale must not be 0`);
+  if (c.offset !== undefined) check.finite(c.offset, `${what}.offset`);
 }
 
 function checkKnob(scenario: string, knob: Knob, value: unknown): KnobValue {

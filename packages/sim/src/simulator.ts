@@ -146,27 +146,49 @@ export class Simulator {
    *   stays at its time, and a later `run` goes on from the next event
    */
   run(until = Infinity, each?: (now: number) => void): number {
-    const queue = this.#queue;
-    const clock = this.clock;
     this.#stopped = false;
     let fired = 0;
-    while (!this.#stopped && queue.peek() < until) {
-      const fire = queue.pop() as Fire;
-      const t = queue.time;
-      if (t !== this.#now) {
-        this.#now = t;
-        clock.set(t);
-      }
+    while (!this.#stopped) {
+      const fire = this.take(until);
+      if (fire === undefined) break;
       fired++;
-      this.#events++;
-      fire(t, queue.arg);
+      const t = this.#now;
+      fire(t, this.#queue.arg);
       if (each !== undefined) each(t);
     }
     if (!this.#stopped && until !== Infinity && until > this.#now) {
       this.#now = until;
-      clock.set(until);
+      this.clock.set(until);
     }
     return fired;
+  }
+
+  /**
+   * Takes the earliest event out of the queue if it comes before `until` (ms, exclusive), moves
+   * the clock to its time and counts it as fired, and returns its function without calling it:
+   * for a driver that tells its own events apart and calls each directly. The caller calls it
+   * (or what it stands for) with {@link Simulator.now} and {@link Simulator.arg}; `run` is this
+   * in a loop. Returns `undefined`, taking nothing, when no event is left before `until`.
+   *
+   * @param until - the instant to take events before, in milliseconds
+   */
+  take(until = Infinity): Fire | undefined {
+    const queue = this.#queue;
+    // One look at the queue an event: the pop takes the earliest only if it is before `until`.
+    const fire = queue.pop(until);
+    if (fire === undefined) return undefined;
+    const t = queue.time;
+    if (t !== this.#now) {
+      this.#now = t;
+      this.clock.set(t);
+    }
+    this.#events++;
+    return fire;
+  }
+
+  /** The argument of the event {@link Simulator.take} took last. */
+  get arg(): number {
+    return this.#queue.arg;
   }
 
   /** Stops {@link Simulator.run} after the event being fired. */

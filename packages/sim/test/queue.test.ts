@@ -18,7 +18,8 @@ describe("EventQueue", () => {
   });
 
   it("pops events from channels, the lane and the heap in exactly the order one heap would", () => {
-    // Each step: push to the heap, to a channel (in order or not), to the lane, or pop one.
+    // Each step: push to the heap, to a channel (in order or not), to the lane, pop one, or pop
+    // one only if it comes before a time.
     const step = fc.oneof(
       fc.record({ op: fc.constant("push" as const), dt: fc.integer({ min: 0, max: 30 }) }),
       fc.record({
@@ -28,6 +29,7 @@ describe("EventQueue", () => {
       }),
       fc.record({ op: fc.constant("lane" as const), dt: fc.integer({ min: 0, max: 30 }) }),
       fc.record({ op: fc.constant("pop" as const) }),
+      fc.record({ op: fc.constant("before" as const), dt: fc.integer({ min: 0, max: 30 }) }),
     );
     fc.assert(
       fc.property(fc.array(step, { maxLength: 400 }), (steps) => {
@@ -39,13 +41,17 @@ describe("EventQueue", () => {
         let lane: { t: number; seq: number; id: number } | undefined;
         const got: number[] = [];
         const want: number[] = [];
-        const popBoth = () => {
+        const popBoth = (before?: number) => {
           const all = [...reference, ...(lane === undefined ? [] : [lane])].sort((a, b) => a.t - b.t || a.seq - b.seq);
           const first = all[0];
-          if (q.pop() === undefined) {
-            expect(first).toBeUndefined();
+          if (q.pop(before) === undefined) {
+            // Nothing is taken: none is waiting, or the first is not before `before`.
+            if (before === undefined || first === undefined) expect(first).toBeUndefined();
+            else expect(first.t).toBeGreaterThanOrEqual(before);
+            expect(q.size).toBe(all.length);
             return false;
           }
+          if (before !== undefined) expect(first.t).toBeLessThan(before);
           got.push(q.arg);
           want.push(first.id);
           if (first === lane) lane = undefined;
@@ -55,6 +61,7 @@ describe("EventQueue", () => {
         };
         steps.forEach((s, id) => {
           if (s.op === "pop") return void popBoth();
+          if (s.op === "before") return void popBoth(now + s.dt);
           const t = now + s.dt;
           if (s.op === "push") q.push(t, f, id);
           else if (s.op === "channel") q.channel(s.ch, t, f, id);
@@ -177,6 +184,39 @@ describe("Simulator", () => {
     expect(draws(a.random("x"))).toEqual(draws(b.random("x")));
     expect(draws(a.random("x"))).not.toEqual(draws(a.random("y")));
     expect(draws(a.random("x"))).not.toEqual(draws(new Simulator({ seed: 6 }).random("x")));
+  });
+
+  it("take hands over the events run would fire, in its order, on its clock, leaving later ones", () => {
+    // Two processes scheduling on the heap, a channel and the lane at whole milliseconds, so they
+    // tie often: driven by take, the same events come out at the same times, counted alike.
+    const drive = (byTake: boolean) => {
+      const sim = new Simulator({ start: 1_000 });
+      const seen: string[] = [];
+      let n = 0;
+      const tick = (now: number, arg: number) => {
+        seen.push(`t${arg}@${now}/${sim.clock.now()}`);
+        if (++n > 5_000) return;
+        sim.at(now + (n % 3), tick, n);
+        sim.channel(2, now + 5, echo, n);
+        sim.lane(now + (n % 2), tick, -n);
+      };
+      const echo = (now: number, arg: number) => seen.push(`e${arg}@${now}`);
+      sim.at(1_000, tick, 0);
+      if (byTake) {
+        for (let fire = sim.take(1_050); fire !== undefined; fire = sim.take(1_050)) fire(sim.now(), sim.arg);
+      } else sim.run(1_050);
+      return { seen, events: sim.events, pending: sim.pending, next: sim.take(1_050) };
+    };
+    const run = drive(false);
+    const taken = drive(true);
+    expect(taken.seen).toEqual(run.seen);
+    expect(taken.events).toBe(run.events);
+    expect(run.events).toBe(run.seen.length);
+    expect(run.events).toBeGreaterThan(100);
+    // Events at or after 1 050 ms wait; take refuses them and counts nothing.
+    expect(taken.pending).toBe(run.pending);
+    expect(run.pending).toBeGreaterThan(0);
+    expect(taken.next).toBeUndefined();
   });
 
   it("stops when asked, and says what is wrong with bad options", () => {

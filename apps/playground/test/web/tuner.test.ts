@@ -2,6 +2,8 @@
 // ranges, its front is exactly the points no other beats, its link reads back what it wrote, and
 // "copy as options" maps a knob to the guard's option in the guard's units.
 import fc from "fast-check";
+import { runInNewContext } from "node:vm";
+import { admit, guard } from "@tideward/guard";
 import { scenario } from "@tideward/sim";
 import { describe, expect, it } from "vitest";
 import { simMetas, simScenarios } from "../../src/sim-catalogue";
@@ -118,19 +120,22 @@ describe("the tuner", () => {
   });
 
   it("copies tideward's run as guard options in the guard's units, and a baseline's as the simulator's run alone", () => {
+    const knob = { kind: "number", label: "", doc: "", min: 0, max: 1_000, step: 0.05 } as const;
     const meta = {
       name: "made-up",
       title: "Made up",
       summary: "",
       knobs: [
-        { kind: "number", name: "k", label: "k", doc: "", default: 1.5, min: 1, max: 3, step: 0.05 },
-        { kind: "number", name: "probe", label: "probe", doc: "", default: 1, min: 0.1, max: 10, step: 0.1, unit: "s" },
-        { kind: "number", name: "base", label: "base", doc: "", default: 100, min: 1, max: 1_000, step: 1, unit: "ms" },
-        { kind: "number", name: "ratio", label: "ratio", doc: "", default: 0.2, min: 0, max: 1, step: 0.05 },
-        { kind: "number", name: "rate", label: "rate", doc: "", default: 100, min: 1, max: 1_000, step: 1 },
+        { ...knob, name: "k", default: 1.5, option: { path: "breaker.k" } },
+        { ...knob, name: "probe", default: 1, unit: "s", option: { path: "breaker.probe", scale: 1_000 } },
+        { ...knob, name: "base", default: 100, unit: "ms", option: { path: "retry.base" } },
+        { ...knob, name: "ratio", default: 0.2, option: { path: "budget.ratio" } },
+        // Named as a guard option is, but the scenario does not say it is one: no guessing.
+        { ...knob, name: "timeout", default: 1, unit: "s" },
+        { ...knob, name: "rate", default: 100 },
       ],
     } as const;
-    const params = { k: 2, probe: 0.3, base: 50, ratio: 0.1, rate: 200 };
+    const params = { k: 2, probe: 0.3, base: 50, ratio: 0.1, timeout: 2, rate: 200 };
     expect(guardOptions(meta, 0, params)).toEqual({
       breaker: { k: 2, probe: 300 },
       retry: { base: 50 },
@@ -141,10 +146,73 @@ describe("the tuner", () => {
     const text = optionsText(meta, 0, p);
     expect(text).toContain("guard(fn, { breaker: { k: 2, probe: 300 }, retry: { base: 50 }, budget: { ratio: 0.1 } })");
     expect(text).toContain(
-      'scenario("made-up").run({ k: 2, probe: 0.3, base: 50, ratio: 0.1, rate: 200 }, { start: 0 })',
+      'scenario("made-up").run({ k: 2, probe: 0.3, base: 50, ratio: 0.1, timeout: 2, rate: 200 }, { start: 0 })',
     );
     expect(optionsText(meta, 1, { ...p, runs: [...p.runs, { ...p.runs[0], label: "classic" }] })).not.toContain(
       "guard(",
     );
+  });
+
+  it("copies every catalogue knob that is a guard option to the option it names: the guard takes it, and the knob moves it", () => {
+    let seen = 0;
+    for (const meta of simMetas) {
+      for (const k of sweepable(meta)) {
+        if (k.option === undefined) {
+          expect(guardOptions(meta, 0, { [k.name]: k.default }, "guard"), `${meta.name}.${k.name}`).toBeUndefined();
+          expect(guardOptions(meta, 0, { [k.name]: k.default }, "admit"), `${meta.name}.${k.name}`).toBeUndefined();
+          continue;
+        }
+        seen++;
+        const of = k.option.of ?? "guard";
+        const other = k.default + k.step <= k.max ? k.default + k.step : k.default - k.step;
+        const read = (v: number): number => {
+          const o = guardOptions(meta, 0, { [k.name]: v }, of);
+          // The option lands at its path, alone.
+          let at: unknown = o;
+          for (const field of k.option?.path.split(".") ?? []) {
+            expect(Object.keys(at as object), `${meta.name}.${k.name}`).toEqual([field]);
+            at = (at as Record<string, unknown>)[field];
+          }
+          // The guard knows the option there (it refuses an unknown name) and takes the value.
+          if (of === "admit") expect(() => admit({ load: () => 0, ...o })).not.toThrow();
+          else expect(() => guard(() => 0, o)).not.toThrow();
+          // The text copied says the same.
+          const text = optionsText(meta, 0, { params: { [k.name]: v }, runs: [] });
+          const line = text.split("\n").find((l) => l.startsWith(of === "admit" ? "admit(" : "guard(fn, "));
+          const copied = runInNewContext(`(${line?.replace(/^(admit\(|guard\(fn, )/, "").slice(0, -1) ?? ""})`, {
+            load: "load",
+          }) as Record<string, unknown>;
+          expect(JSON.parse(JSON.stringify(copied))).toEqual(of === "admit" ? { load: "load", ...o } : o);
+          return at as number;
+        };
+        const [a, b] = [read(k.default), read(other)];
+        expect(a, `${meta.name}.${k.name}`).not.toBe(b);
+        // In the same direction as the knob: no option counts down as its knob counts up.
+        expect(Math.sign(b - a)).toBe(Math.sign(other - k.default));
+        // The other function is not given it.
+        expect(guardOptions(meta, 0, { [k.name]: k.default }, of === "admit" ? "guard" : "admit")).toBeUndefined();
+      }
+    }
+    expect(seen).toBeGreaterThan(10);
+    // The conversions: seconds to the guard's milliseconds, retries to the guard's attempts.
+    const m = simMetas.find((x) => x.name === "metastable-overload");
+    if (m === undefined) throw new Error("no metastable-overload");
+    expect(guardOptions(m, 0, { timeout: 0.3, retries: 3, deadline: 5, capacity: 100 })).toEqual({
+      timeout: 300,
+      retry: { attempts: 4 },
+      deadline: 5_000,
+    });
+  });
+
+  it("copies a cap below the base as the base, as the backoff scenarios run it, and the guard takes it", () => {
+    for (const name of ["herd-backoff", "contention-backoff"]) {
+      const m = simMetas.find((x) => x.name === name);
+      if (m === undefined) throw new Error(`no ${name}`);
+      const o = guardOptions(m, 0, { base: 500, cap: 100 });
+      expect(o, name).toEqual({ retry: { base: 500, cap: 500 } });
+      expect(() => guard(() => 0, { ...o, retry: { ...(o?.["retry"] as object), attempts: 3 } })).not.toThrow();
+      // A cap above the base is copied as it is.
+      expect(guardOptions(m, 0, { base: 100, cap: 900 }), name).toEqual({ retry: { base: 100, cap: 900 } });
+    }
   });
 });

@@ -25,17 +25,28 @@ export type Middleware = (req: IncomingMessage, res: ServerResponse, next: (erro
 // handler's own. Set with `setHeader` instead, each would be checked and kept in the response's
 // header table, and node would then merge the handler's `writeHead` fields into that table one
 // by one: three times the cost of the same fields written with the handler's (see the README).
-// The list's key is a registered symbol, so that two copies of this package on one response add
-// to the same list rather than each hooking `writeHead`; each copy keeps its own link to the
-// writeHead it stands in front of.
-const FIELDS = Symbol.for("@tideward/guard: fields to write");
-const BEFORE = Symbol("the writeHead before");
+//
+// The list waiting for the head is kept on that writeHead (a function made for the response),
+// not on the response: a property added to a response costs microseconds where Express has
+// given it a prototype of its own (every response then has a map of its own, and each property
+// added copies it), and the writeHead is the one property the fields need. A later admission
+// on the same response finds the list on the writeHead in front, or, behind another wrapper of
+// writeHead, through the close listener the first one left (`HOOK`). The key is a registered
+// symbol, so that two copies of this package on one response add to the same list rather than
+// each hooking `writeHead`.
+const FIELDS = Symbol.for("@tideward/guard: fields to write with the head");
+const HOOK = Symbol.for("@tideward/guard: the writeHead holding the fields");
 
 type WriteHead = (this: ServerResponse, statusCode: number, ...rest: unknown[]) => ServerResponse;
 
-interface Hooked {
-  [FIELDS]?: readonly Field[] | undefined;
-  [BEFORE]?: WriteHead;
+/** The fields waiting for a response's head, shared by every admission on it. */
+interface Pending {
+  fields: readonly Field[] | undefined;
+}
+
+/** A writeHead put in front of a response's own, holding the fields to add to its head. */
+interface Hook extends WriteHead {
+  readonly [FIELDS]: Pending;
 }
 
 /** A response's writeHead, as the function it is (a method read off its object). */
@@ -44,9 +55,28 @@ function writeHeadOf(res: ServerResponse): WriteHead {
   return res.writeHead as WriteHead;
 }
 
+function isHook(f: unknown): f is Hook {
+  return typeof f === "function" && FIELDS in f;
+}
+
 // node:http's own, to tell when nothing else has wrapped it.
 // eslint-disable-next-line @typescript-eslint/unbound-method -- called with the response as `this`
 const nodeWriteHead = ServerResponse.prototype.writeHead as WriteHead;
+
+/**
+ * The hook an earlier admission put on this response, if any: the writeHead in front, or, when
+ * another wrapper stands in front of it, the one its close listener names.
+ */
+function hookOf(res: ServerResponse): Hook | undefined {
+  const current = writeHeadOf(res);
+  if (isHook(current)) return current;
+  if (current === nodeWriteHead) return undefined;
+  for (const listener of res.rawListeners("close")) {
+    const hook = (listener as { [HOOK]?: unknown })[HOOK];
+    if (isHook(hook)) return hook;
+  }
+  return undefined;
+}
 
 // The last fields seen and their flat form ([name, value, name, value]), which node writes in
 // one pass: admitted requests in the same state share one verdict's fields.
@@ -95,46 +125,59 @@ function append(res: ServerResponse, fields: readonly Field[]): void {
 }
 
 /** Moves the fields waiting for the head into the response's table now. */
-function flush(res: ServerResponse & Hooked): void {
-  const fields = res[FIELDS];
-  res[FIELDS] = undefined;
+function flush(res: ServerResponse): void {
+  const hook = hookOf(res);
+  if (hook === undefined) return;
+  const pending = hook[FIELDS];
+  const fields = pending.fields;
+  pending.fields = undefined;
   if (fields !== undefined) append(res, fields);
 }
 
-function writeHeadWithFields(
-  this: ServerResponse & Hooked,
-  statusCode: number,
-  reason?: unknown,
-  headers?: unknown,
-): ServerResponse {
-  const fields = this[FIELDS];
-  const before = this[BEFORE] ?? nodeWriteHead;
-  this[FIELDS] = undefined;
-  if (fields === undefined || fields.length === 0 || before !== nodeWriteHead || this.getHeaderNames().length > 0) {
-    // Fields set one by one (as Express does), or another wrapper of writeHead in between: ours
-    // join the response's table, after any of the same name, and the call goes on unchanged.
-    if (fields !== undefined) append(this, fields);
-    // eslint-disable-next-line prefer-rest-params -- passed on as they came, however many
-    return before.apply(this, arguments as unknown as [number, ...unknown[]]);
-  }
-  // writeHead(status, reason, headers) or writeHead(status, headers), as node reads them.
-  if (typeof reason === "string") return before.call(this, statusCode, reason, merged(headers, fields));
-  return before.call(this, statusCode, merged(headers ?? reason, fields));
+/** A writeHead in front of `before` that adds the pending fields to the head it writes. */
+function hookOver(before: WriteHead, pending: Pending): Hook {
+  // Returned as it is made, so that no name is given to it at run time on every response.
+  const hook = writeHeadOver(before, pending) as WriteHead & { [FIELDS]?: Pending };
+  hook[FIELDS] = pending;
+  return hook as Hook;
 }
 
-/** Puts `fields` on the response, to be written with its head after the handler's own fields. */
-function addFields(res: ServerResponse & Hooked, fields: readonly Field[]): void {
-  const pending = res[FIELDS];
-  if (pending !== undefined) {
-    res[FIELDS] = [...pending, ...fields];
-    return;
+function writeHeadOver(before: WriteHead, pending: Pending): WriteHead {
+  return function (this: ServerResponse, statusCode: number, reason?: unknown, headers?: unknown): ServerResponse {
+    const fields = pending.fields;
+    pending.fields = undefined;
+    if (fields === undefined || fields.length === 0 || before !== nodeWriteHead || this.getHeaderNames().length > 0) {
+      // Fields set one by one (as Express does), or another wrapper of writeHead in between: ours
+      // join the response's table, after any of the same name, and the call goes on unchanged.
+      if (fields !== undefined) append(this, fields);
+      // eslint-disable-next-line prefer-rest-params -- passed on as they came, however many
+      return before.apply(this, arguments as unknown as [number, ...unknown[]]);
+    }
+    // writeHead(status, reason, headers) or writeHead(status, headers), as node reads them.
+    if (typeof reason === "string") return before.call(this, statusCode, reason, merged(headers, fields));
+    return before.call(this, statusCode, merged(headers ?? reason, fields));
+  };
+}
+
+/**
+ * Puts `fields` on the response, to be written with its head after the handler's own fields;
+ * answers the hook that holds them.
+ */
+function addFields(res: ServerResponse, fields: readonly Field[]): Hook {
+  const hook = hookOf(res);
+  if (hook !== undefined) {
+    const pending = hook[FIELDS];
+    pending.fields = pending.fields === undefined ? fields : [...pending.fields, ...fields];
+    return hook;
   }
-  res[FIELDS] = fields;
-  const current = writeHeadOf(res);
-  if (current !== writeHeadWithFields) {
-    res[BEFORE] = current;
-    res.writeHead = writeHeadWithFields;
-  }
+  const made = hookOver(writeHeadOf(res), { fields });
+  res.writeHead = made;
+  return made;
+}
+
+/** Releases the verdict when the response closes: a success when it finished under 500. */
+function closer(verdict: Verdict, res: ServerResponse): () => void {
+  return () => verdict.release(res.writableFinished && res.statusCode < 500);
 }
 
 /**
@@ -176,8 +219,9 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
   const cost = o.cost;
 
   const apply = (verdict: Verdict, res: ServerResponse, next: (error?: unknown) => void): void => {
+    let hook: Hook | undefined;
     if (verdict.allowed) {
-      if (verdict.headers.length > 0) addFields(res, verdict.headers);
+      if (verdict.headers.length > 0) hook = addFields(res, verdict.headers);
     } else {
       // A refusal is answered here, once: its fields go straight into the response's table,
       // after those an earlier admission left waiting for the head.
@@ -188,8 +232,11 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
       res.end(verdict.body);
       return;
     }
-    // A response closes once, finished or not: `on` spares `once`'s wrapper.
-    res.on("close", () => verdict.release(res.writableFinished && res.statusCode < 500));
+    // A response closes once, finished or not: `on` spares `once`'s wrapper. The listener names
+    // the hook, for a later admission that finds another wrapper in front of it.
+    const closed = closer(verdict, res);
+    if (hook !== undefined) (closed as { [HOOK]?: Hook })[HOOK] = hook;
+    res.on("close", closed);
     try {
       next();
     } catch (e) {

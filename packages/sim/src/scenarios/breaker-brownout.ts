@@ -1,12 +1,6 @@
-import { client, sre } from "@tideward/breaker";
-import { Jitter } from "@tideward/backoff";
 import type { BackendOptions } from "../backend";
 import { exponential, fixed } from "../distribution";
 import { FailureSchedule } from "../failures";
-import { breaker } from "../policies/breaker";
-import { classicBreaker, samplingBreaker } from "../policies/classic";
-import { opossumBreaker } from "../policies/opossum";
-import type { PolicySpec } from "../policy";
 import { poisson } from "../rates";
 import type { RunResult } from "../result";
 import { simulate } from "../simulate";
@@ -14,6 +8,8 @@ import { defineScenario, seedKnob } from "../scenario";
 import type { Table } from "../scenario";
 import { num, percent, sumBetween, textTable } from "../report";
 import { LEAD_COLUMNS, lead, leadCells, leadFigures } from "./lead";
+import { durationKnob, rateKnob } from "./knobs";
+import { BASELINE, breakerLineup, retriesOf } from "./lineups";
 
 /** The parameters of {@link breakerBrownout}. */
 export interface BreakerBrownoutParams {
@@ -27,19 +23,8 @@ export interface BreakerBrownoutParams {
   readonly duration: number;
 }
 
-/** The breakers compared, tideward's as the guard ships it first. */
-const CONTENDERS: readonly { id: string; label: string; spec: PolicySpec | undefined }[] = [
-  { id: "tideward", label: "tideward breaker (guard default)", spec: breaker(client) },
-  { id: "sre", label: "tideward breaker, sre preset", spec: breaker(sre) },
-  { id: "classic", label: "consecutive breaker (cockatiel)", spec: classicBreaker({ threshold: 5, openFor: 5_000 }) },
-  {
-    id: "sampling",
-    label: "sampling breaker (cockatiel)",
-    spec: samplingBreaker({ threshold: 0.2, duration: 10_000, openFor: 5_000 }),
-  },
-  { id: "opossum", label: "rolling-percentage breaker (opossum)", spec: opossumBreaker({ resetTimeout: 5_000 }) },
-  { id: "none", label: "no breaker", spec: undefined },
-];
+/** The breakers compared, tideward's as the guard ships it first, the baselines at their usual settings. */
+const CONTENDERS = breakerLineup(BASELINE);
 
 /** Workers of the backend whose failures cost capacity, each success taking 20 ms: 400 calls/s of successes. */
 const WORKERS = 8;
@@ -60,18 +45,7 @@ export const breakerBrownout = defineScenario<BreakerBrownoutParams>({
     "Poisson calls to a backend that fails a share of them (40 % by default) for a minute, whatever its load. The honest answer first: when a failure costs nothing (it comes back as fast as a success and takes nothing from the backend), every breaker only lowers goodput, since each call it refuses had the same chance of success as any other. A breaker earns its place when a failure is costly: here, with the cost knob on capacity, each failing call holds one of the backend's eight workers for 200 ms (a dependency timing out behind it), so the failures crowd out the successes, the queue grows and answers miss the caller's one-second deadline. Both cases are shown, each without retries and with three.",
   knobs: [
     seedKnob,
-    {
-      kind: "number",
-      name: "rate",
-      label: "Offered load",
-      doc: "Calls a second, Poisson.",
-      default: 100,
-      min: 10,
-      max: 2_000,
-      step: 10,
-      unit: "calls/s",
-      scale: "log",
-    },
+    rateKnob({ default: 100, min: 10, max: 2_000, step: 10 }),
     {
       kind: "number",
       name: "failing",
@@ -116,17 +90,7 @@ export const breakerBrownout = defineScenario<BreakerBrownoutParams>({
         { value: "nothing", label: "nothing" },
       ],
     },
-    {
-      kind: "number",
-      name: "duration",
-      label: "Run length",
-      doc: "How long calls are offered.",
-      default: 160,
-      min: 10,
-      max: 3_600,
-      step: 10,
-      unit: "s",
-    },
+    durationKnob({ default: 160, min: 10, max: 3_600, step: 10 }),
   ],
   run(p, start) {
     if (p.to < p.from)
@@ -150,7 +114,7 @@ export const breakerBrownout = defineScenario<BreakerBrownoutParams>({
         client: {
           timeout: DEADLINE,
           deadline: DEADLINE,
-          retry: retries ? { backoff: { attempts: 4, base: 100, cap: 1_000, jitter: Jitter.full } } : false,
+          retry: retriesOf({ retry: retries, budget: false }, 4),
         },
         policies: c.spec === undefined ? [] : [c.spec],
         drain: 0,

@@ -1,11 +1,6 @@
-import { client, sre } from "@tideward/breaker";
 import { poisson } from "../rates";
 import { exponential } from "../distribution";
 import { FailureSchedule } from "../failures";
-import { breaker } from "../policies/breaker";
-import { classicBreaker, samplingBreaker } from "../policies/classic";
-import { opossumBreaker } from "../policies/opossum";
-import type { PolicySpec } from "../policy";
 import { simulate } from "../simulate";
 import type { RunResult } from "../result";
 import { defineScenario, seedKnob } from "../scenario";
@@ -13,6 +8,8 @@ import type { Table } from "../scenario";
 import { outageKnobs, outageOf } from "./outage";
 import { num, percent, textTable } from "../report";
 import { LEAD_COLUMNS, lead, leadCells, leadFigures, spread } from "./lead";
+import { durationKnob, rateKnob } from "./knobs";
+import { BASELINE, breakerLineup } from "./lineups";
 
 /** The parameters of {@link breakerOutage}. */
 export interface BreakerOutageParams {
@@ -28,27 +25,6 @@ export interface BreakerOutageParams {
   readonly threshold: number;
   readonly openFor: number;
   readonly spreadSeeds: number;
-}
-
-/** The breakers compared, tideward's as the guard ships it first. */
-function contenders(p: BreakerOutageParams): { id: string; label: string; spec: PolicySpec | undefined }[] {
-  const openFor = p.openFor * 1_000;
-  return [
-    { id: "tideward", label: "tideward breaker (guard default)", spec: breaker(client) },
-    { id: "sre", label: "tideward breaker, sre preset", spec: breaker(sre) },
-    {
-      id: "classic",
-      label: "consecutive breaker (cockatiel)",
-      spec: classicBreaker({ threshold: p.threshold, openFor }),
-    },
-    {
-      id: "sampling",
-      label: "sampling breaker (cockatiel)",
-      spec: samplingBreaker({ threshold: 0.2, duration: 10_000, openFor }),
-    },
-    { id: "opossum", label: "rolling-percentage breaker (opossum)", spec: opossumBreaker({ resetTimeout: openFor }) },
-    { id: "none", label: "no breaker", spec: undefined },
-  ];
 }
 
 /** The outage's figures of one run: the share of its attempts that reached the backend, and the refusals outside it. */
@@ -79,29 +55,8 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
     "Poisson calls to a backend that fails every call for forty seconds. A breaker exists for this: to stop sending calls to a backend that is down, and to let them through again as soon as it is back. Read the share of the outage's calls that still reached the dead backend, how soon after the outage calls succeed again, and how many calls were refused while the backend was up. The second table shows each figure's spread over the outage's end moved second by second and over several seeds, so that no figure rests on one lucky alignment of a breaker's open periods with the outage.",
   knobs: [
     seedKnob,
-    {
-      kind: "number",
-      name: "rate",
-      label: "Offered load",
-      doc: "Calls a second, Poisson.",
-      default: 100,
-      min: 10,
-      max: 5_000,
-      step: 10,
-      unit: "calls/s",
-      scale: "log",
-    },
-    {
-      kind: "number",
-      name: "duration",
-      label: "Run length",
-      doc: "How long calls are offered.",
-      default: 180,
-      min: 30,
-      max: 3_600,
-      step: 10,
-      unit: "s",
-    },
+    rateKnob({ default: 100, min: 10, max: 5_000, step: 10 }),
+    durationKnob({ default: 180, min: 30, max: 3_600, step: 10 }),
     ...outageKnobs(40, 80, 3_600),
     {
       kind: "number",
@@ -142,7 +97,7 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
       name: "threshold",
       label: "Consecutive threshold",
       doc: "Failures in a row that open the consecutive breaker.",
-      default: 5,
+      default: BASELINE.threshold,
       min: 1,
       max: 100,
       step: 1,
@@ -153,7 +108,7 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
       name: "openFor",
       label: "Baselines' open time",
       doc: "How long the consecutive, sampling and opossum breakers stay open before their probe (opossum's own default is 30 s).",
-      default: 5,
+      default: BASELINE.openFor / 1_000,
       min: 0.1,
       max: 60,
       step: 0.1,
@@ -184,7 +139,7 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
         failures: new FailureSchedule(p.baseRate, [{ from, to: end, rate: p.outageRate }]),
       },
     });
-    const who = contenders(p);
+    const who = breakerLineup({ threshold: p.threshold, openFor: p.openFor * 1_000 });
     const runs = who.map((c) =>
       simulate({ ...options(p.seed, to, duration), label: c.label, policies: c.spec === undefined ? [] : [c.spec] }),
     );

@@ -6,6 +6,7 @@ import type { RunResult } from "../result";
 import { simulate } from "../simulate";
 import { defineScenario, seedKnob } from "../scenario";
 import { num, percent, outcome } from "../report";
+import { baseKnob, capKnob } from "./knobs";
 
 /** The parameters of {@link contentionBackoff}. */
 export interface ContentionBackoffParams {
@@ -50,30 +51,15 @@ export const contentionBackoff = defineScenario<ContentionBackoffParams>({
       step: 1,
       scale: "log",
     },
-    {
-      kind: "number",
-      name: "base",
-      label: "Backoff base",
+    baseKnob({
       doc: "The first retry's wait (its ceiling, with a jitter), doubling after.",
       default: 10,
       min: 1,
       max: 1_000,
       step: 1,
-      unit: "ms",
       scale: "log",
-    },
-    {
-      kind: "number",
-      name: "cap",
-      label: "Backoff cap",
-      doc: "The longest a wait may grow to.",
-      default: 2_000,
-      min: 1,
-      max: 60_000,
-      step: 100,
-      unit: "ms",
-      scale: "log",
-    },
+    }),
+    capKnob({ default: 2_000, min: 1, max: 60_000, step: 100, scale: "log" }),
     {
       kind: "integer",
       name: "seeds",

@@ -7,6 +7,7 @@ import { herd } from "../bursts";
 import type { RunResult } from "../result";
 import { defineScenario, seedKnob } from "../scenario";
 import { num, outcome } from "../report";
+import { attemptsKnob, baseKnob, capKnob, workersKnob } from "./knobs";
 
 /** The parameters of {@link herdBackoff}. */
 export interface HerdBackoffParams {
@@ -78,16 +79,7 @@ export const herdBackoff = defineScenario<HerdBackoffParams>({
       step: 0.5,
       unit: "s",
     },
-    {
-      kind: "integer",
-      name: "workers",
-      label: "Workers",
-      doc: "Calls the backend serves at once (10 ms each).",
-      default: 10,
-      min: 1,
-      max: 10_000,
-      step: 1,
-    },
+    workersKnob({ doc: "Calls the backend serves at once (10 ms each).", default: 10, min: 1, max: 10_000, step: 1 }),
     {
       kind: "integer",
       name: "queue",
@@ -98,38 +90,15 @@ export const herdBackoff = defineScenario<HerdBackoffParams>({
       max: 100_000,
       step: 10,
     },
-    {
-      kind: "integer",
-      name: "attempts",
-      label: "Attempts",
-      doc: "Tries a client may make, the first included.",
-      default: 15,
-      min: 1,
-      max: 30,
-      step: 1,
-    },
-    {
-      kind: "number",
-      name: "base",
-      label: "Backoff base",
+    attemptsKnob({ doc: "Tries a client may make, the first included.", default: 15, min: 1, max: 30, step: 1 }),
+    baseKnob({
       doc: "The ceiling of the first retry's wait, doubling after.",
       default: 100,
       min: 1,
       max: 10_000,
       step: 10,
-      unit: "ms",
-    },
-    {
-      kind: "number",
-      name: "cap",
-      label: "Backoff cap",
-      doc: "The longest a wait may grow to.",
-      default: 2_000,
-      min: 1,
-      max: 120_000,
-      step: 100,
-      unit: "ms",
-    },
+    }),
+    capKnob({ default: 2_000, min: 1, max: 120_000, step: 100 }),
     {
       kind: "number",
       name: "duration",

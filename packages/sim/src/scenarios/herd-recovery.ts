@@ -7,6 +7,7 @@ import type { RunResult } from "../result";
 import { defineScenario, seedKnob } from "../scenario";
 import { outageKnobs, outageOf } from "./outage";
 import { LEAD_COLUMNS, lead, leadCells } from "./lead";
+import { attemptsKnob, durationKnob, rateKnob, ratioKnob, timeoutKnob, workersKnob } from "./knobs";
 import { num, percent, sumBetween, outcome } from "../report";
 
 /** The parameters of {@link herdRecovery}. */
@@ -37,29 +38,15 @@ export const herdRecovery = defineScenario<HerdRecoveryParams>({
     "Poisson calls to a backend with room for about twice the traffic. It fails every call for a stretch; clients retry each failed call with exponential backoff. Without a budget the retries of the outage multiply the load, and when the backend comes back it meets the traffic and every pending retry at once: queues fill, calls time out, and the timeouts are retried in turn, which can hold a recovered backend down (a metastable failure). With full jitter and a retry budget the extra load stays a share of the traffic and the backend recovers as soon as it can. Read the backend's load against its capacity, and how long success takes to come back.",
   knobs: [
     seedKnob,
-    {
-      kind: "number",
-      name: "rate",
-      label: "Offered load",
-      doc: "Calls a second, Poisson.",
-      default: 500,
-      min: 10,
-      max: 10_000,
-      step: 10,
-      unit: "calls/s",
-      scale: "log",
-    },
+    rateKnob({ default: 500, min: 10, max: 10_000, step: 10 }),
     ...outageKnobs(10, 20, 600),
-    {
-      kind: "integer",
-      name: "workers",
-      label: "Workers",
+    workersKnob({
       doc: "Calls the backend serves at once, 10 ms each on average.",
       default: 8,
       min: 1,
       max: 10_000,
       step: 1,
-    },
+    }),
     {
       kind: "integer",
       name: "queue",
@@ -70,48 +57,23 @@ export const herdRecovery = defineScenario<HerdRecoveryParams>({
       max: 100_000,
       step: 10,
     },
-    {
-      kind: "number",
-      name: "timeout",
+    timeoutKnob({
       label: "Client timeout",
       doc: "How long a client waits for an attempt.",
       default: 0.5,
       min: 0.01,
       max: 30,
       step: 0.01,
-      unit: "s",
-    },
-    {
-      kind: "integer",
-      name: "attempts",
-      label: "Attempts",
-      doc: "Tries a call may make, the first included.",
-      default: 5,
-      min: 1,
-      max: 20,
-      step: 1,
-    },
-    {
-      kind: "number",
-      name: "ratio",
-      label: "Budget ratio",
+    }),
+    attemptsKnob({ default: 5, min: 1, max: 20, step: 1 }),
+    ratioKnob({
       doc: "Retries the budget allows per first attempt (the budgeted run only).",
       default: 0.2,
       min: 0,
       max: 2,
       step: 0.05,
-    },
-    {
-      kind: "number",
-      name: "duration",
-      label: "Run length",
-      doc: "How long calls are offered.",
-      default: 60,
-      min: 10,
-      max: 3_600,
-      step: 10,
-      unit: "s",
-    },
+    }),
+    durationKnob({ default: 60, min: 10, max: 3_600, step: 10 }),
   ],
   run(p, start) {
     const { from, to } = outageOf("herd-recovery", p);

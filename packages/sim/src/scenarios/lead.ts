@@ -68,12 +68,29 @@ export function leadCells(l: Lead, capacity?: number): string[] {
   return [
     percent(l.goodputRate),
     `${num(l.goodputPerSecond)}/s`,
-    capacity === undefined
-      ? `${num(l.backendPerSecond)}/s`
-      : `${num(l.backendPerSecond)}/s (${percent(l.backendPerSecond / capacity)} of capacity)`,
-    l.recovered ? `${num(l.recoverySeconds)} s` : "never",
+    loadCell(l.backendPerSecond, capacity),
+    recovery(l.recovered, l.recoverySeconds),
     String(l.wasted),
   ];
+}
+
+/** The backend's load as a cell, `perSecond` calls a second: `"150/s"`, or `"150/s (75.0 % of capacity)"` with a `capacity` (calls/s). */
+export function loadCell(perSecond: number, capacity?: number): string {
+  return capacity === undefined
+    ? `${num(perSecond)}/s`
+    : `${num(perSecond)}/s (${percent(perSecond / capacity)} of capacity)`;
+}
+
+/**
+ * How soon the run `id` recovered, from the figures {@link leadFigures} wrote: `"3 s"` followed by
+ * `after` (`" after the trigger"`), or `"never"`.
+ */
+export function recoveryText(figures: Readonly<Record<string, number>>, id: string, after = ""): string {
+  return recovery(figures[`${id}.recovered`] === 1, figures[`${id}.recoverySeconds`], after);
+}
+
+function recovery(recovered: boolean, seconds: number, after = ""): string {
+  return recovered ? `${num(seconds)} s${after}` : "never";
 }
 
 /** Writes `l` into `figures` under `id.`: goodputRate, goodputPerSecond, backendPerSecond, recoverySeconds, recovered (0 or 1), wasted. */

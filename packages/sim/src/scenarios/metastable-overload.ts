@@ -1,17 +1,14 @@
-import { client, sre } from "@tideward/breaker";
-import { Jitter } from "@tideward/backoff";
 import { metastable } from "../backends";
-import { breaker } from "../policies/breaker";
-import { classicBreaker } from "../policies/classic";
-import { shedder } from "../policies/shedder";
-import type { PolicySpec } from "../policy";
 import { poisson } from "../rates";
 import type { RunResult } from "../result";
 import { simulate } from "../simulate";
 import { defineScenario, seedKnob } from "../scenario";
 import type { ClientOptions } from "../options";
 import { num, percent, outcome, sumBetween } from "../report";
-import { LEAD_COLUMNS, lead, leadCells, leadFigures } from "./lead";
+import { LEAD_COLUMNS, lead, leadCells, leadFigures, recoveryText } from "./lead";
+import { deadlineKnob, durationKnob, rateKnob, timeoutKnob } from "./knobs";
+import { retriesOf, retryLineup } from "./lineups";
+import type { RetryContender } from "./lineups";
 
 /** The parameters of {@link metastableOverload}. */
 export interface MetastableOverloadParams {
@@ -29,38 +26,8 @@ export interface MetastableOverloadParams {
   readonly duration: number;
 }
 
-interface Contender {
-  readonly id: string;
-  readonly label: string;
-  readonly policies: readonly PolicySpec[];
-  /** Whether its retries are held to a retry budget (Finagle's defaults, as the guard's). */
-  readonly budget: boolean;
-  /** Whether it retries at all. */
-  readonly retry: boolean;
-}
-
-const CONTENDERS: readonly Contender[] = [
-  {
-    id: "guard",
-    label: "guard default (client breaker, budgeted retries)",
-    policies: [breaker(client)],
-    budget: true,
-    retry: true,
-  },
-  { id: "retries", label: "retries, no policy", policies: [], budget: false, retry: true },
-  { id: "none", label: "no retries, no policy", policies: [], budget: false, retry: false },
-  { id: "budget", label: "retries with a budget", policies: [], budget: true, retry: true },
-  { id: "sre", label: "retries, sre breaker", policies: [breaker(sre)], budget: false, retry: true },
-  { id: "client", label: "retries, client breaker", policies: [breaker(client)], budget: false, retry: true },
-  {
-    id: "classic",
-    label: "retries, consecutive breaker",
-    policies: [classicBreaker({ threshold: 5, openFor: 5_000 })],
-    budget: false,
-    retry: true,
-  },
-  { id: "shedder", label: "retries, shedder", policies: [shedder()], budget: false, retry: true },
-];
+/** The clients compared, the guard's default first. */
+const CONTENDERS = retryLineup(["guard", "retries", "none", "budget", "sre", "client", "classic", "shedder"]);
 
 /**
  * A backend at three quarters of its capacity is slowed for a few seconds; its callers time out
@@ -85,18 +52,7 @@ export const metastableOverload = defineScenario<MetastableOverloadParams>({
       unit: "calls/s",
       scale: "log",
     },
-    {
-      kind: "number",
-      name: "rate",
-      label: "Offered load",
-      doc: "Calls a second, Poisson.",
-      default: 150,
-      min: 1,
-      max: 10_000,
-      step: 10,
-      unit: "calls/s",
-      scale: "log",
-    },
+    rateKnob({ default: 150, min: 1, max: 10_000, step: 10 }),
     {
       kind: "number",
       name: "triggerFrom",
@@ -129,17 +85,14 @@ export const metastableOverload = defineScenario<MetastableOverloadParams>({
       max: 20,
       step: 0.1,
     },
-    {
-      kind: "number",
-      name: "timeout",
+    timeoutKnob({
       label: "Attempt timeout",
       doc: "How long a caller waits for one attempt before it counts it failed and retries.",
       default: 1,
       min: 0.01,
       max: 60,
       step: 0.1,
-      unit: "s",
-    },
+    }),
     {
       kind: "integer",
       name: "retries",
@@ -149,18 +102,16 @@ export const metastableOverload = defineScenario<MetastableOverloadParams>({
       min: 0,
       max: 20,
       step: 1,
+      // The guard counts attempts, the first included.
+      option: { path: "retry.attempts", offset: 1 },
     },
-    {
-      kind: "number",
-      name: "deadline",
-      label: "Caller deadline",
+    deadlineKnob({
       doc: "Only an answer within this long of the call's arrival counts as goodput; no retry starts past it.",
       default: 5,
       min: 0.1,
       max: 600,
       step: 0.5,
-      unit: "s",
-    },
+    }),
     {
       kind: "select",
       name: "abandoned",
@@ -172,17 +123,7 @@ export const metastableOverload = defineScenario<MetastableOverloadParams>({
         { value: "drop", label: "dropped (the server checks the deadline)" },
       ],
     },
-    {
-      kind: "number",
-      name: "duration",
-      label: "Run length",
-      doc: "How long calls are offered.",
-      default: 120,
-      min: 10,
-      max: 3_600,
-      step: 10,
-      unit: "s",
-    },
+    durationKnob({ default: 120, min: 10, max: 3_600, step: 10 }),
   ],
   run(p, start) {
     const from = p.triggerFrom * 1_000;
@@ -194,16 +135,10 @@ export const metastableOverload = defineScenario<MetastableOverloadParams>({
       trigger: { from, to, latency: p.slowdown },
       abandoned: p.abandoned,
     });
-    const clientOf = (c: Contender): ClientOptions => ({
+    const clientOf = (c: RetryContender): ClientOptions => ({
       timeout: p.timeout * 1_000,
       deadline: p.deadline * 1_000,
-      retry:
-        c.retry && p.retries > 0
-          ? {
-              backoff: { attempts: p.retries + 1, base: 100, factor: 2, cap: 1_000, jitter: Jitter.full },
-              budget: c.budget ? {} : false,
-            }
-          : false,
+      retry: retriesOf(c, p.retries + 1),
     });
     const runs = CONTENDERS.map((c) =>
       simulate({
@@ -238,8 +173,7 @@ export const metastableOverload = defineScenario<MetastableOverloadParams>({
       rows,
     };
     const f = (id: string, name: string) => figures[`${id}.${name}`];
-    const back = (id: string) =>
-      f(id, "recovered") === 1 ? `${num(f(id, "recoverySeconds"))} s after the trigger` : "never";
+    const back = (id: string) => recoveryText(figures, id, " after the trigger");
     const reading = [
       `With retries and no policy the backend ${f("retries", "recovered") === 1 ? `came back ${back("retries")}` : "never came back"}: ${num(f("retries", "goodputAfter"))} answers a second in time over the 30 s after the trigger, against ${p.rate} offered, every answer late because the queue is full of attempts whose callers have gone, and their retries keep it full.`,
       `The guard's default (the client breaker over budgeted retries) recovered ${back("guard")}; the budget alone ${back("budget")}, the client breaker alone ${back("client")}, the sre breaker ${back("sre")}, the consecutive breaker ${back("classic")}, the shedder ${back("shedder")}.`,

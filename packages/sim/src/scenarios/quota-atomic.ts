@@ -7,6 +7,7 @@ import { simulate } from "../simulate";
 import { poisson } from "../rates";
 import { defineScenario, seedKnob } from "../scenario";
 import { num, percent, outcome } from "../report";
+import { durationKnob, rateKnob } from "./knobs";
 
 /** The parameters of {@link quotaAtomic}. */
 export interface QuotaAtomicParams {
@@ -36,18 +37,7 @@ export const quotaAtomic = defineScenario<QuotaAtomicParams>({
     "Calls from users of several tenants (a few users much busier than the rest) go to a model. Each call is charged to three budgets: its user's calls a second, its tenant's calls a second and the model's tokens a second. The quota engine's atomic charge set charges all three or none. Charged one after another, as separate limiters do, a call the last budget refuses has already spent the earlier ones: tokens and calls charged for nothing, which then refuse calls that would have fitted. Read which budget refuses, and what the sequential way wastes.",
   knobs: [
     seedKnob,
-    {
-      kind: "number",
-      name: "rate",
-      label: "Offered load",
-      doc: "Calls a second, Poisson, over all users.",
-      default: 80,
-      min: 1,
-      max: 10_000,
-      step: 1,
-      unit: "calls/s",
-      scale: "log",
-    },
+    rateKnob({ doc: "Calls a second, Poisson, over all users.", default: 80, min: 1, max: 10_000, step: 1 }),
     {
       kind: "integer",
       name: "users",
@@ -136,17 +126,7 @@ export const quotaAtomic = defineScenario<QuotaAtomicParams>({
         { value: "user-first", label: "user, then tenant, then model tokens" },
       ],
     },
-    {
-      kind: "number",
-      name: "duration",
-      label: "Run length",
-      doc: "How long calls are offered.",
-      default: 60,
-      min: 1,
-      max: 3_600,
-      step: 1,
-      unit: "s",
-    },
+    durationKnob({ default: 60, min: 1, max: 3_600, step: 1 }),
   ],
   run(p, start) {
     const tenantOf = (k: number): string => `tenant-${k % p.tenants}`;

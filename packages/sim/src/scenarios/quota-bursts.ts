@@ -39,6 +39,8 @@ export const quotaBursts = defineScenario<QuotaBurstsParams>({
       max: 10_000,
       step: 1,
       unit: "calls/s",
+      // The first run is the token bucket: the guard's client bucket, a token a call.
+      option: { path: "bucket.rate" },
     },
     {
       kind: "integer",

@@ -4,6 +4,7 @@ import { simulate } from "../simulate";
 import { poisson } from "../rates";
 import { defineScenario, seedKnob } from "../scenario";
 import { lead, leadCells, leadFigures } from "./lead";
+import { attemptsKnob, baseKnob, durationKnob, rateKnob, ratioKnob } from "./knobs";
 import { num, percent, outcome } from "../report";
 
 /** The parameters of {@link retryAmplification}. */
@@ -29,18 +30,7 @@ export const retryAmplification = defineScenario<RetryAmplificationParams>({
     "A backend fails a share of its calls independently, and each client retries a failed call with backoff. Without a budget a call that keeps failing is tried every time it may be, so the load on the backend grows with the failure rate: (1 − pⁿ) / (1 − p) attempts per call at failure rate p and n attempts. A shared retry budget (Finagle's) allows retries up to a share of first attempts, so a failing backend sees at most that much more load, at the cost of some calls that a retry would have saved. Sweep the failure rate to see amplification against success.",
   knobs: [
     seedKnob,
-    {
-      kind: "number",
-      name: "rate",
-      label: "Offered load",
-      doc: "Calls a second, Poisson.",
-      default: 100,
-      min: 1,
-      max: 10_000,
-      step: 10,
-      unit: "calls/s",
-      scale: "log",
-    },
+    rateKnob({ default: 100, min: 1, max: 10_000, step: 10 }),
     {
       kind: "number",
       name: "failureRate",
@@ -52,48 +42,16 @@ export const retryAmplification = defineScenario<RetryAmplificationParams>({
       step: 0.01,
       unit: "share",
     },
-    {
-      kind: "integer",
-      name: "attempts",
-      label: "Attempts",
-      doc: "Tries a call may make, the first included.",
-      default: 4,
-      min: 1,
-      max: 20,
-      step: 1,
-    },
-    {
-      kind: "number",
-      name: "base",
-      label: "Backoff base",
+    attemptsKnob({ default: 4, min: 1, max: 20, step: 1 }),
+    baseKnob({
       doc: "The wait before the first retry (doubling, full jitter, capped at 2 s).",
       default: 50,
       min: 0,
       max: 2_000,
       step: 10,
-      unit: "ms",
-    },
-    {
-      kind: "number",
-      name: "ratio",
-      label: "Budget ratio",
-      doc: "Retries the budget allows per first attempt.",
-      default: 0.2,
-      min: 0,
-      max: 2,
-      step: 0.05,
-    },
-    {
-      kind: "number",
-      name: "duration",
-      label: "Run length",
-      doc: "How long calls are offered.",
-      default: 60,
-      min: 5,
-      max: 3_600,
-      step: 5,
-      unit: "s",
-    },
+    }),
+    ratioKnob({ default: 0.2, min: 0, max: 2, step: 0.05 }),
+    durationKnob({ default: 60, min: 5, max: 3_600, step: 5 }),
   ],
   run(p, start) {
     const backoff = new Backoff({

@@ -5,6 +5,9 @@ import { ramp } from "../rates";
 import type { RunResult } from "../result";
 import { defineScenario, seedKnob } from "../scenario";
 import { num, percent, outcome } from "../report";
+import type { NumberKnob } from "../scenario";
+import { deadlineKnob, durationKnob, timeoutKnob, workersKnob } from "./knobs";
+import { LEAD_COLUMNS, loadCell } from "./lead";
 
 /** The parameters of {@link shedderRamp}. */
 export interface ShedderRampParams {
@@ -32,51 +35,10 @@ export const shedderRamp = defineScenario<ShedderRampParams>({
     "Poisson load ramps in a straight line from well under a server's capacity to past it. The server has a fixed number of workers and a queue, so its CPU reading climbs with the load and waiting turns into latency as queueing theory says. tideward's shedder refuses only when the server is both hot and full, so below capacity it refuses nothing, and past it it keeps the queue short: admitted calls stay fast. Without it the queue fills and every call waits behind it. Read the latency of admitted calls at the peak, and what reached a worker.",
   knobs: [
     seedKnob,
-    {
-      kind: "number",
-      name: "from",
-      label: "Load at the start",
-      doc: "Calls a second when the ramp begins.",
-      default: 50,
-      min: 1,
-      max: 10_000,
-      step: 10,
-      unit: "calls/s",
-      scale: "log",
-    },
-    {
-      kind: "number",
-      name: "to",
-      label: "Load at the end",
-      doc: "Calls a second when the ramp ends.",
-      default: 600,
-      min: 1,
-      max: 10_000,
-      step: 10,
-      unit: "calls/s",
-      scale: "log",
-    },
-    {
-      kind: "number",
-      name: "duration",
-      label: "Run length",
-      doc: "How long the ramp takes.",
-      default: 120,
-      min: 10,
-      max: 3_600,
-      step: 10,
-      unit: "s",
-    },
-    {
-      kind: "integer",
-      name: "workers",
-      label: "Workers",
-      doc: "Calls the server serves at once.",
-      default: 8,
-      min: 1,
-      max: 1_000,
-      step: 1,
-    },
+    loadKnob("from", "Load at the start", "Calls a second when the ramp begins.", 50),
+    loadKnob("to", "Load at the end", "Calls a second when the ramp ends.", 600),
+    durationKnob({ doc: "How long the ramp takes.", default: 120, min: 10, max: 3_600, step: 10 }),
+    workersKnob({ doc: "Calls the server serves at once.", default: 8, min: 1, max: 1_000, step: 1 }),
     {
       kind: "number",
       name: "service",
@@ -110,29 +72,25 @@ export const shedderRamp = defineScenario<ShedderRampParams>({
       max: 999,
       step: 10,
       unit: "‰",
+      // The shedder sits on the server: it is the server's admission's, not the caller's guard's.
+      option: { of: "admit", path: "shedder.cpu" },
     },
-    {
-      kind: "number",
-      name: "timeout",
+    // 0 is the guard's "no timeout" too.
+    timeoutKnob({
       label: "Client timeout",
       doc: "How long a client waits for an attempt; 0 waits until the deadline.",
       default: 0,
       min: 0,
       max: 60,
       step: 0.1,
-      unit: "s",
-    },
-    {
-      kind: "number",
-      name: "deadline",
-      label: "Caller deadline",
+    }),
+    deadlineKnob({
       doc: "Only an answer within this long counts as goodput; the caller stops waiting then (the server still serves what it queued).",
       default: 1,
       min: 0.01,
       max: 600,
       step: 0.1,
-      unit: "s",
-    },
+    }),
   ],
   run(p, start) {
     const duration = p.duration * 1_000;
@@ -170,7 +128,7 @@ export const shedderRamp = defineScenario<ShedderRampParams>({
         r.label,
         percent(peak.goodputRate),
         `${num(peak.goodput)}/s`,
-        `${num(peak.backend)}/s (${percent(peak.backend / capacity)} of capacity)`,
+        loadCell(peak.backend, capacity),
         "–",
         String(r.summary.wasted),
         `${num(peak.successes)}/s`,
@@ -184,11 +142,7 @@ export const shedderRamp = defineScenario<ShedderRampParams>({
       title: `load ${p.from} → ${p.to} calls/s on ${p.workers} workers of ${p.service} ms (capacity ${num(capacity)}/s), a ${p.deadline} s deadline; figures over the last fifth of the run (the load never falls, so nothing recovers)`,
       columns: [
         "",
-        "goodput within the deadline",
-        "goodput",
-        "backend load",
-        "back to 90 % goodput after",
-        "calls wasted",
+        ...LEAD_COLUMNS,
         "served, late ones included",
         "calls queued",
         "p99 latency of answers in time",
@@ -205,6 +159,22 @@ export const shedderRamp = defineScenario<ShedderRampParams>({
     );
   },
 });
+
+/** The ramp's load at one end, calls a second. */
+function loadKnob(name: string, label: string, doc: string, value: number): NumberKnob {
+  return {
+    kind: "number",
+    name,
+    label,
+    doc,
+    default: value,
+    min: 1,
+    max: 10_000,
+    step: 10,
+    unit: "calls/s",
+    scale: "log",
+  };
+}
 
 /** Over the last fifth of the run: p99 (the worst bucket's), goodput (a second, and a share of the calls offered), calls served a second (late ones included), the mean queue, backend load a second, and the shares refused and failed. */
 function atPeak(r: RunResult): {

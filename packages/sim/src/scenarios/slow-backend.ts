@@ -1,16 +1,13 @@
-import { client, sre } from "@tideward/breaker";
-import { Jitter } from "@tideward/backoff";
 import type { Dip } from "../dips";
 import { exponential } from "../distribution";
-import { breaker } from "../policies/breaker";
-import { classicBreaker } from "../policies/classic";
-import type { PolicySpec } from "../policy";
 import { poisson } from "../rates";
 import type { RunResult } from "../result";
 import { simulate } from "../simulate";
 import { defineScenario, seedKnob } from "../scenario";
 import { num, outcome, percent, sumBetween } from "../report";
-import { LEAD_COLUMNS, lead, leadCells, leadFigures } from "./lead";
+import { LEAD_COLUMNS, lead, leadCells, leadFigures, recoveryText } from "./lead";
+import { deadlineKnob, durationKnob, rateKnob, timeoutKnob, workersKnob } from "./knobs";
+import { retriesOf, retryLineup } from "./lineups";
 
 /** The parameters of {@link slowBackend}. */
 export interface SlowBackendParams {
@@ -24,26 +21,8 @@ export interface SlowBackendParams {
   readonly duration: number;
 }
 
-const CONTENDERS: readonly { id: string; label: string; policies: PolicySpec[]; retry: boolean; budget: boolean }[] = [
-  {
-    id: "guard",
-    label: "guard default (client breaker, budgeted retries)",
-    policies: [breaker(client)],
-    retry: true,
-    budget: true,
-  },
-  { id: "retries", label: "retries, no policy", policies: [], retry: true, budget: false },
-  { id: "none", label: "no retries, no policy", policies: [], retry: false, budget: false },
-  { id: "budget", label: "retries with a budget", policies: [], retry: true, budget: true },
-  { id: "sre", label: "retries, sre breaker", policies: [breaker(sre)], retry: true, budget: false },
-  {
-    id: "classic",
-    label: "retries, consecutive breaker",
-    policies: [classicBreaker({ threshold: 5, openFor: 5_000 })],
-    retry: true,
-    budget: false,
-  },
-];
+/** The clients compared, the guard's default first. */
+const CONTENDERS = retryLineup(["guard", "retries", "none", "budget", "sre", "classic"]);
 
 /** When the slowdown starts, peaks, and ends, ms after the start. */
 const RISE = 30_000;
@@ -65,28 +44,8 @@ export const slowBackend = defineScenario<SlowBackendParams>({
     "A backend slows down step by step (a table growing without an index, a leak): its mean service time climbs from 20 ms to past the callers' one-second deadline over a minute, holds for twenty seconds, then recovers. It has a fixed number of workers, so as each call takes longer its capacity falls under the offered load and a queue forms. Callers time out each attempt and retry. A slow answer is no answer: read the goodput within the deadline, the load the callers put on the slowing backend, and how soon after it recovers calls are answered in time again.",
   knobs: [
     seedKnob,
-    {
-      kind: "number",
-      name: "rate",
-      label: "Offered load",
-      doc: "Calls a second, Poisson.",
-      default: 100,
-      min: 1,
-      max: 5_000,
-      step: 10,
-      unit: "calls/s",
-      scale: "log",
-    },
-    {
-      kind: "integer",
-      name: "workers",
-      label: "Workers",
-      doc: "Calls the backend serves at once.",
-      default: 50,
-      min: 1,
-      max: 10_000,
-      step: 1,
-    },
+    rateKnob({ default: 100, min: 1, max: 5_000, step: 10 }),
+    workersKnob({ doc: "Calls the backend serves at once.", default: 50, min: 1, max: 10_000, step: 1 }),
     {
       kind: "number",
       name: "peak",
@@ -99,39 +58,28 @@ export const slowBackend = defineScenario<SlowBackendParams>({
       unit: "ms",
       scale: "log",
     },
-    {
-      kind: "number",
-      name: "deadline",
-      label: "Caller deadline",
+    deadlineKnob({
       doc: "Only an answer within this long of the call counts; no retry starts past it.",
       default: 1,
       min: 0.01,
       max: 60,
       step: 0.1,
-      unit: "s",
-    },
-    {
-      kind: "number",
-      name: "timeout",
+    }),
+    timeoutKnob({
       label: "Attempt timeout",
       doc: "How long a caller waits for one attempt before it retries (up to two retries, full jitter).",
       default: 0.4,
       min: 0.01,
       max: 60,
       step: 0.05,
-      unit: "s",
-    },
-    {
-      kind: "number",
-      name: "duration",
-      label: "Run length",
+    }),
+    durationKnob({
       doc: "How long calls are offered; the slowdown runs from 30 s to 110 s.",
       default: 150,
       min: 10,
       max: 3_600,
       step: 10,
-      unit: "s",
-    },
+    }),
   ],
   run(p, start) {
     // A geometric rise in equal steps, then the peak held, then healthy again.
@@ -155,12 +103,7 @@ export const slowBackend = defineScenario<SlowBackendParams>({
         client: {
           timeout: (c.retry ? p.timeout : p.deadline) * 1_000,
           deadline: p.deadline * 1_000,
-          retry: c.retry
-            ? {
-                backoff: { attempts: 3, base: 100, cap: 1_000, jitter: Jitter.full },
-                budget: c.budget ? {} : false,
-              }
-            : false,
+          retry: retriesOf(c, 3),
         },
         policies: c.policies,
         drain: 0,
@@ -184,7 +127,7 @@ export const slowBackend = defineScenario<SlowBackendParams>({
       rows,
     };
     const f = (id: string, name: string) => figures[`${id}.${name}`];
-    const back = (id: string) => (f(id, "recovered") === 1 ? `${num(f(id, "recoverySeconds"))} s` : "never");
+    const back = (id: string) => recoveryText(figures, id);
     return outcome(
       runs,
       table,

@@ -8,8 +8,9 @@
 //   answering as many bytes;
 // - the batch path (100 decisions a call), leases;
 // - Redis memory a key at 1 000 000 keys, by INFO used_memory over the key count and by MEMORY
-//   USAGE: tideward, rlf keyed by the user alone and by the same identity, and what one number of
-//   state (an integer-encoded value under tideward's names) would cost;
+//   USAGE: tideward's bucket of one number (an integer-encoded value) and of two numbers (two
+//   doubles, a limit whose ms a token is off the 2^-7 ms grid), rlf keyed by the user alone and by
+//   the same identity;
 // - the unfavourable regimes: a slow Redis (every reply delayed 2 ms by a loopback proxy) and a
 //   Redis that is down (the outage mode answering).
 //
@@ -396,8 +397,9 @@ async function perKey(
   let usage = 0;
   for (let i = 0; i < 200; i++) usage += Number(await redis.call("MEMORY", "USAGE", sample(i * 4_999)));
   const result = { info: (after - before) / count, usage: usage / 200 };
+  const encoding = String(await redis.call("OBJECT", "ENCODING", sample(0)));
   console.log(
-    `  ${name.padEnd(58)} ${result.info.toFixed(1).padStart(7)} B (INFO)   ${result.usage.toFixed(1).padStart(6)} B (MEMORY USAGE)   ${count.toLocaleString("en")} keys`,
+    `  ${name.padEnd(58)} ${result.info.toFixed(1).padStart(7)} B (INFO)   ${result.usage.toFixed(1).padStart(6)} B (MEMORY USAGE)   ${count.toLocaleString("en")} keys, ${encoding}`,
   );
   return result;
 }
@@ -418,25 +420,21 @@ if (SECTIONS.has("memory")) {
       for (let i = from; i < to; i++) inputs.push({ key: keys[i], now });
       return engine.checkMany("r", inputs);
     };
-  const tw = await perKey("tideward bucket (a string of two doubles), default names", fill(memEngine), (i) =>
+  const tw = await perKey("tideward bucket of one number (an integer), default names", fill(memEngine), (i) =>
     memEngine.redisKey(keys[i], "r"),
   );
-  // One number of state (a bucket's "full again at" instant, its 64 bits as an integer, which
-  // Redis keeps in the value's object: no allocation of its own), under the same names and expiry.
-  const oneNumber = await perKey(
-    "one number of state (an integer-encoded value), the same names",
+  // A limit whose ms a token (3 600 000 / 7) is not a whole number of 2^-7 ms keeps two numbers:
+  // tokens and the instant they were counted, a string of two doubles.
+  await memEngine.addLimit(limitSpec({ name: "s", capacity: RATE, refill: 7, window: 3_600_000 }));
+  const twoNumbers = await perKey(
+    "tideward bucket of two numbers (two doubles), default names",
     (from, to) => {
-      const p = redis.pipeline();
-      for (let i = from; i < to; i++)
-        p.set(
-          memEngine.redisKey(keys[i], "r"),
-          String(4_600_000_000_000_000_000n + BigInt(i) * 7_919n),
-          "PX",
-          3_600_000,
-        );
-      return p.exec();
+      const now = Date.now();
+      const inputs = [];
+      for (let i = from; i < to; i++) inputs.push({ key: keys[i], now });
+      return memEngine.checkMany("s", inputs);
     },
-    (i) => memEngine.redisKey(keys[i], "r"),
+    (i) => memEngine.redisKey(keys[i], "s"),
   );
   const rlfLong = new RateLimiterRedis({ storeClient: redis, points: RATE, duration: 3_600, keyPrefix: "rlf" });
   const rl = await perKey(
@@ -459,10 +457,10 @@ if (SECTIONS.has("memory")) {
     (i) => `rlf:${ids(i)}`,
   );
   console.log(
-    `  → by INFO tideward ${(tw.info / rl.info).toFixed(2)}× rlf keyed by the user (target ≤ 1.25), ${(tw.info / rlId.info).toFixed(2)}× keyed by the same identity; one number of state would be ${(oneNumber.info / rl.info).toFixed(2)}× and ${(oneNumber.info / rlId.info).toFixed(2)}×`,
+    `  → by INFO tideward ${(tw.info / rl.info).toFixed(2)}× rlf keyed by the user (target ≤ 1.25), ${(tw.info / rlId.info).toFixed(2)}× keyed by the same identity; a bucket of two numbers ${(twoNumbers.info / rl.info).toFixed(2)}× and ${(twoNumbers.info / rlId.info).toFixed(2)}×`,
   );
   console.log(
-    `  → by MEMORY USAGE tideward ${tw.usage.toFixed(0)} B, one number ${oneNumber.usage.toFixed(0)} B, rlf ${rl.usage.toFixed(0)} and ${rlId.usage.toFixed(0)} B`,
+    `  → by MEMORY USAGE tideward ${tw.usage.toFixed(0)} B, two numbers ${twoNumbers.usage.toFixed(0)} B, rlf ${rl.usage.toFixed(0)} and ${rlId.usage.toFixed(0)} B; by MEMORY USAGE tideward ${(tw.usage / rl.usage).toFixed(2)}× and ${(tw.usage / rlId.usage).toFixed(2)}× rlf`,
   );
   console.log(
     `  (names: tideward "${memEngine.redisKey(keys[123_456], "r")}", rlf "rlf:u123456" and "rlf:${ids(123_456)}"; INFO includes the expiry entry and dict slots every key pays)`,

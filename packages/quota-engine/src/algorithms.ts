@@ -4,6 +4,7 @@
 // | kind   | amount              | instant                          | a fresh key       |
 // | ------ | ------------------- | -------------------------------- | ----------------- |
 // | bucket | tokens held         | when they were counted           | capacity, now     |
+// | bucket of one number | 0     | when it is full again            | 0, now            |
 // | window | units used          | when the open window ends        | 0, -Infinity      |
 // | gcra   | ms ahead of schedule | the latest admission            | 0, now            |
 import { bucketDecide, bucketIdle } from "./bucket";
@@ -14,12 +15,12 @@ import type { Kind } from "./kinds";
 import type { Code } from "./outcome";
 import type { Rule } from "./rule";
 
-/** A fresh key's amount: a full bucket, an empty window, a flow nothing ahead. */
+/** A fresh key's amount: a full bucket (of one number: nothing kept), an empty window, a flow nothing ahead. */
 export function freshAmount(kind: Kind, rule: Rule): number {
-  return kind === BUCKET ? rule.capacity : 0;
+  return kind === BUCKET && !rule.oneNumber ? rule.capacity : 0;
 }
 
-/** A fresh key's instant at `t`: counted at `t`, no window open, at rest at `t`. */
+/** A fresh key's instant at `t`: counted at `t` (of one number: full at `t`), no window open, at rest at `t`. */
 export function freshInstant(kind: Kind, t: number): number {
   return kind === WINDOW ? -Infinity : t;
 }

@@ -1,4 +1,14 @@
-import { bucketFits, bucketFull, bucketLevel, bucketWhole, until } from "@tideward/limiters/math";
+import {
+  bucketFits,
+  bucketFull,
+  bucketLevel,
+  bucketWhole,
+  gcraFits,
+  gcraLead,
+  gcraRest,
+  gcraWhole,
+  until,
+} from "@tideward/limiters/math";
 import { check } from "@tideward/time/internal";
 import { decide, freshAmount, freshInstant } from "./algorithms";
 import { checkArgs, isInstant, limitError, nowError, readInputs, readKind } from "./args";
@@ -135,6 +145,7 @@ export class QuotaEngine implements QuotaStore {
   // traffic the caller's code was compiled on (a check compiled while every key was new would
   // otherwise keep the formulas as calls, boxing each number they return).
   #take(held: LimitState, table: SlotTable, slot: number, now: number, cost: number): Decision {
+    if (held.rule.oneNumber) return this.#takeFull(held, table, slot, now, cost);
     const t = this.#clock;
     const data = table.data;
     const at = slot * STRIDE;
@@ -149,6 +160,23 @@ export class QuotaEngine implements QuotaStore {
     data[at + 1] = since;
     const reset = until(now, t, bucketFull(left, since, t, perMs, capacity, bucketSlack));
     return new Verdict(true, "ok", cost, bucketWhole(left, capacity, bucketSlack), 0, reset, held.traces[OK]);
+  }
+
+  // The hot path of a bucket of one number: its "full again at" instant, in the slot's second field.
+  #takeFull(held: LimitState, table: SlotTable, slot: number, now: number, cost: number): Decision {
+    const t = this.#clock;
+    const data = table.data;
+    const at = slot * STRIDE + 1;
+    const full = data[at];
+    const { tick, capacity, bucketSlackMs } = held.rule;
+    const lead = gcraLead(full, 0, t);
+    if (!(cost <= capacity && gcraFits(lead, cost, tick, held.rule.bucketReach)))
+      return this.#denied(BUCKET, held, 0, full, now, cost);
+    const next = t + (lead + cost * tick);
+    data[at] = next;
+    const reset = until(now, t, gcraRest(next, 0, t));
+    const remaining = gcraWhole(gcraLead(next, 0, t), tick, capacity, bucketSlackMs);
+    return new Verdict(true, "ok", cost, remaining, 0, reset, held.traces[OK]);
   }
 
   /**

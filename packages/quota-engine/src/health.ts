@@ -54,7 +54,7 @@ export interface ValidationIssue {
 
 /** What `toJSON()` gives: a small, deterministic summary (the full state is `snapshot()`). */
 export interface EngineSummary {
-  readonly version: 2;
+  readonly version: 3;
   /** The latest instant the engine has seen (ms), or null. */
   readonly clock: number | null;
   readonly stats: Omit<QuotaStats, "maxKeys"> & { readonly maxKeys: number | null };

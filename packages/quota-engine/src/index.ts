@@ -16,5 +16,14 @@ export type { EngineSummary, IssueCode, QuotaStats, ValidationIssue } from "./he
 export type { Result } from "./result";
 export { SnapshotError, isSnapshotError } from "./errors";
 export { SNAPSHOT_VERSION } from "./snapshot";
-export type { BucketEntry, GcraEntry, KeyParts, LinkEntry, QuotaSnapshot, SubjectEntry, WindowEntry } from "./snapshot";
+export type {
+  BucketEntry,
+  FullAtEntry,
+  GcraEntry,
+  KeyParts,
+  LinkEntry,
+  QuotaSnapshot,
+  SubjectEntry,
+  WindowEntry,
+} from "./snapshot";
 export type { Awaitable, QuotaStore } from "./store";

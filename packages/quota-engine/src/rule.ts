@@ -1,4 +1,5 @@
 import { slackOf } from "@tideward/limiters/math";
+import { oneNumber } from "./one-number";
 import type { LimitSpec } from "./limit";
 
 /**
@@ -23,6 +24,21 @@ export class Rule {
   readonly reach: number;
   /** Tokens a bucket forgives when comparing (`slackOf(capacity)`, as `@tideward/limiters` forgives). */
   readonly bucketSlack: number;
+  /**
+   * Whether a bucket of this limit keeps one number of state, the instant it is full again (see
+   * `./one-number`): when `window / refill`, the ms a token, is a whole number of 2^-7 ms and
+   * the bucket's depth in time is at most 2^44 ms. Otherwise it keeps tokens and the instant they
+   * were counted.
+   */
+  readonly oneNumber: boolean;
+  /** Milliseconds a token refills in, for a bucket of one number: `interval`, `window / refill`. */
+  readonly tick: number;
+  /** The bucket's depth in time, `capacity · tick` (ms): how far "full again at" may run ahead of now. */
+  readonly bucketTau: number;
+  /** How far "full again at" may run ahead of now after a charge (ms): `bucketTau` plus the slack. */
+  readonly bucketReach: number;
+  /** Milliseconds a bucket of one number forgives when comparing (`slackOf(capacity) · tick`). */
+  readonly bucketSlackMs: number;
   /** Milliseconds GCRA forgives when comparing (`slackOf(burst) · interval`). */
   readonly gcraSlack: number;
 
@@ -37,6 +53,11 @@ export class Rule {
     this.interval = spec.window / spec.refill;
     this.tau = spec.burst * this.interval;
     this.bucketSlack = slackOf(spec.capacity);
+    this.tick = this.interval;
+    this.oneNumber = oneNumber(this.tick, spec.capacity);
+    this.bucketTau = spec.capacity * this.tick;
+    this.bucketSlackMs = this.bucketSlack * this.tick;
+    this.bucketReach = this.bucketTau + this.bucketSlackMs;
     this.gcraSlack = slackOf(spec.burst) * this.interval;
     this.reach = this.tau + this.gcraSlack;
   }

@@ -16,10 +16,13 @@ import type { Rule } from "./rule";
 import { STRIDE } from "./table";
 
 /**
- * The snapshot format's version; `restore` refuses any other. Version 2 keeps GCRA state as
- * `{ at, ahead }` (version 1 had one absolute `tat`, which rounds near `Date.now()`).
+ * The snapshot format's version. Version 3 lists the buckets of one number (a limit whose ms a token
+ * is a whole number of 2^-7 ms) in `fullAt`, as the instant each is full again; version 2 had every
+ * bucket as `{ tokens, at }`, and `restore` still reads it (a bucket of one number converted as a
+ * charge would leave it). Version 2 also made GCRA state `{ at, ahead }` (version 1 had one
+ * absolute `tat`, which rounds near `Date.now()`); `restore` refuses version 1.
  */
-export const SNAPSHOT_VERSION = 2;
+export const SNAPSHOT_VERSION = 3;
 
 /** A {@link QuotaKey}'s parts, as snapshots store them. */
 export interface KeyParts {
@@ -36,6 +39,16 @@ export interface BucketEntry {
   readonly tokens: number;
   /** Milliseconds; at most the snapshot's clock. */
   readonly at: number;
+}
+
+/**
+ * A token bucket of one number's state: the instant it is full again (ms); at `t` it lacks `max(full − t, 0) · refill / window` tokens of its capacity.
+ */
+export interface FullAtEntry {
+  readonly key: KeyParts;
+  readonly limit: string;
+  /** When the bucket is full again (ms): at most the limit's depth (`capacity · window / refill`, and the slack) after the snapshot's clock. */
+  readonly full: number;
 }
 
 /** A fixed window's state: the open window, which ends at `end` (ms, exclusive), has counted `used` units. */
@@ -89,7 +102,10 @@ export interface QuotaSnapshot {
   /** The latest instant the engine has seen (ms), or null if it has seen none. */
   readonly clock: number | null;
   readonly limits: readonly LimitSpec[];
+  /** The buckets of two numbers (tokens and when they were counted). */
   readonly buckets: readonly BucketEntry[];
+  /** The buckets of one number (when each is full again). */
+  readonly fullAt: readonly FullAtEntry[];
   readonly windows: readonly WindowEntry[];
   readonly gcra: readonly GcraEntry[];
   readonly links: readonly LinkEntry[];
@@ -107,6 +123,7 @@ export function writeSnapshot(
   fair: FairShare,
 ): QuotaSnapshot {
   const buckets: BucketEntry[] = [];
+  const fulls: FullAtEntry[] = [];
   const windows: WindowEntry[] = [];
   const gcra: GcraEntry[] = [];
   const parts = (id: string): KeyParts => QuotaKey.parse(id).toJSON();
@@ -114,12 +131,14 @@ export function writeSnapshot(
   for (const { rule, tables } of limits.values()) {
     const table = tables[BUCKET];
     table?.each((id, slot) =>
-      buckets.push({
-        key: parts(id),
-        limit: rule.name,
-        tokens: table.data[slot * STRIDE],
-        at: table.data[slot * STRIDE + 1],
-      }),
+      rule.oneNumber
+        ? fulls.push({ key: parts(id), limit: rule.name, full: table.data[slot * STRIDE + 1] })
+        : buckets.push({
+            key: parts(id),
+            limit: rule.name,
+            tokens: table.data[slot * STRIDE],
+            at: table.data[slot * STRIDE + 1],
+          }),
     );
   }
   for (const { rule, tables } of limits.values()) {
@@ -149,6 +168,7 @@ export function writeSnapshot(
     clock: clock === -Infinity ? null : clock,
     limits: [...limits.values()].map(({ spec }) => ({ ...spec })),
     buckets,
+    fullAt: fulls,
     windows,
     gcra,
     links: links
@@ -240,18 +260,22 @@ function key(value: unknown, path: string): QuotaKey {
  * @throws SnapshotError naming the first bad field
  */
 export function readSnapshot(value: unknown, maxKeys: number): Restored {
+  const probe =
+    value !== null && typeof value === "object" ? Object.getOwnPropertyDescriptor(value, "version") : undefined;
+  const v2 = probe !== undefined && "value" in probe && probe.value === 2;
   const root = record(value, "snapshot", [
     "version",
     "clock",
     "limits",
     "buckets",
+    ...(v2 ? [] : ["fullAt"]),
     "windows",
     "gcra",
     "links",
     "subjects",
   ]);
-  if (root.version !== SNAPSHOT_VERSION)
-    fail("snapshot.version", `must be ${SNAPSHOT_VERSION}, got ${check.describe(root.version)}`);
+  if (root.version !== SNAPSHOT_VERSION && !v2)
+    fail("snapshot.version", `must be ${SNAPSHOT_VERSION} (or 2), got ${check.describe(root.version)}`);
   const clock = root.clock === null ? -Infinity : instant(root.clock, "snapshot.clock");
 
   const limits = new Map<string, LimitState>();
@@ -267,7 +291,7 @@ export function readSnapshot(value: unknown, maxKeys: number): Restored {
 
   let keys = 0;
   const entries = (
-    field: "buckets" | "windows" | "gcra",
+    field: "buckets" | "fullAt" | "windows" | "gcra",
     kind: Kind,
     fields: readonly string[],
     read: (e: Record<string, unknown>, rule: Rule, path: string) => [number, number],
@@ -291,6 +315,11 @@ export function readSnapshot(value: unknown, maxKeys: number): Restored {
     });
   };
   entries("buckets", BUCKET, ["tokens", "at"], (e, rule, path) => {
+    if (rule.oneNumber && !v2)
+      fail(
+        `${path}.limit`,
+        `must name a limit whose buckets keep two numbers, got ${JSON.stringify(rule.name)} (its buckets belong in snapshot.fullAt)`,
+      );
     const tokens = finite(e.tokens, `${path}.tokens`);
     // A take forgives a billionth of the capacity, which can leave a hair below zero; no more.
     if (tokens < -rule.bucketSlack || tokens > rule.capacity)
@@ -300,8 +329,24 @@ export function readSnapshot(value: unknown, maxKeys: number): Restored {
       );
     const at = instant(e.at, `${path}.at`);
     if (at > clock) fail(`${path}.at`, `must not be after snapshot.clock (${clock}), got ${at}`);
-    return [tokens, at];
+    // A bucket of one number (a version 2 snapshot): full again once the missing tokens refill.
+    return rule.oneNumber ? [0, at + (rule.capacity - tokens) * rule.tick] : [tokens, at];
   });
+  if (!v2)
+    entries("fullAt", BUCKET, ["full"], (e, rule, path) => {
+      if (!rule.oneNumber)
+        fail(
+          `${path}.limit`,
+          `must name a limit whose buckets keep one number, got ${JSON.stringify(rule.name)} (its buckets belong in snapshot.buckets)`,
+        );
+      const full = finite(e.full, `${path}.full`);
+      if (full - clock > rule.bucketReach)
+        fail(
+          `${path}.full`,
+          `must be at most ${rule.bucketReach} ms (the depth of ${JSON.stringify(rule.name)}) after snapshot.clock (${clock}), got ${full}`,
+        );
+      return [0, full];
+    });
   entries("windows", WINDOW, ["end", "used"], (e, rule, path) => {
     const end = finite(e.end, `${path}.end`);
     // A window opens at the clock at the latest, so it ends at most one window later (give or

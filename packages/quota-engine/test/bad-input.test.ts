@@ -180,14 +180,15 @@ const cases: Case[] = [
     { throws: RangeError, message: "sweep budget must be 0 or more, got -5" },
   ],
   [
-    "a snapshot with a negative balance",
+    "a snapshot with a bucket missing more than its capacity",
     (e) => {
       const s = e.snapshot();
-      return e.restore({ ...s, buckets: [{ ...s.buckets[0], tokens: -2 }] });
+      return e.restore({ ...s, fullAt: [{ ...s.fullAt[0], full: 100 + 1_001 }] });
     },
     {
       throws: SnapshotError,
-      message: 'snapshot.buckets[0].tokens must be from 0 to 5 (the capacity of "req"), got -2',
+      message:
+        'snapshot.fullAt[0].full must be at most 1000.000001 ms (the depth of "req") after snapshot.clock (100), got 1101',
     },
   ],
   [
@@ -425,6 +426,15 @@ describe("hostile traffic (property)", () => {
             }
             const s = e.snapshot();
             for (const b of s.buckets) if (b.tokens > (e.limit(b.limit)?.capacity ?? 0)) return false;
+            for (const b of s.fullAt) {
+              // Full again at most the bucket's depth after the clock: never more than capacity missing.
+              const l = e.limit(b.limit);
+              if (
+                l === undefined ||
+                b.full - (s.clock ?? -Infinity) > ((l.capacity * l.window) / l.refill) * (1 + 1e-9)
+              )
+                return false;
+            }
             for (const w of s.windows) if (w.used > (e.limit(w.limit)?.capacity ?? 0)) return false;
             for (const g of s.gcra) if (g.ahead < 0 || g.ahead > 2 * (e.limit(g.limit)?.window ?? 0)) return false;
           }

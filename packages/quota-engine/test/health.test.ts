@@ -87,7 +87,7 @@ describe("stats and toJSON", () => {
     engine.addLimit(perSecond("r", 2));
     engine.checkTokenBucket(k(0), "r", 42);
     expect(JSON.parse(JSON.stringify(engine))).toEqual({
-      version: 2,
+      version: 3,
       clock: 42,
       stats: {
         limits: 1,

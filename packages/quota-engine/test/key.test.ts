@@ -95,8 +95,8 @@ describe("QuotaKey", () => {
     }).toThrow(TypeError);
     expect(() => Object.defineProperty(key, "id", { value: "garbage" })).toThrow(TypeError);
     expect(key.id).toBe("1:t5:alice3:api");
-    expect(engine.snapshot().buckets).toEqual([
-      { key: { scope: "t", subject: "alice", resource: "api" }, limit: "r", tokens: 3, at: 1_000 },
+    expect(engine.snapshot().fullAt).toEqual([
+      { key: { scope: "t", subject: "alice", resource: "api" }, limit: "r", full: 1_400 },
     ]);
     expect(engine.checkTokenBucket(key, "r", 1_000).remaining).toBe(2);
   });

@@ -50,10 +50,12 @@ describe("snapshot", () => {
     engine.checkGcra(k, "r", 30);
     engine.addSubject("s", 2);
     expect(engine.snapshot()).toEqual({
-      version: 2,
+      version: 3,
       clock: 30,
       limits: [{ name: "r", capacity: 2, refill: 2, window: 1_000, burst: 2, align: false }],
-      buckets: [{ key: { scope: "t", subject: "a", resource: "r" }, limit: "r", tokens: 1, at: 10 }],
+      // A token every 500 ms: a bucket of one number, full again 500 ms after its charge at 10.
+      buckets: [],
+      fullAt: [{ key: { scope: "t", subject: "a", resource: "r" }, limit: "r", full: 510 }],
       windows: [{ key: { scope: "t", subject: "a", resource: "r" }, limit: "r", end: 1_020, used: 1 }],
       gcra: [{ key: { scope: "t", subject: "a", resource: "r" }, limit: "r", at: 30, ahead: 500 }],
       links: [],
@@ -72,10 +74,36 @@ describe("snapshot", () => {
   });
 });
 
+describe("restore of a version 2 snapshot", () => {
+  it("reads a bucket of one number from tokens and their instant, full again once they refill", () => {
+    const s = good() as unknown as Mutable;
+    const engine = setUp([
+      { capacity: 5, refill: 3, window: 1_000, burst: 5, align: false },
+      { capacity: 3, refill: 1, window: 100, burst: 2, align: true },
+      { capacity: 2, refill: 2, window: 1_000, burst: 2, align: false },
+    ]);
+    // Version 2 kept every bucket as tokens at an instant: "c" held 1 of 2 at 1 000, a token every 500 ms.
+    const old = {
+      ...s,
+      version: 2,
+      buckets: [...s.buckets, { key: s.fullAt[0].key, limit: "c", tokens: 1, at: 1_000 }],
+    };
+    delete (old as Partial<Mutable>).fullAt;
+    engine.restore(old);
+    const back = engine.snapshot();
+    expect(back.fullAt).toEqual([{ key: s.fullAt[0].key, limit: "c", full: 1_500 }]);
+    expect(back.buckets).toEqual(s.buckets);
+    const k = new QuotaKey("t", "k0", "r");
+    expect(engine.checkTokenBucket(k, "c", 1_000)).toMatchObject({ allowed: true, remaining: 0, resetAfter: 1_000 });
+    expect(engine.checkTokenBucket(k, "c", 1_000)).toMatchObject({ allowed: false, retryAfter: 500 });
+  });
+});
+
 // A valid snapshot to break one field at a time.
 function good(): QuotaSnapshot {
   const engine = setUp([
-    { capacity: 5, refill: 5, window: 1_000, burst: 5, align: false },
+    // A token every 333⅓ ms: a bucket of two numbers (tokens, at).
+    { capacity: 5, refill: 3, window: 1_000, burst: 5, align: false },
     { capacity: 3, refill: 1, window: 100, burst: 2, align: true },
     { capacity: 2, refill: 2, window: 1_000, burst: 2, align: false },
   ]);
@@ -83,10 +111,12 @@ function good(): QuotaSnapshot {
   engine.checkTokenBucket(k, "a", 1_000, 2);
   engine.checkWindow(k, "b", 1_000);
   engine.checkGcra(k, "c", 1_000);
+  engine.checkTokenBucket(k, "c", 1_000);
   return JSON.parse(JSON.stringify(engine.snapshot())) as QuotaSnapshot;
 }
 type Mutable = Record<string, unknown> & {
   buckets: Record<string, unknown>[];
+  fullAt: Record<string, unknown>[];
   windows: Record<string, unknown>[];
   gcra: Record<string, unknown>[];
   limits: Record<string, unknown>[];
@@ -94,9 +124,33 @@ type Mutable = Record<string, unknown> & {
   subjects: Record<string, unknown>[];
 };
 const cases: [string, (s: Mutable) => unknown, string][] = [
+  [
+    "a bucket of one number full again at NaN",
+    (s) => {
+      s.fullAt[0].full = NaN;
+      return s;
+    },
+    "snapshot.fullAt[0].full must be a finite number, got NaN",
+  ],
+  [
+    "a bucket of one number listed with tokens",
+    (s) => {
+      s.buckets.push({ key: s.fullAt[0].key, limit: "c", tokens: 1, at: 1_000 });
+      return s;
+    },
+    'snapshot.buckets[1].limit must name a limit whose buckets keep two numbers, got "c" (its buckets belong in snapshot.fullAt)',
+  ],
+  [
+    "a bucket of two numbers listed as one",
+    (s) => {
+      s.fullAt.push({ key: s.buckets[0].key, limit: "a", full: 1_000 });
+      return s;
+    },
+    'snapshot.fullAt[1].limit must name a limit whose buckets keep one number, got "a" (its buckets belong in snapshot.buckets)',
+  ],
   ["not an object", () => "snapshot", 'snapshot must be an object, got "snapshot"'],
   ["an array", () => [], "snapshot must be an object, got [object Array]"],
-  ["another version", (s) => ({ ...s, version: 1 }), "snapshot.version must be 2, got 1"],
+  ["another version", (s) => ({ ...s, version: 1 }), "snapshot.version must be 3 (or 2), got 1"],
   ["a missing field", ({ links: _, ...rest }) => rest, "snapshot.links is missing"],
   ["an unknown field", (s) => ({ ...s, extra: 1 }), 'snapshot has an unexpected field "extra"'],
   [
@@ -313,12 +367,12 @@ describe("restore refuses a bad snapshot whole, naming the first bad field", () 
   it("accepts the unbroken snapshot", () => {
     const engine = new QuotaEngine();
     engine.restore(good());
-    expect(engine.stats()).toMatchObject({ limits: 3, buckets: 1, windows: 1, gcra: 1, links: 3, subjects: 3 });
+    expect(engine.stats()).toMatchObject({ limits: 3, buckets: 2, windows: 1, gcra: 1, links: 3, subjects: 3 });
   });
 
   it("refuses a snapshot with more keys than maxKeys", () => {
-    const engine = new QuotaEngine({ maxKeys: 2 });
-    expect(() => engine.restore(good())).toThrow("snapshot.gcra[0] is past maxKeys (2) of this engine");
+    const engine = new QuotaEngine({ maxKeys: 3 });
+    expect(() => engine.restore(good())).toThrow("snapshot.gcra[0] is past maxKeys (3) of this engine");
   });
 
   it("isSnapshotError recognises the brand, not the class", () => {

@@ -99,7 +99,7 @@ export function batchDecisions(
       sa.push(v === v ? v : freshAmount(kind, numbers));
       sb.push(v === v ? r.readDoubleLE(17 + at * 16) : freshInstant(kind, t));
     }
-    if (kind === BUCKET && sb[at] > t) t = sb[at];
+    if (kind === BUCKET && sb[at] > t && !numbers.oneNumber) t = sb[at];
     clock = t;
     const code = decide(kind, numbers, sa[at], sb[at], t, costs[i]);
     if (code === OK) {

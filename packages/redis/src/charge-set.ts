@@ -100,7 +100,7 @@ export function readSet(
     const tag = names.tag(key);
     if (firstTag === undefined) firstTag = tag;
     else if (tag !== firstTag) oneTag = false;
-    stateNames.push(names.state(tag, k, limit, key));
+    stateNames.push(names.state(tag, k, limit, key, rule.numbers.oneNumber));
   }
   if (!oneTag) sameSlot(stateNames);
   return { n, charges: copy, names: stateNames, oneTag, unknown, now, commit };
@@ -280,7 +280,8 @@ export class SetReports {
         s.present[j] = a === a ? 1 : 0;
         s.a[j] = a;
         s.b[j] = a === a ? r.readDoubleLE(at + 8) : 0;
-        if (kind === BUCKET && a === a && s.b[j] > t) t = s.b[j];
+        // A bucket of two numbers is never read behind its own reading (one of one number has none).
+        if (kind === BUCKET && a === a && s.b[j] > t && !rule.numbers.oneNumber) t = s.b[j];
         j++;
       }
       failedKnown = this.#stage(m, t);

@@ -206,7 +206,8 @@ export class RedisQuotaEngine implements QuotaStore {
    */
   redisKey(key: QuotaKey, limit: string, kind: ChargeKind = "bucket"): string {
     if (!isKey(key)) throw keyError(key, "key");
-    return this.#names.state(this.#names.tag(key), readKind(kind, "kind"), limit, key);
+    const k = readKind(kind, "kind");
+    return this.#names.state(this.#names.tag(key), k, limit, key, this.#rules.get(limit)?.numbers.oneNumber);
   }
 
   // ── single checks ─────────────────────────────────────────────────────────────────────────
@@ -249,7 +250,7 @@ export class RedisQuotaEngine implements QuotaStore {
       return Promise.resolve(unknownVerdict(kind, limit, cost));
     }
     const tag = this.#names.tag(key);
-    const stateKey = this.#names.state(tag, kind, limit, key);
+    const stateKey = this.#names.state(tag, kind, limit, key, rule.numbers.oneNumber);
     const clock = this.#serverClock ? this.#runner.now() : now;
     const denied = this.#denied;
     if (denied.size > 0 && !rule.shadow && cost <= (kind === GCRA ? rule.spec.burst : rule.spec.capacity)) {
@@ -318,7 +319,7 @@ export class RedisQuotaEngine implements QuotaStore {
     const sa = r.readDoubleLE(1);
     const fresh = sa !== sa;
     const sb = fresh ? 0 : r.readDoubleLE(9);
-    const t = kind === BUCKET && !fresh && sb > now ? sb : now;
+    const t = kind === BUCKET && !fresh && sb > now && !rule.numbers.oneNumber ? sb : now;
     const code = fresh
       ? decide(kind, rule.numbers, freshAmount(kind, rule.numbers), freshInstant(kind, t), t, cost)
       : decide(kind, rule.numbers, sa, sb, t, cost);
@@ -466,7 +467,7 @@ export class RedisQuotaEngine implements QuotaStore {
     if (!isKey(key)) throw keyError(key, "key");
     const rule = this.#rules.get(limit);
     if (rule === undefined) throw new RangeError(`lease: no limit named ${JSON.stringify(limit)}`);
-    const stateKey = this.#names.state(this.#names.tag(key), BUCKET, limit, key);
+    const stateKey = this.#names.state(this.#names.tag(key), BUCKET, limit, key, rule.numbers.oneNumber);
     return new Lease(leaseCall(this.#runner, stateKey, rule, this.#serverClock, this.#margin), options);
   }
 
@@ -495,7 +496,8 @@ export class RedisQuotaEngine implements QuotaStore {
       for (let i = 0; i < n; i++) decisions[i] = unknownVerdict(k, limit, costs[i]);
     } else {
       const names = new Array<string>(n);
-      for (let i = 0; i < n; i++) names[i] = this.#names.state(this.#names.tag(keys[i]), k, limit, keys[i]);
+      const one = rule.numbers.oneNumber;
+      for (let i = 0; i < n; i++) names[i] = this.#names.state(this.#names.tag(keys[i]), k, limit, keys[i], one);
       const parts = batchParts(names, this.policy.cluster);
       await Promise.all(
         parts.map((part) => {

@@ -1,4 +1,4 @@
-import { badInstant, bucketReady, until } from "@tideward/limiters/math";
+import { badInstant, bucketReady, gcraReady, until } from "@tideward/limiters/math";
 import { costError, isCost, isInstant } from "@tideward/quota-engine/internal";
 import { check } from "@tideward/time/internal";
 import { bytes } from "./bytes";
@@ -41,7 +41,7 @@ export function leaseCall(
   serverClock: boolean,
   margin: string,
 ): LeaseCall {
-  const { capacity, perMs, bucketSlack } = rule.numbers;
+  const { capacity, perMs, bucketSlack, oneNumber, tick, bucketTau, bucketReach } = rule.numbers;
   const [cap, rate] = rule.args[0];
   return async (op, now, n) => {
     const outcome = await runner.run(
@@ -59,8 +59,12 @@ export function leaseCall(
     const t = r.readDoubleLE(16);
     // When a dry bucket holds one token again, from the caller's clock (the in-process formula).
     const from = serverClock ? t : now;
-    const retryAfter =
-      granted === 0 && op === "take" ? until(from, t, bucketReady(tokens, t, t, 1, perMs, capacity, bucketSlack)) : 0;
+    // A bucket of one number answers the instant it is full again in place of the tokens.
+    const ready = (): number =>
+      oneNumber
+        ? gcraReady(tokens, 0, t, 1, tick, bucketTau, bucketReach)
+        : bucketReady(tokens, t, t, 1, perMs, capacity, bucketSlack);
+    const retryAfter = granted === 0 && op === "take" ? until(from, t, ready()) : 0;
     return { granted, retryAfter };
   };
 }

@@ -57,15 +57,21 @@ export class Names {
     return tag.includes("}") ? tag.split("}").join(")") : tag;
   }
 
-  /** The name of `key`'s state for `limit` under `kind`, its tag `tag` (from {@link Names.tag}). */
-  state(tag: string, kind: Kind, limit: string, key: QuotaKey): string {
+  /**
+   * The name of `key`'s state for `limit` under `kind`, its tag `tag` (from {@link Names.tag}).
+   * A token bucket of one number (`one`: its state an integer, see quota.lua) is kind `F`, not
+   * `B`: the two forms never share a name, so a process of an earlier version never reads the
+   * other's state as its own (each keeps its own bucket while both run).
+   */
+  state(tag: string, kind: Kind, limit: string, key: QuotaKey, one = false): string {
+    const letter = kind === 0 && one ? 3 : kind;
     if (tag === key.scope)
       return (
         this.#prefix +
         "{" +
         tag +
         "}" +
-        "BWG"[kind] +
+        "BWGF"[letter] +
         limit.length +
         ":" +
         limit +
@@ -74,7 +80,7 @@ export class Names {
         key.subject +
         key.resource
       );
-    return this.#prefix + "{" + tag + "}" + "bwg"[kind] + limit.length + ":" + limit + key.id;
+    return this.#prefix + "{" + tag + "}" + "bwgf"[letter] + limit.length + ":" + limit + key.id;
   }
 
   /** The name a request id's stored answer lives at, on the slot of `key`'s state. */

@@ -28,7 +28,8 @@ export interface Rule {
 export function ruleOf(spec: LimitSpec, shadow: boolean): Rule {
   const numbers = new Numbers(spec);
   const wire: (readonly [number, number])[] = [
-    [spec.capacity, numbers.perMs],
+    // A bucket of one number: its capacity and a half (so the script tells it apart), its tick.
+    numbers.oneNumber ? [spec.capacity + 0.5, numbers.tick] : [spec.capacity, numbers.perMs],
     [-spec.capacity, spec.align ? -spec.window : spec.window],
     [spec.burst, -numbers.interval],
   ];

@@ -1,6 +1,7 @@
 // The Redis engine decides as the in-process QuotaEngine does, check for check, on random traffic
 // (single checks of all three algorithms, atomic sets and peeks over shared keys, batches) at
-// both clock scales: every figure, retryAfter and resetAfter included, bit for bit.
+// both clock scales: every figure, retryAfter and resetAfter included, bit for bit; token buckets
+// of one number (the instant each is full again, an integer on Redis) and of two.
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
@@ -24,14 +25,18 @@ const specs = fc.tuple(
   fc.record({
     capacity: fc.integer({ min: 1, max: 12 }),
     refill: fc.integer({ min: 1, max: 30 }),
-    window: fc.double({ min: 100, max: 3_000, noNaN: true }),
+    // Any window (a bucket of two numbers, mostly), or one whose ms a token can be on the 2^-7 ms
+    // grid (a bucket of one number for most refills).
+    window: fc.oneof(fc.double({ min: 100, max: 3_000, noNaN: true }), fc.constantFrom(500, 1_000, 1_600, 2_000)),
     burst: fc.integer({ min: 1, max: 8 }),
     align: fc.boolean(),
   }),
   fc.record({
     capacity: fc.integer({ min: 1, max: 12 }),
     refill: fc.integer({ min: 1, max: 30 }),
-    window: fc.double({ min: 100, max: 3_000, noNaN: true }),
+    // Any window (a bucket of two numbers, mostly), or one whose ms a token can be on the 2^-7 ms
+    // grid (a bucket of one number for most refills).
+    window: fc.oneof(fc.double({ min: 100, max: 3_000, noNaN: true }), fc.constantFrom(500, 1_000, 1_600, 2_000)),
     burst: fc.integer({ min: 1, max: 8 }),
     align: fc.boolean(),
   }),

@@ -15,7 +15,7 @@ import {
   nodeRedisClient,
   slotOf,
 } from "@tideward/redis";
-import { safe, useRedis, withRedis, patient } from "./server";
+import { fullAtOf, safe, useRedis, withRedis, patient } from "./server";
 
 const alice = new QuotaKey("acme", "alice", "api");
 const bob = new QuotaKey("acme", "bob", "api");
@@ -53,17 +53,21 @@ describe("configuration and bad input", () => {
     const engine = new RedisQuotaEngine(ioredisClient(disconnected()), { prefix: "p:" });
     void engine.addLimit(perSecond("r", 1));
     void engine.addLimit(perSecond("r1", 1));
-    expect(engine.redisKey(alice, "r")).toBe("p:{acme}B1:r5:aliceapi");
+    void engine.addLimit(perSecond("t", 3));
+    // A token every 1 000 ms, a bucket of one number (F); every 333⅓ ms, one of two (B).
+    expect(engine.redisKey(alice, "r")).toBe("p:{acme}F1:r5:aliceapi");
+    expect(engine.redisKey(alice, "t")).toBe("p:{acme}B1:t5:aliceapi");
     expect(engine.redisKey(alice, "r", "window")).toBe("p:{acme}W1:r5:aliceapi");
     const tagged = new RedisQuotaEngine(ioredisClient(disconnected()), { prefix: "p:", hashTag: () => "all" });
     void tagged.addLimit(perSecond("r", 1));
     expect(tagged.redisKey(alice, "r", "gcra")).toBe("p:{all}g1:r4:acme5:alice3:api");
+    expect(tagged.redisKey(alice, "r")).toBe("p:{all}f1:r4:acme5:alice3:api");
     // Parts that run into each other in one form or the other still make different names.
     const names = new Set<string>();
     const parts = ["a", "a1", "1", "1:a", "a3:api"];
     let count = 0;
     for (const e of [engine, tagged]) {
-      for (const limit of ["r", "r1"]) {
+      for (const limit of ["r", "r1", "t"]) {
         for (const subject of parts) {
           for (const resource of parts) {
             for (const kind of ["bucket", "window", "gcra"] as const) {
@@ -269,7 +273,7 @@ withRedis("the engine on a real Redis", () => {
     const before = await scripts();
     await expect(engine.checkAtomic(set, 0)).rejects.toThrow(CrossSlotError);
     await expect(engine.checkAtomic(set, 0)).rejects.toThrow(
-      `x:{acme}B1:r5:aliceapi (slot ${slotOf("x:{acme}B1:r5:aliceapi")}), x:{globex}B1:r1:*api`,
+      `x:{acme}F1:r5:aliceapi (slot ${slotOf("x:{acme}F1:r5:aliceapi")}), x:{globex}F1:r1:*api`,
     );
     expect(await scripts()).toBe(before);
     // One scope, one slot: the same set within a tenant is sent.
@@ -429,11 +433,14 @@ withRedis("the engine on a real Redis", () => {
         const state = await direct.getBuffer(name);
         const pttl = await direct.pttl(name);
         if (state === null) continue;
-        const a = state.readDoubleLE(0);
-        const b = state.readDoubleLE(8);
         const spec = engine.limit(limit);
         if (spec === undefined) throw new Error("no spec");
-        const fresh = kind === "bucket" ? b + (spec.capacity - a) * (spec.window / spec.refill) : b + a;
+        // A bucket of one number holds the instant it is full again; anything else two doubles.
+        const full = kind === "bucket" ? fullAtOf(state) : undefined;
+        const one = full !== undefined;
+        const a = one ? 0 : state.readDoubleLE(0);
+        const b = full ?? state.readDoubleLE(8);
+        const fresh = one ? b : kind === "bucket" ? b + (spec.capacity - a) * (spec.window / spec.refill) : b + a;
         // How long past (fresh + margin) the key will live, in Redis's time counted from `before`.
         worst = Math.min(worst, pttl + (Date.now() - before) - (fresh + margin - before));
       }

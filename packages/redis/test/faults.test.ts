@@ -9,14 +9,14 @@ import { RedisQuotaEngine, ioredisClient } from "@tideward/redis";
 import type { Path, RedisDecision } from "@tideward/redis";
 import { startProxy, startRedis } from "@tideward/redis/testing";
 import type { RedisServer } from "@tideward/redis/testing";
-import { patient, safe, useRedis, withRedis } from "./server";
+import { bucketTokens, patient, safe, useRedis, withRedis } from "./server";
 
 const alice = new QuotaKey("acme", "alice", "api");
 const tenant = new QuotaKey("acme", "*", "api");
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-// The tokens a bucket's key holds (the first of its two doubles), or undefined when it has none.
-const held = async (redis: Redis, key: string): Promise<number | undefined> =>
-  (await redis.getBuffer(key))?.readDoubleLE(0);
+// The tokens a bucket's key holds at `at` (no refill within these tests), or undefined when it has none.
+const held = async (redis: Redis, key: string, capacity: number, at: number): Promise<number | undefined> =>
+  bucketTokens(await redis.getBuffer(key), { capacity, refill: 1, window: 3_600_000 }, at);
 
 withRedis("faults", () => {
   const redis = useRedis();
@@ -45,7 +45,7 @@ withRedis("faults", () => {
     ];
     const direct = await redis.raw();
     const tokens = async (key: QuotaKey, limit: string): Promise<number | undefined> =>
-      held(direct, engine.redisKey(key, limit));
+      held(direct, engine.redisKey(key, limit), limit === "user" ? 5 : 50, 0);
 
     expect((await engine.checkTokenBucket(alice, "user", 0, 0 + 1, { requestId: "warm" })).path).toBe("store"); // loads the script
     await direct.del(engine.redisKey(alice, "user"));
@@ -191,11 +191,11 @@ withRedis("faults", () => {
     const direct = await redis.raw();
     let userTotal = 0;
     for (const user of users) {
-      const left = (await held(direct, engine.redisKey(user, "user"))) ?? 400;
+      const left = (await held(direct, engine.redisKey(user, "user"), 400, 1_000)) ?? 400;
       expect(400 - left).toBe(admitted.get(`${user.id}user`) ?? 0);
       userTotal += 400 - left;
     }
-    const tenantLeft = (await held(direct, engine.redisKey(tenant, "tenant"))) ?? 20_000;
+    const tenantLeft = (await held(direct, engine.redisKey(tenant, "tenant"), 20_000, 1_000)) ?? 20_000;
     expect(20_000 - tenantLeft).toBe(admitted.get(`${tenant.id}tenant`));
     // Users ran dry (10 × 400 units), so sets were refused, and none got past a drained bucket.
     expect(userTotal).toBeLessThanOrEqual(4_000);
@@ -222,8 +222,8 @@ withRedis("faults", () => {
       await sleep(50);
     const key = first.redisKey(alice, "r");
     const watcher = await connect(replica.port);
-    for (let i = 0; i < 200 && (await held(watcher, key)) !== 2; i++) await sleep(25);
-    expect(await held(watcher, key)).toBe(2);
+    for (let i = 0; i < 200 && (await held(watcher, key, 5, 0)) !== 2; i++) await sleep(25);
+    expect(await held(watcher, key, 5, 0)).toBe(2);
     expect(await replica.command("REPLICAOF", "NO", "ONE")).toBe("OK");
     // The application fails over to the promoted replica, which has never seen the script.
     const after = new RedisQuotaEngine(ioredisClient(await connect(replica.port)), { ...patient, prefix: "fo:" });

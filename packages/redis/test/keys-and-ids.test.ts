@@ -6,7 +6,7 @@ import { expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, charge, limitSpec } from "@tideward/quota-engine";
 import { answer } from "@tideward/quota-engine/conformance";
 import { RedisQuotaEngine, slotOf } from "@tideward/redis";
-import { patient, useRedis, withRedis } from "./server";
+import { bucketTokens, patient, useRedis, withRedis } from "./server";
 
 const ORIGINS = [0.5, 1_722_222_222_000.5];
 let n = 0;
@@ -80,7 +80,11 @@ withRedis("request ids reused", () => {
       const alice = new QuotaKey("acme", "alice", "api");
       const acme = new QuotaKey("acme", "*", "api");
       const tokens = async (key: QuotaKey, limit: string): Promise<number | undefined> =>
-        (await direct.getBuffer(engine.redisKey(key, limit)))?.readDoubleLE(0);
+        bucketTokens(
+          await direct.getBuffer(engine.redisKey(key, limit)),
+          engine.limit(limit) ?? limitSpec({ name: "none", capacity: 1 }),
+          origin,
+        );
 
       // Single checks of every kind.
       for (const check of ["checkTokenBucket", "checkWindow", "checkGcra"] as const) {

@@ -97,3 +97,31 @@ export function useRedis(): {
  * every package at once) the default 250 ms can pass, and the outage mode would answer.
  */
 export const patient = { timeout: 5_000 } as const;
+
+/**
+ * The instant a token bucket of one number's raw value says it is full again (ms): a decimal
+ * integer of 2^-12 ms, or "d" and the double's 8 bytes; undefined for any other value.
+ */
+export function fullAtOf(state: Buffer): number | undefined {
+  const text = state.toString("latin1");
+  if (/^-?\d+$/.test(text)) return Number(text) / 4096;
+  if (state.length === 9 && state[0] === 0x64) return state.readDoubleLE(1);
+  return undefined;
+}
+
+/**
+ * The tokens a quota-engine bucket's raw state holds at `at` (ms), or undefined when the key is
+ * absent: a bucket of one number (the instant it is full again) lacks what refills from `at`
+ * until then; one of two numbers holds its first double, the tokens as counted (what refilled
+ * since is left out: these tests refill a unit an hour).
+ */
+export function bucketTokens(
+  state: Buffer | null,
+  spec: { readonly capacity: number; readonly refill: number; readonly window: number },
+  at: number,
+): number | undefined {
+  if (state === null) return undefined;
+  const full = fullAtOf(state);
+  if (full !== undefined) return spec.capacity - Math.max(full - at, 0) / (spec.window / spec.refill);
+  return state.readDoubleLE(0);
+}

@@ -8,6 +8,11 @@
 --          (ms), n (tokens wanted or given back), capacity, tokens a millisecond
 -- Reply    three doubles: whole tokens granted (take) or accepted (give), the tokens left, and
 --          the instant they were counted (from which the caller finds when a dry bucket has one)
+--
+-- A bucket of one number (capacity not whole: capacity − 0.5, and ms a token in place of tokens a
+-- millisecond; see quota.lua) keeps the instant F it is full again, as an integer of 2^-12 ms (or
+-- 'd' and the double); its
+-- reply is the tokens granted or accepted, F, and the instant read.
 
 local now
 if ARGV[2] == '' then
@@ -17,6 +22,62 @@ else
   now = tonumber(ARGV[2])
 end
 local n, cap, perMs = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+
+if cap % 1 ~= 0 then
+  local capacity, tick = cap - 0.5, perMs
+  local slack = capacity * 1e-9
+  if slack > 0.0009765625 then slack = 0.0009765625 end
+  local reach = capacity * tick + slack * tick
+  local v = redis.call('GET', KEYS[1])
+  local full = now
+  if v then
+    if #v == 9 and v:byte(1) == 100 then
+      full = struct.unpack('<d', v, 2)
+    else
+      full = tonumber(v)
+      if not (full and full % 1 == 0 and full < 9.2e18 and full > -9.2e18) then
+        local shown = v:sub(1, 24)
+        if shown:find('^[ -~]*$') then shown = '"' .. shown .. '"' else shown = 'bytes ' .. shown:gsub('.', function(c) return string.format('%02x', c:byte()) end) end
+        error('tideward: the key ' .. KEYS[1] .. ' holds ' .. #v .. ' bytes (' .. shown .. '), not a token bucket of one number (an integer of 2^-12 ms, or d and a double): another writer, or the state of another version under this name')
+      end
+      full = full / 4096
+    end
+  end
+  local lead = 0 - (now - full)
+  if lead < 0 then lead = 0 end
+  local granted, ahead = 0, lead
+  if ARGV[1] == 't' then
+    -- The most whole tokens the quota engine's test would pass as one charge.
+    granted = math.floor((reach - lead) / tick)
+    if granted > n then granted = n end
+    while granted > 0 and lead + granted * tick > reach do granted = granted - 1 end
+    if granted < 0 then granted = 0 end
+    ahead = lead + granted * tick
+  else
+    -- Never above capacity: tokens given back cannot mint more than the bucket holds.
+    granted = n
+    if granted * tick > lead then granted = lead / tick end
+    ahead = lead - granted * tick
+  end
+  if granted > 0 then
+    if ahead > 0 then
+      local f = now + ahead
+      full = f
+      local margin = tonumber(ARGV[3])
+      local e = f + margin
+      if margin > 0 then e = math.ceil(e / margin) * margin end
+      local steps = f * 4096
+      local value
+      if steps % 1 == 0 and steps < 9.2e18 and steps > -9.2e18 then value = string.format('%d', steps) else value = 'd' .. struct.pack('<d', f) end
+      redis.call('SET', KEYS[1], value, 'PX', math.floor(e - now) + 1)
+    else
+      full = now
+      redis.call('DEL', KEYS[1])
+    end
+  end
+  return struct.pack('<ddd', granted, full, now)
+end
+
 local slack = cap * 1e-9
 if slack > 0.0009765625 then slack = 0.0009765625 end
 

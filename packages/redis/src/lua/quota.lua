@@ -6,6 +6,16 @@
 -- counted, a window's units used and when it ends (exclusive), a GCRA flow's lead and its latest
 -- admission. No decimal is printed or parsed on the way, so nothing is rounded.
 --
+-- A token bucket of one number (a limit whose ms a token is a whole number of 2^-7 ms) keeps the
+-- instant it is full again, F, a double: as the decimal integer F · 4096 when that is a whole
+-- number (every F from 2^40 ms, Date.now() among them, and any multiple of 2^-12 ms), which Redis
+-- holds as an integer inside the value's object (16 B, where two doubles take 32 B more), printed
+-- with %d and read back with tonumber exactly; otherwise as 'd' and the double's 8 bytes. Its
+-- charge decides as GCRA on the capacity and that tick (`max(F − t, 0) + cost · tick ≤
+-- capacity · tick`, and the slack) and moves F to `t + (lead + cost · tick)`, the in-process
+-- engine's arithmetic operation for operation. Anything else under its name is refused with an
+-- error naming the key and what it holds. Its state crosses in the reply as two doubles, 0 and F.
+--
 -- A key expires when its state would be a fresh key's again (a bucket full, a window closed, a
 -- flow at rest) plus the margin, rounded up to a multiple of the margin: E(state). A write sets
 -- that expiry (PX) only when it moves E later; otherwise it keeps the key's own (KEEPTTL, about
@@ -20,7 +30,8 @@
 --
 -- A charge is three fields: cost, p1, p2, the signs saying the kind (each number is sent as the
 -- shortest decimal that reads back as its double, so nothing is rounded on the way in either):
---   p1 > 0, p2 > 0   a token bucket: p1 its capacity, p2 tokens a millisecond
+--   p1 > 0, p2 > 0   a token bucket: p1 its capacity, p2 tokens a millisecond; or, when p1 is
+--                    not whole, a token bucket of one number: p1 − 0.5 its capacity, p2 its tick
 --   p1 > 0, p2 < 0   GCRA: p1 its burst, -p2 the emission interval (ms)
 --   p1 < 0, p2 > 0   a fixed window: -p1 its capacity, p2 the window (ms)
 --   p1 < 0, p2 < 0   an aligned fixed window, likewise
@@ -49,6 +60,56 @@ local ABSENT = '\0\0\0\0\0\0\248\127\0\0\0\0\0\0\248\127'
 -- Five arguments are the short form with one charge (every other form has more).
 local cap, perMs = 0, 0
 if #ARGV == 5 then cap, perMs = ARGV[4] + 0, ARGV[5] + 0 end
+if cap > 0 and perMs > 0 and cap % 1 ~= 0 then
+  -- One token bucket of one number: the hot path of such limits, written out likewise.
+  local key = KEYS[1]
+  local v = redis.call('GET', key)
+  local now = ARGV[1] + 0
+  local cost = ARGV[3]
+  if cost == '1' then cost = 1 else cost = cost + 0 end
+  if cost < 0 then cost = -cost end
+  local capacity, tick = cap - 0.5, perMs
+  local full, old = now, -1
+  local margin = ARGV[2] + 0
+  if v then
+    if #v == 9 and v:byte(1) == 100 then
+      full = struct.unpack('<d', v, 2)
+    else
+      full = tonumber(v)
+      if not (full and full % 1 == 0 and full < 9.2e18 and full > -9.2e18) then
+        local shown = v:sub(1, 24)
+        if shown:find('^[ -~]*$') then shown = '"' .. shown .. '"' else shown = 'bytes ' .. shown:gsub('.', function(c) return string.format('%02x', c:byte()) end) end
+        error('tideward: the key ' .. key .. ' holds ' .. #v .. ' bytes (' .. shown .. '), not a token bucket of one number (an integer of 2^-12 ms, or d and a double): another writer, or the state of another version under this name')
+      end
+      full = full / 4096
+    end
+    old = full + margin
+    if margin > 0 then old = math.ceil(old / margin) * margin end
+    v = struct.pack('<dd', 0, full)
+  else
+    v = ABSENT
+  end
+  local lead = 0 - (now - full)
+  if lead < 0 then lead = 0 end
+  local slack = capacity * 1e-9
+  if slack > 0.0009765625 then slack = 0.0009765625 end
+  local ahead = lead + cost * tick
+  if cost <= capacity and ahead <= capacity * tick + slack * tick then
+    local f = now + ahead
+    local e = f + margin
+    if margin > 0 then e = math.ceil(e / margin) * margin end
+    local steps = f * 4096
+    local value
+    if steps % 1 == 0 and steps < 9.2e18 and steps > -9.2e18 then value = string.format('%d', steps) else value = 'd' .. struct.pack('<d', f) end
+    if e <= old then
+      redis.call('SET', key, value, 'KEEPTTL')
+    else
+      redis.call('SET', key, value, 'PX', math.floor(e - now) + 1)
+    end
+    return '1' .. v
+  end
+  return '0' .. v
+end
 if cap > 0 and perMs > 0 then
   -- One token bucket: the hot path, written out ahead of every definition below (in a script,
   -- defining a function costs about what this whole check does).
@@ -116,8 +177,53 @@ else
 end
 
 local read = {}
+
+-- The stored state of KEYS[c] as the reply carries it (16 bytes) and as two numbers: a bucket of
+-- one number (p1 not whole) from its integer, refused when it holds anything else.
+local function decode(key, v, p1, p2)
+  if p1 > 0 and p2 > 0 and p1 % 1 ~= 0 then
+    local full
+    if #v == 9 and v:byte(1) == 100 then
+      full = unpack('<d', v, 2)
+    else
+      full = tonumber(v)
+      if not (full and full % 1 == 0 and full < 9.2e18 and full > -9.2e18) then
+        local shown = v:sub(1, 24)
+        if shown:find('^[ -~]*$') then shown = '"' .. shown .. '"' else shown = 'bytes ' .. shown:gsub('.', function(c) return string.format('%02x', c:byte()) end) end
+        error('tideward: the key ' .. key .. ' holds ' .. #v .. ' bytes (' .. shown .. '), not a token bucket of one number (an integer of 2^-12 ms, or d and a double): another writer, or the state of another version under this name')
+      end
+      full = full / 4096
+    end
+    return pack('<dd', 0, full), 0, full
+  end
+  if #v ~= 16 then
+    local shown = v:sub(1, 24)
+    if shown:find('^[ -~]*$') then shown = '"' .. shown .. '"' else shown = 'bytes ' .. shown:gsub('.', function(c) return string.format('%02x', c:byte()) end) end
+    error('tideward: the key ' .. key .. ' holds ' .. #v .. ' bytes (' .. shown .. '), not tideward state (two doubles, 16 bytes): another writer, or the state of another version under this name')
+  end
+  local a, b = unpack('<dd', v)
+  return v, a, b
+end
+-- A state as stored: a bucket of one number as its integer of 2^-12 ms (or 'd' and the double),
+-- anything else as two doubles.
+local function encode(a, b, p1, p2)
+  if p1 > 0 and p2 > 0 and p1 % 1 ~= 0 then
+    local steps = b * 4096
+    if steps % 1 == 0 and steps < 9.2e18 and steps > -9.2e18 then return string.format('%d', steps) end
+    return 'd' .. pack('<d', b)
+  end
+  return pack('<dd', a, b)
+end
+
 if mode == 'p' then
-  for c = 1, m do read[c] = redis.call('GET', KEYS[c]) or ABSENT end
+  for c = 1, m do
+    local v = redis.call('GET', KEYS[c])
+    if v then
+      local o = base + c * 3 - 3
+      v = decode(KEYS[c], v, ARGV[o + 1] + 0, ARGV[o + 2] + 0)
+    end
+    read[c] = v or ABSENT
+  end
   return '1' .. pack('<d', now) .. table.concat(read)
 end
 
@@ -129,7 +235,20 @@ local function helpers()
   -- signs of p1 and p2, see above): whether it fits and, if so, the state after it and the instant
   -- that state is a fresh key's.
   function step(a, b, t, cost, p1, p2)
-    if p1 > 0 and p2 > 0 then
+    if p1 > 0 and p2 > 0 and p1 % 1 ~= 0 then
+      -- A bucket of one number, full again at b (the in-process engine's fullDecide).
+      local capacity, tick = p1 - 0.5, p2
+      local lead = 0 - (t - b)
+      if lead < 0 then lead = 0 end
+      local slack = capacity * 1e-9
+      if slack > 0.0009765625 then slack = 0.0009765625 end
+      local ahead = lead + cost * tick
+      if cost <= capacity and ahead <= capacity * tick + slack * tick then
+        local f = t + ahead
+        return true, 0, f, f
+      end
+      return false
+    elseif p1 > 0 and p2 > 0 then
       local level = a
       if t > b then
         level = a + (t - b) * p2
@@ -178,6 +297,7 @@ local function helpers()
 
   -- A fresh key's state at t.
   function fresh(t, p1, p2)
+    if p1 > 0 and p2 > 0 and p1 % 1 ~= 0 then return 0, t end
     if p1 > 0 and p2 > 0 then return p1, t end
     if p1 > 0 then return 0, t end
     return 0, -math.huge
@@ -188,9 +308,11 @@ local function helpers()
     if margin > 0 then return math.ceil((f + margin) / margin) * margin end
     return f
   end
-  -- E of a stored state (a, b), which is fresh at `at + (capacity − tokens) / perMs` (a bucket),
+  -- E of a stored state (a, b), which is fresh at F = b (a bucket of one number), at
+  -- `at + (capacity − tokens) / perMs` (a bucket),
   -- at TAT = `at + ahead` (GCRA), at its end `b` (a window).
   function stored(a, b, p1, p2)
+    if p1 > 0 and p2 > 0 and p1 % 1 ~= 0 then return expiry(b) end
     if p1 > 0 and p2 > 0 then return expiry(b + (p1 - a) / p2) end
     if p1 > 0 then return expiry(b + a) end
     return expiry(b)
@@ -212,7 +334,8 @@ if mode == 's' then
   -- Each input at its own now, never behind the batch's clock (nor a bucket's reading), on the
   -- state the inputs before it left; staged per key name, written once at the end.
   local p1, p2 = ARGV[5] + 0, ARGV[6] + 0
-  local bucket = p1 > 0 and p2 > 0
+  -- A bucket of two numbers never reads behind its own reading; one of one number has none.
+  local bucket = p1 > 0 and p2 > 0 and p1 % 1 == 0
   local order, old, n, clock = {}, {}, 0, now
   for c = 1, m do
     local key = KEYS[c]
@@ -228,8 +351,7 @@ if mode == 's' then
       n = n + 1
       order[n] = c
       if v then
-        read[n] = v
-        a, b = unpack('<dd', v)
+        read[n], a, b = decode(key, v, p1, p2)
         old[key] = stored(a, b, p1, p2)
       else
         read[n] = ABSENT
@@ -248,7 +370,7 @@ if mode == 's' then
     local f = ex[key]
     if f then
       local ms = px(f, old[key])
-      if ms == 0 then redis.call('SET', key, pack('<dd', sa[key], sb[key]), 'KEEPTTL') else redis.call('SET', key, pack('<dd', sa[key], sb[key]), 'PX', ms) end
+      if ms == 0 then redis.call('SET', key, encode(sa[key], sb[key], p1, p2), 'KEEPTTL') else redis.call('SET', key, encode(sa[key], sb[key], p1, p2), 'PX', ms) end
     end
   end
   return '1' .. pack('<d', now) .. table.concat(read)
@@ -262,11 +384,12 @@ local got = redis.call('MGET', _G.unpack(KEYS, 1, m))
 for c = 1, m do
   local v = got[c]
   if v then
-    read[c] = v
-    local a, b = unpack('<dd', v)
-    pa[c], pb[c] = a, b
     local o = base + c * 3
-    if b > t and ARGV[o - 2] + 0 > 0 and ARGV[o - 1] + 0 > 0 then t = b end
+    local p1, p2 = ARGV[o - 2] + 0, ARGV[o - 1] + 0
+    local a, b
+    read[c], a, b = decode(KEYS[c], v, p1, p2)
+    pa[c], pb[c] = a, b
+    if b > t and p1 > 0 and p2 > 0 and p1 % 1 == 0 then t = b end
   else
     read[c] = ABSENT
   end
@@ -277,6 +400,8 @@ end
 -- will set is settled here, against E of the key's state before the call.
 local latest = nil
 if m > 16 then latest = {} end
+-- Which staged states are a bucket of one number's (written as its integer).
+local one = {}
 local failed = false
 for c = 1, m do
   local o = base + c * 3 - 3
@@ -299,7 +424,33 @@ for c = 1, m do
   end
   local a, b = pa[c], pb[c]
   if p > 0 then a, b = sa[p], sb[p] end
-  if p1 > 0 and p2 > 0 then
+  if p1 > 0 and p2 > 0 and p1 % 1 ~= 0 then
+    -- A token bucket of one number, full again at b, written out likewise (the same arithmetic
+    -- as `step`, and its expiry as `px` and `stored` make it).
+    local capacity = p1 - 0.5
+    if a == nil then a, b = 0, t end
+    local lead = 0 - (t - b)
+    if lead < 0 then lead = 0 end
+    local slack = capacity * 1e-9
+    if slack > 0.0009765625 then slack = 0.0009765625 end
+    local ahead = lead + cost * p2
+    if cost <= capacity and ahead <= capacity * p2 + slack * p2 then
+      local f = t + ahead
+      local e = f + margin
+      if margin > 0 then e = math.ceil(e / margin) * margin end
+      local ms = floor(e - now) + 1
+      local ob = pb[c]
+      if ob ~= nil then
+        local old = ob + margin
+        if margin > 0 then old = math.ceil(old / margin) * margin end
+        if e <= old then ms = 0 end
+      end
+      sa[c], sb[c], ex[c], one[c] = 0, f, ms, true
+      if latest then latest[key] = c end
+    elseif enforced then
+      failed = true
+    end
+  elseif p1 > 0 and p2 > 0 then
     -- A token bucket, the common charge, written out (the same arithmetic as `step`).
     if a == nil then a, b = p1, t end
     local level = a
@@ -349,10 +500,15 @@ if failed then return '0' .. reply end
 -- Written in order, so a bucket charged twice keeps its last staged state.
 for c = 1, m do
   local ms = ex[c]
-  if ms == 0 then
-    redis.call('SET', KEYS[c], pack('<dd', sa[c], sb[c]), 'KEEPTTL')
-  elseif ms ~= nil then
-    redis.call('SET', KEYS[c], pack('<dd', sa[c], sb[c]), 'PX', ms)
+  if ms ~= nil then
+    local value
+    if one[c] then
+      local steps = sb[c] * 4096
+      if steps % 1 == 0 and steps < 9.2e18 and steps > -9.2e18 then value = string.format('%d', steps) else value = 'd' .. pack('<d', sb[c]) end
+    else
+      value = pack('<dd', sa[c], sb[c])
+    end
+    if ms == 0 then redis.call('SET', KEYS[c], value, 'KEEPTTL') else redis.call('SET', KEYS[c], value, 'PX', ms) end
   end
 end
 reply = '1' .. reply

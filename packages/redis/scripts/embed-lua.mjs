@@ -1,9 +1,10 @@
-// Writes src/scripts.ts from src/lua/*.lua: each script's source as a string and its pinned SHA1,
+// Writes src/scripts.ts from src/lua/*.lua: each script's code (see strip-lua.mjs) as a string and its pinned SHA1,
 // so the package needs no file access at run time and bundles whole. A test checks that the
-// embedded text equals the files and that SCRIPT LOAD answers each pinned SHA.
+// embedded text equals the files' code and that SCRIPT LOAD answers each pinned SHA.
 import { createHash } from "node:crypto";
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { stripLua } from "./strip-lua.mjs";
 
 const dir = join(import.meta.dirname, "..", "src");
 const names = readdirSync(join(dir, "lua"))
@@ -14,7 +15,7 @@ out += "\n";
 out +=
   "/** A Lua script and the SHA1 of its text, as EVALSHA names it. */\nexport interface LuaScript {\n  readonly name: string;\n  readonly source: string;\n  readonly sha: string;\n}\n\n";
 for (const file of names) {
-  const source = readFileSync(join(dir, "lua", file), "utf8");
+  const source = stripLua(readFileSync(join(dir, "lua", file), "utf8"));
   const sha = createHash("sha1").update(source).digest("hex");
   const name = file.replace(/\.lua$/, "");
   out += `/** src/lua/${file} */\nexport const ${name}: LuaScript = { name: ${JSON.stringify(name)}, sha: ${JSON.stringify(sha)}, source: ${JSON.stringify(source)} };\n\n`;

@@ -5,21 +5,36 @@ import { describe, expect, it } from "vitest";
 import { QuotaKey, perSecond } from "@tideward/quota-engine";
 import { RedisQuotaEngine, scripts } from "@tideward/redis";
 import type { LuaScript } from "@tideward/redis";
+import { stripLua } from "../scripts/strip-lua.mjs";
 import { useRedis, withRedis, patient } from "./server";
 
 const dir = join(import.meta.dirname, "..", "src", "lua");
 const embedded = Object.values(scripts).filter((s): s is LuaScript => typeof s === "object");
 
 describe("scripts live in their own files", () => {
-  it("every .lua file is embedded verbatim, with the SHA1 of its text", () => {
+  it("every .lua file is embedded as its code, with the SHA1 of that text", () => {
     const files = readdirSync(dir)
       .filter((f) => f.endsWith(".lua"))
       .sort();
     expect(embedded.map((s) => `${s.name}.lua`).sort()).toEqual(files);
     for (const s of embedded) {
-      const text = readFileSync(join(dir, `${s.name}.lua`), "utf8");
+      const text = stripLua(readFileSync(join(dir, `${s.name}.lua`), "utf8"));
       expect(s.source).toBe(text); // run `pnpm embed` after editing a script
       expect(s.sha).toBe(createHash("sha1").update(text).digest("hex"));
+    }
+  });
+
+  it("ships a script's first line and every line of its code, in order, and no line that is only a comment", () => {
+    const file = "-- name\n-- why\nlocal a = '--not a comment'\n\n  -- indented\nreturn a -- kept\n";
+    expect(stripLua(file)).toBe("-- name\nlocal a = '--not a comment'\nreturn a -- kept\n");
+    for (const s of embedded) {
+      const code = readFileSync(join(dir, `${s.name}.lua`), "utf8")
+        .split("\n")
+        .slice(1)
+        .filter((l) => l.trim() !== "" && !/^\s*--/.test(l));
+      const lines = s.source.split("\n");
+      expect(lines.slice(1, -1)).toEqual(code);
+      expect(lines.slice(1).some((l) => /^\s*--/.test(l))).toBe(false);
     }
   });
 

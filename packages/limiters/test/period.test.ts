@@ -6,11 +6,23 @@ import { arrivalsAt, runningMax } from "./arrivals";
 import { scales } from "./scales";
 
 /** Which period each admitted event fell in, by the definition (events in clock order). */
+/**
+ * The start of the aligned period t falls in: the multiple of `period` with start <= t < start +
+ * period as the rounded products themselves compare. `Math.floor(t / period) * period` alone
+ * can land a period early near Date.now() (t / period rounds up past an integer).
+ */
+function alignedStart(t: number, period: number): number {
+  let k = Math.floor(t / period);
+  while ((k + 1) * period <= t) k++;
+  while (k * period > t) k--;
+  return k * period;
+}
+
 function periodsOf(ts: readonly number[], answers: readonly PeriodAnswer[], period: number, align: boolean): number[] {
   const keys: number[] = [];
   let start = -Infinity;
   ts.forEach((t, i) => {
-    if (t >= start + period) start = align ? Math.floor(t / period) * period : t;
+    if (t >= start + period) start = align ? alignedStart(t, period) : t;
     if (answers[i] !== "over") keys.push(start);
   });
   return keys;
@@ -98,6 +110,18 @@ describe("Period", () => {
   });
 });
 
+describe("Period aligned near Date.now()", () => {
+  it("counts two events at one instant in one period where t / period rounds up past its multiple", () => {
+    const period = 1.518641032370046;
+    const t = 5_586_648_979_169.989;
+    // The case the quotient gets wrong: floor(t / period) names the period before t's.
+    expect((Math.floor(t / period) + 1) * period <= t).toBe(true);
+    const p = new Period(1, period, { align: true });
+    expect([p.take(t), p.take(t)]).toEqual(["hit", "over"]);
+    expect(alignedStart(t, period) + period > t).toBe(true);
+  });
+});
+
 describe.each(scales)("Period properties on %s", (_, origin) => {
   it("property: never more than quota per period, and admits whenever the period has room", () => {
     fc.assert(
@@ -119,7 +143,7 @@ describe.each(scales)("Period properties on %s", (_, origin) => {
           let bad = 0;
           ts.forEach((t, i) => {
             if (t >= start + period) {
-              start = align ? Math.floor(t / period) * period : t;
+              start = align ? alignedStart(t, period) : t;
               count = 0;
             }
             const expected: PeriodAnswer = count >= quota ? "over" : count + 1 === quota ? "hit" : "under";

@@ -107,6 +107,7 @@ export class Lease {
   #quietUntil = -Infinity;
   #granted = 0;
   #returned = 0;
+  #error: Error | undefined;
 
   /** @internal Made by `RedisQuotaEngine.lease`. */
   constructor(call: LeaseCall, options: LeaseOptions) {
@@ -146,11 +147,25 @@ export class Lease {
     if (held >= cost) {
       const left = held - cost;
       this.#held = left;
-      if (left < this.#low && this.#pending === undefined) void this.fill(now);
+      if (left < this.#low && this.#pending === undefined) this.#refill(now);
       return true;
     }
-    if (this.#pending === undefined) void this.fill(now);
+    if (this.#pending === undefined) this.#refill(now);
     return false;
+  }
+
+  /**
+   * Why this lease's last fill failed, or `undefined` when it succeeded or Redis only could not
+   * be reached: a {@link ScriptError} when the bucket's key holds something that is not tideward
+   * state, a TypeError when the client answers text. Takes it cannot pay are refused meanwhile.
+   */
+  get error(): Error | undefined {
+    return this.#error;
+  }
+
+  /** A fill in the background: its refusal is kept in `error`, never an unhandled rejection. */
+  #refill(now: number): void {
+    this.fill(now).catch(() => 0);
   }
 
   /**
@@ -159,7 +174,8 @@ export class Lease {
    *
    * @param now - the caller's clock, in milliseconds
    * @returns a promise rejected with a RangeError or TypeError naming `now` when it is not a
-   *   reading within ±2^45 ms (nothing is sent)
+   *   reading within ±2^45 ms (nothing is sent); with a {@link ScriptError} naming the key when
+   *   the bucket's key holds something that is not tideward state (nothing is granted)
    */
   fill(now: number): Promise<number> {
     if (!isInstant(now)) return Promise.reject(badInstant(now, "Lease.fill now"));
@@ -170,15 +186,18 @@ export class Lease {
       (r) => {
         this.#pending = undefined;
         if (r === undefined) return 0;
+        this.#error = undefined;
         // Tokens spent meanwhile were the held ones; what arrives tops the lease up.
         this.#held += r.granted;
         this.#granted += r.granted;
         if (r.granted === 0) this.#quietUntil = now + r.retryAfter;
         return r.granted;
       },
-      () => {
+      (e: unknown) => {
         this.#pending = undefined;
-        return 0;
+        // A refusal by the script or a malformed reply: an unreachable Redis answers undefined.
+        this.#error = e instanceof Error ? e : new Error(String(e));
+        throw e;
       },
     );
     this.#pending = pending;
@@ -193,7 +212,8 @@ export class Lease {
    */
   async release(now: number): Promise<number> {
     if (!isInstant(now)) throw badInstant(now, "Lease.release now");
-    await this.#pending;
+    // A failed fill says nothing about giving back: the give below meets the same key.
+    await this.#pending?.catch(() => 0);
     const n = this.#held;
     if (n === 0) return 0;
     this.#held = 0;

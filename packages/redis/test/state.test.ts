@@ -111,14 +111,27 @@ withRedis("a token bucket's state in Redis", () => {
     );
     await expect(engine.peekAtomic([charge(alice, "one", 1)], 0)).rejects.toThrow(named(oneKey, bytes));
     await expect(engine.checkMany("one", [{ key: alice, now: 0 }])).rejects.toThrow(named(oneKey, bytes));
-    // A lease's fill answers 0 for any failure (its design: a take it cannot pay is refused).
-    expect(await engine.lease(alice, "one", { slice: 1 }).fill(0)).toBe(0);
+    // A lease's fill is refused likewise; a take refuses and keeps the reason its background
+    // fill met, never an unhandled rejection.
+    const lease = engine.lease(alice, "one", { slice: 1 });
+    await expect(lease.fill(0)).rejects.toThrow(named(oneKey, bytes));
+    expect(lease.error).toBeInstanceOf(ScriptError);
+    expect(lease.take(0)).toBe(false);
+    await expect(lease.fill(0)).rejects.toThrow(ScriptError);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(lease.error).toBeInstanceOf(ScriptError);
+    expect(lease.error?.message).toMatch(named(oneKey, bytes));
+    expect([lease.held, lease.totals.granted]).toEqual([0, 0]);
     await expect(engine.checkAtomic([charge(alice, "two", 1), charge(bob, "two", 1)], 0)).rejects.toThrow(
       named(twoKey, '5 bytes ("hello")'),
     );
     // Nothing was written over what was there.
     expect(await direct.get(twoKey)).toBe("hello");
     expect((await direct.getBuffer(oneKey))?.equals(Buffer.alloc(16, 1))).toBe(true);
+    // Once the key is tideward's again, a fill succeeds and the reason is gone.
+    await direct.del(oneKey);
+    expect(await lease.fill(0)).toBe(1);
+    expect(lease.error).toBeUndefined();
   });
 
   it("a bucket of two numbers under the name of before is left alone: the one-number bucket starts full under its own", async () => {

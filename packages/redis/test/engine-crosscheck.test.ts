@@ -120,6 +120,62 @@ withRedis("the Redis engine against the in-process engine", () => {
   }
 });
 
+// Sets of token buckets only, the path an atomic charge of several dimensions takes: buckets of
+// one number and of two, drained by costs near their capacity and calls close together, keys
+// charged once or twice in a set.
+const bucketOp = fc.record({
+  dt: fc.oneof(fc.constant(0), fc.double({ min: 0, max: 40, noNaN: true })),
+  set: fc.array(fc.record({ key: fc.nat(2), limit: fc.nat(1), cost: fc.integer({ min: 1, max: 6 }) }), {
+    minLength: 2,
+    maxLength: 4,
+  }),
+});
+const bucketSpec = fc.record({
+  capacity: fc.integer({ min: 1, max: 8 }),
+  refill: fc.integer({ min: 1, max: 20 }),
+  window: fc.oneof(fc.double({ min: 100, max: 2_000, noNaN: true }), fc.constantFrom(500, 1_000, 1_600, 2_000)),
+});
+
+withRedis("the Redis engine against the in-process engine, sets of token buckets", () => {
+  const redis = useRedis();
+  let n = 0;
+  for (const origin of [0, 1_722_222_222_000.5]) {
+    it(`drained buckets and repeated keys decide alike (origin ${origin})`, async () => {
+      const client = await redis.ioredis();
+      await fc.assert(
+        fc.asyncProperty(
+          fc.tuple(bucketSpec, bucketSpec),
+          fc.array(bucketOp, { minLength: 5, maxLength: 40 }),
+          async (limits, ops) => {
+            const local = new QuotaEngine();
+            const remote = new RedisQuotaEngine(client, { ...patient, prefix: `b${n++}:` });
+            for (const [i, s] of limits.entries()) {
+              const spec = limitSpec({ name: `l${i}`, ...s });
+              local.addLimit(spec);
+              await remote.addLimit(spec);
+            }
+            let now = origin + 100;
+            for (const { dt, set } of ops) {
+              now += dt;
+              const charges: QuotaCharge[] = set.map((c) => ({ key: keys[c.key], limit: `l${c.limit}`, cost: c.cost }));
+              const got = await remote.checkAtomic(charges, now);
+              const want = local.checkAtomic(charges, now);
+              expect([got.allowed, got.committed, got.failedIndex, got.retryAfter]).toEqual([
+                want.allowed,
+                want.committed,
+                want.failedIndex,
+                want.retryAfter,
+              ]);
+              expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+            }
+          },
+        ),
+        { numRuns: 40 },
+      );
+    });
+  }
+});
+
 // Keys that expire mid-trace on Redis's clock: with a short margin and quiet spells longer than
 // a limit takes to be fresh again, Redis drops keys between calls while the in-process engine
 // sweeps its idle ones, and every decision after must still be the same. The callers' clock runs

@@ -19,6 +19,7 @@ import { fullAtOf, safe, useRedis, withRedis, patient } from "./server";
 
 const alice = new QuotaKey("acme", "alice", "api");
 const bob = new QuotaKey("acme", "bob", "api");
+const carol = new QuotaKey("acme", "carol", "api");
 
 // A real ioredis client that never connects: every call finds the connection down.
 function disconnected(): Redis {
@@ -303,6 +304,33 @@ withRedis("the engine on a real Redis", () => {
     expect(d.retryAfter).toBe(1_000 / 3);
   });
 
+  it("a set never decides behind the reading of a bucket it touches: a late caller's set is charged at that reading", async () => {
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "late:" });
+    const local = new QuotaEngine();
+    // 1 000 / 3 ms a token, off the one-number grid: buckets of two numbers, each with its reading.
+    const spec = limitSpec({ name: "r", capacity: 10, refill: 3, window: 1_000 });
+    // 100 ms a token: a bucket of one number, charged at the set's clock too.
+    const one = limitSpec({ name: "g", capacity: 10, refill: 10, window: 1_000 });
+    for (const s of [spec, one]) {
+      await engine.addLimit(s);
+      local.addLimit(s);
+    }
+    const set = [charge(alice, "r", 1), charge(bob, "r", 1), charge(carol, "g", 1)];
+    expect(answer(await engine.checkTokenBucket(alice, "r", 5_000))).toEqual(
+      answer(local.checkTokenBucket(alice, "r", 5_000)),
+    );
+    // A second behind alice's reading: both are charged at 5 000, bob's fresh bucket included.
+    const late = await engine.checkAtomic(set, 4_000);
+    expect(late.decisions.map(answer)).toEqual(local.checkAtomic(set, 4_000).decisions.map(answer));
+    // Had bob's been counted from 4 000, a second of refill would have topped it up to 10 by now.
+    const after = await engine.checkTokenBucket(bob, "r", 5_000);
+    expect(answer(after)).toEqual(answer(local.checkTokenBucket(bob, "r", 5_000)));
+    expect(after.remaining).toBe(8);
+    expect(answer(await engine.checkTokenBucket(carol, "g", 5_000))).toEqual(
+      answer(local.checkTokenBucket(carol, "g", 5_000)),
+    );
+  });
+
   it("shadow mode decides and reports, never refuses", async () => {
     const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "shadow:" });
     await engine.addLimit(perSecond("enforced", 10));
@@ -324,6 +352,18 @@ withRedis("the engine on a real Redis", () => {
       0,
     );
     expect([set.committed, set.decisions[1]?.shadow?.allowed, set.decisions[0]?.remaining]).toEqual([true, false, 9]);
+    // Nor is it charged: still dry, it turns the next away as before, while a set it fits charges it.
+    const next = await engine.checkTokenBucket(alice, "trial", 0);
+    expect([next.allowed, next.shadow?.allowed, next.shadow?.retryAfter]).toEqual([true, false, 500]);
+    const later = await engine.checkAtomic(
+      [
+        { key: alice, limit: "enforced", cost: 1 },
+        { key: alice, limit: "trial", cost: 1 },
+      ],
+      500,
+    );
+    expect([later.committed, later.decisions[1]?.shadow?.allowed]).toEqual([true, true]);
+    expect((await engine.checkTokenBucket(alice, "trial", 500)).shadow?.allowed).toBe(false);
   });
 
   it("the denied-key cache answers a refused key locally until its retryAfter, and is bounded", async () => {

@@ -152,6 +152,134 @@ if cap > 0 and perMs > 0 then
   return '0' .. v
 end
 
+-- A set of token buckets in the short form, each key once (the atomic charge of several
+-- dimensions): written out here too, before any function or table the paths below make, with the
+-- set's own arithmetic (see there). It leaves to them a set with another kind, a key charged twice,
+-- or a key holding anything else (refused there, by name).
+local n = #KEYS
+if n > 1 and #ARGV == 2 + 3 * n and ARGV[2] ~= 'c' and ARGV[2] ~= 'p' and ARGV[2] ~= 's' then
+  -- The charges' fields as numbers, in place: cost, p1, p2 each.
+  local ch = { _G.unpack(ARGV, 3) }
+  local hot = true
+  for c = 1, n do
+    local o = c * 3
+    local cost = ch[o - 2]
+    if cost == '1' then ch[o - 2] = 1 else ch[o - 2] = cost + 0 end
+    local p1, p2 = ch[o - 1] + 0, ch[o] + 0
+    ch[o - 1], ch[o] = p1, p2
+    if not (p1 > 0 and p2 > 0) then hot = false break end
+    local key = KEYS[c]
+    for j = 1, c - 1 do
+      if KEYS[j] == key then hot = false break end
+    end
+    if not hot then break end
+  end
+  if hot then
+    local now, margin = ARGV[1] + 0, ARGV[2] + 0
+    local spack = struct.pack
+    -- got[c] becomes what the reply carries for KEYS[c]; st holds each state read (a, b).
+    local got = redis.call('MGET', _G.unpack(KEYS))
+    local st = {}
+    local t = now
+    for c = 1, n do
+      local v = got[c]
+      local p1 = ch[c * 3 - 1]
+      if not v then
+        got[c] = ABSENT
+      elseif p1 % 1 ~= 0 then
+        local full
+        if #v == 9 and v:byte(1) == 100 then
+          full = struct.unpack('<d', v, 2)
+        else
+          full = tonumber(v)
+          if not (full and full % 1 == 0 and full < 9.2e18 and full > -9.2e18) then hot = false break end
+          full = full / 4096
+        end
+        st[c * 2 - 1], st[c * 2] = 0, full
+        got[c] = spack('<dd', 0, full)
+      else
+        if #v ~= 16 then hot = false break end
+        local a, b = struct.unpack('<dd', v)
+        st[c * 2 - 1], st[c * 2] = a, b
+        if b > t then t = b end
+      end
+    end
+    if hot then
+      local reply
+      if n == 3 then reply = got[1] .. got[2] .. got[3] else reply = table.concat(got, '', 1, n) end
+      -- Each charge decided in turn; ch[c * 3 - 2] becomes the value to write (false: nothing),
+      -- ch[c * 3 - 1] its PX in ms (0: keep the key's own).
+      for c = 1, n do
+        local o = c * 3
+        local cost, p1, p2 = ch[o - 2], ch[o - 1], ch[o]
+        local enforced = cost > 0
+        if not enforced then cost = -cost end
+        local oa, ob = st[c * 2 - 1], st[c * 2]
+        local value, ms = false, 0
+        if p1 % 1 ~= 0 then
+          local capacity = p1 - 0.5
+          local b = ob
+          if b == nil then b = t end
+          local lead = 0 - (t - b)
+          if lead < 0 then lead = 0 end
+          local slack = capacity * 1e-9
+          if slack > 0.0009765625 then slack = 0.0009765625 end
+          local ahead = lead + cost * p2
+          if cost <= capacity and ahead <= capacity * p2 + slack * p2 then
+            local f = t + ahead
+            local e = f + margin
+            if margin > 0 then e = math.ceil(e / margin) * margin end
+            ms = math.floor(e - now) + 1
+            if ob ~= nil then
+              local old = ob + margin
+              if margin > 0 then old = math.ceil(old / margin) * margin end
+              if e <= old then ms = 0 end
+            end
+            local steps = f * 4096
+            if steps % 1 == 0 and steps < 9.2e18 and steps > -9.2e18 then value = string.format('%d', steps) else value = 'd' .. spack('<d', f) end
+          elseif enforced then
+            return '0' .. reply
+          end
+        else
+          local a, b = oa, ob
+          if a == nil then a, b = p1, t end
+          local level = a
+          if t > b then
+            level = a + (t - b) * p2
+            if level > p1 then level = p1 end
+          end
+          local slack = p1 * 1e-9
+          if slack > 0.0009765625 then slack = 0.0009765625 end
+          if cost <= p1 and level + slack >= cost then
+            local since = b
+            if t > b then since = t end
+            level = level - cost
+            local e = since + (p1 - level) / p2 + margin
+            if margin > 0 then e = math.ceil(e / margin) * margin end
+            ms = math.floor(e - now) + 1
+            if oa ~= nil then
+              local old = ob + (p1 - oa) / p2 + margin
+              if margin > 0 then old = math.ceil(old / margin) * margin end
+              if e <= old then ms = 0 end
+            end
+            value = spack('<dd', level, since)
+          elseif enforced then
+            return '0' .. reply
+          end
+        end
+        ch[o - 2], ch[o - 1] = value, ms
+      end
+      for c = 1, n do
+        local value, ms = ch[c * 3 - 2], ch[c * 3 - 1]
+        if value then
+          if ms == 0 then redis.call('SET', KEYS[c], value, 'KEEPTTL') else redis.call('SET', KEYS[c], value, 'PX', ms) end
+        end
+      end
+      return '1' .. reply
+    end
+  end
+end
+
 local mode = ARGV[2]
 local short = mode ~= 'c' and mode ~= 'p' and mode ~= 's'
 local unpack, pack, floor = struct.unpack, struct.pack, math.floor

@@ -331,6 +331,33 @@ withRedis("the engine on a real Redis", () => {
     );
   });
 
+  it("large sets of token buckets decide as in process: 16 keys, 20 keys, and 20 with repeats past the 16th", async () => {
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "large:" });
+    const local = new QuotaEngine();
+    for (const s of [perSecond("one", 4), limitSpec({ name: "two", capacity: 4, refill: 3, window: 1_000 })]) {
+      await engine.addLimit(s);
+      local.addLimit(s);
+    }
+    const users = Array.from({ length: 20 }, (_, i) => new QuotaKey("acme", `u${i}`, "api"));
+    const sets = [
+      users.slice(0, 16).map((u, i) => charge(u, i % 2 === 0 ? "one" : "two", 1 + (i % 3))),
+      users.map((u, i) => charge(u, i % 2 === 0 ? "one" : "two", 1 + (i % 3))),
+      users.map((u, i) => charge(i >= 17 ? users[i - 17] : u, i >= 17 ? "one" : "two", 2)),
+    ];
+    for (let t = 0; t < 6; t++) {
+      for (const set of sets) {
+        const got = await engine.checkAtomic(set, 100 * t);
+        const want = local.checkAtomic(set, 100 * t);
+        expect([got.committed, got.failedIndex, got.retryAfter]).toEqual([
+          want.committed,
+          want.failedIndex,
+          want.retryAfter,
+        ]);
+        expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+      }
+    }
+  });
+
   it("shadow mode decides and reports, never refuses", async () => {
     const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "shadow:" });
     await engine.addLimit(perSecond("enforced", 10));

@@ -155,9 +155,10 @@ end
 -- A set of token buckets in the short form, each key once (the atomic charge of several
 -- dimensions): written out here too, before any function or table the paths below make, with the
 -- set's own arithmetic (see there). It leaves to them a set with another kind, a key charged twice,
--- or a key holding anything else (refused there, by name).
+-- or a key holding anything else (refused there, by name), and a set of more than 16 charges
+-- (each key is compared with the ones before it; the general path keeps a table there).
 local n = #KEYS
-if n > 1 and #ARGV == 2 + 3 * n and ARGV[2] ~= 'c' and ARGV[2] ~= 'p' and ARGV[2] ~= 's' then
+if n > 1 and n <= 16 and #ARGV == 2 + 3 * n and ARGV[2] ~= 'c' and ARGV[2] ~= 'p' and ARGV[2] ~= 's' then
   -- The charges' fields as numbers, in place: cost, p1, p2 each.
   local ch = { _G.unpack(ARGV, 3) }
   local hot = true

@@ -24,14 +24,17 @@ describe("scripts live in their own files", () => {
     }
   });
 
-  it("ships a script's first line and every line of its code, in order, and no line that is only a comment", () => {
-    const file = "-- name\n-- why\nlocal a = '--not a comment'\n\n  -- indented\nreturn a -- kept\n";
-    expect(stripLua(file)).toBe("-- name\nlocal a = '--not a comment'\nreturn a -- kept\n");
+  it("ships a script's first line and every line of its code, in order, unindented, and no line that is only a comment", () => {
+    const file = "-- name\n-- why\nlocal a = '--not a comment'\n\n  -- indented\nif a then\n  return a -- kept\nend\n";
+    expect(stripLua(file)).toBe("-- name\nlocal a = '--not a comment'\nif a then\nreturn a -- kept\nend\n");
     for (const s of embedded) {
+      // No script holds a string spanning lines, whose indentation would be part of its text.
+      expect(readFileSync(join(dir, `${s.name}.lua`), "utf8")).not.toMatch(/\[=*\[|\\$/m);
       const code = readFileSync(join(dir, `${s.name}.lua`), "utf8")
         .split("\n")
         .slice(1)
-        .filter((l) => l.trim() !== "" && !/^\s*--/.test(l));
+        .filter((l) => l.trim() !== "" && !/^\s*--/.test(l))
+        .map((l) => l.trimStart());
       const lines = s.source.split("\n");
       expect(lines.slice(1, -1)).toEqual(code);
       expect(lines.slice(1).some((l) => /^\s*--/.test(l))).toBe(false);

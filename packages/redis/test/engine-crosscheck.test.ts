@@ -5,7 +5,7 @@
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
-import type { ChargeKind, QuotaCharge } from "@tideward/quota-engine";
+import type { AtomicReport, ChargeKind, QuotaCharge } from "@tideward/quota-engine";
 import { answer } from "@tideward/quota-engine/conformance";
 import { RedisQuotaEngine } from "@tideward/redis";
 import { useRedis, withRedis, patient } from "./server";
@@ -42,6 +42,30 @@ const specs = fc.tuple(
   }),
 );
 
+/** Adds limits `l0`, `l1`, … with these fields to both engines. */
+async function addBoth(
+  local: QuotaEngine,
+  remote: RedisQuotaEngine,
+  limits: readonly Omit<Parameters<typeof limitSpec>[0], "name">[],
+): Promise<void> {
+  for (const [i, s] of limits.entries()) {
+    const spec = limitSpec({ name: `l${i}`, ...s });
+    local.addLimit(spec);
+    await remote.addLimit(spec);
+  }
+}
+
+/** The set's answer on Redis is the in-process one, every figure of every decision included. */
+function sameSet(got: AtomicReport, want: AtomicReport): void {
+  expect([got.allowed, got.committed, got.failedIndex, got.retryAfter]).toEqual([
+    want.allowed,
+    want.committed,
+    want.failedIndex,
+    want.retryAfter,
+  ]);
+  expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+}
+
 withRedis("the Redis engine against the in-process engine", () => {
   const redis = useRedis();
   let n = 0;
@@ -52,11 +76,7 @@ withRedis("the Redis engine against the in-process engine", () => {
         fc.asyncProperty(specs, fc.array(op, { minLength: 5, maxLength: 40 }), async ([a, b], ops) => {
           const local = new QuotaEngine();
           const remote = new RedisQuotaEngine(client, { ...patient, prefix: `x${n++}:` });
-          for (const [i, s] of [a, b].entries()) {
-            const spec = limitSpec({ name: `l${i}`, ...s });
-            local.addLimit(spec);
-            await remote.addLimit(spec);
-          }
+          await addBoth(local, remote, [a, b]);
           let now = origin;
           for (const { dt, set, mode } of ops) {
             now += dt;
@@ -69,13 +89,7 @@ withRedis("the Redis engine against the in-process engine", () => {
             if (mode === 7) {
               const got = await remote.peekAtomic(charges, now);
               const want = local.peekAtomic(charges, now);
-              expect([got.allowed, got.committed, got.failedIndex, got.retryAfter]).toEqual([
-                want.allowed,
-                want.committed,
-                want.failedIndex,
-                want.retryAfter,
-              ]);
-              expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+              sameSet(got, want);
             } else if (mode === 8) {
               // Inputs a fraction of a millisecond apart, the way a replayed log arrives.
               const inputs = charges.map((c, i) => ({ key: c.key, now: now + i * 0.37, cost: c.cost }));
@@ -104,13 +118,7 @@ withRedis("the Redis engine against the in-process engine", () => {
             } else {
               const got = await remote.checkAtomic(charges, now);
               const want = local.checkAtomic(charges, now);
-              expect([got.allowed, got.committed, got.failedIndex, got.retryAfter]).toEqual([
-                want.allowed,
-                want.committed,
-                want.failedIndex,
-                want.retryAfter,
-              ]);
-              expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+              sameSet(got, want);
             }
           }
         }),
@@ -149,24 +157,14 @@ withRedis("the Redis engine against the in-process engine, sets of token buckets
           async (limits, ops) => {
             const local = new QuotaEngine();
             const remote = new RedisQuotaEngine(client, { ...patient, prefix: `b${n++}:` });
-            for (const [i, s] of limits.entries()) {
-              const spec = limitSpec({ name: `l${i}`, ...s });
-              local.addLimit(spec);
-              await remote.addLimit(spec);
-            }
+            await addBoth(local, remote, limits);
             let now = origin + 100;
             for (const { dt, set } of ops) {
               now += dt;
               const charges: QuotaCharge[] = set.map((c) => ({ key: keys[c.key], limit: `l${c.limit}`, cost: c.cost }));
               const got = await remote.checkAtomic(charges, now);
               const want = local.checkAtomic(charges, now);
-              expect([got.allowed, got.committed, got.failedIndex, got.retryAfter]).toEqual([
-                want.allowed,
-                want.committed,
-                want.failedIndex,
-                want.retryAfter,
-              ]);
-              expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+              sameSet(got, want);
             }
           },
         ),
@@ -216,11 +214,7 @@ withRedis("the Redis engine against the in-process engine, keys expiring mid-tra
           async ([a, b], margin, ops) => {
             const local = new QuotaEngine({ sweepStep: 0 });
             const remote = new RedisQuotaEngine(client, { ...patient, prefix: `e${n++}:`, expiryMargin: margin });
-            for (const [i, s] of [a, b].entries()) {
-              const spec = limitSpec({ name: `l${i}`, ...s });
-              local.addLimit(spec);
-              await remote.addLimit(spec);
-            }
+            await addBoth(local, remote, [a, b]);
             const t0 = performance.now();
             let last = origin;
             for (const { sleep, mode, set } of ops) {

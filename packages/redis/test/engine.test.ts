@@ -304,59 +304,61 @@ withRedis("the engine on a real Redis", () => {
     expect(d.retryAfter).toBe(1_000 / 3);
   });
 
-  it("a set never decides behind the reading of a bucket it touches: a late caller's set is charged at that reading", async () => {
-    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "late:" });
-    const local = new QuotaEngine();
-    // 1 000 / 3 ms a token, off the one-number grid: buckets of two numbers, each with its reading.
-    const spec = limitSpec({ name: "r", capacity: 10, refill: 3, window: 1_000 });
-    // 100 ms a token: a bucket of one number, charged at the set's clock too.
-    const one = limitSpec({ name: "g", capacity: 10, refill: 10, window: 1_000 });
-    for (const s of [spec, one]) {
-      await engine.addLimit(s);
-      local.addLimit(s);
-    }
-    const set = [charge(alice, "r", 1), charge(bob, "r", 1), charge(carol, "g", 1)];
-    expect(answer(await engine.checkTokenBucket(alice, "r", 5_000))).toEqual(
-      answer(local.checkTokenBucket(alice, "r", 5_000)),
-    );
-    // A second behind alice's reading: both are charged at 5 000, bob's fresh bucket included.
-    const late = await engine.checkAtomic(set, 4_000);
-    expect(late.decisions.map(answer)).toEqual(local.checkAtomic(set, 4_000).decisions.map(answer));
-    // Had bob's been counted from 4 000, a second of refill would have topped it up to 10 by now.
-    const after = await engine.checkTokenBucket(bob, "r", 5_000);
-    expect(answer(after)).toEqual(answer(local.checkTokenBucket(bob, "r", 5_000)));
-    expect(after.remaining).toBe(8);
-    expect(answer(await engine.checkTokenBucket(carol, "g", 5_000))).toEqual(
-      answer(local.checkTokenBucket(carol, "g", 5_000)),
-    );
-  });
-
-  it("large sets of token buckets decide as in process: 16 keys, 20 keys, and 20 with repeats past the 16th", async () => {
-    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "large:" });
-    const local = new QuotaEngine();
-    for (const s of [perSecond("one", 4), limitSpec({ name: "two", capacity: 4, refill: 3, window: 1_000 })]) {
-      await engine.addLimit(s);
-      local.addLimit(s);
-    }
-    const users = Array.from({ length: 20 }, (_, i) => new QuotaKey("acme", `u${i}`, "api"));
-    const sets = [
-      users.slice(0, 16).map((u, i) => charge(u, i % 2 === 0 ? "one" : "two", 1 + (i % 3))),
-      users.map((u, i) => charge(u, i % 2 === 0 ? "one" : "two", 1 + (i % 3))),
-      users.map((u, i) => charge(i >= 17 ? users[i - 17] : u, i >= 17 ? "one" : "two", 2)),
-    ];
-    for (let t = 0; t < 6; t++) {
-      for (const set of sets) {
-        const got = await engine.checkAtomic(set, 100 * t);
-        const want = local.checkAtomic(set, 100 * t);
-        expect([got.committed, got.failedIndex, got.retryAfter]).toEqual([
-          want.committed,
-          want.failedIndex,
-          want.retryAfter,
-        ]);
-        expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+  for (const [o, origin] of [0, 1_722_222_222_000.5].entries()) {
+    it(`a set never decides behind the reading of a bucket it touches: a late caller's set is charged at that reading (origin ${origin})`, async () => {
+      const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: `late${o}:` });
+      const local = new QuotaEngine();
+      // 1 000 / 3 ms a token, off the one-number grid: buckets of two numbers, each with its reading.
+      const spec = limitSpec({ name: "r", capacity: 10, refill: 3, window: 1_000 });
+      // 100 ms a token: a bucket of one number, charged at the set's clock too.
+      const one = limitSpec({ name: "g", capacity: 10, refill: 10, window: 1_000 });
+      for (const s of [spec, one]) {
+        await engine.addLimit(s);
+        local.addLimit(s);
       }
-    }
-  });
+      const set = [charge(alice, "r", 1), charge(bob, "r", 1), charge(carol, "g", 1)];
+      expect(answer(await engine.checkTokenBucket(alice, "r", origin + 5_000))).toEqual(
+        answer(local.checkTokenBucket(alice, "r", origin + 5_000)),
+      );
+      // A second behind alice's reading: both are charged at 5 000, bob's fresh bucket included.
+      const late = await engine.checkAtomic(set, origin + 4_000);
+      expect(late.decisions.map(answer)).toEqual(local.checkAtomic(set, origin + 4_000).decisions.map(answer));
+      // Had bob's been counted from 4 000, a second of refill would have topped it up to 10 by now.
+      const after = await engine.checkTokenBucket(bob, "r", origin + 5_000);
+      expect(answer(after)).toEqual(answer(local.checkTokenBucket(bob, "r", origin + 5_000)));
+      expect(after.remaining).toBe(8);
+      expect(answer(await engine.checkTokenBucket(carol, "g", origin + 5_000))).toEqual(
+        answer(local.checkTokenBucket(carol, "g", origin + 5_000)),
+      );
+    });
+
+    it(`large sets of token buckets decide as in process: 16 keys, 20 keys, and 20 with repeats past the 16th (origin ${origin})`, async () => {
+      const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: `large${o}:` });
+      const local = new QuotaEngine();
+      for (const s of [perSecond("one", 4), limitSpec({ name: "two", capacity: 4, refill: 3, window: 1_000 })]) {
+        await engine.addLimit(s);
+        local.addLimit(s);
+      }
+      const users = Array.from({ length: 20 }, (_, i) => new QuotaKey("acme", `u${i}`, "api"));
+      const sets = [
+        users.slice(0, 16).map((u, i) => charge(u, i % 2 === 0 ? "one" : "two", 1 + (i % 3))),
+        users.map((u, i) => charge(u, i % 2 === 0 ? "one" : "two", 1 + (i % 3))),
+        users.map((u, i) => charge(i >= 17 ? users[i - 17] : u, i >= 17 ? "one" : "two", 2)),
+      ];
+      for (let t = 0; t < 6; t++) {
+        for (const set of sets) {
+          const got = await engine.checkAtomic(set, origin + 100 * t);
+          const want = local.checkAtomic(set, origin + 100 * t);
+          expect([got.committed, got.failedIndex, got.retryAfter]).toEqual([
+            want.committed,
+            want.failedIndex,
+            want.retryAfter,
+          ]);
+          expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+        }
+      }
+    });
+  }
 
   it("shadow mode decides and reports, never refuses", async () => {
     const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "shadow:" });

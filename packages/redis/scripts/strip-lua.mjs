@@ -5,6 +5,6 @@
 /** @param {string} source */
 export function stripLua(source) {
   const [first = "", ...rest] = source.split("\n");
-  const code = rest.map((line) => line.trimStart()).filter((line) => line.trimEnd() !== "" && !line.startsWith("--"));
+  const code = rest.map((line) => line.trimStart()).filter((line) => line !== "" && !line.startsWith("--"));
   return [first, ...code].join("\n") + "\n";
 }

@@ -155,15 +155,16 @@ export class Lease {
   }
 
   /**
-   * Why this lease's last fill failed, or `undefined` when it succeeded or Redis only could not
-   * be reached: a {@link ScriptError} when the bucket's key holds something that is not tideward
-   * state, a TypeError when the client answers text. Takes it cannot pay are refused meanwhile.
+   * Why a fill of this lease was last refused, until one succeeds: a {@link ScriptError} when the
+   * bucket's key holds something that is not tideward state, a TypeError when the client answers
+   * text; `undefined` before any refusal (a fill that reached no Redis changes nothing). Takes it
+   * cannot pay are refused meanwhile.
    */
   get error(): Error | undefined {
     return this.#error;
   }
 
-  /** A fill in the background: its refusal is kept in `error`, never an unhandled rejection. */
+  /** A fill in the background: `fill` keeps its refusal in `error`; never an unhandled rejection. */
   #refill(now: number): void {
     this.fill(now).catch(() => 0);
   }

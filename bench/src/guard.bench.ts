@@ -25,20 +25,12 @@
 //    each case allocates per call, from V8's own count (allocation.ts).
 // 2. The server in process: one request's path through the middleware with no socket, against
 //    the bare handler, the handler writing the fields itself, and the fields set by setHeader.
-// 3. The server under load: admitNode (a gate and a per-key bucket) in front of a trivial
-//    node:http handler, against the bare handler, the handler writing the same fields itself,
-//    and a handler that sets its fields one by one; all up at once and driven in alternating short
-//    slices by one load generator in a child process (keep-alive connections, a fixed
-//    concurrency, bounded in requests and time), so that all see the same noise of a shared
-//    machine.
-import { spawn } from "node:child_process";
-import { IncomingMessage, ServerResponse, createServer } from "node:http";
+// 3. The server under load (guard-http.ts): admitNode (a gate and a per-key bucket) in front of
+//    node:http and of Express 5, against the bare servers and express-rate-limit; each server in
+//    a process of its own, driven in alternating rounds by one load generator in another.
+import { IncomingMessage, ServerResponse } from "node:http";
 import { Socket } from "node:net";
-import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { ExponentialBackoff, SamplingBreaker, circuitBreaker, handleAll, retry, wrap } from "cockatiel";
-import express from "express";
-import { rateLimit } from "express-rate-limit";
 import CircuitBreaker from "opossum";
 import { Breaker } from "@tideward/breaker";
 import { admit, guard } from "@tideward/guard";
@@ -47,6 +39,7 @@ import { Bucket } from "@tideward/limiters";
 import { systemClock } from "@tideward/time";
 import { do_not_optimize } from "mitata";
 import { RATE, chainOf, floorOf, timedOf } from "./floors";
+import { http } from "./guard-http";
 import { allocation, fastest } from "./harness";
 
 // eslint-disable-next-line @typescript-eslint/require-await -- an async function that resolves at once is the point
@@ -355,144 +348,6 @@ async function client(): Promise<void> {
 // them itself: what node:http alone charges for sending them.
 const POLICY = '"burst";q=1000000000;w=1';
 const LIMIT = '"burst";r=999999999;t=1';
-
-type ServerKind = "bare" | "admitNode" | "express" | "express-admit" | "express-rate-limit";
-
-/** Starts a trivial server, optionally behind a middleware; returns its port, a count of requests served, and a stop. */
-async function server(kind: ServerKind): Promise<{ port: number; served: () => number; stop: () => Promise<void> }> {
-  let served = 0;
-  const handler = (_req: unknown, res: ServerResponse): void => {
-    served++;
-    res.writeHead(200, { "content-type": "text/plain" });
-    res.end("ok");
-  };
-  // A gate and a per-key bucket, generous enough that nothing is refused: what is measured is
-  // the admission's cost, with the RateLimit fields on every response.
-  const admission = () => admit({ gate: 100_000, limits: [{ name: "burst", quota: 1e9, window: 1_000 }] });
-  let listener: (req: IncomingMessage, res: ServerResponse) => void;
-  if (kind === "bare") listener = handler;
-  else if (kind === "admitNode") {
-    const middleware = admitNode(admission());
-    listener = (req, res) => middleware(req, res, () => handler(req, res));
-  } else {
-    const app = express();
-    app.set("etag", false);
-    app.set("x-powered-by", false);
-    if (kind === "express-admit") app.use(admitNode(admission()));
-    // express-rate-limit 8.7.5 with its memory store, the draft's two fields as admit writes them.
-    if (kind === "express-rate-limit")
-      app.use(rateLimit({ windowMs: 1_000, limit: 1e9, standardHeaders: "draft-8", legacyHeaders: false }));
-    app.get("/", (_req, res) => {
-      served++;
-      res.type("text/plain").send("ok");
-    });
-    listener = app;
-  }
-  const s = createServer(listener);
-  s.keepAliveTimeout = 10_000;
-  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
-  return {
-    port: (s.address() as AddressInfo).port,
-    served: () => served,
-    stop: async () => {
-      s.closeAllConnections();
-      await new Promise((resolve) => s.close(resolve));
-    },
-  };
-}
-
-interface Load {
-  /** Requests per second of each round, per server. */
-  readonly rates: number[][];
-  /** This process's CPU time per request served in each round, per server, in microseconds. */
-  readonly cpu: number[][];
-  readonly other: number;
-}
-
-/**
- * Drives the servers in rounds taken in turn from one child process running autocannon. At the
- * edges of each round the child waits for this process to read its own CPU time and the
- * requests served, which gives the server's CPU per request beside its throughput.
- */
-async function load(
-  servers: readonly { port: number; served: () => number }[],
-  rounds: number,
-  seconds: number,
-): Promise<Load> {
-  const child = spawn(
-    process.execPath,
-    [
-      join(import.meta.dirname, "load.mjs"),
-      JSON.stringify({ ports: servers.map((s) => s.port), rounds, seconds, connections: 32 }),
-    ],
-    { stdio: ["ignore", "pipe", "inherit", "ipc"] },
-  );
-  const cpu: number[][] = servers.map(() => []);
-  let mark = { cpu: 0, served: 0 };
-  child.on("message", (m: { start?: number; end?: number }) => {
-    const used = process.cpuUsage();
-    const now = used.user + used.system;
-    if (m.start !== undefined) mark = { cpu: now, served: servers[m.start].served() };
-    else if (m.end !== undefined) cpu[m.end].push((now - mark.cpu) / (servers[m.end].served() - mark.served));
-    child.send("go");
-  });
-  let out = "";
-  child.stdout?.setEncoding("utf8").on("data", (c: string) => (out += c));
-  const backstop = setTimeout(() => child.kill(), (rounds + 1) * servers.length * seconds * 4_000 + 60_000);
-  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-  clearTimeout(backstop);
-  if (code !== 0) throw new Error(`load generator exited with ${code}`);
-  const { rates, other } = JSON.parse(out) as { rates: number[][]; other: number };
-  return { rates, cpu, other };
-}
-
-/**
- * The issue's method: autocannon 9 in a child process, 32 connections, 6 rounds of 2 s to each
- * server in turn; a gate and a per-key bucket. node:http with admitNode against the bare
- * server, and Express with admitNode against Express with express-rate-limit 8.7.5.
- */
-async function http(): Promise<void> {
-  const ROUNDS = Number(process.env.GUARD_BENCH_HTTP_ROUNDS ?? 6);
-  const SECONDS = 2;
-  const kinds: readonly (readonly [string, ServerKind])[] = [
-    ["node:http, bare", "bare"],
-    ["node:http + admitNode", "admitNode"],
-    ["Express 5, bare", "express"],
-    ["Express 5 + admitNode", "express-admit"],
-    ["Express 5 + express-rate-limit 8.7.5", "express-rate-limit"],
-  ] as const;
-  const servers = await Promise.all(kinds.map(([, k]) => server(k)));
-  try {
-    const { rates, cpu, other } = await load(servers, ROUNDS, SECONDS);
-    if (other > 0) throw new Error(`${other} requests did not answer 200`);
-    console.log(
-      `\nserver: autocannon 9 in a child process, 32 connections, ${ROUNDS} rounds of ${SECONDS} s to each server in turn`,
-    );
-    console.log(
-      `  ${"".padEnd(38)} ${"requests/s".padStart(11)} ${"(range)".padEnd(16)} ${"CPU µs/request".padStart(15)}`,
-    );
-    for (const [i, [name]] of kinds.entries())
-      console.log(
-        `  ${name.padEnd(38)} ${Math.round(median(rates[i])).toLocaleString("en").padStart(11)} ${`${Math.round(Math.min(...rates[i]))}–${Math.round(Math.max(...rates[i]))}`.padEnd(16)} ${median(cpu[i]).toFixed(2).padStart(15)}`,
-      );
-    // Each round's ratio against the same round's reference, so a burst of the machine's other
-    // work that lands on both moves neither.
-    const per = (a: number, b: number, xs: number[][]) => xs[a].map((x, k) => x / xs[b][k]);
-    const show = (xs: number[]) =>
-      `${median(xs).toFixed(3)}× (rounds ${Math.min(...xs).toFixed(3)}–${Math.max(...xs).toFixed(3)})`;
-    console.log(
-      `  node:http + admitNode over bare: requests/s ${show(per(1, 0, rates))} (target at least 0.92×), CPU a request ${show(per(1, 0, cpu))} (target at most 1.08×)`,
-    );
-    console.log(
-      `  Express + admitNode over Express + express-rate-limit: requests/s ${show(per(3, 4, rates))} (target at least 1.2×), CPU a request ${show(per(4, 3, cpu))} the other way`,
-    );
-    console.log(
-      `  Express + admitNode over bare Express: requests/s ${show(per(3, 2, rates))}, CPU a request ${show(per(3, 2, cpu))}`,
-    );
-  } finally {
-    for (const s of servers) await s.stop();
-  }
-}
 
 /**
  * The same request path in process, with no socket: a response made, its head written (and its

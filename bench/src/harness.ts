@@ -114,7 +114,7 @@ export function fastest(title: string, cases: readonly Case[], options: FastestO
   const results = cases.map((c, i) => ({ name: c.name, ns: best[i], p99: best[i] }));
   console.log(`\n${title} — fastest of ${rounds} rounds of ${batch.toLocaleString("en")} calls, taken in turn`);
   for (const r of results) {
-    const ratio = r === results[0] ? "—" : `${(r.ns / results[0].ns).toFixed(2)}× tideward's cost`;
+    const ratio = r === results[0] ? "—" : `${(r.ns / results[0].ns).toFixed(2)}× the first`;
     console.log(`  ${pad(r.name, 46)} ${r.ns.toFixed(2).padStart(8)} ns   ${ratio}`);
   }
   return results;

@@ -27,6 +27,13 @@
 // before a set (a closure of many upvalues 0.65 µs), which a set of token buckets now skips; in Lua
 // 5.1, `ARGV[i] + 0` is about 73 ns, a table 66, a closure 49, struct.pack('<dd') 222, its unpack
 // 111, string.format('%d') 267. Locals for struct and math moved it by about 1 % (not kept).
+// A set's numbers as one binary argument (the client writing 2 + 3n doubles into a Buffer, the
+// script one struct.unpack) was tried on 2026-12-02: over 7 interleaved pairs of REDIS_BENCH=three
+// runs, 2.24–2.48× rlf against 2.14–2.54× as sent now, Redis 31–35 µs a charge against 31–39, the
+// client alike (ioredis copies a command holding a Buffer into one of its own): inside the noise,
+// for a change to ScriptClient's types, so not kept. On two cores the client and Redis share the
+// machine, so the rate follows their CPU together: rlf about 140 µs, tideward 62–70, the ceiling
+// 51–55; 2.5× needs tideward at about 57.
 import Redis from "ioredis";
 import { RateLimiterRedis } from "rate-limiter-flexible";
 import { QuotaKey, limitSpec } from "@tideward/quota-engine";

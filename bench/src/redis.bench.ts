@@ -18,7 +18,7 @@
 // ratio the median over rounds of a case's rate against the first case's in the same round; beside
 // each rate, the CPU one decision costs the client process and the Redis server (INFO cpu), which
 // say which side sets the rate. Run: pnpm bench redis (REDIS_BENCH=one,three,batch,lease,slow,down,memory
-// picks sections; all by default).
+// picks sections, all by default; REDIS_BENCH_ROUND sets a round's calls, 12 000 by default).
 //
 // Where Redis's time goes in the atomic charge (INFO commandstats over 5 rounds of 200 000
 // pipelined EVALSHAs of the bench's arguments, quiet machine, 2026-12-02): the three SETs about
@@ -42,7 +42,7 @@ import { startProxy, startRedis } from "@tideward/redis/testing";
 
 const N = 1_000_000;
 const INFLIGHT = 64;
-const ROUND = 12_000;
+const ROUND = Number(process.env.REDIS_BENCH_ROUND ?? 12_000);
 const ROUNDS = 7;
 const SECTIONS = new Set((process.env.REDIS_BENCH ?? "one,three,batch,lease,slow,down,memory").split(","));
 const RATE = 100; // per second per key, capacity the same

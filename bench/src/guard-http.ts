@@ -6,6 +6,7 @@
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
+import { median } from "./harness";
 import type { ServerKind } from "./http-server";
 
 interface Served {
@@ -38,11 +39,6 @@ async function start(kind: ServerKind): Promise<Served> {
       clearTimeout(backstop);
     },
   };
-}
-
-function median(xs: readonly number[]): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }
 
 interface Load {

@@ -40,7 +40,7 @@ import { systemClock } from "@tideward/time";
 import { do_not_optimize } from "mitata";
 import { RATE, chainOf, floorOf, timedOf } from "./floors";
 import { http } from "./guard-http";
-import { allocation, fastest } from "./harness";
+import { allocation, fastest, median } from "./harness";
 
 // eslint-disable-next-line @typescript-eslint/require-await -- an async function that resolves at once is the point
 const answer = async (): Promise<number> => 42;
@@ -121,11 +121,6 @@ function loop(fn: () => Promise<unknown>): Loop {
 
 /** One turn of the event loop: timers due by now run. */
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? Number.NaN;
-}
 
 /** One round of one case: when it began in the run (s), its calls, and the time they took (ms). */
 interface Round {

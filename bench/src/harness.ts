@@ -140,3 +140,9 @@ export function allocation(name: string): number {
   for (const m of after.matchAll(/allocated=(\d+)/g)) bytes += Number(m[1]);
   return bytes / calls;
 }
+
+/** The upper median of `xs` (the middle value, or the higher of the two middle ones); NaN when empty. */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? Number.NaN;
+}

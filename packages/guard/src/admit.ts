@@ -1,28 +1,24 @@
 import { Gate } from "@tideward/limiters";
-import { limitSpec } from "@tideward/quota-engine";
-import type { AtomicReport, Decision, LimitSpec, QuotaCharge, QuotaStore } from "@tideward/quota-engine";
+import type { AtomicReport, LimitSpec, QuotaCharge } from "@tideward/quota-engine";
 import { Shedder } from "@tideward/shedder";
 import type { Shed, Ticket } from "@tideward/shedder";
 import { systemClock } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Clock, Span } from "@tideward/time";
-import { KeyedLimits, MAX_KEY, MAX_LIMITS, checkLimits, keyBytes } from "./limits";
+import { KeyedLimits, MAX_KEY, checkLimits, keyBytes } from "./limits";
 import type { Limit } from "./limits";
 import { PROBLEM_JSON, problemBody } from "./problem";
-import { LIMIT_FIELD, POLICY_FIELD, limitMember, policyMember, policyName, seconds } from "./ratelimit-fields";
+import { has, quotaSpecs, quotaStates } from "./quota-admission";
+import type { QuotaAdmission } from "./quota-admission";
+import { LIMIT_FIELD, POLICY_FIELD, limitMember, policyMember, seconds } from "./ratelimit-fields";
 import { sfInteger, sfString } from "./structured";
 import type { PolicyState } from "./ratelimit-fields";
 import type { RefusalKind } from "./refusal";
+import { Answer, NO_FIELDS } from "./verdict";
+import type { Field, Verdict } from "./verdict";
 
-/** A quota-engine charge set for each request, in process or on any {@link QuotaStore}. */
-export interface QuotaAdmission {
-  /** The engine: a `QuotaEngine` (synchronous) or a store over Redis (answering promises). */
-  readonly store: QuotaStore;
-  /** The specs of the limits the charges name, for `RateLimit-Policy` (add them to the store yourself). */
-  readonly limits: readonly LimitSpec[];
-  /** The charges one request of `cost` units from `key` makes, all or none. */
-  readonly charges: (key: string, cost: number) => readonly QuotaCharge[];
-}
+export type { Field, Verdict } from "./verdict";
+export type { QuotaAdmission } from "./quota-admission";
 
 /** Options of {@link admit}; every policy is optional. */
 export interface AdmitOptions {
@@ -73,90 +69,6 @@ const KNOWN: readonly (keyof AdmitOptions)[] = [
   "clock",
 ];
 
-/** A header field to append to the response: name and value. */
-export type Field = readonly [name: string, value: string];
-
-// What an admitted response carries when no field is due: one array for all of them.
-const NO_FIELDS: readonly Field[] = Object.freeze([]);
-
-/**
- * What {@link Admission.check} answered for one request.
- *
- * When `allowed`, run the handler, append `headers` to its response, and call `release` once it
- * has finished (the adapters do all three). When refused, answer `status` with `headers` (they
- * include `Retry-After`) and `body`; there is nothing to release.
- */
-export interface Verdict {
-  readonly allowed: boolean;
-  /** 200 when allowed (the handler decides the real one); 429 for a limit or quota, 503 for the shedder or gate. */
-  readonly status: number;
-  /** `RateLimit-Policy` and `RateLimit` members (one per policy) and, when refused, `Retry-After`. */
-  readonly headers: readonly Field[];
-  /** Which policy refused: `"shed"`, `"gate"`, `"rate"` or `"quota"`; `undefined` when allowed. */
-  readonly reason: RefusalKind | undefined;
-  /** Milliseconds until the request could be admitted (exact; the field is whole seconds); 0 when allowed. */
-  readonly retryAfter: number;
-  /** The refusal's body: problem+json when the `problem` option is on, else a sentence. `undefined` when allowed. */
-  readonly body: string | undefined;
-  /** The body's media type. */
-  readonly contentType: string | undefined;
-  /**
-   * Settles the request: the shedder's ticket (a pass when `ok`, with its response time) and the
-   * gate's place. Once only; later calls do nothing.
-   * @param ok - whether the handler succeeded (say, answered under 500) @defaultValue true
-   */
-  release(ok?: boolean): void;
-}
-
-class Answer implements Verdict {
-  readonly allowed: boolean;
-  readonly status: number;
-  readonly headers: readonly Field[];
-  readonly reason: RefusalKind | undefined;
-  readonly retryAfter: number;
-  readonly body: string | undefined;
-  readonly contentType: string | undefined;
-  #ticket: Ticket | undefined;
-  #gate: Gate | undefined;
-  readonly #clock: Clock;
-
-  constructor(
-    allowed: boolean,
-    status: number,
-    headers: readonly Field[],
-    reason: RefusalKind | undefined,
-    retryAfter: number,
-    body: string | undefined,
-    contentType: string | undefined,
-    ticket: Ticket | undefined,
-    gate: Gate | undefined,
-    clock: Clock,
-  ) {
-    this.allowed = allowed;
-    this.status = status;
-    this.headers = headers;
-    this.reason = reason;
-    this.retryAfter = retryAfter;
-    this.body = body;
-    this.contentType = contentType;
-    this.#ticket = ticket;
-    this.#gate = gate;
-    this.#clock = clock;
-  }
-
-  release(ok = true): void {
-    const ticket = this.#ticket;
-    const gate = this.#gate;
-    this.#ticket = undefined;
-    this.#gate = undefined;
-    if (ticket !== undefined) {
-      if (ok) ticket.pass(this.#clock());
-      else ticket.fail();
-    }
-    gate?.leave();
-  }
-}
-
 /** The admission decision for one service: see {@link admit}. */
 export interface Admission {
   /**
@@ -174,12 +86,6 @@ export interface Admission {
   readonly keys: number;
 }
 
-function has(value: unknown, method: string): boolean {
-  return (
-    typeof value === "object" && value !== null && typeof (value as Record<string, unknown>)[method] === "function"
-  );
-}
-
 /** A byte count for a message: `37.3 GiB`. */
 function size(bytes: number): string {
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -190,50 +96,6 @@ function size(bytes: number): string {
     u++;
   }
   return `${u === 0 ? n : n.toFixed(1)} ${units[u]}`;
-}
-
-/**
- * Milliseconds until a quota-engine charge's limit has one unit more than `remaining` (the
- * units it has, the request not charged), 0 when it is whole, from the charge's decision. For a
- * fixed window that is its end; a bucket and a GCRA flow regain a unit each `window / refill` ms,
- * so it is the time until whole (`resetAfter`) less the units still missing after that one.
- * The decision of a charge in a set that did not commit describes the state after its cost, and
- * the same difference holds there: both readings move by the cost's time together.
- */
-function nextUnit(spec: LimitSpec, kind: QuotaCharge["kind"], d: Decision, remaining: number): number {
-  if (kind === "window") return remaining < spec.capacity ? d.resetAfter : 0;
-  const whole = kind === "gcra" ? spec.burst : spec.capacity;
-  if (remaining >= whole) return 0;
-  const wait = d.resetAfter - ((whole - d.remaining - 1) * spec.window) / spec.refill;
-  return wait > 0 ? wait : 0;
-}
-
-/** Whether a store's answer has the shape of an {@link AtomicReport} for `n` charges. */
-function isReport(r: unknown, n: number): r is AtomicReport {
-  if (typeof r !== "object" || r === null) return false;
-  const report = r as AtomicReport;
-  return (
-    typeof report.allowed === "boolean" &&
-    typeof report.retryAfter === "number" &&
-    Array.isArray(report.decisions) &&
-    report.decisions.length === n &&
-    (report.decisions as unknown[]).every(
-      (d: unknown): d is Decision =>
-        typeof d === "object" &&
-        d !== null &&
-        typeof (d as Decision).allowed === "boolean" &&
-        typeof (d as Decision).remaining === "number" &&
-        typeof (d as Decision).retryAfter === "number" &&
-        typeof (d as Decision).resetAfter === "number",
-    )
-  );
-}
-
-/** The `q` and `w` a quota-engine limit advertises, by the algorithm its charge runs. */
-function quotaFigures(spec: LimitSpec, kind: QuotaCharge["kind"]): { quota: number; window: number } {
-  if (kind === "window") return { quota: spec.capacity, window: spec.window };
-  if (kind === "gcra") return { quota: spec.burst, window: (spec.burst * spec.window) / spec.refill };
-  return { quota: spec.capacity, window: (spec.capacity * spec.window) / spec.refill };
 }
 
 /**
@@ -299,42 +161,7 @@ export function admit(options?: AdmitOptions): Admission {
   if (show !== "always" && show !== "low" && show !== "refused")
     throw new TypeError(`admit fields must be "always", "low" or "refused", got ${check.describe(show)}`);
   const quota = o.quota;
-  let specs: Map<string, LimitSpec> | undefined;
-  if (quota !== undefined) {
-    const q = check.options(quota, ["store", "limits", "charges"], "admit quota");
-    if (!has(q.store, "checkAtomic"))
-      throw new TypeError(
-        `admit quota.store must be a QuotaStore (a QuotaEngine, or a Redis engine), got ${check.describe(q.store)}`,
-      );
-    if (typeof q.charges !== "function")
-      throw new TypeError(
-        `admit quota.charges must be a function (key, cost) => charges, got ${check.describe(q.charges)}`,
-      );
-    if (!Array.isArray(q.limits))
-      throw new TypeError(
-        `admit quota.limits must be the LimitSpecs the charges name, got ${check.describe(q.limits)}`,
-      );
-    if (q.limits.length > MAX_LIMITS)
-      throw new RangeError(
-        `admit quota.limits must be at most ${MAX_LIMITS} (every response carries a member of each), got ${q.limits.length}`,
-      );
-    specs = new Map();
-    for (const [i, given] of (q.limits as LimitSpec[]).entries()) {
-      const path = `admit quota.limits[${i}]`;
-      policyName((given as Partial<LimitSpec> | undefined)?.name, `${path}.name`);
-      let spec: LimitSpec;
-      try {
-        spec = limitSpec(given);
-      } catch (e) {
-        const m = (e as Error).message.replace(/^(?:LimitSpec|limitSpec) /, "");
-        throw e instanceof TypeError
-          ? new TypeError(`${path}: ${m}`, { cause: e })
-          : new RangeError(`${path}: ${m}`, { cause: e });
-      }
-      if (specs.has(spec.name)) throw new RangeError(`${path}.name ${JSON.stringify(spec.name)} is used twice`);
-      specs.set(spec.name, spec);
-    }
-  }
+  const specs = quota === undefined ? undefined : quotaSpecs(quota);
 
   const refuse = (
     status: 429 | 503,
@@ -432,47 +259,10 @@ export function admit(options?: AdmitOptions): Admission {
     ticket: Ticket | undefined,
     entered: boolean,
   ): Verdict => {
-    if (!isReport(report, charges.length))
-      throw new TypeError(
-        `admit quota.store.checkAtomic answered ${check.describe(report)}, not an AtomicReport for ${charges.length} charges`,
-      );
-    // One member per limit name: the most restrictive of its charges, a refusing one first.
-    const byName = new Map<string, PolicyState & { refused: boolean }>();
-    const violated: string[] = [];
-    for (const [i, c] of charges.entries()) {
-      const d = report.decisions[i];
-      const spec = specs?.get(c.limit);
-      if (spec === undefined) continue;
-      const { quota: q, window: w } = quotaFigures(spec, c.kind);
-      const refused = !d.allowed && d.reason !== "not_committed";
-      // A charge that fit in a set that did not commit reports what would have remained; what
-      // remains is that plus its cost, since nothing was charged.
-      const remaining = d.reason === "not_committed" ? d.remaining + c.cost : Math.max(0, d.remaining);
-      // Until more quota: for a refusing charge, until its cost fits; else one unit more.
-      const reset = refused ? d.retryAfter : nextUnit(spec, c.kind, d, remaining);
-      const prev = byName.get(c.limit);
-      if (
-        prev === undefined ||
-        (refused && (!prev.refused || reset > prev.reset)) ||
-        (!prev.refused && !refused && remaining < prev.remaining)
-      )
-        byName.set(c.limit, { name: c.limit, quota: q, window: w, remaining, reset, refused });
-      if (refused && !violated.includes(c.limit)) violated.push(c.limit);
-    }
-    let wait = 0;
-    if (!report.allowed) {
-      // A refusal whose wait the store does not know (0) is told to come back after busyRetryAfter.
-      wait = report.retryAfter > 0 ? report.retryAfter : busy;
-      let longest: (PolicyState & { refused: boolean }) | undefined;
-      for (const m of byName.values()) if (m.refused && (longest === undefined || m.reset > longest.reset)) longest = m;
-      // Retry-After is the t of the policy that refused longest: the set's own wait when that is later.
-      if (longest !== undefined && !(longest.reset >= wait)) byName.set(longest.name, { ...longest, reset: wait });
-      else if (longest !== undefined) wait = longest.reset;
-    }
-    const states = [...byName.values()];
+    const { allowed, states, violated, wait } = quotaStates(report, charges, specs as Map<string, LimitSpec>, busy);
     const fields = fieldsOf(states);
     if (before !== undefined) fields.unshift(...before);
-    if (!report.allowed) return refuse(429, "quota", wait, fields, violated, ticket, entered);
+    if (!allowed) return refuse(429, "quota", wait, fields, violated, ticket, entered);
     const shown =
       show === "always" ||
       (show === "low" && (before !== undefined || states.some((p) => p.remaining * 10 <= p.quota)));

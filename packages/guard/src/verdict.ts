@@ -1,0 +1,89 @@
+// What admission answers for one request: the verdict, and the one class that carries it.
+import type { Gate } from "@tideward/limiters";
+import type { Ticket } from "@tideward/shedder";
+import type { Clock } from "@tideward/time";
+import type { RefusalKind } from "./refusal";
+
+/** A header field to append to the response: name and value. */
+export type Field = readonly [name: string, value: string];
+
+// What an admitted response carries when no field is due: one array for all of them.
+export const NO_FIELDS: readonly Field[] = Object.freeze([]);
+
+/**
+ * What {@link Admission.check} answered for one request.
+ *
+ * When `allowed`, run the handler, append `headers` to its response, and call `release` once it
+ * has finished (the adapters do all three). When refused, answer `status` with `headers` (they
+ * include `Retry-After`) and `body`; there is nothing to release.
+ */
+export interface Verdict {
+  readonly allowed: boolean;
+  /** 200 when allowed (the handler decides the real one); 429 for a limit or quota, 503 for the shedder or gate. */
+  readonly status: number;
+  /** `RateLimit-Policy` and `RateLimit` members (one per policy) and, when refused, `Retry-After`. */
+  readonly headers: readonly Field[];
+  /** Which policy refused: `"shed"`, `"gate"`, `"rate"` or `"quota"`; `undefined` when allowed. */
+  readonly reason: RefusalKind | undefined;
+  /** Milliseconds until the request could be admitted (exact; the field is whole seconds); 0 when allowed. */
+  readonly retryAfter: number;
+  /** The refusal's body: problem+json when the `problem` option is on, else a sentence. `undefined` when allowed. */
+  readonly body: string | undefined;
+  /** The body's media type. */
+  readonly contentType: string | undefined;
+  /**
+   * Settles the request: the shedder's ticket (a pass when `ok`, with its response time) and the
+   * gate's place. Once only; later calls do nothing.
+   * @param ok - whether the handler succeeded (say, answered under 500) @defaultValue true
+   */
+  release(ok?: boolean): void;
+}
+
+export class Answer implements Verdict {
+  readonly allowed: boolean;
+  readonly status: number;
+  readonly headers: readonly Field[];
+  readonly reason: RefusalKind | undefined;
+  readonly retryAfter: number;
+  readonly body: string | undefined;
+  readonly contentType: string | undefined;
+  #ticket: Ticket | undefined;
+  #gate: Gate | undefined;
+  readonly #clock: Clock;
+
+  constructor(
+    allowed: boolean,
+    status: number,
+    headers: readonly Field[],
+    reason: RefusalKind | undefined,
+    retryAfter: number,
+    body: string | undefined,
+    contentType: string | undefined,
+    ticket: Ticket | undefined,
+    gate: Gate | undefined,
+    clock: Clock,
+  ) {
+    this.allowed = allowed;
+    this.status = status;
+    this.headers = headers;
+    this.reason = reason;
+    this.retryAfter = retryAfter;
+    this.body = body;
+    this.contentType = contentType;
+    this.#ticket = ticket;
+    this.#gate = gate;
+    this.#clock = clock;
+  }
+
+  release(ok = true): void {
+    const ticket = this.#ticket;
+    const gate = this.#gate;
+    this.#ticket = undefined;
+    this.#gate = undefined;
+    if (ticket !== undefined) {
+      if (ok) ticket.pass(this.#clock());
+      else ticket.fail();
+    }
+    gate?.leave();
+  }
+}

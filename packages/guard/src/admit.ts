@@ -8,7 +8,7 @@ import type { Clock, Span } from "@tideward/time";
 import { KeyedLimits, MAX_KEY, checkLimits, keyBytes } from "./limits";
 import type { Limit } from "./limits";
 import { PROBLEM_JSON, problemBody } from "./problem";
-import { has, quotaSpecs, quotaStates } from "./quota-admission";
+import { checkNames, has, quotaSpecs, quotaStates } from "./quota-admission";
 import type { QuotaAdmission } from "./quota-admission";
 import { LIMIT_FIELD, POLICY_FIELD, limitMember, policyMember, seconds } from "./ratelimit-fields";
 import { sfInteger, sfString } from "./structured";
@@ -307,6 +307,7 @@ export function admit(options?: AdmitOptions): Admission {
         const charges = quota.charges(key, cost);
         if (!Array.isArray(charges))
           throw new TypeError(`admit quota.charges answered ${check.describe(charges)}, not an array of charges`);
+        checkNames(charges, specs as Map<string, LimitSpec>);
         const report = quota.store.checkAtomic(charges, now) as unknown;
         if (typeof (report as PromiseLike<AtomicReport> | null)?.then === "function") {
           const t = ticket;

@@ -16,6 +16,9 @@ export interface AdmitFetchOptions<Rest extends unknown[]> {
   readonly cost?: (request: Request, ...rest: Rest) => number;
 }
 
+/** What is answered to a client that left before admission was decided (nginx's "client closed request"). */
+const CLIENT_CLOSED = 499;
+
 /** The peer address a Fetch-API runtime hands its handler, where it hands one. */
 function peer(request: Request, rest: readonly unknown[]): string | undefined {
   const extra = rest[0] as
@@ -56,7 +59,8 @@ function withFields(response: Response, verdict: Verdict): Response {
  * body; an admitted one runs the handler, and its response gets the `RateLimit-Policy` and
  * `RateLimit` members appended (never replacing fields the handler set). The request is released
  * when the handler settles, as a failure when it throws or answers 500 or more, or as soon as the
- * client aborts (`request.signal`), whichever comes first.
+ * client aborts (`request.signal`), whichever comes first. A client that left before admission
+ * was decided (an asynchronous quota store) gets 499 and no handler run.
  *
  * @example
  * const admission = admit({ limits: [{ name: "burst", quota: 100, window: 60_000 }] });
@@ -89,6 +93,12 @@ export function admitFetch<Rest extends unknown[]>(
       return new Response(verdict.body ?? null, { status: verdict.status, headers });
     }
     const signal = request.signal as AbortSignal | undefined;
+    if (signal?.aborted === true) {
+      // The client left while the store decided: its place back at once, and no handler run
+      // for no one (it would run outside the gate).
+      verdict.release(false);
+      return new Response(null, { status: CLIENT_CLOSED });
+    }
     const onAbort = (): void => verdict.release(false);
     signal?.addEventListener("abort", onAbort, { once: true });
     try {

@@ -107,6 +107,22 @@ function quotaFigures(spec: LimitSpec, kind: QuotaCharge["kind"]): { quota: numb
   return { quota: spec.capacity, window: (spec.capacity * spec.window) / spec.refill };
 }
 
+/**
+ * Refuses charges that name a limit `specs` lacks, before the store is asked: a typo there would
+ * otherwise refuse every request for ever, with no policy to name. Entries that are not charges
+ * are left to the store, which names them.
+ * @throws TypeError naming the limit and the ones there are
+ */
+export function checkNames(charges: readonly QuotaCharge[], specs: ReadonlyMap<string, LimitSpec>): void {
+  for (const c of charges) {
+    const name = (c as Partial<QuotaCharge> | null | undefined)?.limit;
+    if (typeof name === "string" && !specs.has(name))
+      throw new TypeError(
+        `admit quota.charges named the limit ${JSON.stringify(name)}, which is not in quota.limits (${[...specs.keys()].map((n) => JSON.stringify(n)).join(", ")})`,
+      );
+  }
+}
+
 /** A policy a response's fields carry, and whether its charge refused. */
 type Member = PolicyState & { refused: boolean };
 
@@ -137,7 +153,7 @@ export function quotaStates(
   for (const [i, c] of charges.entries()) {
     const d = report.decisions[i];
     const spec = specs.get(c.limit);
-    if (spec === undefined) continue;
+    if (spec === undefined) continue; // refused by checkNames before the store was asked
     const { quota: q, window: w } = quotaFigures(spec, c.kind);
     const refused = !d.allowed && d.reason !== "not_committed";
     // A charge that fit in a set that did not commit reports what would have remained; what

@@ -33,7 +33,8 @@ export interface Verdict {
   readonly contentType: string | undefined;
   /**
    * Settles the request: the shedder's ticket (a pass when `ok`, with its response time) and the
-   * gate's place. Once only; later calls do nothing.
+   * gate's place. Once only; later calls do nothing. A clock that throws here settles the ticket
+   * as a failure, then the error goes on.
    * @param ok - whether the handler succeeded (say, answered under 500) @defaultValue true
    */
   release(ok?: boolean): void;
@@ -80,10 +81,17 @@ export class Answer implements Verdict {
     const gate = this.#gate;
     this.#ticket = undefined;
     this.#gate = undefined;
-    if (ticket !== undefined) {
-      if (ok) ticket.pass(this.#clock());
-      else ticket.fail();
-    }
     gate?.leave();
+    if (ticket === undefined) return;
+    if (!ok) return ticket.fail();
+    let now: number;
+    try {
+      now = this.#clock();
+    } catch (e) {
+      // The clock broke: the ticket still leaves flight (as a failure, no time to count), then the error goes on.
+      ticket.fail();
+      throw e;
+    }
+    ticket.pass(now);
   }
 }

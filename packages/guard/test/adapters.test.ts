@@ -11,6 +11,8 @@ import { admit, admitFetch } from "@tideward/guard";
 import type { Admission, AdmitOptions } from "@tideward/guard";
 import { admitNode } from "@tideward/guard/node";
 import type { AdmitNodeOptions } from "@tideward/guard/node";
+import { QuotaEngine, QuotaKey, charge, perSecond } from "@tideward/quota-engine";
+import type { QuotaStore } from "@tideward/quota-engine";
 import { limits, policies, retryAfter } from "./fields";
 
 const servers: Server[] = [];
@@ -360,6 +362,110 @@ describe("client aborts", () => {
       await Promise.all(calls);
       await until(() => admission.gate?.held === 0);
     }
+  });
+});
+
+describe("a client that leaves while an asynchronous quota store decides", () => {
+  // The store answers only when told to, so every client is gone before there is a verdict.
+  const held = () => {
+    const engine = new QuotaEngine();
+    const spec = perSecond("api", 1_000);
+    engine.addLimit(spec);
+    let open = (): void => undefined;
+    const decided = new Promise<void>((resolve) => (open = resolve));
+    const store = {
+      checkAtomic: async (charges, now) => {
+        await decided;
+        return engine.checkAtomic(charges, now);
+      },
+    } as Pick<QuotaStore, "checkAtomic"> as QuotaStore;
+    const admission = admit({
+      gate: 4,
+      quota: { store, limits: [spec], charges: (key) => [charge(new QuotaKey("s", key, "r"), "api")] },
+    });
+    return { admission, open };
+  };
+  const apps: readonly (readonly [string, (a: Admission, handled: () => void) => Promise<string>])[] = [
+    [
+      "node:http",
+      (a, handled) => {
+        const middleware = admitNode(a);
+        return listen(createServer((req, res) => middleware(req, res, () => (handled(), res.end("ok")))));
+      },
+    ],
+    [
+      "Express 5",
+      (a, handled) => {
+        const app = express();
+        app.use(admitNode(a));
+        app.get("/ok", (_req, res) => (handled(), void res.send("ok")));
+        return listen(createServer(app));
+      },
+    ],
+    [
+      "Hono 4",
+      async (a, handled) => {
+        const app = new Hono();
+        app.get("/ok", (c) => (handled(), c.text("ok")));
+        const server = serve({ fetch: admitFetch(a, app.fetch), port: 0, hostname: "127.0.0.1" }) as Server;
+        await new Promise<void>((resolve) =>
+          server.listening ? resolve() : server.once("listening", () => resolve()),
+        );
+        return listen(server);
+      },
+    ],
+  ];
+
+  it.each(apps)("%s: its place comes back once the store answers, and no handler runs", async (_name, start) => {
+    const { admission, open } = held();
+    let handled = 0;
+    const url = await start(admission, () => void handled++);
+    // Each aborted request's connection, seen closed on the server's side.
+    let closed = 0;
+    servers[servers.length - 1].on("connection", (socket) => socket.on("close", () => void closed++));
+    const controllers = Array.from({ length: 4 }, () => new AbortController());
+    const calls = controllers.map((c) => fetch(`${url}/ok`, { signal: c.signal }).catch(() => "aborted"));
+    await until(() => admission.gate?.held === 4);
+    for (const c of controllers) c.abort();
+    expect(new Set(await Promise.all(calls))).toEqual(new Set(["aborted"]));
+    // Every aborted connection closed on the server's side before the store answers.
+    await until(() => closed >= 4);
+    await new Promise((r) => setTimeout(r, 20));
+    open();
+    await until(() => admission.gate?.held === 0);
+    expect(handled).toBe(0);
+    // The gate is whole again: four more are admitted and served.
+    const more = await Promise.all(Array.from({ length: 4 }, () => fetch(`${url}/ok`)));
+    expect(more.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    await Promise.all(more.map((r) => r.text()));
+    expect(handled).toBe(4);
+    expect(admission.gate?.held).toBe(0);
+  });
+});
+
+describe("admitNode and a clock that throws once the response has closed", () => {
+  it("does not end the process: the place is given back and the next request is served", async () => {
+    let broken = false;
+    const clock = () => {
+      if (broken) throw new Error("clock broke");
+      return Date.now();
+    };
+    const admission = admit({ clock, gate: 1, shedder: {}, load: () => 0 });
+    const middleware = admitNode(admission);
+    const url = await listen(
+      createServer((req, res) =>
+        middleware(req, res, () => {
+          broken = true; // read next as the response closes, by the shedder's ticket
+          res.end("ok");
+        }),
+      ),
+    );
+    const first = await fetch(url);
+    expect([first.status, await first.text()]).toEqual([200, "ok"]);
+    await until(() => admission.gate?.held === 0);
+    expect(admission.shedder?.flying).toBe(0);
+    broken = false;
+    expect((await fetch(url)).status).toBe(200);
   });
 });
 

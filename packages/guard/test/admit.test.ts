@@ -303,6 +303,42 @@ describe.each(STARTS)("admit gives back what a request took, whatever throws, wi
     },
   );
 
+  it("charges naming a limit that quota.limits lacks (a typo) fail the request, naming it, before the store is asked", () => {
+    const gate = new Gate(1);
+    let asked = 0;
+    const store = {
+      checkAtomic: (c: readonly QuotaCharge[], now: number) => (asked++, engine.checkAtomic(c, now)),
+    } as Pick<QuotaStore, "checkAtomic"> as QuotaStore;
+    const a = admit({
+      clock: () => start,
+      gate,
+      quota: { store, limits: [spec], charges: (key) => [charge(new QuotaKey("s", key, "r"), "apj")] },
+    });
+    expect(() => a.check("u")).toThrow(
+      new TypeError('admit quota.charges named the limit "apj", which is not in quota.limits ("api")'),
+    );
+    expect([gate.held, asked]).toEqual([0, 0]);
+  });
+
+  it("a clock that throws at release: the gate place and the shedder ticket are given back, then the error goes on", () => {
+    const gate = new Gate(1);
+    const shedder = new Shedder({}, start);
+    let broken = false;
+    const clock = () => {
+      if (broken) throw new Error("clock broke");
+      return start;
+    };
+    const a = admit({ clock, gate, shedder, load: () => 0 });
+    const v = sync(a.check());
+    expect([gate.held, shedder.flying]).toEqual([1, 1]);
+    broken = true;
+    expect(() => v.release()).toThrow("clock broke");
+    expect([gate.held, shedder.flying]).toEqual([0, 0]);
+    v.release(); // once only: nothing more to give back, nothing read
+    broken = false;
+    expect(sync(a.check()).allowed).toBe(true);
+  });
+
   it("a quota refusal whose wait the store does not know carries busyRetryAfter, not Retry-After: 0", () => {
     const clock = new ManualClock(start);
     const unknown = {

@@ -177,7 +177,14 @@ function addFields(res: ServerResponse, fields: readonly Field[]): Hook {
 
 /** Releases the verdict when the response closes: a success when it finished under 500. */
 function closer(verdict: Verdict, res: ServerResponse): () => void {
-  return () => verdict.release(res.writableFinished && res.statusCode < 500);
+  return () => {
+    try {
+      verdict.release(res.writableFinished && res.statusCode < 500);
+    } catch {
+      // Only the admission's clock can throw here, after everything was given back: thrown from a
+      // close event it would end the process, and there is no caller left to tell.
+    }
+  };
 }
 
 /**
@@ -190,7 +197,8 @@ function closer(verdict: Verdict, res: ServerResponse): () => void {
  * The request is released exactly once, when the response closes: after it finished (a success
  * under 500, else a failure), or when the client went away first (a failure) — so the gate is
  * given back on a handler's error and on an aborted request alike. A `next` that throws
- * synchronously releases it at once, then the error goes on.
+ * synchronously releases it at once, then the error goes on. A client that leaves while an
+ * asynchronous quota store decides is released once the store answers, and `next` is not called.
  *
  * @example
  * import { once } from "node:events";
@@ -254,9 +262,22 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
       return;
     }
     if (verdict instanceof Promise) {
+      // A client may leave while the store decides: its response closes before there is a
+      // verdict to release. Then the place is given back as soon as it is known, and the handler
+      // is not run for no one (it would run outside the gate).
+      let gone = false;
+      const leave = (): void => void (gone = true);
+      res.on("close", leave);
       verdict.then(
-        (v) => apply(v, res, next),
-        (e: unknown) => next(e),
+        (v) => {
+          res.removeListener("close", leave);
+          if (gone) v.release(false);
+          else apply(v, res, next);
+        },
+        (e: unknown) => {
+          res.removeListener("close", leave);
+          next(e);
+        },
       );
     } else apply(verdict, res, next);
   };

@@ -252,15 +252,36 @@ export function admit(options?: AdmitOptions): Admission {
     );
   };
 
+  /** The per-key limits of `key` asked at `now` (charged when `commit`): as KeyedLimits.charge, into the scratch arrays. */
+  const askKeyed = (keyed: KeyedLimits, key: string, now: number, cost: number, commit: boolean): number => {
+    if (violatedScratch.length > 0) violatedScratch.length = 0;
+    return keyed.charge(key, now, cost, remainingScratch, resetScratch, violatedScratch, commit);
+  };
+
+  // With a quota set, the per-key limits were only asked before the store; they are charged here,
+  // once the set has committed, so a request the quota refuses (or whose charges or store throw)
+  // spends none of them. A store's promise answers later, when the limits are read again at the
+  // clock's instant: another request of the key may have taken its last units meanwhile, and
+  // then this one is refused by them with its quota spent (the race is a round trip long).
   const afterQuota = (
     report: unknown,
     charges: readonly QuotaCharge[],
-    before: readonly Field[] | undefined,
+    key: string,
+    cost: number,
+    now: number | undefined,
     ticket: Ticket | undefined,
     entered: boolean,
   ): Verdict => {
     const { allowed, states, violated, wait } = quotaStates(report, charges, specs as Map<string, LimitSpec>, busy);
     const fields = fieldsOf(states);
+    let before: readonly Field[] | undefined;
+    if (keyed !== undefined) {
+      const at = now ?? check.finite(clock(), "admit clock()");
+      const raced = askKeyed(keyed, key, at, cost, allowed);
+      if (allowed && raced >= 0)
+        return refuse(429, "rate", raced, [...keyedFields(), ...fields], [...violatedScratch], ticket, entered);
+      if (!allowed || show === "always" || (show === "low" && keyedLow())) before = keyedFields();
+    }
     if (before !== undefined) fields.unshift(...before);
     if (!allowed) return refuse(429, "quota", wait, fields, violated, ticket, entered);
     const shown =
@@ -298,10 +319,10 @@ export function admit(options?: AdmitOptions): Admission {
     try {
       let fields: readonly Field[] | undefined;
       if (keyed !== undefined) {
-        if (violatedScratch.length > 0) violatedScratch.length = 0;
-        const wait = keyed.charge(key, now, cost, remainingScratch, resetScratch, violatedScratch);
+        // Charged now without a quota set; with one, only asked (see afterQuota).
+        const wait = askKeyed(keyed, key, now, cost, quota === undefined);
         if (wait >= 0) return refuse(429, "rate", wait, keyedFields(), [...violatedScratch], ticket, entered);
-        if (show === "always" || (show === "low" && keyedLow())) fields = keyedFields();
+        if (quota === undefined && (show === "always" || (show === "low" && keyedLow()))) fields = keyedFields();
       }
       if (quota !== undefined) {
         const charges = quota.charges(key, cost);
@@ -315,7 +336,7 @@ export function admit(options?: AdmitOptions): Admission {
           return Promise.resolve(report).then(
             (r) => {
               try {
-                return afterQuota(r, charges, fields, t, e);
+                return afterQuota(r, charges, key, cost, undefined, t, e);
               } catch (error) {
                 t?.fail();
                 if (e) gate?.leave();
@@ -329,7 +350,7 @@ export function admit(options?: AdmitOptions): Admission {
             },
           );
         }
-        return afterQuota(report, charges, fields, ticket, entered);
+        return afterQuota(report, charges, key, cost, now, ticket, entered);
       }
       return new Answer(
         true,

@@ -251,7 +251,8 @@ export class KeyedLimits {
    * are taken. Writes each policy's remaining units into `remaining` and, into `reset`, the
    * milliseconds until more quota is available: for a policy that refused, until the request's
    * cost fits (what `Retry-After` says); for any other, until one unit more than it has (0 when
-   * it is whole). The names of the refused ones go into `violated`.
+   * it is whole). The names of the refused ones go into `violated`. With `commit` false nothing
+   * is taken, and the figures are the state as it is.
    *
    * @returns milliseconds until the refused ones would all admit (the longest wait), or -1 when admitted
    */
@@ -262,13 +263,14 @@ export class KeyedLimits {
     remaining: Float64Array,
     reset: Float64Array,
     violated: string[],
+    commit: boolean,
   ): number {
     const set = this.#get(key, now);
     let retry = -1;
     const only = set.length === 1 ? set[0] : undefined;
     if (only instanceof Bucket || only instanceof Gcra) {
       // One token limiter: its own take is the check and the charge at once.
-      if (!only.take(now, cost)) {
+      if (!(commit ? only.take(now, cost) : only.peek(now, cost))) {
         retry = only.next(now, cost);
         violated.push(this.limits[0].name);
         reset[0] = retry;
@@ -283,7 +285,7 @@ export class KeyedLimits {
           violated.push(this.limits[i].name);
         }
       }
-      if (retry < 0) for (const x of set) take(x, now, cost);
+      if (retry < 0 && commit) for (const x of set) take(x, now, cost);
     }
     for (let i = 0; i < set.length; i++) {
       const x = set[i];

@@ -247,6 +247,67 @@ describe.each(STARTS)("admit with the clock at %d", (start) => {
   });
 });
 
+describe.each(STARTS)("admit: per-key limits beside a quota set, with the clock at %d", (start) => {
+  const setup = (asynchronous: boolean, capacity: number) => {
+    const engine = new QuotaEngine();
+    const spec = limitSpec({ name: "tenant", capacity, refill: capacity, window: 3_600_000 });
+    engine.addLimit(spec);
+    let broken = false;
+    const store = {
+      checkAtomic: (c: readonly QuotaCharge[], now: number) => {
+        const r = engine.checkAtomic(c, now);
+        return asynchronous ? Promise.resolve(r) : r;
+      },
+    } as Pick<QuotaStore, "checkAtomic"> as QuotaStore;
+    const a = admit({
+      clock: () => start,
+      limits: [{ name: "per-ip", quota: 3, window: 3_600_000 }],
+      quota: {
+        store,
+        limits: [spec],
+        charges: () => {
+          if (broken) throw new Error("charges broke");
+          return [charge(new QuotaKey("acme", "*", "api"), "tenant")];
+        },
+      },
+    });
+    return { a, breakCharges: () => void (broken = true) };
+  };
+  const left = (v: Verdict) => limits(field(v.headers, "RateLimit")).find((m) => m.name === "per-ip")?.r;
+
+  it.each([false, true])(
+    "requests the quota refuses spend none of the per-key limits (store answers promises: %s)",
+    async (asynchronous) => {
+      const { a } = setup(asynchronous, 1);
+      const first = await a.check("ip1");
+      expect([first.status, left(first)]).toEqual([200, 2]);
+      for (let i = 0; i < 5; i++) {
+        const v = await a.check("ip1");
+        expect([v.status, v.reason, left(v)]).toEqual([429, "quota", 2]);
+      }
+    },
+  );
+
+  it("requests whose charges throw spend none of them", () => {
+    const { a, breakCharges } = setup(false, 10);
+    expect(left(sync(a.check("ip1")))).toBe(2);
+    breakCharges();
+    for (let i = 0; i < 3; i++) expect(() => a.check("ip1")).toThrow("charges broke");
+  });
+
+  it("with a store that answers later, two requests racing for a key's last unit: one admitted, one refused by the key's limit", async () => {
+    const { a } = setup(true, 100);
+    await a.check("ip1");
+    await a.check("ip1");
+    const both = await Promise.all([a.check("ip1"), a.check("ip1")]);
+    expect(both.map((v) => [v.status, v.reason])).toEqual([
+      [200, undefined],
+      [429, "rate"],
+    ]);
+    expect(left(both[0])).toBe(0);
+  });
+});
+
 describe.each(STARTS)("admit gives back what a request took, whatever throws, with the clock at %d", (start) => {
   const spec = perSecond("api", 5);
   const engine = new QuotaEngine();

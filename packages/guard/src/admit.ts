@@ -5,7 +5,7 @@ import type { Shed, Ticket } from "@tideward/shedder";
 import { systemClock } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Clock, Span } from "@tideward/time";
-import { KeyedLimits, MAX_KEY, checkLimits, keyBytes } from "./limits";
+import { KeyedLimits, MAX_KEY, checkLimits, keyBytes, wholeCost } from "./limits";
 import type { Limit } from "./limits";
 import { PROBLEM_JSON, problemBody } from "./problem";
 import { checkNames, has, quotaSpecs, quotaStates } from "./quota-admission";
@@ -380,9 +380,7 @@ export function admit(options?: AdmitOptions): Admission {
         throw new RangeError(
           `admit check key must be at most ${MAX_KEY} characters (hash a longer identity), got ${key.length}`,
         );
-      if (!(Number.isSafeInteger(cost) && cost >= 1))
-        throw new RangeError(`admit check cost must be a whole number from 1, got ${check.describe(cost)}`);
-      return checkOne(key, cost);
+      return checkOne(key, wholeCost(cost, "admit check cost"));
     },
     gate,
     shedder,

@@ -1,6 +1,7 @@
 import { check } from "@tideward/time/internal";
 import type { Admission, Verdict } from "./admit";
 import { clientAddress } from "./identity";
+import { wholeCost } from "./limits";
 
 /** Options of {@link admitFetch}. */
 export interface AdmitFetchOptions<Rest extends unknown[]> {
@@ -80,10 +81,13 @@ export function admitFetch<Rest extends unknown[]>(
   const o = check.options(options, ["key", "trustProxy", "cost"], "admitFetch");
   const hops = o.trustProxy === undefined ? 0 : check.integer(o.trustProxy, "admitFetch trustProxy", 0);
   const key =
-    o.key ??
+    (o.key === undefined
+      ? undefined
+      : check.fn<(r: Request, ...rest: Rest) => string | undefined>(o.key, "admitFetch key")) ??
     ((request: Request, ...rest: Rest) =>
       clientAddress(peer(request, rest), request.headers.get("x-forwarded-for"), hops));
-  const cost = o.cost;
+  const cost =
+    o.cost === undefined ? undefined : check.fn<(r: Request, ...rest: Rest) => number>(o.cost, "admitFetch cost");
 
   const run = async (verdict: Verdict, request: Request, rest: Rest): Promise<Response> => {
     if (!verdict.allowed) {
@@ -116,7 +120,7 @@ export function admitFetch<Rest extends unknown[]>(
   return async (request, ...rest) => {
     const verdict = admission.check(
       key(request, ...rest) ?? "unknown",
-      cost === undefined ? 1 : cost(request, ...rest),
+      cost === undefined ? 1 : wholeCost(cost(request, ...rest), "admitFetch cost(request)"),
     );
     return run(verdict instanceof Promise ? await verdict : verdict, request, rest);
   };

@@ -90,6 +90,12 @@ export const MAX_LIMITS = 16;
 /** The longest client key {@link admit} keeps state for, in UTF-16 code units. */
 export const MAX_KEY = 256;
 
+/** `cost` when it is a whole number of units from 1. @throws RangeError naming `what` and the value */
+export function wholeCost(cost: unknown, what: string): number {
+  if (typeof cost === "number" && Number.isSafeInteger(cost) && cost >= 1) return cost;
+  throw new RangeError(`${what} must be a whole number from 1, got ${check.describe(cost)}`);
+}
+
 // What a key costs beyond its limiters, measured on Node 20 (64 bits): the Map's entry, the
 // array of limiters, and the key's string at its longest (two bytes a code unit).
 const KEY_BYTES = 160 + 2 * MAX_KEY;

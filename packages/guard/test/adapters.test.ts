@@ -443,6 +443,29 @@ describe("a client that leaves while an asynchronous quota store decides", () =>
   });
 });
 
+describe("the adapters' own options and callbacks are named as the user typed them", () => {
+  it("a key or cost that is not a function is refused at once; a cost answering a bad number fails the request", async () => {
+    const admission = admit({ gate: 1 });
+    expect(() => admitNode(admission, { key: 5 as never })).toThrow(
+      new TypeError("admitNode key must be a function, got number 5"),
+    );
+    expect(() => admitFetch(admission, () => new Response(), { cost: "2" as never })).toThrow(
+      new TypeError('admitFetch cost must be a function, got string "2"'),
+    );
+    const errors: unknown[] = [];
+    const middleware = admitNode(admission, { cost: () => Number.NaN });
+    middleware({ socket: { remoteAddress: "203.0.113.7" } } as IncomingMessage, {} as ServerResponse, (e) =>
+      errors.push(e),
+    );
+    expect(errors).toEqual([new RangeError("admitNode cost(req) must be a whole number from 1, got NaN")]);
+    const handler = admitFetch(admission, () => new Response("ok"), { cost: () => 0 });
+    await expect(handler(new Request("http://localhost/"))).rejects.toThrow(
+      new RangeError("admitFetch cost(request) must be a whole number from 1, got 0"),
+    );
+    expect(admission.gate?.held).toBe(0);
+  });
+});
+
 describe("admitNode and a clock that throws once the response has closed", () => {
   it("does not end the process: the place is given back and the next request is served", async () => {
     let broken = false;

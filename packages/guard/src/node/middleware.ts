@@ -2,6 +2,7 @@ import { ServerResponse } from "node:http";
 import type { IncomingMessage } from "node:http";
 import { check } from "@tideward/time/internal";
 import { clientAddress } from "../identity";
+import { wholeCost } from "../limits";
 import type { Admission, Field, Verdict } from "../admit";
 
 /** Options of {@link admitNode}. */
@@ -220,11 +221,13 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
   // `req.headers` is built on first read (Node parses the raw headers lazily): without trusted
   // hops the default key never reads it.
   const key =
-    o.key ??
+    (o.key === undefined
+      ? undefined
+      : check.fn<(req: IncomingMessage) => string | undefined>(o.key, "admitNode key")) ??
     (hops === 0
       ? (req: IncomingMessage) => req.socket.remoteAddress
       : (req: IncomingMessage) => clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], hops));
-  const cost = o.cost;
+  const cost = o.cost === undefined ? undefined : check.fn<(req: IncomingMessage) => number>(o.cost, "admitNode cost");
 
   const apply = (verdict: Verdict, res: ServerResponse, next: (error?: unknown) => void): void => {
     let hook: Hook | undefined;
@@ -256,7 +259,10 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
   return (req, res, next) => {
     let verdict: Verdict | Promise<Verdict>;
     try {
-      verdict = admission.check(key(req) ?? "unknown", cost === undefined ? 1 : cost(req));
+      verdict = admission.check(
+        key(req) ?? "unknown",
+        cost === undefined ? 1 : wholeCost(cost(req), "admitNode cost(req)"),
+      );
     } catch (e) {
       next(e);
       return;

@@ -1,6 +1,8 @@
 // A seed is one of 2^32 whole numbers, each its own run: anything else is refused rather than
 // folded onto one of them. A start the clock cannot resolve is refused rather than swallowing
 // the run.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { Simulator, simulate, stream, traffic } from "@tideward/sim";
@@ -70,5 +72,20 @@ describe.each(STARTS)("seeds and starts (start %s)", (start) => {
     // Up to the bound, a run is a run.
     const near = simulate({ start: 2 ** 43 - 10_000, duration: 10_000, traffic: t });
     expect(near.summary.calls).toBeGreaterThan(400);
+  });
+});
+
+describe("the README on start", () => {
+  it("states the bound on a run's start that simulate enforces, everywhere it speaks of one", () => {
+    const readme = readFileSync(join(import.meta.dirname, "..", "README.md"), "utf8").replace(/\s+/g, " ");
+    // Every sentence about a run's `start` gives the bound, and none calls any finite start good.
+    const sentences = readme.split(/(?<=\.) /).filter((s) => /run's `start`/.test(s));
+    expect(sentences.length).toBeGreaterThanOrEqual(2);
+    for (const s of sentences) {
+      expect(s).not.toMatch(/anything finite/);
+      expect(s).toMatch(/±2\^43 ms/);
+    }
+    expect(message(() => simulate({ start: 2 ** 43 + 1, duration: 1_000, traffic: t }))).toMatch(/±8796093022208/);
+    expect(message(() => simulate({ start: -(2 ** 43), duration: 1_000, traffic: t }))).toBe("accepted");
   });
 });

@@ -268,3 +268,22 @@ describe("parseLimit and parseLogLine", () => {
     );
   });
 });
+
+describe("the units of a log's times", () => {
+  it("reads t as an absolute time, and says so in --help and the README, apart from traffic.replay's ms after the start", async () => {
+    // Unix seconds below 10^11, Unix ms from 10^11, ISO 8601 with a zone.
+    expect(parseLogLine('{"t": 100, "key": "a"}')).toMatchObject({ t: 100_000 });
+    expect(parseLogLine('{"t": 99999999999.5, "key": "a"}')).toMatchObject({ t: 99_999_999_999_500 });
+    expect(parseLogLine('{"t": 100000000000, "key": "a"}')).toMatchObject({ t: 100_000_000_000 });
+    expect(parseLogLine('{"t": "1970-01-01T00:01:40Z", "key": "a"}')).toMatchObject({ t: 100_000 });
+    const help = (await run("--help")).out.replace(/\s+/g, " ");
+    expect(help).toContain(
+      "is absolute: ISO 8601 with a zone, or a number of Unix seconds (below 10^11) or Unix ms (10^11 and up)",
+    );
+    expect(help).toContain("not traffic.replay's ms after the start");
+    const readme = readFileSync(join(pkg, "README.md"), "utf8").replace(/\s+/g, " ");
+    expect(readme).toContain("`t` in ms after the run's start");
+    expect(readme).toContain("the CLI below reads a log's `t` as an absolute date instead");
+    expect(readme).toMatch(/below 10\^11 in magnitude, Unix \*\*seconds\*\*.*from 10\^11, Unix \*\*milliseconds\*\*/);
+  });
+});

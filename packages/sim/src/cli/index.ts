@@ -31,7 +31,10 @@ const USAGE = `usage: tideward-sim replay <log> --limit "<count>/<unit> [per key
 Replays an access log through a candidate limit and reports, per key, what it would have refused.
 
   <log>                 a file of requests: NDJSON ({"t": …, "key": …}), common or combined
-                        log format (Apache, nginx), or "<time> <key>" lines; "-" reads stdin
+                        log format (Apache, nginx), or "<time> <key>" lines; "-" reads stdin.
+                        A time (NDJSON "t", "time", "timestamp" or "ts") is absolute: ISO 8601
+                        with a zone, or a number of Unix seconds (below 10^11) or Unix ms
+                        (10^11 and up); not traffic.replay's ms after the start
   --limit <text>        the candidate limit, e.g. "100/min per key", "10/s burst 20 bucket"
   --algorithm <name>    sliding (default: an exact window), bucket, gcra or period
   --key <field>         what names the caller: ip (default), user, path, or an NDJSON field

@@ -22,7 +22,12 @@ const MONTHS: Readonly<Record<string, number>> = {
 const CLF =
   /^(\S+) (\S+) (\S+) \[(\d{1,2})\/(\w{3})\/(\d{4}):(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))? ([+-])(\d{2}):?(\d{2})\] "(?:\S+ )?(\S*)[^"]*"/;
 
-/** A timestamp as milliseconds since the epoch: a number (seconds below 10^11, milliseconds above) or ISO 8601 text with a zone. */
+/**
+ * A timestamp as milliseconds since the epoch: a number (or digits) of Unix seconds when its
+ * magnitude is below 10^11 (before the year 5138), of Unix milliseconds from 10^11 (after
+ * 1973-03-03), or ISO 8601 text with a zone. Always an absolute time: unlike `traffic.replay`,
+ * whose `t` is milliseconds after the run's start, a `t` of 100 here is 1970-01-01T00:01:40Z.
+ */
 export function parseTime(value: unknown): number | undefined {
   if (typeof value === "number")
     return Number.isFinite(value) ? (Math.abs(value) < 1e11 ? value * 1_000 : value) : undefined;
@@ -39,7 +44,7 @@ export function parseTime(value: unknown): number | undefined {
  * for one that cannot be read. Three shapes, told apart line by line:
  *
  * - NDJSON: `{"t": 1723456789012, "key": "alice"}`; the time from `t`, `time`, `timestamp` or
- *   `ts` (epoch seconds or milliseconds, or ISO 8601), the key from the field `key` names
+ *   `ts`, read by {@link parseTime} (absolute: Unix seconds below 10^11, Unix ms from it, or ISO 8601), the key from the field `key` names
  *   (`"key"` by default, then `ip`).
  * - Common or combined log format (Apache, nginx): the key is the client address (`ip`), the
  *   user (`user`) or the request path (`path`).

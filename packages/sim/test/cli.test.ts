@@ -127,6 +127,43 @@ describe("tideward-sim replay", () => {
     expect(await run("play", log)).toMatchObject({ code: 2 });
   });
 
+  it("refuses a limit the limiter cannot hold, two algorithms and a misspelt option as usage errors, naming what was typed", async () => {
+    const usage = async (...argv: string[]): Promise<string> => {
+      const r = await run("replay", log, ...argv);
+      expect(r.code).toBe(2);
+      expect(r.out).toBe("");
+      return r.err.split("\n")[0];
+    };
+    expect(await usage("--limit", "20000000/s")).toBe(
+      'tideward-sim: --limit "20000000/s": a sliding window\'s count must be at most 16777216 (2^24 stamps, 128 MiB), got 20000000',
+    );
+    expect(await usage("--limit", "5/1e-9s per key")).toMatch(
+      /^tideward-sim: --limit "5\/1e-9s per key": a sliding window's span \(ms\) must be at least 0\.0625 ms/,
+    );
+    expect(await usage("--limit", "1/1e15s period")).toMatch(
+      /^tideward-sim: --limit "1\/1e15s period": a fixed window's span/,
+    );
+    expect(await usage("--limit", "10/s burst 1e300 bucket")).toMatch(
+      /a token bucket's burst must be at most 9007199254740991/,
+    );
+    expect(await usage("--limit", "10/s bucket gcra")).toBe(
+      'tideward-sim: --limit "10/s bucket gcra": the limit "10/s bucket gcra" names two algorithms, bucket and gcra: keep one',
+    );
+    expect(await usage("--limit", "10/s bucket", "--algorithm", "gcra")).toMatch(
+      /says bucket, and --algorithm gcra: keep one/,
+    );
+    expect(await usage("--limt", "1/s")).toBe("tideward-sim: unknown option --limt; did you mean --limit?");
+    expect(await usage("--limit", "1/s", "--max-bytse", "9")).toMatch(/did you mean --max-bytes\?$/);
+    expect(await usage("--limit", "1/s", "--frobnicate")).toBe("tideward-sim: unknown option --frobnicate");
+    expect(await usage("--limit", "1/s", "--max-bytes", "1e20")).toBe(
+      'tideward-sim: --max-bytes must be a whole number of bytes from 1 to 9007199254740991 (2^53 − 1), got "1e20"',
+    );
+    // The same word twice, or --algorithm agreeing with the text, is one algorithm.
+    expect(parseLimit("10/s gcra gcra")).toMatchObject({ algorithm: "gcra" });
+    expect(parseLimit("10/s gcra", "gcra")).toMatchObject({ algorithm: "gcra" });
+    expect((await run("replay", log, "--limit", "16777216/s", "--max-bytes", "9007199254740991")).code).toBe(0);
+  });
+
   it("runs as a command: the package's bin, in a process of its own", () => {
     const r = spawnSync(
       process.execPath,
@@ -175,7 +212,7 @@ describe("tideward-sim replay on logs that are hostile in size", () => {
     expect(roomy.code).toBe(0);
     expect(roomy.out).toContain("0 would be refused");
     expect((await run("replay", log, "--limit", "1/s", "--max-bytes", "lots")).err).toContain(
-      "--max-bytes must be a whole number of bytes, from 1",
+      '--max-bytes must be a whole number of bytes from 1 to 9007199254740991 (2^53 − 1), got "lots"',
     );
     expect(() => replayLog(text, { limit: parseLimit("1000000/min per key"), maxBytes: 40_000_000 })).toThrow(
       /past replayLog maxBytes/,

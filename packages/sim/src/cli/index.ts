@@ -1,6 +1,7 @@
 // The replay CLI, a Node.js-only subpath: `tideward-sim replay access.log --limit "100/min per key"`.
 import { readFile } from "node:fs/promises";
 import { formatSpan } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import { parseLimit } from "./limit";
 import type { Algorithm } from "./limit";
 import { replayLog } from "./replay-log";
@@ -86,13 +87,18 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
         if (!Number.isSafeInteger(v) || v < 0) throw new UsageError("--top must be a whole number, 0 or more");
         top = v;
       } else if (a === "--max-bytes") {
-        const v = Number(value());
+        const raw = value();
+        const v = Number(raw);
         if (!Number.isSafeInteger(v) || v < 1)
-          throw new UsageError("--max-bytes must be a whole number of bytes, from 1");
+          throw new UsageError(
+            `--max-bytes must be a whole number of bytes from 1 to ${Number.MAX_SAFE_INTEGER} (2^53 − 1), got ${JSON.stringify(raw)}`,
+          );
         maxBytes = v;
       } else if (a === "--json") json = true;
-      else if (a.startsWith("--")) throw new UsageError(`unknown option ${a}`);
-      else if (path === undefined) path = a;
+      else if (a.startsWith("--")) {
+        const near = check.closest(a.slice(2), OPTIONS);
+        throw new UsageError(`unknown option ${a}${near === undefined ? "" : `; did you mean --${near}?`}`);
+      } else if (path === undefined) path = a;
       else throw new UsageError(`one log at a time; got ${JSON.stringify(path)} and ${JSON.stringify(a)}`);
     } catch (e) {
       if (!(e instanceof UsageError)) throw e;
@@ -108,7 +114,7 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
   try {
     limit = parseLimit(limitText, algorithm);
   } catch (e) {
-    io.err(`tideward-sim: ${(e as Error).message}\n`);
+    io.err(`tideward-sim: --limit ${JSON.stringify(limitText)}: ${(e as Error).message}\n`);
     return 2;
   }
   let text: string;
@@ -130,6 +136,9 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
 }
 
 class UsageError extends Error {}
+
+/** The options `main` reads, for "did you mean". */
+const OPTIONS = ["limit", "algorithm", "key", "top", "max-bytes", "json", "help"] as const;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];

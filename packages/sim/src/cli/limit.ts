@@ -70,6 +70,7 @@ export function parseLimit(text: string, algorithm?: Algorithm): CandidateLimit 
   let burst = count;
   let burstGiven = false;
   let algo: Algorithm | undefined = algorithm;
+  let named: string | undefined;
   while (words.length > 0) {
     const w = words.shift() as string;
     if (w === "per") {
@@ -84,7 +85,11 @@ export function parseLimit(text: string, algorithm?: Algorithm): CandidateLimit 
       burst = n;
       burstGiven = true;
     } else if ((ALGORITHMS as readonly string[]).includes(w)) {
-      if (algo === undefined) algo = w as Algorithm;
+      if (named !== undefined && named !== w)
+        throw new RangeError(`the limit ${JSON.stringify(text)} names two algorithms, ${named} and ${w}: keep one`);
+      if (algorithm !== undefined && algorithm !== w)
+        throw new RangeError(`the limit ${JSON.stringify(text)} says ${w}, and --algorithm ${algorithm}: keep one`);
+      named = algo = w as Algorithm;
     } else {
       throw new RangeError(
         `cannot read ${JSON.stringify(w)} in the limit ${JSON.stringify(text)}; write e.g. "100/min per key", "10/s burst 20 bucket"`,
@@ -96,8 +101,35 @@ export function parseLimit(text: string, algorithm?: Algorithm): CandidateLimit 
     throw new RangeError(
       `cannot use "burst": it applies to the bucket and GCRA only, and the limit ${JSON.stringify(text)} is a ${chosen === "sliding" ? "sliding window" : "fixed window (period)"}${algo === undefined ? " (the default)" : ""}: add "bucket" or "gcra", or leave burst out`,
     );
-  return { count, per, perKey, burst, algorithm: chosen };
+  const limit = { count, per, perKey, burst, algorithm: chosen };
+  // The limiter's own bounds (a sliding window of at most 2^24 calls, a span of at least 2^-4 ms…)
+  // are checked here, by making one, so that a limit past them is refused as the text it was
+  // typed as rather than when the log is replayed, and named in the limit's words.
+  try {
+    limitPolicy(limit);
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+    const m = /^(Sliding|Period|Bucket|Gcra) (\w+)(?: \([^)]*\))? (.*)$/s.exec(e.message);
+    if (m === null) throw e;
+    throw new RangeError(`${HOW[chosen]}'s ${FIELDS[m[2]] ?? m[2]} ${m[3]}`, { cause: e });
+  }
+  return limit;
 }
+
+/** The limiters' fields in the limit's own words, for their messages. */
+const FIELDS: Readonly<Record<string, string>> = {
+  quota: "count",
+  window: "span (ms)",
+  period: "span (ms)",
+  rate: "rate (calls a second)",
+  burst: "burst",
+};
+const HOW: Readonly<Record<Algorithm, string>> = {
+  sliding: "a sliding window",
+  bucket: "a token bucket",
+  gcra: "GCRA",
+  period: "a fixed window",
+};
 
 /** The limit in words: `"100 per 1m per key (sliding window)"`. */
 export function describeLimit(l: CandidateLimit): string {

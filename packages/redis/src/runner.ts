@@ -42,12 +42,16 @@ export function isReplyError(error: unknown): boolean {
   return REPLY_ERROR.test(messageOf(error));
 }
 
-/** A script error: a bug or a bad argument, never an outage; thrown to the caller. */
+/**
+ * A script error: a bug, a bad argument or a key holding another type (WRONGTYPE, a command of
+ * the script on someone else's key), never an outage; thrown to the caller.
+ */
 function isScriptError(error: unknown): boolean {
   const message = messageOf(error);
   return (
-    message.startsWith("ERR") &&
-    (message.includes("user_script") || message.includes("Error running script") || message.includes("Lua"))
+    message.startsWith("WRONGTYPE") ||
+    (message.startsWith("ERR") &&
+      (message.includes("user_script") || message.includes("Error running script") || message.includes("Lua")))
   );
 }
 

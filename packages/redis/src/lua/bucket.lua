@@ -17,12 +17,18 @@ if ARGV[2] == '' then
 else
   now = tonumber(ARGV[2])
 end
-local v = redis.call('GET', KEYS[1])
-if ARGV[1] == 'r' then return struct.pack('<d', now) .. (v or '') end
-
+-- Anything else under the name (another type, whose GET answers an error; other bytes; numbers
+-- past what tideward writes: tokens past ±2^53, instants past ±2^45; NaN) is refused by name.
+local v = redis.pcall('GET', KEYS[1])
 local burst, perMs, n = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local tokens, at, latest = burst, now, -math.huge
-if v then tokens, at, latest = struct.unpack('<ddd', v) end
+if v then
+  if #v == 24 then tokens, at, latest = struct.unpack('<ddd', v) else tokens = 0 / 0 end
+  if not (tokens >= -2^53 and tokens <= 2^53 and at >= -2^45 and at <= 2^45 and latest >= -2^45 and latest <= 2^45) then
+    error('tideward: the key ' .. KEYS[1] .. ' holds ' .. (v.err and 'a ' .. redis.call('TYPE', KEYS[1]).ok or #v .. ' bytes') .. ', not a RedisBucket (three doubles)')
+  end
+end
+if ARGV[1] == 'r' then return struct.pack('<d', now) .. (v or '') end
 local t = now
 local moved = t > latest
 if moved then latest = t else t = latest end
@@ -35,12 +41,17 @@ local slack = burst * 1e-9
 if slack > 0.0009765625 then slack = 0.0009765625 end
 if n <= burst and level + slack >= n then
   level = level - n
-  redis.call('SET', KEYS[1], struct.pack('<ddd', level, t, t), 'PX', math.floor((burst - level) / perMs + (t - now) + tonumber(ARGV[3])) + 1)
+  -- Full again after (burst - level) / perMs: none when it holds more (a burst lowered since).
+  local d = burst - level
+  if d < 0 then d = 0 end
+  redis.call('SET', KEYS[1], struct.pack('<ddd', level, t, t), 'PX', math.floor(d / perMs + (t - now) + tonumber(ARGV[3])) + 1)
   return '1'
 end
 -- A refusal keeps the tokens and their instant, so a wait computed before it still holds; only a
 -- later reading is written.
 if moved then
-  redis.call('SET', KEYS[1], struct.pack('<ddd', tokens, at, latest), 'PX', math.floor((burst - level) / perMs + tonumber(ARGV[3])) + 1)
+  local d = burst - level
+  if d < 0 then d = 0 end
+  redis.call('SET', KEYS[1], struct.pack('<ddd', tokens, at, latest), 'PX', math.floor(d / perMs + tonumber(ARGV[3])) + 1)
 end
 return '0'

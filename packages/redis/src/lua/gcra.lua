@@ -16,12 +16,19 @@ if ARGV[2] == '' then
 else
   now = tonumber(ARGV[2])
 end
-local v = redis.call('GET', KEYS[1])
+-- Anything else under the name (another type, whose GET answers an error; other bytes; an
+-- instant past ±2^45 or a lead past 2^46 ms; NaN) is refused by name.
+local v = redis.pcall('GET', KEYS[1])
+local at, ahead = -math.huge, 0
+if v then
+  if #v == 16 then at, ahead = struct.unpack('<dd', v) else at = 0 / 0 end
+  if not (at >= -2^45 and at <= 2^45 and ahead >= 0 and ahead <= 2^46) then
+    error('tideward: the key ' .. KEYS[1] .. ' holds ' .. (v.err and 'a ' .. redis.call('TYPE', KEYS[1]).ok or #v .. ' bytes') .. ', not a RedisGcra (two doubles)')
+  end
+end
 if ARGV[1] == 'r' then return struct.pack('<d', now) .. (v or '') end
 
 local burst, interval, reach, n = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local at, ahead = -math.huge, 0
-if v then at, ahead = struct.unpack('<dd', v) end
 local lead = ahead - (now - at)
 if lead < 0 then lead = 0 end
 if n > burst or not (lead + n * interval <= reach) then return '0' end

@@ -23,26 +23,42 @@ else
 end
 local n, cap, perMs = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 
-if cap % 1 ~= 0 then
+-- The state, read as quota.lua reads it: a, b the tokens and their instant, or 0 and F. Anything
+-- else under the name (another type, whose GET answers an error; other bytes; an amount past
+-- ±2^53 or an instant past ±2^46 ms; NaN) is refused, naming the key and what it holds.
+local one = cap % 1 ~= 0
+local v = redis.pcall('GET', KEYS[1])
+local a, b = cap, now
+if one then a = 0 end
+if v then
+  a, b = 0, 0 / 0
+  if not one then
+    if #v == 16 then a, b = struct.unpack('<dd', v) end
+  elseif #v == 9 and v:byte(1) == 100 then
+    b = struct.unpack('<d', v, 2)
+  else
+    b = tonumber(v)
+    if b and b % 1 == 0 then b = b / 4096 else b = 0 / 0 end
+  end
+  if not (a >= -2^53 and a <= 2^53 and b >= -2^46 and b <= 2^46) then
+    local shown
+    if v.err then
+      shown = 'a ' .. redis.call('TYPE', KEYS[1]).ok
+    else
+      shown = v:sub(1, 24)
+      if shown:find('^[ -~]*$') then shown = '"' .. shown .. '"' else shown = 'bytes ' .. shown:gsub('.', function(c) return string.format('%02x', c:byte()) end) end
+      shown = #v .. ' bytes (' .. shown .. ')'
+    end
+    error('tideward: the key ' .. KEYS[1] .. ' holds ' .. shown .. ', not a token bucket of ' .. (one and 'one number (an integer of 2^-12 ms, or d and a double)' or 'two doubles') .. ': another writer, or the state of another version under this name')
+  end
+end
+
+if one then
   local capacity, tick = cap - 0.5, perMs
   local slack = capacity * 1e-9
   if slack > 0.0009765625 then slack = 0.0009765625 end
   local reach = capacity * tick + slack * tick
-  local v = redis.call('GET', KEYS[1])
-  local full = now
-  if v then
-    if #v == 9 and v:byte(1) == 100 then
-      full = struct.unpack('<d', v, 2)
-    else
-      full = tonumber(v)
-      if not (full and full % 1 == 0 and full < 9.2e18 and full > -9.2e18) then
-        local shown = v:sub(1, 24)
-        if shown:find('^[ -~]*$') then shown = '"' .. shown .. '"' else shown = 'bytes ' .. shown:gsub('.', function(c) return string.format('%02x', c:byte()) end) end
-        error('tideward: the key ' .. KEYS[1] .. ' holds ' .. #v .. ' bytes (' .. shown .. '), not a token bucket of one number (an integer of 2^-12 ms, or d and a double): another writer, or the state of another version under this name')
-      end
-      full = full / 4096
-    end
-  end
+  local full = b
   local lead = 0 - (now - full)
   if lead < 0 then lead = 0 end
   local granted, ahead = 0, lead
@@ -81,9 +97,7 @@ end
 local slack = cap * 1e-9
 if slack > 0.0009765625 then slack = 0.0009765625 end
 
-local v = redis.call('GET', KEYS[1])
-local tokens, at = cap, now
-if v then tokens, at = struct.unpack('<dd', v) end
+local tokens, at = a, b
 local t = now
 if at > t then t = at end
 if t > at then

@@ -15,12 +15,19 @@ if ARGV[2] == '' then
 else
   now = tonumber(ARGV[2])
 end
-local v = redis.call('GET', KEYS[1])
+-- Anything else under the name (another type, whose GET answers an error; other bytes; an end
+-- past ±2^46 ms or a count past 2^53; NaN) is refused by name.
+local v = redis.pcall('GET', KEYS[1])
+local ends, count = -math.huge, 0
+if v then
+  if #v == 16 then ends, count = struct.unpack('<dd', v) else ends = 0 / 0 end
+  if not (ends >= -2^46 and ends <= 2^46 and count >= 0 and count <= 2^53) then
+    error('tideward: the key ' .. KEYS[1] .. ' holds ' .. (v.err and 'a ' .. redis.call('TYPE', KEYS[1]).ok or #v .. ' bytes') .. ', not a RedisPeriod (two doubles)')
+  end
+end
 if ARGV[1] == 'r' then return struct.pack('<d', now) .. (v or '') end
 
 local quota, period = tonumber(ARGV[4]), tonumber(ARGV[5])
-local ends, count = -math.huge, 0
-if v then ends, count = struct.unpack('<dd', v) end
 if now >= ends then
   if ARGV[6] == '1' then
     -- The multiple of the period after the one now falls in, such that start <= now < end holds

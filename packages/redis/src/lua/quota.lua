@@ -61,95 +61,109 @@ local ABSENT = '\0\0\0\0\0\0\248\127\0\0\0\0\0\0\248\127'
 local cap, perMs = 0, 0
 if #ARGV == 5 then cap, perMs = ARGV[4] + 0, ARGV[5] + 0 end
 if cap > 0 and perMs > 0 and cap % 1 ~= 0 then
-  -- One token bucket of one number: the hot path of such limits, written out likewise.
+  -- One token bucket of one number: the hot path of such limits, written out likewise. A value
+  -- that is not such a bucket's (another type: GET answers an error; text; an instant past
+  -- what tideward writes) leaves this path for the general one below, which names it.
   local key = KEYS[1]
-  local v = redis.call('GET', key)
+  local v = redis.pcall('GET', key)
   local now = ARGV[1] + 0
-  local cost = ARGV[3]
-  if cost == '1' then cost = 1 else cost = cost + 0 end
-  if cost < 0 then cost = -cost end
-  local capacity, tick = cap - 0.5, perMs
-  local full, old = now, -1
-  local margin = ARGV[2] + 0
+  local full = now
   if v then
     if #v == 9 and v:byte(1) == 100 then
       full = struct.unpack('<d', v, 2)
     else
       full = tonumber(v)
-      if not (full and full % 1 == 0 and full < 9.2e18 and full > -9.2e18) then
-        local shown = v:sub(1, 24)
-        if shown:find('^[ -~]*$') then shown = '"' .. shown .. '"' else shown = 'bytes ' .. shown:gsub('.', function(c) return string.format('%02x', c:byte()) end) end
-        error('tideward: the key ' .. key .. ' holds ' .. #v .. ' bytes (' .. shown .. '), not a token bucket of one number (an integer of 2^-12 ms, or d and a double): another writer, or the state of another version under this name')
-      end
-      full = full / 4096
+      if full and full % 1 == 0 then full = full / 4096 else full = 0 / 0 end
     end
-    old = full + margin
-    if margin > 0 then old = math.ceil(old / margin) * margin end
-    v = struct.pack('<dd', 0, full)
-  else
-    v = ABSENT
   end
-  local lead = 0 - (now - full)
-  if lead < 0 then lead = 0 end
-  local slack = capacity * 1e-9
-  if slack > 0.0009765625 then slack = 0.0009765625 end
-  local ahead = lead + cost * tick
-  if cost <= capacity and ahead <= capacity * tick + slack * tick then
-    local f = now + ahead
-    local e = f + margin
-    if margin > 0 then e = math.ceil(e / margin) * margin end
-    local steps = f * 4096
-    local value
-    if steps % 1 == 0 and steps < 9.2e18 and steps > -9.2e18 then value = string.format('%d', steps) else value = 'd' .. struct.pack('<d', f) end
-    if e <= old then
-      redis.call('SET', key, value, 'KEEPTTL')
-    else
-      redis.call('SET', key, value, 'PX', math.floor(e - now) + 1)
-    end
-    return '1' .. v
-  end
-  return '0' .. v
-end
-if cap > 0 and perMs > 0 then
-  -- One token bucket: the hot path, written out ahead of every definition below (in a script,
-  -- defining a function costs about what this whole check does).
-  local key = KEYS[1]
-  local v = redis.call('GET', key)
-  local now = ARGV[1] + 0
-  local cost = ARGV[3]
-  if cost == '1' then cost = 1 else cost = cost + 0 end
-  if cost < 0 then cost = -cost end
-  local tokens, at = cap, now
-  if v then tokens, at = struct.unpack('<dd', v) else v = ABSENT end
-  -- Never behind the bucket's own reading: a late or skewed writer cannot move it back in time.
-  local t = now
-  if at > t then t = at end
-  local level = tokens
-  if t > at then
-    level = tokens + (t - at) * perMs
-    if level > cap then level = cap end
-  end
-  local slack = cap * 1e-9
-  if slack > 0.0009765625 then slack = 0.0009765625 end
-  if cost <= cap and level + slack >= cost then
-    level = level - cost
-    local margin = ARGV[2] + 0
-    -- E: full again, plus the margin, rounded up to a multiple of it.
-    local e = t + (cap - level) / perMs + margin
-    if margin > 0 then e = math.ceil(e / margin) * margin end
+  if full >= -2^46 and full <= 2^46 then
+    local cost = ARGV[3]
+    if cost == '1' then cost = 1 else cost = cost + 0 end
+    if cost < 0 then cost = -cost end
+    local capacity, tick = cap - 0.5, perMs
     local old = -1
-    if v ~= ABSENT then
-      old = at + (cap - tokens) / perMs + margin
+    local margin = ARGV[2] + 0
+    if v then
+      old = full + margin
       if margin > 0 then old = math.ceil(old / margin) * margin end
-    end
-    if e <= old then
-      redis.call('SET', key, struct.pack('<dd', level, t), 'KEEPTTL')
+      v = struct.pack('<dd', 0, full)
     else
-      redis.call('SET', key, struct.pack('<dd', level, t), 'PX', math.floor(e - now) + 1)
+      v = ABSENT
     end
-    return '1' .. v
+    local lead = 0 - (now - full)
+    if lead < 0 then lead = 0 end
+    local slack = capacity * 1e-9
+    if slack > 0.0009765625 then slack = 0.0009765625 end
+    local ahead = lead + cost * tick
+    if cost <= capacity and ahead <= capacity * tick + slack * tick then
+      local f = now + ahead
+      local e = f + margin
+      if margin > 0 then e = math.ceil(e / margin) * margin end
+      local steps = f * 4096
+      local value
+      if steps % 1 == 0 and steps < 9.2e18 and steps > -9.2e18 then value = string.format('%d', steps) else value = 'd' .. struct.pack('<d', f) end
+      if e <= old then
+        redis.call('SET', key, value, 'KEEPTTL')
+      else
+        redis.call('SET', key, value, 'PX', math.floor(e - now) + 1)
+      end
+      return '1' .. v
+    end
+    return '0' .. v
   end
-  return '0' .. v
+elseif cap > 0 and perMs > 0 then
+  -- One token bucket: the hot path, written out ahead of every definition below (in a script,
+  -- defining a function costs about what this whole check does). As above, a value that is not
+  -- two doubles within what tideward writes (tokens within ±2^53, an instant within ±2^46: a
+  -- reading of ±2^45 plus a span of up to 2^44) leaves for the general path, which names it.
+  local key = KEYS[1]
+  local v = redis.pcall('GET', key)
+  local now = ARGV[1] + 0
+  local tokens, at = cap, now
+  if not v then
+    v = ABSENT
+  elseif #v == 16 then
+    tokens, at = struct.unpack('<dd', v)
+  else
+    tokens = 0 / 0
+  end
+  if tokens >= -2^53 and tokens <= 2^53 and at >= -2^46 and at <= 2^46 then
+    local cost = ARGV[3]
+    if cost == '1' then cost = 1 else cost = cost + 0 end
+    if cost < 0 then cost = -cost end
+    -- Never behind the bucket's own reading: a late or skewed writer cannot move it back in time.
+    local t = now
+    if at > t then t = at end
+    local level = tokens
+    if t > at then
+      level = tokens + (t - at) * perMs
+      if level > cap then level = cap end
+    end
+    local slack = cap * 1e-9
+    if slack > 0.0009765625 then slack = 0.0009765625 end
+    if cost <= cap and level + slack >= cost then
+      level = level - cost
+      local margin = ARGV[2] + 0
+      -- E: full again, plus the margin, rounded up to a multiple of it (a bucket holding more
+      -- than its capacity, as after the limit's capacity was lowered, is full at t).
+      local e = cap - level
+      if e < 0 then e = 0 end
+      e = t + e / perMs + margin
+      if margin > 0 then e = math.ceil(e / margin) * margin end
+      local old = -1
+      if v ~= ABSENT then
+        old = at + (cap - tokens) / perMs + margin
+        if margin > 0 then old = math.ceil(old / margin) * margin end
+      end
+      if e <= old then
+        redis.call('SET', key, struct.pack('<dd', level, t), 'KEEPTTL')
+      else
+        redis.call('SET', key, struct.pack('<dd', level, t), 'PX', math.floor(e - now) + 1)
+      end
+      return '1' .. v
+    end
+    return '0' .. v
+  end
 end
 
 -- A set of token buckets in the short form, each key once (the atomic charge of several
@@ -182,29 +196,35 @@ if n > 1 and n <= 16 and #ARGV == 2 + 3 * n and ARGV[2] ~= 'c' and ARGV[2] ~= 'p
     local got = redis.call('MGET', _G.unpack(KEYS))
     local st = {}
     local t = now
+    -- Keys MGET finds absent; then EXISTS, once, says whether one of them is another type (MGET
+    -- answers nil for a hash), which the general path names.
+    local gone = 0
     for c = 1, n do
       local v = got[c]
       local p1 = ch[c * 3 - 1]
+      local a, b = 0, 0
       if not v then
         got[c] = ABSENT
+        gone = gone + 1
       elseif p1 % 1 ~= 0 then
-        local full
         if #v == 9 and v:byte(1) == 100 then
-          full = struct.unpack('<d', v, 2)
+          b = struct.unpack('<d', v, 2)
         else
-          full = tonumber(v)
-          if not (full and full % 1 == 0 and full < 9.2e18 and full > -9.2e18) then hot = false break end
-          full = full / 4096
+          b = tonumber(v)
+          if b and b % 1 == 0 then b = b / 4096 else b = 0 / 0 end
         end
-        st[c * 2 - 1], st[c * 2] = 0, full
-        got[c] = spack('<dd', 0, full)
-      else
-        if #v ~= 16 then hot = false break end
-        local a, b = struct.unpack('<dd', v)
+        st[c * 2 - 1], st[c * 2] = 0, b
+        got[c] = spack('<dd', 0, b)
+      elseif #v == 16 then
+        a, b = struct.unpack('<dd', v)
         st[c * 2 - 1], st[c * 2] = a, b
         if b > t then t = b end
+      else
+        a = 0 / 0
       end
+      if not (a >= -2^53 and a <= 2^53 and b >= -2^46 and b <= 2^46) then hot = false break end
     end
+    if hot and gone > 0 and redis.call('EXISTS', _G.unpack(KEYS)) ~= n - gone then hot = false end
     if hot then
       local reply
       if n == 3 then reply = got[1] .. got[2] .. got[3] else reply = table.concat(got, '', 1, n) end
@@ -255,7 +275,9 @@ if n > 1 and n <= 16 and #ARGV == 2 + 3 * n and ARGV[2] ~= 'c' and ARGV[2] ~= 'p
             local since = b
             if t > b then since = t end
             level = level - cost
-            local e = since + (p1 - level) / p2 + margin
+            local e = p1 - level
+            if e < 0 then e = 0 end
+            e = since + e / p2 + margin
             if margin > 0 then e = math.ceil(e / margin) * margin end
             ms = math.floor(e - now) + 1
             if oa ~= nil then
@@ -284,6 +306,23 @@ end
 local mode = ARGV[2]
 local short = mode ~= 'c' and mode ~= 'p' and mode ~= 's'
 local unpack, pack, floor = struct.unpack, struct.pack, math.floor
+
+-- Refuses what `key` holds, `v` (a string that is not tideward state; else a GET's error or
+-- MGET's nil), naming the key and what it holds; a key that does not exist returns.
+local function foreign(key, v, what)
+  local shown
+  if type(v) == 'string' then
+    shown = v:sub(1, 24)
+    if shown:find('^[ -~]*$') then shown = '"' .. shown .. '"' else shown = 'bytes ' .. shown:gsub('.', function(c) return string.format('%02x', c:byte()) end) end
+    shown = #v .. ' bytes (' .. shown .. ')'
+  else
+    shown = redis.call('TYPE', key).ok
+    if shown == 'none' then return end
+    shown = 'a ' .. shown
+  end
+  error('tideward: the key ' .. key .. ' holds ' .. shown .. ', not ' .. (what or 'tideward state (two doubles, 16 bytes, within ±2^53 and ±2^46 ms)') .. ': another writer, or the state of another version under this name')
+end
+
 local m = #KEYS
 local rid = nil
 local now, margin, base
@@ -293,8 +332,11 @@ else
   if ARGV[3] ~= '0' then
     rid = KEYS[m]
     m = m - 1
-    local seen = redis.call('GET', rid)
-    if seen then return 'R' .. seen end
+    local seen = redis.pcall('GET', rid)
+    if seen then
+      if seen.err then foreign(rid, seen, 'a request id\'s answer') end
+      return 'R' .. seen
+    end
   end
   if ARGV[1] == '' then
     local tm = redis.call('TIME')
@@ -308,29 +350,23 @@ end
 local read = {}
 
 -- The stored state of KEYS[c] as the reply carries it (16 bytes) and as two numbers: a bucket of
--- one number (p1 not whole) from its integer, refused when it holds anything else.
+-- one number (p1 not whole) from its integer. Anything else is refused (`foreign`): another
+-- type, other bytes, or numbers past what tideward writes (an amount past ±2^53, an instant past
+-- ±2^46: a reading of ±2^45 plus a span of up to 2^44; NaN fails both).
 local function decode(key, v, p1, p2)
+  local a, b = 0, 0 / 0
   if p1 > 0 and p2 > 0 and p1 % 1 ~= 0 then
-    local full
     if #v == 9 and v:byte(1) == 100 then
-      full = unpack('<d', v, 2)
+      b = unpack('<d', v, 2)
     else
-      full = tonumber(v)
-      if not (full and full % 1 == 0 and full < 9.2e18 and full > -9.2e18) then
-        local shown = v:sub(1, 24)
-        if shown:find('^[ -~]*$') then shown = '"' .. shown .. '"' else shown = 'bytes ' .. shown:gsub('.', function(c) return string.format('%02x', c:byte()) end) end
-        error('tideward: the key ' .. key .. ' holds ' .. #v .. ' bytes (' .. shown .. '), not a token bucket of one number (an integer of 2^-12 ms, or d and a double): another writer, or the state of another version under this name')
-      end
-      full = full / 4096
+      b = tonumber(v)
+      if b and b % 1 == 0 then b = b / 4096 else b = 0 / 0 end
     end
-    return pack('<dd', 0, full), 0, full
+    if not (b >= -2^46 and b <= 2^46) then foreign(key, v, 'a token bucket of one number (an integer of 2^-12 ms, or d and a double)') end
+    return pack('<dd', 0, b), 0, b
   end
-  if #v ~= 16 then
-    local shown = v:sub(1, 24)
-    if shown:find('^[ -~]*$') then shown = '"' .. shown .. '"' else shown = 'bytes ' .. shown:gsub('.', function(c) return string.format('%02x', c:byte()) end) end
-    error('tideward: the key ' .. key .. ' holds ' .. #v .. ' bytes (' .. shown .. '), not tideward state (two doubles, 16 bytes): another writer, or the state of another version under this name')
-  end
-  local a, b = unpack('<dd', v)
+  if #v == 16 then a, b = unpack('<dd', v) end
+  if not (a >= -2^53 and a <= 2^53 and b >= -2^46 and b <= 2^46) then foreign(key, v) end
   return v, a, b
 end
 -- A state as stored: a bucket of one number as its integer of 2^-12 ms (or 'd' and the double),
@@ -346,7 +382,7 @@ end
 
 if mode == 'p' then
   for c = 1, m do
-    local v = redis.call('GET', KEYS[c])
+    local v = redis.pcall('GET', KEYS[c])
     if v then
       local o = base + c * 3 - 3
       v = decode(KEYS[c], v, ARGV[o + 1] + 0, ARGV[o + 2] + 0)
@@ -389,7 +425,9 @@ local function helpers()
         local since = b
         if t > b then since = t end
         level = level - cost
-        return true, level, since, since + (p1 - level) / p2
+        local d = p1 - level
+        if d < 0 then d = 0 end
+        return true, level, since, since + d / p2
       end
       return false
     elseif p1 > 0 then
@@ -476,7 +514,7 @@ if mode == 's' then
     if t < clock then t = clock end
     local a, b = sa[key], sb[key]
     if a == nil then
-      local v = redis.call('GET', key)
+      local v = redis.pcall('GET', key)
       n = n + 1
       order[n] = c
       if v then
@@ -510,6 +548,7 @@ end
 local pa, pb = {}, {}
 local t = now
 local got = redis.call('MGET', _G.unpack(KEYS, 1, m))
+local gone = 0
 for c = 1, m do
   local v = got[c]
   if v then
@@ -521,6 +560,13 @@ for c = 1, m do
     if b > t and p1 > 0 and p2 > 0 and p1 % 1 == 0 then t = b end
   else
     read[c] = ABSENT
+    gone = gone + 1
+  end
+end
+-- MGET answers nil for a key of another type: EXISTS, once, says whether one is.
+if gone > 0 and redis.call('EXISTS', _G.unpack(KEYS, 1, m)) ~= m - gone then
+  for c = 1, m do
+    if not got[c] then foreign(KEYS[c]) end
   end
 end
 
@@ -593,7 +639,9 @@ for c = 1, m do
       local since = b
       if t > b then since = t end
       level = level - cost
-      local e = since + (p1 - level) / p2 + margin
+      local e = p1 - level
+      if e < 0 then e = 0 end
+      e = since + e / p2 + margin
       if margin > 0 then e = math.ceil(e / margin) * margin end
       local ms = floor(e - now) + 1
       local oa = pa[c]

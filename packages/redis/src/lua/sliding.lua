@@ -19,12 +19,24 @@ else
 end
 local op = ARGV[1]
 local quota, window = tonumber(ARGV[4]), tonumber(ARGV[5])
-local h = redis.call('HGET', KEYS[1], 'h')
+-- Anything else under the name (another type, whose HGET answers an error; a head that is not a
+-- slot; a stamp that is not 8 bytes within ±2^45 ms; NaN) is refused by name, before any write.
+local bad = 'a hash of other fields'
+local h = redis.pcall('HGET', KEYS[1], 'h')
 local head, last = 0, -math.huge
-if h then head, last = struct.unpack('<dd', h) end
-local s = redis.call('HGET', KEYS[1], head)
+if h then
+  if h.err then bad = 'a ' .. redis.call('TYPE', KEYS[1]).ok end
+  if #h == 16 then head, last = struct.unpack('<dd', h) else head = 0.5 end
+  if not (head % 1 == 0 and head >= 0 and head < quota and last >= -2^45 and last <= 2^45) then head = nil end
+end
+if not h and redis.call('EXISTS', KEYS[1]) == 1 then head = nil end
+local s = head and redis.call('HGET', KEYS[1], head)
 local oldest = -math.huge
-if s then oldest = struct.unpack('<d', s) end
+if s then
+  if #s == 8 then oldest = struct.unpack('<d', s) end
+  if not (oldest >= -2^45 and oldest <= last) then head = nil end
+end
+if not head then error('tideward: the key ' .. KEYS[1] .. ' holds ' .. bad .. ', not a RedisSliding') end
 
 -- A clock that steps back stands still at the newest stamp.
 local t = now
@@ -49,7 +61,10 @@ while lo < hi do
   if i >= quota then i = i - quota end
   local x = redis.call('HGET', KEYS[1], i)
   local stamp = -math.huge
-  if x then stamp = struct.unpack('<d', x) end
+  if x then
+    if #x ~= 8 then error('tideward: the key ' .. KEYS[1] .. ' holds ' .. bad .. ', not a RedisSliding') end
+    stamp = struct.unpack('<d', x)
+  end
   if t - stamp >= window then lo = mid + 1 else hi = mid end
 end
 return struct.pack('<dddd', now, last, oldest, lo)

@@ -38,7 +38,7 @@ export class Breaker {
   readonly #probe: number;
   readonly #size: number;
   readonly #halfOpen: boolean;
-  readonly #win: Window<Tally>;
+  #win: Window<Tally>;
   readonly #settle: Settle;
 
   // Number fields written on the hot path start as numbers (not undeclared, which is undefined):
@@ -84,7 +84,7 @@ export class Breaker {
     this.#size = p.size;
     this.#halfOpen = p.halfOpen === true;
     this.#latest = this.#last = check.finite(now, "Breaker now");
-    this.#win = new Window(() => new Tally(), { size: p.size, window: p.window, now, evict: (b) => this.#evict(b) });
+    this.#win = this.#open(now);
     this.#head = this.#win.slot(now);
     this.#next = this.#win.headEnd;
     this.#settle = {
@@ -160,6 +160,8 @@ export class Breaker {
     let accepts: number;
     let failing: number;
     let working: number;
+    // Over two windows past the head, nothing is live: 0, also where the window cannot count.
+    if (typeof now === "number" && now - this.#next > 2 * this.policy.window && now < Infinity) return 0;
     if (typeof now === "number" && now > this.#latest && now < Infinity) {
       total = accepts = failing = working = 0;
       this.#win.each(now, (b) => {
@@ -181,6 +183,16 @@ export class Breaker {
     if (!(drop > 0)) return 0;
     // Half-open refuses everything but the probe, which the ratio leaves out.
     return this.#halfOpen && accepts === 0 ? 1 : drop * ((size - working) / size);
+  }
+
+  /** An empty window whose first bucket opens at `now`. */
+  #open(now: number): Window<Tally> {
+    return new Window(() => new Tally(), {
+      size: this.#size,
+      window: this.policy.window,
+      now,
+      evict: (b) => this.#evict(b),
+    });
   }
 
   /** Records a refusal in `head` (it counts as traffic) and answers it. */
@@ -214,10 +226,16 @@ export class Breaker {
    * the head with it.
    */
   #move(now: number): void {
-    const win = this.#win;
-    const head = win.slot(now);
-    // Past 2^53 buckets the window stands still (see Window), and its head's end with it: every
-    // later reading comes back here and stands still too.
+    let win = this.#win;
+    let head = win.slot(now);
+    if (!(win.headEnd > now)) {
+      // A reading the window cannot place: 2^53 buckets past its origin (1e19 ms at 250 ms a
+      // bucket), or where a float step outgrows a bucket. Past a whole window, it forgets all:
+      // open one afresh at `now`, so later readings move it again. (Its buckets are new: a reading
+      // this far out is no hot path.)
+      this.#total = this.#accepts = this.#withSuccess = this.#withFailure = this.#failing = this.#working = 0;
+      head = (win = this.#win = this.#open(now)).slot(now);
+    }
     this.#next = win.headEnd;
     if (this.#swept >= 0) {
       // Every live bucket was swept: start from nothing rather than trust the order of eviction.

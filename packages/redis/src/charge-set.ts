@@ -32,9 +32,14 @@ import { quota } from "./scripts";
 
 /** Charge sets larger than this find repeated buckets with a Map instead of a scan (the script does the same). */
 const SMALL_SET = 16;
-/** The reply's first byte: "1" committed (or answered), "R" the stored answer of a request id. */
+/**
+ * The reply's first byte: "1" committed (or answered), "R" the stored answer of a request id,
+ * "N" a request id first used for charges to other keys (limits, kinds, subjects) or in another
+ * order.
+ */
 export const YES = 49;
 export const REPLAYED = 82;
+const OTHER_KEYS = 78;
 /** Bytes a charge adds to a request id's stored answer: its cost and its limit's two numbers, as sent. */
 const STORED_CHARGE = 24;
 
@@ -207,7 +212,8 @@ class Scratch {
 /**
  * Whether a request id's stored answer `r` (from byte `o`, after the "R") was made by charges to
  * the limits of `call`, in order: its charges are stored after the states, each as the cost and
- * the limit's two numbers as sent. Resolves the costs to replay into `costs` (the first call's).
+ * the limit's two numbers as sent (the script has already compared the keys, by their digest).
+ * Resolves the costs to replay into `costs` (the first call's).
  */
 function storedCosts(call: SetCall, r: Buffer, o: number, costs: Float64Array): boolean {
   const m = call.names.length;
@@ -255,7 +261,7 @@ export class SetReports {
     if (r !== undefined) {
       const o = r[0] === REPLAYED ? 1 : 0;
       replayed = o === 1;
-      if (replayed && !storedCosts(call, r, o, s.costs)) {
+      if (r[0] === OTHER_KEYS || (replayed && !storedCosts(call, r, o, s.costs))) {
         throw new RangeError(
           `[tideward] [redis] requestId ${JSON.stringify(requestId)} was first used for charges to other limits: its stored answer is replayed only for charges to the same limits, in the same order`,
         );

@@ -129,5 +129,48 @@ withRedis("request ids reused", () => {
       const h2 = await engine.checkHierarchy(alice, "user", origin + 40, 2, "bucket", { requestId: "h" });
       expect([h.replayed, h2.replayed, answer(h2)]).toEqual([false, true, answer(h)]);
     });
+
+    it(`a repeat naming other limits of the same numbers, other keys, another kind or another order is refused, naming the id, and charges nothing (origin ${origin})`, async () => {
+      const direct: Redis = await redis.raw();
+      const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: `rid${n++}:` });
+      // Two limits with the very same capacity and rate: their charges send the same numbers.
+      await engine.addLimit(limitSpec({ name: "requests", capacity: 10 }));
+      await engine.addLimit(limitSpec({ name: "tokens", capacity: 10 }));
+      const alice = new QuotaKey("acme", "alice", "api");
+      const bob = new QuotaKey("acme", "bob", "api");
+      const acme = new QuotaKey("acme", "*", "api");
+      const state = async (): Promise<string[]> =>
+        Promise.all(
+          (await direct.keys(`rid${n - 1}:*`))
+            .sort()
+            .map(async (k) => `${k} ${(await direct.getBuffer(k))?.toString("hex")}`),
+        );
+      const refused = 'requestId "A" was first used for charges to other limits';
+      expect((await engine.checkTokenBucket(alice, "requests", origin, 1, { requestId: "A" })).replayed).toBe(false);
+      let before = await state();
+      await expect(engine.checkTokenBucket(alice, "tokens", origin, 5, { requestId: "A" })).rejects.toThrow(refused);
+      await expect(engine.checkTokenBucket(bob, "requests", origin, 1, { requestId: "A" })).rejects.toThrow(refused);
+      await expect(engine.checkWindow(alice, "requests", origin, 1, { requestId: "A" })).rejects.toThrow(RangeError);
+      expect(await state()).toEqual(before);
+      // The same charge again is replayed.
+      expect((await engine.checkTokenBucket(alice, "requests", origin, 3, { requestId: "A" })).replayed).toBe(true);
+      const set = [charge(alice, "requests", 1), charge(acme, "tokens", 2)];
+      expect((await engine.checkAtomic(set, origin, { requestId: "B" })).replayed).toBe(false);
+      before = await state();
+      for (const other of [
+        [...set].reverse(),
+        [set[0], charge(acme, "requests", 2)],
+        [charge(alice, "tokens", 1), set[1]],
+        [charge(bob, "requests", 1), set[1]],
+      ]) {
+        await expect(engine.checkAtomic(other, origin, { requestId: "B" })).rejects.toThrow(
+          'requestId "B" was first used for charges to other limits',
+        );
+      }
+      expect(await state()).toEqual(before);
+      const again = await engine.checkAtomic(set, origin + 1, { requestId: "B" });
+      expect([again.replayed, again.committed]).toEqual([true, true]);
+      expect(await state()).toEqual(before);
+    });
   }
 });

@@ -50,7 +50,8 @@
 --   a set: a charge's three fields each; reply '1' committed (a peek: always) or '0' refused,
 --     now (8 bytes), 16 bytes a charge; or 'R' and what is stored under the request id, when it
 --     was seen (nothing is charged again): the committed reply, then each charge as sent (three
---     doubles: cost, p1, p2);
+--     doubles: cost, p1, p2); or 'N' when it was seen for charges to other keys or in another
+--     order;
 --   a batch (KEYS[i] the state input i touches): ARGV[5] p1, ARGV[6] p2 of its one limit, then
 --     two fields an input: cost, now ('' for ARGV[1]'s); reply '1', now (8 bytes), 16 bytes for
 --     each distinct key in the order first met.
@@ -323,6 +324,16 @@ local function foreign(key, v, what)
   error('tideward: the key ' .. key .. ' holds ' .. shown .. ', not ' .. (what or 'tideward state (two doubles, 16 bytes, within ±2^53 and ±2^46 ms)') .. ': another writer, or the state of another version under this name')
 end
 
+-- Which keys a request id's charges touch, in order: 16 hex digits (64 bits) of the SHA1 of
+-- their names, each length-prefixed. Stored with the answer in place of the names themselves
+-- (30 to 2 000 bytes each), so a record of three charges keeps 145 bytes; two lists of keys
+-- agree by chance, under one id within its TTL, once in 2^64.
+local function digest(m)
+  local names = {}
+  for c = 1, m do names[c] = #KEYS[c] .. ':' .. KEYS[c] end
+  return redis.sha1hex(table.concat(names)):sub(1, 16)
+end
+
 local m = #KEYS
 local rid = nil
 local now, margin, base
@@ -335,7 +346,9 @@ else
     local seen = redis.pcall('GET', rid)
     if seen then
       if seen.err then foreign(rid, seen, 'a request id\'s answer') end
-      return 'R' .. seen
+      -- 'N': the id was first used for charges to other keys, or in another order.
+      if seen:sub(-16) ~= digest(m) then return 'N' end
+      return 'R' .. seen:sub(1, -17)
     end
   end
   if ARGV[1] == '' then
@@ -691,12 +704,12 @@ end
 reply = '1' .. reply
 if rid ~= nil then
   -- Stored with the charges as sent (cost, p1, p2 each, 24 bytes), so that a repeat with other
-  -- costs replays this answer as it was made.
+  -- costs replays this answer as it was made, and the digest of their keys (see `digest`).
   local sent = {}
   for c = 1, m do
     local o = base + c * 3 - 3
     sent[c] = pack('<ddd', ARGV[o] + 0, ARGV[o + 1] + 0, ARGV[o + 2] + 0)
   end
-  redis.call('SET', rid, reply .. table.concat(sent), 'PX', ARGV[3])
+  redis.call('SET', rid, reply .. table.concat(sent) .. digest(m), 'PX', ARGV[3])
 end
 return reply

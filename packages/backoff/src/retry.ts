@@ -58,7 +58,7 @@ export interface RetryOptions {
   readonly budget?: RetryBudget;
   /**
    * The longest wait an error's `retryAfter` may ask for, in milliseconds (0 or more; `Infinity`
-   * obeys any). A longer hint gives up at once with a {@link RetryError} (reason
+   * obeys any finite one). A longer hint, or a hint of `Infinity`, gives up at once with a {@link RetryError} (reason
    * `"retryAfter"`) instead of sleeping: a server that says "come back in an hour" (or in 10^308
    * ms) is not waited for by a call that meant to retry in seconds. @defaultValue 60 000 (a minute)
    */
@@ -76,13 +76,13 @@ export interface RetryOptions {
 }
 
 /**
- * The server's hint carried by an error, in milliseconds: a finite, non-negative `retryAfter`
- * property (what tideward's own refusals carry); 0 when there is none.
+ * The server's hint carried by an error, in milliseconds: a positive `retryAfter` property (what
+ * tideward's own refusals carry), `Infinity` included; 0 when there is none.
  */
 function retryAfterOf(error: unknown): Span {
   if (typeof error !== "object" || error === null) return 0;
   const hint = (error as { retryAfter?: unknown }).retryAfter;
-  return typeof hint === "number" && hint > 0 && hint < Infinity ? hint : 0;
+  return typeof hint === "number" && hint > 0 ? hint : 0;
 }
 
 /** `wait`, but rejecting with the signal's reason the moment it fires, even if `wait` ignores it. */
@@ -250,7 +250,8 @@ export async function retry<T>(fn: (context: RetryContext) => T | PromiseLike<T>
     const planned = policy.delay(attempt, { random: random(), previous }) as Span;
     previous = planned;
     const hint = retryAfterOf(error);
-    if (hint > maxRetryAfter) throw new RetryError(attempt, "retryAfter", error);
+    // Infinity is past any maxRetryAfter, Infinity's own: no wait ever ends.
+    if (hint > maxRetryAfter || hint === Infinity) throw new RetryError(attempt, "retryAfter", error);
     const wait = hint > planned ? hint : planned;
     if (deadline !== undefined || budget !== undefined) {
       const now = read(clock, error);

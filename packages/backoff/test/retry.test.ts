@@ -152,7 +152,7 @@ describe("retry on a manual clock", () => {
 
   it("ignores a retryAfter that is not a finite positive number of milliseconds", async () => {
     const { clock, slept, options } = simulated({ backoff: { attempts: 5, jitter: Jitter.rigid } });
-    const hints: unknown[] = [-1, Infinity, "9000", null];
+    const hints: unknown[] = [-1, Number.NaN, "9000", null];
     const { fn } = flaky(clock, 4, (n) => Object.assign(new Error("x"), { retryAfter: hints[n - 1] }));
     await retry(fn, options);
     expect(slept).toEqual([100, 200, 400, 800]);
@@ -189,6 +189,15 @@ describe("retry and a server's retryAfter that is too long", () => {
     const d = simulated({ maxRetryAfter: Infinity });
     await rejection(retry(flaky(d.clock, Infinity, hinted(1e300)).fn, d.options));
     expect(d.slept).toEqual([1e300, 1e300]);
+  });
+
+  it("gives up on a retryAfter of Infinity, as on 1e308, whatever maxRetryAfter is", async () => {
+    for (const maxRetryAfter of [undefined, 1e308, Infinity]) {
+      const { clock, slept, options } = simulated({ maxRetryAfter });
+      const { fn, at } = flaky(clock, Infinity, () => Object.assign(new Error("busy"), { retryAfter: Infinity }));
+      const e = await rejection(retry(fn, options));
+      expect([isRetryError(e) && e.reason, at, slept]).toEqual(["retryAfter", [0], []]);
+    }
   });
 
   it("gives up on the attempts first: a hint after the last attempt is not the reason", async () => {

@@ -147,6 +147,18 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null;
 }
 
+/** A `Backoff` from fields given as `retry`'s `backoff`, its errors naming that path: `retry backoff.cap …`. */
+function under(fields: Partial<BackoffPolicy>): Backoff {
+  try {
+    return new Backoff(fields);
+  } catch (e) {
+    if (!(e instanceof TypeError || e instanceof RangeError) || !e.message.startsWith("Backoff ")) throw e;
+    const rest = e.message.slice(8).replace(/^policy (?=must)/, "");
+    const message = `retry backoff${/^(has|must)/.test(rest) ? " " : "."}${rest}`;
+    throw e instanceof TypeError ? new TypeError(message, { cause: e }) : new RangeError(message, { cause: e });
+  }
+}
+
 /** Reads `retry`'s options once and checks every one, so that nothing odd surfaces mid-loop. */
 function plan(options: RetryOptions | undefined): Plan {
   // retry(fn, { retries: 3 }): the count is the backoff's, not retry's own option.
@@ -154,7 +166,7 @@ function plan(options: RetryOptions | undefined): Plan {
   if (count !== undefined) throw new TypeError(count);
   const o = check.options(options, KNOWN, "retry");
   const given = o.backoff ?? backoff;
-  const policy = given instanceof Backoff ? given : new Backoff(given);
+  const policy = given instanceof Backoff ? given : under(given);
   const fn = <F extends (...args: never[]) => unknown>(value: unknown, what: string): F | undefined =>
     value === undefined ? undefined : check.fn<F>(value, `retry ${what}`);
   const signal = o.signal;

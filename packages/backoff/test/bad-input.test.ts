@@ -223,7 +223,7 @@ const later: [string, (s: State) => Promise<unknown>, Expect][] = [
   [
     "a bad backoff policy",
     (s) => retry(failing(s), sim(s, { backoff: { attempts: 0 } })),
-    { throws: RangeError, message: "Backoff attempts must be 1 or more, got 0" },
+    { throws: RangeError, message: "retry backoff.attempts must be 1 or more, got 0" },
   ],
   [
     "a clock that reads NaN, with a deadline",

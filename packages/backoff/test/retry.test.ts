@@ -104,8 +104,15 @@ describe("retry on a manual clock", () => {
     await rejection(retry(flaky(clock, Infinity).fn, options));
     expect(slept).toEqual([100, 200, 400, 800]);
     await expect(retry(() => 1, { backoff: { attempts: 0 } })).rejects.toThrow(
-      /Backoff attempts must be 1 or more, got 0/,
+      new RangeError("retry backoff.attempts must be 1 or more, got 0"),
     );
+    await expect(retry(() => 1, { backoff: { cap: -1 } })).rejects.toThrow(
+      new RangeError("retry backoff.cap (ms) must be at least the base (100), got -1"),
+    );
+    await expect(retry(() => 1, { backoff: { atempts: 2 } as never })).rejects.toThrow(
+      /^retry backoff has no option "atempts"/,
+    );
+    await expect(retry(() => 1, { backoff: 5 as never })).rejects.toThrow(/^retry backoff must be an object, got /);
   });
 
   it("retries a call that throws synchronously", async () => {

@@ -15,40 +15,29 @@ export interface Attempt {
   readonly signal: AbortSignal;
 }
 
-/** A signal that never fires: what an attempt nothing can abort is handed. */
-export const NEVER: AbortSignal = new AbortController().signal;
-
-/**
- * The context of a call's only attempt when nothing can abort it (no deadline, timeout, hedge or
- * caller's signal): the same for every such call, so the commonest call allocates none.
- */
-export const ONLY: Attempt = Object.freeze({ attempt: 1, hedge: false, signal: NEVER });
-
 const UNSET: unique symbol = Symbol("unset");
 
 /**
- * The guard's own {@link Attempt}: the signal is made on first read, and an abort asked for
- * before then is kept and applied when it is made.
+ * The guard's own {@link Attempt}: the signal is made on first read (one for each attempt, so
+ * what is hung on it goes with the attempt), and an abort asked for before then is kept and
+ * applied when it is made.
  */
 export class Context implements Attempt {
   readonly attempt: number;
   readonly hedge: boolean;
   #controller: AbortController | undefined = undefined;
   #reason: unknown = UNSET;
-  // The caller's signal, or undefined; `abortable` false means nothing can ever abort this attempt.
+  // The caller's signal, or undefined.
   readonly #caller: AbortSignal | undefined;
-  readonly #abortable: boolean;
 
-  constructor(attempt: number, hedge: boolean, caller: AbortSignal | undefined, abortable: boolean) {
+  constructor(attempt: number, hedge: boolean, caller?: AbortSignal) {
     this.attempt = attempt;
     this.hedge = hedge;
     this.#caller = caller;
-    this.#abortable = abortable;
   }
 
   get signal(): AbortSignal {
     if (this.#controller !== undefined) return this.#controller.signal;
-    if (!this.#abortable) return NEVER;
     const controller = new AbortController();
     this.#controller = controller;
     if (this.#reason !== UNSET) controller.abort(this.#reason);

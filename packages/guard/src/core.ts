@@ -6,8 +6,8 @@
 import { check } from "@tideward/time/internal";
 import { answerOf, answered, drop } from "./accounting";
 import { admit, enter, refusalOf } from "./admission";
-import { ONLY } from "./attempt";
-import type { Attempt, Context } from "./attempt";
+import { Context } from "./attempt";
+import type { Attempt } from "./attempt";
 import { Call } from "./call";
 import { Expiry } from "./expiry";
 import { Flight } from "./flight";
@@ -150,7 +150,7 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
     }
     let answer: R | PromiseLike<R>;
     try {
-      answer = apply(this.#fn, ONLY, args);
+      answer = apply(this.#fn, new Context(1, false), args);
     } catch (e) {
       answer = rejected(e); // settled below, as a rejection would be
     }
@@ -281,7 +281,7 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
     const number = ++call.attempts;
     let answer: R | PromiseLike<R>;
     try {
-      answer = apply(this.#fn, number === 1 ? ONLY : { attempt: number, hedge: false, signal: ONLY.signal }, args);
+      answer = apply(this.#fn, new Context(number, false), args);
     } catch (e) {
       answer = rejected(e);
     }

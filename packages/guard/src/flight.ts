@@ -58,7 +58,7 @@ export class Flight<A extends unknown[], R> {
     const cutAt = pass.at + o.timeout;
     this.at = cutAt < call.end ? cutAt : call.end;
     this.#scope = this.at === cutAt ? "attempt" : "deadline";
-    const ctx = new Context(++call.attempts, hedge, call.signal, true);
+    const ctx = new Context(++call.attempts, hedge, call.signal);
     this.#ctx = ctx;
     this.#args = decides ? args : undefined;
     this.promise = new Promise<Pass<R>>((resolve, reject) => {

@@ -39,6 +39,14 @@ export function limitError(limit: unknown, what: string): TypeError {
   return new TypeError(`${what} must be a limit name (a string), got ${typeof limit} ${check.describe(limit)}`);
 }
 
+/** A field of `what` not among `known`, with the closest that is. */
+export function strayError(field: string, known: readonly string[], what: string): TypeError {
+  const near = check.closest(field, known);
+  return new TypeError(
+    `${what} has no field ${JSON.stringify(field)}${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}`,
+  );
+}
+
 export function kindError(kind: unknown, what: string): TypeError {
   return new TypeError(`${what} must be "bucket", "window" or "gcra", got ${check.describe(kind)}`);
 }

@@ -4,7 +4,7 @@
 import { firstAfter, until } from "@tideward/limiters/math";
 import { check } from "@tideward/time/internal";
 import { decide, freshAmount, freshInstant } from "./algorithms";
-import { costError, isCost, isInstant, keyError, kindError, limitError, nowError } from "./args";
+import { costError, isCost, isInstant, keyError, kindError, limitError, nowError, strayError } from "./args";
 import type { AtomicReport, QuotaCharge } from "./charge";
 import { Verdict, reasons, unknownLimit } from "./decision";
 import type { Decision } from "./decision";
@@ -26,6 +26,8 @@ const SMALL_SET = 16;
  * The id of the state one charge touches — which limit, which algorithm, which key — for a set to
  * tell when two charges touch the same state. Unambiguous: the key id is length-prefixed.
  */
+const CHARGE_FIELDS = ["key", "limit", "cost", "kind"];
+
 function stateId(kind: Kind, limit: string, id: string): string {
   return `${kind}${limit.length}:${limit}${id}`;
 }
@@ -88,6 +90,14 @@ export class ChargeSets {
       if (c === null || typeof c !== "object")
         throw new TypeError(`charges[${i}] must be a QuotaCharge, got ${check.describe(c)}`);
       const { key, limit, cost, kind: name } = c;
+      // A misspelt key, limit or cost leaves a required field missing, which is refused below; a
+      // misspelt kind would pass as a token bucket. So only a charge without a kind is scanned for
+      // fields it should not have: charge() always names the kind, and a charge that names one
+      // pays a comparison. (for-in over a plain object allocates nothing.)
+      if (name === undefined)
+        for (const f in c)
+          if (f !== "key" && f !== "limit" && f !== "cost" && f !== "kind")
+            throw strayError(f, CHARGE_FIELDS, `charges[${i}]`);
       if (!isQuotaKey(key)) throw keyError(key, `charges[${i}].key`);
       if (typeof limit !== "string") throw limitError(limit, `charges[${i}].limit`);
       if (!isCost(cost)) throw costError(cost, `charges[${i}].cost`);

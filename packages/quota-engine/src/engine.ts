@@ -11,7 +11,7 @@ import {
 } from "@tideward/limiters/math";
 import { check } from "@tideward/time/internal";
 import { decide, freshAmount, freshInstant } from "./algorithms";
-import { checkArgs, isInstant, limitError, nowError, readInputs, readKind } from "./args";
+import { checkArgs, isInstant, limitError, nowError, readInputs, readKind, strayError } from "./args";
 import type { AtomicReport, BatchReport, ChargeKind, EvaluationInput, QuotaCharge } from "./charge";
 import { ChargeSets } from "./charge-set";
 import { Verdict, reasons, unknownLimit } from "./decision";
@@ -28,7 +28,7 @@ import { KeySpace } from "./key-space";
 import type { SweepReport } from "./key-space";
 import { BUCKET, GCRA, KIND_NAMES, WINDOW } from "./kinds";
 import type { Kind } from "./kinds";
-import { limitProblem, readSpec } from "./limit";
+import { FIELDS, limitProblem, readSpec } from "./limit";
 import type { LimitSpec } from "./limit";
 import { LimitState } from "./limit-state";
 import { KEY_LIMIT, OK, step } from "./outcome";
@@ -99,7 +99,13 @@ export class QuotaEngine implements QuotaStore {
   addLimit(spec: LimitSpec): Result<"duplicate_limit" | "invalid_limit"> {
     // Read once into a copy, which is what is checked and kept: a getter gets one say.
     const copy = readSpec(spec);
-    const problem = limitProblem(copy ?? spec);
+    let problem = limitProblem(copy ?? spec);
+    if (copy !== undefined)
+      for (const k of Object.keys(spec))
+        if (!(FIELDS as readonly string[]).includes(k)) {
+          problem = strayError(k, FIELDS, "LimitSpec").message;
+          break;
+        }
     if (copy === undefined || problem !== undefined)
       return refused("invalid_limit", problem ?? "LimitSpec must be an object");
     const { name, capacity, refill, window, burst, align } = copy as unknown as LimitSpec;

@@ -67,7 +67,7 @@ export interface LimitFields {
 }
 
 /** The fields of a {@link LimitSpec}, in the order they are read and checked. */
-const FIELDS = ["name", "capacity", "refill", "window", "burst", "align"] as const;
+export const FIELDS = ["name", "capacity", "refill", "window", "burst", "align"] as const;
 
 /**
  * The fields of `spec` read once into a plain record: own properties only (nothing inherited

@@ -153,6 +153,27 @@ const cases: Case[] = [
     },
   ],
   [
+    "a limit with a misspelt field",
+    (e) => e.addLimit(any<LimitSpec>({ ...perSecond("x", 5), aling: true })),
+    { returns: { ok: false, code: "invalid_limit", reason: 'LimitSpec has no field "aling"; did you mean "align"?' } },
+  ],
+  [
+    "a limit with a field no LimitSpec has",
+    (e) => e.addLimit(any<LimitSpec>({ ...perSecond("x", 5), colour: "red" })),
+    { returns: { ok: false, code: "invalid_limit", reason: 'LimitSpec has no field "colour"' } },
+  ],
+  [
+    "a charge with a misspelt kind (which would run as a token bucket)",
+    (e) =>
+      e.checkAtomic([charge(alice, "req"), any<QuotaCharge>({ key: alice, limit: "req", cost: 1, knid: "gcra" })], 200),
+    { throws: TypeError, message: 'charges[1] has no field "knid"; did you mean "kind"?' },
+  ],
+  [
+    "a charge without a kind and with a field no charge has",
+    (e) => e.peekAtomic([any<QuotaCharge>({ key: alice, limit: "req", cost: 1, kind: undefined, weight: 2 })], 200),
+    { throws: TypeError, message: 'charges[0] has no field "weight"' },
+  ],
+  [
     "a link closing a cycle",
     (e) => e.addLink({ child: tenant, parent: alice, limit: "req", ratio: 1 }),
     {
@@ -442,6 +463,27 @@ describe("hostile traffic (property)", () => {
         },
       ),
       { numRuns: 200 },
+    );
+  });
+});
+
+describe("unknown fields", () => {
+  it("a charge that names its kind is not scanned (the hot path); one without a kind, or kind undefined, is accepted when it holds only known fields", () => {
+    const e = engine();
+    const extra = any<QuotaCharge>({ ...charge(alice, "req", 1, "gcra"), note: "kept out of the way" });
+    expect(e.checkAtomic([extra], 200).committed).toBe(true);
+    expect(e.checkAtomic([{ key: alice, limit: "req", cost: 1 }], 200).committed).toBe(true);
+    expect(e.checkAtomic([{ key: alice, limit: "req", cost: 1, kind: undefined }], 200).committed).toBe(true);
+    // The misspelt kind of the review: GCRA burst 1 lets one through back to back, not five.
+    const g = new QuotaEngine();
+    g.addLimit(limitSpec({ name: "api", capacity: 5, burst: 1 }));
+    expect(g.limit("api")).toBeDefined();
+    expect(g.addLimit(any<LimitSpec>({ name: "b", capacity: 5, aling: true })).ok).toBe(false);
+    expect(g.limit("b")).toBeUndefined();
+    const passed = [0, 1, 2, 3, 4].filter(() => g.checkAtomic([charge(alice, "api", 1, "gcra")], 0).committed);
+    expect(passed).toHaveLength(1);
+    expect(() => g.checkAtomic([any<QuotaCharge>({ key: alice, limit: "api", cost: 1, knid: "gcra" })], 0)).toThrow(
+      /did you mean "kind"/,
     );
   });
 });

@@ -2,6 +2,7 @@ import { badInstant, bucketReady, gcraReady, until } from "@tideward/limiters/ma
 import { costError, isCost, isInstant } from "@tideward/quota-engine/internal";
 import { check } from "@tideward/time/internal";
 import { bytes } from "./bytes";
+import { required } from "./missing";
 import type { Rule } from "./rules";
 import { ANSWERED, FAILED, ScriptError } from "./runner";
 import type { Runner } from "./runner";
@@ -112,7 +113,7 @@ export class Lease {
   /** @internal Made by `RedisQuotaEngine.lease`. */
   constructor(call: LeaseCall, options: LeaseOptions) {
     const o = check.options(options, ["slice", "refillAt"], "Lease");
-    this.slice = check.integer(o.slice, "Lease slice", 1);
+    this.slice = check.integer(required(o.slice, "Lease slice"), "Lease slice", 1);
     const refillAt = o.refillAt ?? 0.5;
     if (typeof refillAt !== "number" || !(refillAt >= 0 && refillAt < 1))
       throw new RangeError(`Lease refillAt must be in [0, 1), got ${check.describe(refillAt)}`);

@@ -202,6 +202,30 @@ const constructors: Case[] = [
     "RedisBucket rate (tokens per second) must be a finite number, got NaN",
   ],
   [
+    "a bucket rate left out",
+    () => new RedisBucket(down, "b", any(undefined)),
+    TypeError,
+    "RedisBucket rate (tokens per second) is missing",
+  ],
+  [
+    "a gcra rate left out",
+    () => new RedisGcra(down, "g", any(undefined)),
+    TypeError,
+    "RedisGcra rate (per second) is missing",
+  ],
+  [
+    "a period quota left out",
+    () => new RedisPeriod(down, "p", any(undefined), 1_000),
+    TypeError,
+    "RedisPeriod quota is missing",
+  ],
+  [
+    "a sliding window left out",
+    () => new RedisSliding(down, "s", 3, any(undefined)),
+    TypeError,
+    "RedisSliding window (ms) is missing",
+  ],
+  [
     "a bucket rate as a string",
     () => new RedisBucket(down, "b", any("5")),
     TypeError,
@@ -436,6 +460,12 @@ const calls: [name: string, run: (e: RedisQuotaEngine) => unknown, throws: Error
     (e) => e.lease(alice, "req", { slice: 0 }),
     RangeError,
     "Lease slice must be 1 or more, got 0",
+  ],
+  [
+    "a lease with no options, so no slice",
+    (e) => e.lease(alice, "req", any(undefined)),
+    TypeError,
+    "Lease slice is missing",
   ],
   [
     "a misspelt lease option",

@@ -8,6 +8,7 @@ import type { RateLimit } from "@tideward/limiters";
 import { MAX_COUNT, MAX_INSTANT, MAX_SPAN, badInstant, spanProblem } from "@tideward/limiters/math";
 import { check } from "@tideward/time/internal";
 import { bytes } from "../bytes";
+import { required } from "../missing";
 import type { ScriptClient } from "../client";
 import { redisPolicy as policyFields, resolvePolicy } from "../policy";
 import type { Path, RedisPolicy } from "../policy";
@@ -35,7 +36,7 @@ export interface LimiterRead {
 }
 
 export function positive(value: unknown, what: string): number {
-  return check.positive(value, what);
+  return check.positive(required(value, what), what);
 }
 
 // The error of a cost that is not a number of 0 or more, as the in-process limiters word it.
@@ -62,13 +63,13 @@ export function burstOf(given: unknown, rate: number, what: string, rateWhat: st
 }
 
 export function whole(value: unknown, what: string, most: number, bound: string): number {
-  const n = check.integer(value, what, 1);
+  const n = check.integer(required(value, what), what, 1);
   if (n > most) throw new RangeError(`${what} must be at most ${most} (${bound}), got ${n}`);
   return n;
 }
 
 export function spanOf(value: unknown, what: string): number {
-  const ms = check.positive(value, what);
+  const ms = check.positive(required(value, what), what);
   const problem = spanProblem(ms);
   if (problem !== undefined) throw new RangeError(`${what} ${problem}`);
   return ms;

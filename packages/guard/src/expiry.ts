@@ -8,7 +8,12 @@ export interface Expiring {
   readonly done: boolean;
   /** Its instant has come; `now` is the clock's reading. */
   expire(now: number): void;
+  /** @internal Where {@link Expiry} holds it, -1 when it does not. */
+  slot: number;
 }
+
+// What a removed entry's place holds, so the queue keeps nothing of an ended flight.
+const GONE: Expiring = { at: -Infinity, done: true, expire: () => undefined, slot: -1 };
 
 /**
  * The instants at which a guard's flights are cut off, kept in order with one timer for the
@@ -40,6 +45,11 @@ export class Expiry {
     return this.#live;
   }
 
+  /** @internal For tests: places the queue holds, ended ones included. */
+  get held(): number {
+    return this.#queue.length - this.#head;
+  }
+
   /**
    * Adds `f`, to be cut off at its instant. Throws what the timers' `set` throws; `f` is then
    * queued all the same and must be ended (and {@link Expiry.remove}d) by its owner.
@@ -48,22 +58,42 @@ export class Expiry {
     const q = this.#queue;
     let i = q.length;
     q.push(f);
-    while (i > this.#head && q[i - 1].at > f.at) {
-      q[i] = q[i - 1];
+    // Past emptied places too: they hold no instant.
+    while (i > this.#head && (q[i - 1].at > f.at || q[i - 1] === GONE)) {
+      (q[i] = q[i - 1]).slot = i;
       i--;
     }
     q[i] = f;
+    f.slot = i;
     if (this.#live++ === 0 && this.#timer !== undefined) this.#timers.ref?.(this.#timer);
     if (f.at < this.#armed) this.#arm(f.at, this.#clock());
   }
 
-  /** A flight ended before its instant. */
-  remove(): void {
-    if (--this.#live > 0) return;
+  /** `f` ended before its instant: its place is emptied, and the queue compacted once mostly empty. */
+  remove(f: Expiring): void {
+    const q = this.#queue;
+    if (f.slot >= 0) q[f.slot] = GONE;
+    f.slot = -1;
+    if (--this.#live > 0) {
+      if (q.length - this.#head > 2 * this.#live + 64) this.#compact();
+      return;
+    }
     // Nothing waits: every entry is done, and the timer must not hold the process.
     this.#queue = [];
     this.#head = 0;
     if (this.#timer !== undefined) this.#timers.unref?.(this.#timer);
+  }
+
+  #compact(): void {
+    const q: Expiring[] = [];
+    for (let i = this.#head; i < this.#queue.length; i++) {
+      const f = this.#queue[i];
+      if (f === GONE) continue;
+      f.slot = q.length;
+      q.push(f);
+    }
+    this.#queue = q;
+    this.#head = 0;
   }
 
   #arm(at: number, now: number): void {
@@ -94,12 +124,10 @@ export class Expiry {
         if (f.at > now) break;
         due.push(f);
       }
-      this.#head++;
+      f.slot = -1;
+      q[this.#head++] = GONE;
     }
-    if (this.#head > 1_024 && this.#head * 2 > q.length) {
-      this.#queue = q.slice(this.#head);
-      this.#head = 0;
-    }
+    if (this.#head > 1_024 && this.#head * 2 > q.length) this.#compact();
     const next = this.#queue[this.#head];
     if (next !== undefined) {
       try {

@@ -31,6 +31,8 @@ export class Flight<A extends unknown[], R> {
   /** The instant it is cut off (ms), `Infinity` for never. */
   readonly at: number;
   done = false;
+  /** @internal For {@link Expiry}. */
+  slot = -1;
   readonly #runner: Runner<A, R>;
   readonly #o: Resolved<R>;
   readonly #call: Call<R>;
@@ -120,7 +122,7 @@ export class Flight<A extends unknown[], R> {
   // Done before it is accounted, so that a listener that cancels it meanwhile finds it ended.
   #close(): void {
     this.done = true;
-    if (this.at < Infinity) this.#runner.expiry.remove();
+    if (this.at < Infinity) this.#runner.expiry.remove(this);
     this.#call.flights?.delete(this);
   }
 

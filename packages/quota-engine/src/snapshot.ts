@@ -260,6 +260,17 @@ function key(value: unknown, path: string): QuotaKey {
  * @throws SnapshotError naming the first bad field
  */
 export function readSnapshot(value: unknown, maxKeys: number): Restored {
+  // A Proxy (a revoked one included) can throw from any reflection on it, anywhere in the tree:
+  // what reading it throws is the snapshot's fault, so it is refused as such, never passed on.
+  try {
+    return read(value, maxKeys);
+  } catch (e) {
+    if (e instanceof SnapshotError) throw e;
+    fail("snapshot", `could not be read: ${e instanceof Error ? e.message : check.describe(e)}`);
+  }
+}
+
+function read(value: unknown, maxKeys: number): Restored {
   const probe =
     value !== null && typeof value === "object" ? Object.getOwnPropertyDescriptor(value, "version") : undefined;
   const v2 = probe !== undefined && "value" in probe && probe.value === 2;
@@ -340,6 +351,8 @@ export function readSnapshot(value: unknown, maxKeys: number): Restored {
           `must name a limit whose buckets keep one number, got ${JSON.stringify(rule.name)} (its buckets belong in snapshot.buckets)`,
         );
       const full = finite(e.full, `${path}.full`);
+      // Written at a reading of at least −2^45 ms, so never before it (the upper bound is below).
+      if (full < -MAX_INSTANT) fail(`${path}.full`, `must be at least −${MAX_INSTANT} ms (−2^45), got ${full}`);
       if (full - clock > rule.bucketReach)
         fail(
           `${path}.full`,

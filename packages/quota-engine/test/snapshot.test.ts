@@ -40,6 +40,35 @@ describe.each(STARTS)("snapshot and restore (properties), on %s", (_, starts) =>
   });
 });
 
+describe.each(STARTS)("a bucket of one number's full instant, on %s", (_, starts) => {
+  it("is refused below −2^45 ms, as every instant is, and read from −2^45 ms up", () => {
+    fc.assert(
+      fc.property(
+        starts,
+        fc.double({ min: 1, max: 1e300, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (origin, below, share) => {
+          const engine = new QuotaEngine();
+          engine.addLimit(perSecond("api", 10));
+          const k = new QuotaKey("t", "u", "api");
+          engine.checkTokenBucket(k, "api", origin, 3);
+          const s = engine.snapshot() as unknown as Mutable;
+          const copy = new QuotaEngine();
+          s.fullAt[0].full = -(2 ** 45) - below;
+          expect(() => copy.restore(s as unknown as QuotaSnapshot)).toThrow(/must be at least −35184372088832 ms/);
+          expect(copy.stats().buckets).toBe(0);
+          // Anywhere from −2^45 ms to the clock, the bucket is full: 10 pass and the 11th does not.
+          s.fullAt[0].full = -(2 ** 45) + share * (origin + 2 ** 45);
+          copy.restore(s);
+          expect(copy.checkTokenBucket(k, "api", origin, 10).allowed).toBe(true);
+          expect(copy.checkTokenBucket(k, "api", origin).allowed).toBe(false);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+});
+
 describe("snapshot", () => {
   it("is versioned, plain data, and lists state per algorithm", () => {
     const engine = new QuotaEngine();
@@ -124,6 +153,51 @@ type Mutable = Record<string, unknown> & {
   subjects: Record<string, unknown>[];
 };
 const cases: [string, (s: Mutable) => unknown, string][] = [
+  [
+    "a bucket of one number full again before −2^45 ms, where no reading can have put it",
+    (s) => {
+      s.fullAt[0].full = -1e15;
+      return s;
+    },
+    "snapshot.fullAt[0].full must be at least −35184372088832 ms (−2^45), got -1000000000000000",
+  ],
+  [
+    "a Proxy whose traps throw",
+    (s) =>
+      new Proxy(s, {
+        get() {
+          throw new Error("proxy boom");
+        },
+        ownKeys() {
+          throw new Error("proxy ownKeys");
+        },
+      }),
+    "snapshot could not be read: proxy ownKeys",
+  ],
+  [
+    "a revoked Proxy",
+    () => {
+      const r = Proxy.revocable({}, {});
+      r.revoke();
+      return r.proxy;
+    },
+    "snapshot could not be read: Cannot perform 'getOwnPropertyDescriptor' on a proxy that has been revoked",
+  ],
+  [
+    "a Proxy deep inside, around a bucket's key",
+    (s) => {
+      s.buckets[0].key = new Proxy(
+        {},
+        {
+          getPrototypeOf: () => {
+            throw new TypeError("no prototype for you");
+          },
+        },
+      );
+      return s;
+    },
+    "snapshot could not be read: no prototype for you",
+  ],
   [
     "a bucket of one number full again at NaN",
     (s) => {

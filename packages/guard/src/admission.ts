@@ -87,22 +87,38 @@ export function admit<R>(
   return true;
 }
 
+// The callers waiting for a bucket's token, in arrival order (guards may share a bucket).
+const lines = new WeakMap<object, object[]>();
+
 /**
  * Admits a first attempt or a retry of `call`, waiting for a token while `maxWait` allows (a
- * hedge never waits). Rejects when the caller gives up during the wait; holds nothing then.
+ * hedge never waits). Waiters are served in arrival order, each refused at once when its token
+ * (after those of the waiters ahead of it) would land past `maxWait` or the deadline. Rejects
+ * when the caller gives up during the wait; holds nothing then.
  */
 export async function enter<R>(o: Resolved<R>, call: Call<R>, p: Pass<R>): Promise<boolean> {
   const bucket = o.bucket as NonNullable<Resolved<R>["bucket"]>;
   let now = o.clock();
+  let line = lines.get(bucket);
+  if (line === undefined) lines.set(bucket, (line = []));
+  if (line.length === 0 && bucket.peek(now)) return admit(o, now, p, call.end, call.attempts + 1, false);
+  line.push(p);
   const until = now + o.maxWait;
-  for (let i = 0; !bucket.peek(now); i++) {
-    const wait = bucket.next(now);
-    // A wait past maxWait is the bucket's refusal; one that fits maxWait but not the deadline
-    // is the deadline's. Timers may fire a hair early, so a few rounds are allowed.
-    if (!(now + wait <= until) || i > 8) return refused(o, p, "rate", wait, call.attempts + 1);
-    if (!(now + wait < call.end)) return refused(o, p, "deadline", 0, call.attempts + 1);
-    await call.sleep(o, wait);
-    now = o.clock();
+  try {
+    // Timers may fire a hair early, and tokens may go to callers that do not wait: a few rounds.
+    for (let i = 0; ; i++) {
+      const n = line.indexOf(p) + 1;
+      if (n === 1 && bucket.peek(now)) break;
+      // Its token is the n-th from now: within the burst as the bucket says, then at its rate.
+      const b = bucket.burst;
+      const wait = n <= b ? bucket.next(now, n) : bucket.next(now, b) + ((n - b) * 1_000) / bucket.rate;
+      if (!(now + wait <= until) || i > 64) return refused(o, p, "rate", wait, call.attempts + 1);
+      if (!(now + wait < call.end)) return refused(o, p, "deadline", 0, call.attempts + 1);
+      await call.sleep(o, wait);
+      now = o.clock();
+    }
+  } finally {
+    line.splice(line.indexOf(p), 1);
   }
   return admit(o, now, p, call.end, call.attempts + 1, false);
 }

@@ -5,7 +5,7 @@ import { Flight } from "./flight";
 import type { Runner } from "./flight";
 import type { Resolved } from "./options";
 import { Pass } from "./pass";
-import { retryable } from "./retry";
+import { hintOf, retryable } from "./retry";
 
 // Why a hedge that lost was aborted: the reason its signal carries.
 function superseded(): Error {
@@ -23,8 +23,8 @@ function failed<R>(error: unknown): Pass<R> {
 
 /**
  * One round with hedging: the admitted first attempt, then another each `delay` while none has
- * answered well (or at once when one fails), up to `max` more; the first answer the guard would
- * not retry wins and the others are cancelled. When every attempt has failed, the round answers
+ * answered well (or at once when one fails without a server's wait hint), up to `max` more; the
+ * first answer the guard would not retry wins and the others are cancelled. When every attempt has failed, the round answers
  * with the last failure. The promise never rejects: a callback that throws (retryOn, onHedge,
  * onRefuse, the clock, the timers) ends the round with its error, every attempt in flight
  * cancelled.
@@ -68,7 +68,9 @@ export function hedged<A extends unknown[], R>(
           if (p.outcome === "cancelled" || p.final || p.outcome === "refused" || !retryable(o, p)) return finish(p);
           if (last !== undefined) drop(o, last.threw, last.result);
           last = p;
-          if (more()) return;
+          // A server that asked for quiet gets no hedge now: the round ends, and the retry waits.
+          if (hintOf(o, p) > 0) stopped = true;
+          else if (more()) return;
           if (live.size === 0) finish(p);
         } catch (e) {
           finish(failed(e));

@@ -20,6 +20,12 @@ export function retryable<R>(o: Resolved<R>, p: Pass<R>): boolean {
   }
 }
 
+/** The server's wait hint for `p` (ms), 0 for none. Throws what `retryAfter` throws. */
+export function hintOf<R>(o: Resolved<R>, p: Pass<R>): number {
+  const hint = o.retryAfter(p.error, p.result);
+  return typeof hint === "number" && hint > 0 ? hint : 0;
+}
+
 /** Whether the call goes on after attempt `p` of round `round` (the first being 1), wait aside. */
 export function again<R>(o: Resolved<R>, p: Pass<R>, round: number): boolean {
   return !p.final && p.outcome !== "refused" && round < o.attempts && retryable(o, p);
@@ -39,8 +45,7 @@ export function plan<R>(o: Resolved<R>, call: Call<R>, p: Pass<R>, round: number
       planned = backoff.delay(round, { random: o.random(), previous }) ?? 0;
     }
     call.previous = planned;
-    let hint = o.retryAfter(p.error, p.result);
-    if (typeof hint !== "number" || !(hint > 0)) hint = 0;
+    let hint = hintOf(o, p);
     if (hint > o.maxRetryAfter) {
       if (!o.capRetryAfter) return -1;
       hint = o.maxRetryAfter;

@@ -313,6 +313,20 @@ describe("guardFetch against a real server", () => {
     }
   });
 
+  it("hedged: a 429 with Retry-After starts no hedge at once; the retry waits as the server asked", async () => {
+    const f = guardFetch(fetch, { hedge: { delay: 200, max: 2 }, retry: { attempts: 2, base: 1, cap: 1 } });
+    const path = "/429/seconds/1";
+    const from = backend.seen.length;
+    const res = await f(`${backend.url}${path}?id=${Math.random()}`);
+    expect([res.status, await res.text()]).toEqual([200, "ok"]);
+    const at = backend.seen
+      .slice(from)
+      .filter((s) => s.path === path)
+      .map((s) => s.at);
+    expect(at.length).toBe(2); // the 429, then the retry after its second
+    expect(at[1] - at[0]).toBeGreaterThanOrEqual(990);
+  });
+
   it("gives up on, or caps, a Retry-After above maxRetryAfter", async () => {
     const id = Math.random();
     const giveUp = guardFetch(fetch, { retry: { attempts: 2, base: 1, cap: 1 }, maxRetryAfter: 500 });

@@ -119,11 +119,17 @@ export function guardFetch(fetch: Fetch, options?: GuardFetchOptions): Fetch {
   const repeating = guardWith(send, o);
   const single = guardWith(send, once);
 
+  // Like fetch, it answers a promise whatever it is given: bad input rejects it.
   return (input, init) => {
-    const request = isRequest(input) ? input : undefined;
-    const signal = init?.signal ?? request?.signal ?? undefined;
-    const g = repeatable(request, init, safe) ? repeating : single;
-    return signal === undefined ? g(input, init) : g.run({ signal }, input, init);
+    try {
+      const request = isRequest(input) ? input : undefined;
+      const signal = init?.signal ?? request?.signal ?? undefined;
+      const g = repeatable(request, init, safe) ? repeating : single;
+      return signal === undefined ? g(input, init) : g.run({ signal }, input, init);
+    } catch (e) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- what fetch's input threw, as it is
+      return Promise.reject(e);
+    }
   };
 }
 
@@ -144,7 +150,7 @@ function readList<T>(
 function repeatable(request: Request | undefined, init: RequestInit | undefined, safe: ReadonlySet<string>): boolean {
   const body = init?.body;
   if (body !== undefined && body !== null && typeof (body as ReadableStream).getReader === "function") return false;
-  const method = (init?.method ?? request?.method ?? "GET").toUpperCase();
+  const method = String(init?.method ?? request?.method ?? "GET").toUpperCase();
   if (safe.has(method)) return true;
   const headers = init?.headers ?? request?.headers;
   return headers !== undefined && new Headers(headers).has("idempotency-key");

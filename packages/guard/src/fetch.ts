@@ -57,8 +57,9 @@ function isRequest(input: unknown): input is Request {
  * within `maxRetryAfter` (capped, or given up on: the response is then returned as it is). The
  * body of every response the caller will not see (retried, lost a hedge, late) is cancelled.
  *
- * The caller's `init.signal` (or a `Request`'s own) stops the whole call. A request whose body is
- * a stream cannot be sent twice, so it is tried once.
+ * The caller's `init.signal` (or a `Request`'s own) stops the whole call. A `Request` is cloned
+ * for each attempt, which holds its body (a stream's too) in memory for the retries; a stream
+ * given as `init.body` cannot be sent twice, so that request is tried once.
  *
  * @example
  * const origin = async (input: string | URL | Request) => Response.json({ url: String(input) }); // the global fetch, in real code
@@ -114,7 +115,8 @@ export function guardFetch(fetch: Fetch, options?: GuardFetchOptions): Fetch {
     hedgeDelay: Infinity,
   });
   const send = (attempt: Attempt, input: string | URL | Request, init: RequestInit | undefined): Promise<Response> =>
-    // A Request is cloned for every attempt, so the original's body is never used up.
+    // A Request is cloned for every attempt (a streamed body is teed, held for the next), so the
+    // original's body is never used up.
     fetch(isRequest(input) ? input.clone() : input, { ...init, signal: attempt.signal });
   const repeating = guardWith(send, o);
   const single = guardWith(send, once);

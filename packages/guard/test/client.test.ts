@@ -292,6 +292,24 @@ describe("guardFetch against a real server", () => {
     expect((await f(request)).status).toBe(200);
   });
 
+  it("a streamed body: a Request's is retried (each attempt a clone), the same stream as init.body is sent once", async () => {
+    const f = guardFetch(fetch, { retry: { attempts: 3, base: 1, cap: 1 } });
+    const stream = () =>
+      new ReadableStream({
+        start(c) {
+          c.enqueue(new TextEncoder().encode("streamed"));
+          c.close();
+        },
+      });
+    const init = { method: "PUT", duplex: "half" } as RequestInit;
+    backend.flaky = 0;
+    expect((await f(`${backend.url}/flaky/1`, { ...init, body: stream() })).status).toBe(503);
+    expect(backend.flaky).toBe(1);
+    backend.flaky = 0;
+    expect((await f(new Request(`${backend.url}/flaky/1`, { ...init, body: stream() }))).status).toBe(200);
+    expect(backend.flaky).toBe(2);
+  });
+
   it("honours Retry-After in seconds and as an HTTP date, RateLimit, and X-RateLimit-Reset", async () => {
     const f = guardFetch(fetch, { retry: { attempts: 2, base: 1, cap: 1, jitter: Jitter.rigid } });
     const id = Math.random();

@@ -70,7 +70,8 @@ function apply<A extends unknown[], F, R>(fn: (first: F, ...args: A) => R, first
 const SCOPE = ["signal", "deadline"] as const;
 
 /** A caller's scope read once and checked: a bad one rejects the call, naming the field. */
-function readScope(scope: CallScope, owner: string): { signal: AbortSignal | undefined; deadline: number } {
+function readScope<R>(scope: CallScope, o: Resolved<R>): { signal: AbortSignal | undefined; deadline: number } {
+  const owner = o.owner;
   const s = check.options(scope, SCOPE, `${owner} run`, "scope");
   const signal = s.signal as unknown;
   if (
@@ -82,7 +83,7 @@ function readScope(scope: CallScope, owner: string): { signal: AbortSignal | und
       typeof (signal as AbortSignal).addEventListener === "function"
     )
   )
-    throw new TypeError(`${owner} run signal must be an AbortSignal, got ${check.describe(signal)}`);
+    throw new TypeError(`${o.signalName} must be an AbortSignal, got ${check.describe(signal)}`);
   const given = s.deadline as unknown;
   const deadline =
     given === undefined || given === Infinity
@@ -207,7 +208,7 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
     let signal: AbortSignal | undefined;
     let onAbort: (() => void) | undefined;
     if (resumed === undefined) {
-      const given = scope === undefined ? undefined : readScope(scope, o.owner);
+      const given = scope === undefined ? undefined : readScope(scope, o);
       signal = given?.signal;
       if (signal?.aborted === true) throw signal.reason;
       const start = o.clock();

@@ -73,6 +73,10 @@ function isRequest(input: unknown): input is Request {
 export function guardFetch(fetch: Fetch, options?: GuardFetchOptions): Fetch {
   if (typeof fetch !== "function")
     throw new TypeError(`guardFetch expects a fetch function, got ${typeof fetch} ${check.describe(fetch)}`);
+  // The answer-judging options are HTTP's here: say so rather than suggest a near name.
+  for (const k of JUDGES)
+    if (typeof options === "object" && options !== null && k in options)
+      throw new TypeError(`guardFetch has no option "${k}": HTTP judges answers (failOn, retryStatuses, methods)`);
   const given = check.options(options, KNOWN, "guardFetch");
   const { failOn, retryStatuses, methods, ...rest } = given;
   if (failOn !== undefined && typeof failOn !== "function")
@@ -104,6 +108,7 @@ export function guardFetch(fetch: Fetch, options?: GuardFetchOptions): Fetch {
       discard: cancelBody,
     },
     "guardFetch",
+    "guardFetch init.signal",
   );
   clock = o.clock;
   // Requests that must not be repeated share every primitive with the rest, but make one attempt.

@@ -187,6 +187,8 @@ export const GUARD_OPTIONS: readonly (keyof GuardOptions)[] = [
 export interface Resolved<R> {
   /** How errors name the guard: `"guard"`, `"guardFetch"`. */
   readonly owner: string;
+  /** How errors name the caller's signal: `"guard run signal"`, `"guardFetch init.signal"`. */
+  readonly signalName: string;
   readonly deadline: number;
   readonly timeout: number;
   readonly bucket: Bucket | undefined;
@@ -220,13 +222,6 @@ export function retryAfterProperty(error: unknown): number | undefined {
   if (typeof error !== "object" || error === null) return undefined;
   const hint = (error as { retryAfter?: unknown }).retryAfter;
   return typeof hint === "number" && hint > 0 ? hint : undefined;
-}
-
-function fn<T>(value: unknown, what: string): T | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "function")
-    throw new TypeError(`guard ${what} must be a function, got ${typeof value} ${check.describe(value)}`);
-  return value as T;
 }
 
 /** A span where 0 and `Infinity` both mean "none" (returned as `Infinity`). */
@@ -310,7 +305,17 @@ function sturdy(t: Timers): Timers {
  * @throws TypeError for an unknown option (naming the closest known one), a field of the wrong
  *   type, or a shedder without a load; RangeError for a number out of range, naming the field
  */
-export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "guard"): Resolved<R> {
+export function resolveGuard<R>(
+  given: GuardOptions<R> | undefined,
+  owner = "guard",
+  signalName = `${owner} run signal`,
+): Resolved<R> {
+  const fn = <T>(value: unknown, what: string): T | undefined => {
+    if (value === undefined) return undefined;
+    if (typeof value !== "function")
+      throw new TypeError(`${owner} ${what} must be a function, got ${typeof value} ${check.describe(value)}`);
+    return value as T;
+  };
   const o = check.options(given, GUARD_OPTIONS, owner);
   const clock = fn<Clock>(o.clock, "clock") ?? systemClock;
   const random = fn<Random>(o.random, "random") ?? systemRandom;
@@ -413,6 +418,7 @@ export function resolveGuard<R>(given: GuardOptions<R> | undefined, owner = "gua
 
   return Object.freeze({
     owner,
+    signalName,
     deadline: limit(o.deadline, `${owner} deadline (ms)`),
     timeout: limit(o.timeout, `${owner} timeout (ms)`),
     bucket,

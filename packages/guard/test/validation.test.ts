@@ -197,8 +197,28 @@ describe("bad options fail at construction, naming the path and the value", () =
       "guardFetch: a judging option it owns",
       () => guardFetch(fetch, { isFailure: () => true } as never),
       TypeError,
-      'guardFetch has no option "isFailure"; its options are "deadline", "timeout", "bucket", "maxWait", "breaker", "gate", "shedder", "load", "retry", "budget", "maxRetryAfter", "overMaxRetryAfter", "hedge", "onRefuse", "onRetry", "onHedge", "onOutcome", "clock", "random", "timers", "failOn", "retryStatuses", "methods"',
+      'guardFetch has no option "isFailure": HTTP judges answers (failOn, retryStatuses, methods)',
     ],
+    [
+      "guardFetch: retryOn, which is HTTP's too (not a misspelt retry)",
+      () => guardFetch(fetch, { retryOn: () => true } as never),
+      TypeError,
+      'guardFetch has no option "retryOn": HTTP judges answers (failOn, retryStatuses, methods)',
+    ],
+    ...(
+      [
+        ["onRetry", 5, "number 5"],
+        ["clock", "now", 'string "now"'],
+        ["random", 1, "number 1"],
+        ["onOutcome", {}, "object [object Object]"],
+        ["load", 3, "number 3"],
+      ] as const
+    ).map(([k, v, got]): Refusal => [
+      `guardFetch: ${k} that is not a function`,
+      () => guardFetch(fetch, { [k]: v }),
+      TypeError,
+      `guardFetch ${k} must be a function, got ${got}`,
+    ]),
     [
       "guardFetch: a misspelt option",
       () => guardFetch(fetch, { methds: ["GET"] } as never),
@@ -285,6 +305,13 @@ describe("a bad scope handed to one call rejects it, naming the field; nothing r
     expect(error).toBeInstanceOf(type);
     expect((error as Error).message).toBe(message);
     expect(calls).toBe(0);
+  });
+
+  it("guardFetch names init.signal, the signal its caller gave", async () => {
+    const f = guardFetch(() => Promise.resolve(new Response("ok")));
+    await expect(f("http://x/", { signal: 5 as never })).rejects.toThrow(
+      new TypeError("guardFetch init.signal must be an AbortSignal, got 5"),
+    );
   });
 
   it("a deadline of Infinity is none, as the option's is", async () => {

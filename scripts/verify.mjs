@@ -5,7 +5,7 @@
 // reports, so a run that executed no test is visible.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 
 const root = join(import.meta.dirname, "..");
 const workspaces = ["packages", "apps", "bench", "tests"].flatMap((group) => {
@@ -57,17 +57,29 @@ const turbo = { status: format === 0 && first === 0 && second === 0 && third ===
 
 let passed = 0;
 let failed = 0;
+// Each failure by file and name, printed last: in a long log the summary is what is read.
+const failures = [];
 for (const report of reports) {
   if (!existsSync(report)) continue;
   const r = JSON.parse(readFileSync(report, "utf8"));
   passed += r.numPassedTests;
-  // A file that fails to load counts no test as failed; count it as one so it cannot hide.
-  failed +=
-    r.numFailedTests +
-    (r.testResults ?? []).filter((f) => f.status === "failed" && f.assertionResults.length === 0).length;
+  for (const file of r.testResults ?? []) {
+    const where = relative(root, file.name);
+    // A file that fails to load counts no test as failed; count it as one so it cannot hide.
+    if (file.status === "failed" && file.assertionResults.length === 0) {
+      failed++;
+      failures.push(`${where}: ${String(file.message ?? "failed to run").split("\n")[0]}`);
+    }
+    for (const test of file.assertionResults) {
+      if (test.status !== "failed") continue;
+      failed++;
+      failures.push(`${where} > ${test.fullName}: ${String(test.failureMessages?.[0] ?? "").split("\n")[0]}`);
+    }
+  }
 }
 const ok = turbo.status === 0 && failed === 0 && passed > 0;
 if (turbo.status !== 0)
   console.log("\nturbo reported a failing task (lint, typecheck, test or package check); see above.");
+if (failures.length > 0) console.log(`\nfailed:\n${failures.map((f) => `  ${f}`).join("\n")}`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(ok ? 0 : 1);

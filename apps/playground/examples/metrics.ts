@@ -3,9 +3,10 @@
 // fails every request for three seconds (an outage), then recovers. The client offers a call
 // every 10 ms through a guard with a breaker (a two-second memory) reported by @tideward/otel on
 // @opentelemetry/sdk-metrics; the real @opentelemetry/exporter-prometheus serves /metrics on a
-// second loopback port, and every two seconds this program scrapes it over HTTP, as Prometheus
-// would, and prints the lines that tell the story: calls by outcome, the breaker's refusals, and
-// its drop ratio rising in the outage and falling back to 0 after it. About eight seconds.
+// second loopback port, and every two seconds this program lets the calls in flight settle,
+// scrapes it over HTTP, as Prometheus would, and prints the lines that tell the story: calls by
+// outcome, the breaker's refusals, and its drop ratio rising in the outage and falling back to 0
+// after it. About eight seconds.
 import { createServer } from "node:http";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -82,7 +83,11 @@ export async function main(print: (line: string) => void = () => undefined): Pro
     { meter: provider.getMeter("example"), name: "backend" },
   );
   const seen: Seen = { ok: 0, failed: 0, refused: 0 };
+  const pending: Promise<void>[] = [];
   const scrape = async (at: number, phase: string) => {
+    // The calls in flight settle first: one that ended while /metrics was being read would be
+    // counted by the client and not yet in the scrape (or the other way round).
+    await Promise.all(pending);
     const text = await (await fetch(metricsUrl)).text();
     say(
       `── ${(at / 1000).toFixed(0)} s, ${phase}: the client saw ${seen.ok} ok, ${seen.failed} failed, ${seen.refused} refused; GET /metrics says`,
@@ -95,7 +100,6 @@ export async function main(print: (line: string) => void = () => undefined): Pro
   );
   const start = performance.now();
   let nextScrape = EVERY;
-  const pending: Promise<void>[] = [];
   try {
     for (const phase of PHASES) {
       failing = phase.fail;
@@ -115,7 +119,6 @@ export async function main(print: (line: string) => void = () => undefined): Pro
         }
       }
     }
-    await Promise.all(pending);
     await scrape(performance.now() - start, "the end");
   } finally {
     backend.closeAllConnections();

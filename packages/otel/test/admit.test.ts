@@ -24,10 +24,14 @@ describe("an instrumented admission behind admitNode", () => {
       { meter: sdk.meter, name: "web" },
     );
     const middleware = admitNode(admission, { key: (req) => String(req.headers["x-client"]) });
+    // A slow request is held until the test lets it go, so that the gate is full for as long as
+    // it takes the others to arrive, however slowly a loaded machine sends them.
+    let letGo = () => {};
+    const held = new Promise<void>((resolve) => (letGo = resolve));
     const server = createServer((req, res) =>
       middleware(req, res, () => {
-        const slow = req.url === "/slow";
-        setTimeout(() => res.end("ok"), slow ? 200 : 0);
+        if (req.url === "/slow") void held.then(() => res.end("ok"));
+        else res.end("ok");
       }),
     );
     await once(server.listen(0, "127.0.0.1"), "listening");
@@ -37,13 +41,16 @@ describe("an instrumented admission behind admitNode", () => {
       const res = await fetch(url + path, { headers: { "x-client": client } });
       await res.text();
       statuses.push(res.status);
+      if (statuses.filter((s) => s === 503).length === 2) letGo();
     };
     try {
       // Three clients, seven requests each, one after another: five pass the limit of five.
       for (const client of ["a", "b", "c"]) for (let i = 0; i < 7; i++) await send("/", client);
-      // Four slow requests at once through a gate of two.
+      // Four slow requests at once through a gate of two: two are held, two refused, and once
+      // both refusals are back the held two are let go.
       await Promise.all(["d", "e", "f", "g"].map((client) => send("/slow", client)));
     } finally {
+      letGo();
       server.closeAllConnections();
       server.close();
     }

@@ -26,9 +26,9 @@ const errorType = "error.type";
 const scripts = new Map<string, readonly Reply[]>();
 let flaky: Flaky;
 beforeAll(async () => {
-  flaky = await startFlaky((_n, path, onPath) => {
+  flaky = await startFlaky((_n, path, attempt) => {
     const script = scripts.get(path) ?? [{ status: 200 }];
-    return script[Math.min(onPath, script.length) - 1] ?? { status: 200 };
+    return script[Math.min(attempt, script.length) - 1] ?? { status: 200 };
   });
 });
 afterAll(() => flaky.close());
@@ -74,7 +74,7 @@ describe("a retrying guard against a flaky server", () => {
       ["reset", { status: 200 }],
     ];
     const call = instrumentGuard(
-      ({ signal }, p: string) => get(flaky.url + p, signal),
+      ({ signal, attempt }, p: string) => get(flaky.url + p, signal, attempt),
       {
         retry: { attempts: 3, base: 1, cap: 2 },
         budget: false,
@@ -130,7 +130,7 @@ describe("a retrying guard against a flaky server", () => {
     // past 300 ms (every retry timed out too); a second leaves room, the slow answer five.
     const slow = { status: 200, delay: 5_000 };
     const call = instrumentGuard(
-      ({ signal }, p: string) => get(flaky.url + p, signal),
+      ({ signal, attempt }, p: string) => get(flaky.url + p, signal, attempt),
       {
         timeout: 1_000,
         retry: { attempts: 2, base: 1, cap: 1 },
@@ -161,7 +161,7 @@ describe("a retrying guard against a flaky server", () => {
   it("counts hedges, and the slow attempt each hedge beat as cancelled", async () => {
     const sdk = metricsSdk();
     const call = instrumentGuard(
-      ({ signal }, p: string) => get(flaky.url + p, signal),
+      ({ signal, attempt }, p: string) => get(flaky.url + p, signal, attempt),
       {
         hedge: { delay: 30 },
       },
@@ -186,7 +186,7 @@ describe("a retrying guard against a flaky server", () => {
     const clock = new ManualClock(1_700_000_000_000.25);
     const budget = new RetryBudget({ ratio: 0, minPerSecond: 0 }, clock.now());
     const call = instrumentGuard(
-      ({ signal }, p: string) => get(flaky.url + p, signal),
+      ({ signal, attempt }, p: string) => get(flaky.url + p, signal, attempt),
       {
         retry: { attempts: 3, base: 1, cap: 1 },
         budget,
@@ -216,7 +216,7 @@ describe("a guard that makes one attempt a call", () => {
     const clock = new ManualClock(1_700_000_000_000.5);
     const breaker = new Breaker({ window: 1_000, size: 10 }, clock.now());
     const call = instrumentGuard(
-      ({ signal }, p: string) => get(flaky.url + p, signal),
+      ({ signal, attempt }, p: string) => get(flaky.url + p, signal, attempt),
       {
         breaker,
         clock: clock.now,
@@ -259,7 +259,7 @@ describe("a guard that makes one attempt a call", () => {
   it("builds the breaker and shedder it is given as fields, so that they can be read", async () => {
     const sdk = metricsSdk();
     const call = instrumentGuard(
-      ({ signal }, p: string) => get(flaky.url + p, signal),
+      ({ signal, attempt }, p: string) => get(flaky.url + p, signal, attempt),
       {
         breaker: { window: 1_000, size: 10 },
         shedder: { cpu: 800 },
@@ -287,7 +287,7 @@ describe("the guard's own events", () => {
     const sdk = metricsSdk();
     const seen: string[] = [];
     const call = instrumentGuard(
-      ({ signal }, p: string) => get(flaky.url + p, signal),
+      ({ signal, attempt }, p: string) => get(flaky.url + p, signal, attempt),
       {
         retry: { attempts: 2, base: 1, cap: 1 },
         budget: false,

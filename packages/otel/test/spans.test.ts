@@ -16,9 +16,9 @@ let manager: AsyncLocalStorageContextManager;
 beforeAll(async () => {
   manager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(manager);
-  flaky = await startFlaky((_n, path, onPath) => {
+  flaky = await startFlaky((_n, path, attempt) => {
     const script = scripts.get(path) ?? [{ status: 200 }];
-    return script[Math.min(onPath, script.length) - 1] ?? { status: 200 };
+    return script[Math.min(attempt, script.length) - 1] ?? { status: 200 };
   });
 });
 afterAll(async () => {
@@ -49,7 +49,7 @@ describe("a span per guarded call", () => {
   it("shows why a call took three attempts: two failures, two retries, then the answer", async () => {
     const sdk = tracesSdk();
     const call = instrumentGuard(
-      ({ signal }, p: string) => get(flaky.url + p, signal),
+      ({ signal, attempt }, p: string) => get(flaky.url + p, signal, attempt),
       {
         retry: { attempts: 3, base: 1, cap: 1 },
         budget: false,
@@ -83,7 +83,7 @@ describe("a span per guarded call", () => {
   it("keeps each of many concurrent calls' attempts on its own span", async () => {
     const sdk = tracesSdk();
     const call = instrumentGuard(
-      ({ signal }, p: string) => get(flaky.url + p, signal),
+      ({ signal, attempt }, p: string) => get(flaky.url + p, signal, attempt),
       {
         retry: { attempts: 4, base: 1, cap: 3 },
         budget: false,
@@ -120,7 +120,7 @@ describe("a span per guarded call", () => {
   it("records a timed-out attempt, and a call that timed out as an error", async () => {
     const sdk = tracesSdk();
     const call = instrumentGuard(
-      ({ signal }, p: string) => get(flaky.url + p, signal),
+      ({ signal, attempt }, p: string) => get(flaky.url + p, signal, attempt),
       {
         timeout: 300,
         retry: { attempts: 2, base: 1, cap: 1 },
@@ -147,7 +147,7 @@ describe("a span per guarded call", () => {
   it("records the retry the budget refused, and a hedge with the attempt it beat", async () => {
     const sdk = tracesSdk();
     const refusing = instrumentGuard(
-      ({ signal }, p: string) => get(flaky.url + p, signal),
+      ({ signal, attempt }, p: string) => get(flaky.url + p, signal, attempt),
       {
         retry: { attempts: 3, base: 1, cap: 1 },
         budget: new RetryBudget({ ratio: 0, minPerSecond: 0 }),
@@ -156,7 +156,7 @@ describe("a span per guarded call", () => {
     );
     await expect(refusing(path([{ status: 503 }]))).rejects.toThrow("HTTP 503");
     const hedged = instrumentGuard(
-      ({ signal }, p: string) => get(flaky.url + p, signal),
+      ({ signal, attempt }, p: string) => get(flaky.url + p, signal, attempt),
       {
         hedge: { delay: 30 },
       },

@@ -24,10 +24,13 @@ export interface Flaky {
 }
 
 /**
- * Starts the server on a free loopback port. `script(n, path)` decides the reply to the `n`th
- * request (from 1) overall, and `path`'s own count is `served.paths.get(path)` at that moment.
+ * Starts the server on a free loopback port. `script(n, path, attempt)` decides the reply to the
+ * `n`th request (from 1) overall: `attempt` is the guard's attempt number the request carries in
+ * `x-attempt` (see {@link get}), or else the request's place among those on `path`. Scripting by
+ * attempt keeps a hedge's reply its own even when, on a loaded machine, the hedge's request
+ * reaches the server before the attempt it hedges.
  */
-export async function startFlaky(script: (n: number, path: string, nOnPath: number) => Reply): Promise<Flaky> {
+export async function startFlaky(script: (n: number, path: string, attempt: number) => Reply): Promise<Flaky> {
   const served: Served = { requests: 0, by: new Map(), paths: new Map() };
   const count = (k: number | "reset") => served.by.set(k, (served.by.get(k) ?? 0) + 1);
   const timers = new Set<NodeJS.Timeout>();
@@ -36,7 +39,8 @@ export async function startFlaky(script: (n: number, path: string, nOnPath: numb
     const path = req.url ?? "/";
     const onPath = (served.paths.get(path) ?? 0) + 1;
     served.paths.set(path, onPath);
-    const reply = script(n, path, onPath);
+    const attempt = Number(req.headers["x-attempt"] ?? onPath);
+    const reply = script(n, path, Number.isInteger(attempt) && attempt > 0 ? attempt : onPath);
     if (reply === "reset") {
       count("reset");
       req.socket.destroy();
@@ -81,9 +85,13 @@ export class HttpError extends Error {
   }
 }
 
-/** GETs `url` with the attempt's signal; a 5xx throws an {@link HttpError}, a dropped connection fetch's TypeError. */
-export async function get(url: string, signal?: AbortSignal): Promise<string> {
-  const res = await fetch(url, { signal });
+/**
+ * GETs `url` with the attempt's signal, saying which attempt it is; a 5xx throws an
+ * {@link HttpError}, a dropped connection fetch's TypeError.
+ */
+export async function get(url: string, signal?: AbortSignal, attempt?: number): Promise<string> {
+  const headers: Record<string, string> = attempt === undefined ? {} : { "x-attempt": String(attempt) };
+  const res = await fetch(url, { signal, headers });
   const text = await res.text();
   if (res.status >= 500) throw new HttpError(res.status);
   return text;

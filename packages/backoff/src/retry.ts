@@ -15,7 +15,10 @@ import type { Sleep } from "./sleep";
 export interface RetryContext {
   /** Which attempt this is, the first being 1. */
   readonly attempt: number;
-  /** The caller's signal (one that never fires when none was given): pass it on to what you call. */
+  /**
+   * The caller's signal, or when none was given one of this attempt's own that never fires (so
+   * that what an attempt hangs on it goes with the attempt): pass it on to what you call.
+   */
   readonly signal: AbortSignal;
 }
 
@@ -106,8 +109,19 @@ function abortable(wait: Promise<void>, signal: AbortSignal | undefined): Promis
   });
 }
 
-// Handed to attempts when the caller gave no signal, so `signal` is always there to pass on.
-const NEVER: AbortSignal = new AbortController().signal;
+// Handed to an attempt when the caller gave no signal, so `signal` is always there to pass on.
+// Its own, made on first read: one signal shared by every call would keep each listener an
+// attempt added to it (and never removed) for the life of the process.
+class Unsignalled implements RetryContext {
+  readonly attempt: number;
+  #signal: AbortSignal | undefined = undefined;
+  constructor(attempt: number) {
+    this.attempt = attempt;
+  }
+  get signal(): AbortSignal {
+    return (this.#signal ??= new AbortController().signal);
+  }
+}
 
 const KNOWN = [
   "backoff",
@@ -243,7 +257,6 @@ function read(clock: Clock, cause: unknown): number {
 export async function retry<T>(fn: (context: RetryContext) => T | PromiseLike<T>, options?: RetryOptions): Promise<T> {
   check.fn(fn, "retry fn");
   const { policy, signal, deadline, budget, retryOn, onRetry, maxRetryAfter, clock, sleep, random } = plan(options);
-  const handed = signal ?? NEVER;
 
   if (budget !== undefined) budget.recordAttempt(read(clock, undefined));
   let previous = policy.base;
@@ -251,7 +264,7 @@ export async function retry<T>(fn: (context: RetryContext) => T | PromiseLike<T>
     if (signal?.aborted) throw signal.reason as Error;
     let error: unknown;
     try {
-      return await fn({ attempt, signal: handed });
+      return await fn(signal === undefined ? new Unsignalled(attempt) : { attempt, signal });
     } catch (e) {
       error = e;
     }

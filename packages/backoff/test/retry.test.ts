@@ -70,6 +70,39 @@ describe("retry on a manual clock", () => {
     expect(slept).toEqual([]);
   });
 
+  it("hands each attempt a signal of its own when the caller gave none, so a listener left on it goes with the attempt", async () => {
+    const { options } = simulated();
+    const signals: AbortSignal[] = [];
+    const listen = ({ signal }: { signal: AbortSignal }) => {
+      signals.push(signal);
+      signal.addEventListener("abort", () => undefined); // never removed, as careless code does
+    };
+    await expect(
+      retry((c) => {
+        listen(c);
+        return Promise.reject(new Error("again"));
+      }, options),
+    ).rejects.toThrow(RetryError);
+    await retry(listen, options);
+    await retry(listen, options);
+    expect(signals).toHaveLength(5); // three attempts, then two calls of one
+    expect(new Set(signals).size).toBe(5);
+    expect(signals.every((s) => !s.aborted)).toBe(true);
+    // The caller's own signal, when given, is the one every attempt gets.
+    const controller = new AbortController();
+    const handed: AbortSignal[] = [];
+    await expect(
+      retry(
+        ({ signal }) => {
+          handed.push(signal);
+          return Promise.reject(new Error("again"));
+        },
+        { ...options, signal: controller.signal },
+      ),
+    ).rejects.toThrow(RetryError);
+    expect(handed).toEqual([controller.signal, controller.signal, controller.signal]);
+  });
+
   it("gives up with a RetryError when the attempts are spent: the last error as cause, the count in the message", async () => {
     const { clock, slept, options } = simulated();
     const { fn, at } = flaky(clock, Infinity);

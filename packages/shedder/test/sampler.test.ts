@@ -147,6 +147,101 @@ describe("LoadSampler on a fake process", () => {
   });
 });
 
+describe("LoadSampler given system calls that misbehave", () => {
+  it.each([
+    ["now", () => Number.NaN, "LoadSampler system.now() must answer milliseconds, got number NaN"],
+    ["now", () => "12", 'LoadSampler system.now() must answer milliseconds, got string "12"'],
+    [
+      "cpuUsage",
+      () => undefined,
+      "LoadSampler system.cpuUsage() must answer { user, system } in microseconds, got undefined undefined",
+    ],
+    [
+      "cpuUsage",
+      () => ({ user: 1, system: "2" }),
+      'LoadSampler system.cpuUsage() must answer { user, system } in microseconds, got { user: 1, system: "2" }',
+    ],
+    [
+      "eventLoopUtilization",
+      () => ({ active: Infinity, idle: 0 }),
+      "LoadSampler system.eventLoopUtilization() must answer { active, idle } in milliseconds, got { active: Infinity, idle: 0 }",
+    ],
+    [
+      "readText",
+      () => 42,
+      "LoadSampler system.readText must answer text or undefined, got number 42 for /proc/self/cgroup",
+    ],
+  ])(
+    "refuses a %s that answers garbage, naming the call and the value, with no timer started",
+    (name, answer, message) => {
+      const f = fakeSystem();
+      expect(() => new LoadSampler({ system: { ...f.system, [name]: answer } })).toThrow(new TypeError(message));
+      expect(f.state.ticks).toEqual([]);
+    },
+  );
+
+  it("refuses an availableParallelism of no cores, naming the call", () => {
+    const f = fakeSystem();
+    expect(() => new LoadSampler({ system: { ...f.system, availableParallelism: () => 0 } })).toThrow(
+      new RangeError("LoadSampler system.availableParallelism() must be above 0, got 0"),
+    );
+  });
+
+  it("lets a call that throws pass through a constructor, with no timer started", () => {
+    const f = fakeSystem();
+    const boom = new Error("no cgroup for you");
+    const readText = () => {
+      throw boom;
+    };
+    expect(() => new LoadSampler({ system: { ...f.system, readText } })).toThrow(boom);
+    expect(f.state.ticks).toEqual([]);
+  });
+
+  it("on its timer, keeps the last readings when a call throws or answers garbage, says so once, and recovers", async () => {
+    const f = fakeSystem();
+    let broken: "throws" | "garbage" | undefined;
+    const cpuUsage = () => {
+      if (broken === "throws") throw new Error("cpuUsage is gone");
+      if (broken === "garbage") return { user: Number.NaN, system: 0 };
+      return f.system.cpuUsage();
+    };
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => void warnings.push(w);
+    process.on("warning", onWarning);
+    try {
+      const s = new LoadSampler({ system: { ...f.system, cpuUsage }, beta: 0.5 });
+      f.pass(250, 250, 100);
+      f.tick();
+      expect([s.cpu, s.loop, s.failure]).toEqual([250, 200, undefined]);
+      for (const how of ["throws", "garbage", "throws"] as const) {
+        broken = how;
+        f.pass(250, 500, 250);
+        expect(() => f.tick()).not.toThrow(); // a throw here would be an uncaught exception
+        expect([s.cpu, s.loop]).toEqual([250, 200]); // the last values, kept
+        expect(s.failure).toBeInstanceOf(Error);
+      }
+      expect(String(s.failure)).toBe("Error: cpuUsage is gone");
+      // A reading of one's own throws as it is.
+      expect(() => s.sample()).toThrow("cpuUsage is gone");
+      broken = undefined;
+      f.pass(250, 500, 250);
+      f.tick();
+      expect(s.failure).toBeUndefined();
+      // The gap since the last good reading counts whole: 1000 ms with both cores and the loop
+      // full, weighed 1 − 0.5^(1000 / 250) against the last values.
+      expect([s.cpu, s.loop]).toEqual([250 * 0.0625 + 1000 * 0.9375, 200 * 0.0625 + 1000 * 0.9375]);
+      expect(s.running).toBe(true);
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+      expect(warnings.map((w) => [w.name, w.message])).toEqual([
+        ["LoadSamplerWarning", "a reading failed; the load keeps its last value: Error: cpuUsage is gone"],
+      ]);
+      s.stop();
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+});
+
 describe("LoadSampler on this process", () => {
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   const inRange = (s: LoadSampler) => [s.cpu, s.loop, s.load].every((x) => x >= 0 && x <= 1_000);

@@ -49,14 +49,24 @@ const DEPTH = 32;
  * its own cgroup namespace the process's cgroup is `/`, so this reads `/sys/fs/cgroup/cpu.max`.
  *
  * @param read - reads a file; the real file system by default, replaceable for tests
+ * @param what - how errors name `read`
  * @returns cores (fractions are normal), or `Infinity` when no quota applies, the files are
  *   missing (cgroup v1, not Linux) or unreadable
+ * @throws TypeError when `read` is not a function or answers neither text nor `undefined`
  */
-export function cgroupCores(read: ReadText = readText): number {
-  check.fn(read, "cgroupCores read");
+export function cgroupCores(read: ReadText = readText, what = "cgroupCores read"): number {
+  check.fn(read, what);
+  const text = (path: string): string | undefined => {
+    const answer: unknown = read(path);
+    if (answer !== undefined && typeof answer !== "string")
+      throw new TypeError(
+        `${what} must answer text or undefined, got ${typeof answer} ${check.describe(answer)} for ${path}`,
+      );
+    return answer;
+  };
   // The v2 line of /proc/self/cgroup is "0::<path>". A path that climbs out of the namespace
   // ("/../..") cannot be followed under /sys/fs/cgroup: only the root's limit is read then.
-  const line = read("/proc/self/cgroup")
+  const line = text("/proc/self/cgroup")
     ?.split("\n")
     .find((l) => l.startsWith("0::"));
   let dir = line?.slice(3).trim() ?? "/";
@@ -64,8 +74,8 @@ export function cgroupCores(read: ReadText = readText): number {
   let least = Infinity;
   for (let depth = 0; depth < DEPTH; depth++) {
     dir = dir.replace(/\/+$/, "") || "/";
-    const text = read(dir === "/" ? "/sys/fs/cgroup/cpu.max" : `/sys/fs/cgroup${dir}/cpu.max`);
-    const cores = text === undefined ? undefined : parseCpuMax(text);
+    const max = text(dir === "/" ? "/sys/fs/cgroup/cpu.max" : `/sys/fs/cgroup${dir}/cpu.max`);
+    const cores = max === undefined ? undefined : parseCpuMax(max);
     if (cores !== undefined && cores < least) least = cores;
     if (dir === "/") break;
     dir = dir.slice(0, dir.lastIndexOf("/")) || "/";
@@ -94,7 +104,11 @@ export function availableCores(options?: CoresOptions): number {
   const o = check.options(options, ["read", "parallelism"], "availableCores");
   const parallelism =
     o.parallelism === undefined ? availableParallelism() : check.positive(o.parallelism, "availableCores parallelism");
-  const quota = cgroupCores(o.read);
+  return usableCores(parallelism, cgroupCores(o.read));
+}
+
+/** The CPUs a process may run on lowered to its quota, both in cores; 1 when neither says. */
+export function usableCores(parallelism: number, quota: number): number {
   const cores = Math.min(parallelism, quota);
   return cores > 0 && Number.isFinite(cores) ? cores : 1;
 }

@@ -2,7 +2,7 @@ import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
-import { availableCores, readText } from "./cores";
+import { cgroupCores, readText, usableCores } from "./cores";
 import type { ReadText } from "./cores";
 
 /**
@@ -130,6 +130,8 @@ export class LoadSampler {
   #idle: number;
   #timer: unknown;
   #running = true;
+  #failure: unknown = undefined;
+  #warned = false;
 
   /**
    * Takes the first readings of the process and starts the timer.
@@ -161,17 +163,45 @@ export class LoadSampler {
     this.#system = system;
     this.cores =
       o.cores === undefined
-        ? availableCores({ read: system.readText, parallelism: system.availableParallelism() })
+        ? usableCores(
+            check.positive(system.availableParallelism(), "LoadSampler system.availableParallelism()"),
+            cgroupCores(system.readText, "LoadSampler system.readText"),
+          )
         : check.positive(o.cores, "LoadSampler cores");
-    this.#at = system.now();
-    const usage = system.cpuUsage();
-    this.#used = usage.user + usage.system;
-    const elu = system.eventLoopUtilization();
-    this.#active = elu.active;
-    this.#idle = elu.idle;
-    const timer = system.setInterval(() => this.sample(), this.interval);
+    const first = read(system);
+    this.#at = first.at;
+    this.#used = first.used;
+    this.#active = first.active;
+    this.#idle = first.idle;
+    const timer = system.setInterval(() => this.#tick(), this.interval);
     (timer as { unref?: () => void } | undefined)?.unref?.();
     this.#timer = timer;
+  }
+
+  // A reading that throws on the timer would otherwise be an uncaught exception, ending the
+  // process: the readings keep their last values, and the first failure is said once.
+  #tick(): void {
+    try {
+      this.sample();
+      this.#failure = undefined;
+    } catch (e) {
+      if (!this.#warned) {
+        this.#warned = true;
+        process.emitWarning(`a reading failed; the load keeps its last value: ${String(e)}`, {
+          type: "LoadSamplerWarning",
+        });
+      }
+      this.#failure = e;
+    }
+  }
+
+  /**
+   * What the last reading the timer took threw, or `undefined` when it answered: a replaced
+   * {@link SamplerSystem} call that throws or answers what is not a reading. While set, the
+   * readings keep their last values. (A {@link LoadSampler.sample} of your own throws instead.)
+   */
+  get failure(): unknown {
+    return this.#failure;
   }
 
   /** Smoothed CPU use of this process, in thousandths of the cores it may use (0–1000). */
@@ -198,24 +228,23 @@ export class LoadSampler {
    * Takes a reading now and folds it into the averages: what the timer calls every
    * `interval`. Call it yourself for a reading between ticks. A call with no time gone by
    * since the last changes nothing.
+   *
+   * @throws TypeError when a replaced {@link SamplerSystem} call answers what is not a reading
+   *   (the message names the call and the value); what a call throws, as it is
    */
   sample(): void {
-    const system = this.#system;
-    const at = system.now();
-    const wall = at - this.#at;
+    const r = read(this.#system);
+    const wall = r.at - this.#at;
     if (!(wall > 0)) return;
-    const usage = system.cpuUsage();
-    const used = usage.user + usage.system;
-    const elu = system.eventLoopUtilization();
-    const active = elu.active - this.#active;
-    const busy = active + (elu.idle - this.#idle);
+    const active = r.active - this.#active;
+    const busy = active + (r.idle - this.#idle);
     // µs of CPU over ms of wall time on `cores` cores: ×1000 for thousandths, ÷1000 for µs.
-    const cpu = clamp((used - this.#used) / (wall * this.cores));
+    const cpu = clamp((r.used - this.#used) / (wall * this.cores));
     const loop = busy > 0 ? clamp((1000 * active) / busy) : this.#loop;
-    this.#at = at;
-    this.#used = used;
-    this.#active = elu.active;
-    this.#idle = elu.idle;
+    this.#at = r.at;
+    this.#used = r.used;
+    this.#active = r.active;
+    this.#idle = r.idle;
     const old = this.beta ** (wall / this.interval);
     // Clamped again: 1000·w + 1000·(1 − w) can round to just over 1000.
     this.#cpu = clamp(this.#cpu * old + cpu * (1 - old));
@@ -228,6 +257,49 @@ export class LoadSampler {
     this.#running = false;
     this.#system.clearInterval(this.#timer);
   }
+}
+
+/** One reading of the process: when (ms), CPU time used (µs), the loop's active and idle time (ms). */
+interface Reading {
+  readonly at: number;
+  readonly used: number;
+  readonly active: number;
+  readonly idle: number;
+}
+
+function read(system: SamplerSystem): Reading {
+  const at = system.now();
+  if (typeof at !== "number" || !Number.isFinite(at))
+    throw new TypeError(`LoadSampler system.now() must answer milliseconds, got ${typeof at} ${check.describe(at)}`);
+  const usage: unknown = system.cpuUsage();
+  const user = field(usage, "user");
+  const sys = field(usage, "system");
+  if (user === undefined || sys === undefined)
+    throw new TypeError(
+      `LoadSampler system.cpuUsage() must answer { user, system } in microseconds, got ${shape(usage)}`,
+    );
+  const elu: unknown = system.eventLoopUtilization();
+  const active = field(elu, "active");
+  const idle = field(elu, "idle");
+  if (active === undefined || idle === undefined)
+    throw new TypeError(
+      `LoadSampler system.eventLoopUtilization() must answer { active, idle } in milliseconds, got ${shape(elu)}`,
+    );
+  return { at, used: user + sys, active, idle };
+}
+
+/** `value[name]` when it is a finite number, else `undefined`. */
+function field(value: unknown, name: string): number | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const x: unknown = (value as Record<string, unknown>)[name];
+  return typeof x === "number" && Number.isFinite(x) ? x : undefined;
+}
+
+/** An answer as a message shows it: an object's own fields, or the value. */
+function shape(value: unknown): string {
+  if (typeof value !== "object" || value === null) return `${typeof value} ${check.describe(value)}`;
+  const entries = Object.entries(value).slice(0, 4);
+  return `{ ${entries.map(([k, v]) => `${k}: ${check.describe(v)}`).join(", ")} }`;
 }
 
 /** Thousandths clamped to [0, 1000]; a NaN (a broken counter) reads as 0. */

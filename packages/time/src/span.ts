@@ -62,8 +62,16 @@ function exactPart(text: string, times: number, shift: number): Exact {
   return [BigInt(text.replace(/e.*$/i, "").replace(".", "")) * BigInt(times), shift];
 }
 
+/** Decimal orders below the other part past which a part can only break a tie in the rounding. */
+const GAP = 2_000;
+
 function addExact(a: Exact, b: Exact): Exact {
-  const [low, high] = a[1] <= b[1] ? [a, b] : [b, a];
+  if (a[0] === 0n) return b;
+  if (b[0] === 0n) return a;
+  let [low, high] = a[1] <= b[1] ? [a, b] : [b, a];
+  // So far down, the low part's only effect on the rounded sum is that it is not zero: it is kept
+  // as the least amount that far down, so the power below stays small ("1e-2000000000ms 1ms").
+  if (high[1] - low[1] - String(low[0]).length > GAP) low = [1n, high[1] - GAP];
   return [low[0] + high[0] * 10n ** BigInt(high[1] - low[1]), low[1]];
 }
 
@@ -129,7 +137,11 @@ export function parseSpan(input: SpanInput): Span {
       const negative = sign === 45;
       if (sign === 43 || negative) j++;
       const e0 = j;
-      while (j < len && isDigit(input.charCodeAt(j))) exponent = exponent * 10 + (input.charCodeAt(j++) - 48);
+      // Saturated: past 10^9 any exponent overflows or rounds to 0 alike.
+      while (j < len && isDigit(input.charCodeAt(j))) {
+        const d = input.charCodeAt(j++) - 48;
+        if (exponent < 1e9) exponent = exponent * 10 + d;
+      }
       if (j > e0) {
         if (negative) exponent = -exponent;
         i = j;
@@ -180,7 +192,11 @@ export function parseSpan(input: SpanInput): Span {
         exact ?? exactPart(input.slice(firstFrom, firstEnd), firstTimes, firstShift),
         exactPart(input.slice(from, numberEnd), times, shift),
       );
-      total += value; // kept only to tell an overflow early
+      // Every part is at least 0, so one that overflows makes the sum overflow: said before
+      // the exact sum is made, which for such a part would be a number of a billion digits.
+      total += value;
+      if (!Number.isFinite(total))
+        throw new RangeError(`parseSpan: ${describe(input)} is too large to represent in milliseconds`);
     }
   }
   if (exact !== undefined) total = Number(`${exact[0]}e${exact[1]}`);

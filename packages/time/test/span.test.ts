@@ -53,6 +53,24 @@ describe("parseSpan", () => {
     expect(() => parseSpan(text)).toThrow(message);
   });
 
+  it("answers at once for parts of any exponent: an overflow refused, a vanishing part kept as a tie-breaker", () => {
+    for (const text of ["1e300000000ms 1ms", "1ms 1e300000000ms", `1e${"9".repeat(400)}ms 1ms`])
+      expect(() => parseSpan(text)).toThrow(
+        new RangeError(`parseSpan: "${text}" is too large to represent in milliseconds`),
+      );
+    expect(parseSpan("1e-2000000000ms 1ms")).toBe(1);
+    expect(parseSpan(`1ms 1e-${"9".repeat(400)}ms`)).toBe(1);
+    expect(parseSpan("0e2500ms 1ms")).toBe(1);
+    expect(parseSpan("1e-400ms 1e-400ms")).toBe(0);
+    // 1 + 2^-53 ms is halfway between two doubles and rounds to the even one, 1; any more,
+    // however little, rounds up.
+    const half = "1.00000000000000011102230246251565404236316680908203125ms";
+    expect(parseSpan(half)).toBe(1);
+    expect(parseSpan(`${half} 1e-30ms`)).toBe(1 + 2 ** -52);
+    expect(parseSpan(`${half} 1e-3000ms`)).toBe(1 + 2 ** -52);
+    expect(parseSpan(`${half} 1e-2000000000ms`)).toBe(1 + 2 ** -52);
+  });
+
   it("rejects NaN, infinities and negative numbers naming the value", () => {
     expect(() => parseSpan(Number.NaN)).toThrow(RangeError);
     expect(() => parseSpan(Number.NaN)).toThrow(/got NaN/);

@@ -68,7 +68,8 @@ const GAP = 2_000;
 function addExact(a: Exact, b: Exact): Exact {
   if (a[0] === 0n) return b;
   if (b[0] === 0n) return a;
-  let [low, high] = a[1] <= b[1] ? [a, b] : [b, a];
+  const high = a[1] <= b[1] ? b : a;
+  let low = high === a ? b : a;
   // So far down, the low part's only effect on the rounded sum is that it is not zero: it is kept
   // as the least amount that far down, so the power below stays small ("1e-2000000000ms 1ms").
   if (high[1] - low[1] - String(low[0]).length > GAP) low = [1n, high[1] - GAP];

@@ -154,7 +154,7 @@ describe("LoadSampler given system calls that misbehave", () => {
     [
       "cpuUsage",
       () => undefined,
-      "LoadSampler system.cpuUsage() must answer { user, system } in microseconds, got undefined undefined",
+      "LoadSampler system.cpuUsage() must answer { user, system } in microseconds, got undefined",
     ],
     [
       "cpuUsage",

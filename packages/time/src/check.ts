@@ -15,6 +15,14 @@ export function describe(value: unknown): string {
 }
 
 /**
+ * `value`, or `fallback` when it is undefined: an option left out. Unlike `??`, a `null` stays
+ * for the check that follows to refuse by name, rather than quietly meaning the default.
+ */
+export function or<T>(value: T | undefined, fallback: T): T {
+  return value === undefined ? fallback : value;
+}
+
+/**
  * A finite number, or a `TypeError` (not a number) / `RangeError` (NaN, ±Infinity) naming `what`.
  *
  * @param value - the value to check
@@ -37,7 +45,7 @@ export function finite(value: unknown, what: string): number {
 export function fn<F extends (...args: never[]) => unknown>(value: unknown, what: string): F {
   if (typeof value !== "function")
     throw new TypeError(
-      `${what} must be a function, got ${value === null ? "null" : `${typeof value} ${show(value)}`}`,
+      `${what} must be a function, got ${value == null ? String(value) : `${typeof value} ${show(value)}`}`,
     );
   return value as F;
 }

@@ -108,8 +108,9 @@ export class Window<B extends Resettable> {
    * The options are read once, into a copy, before anything is checked.
    *
    * @param make - makes one empty bucket; called `size` times, here and never again
-   * @throws TypeError when `make` or `evict` is not a function, `options` is not an object or
-   *   names an option a window does not have, or a field is not a number; RangeError when `size`
+   * @throws TypeError when `make` or `evict` is not a function, `make` returns what has no
+   *   `reset()`, `options` is not an object or names an option a window does not have, or a
+   *   field is not a number (`null` included); RangeError when `size`
    *   or `window` is NaN, infinite or negative, `size` is over {@link Window.maxSize}, a bucket
    *   would be narrower than {@link Window.minWidth}, or `now` is not finite
    */
@@ -134,9 +135,14 @@ export class Window<B extends Resettable> {
     if (evict !== undefined) check.fn(evict, "Window evict");
     this.size = size;
     this.width = window / size;
-    this.origin = check.finite(o.now ?? 0, "Window now");
+    this.origin = check.finite(check.or(o.now, 0), "Window now");
     this.#evict = evict;
-    this.#buckets = Array.from({ length: size }, make);
+    this.#buckets = Array.from({ length: size }, () => {
+      const b = make();
+      if (typeof (b as Partial<Resettable> | null | undefined)?.reset !== "function")
+        throw new TypeError(`Window make must return a bucket with a reset() method, got ${check.describe(b)}`);
+      return b;
+    });
     this.#current = this.#buckets[0];
     this.#end = this.origin + this.width;
   }
@@ -205,8 +211,17 @@ export class Window<B extends Resettable> {
    *
    * @param now - the caller's clock reading, in milliseconds
    * @param f - called once per live bucket with the bucket and the instant it opened (ms)
+   * @throws TypeError when `f` is not a function, or `options` is not an object, names an option
+   *   there is not or has a `current` that is not a boolean
    */
   each(now: number, f: (bucket: B, start: number) => void, options?: EachOptions): void {
+    check.fn(f, "Window.each f");
+    // Checked whole only when `current` is not a boolean: the shedder passes one on a hot path.
+    if (options !== undefined && typeof (options as { current?: unknown } | null)?.current !== "boolean") {
+      const current = check.options(options, ["current"], "Window.each").current;
+      if (current !== undefined && typeof current !== "boolean")
+        throw new TypeError(`Window.each current must be true or false, got ${check.describe(current)}`);
+    }
     const index = this.#index(now);
     const size = this.size;
     // Live: the last `size` bucket numbers up to `index`, of which only those up to the head

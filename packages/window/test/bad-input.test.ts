@@ -131,6 +131,44 @@ const rows: Row<State>[] = [
     { throws: RangeError, message: "Window now must be a finite number, got NaN" },
   ],
   [
+    "now null",
+    () => build({ size: 4, window: 10, now: null }),
+    { throws: TypeError, message: "Window now must be a number, got object null" },
+  ],
+  [
+    "make returning nothing",
+    () =>
+      new Window(
+        not(() => undefined),
+        { size: 4, window: 1_000 },
+      ),
+    { throws: TypeError, message: "Window make must return a bucket with a reset() method, got undefined" },
+  ],
+  [
+    "make returning a bucket without reset()",
+    () =>
+      new Window(
+        not(() => ({ n: 0 })),
+        { size: 4, window: 1_000 },
+      ),
+    { throws: TypeError, message: "Window make must return a bucket with a reset() method, got [object Object]" },
+  ],
+  [
+    "each without a function",
+    (s) => s.win.each(ORIGIN, not(undefined)),
+    { throws: TypeError, message: "Window.each f must be a function, got undefined" },
+  ],
+  [
+    "each with current as text",
+    (s) => s.win.each(ORIGIN, () => undefined, not({ current: "no" })),
+    { throws: TypeError, message: 'Window.each current must be true or false, got "no"' },
+  ],
+  [
+    "each with a misspelt option",
+    (s) => s.win.each(ORIGIN, () => undefined, not({ curent: false })),
+    { throws: TypeError, message: 'Window.each has no option "curent"; did you mean "current"?' },
+  ],
+  [
     "evict is not a function",
     () => build({ size: 4, window: 10, evict: 5 }),
     { throws: TypeError, message: "Window evict must be a function, got number 5" },

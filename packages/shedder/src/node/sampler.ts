@@ -297,7 +297,8 @@ function field(value: unknown, name: string): number | undefined {
 
 /** An answer as a message shows it: an object's own fields, or the value. */
 function shape(value: unknown): string {
-  if (typeof value !== "object" || value === null) return `${typeof value} ${check.describe(value)}`;
+  if (typeof value !== "object" || value === null)
+    return value == null ? String(value) : `${typeof value} ${check.describe(value)}`;
   const entries = Object.entries(value).slice(0, 4);
   return `{ ${entries.map(([k, v]) => `${k}: ${check.describe(v)}`).join(", ")} }`;
 }

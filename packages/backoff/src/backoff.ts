@@ -122,16 +122,16 @@ export class Backoff implements BackoffPolicy {
     const count = countHint(policy, "Backoff", "attempts", (f) => `{ ${f} }`, KNOWN);
     if (count !== undefined) throw new TypeError(count);
     const given = check.options(policy, KNOWN, "Backoff", "policy");
-    const base = check.nonNegative(given.base ?? PRESET.base, "Backoff base (ms)");
-    const factor = check.finite(given.factor ?? PRESET.factor, "Backoff factor");
+    const base = check.nonNegative(check.or(given.base, PRESET.base), "Backoff base (ms)");
+    const factor = check.finite(check.or(given.factor, PRESET.factor), "Backoff factor");
     if (factor < 1) throw new RangeError(`Backoff factor must be 1 or more (1 is a constant wait), got ${factor}`);
-    const cap = check.finite(given.cap ?? PRESET.cap, "Backoff cap (ms)");
+    const cap = check.finite(check.or(given.cap, PRESET.cap), "Backoff cap (ms)");
     if (cap < base) throw new RangeError(`Backoff cap (ms) must be at least the base (${base}), got ${cap}`);
     this.base = base;
     this.factor = factor;
     this.cap = cap;
-    this.attempts = check.integer(given.attempts ?? PRESET.attempts, "Backoff attempts", 1);
-    this.jitter = toJitter(given.jitter ?? PRESET.jitter, "Backoff jitter");
+    this.attempts = check.integer(check.or(given.attempts, PRESET.attempts), "Backoff attempts", 1);
+    this.jitter = toJitter(check.or(given.jitter, PRESET.jitter), "Backoff jitter");
     this.#kind = this.jitter.kind;
     this.#fraction = this.jitter.kind === "spread" ? this.jitter.fraction : 0;
     this.#table = new Float64Array(TABLE);
@@ -210,7 +210,11 @@ export class Backoff implements BackoffPolicy {
       }
       case "spread": {
         const f = this.#fraction * c;
-        return c - f + r * (f + f);
+        const d = c - f + r * (f + f);
+        if (d <= Number.MAX_VALUE) return d;
+        // A ceiling past half the largest number: f + f, or the top of the spread, overflows.
+        const e = c + (r + r - 1) * f;
+        return e < Number.MAX_VALUE ? e : Number.MAX_VALUE;
       }
       case "decorrelated": {
         const base = this.base;

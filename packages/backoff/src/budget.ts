@@ -81,10 +81,13 @@ export class RetryBudget {
    */
   constructor(policy?: Partial<Budget>, now = 0) {
     const given = check.options(policy, KNOWN, "RetryBudget", "policy");
-    const ratio = check.nonNegative(given.ratio ?? budget.ratio, "RetryBudget ratio");
-    const minPerSecond = check.nonNegative(given.minPerSecond ?? budget.minPerSecond, "RetryBudget minPerSecond");
-    const window = check.positive(given.window ?? budget.window, "RetryBudget window (ms)");
-    const buckets = check.integer(given.buckets ?? budget.buckets, "RetryBudget buckets", 1);
+    const ratio = check.nonNegative(check.or(given.ratio, budget.ratio), "RetryBudget ratio");
+    const minPerSecond = check.nonNegative(
+      check.or(given.minPerSecond, budget.minPerSecond),
+      "RetryBudget minPerSecond",
+    );
+    const window = check.positive(check.or(given.window, budget.window), "RetryBudget window (ms)");
+    const buckets = check.integer(check.or(given.buckets, budget.buckets), "RetryBudget buckets", 1);
     if (buckets > Window.maxSize)
       throw new RangeError(`RetryBudget buckets must be at most ${Window.maxSize}, got ${buckets}`);
     const least = Window.shortest(buckets);

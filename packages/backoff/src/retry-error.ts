@@ -15,11 +15,13 @@ const WHY: Readonly<Record<GiveUp, string>> = {
 };
 
 function summary(error: unknown): string {
-  if (error instanceof Error) return error.message === "" ? error.name : `${error.name}: ${error.message}`;
+  // Whatever the error is made of (a Symbol message, a getter that throws), the RetryError is
+  // still made, its cause kept.
   try {
+    if (error instanceof Error) return error.message === "" ? error.name : `${error.name}: ${error.message}`;
     return String(error);
   } catch {
-    return typeof error;
+    return error instanceof Error ? "an Error that cannot be shown" : typeof error;
   }
 }
 

@@ -8,7 +8,7 @@ import { Backoff, backoff, countHint } from "./backoff";
 import type { BackoffPolicy } from "./backoff";
 import type { RetryBudget } from "./budget";
 import { RetryError } from "./retry-error";
-import { sleep as realSleep } from "./sleep";
+import { isSignal, sleep as realSleep } from "./sleep";
 import type { Sleep } from "./sleep";
 
 /** What each attempt is called with. */
@@ -154,7 +154,7 @@ interface Plan {
 }
 
 function kind(value: unknown): string {
-  return value === null ? "null" : `${typeof value} ${check.describe(value)}`;
+  return value == null ? String(value) : `${typeof value} ${check.describe(value)}`;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -179,15 +179,12 @@ function plan(options: RetryOptions | undefined): Plan {
   const count = countHint(options, "retry", "the backoff's attempts", (f) => `retry(fn, { backoff: { ${f} } })`, KNOWN);
   if (count !== undefined) throw new TypeError(count);
   const o = check.options(options, KNOWN, "retry");
-  const given = o.backoff ?? backoff;
+  const given = check.or(o.backoff, backoff);
   const policy = given instanceof Backoff ? given : under(given);
   const fn = <F extends (...args: never[]) => unknown>(value: unknown, what: string): F | undefined =>
     value === undefined ? undefined : check.fn<F>(value, `retry ${what}`);
   const signal = o.signal;
-  if (
-    signal !== undefined &&
-    !(isObject(signal) && typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function")
-  ) {
+  if (signal !== undefined && !isSignal(signal)) {
     throw new TypeError(`retry signal must be an AbortSignal, got ${kind(signal)}`);
   }
   const deadline = o.deadline;
@@ -201,7 +198,7 @@ function plan(options: RetryOptions | undefined): Plan {
   ) {
     throw new TypeError(`retry budget must be a RetryBudget, got ${kind(budget)}`);
   }
-  const maxRetryAfter = o.maxRetryAfter ?? MINUTE;
+  const maxRetryAfter = check.or(o.maxRetryAfter, MINUTE);
   if (maxRetryAfter !== Infinity) check.nonNegative(maxRetryAfter, "retry maxRetryAfter (ms)");
   return {
     policy,
@@ -258,6 +255,8 @@ export async function retry<T>(fn: (context: RetryContext) => T | PromiseLike<T>
   check.fn(fn, "retry fn");
   const { policy, signal, deadline, budget, retryOn, onRetry, maxRetryAfter, clock, sleep, random } = plan(options);
 
+  // A call that never makes an attempt earns its budget nothing.
+  if (signal?.aborted) throw signal.reason as Error;
   if (budget !== undefined) budget.recordAttempt(read(clock, undefined));
   let previous = policy.base;
   for (let attempt = 1; ; attempt++) {
@@ -284,6 +283,9 @@ export async function retry<T>(fn: (context: RetryContext) => T | PromiseLike<T>
       if (budget !== undefined && !budget.tryRetry(now)) throw new RetryError(attempt, "budget", error);
     }
     onRetry?.({ attempt, error, delay: wait });
-    await abortable(sleep(wait, signal), signal);
+    const slept: unknown = sleep(wait, signal);
+    if (typeof (slept as PromiseLike<void> | null | undefined)?.then !== "function")
+      throw new TypeError(`retry sleep must return a promise, got ${kind(slept)}`, { cause: error });
+    await abortable(slept as Promise<void>, signal);
   }
 }

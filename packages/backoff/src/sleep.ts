@@ -10,6 +10,17 @@ import type { Span } from "@tideward/time";
  */
 export type Sleep = (span: Span, signal?: AbortSignal) => Promise<void>;
 
+/** An AbortSignal as far as it is used here: its state, and a listener added and taken off. */
+export function isSignal(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const s = value as Partial<AbortSignal>;
+  return (
+    typeof s.aborted === "boolean" &&
+    typeof s.addEventListener === "function" &&
+    typeof s.removeEventListener === "function"
+  );
+}
+
 // setTimeout holds its delay in 32 bits: anything longer fires after 1 ms (with a warning).
 const LONGEST = 2_147_483_647;
 
@@ -24,10 +35,7 @@ export const sleep: Sleep = (span, signal) =>
   new Promise<void>((resolve, reject) => {
     if (typeof span !== "number")
       throw new TypeError(`sleep span must be a number of milliseconds, got ${typeof span} ${check.describe(span)}`);
-    if (
-      signal !== undefined &&
-      (typeof signal !== "object" || signal === null || typeof signal.addEventListener !== "function")
-    ) {
+    if (signal !== undefined && !isSignal(signal)) {
       throw new TypeError(
         `sleep signal must be an AbortSignal, got ${signal === null ? "null" : `${typeof signal} ${check.describe(signal)}`}`,
       );

@@ -51,6 +51,33 @@ type Expect = { readonly throws: ErrorConstructor; readonly message: string } | 
 
 const rows: [string, (s: State) => unknown, Expect][] = [
   [
+    "a Backoff field given as null, where left out means the preset",
+    () => new Backoff(not({ base: null })),
+    { throws: TypeError, message: "Backoff base (ms) must be a number, got object null" },
+  ],
+  [
+    "a null jitter",
+    () => new Backoff(not({ jitter: null })),
+    {
+      throws: TypeError,
+      message:
+        "Backoff jitter must be one of Jitter.rigid, Jitter.full, Jitter.equal, Jitter.decorrelated or Jitter.spread(f), got null",
+    },
+  ],
+  [
+    "a RetryBudget field given as null",
+    () => new RetryBudget(not({ ratio: null })),
+    { throws: TypeError, message: "RetryBudget ratio must be a number, got object null" },
+  ],
+  [
+    "a spread over a ceiling past half the largest number: every draw stays finite",
+    () => {
+      const huge = new Backoff({ base: 1e308, cap: 1e308, jitter: Jitter.spread(1) });
+      return [0, 0.25, 0.5, 1].map((random) => huge.delay(1, { random }));
+    },
+    { answers: [0, 0.5e308, 1e308, Number.MAX_VALUE] },
+  ],
+  [
     "a Backoff policy given as text",
     () => new Backoff(not("fast")),
     { throws: TypeError, message: 'Backoff policy must be an object, got string "fast"' },
@@ -244,6 +271,31 @@ const later: [string, (s: State) => Promise<unknown>, Expect][] = [
     "sleep with a signal that is not one",
     () => sleep(5, not("stop")),
     { throws: TypeError, message: 'sleep signal must be an AbortSignal, got string "stop"' },
+  ],
+  [
+    "sleep with a signal that cannot take its listener off (it would throw from the timer)",
+    () => sleep(5, not({ aborted: false, addEventListener: () => undefined })),
+    { throws: TypeError, message: "sleep signal must be an AbortSignal, got object [object Object]" },
+  ],
+  [
+    "retry with such a signal",
+    (s) => retry(failing(s), sim(s, { signal: { aborted: false, addEventListener: () => undefined } })),
+    { throws: TypeError, message: "retry signal must be an AbortSignal, got object [object Object]" },
+  ],
+  [
+    "retry with a null backoff",
+    (s) => retry(failing(s), sim(s, { backoff: null })),
+    { throws: TypeError, message: "retry backoff must be an object, got null" },
+  ],
+  [
+    "retry with a null maxRetryAfter",
+    (s) => retry(failing(s), sim(s, { maxRetryAfter: null })),
+    { throws: TypeError, message: "retry maxRetryAfter (ms) must be a number, got object null" },
+  ],
+  [
+    "retry with a sleep that returns no promise",
+    (s) => retry(failing(s), { ...sim(s), sleep: not(() => undefined) }),
+    { throws: TypeError, message: "retry sleep must return a promise, got undefined" },
   ],
 ];
 

@@ -365,6 +365,57 @@ describe("retry with an AbortSignal", () => {
     );
     expect([e, calls]).toEqual(["stop", 1]);
   });
+
+  it("earns the budget nothing for a call whose signal had fired before it began", async () => {
+    const { options } = simulated();
+    const shared = new RetryBudget({ ratio: 0.5, minPerSecond: 0 });
+    const before = shared.available(0);
+    const e = await rejection(
+      retry(() => 1, { ...options, clock: () => 0, budget: shared, signal: AbortSignal.abort("gone") }),
+    );
+    expect(e).toBe("gone");
+    expect(shared.available(0)).toBe(before);
+  });
+
+  it("leaves no listener on the caller's signal when a sleep of its own returns no promise", async () => {
+    const { options } = simulated();
+    const controller = new AbortController();
+    const signal = controller.signal;
+    let listening = 0;
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = ((...a: Parameters<typeof add>) => (listening++, add(...a))) as typeof add;
+    signal.removeEventListener = ((...a: Parameters<typeof remove>) => (listening--, remove(...a))) as typeof remove;
+    const failure = new Error("down");
+    const e = await rejection(
+      retry(() => Promise.reject(failure), { ...options, signal, sleep: (() => undefined) as unknown as Sleep }),
+    );
+    expect(e).toEqual(new TypeError("retry sleep must return a promise, got undefined"));
+    expect((e as Error).cause).toBe(failure);
+    expect(listening).toBe(0);
+  });
+});
+
+describe("retry giving up on errors that cannot be shown", () => {
+  it.each([
+    ["a Symbol message", () => Object.assign(new Error(), { message: Symbol("m") as unknown as string })],
+    [
+      "a message getter that throws",
+      () =>
+        Object.defineProperty(new Error(), "message", {
+          get() {
+            throw new Error("no");
+          },
+        }),
+    ],
+  ])("still makes the RetryError for an Error with %s, its cause kept", async (_, make) => {
+    const { options } = simulated();
+    const failure = make();
+    const e = await rejection(retry(() => Promise.reject(failure), { ...options, backoff: { attempts: 1 } }));
+    expect(isRetryError(e)).toBe(true);
+    expect((e as RetryError).cause).toBe(failure);
+    expect((e as RetryError).message).toContain("an Error that cannot be shown");
+  });
 });
 
 describe("retry with a shared RetryBudget", () => {

@@ -384,8 +384,8 @@ describe("retry with an AbortSignal", () => {
     let listening = 0;
     const add = signal.addEventListener.bind(signal);
     const remove = signal.removeEventListener.bind(signal);
-    signal.addEventListener = ((...a: Parameters<typeof add>) => (listening++, add(...a))) as typeof add;
-    signal.removeEventListener = ((...a: Parameters<typeof remove>) => (listening--, remove(...a))) as typeof remove;
+    signal.addEventListener = (...a: Parameters<typeof add>) => (listening++, add(...a));
+    signal.removeEventListener = (...a: Parameters<typeof remove>) => (listening--, remove(...a));
     const failure = new Error("down");
     const e = await rejection(
       retry(() => Promise.reject(failure), { ...options, signal, sleep: (() => undefined) as unknown as Sleep }),

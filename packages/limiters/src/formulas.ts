@@ -138,6 +138,17 @@ export function gcraFits(lead: number, n: number, interval: number, reach: numbe
   return lead + n * interval <= reach;
 }
 
+/**
+ * The lead after a cost of `cost` ms is charged to a flow `lead` ms ahead: their sum, and at
+ * least one float step more than `lead` for a cost above 0. Against a lead as long as a huge
+ * burst's (2^47 requests, say) a small cost rounds away whole, and would then pass for free,
+ * without limit, with the flow nearly spent.
+ */
+export function gcraCharge(lead: number, cost: number): number {
+  const ahead = lead + cost;
+  return ahead === lead && cost > 0 ? above(lead) : ahead;
+}
+
 /** Whole requests of cost one that would conform back to back with the flow `lead` ms ahead: from 0 to `⌊burst⌋`. */
 export function gcraWhole(lead: number, interval: number, burst: number, slack: number): number {
   const whole = Math.floor(burst - (lead - slack) / interval);

@@ -1,7 +1,7 @@
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import { MAX_COUNT, badCost, badNow, positional, refillBound } from "./args";
-import { gcraFits, gcraLead, gcraReady, gcraRest, gcraWhole, slackOf } from "./formulas";
+import { gcraCharge, gcraFits, gcraLead, gcraReady, gcraRest, gcraWhole, slackOf } from "./formulas";
 import { MAX_INSTANT, until } from "./grid";
 import type { RateLimit } from "./rate-limit";
 
@@ -124,10 +124,10 @@ export class Gcra {
     if (n > this.burst || !gcraFits(lead, n, this.interval, this.#reach)) return false;
     if (now >= at) {
       this.#at = now;
-      this.#ahead = lead + n * this.interval;
+      this.#ahead = gcraCharge(lead, n * this.interval);
     } else {
       // Read as the earlier instant it claims: TAT (after `at`, so after `now`) moves on by n·T.
-      this.#ahead += n * this.interval;
+      this.#ahead = gcraCharge(this.#ahead, n * this.interval);
     }
     return true;
   }

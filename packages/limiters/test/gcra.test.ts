@@ -112,6 +112,29 @@ describe("Gcra", () => {
     expect(g.take(1_150)).toBe(false);
     expect(g.tat).toBe(1_300);
   });
+
+  it.each([0, 1_700_000_000_000.5])(
+    "never passes a cost for free, however small against a huge burst's lead, nearly spent (at %d)",
+    (now) => {
+      const burst = 2 ** 47;
+      const g = new Gcra(3e6, { burst });
+      const b = new Bucket(3e6, { burst, now });
+      expect(g.take(now, burst - 5)).toBe(true);
+      expect(b.take(now, burst - 5)).toBe(true);
+      const passed = (take: (n: number) => boolean) => {
+        let n = 0;
+        while (n < 100_000 && take(0.01)) n++;
+        return n;
+      };
+      // 5 requests left, at 0.01 each: 500 for the bucket; the flow's lead, some 4.7e10 ms, moves
+      // by a float step a charge where 0.01 of an interval is less, so it passes fewer, never more.
+      expect(passed((n) => b.take(now, n))).toBe(500);
+      const flow = passed((n) => g.take(now, n));
+      expect(flow).toBeGreaterThan(0);
+      expect(flow).toBeLessThanOrEqual(500);
+      expect(g.take(now, 1)).toBe(false);
+    },
+  );
 });
 
 describe.each(scales)("Gcra properties on %s", (_, origin) => {

@@ -72,7 +72,8 @@ export class Breaker {
    *   closest it does), a number field is not a number or `halfOpen` is not a boolean;
    *   RangeError naming the field, the value and the bound: `k` under `floor`, a `floor` of 0 or
    *   less, a negative `protection`, a `probe` of 0 or less, a `size` that is not a whole number
-   *   from 1 to 1 000 000, a `window` under 0.01 ms a bucket, any NaN or a non-finite `now`
+   *   from 1 to 1 000 000, a `window` under 0.01 ms a bucket, any NaN, a non-finite `now` or
+   *   one so large that a bucket is narrower than its float step
    */
   constructor(policy?: Partial<Sre>, now = 0) {
     const p = resolveSre(policy);
@@ -84,6 +85,13 @@ export class Breaker {
     this.#size = p.size;
     this.#halfOpen = p.halfOpen === true;
     this.#latest = this.#last = check.finite(now, "Breaker now");
+    // Where a float step of the clock is wider than a bucket, the first reading would sweep a
+    // bucket before the breaker has a head (a microsecond clock near 1.7e15 and 0.01 ms buckets).
+    const width = p.window / p.size;
+    if (!(now + width > now))
+      throw new RangeError(
+        `Breaker now (ms) ${now} is too coarse a reading for buckets of ${width} ms (window ÷ size): the bucket rounds away there; widen the window or read the clock in milliseconds`,
+      );
     this.#win = this.#open(now);
     this.#head = this.#win.slot(now);
     this.#next = this.#win.headEnd;

@@ -119,6 +119,18 @@ const construction: Refusal[] = [
   ],
   ["a NaN start", () => new Breaker({}, Number.NaN), RangeError, "Breaker now must be a finite number, got NaN"],
   ["a start given as text", () => new Breaker({}, not("0")), TypeError, 'Breaker now must be a number, got string "0"'],
+  [
+    "a start whose float step is wider than a bucket (a microsecond clock)",
+    () => new Breaker({ size: 1_000, window: 10 }, 1.7e15),
+    RangeError,
+    "Breaker now (ms) 1700000000000000 is too coarse a reading for buckets of 0.01 ms (window ÷ size): the bucket rounds away there; widen the window or read the clock in milliseconds",
+  ],
+  [
+    "the default policy at a start past 2^62",
+    () => new Breaker({}, 2 ** 62),
+    RangeError,
+    "Breaker now (ms) 4611686018427388000 is too coarse a reading for buckets of 250 ms (window ÷ size): the bucket rounds away there; widen the window or read the clock in milliseconds",
+  ],
 ];
 
 // Hot-path cases: the odd call and the call it is documented to behave as, each on a twin.

@@ -195,11 +195,7 @@ export class LoadSampler {
     }
   }
 
-  /**
-   * What the last reading the timer took threw, or `undefined` when it answered: a replaced
-   * {@link SamplerSystem} call that throws or answers what is not a reading. While set, the
-   * readings keep their last values. (A {@link LoadSampler.sample} of your own throws instead.)
-   */
+  /** What the timer's last reading threw, or `undefined` when it answered; while set, the readings keep their last values. */
   get failure(): unknown {
     return this.#failure;
   }
@@ -230,7 +226,6 @@ export class LoadSampler {
    * since the last changes nothing.
    *
    * @throws TypeError when a replaced {@link SamplerSystem} call answers what is not a reading
-   *   (the message names the call and the value); what a call throws, as it is
    */
   sample(): void {
     const r = read(this.#system);

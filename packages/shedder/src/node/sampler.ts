@@ -266,21 +266,18 @@ function read(system: SamplerSystem): Reading {
   const at = system.now();
   if (typeof at !== "number" || !Number.isFinite(at))
     throw new TypeError(`LoadSampler system.now() must answer milliseconds, got ${typeof at} ${check.describe(at)}`);
-  const usage: unknown = system.cpuUsage();
-  const user = field(usage, "user");
-  const sys = field(usage, "system");
-  if (user === undefined || sys === undefined)
-    throw new TypeError(
-      `LoadSampler system.cpuUsage() must answer { user, system } in microseconds, got ${shape(usage)}`,
-    );
-  const elu: unknown = system.eventLoopUtilization();
-  const active = field(elu, "active");
-  const idle = field(elu, "idle");
-  if (active === undefined || idle === undefined)
-    throw new TypeError(
-      `LoadSampler system.eventLoopUtilization() must answer { active, idle } in milliseconds, got ${shape(elu)}`,
-    );
+  const [user, sys] = pair(system.cpuUsage(), "cpuUsage", "user", "system", "microseconds");
+  const [active, idle] = pair(system.eventLoopUtilization(), "eventLoopUtilization", "active", "idle", "milliseconds");
   return { at, used: user + sys, active, idle };
+}
+
+/** The finite numbers `a` and `b` of what `call` answered, or a TypeError naming the call and the answer. */
+function pair(answer: unknown, call: string, a: string, b: string, unit: string): [number, number] {
+  const x = field(answer, a);
+  const y = field(answer, b);
+  if (x === undefined || y === undefined)
+    throw new TypeError(`LoadSampler system.${call}() must answer { ${a}, ${b} } in ${unit}, got ${shape(answer)}`);
+  return [x, y];
 }
 
 /** `value[name]` when it is a finite number, else `undefined`. */

@@ -1,6 +1,7 @@
 import type { RunResult } from "./result";
 
-// The series columns, in the order a CSV lists them (refusals by reason follow `refused`).
+// The series columns, in the order a CSV lists them (refusals by reason follow `refused`): every
+// series of a result, in the result's order.
 const COLUMNS = [
   "offered",
   "attempts",
@@ -13,6 +14,7 @@ const COLUMNS = [
   "timedOut",
   "completed",
   "gaveUp",
+  "goodput",
   "inFlight",
   "latencyMean",
   "p50",
@@ -22,6 +24,8 @@ const COLUMNS = [
   "backendBusy",
   "backendQueue",
   "backendCpu",
+  "wasted",
+  "dropped",
   "amplification",
 ] as const;
 

@@ -6,7 +6,8 @@ import { backendSpec } from "./backend";
 import type { BackendOptions, BackendSpec } from "./backend";
 import { distribution } from "./distribution";
 import type { Distribution } from "./distribution";
-import { maxBytesOf } from "./memory";
+import { flag } from "./flag";
+import { formatCount, maxBytesOf } from "./memory";
 import type { PolicySpec } from "./policy";
 import { seedOf } from "./streams";
 import type { Traffic } from "./traffic";
@@ -16,8 +17,10 @@ export interface RetryOptions {
   /** When to retry and how often (`attempts` counts the first one): a `Backoff` or its fields. @defaultValue the `backoff` preset: 3 attempts, 100 ms doubling to 1 s, spread by a fifth */
   readonly backoff?: Backoff | Partial<BackoffPolicy>;
   /**
-   * How many attempts a call may make, the first counting, a whole number from 1; `Infinity`
-   * retries until the call succeeds or its deadline passes, and needs a `client.deadline`.
+   * How many attempts a call may make, the first counting, a whole number from 1 (at most
+   * 10 000 without a `client.deadline` or a finite `drain`, which is all that could end the run
+   * otherwise); `Infinity` retries until the call succeeds or its deadline passes, and needs a
+   * `client.deadline`.
    * @defaultValue the backoff's `attempts`
    */
   readonly attempts?: number;
@@ -88,7 +91,8 @@ export interface SimulationOptions {
   readonly perKey?: boolean;
   /**
    * The most memory the run may set aside, bytes: its series (about 600 B a bucket), per-key
-   * totals (about 112 B a key), the calls and attempts in flight, and its policies' per-key
+   * totals (about 112 B a key), the calls and attempts in flight, the events waiting (a
+   * timeout or deadline waits until it is due, even after its call ended), and its policies'
    * state. A run that would need more is refused before it allocates, naming the option that
    * makes it large; `Infinity` lifts the ceiling. @defaultValue 536 870 912 (512 MiB)
    */
@@ -111,6 +115,9 @@ const FIELDS = [
   "perKey",
   "maxBytes",
 ] as const;
+
+/** Attempts a call may make when nothing but their count ends it (no client deadline, no drain). */
+export const MAX_ATTEMPTS = 10_000;
 
 /** Instants a run may reach, ms either side of 0: where a double still resolves a microsecond. */
 export const CLOCK_LIMIT = 2 ** 43;
@@ -203,6 +210,12 @@ export function readOptions(options: SimulationOptions): RunSpec {
       attempts = Infinity;
     } else attempts = check.integer(retry.attempts, "simulate client retry attempts", 1);
   }
+  // Without a deadline or a drain, the run lasts until every call ends: one that keeps failing
+  // makes each of its attempts, so a count far past any real client's would never finish.
+  if (attempts !== Infinity && attempts > MAX_ATTEMPTS && deadline === Infinity && drain === Infinity)
+    throw new RangeError(
+      `simulate client retry ${retry?.attempts === undefined ? "backoff attempts" : "attempts"} must be at most ${formatCount(MAX_ATTEMPTS)} without a client deadline or a finite drain to end the run (a call that keeps failing makes every one), got ${formatCount(attempts)}`,
+    );
   const budget = retry?.budget === undefined || retry.budget === false ? undefined : retry.budget;
   // Checked here, so a bad budget fails before the run (each run makes its own).
   if (budget !== undefined) new RetryBudget(budget, start);
@@ -224,15 +237,15 @@ export function readOptions(options: SimulationOptions): RunSpec {
     traffic,
     backend: backendSpec(o.backend),
     policies: specs,
-    invariants: o.invariants === true,
-    perKey: o.perKey === true,
+    invariants: flag(o.invariants, "simulate invariants"),
+    perKey: flag(o.perKey, "simulate perKey"),
     maxBytes,
     timeout,
     deadline,
     backoff,
     attempts,
     budget,
-    retryRefused: retry?.refusals === true,
+    retryRefused: flag(retry?.refusals, "simulate client retry refusals"),
     hedgeAfter,
     hedgeMax,
     request: leg(network.request, "simulate network request (ms)"),

@@ -1,6 +1,25 @@
 /** What an event does when its time comes: called with the event's time (ms) and its argument. */
 export type Fire = (now: number, arg: number) => void;
 
+/** Told before a queue grows: the bytes its new room takes, and how many events wait with the one being added. */
+export type Grow = (bytes: number, events: number) => void;
+
+// What a waiting event's room costs, bytes: in the heap its time, slot, sequence, argument,
+// handler and free-list entry; in a channel its time, sequence, argument and handler.
+const HEAP_EVENT_BYTES = 40;
+const CHANNEL_EVENT_BYTES = 32;
+
+// Kept outside the class so that watching a queue is no part of its public shape.
+const watchers = new WeakMap<EventQueue, Grow>();
+
+/**
+ * Has `grow` told before `queue` (its heap or a channel) grows, so an owner can charge the
+ * growth to a memory ceiling, or refuse it by throwing: the queue is left as it was then.
+ */
+export function watchGrowth(queue: EventQueue, grow: Grow): void {
+  watchers.set(queue, grow);
+}
+
 /**
  * A priority queue of events ordered by time, ties broken by the order they were scheduled in,
  * so a run never depends on how a heap happens to break a tie.
@@ -78,6 +97,7 @@ export class EventQueue {
       this.push(time, fire, arg);
       return;
     }
+    if (c.length === c.time.length) watchers.get(this)?.(c.length * CHANNEL_EVENT_BYTES, this.size + 1);
     const seq = this.#next++;
     c.add(time, seq, fire, arg);
     // A new head only if the channel was empty; its sequence is the newest, so a tie loses.
@@ -245,6 +265,7 @@ export class EventQueue {
   #grow(): void {
     const old = this.#time.length;
     const n = old * 2;
+    watchers.get(this)?.(old * HEAP_EVENT_BYTES, this.size + 1);
     const time = new Float64Array(n);
     time.set(this.#time);
     const slot = new Int32Array(n);

@@ -1,4 +1,5 @@
 import { check } from "@tideward/time/internal";
+import { formatCount, own } from "./memory";
 import type { Random, Span } from "@tideward/time";
 import { STREAM_FIELDS, Stream, model, resolveStream } from "./traffic";
 import type { Process, Resolved, StreamOptions, Traffic } from "./traffic";
@@ -47,7 +48,12 @@ export function poisson(options: RateOptions): Traffic {
 export interface ShapedOptions extends StreamOptions {
   /** Calls per second at `offset` milliseconds after the run's start; 0 or more, at most `peak`. */
   readonly rate: (offset: number) => number;
-  /** The highest rate `rate` reaches, calls per second, above 0: Poisson arrivals are drawn at it and thinned. */
+  /**
+   * The highest rate `rate` reaches, calls per second, above 0: Poisson arrivals are drawn at it
+   * and thinned. A run that throws away more than about 33 million candidates beyond 1 000 for
+   * each call it keeps (a peak far above the rate; or, evenly, a rate of 0 looked at every
+   * millisecond for far too long) is refused with a `RangeError` rather than left to hang.
+   */
   readonly peak: number;
   /** @defaultValue "poisson" */
   readonly process?: Process;
@@ -68,8 +74,18 @@ export function shaped(options: ShapedOptions): Traffic {
   const process = processOf(o.process, "traffic.shaped");
   const label = o.label ?? "shaped";
   if (typeof label !== "string") throw new TypeError(`traffic.shaped label must be text, got ${check.describe(label)}`);
-  return shapedFrom(label, o.rate, peak, process, resolveStream(o, "traffic.shaped"));
+  return shapedFrom(label, o.rate, peak, process, resolveStream(o, "traffic.shaped"), "traffic.shaped", SHAPED_ADVICE);
 }
+
+/**
+ * Candidates a run's shaped traffic may throw away (drawn at the peak and thinned, or 1 ms looks
+ * where the rate is 0) beyond {@link WASTE_PER_CALL} for each call it keeps: about a second's work,
+ * past which the peak is far above the rate, or the rate 0 for far too long, and a run would hang.
+ */
+const MAX_WASTE = 2 ** 25;
+/** Candidates thrown away for each call kept that any fair shape stays below (a peak 1000 times its rate). */
+const WASTE_PER_CALL = 1_000;
+const SHAPED_ADVICE = "the peak is far above the rate, or the rate is 0 for long; give a peak near the rate's highest";
 
 function processOf(value: unknown, what: string): Process {
   if (value === undefined) return "poisson";
@@ -83,6 +99,8 @@ function shapedFrom(
   peak: number,
   process: Process,
   r: Resolved,
+  what: string,
+  advice: string,
 ): Traffic {
   // The rate function is the user's: it must answer a number of calls per second within the peak
   // (a hair over it is rounding, as a ramp's end can be).
@@ -97,6 +115,21 @@ function shapedFrom(
   return model(label, r.keys, (context) => {
     const start = context.start;
     const mean = 1_000 / peak;
+    // Work thrown away against calls kept, over the run: bounded, so no legal shape hangs it.
+    let kept = 0;
+    let waste = 0;
+    const wasted = (t: number): void => {
+      if (++waste <= MAX_WASTE + WASTE_PER_CALL * kept) return;
+      const by = `by ${t - start} ms after the start, keeping ${formatCount(kept)} calls`;
+      // The simulator's own refusal of the options, not a failure of the user's rate function.
+      throw own(
+        new RangeError(
+          process === "poisson"
+            ? `${what} thinned away ${formatCount(waste)} candidates drawn at its peak of ${peak} calls per second ${by}: ${advice}`
+            : `${what} looked ${formatCount(waste)} times, a millisecond apart, at a rate of 0 ${by}: the rate is 0 for far too long; keep it above 0 where calls should come, or end the traffic sooner (until)`,
+        ),
+      );
+    };
     let gap: (t: number, random: Random) => number;
     if (process === "poisson") {
       gap = (t, random) => {
@@ -104,7 +137,11 @@ function shapedFrom(
           t -= mean * Math.log(1 - random());
           if (t >= context.end) return t;
           const now = rateAt(t - start);
-          if (random() * peak < now) return t;
+          if (random() * peak < now) {
+            kept++;
+            return t;
+          }
+          wasted(t);
         }
       };
     } else {
@@ -112,7 +149,11 @@ function shapedFrom(
         const now = rateAt(t - start);
         let next = t + (now > 0 ? 1_000 / now : 1);
         // A rate of 0 waits a millisecond and looks again: no call lands where the rate is 0.
-        while (next < context.end && rateAt(next - start) === 0) next += 1;
+        while (next < context.end && rateAt(next - start) === 0) {
+          next += 1;
+          wasted(next);
+        }
+        kept++;
         return next;
       };
     }
@@ -144,15 +185,20 @@ export function ramp(options: RampOptions): Traffic {
   const r = resolveStream(o, "traffic.ramp");
   const process = processOf(o.process, "traffic.ramp");
   const label = `ramp(${from}/s to ${to}/s)`;
+  const WHAT = "traffic.ramp";
+  const ADVICE =
+    "the ramp stays far below its peak (the larger of from and to) for long; ramp from (or to) above 0, or over less time";
   const peak = Math.max(from, to);
   if (o.over !== undefined) {
     const over = check.positive(o.over, "traffic.ramp over (ms)");
-    return shapedFrom(label, (offset) => rampAt(from, to, (offset - r.at) / over), peak, process, r);
+    return shapedFrom(label, (offset) => rampAt(from, to, (offset - r.at) / over), peak, process, r, WHAT, ADVICE);
   }
   // Over the whole stream: the length is only known once the run is.
   return model(label, r.keys, (context) => {
     const over = Math.max(Math.min(context.end - context.start, r.until) - r.at, Number.MIN_VALUE);
-    return shapedFrom(label, (offset) => rampAt(from, to, (offset - r.at) / over), peak, process, r).open(context);
+    return shapedFrom(label, (offset) => rampAt(from, to, (offset - r.at) / over), peak, process, r, WHAT, ADVICE).open(
+      context,
+    );
   });
 }
 
@@ -193,5 +239,7 @@ export function daily(options: DailyOptions): Traffic {
     mean * (1 + amplitude),
     process,
     resolveStream(o, "traffic.daily"),
+    "traffic.daily",
+    "the rate dips far below its peak, mean · (1 + amplitude), for long; lower amplitude",
   );
 }

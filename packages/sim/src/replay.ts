@@ -1,5 +1,6 @@
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
+import { flag } from "./flag";
 import type { Arrivals, KeyTable, Traffic, TrafficContext } from "./traffic";
 
 /** One recorded call: when it came (ms), from whom, and at what cost. */
@@ -80,7 +81,7 @@ export function replay(trace: readonly TraceRecord[] | string, options: ReplayOp
         : undefined;
   if (records === undefined)
     throw new TypeError(`traffic.replay expects an array of records or NDJSON text, got ${check.describe(trace)}`);
-  const absolute = o.absolute ?? false;
+  const absolute = flag(o.absolute, "traffic.replay absolute");
   const at = check.nonNegative(o.at ?? 0, "traffic.replay at (ms)");
   const n = records.length;
   const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => records[a].t - records[b].t || a - b);

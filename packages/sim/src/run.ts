@@ -4,7 +4,7 @@ import type { Random } from "@tideward/time";
 import { DROPPED, FULL, duration } from "./backend";
 import type { Host, Server } from "./backend";
 import { CallbackError, isCallbackError } from "./callback-error";
-import { Attempts, CLIENT_DONE, Calls, SERVER_DONE } from "./calls";
+import { Attempts, CLIENT_DONE, Calls, SERVER_DONE, SPAN } from "./calls";
 import { CLIENT_SIDE, Chain, SERVER_SIDE } from "./chain";
 import { QueueServer } from "./capacity";
 import { ContentionServer } from "./contention";
@@ -18,7 +18,7 @@ import type { PolicyContext } from "./policy";
 import type { Fire } from "./queue";
 import { FIRST, HEDGE, IN_FLIGHT, RETRY, Recorder } from "./recorder";
 import type { RunResult } from "./result";
-import { Simulator } from "./simulator";
+import { Simulator, watchEvents } from "./simulator";
 import { checkTraffic } from "./traffic";
 import type { Arrivals, Traffic } from "./traffic";
 
@@ -36,8 +36,11 @@ const OK = 0;
 const FAILED = 1;
 const REFUSED = 2;
 
-/** Arrivals at one instant in a row past which a traffic is taken not to advance. */
-const MAX_SAME = 2 ** 27;
+/**
+ * Arrivals at one instant in a row past which a traffic is taken not to advance: as many calls as
+ * a run can hold at once (the scenarios' largest herd is 100 000), and about a second's work.
+ */
+const MAX_SAME = SPAN;
 
 /**
  * One run: traffic → client → client-side policies → network → server-side policies → backend
@@ -97,6 +100,14 @@ export class Run {
     this.#budget = this.#retry.budget;
     this.#network = this.sim.random("network");
     const budget = new Budget(spec.maxBytes, "simulate maxBytes");
+    // A timer stays queued until it is due, even after its call or attempt has ended: long
+    // timeouts and deadlines at a high rate pile up there, so the queue is charged as it grows.
+    watchEvents(this.sim, (bytes, events) =>
+      budget.reserve(
+        bytes,
+        `simulate: ${formatCount(events)} events waiting at once (timeouts, deadlines and hedges wait until they are due, even after their calls end: long ones at a high rate pile up)`,
+      ),
+    );
     try {
       this.#phase = TRAFFIC;
       const traffic = spec.traffic;

@@ -1,8 +1,8 @@
 import { ManualClock } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Random } from "@tideward/time";
-import { EventQueue } from "./queue";
-import type { Fire } from "./queue";
+import { EventQueue, watchGrowth } from "./queue";
+import type { Fire, Grow } from "./queue";
 import { seedOf, stream } from "./streams";
 
 /** Options of a {@link Simulator}. */
@@ -57,6 +57,7 @@ export class Simulator {
     this.start = check.finite(o.start ?? 0, "Simulator start (ms)");
     this.clock = new ManualClock(this.start);
     this.#now = this.start;
+    queues.set(this, this.#queue);
   }
 
   /** The current time on the virtual clock, in milliseconds. */
@@ -195,4 +196,12 @@ export class Simulator {
   stop(): void {
     this.#stopped = true;
   }
+}
+
+// Each simulator's queue, for the run's own use: watching it is no part of the public API.
+const queues = new WeakMap<Simulator, EventQueue>();
+
+/** Has `grow` told before `sim`'s queue of events grows (see {@link watchGrowth}). */
+export function watchEvents(sim: Simulator, grow: Grow): void {
+  watchGrowth(queues.get(sim) as EventQueue, grow);
 }

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { format, main, parseLimit, parseLogLine, replayLog } from "@tideward/sim/cli";
+import { describeLimit, format, limitPolicy, main, parseLimit, parseLogLine, replayLog } from "@tideward/sim/cli";
 import type { Io, ReplayReport } from "@tideward/sim/cli";
 
 const pkg = join(import.meta.dirname, "..");
@@ -158,6 +158,25 @@ describe("tideward-sim replay", () => {
     expect(await usage("--limit", "1/s", "--max-bytes", "1e20")).toBe(
       'tideward-sim: --max-bytes must be a whole number of bytes from 1 to 9007199254740991 (2^53 − 1), got "1e20"',
     );
+    // A flag's value left out, with another flag after it, is not taken as the value.
+    expect(await usage("--limit", "1/s", "--key", "--json")).toBe("tideward-sim: --key needs a value");
+    expect(await usage("--limit", "--top", "3")).toBe("tideward-sim: --limit needs a value");
+    // A flag given twice is refused rather than the last silently kept.
+    expect(await usage("--limit", "1/s", "--limit", "2/s")).toBe("tideward-sim: --limit is given twice; give it once");
+    expect(await usage("--limit", "1/s", "--json", "--json")).toBe("tideward-sim: --json is given twice; give it once");
+    // Counts are decimal digits, quoted back as typed.
+    for (const top of ["", "0x10", "1e3", "-1", "2.5", " 3"])
+      expect(await usage("--limit", "1/s", "--top", top)).toBe(
+        `tideward-sim: --top must be a whole number, 0 or more, got ${JSON.stringify(top)}`,
+      );
+    expect(await usage("--limit", "1/s", "--max-bytes", "0x10000000")).toMatch(/got "0x10000000"$/);
+    // "per" takes only the words it documents.
+    expect(await usage("--limit", "1/s per banana")).toBe(
+      'tideward-sim: --limit "1/s per banana": cannot read "per banana" in the limit "1/s per banana": write "per key" (one limit a key) or "per all" (one for everyone)',
+    );
+    expect(parseLimit("1/s per all")).toMatchObject({ perKey: false });
+    expect(parseLimit("1/s per key")).toMatchObject({ perKey: true });
+    expect((await run("replay", log, "--limit", "100/min per key", "--top", "3")).code).toBe(0);
     // The same word twice, or --algorithm agreeing with the text, is one algorithm.
     expect(parseLimit("10/s gcra gcra")).toMatchObject({ algorithm: "gcra" });
     expect(parseLimit("10/s gcra", "gcra")).toMatchObject({ algorithm: "gcra" });
@@ -219,6 +238,36 @@ describe("tideward-sim replay on logs that are hostile in size", () => {
     );
     // By default 512 MiB: a window of sixteen million (128 MB a key) would hold four keys.
     expect(() => parseLimit("16000000/min per key")).not.toThrow();
+  });
+
+  it("its functions refuse arguments they cannot use, naming them, before reading the log", () => {
+    const limit = parseLimit("1/s per key");
+    expect(() => replayLog(text, { limit, maxbytes: 5 } as never)).toThrow(
+      new TypeError('replayLog has no option "maxbytes"; did you mean "maxBytes"?'),
+    );
+    expect(() => replayLog(text, undefined as never)).toThrow(
+      new TypeError('replayLog needs options with a limit: replayLog(text, { limit: parseLimit("100/min per key") })'),
+    );
+    expect(() => replayLog(text, {} as never)).toThrow(/^replayLog limit must be a limit from parseLimit/);
+    expect(() => replayLog(null as never, { limit })).toThrow(
+      new TypeError("replayLog text must be the log's text (a string), got null"),
+    );
+    expect(() => replayLog(text, { limit: "1/s" as never })).toThrow(/^replayLog limit must be a limit/);
+    expect(() => replayLog(text, { limit: { ...limit, algorithm: "leaky" as never } })).toThrow(
+      /^replayLog limit algorithm must be "sliding", "bucket", "gcra" or "period", got "leaky"$/,
+    );
+    expect(() => replayLog(text, { limit, key: 7 as never })).toThrow(/^replayLog key must be a field name/);
+    expect(() => replayLog(text, { limit, maxBytes: 0 })).toThrow(/^replayLog maxBytes must be a whole number/);
+    expect(() => parseLimit("1/s", "foo" as never)).toThrow(
+      new TypeError('parseLimit algorithm must be "sliding", "bucket", "gcra" or "period", got "foo"'),
+    );
+    expect(() => describeLimit(null as never)).toThrow(/^describeLimit limit must be a limit from parseLimit/);
+    expect(() => limitPolicy({ ...limit, perKey: "yes" as never })).toThrow(
+      /^limitPolicy limit perKey must be true or false, got "yes"$/,
+    );
+    expect(() => parseLogLine(undefined as never)).toThrow(/^parseLogLine line must be text, got undefined$/);
+    expect(() => parseLogLine("0 alice", "")).toThrow(/^parseLogLine key must be a field name/);
+    expect(replayLog(text, { limit, maxBytes: 100_000_000 }).requests).toBeGreaterThan(0);
   });
 
   it("says nothing when its reader stops early (a pipe into head)", () => {

@@ -127,4 +127,33 @@ describe("simulate input checks", () => {
     );
     expect(() => simulate({ duration: 10, traffic: {} as never })).toThrow(/traffic must be a traffic model/);
   });
+
+  it("refuses a boolean option that is not true or false, naming it, rather than reading it as either", () => {
+    const t = traffic.constant({ rate: 1 });
+    expect(() => simulate({ duration: 10, traffic: t, perKey: "yes" as never })).toThrow(
+      new TypeError('simulate perKey must be true or false, got "yes"'),
+    );
+    expect(() => simulate({ duration: 10, traffic: t, invariants: 1 as never })).toThrow(
+      new TypeError("simulate invariants must be true or false, got 1"),
+    );
+    expect(() => simulate({ duration: 10, traffic: t, client: { retry: { refusals: "yes" as never } } })).toThrow(
+      new TypeError('simulate client retry refusals must be true or false, got "yes"'),
+    );
+    expect(() => policy.bucket(1, { perKey: "no" as never })).toThrow(
+      new TypeError('policy.bucket perKey must be true or false, got "no"'),
+    );
+    expect(() => policy.sliding(5, 1_000, { perKey: null as never })).toThrow(
+      /^policy\.sliding perKey must be true or false, got null$/,
+    );
+    expect(() => policy.period(5, 1_000, { align: "on" as never })).toThrow(
+      /^policy\.period align must be true or false/,
+    );
+    expect(() => traffic.replay([{ t: 0 }], { absolute: "no" as never })).toThrow(
+      /^traffic\.replay absolute must be true or false, got "no"$/,
+    );
+    // true and false still mean what they say.
+    const both = simulate({ duration: 10_000, traffic: t, perKey: true, invariants: false });
+    expect(both.keys?.names).toEqual(["key-0"]);
+    expect(policy.bucket(1, { perKey: false }).name).toBe("bucket");
+  });
 });

@@ -201,4 +201,30 @@ describe.each(STARTS)("a caller's deadline, and retries bounded by it (start %s)
       simulate({ duration: 10, traffic: traffic.constant({ rate: 1 }), client: { retry: { attempts: 0 } } }),
     ).toThrow("simulate client retry attempts must be 1 or more, got 0");
   });
+
+  it("refuses a finite count of attempts too large to finish with nothing else to end the run", () => {
+    const failing = (client: object, drain?: number) => () =>
+      simulate({
+        duration: 1_000,
+        traffic: traffic.constant({ rate: 10 }),
+        backend: { failures: 1 },
+        client,
+        ...(drain === undefined ? {} : { drain }),
+      });
+    expect(failing({ retry: { attempts: 1e12, backoff: { cap: 1_000 } } })).toThrow(
+      new RangeError(
+        "simulate client retry attempts must be at most 10 000 without a client deadline or a finite drain to end the run (a call that keeps failing makes every one), got 1 000 000 000 000",
+      ),
+    );
+    expect(failing({ retry: { backoff: { attempts: 1e12 } } })).toThrow(
+      /^simulate client retry backoff attempts must be at most 10 000 without /,
+    );
+    // A deadline or a drain ends the run, whatever the count.
+    const timed = failing({ deadline: 2_000, retry: { attempts: 1e12, backoff: { base: 100, cap: 100 } } })();
+    expect(timed.summary.gaveUp).toBe(10);
+    expect(failing({ retry: { attempts: 1e12, backoff: { cap: 1_000 } } }, 5_000)().summary.calls).toBe(10);
+    // The largest count allowed alone still finishes: each failing call makes every attempt.
+    const most = failing({ retry: { attempts: 10_000, backoff: { base: 1, cap: 1, jitter: Jitter.rigid } } })();
+    expect(most.summary.attempts).toBe(100_000);
+  });
 });

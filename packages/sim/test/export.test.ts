@@ -35,6 +35,28 @@ describe("export", () => {
     expect(Number(col("p99")[0])).toBeCloseTo(run.series.p99[0] as number, 9);
   });
 
+  it("CSV: every series of the result is a column, in the result's order, goodput, wasted and dropped included", () => {
+    // Work served and dropped for callers who had gone, so those columns hold something.
+    const late = (abandoned: "serve" | "drop") =>
+      simulate({
+        duration: 5_000,
+        step: 1_000,
+        traffic: traffic.constant({ rate: 50 }),
+        backend: { workers: 1, latency: 30, abandoned },
+        client: { deadline: 100 },
+      });
+    for (const r of [late("serve"), late("drop")]) {
+      const lines = toCsv(r).trimEnd().split("\n");
+      const header = lines[0].split(",");
+      const names = Object.keys(r.series).filter((k) => k !== "refusedBy");
+      expect(header).toEqual(names);
+      for (const name of ["goodput", "wasted", "dropped"] as const)
+        expect(lines.slice(1).map((l) => Number(l.split(",")[header.indexOf(name)]))).toEqual(r.series[name]);
+    }
+    expect(late("serve").series.wasted.some((n) => n > 0)).toBe(true);
+    expect(late("drop").series.dropped.some((n) => n > 0)).toBe(true);
+  });
+
   it("JSON: parses back to the same result", () => {
     expect(JSON.parse(toJson(run, 2))).toEqual(run);
     expect(toJson(run)).toBe(JSON.stringify(run));

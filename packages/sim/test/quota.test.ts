@@ -187,6 +187,9 @@ describe.each(STARTS)("store faults (start %s)", (start) => {
     );
     expect(() => policy.quota({ dimensions: [] })).toThrow(/non-empty array/);
     expect(() => policy.quota({ dimensions: one, mode: "eventual" as never })).toThrow(/mode/);
+    expect(() => policy.quota({ dimensions: one, exact: "no" as never })).toThrow(
+      new TypeError('policy.quota exact must be true or false, got "no"'),
+    );
     expect(() => policy.quota({ dimensions: one, faults: { down: [{ from: 5, to: 1 }] } })).toThrow(/down\[0\] to/);
   });
 });

@@ -116,6 +116,26 @@ describe.each(STARTS)("sizes (start %s)", (start) => {
     );
   });
 
+  it("timeouts and deadlines left waiting after their calls ended are charged as they pile up, naming maxBytes", () => {
+    // Every call ends at once, but its timeout and deadline wait 10^12 ms to fire.
+    const run = (wait: number) =>
+      simulate({
+        start,
+        duration: 10_000,
+        traffic: traffic.constant({ rate: 100_000 }),
+        backend: { latency: 0 },
+        client: { timeout: wait, deadline: wait },
+        maxBytes: 8_000_000,
+      });
+    const r = refusal(() => run(1e12));
+    expect(r.type).toBe("RangeError");
+    expect(r.message).toMatch(
+      /^simulate: \d+ \d{3} events waiting at once \(timeouts, deadlines and hedges .+\) needs about .+, past simulate maxBytes \(7\.63 MiB\)$/,
+    );
+    // Timers that fire soon after their calls keep the queue short: the same traffic fits.
+    expect(run(100).summary.calls).toBe(1_000_000);
+  });
+
   it("a policy naming a new refusal reason for every call is refused once their counters pass the ceiling", () => {
     let n = 0;
     const chatty: PolicySpec = {

@@ -149,6 +149,41 @@ describe("traffic input checks", () => {
     expect(() => traffic.merge()).toThrow(RangeError);
   });
 
+  it("shaped traffic that would thin or look without end is refused, naming the peak or the rate", () => {
+    const run = (t: ReturnType<typeof traffic.shaped>, duration: number) => () =>
+      simulate({ duration, step: duration / 10, traffic: t });
+    // A peak a billion times the rate: ten seconds would be 10^10 candidates.
+    expect(run(traffic.shaped({ rate: () => 1, peak: 1e9 }), 10_000)).toThrow(
+      /^traffic\.shaped thinned away 33 554 433 candidates drawn at its peak of 1000000000 calls per second by .+ ms after the start, keeping 0 calls: the peak is far above the rate, or the rate is 0 for long; give a peak near the rate's highest$/,
+    );
+    expect(run(traffic.ramp({ from: 0, to: 1e9, over: 1e12 }), 10_000)).toThrow(
+      /^traffic\.ramp thinned away .+: the ramp stays far below its peak \(the larger of from and to\)/,
+    );
+    // A rate of 0 for 10^11 ms, looked at every millisecond.
+    expect(run(traffic.shaped({ rate: () => 0, peak: 1, process: "even" }), 1e11)).toThrow(
+      /^traffic\.shaped looked 33 554 433 times, a millisecond apart, at a rate of 0 by 33554434 ms after the start, keeping 0 calls: the rate is 0 for far too long/,
+    );
+    // The work allowed grows with the calls kept: a peak ten times the rate, and a zero stretch of an hour, run.
+    const tenth = simulate({ duration: 600_000, traffic: traffic.shaped({ rate: () => 100, peak: 1_000 }) });
+    expect(tenth.summary.calls).toBeGreaterThan(59_000);
+    const night = traffic.shaped({ peak: 10, process: "even", rate: (o) => (o < 3_600_000 ? 0 : 10) });
+    expect(simulate({ duration: 3_700_000, step: 100_000, traffic: night }).summary.calls).toBe(1_000);
+  });
+
+  it("a traffic that does not advance is stopped after as many arrivals at one instant as a run holds", () => {
+    const stuck = {
+      label: "stuck",
+      keys: { count: 1, name: () => "k" },
+      open: (c: { start: number }) => ({ key: 0, cost: 1, next: () => c.start }),
+    };
+    expect(() => simulate({ duration: 1_000, backend: { latency: 0 }, traffic: stuck })).toThrow(
+      /the traffic gave more than 4 194 304 arrivals at one instant \(0 ms\): it does not advance/,
+    );
+    // The largest herd a scenario offers, all at once, is well within it.
+    const herd = simulate({ duration: 1_000, backend: { latency: 0 }, traffic: traffic.herd({ clients: 100_000 }) });
+    expect(herd.summary.calls).toBe(100_000);
+  });
+
   it("a replay with absolute times must not start before the run", () => {
     const r = traffic.replay([{ t: 5 }], { absolute: true });
     expect(() => simulate({ start: 10, duration: 100, traffic: r })).toThrow(/precedes the run's start/);

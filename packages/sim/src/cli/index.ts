@@ -67,14 +67,21 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
   let top = 20;
   let json = false;
   let maxBytes: number | undefined;
+  const seen = new Set<string>();
   while (args.length > 0) {
     const a = args.shift() as string;
     const value = (): string => {
-      const v = args.shift();
-      if (v === undefined) throw new UsageError(`${a} needs a value`);
-      return v;
+      // A flag next is the value left out (`--key --json`), not a key named "--json".
+      const v = args[0];
+      if (v === undefined || v.startsWith("--")) throw new UsageError(`${a} needs a value`);
+      return args.shift() as string;
     };
     try {
+      // A flag given twice would silently keep the last: say so instead.
+      if ((OPTIONS as readonly string[]).includes(a.slice(2)) && a.startsWith("--")) {
+        if (seen.has(a)) throw new UsageError(`${a} is given twice; give it once`);
+        seen.add(a);
+      }
       if (a === "--limit") limitText = value();
       else if (a === "--algorithm") {
         const v = value();
@@ -83,12 +90,15 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
         algorithm = v as Algorithm;
       } else if (a === "--key") key = value();
       else if (a === "--top") {
-        const v = Number(value());
-        if (!Number.isSafeInteger(v) || v < 0) throw new UsageError("--top must be a whole number, 0 or more");
+        const raw = value();
+        // Decimal digits only: Number() would also take "", "0x10" and "1e3".
+        const v = /^\d+$/.test(raw) ? Number(raw) : NaN;
+        if (!Number.isSafeInteger(v))
+          throw new UsageError(`--top must be a whole number, 0 or more, got ${JSON.stringify(raw)}`);
         top = v;
       } else if (a === "--max-bytes") {
         const raw = value();
-        const v = Number(raw);
+        const v = /^\d+$/.test(raw) ? Number(raw) : NaN;
         if (!Number.isSafeInteger(v) || v < 1)
           throw new UsageError(
             `--max-bytes must be a whole number of bytes from 1 to ${Number.MAX_SAFE_INTEGER} (2^53 − 1), got ${JSON.stringify(raw)}`,

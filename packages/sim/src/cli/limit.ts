@@ -34,18 +34,24 @@ const UNITS: Readonly<Record<string, number>> = {
   day: 86_400_000,
 };
 
-const ALGORITHMS: readonly Algorithm[] = ["sliding", "bucket", "gcra", "period"];
+/** The algorithms a limit can name. */
+export const ALGORITHMS: readonly Algorithm[] = ["sliding", "bucket", "gcra", "period"];
 
 /**
- * Reads a candidate limit: `<count>/<unit or span> [per key] [burst <n>] [sliding|bucket|gcra|period]`,
+ * Reads a candidate limit: `<count>/<unit or span> [per key|per all] [burst <n>] [sliding|bucket|gcra|period]`,
  * such as `"100/min per key"`, `"10/s burst 20 bucket"` or `"5000/1h"`. Units: ms, s, min, h,
  * day (and their long forms, plural or not); a span such as `10s` or `1h30m` also works.
  *
- * @throws RangeError naming the part that could not be read
+ * @throws RangeError naming the part that could not be read; TypeError when `text` is not text or
+ *   `algorithm` is not one of the four
  */
 export function parseLimit(text: string, algorithm?: Algorithm): CandidateLimit {
   if (typeof text !== "string")
     throw new TypeError(`a limit must be text such as "100/min per key", got ${check.describe(text)}`);
+  if (algorithm !== undefined && !ALGORITHMS.includes(algorithm))
+    throw new TypeError(
+      `parseLimit algorithm must be "sliding", "bucket", "gcra" or "period", got ${check.describe(algorithm)}`,
+    );
   const words = text.trim().toLowerCase().split(/\s+/);
   const head = words.shift() ?? "";
   const m = /^(\d+(?:\.\d+)?)\/(.+)$/.exec(head);
@@ -77,7 +83,11 @@ export function parseLimit(text: string, algorithm?: Algorithm): CandidateLimit 
       const what = words.shift();
       if (what === undefined)
         throw new RangeError(`"per" needs a word after it in ${JSON.stringify(text)}, such as "per key"`);
-      perKey = what !== "all" && what !== "everyone";
+      if (what !== "key" && what !== "all" && what !== "everyone")
+        throw new RangeError(
+          `cannot read "per ${what}" in the limit ${JSON.stringify(text)}: write "per key" (one limit a key) or "per all" (one for everyone)`,
+        );
+      perKey = what === "key";
     } else if (w === "burst") {
       const n = Number(words.shift());
       if (!(n >= 1) || !Number.isFinite(n))
@@ -131,8 +141,27 @@ const HOW: Readonly<Record<Algorithm, string>> = {
   period: "a fixed window",
 };
 
+/** A limit handed to a function by `what` (`"replayLog limit"`), checked enough that its use gives no raw error. */
+export function checkLimit(value: unknown, what: string): CandidateLimit {
+  const l = value as Partial<CandidateLimit> | null | undefined;
+  if (l === null || typeof l !== "object")
+    throw new TypeError(`${what} must be a limit from parseLimit("100/min per key"), got ${check.describe(l)}`);
+  if (!(ALGORITHMS as readonly unknown[]).includes(l.algorithm))
+    throw new TypeError(
+      `${what} algorithm must be "sliding", "bucket", "gcra" or "period", got ${check.describe(l.algorithm)}`,
+    );
+  if (typeof l.perKey !== "boolean")
+    throw new TypeError(`${what} perKey must be true or false, got ${check.describe(l.perKey)}`);
+  for (const field of ["count", "per", "burst"] as const)
+    if (typeof l[field] !== "number")
+      throw new TypeError(`${what} ${field} must be a number, got ${check.describe(l[field])}`);
+  // The counts' ranges are the limiter's to check, as it is made.
+  return l as CandidateLimit;
+}
+
 /** The limit in words: `"100 per 1m per key (sliding window)"`. */
 export function describeLimit(l: CandidateLimit): string {
+  checkLimit(l, "describeLimit limit");
   const how = {
     sliding: "sliding window",
     bucket: `token bucket, burst ${l.burst}`,
@@ -144,6 +173,7 @@ export function describeLimit(l: CandidateLimit): string {
 
 /** The candidate limit as a policy to replay through. */
 export function limitPolicy(l: CandidateLimit): PolicySpec {
+  checkLimit(l, "limitPolicy limit");
   const rate = (l.count * 1_000) / l.per;
   const options = { perKey: l.perKey, name: "limit" };
   switch (l.algorithm) {

@@ -1,3 +1,4 @@
+import { check } from "@tideward/time/internal";
 import type { TraceRecord } from "../replay";
 
 /** Which part of a log line names the caller. */
@@ -49,8 +50,15 @@ export function parseTime(value: unknown): number | undefined {
  * - Common or combined log format (Apache, nginx): the key is the client address (`ip`), the
  *   user (`user`) or the request path (`path`).
  * - Plain text: `<time> <key>`, whitespace apart.
+ *
+ * @throws TypeError when `line` is not text or `key` is not a field name
  */
 export function parseLogLine(line: string, key: KeyField = "ip"): TraceRecord | string | undefined {
+  if (typeof line !== "string") throw new TypeError(`parseLogLine line must be text, got ${check.describe(line)}`);
+  if (!(typeof key === "string" && key.length > 0))
+    throw new TypeError(
+      `parseLogLine key must be a field name such as "ip", "user" or "path", got ${check.describe(key)}`,
+    );
   const s = line.trim();
   if (s.length === 0 || s.startsWith("#")) return undefined;
   if (s.startsWith("{")) {

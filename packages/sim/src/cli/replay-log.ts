@@ -3,7 +3,9 @@ import type { Adapter, PolicySpec } from "../policy";
 import { replay } from "../replay";
 import type { TraceRecord } from "../replay";
 import { simulate } from "../simulate";
-import { describeLimit, limitPolicy } from "./limit";
+import { check } from "@tideward/time/internal";
+import { maxBytesOf } from "../memory";
+import { checkLimit, describeLimit, limitPolicy } from "./limit";
 import type { CandidateLimit } from "./limit";
 import { parseLogLine } from "./log";
 import type { KeyField } from "./log";
@@ -61,15 +63,29 @@ const BUCKETS = 1_000;
  * readings, and reports what it would have refused, key by key: a dry run of a limit before it
  * is switched on.
  *
- * @throws RangeError when no line of the log can be read
+ * @throws RangeError when no line of the log can be read; TypeError when `text` is not text, or
+ *   `options` (its `limit`, `key` or `maxBytes`) is missing, misspelt or of the wrong type
  */
 export function replayLog(text: string, options: ReplayLogOptions): ReplayReport {
+  if (typeof text !== "string")
+    throw new TypeError(`replayLog text must be the log's text (a string), got ${check.describe(text)}`);
+  if (options === undefined)
+    throw new TypeError(
+      'replayLog needs options with a limit: replayLog(text, { limit: parseLimit("100/min per key") })',
+    );
+  const o = check.options(options, ["limit", "key", "maxBytes"], "replayLog");
+  const limit = checkLimit(o.limit, "replayLog limit");
+  if (o.key !== undefined && !(typeof o.key === "string" && o.key.length > 0))
+    throw new TypeError(
+      `replayLog key must be a field name such as "ip", "user" or "path", got ${check.describe(o.key)}`,
+    );
+  const maxBytes = o.maxBytes === undefined ? undefined : maxBytesOf(o.maxBytes, "replayLog maxBytes");
   const records: TraceRecord[] = [];
   const skipped: { line: number; reason: string }[] = [];
   let skippedCount = 0;
   const lines = text.split("\n");
   lines.forEach((line, i) => {
-    const r = parseLogLine(line, options.key);
+    const r = parseLogLine(line, o.key);
     if (r === undefined) return;
     const why =
       typeof r === "string"
@@ -106,9 +122,9 @@ export function replayLog(text: string, options: ReplayLogOptions): ReplayReport
       step: Math.max(1_000, duration / BUCKETS),
       traffic: trace,
       backend: instant,
-      policies: [noting(limitPolicy(options.limit), first)],
+      policies: [noting(limitPolicy(limit), first)],
       perKey: true,
-      ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }),
+      ...(maxBytes === undefined ? {} : { maxBytes }),
     });
   } catch (e) {
     if (e instanceof RangeError && e.message.includes("simulate maxBytes"))
@@ -127,7 +143,7 @@ export function replayLog(text: string, options: ReplayLogOptions): ReplayReport
     (a, b) => b.refused - a.refused || b.requests - a.requests || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
   );
   return {
-    limit: describeLimit(options.limit),
+    limit: describeLimit(limit),
     requests: run.summary.calls,
     keys: perKey.length,
     refused: run.summary.refused,

@@ -1,6 +1,7 @@
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
-import { Bucket, Gate, Gcra, Period, Sliding } from "@tideward/limiters";
+import { Bucket, Gate, Gcra, MAX_SLIDING_QUOTA, Period, Sliding } from "@tideward/limiters";
+import { flag } from "../flag";
 import type { Adapter, Envelope, PolicyContext, PolicySpec } from "../policy";
 
 /** Options of the rate limiters' adapters. */
@@ -112,7 +113,7 @@ function limiter<O extends LimiterOptions, L>(
   define: (o: Readonly<Partial<O>>, perKey: boolean) => LimiterParts<L>,
 ): PolicySpec {
   const o = check.options<O>(options, [...own, "perKey", "name"], `policy.${kind}`);
-  const perKey = o.perKey ?? false;
+  const perKey = flag(o.perKey, `policy.${kind} perKey`);
   const { envelope, make, take, bytes } = define(o, perKey);
   const name = o.name ?? kind;
   const envelopes = [envelope];
@@ -164,7 +165,7 @@ export function gcra(rate: number, options: RateLimiterOptions = {}): PolicySpec
 /** `@tideward/limiters`' exact `Sliding` window: at most `quota` calls in any `window`-long stretch (each call counts one, whatever its cost). */
 export function sliding(quota: number, window: Span, options: LimiterOptions = {}): PolicySpec {
   return limiter("sliding", options, [], (_o, perKey) => {
-    new Sliding(quota, window);
+    checkSliding(quota, window);
     return {
       // Its ring of stamps, eight bytes a call of the quota.
       bytes: OBJECT_BYTES + 8 * quota,
@@ -183,6 +184,20 @@ export function sliding(quota: number, window: Span, options: LimiterOptions = {
   });
 }
 
+/**
+ * Checks a `Sliding`'s arguments as its constructor does, in its words, without making one: a
+ * window's ring is 8 bytes a call of the quota, allocated only once the run has charged it.
+ */
+function checkSliding(quota: number, window: Span): void {
+  // Anything but a number is refused by the constructor before it allocates.
+  if (typeof quota !== "number") new Sliding(quota, window);
+  const q = check.integer(quota, "Sliding quota", 1);
+  if (q > MAX_SLIDING_QUOTA)
+    throw new RangeError(`Sliding quota must be at most ${MAX_SLIDING_QUOTA} (2^24 stamps, 128 MiB), got ${q}`);
+  // A ring of one checks the window.
+  new Sliding(1, window);
+}
+
 /** Options of {@link period}. */
 export interface PeriodPolicyOptions extends LimiterOptions {
   /** Open periods on multiples of the period on the run's clock. @defaultValue false */
@@ -195,7 +210,7 @@ export interface PeriodPolicyOptions extends LimiterOptions {
  */
 export function period(quota: number, length: Span, options: PeriodPolicyOptions = {}): PolicySpec {
   return limiter("period", options, ["align"], (o, perKey) => {
-    const align = o.align ?? false;
+    const align = flag(o.align, "policy.period align");
     new Period(quota, length, { align });
     return {
       bytes: OBJECT_BYTES,

@@ -2,6 +2,7 @@ import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
 import type { AtomicReport, ChargeKind, Decision, LimitFields, LimitSpec, QuotaStore } from "@tideward/quota-engine";
 import { check } from "@tideward/time/internal";
 import type { Random } from "@tideward/time";
+import { flag } from "../flag";
 import type { Adapter, Envelope, PolicyContext, PolicySpec } from "../policy";
 import { resolveFaults } from "../store-faults";
 import type { ResolvedFaults, StoreFaults } from "../store-faults";
@@ -130,7 +131,7 @@ export function quota(options: QuotaPolicyOptions): PolicySpec {
   const makeStore = o.store ?? (() => new QuotaEngine());
   if (typeof makeStore !== "function")
     throw new TypeError(`policy.quota store must be a function making a fresh store, got ${check.describe(makeStore)}`);
-  const exact = o.exact ?? (mode === "atomic" && faults === undefined);
+  const exact = flag(o.exact, "policy.quota exact", mode === "atomic" && faults === undefined);
   return { name, create: (context) => new QuotaAdapter(name, dims, mode, makeStore, faults, onError, exact, context) };
 }
 

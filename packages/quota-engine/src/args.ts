@@ -81,6 +81,9 @@ export interface BatchInputs {
   readonly costs: Float64Array;
 }
 
+/** The most inputs a batch may hold: 2^24, some 400 MB of arrays while it is read. */
+export const MAX_INPUTS = 2 ** 24;
+
 /**
  * Reads every input of a batch once into arrays, checking each field there: nothing later reads
  * the caller's objects again, so a getter gets one say. `isKey` checks a key: the engine's brand
@@ -92,6 +95,8 @@ export function readInputs(inputs: unknown, isKey: (key: unknown) => key is Quot
   if (!Array.isArray(inputs))
     throw new TypeError(`inputs must be an array of EvaluationInput, got ${check.describe(inputs)}`);
   const n = inputs.length;
+  // Before the arrays are made: a sparse array's length costs its maker nothing.
+  if (n > MAX_INPUTS) throw new RangeError(`inputs must hold at most ${MAX_INPUTS} inputs (split the batch), got ${n}`);
   const keys = new Array<QuotaKey>(n);
   const nows = new Float64Array(n);
   const costs = new Float64Array(n);
@@ -108,4 +113,13 @@ export function readInputs(inputs: unknown, isKey: (key: unknown) => key is Quot
     costs[i] = cost;
   }
   return { keys, nows, costs };
+}
+
+/** What a caught value says, for a message: an Error's message, else the value; never throws. */
+export function describeError(e: unknown): string {
+  try {
+    return e instanceof Error ? String(e.message) : check.describe(e);
+  } catch {
+    return typeof e;
+  }
 }

@@ -21,6 +21,8 @@ import type { SlotTable } from "./table";
 
 /** Charge sets larger than this find repeated state with a Map instead of a scan. */
 const SMALL_SET = 16;
+/** The most charges an atomic set may hold: its working space, kept for the next set, is then at most some 3.5 MB. */
+export const MAX_CHARGES = 65_536;
 
 /**
  * The id of the state one charge touches — which limit, which algorithm, which key — for a set to
@@ -84,6 +86,9 @@ export class ChargeSets {
       throw new TypeError(`charges must be an array of QuotaCharge, got ${check.describe(charges)}`);
     if (!isInstant(now)) throw nowError(now);
     const n = charges.length;
+    // Before the working space is sized to it: a sparse array's length costs its maker nothing.
+    if (n > MAX_CHARGES)
+      throw new RangeError(`charges must hold at most ${MAX_CHARGES} charges (an atomic set), got ${n}`);
     this.#fit(n);
     for (let i = 0; i < n; i++) {
       const c = charges[i] as QuotaCharge | undefined;
@@ -126,7 +131,9 @@ export class ChargeSets {
   ): AtomicReport {
     let failed = this.#stage(n, limits, t);
     this.#reclaimed = false;
-    if (failed < 0 && commit && space.maxKeys !== Infinity) failed = this.#room(n, limits, space, t);
+    // A peek asks for room too, so that it answers what the check would (a sweep of keys at
+    // rest changes no decision); only a check counts a refusal for want of it.
+    if (failed < 0 && space.maxKeys !== Infinity) failed = this.#room(n, limits, space, t, commit);
     if (failed < 0 && commit) this.#commit(n, space, t);
 
     const decisions = new Array<Decision>(n);
@@ -223,13 +230,13 @@ export class ChargeSets {
 
   // With maxKeys: whether the set's new keys fit (after a bounded sweep if need be). Returns -1,
   // or the index of the first charge to a new key, marked KEY_LIMIT.
-  #room(n: number, limits: Map<string, LimitState>, space: KeySpace, t: number): number {
+  #room(n: number, limits: Map<string, LimitState>, space: KeySpace, t: number, commit: boolean): number {
     if (space.fits(this.#newKeys(n)[0])) return -1;
     space.reclaim(limits.values(), t);
     this.#reclaimed = true; // slots found during evaluation may have been freed by the sweep
     const [count, first] = this.#newKeys(n);
     if (space.fits(count)) return -1;
-    space.refused++;
+    if (commit) space.refused++;
     this.#codes[first] = KEY_LIMIT;
     return first;
   }
@@ -277,18 +284,38 @@ export class ChargeSets {
   #retryAfter(n: number, limits: Map<string, LimitState>, t: number, now: number): number {
     let worst = t;
     let repeated = false;
+    // Past a small set, each state's total demand in one pass (a scan per charge is quadratic).
+    let totals: Map<string, number> | undefined;
+    if (n > SMALL_SET) {
+      totals = new Map();
+      for (let i = 0; i < n; i++) {
+        const id = stateId(this.#kinds[i] as Kind, this.#names[i], this.#ids[i]);
+        const sum = totals.get(id);
+        if (sum !== undefined) repeated = true;
+        totals.set(id, (sum ?? 0) + this.#costs[i]);
+      }
+    }
     for (let i = 0; i < n; i++) {
       const limit = this.#limits[i];
       if (limit === undefined) return Infinity;
-      // Each state once, at its first charge: a set is small, so a scan beats a Set of ids.
-      let first = true;
-      for (let j = 0; j < i && first; j++) if (this.#same(i, j)) first = false;
-      if (!first) continue;
       let total = this.#costs[i];
-      for (let j = i + 1; j < n; j++) {
-        if (this.#same(i, j)) {
-          total += this.#costs[j];
-          repeated = true;
+      if (totals !== undefined) {
+        // Each state once, at its first charge: its total is taken out as it is used.
+        const id = stateId(this.#kinds[i] as Kind, this.#names[i], this.#ids[i]);
+        const sum = totals.get(id);
+        if (sum === undefined) continue;
+        totals.delete(id);
+        total = sum;
+      } else {
+        // Each state once, at its first charge: a set is small, so a scan beats a Map of ids.
+        let first = true;
+        for (let j = 0; j < i && first; j++) if (this.#same(i, j)) first = false;
+        if (!first) continue;
+        for (let j = i + 1; j < n; j++) {
+          if (this.#same(i, j)) {
+            total += this.#costs[j];
+            repeated = true;
+          }
         }
       }
       const kind = this.#kinds[i] as Kind;

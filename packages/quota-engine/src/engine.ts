@@ -11,7 +11,7 @@ import {
 } from "@tideward/limiters/math";
 import { check } from "@tideward/time/internal";
 import { decide, freshAmount, freshInstant } from "./algorithms";
-import { checkArgs, isInstant, limitError, nowError, readInputs, readKind, strayError } from "./args";
+import { checkArgs, describeError, isInstant, limitError, nowError, readInputs, readKind, strayError } from "./args";
 import type { AtomicReport, BatchReport, ChargeKind, EvaluationInput, QuotaCharge } from "./charge";
 import { ChargeSets } from "./charge-set";
 import { Verdict, reasons, unknownLimit } from "./decision";
@@ -97,15 +97,22 @@ export class QuotaEngine implements QuotaStore {
    * (`"invalid_limit"`) or a limit of that name exists (`"duplicate_limit"`).
    */
   addLimit(spec: LimitSpec): Result<"duplicate_limit" | "invalid_limit"> {
-    // Read once into a copy, which is what is checked and kept: a getter gets one say.
-    const copy = readSpec(spec);
-    let problem = limitProblem(copy ?? spec);
-    if (copy !== undefined)
-      for (const k of Object.keys(spec))
-        if (!(FIELDS as readonly string[]).includes(k)) {
-          problem = strayError(k, FIELDS, "LimitSpec").message;
-          break;
-        }
+    // Read once into a copy, which is what is checked and kept: a getter gets one say. One that
+    // throws (or a revoked Proxy) is a spec that cannot be read: refused, as documented, not thrown.
+    let copy: ReturnType<typeof readSpec>;
+    let problem: string | undefined;
+    try {
+      copy = readSpec(spec);
+      problem = limitProblem(copy ?? spec);
+      if (copy !== undefined)
+        for (const k of Object.keys(spec))
+          if (!(FIELDS as readonly string[]).includes(k)) {
+            problem = strayError(k, FIELDS, "LimitSpec").message;
+            break;
+          }
+    } catch (e) {
+      return refused("invalid_limit", `LimitSpec could not be read: ${describeError(e)}`);
+    }
     if (copy === undefined || problem !== undefined)
       return refused("invalid_limit", problem ?? "LimitSpec must be an object");
     const { name, capacity, refill, window, burst, align } = copy as unknown as LimitSpec;

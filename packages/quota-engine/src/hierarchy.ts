@@ -1,7 +1,7 @@
 // Hierarchy: the links (child → parent for one limit), the chain of charges a child's check makes
 // up its links, and the folding of that chain's atomic report into one decision.
 import { check } from "@tideward/time/internal";
-import { checkChainArgs } from "./args";
+import { checkChainArgs, describeError } from "./args";
 import type { AtomicReport, ChargeKind, QuotaCharge } from "./charge";
 import { Verdict } from "./decision";
 import type { Decision, Reason } from "./decision";
@@ -39,11 +39,20 @@ export class Links {
     return this.#count;
   }
 
-  /** Adds `link`; `known` says whether its limit exists. */
-  add(link: QuotaLink, known: (limit: string) => boolean): Result<LinkCode> {
+  /**
+   * Adds `link`; `known` says whether its limit exists. `walk` false leaves out the walk up the
+   * parent's chain that finds a cycle, for many links added at once and checked together after
+   * (see {@link Links.cycle}): one walk a link is quadratic along a chain listed top-down.
+   */
+  add(link: QuotaLink, known: (limit: string) => boolean, walk = true): Result<LinkCode> {
     if (link === null || typeof link !== "object")
       return refused("invalid_link", `QuotaLink must be an object, got ${check.describe(link)}`);
-    const { child, parent, limit, ratio } = link;
+    let child, parent, limit, ratio;
+    try {
+      ({ child, parent, limit, ratio } = link);
+    } catch (e) {
+      return refused("invalid_link", `QuotaLink could not be read: ${describeError(e)}`);
+    }
     if (!isQuotaKey(child))
       return refused("invalid_link", `QuotaLink child must be a QuotaKey, got ${check.describe(child)}`);
     if (!isQuotaKey(parent))
@@ -61,7 +70,7 @@ export class Links {
     const links = this.#byLimit.get(limit);
     if (links?.has(child.id) === true)
       return refused("duplicate_link", `${child.id} already has a parent for ${JSON.stringify(limit)}`);
-    for (let at: QuotaKey | undefined = parent; at !== undefined; at = links?.get(at.id)?.parent) {
+    for (let at: QuotaKey | undefined = walk ? parent : undefined; at !== undefined; at = links?.get(at.id)?.parent) {
       if (at.id === child.id)
         return refused("cycle", `linking ${child.id} to ${parent.id} for ${JSON.stringify(limit)} would close a cycle`);
     }
@@ -89,17 +98,58 @@ export class Links {
     return out;
   }
 
-  /** The number of links in the longest chain. */
+  /** The number of links in the longest chain (the links are acyclic). */
   depth(): number {
     let deepest = 0;
     for (const links of this.#byLimit.values()) {
-      for (const first of links.values()) {
-        let depth = 0;
-        for (let at: QuotaLink | undefined = first; at !== undefined; at = links.get(at.parent.id)) depth++;
-        if (depth > deepest) deepest = depth;
+      // Each key's depth once: walk up to a key whose depth is known, then fill in on the way back.
+      const known = new Map<string, number>();
+      const path: string[] = [];
+      for (const id of links.keys()) {
+        let at: string | undefined = id;
+        while (at !== undefined && !known.has(at)) {
+          path.push(at);
+          at = links.get(at)?.parent.id;
+        }
+        let depth = at === undefined ? 0 : (known.get(at) ?? 0);
+        for (let i = path.length - 1; i >= 0; i--) {
+          depth += links.has(path[i]) ? 1 : 0;
+          known.set(path[i], depth);
+        }
+        path.length = 0;
+        const mine = known.get(id) ?? 0;
+        if (mine > deepest) deepest = mine;
       }
     }
     return deepest;
+  }
+
+  /** The links of a cycle, if the links hold one (else none): each key is visited once. */
+  cycle(): QuotaLink[] {
+    for (const links of this.#byLimit.values()) {
+      // 1: on the walk in progress; 2: known to lead to a root.
+      const state = new Map<string, 1 | 2>();
+      for (const id of links.keys()) {
+        const walked: string[] = [];
+        let at: string | undefined = id;
+        while (at !== undefined && state.get(at) === undefined) {
+          state.set(at, 1);
+          walked.push(at);
+          at = links.get(at)?.parent.id;
+        }
+        if (at !== undefined && state.get(at) === 1) {
+          const loop: QuotaLink[] = [];
+          let link = links.get(at) as QuotaLink;
+          do {
+            loop.push(link);
+            link = links.get(link.parent.id) as QuotaLink;
+          } while (link.child.id !== at);
+          return loop;
+        }
+        for (const w of walked) state.set(w, 2);
+      }
+    }
+    return [];
   }
 }
 

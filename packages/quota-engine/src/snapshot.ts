@@ -6,6 +6,7 @@ import { check } from "@tideward/time/internal";
 import { SnapshotError } from "./errors";
 import { FairShare, subjectProblem, weightProblem } from "./fair";
 import { Links } from "./hierarchy";
+import type { QuotaLink } from "./hierarchy";
 import { MAX_KEY_PART, QuotaKey } from "./key";
 import { BUCKET, GCRA, WINDOW } from "./kinds";
 import type { Kind } from "./kinds";
@@ -362,6 +363,8 @@ function read(value: unknown, maxKeys: number): Restored {
     });
   entries("windows", WINDOW, ["end", "used"], (e, rule, path) => {
     const end = finite(e.end, `${path}.end`);
+    // It opened at a reading of at least −2^45 ms, so it cannot end before that.
+    if (end < -MAX_INSTANT) fail(`${path}.end`, `must be at least −${MAX_INSTANT} ms (−2^45), got ${end}`);
     // A window opens at the clock at the latest, so it ends at most one window later (give or
     // take two float steps: the rounding of an aligned end).
     if (end > above(above(clock + rule.window)))
@@ -384,6 +387,7 @@ function read(value: unknown, maxKeys: number): Restored {
   });
 
   const links = new Links();
+  const at = new Map<QuotaLink | undefined, number>();
   list(root.links, "snapshot.links").forEach((raw, i) => {
     const path = `snapshot.links[${i}]`;
     const e = record(raw, path, ["child", "parent", "limit", "ratio"]);
@@ -395,9 +399,21 @@ function read(value: unknown, maxKeys: number): Restored {
         ratio: e.ratio as number,
       },
       (name) => limits.has(name),
+      false,
     );
     if (!added.ok) fail(path, `is not a valid link (${added.code}): ${added.reason}`);
+    at.set(links.parentOf(e.limit as string, key(e.child, `${path}.child`)), i);
   });
+  // Cycles found once over all the links, each key visited once; named at the link listed last,
+  // the one that closed it.
+  const loop = links.cycle();
+  if (loop.length > 0) {
+    const last = loop.reduce((a, b) => ((at.get(b) ?? 0) > (at.get(a) ?? 0) ? b : a));
+    fail(
+      `snapshot.links[${at.get(last) ?? 0}]`,
+      `is not a valid link (cycle): linking ${last.child.id} to ${last.parent.id} for ${JSON.stringify(last.limit)} would close a cycle`,
+    );
+  }
 
   const fair = new FairShare();
   const seen = new Set<string>();

@@ -128,6 +128,32 @@ describe.each(STARTS)("checkAtomic (properties), on %s", (_, starts) => {
       { numRuns: 200 },
     );
   });
+
+  it("retryAfter is the same when a set is large (each state's demand totalled in one pass): retried that much later, it passes", () => {
+    fc.assert(
+      fc.property(
+        fc.tuple(spec, spec, spec),
+        fc.array(chargeArb, { maxLength: 30 }),
+        fc.array(chargeArb, { minLength: 17, maxLength: 60 }),
+        fc.oneof(fc.constant(37), fc.double({ min: 0, max: 200, noNaN: true })),
+        starts,
+        (specs, warmup, set, gap, start) => {
+          const engine = build(specs);
+          let now = start;
+          for (const c of warmup) single(engine, toCharge(c), (now += gap));
+          const charges = set.map(toCharge);
+          const report = engine.peekAtomic(charges, now);
+          if (report.allowed) return report.retryAfter === 0;
+          if (report.retryAfter === Infinity) return !engine.peekAtomic(charges, now + 1e9).allowed;
+          // Earlier first: the engine's clock only moves forward.
+          if (engine.peekAtomic(charges, now + report.retryAfter * 0.99 - 1e-3).allowed) return false;
+          const at = now + report.retryAfter;
+          return engine.peekAtomic(charges, at).allowed && engine.checkAtomic(charges, at).committed;
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
 });
 
 describe("checkAtomic", () => {

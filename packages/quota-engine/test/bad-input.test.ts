@@ -359,6 +359,71 @@ const cases: Case[] = [
     },
   ],
   [
+    "a charge set of a length past any atomic set (a sparse array costs its maker nothing)",
+    (e) => e.checkAtomic(new Array(2 ** 32 - 1), 200),
+    { throws: RangeError, message: "charges must hold at most 65536 charges (an atomic set), got 4294967295" },
+  ],
+  [
+    "a batch of a length past any batch",
+    (e) => e.checkMany("req", new Array(2 ** 28)),
+    { throws: RangeError, message: "inputs must hold at most 16777216 inputs (split the batch), got 268435456" },
+  ],
+  [
+    "a limit spec whose getter throws",
+    (e) =>
+      e.addLimit(
+        any<LimitSpec>({
+          name: "x",
+          get capacity(): number {
+            throw new Error("getter boom");
+          },
+        }),
+      ),
+    { returns: { ok: false, code: "invalid_limit", reason: "LimitSpec could not be read: getter boom" } },
+  ],
+  [
+    "a limit spec that is a revoked Proxy",
+    (e) => {
+      const { proxy, revoke } = Proxy.revocable({}, {});
+      revoke();
+      return e.addLimit(any<LimitSpec>(proxy));
+    },
+    {
+      returns: {
+        ok: false,
+        code: "invalid_limit",
+        reason:
+          "LimitSpec could not be read: Cannot perform 'getOwnPropertyDescriptor' on a proxy that has been revoked",
+      },
+    },
+  ],
+  [
+    "a link whose getter throws",
+    (e) =>
+      e.addLink(
+        any({
+          child: alice,
+          get parent(): QuotaKey {
+            throw new Error("link boom");
+          },
+          limit: "req",
+          ratio: 1,
+        }),
+      ),
+    { returns: { ok: false, code: "invalid_link", reason: "QuotaLink could not be read: link boom" } },
+  ],
+  [
+    "a snapshot with a window ending before any reading",
+    (e) => {
+      const s = e.snapshot();
+      return e.restore({ ...s, windows: [{ ...s.windows[0], end: -1e300 }] });
+    },
+    {
+      throws: SnapshotError,
+      message: "snapshot.windows[0].end must be at least −35184372088832 ms (−2^45), got -1e+300",
+    },
+  ],
+  [
     "a snapshot smuggling __proto__",
     (e) => e.restore(JSON.parse(`{"__proto__":{"admin":true},${JSON.stringify(e.snapshot()).slice(1)}`)),
     { throws: SnapshotError, message: 'snapshot has an unexpected field "__proto__"' },

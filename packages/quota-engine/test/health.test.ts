@@ -45,6 +45,23 @@ describe("validate", () => {
     expect(engine.validate().map((i) => i.code)).toEqual(["deep_chain"]);
   });
 
+  it("measures the longest chain once per key, however the links were listed, and restores a long chain", () => {
+    const engine = new QuotaEngine();
+    engine.addLimit(perSecond("r", 5));
+    // A chain of 3 000 added top-down (each new link below the last), and a branch of 10 off its middle.
+    for (let i = 3_000; i > 0; i--) engine.addLink({ child: k(i - 1), parent: k(i), limit: "r", ratio: 1 });
+    for (let i = 0; i < 10; i++) {
+      const parent = i === 9 ? k(1_500) : k(10_001 + i);
+      engine.addLink({ child: k(10_000 + i), parent, limit: "r", ratio: 1 });
+    }
+    const [issue] = engine.validate();
+    expect(issue?.code).toBe("deep_chain");
+    expect(issue?.message).toContain("a hierarchy chain has 3000 links");
+    const copy = new QuotaEngine();
+    copy.restore(engine.snapshot());
+    expect(copy.validate()[0]?.message).toBe(issue?.message);
+  });
+
   it("reports fair-share usage too large to compare exactly", () => {
     const engine = new QuotaEngine();
     engine.addLimit(perSecond("r", 5));

@@ -1,12 +1,14 @@
 // Run after a package's build: takes the TSDoc out of its `internal` entry's declarations
-// (dist/internal.d.ts). That entry is for the sibling packages only, which are written against the
+// (dist/internal.d.ts, or the file after `--file`). That entry is for the sibling packages only, which are written against the
 // sources (the "@tideward/source" condition) where the comments stay; in the published package
 // they would be bytes every user installs and no user reads. Chunks it shares with the public
 // entry keep theirs, and so does each declaration named after `--keep` (comma-separated): one a
 // public entry re-exports from here, whose TSDoc users do read.
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 
-const file = "dist/internal.d.ts";
+// `--file` names another entry of the same standing (one documented as not covered by semver).
+const fileAt = process.argv.indexOf("--file");
+const file = fileAt === -1 ? "dist/internal.d.ts" : (process.argv[fileAt + 1] ?? "");
 if (!existsSync(file)) {
   console.error(`internal-dts: no ${file} in ${process.cwd()} (run it after the build)`);
   process.exit(1);

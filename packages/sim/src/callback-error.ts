@@ -1,3 +1,5 @@
+import { check } from "@tideward/time/internal";
+
 /**
  * A function handed to the simulator threw, or answered outside its contract (a latency of NaN,
  * a key past the traffic's keys, a failure share above 1), and the run stopped there.
@@ -40,4 +42,26 @@ export function isCallbackError(error: unknown): error is CallbackError {
   return (
     typeof error === "object" && error !== null && (error as { isCallbackError?: unknown }).isCallbackError === true
   );
+}
+
+/**
+ * Thrown by the simulator's own wrappers of functions handed in (a merged traffic's parts) to
+ * name the one that threw or answered garbage: the run turns it into a {@link CallbackError}
+ * whose `callback` is this one's, where it would otherwise name only what the run was doing.
+ * @internal
+ */
+export class Blame extends Error {
+  readonly callback: string;
+
+  constructor(callback: string, detail: string, cause?: unknown) {
+    super(detail, cause === undefined ? undefined : { cause });
+    this.name = "Blame";
+    this.callback = callback;
+  }
+
+  /** What a callback named `callback` threw, as a Blame (one already made passes on as it is). */
+  static of(callback: string, thrown: unknown): Blame {
+    if (thrown instanceof Blame) return thrown;
+    return new Blame(callback, thrown instanceof Error ? thrown.message : `threw ${check.describe(thrown)}`, thrown);
+  }
 }

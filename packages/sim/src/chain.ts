@@ -1,7 +1,7 @@
 import { check } from "@tideward/time/internal";
-import { monitor } from "./monitor";
+import { monitors } from "./monitor";
 import type { Monitor } from "./monitor";
-import type { Adapter, Envelope, PolicyContext, PolicySpec } from "./policy";
+import type { Adapter, PolicyContext, PolicySpec } from "./policy";
 import type { Recorder } from "./recorder";
 import type { PolicyReport } from "./result";
 
@@ -84,30 +84,20 @@ export class Chain {
     this.#reasonIndex = adapters.map(() => -1);
     this.#rec = rec;
     this.#violation = violation;
-    this.monitors = invariants
-      ? adapters.map((a) => {
-          const list = a.envelopes ?? [];
-          if (!Array.isArray(list))
-            throw new TypeError(`policy ${a.name} envelopes must be an array, got ${check.describe(list)}`);
-          return list.map((e: Envelope, j) => {
-            try {
-              return monitor(e);
-            } catch (error) {
-              throw new TypeError(`policy ${a.name} envelopes[${j}]: ${(error as Error).message}`, { cause: error });
-            }
-          });
-        })
-      : undefined;
+    // Checked as each policy was made (see Chain.adapters): this does not throw.
+    this.monitors = invariants ? adapters.map((a) => monitors(a.envelopes, a.name)) : undefined;
   }
 
   /**
-   * Makes each policy's adapter for a run, checking what it made. `making` hears the index of the
-   * policy about to be made, so a policy whose `create` throws can be named.
+   * Makes each policy's adapter for a run, checking what it made (with `invariants`, its
+   * envelopes too). `making` hears the index of the policy about to be made, so a policy whose
+   * `create` throws, or answers garbage, can be named.
    */
   static adapters(
     specs: readonly PolicySpec[],
     context: (i: number, spec: PolicySpec) => PolicyContext,
     making: (i: number) => void,
+    invariants: boolean,
   ): Adapter[] {
     return specs.map((spec, i) => {
       making(i);
@@ -120,6 +110,13 @@ export class Chain {
         throw new TypeError(`policy ${spec.name} side must be "client" or "server", got ${check.describe(a.side)}`);
       if (typeof a.name !== "string")
         throw new TypeError(`policy ${spec.name} adapter name must be text, got ${check.describe(a.name)}`);
+      // Optional methods: absent, or functions (called later, they would fail far from here).
+      for (const m of ["release", "held", "stats"] as const) {
+        const f = (a as unknown as Record<string, unknown>)[m];
+        if (f !== undefined && typeof f !== "function")
+          throw new TypeError(`policy ${spec.name} ${m} must be a function, got ${check.describe(f)}`);
+      }
+      if (invariants) monitors(a.envelopes, a.name);
       return a;
     });
   }

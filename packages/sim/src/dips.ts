@@ -1,5 +1,6 @@
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
+import { IndexHeap, edgeAt } from "./heap";
 
 /**
  * A stretch of a run during which the backend is degraded: its service times stretched, or
@@ -15,6 +16,68 @@ export interface Dip {
   readonly latency?: number;
   /** Workers left during it, a whole number from 0 up to the backend's `workers`: a capacity dip. @defaultValue all of them */
   readonly workers?: number;
+}
+
+interface Checked {
+  readonly from: number;
+  readonly to: number;
+  readonly factor: number;
+  readonly left: number;
+}
+
+/**
+ * Fills `factor` and `workers` for each of `cuts` (ascending) from the dips covering it, sweeping
+ * once: the fewest workers from a heap of the dips begun (ended ones dropped as they surface),
+ * the factor as the product of the stretching dips in force, taken in the order the dips were
+ * given so that it rounds as a plain product would. Only overlapping stretches cost more than
+ * their own edges.
+ */
+function sweep(
+  cuts: readonly number[],
+  dips: readonly Checked[],
+  all: number,
+  factor: Float64Array,
+  workers: Float64Array,
+): void {
+  const order = (key: (d: Checked) => number): number[] =>
+    dips.map((_, i) => i).sort((a, b) => key(dips[a]) - key(dips[b]) || a - b);
+  const byFrom = order((d) => d.from);
+  const byTo = order((d) => d.to);
+  const fewest = new IndexHeap((a, b) => dips[a].left < dips[b].left);
+  // The stretching dips in force, ascending by index.
+  const stretching: number[] = [];
+  let begin = 0;
+  let end = 0;
+  for (let c = 0; c < cuts.length; c++) {
+    const at = cuts[c];
+    for (; begin < byFrom.length && dips[byFrom[begin]].from <= at; begin++) {
+      const i = byFrom[begin];
+      if (dips[i].left < all) fewest.push(i);
+      if (dips[i].factor !== 1) stretching.splice(firstAtLeast(stretching, i), 0, i);
+    }
+    // A dip ends at a cut it began at or before: begun above, if not earlier.
+    for (; end < byTo.length && dips[byTo[end]].to <= at; end++) {
+      const i = byTo[end];
+      if (dips[i].factor !== 1) stretching.splice(firstAtLeast(stretching, i), 1);
+    }
+    while (fewest.size > 0 && dips[fewest.top].to <= at) fewest.pop();
+    workers[c] = fewest.size > 0 ? dips[fewest.top].left : all;
+    let f = 1;
+    for (const i of stretching) f *= dips[i].factor;
+    factor[c] = f;
+  }
+}
+
+/** Where `v` goes in ascending `list`. */
+function firstAtLeast(list: readonly number[], v: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**
@@ -49,20 +112,14 @@ export class DipSchedule {
     });
     const cuts = [...new Set([0, ...checked.flatMap((d) => [d.from, d.to])])].sort((a, b) => a - b);
     this.edges = Float64Array.from(cuts);
-    this.#factor = Float64Array.from(cuts, (at) =>
-      checked.reduce((f, d) => (at >= d.from && at < d.to ? f * d.factor : f), 1),
-    );
-    this.#workers = Float64Array.from(cuts, (at) =>
-      checked.reduce((w, d) => (at >= d.from && at < d.to ? Math.min(w, d.left) : w), workers),
-    );
+    this.#factor = new Float64Array(cuts.length);
+    this.#workers = new Float64Array(cuts.length);
+    sweep(cuts, checked, workers, this.#factor, this.#workers);
     this.stretches = checked.some((d) => d.factor !== 1);
   }
 
   #index(offset: number): number {
-    const edges = this.edges;
-    let i = edges.length - 1;
-    while (i > 0 && edges[i] > offset) i--;
-    return i;
+    return edgeAt(this.edges, offset);
   }
 
   /** The service-time factor `offset` ms after the start. */

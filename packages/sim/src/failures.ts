@@ -1,5 +1,6 @@
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
+import { IndexHeap, edgeAt } from "./heap";
 
 /** A stretch of a run during which calls fail at `rate`: offsets in milliseconds from the run's start. */
 export interface FailureWindow {
@@ -27,35 +28,20 @@ export class FailureSchedule {
 
   /**
    * @throws RangeError naming the field for a rate outside [0, 1], a negative or non-finite
-   *   offset, or a window that ends before it begins
+   *   offset, or a window that ends before it begins; TypeError for windows that are not an array
    */
   constructor(base = 0, windows: readonly FailureWindow[] = []) {
     this.base = check.between(base, 0, 1, "FailureSchedule base rate");
-    const checked = windows.map((w, i) => {
-      const o = check.options(w, ["from", "to", "rate"], `FailureSchedule window ${i}`);
-      const from = check.nonNegative(o.from, `FailureSchedule window ${i} from (ms)`);
-      const to = check.nonNegative(o.to ?? Infinity, `FailureSchedule window ${i} to (ms)`);
-      if (to < from)
-        throw new RangeError(`FailureSchedule window ${i} to (ms) must be at least from (${from}), got ${to}`);
-      return Object.freeze({ from, to, rate: check.between(o.rate, 0, 1, `FailureSchedule window ${i} rate`) });
-    });
+    const checked = checkWindows(windows, "FailureSchedule windows", (i) => `FailureSchedule window ${i}`);
     this.windows = Object.freeze(checked);
     const cuts = [...new Set([0, ...checked.flatMap((w) => [w.from, w.to])])].sort((a, b) => a - b);
     this.#edges = Float64Array.from(cuts);
-    this.#rates = Float64Array.from(cuts, (at) => {
-      let r = this.base;
-      for (const w of checked) if (at >= w.from && at < w.to) r = w.rate;
-      return r;
-    });
+    this.#rates = sweep(cuts, checked, this.base);
   }
 
   /** The share of calls failing `offset` milliseconds after the run's start, in [0, 1]. */
   rate(offset: number): number {
-    const edges = this.#edges;
-    // Few windows: a backwards scan from the end finds the breakpoint.
-    let i = edges.length - 1;
-    while (i > 0 && edges[i] > offset) i--;
-    return this.#rates[i];
+    return this.#rates[edgeAt(this.#edges, offset)];
   }
 
   /** The schedule in words, for reports. */
@@ -65,6 +51,46 @@ export class FailureSchedule {
       ? `${Math.round(this.base * 100)}%`
       : `${Math.round(this.base * 100)}%, then ${parts.join(", ")}`;
   }
+}
+
+/** `windows` checked, frozen; `list` names the array in messages and `item(i)` its window `i`. */
+function checkWindows(windows: unknown, list: string, item: (i: number) => string): FailureWindow[] {
+  if (!Array.isArray(windows))
+    throw new TypeError(
+      `${list} must be an array of windows such as { from: 0, to: 1000, rate: 1 }, got ${check.describe(windows)}`,
+    );
+  return windows.map((w: FailureWindow, i) => {
+    const name = item(i);
+    const o = check.options(w, ["from", "to", "rate"], name);
+    const from = check.nonNegative(given(o.from, `${name} from (ms)`), `${name} from (ms)`);
+    const to = check.nonNegative(given(o.to, `${name} to (ms)`), `${name} to (ms)`);
+    if (to < from) throw new RangeError(`${name} to (ms) must be at least from (${from}), got ${to}`);
+    return Object.freeze({ from, to, rate: check.between(given(o.rate, `${name} rate`), 0, 1, `${name} rate`) });
+  });
+}
+
+/** `value`, or a TypeError saying the field `what` is missing. */
+function given(value: unknown, what: string): unknown {
+  if (value === undefined) throw new TypeError(`${what} is missing`);
+  return value;
+}
+
+/**
+ * The rate from each of `cuts` (ascending) on: that of the last window covering it, or `base`.
+ * A sweep with a heap of the windows begun, latest on top; ended ones are dropped as they surface.
+ */
+function sweep(cuts: readonly number[], windows: readonly FailureWindow[], base: number): Float64Array {
+  const byFrom = windows.map((_, i) => i).sort((a, b) => windows[a].from - windows[b].from || a - b);
+  const begun = new IndexHeap((a, b) => a > b);
+  const rates = new Float64Array(cuts.length);
+  let next = 0;
+  for (let c = 0; c < cuts.length; c++) {
+    const at = cuts[c];
+    while (next < byFrom.length && windows[byFrom[next]].from <= at) begun.push(byFrom[next++]);
+    while (begun.size > 0 && windows[begun.top].to <= at) begun.pop();
+    rates[c] = begun.size > 0 ? windows[begun.top].rate : base;
+  }
+  return rates;
 }
 
 /** Calls never fail. */
@@ -89,17 +115,25 @@ export interface OutageOptions {
 
 /** Every call fails (or `rate` of them) from `from` to `to` ms after the start. */
 export function outage(options: OutageOptions): FailureSchedule {
-  const o = check.options(options, ["from", "to", "rate", "base"], "outage");
-  return new FailureSchedule(o.base ?? 0, [{ from: o.from as number, to: o.to as number, rate: o.rate ?? 1 }]);
+  return stretch(options, "outage", 1);
 }
 
 /** A share of calls (40 % by default) fails from `from` to `to` ms after the start: a degraded backend. */
 export function brownout(options: OutageOptions): FailureSchedule {
-  const o = check.options(options, ["from", "to", "rate", "base"], "brownout");
-  return new FailureSchedule(o.base ?? 0, [{ from: o.from as number, to: o.to as number, rate: o.rate ?? 0.4 }]);
+  return stretch(options, "brownout", 0.4);
+}
+
+/** An outage or brown-out, its fields checked under the name the user called (`what`). */
+function stretch(options: OutageOptions, what: string, rate: number): FailureSchedule {
+  if (options === undefined) throw new TypeError(`failures.${what} needs options such as { from: 0, to: 1000 }`);
+  const o = check.options(options, ["from", "to", "rate", "base"], `failures.${what}`);
+  const [w] = checkWindows([{ from: o.from, to: o.to, rate: o.rate ?? rate }], "", () => `failures.${what}`);
+  return new FailureSchedule(check.between(o.base ?? 0, 0, 1, `failures.${what} base`), [w]);
 }
 
 /** A base rate with any number of windows laid over it. */
 export function schedule(windows: readonly FailureWindow[], base = 0): FailureSchedule {
-  return new FailureSchedule(base, windows);
+  // Checked here first so that messages name what the user called.
+  checkWindows(windows, "failures.schedule windows", (i) => `failures.schedule windows[${i}]`);
+  return new FailureSchedule(check.between(base, 0, 1, "failures.schedule base"), windows);
 }

@@ -1,17 +1,25 @@
 import { seededRandom } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Random } from "@tideward/time";
+import { Blame } from "./callback-error";
+import { checkTraffic } from "./traffic";
 import type { Arrivals, KeyTable, Traffic, TrafficContext } from "./traffic";
 
-/** Several traffic models at once: their arrivals interleaved in time order, each model's keys numbered after the ones before it. */
+/**
+ * Several traffic models at once: their arrivals interleaved in time order, each model's keys
+ * numbered after the ones before it. A part whose arrivals throw or are garbage (a time that is
+ * NaN or goes back, a key outside its own keys, a bad cost) stops the run with a CallbackError
+ * naming the part, `traffic.merge model 1 (label)`.
+ */
 export function merge(...models: readonly Traffic[]): Traffic {
   if (models.length === 0) throw new RangeError("traffic.merge needs at least one traffic model");
-  models.forEach((m, i) => {
+  const counts = models.map((m, i) => {
     if (typeof m?.open !== "function")
       throw new TypeError(`traffic.merge model ${i} must be a traffic model, got ${check.describe(m)}`);
+    return checkTraffic(m, `traffic.merge model ${i}'s`);
   });
   const offsets = [0];
-  for (const m of models) offsets.push(offsets[offsets.length - 1] + m.keys.count);
+  for (const n of counts) offsets.push(offsets[offsets.length - 1] + n);
   const keys: KeyTable = {
     count: offsets[models.length],
     name: (i) => {
@@ -20,22 +28,66 @@ export function merge(...models: readonly Traffic[]): Traffic {
       return models[j].keys.name(i - offsets[j]);
     },
   };
+  const names = models.map((m, i) => `traffic.merge model ${i} (${m.label})`);
   return Object.freeze({
     label: models.map((m) => m.label).join(" + "),
     keys,
     open: (context: TrafficContext): Arrivals => {
       // Each part gets a stream of its own, so adding a part never changes the others' draws.
-      const parts = models.map((m, i) => m.open({ ...context, random: substream(context.random, i) }));
-      const times = parts.map((p) => p.next());
+      const parts = models.map((m, i) => {
+        let p: Arrivals;
+        try {
+          p = m.open({ ...context, random: substream(context.random, i) });
+        } catch (e) {
+          throw Blame.of(`${names[i]} open`, e);
+        }
+        if (p === null || typeof p !== "object" || typeof p.next !== "function")
+          throw new Blame(
+            `${names[i]} open`,
+            `it must return arrivals (an object with next), got ${check.describe(p)}`,
+          );
+        return p;
+      });
+      // Each part's last time, checked as it comes: NaN would never be picked, and a part would vanish.
+      const times = parts.map(() => context.start);
+      const pull = (i: number): void => {
+        let t: number;
+        try {
+          t = parts[i].next();
+        } catch (e) {
+          throw Blame.of(names[i], e);
+        }
+        if (!(typeof t === "number" && t >= times[i]))
+          throw new Blame(
+            names[i],
+            `its next arrival must be a time no earlier than ${times[i] === context.start ? "the run's start" : "its last"} (${times[i]} ms), got ${check.describe(t)}`,
+          );
+        times[i] = t;
+      };
+      for (let i = 0; i < parts.length; i++) pull(i);
       const merged = { key: 0, cost: 1, next: () => Infinity };
       merged.next = () => {
         let best = 0;
         for (let i = 1; i < times.length; i++) if (times[i] < times[best]) best = i;
         const t = times[best];
         if (t === Infinity) return t;
-        merged.key = parts[best].key + offsets[best];
-        merged.cost = parts[best].cost;
-        times[best] = parts[best].next();
+        const part = parts[best];
+        const key = part.key;
+        // Checked here, against the part's own keys: past them it would count as the next part's.
+        if (!(key >>> 0 === key && key < counts[best]))
+          throw new Blame(
+            names[best],
+            `it gave key ${check.describe(key)}; its keys are whole numbers from 0 to ${counts[best] - 1}`,
+          );
+        const cost = part.cost;
+        if (!(typeof cost === "number" && cost >= 0 && cost < Infinity))
+          throw new Blame(
+            names[best],
+            `it gave a cost of ${check.describe(cost)}; a cost is a finite number, 0 or more`,
+          );
+        merged.key = key + offsets[best];
+        merged.cost = cost;
+        pull(best);
         return t;
       };
       return merged;

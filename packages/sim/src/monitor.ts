@@ -1,3 +1,4 @@
+import { check } from "@tideward/time/internal";
 import type { ConcurrencyEnvelope, Envelope, RateEnvelope, WindowEnvelope } from "./policy";
 
 /**
@@ -176,16 +177,65 @@ function fmt(n: number): string {
   return String(Math.round(n * 1e6) / 1e6);
 }
 
-/** The monitor that checks `envelope`. */
-export function monitor(envelope: Envelope): Monitor {
+/**
+ * The monitors of policy `policy`'s `envelopes`, each checked first: a field that is missing or
+ * of the wrong kind is refused naming it (`policy quota envelopes[1] quota`), so a broken
+ * envelope never surfaces as a raw error mid-run.
+ */
+export function monitors(envelopes: unknown, policy: string): Monitor[] {
+  const list = envelopes ?? [];
+  if (!Array.isArray(list))
+    throw new TypeError(`policy ${policy} envelopes must be an array, got ${check.describe(list)}`);
+  return list.map((e: unknown, j) => monitor(checkEnvelope(e, `policy ${policy} envelopes[${j}]`)));
+}
+
+function checkEnvelope(e: unknown, what: string): Envelope {
+  if (e === null || typeof e !== "object" || Array.isArray(e))
+    throw new TypeError(`${what} must be an object, got ${check.describe(e)}`);
+  const o = e as Record<string, unknown>;
+  if (typeof o.label !== "string") throw new TypeError(`${what} label must be text, got ${check.describe(o.label)}`);
+  if (o.scope !== undefined && typeof o.scope !== "function")
+    throw new TypeError(`${what} scope must be a function, got ${check.describe(o.scope)}`);
+  if (o.units !== undefined && o.units !== "cost" && o.units !== "calls")
+    throw new TypeError(`${what} units must be "cost" or "calls", got ${check.describe(o.units)}`);
+  if (o.exact !== undefined && typeof o.exact !== "boolean")
+    throw new TypeError(`${what} exact must be true or false, got ${check.describe(o.exact)}`);
+  if (o.reason !== undefined && typeof o.reason !== "string")
+    throw new TypeError(`${what} reason must be text, got ${check.describe(o.reason)}`);
+  if (o.overshoot !== undefined) amount(o.overshoot, `${what} overshoot`, false);
+  switch (o.kind) {
+    case "rate":
+      amount(o.rate, `${what} rate`, true);
+      amount(o.burst, `${what} burst`, true);
+      break;
+    case "window":
+      amount(o.quota, `${what} quota`, false);
+      amount(o.window, `${what} window`, true);
+      break;
+    case "concurrency":
+      amount(o.limit, `${what} limit`, false);
+      break;
+    default:
+      throw new TypeError(`${what} kind must be "rate", "window" or "concurrency", got ${check.describe(o.kind)}`);
+  }
+  return e as Envelope;
+}
+
+/** A bound's number: 0 or more (above 0 if `positive`); a bound may be Infinity, never NaN. */
+function amount(v: unknown, what: string, positive: boolean): void {
+  if (typeof v !== "number") throw new TypeError(`${what} must be a number, got ${check.describe(v)}`);
+  if (Number.isNaN(v) || v < 0 || (positive && v === 0))
+    throw new RangeError(`${what} must be ${positive ? "above 0" : "0 or more"}, got ${v}`);
+}
+
+/** The monitor that checks `envelope`, already checked. */
+function monitor(envelope: Envelope): Monitor {
   switch (envelope.kind) {
     case "rate":
       return new RateMonitor(envelope);
     case "window":
       return new WindowMonitor(envelope);
-    case "concurrency":
-      return new ConcurrencyMonitor(envelope);
     default:
-      throw new TypeError(`unknown envelope kind ${JSON.stringify((envelope as { kind: unknown }).kind)}`);
+      return new ConcurrencyMonitor(envelope);
   }
 }

@@ -25,6 +25,15 @@ const H_REFUSE = 16;
 
 const QS = [0.5, 0.95, 0.99] as const;
 
+/**
+ * The most distinct refusal reasons a run keeps apart; refusals for any reason past them are
+ * counted together under {@link OTHER_REASONS}. A reason costs a counter per bucket, so a policy
+ * that puts (say) a key or a timestamp in its reason would otherwise grow the result without end.
+ */
+export const MAX_REASONS = 256;
+/** The reason refusals are counted under once a run has seen {@link MAX_REASONS} distinct ones. */
+export const OTHER_REASONS = "(other reasons)";
+
 /** The most series buckets a run may have, whatever its ceiling: a typed array's length. */
 const MAX_BUCKETS = 2 ** 30;
 
@@ -40,6 +49,8 @@ export class Recorder {
   readonly buckets: number;
   readonly hash = new TraceHash();
   readonly #reasons: string[] = [];
+  // Reason to index: a refusal's reason is looked up on every change of it, so no scan.
+  readonly #reasonIndex = new Map<string, number>();
   readonly #refusedBy: Float64Array[] = [];
   readonly #refusedTotal: number[] = [];
 
@@ -142,19 +153,30 @@ export class Recorder {
     }
   }
 
-  /** The index of refusal reason `reason`, registered on first sight. */
+  /**
+   * The index of refusal reason `reason`, registered on first sight (and charged to the budget);
+   * past {@link MAX_REASONS} distinct reasons, the index of {@link OTHER_REASONS}.
+   */
   reason(reason: string): number {
-    let i = this.#reasons.indexOf(reason);
-    if (i < 0) {
-      this.#budget.reserve(
-        (this.buckets + 1) * REASON_BYTES,
-        `simulate: refusal reason ${JSON.stringify(reason)} (the run's ${formatCount(this.#reasons.length + 1)}th) over ${formatCount(this.buckets)} buckets`,
-      );
-      i = this.#reasons.length;
-      this.#reasons.push(reason);
-      this.#refusedBy.push(new Float64Array(this.buckets + 1));
-      this.#refusedTotal.push(0);
+    const known = this.#reasonIndex.get(reason);
+    if (known !== undefined) return known;
+    if (this.#reasons.length >= MAX_REASONS) {
+      const other = this.#reasonIndex.get(OTHER_REASONS);
+      return other !== undefined ? other : this.#register(OTHER_REASONS);
     }
+    return this.#register(reason);
+  }
+
+  #register(reason: string): number {
+    this.#budget.reserve(
+      (this.buckets + 1) * REASON_BYTES,
+      `simulate: refusal reason ${JSON.stringify(reason.length > 80 ? `${reason.slice(0, 80)}…` : reason)} (the run's ${formatCount(this.#reasons.length + 1)}th) over ${formatCount(this.buckets)} buckets`,
+    );
+    const i = this.#reasons.length;
+    this.#reasons.push(reason);
+    this.#reasonIndex.set(reason, i);
+    this.#refusedBy.push(new Float64Array(this.buckets + 1));
+    this.#refusedTotal.push(0);
     return i;
   }
 

@@ -1,6 +1,7 @@
 import { RetryBudget } from "@tideward/backoff";
 import type { Backoff } from "@tideward/backoff";
 import type { Random } from "@tideward/time";
+import { check } from "@tideward/time/internal";
 import type { Calls } from "./calls";
 import type { RunSpec } from "./options";
 
@@ -39,18 +40,29 @@ export class RetryRule {
     // With a deadline the wait is drawn first, to know whether a retry could start in time.
     const timed = until < Infinity;
     let delay = timed ? this.#wait(calls, c, made) : 0;
-    if (!(delay + now < until) || (this.budget !== undefined && !this.budget.tryRetry(now))) return -1;
+    if (delay < 0 || !(delay + now < until) || (this.budget !== undefined && !this.budget.tryRetry(now))) return -1;
     if (!timed) delay = this.#wait(calls, c, made);
+    if (delay < 0) return -1;
     calls.prev[c] = delay;
     return delay;
   }
 
-  /** The backoff's wait before call `c`'s next attempt, `made` having been made, ms. */
+  /**
+   * The backoff's wait before call `c`'s next attempt, `made` having been made, ms; -1 when it
+   * answers `undefined` (no more retries). Anything but a finite wait, 0 or more, is refused: a
+   * NaN would silently end every call, and Infinity leave it unfinished for ever.
+   */
   #wait(calls: Calls, c: number, made: number): number {
     const backoff = this.#backoff as Backoff;
-    return backoff.delay(made, {
+    const d: unknown = backoff.delay(made, {
       random: this.#random(),
       previous: made === 1 ? backoff.base : calls.prev[c],
-    }) as number;
+    });
+    if (d === undefined) return -1;
+    if (!(typeof d === "number" && d >= 0 && d < Infinity))
+      throw new RangeError(
+        `delay(${made}) must answer a wait in ms (a finite number, 0 or more) or undefined, got ${check.describe(d)}`,
+      );
+    return d;
   }
 }

@@ -3,14 +3,15 @@ import { check } from "@tideward/time/internal";
 import type { Random } from "@tideward/time";
 import { DROPPED, FULL, duration } from "./backend";
 import type { Host, Server } from "./backend";
-import { CallbackError, isCallbackError } from "./callback-error";
-import { Attempts, CLIENT_DONE, Calls, SERVER_DONE, SPAN } from "./calls";
+import { Attempts, CLIENT_DONE, Calls, SERVER_DONE } from "./calls";
 import { CLIENT_SIDE, Chain, SERVER_SIDE } from "./chain";
 import { QueueServer } from "./capacity";
 import { ContentionServer } from "./contention";
 import type { Distribution } from "./distribution";
-import { InvariantError, isInvariantError } from "./invariant-error";
-import { Budget, formatCount, isOwn } from "./memory";
+import { Feed } from "./feed";
+import { InvariantError } from "./invariant-error";
+import { Budget, formatCount } from "./memory";
+import { BACKEND, BACKOFF, KEYS, NETWORK, POLICY, RUN, TRAFFIC, passOn } from "./phase";
 import { readOptions } from "./options";
 import { RetryRule } from "./retry-rule";
 import type { RunSpec, SimulationOptions } from "./options";
@@ -20,27 +21,12 @@ import { FIRST, HEDGE, IN_FLIGHT, RETRY, Recorder } from "./recorder";
 import type { RunResult } from "./result";
 import { Simulator, watchEvents } from "./simulator";
 import { checkTraffic } from "./traffic";
-import type { Arrivals, Traffic } from "./traffic";
-
-// What the run was doing when a function handed to it threw, for the error's report.
-const RUN = 0;
-const TRAFFIC = 1;
-const BACKEND = 2;
-const NETWORK = 3;
-const POLICY = 4;
-const KEYS = 5;
-const PHASES = ["the run", "the traffic", "the backend", "the network", "", "the traffic's keys name"];
+import type { Traffic } from "./traffic";
 
 // How an answer the client hears went.
 const OK = 0;
 const FAILED = 1;
 const REFUSED = 2;
-
-/**
- * Arrivals at one instant in a row past which a traffic is taken not to advance: as many calls as
- * a run can hold at once (the scenarios' largest herd is 100 000), and about a second's work.
- */
-const MAX_SAME = SPAN;
 
 /**
  * One run: traffic → client → client-side policies → network → server-side policies → backend
@@ -53,8 +39,7 @@ export class Run {
   readonly #start: number;
   readonly #end: number;
   readonly #traffic: Traffic;
-  readonly #keyCount: number;
-  readonly #arrivals: Arrivals;
+  readonly #feed: Feed;
   readonly #server: Server;
   readonly #limited: boolean;
   readonly #rec: Recorder;
@@ -78,8 +63,6 @@ export class Run {
   #phase = RUN;
   // The policy being made, before the chain exists.
   #making = 0;
-  #last: number;
-  #same = 0;
 
   constructor(options: SimulationOptions) {
     const spec = readOptions(options);
@@ -87,7 +70,6 @@ export class Run {
     const start = spec.start;
     this.#start = start;
     this.#end = start + spec.duration;
-    this.#last = start;
     this.sim = new Simulator({ seed: spec.seed, start });
     this.#timeout = spec.timeout;
     this.#deadline = spec.deadline;
@@ -114,7 +96,6 @@ export class Run {
       this.#traffic = traffic;
       const keys = traffic.keys;
       const count = checkTraffic(traffic);
-      this.#keyCount = count;
       this.#label =
         spec.label ?? (spec.policies.length === 0 ? "no policy" : spec.policies.map((p) => p.name).join(" + "));
       this.#phase = RUN;
@@ -150,23 +131,14 @@ export class Run {
       // The tables first: the attempts' row is charged with a token for every policy.
       this.#calls = new Calls(budget);
       this.#attempts = new Attempts(budget, 8 * spec.policies.length, (n) => this.#chain.grow(n));
-      const adapters = Chain.adapters(spec.policies, context, (i) => (this.#making = i));
+      const adapters = Chain.adapters(spec.policies, context, (i) => (this.#making = i), spec.invariants);
       this.#chain = new Chain(adapters, spec.invariants, this.#rec, (i, invariant, detail, now) =>
         this.#violation(i, invariant, detail, now),
       );
 
       this.#phase = TRAFFIC;
-      const arrivals = traffic.open({ start, end: this.#end, random: this.sim.random("traffic") });
-      if (arrivals === null || typeof arrivals !== "object" || typeof arrivals.next !== "function")
-        throw new TypeError(
-          `the traffic's open must return arrivals (an object with next), got ${check.describe(arrivals)}`,
-        );
-      this.#arrivals = arrivals;
-      const first = arrivals.next();
-      if (!(typeof first === "number" && first >= start))
-        throw new RangeError(
-          `the traffic's first arrival must be a time at or after the run's start (${start} ms), got ${check.describe(first)}`,
-        );
+      this.#feed = new Feed(traffic, { start, end: this.#end, random: this.sim.random("traffic") }, count);
+      const first = this.#feed.first;
       if (first < this.#end) this.sim.lane(first, this.#onArrival);
     } catch (e) {
       throw this.#wrap(e, NaN);
@@ -217,18 +189,18 @@ export class Run {
     };
   }
 
-  /** `e` as the run passes it on: its own errors as they are, anything else thrown by a function handed in as a CallbackError. */
+  /** `e` as the run passes it on (see {@link passOn}), thrown at `time` (ms). */
   #wrap(e: unknown, time: number): unknown {
-    if (isInvariantError(e) || isCallbackError(e) || isOwn(e)) return e;
     const chain = this.#chain as Chain | undefined;
-    const what =
-      this.#phase !== POLICY
-        ? PHASES[this.#phase]
-        : chain === undefined
-          ? `policy ${this.#spec.policies[this.#making].name} create`
-          : chain.describe(chain.doing);
-    const detail = e instanceof Error ? e.message : `threw ${check.describe(e)}`;
-    return new CallbackError(what, detail, time, time - this.#start, this.#spec.seed, e);
+    return passOn(e, {
+      phase: this.#phase,
+      // Before the chain exists, the policy being made is the one that threw.
+      policy: () =>
+        chain === undefined ? `policy ${this.#spec.policies[this.#making].name} create` : chain.describe(chain.doing),
+      time,
+      start: this.#start,
+      seed: this.#spec.seed,
+    });
   }
 
   #violation(i: number, invariant: string, detail: string, now: number): never {
@@ -276,29 +248,11 @@ export class Run {
 
   #arrival(now: number): void {
     this.#phase = TRAFFIC;
-    const arrivals = this.#arrivals;
-    const key = arrivals.key;
-    const cost = arrivals.cost;
-    if (!(key >>> 0 === key && key < this.#keyCount))
-      throw new RangeError(
-        `the traffic gave key ${check.describe(key)}; keys are whole numbers from 0 to ${this.#keyCount - 1}`,
-      );
-    if (!(typeof cost === "number" && cost >= 0 && cost < Infinity))
-      throw new RangeError(`the traffic gave a cost of ${check.describe(cost)}; a cost is a finite number, 0 or more`);
-    const next = arrivals.next();
-    if (!(typeof next === "number" && next >= now))
-      throw new RangeError(
-        `the traffic's next arrival must be a time no earlier than the last (${now} ms), got ${check.describe(next)}`,
-      );
-    if (next < this.#end) {
-      if (next !== this.#last) this.#same = 0;
-      else if (++this.#same > MAX_SAME)
-        throw new RangeError(
-          `the traffic gave more than ${formatCount(MAX_SAME)} arrivals at one instant (${next} ms): it does not advance, or its spacing is below what the clock resolves there`,
-        );
-      this.#last = next;
-      this.sim.lane(next, this.#onArrival);
-    }
+    const feed = this.#feed;
+    const next = feed.take(now);
+    if (next < this.#end) this.sim.lane(next, this.#onArrival);
+    const key = feed.key;
+    const cost = feed.cost;
     this.#rec.offer(now, key);
     const c = this.#calls.open(key, cost, now);
     // Calls arrive in time order, and so do their deadlines (channel 1).
@@ -340,6 +294,7 @@ export class Run {
     }
     // A hedged copy is still out: wait for it.
     if (out > 0) return;
+    this.#phase = BACKOFF;
     const delay = this.#retry.next(calls, c, now, refused);
     if (delay >= 0) {
       this.sim.at(now + delay, this.#onRetry, calls.ref(c));

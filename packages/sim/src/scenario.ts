@@ -1,4 +1,5 @@
 import { check } from "@tideward/time/internal";
+import { CLOCK_LIMIT } from "./options";
 import type { RunResult } from "./result";
 
 /** A value a knob takes: plain JSON, so parameters fit in a URL and cross `postMessage`. */
@@ -203,6 +204,11 @@ export function defineScenario<P extends Params>(definition: ScenarioDefinition<
       const p = resolve(params);
       const o = check.options(options, ["start"], `scenario ${name} run`);
       const start = check.finite(o.start ?? 0, `scenario ${name} start (ms)`);
+      // Checked here too, so that the message names the option the user gave, not simulate's.
+      if (Math.abs(start) > CLOCK_LIMIT)
+        throw new RangeError(
+          `scenario ${name} start (ms) must be within ±${CLOCK_LIMIT} (2^43 ms, about 278 years either side of the epoch), got ${start}`,
+        );
       const outcome = definition.run(p as P, start);
       return {
         scenario: name,
@@ -298,9 +304,15 @@ export interface SweepOptions {
  * backend load and retry amplification at every value: how a policy behaves as a failure rate
  * or a client count grows.
  *
- * @throws TypeError when the knob is unknown or not numeric; RangeError for a range outside the knob's
+ * @throws TypeError when the scenario is not one, or the knob is unknown or not numeric; RangeError
+ *   for a range outside the knob's
  */
 export function sweep(scenario: Scenario, knob: string, options: SweepOptions = {}): SweepResult {
+  if (scenario === null || typeof scenario !== "object" || !Array.isArray((scenario as { knobs?: unknown }).knobs))
+    throw new TypeError(
+      `sweep scenario must be a scenario (from the catalogue, or defineScenario), got ${check.describe(scenario)}`,
+    );
+  if (typeof knob !== "string") throw new TypeError(`sweep knob must be a knob's name, got ${check.describe(knob)}`);
   const k = scenario.knobs.find((x) => x.name === knob);
   if (k === undefined) {
     const near = check.closest(

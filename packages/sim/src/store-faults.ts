@@ -1,5 +1,6 @@
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
+import { formatCount } from "./memory";
 
 /** A stretch of the run, in milliseconds after its start: `[from, to)`. */
 export interface Stretch {
@@ -40,7 +41,7 @@ export interface StoreFaults {
   readonly timeout?: Span;
   /** The store's round trip when nothing is wrong, ms. @defaultValue 0 */
   readonly latency?: Span;
-  /** Each instance's clock offset, ms (one instance per entry). @defaultValue one instance, no skew */
+  /** Each instance's clock offset, ms (one instance per entry, at most 1 024 of them). @defaultValue one instance, no skew */
   readonly skew?: readonly number[];
 }
 
@@ -77,6 +78,9 @@ function stretches<T extends Stretch>(
 
 const within = (s: Stretch, offset: number): boolean => offset >= s.from && offset < s.to;
 
+/** The most instances `skew` may list: each may keep a quota engine of its own. */
+export const MAX_INSTANCES = 1_024;
+
 /** Checks store faults once, naming any bad field. */
 export function resolveFaults(faults: StoreFaults, what = "store faults"): ResolvedFaults {
   const o = check.options(faults, ["down", "slow", "lost", "timeout", "latency", "skew"], what);
@@ -91,13 +95,29 @@ export function resolveFaults(faults: StoreFaults, what = "store faults"): Resol
       : stretches(o.lost, `${what} lost`, ["rate"], (s, i) => check.between(s.rate, 0, 1, `${what} lost[${i}] rate`));
   const timeout = check.positive(o.timeout ?? 50, `${what} timeout (ms)`);
   const latency = check.nonNegative(o.latency ?? 0, `${what} latency (ms)`);
-  const skew = (o.skew ?? [0]).map((s, i) => check.finite(s, `${what} skew[${i}] (ms)`));
-  if (skew.length === 0) throw new RangeError(`${what} skew must list at least one instance`);
+  const given = o.skew ?? [0];
+  if (!Array.isArray(given))
+    throw new TypeError(
+      `${what} skew must be an array of clock offsets (ms), one per instance, got ${check.describe(given)}`,
+    );
+  if (given.length === 0) throw new RangeError(`${what} skew must list at least one instance`);
+  // With onError "local" each instance keeps an engine of its own.
+  if (given.length > MAX_INSTANCES)
+    throw new RangeError(
+      `${what} skew lists ${formatCount(given.length)} instances; a store is called from at most ${formatCount(MAX_INSTANCES)}`,
+    );
+  const skew = given.map((s: unknown, i) => check.finite(s, `${what} skew[${i}] (ms)`));
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const s of skew) {
+    if (s < lo) lo = s;
+    if (s > hi) hi = s;
+  }
   return {
     timeout,
     latency,
     skew,
-    spread: Math.max(...skew) - Math.min(...skew),
+    spread: hi - lo,
     down: (offset) => down.some((s) => within(s, offset)),
     slow: (offset) => {
       for (let i = slow.length - 1; i >= 0; i--) if (within(slow[i], offset)) return slow[i].latency;

@@ -141,18 +141,25 @@ export class Stream implements Arrivals {
 /** Keys are kept in 32-bit integers. */
 const MAX_KEYS = 2 ** 31 - 1;
 
-/** Checks a traffic model handed to a run (its keys and label), returning its key count. @internal */
-export function checkTraffic(traffic: Traffic): number {
+/**
+ * Checks a traffic model handed to a run (its keys and label), returning its key count; `whose`
+ * names it in messages. @internal
+ */
+export function checkTraffic(traffic: Traffic, whose = "the traffic's"): number {
   const keys = traffic.keys;
-  const count = keys?.count;
+  if (keys === null || typeof keys !== "object")
+    throw new TypeError(
+      `${whose} keys must be a key table (an object with count and name), got ${check.describe(keys)}`,
+    );
+  const count = keys.count;
   if (typeof count !== "number" || !Number.isInteger(count) || count < 1 || count > MAX_KEYS)
     throw new RangeError(
-      `the traffic's keys count must be a whole number from 1 to 2 147 483 647, got ${check.describe(count)}`,
+      `${whose} keys count must be a whole number from 1 to 2 147 483 647, got ${check.describe(count)}`,
     );
   if (typeof keys.name !== "function")
-    throw new TypeError(`the traffic's keys name must be a function, got ${check.describe(keys.name)}`);
+    throw new TypeError(`${whose} keys name must be a function, got ${check.describe(keys.name)}`);
   if (typeof traffic.label !== "string")
-    throw new TypeError(`the traffic's label must be text, got ${check.describe(traffic.label)}`);
+    throw new TypeError(`${whose} label must be text, got ${check.describe(traffic.label)}`);
   return count;
 }
 

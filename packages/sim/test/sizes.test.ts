@@ -167,4 +167,32 @@ describe.each(STARTS)("sizes (start %s)", (start) => {
       /^simulate: refusal reason "reason \d+" \(the run's \d+th\) over 600 buckets needs about 9\.39 KiB/,
     );
   });
+
+  it("past 256 distinct refusal reasons, the rest are counted together under (other reasons)", () => {
+    let n = 0;
+    const chatty: PolicySpec = {
+      name: "chatty",
+      create: () => ({
+        name: "chatty",
+        side: "client",
+        get reason() {
+          return `reason ${(n - 1) % 1_000}`;
+        },
+        admit: () => {
+          n++;
+          return undefined;
+        },
+        settle: () => {},
+      }),
+    };
+    const r = simulate({ start, duration: 10_000, traffic: traffic.constant({ rate: 1_000 }), policies: [chatty] });
+    const by = r.summary.refusedBy;
+    expect(Object.keys(by)).toHaveLength(257);
+    expect(by["reason 0"]).toBe(10);
+    expect(by["reason 255"]).toBe(10);
+    expect(by["reason 256"]).toBeUndefined();
+    expect(by["(other reasons)"]).toBe(744 * 10);
+    expect(Object.values(by).reduce((a, b) => a + b, 0)).toBe(r.summary.refused);
+    expect(r.series.refusedBy["(other reasons)"].reduce((a, b) => a + b, 0)).toBe(7_440);
+  });
 });

@@ -1,0 +1,99 @@
+// Bad input is refused where it is given, naming the path the user typed and the value: never a
+// raw TypeError from deep inside, a stack overflow, or a figure that cannot be (a negative time).
+import { describe, expect, it } from "vitest";
+import { QuotaKey, perSecond } from "@tideward/quota-engine";
+import {
+  breakerBrownout,
+  breakerOutage,
+  herdRecovery,
+  policy,
+  quotaBursts,
+  simulate,
+  sweep,
+  traffic,
+} from "@tideward/sim";
+import type { QuotaDimension } from "@tideward/sim";
+
+const one: QuotaDimension[] = [{ limit: perSecond("api", 50), key: () => new QuotaKey("t", "*", "api") }];
+
+describe("store faults skew", () => {
+  it("200 000 instances are refused by count, where spreading them overflowed the stack", () => {
+    expect(() => policy.quota({ dimensions: one, faults: { skew: new Array(200_000).fill(0) } })).toThrow(
+      /^policy\.quota faults skew lists 200 000 instances; a store is called from at most 1 024$/,
+    );
+  });
+
+  it("a skew that is not an array is refused naming it", () => {
+    expect(() => policy.quota({ dimensions: one, faults: { skew: 5 as never } })).toThrow(
+      /^policy\.quota faults skew must be an array of clock offsets \(ms\), one per instance, got 5$/,
+    );
+  });
+
+  it("1 024 instances are taken, and their clocks' spread bounds what the envelope allows", () => {
+    const skew = Array.from({ length: 1_024 }, (_, i) => i % 3);
+    const r = simulate({
+      duration: 5_000,
+      traffic: traffic.poisson({ rate: 40 }),
+      invariants: true,
+      policies: [policy.quota({ dimensions: one, faults: { skew } })],
+    });
+    expect(r.summary.calls).toBeGreaterThan(100);
+  });
+});
+
+describe("sweep", () => {
+  it("refuses what is not a scenario, or a knob that is not a name", () => {
+    expect(() => sweep(null as never, "rate")).toThrow(
+      /^sweep scenario must be a scenario \(from the catalogue, or defineScenario\), got null$/,
+    );
+    expect(() => sweep(breakerOutage, 5 as never)).toThrow(/^sweep knob must be a knob's name, got 5$/);
+  });
+});
+
+describe("latency quantiles past 2^30 ms", () => {
+  it.each([1e9, 1e10, 1e11, 2 ** 43])("every latency %d ms reads within 1.6 % at p50, p95 and p99", (l) => {
+    const r = simulate({
+      duration: 1_000,
+      step: 1_000,
+      traffic: traffic.constant({ rate: 10 }),
+      backend: { latency: l },
+    });
+    const { p50, p95, p99, max } = r.summary.latency;
+    expect(max).toBe(l);
+    for (const q of [p50, p95, p99]) expect(Math.abs((q as number) - l) / l).toBeLessThan(0.016);
+  });
+});
+
+describe("scenarios refuse trouble outside their run, naming the knobs", () => {
+  it.each<[string, () => unknown, RegExp]>([
+    [
+      "breaker-outage past its duration",
+      () => breakerOutage.run({ outageFrom: 3_000, outageTo: 3_600, duration: 30, spreadSeeds: 0 }),
+      /^scenario breaker-outage outageTo \(3600 s\) must be before the run ends \(duration 30 s\)/,
+    ],
+    [
+      "herd-recovery ending as the run does",
+      () => herdRecovery.run({ outageFrom: 5, outageTo: 10, duration: 10 }),
+      /^scenario herd-recovery outageTo \(10 s\) must be before the run ends \(duration 10 s\)/,
+    ],
+    [
+      "breaker-brownout past its duration",
+      () => breakerBrownout.run({ from: 5, to: 20, duration: 10 }),
+      /^scenario breaker-brownout to \(20 s\) must be before the run ends \(duration 10 s\)/,
+    ],
+  ])("%s", (_, act, message) => {
+    expect(act).toThrow(message);
+  });
+
+  it("a start past the clock's range names the scenario's start, not simulate's", () => {
+    expect(() => quotaBursts.run({}, { start: 2 ** 50 })).toThrow(
+      /^scenario quota-bursts start \(ms\) must be within ±8796093022208 .+, got 1125899906842624$/,
+    );
+  });
+
+  it("an outage inside the run still measures a recovery of 0 or more", () => {
+    const f = breakerOutage.run({ outageFrom: 10, outageTo: 20, duration: 30, spreadSeeds: 0 }).figures;
+    expect(f["tideward.recoverySeconds"]).toBeGreaterThanOrEqual(0);
+    expect(f["tideward.recoverySeconds"]).toBeLessThanOrEqual(10);
+  });
+});

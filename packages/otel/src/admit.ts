@@ -79,6 +79,8 @@ export function instrumentAdmit(options: AdmitOptions | undefined, telemetry: Te
       return a;
     });
   const allowed = row(200, undefined, undefined);
+  // Per-key limits bound a key's length (admit's MAX_KEY), a quota set does not.
+  const keyed = Array.isArray(o.limits) && o.limits.length > 0;
   let closed = false;
   const count = (v: Verdict): Verdict => {
     if (closed) return v;
@@ -98,8 +100,13 @@ export function instrumentAdmit(options: AdmitOptions | undefined, telemetry: Te
 
   return {
     check: (key?: string, cost?: number) => {
-      // A bad cost is the caller's mistake, not a verdict: the admission refuses it uncounted.
-      if (cost !== undefined && !(Number.isSafeInteger(cost) && cost >= 1)) return inner.check(key, cost);
+      // A bad key or cost is the caller's mistake, not a verdict: the admission refuses it
+      // uncounted, checked as admit checks it, before any store is asked.
+      if (
+        (key !== undefined && (typeof key !== "string" || (keyed && key.length > 256))) ||
+        (cost !== undefined && !(Number.isSafeInteger(cost) && cost >= 1))
+      )
+        return inner.check(key, cost);
       let v: Verdict | PromiseLike<Verdict>;
       try {
         v = inner.check(key, cost);

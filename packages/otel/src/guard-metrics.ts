@@ -91,8 +91,9 @@ export class GuardMetrics {
       const refused = e.outcome === "refused" ? refusalKindOf(answer) : undefined;
       row = this.#attemptRow(e.outcome, kind, this.#series.errorTypes.bound(errorType(threw, answer)), refused);
     }
-    row.value++;
+    // Recorded before it is counted: a histogram that throws leaves the event uncounted.
     this.#attemptDuration?.record(seconds(e.duration), row.attributes);
+    row.value++;
   }
 
   /** A call ended `outcome`, answering `answer` (thrown when `threw`), after `ms` milliseconds. */
@@ -104,17 +105,17 @@ export class GuardMetrics {
       const refused = outcome === "refused" ? refusalKindOf(answer) : undefined;
       row = this.#callRow(outcome, this.#series.errorTypes.bound(errorType(threw, answer)), refused);
     }
-    row.value++;
     // A clock that threw gave no start: the call is counted, its duration is not known.
     if (!Number.isNaN(ms)) this.#callDuration?.record(seconds(ms), row.attributes);
+    row.value++;
   }
 
   /** A call was refused before its first attempt (the `Refusal` it rejects with is the guard's). */
   refusedCall(e: RefuseEvent): void {
     if (this.closed) return;
     const row = this.#callRow("refused", this.#series.errorTypes.bound("Refusal"), refusalKindOf(e));
-    row.value++;
     this.#callDuration?.record(0, row.attributes);
+    row.value++;
   }
 
   /** The guard decided on a retry (`onRetry`). */

@@ -6,6 +6,7 @@ import type { Clock } from "@tideward/time";
 import { errorType } from "./error-type";
 import { ATTEMPT_KINDS, kindOf, refusalKindOf } from "./guard-metrics";
 import { ATTRIBUTES, SPAN } from "./names";
+import { now, quietly } from "./quiet";
 
 // `SpanStatusCode.ERROR`, written out so that the API is imported for its context alone.
 const ERROR = 2 as SpanStatusCode.ERROR;
@@ -57,11 +58,15 @@ export class GuardSpans {
     this.#spanName = `guard ${name}`;
   }
 
-  /** Starts a call's span as a child of the active one. */
-  start(): CallSpan {
-    const parent = context.active();
-    const span = this.#tracer.startSpan(this.#spanName, { attributes: { [ATTRIBUTES.name]: this.#name } }, parent);
-    return new CallSpan(span, parent);
+  /** Starts a call's span as a child of the active one; undefined when the tracer throws (the call runs untraced). */
+  start(): CallSpan | undefined {
+    try {
+      const parent = context.active();
+      const span = this.#tracer.startSpan(this.#spanName, { attributes: { [ATTRIBUTES.name]: this.#name } }, parent);
+      return new CallSpan(span, parent);
+    } catch {
+      return undefined;
+    }
   }
 
   /** Runs `f` with the call's span active, so its attempts and events find it. */
@@ -72,20 +77,23 @@ export class GuardSpans {
     });
   }
 
-  /** Ends the call's span with how the call ended. */
+  /** Ends the call's span with how the call ended (ended even when a span method throws). */
   end(call: CallSpan, outcome: Outcome, threw: boolean, answer: unknown): void {
     call.ended = true;
     const span = call.span;
-    span.setAttribute(ATTRIBUTES.outcome, outcome);
-    if (call.tracked) span.setAttribute(SPAN.attempts, call.attempts);
-    if (outcome !== "success") {
-      const type = errorType(threw, answer);
-      span.setAttribute(ATTRIBUTES.errorType, type);
-      if (outcome === "refused") span.setAttribute(ATTRIBUTES.refusalKind, refusalKindOf(answer));
-      // The caller's own abort says nothing about the backend.
-      if (outcome !== "cancelled") span.setStatus({ code: ERROR, message: type });
+    try {
+      span.setAttribute(ATTRIBUTES.outcome, outcome);
+      if (call.tracked) span.setAttribute(SPAN.attempts, call.attempts);
+      if (outcome !== "success") {
+        const type = errorType(threw, answer);
+        span.setAttribute(ATTRIBUTES.errorType, type);
+        if (outcome === "refused") span.setAttribute(ATTRIBUTES.refusalKind, refusalKindOf(answer));
+        // The caller's own abort says nothing about the backend.
+        if (outcome !== "cancelled") span.setStatus({ code: ERROR, message: type });
+      }
+    } finally {
+      span.end();
     }
-    span.end();
   }
 
   /** The guarded function, counting its attempts and listening for their cut-offs. */
@@ -96,10 +104,12 @@ export class GuardSpans {
       const call = current();
       if (call !== undefined) {
         call.attempts++;
-        const started = this.#clock();
+        const started = now(this.#clock);
         // Every attempt of a traced call has a signal of its own (the call always runs with one).
+        // What the listener throws would reach 'uncaughtException': it throws nothing.
         const signal = attempt.signal;
-        signal.addEventListener("abort", () => this.#cutOff(call, attempt, signal.reason, started), { once: true });
+        const cutOff = () => this.#cutOff(call, attempt, signal.reason, started);
+        signal.addEventListener("abort", () => quietly(cutOff), { once: true });
       }
       return fn(attempt, ...args);
     };
@@ -143,7 +153,7 @@ export class GuardSpans {
   #cutOff(call: CallSpan, attempt: Attempt, reason: unknown, started: number): void {
     if (call.ended) return;
     const outcome = isTimeoutError(reason) ? "timeout" : "cancelled";
-    const a = this.#attempt(attempt.attempt, attempt.hedge, outcome, this.#clock() - started);
+    const a = this.#attempt(attempt.attempt, attempt.hedge, outcome, now(this.#clock) - started);
     a[ATTRIBUTES.errorType] = errorType(true, reason);
     call.span.addEvent(SPAN.attempt, a);
   }

@@ -6,6 +6,7 @@ import type {
   GuardOptions,
   Guarded,
   HedgeEvent,
+  Outcome,
   OutcomeEvent,
   RefuseEvent,
   RetryEvent,
@@ -18,6 +19,7 @@ import { GuardSpans } from "./guard-spans";
 import type { CallSpan } from "./guard-spans";
 import { Gauges, seriesOf } from "./instruments";
 import { LoadSeen, watchBreaker, watchBudget, watchShedder } from "./policies";
+import { now as read, quietly } from "./quiet";
 import { readTelemetry } from "./telemetry";
 import type { Instrumentation, TelemetryOptions } from "./telemetry";
 
@@ -46,17 +48,47 @@ function reading(clock: unknown): number | undefined {
 }
 
 /**
- * A user's listener, called after ours; something that is not a function is left for the guard
- * to refuse with its own message.
+ * Our listener, then the user's, as the guard would call it (what it throws ends the call); then
+ * `after`, told whether it threw. Ours and `after` throw nothing. Something that is not a
+ * function is left for the guard to refuse with its own message.
  */
-function chain<E>(given: unknown, ours: (event: E) => void): unknown {
-  if (given === undefined) return ours;
-  if (typeof given !== "function") return given;
-  const theirs = given as (event: E) => void;
+function chain<E>(
+  given: unknown,
+  ours: (event: E) => void,
+  after?: (event: E, threw: boolean, error: unknown) => void,
+): unknown {
+  if (given !== undefined && typeof given !== "function") return given;
+  const theirs = given as ((event: E) => void) | undefined;
   return (event: E) => {
-    ours(event);
-    theirs(event);
+    quietly(ours, event);
+    if (after === undefined) return theirs?.(event);
+    let threw = false;
+    let error: unknown;
+    try {
+      theirs?.(event);
+    } catch (e) {
+      threw = true;
+      error = e;
+    }
+    quietly(after, event, threw, error);
+    if (threw) throw error;
   };
+}
+
+/**
+ * The scope a traced call runs with: the caller's, with a signal of our own when it has none. One
+ * the guard will refuse (not an object, a misspelt field) still reaches it, to be refused alike.
+ */
+function tracedScope(scope: CallScope | undefined): CallScope {
+  if (scope === undefined) return { signal: new AbortController().signal };
+  if (!isObject(scope)) return scope;
+  try {
+    if (scope.signal !== undefined) return scope;
+    // Own fields copied (so a misspelt one is still there); `deadline` read, as the guard reads it.
+    return { ...scope, signal: new AbortController().signal, deadline: (scope as CallScope).deadline };
+  } catch {
+    return scope; // a getter that throws: the guard meets it too
+  }
 }
 
 /**
@@ -75,6 +107,9 @@ function chain<E>(given: unknown, ours: (event: E) => void): unknown {
  * while the call runs so that what the function calls nests under it) with an event per attempt,
  * retry, hedge and refusal. A traced call always runs with a signal (its own when the caller
  * gives none), so each attempt has one to listen to.
+ *
+ * What the telemetry throws (a meter, a tracer, a span or a clock) is dropped, and the event it
+ * was reporting goes uncounted: a call answers as the guard alone would answer it.
  *
  * An uninstrumented guard is untouched: none of this is on its path.
  *
@@ -127,13 +162,32 @@ export function instrumentGuard<A extends unknown[], R>(
   const retries = o.retry === undefined ? 1 : isObject(o.retry) ? (o.retry.attempts ?? 3) : 0;
   const waits = o.bucket !== undefined && typeof o.maxWait === "number" && o.maxWait > 0;
   const single = metrics !== undefined && spans === undefined && retries === 1 && o.hedge === undefined && !waits;
-  o.onOutcome = chain<OutcomeEvent<R>>(o.onOutcome, (e) => {
-    if (metrics !== undefined) {
-      metrics.attempt(e);
-      if (single) metrics.call(e.outcome, e.error !== undefined, e.error ?? e.result, e.duration);
-    }
-    spans?.outcome(e);
-  });
+  // Anything a call does that the guard reports or that reaches the function (see `call`).
+  let activity = 0;
+  o.onOutcome = chain<OutcomeEvent<R>>(
+    o.onOutcome,
+    (e) => {
+      activity++;
+      metrics?.attempt(e);
+      spans?.outcome(e);
+    },
+    // A one-attempt call ends with its attempt's answer, or with what replaced it: the user's
+    // listener's error, or the clock's after a success (the event carries it). It is counted
+    // once the user's listener has run, as what the caller gets.
+    single
+      ? (e, threw, error) => {
+          const failed = threw || e.error !== undefined;
+          const answer = threw ? error : failed ? e.error : e.result;
+          const replaced = threw || (e.outcome === "success" && failed);
+          metrics.call(
+            replaced ? callOutcome(true, answer, undefined, undefined) : e.outcome,
+            failed,
+            answer,
+            e.duration,
+          );
+        }
+      : undefined,
+  );
   o.onRetry = chain<RetryEvent<R>>(o.onRetry, (e) => {
     metrics?.retry(e);
     spans?.retry(e);
@@ -142,14 +196,33 @@ export function instrumentGuard<A extends unknown[], R>(
     metrics?.hedge(e);
     spans?.hedge(e);
   });
-  o.onRefuse = chain<RefuseEvent>(o.onRefuse, (e) => {
-    if (metrics !== undefined) {
-      metrics.refusal(e);
-      if (single && e.attempt === 1) metrics.refusedCall(e);
-    }
-    spans?.refusal(e);
-  });
-  const inner = guard(spans === undefined ? fn : spans.wrap(fn), o as GuardOptions<R>);
+  o.onRefuse = chain<RefuseEvent>(
+    o.onRefuse,
+    (e) => {
+      activity++;
+      metrics?.refusal(e);
+      spans?.refusal(e);
+    },
+    // A refused first attempt ends the call with the refusal, or with the user's listener's error.
+    single
+      ? (e, threw, error) => {
+          if (e.attempt !== 1) return;
+          if (threw) metrics.call(callOutcome(true, error, undefined, undefined), true, error, 0);
+          else metrics.refusedCall(e);
+        }
+      : undefined,
+  );
+  const traced = spans === undefined ? fn : spans.wrap(fn);
+  // A wrapped guard's function notes each attempt that reaches it (a one-attempt guard's path is left as it is).
+  const inner = guard(
+    single
+      ? traced
+      : (attempt: Attempt, ...args: A) => {
+          activity++;
+          return traced(attempt, ...args);
+        },
+    o as GuardOptions<R>,
+  );
 
   const gauges = new Gauges();
   if (t.meter !== undefined) {
@@ -169,9 +242,12 @@ export function instrumentGuard<A extends unknown[], R>(
     const plain = inner.run.bind(inner);
     const counted = inner as InstrumentedGuard<A, R>;
     // The one call no event reports: one whose caller's signal fired before it began.
-    counted.run = (scope: CallScope, ...args: A) => {
+    const cancelled = (scope: CallScope) => {
       const signal = scope?.signal;
       if (signal?.aborted === true) metrics.call("cancelled", true, signal.reason, 0);
+    };
+    counted.run = (scope: CallScope, ...args: A) => {
+      quietly(cancelled, scope);
       return plain(scope, ...args);
     };
     counted.close = close;
@@ -184,53 +260,48 @@ export function instrumentGuard<A extends unknown[], R>(
   const timed = t.durations && metrics !== undefined;
   let closed = false;
 
+  // Without waits for a token, a call's first attempt (or its refusal) comes while the guard is
+  // called: a call that did nothing by then was rejected before it (a bad scope, or a clock, load
+  // or random source that threw) and raised no event, and is not counted, as a one-attempt
+  // guard's is not. A call that waits is counted however it ends.
   const ended = (
     start: number,
     scope: CallScope | undefined,
     span: CallSpan | undefined,
+    begun: boolean,
     threw: boolean,
     answer: unknown,
   ) => {
+    let outcome: Outcome = "failure";
     try {
-      let ms = Number.NaN;
-      if (timed) {
-        try {
-          ms = clock() - start;
-        } catch {
-          // A clock that throws: the call is counted, its duration is not known.
-        }
-      }
-      const outcome = callOutcome(threw, answer, isFailure, scope?.signal);
-      metrics?.call(outcome, threw, answer, ms);
-      if (span !== undefined) spans?.end(span, outcome, threw, answer);
+      outcome = callOutcome(threw, answer, isFailure, scope?.signal);
+      if (begun || outcome === "cancelled")
+        metrics?.call(outcome, threw, answer, timed ? read(clock) - start : Number.NaN);
     } catch {
       // Telemetry never fails a call, and never leaves a rejection unhandled.
+    } finally {
+      // Ended whatever the metrics did.
+      if (span !== undefined) quietly(() => spans?.end(span, outcome, threw, answer));
     }
   };
 
   const call = (scope: CallScope | undefined, args: A): Promise<R> => {
     if (closed) return scope === undefined ? inner(...args) : inner.run(scope, ...args);
-    let start = Number.NaN;
-    if (timed) {
-      try {
-        start = clock();
-      } catch {
-        // The guard reads the same clock and rejects with what it throws.
-      }
-    }
-    let span: CallSpan | undefined;
-    let answer: Promise<R>;
-    if (spans !== undefined) {
-      const s = spans.start();
-      span = s;
-      const traced: CallScope =
-        scope?.signal !== undefined ? scope : { signal: new AbortController().signal, deadline: scope?.deadline };
-      answer = spans.run(s, () => inner.run(traced, ...args));
-    } else answer = scope === undefined ? inner(...args) : inner.run(scope, ...args);
+    // The guard reads the same clock, and rejects with what it throws.
+    const start = timed ? read(clock) : Number.NaN;
+    const before = activity;
+    const span = spans?.start();
+    const answer =
+      span !== undefined && spans !== undefined
+        ? spans.run(span, () => inner.run(tracedScope(scope), ...args))
+        : scope === undefined
+          ? inner(...args)
+          : inner.run(scope, ...args);
+    const begun = waits || activity !== before;
     // Settled before the caller's own reactions run: once the caller has the answer, it is counted.
     answer.then(
-      (value) => ended(start, scope, span, false, value),
-      (error: unknown) => ended(start, scope, span, true, error),
+      (value) => ended(start, scope, span, begun, false, value),
+      (error: unknown) => ended(start, scope, span, begun, true, error),
     );
     return answer;
   };

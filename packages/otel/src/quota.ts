@@ -4,6 +4,7 @@ import { check } from "@tideward/time/internal";
 import { Gauges, seriesOf } from "./instruments";
 import type { Counts, Row } from "./instruments";
 import { ATTRIBUTES, METRICS, OTHER } from "./names";
+import { quietly } from "./quiet";
 import { readTelemetry } from "./telemetry";
 import type { Instrumentation, TelemetryOptions } from "./telemetry";
 
@@ -20,7 +21,8 @@ function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
 }
 
 /**
- * Counts a quota store's decisions as `tideward.quota.decisions`, one per charge, by limit
+ * Counts a quota store's decisions as `tideward.quota.decisions`, one per charge (a
+ * `checkHierarchy` one per level of its chain, read from its decision's trace), by limit
  * (`tideward.quota.limit`), reason (`tideward.quota.reason`: `ok`, `exhausted`, `too_large`,
  * `unknown_limit`, `not_committed`, `key_limit`) and algorithm (`tideward.quota.algorithm`), and
  * reports the keys an in-process engine holds (`tideward.quota.keys`, from `stats().keys`).
@@ -28,7 +30,8 @@ function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
  * The answer has the store's own `check*`, `peekAtomic`, `addLimit` and `addLink` (synchronous
  * for a `QuotaEngine`, promises for a Redis engine): use it where the store was used, for
  * instance as `admit`'s `quota.store`. A peek decides nothing and is not counted. Keys and user
- * ids are never attributes: a limit's name is, and only the names the store knows.
+ * ids are never attributes: a limit's name is, and only the names the store knows. An answer
+ * the counting cannot read is handed back as the store gave it, and counted not at all.
  *
  * @example
  * import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
@@ -78,18 +81,25 @@ export function instrumentQuota<S extends QuotaStore>(store: S, telemetry: Telem
       [ATTRIBUTES.reason]: reason,
     }));
   };
-  const one = (limit: unknown, kind: unknown, d: Decision | undefined): void => {
-    if (closed || typeof d !== "object" || d === null) return;
-    row(limit, kind, REASONS.has(d.reason) ? d.reason : OTHER).value++;
+  const reasonOf = (reason: unknown): string => (typeof reason === "string" && REASONS.has(reason) ? reason : OTHER);
+  const one = (rows: Row[], limit: unknown, kind: unknown, d: Decision | undefined): void => {
+    if (typeof d === "object" && d !== null) rows.push(row(limit, kind, reasonOf(d.reason)));
   };
-  // Counts what a call decided, at once or when its promise settles; the answer is the store's own.
-  const counted = <T>(answer: T | PromiseLike<T>, count: (value: T) => void): T | PromiseLike<T> => {
+  // Counts what a call decided, at once or when its promise settles; the answer is the store's
+  // own. A report that cannot be read (a getter that throws, decisions that are no list) counts
+  // nothing: its rows are all found before any is counted.
+  const counted = <T>(answer: T | PromiseLike<T>, decided: (rows: Row[], value: T) => void): T | PromiseLike<T> => {
+    const count = (value: T) => {
+      const rows: Row[] = [];
+      decided(rows, value);
+      if (!closed) for (const r of rows) r.value++;
+    };
     if (!isThenable(answer)) {
-      count(answer);
+      quietly(count, answer);
       return answer;
     }
     return Promise.resolve(answer).then((value) => {
-      count(value);
+      quietly(count, value);
       return value;
     });
   };
@@ -98,7 +108,7 @@ export function instrumentQuota<S extends QuotaStore>(store: S, telemetry: Telem
     (method: string, kindAt: number | ChargeKind) =>
     (...args: unknown[]) => {
       const kind = typeof kindAt === "number" ? args[kindAt] : kindAt;
-      return counted(s[method].apply(store, args) as Decision, (d) => one(args[1], kind, d));
+      return counted(s[method].apply(store, args) as Decision, (rows, d) => one(rows, args[1], kind, d));
     };
 
   const gauges = new Gauges();
@@ -121,18 +131,32 @@ export function instrumentQuota<S extends QuotaStore>(store: S, telemetry: Telem
     checkTokenBucket: single("checkTokenBucket", "bucket"),
     checkWindow: single("checkWindow", "window"),
     checkGcra: single("checkGcra", "gcra"),
-    checkHierarchy: single("checkHierarchy", 4),
+    checkHierarchy: (...args: unknown[]) =>
+      counted(s.checkHierarchy.apply(store, args) as Decision, (rows, d) => {
+        // One decision folded from the chain's charges, whose trace has a line per level as the
+        // engines write it ("bucket api @ <key>: ok"): each level's charge is counted by the
+        // reason after its last ": ". A trace without such lines counts the one decision.
+        const [, limit, , , kind = "bucket"] = args;
+        const level = `${String(kind)} ${String(limit)} @ `;
+        const trace: unknown = typeof d === "object" && d !== null ? d.trace : undefined;
+        // Arguments the store took are strings (it throws on others, and nothing is counted).
+        if (typeof kind === "string" && typeof limit === "string" && Array.isArray(trace))
+          for (const line of trace)
+            if (typeof line === "string" && line.startsWith(level))
+              rows.push(row(limit, kind, reasonOf(line.slice(line.lastIndexOf(": ") + 2))));
+        if (rows.length === 0) one(rows, limit, kind, d);
+      }),
     checkAtomic: (...args: unknown[]) => {
       const charges = args[0] as readonly QuotaCharge[];
-      return counted(s.checkAtomic.apply(store, args) as AtomicReport, (report) => {
+      return counted(s.checkAtomic.apply(store, args) as AtomicReport, (rows, report) => {
         const decisions = report?.decisions ?? [];
         for (let i = 0; i < decisions.length && i < charges.length; i++)
-          one(charges[i]?.limit, charges[i]?.kind, decisions[i]);
+          one(rows, charges[i]?.limit, charges[i]?.kind, decisions[i]);
       });
     },
     checkMany: (...args: unknown[]) =>
-      counted(s.checkMany.apply(store, args) as BatchReport, (report) => {
-        for (const d of report?.decisions ?? []) one(args[0], args[2], d);
+      counted(s.checkMany.apply(store, args) as BatchReport, (rows, report) => {
+        for (const d of report?.decisions ?? []) one(rows, args[0], args[2], d);
       }),
     peekAtomic: (...args: unknown[]) => s.peekAtomic.apply(store, args),
     addLimit: (...args: unknown[]) => s.addLimit.apply(store, args),

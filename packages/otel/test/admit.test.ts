@@ -150,11 +150,20 @@ describe("an instrumented admission behind admitNode", () => {
     await sdk.shutdown();
   });
 
-  it("refuses a bad cost as admit does, counting nothing", async () => {
+  it("refuses a bad key or cost as admit does, counting nothing", async () => {
     const sdk = metricsSdk();
     const admission = instrumentAdmit({}, { meter: sdk.meter, name: "cost" });
     expect(() => admission.check("k", 0)).toThrow("admit check cost must be a whole number from 1, got 0");
+    expect(() => admission.check(42 as never)).toThrow(TypeError);
+    const keyed = instrumentAdmit(
+      { limits: [{ name: "burst", quota: 2, window: 60_000 }] },
+      { meter: sdk.meter, name: "keyed" },
+    );
+    expect(() => keyed.check("k".repeat(257))).toThrow(RangeError);
     expect((await sdk.collect()).sum(VERDICTS)).toBe(0);
+    // Without per-key limits a long key is no mistake: admitted, and counted.
+    expect((admission.check("k".repeat(257)) as Verdict).status).toBe(200);
+    expect((await sdk.collect()).sum(VERDICTS, { [status]: 200 })).toBe(1);
     await sdk.shutdown();
   });
 });

@@ -321,7 +321,32 @@ describe("the guard's own events", () => {
       await expect(throwing()).rejects.toThrow("listener");
       const m = await sdk.collect();
       expect(m.sum(ATTEMPTS, { "tideward.name": name, [outcome]: "success" })).toBe(1);
+      // The call is counted as what its caller got: the listener's error.
+      expect(m.sum(CALLS, { "tideward.name": name })).toBe(1);
+      expect(m.sum(CALLS, { "tideward.name": name, [outcome]: "failure", [errorType]: "Error" })).toBe(1);
     }
+    await sdk.shutdown();
+  });
+
+  it("count a one-attempt call whose clock threw after its attempt as the rejection it is", async () => {
+    const sdk = metricsSdk();
+    let broken = false;
+    const clock = () => {
+      if (broken) throw new RangeError("clock gone");
+      return 0;
+    };
+    const call = instrumentGuard(
+      () => {
+        broken = true;
+        return Promise.resolve("ok");
+      },
+      { clock },
+      { meter: sdk.meter, name: "late-clock" },
+    );
+    await expect(call()).rejects.toThrow("clock gone");
+    const m = await sdk.collect();
+    expect(m.sum(CALLS)).toBe(1);
+    expect(m.sum(CALLS, { [outcome]: "failure", [errorType]: "RangeError" })).toBe(1);
     await sdk.shutdown();
   });
 });

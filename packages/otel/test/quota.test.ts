@@ -2,7 +2,7 @@
 // redis-server, answering promises.
 import { Redis } from "ioredis";
 import { QuotaEngine, QuotaKey, charge, perMinute, perSecond } from "@tideward/quota-engine";
-import type { Decision } from "@tideward/quota-engine";
+import type { Decision, QuotaStore } from "@tideward/quota-engine";
 import { RedisQuotaEngine, ioredisClient } from "@tideward/redis";
 import { startRedis } from "@tideward/redis/testing";
 import { describe, expect, it } from "vitest";
@@ -96,6 +96,53 @@ describe("an instrumented quota engine", () => {
       await server.stop();
       await sdk.shutdown();
     }
+  });
+
+  it("counts a hierarchy's decision once a level, as an atomic set of the same charges", async () => {
+    const sdk = metricsSdk();
+    const engine = new QuotaEngine();
+    engine.addLimit(perMinute("req", 2));
+    const [job, project, tenant] = ["job", "project", "tenant"].map(key);
+    engine.addLink({ child: job, parent: project, limit: "req", ratio: 1 });
+    engine.addLink({ child: project, parent: tenant, limit: "req", ratio: 1 });
+    const quota = instrumentQuota(engine, { meter: sdk.meter, name: "tree" });
+    const reasons = [0, 1, 2].map(() => quota.checkHierarchy(job, "req", 0).reason);
+    expect(reasons).toEqual(["ok", "ok", "exhausted"]);
+    const report = quota.checkAtomic(engine.chain(job, "req"), 0);
+    expect(report.decisions.map((d) => d.reason)).toEqual(["exhausted", "exhausted", "exhausted"]);
+    const m = await sdk.collect();
+    // Two hierarchies of three levels allowed, one denied at every level, and the atomic set.
+    expect(m.sum(DECISIONS, { [limit]: "req", [reason]: "ok" })).toBe(6);
+    expect(m.sum(DECISIONS, { [limit]: "req", [reason]: "exhausted" })).toBe(6);
+    expect(m.sum(DECISIONS)).toBe(12);
+    await sdk.shutdown();
+  });
+
+  it("hands back a report it cannot read as the store gave it, counting nothing for it", async () => {
+    const sdk = metricsSdk();
+    const engine = new QuotaEngine();
+    engine.addLimit(perSecond("user", 2));
+    const many = { total: 1, allowed: 1, denied: 0, decisions: {} }; // no list
+    const unreadable = {
+      allowed: true,
+      get reason(): string {
+        throw new Error("getter");
+      },
+    };
+    const atomic = { allowed: true, decisions: [engine.checkTokenBucket(key("ada"), "user", 0), unreadable] };
+    const store = {
+      checkAtomic: () => atomic,
+      checkMany: () => many,
+      checkTokenBucket: () => unreadable,
+      checkHierarchy: () => Promise.resolve(unreadable),
+    } as unknown as QuotaStore;
+    const quota = instrumentQuota(store, { meter: sdk.meter, name: "garbage" });
+    expect(quota.checkMany("user", [])).toBe(many);
+    expect(quota.checkTokenBucket(key("ada"), "user", 0)).toBe(unreadable);
+    expect(quota.checkAtomic([charge(key("ada"), "user", 1), charge(key("ada"), "user", 1)], 0)).toBe(atomic);
+    expect(await quota.checkHierarchy(key("ada"), "user", 0)).toBe(unreadable);
+    expect((await sdk.collect()).sum(DECISIONS)).toBe(0);
+    await sdk.shutdown();
   });
 
   it("refuses what is not a quota store, naming what it got", () => {

@@ -4,6 +4,7 @@ import { context, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { RetryBudget } from "@tideward/backoff";
+import { guard } from "@tideward/guard";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { instrumentGuard } from "../src/index";
 import { get, startFlaky } from "./support/flaky";
@@ -197,6 +198,23 @@ describe("a span per guarded call", () => {
     expect(inner?.parentSpanContext?.spanId).toBe(outer?.spanContext().spanId);
     expect(trace.getActiveSpan()).toBeUndefined(); // and nothing is left active after it
     await sdk.shutdown();
+  });
+
+  it("refuses a malformed scope with the guard's own error, as the plain guard does", async () => {
+    const traces = tracesSdk();
+    const fn = () => Promise.resolve("ran");
+    const plain = guard(fn, {});
+    const traced = instrumentGuard(fn, {}, { tracer: traces.tracer, name: "scoped" });
+    const why = (p: Promise<unknown>) =>
+      p.then(String, (e: unknown) => `${(e as Error).name}: ${(e as Error).message}`);
+    for (const scope of [{ sigal: new AbortController().signal }, 5, null, [], { signal: "no" }]) {
+      const expected = await why(plain.run(scope as never));
+      expect(expected).toMatch(/^TypeError/);
+      expect(await why(traced.run(scope as never))).toBe(expected);
+    }
+    // A scope with a deadline and no signal keeps its deadline.
+    await expect(traced.run({ deadline: -1 })).rejects.toMatchObject({ kind: "deadline" });
+    await traces.shutdown();
   });
 
   it("still makes the span, with no events, where no context manager carries it", async () => {

@@ -269,6 +269,28 @@ describe("callbacks that throw", () => {
   });
 });
 
+describe("a call rejected before its first attempt", () => {
+  it("is not counted, whether the guard is counted from its events or wrapped", async () => {
+    const sdk = metricsSdk();
+    let broken = false;
+    const clock = () => {
+      if (broken) throw new Error("clock gone");
+      return 0;
+    };
+    const options = [{ clock }, { clock, retry: { attempts: 3, base: 1 } }, { clock, hedge: { delay: 1 } }];
+    const guards = options.map((o, i) => instrumentGuard(fn, o, { meter: sdk.meter, name: `g${i}` }));
+    for (const g of guards) await expect(g()).resolves.toBe("ok");
+    broken = true;
+    for (const g of guards) await expect(g()).rejects.toThrow("clock gone");
+    // A scope the guard refuses is rejected before any attempt too.
+    broken = false;
+    for (const g of guards) await expect(g.run({ sigal: undefined } as never)).rejects.toThrow(TypeError);
+    const m = await sdk.collect();
+    for (let i = 0; i < guards.length; i++) expect(m.sum("tideward.guard.calls", { "tideward.name": `g${i}` })).toBe(1);
+    await sdk.shutdown();
+  });
+});
+
 describe("close()", () => {
   it("stops the counting and the gauges, keeping the totals reached", async () => {
     const sdk = metricsSdk();

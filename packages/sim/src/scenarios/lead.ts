@@ -48,7 +48,8 @@ export function lead(r: RunResult, options: LeadOptions): Lead {
     goodputRate: r.summary.goodputRate ?? 0,
     goodputPerSecond: r.summary.goodput / seconds,
     backendPerSecond: r.summary.backendLoad / seconds,
-    // Never negative: a scenario refuses a trouble ending past its run, but a stray one reads as 0.
+    // Never negative: a trouble that ends at or past the run's end (the knobs are drawn one by
+    // one, so the page and a property may ask for one) has no recovery to measure, and reads 0.
     recoverySeconds: recovery < 0 ? Math.max(0, r.duration - options.after) / 1_000 : recovery,
     recovered: recovery >= 0,
     wasted: r.summary.wasted,

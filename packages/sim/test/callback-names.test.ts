@@ -2,18 +2,9 @@
 // nearest to: a merged traffic's part, the client's backoff, a policy's envelopes.
 import { describe, expect, it } from "vitest";
 import { Backoff } from "@tideward/backoff";
-import { isCallbackError, keys, policy, simulate, traffic } from "@tideward/sim";
+import { keys, policy, simulate, traffic } from "@tideward/sim";
 import type { CallbackError, PolicySpec, SimulationOptions, Traffic } from "@tideward/sim";
-
-function caught(act: () => unknown): CallbackError {
-  try {
-    act();
-  } catch (e) {
-    if (isCallbackError(e)) return e;
-    throw e;
-  }
-  throw new Error("the run did not stop");
-}
+import { caught } from "./helpers";
 
 /** A one-key traffic model whose arrivals come from `next`, each with key `key`. */
 function handmade(label: string, next: () => number, key = 0): Traffic {

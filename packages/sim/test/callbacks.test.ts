@@ -4,34 +4,14 @@
 // never been.
 import { describe, expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, perSecond } from "@tideward/quota-engine";
-import {
-  CallbackError,
-  FailureSchedule,
-  Simulator,
-  isCallbackError,
-  keys,
-  latency,
-  policy,
-  simulate,
-  traffic,
-} from "@tideward/sim";
+import { CallbackError, FailureSchedule, Simulator, keys, latency, policy, simulate, traffic } from "@tideward/sim";
 import type { Adapter, Distribution, PolicySpec, SimulationOptions, Traffic } from "@tideward/sim";
-import { STARTS } from "./helpers";
+import { STARTS, caught } from "./helpers";
 
 const boom = new Error("boom");
 
 /** A switch a faulty part reads: while on, it misbehaves. */
 const faulty = { on: true };
-
-function caught(act: () => unknown): CallbackError {
-  try {
-    act();
-  } catch (e) {
-    if (isCallbackError(e)) return e;
-    throw e;
-  }
-  throw new Error("the run did not stop");
-}
 
 /** A distribution that draws like `exponential(10)` until told to answer `bad` (or throw). */
 function flaky(bad: number | "throw", after = 50): Distribution {

@@ -1,7 +1,7 @@
 // Shared by the tests: the two clock scales every property runs at, and a way to read a
 // traffic model's arrivals directly.
-import { stream } from "@tideward/sim";
-import type { PolicySpec, Traffic } from "@tideward/sim";
+import { isCallbackError, stream } from "@tideward/sim";
+import type { CallbackError, PolicySpec, Traffic } from "@tideward/sim";
 
 /** Run starts near 0 and at `Date.now()` scale (fractional, as a real clock reads). */
 export const STARTS = [0, 1_723_456_789_012.375] as const;
@@ -88,4 +88,15 @@ export function spy(
     }),
   };
   return { spec, seen, refusedAt };
+}
+
+/** The CallbackError `act` stops with; anything else it throws is rethrown. */
+export function caught(act: () => unknown): CallbackError {
+  try {
+    act();
+  } catch (e) {
+    if (isCallbackError(e)) return e;
+    throw e;
+  }
+  throw new Error("the run did not stop");
 }

@@ -218,22 +218,25 @@ describe("single checks", () => {
 });
 
 describe("maxKeys", () => {
-  it("a peek of a set that needs more keys than there is room for answers key_limit, as the check does, counting no refusal", () => {
-    const engine = new QuotaEngine({ maxKeys: 1, sweepStep: 0 });
-    engine.addLimit(perSecond("b", 2));
-    const carol = new QuotaKey("t", "carol", "api");
-    expect(engine.checkTokenBucket(alice, "b", 0).allowed).toBe(true);
-    const set = [
-      { key: alice, limit: "b", cost: 1 },
-      { key: carol, limit: "b", cost: 1 },
-    ];
-    const refusedBefore = engine.stats().refused;
-    const peek = engine.peekAtomic(set, 0);
-    expect(engine.stats().refused).toBe(refusedBefore);
-    const check = engine.checkAtomic(set, 0);
-    expect([peek.allowed, peek.failedIndex, peek.decisions[1]?.reason]).toEqual([false, 1, "key_limit"]);
-    expect([check.allowed, check.failedIndex, check.decisions[1]?.reason]).toEqual([false, 1, "key_limit"]);
-  });
+  it.each([0, 1_700_000_000_000.5])(
+    "a peek of a set that needs more keys than there is room for answers key_limit, as the check does, counting no refusal (at %d)",
+    (t) => {
+      const engine = new QuotaEngine({ maxKeys: 1, sweepStep: 0 });
+      engine.addLimit(perSecond("b", 2));
+      const carol = new QuotaKey("t", "carol", "api");
+      expect(engine.checkTokenBucket(alice, "b", t).allowed).toBe(true);
+      const set = [
+        { key: alice, limit: "b", cost: 1 },
+        { key: carol, limit: "b", cost: 1 },
+      ];
+      const refusedBefore = engine.stats().refused;
+      const peek = engine.peekAtomic(set, t);
+      expect(engine.stats().refused).toBe(refusedBefore);
+      const check = engine.checkAtomic(set, t);
+      expect([peek.allowed, peek.failedIndex, peek.decisions[1]?.reason]).toEqual([false, 1, "key_limit"]);
+      expect([check.allowed, check.failedIndex, check.decisions[1]?.reason]).toEqual([false, 1, "key_limit"]);
+    },
+  );
 
   it("refuses a new key past the ceiling with key_limit, charging nothing, and admits known keys", () => {
     const engine = new QuotaEngine({ maxKeys: 2, sweepStep: 0 });

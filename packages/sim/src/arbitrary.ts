@@ -1,3 +1,4 @@
+import { byName } from "./by-name";
 import type { Knob, KnobValue } from "./scenario";
 
 /**
@@ -39,7 +40,7 @@ export interface FastCheckLike<A> {
  * );
  */
 export function knobArbitrary<A>(fc: FastCheckLike<A>, knobs: readonly Knob[]): A {
-  const model: Record<string, A> = {};
+  const model = byName<A>();
   for (const k of knobs) {
     switch (k.kind) {
       case "integer":

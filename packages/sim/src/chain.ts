@@ -1,4 +1,5 @@
 import { check } from "@tideward/time/internal";
+import { byName } from "./by-name";
 import { monitors } from "./monitor";
 import type { Monitor } from "./monitor";
 import type { Adapter, PolicyContext, PolicySpec } from "./policy";
@@ -271,7 +272,7 @@ export class Chain {
       const stats = a.stats?.() ?? {};
       if (stats === null || typeof stats !== "object")
         throw new TypeError(`policy ${a.name} stats must return a record of numbers, got ${check.describe(stats)}`);
-      const copy: Record<string, number> = {};
+      const copy = byName<number>();
       for (const [k, v] of Object.entries(stats)) {
         if (typeof v !== "number")
           throw new TypeError(`policy ${a.name} stats ${JSON.stringify(k)} must be a number, got ${check.describe(v)}`);

@@ -1,6 +1,7 @@
 import { TraceHash } from "./hash";
 import { Histogram, binOf } from "./histogram";
 import { BUCKET_BYTES, KEY_BYTES, REASON_BYTES, formatCount, own } from "./memory";
+import { byName } from "./by-name";
 import type { Budget } from "./memory";
 import type { KeyTotals, LatencySummary, Series, Summary } from "./result";
 
@@ -341,7 +342,7 @@ export class Recorder {
   series(): Series {
     const n = this.buckets;
     const list = (a: Float64Array): number[] => Array.from(a.subarray(0, n));
-    const refusedBy: Record<string, number[]> = {};
+    const refusedBy = byName<number[]>();
     this.#reasons.forEach((r, i) => (refusedBy[r] = list(this.#refusedBy[i])));
     const lat = (i: number): (number | null)[] => Array.from({ length: n }, (_, b) => this.#lat[i][b] ?? null);
     return {
@@ -378,7 +379,7 @@ export class Recorder {
 
   summary(events: number, unfinished: number): Summary {
     const s = this.totals;
-    const refusedBy: Record<string, number> = {};
+    const refusedBy = byName<number>();
     this.#reasons.forEach((r, i) => (refusedBy[r] = this.#refusedTotal[i]));
     let peak = 0;
     for (let b = 0; b < this.buckets; b++) if (this.backendLoad[b] > peak) peak = this.backendLoad[b];

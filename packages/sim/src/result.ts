@@ -20,7 +20,10 @@ export interface Series {
   readonly admitted: readonly number[];
   /** Attempts a policy refused. */
   readonly refused: readonly number[];
-  /** Refused attempts by reason (`"breaker"`, `"quota/tenant"`, …). */
+  /**
+   * Refused attempts by reason (`"breaker"`, `"quota/tenant"`, …): a record without a prototype,
+   * so every reason (`"__proto__"` and `"constructor"` too) is a field of its own.
+   */
   readonly refusedBy: Readonly<Record<string, readonly number[]>>;
   /** Attempts that succeeded, counted when the client saw them. */
   readonly succeeded: readonly number[];
@@ -78,6 +81,7 @@ export interface Summary {
   readonly hedges: number;
   readonly admitted: number;
   readonly refused: number;
+  /** Refused attempts by reason, as the series' `refusedBy`: a record without a prototype. */
   readonly refusedBy: Readonly<Record<string, number>>;
   readonly succeeded: number;
   readonly failed: number;
@@ -130,6 +134,7 @@ export interface KeyTotals {
 export interface PolicyReport {
   readonly name: string;
   readonly side: "client" | "server";
+  /** Its figures by name, as the policy's `stats` gave them: a record without a prototype. */
   readonly stats: Readonly<Record<string, number>>;
 }
 

@@ -1,5 +1,6 @@
 import { formatSpan, parseSpan } from "@tideward/time";
 import { check } from "@tideward/time/internal";
+import { byName } from "../by-name";
 import { bucket, gcra, period, sliding } from "../policies/limiters";
 import type { PolicySpec } from "../policy";
 
@@ -19,7 +20,8 @@ export interface CandidateLimit {
   readonly algorithm: Algorithm;
 }
 
-const UNITS: Readonly<Record<string, number>> = {
+// Looked up by the text typed, so no prototype: "100/constructor" is an unknown unit, not Object.
+const UNITS: Readonly<Record<string, number>> = Object.assign(byName<number>(), {
   ms: 1,
   s: 1_000,
   sec: 1_000,
@@ -32,7 +34,7 @@ const UNITS: Readonly<Record<string, number>> = {
   hour: 3_600_000,
   d: 86_400_000,
   day: 86_400_000,
-};
+});
 
 /** The algorithms a limit can name. */
 export const ALGORITHMS: readonly Algorithm[] = ["sliding", "bucket", "gcra", "period"];

@@ -1,10 +1,12 @@
 import { check } from "@tideward/time/internal";
+import { byName } from "../by-name";
 import type { TraceRecord } from "../replay";
 
 /** Which part of a log line names the caller. */
 export type KeyField = "ip" | "user" | "path" | (string & {});
 
-const MONTHS: Readonly<Record<string, number>> = {
+// Looked up by the text of a log line, so no prototype.
+const MONTHS: Readonly<Record<string, number>> = Object.assign(byName<number>(), {
   jan: 0,
   feb: 1,
   mar: 2,
@@ -17,7 +19,7 @@ const MONTHS: Readonly<Record<string, number>> = {
   oct: 9,
   nov: 10,
   dec: 11,
-};
+});
 
 // host ident user [10/Oct/2000:13:55:36 -0700] "GET /path HTTP/1.0" status bytes …
 const CLF =

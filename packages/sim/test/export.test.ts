@@ -61,4 +61,31 @@ describe("export", () => {
     expect(JSON.parse(toJson(run, 2))).toEqual(run);
     expect(toJson(run)).toBe(JSON.stringify(run));
   });
+
+  it("refuses what is not a run's result, naming the function and what it got, as every entry point does", () => {
+    for (const [bad, shown] of [
+      [null, "null"],
+      [undefined, "undefined"],
+      [5, "5"],
+      ["run", '"run"'],
+      [[], "[object Array]"],
+    ] as const) {
+      expect(() => toCsv(bad as never)).toThrow(
+        new TypeError(`toCsv run must be a run's result (what simulate returns), got ${shown}`),
+      );
+      expect(() => toJson(bad as never)).toThrow(
+        new TypeError(`toJson run must be a run's result (what simulate returns), got ${shown}`),
+      );
+    }
+    expect(() => toCsv({} as never)).toThrow(new TypeError("toCsv run series must be a run's series, got undefined"));
+    const { goodput: _, ...short } = run.series;
+    expect(() => toCsv({ ...run, series: short } as never)).toThrow(
+      new TypeError("toCsv run series goodput must be an array, got undefined"),
+    );
+    expect(() => toCsv({ ...run, series: { ...run.series, refusedBy: { x: 1 } } } as never)).toThrow(
+      new TypeError('toCsv run series refusedBy "x" must be an array, got 1'),
+    );
+    expect(() => toJson(run, -1)).toThrow(new RangeError("toJson indent must be 0 or more, got -1"));
+    expect(() => toJson(run, null as never)).toThrow(new TypeError("toJson indent must be a number, got object null"));
+  });
 });

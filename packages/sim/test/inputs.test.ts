@@ -5,14 +5,17 @@ import { QuotaKey, perSecond } from "@tideward/quota-engine";
 import {
   breakerBrownout,
   breakerOutage,
+  catalogue,
   herdRecovery,
   policy,
   quotaBursts,
+  retryAmplification,
   simulate,
   sweep,
   traffic,
 } from "@tideward/sim";
 import type { QuotaDimension } from "@tideward/sim";
+import { STARTS } from "./helpers";
 
 const one: QuotaDimension[] = [{ limit: perSecond("api", 50), key: () => new QuotaKey("t", "*", "api") }];
 
@@ -82,6 +85,61 @@ describe("scenarios with trouble outside their run", () => {
     expect(() => quotaBursts.run({}, { start: 2 ** 50 })).toThrow(
       /^scenario quota-bursts start \(ms\) must be within ±8796093022208 .+, got 1125899906842624$/,
     );
+  });
+
+  const LIMIT = 2 ** 43;
+  const PAST =
+    /must end the run within 8796093022208 ms of the epoch \(2\^43, where the clock still resolves a microsecond\): start .+ is past it$/;
+
+  it.each(catalogue.map((s) => [s.name, s] as const))(
+    "%s: a valid start whose run would end past 2^43 ms names the scenario's start, not simulate's duration",
+    (name, s) => {
+      let e: unknown;
+      try {
+        s.run({}, { start: LIMIT - 0.5 });
+      } catch (thrown) {
+        e = thrown;
+      }
+      if (!(e instanceof RangeError)) throw new Error(`expected a RangeError, got ${String(e)}`);
+      expect(e.message).toMatch(new RegExp(`^scenario ${name} start \\(ms\\)`));
+      expect(e.message).toMatch(PAST);
+      expect(e.message).not.toMatch(/simulate/);
+      const duration = s.defaults.duration;
+      if (duration !== undefined)
+        expect(e.message).toContain(
+          ` and duration (s) must end the run within 8796093022208 ms of the epoch (2^43, where the clock still resolves a microsecond): start ${LIMIT - 0.5} + duration ${duration} s is past it`,
+        );
+    },
+  );
+
+  it("a duration knob: up to the bound a run is a run, a millisecond past it is refused naming start and duration", () => {
+    const params = { duration: 5, rate: 20 };
+    expect(retryAmplification.run(params, { start: LIMIT - 5_000 }).runs[0].summary.calls).toBeGreaterThan(0);
+    expect(() => retryAmplification.run(params, { start: LIMIT - 4_999 })).toThrow(
+      new RangeError(
+        "scenario retry-amplification start (ms) and duration (s) must end the run within 8796093022208 ms of the epoch (2^43, where the clock still resolves a microsecond): start 8796093017209 + duration 5 s is past it",
+      ),
+    );
+  });
+
+  it("quota-bursts names its bursts and every, breaker-outage its spread past outageTo", () => {
+    const bursts = { bursts: 10, every: 1_000, at: 0 };
+    expect(quotaBursts.run(bursts, { start: LIMIT - 10_000 }).runs[0].summary.calls).toBe(400);
+    expect(() => quotaBursts.run(bursts, { start: LIMIT - 9_999 })).toThrow(
+      /^scenario quota-bursts start \(ms\) and bursts × every \(ms\) must end the run .+: start 8796093012209 \+ bursts 10 × every 1000 ms is past it$/,
+    );
+    // Its main runs fit; the spread's, 34 s past outageTo, do not.
+    const outage = { duration: 30, outageFrom: 0, outageTo: 60, spreadSeeds: 1 };
+    expect(() => breakerOutage.run(outage, { start: LIMIT - 90_000 })).toThrow(
+      /^scenario breaker-outage start \(ms\) and outageTo \(s\) with spreadSeeds above 0 must end the run .+: start 8796092932208 \+ outageTo 60 s \+ 34 s of the spread's runs is past it$/,
+    );
+    expect(breakerOutage.run({ ...outage, spreadSeeds: 0 }, { start: LIMIT - 90_000 }).runs.length).toBeGreaterThan(1);
+  });
+
+  it.each(STARTS)("at a start of %s the longest runs the knobs allow are runs", (start) => {
+    const longest = quotaBursts.run({ bursts: 1_000, every: 60_000, size: 1 }, { start });
+    expect(longest.runs.map((r) => r.summary.calls)).toEqual([1_000, 1_000, 1_000]);
+    expect(() => retryAmplification.run({ duration: 3_600, rate: 1 }, { start })).not.toThrow();
   });
 
   it("an outage inside the run still measures a recovery of 0 or more", () => {

@@ -10,6 +10,7 @@ import { num, percent, sumBetween, textTable } from "../report";
 import { LEAD_COLUMNS, lead, leadCells, leadFigures } from "./lead";
 import { durationKnob, rateKnob } from "./knobs";
 import { BASELINE, breakerLineup, retriesOf } from "./lineups";
+import { checkDuration } from "./run-end";
 
 /** The parameters of {@link breakerBrownout}. */
 export interface BreakerBrownoutParams {
@@ -93,6 +94,7 @@ export const breakerBrownout = defineScenario<BreakerBrownoutParams>({
     durationKnob({ default: 160, min: 10, max: 3_600, step: 10 }),
   ],
   run(p, start) {
+    checkDuration("breaker-brownout", start, p.duration);
     if (p.to < p.from)
       throw new RangeError(`scenario breaker-brownout to (${p.to} s) must be at least from (${p.from} s)`);
     const from = p.from * 1_000;

@@ -10,6 +10,12 @@ import { num, percent, textTable } from "../report";
 import { LEAD_COLUMNS, lead, leadCells, leadFigures, spread } from "./lead";
 import { durationKnob, rateKnob } from "./knobs";
 import { BASELINE, breakerLineup } from "./lineups";
+import { checkDuration, checkEnd } from "./run-end";
+
+/** How long each of the spread's runs goes on past its outage's end, ms. */
+const SPREAD_RUN = 30_000;
+/** How far past outageTo the spread's longest run goes, ms: its outage ends up to 4 s later. */
+const SPREAD_PAST = 4_000 + SPREAD_RUN;
 
 /** The parameters of {@link breakerOutage}. */
 export interface BreakerOutageParams {
@@ -127,6 +133,16 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
   ],
   run(p, start) {
     const { from, to } = outageOf("breaker-outage", p);
+    checkDuration("breaker-outage", start, p.duration);
+    // The spread's runs go on 30 s past outage ends up to 4 s after outageTo (see below).
+    if (p.spreadSeeds > 0)
+      checkEnd(
+        "breaker-outage",
+        start,
+        to + SPREAD_PAST,
+        "outageTo (s) with spreadSeeds above 0",
+        `outageTo ${p.outageTo} s + ${SPREAD_PAST / 1_000} s of the spread's runs`,
+      );
     const duration = p.duration * 1_000;
     const options = (seed: number, end: number, length: number) => ({
       seed,
@@ -161,7 +177,7 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
       },
     ];
     // The spread: the outage's end moved 0–4 s later, over seeds, each run 30 s past its outage.
-    const ends = [0, 1, 2, 3, 4].map((d) => to + d * 1_000).filter((e) => e + 30_000 <= 2 ** 40);
+    const ends = [0, 1, 2, 3, 4].map((d) => to + d * 1_000);
     if (p.spreadSeeds > 0) {
       const spreadRows = who
         .filter((c) => c.spec !== undefined)
@@ -171,7 +187,11 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
           const refused: number[] = [];
           for (const end of ends)
             for (let s = 0; s < p.spreadSeeds; s++) {
-              const r = simulate({ ...options(p.seed + s, end, end + 30_000), label: c.label, policies: [c.spec!] });
+              const r = simulate({
+                ...options(p.seed + s, end, end + SPREAD_RUN),
+                label: c.label,
+                policies: [c.spec!],
+              });
               const o = outageFigures(r, from, end);
               reached.push(o.reached);
               recovery.push(lead(r, { after: end }).recoverySeconds);

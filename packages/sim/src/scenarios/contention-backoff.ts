@@ -7,6 +7,7 @@ import { simulate } from "../simulate";
 import { defineScenario, seedKnob } from "../scenario";
 import { num, percent, outcome } from "../report";
 import { baseKnob, capKnob } from "./knobs";
+import { checkEnd } from "./run-end";
 
 /** The parameters of {@link contentionBackoff}. */
 export interface ContentionBackoffParams {
@@ -72,6 +73,7 @@ export const contentionBackoff = defineScenario<ContentionBackoffParams>({
     },
   ],
   run(p, start) {
+    checkEnd("contention-backoff", start, 1, "", "its run of 1 ms");
     const cap = Math.max(p.cap, p.base);
     const once = (jitter: JitterType | undefined, seed: number, label: string): RunResult =>
       simulate({

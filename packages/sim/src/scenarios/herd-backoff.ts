@@ -8,6 +8,7 @@ import type { RunResult } from "../result";
 import { defineScenario, seedKnob } from "../scenario";
 import { num, outcome } from "../report";
 import { attemptsKnob, baseKnob, capKnob, workersKnob } from "./knobs";
+import { checkDuration } from "./run-end";
 
 /** The parameters of {@link herdBackoff}. */
 export interface HerdBackoffParams {
@@ -112,6 +113,7 @@ export const herdBackoff = defineScenario<HerdBackoffParams>({
     },
   ],
   run(p, start) {
+    checkDuration("herd-backoff", start, p.duration);
     const recovery = p.recovery * 1_000;
     const base = {
       seed: p.seed,

@@ -9,6 +9,7 @@ import { outageKnobs, outageOf } from "./outage";
 import { LEAD_COLUMNS, lead, leadCells } from "./lead";
 import { attemptsKnob, durationKnob, rateKnob, ratioKnob, timeoutKnob, workersKnob } from "./knobs";
 import { num, percent, sumBetween, outcome } from "../report";
+import { checkDuration } from "./run-end";
 
 /** The parameters of {@link herdRecovery}. */
 export interface HerdRecoveryParams {
@@ -76,6 +77,7 @@ export const herdRecovery = defineScenario<HerdRecoveryParams>({
     durationKnob({ default: 60, min: 10, max: 3_600, step: 10 }),
   ],
   run(p, start) {
+    checkDuration("herd-recovery", start, p.duration);
     const { from, to } = outageOf("herd-recovery", p);
     const base = {
       seed: p.seed,

@@ -9,6 +9,7 @@ import { LEAD_COLUMNS, lead, leadCells, leadFigures, recoveryText } from "./lead
 import { deadlineKnob, durationKnob, rateKnob, timeoutKnob } from "./knobs";
 import { retriesOf, retryLineup } from "./lineups";
 import type { RetryContender } from "./lineups";
+import { checkDuration } from "./run-end";
 
 /** The parameters of {@link metastableOverload}. */
 export interface MetastableOverloadParams {
@@ -126,6 +127,7 @@ export const metastableOverload = defineScenario<MetastableOverloadParams>({
     durationKnob({ default: 120, min: 10, max: 3_600, step: 10 }),
   ],
   run(p, start) {
+    checkDuration("metastable-overload", start, p.duration);
     const from = p.triggerFrom * 1_000;
     const to = from + p.triggerLength * 1_000;
     const duration = p.duration * 1_000;

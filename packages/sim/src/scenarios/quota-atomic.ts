@@ -8,6 +8,7 @@ import { poisson } from "../rates";
 import { defineScenario, seedKnob } from "../scenario";
 import { num, percent, outcome } from "../report";
 import { durationKnob, rateKnob } from "./knobs";
+import { checkDuration } from "./run-end";
 
 /** The parameters of {@link quotaAtomic}. */
 export interface QuotaAtomicParams {
@@ -129,6 +130,7 @@ export const quotaAtomic = defineScenario<QuotaAtomicParams>({
     durationKnob({ default: 60, min: 1, max: 3_600, step: 1 }),
   ],
   run(p, start) {
+    checkDuration("quota-atomic", start, p.duration);
     const tenantOf = (k: number): string => `tenant-${k % p.tenants}`;
     const user: QuotaDimension = {
       limit: limitSpec({ name: "user", capacity: p.userRate }),

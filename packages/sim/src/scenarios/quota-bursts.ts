@@ -3,6 +3,7 @@ import { simulate } from "../simulate";
 import { bursts } from "../bursts";
 import { defineScenario, seedKnob } from "../scenario";
 import { outcome } from "../report";
+import { checkEnd } from "./run-end";
 
 /** The parameters of {@link quotaBursts}. */
 export interface QuotaBurstsParams {
@@ -105,6 +106,13 @@ export const quotaBursts = defineScenario<QuotaBurstsParams>({
     },
   ],
   run(p, start) {
+    checkEnd(
+      "quota-bursts",
+      start,
+      p.bursts * p.every,
+      "bursts × every (ms)",
+      `bursts ${p.bursts} × every ${p.every} ms`,
+    );
     const base = {
       seed: p.seed,
       start,

@@ -6,6 +6,7 @@ import { defineScenario, seedKnob } from "../scenario";
 import { lead, leadCells, leadFigures } from "./lead";
 import { attemptsKnob, baseKnob, durationKnob, rateKnob, ratioKnob } from "./knobs";
 import { num, percent, outcome } from "../report";
+import { checkDuration } from "./run-end";
 
 /** The parameters of {@link retryAmplification}. */
 export interface RetryAmplificationParams {
@@ -54,6 +55,7 @@ export const retryAmplification = defineScenario<RetryAmplificationParams>({
     durationKnob({ default: 60, min: 5, max: 3_600, step: 5 }),
   ],
   run(p, start) {
+    checkDuration("retry-amplification", start, p.duration);
     const backoff = new Backoff({
       base: p.base,
       factor: 2,

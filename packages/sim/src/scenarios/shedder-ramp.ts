@@ -8,6 +8,7 @@ import { num, percent, outcome } from "../report";
 import type { NumberKnob } from "../scenario";
 import { deadlineKnob, durationKnob, timeoutKnob, workersKnob } from "./knobs";
 import { LEAD_COLUMNS, loadCell } from "./lead";
+import { checkDuration } from "./run-end";
 
 /** The parameters of {@link shedderRamp}. */
 export interface ShedderRampParams {
@@ -93,6 +94,7 @@ export const shedderRamp = defineScenario<ShedderRampParams>({
     }),
   ],
   run(p, start) {
+    checkDuration("shedder-ramp", start, p.duration);
     const duration = p.duration * 1_000;
     const base = {
       seed: p.seed,

@@ -8,6 +8,7 @@ import { num, outcome, percent, sumBetween } from "../report";
 import { LEAD_COLUMNS, lead, leadCells, leadFigures, recoveryText } from "./lead";
 import { deadlineKnob, durationKnob, rateKnob, timeoutKnob, workersKnob } from "./knobs";
 import { retriesOf, retryLineup } from "./lineups";
+import { checkDuration } from "./run-end";
 
 /** The parameters of {@link slowBackend}. */
 export interface SlowBackendParams {
@@ -82,6 +83,7 @@ export const slowBackend = defineScenario<SlowBackendParams>({
     }),
   ],
   run(p, start) {
+    checkDuration("slow-backend", start, p.duration);
     // A geometric rise in equal steps, then the peak held, then healthy again.
     const ratio = Math.max(p.peak, BASE) / BASE;
     const width = (PEAK - RISE) / STEPS;

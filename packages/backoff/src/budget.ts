@@ -32,9 +32,23 @@ const KNOWN = ["ratio", "minPerSecond", "window", "buckets"] as const;
 class Counts {
   attempts = 0;
   retries = 0;
+  /**
+   * The receipt of a retry counted here: the bucket's place, plus `step` (the bucket count) for
+   * each time it has been cleared, so one for a bucket since cleared names nothing.
+   */
+  id: number;
+  readonly #step: number;
+  /** An empty bucket, added at the end of `all` (its place); `step` is the bucket count. */
+  constructor(all: Counts[], step: number) {
+    this.id = all.push(this) - 1;
+    this.#step = step;
+  }
   reset(): void {
     this.attempts = 0;
     this.retries = 0;
+    // Back to the place before the ids lose exactness (after some 2^53 / step clearings).
+    const next = this.id + this.#step;
+    this.id = next > Number.MAX_SAFE_INTEGER ? this.id % this.#step : next;
   }
 }
 
@@ -63,6 +77,8 @@ export class RetryBudget {
   /** The policy in force, validated. */
   readonly policy: Budget;
   readonly #window: Window<Counts>;
+  // The window's buckets, by place: where a receipt's bucket is found.
+  readonly #counts: Counts[] = [];
   readonly #reserve: number;
   // Running sums over the live buckets, taken back out as buckets are cleared.
   #attempts = 0;
@@ -98,7 +114,8 @@ export class RetryBudget {
     }
     this.policy = Object.freeze({ ratio, minPerSecond, window, buckets });
     this.#reserve = (minPerSecond * window) / 1_000;
-    this.#window = new Window(() => new Counts(), {
+    const counts = this.#counts;
+    this.#window = new Window(() => new Counts(counts, buckets), {
       size: buckets,
       window,
       now: check.finite(now, "RetryBudget now"),
@@ -123,11 +140,34 @@ export class RetryBudget {
    * @param now - the caller's clock reading, in milliseconds
    */
   tryRetry(now: number): boolean {
+    return this.grant(now) >= 0;
+  }
+
+  /**
+   * Spends a retry at `now` as `tryRetry` does, answering a receipt to give it back with, or -1.
+   * @param now - the caller's clock reading, in milliseconds
+   * @returns a whole number 0 or more (no unit), or -1 when refused
+   */
+  grant(now: number): number {
     const bucket = this.#window.slot(now);
-    if (this.#retries + 1 > this.#allowance() + SLACK) return false;
+    if (this.#retries + 1 > this.#allowance() + SLACK) return -1;
     bucket.retries++;
     this.#retries++;
-    return true;
+    return bucket.id;
+  }
+
+  /**
+   * Gives back a retry {@link RetryBudget.grant} spent that was not made, as if it had been refused.
+   *
+   * Does nothing once the bucket that counted it has aged out or been cleared, or for what is not
+   * a receipt (-1 included). Give each grant back once, to the budget that made it.
+   * @param receipt - what `grant` answered (a whole number, no unit)
+   */
+  giveBack(receipt: number): void {
+    const bucket = typeof receipt === "number" ? this.#counts[receipt % this.policy.buckets] : undefined;
+    if (bucket?.id !== receipt || bucket.retries === 0) return;
+    bucket.retries--;
+    this.#retries--;
   }
 
   /**

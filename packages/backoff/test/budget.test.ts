@@ -81,3 +81,88 @@ describe("RetryBudget", () => {
     expect(b.tryRetry(0)).toBe(false);
   });
 });
+
+describe("RetryBudget.giveBack", () => {
+  it.each([0, 1_700_000_000_123.375])(
+    "undoes exactly what grant counted, with the clock at %d: the budget answers as if it had refused",
+    (t0) => {
+      const b = new RetryBudget({ ratio: 0.5, minPerSecond: 1, window: 1_000, buckets: 10 }, t0);
+      for (let i = 0; i < 4; i++) b.recordAttempt(t0);
+      expect(b.available(t0 + 50)).toBe(3); // 0.5 × 4 + 1 × 1 s
+      const receipt = b.grant(t0 + 50);
+      expect(Number.isSafeInteger(receipt) && receipt >= 0).toBe(true);
+      expect(b.available(t0 + 50)).toBe(2);
+      b.giveBack(receipt);
+      expect(b.available(t0 + 50)).toBe(3);
+      expect(drain(b, t0 + 60)).toBe(3); // the credit given back is there to spend
+      expect(b.grant(t0 + 60)).toBe(-1);
+      b.giveBack(-1); // a refusal's answer: nothing to give back
+      expect(b.available(t0 + 60)).toBe(0);
+    },
+  );
+
+  it("gives the retry back to the bucket that counted it, so it ages out when that bucket does", () => {
+    const b = new RetryBudget({ ratio: 0, minPerSecond: 3, window: 1_000, buckets: 10 });
+    const early = b.grant(0); // in [0, 100)
+    const late = b.grant(500); // in [500, 600)
+    expect(b.available(500)).toBe(1);
+    b.giveBack(late);
+    expect(b.available(999)).toBe(2); // only the early one still counts
+    expect(b.available(1_000)).toBe(3); // and it ages out with its bucket
+    b.giveBack(early); // that bucket is gone: nothing to give back, nothing goes below zero
+    expect(b.available(1_000)).toBe(3);
+    expect(drain(b, 1_000)).toBe(3);
+  });
+
+  it("changes nothing once the bucket that counted the retry has aged out, even where its place is in use again", () => {
+    const b = new RetryBudget({ ratio: 0, minPerSecond: 2, window: 1_000, buckets: 4 });
+    const old = b.grant(0); // the first bucket, [0, 250)
+    const again = b.grant(1_000); // the same place in the ring, a window later: [1 000, 1 250)
+    expect(again).not.toBe(old);
+    expect(b.available(1_000)).toBe(1);
+    b.giveBack(old);
+    expect(b.available(1_000)).toBe(1); // the retry at 1 000 still counts
+    b.giveBack(again);
+    expect(b.available(1_000)).toBe(2);
+  });
+
+  it("gives back into the head when the grant was made on a clock that had stepped back", () => {
+    const b = new RetryBudget({ ratio: 0, minPerSecond: 2, window: 1_000, buckets: 10 });
+    expect(b.tryRetry(5_000)).toBe(true);
+    const back = b.grant(100); // counted in the 5 000 bucket
+    expect(b.available(5_000)).toBe(0);
+    b.giveBack(back);
+    expect(b.available(5_999)).toBe(1);
+    expect(b.available(6_000)).toBe(2); // the retry at 5 000 ages out with its bucket, and nothing else was left
+  });
+
+  it("changes nothing after clear", () => {
+    const b = new RetryBudget({ ratio: 0, minPerSecond: 1, window: 1_000 });
+    const receipt = b.grant(0);
+    b.clear();
+    expect(b.grant(0)).toBeGreaterThanOrEqual(0);
+    b.giveBack(receipt);
+    expect(b.available(0)).toBe(0); // the retry granted since clear still counts
+  });
+
+  it("changes nothing for what is not a receipt", () => {
+    const b = new RetryBudget({ ratio: 0, minPerSecond: 3, window: 1_000, buckets: 10 });
+    const receipt = b.grant(0);
+    for (const bad of [Number.NaN, -1, -0.5, receipt + 0.5, Infinity, 2 ** 60, "0", null, Symbol("r"), {}])
+      b.giveBack(bad as number);
+    expect(b.available(0)).toBe(2);
+    b.giveBack(receipt);
+    expect(b.available(0)).toBe(3);
+  });
+
+  it("takes back one retry a give-back, and none from a bucket that has none left", () => {
+    const b = new RetryBudget({ ratio: 0, minPerSecond: 3, window: 1_000, buckets: 10 });
+    const receipt = b.grant(0);
+    expect(b.grant(10)).toBe(receipt); // one bucket, one receipt
+    b.giveBack(receipt);
+    b.giveBack(receipt);
+    b.giveBack(receipt);
+    expect(b.available(10)).toBe(3);
+    expect(drain(b, 10)).toBe(3);
+  });
+});

@@ -80,4 +80,11 @@ describe("RetryBudget", () => {
     // @ts-expect-error -- not a budget field
     new RetryBudget({ ratoi: 0.1 });
   });
+
+  test("grants with a receipt, a number, that giveBack takes", () => {
+    const b = new RetryBudget();
+    expectTypeOf(b.grant(0)).toEqualTypeOf<number>();
+    expectTypeOf<Parameters<RetryBudget["giveBack"]>>().toEqualTypeOf<[receipt: number]>();
+    expectTypeOf(b.giveBack(b.grant(0))).toEqualTypeOf<void>();
+  });
 });

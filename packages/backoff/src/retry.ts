@@ -41,7 +41,10 @@ export interface RetryOptions {
    * @defaultValue every error is retried
    */
   readonly retryOn?: (error: unknown) => boolean;
-  /** Called before each wait, for logging or metrics. */
+  /**
+   * Called before each wait, for logging or metrics. One that throws ends the call with its error,
+   * the retry not made: its budget credit is given back (as when `sleep` throws).
+   */
   readonly onRetry?: (event: RetryEvent) => void;
   /**
    * Stops the loop: before an attempt, after a failed one, or in the middle of a wait (at once).
@@ -194,7 +197,7 @@ function plan(options: RetryOptions | undefined): Plan {
   const budget = o.budget;
   if (
     budget !== undefined &&
-    !(isObject(budget) && typeof budget.recordAttempt === "function" && typeof budget.tryRetry === "function")
+    !(isObject(budget) && typeof budget.recordAttempt === "function" && typeof budget.giveBack === "function")
   ) {
     throw new TypeError(`retry budget must be a RetryBudget, got ${kind(budget)}`);
   }
@@ -277,15 +280,25 @@ export async function retry<T>(fn: (context: RetryContext) => T | PromiseLike<T>
     // Infinity is past any maxRetryAfter, Infinity's own: no wait ever ends.
     if (hint > maxRetryAfter || hint === Infinity) throw new RetryError(attempt, "retryAfter", error);
     const wait = hint > planned ? hint : planned;
+    let receipt = -1; // the budget's grant for this retry, given back if the wait never starts
     if (deadline !== undefined || budget !== undefined) {
       const now = read(clock, error);
       if (deadline !== undefined && !(now + wait < deadline.end)) throw new RetryError(attempt, "deadline", error);
-      if (budget !== undefined && !budget.tryRetry(now)) throw new RetryError(attempt, "budget", error);
+      if (budget !== undefined) {
+        receipt = budget.grant(now);
+        if (receipt < 0) throw new RetryError(attempt, "budget", error);
+      }
     }
-    onRetry?.({ attempt, error, delay: wait });
-    const slept: unknown = sleep(wait, signal);
-    if (typeof (slept as PromiseLike<void> | null | undefined)?.then !== "function")
-      throw new TypeError(`retry sleep must return a promise, got ${kind(slept)}`, { cause: error });
+    let slept: unknown;
+    try {
+      onRetry?.({ attempt, error, delay: wait });
+      slept = sleep(wait, signal);
+      if (typeof (slept as PromiseLike<void> | null | undefined)?.then !== "function")
+        throw new TypeError(`retry sleep must return a promise, got ${kind(slept)}`, { cause: error });
+    } catch (e) {
+      budget?.giveBack(receipt); // the retry is not made: its credit is not spent
+      throw e;
+    }
     await abortable(slept as Promise<void>, signal);
   }
 }

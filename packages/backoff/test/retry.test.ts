@@ -449,6 +449,79 @@ describe("retry with a shared RetryBudget", () => {
     await rejection(retry(flaky(clock, Infinity).fn, { ...options, deadline: Deadline.start(50, 0) }));
     expect(shared.available(clock.now())).toBe(1);
   });
+
+  describe.each([0, 1_700_000_000_123.375])("with the clock at %d", (t0) => {
+    /** A budget of two retries, a clock, and a sleep that records what it was asked to wait. */
+    function setup() {
+      const clock = new ManualClock(t0);
+      const shared = new RetryBudget({ ratio: 0, minPerSecond: 2, window: 1_000 }, t0);
+      const slept: number[] = [];
+      const options: RetryOptions = {
+        budget: shared,
+        clock: clock.now,
+        random: () => 0.5,
+        backoff: { attempts: 3, base: 10, cap: 10, jitter: Jitter.rigid },
+        sleep: (span, signal) => (slept.push(span), clock.sleep(span, signal)),
+      };
+      return { clock, shared, slept, options };
+    }
+
+    it("a throwing onRetry ends the call with its error, starts no wait and gives the retry's credit back", async () => {
+      const { clock, shared, slept, options } = setup();
+      const failure = new Error("down");
+      const thrown = new Error("onRetry broke");
+      let calls = 0;
+      const before = shared.available(clock.now());
+      const e = await rejection(
+        retry(
+          () => {
+            calls++;
+            throw failure;
+          },
+          {
+            ...options,
+            onRetry: () => {
+              throw thrown;
+            },
+          },
+        ),
+      );
+      expect(e).toBe(thrown);
+      expect([calls, slept]).toEqual([1, []]);
+      expect(clock.now()).toBe(t0);
+      expect(shared.available(clock.now())).toBe(before);
+      // The credit is there to spend: a call whose onRetry does not throw gets both its retries.
+      const { fn, at } = flaky(clock, 2);
+      expect(await retry(fn, options)).toBe("ok");
+      expect(at).toEqual([t0, t0 + 10, t0 + 20]);
+      expect(shared.available(clock.now())).toBe(0);
+    });
+
+    it.each([
+      [
+        "throws",
+        () => {
+          throw new Error("no sleep");
+        },
+        "no sleep",
+      ],
+      ["returns no promise", () => undefined, "retry sleep must return a promise, got undefined"],
+    ])("a sleep that %s ends the call and gives the retry's credit back", async (_, sleep, message) => {
+      const { clock, shared, options } = setup();
+      const before = shared.available(clock.now());
+      const told: number[] = [];
+      const e = await rejection(
+        retry(flaky(clock, Infinity).fn, {
+          ...options,
+          onRetry: (event) => void told.push(event.attempt),
+          sleep: sleep as unknown as Sleep,
+        }),
+      );
+      expect((e as Error).message).toBe(message);
+      expect(told).toEqual([1]);
+      expect(shared.available(clock.now())).toBe(before);
+    });
+  });
 });
 
 describe("retry with the real defaults", () => {

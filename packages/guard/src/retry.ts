@@ -1,6 +1,7 @@
 // Whether a call tries again after an attempt, and how long it waits first: one decision for the
 // first attempt's path, the retry loop and a hedged round. A callback that throws here (retryOn,
-// retryAfter, onRetry, onRefuse, the random source or the clock) ends the call with its error.
+// retryAfter, onRetry, onRefuse, the random source or the clock) ends the call with its error,
+// and a retry the budget granted that onRetry's throw stops is given back to it.
 import { fault } from "./accounting";
 import { emitRefuse } from "./admission";
 import type { Call } from "./call";
@@ -34,9 +35,11 @@ export function again<R>(o: Resolved<R>, p: Pass<R>, round: number): boolean {
 /**
  * The wait before the call's next round (ms), or -1 when the call answers with `p` now: the
  * backoff's delay, or the server's hint when it is longer; no wait that would end past the
- * deadline, and only with the retry budget's grant.
+ * deadline, and only with the retry budget's grant (given back when `onRetry` throws: the retry
+ * it announces is not made).
  */
 export function plan<R>(o: Resolved<R>, call: Call<R>, p: Pass<R>, round: number): number {
+  let receipt = -1; // the budget's grant, once made
   try {
     const backoff = o.backoff;
     let planned = 0;
@@ -56,14 +59,18 @@ export function plan<R>(o: Resolved<R>, call: Call<R>, p: Pass<R>, round: number
       emitRefuse(o, "deadline", 0, call.attempts + 1);
       return -1;
     }
-    if (o.budget !== undefined && !o.budget.tryRetry(now)) {
-      emitRefuse(o, "budget", 0, call.attempts + 1);
-      return -1;
+    if (o.budget !== undefined) {
+      receipt = o.budget.grant(now);
+      if (receipt < 0) {
+        emitRefuse(o, "budget", 0, call.attempts + 1);
+        return -1;
+      }
     }
     if (o.onRetry !== undefined)
       o.onRetry({ attempt: call.attempts, delay: wait, error: p.threw ? p.error : undefined, result: p.result });
     return wait;
   } catch (e) {
+    if (receipt >= 0) o.budget?.giveBack(receipt); // no retry follows: its credit is not spent
     fault(o, p, e);
     return -1;
   }

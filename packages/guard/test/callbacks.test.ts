@@ -1,13 +1,13 @@
 // Every callback a user hands the guard may throw. For each callback and each path a call can
 // take (a single attempt, retried, hedged, timed out, aborted), at clocks near 0 and near
 // Date.now(): the calls settle as the README's table says, nothing is left held (a gate place, a
-// shedder's ticket, a timer), nothing rejects unhandled, and `discard` sees exactly the results
-// the callers did not get.
+// shedder's ticket, a timer, a retry budget's credit), nothing rejects unhandled, and `discard`
+// sees exactly the results the callers did not get.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Jitter, RetryBudget } from "@tideward/backoff";
 import { Breaker } from "@tideward/breaker";
 import { guard, isRefusal, isTimeoutError } from "@tideward/guard";
-import type { Attempt, GuardOptions } from "@tideward/guard";
+import type { Attempt, GuardOptions, OutcomeEvent } from "@tideward/guard";
 import { Gate } from "@tideward/limiters";
 import { Shedder } from "@tideward/shedder";
 import { Scheduler } from "./scheduler";
@@ -44,6 +44,9 @@ interface Fixture {
   readonly abortAt?: number;
 }
 
+/** A retry budget that never refuses in these fixtures (1 000 retries), so that what it is spent on can be counted. */
+const plenty = (t0: number) => new RetryBudget({ ratio: 0, minPerSecond: 100, window: 10_000 }, t0);
+
 const FIXTURES: Readonly<Record<Path, Fixture>> = {
   // a is admitted and answers at 10; b arrives with a in flight and the gate full.
   "single attempt": {
@@ -57,10 +60,10 @@ const FIXTURES: Readonly<Record<Path, Fixture>> = {
   // a answers bad at 10 and its retry at 20 finds the gate held by b (15–45): a ends with its
   // own bad answer. b answers bad at 45, and its retry at 55 answers good.
   retried: {
-    options: () => ({
+    options: (_s, t0) => ({
       gate: new Gate(1),
       retry: { attempts: 3, base: 10, cap: 10, jitter: Jitter.rigid },
-      budget: false,
+      budget: plenty(t0),
     }),
     script: {
       a: [
@@ -99,11 +102,11 @@ const FIXTURES: Readonly<Record<Path, Fixture>> = {
   // a's first attempt is cut off at 30 (it answers late, at 100); its retry at 40 finds the gate
   // held by b (35–45) and a ends with its timeout.
   "timed out": {
-    options: () => ({
+    options: (_s, t0) => ({
       gate: new Gate(1),
       timeout: 30,
       retry: { attempts: 2, base: 10, cap: 10, jitter: Jitter.rigid },
-      budget: false,
+      budget: plenty(t0),
     }),
     script: {
       a: [
@@ -120,10 +123,10 @@ const FIXTURES: Readonly<Record<Path, Fixture>> = {
   // The callers' signal fires at 20: a is in flight (it answers late, at 50), b is waiting to
   // retry after a bad answer at 10, and c was refused at once by the full gate.
   aborted: {
-    options: () => ({
+    options: (_s, t0) => ({
       gate: new Gate(2),
       retry: { attempts: 3, base: 30, cap: 30, jitter: Jitter.rigid },
-      budget: false,
+      budget: plenty(t0),
     }),
     script: {
       a: [[50, "good"]],
@@ -224,7 +227,11 @@ interface Run {
   readonly discarded: string[];
   readonly called: number;
   readonly seen: ReadonlySet<Callback>;
-  readonly held: readonly [gate: number, shedder: number, timers: number];
+  /**
+   * What is left held: gate places, shedder tickets, timers, and retry budget credits spent for
+   * nothing (not on a retry `onRetry` was told of without throwing, nor on a hedge that started).
+   */
+  readonly held: readonly [gate: number, shedder: number, timers: number, credits: number];
 }
 
 async function run(path: Path, throwing: Callback | "none", t0: number): Promise<Run> {
@@ -249,6 +256,10 @@ async function run(path: Path, throwing: Callback | "none", t0: number): Promise
   const shedder = new Shedder({}, t0);
   const base = fixture.options(s, t0);
   const gate = base.gate instanceof Gate ? base.gate : undefined;
+  const budget = base.budget instanceof RetryBudget ? base.budget : undefined;
+  const credits = budget?.available(t0) ?? 0;
+  let told = 0; // retries onRetry was told of, and did not throw at
+  let hedges = 0; // hedged attempts that started
   const options: GuardOptions<string> = {
     ...base,
     clock: s.now,
@@ -268,9 +279,9 @@ async function run(path: Path, throwing: Callback | "none", t0: number): Promise
     retryAfter: wrap("retryAfter", () => undefined),
     discard: wrap("discard", (r: string) => void discarded.push(r)),
     onRefuse: wrap("onRefuse", () => undefined),
-    onRetry: wrap("onRetry", () => undefined),
+    onRetry: wrap("onRetry", () => void (throwing !== "onRetry" && told++)),
     onHedge: wrap("onHedge", () => undefined),
-    onOutcome: wrap("onOutcome", () => undefined),
+    onOutcome: wrap("onOutcome", (e: OutcomeEvent<string>) => void (e.hedge && hedges++)),
   };
   const g = guard((a: Attempt, key: string) => {
     const [after, kind] = fixture.script[key][a.attempt - 1];
@@ -305,7 +316,7 @@ async function run(path: Path, throwing: Callback | "none", t0: number): Promise
     discarded,
     called,
     seen,
-    held: [gate?.held ?? 0, shedder.flying, s.pending],
+    held: [gate?.held ?? 0, shedder.flying, s.pending, credits - (budget?.available(s.now()) ?? 0) - told - hedges],
   };
 }
 
@@ -318,7 +329,7 @@ describe.each([0, 1_700_000_000_123.375])("a throwing callback, with the clock a
       expect(r.answers).toEqual(EXPECTED[path].none);
       const asked = CALLBACKS.filter((c) => EXPECTED[path][c] !== undefined);
       expect(CALLBACKS.filter((c) => r.seen.has(c))).toEqual(asked);
-      expect(r.held).toEqual([0, 0, 0]);
+      expect(r.held).toEqual([0, 0, 0, 0]);
       expect(unhandled).toEqual([]);
     },
   );
@@ -330,12 +341,55 @@ describe.each([0, 1_700_000_000_123.375])("a throwing callback, with the clock a
     expect(r.answers).toEqual(want);
     // Called where the table expects something to change; where it does not, the path never asks it.
     if (EXPECTED[path][callback] !== undefined) expect(r.called).toBeGreaterThan(0);
-    expect(r.held).toEqual([0, 0, 0]);
+    expect(r.held).toEqual([0, 0, 0, 0]);
     expect(unhandled).toEqual([]);
     // discard saw exactly what was produced and not handed to a caller, each once.
     const returned = new Set(r.answers);
     expect([...r.discarded].sort()).toEqual(r.produced.filter((v) => !returned.has(v)).sort());
   });
+});
+
+describe.each([0, 1_700_000_000_123.375])("onRetry throwing with a retry budget, with the clock at %d", (t0) => {
+  it.each(["g()", "g.run({ signal })"])(
+    "%s: the call rejects with its error, the budget is as it was before the retry, no timer is left",
+    async (how) => {
+      const s = new Scheduler(t0);
+      const budget = new RetryBudget({ ratio: 0.5, minPerSecond: 0, window: 10_000 }, t0);
+      budget.recordAttempt(t0); // an earlier call: with each of these, one retry's worth
+      let broken = true;
+      let calls = 0;
+      let before = -1;
+      const g = guard(
+        () => {
+          if (++calls === 1) before = budget.available(s.now()); // this call's first attempt counted
+          return new Promise<string>((_, reject) => s.set(() => reject(new Error(`down ${calls}`)), 10));
+        },
+        {
+          clock: s.now,
+          timers: s,
+          budget,
+          retry: { attempts: 2, base: 10, cap: 10, jitter: Jitter.rigid },
+          onRetry: () => {
+            if (broken) throw new Error(BOOM);
+          },
+        },
+      );
+      const call = () => (how === "g()" ? g() : g.run({ signal: new AbortController().signal }));
+      const first = call().catch((e: unknown) => e);
+      await s.run();
+      expect(label({ error: await first })).toBe(BOOM);
+      expect(before).toBe(1);
+      expect(budget.available(s.now())).toBe(before);
+      expect([calls, s.pending]).toEqual([1, 0]);
+      // The credit given back is one to spend: the next call, told without throwing, retries on it.
+      broken = false;
+      const second = call().catch((e: unknown) => e);
+      await s.run();
+      expect((await second) as Error).toEqual(new Error("down 3"));
+      expect([calls, s.pending, budget.available(s.now())]).toEqual([3, 0, 0]);
+      expect(unhandled).toEqual([]);
+    },
+  );
 });
 
 describe.each([0, 1_700_000_000_123.375])("timers that throw, with the clock at %d", (t0) => {

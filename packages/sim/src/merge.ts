@@ -9,7 +9,8 @@ import type { Arrivals, KeyTable, Traffic, TrafficContext } from "./traffic";
  * Several traffic models at once: their arrivals interleaved in time order, each model's keys
  * numbered after the ones before it. A part whose arrivals throw or are garbage (a time that is
  * NaN or goes back, a key outside its own keys, a bad cost) stops the run with a CallbackError
- * naming the part, `traffic.merge model 1 (label)`.
+ * naming the part, `traffic.merge model 1 (label)`; a part of a merge within a merge is named by
+ * its path from there out, `traffic.merge model 1 (label) of model 0 (its merge's label)`.
  */
 export function merge(...models: readonly Traffic[]): Traffic {
   if (models.length === 0) throw new RangeError("traffic.merge needs at least one traffic model");
@@ -28,7 +29,14 @@ export function merge(...models: readonly Traffic[]): Traffic {
       return models[j].keys.name(i - offsets[j]);
     },
   };
-  const names = models.map((m, i) => `traffic.merge model ${i} (${m.label})`);
+  const names = models.map((m, i) => `model ${i} (${m.label})`);
+  // What part `i` threw, naming it; what a merge within it threw already names a part of its
+  // own, and is named by its path: that part of this one.
+  const blame = (i: number, e: unknown, opening: boolean): PartBlame => {
+    if (e instanceof PartBlame) return new PartBlame(`${e.part} of ${names[i]}`, e.opening, e.message, e.cause);
+    const thrown = Blame.of("", e);
+    return new PartBlame(names[i], opening, thrown.message, thrown.cause);
+  };
   return Object.freeze({
     label: models.map((m) => m.label).join(" + "),
     keys,
@@ -39,11 +47,12 @@ export function merge(...models: readonly Traffic[]): Traffic {
         try {
           p = m.open({ ...context, random: substream(context.random, i) });
         } catch (e) {
-          throw Blame.of(`${names[i]} open`, e);
+          throw blame(i, e, true);
         }
         if (p === null || typeof p !== "object" || typeof p.next !== "function")
-          throw new Blame(
-            `${names[i]} open`,
+          throw new PartBlame(
+            names[i],
+            true,
             `it must return arrivals (an object with next), got ${check.describe(p)}`,
           );
         return p;
@@ -55,11 +64,12 @@ export function merge(...models: readonly Traffic[]): Traffic {
         try {
           t = parts[i].next();
         } catch (e) {
-          throw Blame.of(names[i], e);
+          throw blame(i, e, false);
         }
         if (!(typeof t === "number" && t >= times[i]))
-          throw new Blame(
+          throw new PartBlame(
             names[i],
+            false,
             `its next arrival must be a time no earlier than ${times[i] === context.start ? "the run's start" : "its last"} (${times[i]} ms), got ${check.describe(t)}`,
           );
         times[i] = t;
@@ -75,14 +85,16 @@ export function merge(...models: readonly Traffic[]): Traffic {
         const key = part.key;
         // Checked here, against the part's own keys: past them it would count as the next part's.
         if (!(key >>> 0 === key && key < counts[best]))
-          throw new Blame(
+          throw new PartBlame(
             names[best],
+            false,
             `it gave key ${check.describe(key)}; its keys are whole numbers from 0 to ${counts[best] - 1}`,
           );
         const cost = part.cost;
         if (!(typeof cost === "number" && cost >= 0 && cost < Infinity))
-          throw new Blame(
+          throw new PartBlame(
             names[best],
+            false,
             `it gave a cost of ${check.describe(cost)}; a cost is a finite number, 0 or more`,
           );
         merged.key = key + offsets[best];
@@ -93,6 +105,21 @@ export function merge(...models: readonly Traffic[]): Traffic {
       return merged;
     },
   });
+}
+
+/**
+ * What a merged traffic's part threw or answered wrongly: `part` names it from its merge out
+ * (`model 1 (b) of model 0 (a + b)`), and `opening` says whether its `open` did.
+ */
+class PartBlame extends Blame {
+  readonly part: string;
+  readonly opening: boolean;
+
+  constructor(part: string, opening: boolean, detail: string, cause?: unknown) {
+    super(`traffic.merge ${part}${opening ? " open" : ""}`, detail, cause);
+    this.part = part;
+    this.opening = opening;
+  }
 }
 
 /** A stream seeded from a parent's draw and an index: reproducible, and independent of its siblings' use. */

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { Backoff } from "@tideward/backoff";
 import { keys, policy, simulate, traffic } from "@tideward/sim";
 import type { CallbackError, PolicySpec, SimulationOptions, Traffic } from "@tideward/sim";
-import { caught } from "./helpers";
+import { STARTS, caught } from "./helpers";
 
 /** A one-key traffic model whose arrivals come from `next`, each with key `key`. */
 function handmade(label: string, next: () => number, key = 0): Traffic {
@@ -67,6 +67,60 @@ describe("traffic.merge names the part", () => {
     expect(() => traffic.merge(good, { ...good, keys: { count: 0, name: () => "" } })).toThrow(
       /^traffic\.merge model 1's keys count must be a whole number/,
     );
+  });
+
+  describe.each(STARTS)("a part of a merge within a merge is named by its full path (start %s)", (start) => {
+    /** A one-key model whose `n`-th arrival (from 1) is `at(n)` ms after the run's start. */
+    const relative = (label: string, at: (n: number) => number, key = 0): Traffic => ({
+      label,
+      keys: { count: 1, name: () => label },
+      open: (context) => {
+        let n = 0;
+        return { key, cost: 1, next: () => context.start + at(++n) };
+      },
+    });
+    const late = relative("late", (n) => (n > 3 ? NaN : n * 10));
+
+    it("two deep: part 1 of part 1", () => {
+      const e = caught(() =>
+        simulate({ start, duration: 1_000, traffic: traffic.merge(good, traffic.merge(good, late)) }),
+      );
+      expect(e.callback).toBe("traffic.merge model 1 (late) of model 1 (constant(10/s) + late)");
+      expect(e.message).toMatch(/its next arrival must be a time no earlier than its last \(.+ ms\), got NaN$/);
+    });
+
+    it("three deep, a key outside the part's own, and a part whose open throws", () => {
+      const stray = relative("stray", (n) => (n < 3 ? n * 100 : Infinity), 1);
+      const e = caught(() =>
+        simulate({
+          start,
+          duration: 1_000,
+          perKey: true,
+          traffic: traffic.merge(traffic.merge(good, traffic.merge(stray, good)), good),
+        }),
+      );
+      expect(e.callback).toBe(
+        "traffic.merge model 0 (stray) of model 1 (stray + constant(10/s)) of model 0 (constant(10/s) + stray + constant(10/s))",
+      );
+      expect(e.message).toMatch(/it gave key 1; its keys are whole numbers from 0 to 0$/);
+      const thrown = new Error("cannot open");
+      const shut: Traffic = {
+        label: "shut",
+        keys: { count: 1, name: () => "shut" },
+        open: () => {
+          throw thrown;
+        },
+      };
+      const o = caught(() => simulate({ start, duration: 1_000, traffic: traffic.merge(traffic.merge(good, shut)) }));
+      expect([o.callback, o.cause]).toEqual([
+        "traffic.merge model 1 (shut) of model 0 (constant(10/s) + shut) open",
+        thrown,
+      ]);
+      // One level, as before.
+      expect(caught(() => simulate({ start, duration: 1_000, traffic: traffic.merge(good, late) })).callback).toBe(
+        "traffic.merge model 1 (late)",
+      );
+    });
   });
 
   it("well-behaved parts merge as before: interleaved, keys numbered after the ones before", () => {

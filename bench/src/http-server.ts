@@ -10,7 +10,7 @@ import { rateLimit } from "express-rate-limit";
 import { admit } from "@tideward/guard";
 import { admitNode } from "@tideward/guard/node";
 
-export type ServerKind = "bare" | "admitNode" | "express" | "express-admit" | "express-rate-limit";
+export type ServerKind = "bare" | "fields" | "admitNode" | "express" | "express-admit" | "express-rate-limit";
 
 const kind = process.argv[2] as ServerKind;
 let served = 0;
@@ -24,7 +24,23 @@ const handler = (_req: unknown, res: ServerResponse): void => {
 const admission = () => admit({ gate: 100_000, limits: [{ name: "burst", quota: 1e9, window: 1_000 }] });
 let listener: (req: IncomingMessage, res: ServerResponse) => void;
 if (kind === "bare") listener = handler;
-else if (kind === "admitNode") {
+else if (kind === "fields") {
+  // The bare handler writing, itself, the two fields admitNode adds (the same bytes, the remaining
+  // count moving): what any server sending them pays, admission or not.
+  let remaining = 999_999_999;
+  listener = (_req, res) => {
+    served++;
+    res.writeHead(200, [
+      "content-type",
+      "text/plain",
+      "RateLimit-Policy",
+      '"burst";q=1000000000;w=1',
+      "RateLimit",
+      `"burst";r=${remaining--};t=1`,
+    ]);
+    res.end("ok");
+  };
+} else if (kind === "admitNode") {
   const middleware = admitNode(admission());
   listener = (req, res) => middleware(req, res, () => handler(req, res));
 } else if (kind === "express" || kind === "express-admit" || kind === "express-rate-limit") {

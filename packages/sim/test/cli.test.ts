@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { describeLimit, format, limitPolicy, main, parseLimit, parseLogLine, replayLog } from "@tideward/sim/cli";
 import type { Io, ReplayReport } from "@tideward/sim/cli";
+import { STARTS } from "./helpers";
 
 const pkg = join(import.meta.dirname, "..");
 const log = join(import.meta.dirname, "fixtures", "access.log");
@@ -269,6 +270,39 @@ describe("tideward-sim replay on logs that are hostile in size", () => {
     expect(() => parseLogLine("0 alice", "")).toThrow(/^parseLogLine key must be a field name/);
     expect(replayLog(text, { limit, maxBytes: 100_000_000 }).requests).toBeGreaterThan(0);
   });
+
+  it.each(STARTS)(
+    "a hand-made limit out of range is refused naming replayLog limit's field and the value, not in the limiter's words (log at %s ms)",
+    (at) => {
+      const log = `{"t": ${at}, "key": "a"}\n{"t": ${at + 500}, "key": "b"}\n`;
+      const limit = parseLimit("10/s per key");
+      const refused = (l: object) => () => replayLog(log, { limit: { ...limit, ...l } });
+      expect(refused({ count: 0 })).toThrow(new RangeError("replayLog limit count must be 1 or more, got 0"));
+      expect(refused({ count: 2.5 })).toThrow(new RangeError("replayLog limit count must be a whole number, got 2.5"));
+      expect(refused({ count: NaN })).toThrow(new RangeError("replayLog limit count must be a finite number, got NaN"));
+      expect(refused({ per: -5 })).toThrow(new RangeError("replayLog limit per (ms) must be above 0, got -5"));
+      expect(refused({ count: 20_000_000 })).toThrow(
+        new RangeError(
+          "replayLog limit count (a sliding window's count) must be at most 16777216 (2^24 stamps, 128 MiB), got 20000000",
+        ),
+      );
+      expect(refused({ per: 1e-9, algorithm: "period" })).toThrow(
+        /^replayLog limit per \(a fixed window's span \(ms\)\) must be at least 0\.0625 ms .+, got 1e-9$/,
+      );
+      expect(refused({ burst: 0, algorithm: "bucket" })).toThrow(
+        new RangeError("replayLog limit burst must be 1 or more, got 0"),
+      );
+      expect(refused({ burst: 1e300, algorithm: "gcra" })).toThrow(
+        /^replayLog limit burst \(GCRA's burst\) must be at most 9007199254740991 \(2\^53 − 1\), got 1e\+300$/,
+      );
+      expect(() => limitPolicy({ ...limit, count: 0 })).toThrow(
+        new RangeError("limitPolicy limit count must be 1 or more, got 0"),
+      );
+      // The limit as parseLimit makes it replays, and a burst unused by a sliding window is not read.
+      expect(replayLog(log, { limit }).requests).toBe(2);
+      expect(replayLog(log, { limit: { ...limit, burst: NaN } }).requests).toBe(2);
+    },
+  );
 
   it("says nothing when its reader stops early (a pipe into head)", () => {
     const dir = mkdtempSync(join(tmpdir(), "tideward-sim-"));

@@ -117,16 +117,46 @@ export function parseLimit(text: string, algorithm?: Algorithm): CandidateLimit 
   // The limiter's own bounds (a sliding window of at most 2^24 calls, a span of at least 2^-4 ms…)
   // are checked here, by making one, so that a limit past them is refused as the text it was
   // typed as rather than when the log is replayed, and named in the limit's words.
+  made(limit, undefined);
+  return limit;
+}
+
+/**
+ * The policy for `l`, checked by {@link checkLimit} as `what` (`"replayLog limit"`); the limiter's
+ * own bounds (a sliding window of at most 2^24 calls, a span of at least 2^-4 ms…) refused naming
+ * the limit's field as `what`'s: `replayLog limit count (a sliding window's count) must be at
+ * most 16777216 …, got 20000000`.
+ */
+export function policyOf(l: unknown, what: string): PolicySpec {
+  return made(checkLimit(l, what), what);
+}
+
+/**
+ * The policy for the checked limit `l`, a limiter's refusal of its numbers put in the limit's
+ * words: `what`'s field (`replayLog limit count`) when the limit was handed in as a value, the
+ * text's own words (`a sliding window's count`) when `what` is undefined.
+ */
+function made(l: CandidateLimit, what: string | undefined): PolicySpec {
   try {
-    limitPolicy(limit);
+    return make(l);
   } catch (e) {
     if (!(e instanceof RangeError)) throw e;
     const m = /^(Sliding|Period|Bucket|Gcra) (\w+)(?: \([^)]*\))? (.*)$/s.exec(e.message);
     if (m === null) throw e;
-    throw new RangeError(`${HOW[chosen]}'s ${FIELDS[m[2]] ?? m[2]} ${m[3]}`, { cause: e });
+    const how = `${HOW[l.algorithm]}'s ${FIELDS[m[2]] ?? m[2]}`;
+    const field = LIMIT_FIELDS[m[2]] ?? m[2];
+    throw new RangeError(what === undefined ? `${how} ${m[3]}` : `${what} ${field} (${how}) ${m[3]}`, { cause: e });
   }
-  return limit;
 }
+
+/** The limit's fields that set each of the limiters' fields. */
+const LIMIT_FIELDS: Readonly<Record<string, string>> = {
+  quota: "count",
+  window: "per",
+  period: "per",
+  rate: "count and per",
+  burst: "burst",
+};
 
 /** The limiters' fields in the limit's own words, for their messages. */
 const FIELDS: Readonly<Record<string, string>> = {
@@ -143,7 +173,11 @@ const HOW: Readonly<Record<Algorithm, string>> = {
   period: "a fixed window",
 };
 
-/** A limit handed to a function by `what` (`"replayLog limit"`), checked enough that its use gives no raw error. */
+/**
+ * A limit handed to a function by `what` (`"replayLog limit"`), checked as parseLimit makes them:
+ * a count that is a whole number from 1, a span (`per`) above 0, and for a bucket or GCRA a burst
+ * of 1 or more. The limiter's own bounds are checked as it is made (see {@link policyOf}).
+ */
 export function checkLimit(value: unknown, what: string): CandidateLimit {
   const l = value as Partial<CandidateLimit> | null | undefined;
   if (l === null || typeof l !== "object")
@@ -157,7 +191,12 @@ export function checkLimit(value: unknown, what: string): CandidateLimit {
   for (const field of ["count", "per", "burst"] as const)
     if (typeof l[field] !== "number")
       throw new TypeError(`${what} ${field} must be a number, got ${check.describe(l[field])}`);
-  // The counts' ranges are the limiter's to check, as it is made.
+  check.integer(l.count, `${what} count`, 1);
+  check.positive(l.per, `${what} per (ms)`);
+  if (l.algorithm === "bucket" || l.algorithm === "gcra") {
+    const burst = check.finite(l.burst, `${what} burst`);
+    if (burst < 1) throw new RangeError(`${what} burst must be 1 or more, got ${burst}`);
+  }
   return l as CandidateLimit;
 }
 
@@ -173,9 +212,18 @@ export function describeLimit(l: CandidateLimit): string {
   return `${l.count} per ${formatSpan(l.per)}${l.perKey ? " per key" : " in all"} (${how})`;
 }
 
-/** The candidate limit as a policy to replay through. */
+/**
+ * The candidate limit as a policy to replay through.
+ *
+ * @throws TypeError or RangeError naming the field of `l` that is not what parseLimit makes, or
+ *   that the limiter cannot hold
+ */
 export function limitPolicy(l: CandidateLimit): PolicySpec {
-  checkLimit(l, "limitPolicy limit");
+  return policyOf(l, "limitPolicy limit");
+}
+
+/** The checked limit `l` as a policy: its limiter's errors in the limiter's words. */
+function make(l: CandidateLimit): PolicySpec {
   const rate = (l.count * 1_000) / l.per;
   const options = { perKey: l.perKey, name: "limit" };
   switch (l.algorithm) {

@@ -5,7 +5,7 @@ import type { TraceRecord } from "../replay";
 import { simulate } from "../simulate";
 import { check } from "@tideward/time/internal";
 import { maxBytesOf } from "../memory";
-import { checkLimit, describeLimit, limitPolicy } from "./limit";
+import { describeLimit, policyOf } from "./limit";
 import type { CandidateLimit } from "./limit";
 import { parseLogLine } from "./log";
 import type { KeyField } from "./log";
@@ -74,7 +74,9 @@ export function replayLog(text: string, options: ReplayLogOptions): ReplayReport
       'replayLog needs options with a limit: replayLog(text, { limit: parseLimit("100/min per key") })',
     );
   const o = check.options(options, ["limit", "key", "maxBytes"], "replayLog");
-  const limit = checkLimit(o.limit, "replayLog limit");
+  // Checked, and the limiter made, before the log is read: a limit it cannot hold is named here.
+  const spec = policyOf(o.limit, "replayLog limit");
+  const limit = o.limit as CandidateLimit;
   if (o.key !== undefined && !(typeof o.key === "string" && o.key.length > 0))
     throw new TypeError(
       `replayLog key must be a field name such as "ip", "user" or "path", got ${check.describe(o.key)}`,
@@ -122,7 +124,7 @@ export function replayLog(text: string, options: ReplayLogOptions): ReplayReport
       step: Math.max(1_000, duration / BUCKETS),
       traffic: trace,
       backend: instant,
-      policies: [noting(limitPolicy(limit), first)],
+      policies: [noting(spec, first)],
       perKey: true,
       ...(maxBytes === undefined ? {} : { maxBytes }),
     });

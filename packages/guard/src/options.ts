@@ -402,8 +402,12 @@ export function resolveGuard<R>(
   }
 
   let budget: RetryBudget | undefined;
-  if (has(o.budget, "tryRetry")) budget = o.budget as RetryBudget;
-  else if (o.budget !== false && (o.budget !== undefined || attempts > 1 || hedgeMax > 0)) {
+  if (has(o.budget, "tryRetry")) {
+    // One from an older @tideward/backoff would fail only at a call's first retry.
+    if (!has(o.budget, "grant") || !has(o.budget, "giveBack") || !has(o.budget, "recordAttempt"))
+      throw new TypeError(`${owner} budget must be a RetryBudget with grant and giveBack (@tideward/backoff 0.2)`);
+    budget = o.budget as RetryBudget;
+  } else if (o.budget !== false && (o.budget !== undefined || attempts > 1 || hedgeMax > 0)) {
     if (o.budget !== undefined && !isObject(o.budget))
       throw new TypeError(
         `${owner} budget must be a RetryBudget, Budget fields or false, got ${check.describe(o.budget)}`,

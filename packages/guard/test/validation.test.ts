@@ -137,6 +137,12 @@ describe("bad options fail at construction, naming the path and the value", () =
       'guard budget has no option "raito"; did you mean "ratio"?',
     ],
     [
+      "a budget from an older @tideward/backoff (tryRetry, no grant)",
+      given({ budget: { recordAttempt: () => undefined, tryRetry: () => true, available: () => 1 } }),
+      TypeError,
+      "guard budget must be a RetryBudget with grant and giveBack (@tideward/backoff 0.2)",
+    ],
+    [
       "a negative hedge delay",
       given({ hedge: { delay: -1 } }),
       RangeError,

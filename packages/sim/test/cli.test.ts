@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { describeLimit, format, limitPolicy, main, parseLimit, parseLogLine, replayLog } from "@tideward/sim/cli";
 import type { Io, ReplayReport } from "@tideward/sim/cli";
+import { ALGORITHMS, PER_WORDS, UNIT_WORDS } from "../src/cli/limit";
 import { STARTS } from "./helpers";
 
 const pkg = join(import.meta.dirname, "..");
@@ -322,6 +323,41 @@ describe("tideward-sim replay on logs that are hostile in size", () => {
       expect(r.stderr).toBe("");
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the usage text", () => {
+  /** Whether `text` has `word` as a word of its own (not inside a longer flag or word). */
+  const has = (text: string, word: string): boolean =>
+    new RegExp(`(^|[\\s,|"(\\[])${word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}([\\s,|"\\])]|$)`).test(text);
+
+  it("lists every flag the parser reads, and every per word, algorithm and unit a limit takes", async () => {
+    const help = (await run("--help")).out;
+    expect((await run("-h")).out).toBe(help);
+    // The flags main compares its arguments with, read off its source: what it accepts.
+    const source = readFileSync(join(pkg, "src", "cli", "index.ts"), "utf8");
+    const flags = [...new Set([...source.matchAll(/"(--?[a-z][\w-]*)"/g)].map((m) => m[1]))];
+    expect(flags.sort()).toEqual(["--algorithm", "--help", "--json", "--key", "--limit", "--max-bytes", "--top", "-h"]);
+    for (const flag of flags) {
+      expect([flag, has(help, flag)]).toEqual([flag, true]);
+      const r = await run("replay", log, "--limit", "1/s", ...(flag === "--limit" ? [] : [flag]));
+      expect([flag, r.err]).not.toEqual([flag, expect.stringContaining("unknown option") as unknown]);
+    }
+    const grammar = help.split("\n")[1];
+    for (const word of PER_WORDS) {
+      expect([word, has(grammar, `per ${word}`)]).toEqual([word, true]);
+      expect(parseLimit(`1/s per ${word}`).perKey).toBe(word === "key");
+    }
+    for (const algorithm of ALGORITHMS) {
+      expect([algorithm, has(grammar, algorithm)]).toEqual([algorithm, true]);
+      expect(parseLimit(`1/s ${algorithm}`).algorithm).toBe(algorithm);
+    }
+    expect(has(grammar, "burst <n>")).toBe(true);
+    for (const unit of UNIT_WORDS) {
+      expect([unit, has(help, unit)]).toEqual([unit, true]);
+      // The long forms plural or not ("ms" is milliseconds, not minutes).
+      if (unit.length > 2) expect(parseLimit(`1/${unit}s`).per).toBe(parseLimit(`1/${unit}`).per);
     }
   });
 });

@@ -27,7 +27,8 @@ const processIo: Io = {
   read: (path) => readFile(path, "utf8"),
 };
 
-const USAGE = `usage: tideward-sim replay <log> --limit "<count>/<unit> [per key] [burst <n>]" [options]
+const USAGE = `usage: tideward-sim replay <log> --limit <limit> [options]
+       <limit>: "<count>/<unit> [per key|per all|per everyone] [burst <n>] [sliding|bucket|gcra|period]"
 
 Replays an access log through a candidate limit and reports, per key, what it would have refused.
 
@@ -36,13 +37,19 @@ Replays an access log through a candidate limit and reports, per key, what it wo
                         A time (NDJSON "t", "time", "timestamp" or "ts") is absolute: ISO 8601
                         with a zone, or a number of Unix seconds (below 10^11) or Unix ms
                         (10^11 and up); not traffic.replay's ms after the start
-  --limit <text>        the candidate limit, e.g. "100/min per key", "10/s burst 20 bucket"
+  --limit <limit>       the candidate limit, e.g. "100/min per key", "10/s burst 20 bucket":
+                        <count>/<unit>, the unit ms, s, m, h or d, or sec, second, min,
+                        minute, hr, hour or day (these plural or not), or a span such as
+                        10s or 1h30m; then, in any order, "per key" (a limit for each key)
+                        or "per all" (the default; "per everyone" too: one limit for all
+                        traffic), "burst <n>" (bucket and gcra only; the count by default),
+                        and the algorithm (or --algorithm)
   --algorithm <name>    sliding (default: an exact window), bucket, gcra or period
   --key <field>         what names the caller: ip (default), user, path, or an NDJSON field
   --top <n>             keys to list, most refused first (default 20; 0 lists all)
   --max-bytes <n>       the most memory the replay may use, bytes (default 536870912, 512 MiB)
   --json                print the whole report as JSON
-  --help                print this
+  --help, -h            print this
 `;
 
 /**

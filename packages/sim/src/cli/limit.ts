@@ -36,11 +36,23 @@ const UNITS: Readonly<Record<string, number>> = Object.assign(byName<number>(), 
   day: 86_400_000,
 });
 
+/** The unit words a limit's `<count>/<unit>` can use (each also with an "s"), and their spans. */
+export const UNIT_WORDS: readonly string[] = Object.keys(UNITS);
+
+/** The words a limit's "per" takes, and whether each means one limit a key. */
+const PER: Readonly<Record<string, boolean>> = Object.assign(byName<boolean>(), {
+  key: true,
+  all: false,
+  everyone: false,
+});
+/** The words a limit's "per" takes: `per key`, `per all`, `per everyone`. */
+export const PER_WORDS: readonly string[] = Object.keys(PER);
+
 /** The algorithms a limit can name. */
 export const ALGORITHMS: readonly Algorithm[] = ["sliding", "bucket", "gcra", "period"];
 
 /**
- * Reads a candidate limit: `<count>/<unit or span> [per key|per all] [burst <n>] [sliding|bucket|gcra|period]`,
+ * Reads a candidate limit: `<count>/<unit or span> [per key|per all|per everyone] [burst <n>] [sliding|bucket|gcra|period]`,
  * such as `"100/min per key"`, `"10/s burst 20 bucket"` or `"5000/1h"`. Units: ms, s, min, h,
  * day (and their long forms, plural or not); a span such as `10s` or `1h30m` also works.
  *
@@ -85,11 +97,12 @@ export function parseLimit(text: string, algorithm?: Algorithm): CandidateLimit 
       const what = words.shift();
       if (what === undefined)
         throw new RangeError(`"per" needs a word after it in ${JSON.stringify(text)}, such as "per key"`);
-      if (what !== "key" && what !== "all" && what !== "everyone")
+      const one = PER[what];
+      if (one === undefined)
         throw new RangeError(
           `cannot read "per ${what}" in the limit ${JSON.stringify(text)}: write "per key" (one limit a key) or "per all" (one for everyone)`,
         );
-      perKey = what === "key";
+      perKey = one;
     } else if (w === "burst") {
       const n = Number(words.shift());
       if (!(n >= 1) || !Number.isFinite(n))

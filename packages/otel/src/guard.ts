@@ -188,10 +188,16 @@ export function instrumentGuard<A extends unknown[], R>(
         }
       : undefined,
   );
-  o.onRetry = chain<RetryEvent<R>>(o.onRetry, (e) => {
-    metrics?.retry(e);
-    spans?.retry(e);
-  });
+  // A retry is counted once the caller's listener has let it go: one that throws stops it.
+  o.onRetry = chain<RetryEvent<R>>(
+    o.onRetry,
+    () => undefined,
+    (e, threw) => {
+      if (threw) return;
+      metrics?.retry(e);
+      spans?.retry(e);
+    },
+  );
   o.onHedge = chain<HedgeEvent>(o.onHedge, (e) => {
     metrics?.hedge(e);
     spans?.hedge(e);

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { instrumentGuard } from "../src/index";
 import { startFlaky, get } from "./support/flaky";
 import type { Flaky, Reply } from "./support/flaky";
-import { metricsSdk } from "./support/sdk";
+import { metricsSdk, tracesSdk } from "./support/sdk";
 
 const CALLS = "tideward.guard.calls";
 const ATTEMPTS = "tideward.guard.attempts";
@@ -301,6 +301,36 @@ describe("the guard's own events", () => {
     await call(path([{ status: 503 }, { status: 200 }]));
     expect(seen).toEqual(["outcome 1 failure", "retry 1", "outcome 2 success"]);
     await sdk.shutdown();
+  });
+
+  it("count no retry that a throwing onRetry stopped, and no retry event on the call's span", async () => {
+    const sdk = metricsSdk();
+    const traces = tracesSdk();
+    const budget = new RetryBudget({ minPerSecond: 10 });
+    const call = instrumentGuard(
+      ({ signal, attempt }, p: string) => get(flaky.url + p, signal, attempt),
+      {
+        retry: { attempts: 3, base: 1, cap: 1 },
+        budget,
+        onRetry: () => {
+          throw new Error("no retry");
+        },
+      },
+      { meter: sdk.meter, tracer: traces.tracer, name: "stopped" },
+    );
+    const before = budget.available(performance.now());
+    await expect(call(path([{ status: 503 }, { status: 200 }]))).rejects.toThrow("no retry");
+    const m = await sdk.collect();
+    expect(m.sum(RETRIES, { "tideward.name": "stopped" })).toBe(0);
+    expect(m.sum(ATTEMPTS, { "tideward.name": "stopped" })).toBe(1);
+    expect(m.sum(CALLS, { "tideward.name": "stopped", [outcome]: "failure", [errorType]: "Error" })).toBe(1);
+    // The retry it stopped was given back to the budget, as the guard does.
+    expect(budget.available(performance.now())).toBe(before);
+    const events = traces.exporter.getFinishedSpans().flatMap((s) => s.events.map((e) => e.name));
+    expect(traces.exporter.getFinishedSpans()).toHaveLength(1);
+    expect(events.filter((n) => n.includes("retry"))).toEqual([]);
+    await sdk.shutdown();
+    await traces.shutdown();
   });
 
   it("are counted before the caller's listener runs, so one that throws still leaves the count", async () => {

@@ -20,6 +20,7 @@ import type { Fire } from "./queue";
 import { FIRST, HEDGE, IN_FLIGHT, RETRY, Recorder } from "./recorder";
 import type { RunResult } from "./result";
 import { Simulator, watchEvents } from "./simulator";
+import { Timers } from "./timers";
 import { checkTraffic } from "./traffic";
 import type { Traffic } from "./traffic";
 
@@ -47,18 +48,13 @@ export class Run {
   readonly #calls: Calls;
   readonly #attempts: Attempts;
 
-  readonly #timeout: number;
-  readonly #deadline: number;
+  readonly #timers: Timers;
   readonly #retry: RetryRule;
   readonly #budget: RetryBudget | undefined;
-  readonly #hedgeAfter: number;
-  readonly #hedgeMax: number;
   readonly #request: Distribution | undefined;
   readonly #response: Distribution | undefined;
   readonly #network: Random;
 
-  // Whether an attempt has any timer: a timeout, a deadline or a hedge.
-  readonly #timed: boolean;
   #inFlight = 0;
   #phase = RUN;
   // The policy being made, before the chain exists.
@@ -71,13 +67,8 @@ export class Run {
     this.#start = start;
     this.#end = start + spec.duration;
     this.sim = new Simulator({ seed: spec.seed, start });
-    this.#timeout = spec.timeout;
-    this.#deadline = spec.deadline;
-    this.#hedgeAfter = spec.hedgeAfter;
-    this.#hedgeMax = spec.hedgeMax;
     this.#request = spec.request;
     this.#response = spec.response;
-    this.#timed = spec.timeout !== Infinity || spec.deadline !== Infinity || spec.hedgeMax > 0;
     this.#retry = new RetryRule(spec, this.sim.random("client"));
     this.#budget = this.#retry.budget;
     this.#network = this.sim.random("network");
@@ -131,6 +122,15 @@ export class Run {
       // The tables first: the attempts' row is charged with a token for every policy.
       this.#calls = new Calls(budget);
       this.#attempts = new Attempts(budget, 8 * spec.policies.length, (n) => this.#chain.grow(n));
+      this.#timers = new Timers(
+        spec,
+        this.sim,
+        this.#calls,
+        this.#attempts,
+        this.#budget,
+        (a, now) => this.#clientDone(a, now, false, true),
+        (c, now) => this.#attempt(c, now, HEDGE),
+      );
       const adapters = Chain.adapters(spec.policies, context, (i) => (this.#making = i), spec.invariants);
       this.#chain = new Chain(adapters, spec.invariants, this.#rec, (i, invariant, detail, now) =>
         this.#violation(i, invariant, detail, now),
@@ -218,8 +218,9 @@ export class Run {
     const service = this.#onService;
     const heardOk = this.#onHeardOk;
     const heardFailed = this.#onHeardFailed;
-    const timeout = this.#onTimeout;
-    const deadline = this.#onDeadline;
+    const timers = this.#timers;
+    const timeout = timers.onTimeout;
+    const deadline = timers.onDeadline;
     const arrival = this.#onArrival;
     const retry = this.#onRetry;
     for (;;) {
@@ -231,8 +232,8 @@ export class Run {
       else if (fire === service) this.#service(now, arg);
       else if (fire === heardOk) this.#heard(this.#attempts.of(arg), now, OK);
       else if (fire === heardFailed) this.#heard(this.#attempts.of(arg), now, FAILED);
-      else if (fire === timeout) this.#timeoutDue(now, arg);
-      else if (fire === deadline) this.#deadlineDue(now, arg);
+      else if (fire === timeout) timers.timeoutDue(now, arg);
+      else if (fire === deadline) timers.deadlineDue(now, arg);
       else if (fire === arrival) this.#arrival(now);
       else if (fire === retry) this.#retryDue(now, arg);
       else fire(now, arg);
@@ -255,8 +256,7 @@ export class Run {
     const cost = feed.cost;
     this.#rec.offer(now, key);
     const c = this.#calls.open(key, cost, now);
-    // Calls arrive in time order, and so do their deadlines (channel 1).
-    if (this.#deadline !== Infinity) this.sim.channel(1, now + this.#deadline, this.#onDeadline, this.#calls.ref(c));
+    this.#timers.call(c, now);
     this.#budget?.recordAttempt(now);
     this.#attempt(c, now, FIRST);
   }
@@ -267,15 +267,6 @@ export class Run {
     const c = this.#calls.of(ref);
     if (c >= 0) this.#attempt(c, now, RETRY);
   }
-
-  readonly #onHedge = (now: number, ref: number): void => {
-    const calls = this.#calls;
-    const c = calls.of(ref);
-    if (c < 0 || calls.done[c] === 1 || calls.out[c] === 0 || calls.hedges[c] >= this.#hedgeMax) return;
-    if (this.#budget !== undefined && !this.#budget.tryRetry(now)) return;
-    calls.hedges[c]++;
-    this.#attempt(c, now, HEDGE);
-  };
 
   /** The client has heard how one of call `c`'s attempts went (or stopped waiting for it). */
   #resolve(c: number, now: number, ok: boolean, refused: boolean): void {
@@ -288,7 +279,7 @@ export class Run {
     const key = calls.key[c];
     if (ok) {
       calls.done[c] = 1;
-      this.#rec.done(now, key, true, now <= calls.start[c] + this.#deadline);
+      this.#rec.done(now, key, true, now <= calls.start[c] + this.#timers.deadline);
       if (out === 0) calls.close(c);
       return;
     }
@@ -336,61 +327,20 @@ export class Run {
       }
       rec.admit(now, key);
       rec.gauge(IN_FLIGHT, ++this.#inFlight, now);
-      this.#timers(a, c, now, kind);
+      this.#timers.attempt(a, c, now, kind);
       this.#dispatch(a, now);
       return;
     }
     if (chain.servers === 0) rec.admit(now, key);
     rec.gauge(IN_FLIGHT, ++this.#inFlight, now);
-    this.#timers(a, c, now, kind);
+    this.#timers.attempt(a, c, now, kind);
     const leg = this.#request === undefined ? 0 : this.#leg(this.#request, "simulate network request");
     this.sim.at(now + delay + leg, this.#onReach, this.#attempts.ref(a));
-  }
-
-  /**
-   * The attempt's timeout and its hedge. An attempt that is not a hedge gives up at its own
-   * timeout, or with its call at the call's deadline, whichever comes first; a hedge, at its own
-   * timer. Timeouts of one length come in time order: they skip the heap (channel 0).
-   */
-  #timers(a: number, c: number, now: number, kind: number): void {
-    if (!this.#timed) return;
-    const calls = this.#calls;
-    const until = calls.start[c] + this.#deadline;
-    const ref = this.#attempts.ref(a);
-    const mine = now + this.#timeout;
-    if (kind !== HEDGE) {
-      if (until !== Infinity) calls.current[c] = ref;
-      if (mine < until) this.sim.channel(0, mine, this.#onTimeout, ref);
-    } else {
-      const giveUp = mine < until ? mine : until;
-      if (giveUp !== Infinity) this.sim.at(giveUp, this.#onTimeout, ref);
-    }
-    if (kind !== HEDGE && this.#hedgeMax > 0 && calls.hedges[c] < this.#hedgeMax && now + this.#hedgeAfter < until)
-      this.sim.at(now + this.#hedgeAfter, this.#onHedge, calls.ref(c));
-  }
-
-  readonly #onDeadline: Fire = (now, ref) => this.#deadlineDue(now, ref);
-
-  /** Call `ref`'s deadline: the client stops waiting for its current attempt (a hedge has its own timer). */
-  #deadlineDue(now: number, ref: number): void {
-    const calls = this.#calls;
-    const c = calls.of(ref);
-    if (c < 0 || calls.done[c] === 1) return;
-    const a = this.#attempts.of(calls.current[c]);
-    if (a >= 0 && (this.#attempts.flags[a] & CLIENT_DONE) === 0) this.#clientDone(a, now, false, true);
   }
 
   #leg(d: Distribution, what: string): number {
     this.#phase = NETWORK;
     return duration(d, this.#network, what);
-  }
-
-  readonly #onTimeout: Fire = (now, ref) => this.#timeoutDue(now, ref);
-
-  #timeoutDue(now: number, ref: number): void {
-    const a = this.#attempts.of(ref);
-    if (a < 0 || (this.#attempts.flags[a] & CLIENT_DONE) !== 0) return;
-    this.#clientDone(a, now, false, true);
   }
 
   /** The client has heard attempt `a`'s answer at `now` (or stopped waiting: `timedOut`). */

@@ -1,5 +1,22 @@
+import { check } from "@tideward/time/internal";
+
 /** What an event does when its time comes: called with the event's time (ms) and its argument. */
 export type Fire = (now: number, arg: number) => void;
+
+/**
+ * Refuses an event `what` (`"EventQueue.push"`) was handed that it cannot hold, naming the part:
+ * a time that is not a number of milliseconds (NaN, a BigInt…), a handler that is not a function,
+ * an argument that is not a number. A queue that took them would throw from deep inside, or
+ * never fire the event and whatever waits behind it.
+ */
+export function badEvent(time: unknown, fire: unknown, arg: unknown, what: string): never {
+  if (typeof time !== "number" || Number.isNaN(time))
+    throw new (typeof time === "number" ? RangeError : TypeError)(
+      `${what} time must be a number of milliseconds, got ${check.describe(time)}`,
+    );
+  check.fn(fire, `${what} fire`);
+  throw new TypeError(`${what} arg must be a number, got ${check.describe(arg)}`);
+}
 
 /** Told before a queue grows: the bytes its new room takes, and how many events wait with the one being added. */
 export type Grow = (bytes: number, events: number) => void;
@@ -86,10 +103,12 @@ export class EventQueue {
    * {@link EventQueue.push} would have made it fire.
    */
   channel(channel: number, time: number, fire: Fire, arg: number): void {
+    if (typeof time !== "number" || time !== time || typeof fire !== "function" || typeof arg !== "number")
+      badEvent(time, fire, arg, "EventQueue.channel");
     let c = this.#channels[channel];
     if (c === undefined) {
-      if (!(channel >= 0 && channel < 8 && (channel | 0) === channel))
-        throw new RangeError(`EventQueue channel must be a whole number from 0 to 7, got ${channel}`);
+      if (!isChannel(channel))
+        throw new RangeError(`EventQueue channel must be a whole number from 0 to 7, got ${check.describe(channel)}`);
       while (this.#channels.length <= channel) this.#channels.push(new Channel());
       c = this.#channels[channel];
     }
@@ -114,6 +133,8 @@ export class EventQueue {
    * order it would have from the heap. A `time` of `Infinity` empties the lane.
    */
   lane(time: number, fire: Fire, arg: number): void {
+    if (typeof time !== "number" || time !== time || typeof fire !== "function" || typeof arg !== "number")
+      badEvent(time, fire, arg, "EventQueue.lane");
     this.#laneTime = time;
     this.#laneSeq = this.#next++;
     this.#laneArg = arg;
@@ -122,6 +143,8 @@ export class EventQueue {
 
   /** Adds an event at `time` (ms). */
   push(time: number, fire: Fire, arg: number): void {
+    if (typeof time !== "number" || time !== time || typeof fire !== "function" || typeof arg !== "number")
+      badEvent(time, fire, arg, "EventQueue.push");
     if (this.#size === this.#time.length) this.#grow();
     const seq = this.#next++;
     const slot = this.#free[--this.#freeN];
@@ -152,6 +175,10 @@ export class EventQueue {
    * @param before - take an event only if its time is earlier than this, ms
    */
   pop(before?: number): Fire | undefined {
+    if (before !== undefined && (typeof before !== "number" || before !== before))
+      throw new (typeof before === "number" ? RangeError : TypeError)(
+        `EventQueue.pop before must be a number of milliseconds, got ${check.describe(before)}`,
+      );
     const n = this.#size;
     // The earliest of three candidates by time, then sequence: the heap's top, the lane's event
     // and the first channel head.
@@ -295,6 +322,11 @@ const LANE = 2;
 const CHANNEL = 3;
 
 /** One channel: a ring of events in time order. */
+/** Whether `channel` names one of the eight channels, 0 to 7. */
+export function isChannel(channel: unknown): boolean {
+  return typeof channel === "number" && channel >= 0 && channel < 8 && (channel | 0) === channel;
+}
+
 class Channel {
   time = new Float64Array(64);
   seq = new Float64Array(64);

@@ -1,7 +1,7 @@
 import { ManualClock } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Random } from "@tideward/time";
-import { EventQueue, watchGrowth } from "./queue";
+import { EventQueue, badEvent, isChannel, watchGrowth } from "./queue";
 import type { Fire, Grow } from "./queue";
 import { seedOf, stream } from "./streams";
 
@@ -87,14 +87,13 @@ export class Simulator {
    * Schedules `fire(time, arg)` at `time` (ms). A time before the current one fires at the
    * current one: the clock never runs backwards.
    *
-   * @throws RangeError when `time` is NaN
+   * @throws RangeError when `time` is NaN; TypeError when it is not a number, `fire` is not a
+   *   function or `arg` is not a number
    */
   at(time: number, fire: Fire, arg = 0): void {
-    if (!(time >= this.#now)) {
-      if (Number.isNaN(time)) throw new RangeError("Simulator.at time must be a number of milliseconds, got NaN");
-      time = this.#now;
-    }
-    this.#queue.push(time, fire, arg);
+    if (typeof time !== "number" || time !== time || typeof fire !== "function" || typeof arg !== "number")
+      badEvent(time, fire, arg, "Simulator.at");
+    this.#queue.push(time >= this.#now ? time : this.#now, fire, arg);
   }
 
   /**
@@ -103,14 +102,13 @@ export class Simulator {
    * event waiting (a traffic source re-arming itself): it skips the event heap, and fires in the
    * same order as {@link Simulator.at} would have, so moving a process to the lane changes no run.
    *
-   * @throws RangeError when `time` is NaN
+   * @throws RangeError when `time` is NaN; TypeError when it is not a number, `fire` is not a
+   *   function or `arg` is not a number
    */
   lane(time: number, fire: Fire, arg = 0): void {
-    if (!(time >= this.#now)) {
-      if (Number.isNaN(time)) throw new RangeError("Simulator.lane time must be a number of milliseconds, got NaN");
-      time = this.#now;
-    }
-    this.#queue.lane(time, fire, arg);
+    if (typeof time !== "number" || time !== time || typeof fire !== "function" || typeof arg !== "number")
+      badEvent(time, fire, arg, "Simulator.lane");
+    this.#queue.lane(time >= this.#now ? time : this.#now, fire, arg);
   }
 
   /**
@@ -120,18 +118,31 @@ export class Simulator {
    * `at` would have given it, so moving a process to a channel changes no run; an event earlier
    * than its channel's last goes to the heap.
    *
-   * @throws RangeError when `time` is NaN or `channel` is not a whole number from 0 to 7
+   * @throws RangeError when `time` is NaN or `channel` is not a whole number from 0 to 7;
+   *   TypeError when `time` is not a number, `fire` is not a function or `arg` is not a number
    */
   channel(channel: number, time: number, fire: Fire, arg = 0): void {
-    if (!(time >= this.#now)) {
-      if (Number.isNaN(time)) throw new RangeError("Simulator.channel time must be a number of milliseconds, got NaN");
-      time = this.#now;
-    }
-    this.#queue.channel(channel, time, fire, arg);
+    if (typeof time !== "number" || time !== time || typeof fire !== "function" || typeof arg !== "number")
+      badEvent(time, fire, arg, "Simulator.channel");
+    if (!isChannel(channel))
+      throw new RangeError(
+        `Simulator.channel channel must be a whole number from 0 to 7, got ${check.describe(channel)}`,
+      );
+    this.#queue.channel(channel, time >= this.#now ? time : this.#now, fire, arg);
   }
 
-  /** Schedules `fire` `delay` milliseconds from now (a negative delay counts as 0). */
+  /**
+   * Schedules `fire` `delay` milliseconds from now (a negative delay counts as 0).
+   *
+   * @throws RangeError when `delay` is NaN; TypeError when it is not a number, `fire` is not a
+   *   function or `arg` is not a number
+   */
   after(delay: number, fire: Fire, arg = 0): void {
+    if (typeof delay !== "number" || delay !== delay)
+      throw new (typeof delay === "number" ? RangeError : TypeError)(
+        `Simulator.after delay must be a number of milliseconds, got ${check.describe(delay)}`,
+      );
+    if (typeof fire !== "function" || typeof arg !== "number") badEvent(0, fire, arg, "Simulator.after");
     this.at(this.#now + (delay > 0 ? delay : 0), fire, arg);
   }
 
@@ -144,9 +155,13 @@ export class Simulator {
    *   every step go
    * @returns how many events this call fired
    * @throws whatever an event's function (or `each`) throws: the event is spent and the clock
-   *   stays at its time, and a later `run` goes on from the next event
+   *   stays at its time, and a later `run` goes on from the next event; a RangeError or
+   *   TypeError, before any event fires, when `until` is not a number of milliseconds or `each`
+   *   is not a function
    */
   run(until = Infinity, each?: (now: number) => void): number {
+    untilOf(until, "Simulator.run");
+    if (each !== undefined) check.fn(each, "Simulator.run each");
     this.#stopped = false;
     let fired = 0;
     while (!this.#stopped) {
@@ -172,8 +187,10 @@ export class Simulator {
    * in a loop. Returns `undefined`, taking nothing, when no event is left before `until`.
    *
    * @param until - the instant to take events before, in milliseconds
+   * @throws RangeError or TypeError when `until` is not a number of milliseconds
    */
   take(until = Infinity): Fire | undefined {
+    untilOf(until, "Simulator.take");
     const queue = this.#queue;
     // One look at the queue an event: the pop takes the earliest only if it is before `until`.
     const fire = queue.pop(until);
@@ -196,6 +213,14 @@ export class Simulator {
   stop(): void {
     this.#stopped = true;
   }
+}
+
+/** Checks an instant to run to: a number of milliseconds (`Infinity` for no end), not NaN. */
+function untilOf(until: unknown, what: string): void {
+  if (typeof until !== "number" || until !== until)
+    throw new (typeof until === "number" ? RangeError : TypeError)(
+      `${what} until must be a number of milliseconds (Infinity for no end), got ${check.describe(until)}`,
+    );
 }
 
 // Each simulator's queue, for the run's own use: watching it is no part of the public API.

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { EventQueue, Simulator } from "@tideward/sim";
+import { STARTS } from "./helpers";
 
 describe("EventQueue", () => {
   it("pops in time order, ties in the order they were pushed", () => {
@@ -232,5 +233,74 @@ describe("Simulator", () => {
     expect(() => new Simulator({ sead: 1 } as never)).toThrow(/no option "sead"; did you mean "seed"/);
     expect(() => new Simulator({ start: NaN })).toThrow(RangeError);
     expect(() => sim.at(NaN, f)).toThrow(/NaN/);
+  });
+});
+
+describe.each(STARTS)("an event the queue cannot hold is refused naming its part (start %s)", (start) => {
+  const f = () => {};
+  const bad: [string, unknown, unknown, unknown, string][] = [
+    ["a NaN time", NaN, f, 0, "RangeError: {} time must be a number of milliseconds, got NaN"],
+    ["a BigInt time", 5n, f, 0, "TypeError: {} time must be a number of milliseconds, got 5n"],
+    ["a Symbol time", Symbol("t"), f, 0, "TypeError: {} time must be a number of milliseconds, got Symbol(t)"],
+    ["a null handler", start, null, 0, "TypeError: {} fire must be a function, got null"],
+    ["a text handler", start, "go", 0, 'TypeError: {} fire must be a function, got string "go"'],
+    ["a Symbol argument", start, f, Symbol("a"), "TypeError: {} arg must be a number, got Symbol(a)"],
+    ["a text argument", start, f, "1", 'TypeError: {} arg must be a number, got "1"'],
+  ];
+  const refusal = (act: () => unknown): string => {
+    try {
+      act();
+    } catch (e) {
+      return `${(e as Error).constructor.name}: ${(e as Error).message}`;
+    }
+    return "accepted";
+  };
+
+  it.each(bad)("Simulator.at, lane and channel refuse %s, leaving nothing queued", (_, time, fire, arg, message) => {
+    const sim = new Simulator({ start });
+    const put = sim.at.bind(sim) as (t: unknown, f: unknown, a: unknown) => void;
+    const lane = sim.lane.bind(sim) as (t: unknown, f: unknown, a: unknown) => void;
+    const channel = sim.channel.bind(sim) as (c: number, t: unknown, f: unknown, a: unknown) => void;
+    expect(refusal(() => put(time, fire, arg))).toBe(message.replace("{}", "Simulator.at"));
+    expect(refusal(() => lane(time, fire, arg))).toBe(message.replace("{}", "Simulator.lane"));
+    expect(refusal(() => channel(2, time, fire, arg))).toBe(message.replace("{}", "Simulator.channel"));
+    expect(sim.pending).toBe(0);
+    expect(sim.run()).toBe(0);
+    const q = new EventQueue();
+    const push = q.push.bind(q) as (t: unknown, f: unknown, a: unknown) => void;
+    expect(refusal(() => push(time, fire, arg))).toBe(message.replace("{}", "EventQueue.push"));
+    expect(q.size).toBe(0);
+  });
+
+  it("after, run, take and a channel's number refuse what is not a number of milliseconds or a function", () => {
+    const sim = new Simulator({ start });
+    const fired: number[] = [];
+    sim.at(start + 5, (now) => fired.push(now));
+    expect(refusal(() => sim.after(NaN, f))).toBe(
+      "RangeError: Simulator.after delay must be a number of milliseconds, got NaN",
+    );
+    expect(refusal(() => sim.after(Symbol("d") as never, f))).toBe(
+      "TypeError: Simulator.after delay must be a number of milliseconds, got Symbol(d)",
+    );
+    expect(refusal(() => sim.after(5, null as never))).toBe(
+      "TypeError: Simulator.after fire must be a function, got null",
+    );
+    expect(refusal(() => sim.run(NaN))).toBe(
+      "RangeError: Simulator.run until must be a number of milliseconds (Infinity for no end), got NaN",
+    );
+    expect(refusal(() => sim.run(Infinity, 5 as never))).toBe(
+      "TypeError: Simulator.run each must be a function, got number 5",
+    );
+    expect(refusal(() => sim.take("9" as never))).toBe(
+      'TypeError: Simulator.take until must be a number of milliseconds (Infinity for no end), got "9"',
+    );
+    expect(refusal(() => sim.channel(Symbol("c") as never, start, f))).toBe(
+      "RangeError: Simulator.channel channel must be a whole number from 0 to 7, got Symbol(c)",
+    );
+    expect(refusal(() => new EventQueue().pop(NaN))).toBe(
+      "RangeError: EventQueue.pop before must be a number of milliseconds, got NaN",
+    );
+    // Nothing was fired or lost: the one good event is still there.
+    expect([sim.pending, sim.run(), fired]).toEqual([1, 1, [start + 5]]);
   });
 });

@@ -1,4 +1,6 @@
 import { byName } from "./by-name";
+import { check } from "@tideward/time/internal";
+import { checkKnobs } from "./scenario";
 import type { Knob, KnobValue } from "./scenario";
 
 /**
@@ -17,6 +19,8 @@ export interface FastCheckLike<A> {
  * A fast-check arbitrary of parameter records for `knobs`: each knob drawn within its range, so a
  * property over a scenario's parameters that fails shrinks towards each knob's small end (the
  * least load, the shortest run) and the counterexample is a small scenario.
+ *
+ * @throws TypeError when `fc` is not fast-check or `knobs` is not a list of knobs, naming it
  *
  * @example
  * import fc from "fast-check";
@@ -40,8 +44,17 @@ export interface FastCheckLike<A> {
  * );
  */
 export function knobArbitrary<A>(fc: FastCheckLike<A>, knobs: readonly Knob[]): A {
+  if (fc === null || (typeof fc !== "object" && typeof fc !== "function"))
+    throw new TypeError(`knobArbitrary fc must be fast-check itself (its default export), got ${check.describe(fc)}`);
+  for (const f of ["integer", "double", "constantFrom", "boolean", "record"]) {
+    const member: unknown = (fc as unknown as Record<string, unknown>)[f];
+    if (typeof member !== "function")
+      throw new TypeError(
+        `knobArbitrary fc must be fast-check itself (its default export): its ${f} is ${check.describe(member)}`,
+      );
+  }
   const model = byName<A>();
-  for (const k of knobs) {
+  for (const k of checkKnobs(knobs, "knobArbitrary")) {
     switch (k.kind) {
       case "integer":
         model[k.name] = fc.integer({ min: k.min, max: k.max });

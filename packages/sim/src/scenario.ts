@@ -158,11 +158,30 @@ export const seedKnob: NumberKnob = Object.freeze({
 });
 
 /**
- * A {@link Scenario} from its knobs and its body: checks the knobs' own definitions once, and
- * every parameter record against them on each run.
+ * A {@link Scenario} from its knobs and its body: checks the definition once (its name, title and
+ * summary text, its run a function, its knobs each a knob with a default in its range and a name
+ * of its own), and every parameter record against the knobs on each run.
+ *
+ * @throws TypeError or RangeError naming the field of the definition or the knob that is wrong
  */
 export function defineScenario<P extends Params>(definition: ScenarioDefinition<P>): Scenario {
-  const { name, title, summary, knobs } = definition;
+  if (definition === null || typeof definition !== "object")
+    throw new TypeError(
+      `defineScenario definition must be an object with name, title, summary, knobs and run, got ${check.describe(definition)}`,
+    );
+  const { name, title, summary, knobs: given } = definition;
+  // Read once, and called on the definition as `definition.run(…)` would be.
+  const run: unknown = (definition as unknown as Record<string, unknown>).run;
+  if (typeof name !== "string" || name.length === 0)
+    throw new TypeError(`defineScenario name must be non-empty text, got ${check.describe(name)}`);
+  for (const [field, value] of [
+    ["title", title],
+    ["summary", summary],
+  ] as const)
+    if (typeof value !== "string")
+      throw new TypeError(`scenario ${name} ${field} must be text, got ${check.describe(value)}`);
+  const body = check.fn<ScenarioDefinition<P>["run"]>(run, `scenario ${name} run`);
+  const knobs = checkKnobs(given, `scenario ${name}`);
   const names = knobs.map((k) => k.name);
   for (const k of knobs) {
     if (k.kind === "number" || k.kind === "integer") {
@@ -197,7 +216,7 @@ export function defineScenario<P extends Params>(definition: ScenarioDefinition<
     name,
     title,
     summary,
-    knobs: Object.freeze([...knobs]),
+    knobs: Object.freeze(knobs),
     defaults,
     resolve,
     run(params?: Readonly<Record<string, unknown>>, options: RunOptions = {}): ScenarioResult {
@@ -209,7 +228,7 @@ export function defineScenario<P extends Params>(definition: ScenarioDefinition<
         throw new RangeError(
           `scenario ${name} start (ms) must be within ±${CLOCK_LIMIT} (2^43 ms, about 278 years either side of the epoch), got ${start}`,
         );
-      const outcome = definition.run(p as P, start);
+      const outcome = outcomeOf(body.call(definition, p as P, start), name);
       return {
         scenario: name,
         title,
@@ -222,6 +241,84 @@ export function defineScenario<P extends Params>(definition: ScenarioDefinition<
       };
     },
   });
+}
+
+const KINDS = ["number", "integer", "select", "boolean"];
+
+/**
+ * `value` checked as a list of knobs for `what` (`"scenario quota-bursts"`, `"knobArbitrary"`):
+ * an array of objects, each of a known kind, with a name of its own, text for its label and doc,
+ * and what its kind needs (finite bounds, a default and a step; options of text; a boolean).
+ * Each knob's default against its range is the scenario's to check.
+ */
+export function checkKnobs(value: unknown, what: string): Knob[] {
+  if (!Array.isArray(value))
+    throw new TypeError(`${what} knobs must be an array of knobs, got ${check.describe(value)}`);
+  const seen = new Set<string>();
+  // Holes read as undefined, and are refused as such.
+  return Array.from(value as readonly unknown[], (k, i) => {
+    const at = `${what} knobs[${i}]`;
+    if (k === null || typeof k !== "object")
+      throw new TypeError(
+        `${at} must be a knob (an object with kind, name, label, doc, default…), got ${check.describe(k)}`,
+      );
+    const knob = k as Knob;
+    if (!KINDS.includes(knob.kind))
+      throw new TypeError(
+        `${at} kind must be "number", "integer", "select" or "boolean", got ${check.describe(knob.kind)}`,
+      );
+    if (typeof knob.name !== "string" || knob.name.length === 0)
+      throw new TypeError(`${at} name must be non-empty text, got ${check.describe(knob.name)}`);
+    if (seen.has(knob.name)) throw new TypeError(`${what} has two knobs named ${JSON.stringify(knob.name)}`);
+    seen.add(knob.name);
+    const named = `${what} knob ${knob.name}`;
+    for (const field of ["label", "doc"] as const)
+      if (typeof knob[field] !== "string")
+        throw new TypeError(`${named} ${field} must be text, got ${check.describe(knob[field])}`);
+    if (knob.kind === "number" || knob.kind === "integer") {
+      const whole = knob.kind === "integer";
+      for (const field of ["min", "max", "default"] as const)
+        if (whole) check.integer(knob[field], `${named} ${field}`);
+        else check.finite(knob[field], `${named} ${field}`);
+      check.positive(knob.step, `${named} step`);
+    } else if (knob.kind === "select") {
+      const options: unknown = knob.options;
+      if (!Array.isArray(options) || options.length === 0)
+        throw new TypeError(
+          `${named} options must be a non-empty array of { value, label }, got ${check.describe(options)}`,
+        );
+      Array.from(options as readonly unknown[], (o, j) => {
+        const x = o as { value?: unknown; label?: unknown } | null;
+        if (x === null || typeof x !== "object" || typeof x.value !== "string" || typeof x.label !== "string")
+          throw new TypeError(`${named} options[${j}] must be { value, label }, both text, got ${check.describe(o)}`);
+      });
+      const d: unknown = knob.default;
+      if (typeof d !== "string")
+        throw new TypeError(`${named} default must be one of its options' values, got ${check.describe(d)}`);
+    } else {
+      const d: unknown = knob.default;
+      if (typeof d !== "boolean")
+        throw new TypeError(`${named} default must be true or false, got ${check.describe(d)}`);
+    }
+    return knob;
+  });
+}
+
+/** What a scenario's body returned, checked to be an outcome, or a TypeError naming the scenario. */
+function outcomeOf(value: unknown, name: string): Outcome {
+  const what = `scenario ${name} run`;
+  if (value === null || typeof value !== "object")
+    throw new TypeError(`${what} must return an outcome ({ runs, figures, report }), got ${check.describe(value)}`);
+  const o = value as Partial<Outcome>;
+  if (!Array.isArray(o.runs))
+    throw new TypeError(`${what} outcome runs must be an array of runs, got ${check.describe(o.runs)}`);
+  if (o.tables !== undefined && !Array.isArray(o.tables))
+    throw new TypeError(`${what} outcome tables must be an array of tables, got ${check.describe(o.tables)}`);
+  if (o.figures === null || typeof o.figures !== "object")
+    throw new TypeError(`${what} outcome figures must be a record of numbers, got ${check.describe(o.figures)}`);
+  if (typeof o.report !== "string")
+    throw new TypeError(`${what} outcome report must be text, got ${check.describe(o.report)}`);
+  return o as Outcome;
 }
 
 /** Option paths: JavaScript identifiers joined by dots. */

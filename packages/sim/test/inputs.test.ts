@@ -1,12 +1,15 @@
 // Bad input is refused where it is given, naming the path the user typed and the value: never a
 // raw TypeError from deep inside, a stack overflow, or a figure that cannot be (a negative time).
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { QuotaKey, perSecond } from "@tideward/quota-engine";
 import {
   breakerBrownout,
   breakerOutage,
   catalogue,
+  defineScenario,
   herdRecovery,
+  knobArbitrary,
   policy,
   quotaBursts,
   retryAmplification,
@@ -14,7 +17,7 @@ import {
   sweep,
   traffic,
 } from "@tideward/sim";
-import type { QuotaDimension } from "@tideward/sim";
+import type { Knob, QuotaDimension } from "@tideward/sim";
 import { STARTS } from "./helpers";
 
 const one: QuotaDimension[] = [{ limit: perSecond("api", 50), key: () => new QuotaKey("t", "*", "api") }];
@@ -146,5 +149,133 @@ describe("scenarios with trouble outside their run", () => {
     const f = breakerOutage.run({ outageFrom: 10, outageTo: 20, duration: 30, spreadSeeds: 0 }).figures;
     expect(f["tideward.recoverySeconds"]).toBeGreaterThanOrEqual(0);
     expect(f["tideward.recoverySeconds"]).toBeLessThanOrEqual(10);
+  });
+});
+
+describe("defineScenario and knobArbitrary refuse what they cannot use, naming it", () => {
+  const outcome = { runs: [], figures: {}, report: "" };
+  const rate: Knob = { kind: "number", name: "rate", label: "Rate", doc: "", default: 1, min: 0, max: 2, step: 0.1 };
+  const define = (over: Record<string, unknown>) =>
+    defineScenario({ name: "probe", title: "", summary: "", knobs: [rate], run: () => outcome, ...over });
+
+  it.each<[string, () => unknown, RegExp]>([
+    [
+      "null",
+      () => defineScenario(null as never),
+      /^defineScenario definition must be an object with name, title, summary, knobs and run, got null$/,
+    ],
+    ["no name", () => define({ name: undefined }), /^defineScenario name must be non-empty text, got undefined$/],
+    ["a title that is not text", () => define({ title: 5 }), /^scenario probe title must be text, got 5$/],
+    ["no run", () => define({ run: undefined }), /^scenario probe run must be a function, got undefined$/],
+    [
+      "knobs not an array",
+      () => define({ knobs: {} }),
+      /^scenario probe knobs must be an array of knobs, got \[object Object\]$/,
+    ],
+    ["a null knob", () => define({ knobs: [rate, null] }), /^scenario probe knobs\[1\] must be a knob .+, got null$/],
+    [
+      "a hole for a knob",
+      () => define({ knobs: Object.assign(new Array<Knob>(3), { 0: rate, 2: rate }) }),
+      /^scenario probe knobs\[1\] must be a knob .+, got undefined$/,
+    ],
+    [
+      "an unknown kind",
+      () => define({ knobs: [{ ...rate, kind: "slider" }] }),
+      /^scenario probe knobs\[0\] kind must be "number", "integer", "select" or "boolean", got "slider"$/,
+    ],
+    [
+      "a knob without a name",
+      () => define({ knobs: [{ ...rate, name: 7 }] }),
+      /^scenario probe knobs\[0\] name must be non-empty text, got 7$/,
+    ],
+    ["two knobs of one name", () => define({ knobs: [rate, rate] }), /^scenario probe has two knobs named "rate"$/],
+    [
+      "a step of 0",
+      () => define({ knobs: [{ ...rate, step: 0 }] }),
+      /^scenario probe knob rate step must be above 0, got 0$/,
+    ],
+    [
+      "a NaN bound",
+      () => define({ knobs: [{ ...rate, max: NaN }] }),
+      /^scenario probe knob rate max must be a finite number, got NaN$/,
+    ],
+    [
+      "an integer knob's fraction",
+      () => define({ knobs: [{ ...rate, kind: "integer", default: 1.5 }] }),
+      /^scenario probe knob rate default must be a whole number, got 1\.5$/,
+    ],
+    [
+      "select options null",
+      () => define({ knobs: [{ kind: "select", name: "mode", label: "", doc: "", default: "a", options: null }] }),
+      /^scenario probe knob mode options must be a non-empty array of \{ value, label \}, got null$/,
+    ],
+    [
+      "a select option not text",
+      () =>
+        define({
+          knobs: [
+            { kind: "select", name: "mode", label: "", doc: "", default: "a", options: [{ value: 1, label: "one" }] },
+          ],
+        }),
+      /^scenario probe knob mode options\[0\] must be \{ value, label \}, both text, got \[object Object\]$/,
+    ],
+    [
+      "a boolean knob's default",
+      () => define({ knobs: [{ kind: "boolean", name: "on", label: "", doc: "", default: "yes" }] }),
+      /^scenario probe knob on default must be true or false, got "yes"$/,
+    ],
+    [
+      "a run that returns nothing",
+      () => define({ run: () => undefined }).run(),
+      /^scenario probe run must return an outcome \(\{ runs, figures, report \}\), got undefined$/,
+    ],
+    [
+      "a run whose runs are not an array",
+      () => define({ run: () => ({ ...outcome, runs: null }) }).run(),
+      /^scenario probe run outcome runs must be an array of runs, got null$/,
+    ],
+    [
+      "a run without a report",
+      () => define({ run: () => ({ ...outcome, report: undefined }) }).run(),
+      /^scenario probe run outcome report must be text, got undefined$/,
+    ],
+    [
+      "knobArbitrary without fast-check",
+      () => knobArbitrary(null as never, [rate]),
+      /^knobArbitrary fc must be fast-check itself \(its default export\), got null$/,
+    ],
+    [
+      "knobArbitrary with half of fast-check",
+      () => knobArbitrary({ integer: () => 0 } as never, [rate]),
+      /^knobArbitrary fc must be fast-check itself \(its default export\): its double is undefined$/,
+    ],
+    [
+      "knobArbitrary without knobs",
+      () => knobArbitrary(fc, undefined as never),
+      /^knobArbitrary knobs must be an array of knobs, got undefined$/,
+    ],
+    [
+      "knobArbitrary with a null knob",
+      () => knobArbitrary(fc, [null as never]),
+      /^knobArbitrary knobs\[0\] must be a knob .+, got null$/,
+    ],
+  ])("%s", (_, act, message) => {
+    expect(act).toThrow(message);
+  });
+
+  it("a well-formed definition runs, its body called on the definition, its knobs drawn by knobArbitrary", () => {
+    const definition = {
+      name: "probe",
+      title: "Probe",
+      summary: "",
+      knobs: [rate],
+      tag: "mine",
+      run(this: { tag: string }, p: { rate: number }) {
+        return { ...outcome, figures: { rate: p.rate }, report: this.tag };
+      },
+    };
+    const r = defineScenario(definition as never).run({ rate: 1.5 });
+    expect([r.figures.rate, r.report]).toEqual([1.5, "mine"]);
+    for (const p of fc.sample(knobArbitrary(fc, [rate]), 3)) expect(Object.keys(p as object)).toEqual(["rate"]);
   });
 });

@@ -279,3 +279,75 @@ describe("defineScenario and knobArbitrary refuse what they cannot use, naming i
     for (const p of fc.sample(knobArbitrary(fc, [rate]), 3)) expect(Object.keys(p as object)).toEqual(["rate"]);
   });
 });
+
+describe("a policy's options and name", () => {
+  it.each<[string, () => unknown, RegExp]>([
+    [
+      "policy.breaker options null",
+      () => policy.breaker({}, null as never),
+      /^policy\.breaker options must be an object, got null$/,
+    ],
+    [
+      "policy.shedder options null",
+      () => policy.shedder({}, null as never),
+      /^policy\.shedder options must be an object, got null$/,
+    ],
+    [
+      "policy.breaker a misspelt name",
+      () => policy.breaker({}, { nmae: "b" } as never),
+      /^policy\.breaker has no option "nmae"; did you mean "name"\?$/,
+    ],
+    [
+      "policy.breaker name 5",
+      () => policy.breaker({}, { name: 5 as never }),
+      /^policy\.breaker name must be text, got 5$/,
+    ],
+    [
+      "policy.bucket name null",
+      () => policy.bucket(5, { name: null as never }),
+      /^policy\.bucket name must be text, got null$/,
+    ],
+    [
+      "policy.gate name",
+      () => policy.gate(5, { name: {} as never }),
+      /^policy\.gate name must be text, got \[object Object\]$/,
+    ],
+    [
+      "classicBreaker name",
+      () => policy.classicBreaker({ name: 1 as never }),
+      /^classicBreaker name must be text, got 1$/,
+    ],
+    [
+      "samplingBreaker name",
+      () => policy.samplingBreaker({ name: 1 as never }),
+      /^samplingBreaker name must be text, got 1$/,
+    ],
+    [
+      "opossumBreaker name",
+      () => policy.opossumBreaker({ name: 1 as never }),
+      /^opossumBreaker name must be text, got 1$/,
+    ],
+    [
+      "policy.quota name",
+      () => policy.quota({ dimensions: one, name: 1 as never }),
+      /^policy\.quota name must be text, got 1$/,
+    ],
+    [
+      "policy.admission name",
+      () => policy.admission({ name: 1 as never }),
+      /^policy\.admission name must be text, got 1$/,
+    ],
+  ])("%s is refused where it is given, naming it", (_, act, message) => {
+    expect(act).toThrow(message);
+  });
+
+  it("a name given is the run's name for the policy and its refusals; left out, the policy's own", () => {
+    const r = simulate({
+      duration: 2_000,
+      traffic: traffic.constant({ rate: 20 }),
+      policies: [policy.breaker({}, { name: "b" }), policy.bucket(5), policy.shedder({}, {})],
+    });
+    expect(r.policies.map((p) => p.name)).toEqual(["b", "bucket", "shedder"]);
+    expect(Object.keys(r.summary.refusedBy)).toEqual(["bucket"]);
+  });
+});

@@ -2,6 +2,7 @@ import { admit } from "@tideward/guard";
 import type { AdmitOptions, Verdict } from "@tideward/guard";
 import { check } from "@tideward/time/internal";
 import type { Adapter, Envelope, PolicyContext, PolicySpec } from "../policy";
+import { nameOf } from "./name";
 
 /** Options of {@link admission}: `@tideward/guard`'s `admit` options, less the clock and the load, which the run supplies. */
 export type AdmissionOptions = Omit<AdmitOptions, "clock" | "load"> & {
@@ -23,11 +24,12 @@ const KEY_BYTES = 256;
  * parts are, one by one, as `policy.breaker`, `policy.bucket` and the `client` option.
  */
 export function admission(options: AdmissionOptions = {}): PolicySpec {
-  const { name = "admission", ...rest } = check.options(
+  const { name: given, ...rest } = check.options(
     options,
     ["shedder", "gate", "limits", "quota", "maxKeys", "maxBytes", "busyRetryAfter", "problem", "fields", "name"],
     "policy.admission",
   );
+  const name = nameOf(given, "admission", "policy.admission name");
   // The run charges each key's state to its own ceiling as the key appears, so admit's up-front
   // bound (every one of maxKeys at once) is not what limits a run, unless the user sets one.
   if (rest.maxBytes === undefined) (rest as { maxBytes?: number }).maxBytes = Number.MAX_VALUE;

@@ -1,6 +1,8 @@
 import { Breaker } from "@tideward/breaker";
 import type { Permit, Sre } from "@tideward/breaker";
 import type { Adapter, PolicyContext, PolicySpec } from "../policy";
+import { check } from "@tideward/time/internal";
+import { nameOf } from "./name";
 
 /** Options every built-in policy takes besides its own numbers. */
 export interface NameOptions {
@@ -14,7 +16,7 @@ export interface NameOptions {
  * the permit (a timeout is a failure). Reports `ratio`, the standing refusal fraction at the end.
  */
 export function breaker(policy: Partial<Sre> = {}, options: NameOptions = {}): PolicySpec {
-  const name = options.name ?? "breaker";
+  const name = nameOf(check.options(options, ["name"], "policy.breaker").name, "breaker", "policy.breaker name");
   // Built once here so a bad policy fails when the spec is made, not inside a run.
   new Breaker(policy);
   return {

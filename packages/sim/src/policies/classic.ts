@@ -1,6 +1,7 @@
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import type { Adapter, PolicySpec } from "../policy";
+import { nameOf } from "./name";
 
 /** Options of {@link classicBreaker}. */
 export interface ClassicOptions {
@@ -32,7 +33,7 @@ export function classicBreaker(options: ClassicOptions = {}): PolicySpec {
   const threshold = check.integer(o.threshold ?? 5, "classicBreaker threshold", 1);
   const openFor = check.positive(o.openFor ?? 10_000, "classicBreaker openFor (ms)");
   const probes = check.integer(o.probes ?? 1, "classicBreaker probes", 1);
-  const name = o.name ?? "classic breaker";
+  const name = nameOf(o.name, "classic breaker", "classicBreaker name");
   return {
     name,
     create(): Adapter {
@@ -98,7 +99,7 @@ export function samplingBreaker(options: SamplingOptions = {}): PolicySpec {
   const minimum = (duration * rps) / 1_000;
   const openFor = check.positive(o.openFor ?? 10_000, "samplingBreaker openFor (ms)");
   const probes = check.integer(o.probes ?? 1, "samplingBreaker probes", 1);
-  const name = o.name ?? "sampling breaker";
+  const name = nameOf(o.name, "sampling breaker", "samplingBreaker name");
   return {
     name,
     create(): Adapter {

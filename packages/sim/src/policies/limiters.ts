@@ -3,6 +3,7 @@ import type { Span } from "@tideward/time";
 import { Bucket, Gate, Gcra, MAX_SLIDING_QUOTA, Period, Sliding } from "@tideward/limiters";
 import { flag } from "../flag";
 import type { Adapter, Envelope, PolicyContext, PolicySpec } from "../policy";
+import { nameOf } from "./name";
 
 /** Options of the rate limiters' adapters. */
 export interface LimiterOptions {
@@ -115,7 +116,7 @@ function limiter<O extends LimiterOptions, L>(
   const o = check.options<O>(options, [...own, "perKey", "name"], `policy.${kind}`);
   const perKey = flag(o.perKey, `policy.${kind} perKey`);
   const { envelope, make, take, bytes } = define(o, perKey);
-  const name = o.name ?? kind;
+  const name = nameOf(o.name, kind, `policy.${kind} name`);
   const envelopes = [envelope];
   return { name, create: (context) => keyed(name, perKey, () => make(context), take, envelopes, context, bytes) };
 }
@@ -247,7 +248,7 @@ export function gate(limit: number, options: GatePolicyOptions = {}): PolicySpec
   const side = o.side ?? "server";
   if (side !== "client" && side !== "server")
     throw new TypeError(`policy.gate side must be "client" or "server", got ${check.describe(side)}`);
-  const name = o.name ?? "gate";
+  const name = nameOf(o.name, "gate", "policy.gate name");
   const ceiling = probe.limit > 0 ? probe.limit : Infinity;
   const envelopes: Envelope[] =
     ceiling === Infinity ? [] : [{ kind: "concurrency", label: `gate of ${ceiling}`, limit: ceiling, exact: true }];

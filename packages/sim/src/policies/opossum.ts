@@ -1,6 +1,7 @@
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import type { Adapter, PolicyContext, PolicySpec } from "../policy";
+import { nameOf } from "./name";
 
 /** Options of {@link opossumBreaker}, named as opossum names them. */
 export interface OpossumOptions {
@@ -66,7 +67,7 @@ export function opossumBreaker(options: OpossumOptions = {}): PolicySpec {
     );
   const volume = check.integer(o.volumeThreshold ?? 0, "opossumBreaker volumeThreshold", 0);
   const reset = check.positive(o.resetTimeout ?? 30_000, "opossumBreaker resetTimeout (ms)");
-  const name = o.name ?? "opossum breaker";
+  const name = nameOf(o.name, "opossum breaker", "opossumBreaker name");
   return {
     name,
     create: (context: PolicyContext): Adapter =>

@@ -6,6 +6,7 @@ import { flag } from "../flag";
 import type { Adapter, Envelope, PolicyContext, PolicySpec } from "../policy";
 import { resolveFaults } from "../store-faults";
 import type { ResolvedFaults, StoreFaults } from "../store-faults";
+import { nameOf } from "./name";
 
 /** One dimension of a quota: a limit, and which of its keys a call is charged to. */
 export interface QuotaDimension {
@@ -92,7 +93,7 @@ export function quota(options: QuotaPolicyOptions): PolicySpec {
     ["dimensions", "mode", "store", "faults", "onError", "exact", "name"],
     "policy.quota",
   );
-  const name = o.name ?? "quota";
+  const name = nameOf(o.name, "quota", "policy.quota name");
   const list = o.dimensions;
   if (!Array.isArray(list) || list.length === 0)
     throw new TypeError(`policy.quota dimensions must be a non-empty array, got ${check.describe(list)}`);

@@ -2,6 +2,8 @@ import { Shedder } from "@tideward/shedder";
 import type { Shed, Ticket } from "@tideward/shedder";
 import type { Adapter, PolicyContext, PolicySpec } from "../policy";
 import type { NameOptions } from "./breaker";
+import { check } from "@tideward/time/internal";
+import { nameOf } from "./name";
 
 /**
  * tideward's adaptive `Shedder` (`@tideward/shedder`), server-side: each attempt asks
@@ -10,7 +12,7 @@ import type { NameOptions } from "./breaker";
  */
 export function shedder(policy: Partial<Shed> = {}, options: NameOptions = {}): PolicySpec {
   new Shedder(policy);
-  const name = options.name ?? "shedder";
+  const name = nameOf(check.options(options, ["name"], "policy.shedder").name, "shedder", "policy.shedder name");
   return {
     name,
     create(context: PolicyContext): Adapter {

@@ -94,8 +94,11 @@ export class DipSchedule {
 
   constructor(dips: readonly Dip[], workers: number, what: string) {
     if (!Array.isArray(dips)) throw new TypeError(`${what} must be an array of dips, got ${check.describe(dips)}`);
-    const checked = dips.map((d: Dip, i) => {
-      const o = check.options(d, ["from", "to", "latency", "workers"], `${what}[${i}]`);
+    // Every index, holes included (map would skip them, and leave holes for the sweep to trip on).
+    const checked = Array.from(dips as readonly unknown[], (d, i) => {
+      if (d === undefined)
+        throw new TypeError(`${what}[${i}] must be a dip such as { from: 0, to: 1000, latency: 2 }, got undefined`);
+      const o = check.options(d as Dip, ["from", "to", "latency", "workers"], `${what}[${i}]`);
       const from = check.nonNegative(o.from, `${what}[${i}] from (ms)`);
       const to = check.nonNegative(o.to, `${what}[${i}] to (ms)`);
       if (to < from) throw new RangeError(`${what}[${i}] to (ms) must be at least from (${from}), got ${to}`);

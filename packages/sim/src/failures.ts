@@ -59,9 +59,12 @@ function checkWindows(windows: unknown, list: string, item: (i: number) => strin
     throw new TypeError(
       `${list} must be an array of windows such as { from: 0, to: 1000, rate: 1 }, got ${check.describe(windows)}`,
     );
-  return windows.map((w: FailureWindow, i) => {
+  // Every index, holes included (map would skip them, and leave holes for the sweep to trip on).
+  return Array.from(windows as readonly unknown[], (w, i) => {
     const name = item(i);
-    const o = check.options(w, ["from", "to", "rate"], name);
+    if (w === undefined)
+      throw new TypeError(`${name} must be a window such as { from: 0, to: 1000, rate: 1 }, got undefined`);
+    const o = check.options(w as FailureWindow, ["from", "to", "rate"], name);
     const from = check.nonNegative(given(o.from, `${name} from (ms)`), `${name} from (ms)`);
     const to = check.nonNegative(given(o.to, `${name} to (ms)`), `${name} to (ms)`);
     if (to < from) throw new RangeError(`${name} to (ms) must be at least from (${from}), got ${to}`);

@@ -186,7 +186,10 @@ export function monitors(envelopes: unknown, policy: string): Monitor[] {
   const list = envelopes ?? [];
   if (!Array.isArray(list))
     throw new TypeError(`policy ${policy} envelopes must be an array, got ${check.describe(list)}`);
-  return list.map((e: unknown, j) => monitor(checkEnvelope(e, `policy ${policy} envelopes[${j}]`)));
+  // Every index: a hole is an envelope of undefined, refused as such.
+  return Array.from(list as readonly unknown[], (e, j) =>
+    monitor(checkEnvelope(e, `policy ${policy} envelopes[${j}]`)),
+  );
 }
 
 function checkEnvelope(e: unknown, what: string): Envelope {

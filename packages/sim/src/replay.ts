@@ -77,7 +77,8 @@ export function replay(trace: readonly TraceRecord[] | string, options: ReplayOp
     typeof trace === "string"
       ? parseTrace(trace)
       : Array.isArray(trace)
-        ? trace.map((r, i) => record(r, `traffic.replay record ${i}`))
+        ? // Every index: a hole is a record of undefined, refused as such.
+          Array.from(trace as readonly unknown[], (r, i) => record(r, `traffic.replay record ${i}`))
         : undefined;
   if (records === undefined)
     throw new TypeError(`traffic.replay expects an array of records or NDJSON text, got ${check.describe(trace)}`);

@@ -66,8 +66,11 @@ function stretches<T extends Stretch>(
   if (list === undefined) return [];
   const given: unknown = list;
   if (!Array.isArray(given)) throw new TypeError(`${what} must be an array of stretches, got ${check.describe(list)}`);
-  return list.map((s: T, i) => {
-    const o = check.options(s, ["from", "to", ...extra] as (keyof T & string)[], `${what}[${i}]`) as T;
+  // Every index, holes included: a hole is refused as the stretch it is not.
+  return Array.from(list as readonly unknown[], (s, i) => {
+    if (s === undefined)
+      throw new TypeError(`${what}[${i}] must be a stretch such as { from: 0, to: 1000 }, got undefined`);
+    const o = check.options(s as T, ["from", "to", ...extra] as (keyof T & string)[], `${what}[${i}]`) as T;
     const from = check.nonNegative(o.from, `${what}[${i}] from (ms)`);
     const to = check.nonNegative(o.to, `${what}[${i}] to (ms)`);
     if (to < from) throw new RangeError(`${what}[${i}] to (ms) must be at least from (${from}), got ${to}`);
@@ -106,7 +109,7 @@ export function resolveFaults(faults: StoreFaults, what = "store faults"): Resol
     throw new RangeError(
       `${what} skew lists ${formatCount(given.length)} instances; a store is called from at most ${formatCount(MAX_INSTANCES)}`,
     );
-  const skew = given.map((s: unknown, i) => check.finite(s, `${what} skew[${i}] (ms)`));
+  const skew = Array.from(given as readonly unknown[], (s, i) => check.finite(s, `${what} skew[${i}] (ms)`));
   let lo = Infinity;
   let hi = -Infinity;
   for (const s of skew) {

@@ -6,8 +6,10 @@ import { QuotaKey, perSecond } from "@tideward/quota-engine";
 import {
   breakerBrownout,
   breakerOutage,
+  FailureSchedule,
   catalogue,
   defineScenario,
+  failures,
   herdRecovery,
   knobArbitrary,
   policy,
@@ -17,7 +19,7 @@ import {
   sweep,
   traffic,
 } from "@tideward/sim";
-import type { Knob, QuotaDimension } from "@tideward/sim";
+import type { Knob, PolicySpec, QuotaDimension } from "@tideward/sim";
 import { STARTS } from "./helpers";
 
 const one: QuotaDimension[] = [{ limit: perSecond("api", 50), key: () => new QuotaKey("t", "*", "api") }];
@@ -349,5 +351,95 @@ describe("a policy's options and name", () => {
     });
     expect(r.policies.map((p) => p.name)).toEqual(["b", "bucket", "shedder"]);
     expect(Object.keys(r.summary.refusedBy)).toEqual(["bucket"]);
+  });
+});
+
+describe("an array with a hole is refused at the hole, as the entry it is not", () => {
+  /** `[...items]` with a hole at `at`. */
+  const holed = <T>(at: number, ...items: T[]): T[] => {
+    const a = new Array<T>(items.length + 1);
+    items.forEach((x, i) => (a[i < at ? i : i + 1] = x));
+    return a;
+  };
+  const window = { from: 0, to: 1_000, rate: 1 };
+  const t = traffic.constant({ rate: 10 });
+  const withEnvelopes = (envelopes: unknown[]): PolicySpec => ({
+    name: "holey",
+    create: () => ({
+      name: "holey",
+      side: "client",
+      reason: "holey",
+      envelopes: envelopes as never,
+      admit: () => true,
+      settle: () => {},
+    }),
+  });
+
+  it.each<[string, () => unknown, RegExp]>([
+    [
+      "failures.schedule windows",
+      () => failures.schedule(holed(1, window, window)),
+      /^failures\.schedule windows\[1\] must be a window such as \{ from: 0, to: 1000, rate: 1 \}, got undefined$/,
+    ],
+    [
+      "a FailureSchedule's windows",
+      () => new FailureSchedule(0, holed(0, window)),
+      /^FailureSchedule window 0 must be a window .+, got undefined$/,
+    ],
+    [
+      "backend dips",
+      () =>
+        simulate({
+          duration: 1_000,
+          traffic: t,
+          backend: { workers: 2, dips: holed(0, { from: 0, to: 10, latency: 2 }) },
+        }),
+      /^backend dips\[0\] must be a dip such as \{ from: 0, to: 1000, latency: 2 \}, got undefined$/,
+    ],
+    [
+      "traffic.replay records",
+      () => traffic.replay(holed(1, { t: 0 }, { t: 5 })),
+      /^traffic\.replay record 1 must be a record such as \{"t": 0, "key": "a"\}, got undefined$/,
+    ],
+    [
+      "policy.quota dimensions",
+      () => policy.quota({ dimensions: holed(0, ...one) }),
+      /^policy\.quota dimensions\[0\] must be a dimension \(\{ limit, key \}\), got undefined$/,
+    ],
+    [
+      "policy.quota faults skew",
+      () => policy.quota({ dimensions: one, faults: { skew: holed(1, 0) } }),
+      /^policy\.quota faults skew\[1\] \(ms\) must be a number, got undefined undefined$/,
+    ],
+    [
+      "policy.quota faults down",
+      () => policy.quota({ dimensions: one, faults: { down: holed(0, { from: 0, to: 10 }) } }),
+      /^policy\.quota faults down\[0\] must be a stretch such as \{ from: 0, to: 1000 \}, got undefined$/,
+    ],
+    [
+      "a policy's envelopes",
+      () =>
+        simulate({
+          duration: 1_000,
+          traffic: t,
+          invariants: true,
+          policies: [withEnvelopes(holed(0, { kind: "concurrency", label: "c", limit: 5 }))],
+        }),
+      /policy holey envelopes\[0\] must be an object, got undefined$/,
+    ],
+  ])("%s", (_, act, message) => {
+    expect(act).toThrow(message);
+  });
+
+  it("the same arrays without the hole are taken", () => {
+    expect(failures.schedule([window, window]).windows).toHaveLength(2);
+    expect(traffic.replay([{ t: 0 }, { t: 5 }]).label).toBe("replay(2 calls, 1 keys)");
+    const r = simulate({
+      duration: 1_000,
+      traffic: t,
+      invariants: true,
+      policies: [withEnvelopes([{ kind: "concurrency", label: "c", limit: 5 }])],
+    });
+    expect(r.summary.calls).toBe(10);
   });
 });

@@ -97,8 +97,15 @@ export function quota(options: QuotaPolicyOptions): PolicySpec {
   const list = o.dimensions;
   if (!Array.isArray(list) || list.length === 0)
     throw new TypeError(`policy.quota dimensions must be a non-empty array, got ${check.describe(list)}`);
-  const dims: Dim[] = list.map((d: QuotaDimension, i) => {
-    const x = check.options(d, ["limit", "key", "units", "kind", "label"], `policy.quota dimensions[${i}]`);
+  // Every index, holes included: a hole is refused as the dimension it is not.
+  const dims: Dim[] = Array.from(list as readonly unknown[], (d, i) => {
+    if (d === undefined)
+      throw new TypeError(`policy.quota dimensions[${i}] must be a dimension ({ limit, key }), got undefined`);
+    const x = check.options(
+      d as QuotaDimension,
+      ["limit", "key", "units", "kind", "label"],
+      `policy.quota dimensions[${i}]`,
+    );
     const spec = limitSpec(x.limit as LimitFields);
     const kind = x.kind ?? "bucket";
     if (kind !== "bucket" && kind !== "window" && kind !== "gcra")

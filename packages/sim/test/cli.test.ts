@@ -327,6 +327,55 @@ describe("tideward-sim replay on logs that are hostile in size", () => {
   });
 });
 
+describe("main and format refuse a caller's garbage, naming it", () => {
+  const io: Io = { out: () => {}, err: () => {}, read: () => Promise.resolve("1723456789 alice\n") };
+
+  it("main: argv not an array of text, io not its three functions", async () => {
+    await expect(main(null as never, io)).rejects.toThrow(
+      new TypeError("main argv must be an array of text (the arguments after the program's name), got null"),
+    );
+    await expect(main("replay" as never, io)).rejects.toThrow(/^main argv must be an array of text .+, got "replay"$/);
+    await expect(main(["replay", 5 as never, "--limit", "1/s"], io)).rejects.toThrow(
+      new TypeError("main argv[1] must be text, got 5"),
+    );
+    await expect(main(["--help"], null as never)).rejects.toThrow(new TypeError("main io must be an object, got null"));
+    await expect(main(["--help"], { err: io.err, read: io.read } as never)).rejects.toThrow(
+      new TypeError("main io out must be a function, got undefined"),
+    );
+    await expect(main(["--help"], { ...io, write: io.out } as never)).rejects.toThrow(/^main has no option "write"/);
+    // A well-formed call runs as before.
+    let out = "";
+    expect(await main(["replay", "x.log", "--limit", "1/s"], { ...io, out: (t) => void (out += t) })).toBe(0);
+    expect(out).toContain("1 request from 1 key");
+  });
+
+  it.each(STARTS)("format: a report that is not one, or a top that is not a count (log at %s ms)", (at) => {
+    // Half a second apart: a log's t below 10^11 is in seconds, from it in ms.
+    const later = at < 1e11 ? at + 0.5 : at + 500;
+    const report = replayLog(`{"t": ${at}, "key": "a"}\n{"t": ${later}, "key": "a"}\n`, {
+      limit: parseLimit("1/s per key"),
+    });
+    expect(format(report)).toContain("1 would be refused");
+    expect(() => format(null as never)).toThrow(
+      new TypeError("format report must be a report from replayLog, got null"),
+    );
+    expect(() => format({ ...report, perKey: undefined } as never)).toThrow(
+      new TypeError("format report perKey must be an array, got undefined"),
+    );
+    expect(() => format({ ...report, from: NaN })).toThrow(
+      new TypeError("format report from must be a time in ms since the epoch, got NaN"),
+    );
+    expect(() => format({ ...report, perKey: [null as never] })).toThrow(
+      /^format report perKey\[0\] must be a key's report \(with its key as text\), got null$/,
+    );
+    expect(() => format({ ...report, perKey: [{ ...report.perKey[0], firstRefused: Infinity }] })).toThrow(
+      new TypeError("format report perKey[0] firstRefused must be a time in ms since the epoch, got Infinity"),
+    );
+    expect(() => format(report, -1)).toThrow(new RangeError("format top must be 0 or more, got -1"));
+    expect(() => format(report, NaN)).toThrow(new RangeError("format top must be a finite number, got NaN"));
+  });
+});
+
 describe("the usage text", () => {
   /** Whether `text` has `word` as a word of its own (not inside a longer flag or word). */
   const has = (text: string, word: string): boolean =>

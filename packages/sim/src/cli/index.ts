@@ -5,7 +5,7 @@ import { check } from "@tideward/time/internal";
 import { parseLimit } from "./limit";
 import type { Algorithm } from "./limit";
 import { replayLog } from "./replay-log";
-import type { ReplayReport } from "./replay-log";
+import type { KeyReport, ReplayReport } from "./replay-log";
 
 export { parseLimit, describeLimit, limitPolicy } from "./limit";
 export type { Algorithm, CandidateLimit } from "./limit";
@@ -55,9 +55,20 @@ Replays an access log through a candidate limit and reports, per key, what it wo
 /**
  * Runs the CLI with `argv` (the arguments after the program's name) and returns the exit code:
  * 0 done, 1 the log could not be read, 2 a usage error.
+ *
+ * @throws TypeError (the promise rejects) when `argv` is not an array of text or `io` has not
+ *   its three functions: the caller's mistake, not the user's
  */
 export async function main(argv: readonly string[], io: Io = processIo): Promise<number> {
-  const args = [...argv];
+  if (!Array.isArray(argv))
+    throw new TypeError(
+      `main argv must be an array of text (the arguments after the program's name), got ${check.describe(argv)}`,
+    );
+  const args = Array.from(argv as readonly unknown[], (a, i) => {
+    if (typeof a !== "string") throw new TypeError(`main argv[${i}] must be text, got ${check.describe(a)}`);
+    return a;
+  });
+  if (io !== processIo) io = ioOf(io);
   if (args.length === 0 || args.includes("--help") || args.includes("-h")) {
     (args.length === 0 ? io.err : io.out)(USAGE);
     return args.length === 0 ? 2 : 0;
@@ -154,6 +165,16 @@ export async function main(argv: readonly string[], io: Io = processIo): Promise
 
 class UsageError extends Error {}
 
+/** `io` read once and checked: its out, err and read, each a function. */
+function ioOf(io: unknown): Io {
+  const o = check.options(io as Io, ["out", "err", "read"], "main", "io");
+  return {
+    out: check.fn(o.out, "main io out"),
+    err: check.fn(o.err, "main io err"),
+    read: check.fn(o.read, "main io read"),
+  };
+}
+
 /** The options `main` reads, for "did you mean". */
 const OPTIONS = ["limit", "algorithm", "key", "top", "max-bytes", "json", "help"] as const;
 
@@ -167,11 +188,41 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" 
 const iso = (t: number): string => new Date(t).toISOString();
 const share = (a: number, b: number): string => (b > 0 ? `${((100 * a) / b).toFixed(1)} %` : "–");
 
-/** The report as a table for a terminal. */
+/** An instant of a report, as ISO 8601, or a TypeError naming it when it is not one. */
+function instant(t: unknown, what: string): string {
+  if (typeof t !== "number" || !(Math.abs(t) <= 8.64e15))
+    throw new TypeError(`${what} must be a time in ms since the epoch, got ${check.describe(t)}`);
+  return iso(t);
+}
+
+/**
+ * The report as a table for a terminal, listing the `top` keys most refused (0: all of them).
+ *
+ * @throws TypeError when `r` is not a report from replayLog (a field missing or of the wrong
+ *   kind), naming the field; RangeError or TypeError when `top` is not a whole number, 0 or more
+ */
 export function format(r: ReplayReport, top = 20): string {
+  if (r === null || typeof r !== "object")
+    throw new TypeError(`format report must be a report from replayLog, got ${check.describe(r)}`);
+  check.integer(top, "format top", 0);
+  if (typeof r.limit !== "string")
+    throw new TypeError(`format report limit must be text, got ${check.describe(r.limit)}`);
+  for (const field of ["requests", "keys", "refused", "keysRefused", "skippedCount"] as const)
+    if (typeof r[field] !== "number")
+      throw new TypeError(`format report ${field} must be a number, got ${check.describe(r[field])}`);
+  for (const field of ["skipped", "perKey"] as const)
+    if (!Array.isArray(r[field]))
+      throw new TypeError(`format report ${field} must be an array, got ${check.describe(r[field])}`);
+  const from = instant(r.from, "format report from");
+  const to = instant(r.to, "format report to");
+  if (r.skippedCount > 0) {
+    const first: unknown = r.skipped[0];
+    if (first === null || typeof first !== "object")
+      throw new TypeError(`format report skipped[0] must be { line, reason }, got ${check.describe(first)}`);
+  }
   const lines = [
     `limit: ${r.limit}`,
-    `${plural(r.requests, "request")} from ${plural(r.keys, "key")} over ${formatSpan(r.to - r.from)} (${iso(r.from)} to ${iso(r.to)}); ${r.refused} would be refused (${share(r.refused, r.requests)}), from ${r.keysRefused} key${r.keysRefused === 1 ? "" : "s"}`,
+    `${plural(r.requests, "request")} from ${plural(r.keys, "key")} over ${formatSpan(r.to - r.from)} (${from} to ${to}); ${r.refused} would be refused (${share(r.refused, r.requests)}), from ${r.keysRefused} key${r.keysRefused === 1 ? "" : "s"}`,
   ];
   if (r.skippedCount > 0)
     lines.push(
@@ -180,13 +231,19 @@ export function format(r: ReplayReport, top = 20): string {
   const shown = top === 0 ? r.perKey : r.perKey.slice(0, top);
   const rows = [
     ["key", "requests", "refused", "share", "first refused at"],
-    ...shown.map((k) => [
-      k.key,
-      String(k.requests),
-      String(k.refused),
-      share(k.refused, k.requests),
-      k.firstRefused === null ? "–" : iso(k.firstRefused),
-    ]),
+    // Every index, holes included: a hole is refused as the key's report it is not.
+    ...Array.from(shown as readonly (KeyReport | null | undefined)[], (k, i) => {
+      const what = `format report perKey[${i}]`;
+      if (k === null || typeof k !== "object" || typeof k.key !== "string")
+        throw new TypeError(`${what} must be a key's report (with its key as text), got ${check.describe(k)}`);
+      return [
+        k.key,
+        String(k.requests),
+        String(k.refused),
+        share(k.refused, k.requests),
+        k.firstRefused === null ? "–" : instant(k.firstRefused, `${what} firstRefused`),
+      ];
+    }),
   ];
   // A reduce, not Math.max(...): a log can have more keys than a call has room for arguments.
   const widths = rows[0].map((_, j) => rows.reduce((w, row) => Math.max(w, row[j].length), 0));

@@ -115,25 +115,38 @@ function prefixOf(value: unknown, what: string): string {
   return value;
 }
 
-/** Vose's construction of Walker's alias table for weights summing to `sum`. */
+/**
+ * Vose's construction of Walker's alias table for weights summing to `sum`, in typed arrays only:
+ * its work lists as plain arrays grew on V8's heap, and past about 110 million keys one could not
+ * grow at all, which ended the process (no error to catch).
+ */
 function aliasTable(weights: Float64Array, sum: number): { prob: Float64Array; alias: Int32Array } {
   const n = weights.length;
   const prob = new Float64Array(n);
   const alias = new Int32Array(n);
-  const scaled = Float64Array.from(weights, (w) => (w * n) / sum);
-  const small: number[] = [];
-  const large: number[] = [];
-  for (let i = n - 1; i >= 0; i--) (scaled[i] < 1 ? small : large).push(i);
-  while (small.length > 0 && large.length > 0) {
-    const l = small.pop() as number;
-    const g = large.pop() as number;
+  // Filled in place: Float64Array.from with a function collects its values in a plain array first.
+  const scaled = new Float64Array(n);
+  for (let i = 0; i < n; i++) scaled[i] = (weights[i] * n) / sum;
+  // Each key is on one of the two stacks at a time, so each holds at most n.
+  const small = new Int32Array(n);
+  const large = new Int32Array(n);
+  let smalls = 0;
+  let larges = 0;
+  for (let i = n - 1; i >= 0; i--) {
+    if (scaled[i] < 1) small[smalls++] = i;
+    else large[larges++] = i;
+  }
+  while (smalls > 0 && larges > 0) {
+    const l = small[--smalls];
+    const g = large[--larges];
     prob[l] = scaled[l];
     alias[l] = g;
     scaled[g] = scaled[g] + scaled[l] - 1;
-    (scaled[g] < 1 ? small : large).push(g);
+    if (scaled[g] < 1) small[smalls++] = g;
+    else large[larges++] = g;
   }
   // What is left is 1 up to rounding.
-  for (const i of large) prob[i] = 1;
-  for (const i of small) prob[i] = 1;
+  for (let j = 0; j < larges; j++) prob[large[j]] = 1;
+  for (let j = 0; j < smalls; j++) prob[small[j]] = 1;
   return { prob, alias };
 }

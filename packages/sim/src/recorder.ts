@@ -35,8 +35,12 @@ export const MAX_REASONS = 256;
 /** The reason refusals are counted under once a run has seen {@link MAX_REASONS} distinct ones. */
 export const OTHER_REASONS = "(other reasons)";
 
-/** The most series buckets a run may have, whatever its ceiling: a typed array's length. */
-const MAX_BUCKETS = 2 ** 30;
+/**
+ * The most series buckets a run may have, whatever its ceiling: the result's series are plain
+ * arrays, and V8 holds at most about 134 million elements in one (a latency series grown past
+ * that, bucket by bucket, ended the process; a count series' copy threw a raw RangeError).
+ */
+export const MAX_BUCKETS = 2 ** 26;
 
 /**
  * Counts what a run does into buckets of `step` ms and totals, and folds every decision into

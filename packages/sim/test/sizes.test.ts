@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { keys, latency, policy, quotaBursts, simulate, sweep, traffic } from "@tideward/sim";
 import type { PolicySpec } from "@tideward/sim";
+import { Budget } from "../src/memory";
+import { MAX_BUCKETS, Recorder } from "../src/recorder";
 import { STARTS, collect } from "./helpers";
 
 /** What `act` throws (its class and message), or a failure when it returns. */
@@ -26,8 +28,12 @@ describe.each(STARTS)("sizes (start %s)", (start) => {
     expect(r).toEqual({
       type: "RangeError",
       message:
-        "simulate duration (ms) 1000000000000 in steps of 1000 ms (simulate step) makes 1 000 000 000 series buckets, which needs about 559 GiB, past simulate maxBytes (512 MiB)",
+        "simulate duration (ms) 1000000000000 in steps of 1000 ms (simulate step) makes 1 000 000 000 series buckets; a run holds at most 67 108 864, whatever its maxBytes",
     });
+    // Fewer buckets than a run can hold, but more than the default ceiling: maxBytes is named.
+    expect(refusal(() => simulate({ start, duration: 1e10, traffic: once })).message).toMatch(
+      /^simulate duration \(ms\) 10000000000 in steps of 1000 ms \(simulate step\) makes 10 000 000 series buckets, which needs about 5\.59 GiB, past simulate maxBytes \(512 MiB\)$/,
+    );
     // The same run at a coarser step fits: a thousand buckets, one call.
     const coarse = simulate({ start, duration: 1e12, step: 1e9, traffic: once });
     expect(coarse.series.t).toHaveLength(1_000);
@@ -36,7 +42,7 @@ describe.each(STARTS)("sizes (start %s)", (start) => {
     expect(refusal(() => simulate({ start, duration: 1e12, step: 1e-3, traffic: once, maxBytes: Infinity }))).toEqual({
       type: "RangeError",
       message:
-        "simulate duration (ms) 1000000000000 in steps of 0.001 ms (simulate step) makes 1 000 000 000 000 000 series buckets; a run holds at most 1 073 741 824, whatever its maxBytes",
+        "simulate duration (ms) 1000000000000 in steps of 0.001 ms (simulate step) makes 1 000 000 000 000 000 series buckets; a run holds at most 67 108 864, whatever its maxBytes",
     });
     // And a lower ceiling refuses what the default allows.
     expect(refusal(() => simulate({ start, duration: 60_000, traffic: once, maxBytes: 10_000 })).message).toMatch(
@@ -232,4 +238,24 @@ describe("a Zipf table past V8's largest plain array", () => {
     const picks = Array.from({ length: 5 }, () => z.pick(() => (u = (u * 9301 + 0.49297) % 1)));
     expect(JSON.parse(r.stdout) as number[]).toEqual(picks);
   });
+});
+
+describe("series past what a plain array holds", () => {
+  it.each(STARTS)(
+    "a run of more than 2^26 buckets is refused before anything is made, whatever its maxBytes (start %s)",
+    (start) => {
+      // Only the check: a run that size would set aside some 40 GB before it got far.
+      expect(() => Recorder.reserve(new Budget(Infinity, "simulate maxBytes"), 2 ** 27, 1, 0)).toThrow(
+        /^simulate duration \(ms\) 134217728 in steps of 1 ms \(simulate step\) makes 134 217 728 series buckets; a run holds at most 67 108 864, whatever its maxBytes$/,
+      );
+      expect(() => Recorder.reserve(new Budget(Infinity, "simulate maxBytes"), MAX_BUCKETS, 1, 0)).not.toThrow();
+      expect(
+        refusal(() => simulate({ start, duration: 2 ** 27, step: 1, maxBytes: Infinity, traffic: traffic.replay([]) })),
+      ).toEqual({
+        type: "RangeError",
+        message:
+          "simulate duration (ms) 134217728 in steps of 1 ms (simulate step) makes 134 217 728 series buckets; a run holds at most 67 108 864, whatever its maxBytes",
+      });
+    },
+  );
 });

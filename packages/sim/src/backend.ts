@@ -114,11 +114,11 @@ export interface BackendSpec {
 /** Checks backend options once, naming any bad field. */
 export function backendSpec(options: BackendOptions = {}): BackendSpec {
   const o = check.options(options, [...FIELDS], "backend");
-  const f = o.failures ?? none;
+  const f = check.or<unknown>(o.failures, none);
   const failures = typeof f === "number" ? constant(f) : f;
   if (!(failures instanceof FailureSchedule))
     throw new TypeError(`backend failures must be a share in [0, 1] or a failure schedule, got ${check.describe(f)}`);
-  const abandoned = o.abandoned ?? "serve";
+  const abandoned = check.or(o.abandoned, "serve");
   if (abandoned !== "serve" && abandoned !== "drop")
     throw new TypeError(`backend abandoned must be "serve" or "drop", got ${check.describe(abandoned)}`);
   if (o.contention !== undefined) {
@@ -145,17 +145,17 @@ export function backendSpec(options: BackendOptions = {}): BackendSpec {
       label: `contention on one resource, read→write window ${window.label}, failures ${failures.label}`,
     };
   }
-  const latency = distribution(o.latency ?? 10, "backend latency (ms)");
+  const latency = distribution(check.or(o.latency, 10), "backend latency (ms)");
   const failLatency = o.failLatency === undefined ? latency : distribution(o.failLatency, "backend failLatency (ms)");
   const workers =
     o.workers === undefined || o.workers === Infinity ? Infinity : check.integer(o.workers, "backend workers", 1);
   const queue = o.queue === undefined || o.queue === Infinity ? Infinity : check.integer(o.queue, "backend queue", 0);
-  const cpuSmoothing = check.positive(o.cpuSmoothing ?? SAMPLER_SMOOTHING, "backend cpuSmoothing (ms)");
+  const cpuSmoothing = check.positive(check.or(o.cpuSmoothing, SAMPLER_SMOOTHING), "backend cpuSmoothing (ms)");
   const over = check.options(o.overload, ["slowdown", "failures"], "backend overload");
   if (o.overload !== undefined && workers === Infinity)
     throw new RangeError("backend overload needs a number of workers: load is measured against them");
-  const slowdown = check.nonNegative(over.slowdown ?? 0, "backend overload slowdown");
-  const overloadFailures = check.nonNegative(over.failures ?? 0, "backend overload failures");
+  const slowdown = check.nonNegative(check.or(over.slowdown, 0), "backend overload slowdown");
+  const overloadFailures = check.nonNegative(check.or(over.failures, 0), "backend overload failures");
   if (slowdown === Infinity || overloadFailures === Infinity)
     throw new RangeError(
       `backend overload ${slowdown === Infinity ? "slowdown" : "failures"} must be finite, got Infinity`,

@@ -45,14 +45,23 @@ export function metastable(options: MetastableOptions = {}): BackendOptions {
     ["capacity", "workers", "queue", "trigger", "abandoned", "overload"],
     "backends.metastable",
   );
-  const capacity = check.positive(o.capacity ?? 200, "backends.metastable capacity (calls per second)");
-  const workers = check.integer(o.workers ?? 4, "backends.metastable workers", 1);
+  const capacity = check.positive(check.or(o.capacity, 200), "backends.metastable capacity (calls per second)");
+  const workers = check.integer(check.or(o.workers, 4), "backends.metastable workers", 1);
+  // Left out, the defaults; given, checked with the backend's other options when a run reads them.
+  const trigger: unknown = check.or<unknown>(o.trigger, { from: 20_000, to: 30_000, latency: 2 });
+  if (trigger === null || typeof trigger !== "object")
+    throw new TypeError(
+      `backends.metastable trigger must be a dip such as { from: 20000, to: 30000, latency: 2 }, got ${check.describe(trigger)}`,
+    );
+  const abandoned = check.or(o.abandoned, "serve");
+  if (abandoned !== "serve" && abandoned !== "drop")
+    throw new TypeError(`backends.metastable abandoned must be "serve" or "drop", got ${check.describe(abandoned)}`);
   return Object.freeze({
     latency: exponential((workers * 1_000) / capacity),
     workers,
     ...(o.queue === undefined ? {} : { queue: o.queue }),
-    dips: Object.freeze([o.trigger ?? { from: 20_000, to: 30_000, latency: 2 }]),
-    abandoned: o.abandoned ?? "serve",
+    dips: Object.freeze([trigger as Dip]),
+    abandoned,
     ...(o.overload === undefined ? {} : { overload: o.overload }),
   });
 }

@@ -76,7 +76,7 @@ export function herd(options: HerdOptions): Traffic {
     );
   if (clients > 2 ** 31 - 1)
     throw new RangeError(`traffic.herd clients must be at most 2 147 483 647 (one key each), got ${clients}`);
-  const spread = check.nonNegative(o.spread ?? 0, "traffic.herd spread (ms)");
+  const spread = check.nonNegative(check.or(o.spread, 0), "traffic.herd spread (ms)");
   const own = o.keys === undefined;
   const r = resolveStream(o, "traffic.herd");
   const keys: KeyTable = own ? { count: clients, name: (i) => `client-${i}` } : r.keys;

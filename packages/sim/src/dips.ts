@@ -102,7 +102,7 @@ export class DipSchedule {
       const from = check.nonNegative(o.from, `${what}[${i}] from (ms)`);
       const to = check.nonNegative(o.to, `${what}[${i}] to (ms)`);
       if (to < from) throw new RangeError(`${what}[${i}] to (ms) must be at least from (${from}), got ${to}`);
-      const factor = check.positive(o.latency ?? 1, `${what}[${i}] latency (a factor)`);
+      const factor = check.positive(check.or(o.latency, 1), `${what}[${i}] latency (a factor)`);
       let left = workers;
       if (o.workers !== undefined) {
         if (workers === Infinity)

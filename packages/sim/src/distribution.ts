@@ -63,7 +63,7 @@ export interface LogNormalOptions {
 export function logNormal(options: LogNormalOptions): Distribution {
   const o = check.options(options, ["median", "sigma"], "logNormal");
   const median = check.positive(o.median, "logNormal median");
-  const sigma = check.nonNegative(o.sigma ?? 0.5, "logNormal sigma");
+  const sigma = check.nonNegative(check.or(o.sigma, 0.5), "logNormal sigma");
   const mu = Math.log(median);
   return Object.freeze({
     label: `logNormal(median ${median}, sigma ${sigma})`,
@@ -133,7 +133,7 @@ export function bimodal(options: BimodalOptions): Distribution {
   const o = check.options(options, ["fast", "slow", "share"], "bimodal");
   const fast = distribution(o.fast, "bimodal fast");
   const slow = distribution(o.slow, "bimodal slow");
-  const share = check.between(o.share ?? 0.05, 0, 1, "bimodal share");
+  const share = check.between(check.or(o.share, 0.05), 0, 1, "bimodal share");
   return Object.freeze({
     label: `bimodal(${fast.label}, ${slow.label}, share ${share})`,
     mean: fast.mean * (1 - share) + slow.mean * share,

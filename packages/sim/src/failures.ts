@@ -130,8 +130,8 @@ export function brownout(options: OutageOptions): FailureSchedule {
 function stretch(options: OutageOptions, what: string, rate: number): FailureSchedule {
   if (options === undefined) throw new TypeError(`failures.${what} needs options such as { from: 0, to: 1000 }`);
   const o = check.options(options, ["from", "to", "rate", "base"], `failures.${what}`);
-  const [w] = checkWindows([{ from: o.from, to: o.to, rate: o.rate ?? rate }], "", () => `failures.${what}`);
-  return new FailureSchedule(check.between(o.base ?? 0, 0, 1, `failures.${what} base`), [w]);
+  const [w] = checkWindows([{ from: o.from, to: o.to, rate: check.or(o.rate, rate) }], "", () => `failures.${what}`);
+  return new FailureSchedule(check.between(check.or(o.base, 0), 0, 1, `failures.${what} base`), [w]);
 }
 
 /** A base rate with any number of windows laid over it. */

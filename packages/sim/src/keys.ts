@@ -79,7 +79,7 @@ export interface ZipfOptions extends ManyKeysOptions {
 export function zipf(options: ZipfOptions): KeyModel {
   const o = check.options(options, ["count", "prefix", "exponent", "maxBytes"], "keys.zipf");
   const count = keyCount(o.count, "keys.zipf count");
-  const s = check.nonNegative(o.exponent ?? 1, "keys.zipf exponent");
+  const s = check.nonNegative(check.or(o.exponent, 1), "keys.zipf exponent");
   const prefix = prefixOf(o.prefix, "keys.zipf prefix");
   const max = maxBytesOf(o.maxBytes, "keys.zipf maxBytes");
   if (count * ZIPF_BYTES > max)

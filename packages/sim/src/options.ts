@@ -152,8 +152,8 @@ export interface RunSpec {
 /** Reads and checks `simulate`'s options, naming any bad field. */
 export function readOptions(options: SimulationOptions): RunSpec {
   const o = check.options(options, [...FIELDS], "simulate");
-  const seed = seedOf(o.seed ?? 1, "simulate seed");
-  const start = check.finite(o.start ?? 0, "simulate start (ms)");
+  const seed = seedOf(check.or(o.seed, 1), "simulate seed");
+  const start = check.finite(check.or(o.start, 0), "simulate start (ms)");
   if (Math.abs(start) > CLOCK_LIMIT)
     throw new RangeError(
       `simulate start (ms) must be within ±${CLOCK_LIMIT} (2^43 ms, about 278 years either side of the epoch, where the clock still resolves a microsecond), got ${start}`,
@@ -171,7 +171,7 @@ export function readOptions(options: SimulationOptions): RunSpec {
     throw new TypeError(
       `simulate traffic must be a traffic model (traffic.poisson, …), got ${check.describe(traffic)}`,
     );
-  const policies: readonly PolicySpec[] = o.policies ?? [];
+  const policies: readonly PolicySpec[] = check.or(o.policies, []);
   if (!Array.isArray(policies))
     throw new TypeError(`simulate policies must be an array of policies, got ${check.describe(policies)}`);
   const specs = [...(policies as readonly PolicySpec[])];
@@ -194,12 +194,10 @@ export function readOptions(options: SimulationOptions): RunSpec {
     client.retry === undefined || client.retry === false
       ? undefined
       : check.options(client.retry, ["backoff", "attempts", "budget", "refusals"], "simulate client retry");
-  const backoff =
-    retry === undefined
-      ? undefined
-      : retry.backoff instanceof Backoff
-        ? retry.backoff
-        : new Backoff(retry.backoff ?? {});
+  const given = retry?.backoff;
+  if (given === null || (given !== undefined && typeof given !== "object"))
+    throw new TypeError(`simulate client retry backoff must be a Backoff or its fields, got ${check.describe(given)}`);
+  const backoff = retry === undefined ? undefined : given instanceof Backoff ? given : new Backoff(given ?? {});
   let attempts = backoff?.attempts ?? 1;
   if (retry?.attempts !== undefined) {
     if (retry.attempts === Infinity) {
@@ -224,7 +222,7 @@ export function readOptions(options: SimulationOptions): RunSpec {
       ? undefined
       : check.options(client.hedge, ["after", "max"], "simulate client hedge");
   const hedgeAfter = hedge === undefined ? Infinity : check.positive(hedge.after, "simulate client hedge after (ms)");
-  const hedgeMax = hedge === undefined ? 0 : check.integer(hedge.max ?? 1, "simulate client hedge max", 1);
+  const hedgeMax = hedge === undefined ? 0 : check.integer(check.or(hedge.max, 1), "simulate client hedge max", 1);
 
   const network = check.options(o.network, ["request", "response"], "simulate network");
   return {

@@ -72,7 +72,7 @@ export function shaped(options: ShapedOptions): Traffic {
     throw new TypeError(`traffic.shaped rate must be a function of the offset (ms), got ${check.describe(o.rate)}`);
   const peak = check.positive(o.peak, "traffic.shaped peak (calls per second)");
   const process = processOf(o.process, "traffic.shaped");
-  const label = o.label ?? "shaped";
+  const label = check.or(o.label, "shaped");
   if (typeof label !== "string") throw new TypeError(`traffic.shaped label must be text, got ${check.describe(label)}`);
   return shapedFrom(label, o.rate, peak, process, resolveStream(o, "traffic.shaped"), "traffic.shaped", SHAPED_ADVICE);
 }
@@ -228,9 +228,9 @@ export function daily(options: DailyOptions): Traffic {
     "traffic.daily",
   );
   const mean = check.positive(o.mean, "traffic.daily mean (calls per second)");
-  const amplitude = check.between(o.amplitude ?? 0.5, 0, 1, "traffic.daily amplitude");
-  const period = check.positive(o.period ?? 86_400_000, "traffic.daily period (ms)");
-  const peakAt = check.nonNegative(o.peakAt ?? period / 2, "traffic.daily peakAt (ms)");
+  const amplitude = check.between(check.or(o.amplitude, 0.5), 0, 1, "traffic.daily amplitude");
+  const period = check.positive(check.or(o.period, 86_400_000), "traffic.daily period (ms)");
+  const peakAt = check.nonNegative(check.or(o.peakAt, period / 2), "traffic.daily peakAt (ms)");
   const process = processOf(o.process, "traffic.daily");
   const w = (2 * Math.PI) / period;
   return shapedFrom(

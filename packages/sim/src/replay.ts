@@ -83,7 +83,7 @@ export function replay(trace: readonly TraceRecord[] | string, options: ReplayOp
   if (records === undefined)
     throw new TypeError(`traffic.replay expects an array of records or NDJSON text, got ${check.describe(trace)}`);
   const absolute = flag(o.absolute, "traffic.replay absolute");
-  const at = check.nonNegative(o.at ?? 0, "traffic.replay at (ms)");
+  const at = check.nonNegative(check.or(o.at, 0), "traffic.replay at (ms)");
   const n = records.length;
   const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => records[a].t - records[b].t || a - b);
   const times = Float64Array.from(order, (i) => records[i].t);

@@ -222,7 +222,7 @@ export function defineScenario<P extends Params>(definition: ScenarioDefinition<
     run(params?: Readonly<Record<string, unknown>>, options: RunOptions = {}): ScenarioResult {
       const p = resolve(params);
       const o = check.options(options, ["start"], `scenario ${name} run`);
-      const start = check.finite(o.start ?? 0, `scenario ${name} start (ms)`);
+      const start = check.finite(check.or(o.start, 0), `scenario ${name} start (ms)`);
       // Checked here too, so that the message names the option the user gave, not simulate's.
       if (Math.abs(start) > CLOCK_LIMIT)
         throw new RangeError(
@@ -423,9 +423,9 @@ export function sweep(scenario: Scenario, knob: string, options: SweepOptions = 
   if (k.kind !== "number" && k.kind !== "integer")
     throw new TypeError(`sweep: knob ${knob} of ${scenario.name} is a ${k.kind}, not a number`);
   const o = check.options(options, ["from", "to", "steps", "params", "start"], "sweep");
-  const from = check.between(o.from ?? k.min, k.min, k.max, `sweep from (${knob})`);
-  const to = check.between(o.to ?? k.max, k.min, k.max, `sweep to (${knob})`);
-  const steps = check.integer(o.steps ?? 11, "sweep steps", 2);
+  const from = check.between(check.or(o.from, k.min), k.min, k.max, `sweep from (${knob})`);
+  const to = check.between(check.or(o.to, k.max), k.min, k.max, `sweep to (${knob})`);
+  const steps = check.integer(check.or(o.steps, 11), "sweep steps", 2);
   if (steps > MAX_SWEEP_STEPS) throw new RangeError(`sweep steps must be at most ${MAX_SWEEP_STEPS}, got ${steps}`);
   const values = Array.from({ length: steps }, (_, i) => {
     // Rounded to twelve digits, so 0.8 · 3/4 reads 0.6 and not 0.6000000000000001.

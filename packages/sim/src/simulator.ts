@@ -53,8 +53,8 @@ export class Simulator {
    */
   constructor(options: SimulatorOptions = {}) {
     const o = check.options(options, ["seed", "start"], "Simulator");
-    this.seed = seedOf(o.seed ?? 1, "Simulator seed");
-    this.start = check.finite(o.start ?? 0, "Simulator start (ms)");
+    this.seed = seedOf(check.or(o.seed, 1), "Simulator seed");
+    this.start = check.finite(check.or(o.start, 0), "Simulator start (ms)");
     this.clock = new ManualClock(this.start);
     this.#now = this.start;
     queues.set(this, this.#queue);

@@ -96,9 +96,9 @@ export function resolveFaults(faults: StoreFaults, what = "store faults"): Resol
     typeof o.lost === "number" || o.lost === undefined
       ? []
       : stretches(o.lost, `${what} lost`, ["rate"], (s, i) => check.between(s.rate, 0, 1, `${what} lost[${i}] rate`));
-  const timeout = check.positive(o.timeout ?? 50, `${what} timeout (ms)`);
-  const latency = check.nonNegative(o.latency ?? 0, `${what} latency (ms)`);
-  const given = o.skew ?? [0];
+  const timeout = check.positive(check.or(o.timeout, 50), `${what} timeout (ms)`);
+  const latency = check.nonNegative(check.or(o.latency, 0), `${what} latency (ms)`);
+  const given = check.or<unknown>(o.skew, [0]);
   if (!Array.isArray(given))
     throw new TypeError(
       `${what} skew must be an array of clock offsets (ms), one per instance, got ${check.describe(given)}`,

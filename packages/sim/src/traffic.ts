@@ -77,13 +77,13 @@ export interface Resolved {
 
 /** Checks the options every stream shares. @internal */
 export function resolveStream(o: Partial<StreamOptions>, what: string): Resolved {
-  const keys = o.keys ?? single();
+  const keys = o.keys === undefined ? single() : o.keys;
   if (typeof keys !== "object" || keys === null || typeof keys.pick !== "function") {
     throw new TypeError(
       `${what} keys must be a key model (keys.single, keys.uniform, keys.zipf), got ${check.describe(keys)}`,
     );
   }
-  const at = check.nonNegative(o.at ?? 0, `${what} at (ms)`);
+  const at = check.nonNegative(check.or(o.at, 0), `${what} at (ms)`);
   const until = o.until === undefined ? Infinity : check.nonNegative(o.until, `${what} until (ms)`);
   if (until < at) throw new RangeError(`${what} until (ms) must be at least at (${at}), got ${until}`);
   const cost = o.cost === undefined ? 1 : o.cost;

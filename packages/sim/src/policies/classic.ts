@@ -30,9 +30,9 @@ const PROBE = 2;
  */
 export function classicBreaker(options: ClassicOptions = {}): PolicySpec {
   const o = check.options(options, ["threshold", "openFor", "probes", "name"], "classicBreaker");
-  const threshold = check.integer(o.threshold ?? 5, "classicBreaker threshold", 1);
-  const openFor = check.positive(o.openFor ?? 10_000, "classicBreaker openFor (ms)");
-  const probes = check.integer(o.probes ?? 1, "classicBreaker probes", 1);
+  const threshold = check.integer(check.or(o.threshold, 5), "classicBreaker threshold", 1);
+  const openFor = check.positive(check.or(o.openFor, 10_000), "classicBreaker openFor (ms)");
+  const probes = check.integer(check.or(o.probes, 1), "classicBreaker probes", 1);
   const name = nameOf(o.name, "classic breaker", "classicBreaker name");
   return {
     name,
@@ -85,20 +85,20 @@ export function samplingBreaker(options: SamplingOptions = {}): PolicySpec {
     ["threshold", "duration", "minimumRps", "openFor", "probes", "name"],
     "samplingBreaker",
   );
-  const threshold = check.finite(o.threshold ?? 0.2, "samplingBreaker threshold");
+  const threshold = check.finite(check.or(o.threshold, 0.2), "samplingBreaker threshold");
   if (!(threshold > 0 && threshold < 1))
     throw new RangeError(`samplingBreaker threshold must be between 0 and 1 (exclusive), got ${threshold}`);
-  const asked = check.positive(o.duration ?? 10_000, "samplingBreaker duration (ms)");
+  const asked = check.positive(check.or(o.duration, 10_000), "samplingBreaker duration (ms)");
   if (asked === Infinity) throw new RangeError("samplingBreaker duration (ms) must be finite, got Infinity");
   const count = Math.max(5, Math.ceil(asked / 1_000));
   if (count > 100_000)
     throw new RangeError(`samplingBreaker duration (ms) must be at most 100 000 000 (a bucket a second), got ${asked}`);
   const width = Math.round(asked / count);
   const duration = width * count;
-  const rps = check.nonNegative(o.minimumRps ?? 5 / threshold, "samplingBreaker minimumRps");
+  const rps = check.nonNegative(check.or(o.minimumRps, 5 / threshold), "samplingBreaker minimumRps");
   const minimum = (duration * rps) / 1_000;
-  const openFor = check.positive(o.openFor ?? 10_000, "samplingBreaker openFor (ms)");
-  const probes = check.integer(o.probes ?? 1, "samplingBreaker probes", 1);
+  const openFor = check.positive(check.or(o.openFor, 10_000), "samplingBreaker openFor (ms)");
+  const probes = check.integer(check.or(o.probes, 1), "samplingBreaker probes", 1);
   const name = nameOf(o.name, "sampling breaker", "samplingBreaker name");
   return {
     name,

@@ -245,7 +245,7 @@ export interface GatePolicyOptions {
 export function gate(limit: number, options: GatePolicyOptions = {}): PolicySpec {
   const o = check.options(options, ["side", "name"], "policy.gate");
   const probe = new Gate(limit);
-  const side = o.side ?? "server";
+  const side = check.or(o.side, "server");
   if (side !== "client" && side !== "server")
     throw new TypeError(`policy.gate side must be "client" or "server", got ${check.describe(side)}`);
   const name = nameOf(o.name, "gate", "policy.gate name");

@@ -51,13 +51,13 @@ export function opossumBreaker(options: OpossumOptions = {}): PolicySpec {
     ],
     "opossumBreaker",
   );
-  const percentage = check.finite(o.errorThresholdPercentage ?? 50, "opossumBreaker errorThresholdPercentage");
+  const percentage = check.finite(check.or(o.errorThresholdPercentage, 50), "opossumBreaker errorThresholdPercentage");
   if (!(percentage > 0 && percentage <= 100))
     throw new RangeError(`opossumBreaker errorThresholdPercentage must be in (0, 100], got ${percentage}`);
-  const timeout = check.positive(o.rollingCountTimeout ?? 10_000, "opossumBreaker rollingCountTimeout (ms)");
+  const timeout = check.positive(check.or(o.rollingCountTimeout, 10_000), "opossumBreaker rollingCountTimeout (ms)");
   if (timeout === Infinity)
     throw new RangeError("opossumBreaker rollingCountTimeout (ms) must be finite, got Infinity");
-  const buckets = check.integer(o.rollingCountBuckets ?? 10, "opossumBreaker rollingCountBuckets", 1);
+  const buckets = check.integer(check.or(o.rollingCountBuckets, 10), "opossumBreaker rollingCountBuckets", 1);
   if (buckets > 10_000)
     throw new RangeError(`opossumBreaker rollingCountBuckets must be at most 10 000, got ${buckets}`);
   const interval = Math.floor(timeout / buckets);
@@ -65,8 +65,8 @@ export function opossumBreaker(options: OpossumOptions = {}): PolicySpec {
     throw new RangeError(
       `opossumBreaker rollingCountTimeout (ms) must give each of its ${buckets} buckets at least 1 ms, got ${timeout}`,
     );
-  const volume = check.integer(o.volumeThreshold ?? 0, "opossumBreaker volumeThreshold", 0);
-  const reset = check.positive(o.resetTimeout ?? 30_000, "opossumBreaker resetTimeout (ms)");
+  const volume = check.integer(check.or(o.volumeThreshold, 0), "opossumBreaker volumeThreshold", 0);
+  const reset = check.positive(check.or(o.resetTimeout, 30_000), "opossumBreaker resetTimeout (ms)");
   const name = nameOf(o.name, "opossum breaker", "opossumBreaker name");
   return {
     name,

@@ -107,12 +107,12 @@ export function quota(options: QuotaPolicyOptions): PolicySpec {
       `policy.quota dimensions[${i}]`,
     );
     const spec = limitSpec(x.limit as LimitFields);
-    const kind = x.kind ?? "bucket";
+    const kind = check.or(x.kind, "bucket");
     if (kind !== "bucket" && kind !== "window" && kind !== "gcra")
       throw new TypeError(
         `policy.quota dimensions[${i}] kind must be "bucket", "window" or "gcra", got ${check.describe(kind)}`,
       );
-    const units = x.units ?? "calls";
+    const units = check.or(x.units, "calls");
     if (units !== "calls" && units !== "cost")
       throw new TypeError(
         `policy.quota dimensions[${i}] units must be "calls" or "cost", got ${check.describe(units)}`,
@@ -126,21 +126,29 @@ export function quota(options: QuotaPolicyOptions): PolicySpec {
       key: x.key ?? ((_k: number, n: string) => new QuotaKey("sim", n, spec.name)),
       cost: units === "cost",
       kind,
-      reason: `${name}/${x.label ?? spec.name}`,
+      reason: `${name}/${labelOf(x.label, spec.name, `policy.quota dimensions[${i}] label`)}`,
     };
   });
-  const mode = o.mode ?? "atomic";
+  const mode = check.or(o.mode, "atomic");
   if (mode !== "atomic" && mode !== "sequential")
     throw new TypeError(`policy.quota mode must be "atomic" or "sequential", got ${check.describe(mode)}`);
-  const onError = o.onError ?? "closed";
+  const onError = check.or(o.onError, "closed");
   if (onError !== "open" && onError !== "closed" && onError !== "local")
     throw new TypeError(`policy.quota onError must be "open", "closed" or "local", got ${check.describe(onError)}`);
   const faults = o.faults === undefined ? undefined : resolveFaults(o.faults, "policy.quota faults");
-  const makeStore = o.store ?? (() => new QuotaEngine());
-  if (typeof makeStore !== "function")
-    throw new TypeError(`policy.quota store must be a function making a fresh store, got ${check.describe(makeStore)}`);
+  const store: unknown = check.or<unknown>(o.store, () => new QuotaEngine());
+  if (typeof store !== "function")
+    throw new TypeError(`policy.quota store must be a function making a fresh store, got ${check.describe(store)}`);
+  const makeStore = store as () => QuotaStore;
   const exact = flag(o.exact, "policy.quota exact", mode === "atomic" && faults === undefined);
   return { name, create: (context) => new QuotaAdapter(name, dims, mode, makeStore, faults, onError, exact, context) };
+}
+
+/** A dimension's label, `fallback` when left out: text, or a TypeError naming `what`. */
+function labelOf(label: unknown, fallback: string, what: string): string {
+  if (label === undefined) return fallback;
+  if (typeof label !== "string") throw new TypeError(`${what} must be text, got ${check.describe(label)}`);
+  return label;
 }
 
 class QuotaAdapter implements Adapter {

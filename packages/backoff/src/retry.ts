@@ -43,7 +43,8 @@ export interface RetryOptions {
   readonly retryOn?: (error: unknown) => boolean;
   /**
    * Called before each wait, for logging or metrics. One that throws ends the call with its error,
-   * the retry not made: its budget credit is given back (as when `sleep` throws).
+   * the retry not made: its budget credit is given back (as when `sleep` throws or the caller
+   * gives up during the wait).
    */
   readonly onRetry?: (event: RetryEvent) => void;
   /**
@@ -262,8 +263,14 @@ export async function retry<T>(fn: (context: RetryContext) => T | PromiseLike<T>
   if (signal?.aborted) throw signal.reason as Error;
   if (budget !== undefined) budget.recordAttempt(read(clock, undefined));
   let previous = policy.base;
+  // The budget's grant for the retry about to be made: given back if it is not made after all.
+  let receipt = -1;
   for (let attempt = 1; ; attempt++) {
-    if (signal?.aborted) throw signal.reason as Error;
+    if (signal?.aborted) {
+      budget?.giveBack(receipt);
+      throw signal.reason as Error;
+    }
+    receipt = -1;
     let error: unknown;
     try {
       return await fn(signal === undefined ? new Unsignalled(attempt) : { attempt, signal });
@@ -280,7 +287,6 @@ export async function retry<T>(fn: (context: RetryContext) => T | PromiseLike<T>
     // Infinity is past any maxRetryAfter, Infinity's own: no wait ever ends.
     if (hint > maxRetryAfter || hint === Infinity) throw new RetryError(attempt, "retryAfter", error);
     const wait = hint > planned ? hint : planned;
-    let receipt = -1; // the budget's grant for this retry, given back if the wait never starts
     if (deadline !== undefined || budget !== undefined) {
       const now = read(clock, error);
       if (deadline !== undefined && !(now + wait < deadline.end)) throw new RetryError(attempt, "deadline", error);
@@ -289,16 +295,15 @@ export async function retry<T>(fn: (context: RetryContext) => T | PromiseLike<T>
         if (receipt < 0) throw new RetryError(attempt, "budget", error);
       }
     }
-    let slept: unknown;
     try {
       onRetry?.({ attempt, error, delay: wait });
-      slept = sleep(wait, signal);
+      const slept: unknown = sleep(wait, signal);
       if (typeof (slept as PromiseLike<void> | null | undefined)?.then !== "function")
         throw new TypeError(`retry sleep must return a promise, got ${kind(slept)}`, { cause: error });
+      await abortable(slept as Promise<void>, signal);
     } catch (e) {
       budget?.giveBack(receipt); // the retry is not made: its credit is not spent
       throw e;
     }
-    await abortable(slept as Promise<void>, signal);
   }
 }

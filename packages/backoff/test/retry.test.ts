@@ -497,6 +497,30 @@ describe("retry with a shared RetryBudget", () => {
       expect(shared.available(clock.now())).toBe(0);
     });
 
+    it("a caller who gives up during the wait ends the call with its reason and gets the retry's credit back", async () => {
+      const { clock, shared, options } = setup();
+      const before = shared.available(clock.now());
+      const reason = new Error("the caller left");
+      for (const when of ["during", "as it ends"] as const) {
+        const controller = new AbortController();
+        const { fn, at } = flaky(clock, Infinity);
+        const call = retry(fn, {
+          ...options,
+          signal: controller.signal,
+          // "as it ends": the wait is over, and the caller has given up before the retry starts.
+          sleep: (span, signal) =>
+            when === "during" ? clock.sleep(span, signal) : (controller.abort(reason), Promise.resolve()),
+        });
+        if (when === "during") {
+          await Promise.resolve();
+          controller.abort(reason);
+        }
+        expect(await rejection(call)).toBe(reason);
+        expect(at).toHaveLength(1);
+        expect(shared.available(clock.now())).toBe(before);
+      }
+    });
+
     it.each([
       [
         "throws",

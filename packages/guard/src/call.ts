@@ -6,6 +6,8 @@ export class Call<R> {
   attempts = 0;
   /** The backoff's last delay (ms), for a decorrelated jitter; NaN before the first. */
   previous = Number.NaN;
+  /** The budget's receipt for the retry planned and not yet admitted; -1 for none. */
+  granted = -1;
   readonly start: number;
   /** The instant the call must end by (ms), `Infinity` for none. */
   readonly end: number;
@@ -51,8 +53,15 @@ export class Call<R> {
     });
   }
 
-  /** Clears what the call may still hold: a wait's timer. */
+  /** Gives the budget back the credit of a retry that will not be made. */
+  giveBack(o: Resolved<R>): void {
+    if (this.granted >= 0) o.budget?.giveBack(this.granted);
+    this.granted = -1;
+  }
+
+  /** Clears what the call may still hold: a wait's timer, a retry's credit. */
   close(o: Resolved<R>): void {
+    this.giveBack(o);
     if (this.#timer !== undefined) o.timers.clear(this.#timer);
     this.#timer = undefined;
     this.#wake = undefined;

@@ -248,7 +248,8 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
             given = kept;
             return answerOf(kept);
           }
-          // From here on this attempt answers the call, not the one before it.
+          // From here on this attempt answers the call, not the one before it; its credit is spent.
+          call.granted = -1;
           if (kept !== undefined) drop(o, kept.threw, kept.result);
           kept = undefined;
           if (o.hedgeMax > 0) p = await hedged(this, o, call, pass, args);

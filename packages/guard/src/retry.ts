@@ -35,11 +35,10 @@ export function again<R>(o: Resolved<R>, p: Pass<R>, round: number): boolean {
 /**
  * The wait before the call's next round (ms), or -1 when the call answers with `p` now: the
  * backoff's delay, or the server's hint when it is longer; no wait that would end past the
- * deadline, and only with the retry budget's grant (given back when `onRetry` throws: the retry
- * it announces is not made).
+ * deadline, and only with the retry budget's grant, held in `call.granted` until the retry is
+ * admitted (given back at once when `onRetry` throws: the retry it announces is not made).
  */
 export function plan<R>(o: Resolved<R>, call: Call<R>, p: Pass<R>, round: number): number {
-  let receipt = -1; // the budget's grant, once made
   try {
     const backoff = o.backoff;
     let planned = 0;
@@ -60,8 +59,8 @@ export function plan<R>(o: Resolved<R>, call: Call<R>, p: Pass<R>, round: number
       return -1;
     }
     if (o.budget !== undefined) {
-      receipt = o.budget.grant(now);
-      if (receipt < 0) {
+      call.granted = o.budget.grant(now);
+      if (call.granted < 0) {
         emitRefuse(o, "budget", 0, call.attempts + 1);
         return -1;
       }
@@ -70,7 +69,7 @@ export function plan<R>(o: Resolved<R>, call: Call<R>, p: Pass<R>, round: number
       o.onRetry({ attempt: call.attempts, delay: wait, error: p.threw ? p.error : undefined, result: p.result });
     return wait;
   } catch (e) {
-    if (receipt >= 0) o.budget?.giveBack(receipt); // no retry follows: its credit is not spent
+    call.giveBack(o); // no retry follows: its credit is not spent
     fault(o, p, e);
     return -1;
   }

@@ -229,7 +229,7 @@ interface Run {
   readonly seen: ReadonlySet<Callback>;
   /**
    * What is left held: gate places, shedder tickets, timers, and retry budget credits spent for
-   * nothing (not on a retry `onRetry` was told of without throwing, nor on a hedge that started).
+   * nothing (not on a retry that reached the function, nor on a hedge that started).
    */
   readonly held: readonly [gate: number, shedder: number, timers: number, credits: number];
 }
@@ -258,7 +258,7 @@ async function run(path: Path, throwing: Callback | "none", t0: number): Promise
   const gate = base.gate instanceof Gate ? base.gate : undefined;
   const budget = base.budget instanceof RetryBudget ? base.budget : undefined;
   const credits = budget?.available(t0) ?? 0;
-  let told = 0; // retries onRetry was told of, and did not throw at
+  let retried = 0; // retries that reached the function
   let hedges = 0; // hedged attempts that started
   const options: GuardOptions<string> = {
     ...base,
@@ -279,11 +279,12 @@ async function run(path: Path, throwing: Callback | "none", t0: number): Promise
     retryAfter: wrap("retryAfter", () => undefined),
     discard: wrap("discard", (r: string) => void discarded.push(r)),
     onRefuse: wrap("onRefuse", () => undefined),
-    onRetry: wrap("onRetry", () => void (throwing !== "onRetry" && told++)),
+    onRetry: wrap("onRetry", () => undefined),
     onHedge: wrap("onHedge", () => undefined),
     onOutcome: wrap("onOutcome", (e: OutcomeEvent<string>) => void (e.hedge && hedges++)),
   };
   const g = guard((a: Attempt, key: string) => {
+    if (a.attempt > 1 && !a.hedge) retried++;
     const [after, kind] = fixture.script[key][a.attempt - 1];
     const value = `${key}${a.attempt}:${kind}`;
     return new Promise<string>((resolve) =>
@@ -316,7 +317,7 @@ async function run(path: Path, throwing: Callback | "none", t0: number): Promise
     discarded,
     called,
     seen,
-    held: [gate?.held ?? 0, shedder.flying, s.pending, credits - (budget?.available(s.now()) ?? 0) - told - hedges],
+    held: [gate?.held ?? 0, shedder.flying, s.pending, credits - (budget?.available(s.now()) ?? 0) - retried - hedges],
   };
 }
 
@@ -442,4 +443,60 @@ describe.each([0, 1_700_000_000_123.375])("timers that throw, with the clock at 
       expect(unhandled).toEqual([]);
     },
   );
+});
+
+describe.each([0, 1_700_000_000_123.375])("a retry's budget credit, with the clock at %d", (t0) => {
+  // The first attempt fails at 10; its retry waits 10 ms and is then admitted, refused, cut
+  // short by the caller, or never waited for: only a retry that reaches the function spends.
+  const cases = [
+    ["made", undefined, 1, "v"],
+    ["refused by the bucket after its wait", "bucket", 0, "first"],
+    ["cut short by the caller during its wait", "abort", 0, "reason"],
+    ["never waited for: timers.set throws", "set", 0, "no set"],
+  ] as const;
+  it.each(cases)("a retry %s: its credit spent only if it reached the function", async (_name, how, spent, want) => {
+    const s = new Scheduler(t0);
+    const budget = new RetryBudget({ ratio: 0, minPerSecond: 100, window: 10_000 }, t0);
+    const timers = {
+      // The first timer is the attempt's own answer below; the retry's wait is the next one set.
+      set: (fn: () => void, ms: number) => {
+        if (how === "set" && ms === 10 && s.now() > t0) throw new Error("no set");
+        return s.set(fn, ms);
+      },
+      clear: s.clear,
+    };
+    let n = 0;
+    const g = guard(
+      () => {
+        n++;
+        return new Promise<string>((resolve, reject) =>
+          s.set(() => (n === 1 ? reject(new Error("first")) : resolve("v")), 10),
+        );
+      },
+      {
+        retry: { attempts: 2, base: 10, cap: 10, jitter: Jitter.rigid },
+        budget,
+        // One token: the first attempt takes it, and none is back 10 ms later.
+        ...(how === "bucket" ? { bucket: { rate: 1, burst: 1 } } : {}),
+        clock: s.now,
+        timers,
+      },
+    );
+    const before = budget.available(t0);
+    const c = new AbortController();
+    if (how === "abort") s.set(() => c.abort(new Error(REASON)), 15);
+    const p = g.run({ signal: c.signal }).then(
+      (value) => value,
+      (error: unknown) =>
+        isRefusal(error)
+          ? "refused"
+          : error instanceof Error && error.message === REASON
+            ? "reason"
+            : (error as Error).message,
+    );
+    await s.run();
+    expect(await p).toBe(want);
+    expect([n, budget.available(s.now()), s.pending]).toEqual([1 + spent, before - spent, 0]);
+    expect(unhandled).toEqual([]);
+  });
 });

@@ -132,8 +132,10 @@ export function checkLimits(limits: unknown, owner: string, now: number): readon
       `${owner} limits must be at most ${MAX_LIMITS} policies (every response carries a member of each), got ${limits.length}`,
     );
   const seen = new Set<string>();
-  return limits.map((l: unknown, i) => {
+  // Array.from, not map: a hole is read (and refused by its index), not skipped.
+  return Array.from(limits, (l: unknown, i) => {
     const path = `${owner} limits[${i}]`;
+    if (l === undefined) throw new TypeError(`${path} must be a limit { name, quota, window, kind }, got undefined`);
     const o = check.options(l as Limit, ["name", "quota", "window", "kind"], path);
     const name = policyName(o.name, `${path}.name`);
     if (seen.has(name)) throw new RangeError(`${path}.name ${JSON.stringify(name)} is used twice`);

@@ -247,4 +247,12 @@ describe("every field parses, whatever printable name a policy has", () => {
       "admit limits[0].name must be at most 256 characters, got 257",
     );
   });
+
+  it("a hole in the limits is refused by its index, not skipped", () => {
+    const limits: unknown[] = [{ name: "a", quota: 1, window: 1_000 }];
+    limits[2] = { name: "b", quota: 1, window: 1_000 };
+    expect(() => admit({ limits: limits as never })).toThrow(
+      new TypeError("admit limits[1] must be a limit { name, quota, window, kind }, got undefined"),
+    );
+  });
 });

@@ -244,6 +244,9 @@ export function defineScenario<P extends Params>(definition: ScenarioDefinition<
 }
 
 const KINDS = ["number", "integer", "select", "boolean"];
+// A select knob is a list a person picks from; far past this, fast-check's constantFrom (one
+// argument an option) overflows the stack.
+const MAX_OPTIONS = 1_024;
 
 /**
  * `value` checked as a list of knobs for `what` (`"scenario quota-bursts"`, `"knobArbitrary"`):
@@ -286,6 +289,10 @@ export function checkKnobs(value: unknown, what: string): Knob[] {
       if (!Array.isArray(options) || options.length === 0)
         throw new TypeError(
           `${named} options must be a non-empty array of { value, label }, got ${check.describe(options)}`,
+        );
+      if (options.length > MAX_OPTIONS)
+        throw new RangeError(
+          `${named} options must be at most ${MAX_OPTIONS} (a list to pick from), got ${options.length}`,
         );
       Array.from(options as readonly unknown[], (o, j) => {
         const x = o as { value?: unknown; label?: unknown } | null;

@@ -216,6 +216,23 @@ describe("defineScenario and knobArbitrary refuse what they cannot use, naming i
       /^scenario probe knob mode options must be a non-empty array of \{ value, label \}, got null$/,
     ],
     [
+      "a select of 100 000 options",
+      () =>
+        define({
+          knobs: [
+            {
+              kind: "select",
+              name: "mode",
+              label: "",
+              doc: "",
+              default: "0",
+              options: Array.from({ length: 100_000 }, (_, i) => ({ value: String(i), label: String(i) })),
+            },
+          ],
+        }),
+      /^scenario probe knob mode options must be at most 1024 \(a list to pick from\), got 100000$/,
+    ],
+    [
       "a select option not text",
       () =>
         define({

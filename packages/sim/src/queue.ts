@@ -321,12 +321,12 @@ const HEAP = 1;
 const LANE = 2;
 const CHANNEL = 3;
 
-/** One channel: a ring of events in time order. */
 /** Whether `channel` names one of the eight channels, 0 to 7. */
 export function isChannel(channel: unknown): boolean {
   return typeof channel === "number" && channel >= 0 && channel < 8 && (channel | 0) === channel;
 }
 
+/** One channel: a ring of events in time order. */
 class Channel {
   time = new Float64Array(64);
   seq = new Float64Array(64);

@@ -3,6 +3,11 @@ import { check } from "@tideward/time/internal";
 /** What an event does when its time comes: called with the event's time (ms) and its argument. */
 export type Fire = (now: number, arg: number) => void;
 
+/** Whether an event can be queued: a time of milliseconds (not NaN), a handler, a number argument. */
+export function isEvent(time: unknown, fire: unknown, arg: unknown): boolean {
+  return typeof time === "number" && time === time && typeof fire === "function" && typeof arg === "number";
+}
+
 /**
  * Refuses an event `what` (`"EventQueue.push"`) was handed that it cannot hold, naming the part:
  * a time that is not a number of milliseconds (NaN, a BigInt…), a handler that is not a function,
@@ -103,8 +108,7 @@ export class EventQueue {
    * {@link EventQueue.push} would have made it fire.
    */
   channel(channel: number, time: number, fire: Fire, arg: number): void {
-    if (typeof time !== "number" || time !== time || typeof fire !== "function" || typeof arg !== "number")
-      badEvent(time, fire, arg, "EventQueue.channel");
+    if (!isEvent(time, fire, arg)) badEvent(time, fire, arg, "EventQueue.channel");
     let c = this.#channels[channel];
     if (c === undefined) {
       if (!isChannel(channel))
@@ -133,8 +137,7 @@ export class EventQueue {
    * order it would have from the heap. A `time` of `Infinity` empties the lane.
    */
   lane(time: number, fire: Fire, arg: number): void {
-    if (typeof time !== "number" || time !== time || typeof fire !== "function" || typeof arg !== "number")
-      badEvent(time, fire, arg, "EventQueue.lane");
+    if (!isEvent(time, fire, arg)) badEvent(time, fire, arg, "EventQueue.lane");
     this.#laneTime = time;
     this.#laneSeq = this.#next++;
     this.#laneArg = arg;
@@ -143,8 +146,7 @@ export class EventQueue {
 
   /** Adds an event at `time` (ms). */
   push(time: number, fire: Fire, arg: number): void {
-    if (typeof time !== "number" || time !== time || typeof fire !== "function" || typeof arg !== "number")
-      badEvent(time, fire, arg, "EventQueue.push");
+    if (!isEvent(time, fire, arg)) badEvent(time, fire, arg, "EventQueue.push");
     if (this.#size === this.#time.length) this.#grow();
     const seq = this.#next++;
     const slot = this.#free[--this.#freeN];

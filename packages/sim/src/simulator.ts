@@ -1,7 +1,7 @@
 import { ManualClock } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Random } from "@tideward/time";
-import { EventQueue, badEvent, isChannel, watchGrowth } from "./queue";
+import { EventQueue, badEvent, isChannel, isEvent, watchGrowth } from "./queue";
 import type { Fire, Grow } from "./queue";
 import { seedOf, stream } from "./streams";
 
@@ -91,8 +91,7 @@ export class Simulator {
    *   function or `arg` is not a number
    */
   at(time: number, fire: Fire, arg = 0): void {
-    if (typeof time !== "number" || time !== time || typeof fire !== "function" || typeof arg !== "number")
-      badEvent(time, fire, arg, "Simulator.at");
+    if (!isEvent(time, fire, arg)) badEvent(time, fire, arg, "Simulator.at");
     this.#queue.push(time >= this.#now ? time : this.#now, fire, arg);
   }
 
@@ -106,8 +105,7 @@ export class Simulator {
    *   function or `arg` is not a number
    */
   lane(time: number, fire: Fire, arg = 0): void {
-    if (typeof time !== "number" || time !== time || typeof fire !== "function" || typeof arg !== "number")
-      badEvent(time, fire, arg, "Simulator.lane");
+    if (!isEvent(time, fire, arg)) badEvent(time, fire, arg, "Simulator.lane");
     this.#queue.lane(time >= this.#now ? time : this.#now, fire, arg);
   }
 
@@ -122,8 +120,7 @@ export class Simulator {
    *   TypeError when `time` is not a number, `fire` is not a function or `arg` is not a number
    */
   channel(channel: number, time: number, fire: Fire, arg = 0): void {
-    if (typeof time !== "number" || time !== time || typeof fire !== "function" || typeof arg !== "number")
-      badEvent(time, fire, arg, "Simulator.channel");
+    if (!isEvent(time, fire, arg)) badEvent(time, fire, arg, "Simulator.channel");
     if (!isChannel(channel))
       throw new RangeError(
         `Simulator.channel channel must be a whole number from 0 to 7, got ${check.describe(channel)}`,

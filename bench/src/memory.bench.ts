@@ -87,39 +87,38 @@ async function measure(name: string, run: () => Promise<number>): Promise<void> 
 }
 
 const T0 = 1_700_000_000_000.5;
-// One call every 10 ms for ten of a breaker's windows, half of them failing: every bucket written
-// ten times over.
-const traffic = (window: number) => (x: unknown) => {
+// One call every 10 ms for `windows` of a breaker's windows, half of them failing: every bucket
+// written that many times over.
+const traffic = (window: number, windows: number) => (x: unknown) => {
   const b = x as Breaker;
-  for (let t = 0; t < 10 * window; t += 10) {
+  for (let t = 0; t < windows * window; t += 10) {
     const p = b.allow(T0 + t, 0.5);
     if (p === undefined) continue;
     if (t % 20 === 0) p.pass(T0 + t);
     else p.fail(T0 + t);
   }
 };
+const load = (windows: number) => (x: unknown) => {
+  const s = x as Shedder;
+  for (let t = 0; t < windows * 5_000; t += 10) s.allow(T0 + t, 500)?.pass(T0 + t + 5);
+};
 
 const N = 10_000;
 console.log(`node ${process.version}; bytes an instance holds, three measurements each\n`);
 console.log("breakers and shedders");
 await measure("@tideward/breaker new Breaker() (sre: 40 buckets over 10 s)", () => bytesPer(N, () => new Breaker()));
-await measure("@tideward/breaker the same after ten windows of calls (one every 10 ms)", () =>
-  bytesPer(N, () => new Breaker(), traffic(10_000)),
-);
+for (const windows of [1, 10])
+  await measure(`@tideward/breaker the same after ${windows} window(s) of calls (one every 10 ms)`, () =>
+    bytesPer(N, () => new Breaker(), traffic(10_000, windows)),
+  );
 await measure("@tideward/breaker new Breaker(client) (10 buckets over 750 ms)", () =>
   bytesPer(N, () => new Breaker(client)),
 );
 await measure("@tideward/shedder new Shedder() (50 buckets over 5 s)", () => bytesPer(N, () => new Shedder()));
-await measure("@tideward/shedder the same after ten windows of calls (one every 10 ms)", () =>
-  bytesPer(
-    N,
-    () => new Shedder(),
-    (x) => {
-      const s = x as Shedder;
-      for (let t = 0; t < 50_000; t += 10) s.allow(T0 + t, 500)?.pass(T0 + t + 5);
-    },
-  ),
-);
+for (const windows of [1, 10])
+  await measure(`@tideward/shedder the same after ${windows} window(s) of calls (one every 10 ms)`, () =>
+    bytesPer(N, () => new Shedder(), load(windows)),
+  );
 await measure("cockatiel 3.2.1 circuitBreaker(handleAll, SamplingBreaker 10 s)", () =>
   bytesPer(N, () =>
     circuitBreaker(handleAll, {

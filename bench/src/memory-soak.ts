@@ -13,6 +13,7 @@ import { spawnSync } from "node:child_process";
 import { addressKey, admit } from "@tideward/guard";
 import type { Admission } from "@tideward/guard";
 import { QuotaEngine, QuotaKey, charge, limitSpec } from "@tideward/quota-engine";
+import { seededRandom } from "@tideward/time";
 
 type Store = "limits" | "quota" | "map";
 const STORES: readonly Store[] = ["limits", "quota", "map"];
@@ -31,18 +32,6 @@ interface Reading {
   held: number;
   /** heapUsed + arrayBuffers after a full collection, bytes. */
   bytes: number;
-}
-
-/** A seeded draw in [0, 1) (mulberry32), so a run replays. */
-function draws(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 async function settle(): Promise<number> {
@@ -111,7 +100,7 @@ function sink(store: Store, clock: () => number): Sink {
 
 /** One run: a JSON line per simulated hour on stdout. */
 async function run(store: Store, seed: number, keys: number, hours: number): Promise<void> {
-  const draw = draws(seed);
+  const draw = seededRandom(seed);
   let now = T0;
   const target = sink(store, () => now);
   // Sessions waiting for their next request, by the second it is due (a ring: no wait is past 60 s).

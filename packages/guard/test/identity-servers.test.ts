@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { admit, admitFetch } from "@tideward/guard";
 import type { Admission } from "@tideward/guard";
 import { admitNode } from "@tideward/guard/node";
+import { seededRandom } from "@tideward/time";
 import type { AdmitNodeOptions } from "@tideward/guard/node";
 
 // Room for a header of 100 000 entries (node's default is 16 KiB).
@@ -86,18 +87,6 @@ async function statuses(url: string, requests: readonly Record<string, string>[]
 
 const count = (xs: readonly number[], x: number) => xs.filter((y) => y === x).length;
 
-/** A seeded draw, so a failure replays. */
-function draws(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 /** An address of 2001:db8:aaaa:bbbb::/64, chosen by `draw`, in one of its textual forms. */
 function inSubnet(draw: () => number): string {
   const low = Array.from({ length: 4 }, () => Math.floor(draw() * 0x10000));
@@ -152,7 +141,7 @@ describe.each(starts)("%s", (_name, start) => {
   it("counts 10 000 addresses of one /64, in any of their textual forms, against one limit", async () => {
     const admission = once(100);
     const url = await start(admission, { trustProxy: 1 });
-    const draw = draws(0x51);
+    const draw = seededRandom(0x51);
     const requests = Array.from({ length: 10_000 }, () => ({ "x-forwarded-for": `203.0.113.250, ${inSubnet(draw)}` }));
     const got = await statuses(url, requests);
     expect([count(got, 200), count(got, 429)]).toEqual([100, 9_900]);

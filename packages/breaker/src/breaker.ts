@@ -71,7 +71,8 @@ export class Breaker {
    * @throws TypeError when `policy` is not an object, names a field `Sre` does not have (with the
    *   closest it does), a number field is not a number or `halfOpen` is not a boolean;
    *   RangeError naming the field, the value and the bound: `k` under `floor`, a `floor` of 0 or
-   *   less, a negative `protection`, a `probe` of 0 or less, a `size` that is not a whole number
+   *   less, a negative `protection`, a `probe` of 0 or less (or `Infinity` with `halfOpen` on: it
+   *   would never close), a `size` that is not a whole number
    *   from 1 to 1 000 000, a `window` under 0.01 ms a bucket, any NaN, a non-finite `now` or
    *   one so large that a bucket is narrower than its float step
    */

@@ -26,7 +26,8 @@ export interface Sre {
   readonly protection: number;
   /**
    * How long with nothing let through before one call is let through anyway, in milliseconds.
-   * Above 0; `Infinity` turns probing off.
+   * Above 0; `Infinity` turns probing off, and is refused with {@link Sre.halfOpen} on: a
+   * half-open breaker lets only the probe through, so without one it would never close.
    * @defaultValue 1000
    */
   readonly probe: Span;
@@ -82,7 +83,8 @@ const KNOWN = ["k", "floor", "protection", "probe", "size", "window", "halfOpen"
  *
  * @throws TypeError when `policy` is not an object or names a field `Sre` does not have (with the
  *   closest it does), a number field is not a number or `halfOpen` is not a boolean; RangeError
- *   when a field is out of range, naming the field, the value and the bound
+ *   when a field is out of range, naming the field, the value and the bound, or for a `probe`
+ *   of `Infinity` with `halfOpen` on (it could never close)
  */
 export function resolveSre(policy?: Partial<Sre>): Sre {
   const given = check.options(policy, KNOWN, "Breaker", "policy");
@@ -107,6 +109,13 @@ export function resolveSre(policy?: Partial<Sre>): Sre {
   if (typeof halfOpen !== "boolean")
     throw new TypeError(
       `Sre halfOpen must be true or false, got ${halfOpen === null ? "null" : `${typeof halfOpen} ${check.describe(halfOpen)}`}`,
+    );
+  // Half-open, only the probe goes through once the window holds no success, and each refusal
+  // keeps the window full: with no probe, steady traffic would keep it throttled for ever. (Off,
+  // the formula lets (protection + 1) / (total + 1) of the calls through, so it recovers.)
+  if (halfOpen && probe === Infinity)
+    throw new RangeError(
+      "Sre probe (ms) must be finite when halfOpen is true: a half-open breaker lets only the probe through, so with no probe it never closes (give a finite probe, or halfOpen: false), got Infinity",
     );
   return Object.freeze({ k, floor, protection, probe, size, window, halfOpen });
 }

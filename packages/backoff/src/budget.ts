@@ -164,8 +164,9 @@ export class RetryBudget {
    * @param receipt - what `grant` answered (a whole number, no unit)
    */
   giveBack(receipt: number): void {
+    // Only a number can name a bucket; anything else (undefined, a string, an object) names none.
     const bucket = typeof receipt === "number" ? this.#counts[receipt % this.policy.buckets] : undefined;
-    if (bucket?.id !== receipt || bucket.retries === 0) return;
+    if (bucket === undefined || bucket.id !== receipt || bucket.retries === 0) return;
     bucket.retries--;
     this.#retries--;
   }

@@ -87,8 +87,9 @@ export interface GuardOptions<R = unknown> {
    */
   readonly retry?: Backoff | Partial<BackoffPolicy>;
   /**
-   * The retry budget every retry and hedge must be granted by (each call counts as one first
-   * attempt). Fields build one over the preset (a fifth of first attempts plus ten a second over
+   * The retry budget every retry and hedge must be granted by (each call whose first attempt is
+   * admitted counts as one first attempt: a call refused before it reached the backend earns
+   * nothing). Fields build one over the preset (a fifth of first attempts plus ten a second over
    * ten seconds); `false` turns it off. @defaultValue a budget of its own when retrying or hedging
    */
   readonly budget?: RetryBudget | Partial<Budget> | false;

@@ -1,7 +1,8 @@
+import { retryAfterProperty } from "@tideward/backoff";
 import { check } from "@tideward/time/internal";
 import type { Attempt } from "./attempt";
 import { guardWith } from "./guard";
-import { GUARD_OPTIONS, resolveGuard, retryAfterProperty } from "./options";
+import { GUARD_OPTIONS, resolveGuard } from "./options";
 import type { GuardOptions, Resolved } from "./options";
 import { waitHint } from "./retry-after";
 
@@ -101,13 +102,14 @@ export function guardFetch(fetch: Fetch, options?: GuardFetchOptions): Fetch {
     ),
   );
   let clock: () => number = Date.now;
-  const o: Resolved<Response> = resolveGuard<Response>(
+  const resolved: Resolved<Response> = resolveGuard<Response>(
     {
       ...(rest as GuardOptions<Response>),
       isFailure: (error, response) => error !== undefined || (response !== undefined && fails(response)),
       retryOn: (error, response) => error !== undefined || (response !== undefined && statuses.has(response.status)),
       retryAfter: (error, response) => {
-        if (response === undefined) return retryAfterProperty(error);
+        // The error's own hint as it is: read (and a bad one named) by the guard's rule.
+        if (response === undefined) return retryAfterProperty(error) as number | undefined;
         return response.status === 429 || response.status === 503 ? waitHint(response.headers, clock()) : undefined;
       },
       discard: cancelBody,
@@ -115,6 +117,8 @@ export function guardFetch(fetch: Fetch, options?: GuardFetchOptions): Fetch {
     "guardFetch",
     "guardFetch init.signal",
   );
+  // Its hints are the response's fields (always a number of ms, or none) and an error's own.
+  const o: Resolved<Response> = Object.freeze({ ...resolved, hintName: "guardFetch: the error's retryAfter" });
   clock = o.clock;
   // Requests that must not be repeated share every primitive with the rest, but make one attempt.
   const once: Resolved<Response> = Object.freeze({

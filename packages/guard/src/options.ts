@@ -1,5 +1,5 @@
-import { Backoff } from "@tideward/backoff";
-import type { BackoffPolicy, Budget } from "@tideward/backoff";
+import { Backoff, retryAfterProperty } from "@tideward/backoff";
+import type { BackoffPolicy, Budget, OverMaxRetryAfter, RetryRule } from "@tideward/backoff";
 import { RetryBudget } from "@tideward/backoff";
 import { Breaker, client } from "@tideward/breaker";
 import type { Sre } from "@tideward/breaker";
@@ -108,17 +108,20 @@ export interface GuardOptions<R = unknown> {
   readonly retryOn?: (error: unknown, result: R | undefined) => boolean;
   /**
    * The server's "come back in" hint in milliseconds, for an attempt about to be retried: the
-   * wait is the longer of it and the backoff's delay. @defaultValue the error's `retryAfter`
-   * property when it is a number above 0
+   * wait is the longer of it and the backoff's delay. `undefined`, `null` or a number of 0 or
+   * less asks for no wait, `Infinity` for never; anything else (text, a `Date`, NaN) ends the call
+   * with a `TypeError` (a `RangeError` for NaN) naming it, as `retry` does: the rule of
+   * `readHint` in `@tideward/backoff`. @defaultValue the error's `retryAfter` property
    */
   readonly retryAfter?: (error: unknown, result: R | undefined) => number | undefined;
   /** The longest hint the guard will wait for, in milliseconds. @defaultValue 60 000 */
   readonly maxRetryAfter?: Span;
   /**
-   * What a hint above `maxRetryAfter` does: `"cap"` waits `maxRetryAfter` (ky's way), `"give-up"`
-   * answers with that attempt's outcome at once (got's way). @defaultValue "give-up"
+   * What a hint above `maxRetryAfter` (or of `Infinity`) does: `"cap"` waits `maxRetryAfter`
+   * (ky's way), `"give-up"` answers with that attempt's outcome at once (got's way).
+   * @defaultValue "give-up"
    */
-  readonly overMaxRetryAfter?: "cap" | "give-up";
+  readonly overMaxRetryAfter?: OverMaxRetryAfter;
   /** Hedging, for idempotent calls only: see {@link Hedge}. @defaultValue none */
   readonly hedge?: Hedge;
   /**
@@ -184,8 +187,12 @@ export const GUARD_OPTIONS: readonly (keyof GuardOptions)[] = [
   "timers",
 ];
 
-/** The options checked once, with every default in place: what a guard runs on. */
-export interface Resolved<R> {
+/**
+ * The options checked once, with every default in place: what a guard runs on. Its retry fields
+ * (`backoff`, `maxRetryAfter`, `overMaxRetryAfter`, `budget`) are the {@link RetryRule} every
+ * retry is decided by.
+ */
+export interface Resolved<R> extends RetryRule {
   /** How errors name the guard: `"guard"`, `"guardFetch"`. */
   readonly owner: string;
   /** How errors name the caller's signal: `"guard run signal"`, `"guardFetch init.signal"`. */
@@ -203,9 +210,11 @@ export interface Resolved<R> {
   readonly budget: RetryBudget | undefined;
   readonly isFailure: ((error: unknown, result: R | undefined) => boolean) | undefined;
   readonly retryOn: ((error: unknown, result: R | undefined) => boolean) | undefined;
-  readonly retryAfter: (error: unknown, result: R | undefined) => number | undefined;
+  readonly retryAfter: (error: unknown, result: R | undefined) => unknown;
+  /** How a hint that is not a number of ms is named: `"guard retryAfter's answer"`, `"guard: the error's retryAfter"`. */
+  readonly hintName: string;
   readonly maxRetryAfter: number;
-  readonly capRetryAfter: boolean;
+  readonly overMaxRetryAfter: OverMaxRetryAfter;
   readonly hedgeDelay: number;
   readonly hedgeMax: number;
   readonly discard: ((result: R) => void) | undefined;
@@ -214,15 +223,10 @@ export interface Resolved<R> {
   readonly onHedge: ((event: HedgeEvent) => void) | undefined;
   readonly onOutcome: ((event: OutcomeEvent<R>) => void) | undefined;
   readonly clock: Clock;
+  /** The clock's reading, checked: a finite number of ms, or an error naming the clock. */
+  readonly now: () => number;
   readonly random: Random;
   readonly timers: Timers;
-}
-
-/** The default hint: a `retryAfter` property in milliseconds, as tideward's own errors carry. */
-export function retryAfterProperty(error: unknown): number | undefined {
-  if (typeof error !== "object" || error === null) return undefined;
-  const hint = (error as { retryAfter?: unknown }).retryAfter;
-  return typeof hint === "number" && hint > 0 ? hint : undefined;
 }
 
 /** A span where 0 and `Infinity` both mean "none" (returned as `Infinity`). */
@@ -420,6 +424,7 @@ export function resolveGuard<R>(
   const over = o.overMaxRetryAfter ?? "give-up";
   if (over !== "cap" && over !== "give-up")
     throw new TypeError(`${owner} overMaxRetryAfter must be "cap" or "give-up", got ${check.describe(over)}`);
+  const retryAfter = fn<(error: unknown, result: R | undefined) => number | undefined>(o.retryAfter, "retryAfter");
 
   return Object.freeze({
     owner,
@@ -437,12 +442,11 @@ export function resolveGuard<R>(
     budget,
     isFailure: fn<(error: unknown, result: R | undefined) => boolean>(o.isFailure, "isFailure"),
     retryOn: fn<(error: unknown, result: R | undefined) => boolean>(o.retryOn, "retryOn"),
-    retryAfter:
-      fn<(error: unknown, result: R | undefined) => number | undefined>(o.retryAfter, "retryAfter") ??
-      retryAfterProperty,
+    retryAfter: retryAfter ?? retryAfterProperty,
+    hintName: retryAfter === undefined ? `${owner}: the error's retryAfter` : `${owner} retryAfter's answer`,
     maxRetryAfter:
       o.maxRetryAfter === undefined ? 60_000 : check.nonNegative(o.maxRetryAfter, `${owner} maxRetryAfter (ms)`),
-    capRetryAfter: over === "cap",
+    overMaxRetryAfter: over,
     hedgeDelay,
     hedgeMax,
     discard: fn<(result: R) => void>(o.discard, "discard"),
@@ -451,6 +455,11 @@ export function resolveGuard<R>(
     onHedge: fn<(event: HedgeEvent) => void>(o.onHedge, "onHedge"),
     onOutcome: fn<(event: OutcomeEvent<R>) => void>(o.onOutcome, "onOutcome"),
     clock,
+    now: () => {
+      const t = clock();
+      if (typeof t !== "number" || t - t !== 0) check.finite(t, `${owner} clock()`);
+      return t;
+    },
     random,
     timers,
   });

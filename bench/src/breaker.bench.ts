@@ -133,6 +133,7 @@ for (const [name, label] of [
   ["breaker", "@tideward/breaker, permit settled and dropped"],
   ["breaker-kept", "@tideward/breaker, permit kept in a global"],
   ["breaker-half-open", "@tideward/breaker, client, half-open every 2 s (per allow)"],
+  ["breaker-throttled", "@tideward/breaker, sre, throttling a dead backend (per allow)"],
   ["floor", "plain ring, running sums (floor)"],
 ] as const) {
   console.log(`  ${label.padEnd(48)} ${allocation(name).toFixed(1)}`);

@@ -32,12 +32,15 @@ export class Breaker {
   /** The policy in force: the preset with the constructor's fields laid over it, checked. */
   readonly policy: Sre;
 
-  readonly #k: number;
-  readonly #floor: number;
-  readonly #protection: number;
-  readonly #probe: number;
-  readonly #size: number;
-  readonly #halfOpen: boolean;
+  // The policy's numbers start as numbers too, not undeclared (undefined): a field that once
+  // held undefined is read as any value, and a value computed from it (the decayed k, the drop)
+  // is then boxed, 16 bytes a throttled call; read as numbers, they stay in registers.
+  readonly #k: number = 0;
+  readonly #floor: number = 0;
+  readonly #protection: number = 0;
+  readonly #probe: number = 0;
+  readonly #size: number = 0;
+  readonly #halfOpen: boolean = false;
   #win: Window<Tally>;
   readonly #settle: Settle;
 

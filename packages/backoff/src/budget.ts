@@ -127,9 +127,8 @@ export class RetryBudget {
   }
 
   /**
-   * Counts one first attempt (not a retry) at `now`: what earns retries. Count an attempt that is
-   * made, once it is (admitted past every other policy): a call refused before it reached the
-   * backend earns nothing, or refusals would mint the retries that follow them.
+   * Counts one first attempt (not a retry) at `now`: what earns retries. Count it once it is
+   * made: a call refused before it reached the backend earns nothing.
    * @param now - the caller's clock reading, in milliseconds
    */
   recordAttempt(now: number): void {

@@ -67,18 +67,13 @@ export interface RetryOptions {
   readonly budget?: RetryBudget;
   /**
    * The longest wait an error's `retryAfter` may ask for, in milliseconds (0 or more; `Infinity`
-   * obeys any finite one). What a longer hint, or a hint of `Infinity`, does is
-   * {@link RetryOptions.overMaxRetryAfter}'s: by default `retry` gives up at once with a
-   * {@link RetryError} (reason `"retryAfter"`) instead of sleeping, as a server that says "come
-   * back in an hour" is not waited for by a call that meant to retry in seconds.
-   * @defaultValue 60 000 (a minute)
+   * obeys any finite one): a server that says "come back in an hour" is not waited for by a call
+   * that meant to retry in seconds. @defaultValue 60 000 (a minute)
    */
   readonly maxRetryAfter?: Span;
   /**
-   * What a hint over `maxRetryAfter` does: `"give-up"` rejects at once with a {@link RetryError}
-   * (reason `"retryAfter"`), `"cap"` waits `maxRetryAfter` instead (a hint of `Infinity` under a
-   * `maxRetryAfter` of `Infinity` still gives up). The guard's option of the same name.
-   * @defaultValue "give-up"
+   * What a hint over `maxRetryAfter` (or of `Infinity`) does: `"give-up"` rejects at once with a
+   * {@link RetryError} (reason `"retryAfter"`), `"cap"` waits `maxRetryAfter`. @defaultValue "give-up"
    */
   readonly overMaxRetryAfter?: OverMaxRetryAfter;
   /**
@@ -251,14 +246,9 @@ function read(clock: Clock, cause: unknown): number {
  * 5. the next wait would reach the deadline — {@link RetryError} (`"deadline"`), without sleeping;
  * 6. the budget refuses the retry — {@link RetryError} (`"budget"`).
  *
- * Steps 3 to 6 are {@link decideRetry}'s, the decision the guard's retries take too. The wait is
- * the backoff's delay for that retry, or the error's `retryAfter` (milliseconds) when that is
- * longer: a server that says when to come back is listened to, up to `maxRetryAfter`. A
- * `retryAfter` that is not a number of milliseconds (text, a `Date`, NaN) rejects with a
- * `TypeError` (a `RangeError` for NaN) naming it, the attempt's error as its `cause`, rather than
- * being ignored; `undefined`, `null` and a number of 0 or less ask for no wait (see
- * {@link readHint}). A `decorrelated` jitter grows from the backoff's own previous delay, not from
- * a server's hint.
+ * Steps 3 to 6 are {@link decideRetry}'s, as the guard's are. The wait is the backoff's delay,
+ * or the error's `retryAfter` (ms) when longer; one that is not a number of ms rejects, naming
+ * it ({@link readHint}). A `decorrelated` jitter grows from the backoff's own previous delay.
  *
  * `fn` and the options are checked before the first attempt (read once, unknown names refused),
  * so a mistake rejects at once with a `TypeError`/`RangeError` naming it instead of being retried.

@@ -36,21 +36,11 @@ export interface Sre {
   /** How far back the window reaches, in milliseconds (above 0). @defaultValue 10000 */
   readonly window: Span;
   /**
-   * Whether a breaker that is throttling with no success in its window (the backend has not been
-   * seen to succeed for as long as the window remembers; only failures and refusals) is
-   * half-open, as a classic breaker is after its open time: `true` or `false`, left out for
-   * `false` (the record a breaker reads always states it).
-   *
-   * On, past `protection` calls in the window only a probe is let through, one every `probe` ms,
-   * and the first success clears the window, ending the throttle at once. So a dead backend gets
-   * `1000 / probe` calls a second, evenly spaced, and a recovered one is refused for at most
-   * `probe` ms. If that success was a fluke, the failures that follow throttle again after about
-   * `protection + k` of them; the success it kept stays in the window for a window, so it closes
-   * at most once a window. A window with any success is the formula's, whatever this says.
-   *
-   * Off, as go-zero has it, a dead backend still gets a trickle of `(protection + 1) / (calls in
-   * the window + 1)` of the calls at random besides the probes, and a recovered one is refused
-   * until the failures age out, about one window. Off in {@link sre}, on in {@link client}.
+   * Whether a breaker throttling with no success in its window is half-open. On, only the probe
+   * goes through (one every `probe` ms) and its success clears the window: a recovered backend
+   * is refused for at most `probe` ms. Off (go-zero's way), a dead backend still gets
+   * `(protection + 1) / (total + 1)` of the calls, and a recovered one is refused until the
+   * failures age out. Off in {@link sre}, on in {@link client}.
    * @defaultValue false
    */
   readonly halfOpen?: boolean;

@@ -59,13 +59,9 @@ function isRequest(input: unknown): input is Request {
  * body of every response the caller will not see (retried, lost a hedge, late) is cancelled.
  *
  * The caller's `init.signal` (or a `Request`'s own) stops the whole call. A `Request` is cloned
- * for each attempt, which holds its body (a stream's too) in memory for the retries. An
- * `init.body` that fetch cannot read twice — anything but a string, an `ArrayBuffer` or a view
- * of one, a `Blob`, `URLSearchParams`, `FormData` or null: a `ReadableStream`, an async
- * iterable, a Node `Readable`, a `Blob`'s `stream()` — is sent once, never retried or hedged.
- * A body that cannot be sent at all (a `Request` already read, a stream a reader holds) is the
- * caller's mistake: the call rejects with a `TypeError` before any policy is asked, so it never
- * reaches the breaker or the retry budget.
+ * for each attempt (its body held in memory for the retries). An `init.body` fetch cannot read
+ * twice (a stream, an async iterable, a Node `Readable`) is sent once, never retried or hedged.
+ * One that cannot be sent at all (a `Request` already read) rejects before any policy is asked.
  *
  * @example
  * const origin = async (input: string | URL | Request) => Response.json({ url: String(input) }); // the global fetch, in real code

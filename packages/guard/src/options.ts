@@ -65,13 +65,7 @@ export interface GuardOptions<R = unknown> {
    * The circuit breaker asked before every attempt: a `Breaker`, taken as it is (share one among
    * the guards of one backend); `Sre` fields, laid over the `client` preset of
    * `@tideward/breaker` (a field left out or `undefined` keeps the preset's); `true` for `client`
-   * itself; `false` for none.
-   *
-   * `client` (ten buckets over 750 ms, k 2, a probe every 400 ms, half-open) was chosen by a
-   * sweep over a full outage at 100 calls a second: 3.2–4.1 % of the outage's calls reached the
-   * backend, calls were back to 90 % success within 1 s, and it refused at most 1.63 × a classic
-   * breaker's calls while the backend was up (the package README has the figures). For go-zero's
-   * `sre` preset instead, pass `breaker: sre` or `breaker: new Breaker()`.
+   * itself; `false` for none. For go-zero's `sre` preset, pass `breaker: sre`.
    * @defaultValue none
    */
   readonly breaker?: Breaker | Partial<Sre> | boolean;
@@ -87,9 +81,8 @@ export interface GuardOptions<R = unknown> {
    */
   readonly retry?: Backoff | Partial<BackoffPolicy>;
   /**
-   * The retry budget every retry and hedge must be granted by (each call whose first attempt is
-   * admitted counts as one first attempt: a call refused before it reached the backend earns
-   * nothing). Fields build one over the preset (a fifth of first attempts plus ten a second over
+   * The retry budget every retry and hedge must be granted by (each call counts as one first
+   * attempt once admitted). Fields build one over the preset (a fifth of first attempts plus ten a second over
    * ten seconds); `false` turns it off. @defaultValue a budget of its own when retrying or hedging
    */
   readonly budget?: RetryBudget | Partial<Budget> | false;
@@ -108,18 +101,16 @@ export interface GuardOptions<R = unknown> {
   readonly retryOn?: (error: unknown, result: R | undefined) => boolean;
   /**
    * The server's "come back in" hint in milliseconds, for an attempt about to be retried: the
-   * wait is the longer of it and the backoff's delay. `undefined`, `null` or a number of 0 or
-   * less asks for no wait, `Infinity` for never; anything else (text, a `Date`, NaN) ends the call
-   * with a `TypeError` (a `RangeError` for NaN) naming it, as `retry` does: the rule of
-   * `readHint` in `@tideward/backoff`. @defaultValue the error's `retryAfter` property
+   * wait is the longer of it and the backoff's delay. One that is not a number of ms (text, a
+   * `Date`, NaN) ends the call with an error naming it, as in `retry`.
+   * @defaultValue the error's `retryAfter` property
    */
   readonly retryAfter?: (error: unknown, result: R | undefined) => number | undefined;
   /** The longest hint the guard will wait for, in milliseconds. @defaultValue 60 000 */
   readonly maxRetryAfter?: Span;
   /**
-   * What a hint above `maxRetryAfter` (or of `Infinity`) does: `"cap"` waits `maxRetryAfter`
-   * (ky's way), `"give-up"` answers with that attempt's outcome at once (got's way).
-   * @defaultValue "give-up"
+   * What a hint above `maxRetryAfter` does: `"cap"` waits `maxRetryAfter` (ky's way), `"give-up"`
+   * answers with that attempt's outcome at once (got's way). @defaultValue "give-up"
    */
   readonly overMaxRetryAfter?: OverMaxRetryAfter;
   /** Hedging, for idempotent calls only: see {@link Hedge}. @defaultValue none */

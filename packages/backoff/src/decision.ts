@@ -11,15 +11,19 @@ export type OverMaxRetryAfter = "cap" | "give-up";
 
 /** A {@link RetryBudget}, or anything with its `grant`. */
 export interface RetryGrant {
+  /** Spends a retry at `now` (ms): a receipt, or -1 when refused. */
   grant(now: number): number;
 }
 
 /** A retry loop's policy, read once (the README's "One retry decision" has each field). */
 export interface RetryRule {
+  /** The attempts and delays; `undefined`: none. */
   readonly backoff: Backoff | undefined;
   /** The longest wait a hint may ask for, ms. */
   readonly maxRetryAfter: Span;
+  /** What a longer hint does. */
   readonly overMaxRetryAfter: OverMaxRetryAfter;
+  /** Grants each retry, if given. */
   readonly budget: RetryGrant | undefined;
 }
 
@@ -41,10 +45,13 @@ export interface FailedAttempt {
 
 /** A retry after `wait` ms, or why not (`giveUp`); `receipt` is the budget's grant, to give back if unused. */
 export interface RetryDecision {
+  /** Why not; `undefined` for a retry. */
   readonly giveUp: GiveUp | undefined;
+  /** The wait before the retry, ms. */
   readonly wait: Span;
-  /** The backoff's own delay: the next `previous`. */
+  /** The backoff's own delay (ms): the next `previous`. */
   readonly delay: Span;
+  /** The budget's receipt, -1 for none. */
   readonly receipt: number;
 }
 

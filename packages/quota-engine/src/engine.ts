@@ -35,11 +35,17 @@ import { KEY_LIMIT, OK, step } from "./outcome";
 import type { Code } from "./outcome";
 import { resolvePolicy } from "./policy";
 import type { EnginePolicy } from "./policy";
+import { CANCELLED, OPEN, Reservation, Reservations, SETTLED } from "./reservation";
+import type { ReserveReport } from "./reservation";
+import { readReserveOptions, unreserved } from "./reserve";
+import type { ReserveOptions } from "./reserve";
 import { done, refused } from "./result";
 import type { Result } from "./result";
+import { actualsOf, applyActuals, checkId, readActual, unsettled } from "./settle";
+import type { ActualCost, SettleResult } from "./settle";
 import { SNAPSHOT_VERSION, readSnapshot, writeSnapshot } from "./snapshot";
 import type { QuotaSnapshot } from "./snapshot";
-import type { QuotaStore } from "./store";
+import type { ReservationStore } from "./store";
 import { STRIDE } from "./table";
 import type { SlotTable } from "./table";
 
@@ -63,7 +69,7 @@ import type { SlotTable } from "./table";
  * const alice = new QuotaKey("tenant-a", "alice", "api");
  * engine.checkTokenBucket(alice, "requests", Date.now()).allowed; // true
  */
-export class QuotaEngine implements QuotaStore {
+export class QuotaEngine implements ReservationStore {
   /** The policy in force (the preset with the constructor's fields laid over it). */
   readonly policy: EnginePolicy;
   /** The latest instant seen (ms); -Infinity before the first. */
@@ -71,6 +77,7 @@ export class QuotaEngine implements QuotaStore {
   readonly #limits = new Map<string, LimitState>();
   readonly #space: KeySpace;
   readonly #sets = new ChargeSets();
+  readonly #book: Reservations;
   #links = new Links();
   #fair = new FairShare();
   // The limit last looked up by name: most callers check one limit over and over.
@@ -88,6 +95,7 @@ export class QuotaEngine implements QuotaStore {
   constructor(policy?: Partial<EnginePolicy>) {
     this.policy = resolvePolicy(policy);
     this.#space = new KeySpace(this.policy.maxKeys, this.policy.sweepStep);
+    this.#book = new Reservations(this.policy.maxReservations);
   }
 
   // ── limits ────────────────────────────────────────────────────────────────────────────────
@@ -349,6 +357,147 @@ export class QuotaEngine implements QuotaStore {
     const n = this.#sets.read(charges, now);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
     return this.#sets.run(n, this.#limits, this.#space, t, now, commit);
+  }
+
+  // ── reservations ──────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Reserves a charge set: charges it at once, or none of it, exactly as
+   * {@link QuotaEngine.checkAtomic} would (the same decisions, the same reasons on refusal), and
+   * keeps a record of it under an id, so that the actual cost can be settled when the work is
+   * done ({@link QuotaEngine.settle}) or the whole given back ({@link QuotaEngine.cancel}). Left
+   * alone for `ttl` milliseconds, a reservation expires and is settled as reserved.
+   *
+   * @example
+   * const engine = new QuotaEngine();
+   * engine.addLimit(perMinute("tokens", 10_000));
+   * const tenant = new QuotaKey("acme", "*", "llm");
+   * const r = engine.reserve([charge(tenant, "tokens", 800)], 0); // the request's max_tokens
+   * r.code; // "reserved"
+   * engine.settle(r.id, { tokens: 300 }, 2_000).ok; // true: 500 tokens given back
+   * @param now - the caller's clock, in milliseconds
+   * @param options - `id`, the reservation's id (1 to 256 characters, not starting with `#`; one
+   *   is made when left out), and `ttl`, its time to live in ms (1 to 2^44; the policy's
+   *   `reservationTtl` when left out)
+   * @throws TypeError or RangeError naming the charge and field, or the option, when malformed
+   *   (checked before anything is evaluated)
+   */
+  reserve(charges: readonly QuotaCharge[], now: number, options?: ReserveOptions): ReserveReport {
+    const [id, ttl] = readReserveOptions(options, this.policy.reservationTtl);
+    const n = this.#sets.read(charges, now);
+    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
+    const book = this.#book;
+    if (id !== undefined) {
+      const r = book.find(id, t);
+      if (r !== undefined) {
+        const first = r.status === OPEN && this.#sets.same(n, r.parts) ? r.report : undefined;
+        return first !== undefined
+          ? { ...first, code: "replayed", expiresAfter: until(now, t, r.expiresAt) }
+          : unreserved(id, "duplicate_id", Infinity);
+      }
+    }
+    if (!book.room(t)) return unreserved(id ?? "", "reservation_limit", 0);
+    const failed = this.#sets.decide(n, this.#limits, this.#space, t, true);
+    const decisions = this.#sets.decisions(n, failed, t, now);
+    if (failed >= 0) {
+      const retryAfter = this.#sets.retryAfter(n, this.#limits, t, now);
+      return {
+        allowed: false,
+        committed: false,
+        failedIndex: failed,
+        retryAfter,
+        decisions,
+        id: id ?? "",
+        code: "refused",
+        expiresAfter: 0,
+      };
+    }
+    const rid = id ?? book.makeId();
+    const expiresAt = t + ttl;
+    const report: ReserveReport = {
+      allowed: true,
+      committed: true,
+      failedIndex: -1,
+      retryAfter: 0,
+      decisions,
+      id: rid,
+      code: "reserved",
+      expiresAfter: until(now, t, expiresAt),
+    };
+    book.add(new Reservation(rid, expiresAt, this.#sets.parts(n), report));
+    return report;
+  }
+
+  /**
+   * Settles reservation `id` at its actual cost, given per limit name: where a limit's actual is
+   * below what was reserved the difference is refunded, where above it is topped up — never
+   * refused, the work being done (see the policy's `topUp`). A limit the reservation charged more
+   * than once (a chain up a hierarchy) settles each charge in proportion to what it reserved,
+   * the first at the actual given, rounded up; a limit not named in `actual` settles as reserved.
+   *
+   * Idempotent: a second settle, or a cancel after it, changes nothing and says so
+   * (`"already_settled"`), as long as the id is remembered (until its time to live ends).
+   *
+   * | algorithm | refund | top-up |
+   * | --- | --- | --- |
+   * | token bucket | tokens added back, never above the capacity | tokens taken, in debt down to `−capacity` at most |
+   * | fixed window | the count lowered while the reservation's window is open; nothing once it has closed | counted in the reservation's window while open, else in the window open now |
+   * | GCRA | the TAT moved back by the units' interval, never before `now` | the TAT moved on, at most a burst past the tolerance |
+   *
+   * @param actual - units per limit name, each a whole number of at least 0: `{ tokens: 300 }`
+   * @param now - the caller's clock, in milliseconds
+   * @throws TypeError or RangeError naming `id`, `now` or `actual["name"]` when malformed
+   *   (nothing changes); an unknown id or a limit the reservation did not charge is an answer
+   */
+  settle(id: string, actual: ActualCost, now: number): SettleResult {
+    checkId(id, "id");
+    const given = readActual(actual);
+    return this.#close(id, given, now);
+  }
+
+  /**
+   * Cancels reservation `id`: every charge is refunded whole, by the same rules as a settle at 0
+   * (a window's count lowered only while the reservation's window is open). A cancel after a
+   * settle, or a second cancel, changes nothing and says so.
+   *
+   * @param now - the caller's clock, in milliseconds
+   * @throws TypeError or RangeError when `id` or `now` is malformed
+   */
+  cancel(id: string, now: number): SettleResult {
+    checkId(id, "id");
+    return this.#close(id, undefined, now);
+  }
+
+  /** Reservations open now (made, not yet settled, cancelled or past their time to live). */
+  get reservations(): number {
+    return this.#book.open;
+  }
+
+  #close(id: string, given: Map<string, number> | undefined, now: number): SettleResult {
+    if (!isInstant(now)) throw nowError(now);
+    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
+    const r = this.#book.find(id, t);
+    if (r === undefined)
+      return unsettled(
+        "unknown_reservation",
+        `no reservation has the id ${JSON.stringify(id)}: none was made, or its time to live has passed (it was settled as reserved)`,
+      );
+    if (r.status !== OPEN) {
+      const was = r.status === SETTLED ? "settled" : "cancelled";
+      return unsettled(`already_${was}`, `reservation ${JSON.stringify(id)} was ${was} already: nothing changed`);
+    }
+    const actuals = actualsOf(r, given);
+    if (typeof actuals === "string") {
+      const charged = [...new Set(Array.from({ length: r.size }, (_, i) => r.limit(i)))];
+      const near = check.closest(actuals, charged);
+      return unsettled(
+        "unknown_dimension",
+        `reservation ${JSON.stringify(id)} charged no limit ${JSON.stringify(actuals)}${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`} (it charged ${charged.map((c) => JSON.stringify(c)).join(", ")})`,
+      );
+    }
+    const charges = applyActuals(r, actuals, this.#limits, this.#space, t, this.policy.topUp === "debt");
+    this.#book.close(r, given === undefined ? CANCELLED : SETTLED);
+    return { ok: true, id, charges };
   }
 
   // ── hierarchy ─────────────────────────────────────────────────────────────────────────────

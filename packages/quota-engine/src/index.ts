@@ -1,6 +1,10 @@
 export { QuotaEngine } from "./engine";
 export { enginePolicy } from "./policy";
-export type { EnginePolicy } from "./policy";
+export type { EnginePolicy, TopUp } from "./policy";
+export { MAX_RESERVATION_ID } from "./reservation";
+export type { ReserveCode, ReserveReport } from "./reservation";
+export type { ReserveOptions } from "./reserve";
+export type { ActualCost, SettleCode, SettledCharge, SettleResult, Settlement } from "./settle";
 export type { SweepReport } from "./key-space";
 export { QuotaKey, MAX_KEY_PART } from "./key";
 export { limitSpec, perSecond, perMinute, MAX_LIMIT_NAME } from "./limit";
@@ -26,4 +30,4 @@ export type {
   SubjectEntry,
   WindowEntry,
 } from "./snapshot";
-export type { Awaitable, QuotaStore } from "./store";
+export type { Awaitable, QuotaStore, ReservationStore } from "./store";

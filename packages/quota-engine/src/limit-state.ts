@@ -1,5 +1,6 @@
 import { reasons } from "./decision";
 import { KIND_NAMES } from "./kinds";
+import type { QuotaKey } from "./key";
 import type { Kind } from "./kinds";
 import type { LimitSpec } from "./limit";
 import type { Code } from "./outcome";
@@ -19,12 +20,27 @@ export class LimitState {
   ];
   /** The one-entry traces of every decision, by `kind · reasons.length + code`, made once and shared (frozen). */
   readonly traces: readonly (readonly string[])[];
+  /**
+   * The keys with a limit of their own under this one's name (see `setOverride`), by key id; each
+   * keeps that key's state in its own tables. Undefined while there are none, so that a check of a
+   * limit without overrides pays one comparison for them.
+   */
+  overrides: Map<string, LimitState> | undefined;
 
-  constructor(readonly spec: LimitSpec) {
+  /**
+   * @param label - how traces name the limit: its name, with the key for an override
+   */
+  constructor(
+    readonly spec: LimitSpec,
+    label = spec.name,
+  ) {
     this.rule = new Rule(spec);
-    this.traces = KIND_NAMES.flatMap((kind) =>
-      reasons.map((reason) => Object.freeze([`${kind} ${spec.name}: ${reason}`])),
-    );
+    this.traces = KIND_NAMES.flatMap((kind) => reasons.map((reason) => Object.freeze([`${kind} ${label}: ${reason}`])));
+  }
+
+  /** The limit `key` is held to under this name: its override, or this one. */
+  forKey(key: QuotaKey): LimitState {
+    return this.overrides === undefined ? this : (this.overrides.get(key.id) ?? this);
   }
 
   /** The table of `kind`, made if it does not exist yet. */

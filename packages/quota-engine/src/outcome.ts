@@ -34,3 +34,8 @@ class StepResult {
 
 /** The one {@link StepResult} every algorithm step writes. */
 export const step = new StepResult();
+
+/** Whole units of a top-up of `delta` taken where there is room for `room` (which may be below 0). */
+export function take(delta: number, room: number): number {
+  return delta < room ? delta : room > 0 ? room : 0;
+}

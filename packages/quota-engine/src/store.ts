@@ -3,7 +3,10 @@ import type { Decision } from "./decision";
 import type { LinkCode, QuotaLink } from "./hierarchy";
 import type { QuotaKey } from "./key";
 import type { LimitSpec } from "./limit";
+import type { ReserveReport } from "./reservation";
+import type { ReserveOptions } from "./reserve";
 import type { Result } from "./result";
+import type { ActualCost, SettleResult } from "./settle";
 
 /** A value now, or a promise of one. */
 export type Awaitable<T> = T | PromiseLike<T>;
@@ -39,4 +42,18 @@ export interface QuotaStore {
   checkHierarchy(key: QuotaKey, limit: string, now: number, cost?: number, kind?: ChargeKind): Awaitable<Decision>;
   /** Checks inputs in order against one limit, with totals. */
   checkMany(limit: string, inputs: readonly EvaluationInput[], kind?: ChargeKind): Awaitable<BatchReport>;
+}
+
+/**
+ * A {@link QuotaStore} that reserves charge sets and settles them when the work is done: what the
+ * reservation conformance suite (`reservationConformance`) holds an engine to, in process or on a
+ * shared store.
+ */
+export interface ReservationStore extends QuotaStore {
+  /** Charges every charge at `now` (ms), or none, and keeps a record to settle by its id. */
+  reserve(charges: readonly QuotaCharge[], now: number, options?: ReserveOptions): Awaitable<ReserveReport>;
+  /** Settles reservation `id` at its actual cost per limit, refunding or topping up the difference. */
+  settle(id: string, actual: ActualCost, now: number): Awaitable<SettleResult>;
+  /** Gives back everything reservation `id` charged. */
+  cancel(id: string, now: number): Awaitable<SettleResult>;
 }

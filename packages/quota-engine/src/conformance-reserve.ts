@@ -113,6 +113,21 @@ export function reservationConformance(
       expect(answer(await s.checkTokenBucket(b, "tokens", t0 + 600))).toEqual(no("exhausted", 1, 0, 1_001, 2_000));
     });
 
+    it("token bucket of two numbers (a token every 333⅓ ms): refunds and debt alike", async () => {
+      const s = await store("debt", { name: "slow", capacity: 9, refill: 3, window: 1_000 });
+      const a = k("alice");
+      const fits = async (cost: number, at: number): Promise<boolean> =>
+        (await s.peekAtomic([{ key: a, limit: "slow", cost }], at)).allowed;
+      const r = await s.reserve([{ key: a, limit: "slow", cost: 6 }], t0, { id: "two" });
+      expect(r.decisions.map((d) => [d.allowed, d.remaining])).toEqual([[true, 3]]);
+      expect(came(await s.settle("two", { slow: 2 }, t0))).toEqual([settled("slow", "bucket", 6, 2)]);
+      expect([await fits(7, t0), await fits(8, t0)]).toEqual([true, false]);
+      await s.reserve([{ key: a, limit: "slow", cost: 7 }], t0, { id: "owe" });
+      // 23 on top of an empty bucket: it owes 9, 14 are forgiven; a token is back after 3 333⅓ ms.
+      expect(came(await s.settle("owe", { slow: 30 }, t0))).toEqual([settled("slow", "bucket", 7, 30, 14)]);
+      expect([await fits(1, t0 + 3_333), await fits(1, t0 + 3_334)]).toEqual([false, true]);
+    });
+
     it("token bucket capped: a top-up takes what the bucket holds, the rest forgiven", async () => {
       const s = await store("cap", tokens);
       const a = k("alice");

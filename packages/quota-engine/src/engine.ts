@@ -593,18 +593,21 @@ export class QuotaEngine implements ReservationStore {
   /**
    * Examines up to `budget` slots, resuming where the last sweep stopped and moving from table to
    * table, and drops the keys whose state equals a fresh key's at `now` (bucket full, window
-   * closed, GCRA at rest). Dropping is exact: no later decision changes. Call it from a timer
-   * with a modest budget to keep memory bounded with `sweepStep` at 0, or to reclaim faster.
+   * closed, GCRA at rest). Dropping is exact: no later decision changes. It also drops up to
+   * `budget` reservations past their time to live (settled as reserved) and forgotten ids. Call it
+   * from a timer with a modest budget to keep memory bounded with `sweepStep` at 0, or on an
+   * engine that makes no more reservations, or to reclaim faster.
    *
    * @param now - the caller's clock, in milliseconds (it advances the engine's clock)
-   * @param budget - the most slots to examine; 1024 by default
+   * @param budget - the most slots (and reservations) to examine; 1024 by default
    */
   sweep(now: number, budget = 1024): SweepReport {
     if (!isInstant(now)) throw nowError(now);
     if (budget !== Infinity) check.integer(budget, "sweep budget", 0);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
     const dropped = this.#space.sweep(this.#limits.values(), t, budget);
-    return { visited: this.#space.visited, dropped, keys: this.#space.keys };
+    const expired = this.#book.expire(t, budget);
+    return { visited: this.#space.visited, dropped, keys: this.#space.keys, expired };
   }
 
   // ── health ────────────────────────────────────────────────────────────────────────────────
@@ -647,6 +650,8 @@ export class QuotaEngine implements ReservationStore {
   /**
    * Replaces everything the engine holds with `snapshot`, typically read back from storage and
    * so untrusted. Every field is checked first; the engine changes only if all of it is valid.
+   * Reservations are not part of a snapshot: a restore forgets every one (its charges stand, as
+   * if it had expired), and a settle of one then answers `"unknown_reservation"`.
    *
    * @throws SnapshotError naming the first bad field (`error.field`), the engine unchanged
    */
@@ -660,5 +665,6 @@ export class QuotaEngine implements ReservationStore {
     this.#links = restored.links;
     this.#fair = restored.fair;
     this.#space.restore(restored.keys);
+    this.#book.clear();
   }
 }

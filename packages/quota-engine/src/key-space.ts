@@ -13,6 +13,8 @@ export interface SweepReport {
   readonly dropped: number;
   /** Keys with state afterwards. */
   readonly keys: number;
+  /** Reservations past their time to live dropped (each settled as reserved). */
+  readonly expired: number;
 }
 
 /** Slots a sweep examines to make room when `maxKeys` is reached, before refusing. */

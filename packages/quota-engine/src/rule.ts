@@ -67,7 +67,7 @@ export class Rule {
     this.bucketReach = this.bucketTau + this.bucketSlackMs;
     this.gcraSlack = slackOf(spec.burst) * this.interval;
     this.reach = this.tau + this.gcraSlack;
-    this.bucketMost = this.bucketReach + this.bucketTau;
-    this.gcraMost = this.reach + this.tau;
+    this.bucketMost = 2 * this.bucketTau + this.bucketSlackMs;
+    this.gcraMost = 2 * this.tau + this.gcraSlack;
   }
 }

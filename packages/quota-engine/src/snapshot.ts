@@ -333,11 +333,11 @@ function read(value: unknown, maxKeys: number): Restored {
         `must name a limit whose buckets keep two numbers, got ${JSON.stringify(rule.name)} (its buckets belong in snapshot.fullAt)`,
       );
     const tokens = finite(e.tokens, `${path}.tokens`);
-    // A take forgives a billionth of the capacity, which can leave a hair below zero; no more.
-    if (tokens < -rule.bucketSlack || tokens > rule.capacity)
+    // A bucket settled in debt owes its capacity at most (and a take forgives a hair below that).
+    if (tokens < -rule.capacity - rule.bucketSlack || tokens > rule.capacity)
       fail(
         `${path}.tokens`,
-        `must be from 0 to ${rule.capacity} (the capacity of ${JSON.stringify(rule.name)}), got ${tokens}`,
+        `must be from −${rule.capacity} (in debt) to ${rule.capacity} (the capacity of ${JSON.stringify(rule.name)}), got ${tokens}`,
       );
     const at = instant(e.at, `${path}.at`);
     if (at > clock) fail(`${path}.at`, `must not be after snapshot.clock (${clock}), got ${at}`);
@@ -354,10 +354,10 @@ function read(value: unknown, maxKeys: number): Restored {
       const full = finite(e.full, `${path}.full`);
       // Written at a reading of at least −2^45 ms, so never before it (the upper bound is below).
       if (full < -MAX_INSTANT) fail(`${path}.full`, `must be at least −${MAX_INSTANT} ms (−2^45), got ${full}`);
-      if (full - clock > rule.bucketReach)
+      if (full - clock > rule.bucketMost)
         fail(
           `${path}.full`,
-          `must be at most ${rule.bucketReach} ms (the depth of ${JSON.stringify(rule.name)}) after snapshot.clock (${clock}), got ${full}`,
+          `must be at most ${rule.bucketMost} ms (twice the depth of ${JSON.stringify(rule.name)}: owing its capacity) after snapshot.clock (${clock}), got ${full}`,
         );
       return [0, full];
     });
@@ -372,16 +372,17 @@ function read(value: unknown, maxKeys: number): Restored {
         `${path}.end`,
         `must be at most ${rule.window} ms (the window of ${JSON.stringify(rule.name)}) after snapshot.clock (${clock}), got ${end}`,
       );
-    return [whole(e.used, `${path}.used`, 0, rule.capacity), end];
+    // A window settled in debt counts up to twice its capacity.
+    return [whole(e.used, `${path}.used`, 0, 2 * rule.capacity), end];
   });
   entries("gcra", GCRA, ["at", "ahead"], (e, rule, path) => {
     const at = instant(e.at, `${path}.at`);
     if (at > clock) fail(`${path}.at`, `must not be after snapshot.clock (${clock}), got ${at}`);
     const ahead = finite(e.ahead, `${path}.ahead`);
-    if (ahead < 0 || ahead > rule.reach)
+    if (ahead < 0 || ahead > rule.gcraMost)
       fail(
         `${path}.ahead`,
-        `must be from 0 to ${rule.tau} ms (burst ${rule.burst} of ${JSON.stringify(rule.name)}), got ${ahead}`,
+        `must be from 0 to ${2 * rule.tau} ms (burst ${rule.burst} of ${JSON.stringify(rule.name)}, and as much owed), got ${ahead}`,
       );
     return [ahead, at];
   });

@@ -263,12 +263,12 @@ const cases: [string, (s: Mutable) => unknown, string][] = [
     'snapshot.limits[3].name duplicates the limit "a"',
   ],
   [
-    "a negative balance",
+    "a balance owing more than the capacity",
     (s) => {
-      s.buckets[0].tokens = -1;
+      s.buckets[0].tokens = -6;
       return s;
     },
-    'snapshot.buckets[0].tokens must be from 0 to 5 (the capacity of "a"), got -1',
+    'snapshot.buckets[0].tokens must be from −5 (in debt) to 5 (the capacity of "a"), got -6',
   ],
   [
     "a balance above capacity",
@@ -276,7 +276,7 @@ const cases: [string, (s: Mutable) => unknown, string][] = [
       s.buckets[0].tokens = 6;
       return s;
     },
-    'snapshot.buckets[0].tokens must be from 0 to 5 (the capacity of "a"), got 6',
+    'snapshot.buckets[0].tokens must be from −5 (in debt) to 5 (the capacity of "a"), got 6',
   ],
   [
     "NaN tokens (as JSON would never write)",
@@ -316,7 +316,7 @@ const cases: [string, (s: Mutable) => unknown, string][] = [
       s.windows[0].used = 0.5;
       return s;
     },
-    "snapshot.windows[0].used must be a whole number from 0 to 3, got 0.5",
+    "snapshot.windows[0].used must be a whole number from 0 to 6, got 0.5",
   ],
   [
     "a GCRA flow too far ahead",
@@ -324,7 +324,7 @@ const cases: [string, (s: Mutable) => unknown, string][] = [
       s.gcra[0].ahead = 5_000;
       return s;
     },
-    'snapshot.gcra[0].ahead must be from 0 to 1000 ms (burst 2 of "c"), got 5000',
+    'snapshot.gcra[0].ahead must be from 0 to 2000 ms (burst 2 of "c", and as much owed), got 5000',
   ],
   [
     "a GCRA flow from after the clock",
@@ -340,7 +340,7 @@ const cases: [string, (s: Mutable) => unknown, string][] = [
       s.gcra[0].ahead = -1;
       return s;
     },
-    'snapshot.gcra[0].ahead must be from 0 to 1000 ms (burst 2 of "c"), got -1',
+    'snapshot.gcra[0].ahead must be from 0 to 2000 ms (burst 2 of "c", and as much owed), got -1',
   ],
   [
     "a clock past 2^45 ms",

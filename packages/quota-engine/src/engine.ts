@@ -468,11 +468,6 @@ export class QuotaEngine implements ReservationStore {
     return this.#close(id, undefined, now);
   }
 
-  /** Reservations open now (made, not yet settled, cancelled or past their time to live). */
-  get reservations(): number {
-    return this.#book.open;
-  }
-
   #close(id: string, given: Map<string, number> | undefined, now: number): SettleResult {
     if (!isInstant(now)) throw nowError(now);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
@@ -634,7 +629,13 @@ export class QuotaEngine implements ReservationStore {
   }
 
   #parts(): EngineParts {
-    return { limits: this.#limits, space: this.#space, links: this.#links, fair: this.#fair };
+    return {
+      limits: this.#limits,
+      space: this.#space,
+      links: this.#links,
+      fair: this.#fair,
+      reservations: this.#book.open,
+    };
   }
 
   // ── snapshots ─────────────────────────────────────────────────────────────────────────────

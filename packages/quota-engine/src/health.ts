@@ -29,6 +29,11 @@ export interface QuotaStats {
   readonly dropped: number;
   /** Checks refused with `"key_limit"` since the engine was made. */
   readonly refused: number;
+  /**
+   * Reservations held open: made and not yet settled or cancelled, those past their time to live
+   * included until dropped (each reserve drops a few, `sweep` more).
+   */
+  readonly reservations: number;
 }
 
 /**
@@ -70,10 +75,12 @@ export interface EngineParts {
   readonly space: KeySpace;
   readonly links: Links;
   readonly fair: FairShare;
+  /** Reservations held open. */
+  readonly reservations: number;
 }
 
 /** The counts of {@link QuotaStats}. */
-export function countStats({ limits, space, links, fair }: EngineParts): QuotaStats {
+export function countStats({ limits, space, links, fair, reservations }: EngineParts): QuotaStats {
   let buckets = 0;
   let windows = 0;
   let gcra = 0;
@@ -93,6 +100,7 @@ export function countStats({ limits, space, links, fair }: EngineParts): QuotaSt
     subjects: fair.size,
     dropped: space.dropped,
     refused: space.refused,
+    reservations,
   };
 }
 

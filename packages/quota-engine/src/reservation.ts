@@ -145,16 +145,17 @@ export class Reservations {
     r.parts = EMPTY;
     r.report = undefined;
     this.#open--;
-    const ring = this.#closed;
     if (this.#count === this.max) {
       // The oldest tombstone makes room (if it is still kept: it may have expired since).
+      const ring = this.#closed;
       const oldest = ring[this.#head] as Reservation;
       if (this.#records.get(oldest.id) === oldest) this.#drop(oldest);
       ring[this.#head] = r;
       this.#head = (this.#head + 1) % this.max;
       return;
     }
-    if (this.#count === ring.length) this.#grow();
+    if (this.#count === this.#closed.length) this.#grow();
+    const ring = this.#closed;
     ring[(this.#head + this.#count) % ring.length] = r;
     this.#count++;
   }

@@ -246,7 +246,7 @@ describe.each(STARTS)("no sequence mints capacity, on %s", (_, starts) => {
   it("property: a bucket admits, less refunds, plus what it holds, at most its capacity and its refill since", () => {
     fc.assert(
       fc.property(specArb, fc.constantFrom<TopUp>("debt", "cap"), starts, opsArb, (s, topUp, start, ops) => {
-        const { admitted, refunded, left, elapsed } = run(s, "bucket", topUp, start, ops as Op[]);
+        const { admitted, refunded, left, elapsed } = run(s, "bucket", topUp, start, ops);
         expect(admitted - refunded + left).toBeLessThanOrEqual(s.capacity + (elapsed * s.refill) / s.window + 1e-6);
       }),
     );
@@ -255,7 +255,7 @@ describe.each(STARTS)("no sequence mints capacity, on %s", (_, starts) => {
   it("property: a GCRA flow admits, less refunds, plus what it would admit, at most its burst and one unit an interval since", () => {
     fc.assert(
       fc.property(specArb, fc.constantFrom<TopUp>("debt", "cap"), starts, opsArb, (s, topUp, start, ops) => {
-        const { admitted, refunded, left, elapsed } = run(s, "gcra", topUp, start, ops as Op[]);
+        const { admitted, refunded, left, elapsed } = run(s, "gcra", topUp, start, ops);
         expect(admitted - refunded + left).toBeLessThanOrEqual(s.burst + (elapsed * s.refill) / s.window + 1e-6);
       }),
     );

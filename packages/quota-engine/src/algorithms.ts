@@ -74,6 +74,6 @@ export function adjust(
  */
 export function rebase(kind: Kind, rule: Rule, next: Rule, amount: number, instant: number, t: number): void {
   if (kind === BUCKET) bucketRebase(rule, next, amount, instant, t);
-  else if (kind === WINDOW) windowRebase(next, amount, instant, t);
+  else if (kind === WINDOW) windowRebase(rule, next, amount, instant, t);
   else gcraRebase(rule, next, amount, instant, t);
 }

@@ -118,13 +118,20 @@ function fullAdjust(rule: Rule, full: number, t: number, delta: number, debt: bo
 
 /**
  * A bucket's state under `next` in place of `rule`, at `t`: it keeps its level (tokens held),
- * clamped to `next`'s capacity (and to `−capacity`, the most a bucket may owe). Into `step`.
+ * clamped to `next`'s capacity (and to `−capacity`, the most a bucket may owe). A full bucket is
+ * full under `next`: it equals a key with no state, which a sweep may have dropped already (and a
+ * key with no state is full under any limit). Into `step`.
  */
 export function bucketRebase(rule: Rule, next: Rule, tokens: number, at: number, t: number): void {
   step.amount = tokens;
   step.instant = at;
   if (rule.capacity === next.capacity && rule.refill === next.refill && rule.window === next.window) return;
   const { capacity, tick } = next;
+  if (bucketIdle(rule, tokens, at, t)) {
+    step.amount = next.oneNumber ? 0 : capacity;
+    step.instant = t;
+    return;
+  }
   if (rule.oneNumber && next.oneNumber && rule.tick === tick) {
     // Both in one number on one tick: the tokens lacking move by the capacity's change, exactly.
     const lack = gcraLead(at, 0, t) + (capacity - rule.capacity) * tick;

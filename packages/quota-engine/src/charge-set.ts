@@ -219,7 +219,9 @@ export class ChargeSets {
     let failed = -1;
     for (let i = 0; i < n; i++) {
       const kind = this.#kinds[i] as Kind;
-      const limit = limits.get(this.#names[i]);
+      const base = limits.get(this.#names[i]);
+      // A key with an override of the limit is held to that, and keeps its state there.
+      const limit = base?.overrides === undefined ? base : base.forKey(this.#keys[i]);
       this.#limits[i] = limit;
       if (limit === undefined) {
         this.#codes[i] = UNKNOWN_LIMIT;

@@ -12,6 +12,7 @@ import type { Awaitable, QuotaStore } from "./store";
 
 export { answer } from "./conformance-kit";
 export { reservationConformance } from "./conformance-reserve";
+export { runtimeLimitConformance } from "./conformance-limits";
 export type { MakeReservationStore } from "./conformance-reserve";
 export type { Answer, ConformanceApi, ConformanceExpect, ConformanceOptions } from "./conformance-kit";
 

@@ -11,7 +11,7 @@ import {
 } from "@tideward/limiters/math";
 import { check } from "@tideward/time/internal";
 import { decide, freshAmount, freshInstant } from "./algorithms";
-import { checkArgs, describeError, isInstant, limitError, nowError, readInputs, readKind, strayError } from "./args";
+import { checkArgs, isInstant, keyError, limitError, nowError, readInputs, readKind } from "./args";
 import type { AtomicReport, BatchReport, ChargeKind, EvaluationInput, QuotaCharge } from "./charge";
 import { ChargeSets } from "./charge-set";
 import { Verdict, reasons, unknownLimit } from "./decision";
@@ -28,8 +28,9 @@ import { KeySpace } from "./key-space";
 import type { SweepReport } from "./key-space";
 import { BUCKET, GCRA, KIND_NAMES, WINDOW } from "./kinds";
 import type { Kind } from "./kinds";
-import { FIELDS, limitProblem, readSpec } from "./limit";
-import type { LimitSpec } from "./limit";
+import { limitProblem } from "./limit";
+import type { LimitSpec, OverrideFields } from "./limit";
+import { forgetLimit, moveKey, overrideSpec, parseLimit, parseOverride } from "./limit-change";
 import { LimitState } from "./limit-state";
 import { KEY_LIMIT, OK, step } from "./outcome";
 import type { Code } from "./outcome";
@@ -45,7 +46,7 @@ import { actualsOf, applyActuals, checkId, readActual, unsettled } from "./settl
 import type { ActualCost, SettleResult } from "./settle";
 import { SNAPSHOT_VERSION, readSnapshot, writeSnapshot } from "./snapshot";
 import type { QuotaSnapshot } from "./snapshot";
-import type { ReservationStore } from "./store";
+import type { ReservationStore, RuntimeLimitStore } from "./store";
 import { STRIDE } from "./table";
 import type { SlotTable } from "./table";
 
@@ -69,7 +70,7 @@ import type { SlotTable } from "./table";
  * const alice = new QuotaKey("tenant-a", "alice", "api");
  * engine.checkTokenBucket(alice, "requests", Date.now()).allowed; // true
  */
-export class QuotaEngine implements ReservationStore {
+export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
   /** The policy in force (the preset with the constructor's fields laid over it). */
   readonly policy: EnginePolicy;
   /** The latest instant seen (ms); -Infinity before the first. */
@@ -83,6 +84,8 @@ export class QuotaEngine implements ReservationStore {
   // The limit last looked up by name: most callers check one limit over and over.
   #lastName: string | undefined;
   #last: LimitState | undefined;
+  /** Overrides held, over every limit. */
+  #overrides = 0;
 
   /**
    * An engine with no limits.
@@ -107,27 +110,146 @@ export class QuotaEngine implements ReservationStore {
   addLimit(spec: LimitSpec): Result<"duplicate_limit" | "invalid_limit"> {
     // Read once into a copy, which is what is checked and kept: a getter gets one say. One that
     // throws (or a revoked Proxy) is a spec that cannot be read: refused, as documented, not thrown.
-    let copy: ReturnType<typeof readSpec>;
-    let problem: string | undefined;
-    try {
-      copy = readSpec(spec);
-      problem = limitProblem(copy ?? spec);
-      if (copy !== undefined)
-        for (const k of Object.keys(spec))
-          if (!(FIELDS as readonly string[]).includes(k)) {
-            problem = strayError(k, FIELDS, "LimitSpec").message;
-            break;
-          }
-    } catch (e) {
-      return refused("invalid_limit", `LimitSpec could not be read: ${describeError(e)}`);
-    }
-    if (copy === undefined || problem !== undefined)
-      return refused("invalid_limit", problem ?? "LimitSpec must be an object");
-    const { name, capacity, refill, window, burst, align } = copy as unknown as LimitSpec;
-    if (this.#limits.has(name))
-      return refused("duplicate_limit", `a limit named ${JSON.stringify(name)} exists already`);
-    this.#limits.set(name, new LimitState(Object.freeze({ name, capacity, refill, window, burst, align })));
+    const copy = parseLimit(spec);
+    if (typeof copy === "string") return refused("invalid_limit", copy);
+    if (this.#limits.has(copy.name))
+      return refused("duplicate_limit", `a limit named ${JSON.stringify(copy.name)} exists already`);
+    this.#limits.set(copy.name, new LimitState(copy));
     return done;
+  }
+
+  /**
+   * Replaces the limit of `spec`'s name while the engine runs (a plan upgrade, an incident), at
+   * `now`. Every key keeps its state, re-based onto the new numbers: a bucket keeps its level,
+   * clamped to the new capacity; a window keeps its count (and closes when it would have, or a
+   * new window's length after `now` if that is sooner); a GCRA flow keeps its theoretical arrival
+   * time. Overrides keep the fields they set and take the others from the new spec. Refused, with
+   * a reason and nothing changed, when no limit has that name (`"unknown_limit"`) or the spec,
+   * or an override under it, is invalid (`"invalid_limit"`).
+   *
+   * @param now - the caller's clock, in milliseconds
+   * @throws RangeError when `now` is not a clock reading
+   */
+  replaceLimit(spec: LimitSpec, now: number): Result<"unknown_limit" | "invalid_limit"> {
+    if (!isInstant(now)) throw nowError(now);
+    const copy = parseLimit(spec);
+    if (typeof copy === "string") return refused("invalid_limit", copy);
+    const held = this.#limits.get(copy.name);
+    if (held === undefined) return refused("unknown_limit", `no limit is named ${JSON.stringify(copy.name)}`);
+    // Every override under the new spec, checked before anything changes.
+    const specs = new Map<LimitState, LimitSpec>();
+    for (const o of held.overrides?.values() ?? []) {
+      const { key, fields } = o.own as NonNullable<LimitState["own"]>;
+      const next = overrideSpec(copy, fields);
+      const problem = limitProblem(next);
+      if (problem !== undefined)
+        return refused("invalid_limit", `the override for ${key.id} would not be a valid limit: ${problem}`);
+      specs.set(o, next);
+    }
+    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
+    held.replace(copy, t);
+    for (const [o, next] of specs) o.replace(next, t);
+    return done;
+  }
+
+  /**
+   * Removes the limit named `name`, with every key's state under it, its overrides and its
+   * hierarchy links. A check of it answers `"unknown_limit"` from then on; a reservation that
+   * charged it settles the rest of its charges. Refused (`"unknown_limit"`) when there is none.
+   *
+   * @throws TypeError when `name` is not a string
+   */
+  removeLimit(name: string): Result<"unknown_limit"> {
+    if (typeof name !== "string") throw limitError(name, "name");
+    const held = this.#limits.get(name);
+    if (held === undefined) return refused("unknown_limit", `no limit is named ${JSON.stringify(name)}`);
+    this.#overrides -= forgetLimit(held, this.#space);
+    this.#limits.delete(name);
+    this.#links.removeLimit(name);
+    if (this.#last === held) {
+      this.#lastName = undefined;
+      this.#last = undefined;
+    }
+    return done;
+  }
+
+  /**
+   * Gives `key` a limit of its own under the name `limit`: the limit's fields with `fields` laid
+   * over them (a tenant with its own capacity, without declaring a limit for it). The key's state
+   * moves to the override at `now`, re-based as {@link QuotaEngine.replaceLimit} re-bases it;
+   * setting it again replaces it. Refused, with a reason and nothing changed, when the limit is
+   * unknown (`"unknown_limit"`), the fields are not an override or make no valid limit
+   * (`"invalid_override"`), or `maxOverrides` overrides exist (`"override_limit"`).
+   *
+   * @param fields - any of `capacity`, `refill`, `window`, `burst`, `align`; the others are the
+   *   limit's, and follow it when it is replaced
+   * @param now - the caller's clock, in milliseconds
+   * @throws TypeError or RangeError when `key`, `limit` or `now` is malformed
+   */
+  setOverride(
+    key: QuotaKey,
+    limit: string,
+    fields: OverrideFields,
+    now: number,
+  ): Result<"unknown_limit" | "invalid_override" | "override_limit"> {
+    const base = this.#overrideArgs(key, limit, now);
+    if (base === undefined) return refused("unknown_limit", `no limit is named ${JSON.stringify(limit)}`);
+    const given = parseOverride(fields);
+    if (typeof given === "string") return refused("invalid_override", given);
+    const spec = overrideSpec(base.spec, given);
+    const problem = limitProblem(spec);
+    if (problem !== undefined) return refused("invalid_override", `the override for ${key.id}: ${problem}`);
+    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
+    const held = base.overrides?.get(key.id);
+    if (held !== undefined) {
+      held.replace(spec, t);
+      held.own = { key, fields: given };
+      return done;
+    }
+    if (this.#overrides >= this.policy.maxOverrides)
+      return refused(
+        "override_limit",
+        `${this.#overrides} overrides exist, the engine's maxOverrides: remove one, or raise maxOverrides`,
+      );
+    const own = new LimitState(spec, { key, fields: given });
+    moveKey(key, base, own, t);
+    (base.overrides ??= new Map()).set(key.id, own);
+    this.#overrides++;
+    return done;
+  }
+
+  /**
+   * Takes `key`'s override of `limit` away: the key is held to the limit again, its state moved
+   * back at `now` and re-based. Refused (`"unknown_limit"`, `"unknown_override"`) when there is
+   * no such limit or override.
+   *
+   * @throws TypeError or RangeError when `key`, `limit` or `now` is malformed
+   */
+  removeOverride(key: QuotaKey, limit: string, now: number): Result<"unknown_limit" | "unknown_override"> {
+    const base = this.#overrideArgs(key, limit, now);
+    if (base === undefined) return refused("unknown_limit", `no limit is named ${JSON.stringify(limit)}`);
+    const own = base.overrides?.get(key.id);
+    if (own === undefined) return refused("unknown_override", `${key.id} has no override of ${JSON.stringify(limit)}`);
+    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
+    moveKey(key, own, base, t);
+    base.overrides?.delete(key.id);
+    if (base.overrides?.size === 0) base.overrides = undefined;
+    this.#overrides--;
+    return done;
+  }
+
+  /** The limit `key` is held to under the name `limit` by an override, or undefined when it has none. */
+  override(key: QuotaKey, limit: string): LimitSpec | undefined {
+    if (!isQuotaKey(key)) throw keyError(key, "key");
+    return this.#limits.get(limit)?.overrides?.get(key.id)?.spec;
+  }
+
+  // The limit an override call names, its arguments checked first.
+  #overrideArgs(key: QuotaKey, limit: string, now: number): LimitState | undefined {
+    if (!isQuotaKey(key)) throw keyError(key, "key");
+    if (typeof limit !== "string") throw limitError(limit, "limit");
+    if (!isInstant(now)) throw nowError(now);
+    return this.#limits.get(limit);
   }
 
   /** The limit named `name`, or undefined. */
@@ -229,8 +351,10 @@ export class QuotaEngine implements ReservationStore {
   #prelude(key: QuotaKey, limit: string, now: number, cost: number): LimitState | undefined {
     checkArgs(key, now, cost);
     const held = limit === this.#lastName ? this.#last : this.#named(limit);
-    if (held !== undefined && now > this.#clock) this.#clock = now;
-    return held;
+    if (held === undefined) return undefined;
+    if (now > this.#clock) this.#clock = now;
+    // A key with an override of the limit is held to that, and keeps its state there.
+    return held.overrides === undefined ? held : held.forKey(key);
   }
 
   // A single check of any kind, through the general step.
@@ -635,6 +759,7 @@ export class QuotaEngine implements ReservationStore {
       links: this.#links,
       fair: this.#fair,
       reservations: this.#book.open,
+      overrides: this.#overrides,
     };
   }
 
@@ -657,7 +782,7 @@ export class QuotaEngine implements ReservationStore {
    * @throws SnapshotError naming the first bad field (`error.field`), the engine unchanged
    */
   restore(snapshot: unknown): void {
-    const restored = readSnapshot(snapshot, this.policy.maxKeys);
+    const restored = readSnapshot(snapshot, this.policy.maxKeys, this.policy.maxOverrides);
     this.#clock = restored.clock;
     this.#limits.clear();
     for (const [name, held] of restored.limits) this.#limits.set(name, held);
@@ -666,6 +791,7 @@ export class QuotaEngine implements ReservationStore {
     this.#links = restored.links;
     this.#fair = restored.fair;
     this.#space.restore(restored.keys);
+    this.#overrides = restored.overrides;
     this.#book.clear();
   }
 }

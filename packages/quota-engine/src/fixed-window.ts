@@ -80,10 +80,14 @@ export function windowAdjust(
  * `next`'s capacity, the most it may owe) and ends when it would have, or a window of `next`'s
  * length after `t` if that is sooner. Into `step`.
  */
-export function windowRebase(next: Rule, used: number, end: number, t: number): void {
+export function windowRebase(rule: Rule, next: Rule, used: number, end: number, t: number): void {
   step.amount = used;
   step.instant = end;
-  if (!(t < end)) return; // closed: nothing carries over
+  if (rule.capacity === next.capacity && rule.window === next.window && rule.align === next.align) return;
+  if (!(t < end)) {
+    step.amount = 0; // closed: nothing carries over
+    return;
+  }
   const most = 2 * next.capacity;
   if (used > most) step.amount = most;
   const latest = windowEnd(t, next.window, next.align);

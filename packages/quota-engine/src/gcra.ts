@@ -73,7 +73,10 @@ export function gcraRebase(rule: Rule, next: Rule, ahead: number, at: number, t:
   step.instant = at;
   if (rule.interval === next.interval && rule.burst === next.burst) return;
   const lead = gcraLead(at, ahead, t);
-  if (lead === 0) return; // at rest under any rule
-  step.amount = lead < next.gcraMost ? lead : 2 * next.tau;
-  step.instant = t;
+  // At rest under any rule: how far ahead it once was is past, and may be past what `next` allows.
+  if (lead === 0) step.amount = 0;
+  else {
+    step.amount = lead < next.gcraMost ? lead : 2 * next.tau;
+    step.instant = t;
+  }
 }

@@ -34,6 +34,8 @@ export interface QuotaStats {
    * included until dropped (each reserve drops a few, `sweep` more).
    */
   readonly reservations: number;
+  /** Per-key overrides, over every limit. */
+  readonly overrides: number;
 }
 
 /**
@@ -59,7 +61,7 @@ export interface ValidationIssue {
 
 /** What `toJSON()` gives: a small, deterministic summary (the full state is `snapshot()`). */
 export interface EngineSummary {
-  readonly version: 3;
+  readonly version: 4;
   /** The latest instant the engine has seen (ms), or null. */
   readonly clock: number | null;
   readonly stats: Omit<QuotaStats, "maxKeys"> & { readonly maxKeys: number | null };
@@ -77,18 +79,21 @@ export interface EngineParts {
   readonly fair: FairShare;
   /** Reservations held open. */
   readonly reservations: number;
+  /** Per-key overrides. */
+  readonly overrides: number;
 }
 
 /** The counts of {@link QuotaStats}. */
-export function countStats({ limits, space, links, fair, reservations }: EngineParts): QuotaStats {
+export function countStats({ limits, space, links, fair, reservations, overrides }: EngineParts): QuotaStats {
   let buckets = 0;
   let windows = 0;
   let gcra = 0;
-  for (const limit of limits.values()) {
-    buckets += limit.tables[BUCKET]?.size ?? 0;
-    windows += limit.tables[WINDOW]?.size ?? 0;
-    gcra += limit.tables[GCRA]?.size ?? 0;
-  }
+  for (const base of limits.values())
+    for (const limit of [base, ...(base.overrides?.values() ?? [])]) {
+      buckets += limit.tables[BUCKET]?.size ?? 0;
+      windows += limit.tables[WINDOW]?.size ?? 0;
+      gcra += limit.tables[GCRA]?.size ?? 0;
+    }
   return {
     limits: limits.size,
     buckets,
@@ -101,6 +106,7 @@ export function countStats({ limits, space, links, fair, reservations }: EngineP
     dropped: space.dropped,
     refused: space.refused,
     reservations,
+    overrides,
   };
 }
 

@@ -8,7 +8,7 @@ export type { ActualCost, SettleCode, SettledCharge, SettleResult, Settlement } 
 export type { SweepReport } from "./key-space";
 export { QuotaKey, MAX_KEY_PART } from "./key";
 export { limitSpec, perSecond, perMinute, MAX_LIMIT_NAME } from "./limit";
-export type { LimitSpec, LimitFields } from "./limit";
+export type { LimitSpec, LimitFields, OverrideFields } from "./limit";
 export { reasons } from "./decision";
 export type { Decision, Reason } from "./decision";
 export { charge } from "./charge";
@@ -26,8 +26,9 @@ export type {
   GcraEntry,
   KeyParts,
   LinkEntry,
+  OverrideEntry,
   QuotaSnapshot,
   SubjectEntry,
   WindowEntry,
 } from "./snapshot";
-export type { Awaitable, QuotaStore, ReservationStore } from "./store";
+export type { Awaitable, QuotaStore, ReservationStore, RuntimeLimitStore } from "./store";

@@ -1,18 +1,22 @@
+import { rebase } from "./algorithms";
 import { reasons } from "./decision";
 import { KIND_NAMES } from "./kinds";
 import type { QuotaKey } from "./key";
 import type { Kind } from "./kinds";
-import type { LimitSpec } from "./limit";
+import type { LimitSpec, OverrideFields } from "./limit";
 import type { Code } from "./outcome";
+import { step } from "./outcome";
 import { Rule } from "./rule";
-import { SlotTable } from "./table";
+import { STRIDE, SlotTable } from "./table";
 
 /**
  * A limit as an engine holds it: the spec, its numbers ({@link Rule}), one table of key state per
- * algorithm (made on first use) and the traces its decisions carry.
+ * algorithm (made on first use) and the traces its decisions carry. A limit replaced while the
+ * engine runs keeps this object (and every key's slot), its numbers and state re-based in place.
  */
 export class LimitState {
-  readonly rule: Rule;
+  spec: LimitSpec;
+  rule: Rule;
   readonly tables: [SlotTable | undefined, SlotTable | undefined, SlotTable | undefined] = [
     undefined,
     undefined,
@@ -28,13 +32,16 @@ export class LimitState {
   overrides: Map<string, LimitState> | undefined;
 
   /**
-   * @param label - how traces name the limit: its name, with the key for an override
+   * For an override: the key it is for and the fields it sets (the others are the limit's own, so
+   * they follow it when it is replaced); undefined for a limit.
    */
-  constructor(
-    readonly spec: LimitSpec,
-    label = spec.name,
-  ) {
+  own: { readonly key: QuotaKey; readonly fields: OverrideFields } | undefined;
+
+  constructor(spec: LimitSpec, own?: { readonly key: QuotaKey; readonly fields: OverrideFields }) {
+    this.spec = spec;
     this.rule = new Rule(spec);
+    this.own = own;
+    const label = own === undefined ? spec.name : `${spec.name} (override for ${own.key.id})`;
     this.traces = KIND_NAMES.flatMap((kind) => reasons.map((reason) => Object.freeze([`${kind} ${label}: ${reason}`])));
   }
 
@@ -51,5 +58,34 @@ export class LimitState {
   /** The one-entry trace of a decision of `kind` with `code`. */
   trace(kind: Kind, code: Code): readonly string[] {
     return this.traces[kind * reasons.length + code];
+  }
+
+  /**
+   * Takes `spec` in place of its own at `t`: every key's state re-based onto the new numbers (a
+   * bucket keeps its level, clamped to the new capacity; a window its count; a flow its TAT), in
+   * place, each key keeping its slot.
+   */
+  replace(spec: LimitSpec, t: number): void {
+    const next = new Rule(spec);
+    for (const table of this.tables) {
+      if (table === undefined) continue;
+      const { kind, data } = table;
+      table.each((_, slot) => {
+        const at = slot * STRIDE;
+        rebase(kind, this.rule, next, data[at], data[at + 1], t);
+        data[at] = step.amount;
+        data[at + 1] = step.instant;
+      });
+      table.rule = next;
+    }
+    this.spec = spec;
+    this.rule = next;
+  }
+
+  /** Keys with state here, over every algorithm. */
+  get keys(): number {
+    let n = 0;
+    for (const table of this.tables) n += table?.size ?? 0;
+    return n;
   }
 }

@@ -28,7 +28,7 @@ export interface SettledCharge {
   readonly reserved: number;
   /** Units it came to: the actual given for its limit (in proportion, see `settle`), as reserved where none was given, 0 when cancelled. */
   readonly actual: number;
-  /** Units given back: `reserved − actual` when that is above 0, else 0. */
+  /** Units given back: `reserved − actual` when that is above 0, else 0 (and 0 when the limit has been removed since). */
   readonly refunded: number;
   /** Units charged on top: `actual − reserved − forgiven` when that is above 0, else 0. */
   readonly toppedUp: number;
@@ -196,7 +196,7 @@ export function applyActuals(
       kind: KIND_NAMES[kind],
       reserved,
       actual,
-      refunded: delta < 0 ? -delta : 0,
+      refunded: delta < 0 && base !== undefined ? -delta : 0,
       toppedUp: delta > forgiven ? delta - forgiven : 0,
       forgiven,
     };

@@ -2,7 +2,7 @@ import type { AtomicReport, BatchReport, ChargeKind, EvaluationInput, QuotaCharg
 import type { Decision } from "./decision";
 import type { LinkCode, QuotaLink } from "./hierarchy";
 import type { QuotaKey } from "./key";
-import type { LimitSpec } from "./limit";
+import type { LimitSpec, OverrideFields } from "./limit";
 import type { ReserveReport } from "./reservation";
 import type { ReserveOptions } from "./reserve";
 import type { Result } from "./result";
@@ -56,4 +56,24 @@ export interface ReservationStore extends QuotaStore {
   settle(id: string, actual: ActualCost, now: number): Awaitable<SettleResult>;
   /** Gives back everything reservation `id` charged. */
   cancel(id: string, now: number): Awaitable<SettleResult>;
+}
+
+/**
+ * A {@link QuotaStore} whose limits change while it runs: replaced or removed, and overridden for
+ * one key. What the runtime-limit conformance suite (`runtimeLimitConformance`) holds an engine to.
+ */
+export interface RuntimeLimitStore extends QuotaStore {
+  /** Replaces a limit at `now` (ms), every key's state re-based onto it, or says why not. */
+  replaceLimit(spec: LimitSpec, now: number): Awaitable<Result<"unknown_limit" | "invalid_limit">>;
+  /** Removes a limit, its state, overrides and links, or says why not. */
+  removeLimit(name: string): Awaitable<Result<"unknown_limit">>;
+  /** Gives `key` a limit of its own under the name `limit` at `now` (ms), or says why not. */
+  setOverride(
+    key: QuotaKey,
+    limit: string,
+    fields: OverrideFields,
+    now: number,
+  ): Awaitable<Result<"unknown_limit" | "invalid_override" | "override_limit">>;
+  /** Takes `key`'s override of `limit` away at `now` (ms), or says why not. */
+  removeOverride(key: QuotaKey, limit: string, now: number): Awaitable<Result<"unknown_limit" | "unknown_override">>;
 }

@@ -62,7 +62,8 @@ export class SlotTable {
    */
   constructor(
     readonly kind: Kind,
-    readonly rule: Rule,
+    /** The limit's numbers: replaced with it when the limit is. */
+    public rule: Rule,
     readonly stampLimit = STAMP_LIMIT,
   ) {}
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { QuotaEngine } from "@tideward/quota-engine";
-import { quotaConformance, reservationConformance } from "@tideward/quota-engine/conformance";
+import { quotaConformance, reservationConformance, runtimeLimitConformance } from "@tideward/quota-engine/conformance";
 
 // The in-process engine passes the suite the Redis engine will run, near 0 and at Date.now() magnitudes.
 quotaConformance({ describe, it, expect }, () => new QuotaEngine(), { name: "QuotaEngine conformance (clock near 0)" });
@@ -32,4 +32,16 @@ reservationConformance({ describe, it, expect }, ({ topUp }) => new QuotaEngine(
 });
 reservationConformance({ describe, it, expect }, ({ topUp }) => behindPromises(new QuotaEngine({ topUp })), {
   name: "QuotaEngine reservations behind promises",
+});
+
+// Limits that change while the engine runs: replaced, removed, overridden for one key.
+runtimeLimitConformance({ describe, it, expect }, () => new QuotaEngine(), {
+  name: "QuotaEngine runtime limits (clock near 0)",
+});
+runtimeLimitConformance({ describe, it, expect }, () => new QuotaEngine(), {
+  name: "QuotaEngine runtime limits (clock near 2025)",
+  origin: 1_750_000_000_000,
+});
+runtimeLimitConformance({ describe, it, expect }, () => behindPromises(new QuotaEngine()), {
+  name: "QuotaEngine runtime limits behind promises",
 });

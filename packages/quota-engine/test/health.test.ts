@@ -95,6 +95,7 @@ describe("stats and toJSON", () => {
       dropped: 0,
       refused: 1,
       reservations: 0,
+      overrides: 0,
     });
     engine.sweep(5_000, Infinity);
     expect(engine.stats()).toMatchObject({ keys: 0, dropped: 3 });
@@ -109,7 +110,7 @@ describe("stats and toJSON", () => {
     engine.addLimit(perSecond("r", 2));
     engine.checkTokenBucket(k(0), "r", 42);
     expect(JSON.parse(JSON.stringify(engine))).toEqual({
-      version: 3,
+      version: 4,
       clock: 42,
       stats: {
         limits: 1,
@@ -123,6 +124,7 @@ describe("stats and toJSON", () => {
         dropped: 0,
         refused: 0,
         reservations: 0,
+        overrides: 0,
       },
       limits: [{ name: "r", capacity: 2, refill: 2, window: 1_000, burst: 2, align: false }],
     });

@@ -36,9 +36,9 @@ import { KEY_LIMIT, OK, step } from "./outcome";
 import type { Code } from "./outcome";
 import { resolvePolicy } from "./policy";
 import type { EnginePolicy } from "./policy";
-import { CANCELLED, OPEN, Reservation, Reservations, SETTLED } from "./reservation";
+import { CANCELLED, OPEN, Reservations, SETTLED } from "./reservation";
 import type { ReserveReport } from "./reservation";
-import { readReserveOptions, unreserved } from "./reserve";
+import { checkReserveId, checkReserveOptions, checkReserveTtl, replayed, unreserved } from "./reserve";
 import type { ReserveOptions } from "./reserve";
 import { done, refused } from "./result";
 import type { Result } from "./result";
@@ -203,7 +203,7 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
     const held = base.overrides?.get(key.id);
     if (held !== undefined) {
       held.replace(spec, t);
-      held.own = { key, fields: given };
+      held.own = base.ownFor(key, given);
       return done;
     }
     if (this.#overrides >= this.policy.maxOverrides)
@@ -211,7 +211,7 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
         "override_limit",
         `${this.#overrides} overrides exist, the engine's maxOverrides: remove one, or raise maxOverrides`,
       );
-    const own = new LimitState(spec, { key, fields: given });
+    const own = new LimitState(spec, base.ownFor(key, given));
     moveKey(key, base, own, t);
     (base.overrides ??= new Map()).set(key.id, own);
     this.#overrides++;
@@ -507,18 +507,22 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
    *   (checked before anything is evaluated)
    */
   reserve(charges: readonly QuotaCharge[], now: number, options?: ReserveOptions): ReserveReport {
-    const [id, ttl] = readReserveOptions(options, this.policy.reservationTtl);
+    // Each option read once; no array or copy made for them (a reserve is on the hot path).
+    checkReserveOptions(options);
+    const id = options?.id;
+    const given = options?.ttl;
+    if (id !== undefined) checkReserveId(id);
+    if (given !== undefined) checkReserveTtl(given);
+    const ttl = given ?? this.policy.reservationTtl;
     const n = this.#sets.read(charges, now);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
     const book = this.#book;
     if (id !== undefined) {
       const r = book.find(id, t);
-      if (r !== undefined) {
-        const first = r.status === OPEN && this.#sets.same(n, r.parts) ? r.report : undefined;
-        return first !== undefined
-          ? { ...first, code: "replayed", expiresAfter: until(now, t, r.expiresAt) }
+      if (r !== undefined)
+        return r.status === OPEN && this.#sets.same(n, r.parts)
+          ? { ...replayed, id, expiresAfter: until(now, t, r.expiresAt) }
           : unreserved(id, "duplicate_id", Infinity);
-      }
     }
     if (!book.room(t)) return unreserved(id ?? "", "reservation_limit", 0);
     const failed = this.#sets.decide(n, this.#limits, this.#space, t, true);
@@ -536,20 +540,18 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
         expiresAfter: 0,
       };
     }
-    const rid = id ?? book.makeId();
     const expiresAt = t + ttl;
-    const report: ReserveReport = {
+    const r = book.add(id, expiresAt, this.#sets.parts(n), t);
+    return {
       allowed: true,
       committed: true,
       failedIndex: -1,
       retryAfter: 0,
       decisions,
-      id: rid,
+      id: r.id,
       code: "reserved",
       expiresAfter: until(now, t, expiresAt),
     };
-    book.add(new Reservation(rid, expiresAt, this.#sets.parts(n), report));
-    return report;
   }
 
   /**

@@ -9,6 +9,18 @@ import { step } from "./outcome";
 import { Rule } from "./rule";
 import { STRIDE, SlotTable } from "./table";
 
+/** What an override is: the key it is for, the fields it sets, and the traces it shares with the limit's other overrides. */
+export interface Own {
+  readonly key: QuotaKey;
+  readonly fields: OverrideFields;
+  readonly traces: readonly (readonly string[])[];
+}
+
+/** The one-entry traces of every decision of the limit `label`, by `kind · reasons.length + code` (frozen). */
+export function traces(label: string): readonly (readonly string[])[] {
+  return KIND_NAMES.flatMap((kind) => reasons.map((reason) => Object.freeze([`${kind} ${label}: ${reason}`])));
+}
+
 /**
  * A limit as an engine holds it: the spec, its numbers ({@link Rule}), one table of key state per
  * algorithm (made on first use) and the traces its decisions carry. A limit replaced while the
@@ -30,19 +42,26 @@ export class LimitState {
    * limit without overrides pays one comparison for them.
    */
   overrides: Map<string, LimitState> | undefined;
+  // The traces every override of this limit shares (made with the first).
+  #overrideTraces: readonly (readonly string[])[] | undefined;
 
   /**
    * For an override: the key it is for and the fields it sets (the others are the limit's own, so
    * they follow it when it is replaced); undefined for a limit.
    */
-  own: { readonly key: QuotaKey; readonly fields: OverrideFields } | undefined;
+  own: Own | undefined;
 
-  constructor(spec: LimitSpec, own?: { readonly key: QuotaKey; readonly fields: OverrideFields }) {
+  constructor(spec: LimitSpec, own?: Own) {
     this.spec = spec;
     this.rule = new Rule(spec);
     this.own = own;
-    const label = own === undefined ? spec.name : `${spec.name} (override for ${own.key.id})`;
-    this.traces = KIND_NAMES.flatMap((kind) => reasons.map((reason) => Object.freeze([`${kind} ${label}: ${reason}`])));
+    this.traces = own?.traces ?? traces(spec.name);
+  }
+
+  /** What an override of this limit for `key`, setting `fields`, is. */
+  ownFor(key: QuotaKey, fields: OverrideFields): Own {
+    this.#overrideTraces ??= traces(`${this.spec.name} (override)`);
+    return { key, fields, traces: this.#overrideTraces };
   }
 
   /** The limit `key` is held to under this name: its override, or this one. */
@@ -50,9 +69,9 @@ export class LimitState {
     return this.overrides === undefined ? this : (this.overrides.get(key.id) ?? this);
   }
 
-  /** The table of `kind`, made if it does not exist yet. */
+  /** The table of `kind`, made if it does not exist yet (an override's small: it holds one key). */
   table(kind: Kind): SlotTable {
-    return (this.tables[kind] ??= new SlotTable(kind, this.rule));
+    return (this.tables[kind] ??= new SlotTable(kind, this.rule, undefined, this.own === undefined ? undefined : 2));
   }
 
   /** The one-entry trace of a decision of `kind` with `code`. */

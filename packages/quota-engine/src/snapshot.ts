@@ -367,7 +367,7 @@ function read(value: unknown, maxKeys: number, maxOverrides: number): Restored {
       const spec = overrideSpec(base.spec, fields);
       const problem = limitProblem(spec);
       if (problem !== undefined) fail(path, `is not a valid override: ${problem}`);
-      (base.overrides ??= new Map()).set(k.id, new LimitState(spec, { key: k, fields: Object.freeze(fields) }));
+      (base.overrides ??= new Map()).set(k.id, new LimitState(spec, base.ownFor(k, Object.freeze(fields))));
     });
 
   let keys = 0;

@@ -11,7 +11,7 @@ import {
 } from "@tideward/limiters/math";
 import { check } from "@tideward/time/internal";
 import { decide, freshAmount, freshInstant } from "./algorithms";
-import { checkArgs, isInstant, keyError, limitError, nowError, readInputs, readKind } from "./args";
+import { checkArgs, checkOverrideArgs, isInstant, keyError, limitError, nowError, readInputs, readKind } from "./args";
 import type { AtomicReport, BatchReport, ChargeKind, EvaluationInput, QuotaCharge } from "./charge";
 import { ChargeSets } from "./charge-set";
 import { Verdict, reasons, unknownLimit } from "./decision";
@@ -28,21 +28,19 @@ import { KeySpace } from "./key-space";
 import type { SweepReport } from "./key-space";
 import { BUCKET, GCRA, KIND_NAMES, WINDOW } from "./kinds";
 import type { Kind } from "./kinds";
-import { limitProblem } from "./limit";
 import type { LimitSpec, OverrideFields } from "./limit";
-import { forgetLimit, moveKey, overrideSpec, parseLimit, parseOverride } from "./limit-change";
-import { LimitState } from "./limit-state";
+import { LimitBook } from "./limit-book";
+import type { LimitState } from "./limit-state";
+import { Ledger } from "./ledger";
 import { KEY_LIMIT, OK, step } from "./outcome";
 import type { Code } from "./outcome";
 import { resolvePolicy } from "./policy";
 import type { EnginePolicy } from "./policy";
-import { CANCELLED, OPEN, Reservations, SETTLED } from "./reservation";
 import type { ReserveReport } from "./reservation";
-import { checkReserveId, checkReserveOptions, checkReserveTtl, replayed, unreserved } from "./reserve";
+import { checkReserveId, checkReserveOptions, checkReserveTtl } from "./reserve";
 import type { ReserveOptions } from "./reserve";
-import { done, refused } from "./result";
 import type { Result } from "./result";
-import { actualsOf, applyActuals, checkId, readActual, unsettled } from "./settle";
+import { checkId, readActual } from "./settle";
 import type { ActualCost, SettleResult } from "./settle";
 import { SNAPSHOT_VERSION, readSnapshot, writeSnapshot } from "./snapshot";
 import type { QuotaSnapshot } from "./snapshot";
@@ -75,17 +73,17 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
   readonly policy: EnginePolicy;
   /** The latest instant seen (ms); -Infinity before the first. */
   #clock = -Infinity;
-  readonly #limits = new Map<string, LimitState>();
+  readonly #book = new LimitBook();
+  // The book's Map, read directly by every check.
+  readonly #limits = this.#book.map;
   readonly #space: KeySpace;
   readonly #sets = new ChargeSets();
-  readonly #book: Reservations;
+  readonly #ledger: Ledger;
   #links = new Links();
   #fair = new FairShare();
   // The limit last looked up by name: most callers check one limit over and over.
   #lastName: string | undefined;
   #last: LimitState | undefined;
-  /** Overrides held, over every limit. */
-  #overrides = 0;
 
   /**
    * An engine with no limits.
@@ -98,7 +96,7 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
   constructor(policy?: Partial<EnginePolicy>) {
     this.policy = resolvePolicy(policy);
     this.#space = new KeySpace(this.policy.maxKeys, this.policy.sweepStep);
-    this.#book = new Reservations(this.policy.maxReservations);
+    this.#ledger = new Ledger(this.policy.maxReservations);
   }
 
   // ── limits ────────────────────────────────────────────────────────────────────────────────
@@ -108,78 +106,46 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
    * (`"invalid_limit"`) or a limit of that name exists (`"duplicate_limit"`).
    */
   addLimit(spec: LimitSpec): Result<"duplicate_limit" | "invalid_limit"> {
-    // Read once into a copy, which is what is checked and kept: a getter gets one say. One that
-    // throws (or a revoked Proxy) is a spec that cannot be read: refused, as documented, not thrown.
-    const copy = parseLimit(spec);
-    if (typeof copy === "string") return refused("invalid_limit", copy);
-    if (this.#limits.has(copy.name))
-      return refused("duplicate_limit", `a limit named ${JSON.stringify(copy.name)} exists already`);
-    this.#limits.set(copy.name, new LimitState(copy));
-    return done;
+    return this.#book.add(spec);
   }
 
   /**
    * Replaces the limit of `spec`'s name while the engine runs (a plan upgrade, an incident), at
-   * `now`. Every key keeps its state, re-based onto the new numbers: a bucket keeps its level,
-   * clamped to the new capacity; a window keeps its count (and closes when it would have, or a
-   * new window's length after `now` if that is sooner); a GCRA flow keeps its theoretical arrival
-   * time. Overrides keep the fields they set and take the others from the new spec. Refused, with
-   * a reason and nothing changed, when no limit has that name (`"unknown_limit"`) or the spec,
-   * or an override under it, is invalid (`"invalid_limit"`).
+   * `now`. Every key keeps its state, re-based: a bucket its level, clamped to the new capacity (a
+   * full one full); a window its count, closing no later than a new window from `now`; a GCRA
+   * flow its theoretical arrival time. Overrides keep the fields they set and take the others.
+   * Refused, with a reason and nothing changed, when no limit has that name (`"unknown_limit"`)
+   * or the spec, or an override under it, is invalid (`"invalid_limit"`).
    *
    * @param now - the caller's clock, in milliseconds
    * @throws RangeError when `now` is not a clock reading
    */
   replaceLimit(spec: LimitSpec, now: number): Result<"unknown_limit" | "invalid_limit"> {
     if (!isInstant(now)) throw nowError(now);
-    const copy = parseLimit(spec);
-    if (typeof copy === "string") return refused("invalid_limit", copy);
-    const held = this.#limits.get(copy.name);
-    if (held === undefined) return refused("unknown_limit", `no limit is named ${JSON.stringify(copy.name)}`);
-    // Every override under the new spec, checked before anything changes.
-    const specs = new Map<LimitState, LimitSpec>();
-    for (const o of held.overrides?.values() ?? []) {
-      const { key, fields } = o.own as NonNullable<LimitState["own"]>;
-      const next = overrideSpec(copy, fields);
-      const problem = limitProblem(next);
-      if (problem !== undefined)
-        return refused("invalid_limit", `the override for ${key.id} would not be a valid limit: ${problem}`);
-      specs.set(o, next);
-    }
-    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
-    held.replace(copy, t);
-    for (const [o, next] of specs) o.replace(next, t);
-    return done;
+    return this.#book.replace(spec, () => this.#advance(now));
   }
 
   /**
-   * Removes the limit named `name`, with every key's state under it, its overrides and its
-   * hierarchy links. A check of it answers `"unknown_limit"` from then on; a reservation that
-   * charged it settles the rest of its charges. Refused (`"unknown_limit"`) when there is none.
+   * Removes the limit named `name` with every key's state under it, its overrides and its links:
+   * a check of it answers `"unknown_limit"` from then on, and a reservation that charged it
+   * settles its other charges. Refused (`"unknown_limit"`) when there is none.
    *
    * @throws TypeError when `name` is not a string
    */
   removeLimit(name: string): Result<"unknown_limit"> {
     if (typeof name !== "string") throw limitError(name, "name");
-    const held = this.#limits.get(name);
-    if (held === undefined) return refused("unknown_limit", `no limit is named ${JSON.stringify(name)}`);
-    this.#overrides -= forgetLimit(held, this.#space);
-    this.#limits.delete(name);
-    this.#links.removeLimit(name);
-    if (this.#last === held) {
-      this.#lastName = undefined;
-      this.#last = undefined;
-    }
-    return done;
+    this.#lastName = undefined;
+    this.#last = undefined;
+    return this.#book.remove(name, this.#space, this.#links);
   }
 
   /**
-   * Gives `key` a limit of its own under the name `limit`: the limit's fields with `fields` laid
-   * over them (a tenant with its own capacity, without declaring a limit for it). The key's state
-   * moves to the override at `now`, re-based as {@link QuotaEngine.replaceLimit} re-bases it;
-   * setting it again replaces it. Refused, with a reason and nothing changed, when the limit is
-   * unknown (`"unknown_limit"`), the fields are not an override or make no valid limit
-   * (`"invalid_override"`), or `maxOverrides` overrides exist (`"override_limit"`).
+   * Gives `key` a limit of its own under the name `limit`, the limit's fields with `fields` laid
+   * over them (a tenant with its own capacity, without declaring a limit for it); its state moves
+   * to the override at `now`, re-based as by {@link QuotaEngine.replaceLimit}. Setting it again
+   * replaces it. Refused, with a reason and nothing changed, when the limit is unknown
+   * (`"unknown_limit"`), the fields make no valid limit (`"invalid_override"`), or `maxOverrides`
+   * overrides exist (`"override_limit"`).
    *
    * @param fields - any of `capacity`, `refill`, `window`, `burst`, `align`; the others are the
    *   limit's, and follow it when it is replaced
@@ -192,30 +158,8 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
     fields: OverrideFields,
     now: number,
   ): Result<"unknown_limit" | "invalid_override" | "override_limit"> {
-    const base = this.#overrideArgs(key, limit, now);
-    if (base === undefined) return refused("unknown_limit", `no limit is named ${JSON.stringify(limit)}`);
-    const given = parseOverride(fields);
-    if (typeof given === "string") return refused("invalid_override", given);
-    const spec = overrideSpec(base.spec, given);
-    const problem = limitProblem(spec);
-    if (problem !== undefined) return refused("invalid_override", `the override for ${key.id}: ${problem}`);
-    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
-    const held = base.overrides?.get(key.id);
-    if (held !== undefined) {
-      held.replace(spec, t);
-      held.own = base.ownFor(key, given);
-      return done;
-    }
-    if (this.#overrides >= this.policy.maxOverrides)
-      return refused(
-        "override_limit",
-        `${this.#overrides} overrides exist, the engine's maxOverrides: remove one, or raise maxOverrides`,
-      );
-    const own = new LimitState(spec, base.ownFor(key, given));
-    moveKey(key, base, own, t);
-    (base.overrides ??= new Map()).set(key.id, own);
-    this.#overrides++;
-    return done;
+    checkOverrideArgs(key, limit, now);
+    return this.#book.setOverride(key, limit, fields, this.policy.maxOverrides, () => this.#advance(now));
   }
 
   /**
@@ -226,30 +170,14 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
    * @throws TypeError or RangeError when `key`, `limit` or `now` is malformed
    */
   removeOverride(key: QuotaKey, limit: string, now: number): Result<"unknown_limit" | "unknown_override"> {
-    const base = this.#overrideArgs(key, limit, now);
-    if (base === undefined) return refused("unknown_limit", `no limit is named ${JSON.stringify(limit)}`);
-    const own = base.overrides?.get(key.id);
-    if (own === undefined) return refused("unknown_override", `${key.id} has no override of ${JSON.stringify(limit)}`);
-    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
-    moveKey(key, own, base, t);
-    base.overrides?.delete(key.id);
-    if (base.overrides?.size === 0) base.overrides = undefined;
-    this.#overrides--;
-    return done;
+    checkOverrideArgs(key, limit, now);
+    return this.#book.removeOverride(key, limit, () => this.#advance(now));
   }
 
   /** The limit `key` is held to under the name `limit` by an override, or undefined when it has none. */
   override(key: QuotaKey, limit: string): LimitSpec | undefined {
     if (!isQuotaKey(key)) throw keyError(key, "key");
     return this.#limits.get(limit)?.overrides?.get(key.id)?.spec;
-  }
-
-  // The limit an override call names, its arguments checked first.
-  #overrideArgs(key: QuotaKey, limit: string, now: number): LimitState | undefined {
-    if (!isQuotaKey(key)) throw keyError(key, "key");
-    if (typeof limit !== "string") throw limitError(limit, "limit");
-    if (!isInstant(now)) throw nowError(now);
-    return this.#limits.get(limit);
   }
 
   /** The limit named `name`, or undefined. */
@@ -260,6 +188,11 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
   /** Every limit, in the order added. */
   limits(): LimitSpec[] {
     return [...this.#limits.values()].map((l) => l.spec);
+  }
+
+  // The engine's instant for the caller's `now`: `now`, or the latest seen if that is later.
+  #advance(now: number): number {
+    return now > this.#clock ? (this.#clock = now) : this.#clock;
   }
 
   // ── single checks ─────────────────────────────────────────────────────────────────────────
@@ -515,43 +448,7 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
     if (given !== undefined) checkReserveTtl(given);
     const ttl = given ?? this.policy.reservationTtl;
     const n = this.#sets.read(charges, now);
-    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
-    const book = this.#book;
-    if (id !== undefined) {
-      const r = book.find(id, t);
-      if (r !== undefined)
-        return r.status === OPEN && this.#sets.same(n, r.parts)
-          ? { ...replayed, id, expiresAfter: until(now, t, r.expiresAt) }
-          : unreserved(id, "duplicate_id", Infinity);
-    }
-    if (!book.room(t)) return unreserved(id ?? "", "reservation_limit", 0);
-    const failed = this.#sets.decide(n, this.#limits, this.#space, t, true);
-    const decisions = this.#sets.decisions(n, failed, t, now);
-    if (failed >= 0) {
-      const retryAfter = this.#sets.retryAfter(n, this.#limits, t, now);
-      return {
-        allowed: false,
-        committed: false,
-        failedIndex: failed,
-        retryAfter,
-        decisions,
-        id: id ?? "",
-        code: "refused",
-        expiresAfter: 0,
-      };
-    }
-    const expiresAt = t + ttl;
-    const r = book.add(id, expiresAt, this.#sets.parts(n), t);
-    return {
-      allowed: true,
-      committed: true,
-      failedIndex: -1,
-      retryAfter: 0,
-      decisions,
-      id: r.id,
-      code: "reserved",
-      expiresAfter: until(now, t, expiresAt),
-    };
+    return this.#ledger.reserve(this.#sets, n, id, ttl, this.#limits, this.#space, this.#advance(now), now);
   }
 
   /**
@@ -596,29 +493,8 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
 
   #close(id: string, given: Map<string, number> | undefined, now: number): SettleResult {
     if (!isInstant(now)) throw nowError(now);
-    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
-    const r = this.#book.find(id, t);
-    if (r === undefined)
-      return unsettled(
-        "unknown_reservation",
-        `no reservation has the id ${JSON.stringify(id)}: none was made, or its time to live has passed (it was settled as reserved)`,
-      );
-    if (r.status !== OPEN) {
-      const was = r.status === SETTLED ? "settled" : "cancelled";
-      return unsettled(`already_${was}`, `reservation ${JSON.stringify(id)} was ${was} already: nothing changed`);
-    }
-    const actuals = actualsOf(r, given);
-    if (typeof actuals === "string") {
-      const charged = [...new Set(Array.from({ length: r.size }, (_, i) => r.limit(i)))];
-      const near = check.closest(actuals, charged);
-      return unsettled(
-        "unknown_dimension",
-        `reservation ${JSON.stringify(id)} charged no limit ${JSON.stringify(actuals)}${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`} (it charged ${charged.map((c) => JSON.stringify(c)).join(", ")})`,
-      );
-    }
-    const charges = applyActuals(r, actuals, this.#limits, this.#space, t, this.policy.topUp === "debt");
-    this.#book.close(r, given === undefined ? CANCELLED : SETTLED);
-    return { ok: true, id, charges };
+    const t = this.#advance(now);
+    return this.#ledger.close(id, given, this.#limits, this.#space, t, this.policy.topUp === "debt");
   }
 
   // ── hierarchy ─────────────────────────────────────────────────────────────────────────────
@@ -727,7 +603,7 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
     if (budget !== Infinity) check.integer(budget, "sweep budget", 0);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
     const dropped = this.#space.sweep(this.#limits.values(), t, budget);
-    const expired = this.#book.expire(t, budget);
+    const expired = this.#ledger.expire(t, budget);
     return { visited: this.#space.visited, dropped, keys: this.#space.keys, expired };
   }
 
@@ -760,8 +636,8 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
       space: this.#space,
       links: this.#links,
       fair: this.#fair,
-      reservations: this.#book.open,
-      overrides: this.#overrides,
+      reservations: this.#ledger.open,
+      overrides: this.#book.overrides,
     };
   }
 
@@ -786,14 +662,12 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
   restore(snapshot: unknown): void {
     const restored = readSnapshot(snapshot, this.policy.maxKeys, this.policy.maxOverrides);
     this.#clock = restored.clock;
-    this.#limits.clear();
-    for (const [name, held] of restored.limits) this.#limits.set(name, held);
+    this.#book.restore(restored.limits, restored.overrides);
     this.#lastName = undefined;
     this.#last = undefined;
     this.#links = restored.links;
     this.#fair = restored.fair;
     this.#space.restore(restored.keys);
-    this.#overrides = restored.overrides;
-    this.#book.clear();
+    this.#ledger.clear();
   }
 }

@@ -12,7 +12,7 @@ import { BUCKET, GCRA, WINDOW } from "./kinds";
 import type { Kind } from "./kinds";
 import { OVERRIDE_FIELDS, limitProblem } from "./limit";
 import type { LimitSpec } from "./limit";
-import { overrideSpec } from "./limit-change";
+import { overrideSpec } from "./limit-book";
 import { LimitState } from "./limit-state";
 import type { Rule } from "./rule";
 import { STRIDE } from "./table";

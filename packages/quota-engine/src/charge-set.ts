@@ -16,7 +16,6 @@ import type { Kind } from "./kinds";
 import type { LimitState } from "./limit-state";
 import { KEY_LIMIT, NOT_COMMITTED, OK, UNKNOWN_LIMIT, step } from "./outcome";
 import type { Code } from "./outcome";
-import { PART_STRIDE } from "./reservation";
 import { STRIDE } from "./table";
 import type { SlotTable } from "./table";
 
@@ -178,37 +177,35 @@ export class ChargeSets {
     return decisions;
   }
 
-  /**
-   * What a reservation of the `n` charges just committed keeps, {@link PART_STRIDE} entries a
-   * charge: the key, the limit's name, the kind, the cost, and for a window the end of the window
-   * it was counted in (0 for the other kinds).
-   */
-  parts(n: number): unknown[] {
-    const parts = new Array<unknown>(n * PART_STRIDE);
-    for (let i = 0, at = 0; i < n; i++, at += PART_STRIDE) {
-      const kind = this.#kinds[i];
-      parts[at] = this.#keys[i];
-      parts[at + 1] = this.#names[i];
-      parts[at + 2] = kind;
-      parts[at + 3] = this.#costs[i];
-      parts[at + 4] = kind === WINDOW ? this.#instants[i] : 0;
-    }
-    return parts;
+  // What a reservation keeps of charge `i` of the set just read (reservation.ts copies it).
+  /** The key of charge `i`. */
+  keyAt(i: number): QuotaKey {
+    return this.#keys[i];
   }
 
-  /** Whether the `n` charges just read are those `parts` keeps (the same keys, limits, kinds and costs, in order). */
-  same(n: number, parts: readonly unknown[]): boolean {
-    if (parts.length !== n * PART_STRIDE) return false;
-    for (let i = 0, at = 0; i < n; i++, at += PART_STRIDE) {
-      if (
-        (parts[at] as QuotaKey).id !== this.#ids[i] ||
-        parts[at + 1] !== this.#names[i] ||
-        parts[at + 2] !== this.#kinds[i] ||
-        parts[at + 3] !== this.#costs[i]
-      )
-        return false;
-    }
-    return true;
+  /** The id of charge `i`'s key. */
+  idAt(i: number): string {
+    return this.#ids[i];
+  }
+
+  /** The limit name of charge `i`. */
+  nameAt(i: number): string {
+    return this.#names[i];
+  }
+
+  /** The kind of charge `i`. */
+  kindAt(i: number): Kind {
+    return this.#kinds[i] as Kind;
+  }
+
+  /** The cost of charge `i`. */
+  costAt(i: number): number {
+    return this.#costs[i];
+  }
+
+  /** For a window charge just evaluated, the end of the window it counted in (ms); 0 for the other kinds. */
+  endAt(i: number): number {
+    return this.#kinds[i] === WINDOW ? this.#instants[i] : 0;
   }
 
   // Evaluates the n charges at `t` on staged state, writing nothing but the working space: each

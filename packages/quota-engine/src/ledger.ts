@@ -52,10 +52,10 @@ export class Ledger {
   ): ReserveReport {
     const book = this.#book;
     if (id !== undefined) {
-      const r = book.find(id, t);
-      if (r !== undefined)
-        return r.status === OPEN && sets.same(n, r.parts)
-          ? { ...replayed, id, expiresAfter: until(now, t, r.expiresAt) }
+      const slot = book.find(id, t);
+      if (slot >= 0)
+        return book.status(slot) === OPEN && book.holds(slot, n, sets)
+          ? { ...replayed, id, expiresAfter: until(now, t, book.expiresAt(slot)) }
           : unreserved(id, "duplicate_id", Infinity);
     }
     if (!book.room(t)) return unreserved(id ?? "", "reservation_limit", 0);
@@ -75,14 +75,13 @@ export class Ledger {
       };
     }
     const expiresAt = t + ttl;
-    const r = book.add(id, expiresAt, sets.parts(n), t);
     return {
       allowed: true,
       committed: true,
       failedIndex: -1,
       retryAfter: 0,
       decisions,
-      id: r.id,
+      id: book.add(id, expiresAt, n, sets),
       code: "reserved",
       expiresAfter: until(now, t, expiresAt),
     };
@@ -102,16 +101,19 @@ export class Ledger {
     t: number,
     debt: boolean,
   ): SettleResult {
-    const r = this.#book.find(id, t);
-    if (r === undefined)
+    const book = this.#book;
+    const slot = book.find(id, t);
+    if (slot < 0)
       return unsettled(
         "unknown_reservation",
         `no reservation has the id ${JSON.stringify(id)}: none was made, or its time to live has passed (it was settled as reserved)`,
       );
-    if (r.status !== OPEN) {
-      const was = r.status === SETTLED ? "settled" : "cancelled";
+    const status = book.status(slot);
+    if (status !== OPEN) {
+      const was = status === SETTLED ? "settled" : "cancelled";
       return unsettled(`already_${was}`, `reservation ${JSON.stringify(id)} was ${was} already: nothing changed`);
     }
+    const r = book.view(slot);
     const actuals = actualsOf(r, given);
     if (typeof actuals === "string") {
       const charged = [...new Set(Array.from({ length: r.size }, (_, i) => r.limit(i)))];
@@ -122,7 +124,7 @@ export class Ledger {
       );
     }
     const charges = applyActuals(r, actuals, limits, space, t, debt);
-    this.#book.close(r, given === undefined ? CANCELLED : SETTLED);
+    book.close(slot, given === undefined ? CANCELLED : SETTLED);
     return { ok: true, id, charges };
   }
 }

@@ -9,11 +9,10 @@ import type { ChargeKind } from "./charge";
 import type { QuotaKey } from "./key";
 import type { KeySpace } from "./key-space";
 import { KIND_NAMES } from "./kinds";
-import type { Kind } from "./kinds";
 import type { LimitState } from "./limit-state";
 import { step } from "./outcome";
-import { MAX_RESERVATION_ID, PART_STRIDE } from "./reservation";
-import type { Reservation } from "./reservation";
+import { MAX_RESERVATION_ID } from "./reservation";
+import type { Reserved } from "./reservation";
 import { STRIDE } from "./table";
 
 /** Why a settle or cancel changed nothing. */
@@ -114,23 +113,22 @@ export function readActual(actual: unknown): Map<string, number> {
  *
  * @throws RangeError when a charge in proportion would pass 2^53 units
  */
-export function actualsOf(r: Reservation, given: Map<string, number> | undefined): number[] | string {
+export function actualsOf(r: Reserved, given: Map<string, number> | undefined): number[] | string {
   const n = r.size;
   const out = new Array<number>(n).fill(0);
   if (given === undefined) return out;
-  const parts = r.parts;
   const first = new Map<string, number>();
   for (let i = 0; i < n; i++) if (!first.has(r.limit(i))) first.set(r.limit(i), i);
   for (const name of given.keys()) if (!first.has(name)) return name;
   for (let i = 0; i < n; i++) {
     const name = r.limit(i);
-    const cost = parts[i * PART_STRIDE + 3] as number;
+    const cost = r.cost(i);
     const units = given.get(name);
     if (units === undefined) {
       out[i] = cost;
       continue;
     }
-    const base = parts[(first.get(name) as number) * PART_STRIDE + 3] as number;
+    const base = r.cost(first.get(name) as number);
     const share = cost % base === 0 ? units * (cost / base) : Math.ceil((units * cost) / base);
     if (!Number.isSafeInteger(share))
       throw new RangeError(
@@ -149,21 +147,20 @@ export function actualsOf(r: Reservation, given: Map<string, number> | undefined
  * would, and is forgiven when `maxKeys` leaves none.
  */
 export function applyActuals(
-  r: Reservation,
+  r: Reserved,
   actuals: readonly number[],
   limits: ReadonlyMap<string, LimitState>,
   space: KeySpace,
   t: number,
   debt: boolean,
 ): SettledCharge[] {
-  const parts = r.parts;
   const n = r.size;
   const out = new Array<SettledCharge>(n);
-  for (let i = 0, at = 0; i < n; i++, at += PART_STRIDE) {
-    const key = parts[at] as QuotaKey;
-    const name = parts[at + 1] as string;
-    const kind = parts[at + 2] as Kind;
-    const reserved = parts[at + 3] as number;
+  for (let i = 0; i < n; i++) {
+    const key = r.key(i);
+    const name = r.limit(i);
+    const kind = r.kind(i);
+    const reserved = r.cost(i);
     const actual = actuals[i];
     const delta = actual - reserved;
     const base = limits.get(name);
@@ -174,7 +171,7 @@ export function applyActuals(
       let slot = table === undefined ? -1 : table.find(key);
       const amount = slot < 0 ? freshAmount(kind, held.rule) : (table as NonNullable<typeof table>).data[slot * STRIDE];
       const instant = slot < 0 ? freshInstant(kind, t) : (table as NonNullable<typeof table>).data[slot * STRIDE + 1];
-      const missed = adjust(kind, held.rule, amount, instant, t, delta, debt, parts[at + 4] as number);
+      const missed = adjust(kind, held.rule, amount, instant, t, delta, debt, r.end(i));
       // Only a top-up changes a key with no state (a refund finds it full, closed or at rest).
       const left = step.amount;
       const since = step.instant;

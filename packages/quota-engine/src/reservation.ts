@@ -82,6 +82,43 @@ export interface Reserved {
   end(i: number): number;
 }
 
+/** A reservation's charges, read in place: inline up to INLINE, then from its own array. */
+class View implements Reserved {
+  constructor(
+    readonly id: string,
+    readonly size: number,
+    readonly at: number,
+    readonly keys: readonly (QuotaKey | undefined)[],
+    readonly names: readonly (string | undefined)[],
+    readonly nums: Float64Array,
+    readonly more: readonly unknown[] | undefined,
+  ) {}
+
+  key(i: number): QuotaKey {
+    return (i < INLINE ? this.keys[this.at + i] : (this.more as unknown[])[(i - INLINE) * 5]) as QuotaKey;
+  }
+
+  limit(i: number): string {
+    return (i < INLINE ? this.names[this.at + i] : (this.more as unknown[])[(i - INLINE) * 5 + 1]) as string;
+  }
+
+  kind(i: number): Kind {
+    return (i < INLINE ? this.nums[(this.at + i) * NUMS] : (this.more as unknown[])[(i - INLINE) * 5 + 2]) as Kind;
+  }
+
+  cost(i: number): number {
+    return (
+      i < INLINE ? this.nums[(this.at + i) * NUMS + 1] : (this.more as unknown[])[(i - INLINE) * 5 + 3]
+    ) as number;
+  }
+
+  end(i: number): number {
+    return (
+      i < INLINE ? this.nums[(this.at + i) * NUMS + 2] : (this.more as unknown[])[(i - INLINE) * 5 + 4]
+    ) as number;
+  }
+}
+
 /** The sequence number of an id the engine made (`#` and up to 15 digits, no leading zero), or -1. */
 function seqOf(id: string): number {
   const n = id.length;
@@ -203,32 +240,10 @@ export class Reservations {
     return this.#expires[slot];
   }
 
-  /** What a settle reads of the reservation in `slot`. */
+  /** What a settle reads of the reservation in `slot` (valid until the store next changes). */
   view(slot: number): Reserved {
-    const size = this.#sizes[slot];
     const id = this.#ids[slot] ?? `#${this.#seqs[slot]}`;
-    const keys = this.#keys;
-    const names = this.#names;
-    const nums = this.#nums;
-    const more = this.#more[slot];
-    const at = slot * INLINE;
-    const field = (i: number, f: number): unknown =>
-      i < INLINE
-        ? f === 0
-          ? keys[at + i]
-          : f === 1
-            ? names[at + i]
-            : nums[(at + i) * NUMS + f - 2]
-        : (more as unknown[])[(i - INLINE) * 5 + f];
-    return {
-      id,
-      size,
-      key: (i) => field(i, 0) as QuotaKey,
-      limit: (i) => field(i, 1) as string,
-      kind: (i) => field(i, 2) as Kind,
-      cost: (i) => field(i, 3) as number,
-      end: (i) => field(i, 4) as number,
-    };
+    return new View(id, this.#sizes[slot], slot * INLINE, this.#keys, this.#names, this.#nums, this.#more[slot]);
   }
 
   /** Whether the reservation in `slot` holds the `n` charges `sets` has just read (keys, limits, kinds, costs, in order). */

@@ -95,11 +95,14 @@ export function readActual(actual: unknown): Map<string, number> {
   const out = new Map<string, number>();
   for (const name of names) {
     const units = (actual as Record<string, unknown>)[name];
-    const what = `actual[${JSON.stringify(name)}]`;
     if (typeof units !== "number")
-      throw new TypeError(`${what} must be a number of units, got ${typeof units} ${check.describe(units)}`);
+      throw new TypeError(
+        `actual[${JSON.stringify(name)}] must be a number of units, got ${typeof units} ${check.describe(units)}`,
+      );
     if (!Number.isSafeInteger(units) || units < 0)
-      throw new RangeError(`${what} must be a whole number of at least 0, got ${check.describe(units)}`);
+      throw new RangeError(
+        `actual[${JSON.stringify(name)}] must be a whole number of at least 0, got ${check.describe(units)}`,
+      );
     out.set(name, units);
   }
   return out;
@@ -117,9 +120,17 @@ export function actualsOf(r: Reserved, given: Map<string, number> | undefined): 
   const n = r.size;
   const out = new Array<number>(n).fill(0);
   if (given === undefined) return out;
-  const first = new Map<string, number>();
-  for (let i = 0; i < n; i++) if (!first.has(r.limit(i))) first.set(r.limit(i), i);
-  for (const name of given.keys()) if (!first.has(name)) return name;
+  // Each limit's first charge: a scan back for a small set, a Map past it (a scan is quadratic).
+  let first: Map<string, number> | undefined;
+  if (n > 16) {
+    first = new Map();
+    for (let i = 0; i < n; i++) if (!first.has(r.limit(i))) first.set(r.limit(i), i);
+  }
+  for (const name of given.keys()) {
+    let charged = first?.has(name) ?? false;
+    for (let i = 0; i < n && !charged; i++) charged = r.limit(i) === name;
+    if (!charged) return name;
+  }
   for (let i = 0; i < n; i++) {
     const name = r.limit(i);
     const cost = r.cost(i);
@@ -128,7 +139,7 @@ export function actualsOf(r: Reserved, given: Map<string, number> | undefined): 
       out[i] = cost;
       continue;
     }
-    const base = r.cost(first.get(name) as number);
+    const base = r.cost(firstCharge(r, name, i, first));
     const share = cost % base === 0 ? units * (cost / base) : Math.ceil((units * cost) / base);
     if (!Number.isSafeInteger(share))
       throw new RangeError(
@@ -137,6 +148,13 @@ export function actualsOf(r: Reserved, given: Map<string, number> | undefined): 
     out[i] = share;
   }
   return out;
+}
+
+// The index of the first charge of `r` to the limit `name`, charge `i` being one.
+function firstCharge(r: Reserved, name: string, i: number, first: Map<string, number> | undefined): number {
+  if (first !== undefined) return first.get(name) as number;
+  for (let j = 0; j < i; j++) if (r.limit(j) === name) return j;
+  return i;
 }
 
 /**

@@ -152,6 +152,21 @@ describe("settle", () => {
     ]);
   });
 
+  it("in proportion alike for a small set and a large one (past 16 charges)", () => {
+    for (const n of [4, 20]) {
+      const e = new QuotaEngine();
+      e.addLimit(limitSpec({ name: "tokens", capacity: 1_000 }));
+      const keys = Array.from({ length: n }, (_, i) => new QuotaKey("t", `k${i}`, "r"));
+      const r = e.reserve(
+        keys.map((k, i) => charge(k, "tokens", 3 * (i + 1))),
+        0,
+      );
+      const s = e.settle(r.id, { tokens: 2 }, 0);
+      // The first reserved 3 and comes to 2; charge i reserved 3(i + 1) and comes to 2(i + 1).
+      expect(s.ok && s.charges.map((c) => c.actual)).toEqual(keys.map((_, i) => 2 * (i + 1)));
+    }
+  });
+
   it("a top-up to a key dropped since, with maxKeys reached and nothing idle, is forgiven", () => {
     const e = engine({ maxKeys: 1, sweepStep: 0 });
     const r = e.reserve(tokens(10, alice), 0);

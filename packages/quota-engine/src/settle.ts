@@ -20,8 +20,11 @@ export type SettleCode = "unknown_reservation" | "already_settled" | "already_ca
 
 /** What one charge of a reservation came to when it was settled or cancelled. */
 export interface SettledCharge {
+  /** The key the charge was to. */
   readonly key: QuotaKey;
+  /** The limit it was to, by name. */
   readonly limit: string;
+  /** The algorithm it ran. */
   readonly kind: ChargeKind;
   /** Units the reservation charged. */
   readonly reserved: number;
@@ -41,6 +44,7 @@ export interface SettledCharge {
 
 /** A reservation settled or cancelled by this call: what each of its charges came to, in order. */
 export interface Settlement {
+  /** Settled (or cancelled) by this call. */
   readonly ok: true;
   /** The reservation's id. */
   readonly id: string;

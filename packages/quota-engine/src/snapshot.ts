@@ -83,13 +83,19 @@ export interface GcraEntry {
  * from the limit. Its state is listed with the others', under the limit's name.
  */
 export interface OverrideEntry {
+  /** The key with a limit of its own. */
   readonly key: KeyParts;
+  /** The limit it overrides, by name. */
   readonly limit: string;
+  /** Units, or null: the limit's. */
   readonly capacity: number | null;
+  /** Units per `window`, or null: the limit's. */
   readonly refill: number | null;
-  /** Milliseconds. */
+  /** Milliseconds, or null: the limit's. */
   readonly window: number | null;
+  /** Units, or null: the limit's. */
   readonly burst: number | null;
+  /** Whether windows open on multiples of `window`, or null: the limit's. */
   readonly align: boolean | null;
 }
 

@@ -5,11 +5,10 @@ import {
   Gradient2Limit,
   Limiter,
   Priorities,
-  Token,
   VegasLimit,
   criticality,
 } from "@tideward/concurrency";
-import type { Refusal } from "@tideward/concurrency";
+import type { Refusal, Token } from "@tideward/concurrency";
 
 const T0 = 1_700_000_000_000.25;
 

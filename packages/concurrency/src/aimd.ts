@@ -140,12 +140,12 @@ export class AimdLimit {
     }
   }
 
-  /** @internal */
+  /** @internal The learned state, for a snapshot. */
   [STATE](): AimdState {
     return { limit: this.#limit };
   }
 
-  /** @internal */
+  /** @internal Takes learned state from a snapshot (already checked). */
   [ADOPT](state: AimdState): void {
     this.#limit = state.limit;
   }

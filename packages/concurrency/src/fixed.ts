@@ -47,12 +47,12 @@ export class FixedLimit {
   /** Does nothing: a fixed limit learns nothing from a finished call. */
   sample(_rtt: number, _inflight: number, _dropped?: boolean): void {}
 
-  /** @internal */
+  /** @internal The learned state, for a snapshot. */
   [STATE](): FixedState {
     return {};
   }
 
-  /** @internal */
+  /** @internal Takes learned state from a snapshot (already checked). */
   [ADOPT](_state: FixedState): void {}
 }
 

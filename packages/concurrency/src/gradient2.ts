@@ -179,12 +179,12 @@ export class Gradient2Limit {
     this.#estimate = clamp(next, p.min, p.max);
   }
 
-  /** @internal */
+  /** @internal The learned state, for a snapshot. */
   [STATE](): Gradient2State {
     return { estimate: this.#estimate, long: this.#count === 0 ? null : this.#long, count: this.#count };
   }
 
-  /** @internal */
+  /** @internal Takes learned state from a snapshot (already checked). */
   [ADOPT](state: Gradient2State): void {
     this.#estimate = state.estimate;
     this.#long = state.long ?? 0;

@@ -180,7 +180,7 @@ export class Limiter {
       clock: this.#now,
       algorithm: this.algorithm.kind,
       state: this.algorithm[STATE](),
-    } as LimiterSnapshot;
+    };
   }
 
   /**

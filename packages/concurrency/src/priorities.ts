@@ -40,6 +40,7 @@ export type RefusalReason = "limit" | "reserved";
 export interface Refusal {
   /** Always false: a {@link Token}'s is true. */
   readonly ok: false;
+  /** Why: the limit is full, or the places left are reserved for more important levels. */
   readonly reason: RefusalReason;
   /** The level the call was judged at (its priority, resolved). */
   readonly level: number;

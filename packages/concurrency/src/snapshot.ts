@@ -15,26 +15,19 @@ import { readVegas } from "./vegas";
 /** The snapshot format's version. */
 export const SNAPSHOT_VERSION = 1;
 
-/** The fields every limiter snapshot has. */
-interface Envelope<Kind extends string, State> {
-  readonly version: typeof SNAPSHOT_VERSION;
-  /** The latest clock reading the limiter had seen, in milliseconds on its own clock. */
-  readonly clock: number;
-  /** Which algorithm learned the state. */
-  readonly algorithm: Kind;
-  /** What it learned. */
-  readonly state: State;
-}
-
 /**
  * What a limiter has learned, as plain JSON-safe data: what `Limiter.snapshot()` returns and
  * `Limiter.restore()` takes. `JSON.parse(JSON.stringify(s))` restores to the same state.
  */
-export type LimiterSnapshot =
-  | Envelope<"aimd", AimdState>
-  | Envelope<"vegas", VegasState>
-  | Envelope<"gradient2", Gradient2State>
-  | Envelope<"fixed", FixedState>;
+export interface LimiterSnapshot {
+  readonly version: typeof SNAPSHOT_VERSION;
+  /** The latest clock reading the limiter had seen, in milliseconds on its own clock. */
+  readonly clock: number;
+  /** Which algorithm learned the state. */
+  readonly algorithm: "aimd" | "vegas" | "gradient2" | "fixed";
+  /** What it learned: the state of that algorithm. */
+  readonly state: AimdState | VegasState | Gradient2State | FixedState;
+}
 
 type Algorithm = AimdLimit | VegasLimit | Gradient2Limit | FixedLimit;
 

@@ -224,7 +224,7 @@ export class VegasLimit {
     this.#estimate = clamp((1 - p.smoothing) * estimate + p.smoothing * next, p.min, p.max);
   }
 
-  /** @internal */
+  /** @internal The learned state, for a snapshot. */
   [STATE](): VegasState {
     return {
       estimate: this.#estimate,
@@ -234,7 +234,7 @@ export class VegasLimit {
     };
   }
 
-  /** @internal */
+  /** @internal Takes learned state from a snapshot (already checked). */
   [ADOPT](state: VegasState): void {
     this.#estimate = state.estimate;
     this.#noLoad = state.noLoad ?? 0;

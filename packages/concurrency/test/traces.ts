@@ -6,7 +6,7 @@
 // rewrites them (each between `<!-- trace:NAME -->` and `<!-- /trace:NAME -->`).
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { AimdLimit, Gradient2Limit, VegasLimit, aimd, gradient2, vegas } from "@tideward/concurrency";
+import { AimdLimit, Gradient2Limit, VegasLimit, aimd, gradient2 } from "@tideward/concurrency";
 
 interface Row {
   readonly rtt: number;
@@ -18,9 +18,11 @@ const ms = (x: number): string => (Number.isNaN(x) ? "—" : `${Number(x.toFixed
 const num = (x: number): string => `${Number(x.toFixed(3))}`;
 
 function table(head: readonly string[], rows: readonly (readonly string[])[]): string {
-  return [`| ${head.join(" | ")} |`, `| ${head.map(() => "---").join(" | ")} |`, ...rows.map((r) => `| ${r.join(" | ")} |`)].join(
-    "\n",
-  );
+  return [
+    `| ${head.join(" | ")} |`,
+    `| ${head.map(() => "---").join(" | ")} |`,
+    ...rows.map((r) => `| ${r.join(" | ")} |`),
+  ].join("\n");
 }
 
 function aimdSteps(): string {
@@ -73,9 +75,25 @@ function vegasSteps(): string {
     else {
       const q = Math.ceil(before * (1 - noLoad / s.rtt));
       queue = `${q}`;
-      why = q <= 1 ? "≤ threshold 1: + beta 6" : q < 3 ? "< alpha 3: + 1" : q > 6 ? "> beta 6: − 1" : "alpha ≤ queue ≤ beta: holds";
+      why =
+        q <= 1
+          ? "≤ threshold 1: + beta 6"
+          : q < 3
+            ? "< alpha 3: + 1"
+            : q > 6
+              ? "> beta 6: − 1"
+              : "alpha ≤ queue ≤ beta: holds";
     }
-    return [`${i + 1}`, ms(s.rtt), `${s.inflight}`, s.dropped ? "yes" : "", ms(limit.noLoad), queue, why, num(limit.estimate)];
+    return [
+      `${i + 1}`,
+      ms(s.rtt),
+      `${s.inflight}`,
+      s.dropped ? "yes" : "",
+      ms(limit.noLoad),
+      queue,
+      why,
+      num(limit.estimate),
+    ];
   });
   return table(["sample", "rtt (ms)", "in flight", "dropped", "noLoad (ms)", "queue", "rule", "estimate"], rows);
 }
@@ -102,7 +120,15 @@ function gradient2Steps(): string {
       s.inflight < before / 2
         ? `${s.inflight} < ${num(before)} / 2: app-limited, holds`
         : `${num(before)} × 0.8 + (${num(before)} × ${num(g)} + 4) × 0.2`;
-    return [`${i + 1}`, ms(s.rtt), `${s.inflight}`, ms(long), s.inflight < before / 2 ? "—" : num(g), why, num(limit.estimate)];
+    return [
+      `${i + 1}`,
+      ms(s.rtt),
+      `${s.inflight}`,
+      ms(long),
+      s.inflight < before / 2 ? "—" : num(g),
+      why,
+      num(limit.estimate),
+    ];
   });
   return table(["sample", "rtt (ms)", "in flight", "long (ms)", "gradient", "rule", "estimate"], rows);
 }
@@ -132,9 +158,15 @@ function drift(): string {
       cells.push(`${a.limit}`);
     }
     if (checkpoints.includes(n)) {
-      const vegasNoLoad = (algorithms[1][1] as VegasLimit).noLoad;
-      const long = (algorithms[2][1] as Gradient2Limit).long;
-      rows.push([`${n}`, `${base}`, cells[0], `${cells[1]} (noLoad ${ms(vegasNoLoad)})`, `${cells[2]} (long ${ms(long)})`]);
+      const vegasNoLoad = algorithms[1][1].noLoad;
+      const long = algorithms[2][1].long;
+      rows.push([
+        `${n}`,
+        `${base}`,
+        cells[0],
+        `${cells[1]} (noLoad ${ms(vegasNoLoad)})`,
+        `${cells[2]} (long ${ms(long)})`,
+      ]);
     }
   }
   return table(["sample", "no-load rtt (ms)", "AIMD limit", "Vegas limit", "Gradient2 limit"], rows);
@@ -159,4 +191,5 @@ export function rewrite(readme: string): string {
 export const readmePath = join(import.meta.dirname, "..", "README.md");
 
 if (process.argv.includes("--write")) writeFileSync(readmePath, rewrite(readFileSync(readmePath, "utf8")));
-else if (process.argv[1] === import.meta.filename) for (const [name, text] of Object.entries(traces())) console.log(`${name}\n${text}\n`);
+else if (process.argv[1] === import.meta.filename)
+  for (const [name, text] of Object.entries(traces())) console.log(`${name}\n${text}\n`);

@@ -24,7 +24,7 @@ const FINISHED = Object.freeze({ current: false });
  * - The moving average is updated each time a call leaves flight:
  *   `average = average·beta + flying·(1 − beta)`, with `flying` counted after it left.
  *
- * - Priority: with {@link Priorities} given, a call at level `p` is full at `room(p)` of that
+ * - Priority: with `Priorities` given, a call at level `p` is full at `room(p)` of that
  *   capacity (`room(p) = 1 −` the shares of the more important levels), so as a hot server fills
  *   up the least important calls are refused first. Level 0, and every call of a shedder given
  *   no priorities, is judged at the whole capacity: without priorities nothing changes.
@@ -96,7 +96,7 @@ export class Shedder {
    * @param priorities - the priority levels calls are judged by (`criticality`, say); left out,
    *   every call is judged alike, at the whole capacity
    * @throws TypeError when `policy` is not an object, names an unknown field (with the closest
-   *   known one) or a field is not a number, or `priorities` is not a {@link Priorities};
+   *   known one) or a field is not a number, or `priorities` is not a `Priorities`;
    *   RangeError when a field is out of range (a size over 1 000 000 buckets or buckets under
    *   0.01 ms included) or `now` is not finite (the message names the field, the value and the
    *   bound)

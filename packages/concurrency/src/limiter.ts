@@ -66,11 +66,15 @@ export class Limiter {
   /** The priority levels calls are judged by. */
   readonly priorities: Priorities;
 
-  readonly #byLevel: Int32Array;
+  // Calls in flight per level; none kept for a single level (the count is `#flying`).
+  readonly #byLevel: Int32Array | undefined;
+  // The priorities' fallback level, read on every call that gives none.
+  readonly #fallback: number;
   #flying = 0;
   // The limit in force, read from the algorithm after each sample.
   #limit: number;
-  // The latest clock reading seen (ms); an earlier or nonsensical one stands still at it.
+  // The latest clock reading `acquire` (or `restore`) was given (ms); an earlier or nonsensical one
+  // stands still at it.
   #now = 0;
 
   readonly #flight: Flight = {
@@ -117,7 +121,8 @@ export class Limiter {
     owned.add(algorithm);
     this.algorithm = algorithm;
     this.priorities = priorities;
-    this.#byLevel = new Int32Array(priorities.count);
+    this.#byLevel = priorities.count > 1 ? new Int32Array(priorities.count) : undefined;
+    this.#fallback = priorities.fallback;
     this.#limit = algorithm.limit;
     this.#now = now;
   }
@@ -134,7 +139,8 @@ export class Limiter {
 
   /** How many calls of `priority`'s level are in flight. */
   flyingAt(priority: Priority): number {
-    return this.#byLevel[this.priorities.level(priority)];
+    const byLevel = this.#byLevel;
+    return byLevel === undefined ? this.#flying : byLevel[this.priorities.level(priority)];
   }
 
   /**
@@ -160,19 +166,20 @@ export class Limiter {
   acquire(now: number, priority?: Priority): Token | Refusal {
     const t = this.#tick(now);
     const levels = this.priorities;
-    const level = levels.level(priority);
+    const level = priority === undefined ? this.#fallback : levels.level(priority);
     const flying = this.#flying;
     const limit = this.#limit;
     if (flying >= limit) return levels.refusal(level, "limit");
     if (level !== 0 && flying >= levels.places(level, limit)) return levels.refusal(level, "reserved");
     this.#flying = flying + 1;
-    this.#byLevel[level]++;
+    const byLevel = this.#byLevel;
+    if (byLevel !== undefined) byLevel[level]++;
     return new Token(this.#flight, t, flying + 1, level);
   }
 
   /**
    * What the limiter has learned, as plain JSON-safe data: the algorithm's state and the latest
-   * clock reading. Calls in flight are not in it: they belong to this process.
+   * clock reading `acquire` was given. Calls in flight are not in it: they belong to this process.
    */
   snapshot(): LimiterSnapshot {
     return {
@@ -214,15 +221,14 @@ export class Limiter {
 
   #leave(level: number): void {
     this.#flying--;
-    this.#byLevel[level]--;
+    const byLevel = this.#byLevel;
+    if (byLevel !== undefined) byLevel[level]--;
   }
 
-  // A finish time: the reading itself when it is a number (so a round trip is measured on the
-  // caller's clock even if it stepped back since), NaN otherwise; the latest reading moves on.
+  // A finish time: the reading itself when it is a finite number (so a round trip is measured on
+  // the caller's clock even if it stepped back since), NaN otherwise.
   #finish(now: number): number {
-    if (typeof now !== "number") return Number.NaN;
-    this.#tick(now);
-    return now < Infinity ? now : Number.NaN;
+    return typeof now === "number" && now < Infinity ? now : Number.NaN;
   }
 
   #tick(now: number): number {

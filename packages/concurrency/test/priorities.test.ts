@@ -32,6 +32,15 @@ describe("Priorities: levels and names", () => {
     expect(Object.is(criticality.level(-0), 0)).toBe(true);
   });
 
+  it("resolves names that an object would inherit only when they are levels", () => {
+    const odd = new Priorities({ levels: ["__proto__", "constructor", "toString"] });
+    expect([odd.level("__proto__"), odd.level("constructor"), odd.level("toString")]).toEqual([0, 1, 2]);
+    const plain = new Priorities({ levels: ["a", "b"] });
+    for (const name of ["__proto__", "constructor", "toString", "hasOwnProperty", "valueOf"])
+      expect(plain.level(name)).toBe(1);
+    expect(new Priorities({ levels: ["a", "__proto__"], fallback: "__proto__" }).fallback).toBe(1);
+  });
+
   it("gives a call that names no priority the fallback level: critical for criticality", () => {
     expect(criticality.fallback).toBe(1);
     expect(criticality.level(undefined)).toBe(1);

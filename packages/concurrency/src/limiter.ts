@@ -3,7 +3,7 @@ import { AimdLimit } from "./aimd";
 import { ADOPT, STATE } from "./bounds";
 import { FixedLimit } from "./fixed";
 import { Gradient2Limit } from "./gradient2";
-import { Priorities, single } from "./priorities";
+import { Priorities, SLACK, single } from "./priorities";
 import type { Priority, Refusal } from "./priorities";
 import { SNAPSHOT_VERSION, readSnapshot } from "./snapshot";
 import type { LimiterSnapshot } from "./snapshot";
@@ -70,6 +70,9 @@ export class Limiter {
   readonly #byLevel: Int32Array | undefined;
   // The priorities' fallback level, read on every call that gives none.
   readonly #fallback: number;
+  // Each level's room (the part of the limit it may fill), copied: read as a double in place, it
+  // is compared without ever being boxed.
+  readonly #rooms: Float64Array;
   #flying = 0;
   // The limit in force, read from the algorithm after each sample.
   #limit: number;
@@ -123,6 +126,7 @@ export class Limiter {
     this.priorities = priorities;
     this.#byLevel = priorities.count > 1 ? new Int32Array(priorities.count) : undefined;
     this.#fallback = priorities.fallback;
+    this.#rooms = Float64Array.from(priorities.names, (_, level) => priorities.room(level));
     this.#limit = algorithm.limit;
     this.#now = now;
   }
@@ -170,7 +174,9 @@ export class Limiter {
     const flying = this.#flying;
     const limit = this.#limit;
     if (flying >= limit) return levels.refusal(level, "limit");
-    if (level !== 0 && flying >= levels.places(level, limit)) return levels.refusal(level, "reserved");
+    // `flying ≥ places(level, limit)`, that is `floor(limit × room + SLACK) ≤ flying`, written
+    // without the floor: for a whole `flying` it is `limit × room + SLACK < flying + 1`.
+    if (level !== 0 && limit * this.#rooms[level] + SLACK < flying + 1) return levels.refusal(level, "reserved");
     this.#flying = flying + 1;
     const byLevel = this.#byLevel;
     if (byLevel !== undefined) byLevel[level]++;

@@ -50,10 +50,10 @@ const KNOWN = ["levels", "shares", "fallback"] as const;
 /** The longest level name: names travel as metric labels and headers. */
 const MAX_NAME = 64;
 /**
- * Shares are products of decimal fractions, which doubles store a little off (`1 − 0.9` is
+ * @internal Shares are products of decimal fractions, which doubles store a little off (`1 − 0.9` is
  * 0.09999999999999998): a place counts when the product is within this of a whole one.
  */
-const SLACK = 1e-7;
+export const SLACK = 1e-7;
 
 /**
  * Priority levels and the share of a limit each keeps from the less important ones: one

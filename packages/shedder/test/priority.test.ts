@@ -3,15 +3,17 @@
 // given them, decide exactly as before.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Shedder, criticality } from "@tideward/shedder";
-import type { Ticket, Priorities } from "@tideward/shedder";
+import { criticality } from "@tideward/concurrency";
+import type { Priorities } from "@tideward/concurrency";
+import { Shedder } from "@tideward/shedder";
+import type { Levels, Ticket } from "@tideward/shedder";
 import { burst, drive, steady } from "./drive";
 
 const T0 = 1_700_000_000_000.5;
 
 // A second of calls every 10 ms, each taking 50 ms, on a cold CPU: maxFlight 5, then four in
 // flight with an average of about 4 (as in shedder.test.ts).
-function warmed(base: number, priorities?: Priorities): Shedder {
+function warmed(base: number, priorities?: Levels): Shedder {
   const s = new Shedder({}, base, priorities);
   const run = drive(s, steady(base, base + 1_000, 10, 0, 50), base + 1_000);
   expect([run.admitted, s.flying]).toEqual([100, 4]);
@@ -62,10 +64,42 @@ describe("Shedder with priorities", () => {
     expect(s.allow(1_000, 500, "sheddable")).toBeDefined();
   });
 
-  it("refuses a priorities that is not a Priorities", () => {
-    expect(() => new Shedder({}, 0, { levels: 2 } as unknown as Priorities)).toThrow(
-      new TypeError("Shedder priorities must be a Priorities, got [object Object]"),
-    );
+  it("refuses priorities without level() and room()", () => {
+    for (const odd of [{ levels: 2 }, null, 4, { level: () => 0 }])
+      expect(() => new Shedder({}, 0, odd as unknown as Priorities)).toThrow(
+        new TypeError(
+          `Shedder priorities must have level() and room() methods (a Priorities of @tideward/concurrency), got ${odd === null ? "null" : typeof odd === "number" ? "4" : "[object Object]"}`,
+        ),
+      );
+  });
+
+  it("judges at the whole capacity when hand-made levels throw or answer what is not a share", () => {
+    const broken: Levels[] = [
+      {
+        level: () => {
+          throw new Error("no level");
+        },
+        room: () => 0.5,
+      },
+      {
+        level: () => 3,
+        room: () => {
+          throw new Error("no room");
+        },
+      },
+      { level: () => 3, room: () => Number.NaN },
+      { level: () => 3, room: () => -1 },
+      { level: () => 3, room: () => "0.5" as unknown as number },
+    ];
+    for (const levels of broken) {
+      const s = warmed(0, levels);
+      expect(s.capacity(1_000, 900, "sheddable")).toBe(5);
+      // The whole capacity: 4 in flight is not over it, as for a shedder without levels.
+      expect(s.allow(1_000, 900, "sheddable")).toBeDefined();
+    }
+    // A share that is fine is used as it is.
+    const half = warmed(0, { level: () => 1, room: () => 0.5 });
+    expect(half.capacity(1_000, 900, "x")).toBe(2.5);
   });
 });
 

@@ -22,7 +22,7 @@ export class Calls {
   hedges = new Int32Array(FIRST_SIZE);
   /** Attempts out (sent, not yet heard). */
   out = new Int32Array(FIRST_SIZE);
-  /** 1 once the call has ended. */
+  /** 1 once the call has ended (see {@link Calls.end}). */
   done = new Uint8Array(FIRST_SIZE);
   /** The last backoff wait, ms (for decorrelated jitter). */
   prev = new Float64Array(FIRST_SIZE);
@@ -31,8 +31,10 @@ export class Calls {
   /** The reference of its latest attempt that is not a hedge (what its deadline times out). */
   current = new Float64Array(FIRST_SIZE);
   gen = new Float64Array(FIRST_SIZE);
-  /** Calls not yet ended. */
+  /** Rows in use: calls not yet ended, and ended ones with an attempt still out (a hedged copy). */
   live = 0;
+  /** Calls not yet ended (in a success, or given up): what a run that stops short leaves unfinished. */
+  pending = 0;
   #free = new Int32Array(FIRST_SIZE);
   #freeN = 0;
   #used = 0;
@@ -60,7 +62,14 @@ export class Calls {
     this.prev[c] = 0;
     this.start[c] = now;
     this.live++;
+    this.pending++;
     return c;
+  }
+
+  /** Call `c` has ended, in a success or given up; its row stays until every attempt of it is heard. */
+  end(c: number): void {
+    this.done[c] = 1;
+    this.pending--;
   }
 
   /** Call `c` has ended and every attempt of it is heard: its row is free again. */

@@ -184,7 +184,7 @@ export class Run {
       backend: spec.backend.label,
       policies,
       series: this.#rec.series(),
-      summary: this.#rec.summary(sim.events, this.#calls.live),
+      summary: this.#rec.summary(sim.events, this.#calls.pending),
       ...(keys === undefined ? {} : { keys }),
     };
   }
@@ -278,7 +278,7 @@ export class Run {
     }
     const key = calls.key[c];
     if (ok) {
-      calls.done[c] = 1;
+      calls.end(c);
       this.#rec.done(now, key, true, now <= calls.start[c] + this.#timers.deadline);
       if (out === 0) calls.close(c);
       return;
@@ -291,7 +291,7 @@ export class Run {
       this.sim.at(now + delay, this.#onRetry, calls.ref(c));
       return;
     }
-    calls.done[c] = 1;
+    calls.end(c);
     this.#rec.done(now, key, false, false);
     calls.close(c);
   }

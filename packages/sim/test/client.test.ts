@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { Backoff, Jitter } from "@tideward/backoff";
 import { failures, latency, policy, simulate, traffic } from "@tideward/sim";
 import type { Traffic } from "@tideward/sim";
@@ -94,6 +95,45 @@ describe.each(STARTS)("client (start %s)", (start) => {
     // by the call (though they still count as attempts that succeeded).
     const callsFast = hedged.summary.calls * 0.99;
     expect(hedged.summary.succeeded).toBeGreaterThan(callsFast);
+  });
+
+  it("a call its first copy answered has ended, though its hedge is still out when the drain cuts the run short", () => {
+    // Ten calls at 995 ms, 4 ms each, hedged after 2: the first copies answer at 999, the hedges
+    // would at 1 001, past the run's end.
+    const r = simulate({
+      start,
+      duration: 1_000,
+      drain: 0,
+      traffic: traffic.herd({ clients: 10, at: 995 }),
+      backend: { latency: latency.fixed(4) },
+      client: { hedge: { after: 2 } },
+    });
+    expect(r.summary).toMatchObject({ calls: 10, completed: 10, hedges: 10, unfinished: 0, completionTime: 999 });
+  });
+
+  it("every call ends in a success, is given up or is unfinished, whatever the drain and the hedge", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.boolean(),
+        (drain, after, max, failing) => {
+          const r = simulate({
+            start,
+            duration: 500,
+            drain,
+            traffic: traffic.poisson({ rate: 200 }),
+            backend: { latency: latency.exponential(20), failures: failing ? 0.3 : 0 },
+            client: { hedge: { after, max }, retry: { backoff: { attempts: 2, base: 5 } } },
+          });
+          const s = r.summary;
+          expect(s.completed + s.gaveUp + s.unfinished).toBe(s.calls);
+          expect(s.completionTime === null).toBe(s.unfinished > 0 || s.completed + s.gaveUp === 0);
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 
   it("retries refusals only when asked to", () => {

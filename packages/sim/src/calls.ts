@@ -26,6 +26,8 @@ export class Calls {
   done = new Uint8Array(FIRST_SIZE);
   /** The last backoff wait, ms (for decorrelated jitter). */
   prev = new Float64Array(FIRST_SIZE);
+  /** Retries made in a row at one instant, each after an attempt answered at once (see `RetryRule`). */
+  same = new Uint16Array(FIRST_SIZE);
   /** When the call arrived, ms. */
   start = new Float64Array(FIRST_SIZE);
   /** The reference of its latest attempt that is not a hedge (what its deadline times out). */
@@ -60,6 +62,7 @@ export class Calls {
     this.out[c] = 0;
     this.done[c] = 0;
     this.prev[c] = 0;
+    this.same[c] = 0;
     this.start[c] = now;
     this.live++;
     this.pending++;
@@ -104,6 +107,7 @@ export class Calls {
     this.out = growI32(this.out, 2 * n);
     this.done = growU8(this.done, 2 * n);
     this.prev = growF64(this.prev, 2 * n);
+    this.same = growU16(this.same, 2 * n);
     this.start = growF64(this.start, 2 * n);
     this.current = growF64(this.current, 2 * n);
     this.gen = growF64(this.gen, 2 * n);
@@ -207,6 +211,12 @@ function growI32(a: Int32Array, n: number): Int32Array<ArrayBuffer> {
 
 function growF64(a: Float64Array, n: number): Float64Array<ArrayBuffer> {
   const b = new Float64Array(n);
+  b.set(a);
+  return b;
+}
+
+function growU16(a: Uint16Array, n: number): Uint16Array<ArrayBuffer> {
+  const b = new Uint16Array(n);
   b.set(a);
   return b;
 }

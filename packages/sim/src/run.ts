@@ -268,8 +268,8 @@ export class Run {
     if (c >= 0) this.#attempt(c, now, RETRY);
   }
 
-  /** The client has heard how one of call `c`'s attempts went (or stopped waiting for it). */
-  #resolve(c: number, now: number, ok: boolean, refused: boolean): void {
+  /** The client has heard how one of call `c`'s attempts (sent at `sent`) went, or stopped waiting for it. */
+  #resolve(c: number, now: number, ok: boolean, refused: boolean, sent: number): void {
     const calls = this.#calls;
     const out = --calls.out[c];
     if (calls.done[c] === 1) {
@@ -286,7 +286,7 @@ export class Run {
     // A hedged copy is still out: wait for it.
     if (out > 0) return;
     this.#phase = BACKOFF;
-    const delay = this.#retry.next(calls, c, now, refused);
+    const delay = this.#retry.next(calls, c, now, refused, sent);
     if (delay >= 0) {
       this.sim.at(now + delay, this.#onRetry, calls.ref(c));
       return;
@@ -312,7 +312,7 @@ export class Run {
     if (chain.clients > 0 && !chain.admit(CLIENT_SIDE, a, now, key, cost)) {
       rec.refuse(now, key, chain.reason);
       this.#attempts.close(a);
-      this.#resolve(c, now, false, true);
+      this.#resolve(c, now, false, true, now);
       return;
     }
     const delay = chain.clients > 0 ? chain.delay : 0;
@@ -322,7 +322,7 @@ export class Run {
         if (chain.clients > 0) chain.release(CLIENT_SIDE, a, now, key);
         rec.refuse(now, key, chain.reason);
         this.#attempts.close(a);
-        this.#resolve(c, now, false, true);
+        this.#resolve(c, now, false, true, now);
         return;
       }
       rec.admit(now, key);
@@ -354,9 +354,10 @@ export class Run {
     rec.gauge(IN_FLIGHT, --this.#inFlight, now);
     if (ok) rec.success(now, key, now - attempts.start[a]);
     else rec.failure(now, key, timedOut);
+    const sent = attempts.start[a];
     const flags = (attempts.flags[a] |= CLIENT_DONE);
     if ((flags & SERVER_DONE) !== 0) attempts.close(a);
-    this.#resolve(c, now, ok, false);
+    this.#resolve(c, now, ok, false, sent);
   }
 
   /** The answer to attempt `a` leaves the server at `now`: it reaches the client a response leg later. */
@@ -395,8 +396,9 @@ export class Run {
     this.#rec.gauge(IN_FLIGHT, --this.#inFlight, now);
     attempts.flags[a] |= CLIENT_DONE;
     const c = attempts.call[a];
+    const sent = attempts.start[a];
     attempts.close(a);
-    this.#resolve(c, now, false, true);
+    this.#resolve(c, now, false, true, sent);
   }
 
   // ---- attempts: the server's side ----------------------------------------------------------

@@ -153,6 +153,60 @@ describe.each(STARTS)("client (start %s)", (start) => {
   });
 });
 
+describe.each(STARTS)("retries that would not move the clock (start %s)", (start) => {
+  const endless = { attempts: Infinity, backoff: { base: 0 } } as const;
+  const base = { start, duration: 1_000, traffic: traffic.constant({ rate: 10 }) };
+  const stuck =
+    /^simulate client retry: a call retried 10 000 times in a row at one instant \(\d+ ms after the start\), .*client retry backoff wait \(0 ms\) too short to move the clock/;
+
+  it.each([
+    ["a failure that takes no time", { backend: { latency: 0, failures: 1 } }, endless],
+    ["a refusal retried", { policies: [policy.bucket(1, { burst: 1 })] }, { ...endless, refusals: true }],
+    ["a contention window of 0", { backend: { contention: { window: 0 }, failures: 1 } }, endless],
+    [
+      "a full queue",
+      { traffic: traffic.herd({ clients: 2 }), backend: { latency: 5, workers: 1, queue: 0 } },
+      { attempts: 1e9, backoff: { base: 0 } },
+    ],
+  ] as const)("are refused, naming the backoff, after %s", (_, options, retry) => {
+    expect(() => simulate({ ...base, ...options, client: { deadline: 100, retry } })).toThrow(stuck);
+  });
+
+  it("but many retries at one instant, or waits of 0 after answers that take time, still run", () => {
+    const r = simulate({
+      ...base,
+      backend: { latency: 0, failures: 1 },
+      client: { deadline: 100, retry: { attempts: 9_999, backoff: { base: 0 } } },
+    });
+    expect(r.summary).toMatchObject({ calls: 10, attempts: 99_990, gaveUp: 10, unfinished: 0 });
+    const slow = simulate({
+      ...base,
+      backend: { latency: 1, failures: 1 },
+      client: { deadline: 100, retry: { ...endless } },
+    });
+    // Each call retries every millisecond until its deadline.
+    expect(slow.summary.attempts).toBeGreaterThanOrEqual(10 * 99);
+    expect(slow.summary.attempts).toBeLessThanOrEqual(10 * 101);
+    expect(slow.summary.gaveUp).toBe(10);
+  });
+});
+
+it("a retry wait below what the clock resolves at Date.now() scale counts as none", () => {
+  // A nanosecond moves a clock near 0 (and the deadline ends each call), not one near 1.7e12.
+  const run = () =>
+    simulate({
+      start: STARTS[1],
+      duration: 1_000,
+      traffic: traffic.constant({ rate: 10 }),
+      backend: { latency: 0, failures: 1 },
+      client: {
+        deadline: 100,
+        retry: { attempts: Infinity, backoff: { base: 1e-9, cap: 1e-9, jitter: Jitter.rigid } },
+      },
+    });
+  expect(run).toThrow(/at one instant \(0 ms after the start\), .* \(1e-9 ms\) too short to move the clock/);
+});
+
 describe("simulate input checks", () => {
   it("names the option and the value", () => {
     const t = traffic.constant({ rate: 1 });

@@ -8,6 +8,7 @@ import { CLIENT_SIDE, Chain, SERVER_SIDE } from "./chain";
 import { QueueServer } from "./capacity";
 import { ContentionServer } from "./contention";
 import type { Distribution } from "./distribution";
+import { EVENT_LIMIT, pastClock } from "./clock-range";
 import { Feed } from "./feed";
 import { InvariantError } from "./invariant-error";
 import { Budget, formatCount } from "./memory";
@@ -288,6 +289,8 @@ export class Run {
     this.#phase = BACKOFF;
     const delay = this.#retry.next(calls, c, now, refused, sent);
     if (delay >= 0) {
+      if (now + delay > EVENT_LIMIT)
+        throw pastClock("client retry backoff", `a wait of ${delay} ms`, now + delay, this.#start);
       this.sim.at(now + delay, this.#onRetry, calls.ref(c));
       return;
     }
@@ -335,7 +338,19 @@ export class Run {
     rec.gauge(IN_FLIGHT, ++this.#inFlight, now);
     this.#timers.attempt(a, c, now, kind);
     const leg = this.#request === undefined ? 0 : this.#leg(this.#request, "simulate network request");
-    this.sim.at(now + delay + leg, this.#onReach, this.#attempts.ref(a));
+    const at = now + delay + leg;
+    if (at > EVENT_LIMIT)
+      throw pastClock(
+        delay === 0 ? "network request" : leg === 0 ? "policies delay" : "policies delay and network request",
+        delay === 0
+          ? `a leg of ${leg} ms`
+          : leg === 0
+            ? `a delay of ${delay} ms`
+            : `a delay of ${delay} ms and a leg of ${leg} ms`,
+        at,
+        this.#start,
+      );
+    this.sim.at(at, this.#onReach, this.#attempts.ref(a));
   }
 
   #leg(d: Distribution, what: string): number {
@@ -367,7 +382,9 @@ export class Run {
       return;
     }
     // On the wire: the attempt is not the server's any more, but its row stays until the answer lands.
-    const at = now + this.#leg(this.#response, "simulate network response");
+    const leg = this.#leg(this.#response, "simulate network response");
+    const at = now + leg;
+    if (at > EVENT_LIMIT) throw pastClock("network response", `a leg of ${leg} ms`, at, this.#start);
     const fire = outcome === OK ? this.#onHeardOk : outcome === FAILED ? this.#onHeardFailed : this.#onHeardRefused;
     this.sim.at(at, fire, this.#attempts.ref(a));
   }

@@ -1,5 +1,5 @@
 import { check } from "@tideward/time/internal";
-import { CLOCK_LIMIT } from "./options";
+import { CLOCK_LIMIT } from "./clock-range";
 import type { RunResult } from "./result";
 
 /** A value a knob takes: plain JSON, so parameters fit in a URL and cross `postMessage`. */

@@ -1,0 +1,25 @@
+import { own } from "./memory";
+
+// How far a run's clock may go. A double resolves about 2 µs at 2^43 ms and 4 µs at 2^44: a run
+// starts and ends within the first, and what it waits for after an instant (an answer, a timer,
+// a retry, a dip's edge) lands within the second, so a latency as long as the whole range still
+// fits after a run at its edge. Past it, times would round to whole milliseconds and beyond.
+
+/** Instants a run may start and end at, ms either side of 0 (about 278 years of the epoch). */
+export const CLOCK_LIMIT = 2 ** 43;
+
+/** Instants a run's events may reach, ms either side of 0: at most one more range past its end. */
+export const EVENT_LIMIT = 2 ** 44;
+
+/**
+ * The error for an event `what` would schedule at `time` (ms on the run's clock, `start` its
+ * start), past {@link EVENT_LIMIT}: `detail` says what made it so late (`"a wait of 1e+300 ms"`).
+ * One of the simulator's own, so a run passes it on as it is, not as a callback's failure.
+ */
+export function pastClock(what: string, detail: string, time: number, start: number): RangeError {
+  return own(
+    new RangeError(
+      `simulate ${what}: ${detail} would put an event at ${time - start} ms after the start (${time} on the clock), past ±${EVENT_LIMIT} ms (2^44) of the epoch, as far as a run's events may reach`,
+    ),
+  );
+}

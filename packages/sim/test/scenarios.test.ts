@@ -1,6 +1,7 @@
 // Each scenario's report, and the claims it makes, checked against the runs it made.
 import { describe, expect, it } from "vitest";
-import { catalogue, quotaBursts, retryAmplification, shedderRamp, sweep } from "@tideward/sim";
+import fc from "fast-check";
+import { catalogue, knobArbitrary, quotaBursts, retryAmplification, shedderRamp, sweep } from "@tideward/sim";
 import { STARTS } from "./helpers";
 
 // A Date.now()-scale start on a whole second, so aligned periods open where they do at 0.
@@ -83,6 +84,38 @@ describe.each([0, EPOCH])("three quotas on bursty traffic (start %s)", (start) =
   it("without aligned periods the period counts the burst as one: 20", () => {
     const unaligned = quotaBursts.run({ align: false }, { start });
     expect(unaligned.tables[0].rows.map((row) => row[3])).toEqual([20, 20, 20, 20]);
+  });
+});
+
+describe.each([0, EPOCH])("quota-bursts over every knob in range (start %s)", (start) => {
+  it("bursts longer than their period run into each other: every call is offered, the rows say they are stretches of time", () => {
+    const r = quotaBursts.run({ spacing: 60 }, { start });
+    // Forty calls 60 ms apart last 2 340 ms, past the next burst at 2 000: five rows of 2 s hold them all.
+    expect(r.runs.map((run) => run.summary.calls)).toEqual([160, 160, 160]);
+    expect(r.tables[0].title).toMatch(/^calls admitted in each 2000 ms of the run, .* running into each other;/);
+    expect(r.tables[0].columns[0]).toBe("2000 ms");
+    expect(r.tables[0].rows).toHaveLength(5);
+    expect(r.report).toContain("bucket passed 18 in the first 2000 ms");
+  });
+
+  it("any knobs run, offering every call of every burst, and admitting no more than the rows offered", () => {
+    // The load narrowed (it is the slow part), the shapes drawn over their whole range.
+    const knobs = quotaBursts.knobs.map((k) =>
+      k.name === "size" ? { ...k, max: 200 } : k.name === "bursts" ? { ...k, max: 8 } : k,
+    );
+    fc.assert(
+      fc.property(knobArbitrary(fc, knobs) as fc.Arbitrary<Record<string, number>>, (params) => {
+        const r = quotaBursts.run(params, { start });
+        for (const run of r.runs) {
+          expect(run.summary.calls).toBe(params.size * params.bursts);
+          expect(r.tables[0].rows.length).toBe(run.series.t.length);
+        }
+        r.tables[0].rows.forEach((row, k) =>
+          row.slice(1).forEach((admitted) => expect(admitted).toBeLessThanOrEqual(r.runs[0].series.offered[k])),
+        );
+      }),
+      { numRuns: 40 },
+    );
   });
 });
 

@@ -319,6 +319,23 @@ function outcomeOf(value: unknown, name: string): Outcome {
   const o = value as Partial<Outcome>;
   if (!Array.isArray(o.runs))
     throw new TypeError(`${what} outcome runs must be an array of runs, got ${check.describe(o.runs)}`);
+  // Holes read as undefined, and are refused as such.
+  Array.from(o.runs as readonly unknown[], (r, i) => {
+    const run = r as Partial<RunResult> | null;
+    if (
+      run === null ||
+      typeof run !== "object" ||
+      typeof run.label !== "string" ||
+      typeof run.duration !== "number" ||
+      run.summary === null ||
+      typeof run.summary !== "object" ||
+      run.series === null ||
+      typeof run.series !== "object"
+    )
+      throw new TypeError(
+        `${what} outcome runs[${i}] must be a run (what simulate returns: label, duration, series, summary), got ${check.describe(r)}`,
+      );
+  });
   if (o.tables !== undefined && !Array.isArray(o.tables))
     throw new TypeError(`${what} outcome tables must be an array of tables, got ${check.describe(o.tables)}`);
   if (o.figures === null || typeof o.figures !== "object")
@@ -378,12 +395,15 @@ export interface SweepResult {
   readonly params: Params;
   /** The knob's values, in order. */
   readonly values: readonly number[];
-  /** The runs' labels, in the scenario's order. */
+  /**
+   * The runs' labels, in the scenario's order: each run is followed by its label from value to
+   * value, and one a value lacks (a scenario whose runs change with the knob) reads `null` there.
+   */
   readonly labels: readonly string[];
-  /** `successRate[r][i]`: run `r`'s share of calls that succeeded at value `i` (`null` with no calls). */
+  /** `successRate[r][i]`: run `r`'s share of calls that succeeded at value `i` (`null` with no calls, or no such run there). */
   readonly successRate: readonly (readonly (number | null)[])[];
-  /** Attempts that reached the backend per second. */
-  readonly backendLoad: readonly (readonly number[])[];
+  /** Attempts that reached the backend per second (`null` where there is no such run). */
+  readonly backendLoad: readonly (readonly (number | null)[])[];
   /** Attempts that reached the backend per call offered. */
   readonly amplification: readonly (readonly (number | null)[])[];
   /** Share of attempts refused. */
@@ -443,8 +463,22 @@ export function sweep(scenario: Scenario, knob: string, options: SweepOptions = 
   const results = values.map((v) =>
     scenario.run({ ...base, [knob]: v }, o.start === undefined ? {} : { start: o.start }),
   );
-  const labels = results[0].runs.map((r) => r.label);
-  const per = <T>(f: (r: RunResult) => T): T[][] => labels.map((_, r) => results.map((res) => f(res.runs[r])));
+  // Each run by its label, in the order the labels first come.
+  const byLabel = new Map<string, (RunResult | undefined)[]>();
+  results.forEach((res, i) => {
+    for (const run of res.runs) {
+      let row = byLabel.get(run.label);
+      if (row === undefined) byLabel.set(run.label, (row = new Array<RunResult | undefined>(steps).fill(undefined)));
+      if (row[i] !== undefined)
+        throw new TypeError(
+          `sweep: scenario ${scenario.name} has two runs labelled ${JSON.stringify(run.label)} at ${knob} ${values[i]}: a sweep follows each run by its label`,
+        );
+      row[i] = run;
+    }
+  });
+  const labels = [...byLabel.keys()];
+  const per = <T>(f: (r: RunResult) => T): (T | null)[][] =>
+    [...byLabel.values()].map((row) => row.map((r) => (r === undefined ? null : f(r))));
   return {
     scenario: scenario.name,
     knob,

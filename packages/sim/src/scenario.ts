@@ -251,8 +251,11 @@ const MAX_OPTIONS = 1_024;
 /**
  * `value` checked as a list of knobs for `what` (`"scenario quota-bursts"`, `"knobArbitrary"`):
  * an array of objects, each of a known kind, with a name of its own, text for its label and doc,
- * and what its kind needs (finite bounds, a default and a step; options of text; a boolean).
- * Each knob's default against its range is the scenario's to check.
+ * and what its kind needs (finite bounds, the least first, a default and a step; options of text;
+ * a boolean). Each knob's default against its range is the scenario's to check.
+ *
+ * Returns frozen copies (their options and guard option too): a knob changed afterwards, in the
+ * definition or through the scenario, cannot widen the range its values are checked against.
  */
 export function checkKnobs(value: unknown, what: string): Knob[] {
   if (!Array.isArray(value))
@@ -283,7 +286,14 @@ export function checkKnobs(value: unknown, what: string): Knob[] {
       for (const field of ["min", "max", "default"] as const)
         if (whole) check.integer(knob[field], `${named} ${field}`);
         else check.finite(knob[field], `${named} ${field}`);
+      if (knob.min > knob.max)
+        throw new RangeError(`${named} min (${knob.min}) must be at most its max (${knob.max})`);
       check.positive(knob.step, `${named} step`);
+      const option = knob.option;
+      return Object.freeze({
+        ...knob,
+        ...(option === null || typeof option !== "object" ? {} : { option: Object.freeze({ ...option }) }),
+      });
     } else if (knob.kind === "select") {
       const options: unknown = knob.options;
       if (!Array.isArray(options) || options.length === 0)
@@ -294,20 +304,20 @@ export function checkKnobs(value: unknown, what: string): Knob[] {
         throw new RangeError(
           `${named} options must be at most ${MAX_OPTIONS} (a list to pick from), got ${options.length}`,
         );
-      Array.from(options as readonly unknown[], (o, j) => {
+      const copies = Array.from(options as readonly unknown[], (o, j) => {
         const x = o as { value?: unknown; label?: unknown } | null;
         if (x === null || typeof x !== "object" || typeof x.value !== "string" || typeof x.label !== "string")
           throw new TypeError(`${named} options[${j}] must be { value, label }, both text, got ${check.describe(o)}`);
+        return Object.freeze({ value: x.value, label: x.label });
       });
       const d: unknown = knob.default;
       if (typeof d !== "string")
         throw new TypeError(`${named} default must be one of its options' values, got ${check.describe(d)}`);
-    } else {
-      const d: unknown = knob.default;
-      if (typeof d !== "boolean")
-        throw new TypeError(`${named} default must be true or false, got ${check.describe(d)}`);
+      return Object.freeze({ ...knob, options: Object.freeze(copies) });
     }
-    return knob;
+    const d: unknown = knob.default;
+    if (typeof d !== "boolean") throw new TypeError(`${named} default must be true or false, got ${check.describe(d)}`);
+    return Object.freeze({ ...knob });
   });
 }
 

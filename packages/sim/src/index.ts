@@ -49,6 +49,7 @@ export { InvariantError, isInvariantError } from "./invariant-error";
 export { CallbackError, isCallbackError } from "./callback-error";
 export type { KeyTotals, LatencySummary, PolicyReport, RunResult, Series, Summary } from "./result";
 export { defineScenario, seedKnob, sweep } from "./scenario";
+export type { GuardOptionSets } from "./guard-options";
 export type {
   BooleanKnob,
   GuardOption,

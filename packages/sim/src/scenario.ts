@@ -1,6 +1,10 @@
 import { check } from "@tideward/time/internal";
 import { CLOCK_LIMIT } from "./clock-range";
+import { checkOptionSets, guardOptionsOf } from "./guard-options";
+import type { GuardOption, GuardOptionSets } from "./guard-options";
 import type { RunResult } from "./result";
+
+export type { GuardOption } from "./guard-options";
 
 /** A value a knob takes: plain JSON, so parameters fit in a URL and cross `postMessage`. */
 export type KnobValue = number | string | boolean;
@@ -15,30 +19,6 @@ interface KnobBase {
   readonly label: string;
   /** One sentence on what it does. */
   readonly doc: string;
-}
-
-/**
- * The `@tideward/guard` option a knob sets in its scenario's first run (tideward's), and how the
- * knob's value becomes the option's: what a page needs to copy a run as the options that
- * reproduce it. The option's value is `knob × scale + offset`.
- */
-export interface GuardOption {
-  /**
-   * Which function takes it: `"guard"` for `guard(fn, options)` (a client's calls), `"admit"`
-   * for `admit(options)` (a server's admission of requests).
-   * @defaultValue "guard"
-   */
-  readonly of?: "guard" | "admit";
-  /** Its path in those options, each field's name joined by dots: `"retry.attempts"`, `"timeout"`. */
-  readonly path: string;
-  /**
-   * What the knob's value is multiplied by, from the knob's unit to the option's: 1 000 for a
-   * knob in seconds and an option in milliseconds.
-   * @defaultValue 1
-   */
-  readonly scale?: number;
-  /** What is then added, in the option's unit: 1 for a knob counting retries and an option counting attempts. @defaultValue 0 */
-  readonly offset?: number;
 }
 
 /** A number in `[min, max]`; `integer` ones are whole. */
@@ -126,6 +106,14 @@ export interface Scenario {
    * @throws TypeError naming an unknown parameter (and the closest knob) or a value of the wrong type; RangeError for a value outside its knob's range
    */
   run(params?: Readonly<Record<string, unknown>>, options?: RunOptions): ScenarioResult;
+  /**
+   * The `@tideward/guard` options its first run (tideward's) stands for at `params`: every knob
+   * that is an option (see {@link NumberKnob.option}) at its path, in the guard's units, with what
+   * the run fixes or raises beyond them (a backoff's cap raised to its base, say), so `guard()`
+   * and `admit()` take them as they are. Fresh records a call; no run is made.
+   * @throws as {@link Scenario.resolve} does
+   */
+  options(params?: Readonly<Record<string, unknown>>): GuardOptionSets;
 }
 
 /** What a scenario's body returns; {@link defineScenario} adds the rest. */
@@ -143,6 +131,12 @@ export interface ScenarioDefinition<P extends Params> {
   readonly summary: string;
   readonly knobs: readonly Knob[];
   run(params: P, start: number): Outcome;
+  /**
+   * The guard options of the first run that its knobs alone do not give (see
+   * {@link Scenario.options}), laid over theirs: a setting it fixes, or a value it raises.
+   * @defaultValue none beyond the knobs'
+   */
+  options?(params: P): GuardOptionSets;
 }
 
 /** The seed knob every scenario has: the same seed, the same traffic and the same draws. */
@@ -181,6 +175,11 @@ export function defineScenario<P extends Params>(definition: ScenarioDefinition<
     if (typeof value !== "string")
       throw new TypeError(`scenario ${name} ${field} must be text, got ${check.describe(value)}`);
   const body = check.fn<ScenarioDefinition<P>["run"]>(run, `scenario ${name} run`);
+  const optionsFn: unknown = (definition as unknown as Record<string, unknown>).options;
+  const extra =
+    optionsFn === undefined
+      ? undefined
+      : check.fn<NonNullable<ScenarioDefinition<P>["options"]>>(optionsFn, `scenario ${name} options`);
   const knobs = checkKnobs(given, `scenario ${name}`);
   const names = knobs.map((k) => k.name);
   for (const k of knobs) {
@@ -219,6 +218,12 @@ export function defineScenario<P extends Params>(definition: ScenarioDefinition<
     knobs: Object.freeze(knobs),
     defaults,
     resolve,
+    options(params?: Readonly<Record<string, unknown>>): GuardOptionSets {
+      const p = resolve(params);
+      const more =
+        extra === undefined ? undefined : checkOptionSets(extra.call(definition, p as P), `scenario ${name} options`);
+      return guardOptionsOf(knobs, p, more);
+    },
     run(params?: Readonly<Record<string, unknown>>, options: RunOptions = {}): ScenarioResult {
       const p = resolve(params);
       const o = check.options(options, ["start"], `scenario ${name} run`);
@@ -286,8 +291,7 @@ export function checkKnobs(value: unknown, what: string): Knob[] {
       for (const field of ["min", "max", "default"] as const)
         if (whole) check.integer(knob[field], `${named} ${field}`);
         else check.finite(knob[field], `${named} ${field}`);
-      if (knob.min > knob.max)
-        throw new RangeError(`${named} min (${knob.min}) must be at most its max (${knob.max})`);
+      if (knob.min > knob.max) throw new RangeError(`${named} min (${knob.min}) must be at most its max (${knob.max})`);
       check.positive(knob.step, `${named} step`);
       const option = knob.option;
       return Object.freeze({

@@ -1,4 +1,5 @@
 import { Backoff, Jitter } from "@tideward/backoff";
+import type { Jitter as JitterType } from "@tideward/backoff";
 import { exponential, fixed } from "../distribution";
 import { FailureSchedule } from "../failures";
 import { simulate } from "../simulate";
@@ -76,6 +77,7 @@ export const herdRecovery = defineScenario<HerdRecoveryParams>({
     }),
     durationKnob({ default: 60, min: 10, max: 3_600, step: 10 }),
   ],
+  options: (p) => ({ guard: { retry: backoffOf(p, Jitter.full), budget: budgetOf(p) } }),
   run(p, start) {
     checkDuration("herd-recovery", start, p.duration);
     const { from, to } = outageOf("herd-recovery", p);
@@ -94,13 +96,13 @@ export const herdRecovery = defineScenario<HerdRecoveryParams>({
       },
     };
     const timeout = p.timeout * 1_000;
-    const rigid = new Backoff({ base: 200, factor: 2, cap: 5_000, attempts: p.attempts, jitter: Jitter.rigid });
-    const full = new Backoff({ base: 200, factor: 2, cap: 5_000, attempts: p.attempts, jitter: Jitter.full });
+    const rigid = new Backoff(backoffOf(p, Jitter.rigid));
+    const full = new Backoff(backoffOf(p, Jitter.full));
     const runs = [
       simulate({
         ...base,
         label: "full jitter, retry budget",
-        client: { timeout, retry: { backoff: full, budget: { ratio: p.ratio, minPerSecond: 0 } } },
+        client: { timeout, retry: { backoff: full, budget: budgetOf(p) } },
       }),
       simulate({ ...base, label: "rigid backoff, no budget", client: { timeout, retry: { backoff: rigid } } }),
       simulate({ ...base, label: "no retries", client: { timeout } }),
@@ -139,6 +141,16 @@ export const herdRecovery = defineScenario<HerdRecoveryParams>({
     );
   },
 });
+
+/** The retries: 200 ms doubling to 5 s, with `jitter`. */
+function backoffOf(p: HerdRecoveryParams, jitter: JitterType) {
+  return { base: 200, factor: 2, cap: 5_000, attempts: p.attempts, jitter };
+}
+
+/** The budgeted run's retry budget: the ratio knob, with no floor of retries a second. */
+function budgetOf(p: HerdRecoveryParams) {
+  return { ratio: p.ratio, minPerSecond: 0 };
+}
 
 /** Calls a second that reached the backend over `[from, to)`. */
 function loadBetween(r: RunResult, from: number, to: number): number {

@@ -49,6 +49,8 @@ export { InvariantError, isInvariantError } from "./invariant-error";
 export { CallbackError, isCallbackError } from "./callback-error";
 export type { KeyTotals, LatencySummary, PolicyReport, RunResult, Series, Summary } from "./result";
 export { defineScenario, seedKnob, sweep } from "./scenario";
+export { RECOVERED_SHARE, recovery } from "./recovery";
+export type { Recovery, RecoveryOptions } from "./recovery";
 export type { GuardOptionSets } from "./guard-options";
 export type {
   BooleanKnob,

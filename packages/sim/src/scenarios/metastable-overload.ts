@@ -160,7 +160,7 @@ export const metastableOverload = defineScenario<MetastableOverloadParams>({
     const figures: Record<string, number> = { capacity: p.capacity };
     const rows = runs.map((r, i) => {
       const id = CONTENDERS[i].id;
-      const l = lead(r, { after: to, hold: 5 });
+      const l = lead(r, { after: to, hold: 5_000 });
       leadFigures(figures, id, l);
       const before = refusedBefore(r, from);
       const after = goodputAfter(r, to, 30_000);

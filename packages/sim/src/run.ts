@@ -24,6 +24,8 @@ import { Simulator, watchEvents } from "./simulator";
 import { Timers } from "./timers";
 import { checkTraffic } from "./traffic";
 import type { Traffic } from "./traffic";
+import { TICK, currentWatch } from "./watch";
+import type { Watch } from "./watch";
 
 // How an answer the client hears went.
 const OK = 0;
@@ -58,6 +60,10 @@ export class Run {
 
   #inFlight = 0;
   #phase = RUN;
+  // The running scenario's watch, told every TICK calls offered (the count runs down to it; with
+  // no watch it never does).
+  readonly #watch: Watch | undefined = currentWatch();
+  #untilTick = this.#watch === undefined ? Infinity : TICK;
   // The policy being made, before the chain exists.
   #making = 0;
 
@@ -161,6 +167,7 @@ export class Run {
             }
           : undefined;
       this.#drive(this.#end + spec.drain, each);
+      this.#watch?.add(TICK - this.#untilTick);
       this.#rec.finish();
       this.#phase = POLICY;
       // Only once nothing is left anywhere: a call can end (its client gave up) while its attempt is still on the server.
@@ -256,6 +263,10 @@ export class Run {
     const key = feed.key;
     const cost = feed.cost;
     this.#rec.offer(now, key);
+    if (--this.#untilTick === 0) {
+      this.#untilTick = TICK;
+      (this.#watch as Watch).add(TICK);
+    }
     const c = this.#calls.open(key, cost, now);
     this.#timers.call(c, now);
     this.#budget?.recordAttempt(now);

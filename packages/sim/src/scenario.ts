@@ -2,7 +2,10 @@ import { check } from "@tideward/time/internal";
 import { CLOCK_LIMIT } from "./clock-range";
 import { checkOptionSets, guardOptionsOf } from "./guard-options";
 import type { GuardOption, GuardOptionSets } from "./guard-options";
+import { formatCount } from "./memory";
 import type { RunResult } from "./result";
+import { Watch, watching } from "./watch";
+import type { Progress } from "./watch";
 
 export type { GuardOption } from "./guard-options";
 
@@ -82,7 +85,36 @@ export interface ScenarioResult {
 export interface RunOptions {
   /** The clock reading the runs start at, ms: 0, or a `Date.now()`-scale instant. @defaultValue 0 */
   readonly start?: number;
+  /**
+   * The most calls its runs may be estimated to offer (see {@link Scenario.work}): a run past it
+   * is refused before it starts, naming the knobs that make it large. `Infinity` lifts the bound.
+   * @defaultValue 20 000 000 (seconds to a minute or so of work on one core)
+   */
+  readonly maxCalls?: number;
+  /**
+   * Hears how far the run has come, every 16 384 calls offered and as each of its runs ends. It
+   * may throw (or abort `signal`) to stop the run there; what it throws comes out of `run`.
+   * @defaultValue none
+   */
+  readonly onProgress?: (progress: Progress) => void;
+  /**
+   * Stops the run, with the signal's reason, at the next look at it (where `onProgress` is
+   * told). The run is synchronous: a signal aborted by another task is seen only once it returns,
+   * so abort it from `onProgress`, or end the worker the run is in. @defaultValue none
+   */
+  readonly signal?: AbortSignal;
 }
+
+/** What a scenario's runs are estimated to cost, from its knobs alone, before any is made. */
+export interface Work {
+  /** The calls its runs will offer, over all of them (retries, hedges and events come on top). */
+  readonly calls: number;
+  /** The knobs that set it, named when it is refused. */
+  readonly knobs: readonly string[];
+}
+
+/** The calls a scenario's runs may be estimated to offer unless {@link RunOptions.maxCalls} says otherwise. */
+export const MAX_CALLS = 20_000_000;
 
 /**
  * A named, documented experiment: a function of a plain parameter record (every knob with a
@@ -114,6 +146,13 @@ export interface Scenario {
    * @throws as {@link Scenario.resolve} does
    */
   options(params?: Readonly<Record<string, unknown>>): GuardOptionSets;
+  /**
+   * What its runs at `params` are estimated to cost, from the knobs alone, before any is made:
+   * what {@link RunOptions.maxCalls} is checked against, and what a page can show before it
+   * starts. `undefined` for a scenario whose definition gives no estimate.
+   * @throws as {@link Scenario.resolve} does
+   */
+  work(params?: Readonly<Record<string, unknown>>): Work | undefined;
 }
 
 /** What a scenario's body returns; {@link defineScenario} adds the rest. */
@@ -137,6 +176,11 @@ export interface ScenarioDefinition<P extends Params> {
    * @defaultValue none beyond the knobs'
    */
   options?(params: P): GuardOptionSets;
+  /**
+   * What its runs at `params` will cost (see {@link Scenario.work}): the calls they offer, and the
+   * knobs that set it. @defaultValue no estimate, and no bound
+   */
+  work?(params: P): Work;
 }
 
 /** The seed knob every scenario has: the same seed, the same traffic and the same draws. */
@@ -180,6 +224,13 @@ export function defineScenario<P extends Params>(definition: ScenarioDefinition<
     optionsFn === undefined
       ? undefined
       : check.fn<NonNullable<ScenarioDefinition<P>["options"]>>(optionsFn, `scenario ${name} options`);
+  const workFn: unknown = (definition as unknown as Record<string, unknown>).work;
+  const estimate =
+    workFn === undefined
+      ? undefined
+      : check.fn<NonNullable<ScenarioDefinition<P>["work"]>>(workFn, `scenario ${name} work`);
+  const workOf = (p: Params): Work | undefined =>
+    estimate === undefined ? undefined : checkWork(estimate.call(definition, p as P), `scenario ${name} work`, names);
   const knobs = checkKnobs(given, `scenario ${name}`);
   const names = knobs.map((k) => k.name);
   for (const k of knobs) {
@@ -224,16 +275,34 @@ export function defineScenario<P extends Params>(definition: ScenarioDefinition<
         extra === undefined ? undefined : checkOptionSets(extra.call(definition, p as P), `scenario ${name} options`);
       return guardOptionsOf(knobs, p, more);
     },
+    work(params?: Readonly<Record<string, unknown>>): Work | undefined {
+      return workOf(resolve(params));
+    },
     run(params?: Readonly<Record<string, unknown>>, options: RunOptions = {}): ScenarioResult {
       const p = resolve(params);
-      const o = check.options(options, ["start"], `scenario ${name} run`);
+      const o = check.options(options, ["start", "maxCalls", "onProgress", "signal"], `scenario ${name} run`);
       const start = check.finite(check.or(o.start, 0), `scenario ${name} start (ms)`);
       // Checked here too, so that the message names the option the user gave, not simulate's.
       if (Math.abs(start) > CLOCK_LIMIT)
         throw new RangeError(
           `scenario ${name} start (ms) must be within ±${CLOCK_LIMIT} (2^43 ms, about 278 years either side of the epoch), got ${start}`,
         );
-      const outcome = outcomeOf(body.call(definition, p as P, start), name);
+      const max =
+        o.maxCalls === undefined || o.maxCalls === Infinity
+          ? (o.maxCalls ?? MAX_CALLS)
+          : check.positive(o.maxCalls, `scenario ${name} maxCalls`);
+      const work = workOf(p);
+      if (work !== undefined && work.calls > max)
+        throw new RangeError(
+          `scenario ${name} would offer about ${formatCount(Math.round(work.calls))} calls over its runs (${work.knobs.map((k) => `${k} ${String(p[k])}`).join(", ")}), past maxCalls ${formatCount(max)}${o.maxCalls === undefined ? " (the default)" : ""}: lower ${work.knobs.join(" or ")}, or raise maxCalls (Infinity lifts the bound)`,
+        );
+      const watch = new Watch(work?.calls ?? null, o.onProgress, o.signal, `scenario ${name} run`);
+      // Looked at once before the first run: an abort already given stops it before any work.
+      watch.add(0);
+      const outcome = outcomeOf(
+        watching(watch, () => body.call(definition, p as P, start)),
+        name,
+      );
       return {
         scenario: name,
         title,
@@ -359,6 +428,16 @@ function outcomeOf(value: unknown, name: string): Outcome {
   return o as Outcome;
 }
 
+/** What a definition's `work` answered, checked to be a {@link Work} naming its own knobs. */
+function checkWork(value: unknown, what: string, names: readonly string[]): Work {
+  const w = value as Partial<Work> | null;
+  if (w === null || typeof w !== "object" || typeof w.calls !== "number" || !(w.calls >= 0))
+    throw new TypeError(`${what} must return { calls, knobs }, calls a number 0 or more, got ${check.describe(value)}`);
+  if (!Array.isArray(w.knobs) || !w.knobs.every((k) => typeof k === "string" && names.includes(k)))
+    throw new TypeError(`${what} knobs must be names of its knobs, got ${check.describe(w.knobs)}`);
+  return { calls: w.calls, knobs: [...(w.knobs as string[])] };
+}
+
 /** Option paths: JavaScript identifiers joined by dots. */
 const PATH = /^[A-Za-z_$][\w$]*(\.[A-Za-z_$][\w$]*)*$/;
 
@@ -395,113 +474,4 @@ function checkKnob(scenario: string, knob: Knob, value: unknown): KnobValue {
         throw new TypeError(`${what} must be true or false, got ${check.describe(value)}`);
       return value;
   }
-}
-
-/** The most values one sweep runs: each is a whole scenario run, kept in the result. */
-const MAX_SWEEP_STEPS = 1_000;
-
-/** One point of a {@link sweep}: the knob's value and each run's figures at it. */
-export interface SweepResult {
-  readonly scenario: string;
-  /** The knob swept. */
-  readonly knob: string;
-  /** The parameters the sweep held fixed (the swept knob at its first value). */
-  readonly params: Params;
-  /** The knob's values, in order. */
-  readonly values: readonly number[];
-  /**
-   * The runs' labels, in the scenario's order: each run is followed by its label from value to
-   * value, and one a value lacks (a scenario whose runs change with the knob) reads `null` there.
-   */
-  readonly labels: readonly string[];
-  /** `successRate[r][i]`: run `r`'s share of calls that succeeded at value `i` (`null` with no calls, or no such run there). */
-  readonly successRate: readonly (readonly (number | null)[])[];
-  /** Attempts that reached the backend per second (`null` where there is no such run). */
-  readonly backendLoad: readonly (readonly (number | null)[])[];
-  /** Attempts that reached the backend per call offered. */
-  readonly amplification: readonly (readonly (number | null)[])[];
-  /** Share of attempts refused. */
-  readonly refusalRate: readonly (readonly (number | null)[])[];
-}
-
-/** Options of {@link sweep}. */
-export interface SweepOptions {
-  /** The first value. @defaultValue the knob's minimum */
-  readonly from?: number;
-  /** The last value. @defaultValue the knob's maximum */
-  readonly to?: number;
-  /** How many values, evenly spaced (rounded for an integer knob), from 2 to 1 000 (each is a whole scenario run). @defaultValue 11 */
-  readonly steps?: number;
-  /** The other parameters. @defaultValue the scenario's defaults */
-  readonly params?: Readonly<Record<string, unknown>>;
-  readonly start?: number;
-}
-
-/**
- * Runs `scenario` across a range of one numeric knob and gathers each run's success rate,
- * backend load and retry amplification at every value: how a policy behaves as a failure rate
- * or a client count grows.
- *
- * @throws TypeError when the scenario is not one, or the knob is unknown or not numeric; RangeError
- *   for a range outside the knob's
- */
-export function sweep(scenario: Scenario, knob: string, options: SweepOptions = {}): SweepResult {
-  if (scenario === null || typeof scenario !== "object" || !Array.isArray((scenario as { knobs?: unknown }).knobs))
-    throw new TypeError(
-      `sweep scenario must be a scenario (from the catalogue, or defineScenario), got ${check.describe(scenario)}`,
-    );
-  if (typeof knob !== "string") throw new TypeError(`sweep knob must be a knob's name, got ${check.describe(knob)}`);
-  const k = scenario.knobs.find((x) => x.name === knob);
-  if (k === undefined) {
-    const near = check.closest(
-      knob,
-      scenario.knobs.map((x) => x.name),
-    );
-    throw new TypeError(
-      `sweep: scenario ${scenario.name} has no knob ${JSON.stringify(knob)}${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}`,
-    );
-  }
-  if (k.kind !== "number" && k.kind !== "integer")
-    throw new TypeError(`sweep: knob ${knob} of ${scenario.name} is a ${k.kind}, not a number`);
-  const o = check.options(options, ["from", "to", "steps", "params", "start"], "sweep");
-  const from = check.between(check.or(o.from, k.min), k.min, k.max, `sweep from (${knob})`);
-  const to = check.between(check.or(o.to, k.max), k.min, k.max, `sweep to (${knob})`);
-  const steps = check.integer(check.or(o.steps, 11), "sweep steps", 2);
-  if (steps > MAX_SWEEP_STEPS) throw new RangeError(`sweep steps must be at most ${MAX_SWEEP_STEPS}, got ${steps}`);
-  const values = Array.from({ length: steps }, (_, i) => {
-    // Rounded to twelve digits, so 0.8 · 3/4 reads 0.6 and not 0.6000000000000001.
-    const v = Number((from + ((to - from) * i) / (steps - 1)).toPrecision(12));
-    return k.kind === "integer" ? Math.round(v) : v;
-  });
-  const base = scenario.resolve(o.params);
-  const results = values.map((v) =>
-    scenario.run({ ...base, [knob]: v }, o.start === undefined ? {} : { start: o.start }),
-  );
-  // Each run by its label, in the order the labels first come.
-  const byLabel = new Map<string, (RunResult | undefined)[]>();
-  results.forEach((res, i) => {
-    for (const run of res.runs) {
-      let row = byLabel.get(run.label);
-      if (row === undefined) byLabel.set(run.label, (row = new Array<RunResult | undefined>(steps).fill(undefined)));
-      if (row[i] !== undefined)
-        throw new TypeError(
-          `sweep: scenario ${scenario.name} has two runs labelled ${JSON.stringify(run.label)} at ${knob} ${values[i]}: a sweep follows each run by its label`,
-        );
-      row[i] = run;
-    }
-  });
-  const labels = [...byLabel.keys()];
-  const per = <T>(f: (r: RunResult) => T): (T | null)[][] =>
-    [...byLabel.values()].map((row) => row.map((r) => (r === undefined ? null : f(r))));
-  return {
-    scenario: scenario.name,
-    knob,
-    params: { ...base, [knob]: values[0] },
-    values,
-    labels,
-    successRate: per((r) => r.summary.successRate),
-    backendLoad: per((r) => (r.summary.backendLoad * 1_000) / r.duration),
-    amplification: per((r) => r.summary.amplification),
-    refusalRate: per((r) => r.summary.refusalRate),
-  };
 }

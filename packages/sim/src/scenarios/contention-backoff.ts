@@ -73,6 +73,7 @@ export const contentionBackoff = defineScenario<ContentionBackoffParams>({
     },
   ],
   options: (p) => ({ guard: { retry: { cap: capOf(p) } } }),
+  work: (p) => ({ calls: STRATEGIES.length * p.seeds * p.clients, knobs: ["clients", "seeds"] }),
   run(p, start) {
     checkEnd("contention-backoff", start, 1, "", "its run of 1 ms");
     const cap = capOf(p);

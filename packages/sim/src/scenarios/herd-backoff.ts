@@ -113,6 +113,7 @@ export const herdBackoff = defineScenario<HerdBackoffParams>({
     },
   ],
   options: (p) => ({ guard: { retry: { cap: capOf(p) } } }),
+  work: (p) => ({ calls: JITTERS.length * p.clients, knobs: ["clients"] }),
   run(p, start) {
     checkDuration("herd-backoff", start, p.duration);
     const recovery = p.recovery * 1_000;

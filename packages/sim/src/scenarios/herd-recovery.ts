@@ -78,6 +78,7 @@ export const herdRecovery = defineScenario<HerdRecoveryParams>({
     durationKnob({ default: 60, min: 10, max: 3_600, step: 10 }),
   ],
   options: (p) => ({ guard: { retry: backoffOf(p, Jitter.full), budget: budgetOf(p) } }),
+  work: (p) => ({ calls: 3 * p.rate * p.duration, knobs: ["rate", "duration"] }),
   run(p, start) {
     checkDuration("herd-recovery", start, p.duration);
     const { from, to } = outageOf("herd-recovery", p);

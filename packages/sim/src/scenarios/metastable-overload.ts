@@ -126,6 +126,7 @@ export const metastableOverload = defineScenario<MetastableOverloadParams>({
     },
     durationKnob({ default: 120, min: 10, max: 3_600, step: 10 }),
   ],
+  work: (p) => ({ calls: CONTENDERS.length * p.rate * p.duration, knobs: ["rate", "duration"] }),
   run(p, start) {
     checkDuration("metastable-overload", start, p.duration);
     const from = p.triggerFrom * 1_000;

@@ -105,6 +105,7 @@ export const quotaBursts = defineScenario<QuotaBurstsParams>({
       default: true,
     },
   ],
+  work: (p) => ({ calls: 3 * p.size * p.bursts, knobs: ["size", "bursts"] }),
   run(p, start) {
     // The run lasts as many rows of `every` ms as it takes to offer every call of every burst:
     // the last call's time as the traffic computes it, on the clock (at Date.now() scale a call

@@ -55,6 +55,7 @@ export const retryAmplification = defineScenario<RetryAmplificationParams>({
     durationKnob({ default: 60, min: 5, max: 3_600, step: 5 }),
   ],
   options: (p) => ({ guard: { retry: backoffOf(p), budget: budgetOf(p) } }),
+  work: (p) => ({ calls: 3 * p.rate * p.duration, knobs: ["rate", "duration"] }),
   run(p, start) {
     checkDuration("retry-amplification", start, p.duration);
     const backoff = new Backoff(backoffOf(p));

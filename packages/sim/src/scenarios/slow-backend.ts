@@ -82,6 +82,7 @@ export const slowBackend = defineScenario<SlowBackendParams>({
       step: 10,
     }),
   ],
+  work: (p) => ({ calls: CONTENDERS.length * p.rate * p.duration, knobs: ["rate", "duration"] }),
   run(p, start) {
     checkDuration("slow-backend", start, p.duration);
     // A geometric rise in equal steps, then the peak held, then healthy again.

@@ -31,7 +31,9 @@ export interface GuardOption {
  * of requests), each left out when the run has none. What a page copies to reproduce a run.
  */
 export interface GuardOptionSets {
+  /** The options of `guard(fn, options)`, the client's: `{ timeout: 1000, retry: { attempts: 4 } }`. @defaultValue none */
   readonly guard?: Record<string, unknown>;
+  /** The options of `admit(options)`, the server's admission: `{ shedder: { cpu: 900 } }`. @defaultValue none */
   readonly admit?: Record<string, unknown>;
 }
 

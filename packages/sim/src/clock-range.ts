@@ -23,3 +23,10 @@ export function pastClock(what: string, detail: string, time: number, start: num
     ),
   );
 }
+
+/** {@link pastClock} for an attempt on its way to the server: its policies' `delay` and its request `leg`, ms. */
+export function pastRequest(delay: number, leg: number, time: number, start: number): RangeError {
+  if (delay === 0) return pastClock("network request", `a leg of ${leg} ms`, time, start);
+  if (leg === 0) return pastClock("policies delay", `a delay of ${delay} ms`, time, start);
+  return pastClock("policies delay and network request", `a delay of ${delay} ms and a leg of ${leg} ms`, time, start);
+}

@@ -8,7 +8,7 @@ import { CLIENT_SIDE, Chain, SERVER_SIDE } from "./chain";
 import { QueueServer } from "./capacity";
 import { ContentionServer } from "./contention";
 import type { Distribution } from "./distribution";
-import { EVENT_LIMIT, pastClock } from "./clock-range";
+import { EVENT_LIMIT, pastClock, pastRequest } from "./clock-range";
 import { Feed } from "./feed";
 import { InvariantError } from "./invariant-error";
 import { Budget, formatCount } from "./memory";
@@ -24,8 +24,7 @@ import { Simulator, watchEvents } from "./simulator";
 import { Timers } from "./timers";
 import { checkTraffic } from "./traffic";
 import type { Traffic } from "./traffic";
-import { TICK, currentWatch } from "./watch";
-import type { Watch } from "./watch";
+import { currentWatch } from "./watch";
 
 // How an answer the client hears went.
 const OK = 0;
@@ -60,10 +59,6 @@ export class Run {
 
   #inFlight = 0;
   #phase = RUN;
-  // The running scenario's watch, told every TICK calls offered (the count runs down to it; with
-  // no watch it never does).
-  readonly #watch: Watch | undefined = currentWatch();
-  #untilTick = this.#watch === undefined ? Infinity : TICK;
   // The policy being made, before the chain exists.
   #making = 0;
 
@@ -144,7 +139,9 @@ export class Run {
       );
 
       this.#phase = TRAFFIC;
-      this.#feed = new Feed(traffic, { start, end: this.#end, random: this.sim.random("traffic") }, count);
+      // The running scenario's watch, if any, hears of the calls offered.
+      const watch = currentWatch();
+      this.#feed = new Feed(traffic, { start, end: this.#end, random: this.sim.random("traffic") }, count, watch);
       const first = this.#feed.first;
       if (first < this.#end) this.sim.lane(first, this.#onArrival);
     } catch (e) {
@@ -167,7 +164,7 @@ export class Run {
             }
           : undefined;
       this.#drive(this.#end + spec.drain, each);
-      this.#watch?.add(TICK - this.#untilTick);
+      this.#feed.finish();
       this.#rec.finish();
       this.#phase = POLICY;
       // Only once nothing is left anywhere: a call can end (its client gave up) while its attempt is still on the server.
@@ -263,10 +260,6 @@ export class Run {
     const key = feed.key;
     const cost = feed.cost;
     this.#rec.offer(now, key);
-    if (--this.#untilTick === 0) {
-      this.#untilTick = TICK;
-      (this.#watch as Watch).add(TICK);
-    }
     const c = this.#calls.open(key, cost, now);
     this.#timers.call(c, now);
     this.#budget?.recordAttempt(now);
@@ -350,17 +343,7 @@ export class Run {
     this.#timers.attempt(a, c, now, kind);
     const leg = this.#request === undefined ? 0 : this.#leg(this.#request, "simulate network request");
     const at = now + delay + leg;
-    if (at > EVENT_LIMIT)
-      throw pastClock(
-        delay === 0 ? "network request" : leg === 0 ? "policies delay" : "policies delay and network request",
-        delay === 0
-          ? `a leg of ${leg} ms`
-          : leg === 0
-            ? `a delay of ${delay} ms`
-            : `a delay of ${delay} ms and a leg of ${leg} ms`,
-        at,
-        this.#start,
-      );
+    if (at > EVENT_LIMIT) throw pastRequest(delay, leg, at, this.#start);
     this.sim.at(at, this.#onReach, this.#attempts.ref(a));
   }
 

@@ -114,7 +114,10 @@ describe.each(STARTS)("instants past ±2^44 ms (start %s)", (start) => {
             traffic: traffic.constant({ rate: 5 }),
             network: { request: leg },
             backend: { latency: service, workers: 1, dips: [{ from: 0, to: 500, latency: factor }] },
-            client: { timeout: timeout === 0 ? undefined : timeout, retry: { backoff: { attempts: 2, base: leg + 1, cap: leg + 1 } } },
+            client: {
+              timeout: timeout === 0 ? undefined : timeout,
+              retry: { backoff: { attempts: 2, base: leg + 1, cap: leg + 1 } },
+            },
           });
         } catch (e) {
           expect((e as Error).message).toMatch(

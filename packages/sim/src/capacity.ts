@@ -1,7 +1,7 @@
 import type { Random } from "@tideward/time";
 import { DROPPED, FULL, TAKEN, badDuration, duration, share } from "./backend";
 import type { BackendSpec, Host, Server } from "./backend";
-import { EVENT_LIMIT, pastClock } from "./clock-range";
+import { EVENT_LIMIT, pastClock, pastStretch } from "./clock-range";
 import type { DipSchedule } from "./dips";
 import { FailureSchedule } from "./failures";
 
@@ -144,7 +144,7 @@ export class QueueServer implements Server {
         badDuration(dist, d, ok ? "backend latency" : "backend failLatency");
       const end = now + d;
       if (end > EVENT_LIMIT)
-        throw pastClock(ok ? "backend latency" : "backend failLatency", `a service of ${d} ms`, end, this.#start);
+        throw pastClock(ok ? "backend latency" : "backend failLatency", "service", d, end, this.#start);
       this.#host.serve(end, slot);
       return;
     }
@@ -171,12 +171,9 @@ export class QueueServer implements Server {
       );
     const end = now + service;
     if (end > EVENT_LIMIT)
-      throw pastClock(
-        stretch === 1 ? (ok ? "backend latency" : "backend failLatency") : "backend overload slowdown or dips latency",
-        stretch === 1 ? `a service of ${d} ms` : `a service of ${d} ms stretched by ${stretch} to ${service} ms`,
-        end,
-        this.#start,
-      );
+      throw stretch === 1
+        ? pastClock(ok ? "backend latency" : "backend failLatency", "service", d, end, this.#start)
+        : pastStretch(d, stretch, end, this.#start);
     this.#host.serve(end, slot);
   }
 

@@ -52,8 +52,7 @@ export class ContentionServer implements Server {
     this.busy++;
     const window = this.spec.window as NonNullable<BackendSpec["window"]>;
     const d = duration(window, this.#random, "backend contention window");
-    if (now + d > EVENT_LIMIT)
-      throw pastClock("backend contention window", `a window of ${d} ms`, now + d, this.#start);
+    if (now + d > EVENT_LIMIT) throw pastClock("backend contention window", "window", d, now + d, this.#start);
     this.#host.serve(now + d, slot);
     return TAKEN;
   }

@@ -57,12 +57,7 @@ export class RetryRule {
     // call failing at once would retry for ever while simulated time stands still.
     if (now + delay !== now) calls.same[c] = 0;
     else if (sent !== now) calls.same[c] = 1;
-    else if (++calls.same[c] >= MAX_ATTEMPTS)
-      throw own(
-        new RangeError(
-          `simulate client retry: a call retried ${formatCount(MAX_ATTEMPTS)} times in a row at one instant (${now - this.#start} ms after the start), each attempt answered the moment it was sent and each client retry backoff wait (${delay} ms) too short to move the clock: simulated time does not advance. Give the backoff a wait the clock resolves, or the answer a time to take (a backend latency, a network leg, a client timeout; a refusal is retried at once only with client retry refusals)`,
-        ),
-      );
+    else if (++calls.same[c] >= MAX_ATTEMPTS) throw stuck(now - this.#start, delay);
     return delay;
   }
 
@@ -84,4 +79,13 @@ export class RetryRule {
       );
     return d;
   }
+}
+
+/** The error for a call that kept retrying at one instant `at` (ms after the start), `delay` ms a wait. */
+function stuck(at: number, delay: number): RangeError {
+  return own(
+    new RangeError(
+      `simulate client retry: a call retried ${formatCount(MAX_ATTEMPTS)} times in a row at one instant (${at} ms after the start), each attempt answered the moment it was sent and each client retry backoff wait (${delay} ms) too short to move the clock: simulated time does not advance. Give the backoff a wait the clock resolves, or the answer a time to take (a backend latency, a network leg, a client timeout; a refusal is retried at once only with client retry refusals)`,
+    ),
+  );
 }

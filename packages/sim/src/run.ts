@@ -293,8 +293,7 @@ export class Run {
     this.#phase = BACKOFF;
     const delay = this.#retry.next(calls, c, now, refused, sent);
     if (delay >= 0) {
-      if (now + delay > EVENT_LIMIT)
-        throw pastClock("client retry backoff", `a wait of ${delay} ms`, now + delay, this.#start);
+      if (now + delay > EVENT_LIMIT) throw pastClock("client retry backoff", "wait", delay, now + delay, this.#start);
       this.sim.at(now + delay, this.#onRetry, calls.ref(c));
       return;
     }
@@ -378,7 +377,7 @@ export class Run {
     // On the wire: the attempt is not the server's any more, but its row stays until the answer lands.
     const leg = this.#leg(this.#response, "simulate network response");
     const at = now + leg;
-    if (at > EVENT_LIMIT) throw pastClock("network response", `a leg of ${leg} ms`, at, this.#start);
+    if (at > EVENT_LIMIT) throw pastClock("network response", "leg", leg, at, this.#start);
     const fire = outcome === OK ? this.#onHeardOk : outcome === FAILED ? this.#onHeardFailed : this.#onHeardRefused;
     this.sim.at(at, fire, this.#attempts.ref(a));
   }

@@ -87,7 +87,7 @@ export class Timers {
   }
 
   #past(what: string, wait: number, at: number): RangeError {
-    return pastClock(what, `a wait of ${wait} ms`, at, this.#sim.start);
+    return pastClock(what, "wait", wait, at, this.#sim.start);
   }
 
   /** What a call's deadline fires. */

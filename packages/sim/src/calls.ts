@@ -26,7 +26,7 @@ export class Calls {
   done = new Uint8Array(FIRST_SIZE);
   /** The last backoff wait, ms (for decorrelated jitter). */
   prev = new Float64Array(FIRST_SIZE);
-  /** Retries made in a row at one instant, each after an attempt answered at once (see `RetryRule`). */
+  /** Retries made in a row at one instant, each after an attempt answered at once (see `RetryRule`, which writes it from a call's first retry on). */
   same = new Uint16Array(FIRST_SIZE);
   /** When the call arrived, ms. */
   start = new Float64Array(FIRST_SIZE);
@@ -62,7 +62,6 @@ export class Calls {
     this.out[c] = 0;
     this.done[c] = 0;
     this.prev[c] = 0;
-    this.same[c] = 0;
     this.start[c] = now;
     this.live++;
     this.pending++;

@@ -28,14 +28,15 @@ export class Feed {
   #last: number;
   #same = 0;
   readonly #watch: Watch | undefined;
-  // Arrivals left before the watch is told (with none, the count never reaches 0).
+  // Arrivals left before the watch is told: a small integer either way, so the count stays cheap
+  // to keep (with no watch, it only starts over).
   #untilTick: number;
 
   /** @param watch - the running scenario's, told of the calls offered every {@link TICK} and at {@link Feed.finish} */
   constructor(traffic: Traffic, context: TrafficContext, keys: number, watch?: Watch) {
     this.#keys = keys;
     this.#watch = watch;
-    this.#untilTick = watch === undefined ? Infinity : TICK;
+    this.#untilTick = TICK;
     this.#end = context.end;
     const arrivals = traffic.open(context);
     if (arrivals === null || typeof arrivals !== "object" || typeof arrivals.next !== "function")
@@ -83,7 +84,7 @@ export class Feed {
     this.cost = cost;
     if (--this.#untilTick === 0) {
       this.#untilTick = TICK;
-      (this.#watch as Watch).add(TICK);
+      this.#watch?.add(TICK);
     }
     return next;
   }

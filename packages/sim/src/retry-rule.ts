@@ -56,7 +56,8 @@ export class RetryRule {
     // sent, is one more attempt at this instant: with a wait of 0 and no deadline to reach, a
     // call failing at once would retry for ever while simulated time stands still.
     if (now + delay !== now) calls.same[c] = 0;
-    else if (sent !== now) calls.same[c] = 1;
+    // The first of a row: the last attempt took time, or it was the call's first (the row's count is another call's).
+    else if (sent !== now || made === 1) calls.same[c] = 1;
     else if (++calls.same[c] >= MAX_ATTEMPTS) throw stuck(now - this.#start, delay);
     return delay;
   }

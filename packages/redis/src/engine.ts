@@ -292,8 +292,8 @@ export class RedisQuotaEngine implements QuotaStore {
         return d;
       });
     }
-    // The short form: committed on the caller's clock, no request id. The reply is the charged
-    // flag and the state read (two NaNs when fresh).
+    // The short form: committed on the caller's clock, no request id. The reply is whether the
+    // set of one committed and the state read (two NaNs when fresh).
     const a = rule.args[kind];
     return this.#runner
       .run(quota, [stateKey], [String(now), this.#margin, costArg(cost, rule.shadow), a[0], a[1]])
@@ -304,10 +304,11 @@ export class RedisQuotaEngine implements QuotaStore {
       });
   }
 
-  // A single check's decision from the short form's reply (whether it charged, and the state it
-  // read): the figures from the in-process formulas, at the caller's clock `now`.
+  // A single check's decision from the short form's reply (whether the set of one committed: it
+  // fit, or its limit is in shadow mode; and the state it read): the figures from the in-process
+  // formulas, at the caller's clock `now`.
   #decided(
-    charged: boolean,
+    committed: boolean,
     r: Buffer,
     kind: Kind,
     rule: Rule,
@@ -323,7 +324,7 @@ export class RedisQuotaEngine implements QuotaStore {
     const code = fresh
       ? decide(kind, rule.numbers, freshAmount(kind, rule.numbers), freshInstant(kind, t), t, cost)
       : decide(kind, rule.numbers, sa, sb, t, cost);
-    if ((code === OK) !== charged) throw disagree(quota.name);
+    if ((code === OK || rule.shadow) !== committed) throw disagree(quota.name);
     const d = verdict(kind, rule, cost, code, now, t, "store", false);
     const denied = this.#denied;
     if (code === EXHAUSTED && denied.size > 0)

@@ -8,4 +8,6 @@ export interface LinkedScript {
 /** Every script of `dir` (src/lua), built from the script and the parts it names (src/lua/parts). */
 export function linkScripts(dir: string): LinkedScript[];
 /** The parts of `dir/parts`, by name: a value (`fn` false) or a function written out at its calls. */
-export function readParts(dir: string): Map<string, { readonly name: string; readonly file: string; readonly fn: boolean }>;
+export function readParts(
+  dir: string,
+): Map<string, { readonly name: string; readonly file: string; readonly fn: boolean }>;

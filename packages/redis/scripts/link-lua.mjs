@@ -71,7 +71,12 @@ function declared(line) {
   for (const m of code.matchAll(/\bfor\s+([A-Za-z_][\w\s,]*?)\s*(?:=|\bin\b)/g))
     names.push(...m[1].split(",").map((s) => s.trim()));
   for (const m of code.matchAll(/\bfunction\s*[\w.:]*\s*\(([^)]*)\)/g))
-    names.push(...m[1].split(",").map((s) => s.trim()).filter((s) => s !== "" && s !== "..."));
+    names.push(
+      ...m[1]
+        .split(",")
+        .map((s) => s.trim())
+        .filter((s) => s !== "" && s !== "..."),
+    );
   return names;
 }
 
@@ -184,7 +189,9 @@ export function readParts(dir) {
     if (results?.every((r) => /^[A-Za-z_]\w*$/.test(r))) {
       const counts = new Map();
       for (const n of body.flatMap(declared)) counts.set(n, (counts.get(n) ?? 0) + 1);
-      const lines = p.body.map((l, i) => (raw[i].startsWith("  local ") && !raw[i].startsWith("   ") ? declared(l) : []));
+      const lines = p.body.map((l, i) =>
+        raw[i].startsWith("  local ") && !raw[i].startsWith("   ") ? declared(l) : [],
+      );
       const own = results.every(
         (r) => counts.get(r) === 1 && !p.params.includes(r) && lines.some((names) => names.includes(r)),
       );
@@ -211,7 +218,9 @@ function inline(lines, parts, where, state, within = []) {
     const m = /^(local\s+)?(?:([^=]+?)\s*=\s*)?([A-Za-z_]\w*)\((.*)\)$/.exec(line);
     const p = m === null ? undefined : parts.get(m[3]);
     if (m === null || p === undefined || !p.fn || !balanced(m[4]) || called.length > 1)
-      throw new Error(`${where}: "${line}": a part's call must be a statement of its own line (name(args), x = name(args), local x = name(args))`);
+      throw new Error(
+        `${where}: "${line}": a part's call must be a statement of its own line (name(args), x = name(args), local x = name(args))`,
+      );
     if (within.includes(p.name)) throw new Error(`${where}: ${[...within, p.name].join(" calls ")}`);
     state.calls.add(p.name);
     const [, isLocal, targets, , args] = m;
@@ -222,15 +231,12 @@ function inline(lines, parts, where, state, within = []) {
     const values = [];
     // Fewer arguments than parameters: the rest are nil, unless the last one is a call that may
     // answer several values (then every argument is bound as a call binds them).
-    const exact = given.length === p.params.length || (given.length < p.params.length && /^[A-Za-z_]\w*$|^[\d.]+$|^'[^']*'$/.test(given.at(-1) ?? "x"));
+    const exact =
+      given.length === p.params.length ||
+      (given.length < p.params.length && /^[A-Za-z_]\w*$|^[\d.]+$|^'[^']*'$/.test(given.at(-1) ?? "x"));
     for (const [i, n] of p.params.entries()) {
       const arg = given[i];
-      const plain =
-        arg !== undefined &&
-        exact &&
-        p.constant.has(n) &&
-        /^[A-Za-z_]\w*$/.test(arg) &&
-        !KEYWORDS.has(arg);
+      const plain = arg !== undefined && exact && p.constant.has(n) && /^[A-Za-z_]\w*$/.test(arg) && !KEYWORDS.has(arg);
       if (plain) map.set(n, arg);
       else {
         bound.push(map.get(n));
@@ -250,12 +256,13 @@ function inline(lines, parts, where, state, within = []) {
       p.forward !== undefined &&
       into.length > 0 &&
       into.length <= p.forward.results.length &&
-      p.forward.lines.every((names) => names.every((n) => taken.includes(n)) || names.every((n) => !taken.includes(n))) &&
+      p.forward.lines.every(
+        (names) => names.every((n) => taken.includes(n)) || names.every((n) => !taken.includes(n)),
+      ) &&
       into.every((n) => /^[A-Za-z_]\w*$/.test(n) && !KEYWORDS.has(n)) &&
       new Set(into).size === into.length &&
       !into.some(
-        (n) =>
-          [...map.values()].includes(n) || p.body.some((l) => namesOf(l).some((x) => x === n && !p.locals.has(x))),
+        (n) => [...map.values()].includes(n) || p.body.some((l) => namesOf(l).some((x) => x === n && !p.locals.has(x))),
       );
     if (forward) {
       taken.forEach((r, i) => map.set(r, into[i]));
@@ -263,7 +270,12 @@ function inline(lines, parts, where, state, within = []) {
         if (!p.forward.lines[i].some((n) => taken.includes(n))) return l;
         const m = /^local\s+([^=]+?)\s*(=.*)?$/.exec(l);
         if (m[2] !== undefined) return `${m[1]} ${m[2]}`;
-        return isLocal !== undefined ? "" : `${m[1]} = ${m[1].split(",").map(() => "nil").join(", ")}`;
+        return isLocal !== undefined
+          ? ""
+          : `${m[1]} = ${m[1]
+              .split(",")
+              .map(() => "nil")
+              .join(", ")}`;
       });
     }
     if (isLocal !== undefined && targets !== undefined) out.push(`local ${targets}`);
@@ -318,7 +330,10 @@ export function linkScript(dir, file, parts) {
   }
   const values = [...parts.values()].filter((p) => state.values.has(p.name));
   const source = [first, ...values.map((p) => p.code.trimEnd()), ...body].join("\n") + "\n";
-  return { source, parts: [...parts.values()].filter((p) => state.values.has(p.name) || state.calls.has(p.name)).map((p) => p.name) };
+  return {
+    source,
+    parts: [...parts.values()].filter((p) => state.values.has(p.name) || state.calls.has(p.name)).map((p) => p.name),
+  };
 }
 
 /**

@@ -22,7 +22,11 @@ describe("scripts live in their own files", () => {
     for (const s of embedded) {
       const text = built.find((b) => b.name === s.name)?.source;
       expect(s.source).toBe(text); // run `pnpm embed` after editing a script or a part
-      expect(s.sha).toBe(createHash("sha1").update(text ?? "").digest("hex"));
+      expect(s.sha).toBe(
+        createHash("sha1")
+          .update(text ?? "")
+          .digest("hex"),
+      );
     }
   });
 
@@ -34,14 +38,21 @@ describe("scripts live in their own files", () => {
       // No file holds a string spanning lines, whose indentation would be part of its text.
       expect(readFileSync(join(dir, file), "utf8")).not.toMatch(/\[=*\[|\\$/m);
     }
-    const calls = new RegExp(`\\b(${[...readParts(dir).values()].filter((p) => p.fn).map((p) => p.name).join("|")})\\(`);
+    const calls = new RegExp(
+      `\\b(${[...readParts(dir).values()]
+        .filter((p) => p.fn)
+        .map((p) => p.name)
+        .join("|")})\\(`,
+    );
     for (const s of embedded) {
       const lines = s.source.split("\n");
       expect(lines[0]).toBe(readFileSync(join(dir, `${s.name}.lua`), "utf8").split("\n")[0]);
       expect(lines.at(-1)).toBe("");
       expect(lines.slice(1, -1).filter((l) => /^\s/.test(l) || l.startsWith("--") || l === "")).toEqual([]);
       // The script's own code, every line in order, but for its calls of parts, written out.
-      const own = stripLua(readFileSync(join(dir, `${s.name}.lua`), "utf8")).split("\n").slice(1, -1);
+      const own = stripLua(readFileSync(join(dir, `${s.name}.lua`), "utf8"))
+        .split("\n")
+        .slice(1, -1);
       let at = 1;
       for (const line of own.filter((l) => !calls.test(l))) {
         const found = lines.indexOf(line, at);
@@ -57,11 +68,7 @@ describe("scripts live in their own files", () => {
       // A part's parameter that names a key (key_7) is bound, where the part is written out, to a
       // key of KEYS, to rid, or to such a parameter of the part calling it.
       for (const m of s.source.matchAll(/^local (key_\d+)(?:, [\w, ]+)? = (.+)$/gm))
-        expect([s.name, m[1], /^(KEYS\[[^\]]+\]|rid|key|key_\d+)(,|$)/.test(m[2] ?? "")]).toEqual([
-          s.name,
-          m[1],
-          true,
-        ]);
+        expect([s.name, m[1], /^(KEYS\[[^\]]+\]|rid|key|key_\d+)(,|$)/.test(m[2] ?? "")]).toEqual([s.name, m[1], true]);
       for (const m of s.source.matchAll(/redis\.call\('(\w+)', ([^,)]+)/g)) {
         if (m[1] === "TIME") continue;
         // A key from KEYS, a name given one (below), or the keys of KEYS themselves (an MGET).

@@ -24,6 +24,28 @@ export interface TakeAnswer<T = boolean> {
   readonly path: Path;
 }
 
+// The limiters' scripts (bucket, gcra, period and sliding.lua) all speak one protocol, made and
+// read here and in each limiter's file:
+//   KEYS   the id's key (redisKey)
+//   ARGV   the op (TAKE, READ, or the sliding window's COUNT), now (ms; '' for Redis's TIME), the
+//          expiry margin (ms: a key expires this long after its state would be a fresh one's),
+//          the limiter's own numbers (its `params`, as sent at construction), then a take's cost
+//          when the limiter takes one (RedisBucket's n, RedisGcra's n)
+//   reply  a take: one byte, TAKEN or else "0" (a RedisPeriod's: UNDER, HIT or else "o", over); a read:
+//          the script's clock (a double, 8 bytes) then the state the key holds, as its doubles
+//          (none when absent), from which the limiter answers with the in-process formulas
+//          (RedisSliding's: the newest stamp and the oldest, and on COUNT how many more it admits)
+/** A take. */
+export const TAKE = "t";
+/** A read of the clock and the state. */
+export const READ = "r";
+/** RedisSliding's read that also counts the free slots. */
+export const COUNT = "l";
+/** A take's reply: taken, admitted. ("1") */
+export const TAKEN = 0x31;
+/** Bytes a read's reply starts with: the script's clock. */
+const CLOCK = 8;
+
 /** The local limiters of the outage mode, one per id, at most this many (the oldest goes). */
 const LOCAL_LIMIT = 10_000;
 
@@ -207,8 +229,8 @@ export abstract class RedisLimiter<L> {
     return `${this.#prefix}{${id}}${this.#kind}${this.name.length}:${this.name}`;
   }
 
-  // One script call: op "t" (take, with its cost as the last argument) or a read ("r", or the
-  // sliding window's "l"). Resolves with the reply, or undefined and the outage path.
+  // One script call (see the protocol above): TAKE, with its cost as the last argument when it has
+  // one, or a read (READ, COUNT). Resolves with the reply, or undefined and the outage path.
   protected async call(
     op: string,
     id: string,
@@ -220,18 +242,17 @@ export abstract class RedisLimiter<L> {
     const args = [op, this.#serverClock ? "" : String(now), this.#margin, ...this.#params];
     if (cost !== undefined) args.push(cost);
     const outcome: Outcome = await this.#runner.run(this.#script, [this.redisKey(id)], args);
-    // A take answers one byte, a read its clock (8 bytes) and the state.
     if (outcome.status === ANSWERED)
-      return { reply: bytes(outcome.reply, this.#script.name, op === "t" ? 1 : 8), path: "store" };
+      return { reply: bytes(outcome.reply, this.#script.name, op === TAKE ? 1 : CLOCK), path: "store" };
     if (outcome.status === FAILED && outcome.error instanceof ScriptError) throw outcome.error;
     return { reply: undefined, path: outcome.status === UNKNOWN ? "indeterminate" : this.policy.outage };
   }
 
   /** A read: the script's clock and the state it holds, or undefined when Redis cannot answer. */
-  protected async read(id: string, now: number, what: string, op = "r"): Promise<LimiterRead | undefined> {
+  protected async read(id: string, now: number, what: string, op = READ): Promise<LimiterRead | undefined> {
     const r = await this.call(op, id, now, undefined, what);
     if (r.reply === undefined) return undefined;
-    return { now: r.reply.readDoubleLE(0), state: r.reply.subarray(8) };
+    return { now: r.reply.readDoubleLE(0), state: r.reply.subarray(CLOCK) };
   }
 
   /** The outage mode's local limiter for `id` (fallback mode only). */
@@ -257,8 +278,8 @@ export abstract class RedisLimiter<L> {
       return local(limiter.local(id, now));
     };
     takeOf = async (limiter, id, now, n, costWhat, local, what) => {
-      const r = await limiter.call("t", id, now, costWhat === undefined ? undefined : costArg(n, costWhat), what);
-      if (r.reply !== undefined) return { answer: r.reply[0] === 49, path: r.path };
+      const r = await limiter.call(TAKE, id, now, costWhat === undefined ? undefined : costArg(n, costWhat), what);
+      if (r.reply !== undefined) return { answer: r.reply[0] === TAKEN, path: r.path };
       return { answer: outageOf(limiter, id, now, local, true, false), path: r.path };
     };
   }

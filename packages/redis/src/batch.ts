@@ -73,18 +73,6 @@ export function batchDecisions(
       sa[at] = step.amount;
       sb[at] = step.instant;
     }
-    out[i] = verdict({
-      rule,
-      kind,
-      cost: costs[i],
-      code,
-      remaining: step.remaining,
-      passAt: step.passAt,
-      resetAt: step.resetAt,
-      now,
-      at: t,
-      path: "store",
-      replayed: false,
-    });
+    out[i] = verdict({ rule, kind, cost: costs[i], code, figures: step, now, at: t, path: "store", replayed: false });
   }
 }

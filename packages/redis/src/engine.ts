@@ -323,19 +323,7 @@ export class RedisQuotaEngine implements QuotaStore {
       ? decide(kind, rule.numbers, freshAmount(kind, rule.numbers), freshInstant(kind, t), t, cost)
       : decide(kind, rule.numbers, sa, sb, t, cost);
     if ((code === OK || rule.shadow) !== committed) throw disagree(quota.name);
-    const d = verdict({
-      rule,
-      kind,
-      cost,
-      code,
-      remaining: step.remaining,
-      passAt: step.passAt,
-      resetAt: step.resetAt,
-      now,
-      at: t,
-      path: "store",
-      replayed: false,
-    });
+    const d = verdict({ rule, kind, cost, code, figures: step, now, at: t, path: "store", replayed: false });
     const denied = this.#denied;
     if (code === EXHAUSTED && denied.size > 0)
       denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);

@@ -51,6 +51,16 @@ export function disagree(script: string): ScriptError {
   );
 }
 
+/** A step's figures: the quota engine's `step` after a decide, or a set's staged ones. */
+export interface Figures {
+  /** Whole units remaining after the step. */
+  readonly remaining: number;
+  /** The instant (ms) at which the same charge would pass; `Infinity`: never. */
+  readonly passAt: number;
+  /** The instant (ms) at which the key is back to a fresh key's state. */
+  readonly resetAt: number;
+}
+
 /** What a decision is made of: the limit and the charge, what its step came to, and the clocks. */
 export interface Charged {
   readonly rule: Rule;
@@ -59,12 +69,7 @@ export interface Charged {
   readonly cost: number;
   /** What the step came to: OK, EXHAUSTED, … (an index into {@link REASONS}). */
   readonly code: number;
-  /** Whole units remaining after the step. */
-  readonly remaining: number;
-  /** The instant (ms) at which the same charge would pass; `Infinity`: never. */
-  readonly passAt: number;
-  /** The instant (ms) at which the key is back to a fresh key's state. */
-  readonly resetAt: number;
+  readonly figures: Figures;
   /** The caller's clock (ms): the waits count from it. */
   readonly now: number;
   /** The instant (ms) the limit was read at: `now`, or a bucket's later reading. */
@@ -75,16 +80,16 @@ export interface Charged {
 
 /** The decision of a step just taken, with its waits from the caller's clock. */
 export function verdict(c: Charged): RedisVerdict {
-  const { rule, code, now, at } = c;
+  const { rule, code, figures, now, at } = c;
   const trace = rule.traces[c.kind * 5 + code];
-  const retry = code === OK ? 0 : until(now, at, c.passAt);
-  const reset = until(now, at, c.resetAt);
+  const retry = code === OK ? 0 : until(now, at, figures.passAt);
+  const reset = until(now, at, figures.resetAt);
   if (rule.shadow)
     return new RedisVerdict({
       allowed: true,
       reason: "ok",
       cost: c.cost,
-      remaining: c.remaining,
+      remaining: figures.remaining,
       retryAfter: 0,
       resetAfter: reset,
       trace,
@@ -96,7 +101,7 @@ export function verdict(c: Charged): RedisVerdict {
     allowed: code === OK,
     reason: REASONS[code],
     cost: c.cost,
-    remaining: c.remaining,
+    remaining: figures.remaining,
     retryAfter: retry,
     resetAfter: reset,
     trace,

@@ -72,15 +72,28 @@ export function costArg(n: number, what: string): string {
   return n === Infinity ? "inf" : String(n);
 }
 
-// A Bucket's or a Gcra's burst, checked as theirs: the rate (per second) when not given, at most
-// 2^53 − 1, under one raised to one, and refilled at that rate within 2^44 ms.
-export function burstOf(given: unknown, rate: number, what: string, rateWhat: string): number {
-  let burst = given === undefined ? rate : positive(given, what);
-  if (burst > MAX_COUNT) throw new RangeError(`${what} must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`);
+/**
+ * A RedisBucket's or a RedisGcra's options read once: its rate (per second, above zero) and burst,
+ * checked as a Bucket's or a Gcra's are (the rate when not given, at most 2^53 − 1, under one
+ * raised to one, refilled at that rate within 2^44 ms), and the policy fields left. `what` names
+ * the class; `rateWhat` and `burstWhat` the two numbers in its errors.
+ */
+export function rateAndBurst(
+  rate: unknown,
+  options: ({ readonly burst?: number } & Partial<RedisPolicy>) | undefined,
+  what: string,
+  rateWhat: string,
+  burstWhat: string,
+): { rate: number; burst: number; policy: Partial<RedisPolicy> } {
+  const { burst: given, ...policy } = check.options(options, ["burst", ...POLICY_FIELDS], what);
+  const r = positive(rate, `${what} ${rateWhat}`);
+  let burst = given === undefined ? r : positive(given, `${what} ${burstWhat}`);
+  if (burst > MAX_COUNT)
+    throw new RangeError(`${what} ${burstWhat} must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`);
   if (burst < 1) burst = 1;
-  if ((burst * 1_000) / rate <= MAX_SPAN) return burst;
+  if ((burst * 1_000) / r <= MAX_SPAN) return { rate: r, burst, policy };
   throw new RangeError(
-    `${rateWhat} must be at least ${(burst * 1_000) / MAX_SPAN} for a burst of ${burst} (it must refill within ${MAX_SPAN} ms, 2^44), got ${check.describe(rate)}`,
+    `${what} ${rateWhat} must be at least ${(burst * 1_000) / MAX_SPAN} for a burst of ${burst} (it must refill within ${MAX_SPAN} ms, 2^44), got ${check.describe(r)}`,
   );
 }
 
@@ -99,16 +112,8 @@ export function spanOf(value: unknown, what: string): number {
 
 // The outage mode's answer and a yes-or-no limiter's take, reaching RedisLimiter's protected parts:
 // set in its body (protected methods would be new members of the published class).
-let outageOf: <L, A>(limiter: RedisLimiter<L>, id: string, now: number, local: (l: L) => A, open: A, closed: A) => A;
-let takeOf: <L>(
-  limiter: RedisLimiter<L>,
-  id: string,
-  now: number,
-  n: number,
-  costWhat: string | undefined,
-  local: (l: L) => boolean,
-  what: string,
-) => Promise<TakeAnswer>;
+let outageOf: typeof outage;
+let takeOf: typeof decideTake;
 
 /**
  * The outage mode's answer while Redis cannot give one: in `"fallback"` what `local` reads from

@@ -229,11 +229,10 @@ function inline(lines, parts, where, state, within = []) {
     const given = splitArgs(args);
     const bound = [];
     const values = [];
-    // Fewer arguments than parameters: the rest are nil, unless the last one is a call that may
+    // Fewer arguments than parameters: the rest are nil, unless the last one is a call, which may
     // answer several values (then every argument is bound as a call binds them).
     const exact =
-      given.length === p.params.length ||
-      (given.length < p.params.length && /^[A-Za-z_]\w*$|^[\d.]+$|^'[^']*'$/.test(given.at(-1) ?? "x"));
+      given.length === p.params.length || (given.length < p.params.length && !/\)$/.test(given.at(-1) ?? ")"));
     for (const [i, n] of p.params.entries()) {
       const arg = given[i];
       const plain = arg !== undefined && exact && p.constant.has(n) && /^[A-Za-z_]\w*$/.test(arg) && !KEYWORDS.has(arg);

@@ -24,20 +24,21 @@
 // checkAtomic beside this one's in the same rounds, under a prefix of its own, and prints this
 // build's rate over that one's: how a change moved the rate, taken in one process.
 //
-// Where Redis's time goes in the atomic charge (INFO commandstats over 5 rounds of 200 000
-// pipelined EVALSHAs of the bench's arguments, quiet machine, 2026-12-02): the three SETs about
-// 8 µs, the call with fourteen arguments returning at once 2.3 µs (each argument about 55 ns), the
-// MGET 0.9 µs; the script used to spend 1.5 µs making the functions and tables of its other forms
-// before a set (a closure of many upvalues 0.65 µs), which a set of token buckets now skips; in Lua
-// 5.1, `ARGV[i] + 0` is about 73 ns, a table 66, a closure 49, struct.pack('<dd') 222, its unpack
-// 111, string.format('%d') 267. Locals for struct and math moved it by about 1 % (not kept).
-// A set's numbers as one binary argument (the client writing 2 + 3n doubles into a Buffer, the
-// script one struct.unpack) was tried on 2026-12-02: over 7 interleaved pairs of REDIS_BENCH=three
-// runs, 2.24–2.48× rlf against 2.14–2.54× as sent now, Redis 31–35 µs a charge against 31–39, the
-// client alike (ioredis copies a command holding a Buffer into one of its own): inside the noise,
-// for a change to ScriptClient's types, so not kept. On two cores the client and Redis share the
-// machine, so the rate follows their CPU together: rlf about 140 µs, tideward 62–70, the ceiling
-// 51–55; 2.5× needs tideward at about 57.
+// Where Redis's time goes in the atomic charge (valgrind callgrind: the instructions redis-server
+// runs a call, over 1 000 pipelined EVALSHAs of the bench's arguments on a keyspace the same 1 000
+// warmed; deterministic to ±0.5 %, whatever the machine's load; 2026-12-07): the bare three-key
+// script below 73–76 k, tideward's 136–142 k (as on main before its scripts were built from parts:
+// 131–136 k, 126–128 k without the EXISTS that checked absent keys, which SET … NX now replaces).
+// Nine arguments more than the floor's cost about 10 k however the script reads them, the script's
+// own work about 680 Lua instructions (the floor's 30). Redis's CPU a call (INFO cpu, 15 interleaved
+// rounds of 20 000) is the old script's to within 2 % (0.99×). Tried and not kept: a charge's three
+// numbers as one binary argument (24 bytes, one struct.unpack; 144 k), and the limits' numbers
+// written into the script with a charge naming its limit by index (138 k): each answered no fewer
+// instructions. The script's parts are written out at each call (scripts/link-lua.mjs): in Lua 5.1 a
+// closure costs about 130 ns a call, as much as a token bucket's step. A set's numbers as one
+// binary argument for the whole set (the client writing 2 + 3n doubles into a Buffer) was tried on
+// 2026-12-02: inside the noise, for a change to ScriptClient's types. On two cores the client and
+// Redis share the machine, and the atomic charge's rate follows Redis's CPU (the client's is lower).
 import Redis from "ioredis";
 import { RateLimiterRedis } from "rate-limiter-flexible";
 import { QuotaKey, limitSpec } from "@tideward/quota-engine";

@@ -11,3 +11,5 @@ export function linkScripts(dir: string): LinkedScript[];
 export function readParts(
   dir: string,
 ): Map<string, { readonly name: string; readonly file: string; readonly fn: boolean }>;
+/** A line of Lua as shipped: its comment dropped and no space a token does not need. */
+export function squeeze(line: string): string;

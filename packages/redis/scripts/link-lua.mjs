@@ -131,6 +131,30 @@ function balanced(text) {
 }
 
 /**
+ * A line of code as shipped: its comment dropped and no space a token does not need (as the
+ * package's JavaScript is minified in whitespace but not in names). A space stays between two
+ * names or numbers (`local x`), between a digit and a dot (`1 ..`, not a number `1..`), and
+ * between two `-` or two `[`, which would start a comment or a long string.
+ * @param {string} line
+ */
+export function squeeze(line) {
+  const word = /\w/;
+  const needed = (a, b) =>
+    (word.test(a) && word.test(b)) ||
+    (/\d/.test(a) && b === ".") ||
+    (a === "." && /[\d.]/.test(b)) ||
+    (a === "-" && b === "-") ||
+    (a === "[" && b === "[");
+  return pieces(line)
+    .map((p) => (p.code ? p.text : p.text.replace(/ /g, "\u0000")))
+    .join("")
+    .replace(/\s+/g, " ")
+    .trim()
+    .replace(/ /g, (_, at, all) => (needed(all[at - 1], all[at + 1]) ? " " : ""))
+    .replace(/\u0000/g, " ");
+}
+
+/**
  * The parts of `dir/parts`: values and functions, each with its code as stripLua ships it.
  * @param {string} dir
  */
@@ -178,6 +202,8 @@ export function readParts(dir) {
     p.result = returns.length === 1 ? last.slice("return ".length) : undefined;
     p.body = returns.length === 1 ? body.slice(0, -1) : body;
     p.locals = new Set([...p.params, ...body.flatMap(declared)]);
+    // The names it uses that are not its own: globals (struct, math, redis), values of parts.
+    p.free = new Set(body.flatMap(namesOf).filter((n) => !p.locals.has(n)));
     // A parameter the body never assigns nor declares again may stand for its argument itself,
     // when that is a name: no copy made.
     const again = new Set([...body.flatMap(declared), ...body.flatMap(assignedIn)]);
@@ -225,7 +251,6 @@ function inline(lines, parts, where, state, within = []) {
     state.calls.add(p.name);
     const [, isLocal, targets, , args] = m;
     const k = ++state.counter;
-    const map = new Map([...p.locals].map((n) => [n, `${n}_${k}`]));
     const given = splitArgs(args);
     const bound = [];
     const values = [];
@@ -233,16 +258,24 @@ function inline(lines, parts, where, state, within = []) {
     // answer several values (then every argument is bound as a call binds them).
     const exact =
       given.length === p.params.length || (given.length < p.params.length && !/\)$/.test(given.at(-1) ?? ")"));
+    const subst = new Map();
     for (const [i, n] of p.params.entries()) {
       const arg = given[i];
-      const plain = arg !== undefined && exact && p.constant.has(n) && /^[A-Za-z_]\w*$/.test(arg) && !KEYWORDS.has(arg);
-      if (plain) map.set(n, arg);
-      else {
-        bound.push(map.get(n));
-        values.push(arg ?? "nil");
-      }
+      if (arg !== undefined && exact && p.constant.has(n) && /^[A-Za-z_]\w*$/.test(arg) && !KEYWORDS.has(arg))
+        subst.set(n, arg);
     }
     const into = targets?.split(",").map((t) => t.trim()) ?? [];
+    // A local of the body keeps its name unless it is one the body must still reach (an argument's
+    // name standing for a parameter, a global it uses) or the call assigns (a target): then it is
+    // renamed apart (`level_7`). The do … end block keeps the others from the caller's names.
+    const clash = new Set([...subst.values(), ...(targets === undefined ? [] : namesOf(targets)), ...p.free]);
+    const map = new Map();
+    for (const n of p.locals) map.set(n, subst.get(n) ?? (clash.has(n) ? `${n}_${k}` : n));
+    for (const [i, n] of p.params.entries()) {
+      if (subst.has(n)) continue;
+      bound.push(map.get(n));
+      values.push(given[i] ?? "nil");
+    }
     if (isLocal !== undefined && given.some((a) => namesOf(a).some((n) => into.includes(n))))
       throw new Error(`${where}: "${line}": an argument names what the call declares`);
     // The body's result locals become the targets themselves, when they are names no argument
@@ -260,9 +293,7 @@ function inline(lines, parts, where, state, within = []) {
       ) &&
       into.every((n) => /^[A-Za-z_]\w*$/.test(n) && !KEYWORDS.has(n)) &&
       new Set(into).size === into.length &&
-      !into.some(
-        (n) => [...map.values()].includes(n) || p.body.some((l) => namesOf(l).some((x) => x === n && !p.locals.has(x))),
-      );
+      !into.some((n) => [...subst.values()].includes(n) || p.free.has(n));
     if (forward) {
       taken.forEach((r, i) => map.set(r, into[i]));
       body = p.body.map((l, i) => {
@@ -328,7 +359,7 @@ export function linkScript(dir, file, parts) {
         throw new Error(`${file} declares ${n}, which parts/${p.file}: ${p.name} uses as a global`);
   }
   const values = [...parts.values()].filter((p) => state.values.has(p.name));
-  const source = [first, ...values.map((p) => p.code.trimEnd()), ...body].join("\n") + "\n";
+  const source = [first, ...[...values.map((p) => p.code), ...body].map(squeeze)].join("\n") + "\n";
   return {
     source,
     parts: [...parts.values()].filter((p) => state.values.has(p.name) || state.calls.has(p.name)).map((p) => p.name),

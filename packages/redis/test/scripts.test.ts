@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { QuotaKey, perSecond } from "@tideward/quota-engine";
 import { RedisQuotaEngine, scripts } from "@tideward/redis";
 import type { LuaScript } from "@tideward/redis";
-import { linkScripts, readParts } from "../scripts/link-lua.mjs";
+import { linkScripts, readParts, squeeze } from "../scripts/link-lua.mjs";
 import { stripLua } from "../scripts/strip-lua.mjs";
 import { useRedis, withRedis, patient } from "./server";
 
@@ -49,10 +49,12 @@ describe("scripts live in their own files", () => {
       expect(lines[0]).toBe(readFileSync(join(dir, `${s.name}.lua`), "utf8").split("\n")[0]);
       expect(lines.at(-1)).toBe("");
       expect(lines.slice(1, -1).filter((l) => /^\s/.test(l) || l.startsWith("--") || l === "")).toEqual([]);
-      // The script's own code, every line in order, but for its calls of parts, written out.
+      // The script's own code, every line in order (without the spaces its tokens do not need), but
+      // for its calls of parts, written out.
       const own = stripLua(readFileSync(join(dir, `${s.name}.lua`), "utf8"))
         .split("\n")
-        .slice(1, -1);
+        .slice(1, -1)
+        .map(squeeze);
       let at = 1;
       for (const line of own.filter((l) => !calls.test(l))) {
         const found = lines.indexOf(line, at);
@@ -65,21 +67,21 @@ describe("scripts live in their own files", () => {
 
   it("no script builds a key name: every redis.call names a key from KEYS", () => {
     for (const s of embedded) {
-      // A part's parameter that names a key (key_7) is bound, where the part is written out, to a
-      // key of KEYS, to rid, or to such a parameter of the part calling it.
-      for (const m of s.source.matchAll(/^local (key_\d+)(?:, [\w, ]+)? = (.+)$/gm))
-        expect([s.name, m[1], /^(KEYS\[[^\]]+\]|rid|key|key_\d+)(,|$)/.test(m[2] ?? "")]).toEqual([s.name, m[1], true]);
-      for (const m of s.source.matchAll(/redis\.call\('(\w+)', ([^,)]+)/g)) {
+      // A part's parameter that names a key (key, key_7) is bound, where the part is written out,
+      // to a key of KEYS, to rid, or to such a parameter of the part calling it.
+      for (const m of s.source.matchAll(/^local (key(?:_\d+)?)(?:,[\w,]+)?=(.+)$/gm))
+        expect([s.name, m[1], /^(KEYS\[.+?\]+|rid|key(_\d+)?)(,|$)/.test(m[2] ?? "")]).toEqual([s.name, m[1], true]);
+      for (const m of s.source.matchAll(/redis\.call\('(\w+)',([^,)]+)/g)) {
         if (m[1] === "TIME") continue;
-        // A key from KEYS, a name given one (below), or the keys of KEYS themselves (an MGET).
-        expect([s.name, m[1], /^(KEYS\[[^\]]+\]|rid|key|key_\d+|_G\.unpack\(KEYS)$/.test(m[2] ?? "")]).toEqual([
+        // A key from KEYS, a name given one (above and below), or the keys of KEYS themselves (an MGET).
+        expect([s.name, m[1], /^(KEYS\[[^\]]+\]|rid|key(_\d+)?|_G\.unpack\(KEYS)$/.test(m[2] ?? "")]).toEqual([
           s.name,
           m[1],
           true,
         ]);
       }
       // ... and the two names that hold a key are only ever given one from KEYS.
-      for (const m of s.source.matchAll(/^\s*(?:local )?(rid|key) = (.+)$/gm))
+      for (const m of s.source.matchAll(/^(?:local )?(rid|key)=(.+)$/gm))
         expect([s.name, m[2]?.startsWith("KEYS[") === true || m[2] === "nil"]).toEqual([s.name, true]);
     }
   });

@@ -24,13 +24,25 @@ if s then
   if #s == 8 then oldest = struct.unpack('<d', s) end
   if not (oldest >= -2^45 and oldest <= last) then head = nil end
 end
+-- A clock that steps back stands still at the newest stamp.
+local t = now
+if head and t < last then t = last end
+
+-- A count: the stamps read oldest first are non-decreasing, so "has fallen out" holds for a
+-- prefix, whose length is how many slots are free (a stamp that is not 8 bytes is refused below).
+local lo, hi = 0, quota
+while op == 'l' and head and lo < hi do
+  local mid = math.floor((lo + hi) / 2)
+  local i = head + mid
+  if i >= quota then i = i - quota end
+  local x = redis.call('HGET', KEYS[1], i)
+  local stamp = -math.huge
+  if x and #x ~= 8 then head = nil elseif x then stamp = struct.unpack('<d', x) end
+  if t - stamp >= width then lo = mid + 1 else hi = mid end
+end
 if not head then
   foreign(KEYS[1], false, KEPT)
 end
-
--- A clock that steps back stands still at the newest stamp.
-local t = now
-if t < last then t = last end
 
 if op == 't' then
   if t - oldest < width then return '0' end
@@ -42,21 +54,4 @@ if op == 't' then
   return '1'
 end
 if op == 'r' then return struct.pack('<ddd', now, last, oldest) end
--- The stamps read oldest first are non-decreasing, so "has fallen out" holds for a prefix: its
--- length is how many slots are free.
-local lo, hi = 0, quota
-while lo < hi do
-  local mid = math.floor((lo + hi) / 2)
-  local i = head + mid
-  if i >= quota then i = i - quota end
-  local x = redis.call('HGET', KEYS[1], i)
-  local stamp = -math.huge
-  if x then
-    if #x ~= 8 then
-      foreign(KEYS[1], false, KEPT)
-    end
-    stamp = struct.unpack('<d', x)
-  end
-  if t - stamp >= width then lo = mid + 1 else hi = mid end
-end
 return struct.pack('<dddd', now, last, oldest, lo)

@@ -18,6 +18,9 @@ local function clock(arg)
   return now
 end
 
+-- The end of every refusal of a key's value.
+local NOT_OURS = ': another writer, or the state of another version under this name'
+
 -- Refuses what `key` holds, naming the key, what it holds and what tideward keeps there (`what`):
 -- `v` is the bytes it holds (a string that is not tideward state), or else a GET's error or
 -- MGET's nil (then its type is asked; a key that does not exist is no refusal).
@@ -32,7 +35,7 @@ local function foreign(key, v, what)
     if shown == 'none' then shown = nil else shown = 'a ' .. shown end
   end
   if shown then
-    error('tideward: the key ' .. key .. ' holds ' .. shown .. ', not ' .. what .. ': another writer, or the state of another version under this name')
+    error('tideward: the key ' .. key .. ' holds ' .. shown .. ', not ' .. what .. NOT_OURS)
   end
 end
 

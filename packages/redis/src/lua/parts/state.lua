@@ -34,10 +34,15 @@ local function kindOf(p1, p2)
   return kind
 end
 
--- What tideward keeps under a key of `kind`, for a refusal of what is there instead.
+-- What tideward keeps under a key, for a refusal of what is there instead: a bucket of one
+-- number, or any other kind.
+local ONE_NUMBER = 'a token bucket of one number (an integer of 2^-12 ms, or d and a double)'
+local TWO_NUMBERS = 'tideward state (two doubles, 16 bytes, within ±2^53 and ±2^46 ms)'
+
+-- What tideward keeps under a key of `kind`.
 local function kept(kind)
-  local what = 'tideward state (two doubles, 16 bytes, within ±2^53 and ±2^46 ms)'
-  if kind == 'one' then what = 'a token bucket of one number (an integer of 2^-12 ms, or d and a double)' end
+  local what = TWO_NUMBERS
+  if kind == 'one' then what = ONE_NUMBER end
   return what
 end
 

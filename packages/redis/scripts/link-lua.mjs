@@ -145,13 +145,26 @@ export function squeeze(line) {
     (a === "." && /[\d.]/.test(b)) ||
     (a === "-" && b === "-") ||
     (a === "[" && b === "[");
-  return pieces(line)
-    .map((p) => (p.code ? p.text : p.text.replace(/ /g, "\u0000")))
-    .join("")
-    .replace(/\s+/g, " ")
-    .trim()
-    .replace(/ /g, (_, at, all) => (needed(all[at - 1], all[at + 1]) ? " " : ""))
-    .replace(/\u0000/g, " ");
+  const parts = pieces(line);
+  let out = "";
+  for (const [i, p] of parts.entries()) {
+    if (!p.code) {
+      out += p.text;
+      continue;
+    }
+    const text = p.text;
+    for (let j = 0; j < text.length; j++) {
+      if (!/\s/.test(text[j])) {
+        out += text[j];
+        continue;
+      }
+      while (j + 1 < text.length && /\s/.test(text[j + 1])) j++;
+      // The next character: in this piece, else the next piece's first (a string's quote).
+      const next = j + 1 < text.length ? text[j + 1] : (parts[i + 1]?.text[0] ?? "");
+      if (out !== "" && next !== "" && needed(out[out.length - 1], next)) out += " ";
+    }
+  }
+  return out;
 }
 
 /**

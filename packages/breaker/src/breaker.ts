@@ -48,8 +48,9 @@ export class Breaker {
   /** Passes a half-open trial needs to close the breaker, and failures it survives. */
   readonly #need: number = 1;
   readonly #spare: number = 0;
-  /** How many probes may be in flight at once; Infinity when nothing bounds them. */
+  /** How many probes may be in flight at once (Infinity when nothing bounds them), and for how long (ms). */
   readonly #inFlight: number = Infinity;
+  readonly #hold: number = 0;
   #win: Window<Tally>;
   readonly #settle: Settle;
 
@@ -114,6 +115,7 @@ export class Breaker {
       this.#need = passesNeeded(h);
       this.#spare = h.probes - this.#need;
       this.#inFlight = h.inFlight;
+      this.#hold = h.hold;
     }
     this.#latest = this.#last = check.finite(now, "Breaker now");
     // Where a float step of the clock is wider than a bucket, the first reading would sweep a
@@ -148,11 +150,12 @@ export class Breaker {
       },
       fail: (at) => {
         const head = this.#advance(at);
+        // A trial that fails more than it can spare has failed, and one whose window has
+        // forgotten every call is over: the next success starts another.
+        if (this.#passes > 0 && (this.#total === 0 || ++this.#fails > this.#spare)) this.#passes = this.#fails = 0;
         head.total++;
         if (head.failure++ === 0) this.#withFailure++;
         this.#total++;
-        // A trial that fails more than it can spare has failed: the next success starts another.
-        if (this.#passes > 0 && ++this.#fails > this.#spare) this.#passes = this.#fails = 0;
       },
     };
   }
@@ -254,9 +257,12 @@ export class Breaker {
         `Breaker.restore now (ms) ${now} is too coarse a reading for buckets of ${window / size} ms (window ÷ size): the bucket rounds away there`,
       );
     const s = readSnapshot(snapshot, this.policy, this.#need, this.#spare);
-    // Past two windows everything has aged out: lay it no further back than that.
     const age = read.ageOf(r, now, s.clock);
-    const anchor = now - (age < 2 * window ? age : 2 * window);
+    // Laid `age` before `now`, so its buckets' boundaries fall where the snapshot's would have.
+    // Past two windows everything has aged out, and only where the float grid is too coarse for
+    // that to matter (a reading 2^52 steps of a thousandth of a bucket away) does it lay nearer.
+    let anchor = now - age;
+    if (age > 2 * window && !(Math.abs(anchor) * 2 ** -52 < window / size / 1_024)) anchor = now - 2 * window;
     this.#laying = true;
     let laid;
     try {
@@ -284,7 +290,7 @@ export class Breaker {
 
   /**
    * Lets a probe through under the bound on probes in flight, or refuses the call (a drop) while
-   * that many are out: those that settled, or have been out for a whole window, no longer count.
+   * that many are out: those that settled, or have been out for `hold` ms, no longer count.
    */
   #probeOut(head: Tally): Permit | undefined {
     const latest = this.#latest;
@@ -295,13 +301,13 @@ export class Breaker {
     const flight = new Flight(this.#settle, latest, (this.#land ??= (f) => this.#landed(f)));
     (this.#flights ??= []).push(flight);
     this.#flying++;
-    const free = latest + this.policy.window;
+    const free = latest + this.#hold;
     if (free < this.#freeAt) this.#freeAt = free;
     this.#last = latest;
     return new Permit(flight);
   }
 
-  /** A probe in flight settled or has been out for a window: it no longer holds a place. */
+  /** A probe in flight settled or has been out for `hold` ms: it no longer holds a place. */
   #landed(f: Flight): void {
     if (f.out) {
       f.out = false;
@@ -309,15 +315,15 @@ export class Breaker {
     }
   }
 
-  /** Lets go of the probes that settled or have been out for a window, and finds the next to expire. */
+  /** Lets go of the probes that settled or have been out for `hold` ms, and finds the next to expire. */
   #sweep(): void {
     const latest = this.#latest;
-    const window = this.policy.window;
+    const hold = this.#hold;
     let freeAt = Infinity;
     this.#flights = this.#flights?.filter((f) => {
-      if (f.out && latest - f.at >= window) this.#landed(f);
+      if (f.out && latest - f.at >= hold) this.#landed(f);
       if (!f.out) return false;
-      if (f.at + window < freeAt) freeAt = f.at + window;
+      if (f.at + hold < freeAt) freeAt = f.at + hold;
       return true;
     });
     this.#freeAt = freeAt;
@@ -413,7 +419,6 @@ export class Breaker {
       // open one afresh at `now`, so later readings move it again. (Its buckets are new: a reading
       // this far out is no hot path.)
       this.#total = this.#accepts = this.#withSuccess = this.#withFailure = this.#failing = this.#working = 0;
-      this.#passes = this.#fails = 0;
       head = (win = this.#win = this.#open(now)).slot(now);
     }
     this.#next = win.headEnd;
@@ -421,7 +426,6 @@ export class Breaker {
       // Every live bucket was swept: start from nothing rather than trust the order of eviction.
       if (this.#swept >= this.#size) {
         this.#total = this.#accepts = this.#withSuccess = this.#withFailure = this.#failing = this.#working = 0;
-        this.#passes = this.#fails = 0;
       }
       this.#swept = -1;
     }

@@ -116,13 +116,19 @@ export function laySnapshot(
   evict: (b: Tally) => void,
 ): Laid {
   const buckets = saved.buckets;
-  const win = layWindow(() => new Tally(), { size, window, now, evict }, saved.into, buckets.length, (b, i) => {
-    const [success, failure, drop] = buckets[i];
-    b.success = success;
-    b.failure = failure;
-    b.drop = drop;
-    b.total = success + failure + drop;
-  });
+  const win = layWindow(
+    () => new Tally(),
+    { size, window, now, evict },
+    saved.into,
+    buckets.length,
+    (b, i) => {
+      const [success, failure, drop] = buckets[i];
+      b.success = success;
+      b.failure = failure;
+      b.drop = drop;
+      b.total = success + failure + drop;
+    },
+  );
   let total = 0;
   let accepts = 0;
   let withSuccess = 0;

@@ -66,11 +66,17 @@ export interface HalfOpen {
   readonly share?: number;
   /**
    * How many probes may be in flight at once (let through and not yet settled): a whole number,
-   * 1 or more, or `Infinity` for no bound. A probe holds its place until it settles, or for one
-   * `window` at most, so a permit never settled (a cancelled call) cannot keep the breaker
-   * half-open for good. @defaultValue Infinity
+   * 1 or more, or `Infinity` for no bound. A probe holds its place until it settles or for `hold`
+   * ms, whichever comes first. @defaultValue Infinity
    */
   readonly inFlight?: number;
+  /**
+   * How long a probe in flight holds its place at most, in milliseconds: above 0, `Infinity` for
+   * until it settles. Past it the probe no longer counts, so a permit never settled (a cancelled
+   * call) cannot keep the breaker half-open for good; give your calls' timeout, so a backend that
+   * hangs gets one probe at a time. @defaultValue the breaker's `window`
+   */
+  readonly hold?: Span;
 }
 
 /**
@@ -123,7 +129,7 @@ export function resolveSre(policy?: Partial<Sre>): Sre {
       `Sre window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
     );
   const wanted = or(given.halfOpen, false);
-  const halfOpen = typeof wanted === "boolean" ? wanted : resolveHalfOpen(wanted);
+  const halfOpen = typeof wanted === "boolean" ? wanted : resolveHalfOpen(wanted, window);
   // Half-open, only the probe goes through once the window holds no success, and each refusal
   // keeps the window full: with no probe, steady traffic would keep it throttled for ever. (Off,
   // the formula lets (protection + 1) / (total + 1) of the calls through, so it recovers.)
@@ -134,15 +140,18 @@ export function resolveSre(policy?: Partial<Sre>): Sre {
   return Object.freeze({ k, floor, protection, probe, size, window, halfOpen });
 }
 
-const HALF_OPEN = ["probes", "share", "inFlight"] as const;
+const HALF_OPEN = ["probes", "share", "inFlight", "hold"] as const;
 
-/** A {@link HalfOpen} record with every field stated, checked; read once, into a copy. */
-function resolveHalfOpen(value: HalfOpen): Required<HalfOpen> {
+/**
+ * A {@link HalfOpen} record with every field stated, checked; read once, into a copy. A probe
+ * holds its place for `window` ms unless told otherwise.
+ */
+function resolveHalfOpen(value: HalfOpen, window: number): Required<HalfOpen> {
   // A caller's value, whatever its type says: null, text, a number or an array included.
   const v: unknown = value;
   if (v === null || typeof v !== "object" || Array.isArray(v))
     throw new TypeError(
-      `Sre halfOpen must be true, false or { probes, share, inFlight }, got ${v === null ? "null" : Array.isArray(v) ? "an array" : `${typeof v} ${check.describe(v)}`}`,
+      `Sre halfOpen must be true, false or { probes, share, inFlight, hold }, got ${v === null ? "null" : Array.isArray(v) ? "an array" : `${typeof v} ${check.describe(v)}`}`,
     );
   const given = check.options(value, HALF_OPEN, "Sre halfOpen");
   const probes = check.integer(check.or(given.probes, 1), "Sre halfOpen.probes", 1);
@@ -152,7 +161,9 @@ function resolveHalfOpen(value: HalfOpen): Required<HalfOpen> {
   const inFlight = check.or(given.inFlight, Infinity);
   // Infinity is allowed here, and only here: it is how a caller says "no bound".
   if (inFlight !== Infinity) check.integer(inFlight, "Sre halfOpen.inFlight", 1);
-  return Object.freeze({ probes, share, inFlight });
+  const hold = check.or(given.hold, window);
+  if (hold !== Infinity) check.positive(hold, "Sre halfOpen.hold (ms)");
+  return Object.freeze({ probes, share, inFlight, hold });
 }
 
 /**

@@ -97,19 +97,19 @@ const construction: Refusal[] = [
     "halfOpen given as text",
     () => new Breaker(not({ halfOpen: "yes" })),
     TypeError,
-    'Sre halfOpen must be true, false or { probes, share, inFlight }, got string "yes"',
+    'Sre halfOpen must be true, false or { probes, share, inFlight, hold }, got string "yes"',
   ],
   [
     "halfOpen given as 1",
     () => new Breaker(not({ halfOpen: 1 })),
     TypeError,
-    "Sre halfOpen must be true, false or { probes, share, inFlight }, got number 1",
+    "Sre halfOpen must be true, false or { probes, share, inFlight, hold }, got number 1",
   ],
   [
     "halfOpen given as null",
     () => new Breaker(not({ halfOpen: null })),
     TypeError,
-    "Sre halfOpen must be true, false or { probes, share, inFlight }, got null",
+    "Sre halfOpen must be true, false or { probes, share, inFlight, hold }, got null",
   ],
   [
     "a misspelt halfOpen",
@@ -129,7 +129,7 @@ const construction: Refusal[] = [
     "halfOpen given as an array",
     () => new Breaker(not({ halfOpen: [3, 0.5] })),
     TypeError,
-    "Sre halfOpen must be true, false or { probes, share, inFlight }, got an array",
+    "Sre halfOpen must be true, false or { probes, share, inFlight, hold }, got an array",
   ],
   [
     "a misspelt halfOpen field",
@@ -137,7 +137,12 @@ const construction: Refusal[] = [
     TypeError,
     'Sre halfOpen has no option "prbes"; did you mean "probes"?',
   ],
-  ["no probes", () => new Breaker({ halfOpen: { probes: 0 } }), RangeError, "Sre halfOpen.probes must be 1 or more, got 0"],
+  [
+    "no probes",
+    () => new Breaker({ halfOpen: { probes: 0 } }),
+    RangeError,
+    "Sre halfOpen.probes must be 1 or more, got 0",
+  ],
   [
     "a fraction of a probe",
     () => new Breaker({ halfOpen: { probes: 2.5 } }),
@@ -179,6 +184,18 @@ const construction: Refusal[] = [
     () => new Breaker({ halfOpen: { inFlight: 1.5 } }),
     RangeError,
     "Sre halfOpen.inFlight must be a whole number, got 1.5",
+  ],
+  [
+    "a probe that holds its place for no time",
+    () => new Breaker({ halfOpen: { inFlight: 1, hold: 0 } }),
+    RangeError,
+    "Sre halfOpen.hold (ms) must be above 0, got 0",
+  ],
+  [
+    "a hold given as text",
+    () => new Breaker(not({ halfOpen: { inFlight: 1, hold: "5s" } })),
+    TypeError,
+    'Sre halfOpen.hold (ms) must be a number, got string "5s"',
   ],
   [
     "a tuned half-open with probe: Infinity (it could never close)",

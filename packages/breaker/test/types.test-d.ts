@@ -17,6 +17,7 @@ describe("Breaker", () => {
       readonly probes?: number;
       readonly share?: number;
       readonly inFlight?: number;
+      readonly hold?: Span;
     }>();
     // @ts-expect-error -- a share is a number, not a percentage as text
     new Breaker({ halfOpen: { share: "80%" } });

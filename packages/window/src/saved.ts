@@ -69,12 +69,17 @@ export function readWindow<T>(
   if (root.size !== size)
     read.fail("snapshot.size", `must be ${size} (the buckets of this ${owner}), got ${check.describe(root.size)}`);
   if (root.window !== window)
-    read.fail("snapshot.window", `must be ${window} (the window of this ${owner}, in ms), got ${check.describe(root.window)}`);
+    read.fail(
+      "snapshot.window",
+      `must be ${window} (the window of this ${owner}, in ms), got ${check.describe(root.window)}`,
+    );
   const width = window / size;
   const into = read.finite(root.into, "snapshot.into");
   if (!(into >= 0 && into < width))
     read.fail("snapshot.into", `must be 0 or more and under ${width} (ms, one bucket of this ${owner}), got ${into}`);
-  const buckets = read.list(root.buckets, "snapshot.buckets", 1, size).map((b, i) => bucket(b, `snapshot.buckets[${i}]`));
+  const buckets = read
+    .list(root.buckets, "snapshot.buckets", 1, size)
+    .map((b, i) => bucket(b, `snapshot.buckets[${i}]`));
   return { into, buckets };
 }
 

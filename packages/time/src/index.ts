@@ -5,3 +5,5 @@ export type { Clock } from "./clock";
 export { systemRandom, seededRandom } from "./random";
 export type { Random } from "./random";
 export { Deadline } from "./deadline";
+export { SnapshotError, isSnapshotError } from "./snapshot";
+export type { RestoreOptions } from "./snapshot";

@@ -52,7 +52,7 @@ export function situationBlock(d: ClaimsData, s: SituationData): string {
       `| ${c.label}${c.side === "tideward" ? " (tideward)" : ""} | ${range(s, atDefaults(c))} | ${range(s, all(c))} |`,
   );
   return [
-    `**${s.title}** (${own(s)}): ${s.figure.label}, ${s.figure.better} is better. At the defaults over ${d.seeds.length} seeds; then over ${runs} runs, the ${s.moved.join(", ")} also moved by 20 % either way.`,
+    `**${s.title}** (${own(s)}): ${s.figure.label}${s.ranked ? `, ${s.figure.better} is better` : ""}. At the defaults over ${d.seeds.length} seeds; then over ${runs} runs, the ${s.moved.join(", ")} also moved by 20 % either way.`,
     "",
     `| run | at the defaults | with the knobs moved too |`,
     `| --- | --- | --- |`,

@@ -1,127 +1,11 @@
-// The situations the scoreboard and the READMEs make claims about: for each, a scenario of the
-// simulator's catalogue, the figure a user judges the situation by (read from the scenario's
-// result), the runs that are tideward's configurations and those that are baselines, and the
-// main knobs a claim must survive ±20 % of. `pnpm claims` runs every one over seeds and those
-// settings (see run.ts); nothing here runs a scenario by itself.
-import type { KnobValue, ScenarioResult } from "@tideward/sim";
+// The situations the scoreboard and the READMEs make claims about, in the scoreboard's order: the
+// ones tideward's defaults exist for first, then the others, wins and losses alike. `pnpm claims`
+// runs every one over seeds and nearby settings (scripts/claims.ts).
+import { alsoOf, breakers, goodputFigure, offered, recoveryFigure, retriers, stated } from "./situation.ts";
+import type { Situation } from "./situation.ts";
 
-/** Which way is better for a figure. */
-export type Better = "lower" | "higher";
-
-/** A run of the scenario, by the id its figures are stated under, as the scoreboard names it. */
-export interface Contender {
-  readonly id: string;
-  readonly label: string;
-  readonly side: "tideward" | "baseline";
-}
-
-/** A figure users judge a situation by. */
-export interface FigureDef {
-  /** What it is, in a few words: "seconds until goodput is back at 90 % after the trigger". */
-  readonly label: string;
-  /** Its unit as printed after a value: "s", "%", "calls/s", "×", "" for a count. */
-  readonly unit: string;
-  readonly better: Better;
-  /** Decimal places it is printed (and compared) to: two runs that print alike tie. */
-  readonly digits: number;
-  /** Its value for contender `id` in `result`; `null` when there is none to state (a run that never recovered). */
-  read(result: ScenarioResult, id: string): number | null;
-  /** What a `null` reads as ("never"); a `null` is worse than any value. */
-  readonly none?: string;
-}
-
-/** A knob a claim must survive ±20 % of. */
-export interface Nearby {
-  readonly knob: string;
-  /** What moving it means, for a setting's label: "load", "trigger length". */
-  readonly what: string;
-  /** For a knob that ends a stretch (an outage's end), the knob it starts at: the end moves so the stretch's length scales. */
-  readonly from?: string;
-}
-
-/** One situation of the scoreboard and the READMEs. */
-export interface Situation {
-  /** Stable, for the data file and the README's markers: "metastable-served". */
-  readonly id: string;
-  readonly scenario: string;
-  /** Parameters fixed for this situation, over the scenario's defaults. */
-  readonly params?: Readonly<Record<string, KnobValue>>;
-  /** The situation in a few words, for the scoreboard's first column. */
-  readonly title: string;
-  readonly figure: FigureDef;
-  readonly contenders: readonly Contender[];
-  readonly nearby: readonly Nearby[];
-  /** Whether the first screen's scoreboard shows it (every situation is in the README). */
-  readonly scoreboard: boolean;
-  /** Whether one side can win: `false` where the figure is a choice, not a score (a limiter's admissions against its bound). @defaultValue true */
-  readonly ranked?: boolean;
-  /** Why the result is what it is, one line; it names no figure (the figures are measured, the reason is not). */
-  readonly reason: string;
-}
-
-/** A figure the scenario states by name; a missing one is an error naming it, never a quiet 0. */
-export function stated(result: ScenarioResult, name: string): number {
-  const v = result.figures[name];
-  if (typeof v !== "number") throw new Error(`${result.scenario} states no figure ${JSON.stringify(name)}`);
-  return v;
-}
-
-/** Seconds until recovery as the scenario states it (`<id>.recoverySeconds`), `null` when it never recovered (`<id>.recovered` 0, or a negative time). */
-function recovery(result: ScenarioResult, id: string): number | null {
-  const recovered = result.figures[`${id}.recovered`];
-  const seconds = stated(result, `${id}.recoverySeconds`);
-  return recovered === 0 || seconds < 0 ? null : seconds;
-}
-
-/** The calls offered to each run (the same traffic for every run of a scenario). */
-function offered(result: ScenarioResult): number {
-  return result.runs[0]?.summary.calls ?? 0;
-}
-
-const recoveryFigure = (after: string): FigureDef => ({
-  label: `seconds until goodput is back at 90 % after ${after}`,
-  unit: "s",
-  better: "lower",
-  digits: 0,
-  read: recovery,
-  none: "never",
-});
-
-const goodputFigure: FigureDef = {
-  label: "goodput: calls answered within the caller's deadline, of those offered",
-  unit: "%",
-  better: "higher",
-  digits: 1,
-  read: (r, id) => stated(r, `${id}.goodputRate`) * 100,
-};
-
-/** The retrying clients the overload scenarios set side by side. */
-const retriers = (ids: readonly string[]): Contender[] => {
-  const all: Record<string, Contender> = {
-    guard: { id: "guard", label: "the guard's default (client breaker, budgeted retries)", side: "tideward" },
-    client: { id: "client", label: "client breaker alone", side: "tideward" },
-    budget: { id: "budget", label: "retry budget alone", side: "tideward" },
-    sre: { id: "sre", label: "sre breaker", side: "tideward" },
-    shedder: { id: "shedder", label: "shedder", side: "tideward" },
-    retries: { id: "retries", label: "retries, no policy", side: "baseline" },
-    none: { id: "none", label: "no retries", side: "baseline" },
-    classic: { id: "classic", label: "consecutive breaker (cockatiel)", side: "baseline" },
-  };
-  return ids.map((id) => {
-    const c = all[id];
-    if (c === undefined) throw new Error(`no retrying client ${id}`);
-    return c;
-  });
-};
-
-const breakers: readonly Contender[] = [
-  { id: "tideward", label: "the guard's default breaker", side: "tideward" },
-  { id: "sre", label: "sre preset", side: "tideward" },
-  { id: "classic", label: "consecutive (cockatiel)", side: "baseline" },
-  { id: "sampling", label: "sampling (cockatiel)", side: "baseline" },
-  { id: "opossum", label: "rolling percentage (opossum)", side: "baseline" },
-  { id: "none", label: "no breaker", side: "baseline" },
-];
+export { FACTORS } from "./situation.ts";
+export type { Better, Contender, FigureDef, Nearby, Situation } from "./situation.ts";
 
 const metastable = (abandoned: "serve" | "drop"): Situation => ({
   id: `metastable-${abandoned === "serve" ? "served" : "dropped"}`,
@@ -142,69 +26,161 @@ const metastable = (abandoned: "serve" | "drop"): Situation => ({
       : "A backend that drops expired work empties its queue as soon as the load falls, so most policies recover; retries without one still may not.",
 });
 
+const brownoutCapacity: Situation = {
+  id: "brownout-capacity",
+  scenario: "breaker-brownout",
+  title: "Brownout where a failing call holds a worker",
+  figure: {
+    ...goodputFigure,
+    label: "goodput: calls answered within the deadline, of those offered (no retries)",
+    read: (r, id) => (stated(r, `capacity.${id}.goodput`) / offered(r)) * 100,
+  },
+  contenders: breakers,
+  nearby: [
+    { knob: "rate", what: "load" },
+    { knob: "to", what: "brownout length", from: "from" },
+  ],
+  scoreboard: true,
+  reason:
+    "A failure that holds a worker takes capacity from the calls that would succeed: refusing them early keeps the workers for those.",
+};
+
+const brownoutFree: Situation = {
+  id: "brownout-free",
+  scenario: "breaker-brownout",
+  title: "Brownout where a failure costs nothing",
+  figure: {
+    ...goodputFigure,
+    label: "goodput: calls answered within the deadline, of those offered (no retries)",
+    read: (r, id) => (stated(r, `nothing.${id}.goodput`) / offered(r)) * 100,
+  },
+  contenders: breakers,
+  nearby: [
+    { knob: "rate", what: "load" },
+    { knob: "to", what: "brownout length", from: "from" },
+  ],
+  scoreboard: true,
+  reason:
+    "When a failure costs the backend nothing, every refusal is a success lost: no breaker is best, and one can only tie it by not throttling.",
+};
+
+const shedderRamp: Situation = {
+  id: "shedder-ramp",
+  scenario: "shedder-ramp",
+  title: "Load ramping past a server's capacity",
+  figure: {
+    label: "calls answered within the deadline at the peak (the last fifth), per second",
+    unit: "calls/s",
+    better: "higher",
+    digits: 0,
+    read: (r, id) => stated(r, `${id}.peakGoodput`),
+  },
+  contenders: [
+    { id: "shedder", label: "the shedder", side: "tideward" },
+    { id: "none", label: "no shedder", side: "baseline" },
+  ],
+  nearby: [
+    { knob: "to", what: "peak load" },
+    { knob: "deadline", what: "deadline" },
+  ],
+  scoreboard: true,
+  reason:
+    "Unshed, the queue grows until every answer comes after its caller has gone; the shedder refuses early and keeps the queue short.",
+};
+
+const outageReached: Situation = {
+  id: "breaker-outage-reached",
+  scenario: "breaker-outage",
+  params: { spreadSeeds: 0 },
+  title: "A backend down for 40 s: calls that still reach it",
+  figure: {
+    label: "outage calls that reached the dead backend",
+    unit: "%",
+    better: "lower",
+    digits: 1,
+    read: (r, id) => stated(r, `${id}.reachedDuringOutage`) * 100,
+  },
+  contenders: breakers.filter((c) => c.id !== "none"),
+  nearby: [
+    { knob: "rate", what: "load" },
+    { knob: "outageTo", what: "outage length", from: "outageFrom" },
+  ],
+  scoreboard: true,
+  reason:
+    "The consecutive breaker sends one probe an open period: nothing lets fewer calls through to a dead backend. The guard's breaker keeps probing a little, to notice recovery sooner.",
+};
+
+const slowBackend: Situation = {
+  id: "slow-backend",
+  scenario: "slow-backend",
+  title: "A backend that slows down by itself",
+  figure: goodputFigure,
+  contenders: retriers(["guard", "budget", "sre", "retries", "none", "classic"]),
+  nearby: [
+    { knob: "rate", what: "load" },
+    { knob: "peak", what: "slowest service time" },
+    { knob: "deadline", what: "deadline" },
+  ],
+  scoreboard: true,
+  reason:
+    "When the slowness is the backend's own, a retry after a timeout asks it for the same slow work again: not retrying at all does best.",
+};
+
+const herdBackoff: Situation = {
+  id: "herd-backoff",
+  scenario: "herd-backoff",
+  title: "A thousand clients failing together, then retrying",
+  figure: {
+    label: "seconds until every client is done",
+    unit: "s",
+    better: "lower",
+    digits: 1,
+    read: (r, id) => stated(r, `${id}.doneBy`),
+  },
+  contenders: [
+    { id: "spread 0.2", label: "the guard's default (a wait spread by a fifth)", side: "tideward" },
+    { id: "full", label: "full jitter", side: "tideward" },
+    { id: "equal", label: "equal jitter", side: "tideward" },
+    { id: "rigid", label: "no jitter (exponential-backoff's default)", side: "baseline" },
+    { id: "decorrelated", label: "decorrelated jitter (cockatiel's default kind)", side: "baseline" },
+  ],
+  nearby: [
+    { knob: "clients", what: "clients" },
+    { knob: "recovery", what: "outage length" },
+  ],
+  scoreboard: true,
+  reason:
+    "Any jitter breaks the herd's lockstep; waits that stay near the schedule spend fewer attempts on a backend that is still down.",
+};
+
 /** Every situation, in the scoreboard's order: the ones tideward's defaults exist for first, then the others, wins and losses alike. */
 export const situations: readonly Situation[] = [
   metastable("serve"),
   metastable("drop"),
-  {
-    id: "brownout-capacity",
-    scenario: "breaker-brownout",
-    title: "Brownout where a failing call holds a worker",
+  brownoutCapacity,
+  brownoutFree,
+  alsoOf(brownoutCapacity, {
+    id: "brownout-capacity-retried",
+    title: "Brownout where a failing call holds a worker, with three retries",
     figure: {
-      ...goodputFigure,
-      label: "goodput: calls answered within the deadline, of those offered (no retries)",
-      read: (r, id) => (stated(r, `capacity.${id}.goodput`) / offered(r)) * 100,
+      ...brownoutCapacity.figure,
+      label: "goodput: calls answered within the deadline, of those offered (three retries, full jitter)",
+      read: (r, id) => (stated(r, `capacity.${id}.goodputRetried`) / offered(r)) * 100,
     },
-    contenders: breakers,
-    nearby: [
-      { knob: "rate", what: "load" },
-      { knob: "to", what: "brownout length", from: "from" },
-    ],
-    scoreboard: true,
     reason:
-      "A failure that holds a worker takes capacity from the calls that would succeed: refusing them early keeps the workers for those.",
-  },
-  {
-    id: "brownout-free",
-    scenario: "breaker-brownout",
-    title: "Brownout where a failure costs nothing",
+      "Retries spend the workers a failure holds too: the breaker that refuses early keeps them for calls that succeed.",
+  }),
+  alsoOf(brownoutFree, {
+    id: "brownout-free-retried",
+    title: "Brownout where a failure costs nothing, with three retries",
     figure: {
-      ...goodputFigure,
-      label: "goodput: calls answered within the deadline, of those offered (no retries)",
-      read: (r, id) => (stated(r, `nothing.${id}.goodput`) / offered(r)) * 100,
+      ...brownoutFree.figure,
+      label: "goodput: calls answered within the deadline, of those offered (three retries, full jitter)",
+      read: (r, id) => (stated(r, `nothing.${id}.goodputRetried`) / offered(r)) * 100,
     },
-    contenders: breakers,
-    nearby: [
-      { knob: "rate", what: "load" },
-      { knob: "to", what: "brownout length", from: "from" },
-    ],
-    scoreboard: true,
-    reason:
-      "When a failure costs the backend nothing, every refusal is a success lost: no breaker is best, and one can only tie it by not throttling.",
-  },
-  {
-    id: "shedder-ramp",
-    scenario: "shedder-ramp",
-    title: "Load ramping past a server's capacity",
-    figure: {
-      label: "calls answered within the deadline at the peak (the last fifth), per second",
-      unit: "calls/s",
-      better: "higher",
-      digits: 0,
-      read: (r, id) => stated(r, `${id}.peakGoodput`),
-    },
-    contenders: [
-      { id: "shedder", label: "the shedder", side: "tideward" },
-      { id: "none", label: "no shedder", side: "baseline" },
-    ],
-    nearby: [
-      { knob: "to", what: "peak load" },
-      { knob: "deadline", what: "deadline" },
-    ],
-    scoreboard: true,
-    reason:
-      "Unshed, the queue grows until every answer comes after its caller has gone; the shedder refuses early and keeps the queue short.",
-  },
+    reason: "A retry of a call that failed for free is a second chance at no cost: every refusal loses it.",
+  }),
+  shedderRamp,
   {
     id: "shedder-p99",
     scenario: "shedder-ramp",
@@ -232,27 +208,21 @@ export const situations: readonly Situation[] = [
     scoreboard: false,
     reason: "The shedder keeps the queue short, so the calls it admits wait little.",
   },
-  {
-    id: "breaker-outage-reached",
-    scenario: "breaker-outage",
-    params: { spreadSeeds: 0 },
-    title: "A backend down for 40 s: calls that still reach it",
+  alsoOf(shedderRamp, {
+    id: "shedder-first-refusal",
+    title: "Where the shedder starts refusing",
     figure: {
-      label: "outage calls that reached the dead backend",
-      unit: "%",
-      better: "lower",
-      digits: 1,
-      read: (r, id) => stated(r, `${id}.reachedDuringOutage`) * 100,
+      label: "calls offered a second when the shedder first refused (the capacity is 400)",
+      unit: "calls/s",
+      better: "higher",
+      digits: 0,
+      read: (r, id) => stated(r, `${id}.firstRefusalLoad`),
     },
-    contenders: breakers.filter((c) => c.id !== "none"),
-    nearby: [
-      { knob: "rate", what: "load" },
-      { knob: "outageTo", what: "outage length", from: "outageFrom" },
-    ],
-    scoreboard: true,
-    reason:
-      "The consecutive breaker sends one probe an open period: nothing lets fewer calls through to a dead backend. The guard's breaker keeps probing a little, to notice recovery sooner.",
-  },
+    contenders: [{ id: "shedder", label: "the shedder", side: "tideward" }],
+    ranked: false,
+    reason: "The shedder refuses only when the server is hot and full: near its capacity, not before.",
+  }),
+  outageReached,
   {
     id: "breaker-outage-recovery",
     scenario: "breaker-outage",
@@ -268,21 +238,41 @@ export const situations: readonly Situation[] = [
     reason:
       "A fixed open time refuses a recovered backend until its next probe; the guard's breaker lets calls through again as soon as they succeed.",
   },
-  {
-    id: "slow-backend",
-    scenario: "slow-backend",
-    title: "A backend that slows down by itself",
-    figure: goodputFigure,
-    contenders: retriers(["guard", "budget", "sre", "retries", "none", "classic"]),
-    nearby: [
-      { knob: "rate", what: "load" },
-      { knob: "peak", what: "slowest service time" },
-      { knob: "deadline", what: "deadline" },
-    ],
-    scoreboard: true,
+  alsoOf(outageReached, {
+    id: "breaker-outage-refused",
+    title: "A backend down for 40 s: calls refused while it was up",
+    figure: {
+      label: "calls refused while the backend was up",
+      unit: "calls",
+      better: "lower",
+      digits: 0,
+      read: (r, id) => stated(r, `${id}.refusedWhileUp`),
+    },
     reason:
-      "When the slowness is the backend's own, a retry after a timeout asks it for the same slow work again: not retrying at all does best.",
-  },
+      "A fixed open time refuses a recovered backend until its next probe: how many it refuses hangs on where the outage ends within an open period.",
+  }),
+  alsoOf(outageReached, {
+    id: "breaker-outage-goodput",
+    title: "A backend down for 40 s: goodput",
+    figure: goodputFigure,
+    contenders: breakers,
+    reason:
+      "A failure costs the caller nothing here, so no breaker gives the most goodput; what a breaker buys in an outage is the backend's load.",
+  }),
+  slowBackend,
+  alsoOf(slowBackend, {
+    id: "slow-backend-load",
+    title: "A backend that slows down by itself: what the callers ask of it",
+    figure: {
+      label: "calls a second the backend was asked while slow",
+      unit: "calls/s",
+      better: "lower",
+      digits: 0,
+      read: (r, id) => stated(r, `${id}.backendWhileSlow`),
+    },
+    reason:
+      "Retries without a policy pile onto a backend that has just lost capacity; a breaker or a budget holds them back.",
+  }),
   {
     id: "retry-amplification-load",
     scenario: "retry-amplification",
@@ -342,32 +332,32 @@ export const situations: readonly Situation[] = [
     reason:
       "Without a budget the retries hold a recovered backend past its capacity; with one, retrying costs no more than not retrying.",
   },
-  {
-    id: "herd-backoff",
-    scenario: "herd-backoff",
-    title: "A thousand clients failing together, then retrying",
+  herdBackoff,
+  alsoOf(herdBackoff, {
+    id: "herd-backoff-attempts",
+    title: "A thousand clients failing together: attempts each",
     figure: {
-      label: "seconds until every client is done",
-      unit: "s",
+      label: "attempts each client made",
+      unit: "",
       better: "lower",
-      digits: 1,
-      read: (r, id) => stated(r, `${id}.doneBy`),
+      digits: 2,
+      read: (r, id) => stated(r, `${id}.attemptsPerClient`),
     },
-    contenders: [
-      { id: "spread 0.2", label: "the guard's default (a wait spread by a fifth)", side: "tideward" },
-      { id: "full", label: "full jitter", side: "tideward" },
-      { id: "equal", label: "equal jitter", side: "tideward" },
-      { id: "rigid", label: "no jitter (exponential-backoff's default)", side: "baseline" },
-      { id: "decorrelated", label: "decorrelated jitter (cockatiel's default kind)", side: "baseline" },
-    ],
-    nearby: [
-      { knob: "clients", what: "clients" },
-      { knob: "recovery", what: "outage length" },
-    ],
-    scoreboard: true,
     reason:
-      "Any jitter breaks the herd's lockstep; waits that stay near the schedule spend fewer attempts on a backend that is still down.",
-  },
+      "While the backend is down, full jitter's waits average half the schedule's, so it spends more attempts on it than waits that stay near the schedule.",
+  }),
+  alsoOf(herdBackoff, {
+    id: "herd-backoff-gave-up",
+    title: "A thousand clients failing together: clients that gave up",
+    figure: {
+      label: "clients that ran out of attempts",
+      unit: "clients",
+      better: "lower",
+      digits: 0,
+      read: (r, id) => stated(r, `${id}.gaveUp`),
+    },
+    reason: "Without jitter the herd stays in step, each wave turned away together, until some run out of attempts.",
+  }),
   {
     id: "contention-backoff",
     scenario: "contention-backoff",
@@ -464,6 +454,3 @@ export const situations: readonly Situation[] = [
       "A fixed window starts a fresh quota when the second turns over, so a burst across the boundary gets two; a sliding window never passes its quota in any second.",
   },
 ];
-
-/** The factors a main knob is moved by: 20 % either way. */
-export const FACTORS = [0.8, 1.2] as const;

@@ -1,18 +1,26 @@
 import { check } from "@tideward/time/internal";
 import type { Admission, Verdict } from "./admit";
-import { clientAddress } from "./identity";
+import { identity } from "./identity";
+import type { TrustProxy } from "./identity";
 import { wholeCost } from "./limits";
 
 /** Options of {@link admitFetch}. */
 export interface AdmitFetchOptions<Rest extends unknown[]> {
   /**
-   * The client's identity for the per-key limits. @defaultValue the peer address the runtime
-   * hands the handler (Deno's `info.remoteAddr`, Bun's `server.requestIP`, `@hono/node-server`'s
-   * socket), through `X-Forwarded-For` only with `trustProxy`; `"unknown"` when there is none
+   * The client's identity for the per-key limits; where it answers `undefined`, the client's
+   * address key stands. @defaultValue the address key: the peer address the runtime hands the
+   * handler (Deno's `info.remoteAddr`, Bun's `server.requestIP`, `@hono/node-server`'s socket),
+   * through the trusted proxies' header only with `trustProxy`, IPv6 by its `ipv6Prefix` (see
+   * `addressKey`); `"unknown"` when there is none
    */
   readonly key?: (request: Request, ...rest: Rest) => string | undefined;
-  /** How many proxies in front of the server to trust for `X-Forwarded-For`. @defaultValue 0 */
-  readonly trustProxy?: number;
+  /**
+   * How many proxies in front of the server to trust for `X-Forwarded-For`, or `{ hops, header }`
+   * to name the one header they write (`"forwarded"` for RFC 7239's). @defaultValue 0
+   */
+  readonly trustProxy?: number | TrustProxy;
+  /** How many leading bits of an IPv6 address name one client, 1 to 128. @defaultValue 64 */
+  readonly ipv6Prefix?: number;
   /** Units the request spends from each limit. @defaultValue 1 */
   readonly cost?: (request: Request, ...rest: Rest) => number;
 }
@@ -78,14 +86,15 @@ export function admitFetch<Rest extends unknown[]>(
 ): (request: Request, ...rest: Rest) => Promise<Response> {
   if (typeof handler !== "function")
     throw new TypeError(`admitFetch expects a handler function, got ${check.describe(handler)}`);
-  const o = check.options(options, ["key", "trustProxy", "cost"], "admitFetch");
-  const hops = o.trustProxy === undefined ? 0 : check.integer(o.trustProxy, "admitFetch trustProxy", 0);
-  const key =
-    (o.key === undefined
+  const o = check.options(options, ["key", "trustProxy", "ipv6Prefix", "cost"], "admitFetch");
+  const who = identity(o.trustProxy, o.ipv6Prefix, "admitFetch");
+  const header = who.header;
+  const address = (request: Request, rest: Rest): string =>
+    who.key(peer(request, rest), header === undefined ? undefined : request.headers.get(header));
+  const own =
+    o.key === undefined
       ? undefined
-      : check.fn<(r: Request, ...rest: Rest) => string | undefined>(o.key, "admitFetch key")) ??
-    ((request: Request, ...rest: Rest) =>
-      clientAddress(peer(request, rest), request.headers.get("x-forwarded-for"), hops));
+      : check.fn<(r: Request, ...rest: Rest) => string | undefined>(o.key, "admitFetch key");
   const cost =
     o.cost === undefined ? undefined : check.fn<(r: Request, ...rest: Rest) => number>(o.cost, "admitFetch cost");
 
@@ -119,7 +128,7 @@ export function admitFetch<Rest extends unknown[]>(
 
   return async (request, ...rest) => {
     const verdict = admission.check(
-      key(request, ...rest) ?? "unknown",
+      (own === undefined ? undefined : own(request, ...rest)) ?? address(request, rest),
       cost === undefined ? 1 : wholeCost(cost(request, ...rest), "admitFetch cost(request)"),
     );
     return run(verdict instanceof Promise ? await verdict : verdict, request, rest);

@@ -16,6 +16,7 @@ export type { Admission, AdmitOptions, Field, QuotaAdmission, Verdict } from "./
 export type { Limit, LimitKind } from "./limits";
 export { admitFetch } from "./fetch-handler";
 export type { AdmitFetchOptions } from "./fetch-handler";
-export { clientAddress } from "./identity";
+export { addressKey, clientAddress } from "./identity";
+export type { ProxyHeader, TrustProxy } from "./identity";
 export { LIMIT_FIELD, POLICY_FIELD, RATELIMIT_DRAFT } from "./ratelimit-fields";
 export { PROBLEM_JSON, PROBLEM_TYPES } from "./problem";

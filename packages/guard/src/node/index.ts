@@ -1,2 +1,3 @@
 export { admitNode } from "./middleware";
 export type { AdmitNodeOptions, Middleware } from "./middleware";
+export type { ProxyHeader, TrustProxy } from "../identity";

@@ -1,19 +1,27 @@
 import { ServerResponse } from "node:http";
 import type { IncomingMessage } from "node:http";
 import { check } from "@tideward/time/internal";
-import { clientAddress } from "../identity";
+import { identity } from "../identity";
+import type { TrustProxy } from "../identity";
 import { wholeCost } from "../limits";
 import type { Admission, Field, Verdict } from "../admit";
 
 /** Options of {@link admitNode}. */
 export interface AdmitNodeOptions {
   /**
-   * The client's identity for the per-key limits. @defaultValue the socket's peer address,
-   * through `X-Forwarded-For` only with `trustProxy`; `"unknown"` when there is none
+   * The client's identity for the per-key limits; where it answers `undefined`, the client's
+   * address key stands. @defaultValue the address key: the socket's peer address, through the
+   * trusted proxies' header only with `trustProxy`, IPv6 by its `ipv6Prefix` (see
+   * `addressKey`); `"unknown"` when there is none
    */
   readonly key?: (req: IncomingMessage) => string | undefined;
-  /** How many proxies in front of the server to trust for `X-Forwarded-For`. @defaultValue 0 */
-  readonly trustProxy?: number;
+  /**
+   * How many proxies in front of the server to trust for `X-Forwarded-For`, or `{ hops, header }`
+   * to name the one header they write (`"forwarded"` for RFC 7239's). @defaultValue 0
+   */
+  readonly trustProxy?: number | TrustProxy;
+  /** How many leading bits of an IPv6 address name one client, 1 to 128. @defaultValue 64 */
+  readonly ipv6Prefix?: number;
   /** Units the request spends from each limit. @defaultValue 1 */
   readonly cost?: (req: IncomingMessage) => number;
 }
@@ -216,17 +224,18 @@ function closer(verdict: Verdict, res: ServerResponse): () => void {
  * server.close();
  */
 export function admitNode(admission: Admission, options?: AdmitNodeOptions): Middleware {
-  const o = check.options(options, ["key", "trustProxy", "cost"], "admitNode");
-  const hops = o.trustProxy === undefined ? 0 : check.integer(o.trustProxy, "admitNode trustProxy", 0);
+  const o = check.options(options, ["key", "trustProxy", "ipv6Prefix", "cost"], "admitNode");
+  const who = identity(o.trustProxy, o.ipv6Prefix, "admitNode");
+  const header = who.header;
   // `req.headers` is built on first read (Node parses the raw headers lazily): without trusted
-  // hops the default key never reads it.
-  const key =
-    (o.key === undefined
-      ? undefined
-      : check.fn<(req: IncomingMessage) => string | undefined>(o.key, "admitNode key")) ??
-    (hops === 0
-      ? (req: IncomingMessage) => req.socket.remoteAddress
-      : (req: IncomingMessage) => clientAddress(req.socket.remoteAddress, req.headers["x-forwarded-for"], hops));
+  // hops the address key never reads it.
+  const address =
+    header === undefined
+      ? (req: IncomingMessage) => who.key(req.socket.remoteAddress, undefined)
+      : (req: IncomingMessage) => who.key(req.socket.remoteAddress, req.headers[header]);
+  const own =
+    o.key === undefined ? undefined : check.fn<(req: IncomingMessage) => string | undefined>(o.key, "admitNode key");
+  const key = own === undefined ? address : (req: IncomingMessage) => own(req) ?? address(req);
   const cost = o.cost === undefined ? undefined : check.fn<(req: IncomingMessage) => number>(o.cost, "admitNode cost");
 
   const apply = (verdict: Verdict, res: ServerResponse, next: (error?: unknown) => void): void => {
@@ -259,10 +268,7 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
   return (req, res, next) => {
     let verdict: Verdict | Promise<Verdict>;
     try {
-      verdict = admission.check(
-        key(req) ?? "unknown",
-        cost === undefined ? 1 : wholeCost(cost(req), "admitNode cost(req)"),
-      );
+      verdict = admission.check(key(req), cost === undefined ? 1 : wholeCost(cost(req), "admitNode cost(req)"));
     } catch (e) {
       next(e);
       return;

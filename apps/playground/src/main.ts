@@ -18,8 +18,6 @@ import type { Change } from "./state.ts";
 import { closeTuner, openTuner } from "./tuner.ts";
 import { duration as describe, withUnit } from "./units.ts";
 
-const worker = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
-
 function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   props: Partial<Record<string, string>> = {},
@@ -117,15 +115,51 @@ function pump(): void {
   running = waiting;
   waiting = undefined;
   worker.postMessage(running);
+  watchLong(running.seq);
 }
 
-worker.onmessage = ({ data }: MessageEvent<RunAnswer | CatalogueAnswer>) => {
+/** How long a run goes before the page offers to cancel it, ms: a quick one never shows the button. */
+const LONG = 700;
+const long = must<HTMLElement>("#long-run");
+let longTimer: ReturnType<typeof setTimeout> | undefined;
+let runStarted = 0;
+
+/** Shows the progress and the cancel button once run `seq` has taken longer than {@link LONG}. */
+function watchLong(seq: number): void {
+  clearTimeout(longTimer);
+  runStarted = performance.now();
+  long.hidden = true;
+  longTimer = setTimeout(() => {
+    if (running?.seq === seq) long.hidden = false;
+  }, LONG);
+}
+
+function settleLong(): void {
+  clearTimeout(longTimer);
+  long.hidden = true;
+}
+
+/** The run under way, stopped: the worker is ended mid-run (a run is synchronous, so nothing else reaches it) and a fresh one takes its place. */
+function cancel(): void {
+  const stopped = running;
+  worker.terminate();
+  worker = spawn();
+  running = undefined;
+  waiting = undefined;
+  settleLong();
+  setBusy(false);
+  if (stopped !== undefined)
+    status.textContent = `Cancelled after ${((performance.now() - runStarted) / 1_000).toFixed(1)} s: this run of ${scenario.title} did not finish, and the figures below are the last run's. Move a knob to run again.`;
+}
+
+function answer(data: RunAnswer | CatalogueAnswer): void {
   if ("kind" in data) {
     start(data.scenarios);
     return;
   }
   const answered = running;
   running = undefined;
+  settleLong();
   // An answer for a scenario the reader has left is dropped; one for this scenario is drawn
   // even if a newer request waits, so the plots move with the knob.
   if (answered !== undefined && answered.scenario === scenario.id) {
@@ -137,12 +171,23 @@ worker.onmessage = ({ data }: MessageEvent<RunAnswer | CatalogueAnswer>) => {
   }
   pump();
   if (running === undefined && waiting === undefined) setBusy(false);
-};
+}
 
-worker.onerror = (event) => {
-  status.textContent = `The simulation worker stopped: ${event.message}`;
-  console.error(`worker: ${event.message}`);
-};
+/** The simulation worker: a fresh one after a cancel, its answers heard only while it is the page's. */
+function spawn(): Worker {
+  const w = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
+  w.onmessage = ({ data }: MessageEvent<RunAnswer | CatalogueAnswer>) => {
+    if (w === worker) answer(data);
+  };
+  w.onerror = (event) => {
+    status.textContent = `The simulation worker stopped: ${event.message}`;
+    console.error(`worker: ${event.message}`);
+  };
+  return w;
+}
+
+let worker = spawn();
+must<HTMLButtonElement>("#cancel").addEventListener("click", cancel);
 
 /** A figure's cell; in a table the unit is in the row's or the column's heading, so the cell shows the number alone. */
 function figureCell(f: Figure, unit = true): HTMLElement {

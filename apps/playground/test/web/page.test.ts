@@ -827,4 +827,32 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
       expect(errors).toEqual([]);
     },
   );
+
+  it(
+    "a long run offers a cancel after a moment; cancelling stops it mid-run, says so, keeps the last figures, and the next run runs",
+    { timeout: 90_000 },
+    async () => {
+      const page = await open("#breaker-outage?rate=10&duration=30&spreadSeeds=0");
+      const before = await figures(page);
+      expect(await page.locator("#long-run").isVisible()).toBe(false);
+      // Five thousand calls a second for three minutes through six breakers: seconds of work.
+      await page.evaluate(() => (location.hash = "#breaker-outage?rate=5000&spreadSeeds=0"));
+      await page.waitForSelector("#cancel", { state: "visible", timeout: 10_000 });
+      expect(await page.evaluate(() => document.body.dataset.busy)).toBe("true");
+      await page.click("#cancel");
+      expect(await page.locator("#status").textContent()).toMatch(
+        /^Cancelled after \d+\.\d s: this run of Breaker under an outage did not finish, and the figures below are the last run's\./,
+      );
+      expect(await page.evaluate(() => document.body.dataset.busy)).toBe("false");
+      expect(await page.locator("#long-run").isVisible()).toBe(false);
+      expect(await figures(page)).toEqual(before);
+      // The page's next run is answered: a fresh worker took the cancelled one's place.
+      await page.evaluate(() => (location.hash = "#breaker-outage?rate=20&duration=30&spreadSeeds=0"));
+      await settled(page);
+      expect(await page.locator("#status").textContent()).toMatch(/^Simulated 6 runs of 30 s of traffic each/);
+      expect(await figures(page)).not.toEqual(before);
+      await page.close();
+      expect(errors).toEqual([]);
+    },
+  );
 });

@@ -10,7 +10,7 @@ import type { ClaimsData, SituationData } from "../src/claims/data";
 import { scoreboardBlock, within } from "../src/claims/markdown";
 import { figuresOf, groups, runAt, settingsOf } from "../src/claims/measure";
 import { situations } from "../src/claims/situations";
-import { compare, range, tally, verdictOf } from "../src/claims/stats";
+import { all, compare, range, tally, verdictOf } from "../src/claims/stats";
 
 const app = join(import.meta.dirname, "..");
 const claims = JSON.parse(readFileSync(join(app, "src", "claims", "claims.json"), "utf8")) as ClaimsData;
@@ -76,6 +76,32 @@ describe("the READMEs", () => {
   it("print the scoreboard claims.json gives, between their markers", () => {
     const readme = readFileSync(join(app, "..", "..", "README.md"), "utf8");
     expect(within(readme, "scoreboard")).toBe(scoreboardBlock(claims));
+  });
+});
+
+describe("the package READMEs", () => {
+  /** What a README quotes of the claims: a situation's range for one run, over every setting. */
+  const quoted: readonly { readme: string; situation: string; contender: string }[] = [
+    { readme: "guard", situation: "breaker-outage-reached", contender: "tideward" },
+    { readme: "guard", situation: "breaker-outage-reached", contender: "sre" },
+    { readme: "breaker", situation: "breaker-outage-reached", contender: "tideward" },
+    { readme: "breaker", situation: "breaker-outage-reached", contender: "classic" },
+    { readme: "breaker", situation: "breaker-outage-reached", contender: "sre" },
+    { readme: "breaker", situation: "breaker-outage-recovery", contender: "tideward" },
+    { readme: "breaker", situation: "breaker-outage-recovery", contender: "classic" },
+    { readme: "breaker", situation: "breaker-outage-recovery", contender: "sre" },
+  ];
+
+  it("quote the ranges claims.json gives, as it prints them", () => {
+    for (const q of quoted) {
+      const text = readFileSync(join(app, "..", "..", "packages", q.readme, "README.md"), "utf8").replace(/\s+/g, " ");
+      const s = claims.situations.find((x) => x.id === q.situation);
+      const c = s?.contenders.find((x) => x.id === q.contender);
+      if (s === undefined || c === undefined) throw new Error(`no ${q.situation} / ${q.contender}`);
+      // As a sentence quotes it: the figures and their unit, the unit once.
+      const printed = range(s, all(c));
+      expect(text, `${q.readme} quotes ${q.situation} / ${q.contender}`).toContain(printed.replace(/ (%|s)$/, ""));
+    }
   });
 });
 

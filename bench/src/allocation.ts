@@ -60,6 +60,20 @@ const cases: Record<string, (n: number) => number | Promise<number>> = {
     }
     return n;
   },
+  // go-zero's preset throttling a dead backend: 20 failures, then every call refused but the
+  // probe (one a second). Every refusal is counted in the window: it returns every call asked, so
+  // its figure is bytes per refusal, which should be none.
+  "breaker-throttled": (n) => {
+    const breaker = new Breaker({ protection: 0 }, clock[0]);
+    for (let k = 0; k < 20; k++) breaker.allow(clock[0], 0.999)?.fail(clock[0]);
+    let refused = 0;
+    for (let k = 0; k < n; k++) {
+      const permit = breaker.allow((clock[0] += STEP), 0.5);
+      if (permit === undefined) refused++;
+      else permit.fail(clock[0]);
+    }
+    return refused > 0 ? n : 0;
+  },
   floor: (n) => {
     const ring = new SummedRing(40, 250);
     let passed = 0;

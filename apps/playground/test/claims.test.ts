@@ -82,8 +82,6 @@ describe("the READMEs", () => {
 describe("the package READMEs", () => {
   /** What a README quotes of the claims: a situation's range for one run, over every setting. */
   const quoted: readonly { readme: string; situation: string; contender: string }[] = [
-    { readme: "guard", situation: "breaker-outage-reached", contender: "tideward" },
-    { readme: "guard", situation: "breaker-outage-reached", contender: "sre" },
     { readme: "breaker", situation: "breaker-outage-reached", contender: "tideward" },
     { readme: "breaker", situation: "breaker-outage-reached", contender: "classic" },
     { readme: "breaker", situation: "breaker-outage-reached", contender: "sre" },

@@ -127,7 +127,8 @@ export class RetryBudget {
   }
 
   /**
-   * Counts one first attempt (not a retry) at `now`: what earns retries.
+   * Counts one first attempt (not a retry) at `now`: what earns retries. Count it once it is
+   * made: a call refused before it reached the backend earns nothing.
    * @param now - the caller's clock reading, in milliseconds
    */
   recordAttempt(now: number): void {
@@ -164,8 +165,9 @@ export class RetryBudget {
    * @param receipt - what `grant` answered (a whole number, no unit)
    */
   giveBack(receipt: number): void {
+    // Only a number can name a bucket; anything else (undefined, a string, an object) names none.
     const bucket = typeof receipt === "number" ? this.#counts[receipt % this.policy.buckets] : undefined;
-    if (bucket?.id !== receipt || bucket.retries === 0) return;
+    if (bucket === undefined || bucket.id !== receipt || bucket.retries === 0) return;
     bucket.retries--;
     this.#retries--;
   }

@@ -4,6 +4,8 @@ export { Jitter } from "./jitter";
 export type { Decorrelated, Equal, Full, Rigid, Spread } from "./jitter";
 export { RetryBudget, budget } from "./budget";
 export type { Budget } from "./budget";
+export { decideRetry, readHint, retryAfterProperty } from "./decision";
+export type { FailedAttempt, OverMaxRetryAfter, RetryDecision, RetryGrant, RetryRule } from "./decision";
 export { retry } from "./retry";
 export type { RetryContext, RetryEvent, RetryOptions } from "./retry";
 export { RetryError, isRetryError } from "./retry-error";

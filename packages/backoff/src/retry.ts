@@ -7,6 +7,8 @@ import type { Clock, Deadline, Random, Span } from "@tideward/time";
 import { Backoff, backoff, countHint } from "./backoff";
 import type { BackoffPolicy } from "./backoff";
 import type { RetryBudget } from "./budget";
+import { decideRetry, readHint, retryAfterProperty } from "./decision";
+import type { OverMaxRetryAfter, RetryRule } from "./decision";
 import { RetryError } from "./retry-error";
 import { isSignal, sleep as realSleep } from "./sleep";
 import type { Sleep } from "./sleep";
@@ -65,11 +67,15 @@ export interface RetryOptions {
   readonly budget?: RetryBudget;
   /**
    * The longest wait an error's `retryAfter` may ask for, in milliseconds (0 or more; `Infinity`
-   * obeys any finite one). A longer hint, or a hint of `Infinity`, gives up at once with a {@link RetryError} (reason
-   * `"retryAfter"`) instead of sleeping: a server that says "come back in an hour" (or in 10^308
-   * ms) is not waited for by a call that meant to retry in seconds. @defaultValue 60 000 (a minute)
+   * obeys any finite one): a server that says "come back in an hour" is not waited for by a call
+   * that meant to retry in seconds. @defaultValue 60 000 (a minute)
    */
   readonly maxRetryAfter?: Span;
+  /**
+   * What a hint over `maxRetryAfter` (or of `Infinity`) does: `"give-up"` rejects at once with a
+   * {@link RetryError} (reason `"retryAfter"`), `"cap"` waits `maxRetryAfter`. @defaultValue "give-up"
+   */
+  readonly overMaxRetryAfter?: OverMaxRetryAfter;
   /**
    * Reads the time for the deadline and the budget, in milliseconds; read only when there is one.
    * A reading that is not a finite number rejects with an error naming it, rather than quietly
@@ -80,16 +86,6 @@ export interface RetryOptions {
   readonly sleep?: Sleep;
   /** Draws in `[0, 1)` for the jitter. @defaultValue `Math.random` */
   readonly random?: Random;
-}
-
-/**
- * The server's hint carried by an error, in milliseconds: a positive `retryAfter` property (what
- * tideward's own refusals carry), `Infinity` included; 0 when there is none.
- */
-function retryAfterOf(error: unknown): Span {
-  if (typeof error !== "object" || error === null) return 0;
-  const hint = (error as { retryAfter?: unknown }).retryAfter;
-  return typeof hint === "number" && hint > 0 ? hint : 0;
 }
 
 /** `wait`, but rejecting with the signal's reason the moment it fires, even if `wait` ignores it. */
@@ -135,6 +131,7 @@ const KNOWN = [
   "deadline",
   "budget",
   "maxRetryAfter",
+  "overMaxRetryAfter",
   "clock",
   "sleep",
   "random",
@@ -143,15 +140,17 @@ const KNOWN = [
 /** The default {@link RetryOptions.maxRetryAfter}: a minute, in milliseconds. */
 const MINUTE = 60_000;
 
-/** What `retry` runs with, read once from its options and checked. */
-interface Plan {
-  readonly policy: Backoff;
+/** How a bad hint is named: the error's own, the only source `retry` reads. */
+const HINT = "retry: the error's retryAfter";
+
+/** What `retry` runs with, read once from its options and checked: its {@link RetryRule} among it. */
+interface Plan extends RetryRule {
+  readonly backoff: Backoff;
   readonly retryOn: ((error: unknown) => boolean) | undefined;
   readonly onRetry: ((event: RetryEvent) => void) | undefined;
   readonly signal: AbortSignal | undefined;
   readonly deadline: Deadline | undefined;
   readonly budget: RetryBudget | undefined;
-  readonly maxRetryAfter: Span;
   readonly clock: Clock;
   readonly sleep: Sleep;
   readonly random: Random;
@@ -198,20 +197,29 @@ function plan(options: RetryOptions | undefined): Plan {
   const budget = o.budget;
   if (
     budget !== undefined &&
-    !(isObject(budget) && typeof budget.recordAttempt === "function" && typeof budget.giveBack === "function")
+    !(
+      isObject(budget) &&
+      typeof budget.recordAttempt === "function" &&
+      typeof budget.grant === "function" &&
+      typeof budget.giveBack === "function"
+    )
   ) {
     throw new TypeError(`retry budget must be a RetryBudget, got ${kind(budget)}`);
   }
   const maxRetryAfter = check.or(o.maxRetryAfter, MINUTE);
   if (maxRetryAfter !== Infinity) check.nonNegative(maxRetryAfter, "retry maxRetryAfter (ms)");
+  const over = check.or(o.overMaxRetryAfter, "give-up");
+  if (over !== "cap" && over !== "give-up")
+    throw new TypeError(`retry overMaxRetryAfter must be "cap" or "give-up", got ${kind(over)}`);
   return {
-    policy,
+    backoff: policy,
     retryOn: fn(o.retryOn, "retryOn"),
     onRetry: fn(o.onRetry, "onRetry"),
     signal,
     deadline,
     budget,
     maxRetryAfter,
+    overMaxRetryAfter: over,
     clock: fn<Clock>(o.clock, "clock") ?? systemClock,
     sleep: fn<Sleep>(o.sleep, "sleep") ?? realSleep,
     random: fn<Random>(o.random, "random") ?? systemRandom,
@@ -233,13 +241,14 @@ function read(clock: Clock, cause: unknown): number {
  * 1. the signal fired — rejects with the signal's reason;
  * 2. `retryOn(error)` is false — rejects with that error, unwrapped;
  * 3. the policy's attempts are spent — rejects with a {@link RetryError} (`"exhausted"`);
- * 4. the error's `retryAfter` is over `maxRetryAfter` — {@link RetryError} (`"retryAfter"`), without sleeping;
+ * 4. the error's `retryAfter` is over `maxRetryAfter` — {@link RetryError} (`"retryAfter"`), without
+ *    sleeping (or, with `overMaxRetryAfter: "cap"`, the wait is held to `maxRetryAfter`);
  * 5. the next wait would reach the deadline — {@link RetryError} (`"deadline"`), without sleeping;
  * 6. the budget refuses the retry — {@link RetryError} (`"budget"`).
  *
- * The wait is the backoff's delay for that retry, or the error's `retryAfter` (milliseconds) when
- * that is longer: a server that says when to come back is listened to, up to `maxRetryAfter`. A
- * `decorrelated` jitter grows from the backoff's own previous delay, not from a server's hint.
+ * Steps 3 to 6 are {@link decideRetry}'s, as the guard's are. The wait is the backoff's delay,
+ * or the error's `retryAfter` (ms) when longer; one that is not a number of ms rejects, naming
+ * it ({@link readHint}). A `decorrelated` jitter grows from the backoff's own previous delay.
  *
  * `fn` and the options are checked before the first attempt (read once, unknown names refused),
  * so a mistake rejects at once with a `TypeError`/`RangeError` naming it instead of being retried.
@@ -257,7 +266,9 @@ function read(clock: Clock, cause: unknown): number {
  */
 export async function retry<T>(fn: (context: RetryContext) => T | PromiseLike<T>, options?: RetryOptions): Promise<T> {
   check.fn(fn, "retry fn");
-  const { policy, signal, deadline, budget, retryOn, onRetry, maxRetryAfter, clock, sleep, random } = plan(options);
+  const rule = plan(options);
+  const { backoff: policy, signal, deadline, budget, retryOn, onRetry, clock, sleep, random } = rule;
+  const end = deadline === undefined ? Infinity : deadline.end;
 
   // A call that never makes an attempt earns its budget nothing.
   if (signal?.aborted) throw signal.reason as Error;
@@ -270,7 +281,7 @@ export async function retry<T>(fn: (context: RetryContext) => T | PromiseLike<T>
       budget?.giveBack(receipt);
       throw signal.reason as Error;
     }
-    receipt = -1;
+    // From here the retry is made: its receipt is spent (the next decision replaces it).
     let error: unknown;
     try {
       return await fn(signal === undefined ? new Unsignalled(attempt) : { attempt, signal });
@@ -281,20 +292,13 @@ export async function retry<T>(fn: (context: RetryContext) => T | PromiseLike<T>
     if (retryOn !== undefined && !retryOn(error)) throw error as Error;
     if (!policy.more(attempt)) throw new RetryError(attempt, "exhausted", error);
 
-    const planned = policy.delay(attempt, { random: random(), previous }) as Span;
-    previous = planned;
-    const hint = retryAfterOf(error);
-    // Infinity is past any maxRetryAfter, Infinity's own: no wait ever ends.
-    if (hint > maxRetryAfter || hint === Infinity) throw new RetryError(attempt, "retryAfter", error);
-    const wait = hint > planned ? hint : planned;
-    if (deadline !== undefined || budget !== undefined) {
-      const now = read(clock, error);
-      if (deadline !== undefined && !(now + wait < deadline.end)) throw new RetryError(attempt, "deadline", error);
-      if (budget !== undefined) {
-        receipt = budget.grant(now);
-        if (receipt < 0) throw new RetryError(attempt, "budget", error);
-      }
-    }
+    const draw = random();
+    const hint = readHint(retryAfterProperty(error), HINT, error);
+    const decided = decideRetry(rule, { made: attempt, previous, draw, hint, end, now: () => read(clock, error) });
+    if (decided.giveUp !== undefined) throw new RetryError(attempt, decided.giveUp, error);
+    previous = decided.delay;
+    receipt = decided.receipt;
+    const wait = decided.wait;
     try {
       onRetry?.({ attempt, error, delay: wait });
       const slept: unknown = sleep(wait, signal);

@@ -248,6 +248,21 @@ const later: [string, (s: State) => Promise<unknown>, Expect][] = [
     { throws: RangeError, message: "retry maxRetryAfter (ms) must be 0 or more, got -1" },
   ],
   [
+    "an unknown overMaxRetryAfter",
+    (s) => retry(failing(s), sim(s, { overMaxRetryAfter: "wait" })),
+    { throws: TypeError, message: 'retry overMaxRetryAfter must be "cap" or "give-up", got string "wait"' },
+  ],
+  [
+    "a null overMaxRetryAfter",
+    (s) => retry(failing(s), sim(s, { overMaxRetryAfter: null })),
+    { throws: TypeError, message: 'retry overMaxRetryAfter must be "cap" or "give-up", got null' },
+  ],
+  [
+    "a budget without grant (one from an older @tideward/backoff)",
+    (s) => retry(failing(s), sim(s, { budget: { recordAttempt: () => undefined, giveBack: () => undefined } })),
+    { throws: TypeError, message: "retry budget must be a RetryBudget, got object [object Object]" },
+  ],
+  [
     "a bad backoff policy",
     (s) => retry(failing(s), sim(s, { backoff: { attempts: 0 } })),
     { throws: RangeError, message: "retry backoff.attempts must be 1 or more, got 0" },

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RetryBudget, budget } from "@tideward/backoff";
 
@@ -148,7 +149,7 @@ describe("RetryBudget.giveBack", () => {
   it("changes nothing for what is not a receipt", () => {
     const b = new RetryBudget({ ratio: 0, minPerSecond: 3, window: 1_000, buckets: 10 });
     const receipt = b.grant(0);
-    for (const bad of [Number.NaN, -1, -0.5, receipt + 0.5, Infinity, 2 ** 60, "0", null, Symbol("r"), {}])
+    for (const bad of [Number.NaN, -1, -0.5, receipt + 0.5, Infinity, 2 ** 60, "0", null, undefined, Symbol("r"), {}])
       b.giveBack(bad as number);
     expect(b.available(0)).toBe(2);
     b.giveBack(receipt);
@@ -164,5 +165,38 @@ describe("RetryBudget.giveBack", () => {
     b.giveBack(receipt);
     expect(b.available(10)).toBe(3);
     expect(drain(b, 10)).toBe(3);
+  });
+});
+
+describe.each([0, 1_700_000_000_000.375])("RetryBudget.giveBack of what is not a receipt, at a clock of %d", (t0) => {
+  // Nothing throws once a budget is built, and a non-receipt does nothing: undefined threw
+  // "Cannot read properties of undefined" (the id of no bucket is undefined too).
+  const notReceipt = fc.oneof(
+    fc.anything(),
+    fc.constantFrom(undefined, null, Number.NaN, -0, Infinity, -Infinity, 2 ** 53, Number.MAX_VALUE),
+    fc.double(),
+    fc.integer(),
+    fc.bigInt(),
+  );
+  it("throws nothing and changes nothing, with retries granted in several buckets", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.double({ min: 0, max: 2_000, noNaN: true }), { minLength: 1, maxLength: 12 }),
+        fc.array(notReceipt, { minLength: 1, maxLength: 8 }),
+        (offsets, values) => {
+          const b = new RetryBudget({ ratio: 0, minPerSecond: 20, window: 1_000, buckets: 10 }, t0);
+          const sorted = [...offsets].sort((x, y) => x - y);
+          const receipts = sorted.map((o) => b.grant(t0 + o));
+          const now = t0 + (sorted.at(-1) ?? 0);
+          const before = b.available(now);
+          for (const v of values) {
+            if (receipts.includes(v as number)) continue; // -0 is receipt 0, as % reads it
+            expect(() => b.giveBack(v as number)).not.toThrow();
+          }
+          expect(b.available(now)).toBe(before);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

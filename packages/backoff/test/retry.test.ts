@@ -182,21 +182,49 @@ describe("retry on a manual clock", () => {
 
   it("waits at least an error's retryAfter (ms), and the backoff's delay when that is longer", async () => {
     const { clock, slept, events, options } = simulated({ backoff: { attempts: 4, jitter: Jitter.rigid } });
-    const hints = [5_000, 50, Number.NaN];
+    const hints = [5_000, 50, 0];
     const { fn, at } = flaky(clock, 3, (n) => Object.assign(new Error(`busy ${n}`), { retryAfter: hints[n - 1] }));
     await expect(retry(fn, options)).resolves.toBe("ok");
-    expect(slept).toEqual([5_000, 200, 400]); // 5 000 > 100; 50 < 200; NaN is no hint
+    expect(slept).toEqual([5_000, 200, 400]); // 5 000 > 100; 50 < 200; 0 is no hint
     expect(events.map((e) => e.delay)).toEqual([5_000, 200, 400]);
     expect(at).toEqual([0, 5_000, 5_200, 5_600]);
   });
 
-  it("ignores a retryAfter that is not a finite positive number of milliseconds", async () => {
+  it("reads a retryAfter of 0 or less, undefined or null as no hint", async () => {
     const { clock, slept, options } = simulated({ backoff: { attempts: 5, jitter: Jitter.rigid } });
-    const hints: unknown[] = [-1, Number.NaN, "9000", null];
+    const hints: unknown[] = [-1, -Infinity, undefined, null];
     const { fn } = flaky(clock, 4, (n) => Object.assign(new Error("x"), { retryAfter: hints[n - 1] }));
     await retry(fn, options);
     expect(slept).toEqual([100, 200, 400, 800]);
   });
+
+  // Text was ignored without a word, and the call retried after the backoff's delay alone.
+  it.each([
+    ["text", "9000", TypeError, 'got string "9000": text is not read as a number; parse it into milliseconds first'],
+    ["NaN", Number.NaN, RangeError, "got NaN"],
+    [
+      "a Date",
+      new Date(0),
+      TypeError,
+      "got object [object Date]: a Date is an instant; give the wait until it (date.getTime() - now)",
+    ],
+    ["a BigInt", 5n, TypeError, "got bigint 5n"],
+    ["true", true, TypeError, "got boolean true"],
+  ] as const)(
+    "rejects a retryAfter of %s, naming it, the attempt's error its cause, before any wait or grant",
+    async (_, hint, type, got) => {
+      const budget = new RetryBudget({ ratio: 0, minPerSecond: 1 });
+      const { clock, slept, events, options } = simulated({ budget });
+      const { fn, at } = flaky(clock, 1, () => Object.assign(new Error("busy"), { retryAfter: hint }));
+      const e = await rejection(retry(fn, options));
+      expect(e).toBeInstanceOf(type);
+      expect((e as Error).message).toBe(
+        `retry: the error's retryAfter must be a number of milliseconds (or undefined for none), ${got}`,
+      );
+      expect(((e as Error).cause as Error).message).toBe("busy");
+      expect([at, slept, events, budget.available(clock.now())]).toEqual([[0], [], [], 10]);
+    },
+  );
 });
 
 describe("retry and a server's retryAfter that is too long", () => {

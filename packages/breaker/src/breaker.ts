@@ -32,12 +32,15 @@ export class Breaker {
   /** The policy in force: the preset with the constructor's fields laid over it, checked. */
   readonly policy: Sre;
 
-  readonly #k: number;
-  readonly #floor: number;
-  readonly #protection: number;
-  readonly #probe: number;
-  readonly #size: number;
-  readonly #halfOpen: boolean;
+  // The policy's numbers start as numbers too, not undeclared (undefined): a field that once
+  // held undefined is read as any value, and a value computed from it (the decayed k, the drop)
+  // is then boxed, 16 bytes a throttled call; read as numbers, they stay in registers.
+  readonly #k: number = 0;
+  readonly #floor: number = 0;
+  readonly #protection: number = 0;
+  readonly #probe: number = 0;
+  readonly #size: number = 0;
+  readonly #halfOpen: boolean = false;
   #win: Window<Tally>;
   readonly #settle: Settle;
 
@@ -71,7 +74,8 @@ export class Breaker {
    * @throws TypeError when `policy` is not an object, names a field `Sre` does not have (with the
    *   closest it does), a number field is not a number or `halfOpen` is not a boolean;
    *   RangeError naming the field, the value and the bound: `k` under `floor`, a `floor` of 0 or
-   *   less, a negative `protection`, a `probe` of 0 or less, a `size` that is not a whole number
+   *   less, a negative `protection`, a `probe` of 0 or less (or `Infinity` with `halfOpen` on: it
+   *   would never close), a `size` that is not a whole number
    *   from 1 to 1 000 000, a `window` under 0.01 ms a bucket, any NaN, a non-finite `now` or
    *   one so large that a bucket is narrower than its float step
    */

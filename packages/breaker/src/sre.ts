@@ -26,7 +26,8 @@ export interface Sre {
   readonly protection: number;
   /**
    * How long with nothing let through before one call is let through anyway, in milliseconds.
-   * Above 0; `Infinity` turns probing off.
+   * Above 0; `Infinity` turns probing off, and is refused with {@link Sre.halfOpen} on: a
+   * half-open breaker lets only the probe through, so without one it would never close.
    * @defaultValue 1000
    */
   readonly probe: Span;
@@ -35,21 +36,11 @@ export interface Sre {
   /** How far back the window reaches, in milliseconds (above 0). @defaultValue 10000 */
   readonly window: Span;
   /**
-   * Whether a breaker that is throttling with no success in its window (the backend has not been
-   * seen to succeed for as long as the window remembers; only failures and refusals) is
-   * half-open, as a classic breaker is after its open time: `true` or `false`, left out for
-   * `false` (the record a breaker reads always states it).
-   *
-   * On, past `protection` calls in the window only a probe is let through, one every `probe` ms,
-   * and the first success clears the window, ending the throttle at once. So a dead backend gets
-   * `1000 / probe` calls a second, evenly spaced, and a recovered one is refused for at most
-   * `probe` ms. If that success was a fluke, the failures that follow throttle again after about
-   * `protection + k` of them; the success it kept stays in the window for a window, so it closes
-   * at most once a window. A window with any success is the formula's, whatever this says.
-   *
-   * Off, as go-zero has it, a dead backend still gets a trickle of `(protection + 1) / (calls in
-   * the window + 1)` of the calls at random besides the probes, and a recovered one is refused
-   * until the failures age out, about one window. Off in {@link sre}, on in {@link client}.
+   * Whether a breaker throttling with no success in its window is half-open. On, only the probe
+   * goes through (one every `probe` ms) and its success clears the window: a recovered backend
+   * is refused for at most `probe` ms. Off (go-zero's way), a dead backend still gets
+   * `(protection + 1) / (total + 1)` of the calls, and a recovered one is refused until the
+   * failures age out. Off in {@link sre}, on in {@link client}.
    * @defaultValue false
    */
   readonly halfOpen?: boolean;
@@ -82,7 +73,8 @@ const KNOWN = ["k", "floor", "protection", "probe", "size", "window", "halfOpen"
  *
  * @throws TypeError when `policy` is not an object or names a field `Sre` does not have (with the
  *   closest it does), a number field is not a number or `halfOpen` is not a boolean; RangeError
- *   when a field is out of range, naming the field, the value and the bound
+ *   when a field is out of range, naming the field, the value and the bound, or for a `probe`
+ *   of `Infinity` with `halfOpen` on (it could never close)
  */
 export function resolveSre(policy?: Partial<Sre>): Sre {
   const given = check.options(policy, KNOWN, "Breaker", "policy");
@@ -107,6 +99,13 @@ export function resolveSre(policy?: Partial<Sre>): Sre {
   if (typeof halfOpen !== "boolean")
     throw new TypeError(
       `Sre halfOpen must be true or false, got ${halfOpen === null ? "null" : `${typeof halfOpen} ${check.describe(halfOpen)}`}`,
+    );
+  // Half-open, only the probe goes through once the window holds no success, and each refusal
+  // keeps the window full: with no probe, steady traffic would keep it throttled for ever. (Off,
+  // the formula lets (protection + 1) / (total + 1) of the calls through, so it recovers.)
+  if (halfOpen && probe === Infinity)
+    throw new RangeError(
+      "Sre probe (ms) must be finite when halfOpen is true: a half-open breaker lets only the probe through, so with no probe it never closes (give a finite probe, or halfOpen: false), got Infinity",
     );
   return Object.freeze({ k, floor, protection, probe, size, window, halfOpen });
 }

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { eachRefusal, eachTwin } from "../../../scripts/test-support/bad-input.ts";
 import type { Refusal, Twin } from "../../../scripts/test-support/bad-input.ts";
-import { Breaker, sre } from "@tideward/breaker";
+import { Breaker, client, sre } from "@tideward/breaker";
 import type { Permit, Sre } from "@tideward/breaker";
 import { feed } from "./helpers";
 
@@ -116,6 +116,20 @@ const construction: Refusal[] = [
     () => new Breaker(not({ halfopen: true })),
     TypeError,
     'Breaker has no option "halfopen"; did you mean "halfOpen"?',
+  ],
+  // Half-open, only the probe goes through, and every refusal keeps the window full: with no
+  // probe, a 5 s outage let 0 calls through in the next 55 s of healthy traffic.
+  [
+    "the client preset with probe: Infinity (half-open, it could never close)",
+    () => new Breaker({ ...client, probe: Infinity }),
+    RangeError,
+    "Sre probe (ms) must be finite when halfOpen is true: a half-open breaker lets only the probe through, so with no probe it never closes (give a finite probe, or halfOpen: false), got Infinity",
+  ],
+  [
+    "halfOpen: true laid over sre with probe: Infinity",
+    () => new Breaker({ halfOpen: true, probe: Infinity }),
+    RangeError,
+    "Sre probe (ms) must be finite when halfOpen is true: a half-open breaker lets only the probe through, so with no probe it never closes (give a finite probe, or halfOpen: false), got Infinity",
   ],
   ["a NaN start", () => new Breaker({}, Number.NaN), RangeError, "Breaker now must be a finite number, got NaN"],
   ["a start given as text", () => new Breaker({}, not("0")), TypeError, 'Breaker now must be a number, got string "0"'],

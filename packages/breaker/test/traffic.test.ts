@@ -124,6 +124,27 @@ describe("a dead backend", () => {
     expect(run.passed).toEqual([0, 10, 20, 30, 40, 50]);
   });
 
+  it.each([0, 1_700_000_000_000.375])(
+    "with probe: Infinity and halfOpen off (the one breaker with no probe) still recovers, at a clock of %d",
+    (t0) => {
+      // A 5 s outage, then healthy traffic: the formula lets (protection + 1) / (total + 1) of
+      // the calls through at random, and the first successes lift the throttle (halfOpen on with
+      // no probe is refused at construction: it would refuse every call of the 55 s after).
+      const run = drive(
+        new Breaker({ probe: Infinity }, t0),
+        seededRandom(3),
+        100,
+        t0,
+        t0 + 60_000,
+        (t) => t >= t0 + 5_000,
+      );
+      const after = run.passed.filter((t) => t >= t0 + 5_000);
+      expect(after.length).toBeGreaterThan(0);
+      // Within a window (10 s) of the outage's end, nothing is refused any more.
+      expect(run.refused.filter((t) => t >= t0 + 15_000)).toEqual([]);
+    },
+  );
+
   it("with a shorter probe is probed more often", () => {
     const run = drive(
       new Breaker({ probe: 250 }),

@@ -1,5 +1,5 @@
 import { Gate } from "@tideward/limiters";
-import type { AtomicReport, LimitSpec, QuotaCharge } from "@tideward/quota-engine";
+import type { AtomicReport, QuotaCharge } from "@tideward/quota-engine";
 import { Shedder } from "@tideward/shedder";
 import type { Shed, Ticket } from "@tideward/shedder";
 import { systemClock } from "@tideward/time";
@@ -9,7 +9,7 @@ import { KeyedLimits, MAX_KEY, checkLimits, keyBytes, wholeCost } from "./limits
 import type { Limit } from "./limits";
 import { PROBLEM_JSON, problemBody } from "./problem";
 import { checkNames, has, quotaSpecs, quotaStates } from "./quota-admission";
-import type { QuotaAdmission } from "./quota-admission";
+import type { QuotaAdmission, QuotaSpecs } from "./quota-admission";
 import { LIMIT_FIELD, POLICY_FIELD, limitMember, policyMember, seconds } from "./ratelimit-fields";
 import { sfInteger, sfString } from "./structured";
 import type { PolicyState } from "./ratelimit-fields";
@@ -272,7 +272,7 @@ export function admit(options?: AdmitOptions): Admission {
     ticket: Ticket | undefined,
     entered: boolean,
   ): Verdict => {
-    const { allowed, states, violated, wait } = quotaStates(report, charges, specs as Map<string, LimitSpec>, busy);
+    const { allowed, states, violated, wait } = quotaStates(report, charges, specs as QuotaSpecs, busy);
     const fields = fieldsOf(states);
     let before: readonly Field[] | undefined;
     if (keyed !== undefined) {
@@ -328,7 +328,7 @@ export function admit(options?: AdmitOptions): Admission {
         const charges = quota.charges(key, cost);
         if (!Array.isArray(charges))
           throw new TypeError(`admit quota.charges answered ${check.describe(charges)}, not an array of charges`);
-        checkNames(charges, specs as Map<string, LimitSpec>);
+        checkNames(charges, specs as QuotaSpecs);
         const report = quota.store.checkAtomic(charges, now) as unknown;
         if (typeof (report as PromiseLike<AtomicReport> | null)?.then === "function") {
           const t = ticket;

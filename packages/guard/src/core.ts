@@ -138,9 +138,10 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
       if (this.#simple) {
         if (!admit(o, start, pass, Infinity, 1, false)) return rejected(refusalOf(pass));
       } else {
-        o.budget?.recordAttempt(start);
         const end = start + o.deadline;
         if (!admit(o, start, pass, end, 1, false)) return rejected(refusalOf(pass));
+        // Only a first attempt that reaches the backend earns the budget anything.
+        o.budget?.recordAttempt(start);
         if (end < Infinity || o.timeout < Infinity) {
           const call = new Call<R>(start, end, undefined, true);
           return new Flight<A, R>(this, o, call, pass, args, false, true).promise as unknown as Promise<R>;
@@ -234,7 +235,6 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
     let kept: Pass<R> | undefined;
     let given: Pass<R> | undefined;
     try {
-      if (resumed === undefined) o.budget?.recordAttempt(call.start);
       for (let round = 1; ; round++) {
         if (p === undefined) {
           if (aborted(signal)) throw signal?.reason;
@@ -248,6 +248,9 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
             given = kept;
             return answerOf(kept);
           }
+          // A fresh call's first attempt, admitted: what earns the budget its retries (a call
+          // refused before it reached the backend earns nothing).
+          if (round === 1 && resumed === undefined) o.budget?.recordAttempt(pass.at);
           // From here on this attempt answers the call, not the one before it; its credit is spent.
           call.granted = -1;
           if (kept !== undefined) drop(o, kept.threw, kept.result);

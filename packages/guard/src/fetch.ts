@@ -1,7 +1,8 @@
+import { retryAfterProperty } from "@tideward/backoff";
 import { check } from "@tideward/time/internal";
 import type { Attempt } from "./attempt";
 import { guardWith } from "./guard";
-import { GUARD_OPTIONS, resolveGuard, retryAfterProperty } from "./options";
+import { GUARD_OPTIONS, resolveGuard } from "./options";
 import type { GuardOptions, Resolved } from "./options";
 import { waitHint } from "./retry-after";
 
@@ -58,8 +59,9 @@ function isRequest(input: unknown): input is Request {
  * body of every response the caller will not see (retried, lost a hedge, late) is cancelled.
  *
  * The caller's `init.signal` (or a `Request`'s own) stops the whole call. A `Request` is cloned
- * for each attempt, which holds its body (a stream's too) in memory for the retries; a stream
- * given as `init.body` cannot be sent twice, so that request is tried once.
+ * for each attempt (its body held in memory for the retries). An `init.body` fetch cannot read
+ * twice (a stream, an async iterable, a Node `Readable`) is sent once, never retried or hedged.
+ * One that cannot be sent at all (a `Request` already read) rejects before any policy is asked.
  *
  * @example
  * const origin = async (input: string | URL | Request) => Response.json({ url: String(input) }); // the global fetch, in real code
@@ -96,13 +98,14 @@ export function guardFetch(fetch: Fetch, options?: GuardFetchOptions): Fetch {
     ),
   );
   let clock: () => number = Date.now;
-  const o: Resolved<Response> = resolveGuard<Response>(
+  const resolved: Resolved<Response> = resolveGuard<Response>(
     {
       ...(rest as GuardOptions<Response>),
       isFailure: (error, response) => error !== undefined || (response !== undefined && fails(response)),
       retryOn: (error, response) => error !== undefined || (response !== undefined && statuses.has(response.status)),
       retryAfter: (error, response) => {
-        if (response === undefined) return retryAfterProperty(error);
+        // The error's own hint as it is: read (and a bad one named) by the guard's rule.
+        if (response === undefined) return retryAfterProperty(error) as number | undefined;
         return response.status === 429 || response.status === 503 ? waitHint(response.headers, clock()) : undefined;
       },
       discard: cancelBody,
@@ -110,6 +113,8 @@ export function guardFetch(fetch: Fetch, options?: GuardFetchOptions): Fetch {
     "guardFetch",
     "guardFetch init.signal",
   );
+  // Its hints are the response's fields (always a number of ms, or none) and an error's own.
+  const o: Resolved<Response> = Object.freeze({ ...resolved, hintName: "guardFetch: the error's retryAfter" });
   clock = o.clock;
   // Requests that must not be repeated share every primitive with the rest, but make one attempt.
   const once: Resolved<Response> = Object.freeze({
@@ -130,6 +135,7 @@ export function guardFetch(fetch: Fetch, options?: GuardFetchOptions): Fetch {
   return (input, init) => {
     try {
       const request = isRequest(input) ? input : undefined;
+      unsendable(request, init);
       const signal = init?.signal ?? request?.signal ?? undefined;
       const g = repeatable(request, init, safe) ? repeating : single;
       return signal === undefined ? g(input, init) : g.run({ signal }, input, init);
@@ -153,10 +159,45 @@ function readList<T>(
   return [...(value as T[])];
 }
 
+/**
+ * Throws the caller's own mistake before any policy is asked: a body that cannot be sent even
+ * once, which fetch would refuse inside the attempt (counted on the breaker, then retried).
+ */
+function unsendable(request: Request | undefined, init: RequestInit | undefined): void {
+  // A Request is cloned for every attempt, and clone() refuses a body already read or locked.
+  if (request !== undefined && (request.bodyUsed || request.body?.locked === true))
+    throw new TypeError(
+      "guardFetch input is a Request whose body has already been read (or is locked by a reader): it cannot be sent; pass a new Request, or clone() it before reading it",
+    );
+  const body = init?.body as { locked?: unknown } | null | undefined;
+  if (typeof body === "object" && body !== null && body.locked === true)
+    throw new TypeError(
+      "guardFetch init.body is a stream locked by a reader: it cannot be sent; pass a stream nobody reads",
+    );
+}
+
+/**
+ * Whether fetch reads `body` afresh each time it is sent: a string, an `ArrayBuffer` or a view of
+ * one, a `Blob`, `URLSearchParams`, `FormData`, or none. Anything else (a stream, an async
+ * iterable, a Node `Readable`) is used up by the first attempt; one from another realm is taken
+ * for one too, which only costs it its retries.
+ */
+function replayable(body: unknown): boolean {
+  if (body === undefined || body === null || typeof body === "string") return true;
+  if (typeof body !== "object") return false;
+  return (
+    body instanceof ArrayBuffer ||
+    ArrayBuffer.isView(body) ||
+    (typeof Blob !== "undefined" && body instanceof Blob) ||
+    (typeof URLSearchParams !== "undefined" && body instanceof URLSearchParams) ||
+    (typeof FormData !== "undefined" && body instanceof FormData)
+  );
+}
+
 /** Whether a request may be sent more than once. */
 function repeatable(request: Request | undefined, init: RequestInit | undefined, safe: ReadonlySet<string>): boolean {
-  const body = init?.body;
-  if (body !== undefined && body !== null && typeof (body as ReadableStream).getReader === "function") return false;
+  // A Request's own body is cloned for each attempt; a body given in init is sent as it is.
+  if (!replayable(init?.body)) return false;
   const method = String(init?.method ?? request?.method ?? "GET").toUpperCase();
   if (safe.has(method)) return true;
   const headers = init?.headers ?? request?.headers;

@@ -1,5 +1,5 @@
-import { Backoff } from "@tideward/backoff";
-import type { BackoffPolicy, Budget } from "@tideward/backoff";
+import { Backoff, retryAfterProperty } from "@tideward/backoff";
+import type { BackoffPolicy, Budget, OverMaxRetryAfter, RetryRule } from "@tideward/backoff";
 import { RetryBudget } from "@tideward/backoff";
 import { Breaker, client } from "@tideward/breaker";
 import type { Sre } from "@tideward/breaker";
@@ -65,13 +65,7 @@ export interface GuardOptions<R = unknown> {
    * The circuit breaker asked before every attempt: a `Breaker`, taken as it is (share one among
    * the guards of one backend); `Sre` fields, laid over the `client` preset of
    * `@tideward/breaker` (a field left out or `undefined` keeps the preset's); `true` for `client`
-   * itself; `false` for none.
-   *
-   * `client` (ten buckets over 750 ms, k 2, a probe every 400 ms, half-open) was chosen by a
-   * sweep over a full outage at 100 calls a second: 3.2–4.1 % of the outage's calls reached the
-   * backend, calls were back to 90 % success within 1 s, and it refused at most 1.63 × a classic
-   * breaker's calls while the backend was up (the package README has the figures). For go-zero's
-   * `sre` preset instead, pass `breaker: sre` or `breaker: new Breaker()`.
+   * itself; `false` for none. For go-zero's `sre` preset, pass `breaker: sre`.
    * @defaultValue none
    */
   readonly breaker?: Breaker | Partial<Sre> | boolean;
@@ -88,7 +82,7 @@ export interface GuardOptions<R = unknown> {
   readonly retry?: Backoff | Partial<BackoffPolicy>;
   /**
    * The retry budget every retry and hedge must be granted by (each call counts as one first
-   * attempt). Fields build one over the preset (a fifth of first attempts plus ten a second over
+   * attempt once admitted). Fields build one over the preset (a fifth of first attempts plus ten a second over
    * ten seconds); `false` turns it off. @defaultValue a budget of its own when retrying or hedging
    */
   readonly budget?: RetryBudget | Partial<Budget> | false;
@@ -107,8 +101,9 @@ export interface GuardOptions<R = unknown> {
   readonly retryOn?: (error: unknown, result: R | undefined) => boolean;
   /**
    * The server's "come back in" hint in milliseconds, for an attempt about to be retried: the
-   * wait is the longer of it and the backoff's delay. @defaultValue the error's `retryAfter`
-   * property when it is a number above 0
+   * wait is the longer of it and the backoff's delay. One that is not a number of ms (text, a
+   * `Date`, NaN) ends the call with an error naming it, as in `retry`.
+   * @defaultValue the error's `retryAfter` property
    */
   readonly retryAfter?: (error: unknown, result: R | undefined) => number | undefined;
   /** The longest hint the guard will wait for, in milliseconds. @defaultValue 60 000 */
@@ -117,7 +112,7 @@ export interface GuardOptions<R = unknown> {
    * What a hint above `maxRetryAfter` does: `"cap"` waits `maxRetryAfter` (ky's way), `"give-up"`
    * answers with that attempt's outcome at once (got's way). @defaultValue "give-up"
    */
-  readonly overMaxRetryAfter?: "cap" | "give-up";
+  readonly overMaxRetryAfter?: OverMaxRetryAfter;
   /** Hedging, for idempotent calls only: see {@link Hedge}. @defaultValue none */
   readonly hedge?: Hedge;
   /**
@@ -183,8 +178,12 @@ export const GUARD_OPTIONS: readonly (keyof GuardOptions)[] = [
   "timers",
 ];
 
-/** The options checked once, with every default in place: what a guard runs on. */
-export interface Resolved<R> {
+/**
+ * The options checked once, with every default in place: what a guard runs on. Its retry fields
+ * (`backoff`, `maxRetryAfter`, `overMaxRetryAfter`, `budget`) are the {@link RetryRule} every
+ * retry is decided by.
+ */
+export interface Resolved<R> extends RetryRule {
   /** How errors name the guard: `"guard"`, `"guardFetch"`. */
   readonly owner: string;
   /** How errors name the caller's signal: `"guard run signal"`, `"guardFetch init.signal"`. */
@@ -202,9 +201,11 @@ export interface Resolved<R> {
   readonly budget: RetryBudget | undefined;
   readonly isFailure: ((error: unknown, result: R | undefined) => boolean) | undefined;
   readonly retryOn: ((error: unknown, result: R | undefined) => boolean) | undefined;
-  readonly retryAfter: (error: unknown, result: R | undefined) => number | undefined;
+  readonly retryAfter: (error: unknown, result: R | undefined) => unknown;
+  /** How a hint that is not a number of ms is named: `"guard retryAfter's answer"`, `"guard: the error's retryAfter"`. */
+  readonly hintName: string;
   readonly maxRetryAfter: number;
-  readonly capRetryAfter: boolean;
+  readonly overMaxRetryAfter: OverMaxRetryAfter;
   readonly hedgeDelay: number;
   readonly hedgeMax: number;
   readonly discard: ((result: R) => void) | undefined;
@@ -213,15 +214,10 @@ export interface Resolved<R> {
   readonly onHedge: ((event: HedgeEvent) => void) | undefined;
   readonly onOutcome: ((event: OutcomeEvent<R>) => void) | undefined;
   readonly clock: Clock;
+  /** The clock's reading, checked: a finite number of ms, or an error naming the clock. */
+  readonly now: () => number;
   readonly random: Random;
   readonly timers: Timers;
-}
-
-/** The default hint: a `retryAfter` property in milliseconds, as tideward's own errors carry. */
-export function retryAfterProperty(error: unknown): number | undefined {
-  if (typeof error !== "object" || error === null) return undefined;
-  const hint = (error as { retryAfter?: unknown }).retryAfter;
-  return typeof hint === "number" && hint > 0 ? hint : undefined;
 }
 
 /** A span where 0 and `Infinity` both mean "none" (returned as `Infinity`). */
@@ -419,6 +415,7 @@ export function resolveGuard<R>(
   const over = o.overMaxRetryAfter ?? "give-up";
   if (over !== "cap" && over !== "give-up")
     throw new TypeError(`${owner} overMaxRetryAfter must be "cap" or "give-up", got ${check.describe(over)}`);
+  const retryAfter = fn<(error: unknown, result: R | undefined) => number | undefined>(o.retryAfter, "retryAfter");
 
   return Object.freeze({
     owner,
@@ -436,12 +433,11 @@ export function resolveGuard<R>(
     budget,
     isFailure: fn<(error: unknown, result: R | undefined) => boolean>(o.isFailure, "isFailure"),
     retryOn: fn<(error: unknown, result: R | undefined) => boolean>(o.retryOn, "retryOn"),
-    retryAfter:
-      fn<(error: unknown, result: R | undefined) => number | undefined>(o.retryAfter, "retryAfter") ??
-      retryAfterProperty,
+    retryAfter: retryAfter ?? retryAfterProperty,
+    hintName: retryAfter === undefined ? `${owner}: the error's retryAfter` : `${owner} retryAfter's answer`,
     maxRetryAfter:
       o.maxRetryAfter === undefined ? 60_000 : check.nonNegative(o.maxRetryAfter, `${owner} maxRetryAfter (ms)`),
-    capRetryAfter: over === "cap",
+    overMaxRetryAfter: over,
     hedgeDelay,
     hedgeMax,
     discard: fn<(result: R) => void>(o.discard, "discard"),
@@ -450,6 +446,11 @@ export function resolveGuard<R>(
     onHedge: fn<(event: HedgeEvent) => void>(o.onHedge, "onHedge"),
     onOutcome: fn<(event: OutcomeEvent<R>) => void>(o.onOutcome, "onOutcome"),
     clock,
+    now: () => {
+      const t = clock();
+      if (typeof t !== "number" || t - t !== 0) check.finite(t, `${owner} clock()`);
+      return t;
+    },
     random,
     timers,
   });

@@ -1,6 +1,5 @@
 // The quota side of admission: its options checked once, and a store's report turned into the
 // policies a response's fields carry and the wait a refusal answers.
-import { limitSpec } from "@tideward/quota-engine";
 import type { AtomicReport, Decision, LimitSpec, QuotaCharge, QuotaStore } from "@tideward/quota-engine";
 import { check } from "@tideward/time/internal";
 import { MAX_LIMITS } from "./limits";
@@ -9,10 +8,18 @@ import type { PolicyState } from "./ratelimit-fields";
 
 /** A quota-engine charge set for each request, in process or on any {@link QuotaStore}. */
 export interface QuotaAdmission {
-  /** The engine: a `QuotaEngine` (synchronous) or a store over Redis (answering promises). */
+  /**
+   * The engine: a `QuotaEngine` (synchronous) or a store over Redis (answering promises). Its
+   * `limit(name)` gives the spec of each limit the charges name, advertised in `RateLimit-Policy`
+   * as the store enforces it (a limit the store replaces is advertised as replaced).
+   */
   readonly store: QuotaStore;
-  /** The specs of the limits the charges name, for `RateLimit-Policy` (add them to the store yourself). */
-  readonly limits: readonly LimitSpec[];
+  /**
+   * The limits the charges may name, as specs (or their names): only the names are read, and
+   * the store must have each, with the same figures where a spec gives them. Left out, the
+   * charges may name any limit the store has. @defaultValue every limit of the store
+   */
+  readonly limits?: readonly (LimitSpec | string)[];
   /** The charges one request of `cost` units from `key` makes, all or none. */
   readonly charges: (key: string, cost: number) => readonly QuotaCharge[];
 }
@@ -24,43 +31,109 @@ export function has(value: unknown, method: string): boolean {
   );
 }
 
+/** The figures of a spec the response's fields are written from, which a given spec must agree on. */
+const FIGURES = ["capacity", "refill", "window", "burst"] as const;
+
 /**
- * The specs of `admit`'s `quota` option by name, each checked as the quota engine checks it.
+ * The specs a charge's limit is advertised by: the store's own, asked by name (the one it
+ * enforces), among `names` when `quota.limits` restricts them.
+ */
+export class QuotaSpecs {
+  readonly #store: QuotaStore;
+  readonly #names: ReadonlySet<string> | undefined;
+
+  constructor(store: QuotaStore, names: ReadonlySet<string> | undefined) {
+    this.#store = store;
+    this.#names = names;
+  }
+
+  /** Whether `quota.limits` restricts the names. */
+  get restricted(): boolean {
+    return this.#names !== undefined;
+  }
+
+  /**
+   * The spec of `name`, or undefined when the charges may not name it.
+   * @throws TypeError when the store answers something other than a spec (a store of one's own)
+   */
+  get(name: string): LimitSpec | undefined {
+    if (this.#names !== undefined && !this.#names.has(name)) return undefined;
+    const spec: unknown = this.#store.limit(name);
+    if (spec === undefined) return undefined;
+    if (
+      typeof spec !== "object" ||
+      spec === null ||
+      FIGURES.some((f) => typeof (spec as Partial<LimitSpec>)[f] !== "number")
+    )
+      throw new TypeError(
+        `admit quota.store.limit(${JSON.stringify(name)}) answered ${check.describe(spec)}, not a LimitSpec`,
+      );
+    return spec as LimitSpec;
+  }
+
+  /** The names the charges may use, for an error: the restriction's, or the store's when it lists them. */
+  known(): string[] {
+    if (this.#names !== undefined) return [...this.#names];
+    const all = (this.#store as { limits?: () => readonly LimitSpec[] }).limits;
+    try {
+      return typeof all === "function" ? all.call(this.#store).map((l) => l.name) : [];
+    } catch {
+      return [];
+    }
+  }
+}
+
+/**
+ * `admit`'s `quota` option, checked: the store, and the names its charges may use.
  * @throws TypeError/RangeError naming the path under `admit quota` and the value
  */
-export function quotaSpecs(quota: QuotaAdmission): Map<string, LimitSpec> {
+export function quotaSpecs(quota: QuotaAdmission): QuotaSpecs {
   const q = check.options(quota, ["store", "limits", "charges"], "admit quota");
-  if (!has(q.store, "checkAtomic"))
+  if (!has(q.store, "checkAtomic") || !has(q.store, "limit"))
     throw new TypeError(
-      `admit quota.store must be a QuotaStore (a QuotaEngine, or a Redis engine), got ${check.describe(q.store)}`,
+      `admit quota.store must be a QuotaStore with checkAtomic and limit (a QuotaEngine, or a Redis engine), got ${check.describe(q.store)}`,
     );
+  const store = q.store as QuotaStore;
   if (typeof q.charges !== "function")
     throw new TypeError(
       `admit quota.charges must be a function (key, cost) => charges, got ${check.describe(q.charges)}`,
     );
+  if (q.limits === undefined) return new QuotaSpecs(store, undefined);
   if (!Array.isArray(q.limits))
-    throw new TypeError(`admit quota.limits must be the LimitSpecs the charges name, got ${check.describe(q.limits)}`);
+    throw new TypeError(
+      `admit quota.limits must be the limits (specs or names) the charges name, got ${check.describe(q.limits)}`,
+    );
   if (q.limits.length > MAX_LIMITS)
     throw new RangeError(
       `admit quota.limits must be at most ${MAX_LIMITS} (every response carries a member of each), got ${q.limits.length}`,
     );
-  const specs = new Map<string, LimitSpec>();
-  for (const [i, given] of (q.limits as LimitSpec[]).entries()) {
+  const names = new Set<string>();
+  const all = new QuotaSpecs(store, undefined);
+  for (let i = 0; i < q.limits.length; i++) {
+    if (!(i in q.limits)) throw new TypeError(`admit quota.limits[${i}] is missing (a hole in the array)`);
+    const given = (q.limits as unknown[])[i];
     const path = `admit quota.limits[${i}]`;
-    policyName((given as Partial<LimitSpec> | undefined)?.name, `${path}.name`);
-    let spec: LimitSpec;
-    try {
-      spec = limitSpec(given);
-    } catch (e) {
-      const m = (e as Error).message.replace(/^(?:LimitSpec|limitSpec) /, "");
-      throw e instanceof TypeError
-        ? new TypeError(`${path}: ${m}`, { cause: e })
-        : new RangeError(`${path}: ${m}`, { cause: e });
-    }
-    if (specs.has(spec.name)) throw new RangeError(`${path}.name ${JSON.stringify(spec.name)} is used twice`);
-    specs.set(spec.name, spec);
+    const isName = typeof given === "string";
+    if (!isName && (typeof given !== "object" || given === null))
+      throw new TypeError(`${path} must be a LimitSpec or a limit's name, got ${check.describe(given)}`);
+    const name = policyName(isName ? given : (given as Partial<LimitSpec>).name, isName ? path : `${path}.name`);
+    const spec = all.get(name);
+    if (spec === undefined)
+      throw new RangeError(
+        `${path} names the limit ${JSON.stringify(name)}, which quota.store does not have: add it with store.addLimit(spec) first`,
+      );
+    if (!isName)
+      for (const f of FIGURES) {
+        const v = (given as Partial<LimitSpec>)[f];
+        if (v !== undefined && v !== spec[f])
+          throw new RangeError(
+            `${path}.${f} is ${check.describe(v)} where quota.store's limit ${JSON.stringify(name)} has ${spec[f]}: the store's is the one enforced and advertised`,
+          );
+      }
+    if (names.has(name)) throw new RangeError(`${path}.name ${JSON.stringify(name)} is used twice`);
+    names.add(name);
   }
-  return specs;
+  return new QuotaSpecs(store, names);
 }
 
 /**
@@ -113,12 +186,15 @@ function quotaFigures(spec: LimitSpec, kind: QuotaCharge["kind"]): { quota: numb
  * are left to the store, which names them.
  * @throws TypeError naming the limit and the ones there are
  */
-export function checkNames(charges: readonly QuotaCharge[], specs: ReadonlyMap<string, LimitSpec>): void {
+export function checkNames(charges: readonly QuotaCharge[], specs: QuotaSpecs): void {
   for (const c of charges) {
     const name = (c as Partial<QuotaCharge> | null | undefined)?.limit;
-    if (typeof name === "string" && !specs.has(name))
+    if (typeof name === "string" && specs.get(name) === undefined)
       throw new TypeError(
-        `admit quota.charges named the limit ${JSON.stringify(name)}, which is not in quota.limits (${[...specs.keys()].map((n) => JSON.stringify(n)).join(", ")})`,
+        `admit quota.charges named the limit ${JSON.stringify(name)}, which is not in ${specs.restricted ? "quota.limits" : "quota.store"} (${specs
+          .known()
+          .map((n) => JSON.stringify(n))
+          .join(", ")})`,
       );
   }
 }
@@ -135,7 +211,7 @@ type Member = PolicyState & { refused: boolean };
 export function quotaStates(
   report: unknown,
   charges: readonly QuotaCharge[],
-  specs: ReadonlyMap<string, LimitSpec>,
+  specs: QuotaSpecs,
   busy: number,
 ): {
   readonly allowed: boolean;

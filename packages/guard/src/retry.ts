@@ -2,6 +2,7 @@
 // first attempt's path, the retry loop and a hedged round. A callback that throws here (retryOn,
 // retryAfter, onRetry, onRefuse, the random source or the clock) ends the call with its error,
 // and a retry the budget granted that onRetry's throw stops is given back to it.
+import { decideRetry, readHint } from "@tideward/backoff";
 import { fault } from "./accounting";
 import { emitRefuse } from "./admission";
 import type { Call } from "./call";
@@ -21,10 +22,12 @@ export function retryable<R>(o: Resolved<R>, p: Pass<R>): boolean {
   }
 }
 
-/** The server's wait hint for `p` (ms), 0 for none. Throws what `retryAfter` throws. */
+/**
+ * The server's wait hint for `p` (ms), 0 for none, read by the rule `retry` reads it by. Throws
+ * what `retryAfter` throws, and a hint that is not a number of ms (naming it).
+ */
 export function hintOf<R>(o: Resolved<R>, p: Pass<R>): number {
-  const hint = o.retryAfter(p.error, p.result);
-  return typeof hint === "number" && hint > 0 ? hint : 0;
+  return readHint(o.retryAfter(p.error, p.result), o.hintName, p.threw ? p.error : undefined);
 }
 
 /** Whether the call goes on after attempt `p` of round `round` (the first being 1), wait aside. */
@@ -33,41 +36,27 @@ export function again<R>(o: Resolved<R>, p: Pass<R>, round: number): boolean {
 }
 
 /**
- * The wait before the call's next round (ms), or -1 when the call answers with `p` now: the
- * backoff's delay, or the server's hint when it is longer; no wait that would end past the
+ * The wait before the call's next round (ms), or -1 when the call answers with `p` now, as
+ * `decideRetry` (`@tideward/backoff`, the decision `retry` takes) weighs it: the backoff's delay,
+ * or the server's hint when it is longer, within `maxRetryAfter`; no wait that would end past the
  * deadline, and only with the retry budget's grant, held in `call.granted` until the retry is
- * admitted (given back at once when `onRetry` throws: the retry it announces is not made).
+ * admitted (given back at once when `onRetry` throws: the retry it announces is not made). A
+ * deadline or a budget that ends the call is told to `onRefuse`; a hint over the cap is not.
  */
 export function plan<R>(o: Resolved<R>, call: Call<R>, p: Pass<R>, round: number): number {
   try {
-    const backoff = o.backoff;
-    let planned = 0;
-    if (backoff !== undefined) {
-      const previous = call.previous >= 0 ? call.previous : backoff.base;
-      planned = backoff.delay(round, { random: o.random(), previous }) ?? 0;
-    }
-    call.previous = planned;
-    let hint = hintOf(o, p);
-    if (hint > o.maxRetryAfter) {
-      if (!o.capRetryAfter) return -1;
-      hint = o.maxRetryAfter;
-    }
-    const wait = hint > planned ? hint : planned;
-    const now = o.clock();
-    if (now + wait >= call.end) {
-      emitRefuse(o, "deadline", 0, call.attempts + 1);
+    const draw = o.random();
+    const hint = hintOf(o, p);
+    const d = decideRetry(o, { made: round, previous: call.previous, draw, hint, end: call.end, now: o.now });
+    if (d.giveUp !== undefined) {
+      if (d.giveUp === "deadline" || d.giveUp === "budget") emitRefuse(o, d.giveUp, 0, call.attempts + 1);
       return -1;
     }
-    if (o.budget !== undefined) {
-      call.granted = o.budget.grant(now);
-      if (call.granted < 0) {
-        emitRefuse(o, "budget", 0, call.attempts + 1);
-        return -1;
-      }
-    }
+    call.previous = d.delay;
+    call.granted = d.receipt;
     if (o.onRetry !== undefined)
-      o.onRetry({ attempt: call.attempts, delay: wait, error: p.threw ? p.error : undefined, result: p.result });
-    return wait;
+      o.onRetry({ attempt: call.attempts, delay: d.wait, error: p.threw ? p.error : undefined, result: p.result });
+    return d.wait;
   } catch (e) {
     call.giveBack(o); // no retry follows: its credit is not spent
     fault(o, p, e);

@@ -374,11 +374,12 @@ describe("a client that leaves while an asynchronous quota store decides", () =>
     let open = (): void => undefined;
     const decided = new Promise<void>((resolve) => (open = resolve));
     const store = {
+      limit: (name: string) => engine.limit(name),
       checkAtomic: async (charges, now) => {
         await decided;
         return engine.checkAtomic(charges, now);
       },
-    } as Pick<QuotaStore, "checkAtomic"> as QuotaStore;
+    } as Pick<QuotaStore, "checkAtomic" | "limit"> as QuotaStore;
     const admission = admit({
       gate: 4,
       quota: { store, limits: [spec], charges: (key) => [charge(new QuotaKey("s", key, "r"), "api")] },

@@ -196,8 +196,9 @@ describe.each(STARTS)("admit with the clock at %d", (start) => {
     engine.addLimit(spec);
     // A store that answers promises, as one over Redis does.
     const remote = {
+      limit: (name: string) => engine.limit(name),
       checkAtomic: (charges, now) => Promise.resolve(engine.checkAtomic(charges, now)),
-    } as Pick<QuotaStore, "checkAtomic"> as QuotaStore;
+    } as Pick<QuotaStore, "checkAtomic" | "limit"> as QuotaStore;
     const gate = new Gate(10);
     const a = admit({
       clock: clock.now,
@@ -254,11 +255,12 @@ describe.each(STARTS)("admit: per-key limits beside a quota set, with the clock 
     engine.addLimit(spec);
     let broken = false;
     const store = {
+      limit: (name: string) => engine.limit(name),
       checkAtomic: (c: readonly QuotaCharge[], now: number) => {
         const r = engine.checkAtomic(c, now);
         return asynchronous ? Promise.resolve(r) : r;
       },
-    } as Pick<QuotaStore, "checkAtomic"> as QuotaStore;
+    } as Pick<QuotaStore, "checkAtomic" | "limit"> as QuotaStore;
     const a = admit({
       clock: () => start,
       limits: [{ name: "per-ip", quota: 3, window: 3_600_000 }],
@@ -351,7 +353,11 @@ describe.each(STARTS)("admit gives back what a request took, whatever throws, wi
         gate,
         shedder,
         load: () => 0,
-        quota: { store: make(engine) as QuotaStore, limits: [spec], charges },
+        quota: {
+          store: { limit: (name: string) => engine.limit(name), ...make(engine) } as QuotaStore,
+          limits: [spec],
+          charges,
+        },
       });
       for (let i = 0; i < 3; i++) {
         const error = await (async () => a.check("u"))().then(
@@ -368,8 +374,9 @@ describe.each(STARTS)("admit gives back what a request took, whatever throws, wi
     const gate = new Gate(1);
     let asked = 0;
     const store = {
+      limit: (name: string) => engine.limit(name),
       checkAtomic: (c: readonly QuotaCharge[], now: number) => (asked++, engine.checkAtomic(c, now)),
-    } as Pick<QuotaStore, "checkAtomic"> as QuotaStore;
+    } as Pick<QuotaStore, "checkAtomic" | "limit"> as QuotaStore;
     const a = admit({
       clock: () => start,
       gate,
@@ -379,6 +386,63 @@ describe.each(STARTS)("admit gives back what a request took, whatever throws, wi
       new TypeError('admit quota.charges named the limit "apj", which is not in quota.limits ("api")'),
     );
     expect([gate.held, asked]).toEqual([0, 0]);
+  });
+
+  it("without quota.limits, charges may name any limit of the store, advertised as the store enforces it", () => {
+    const store = new QuotaEngine();
+    store.addLimit(limitSpec({ name: "tenant", capacity: 7, refill: 7, window: 60_000 }));
+    store.addLimit(perSecond("api", 5));
+    const a = admit({
+      clock: () => start,
+      quota: {
+        store,
+        charges: (key) => [charge(new QuotaKey("s", key, "r"), "api"), charge(new QuotaKey("t", "x", "r"), "tenant")],
+      },
+    });
+    const v = sync(a.check("u"));
+    expect(v.allowed).toBe(true);
+    expect(policies(field(v.headers, "RateLimit-Policy")).map((p) => [p.name, p.q, p.w])).toEqual([
+      ["api", 5, 1],
+      ["tenant", 7, 60],
+    ]);
+    const typo = admit({
+      clock: () => start,
+      quota: { store, charges: () => [charge(new QuotaKey("s", "u", "r"), "apj")] },
+    });
+    expect(() => typo.check("u")).toThrow(
+      new TypeError('admit quota.charges named the limit "apj", which is not in quota.store ("tenant", "api")'),
+    );
+  });
+
+  it("quota.limits may be names; a spec there must agree with the store's, which is the one advertised", () => {
+    const store = new QuotaEngine();
+    store.addLimit(perSecond("api", 5));
+    const named = admit({ clock: () => start, quota: { store, limits: ["api"], charges } });
+    expect(policies(field(sync(named.check("u")).headers, "RateLimit-Policy"))[0].q).toBe(5);
+    expect(() => admit({ quota: { store, limits: [{ ...perSecond("api", 6) }], charges } })).toThrow(
+      new RangeError(
+        "admit quota.limits[0].capacity is 6 where quota.store's limit \"api\" has 5: the store's is the one enforced and advertised",
+      ),
+    );
+    expect(() => admit({ quota: { store, limits: ["api", "api"], charges } })).toThrow(
+      new RangeError('admit quota.limits[1].name "api" is used twice'),
+    );
+    expect(() => admit({ quota: { store, limits: [5 as never], charges } })).toThrow(
+      new TypeError("admit quota.limits[0] must be a LimitSpec or a limit's name, got 5"),
+    );
+  });
+
+  it("a store whose limit(name) answers no spec fails the request, naming it, and the gate holds nothing", () => {
+    const gate = new Gate(1);
+    const store = {
+      limit: () => ({ name: "api" }),
+      checkAtomic: (c: readonly QuotaCharge[], now: number) => engine.checkAtomic(c, now),
+    } as unknown as QuotaStore;
+    const a = admit({ clock: () => start, gate, quota: { store, charges } });
+    expect(() => a.check("u")).toThrow(
+      new TypeError('admit quota.store.limit("api") answered [object Object], not a LimitSpec'),
+    );
+    expect(gate.held).toBe(0);
   });
 
   it("a clock that throws at release: the gate place and the shedder ticket are given back, then the error goes on", () => {
@@ -403,6 +467,7 @@ describe.each(STARTS)("admit gives back what a request took, whatever throws, wi
   it("a quota refusal whose wait the store does not know carries busyRetryAfter, not Retry-After: 0", () => {
     const clock = new ManualClock(start);
     const unknown = {
+      limit: (name: string) => engine.limit(name),
       checkAtomic: (c: readonly QuotaCharge[], now: number) => {
         const r = engine.checkAtomic(c, now);
         return {
@@ -413,7 +478,7 @@ describe.each(STARTS)("admit gives back what a request took, whatever throws, wi
           decisions: r.decisions.map((d) => ({ ...d, allowed: false, reason: "key_limit", retryAfter: 0 })),
         };
       },
-    } as Pick<QuotaStore, "checkAtomic"> as QuotaStore;
+    } as Pick<QuotaStore, "checkAtomic" | "limit"> as QuotaStore;
     const a = admit({ clock: clock.now, busyRetryAfter: 2_500, quota: { store: unknown, limits: [spec], charges } });
     const v = sync(a.check("u"));
     expect([v.status, v.retryAfter, field(v.headers, "Retry-After")]).toEqual([429, 2_500, "3"]);
@@ -550,7 +615,7 @@ describe("admit: bad options", () => {
     [
       { quota: { store: new QuotaEngine(), limits: [{ name: "q", capacity: 0 }], charges: () => [] } },
       RangeError,
-      /^admit quota\.limits\[0\]: capacity of "q" must be a whole number of at least 1, got 0$/,
+      /^admit quota\.limits\[0\] names the limit "q", which quota\.store does not have: add it with store\.addLimit\(spec\) first$/,
     ],
     [{ busyRetryAfter: -5 }, RangeError, /busyRetryAfter/],
     [{ problem: "yes" }, TypeError, /problem/],

@@ -18,6 +18,8 @@ export interface Backend {
   readonly seen: Seen[];
   /** Requests seen on paths starting with `prefix`. */
   count(prefix: string): number;
+  /** The bodies `/body/…` and `/body-slow/…` received for a test id (`?id=`), in order, as text. */
+  bodies(id: string): readonly string[];
   /** A counter tests may read and set: `/flaky/<n>` fails while it is under n. */
   flaky: number;
   /** A switch tests may read and set: `/switch` answers 500 while it is on, 200 "ok" otherwise. */
@@ -49,11 +51,25 @@ function reply(res: ServerResponse, status: number, headers: Record<string, stri
  * - `/429/date/<s>` — the same with `Retry-After` as an HTTP date s seconds after the `Date` field
  * - `/429/ratelimit/<s>` — 429 with `RateLimit: "default";r=0;t=s`
  * - `/429/x-reset/<s>` — 429 with `X-RateLimit-Reset: s`
+ * - `/body/<n>` — reads the whole body, then 503 for the first n requests of each test id, then 200
+ * - `/body-slow/<ms>` — reads the whole body, then 200 after ms
  */
 export async function startBackend(): Promise<Backend> {
   const seen: Seen[] = [];
   const until = new Map<string, number>();
   const slowDone = new Set<string>();
+  const received = new Map<string, string[]>();
+  /** Reads the request's body to the end, records it under the test id, then answers. */
+  const readBody = (req: IncomingMessage, id: string, then: (count: number) => void): void => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const list = received.get(id) ?? [];
+      received.set(id, list);
+      list.push(Buffer.concat(chunks).toString("utf8"));
+      then(list.length);
+    });
+  };
   const state: { flaky: number; down: boolean; downBetween: readonly [number, number] | undefined } = {
     flaky: 0,
     down: false,
@@ -90,6 +106,13 @@ export async function startBackend(): Promise<Backend> {
         res.on("close", () => clearTimeout(t));
         return;
       }
+      case "body":
+        return readBody(req, id, (count) => (count <= n ? reply(res, 503) : reply(res, 200, {}, "ok")));
+      case "body-slow":
+        return readBody(req, id, () => {
+          const t = setTimeout(() => reply(res, 200, {}, "slow"), n);
+          res.on("close", () => clearTimeout(t));
+        });
       case "flaky":
         return state.flaky++ < n ? reply(res, 503) : reply(res, 200, {}, "ok");
       case "switch":
@@ -129,6 +152,7 @@ export async function startBackend(): Promise<Backend> {
     url: `http://127.0.0.1:${port}`,
     seen,
     count: (prefix) => seen.filter((s) => s.path.startsWith(prefix)).length,
+    bodies: (id) => received.get(id) ?? [],
     get flaky() {
       return state.flaky;
     },

@@ -588,3 +588,78 @@ describe("a shared retry budget", () => {
     expect(budget.available(s.now())).toBe(0);
   });
 });
+
+describe.each(STARTS)("what earns retry credit, with the clock at %d", (t0) => {
+  // A call that never reached the backend earns no credit: 100 calls refused for a past deadline
+  // earned 50 (at a ratio of one half), and the next failing call reached the backend 51 times.
+  const refusals: readonly (readonly [string, (s: Scheduler, budget: RetryBudget) => () => Promise<unknown>])[] = [
+    [
+      "a past deadline",
+      (s, budget) => {
+        const g = guard(() => "ok", { clock: s.now, timers: s, budget, retry: { attempts: 2 } });
+        return () => g.run({ deadline: t0 - 1 });
+      },
+    ],
+    [
+      "a signal already aborted",
+      (s, budget) => {
+        const g = guard(() => "ok", { clock: s.now, timers: s, budget });
+        return () => g.run({ signal: AbortSignal.abort(new Error("gone")) });
+      },
+    ],
+    [
+      "the bucket (the direct path)",
+      (s, budget) => {
+        const bucket = new Bucket(0.001, { burst: 1, now: t0 });
+        bucket.take(t0);
+        const g = guard(() => "ok", { clock: s.now, timers: s, budget, bucket });
+        return () => g();
+      },
+    ],
+    [
+      "the breaker, with retries",
+      (s, budget) => {
+        const breaker = new Breaker({ protection: 0, probe: Infinity }, t0);
+        for (let i = 0; i < 10; i++) breaker.allow(t0, 0.99)?.fail(t0);
+        const g = guard(() => "ok", {
+          clock: s.now,
+          timers: s,
+          budget,
+          breaker,
+          random: () => 0,
+          retry: { attempts: 3 },
+        });
+        return () => g();
+      },
+    ],
+    [
+      "a full gate, waiting for a token",
+      (s, budget) => {
+        const gate = new Gate(1);
+        gate.enter();
+        const g = guard(() => "ok", { clock: s.now, timers: s, budget, gate, bucket: { rate: 1_000 }, maxWait: 10 });
+        return () => g();
+      },
+    ],
+  ];
+  it.each(refusals)("100 calls refused by %s earn nothing", async (_, make) => {
+    const s = new Scheduler(t0);
+    const budget = new RetryBudget({ ratio: 0.5, minPerSecond: 0 }, t0);
+    const refused = make(s, budget);
+    for (let i = 0; i < 100; i++) expect((await outcome(refused())).error).toBeDefined();
+    expect(budget.available(s.now())).toBe(0);
+    let reached = 0;
+    const failing = guard(
+      () => {
+        reached++;
+        throw new Error("down");
+      },
+      { clock: s.now, timers: s, budget, retry: { attempts: 100, base: 1, cap: 1 } },
+    );
+    const p = outcome(failing());
+    await s.run();
+    expect(((await p).error as Error).message).toBe("down");
+    // Its own first attempt earns half a retry: none.
+    expect(reached).toBe(1);
+  });
+});

@@ -102,7 +102,7 @@ describe.each(starts)("%s", (_name, start) => {
   it("reads no header without a trusted proxy: forged X-Forwarded-For and Forwarded change nothing", async () => {
     const admission = once(2);
     const url = await start(admission);
-    const forged = [
+    const forged: Record<string, string>[] = [
       { "x-forwarded-for": "198.51.100.1" },
       { "x-forwarded-for": "2001:db8::1, 198.51.100.2" },
       { forwarded: "for=198.51.100.3" },

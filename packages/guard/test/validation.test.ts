@@ -74,6 +74,12 @@ describe("bad options fail at construction, naming the path and the value", () =
       "guard breaker.window (ms) must be above 0, got -1",
     ],
     [
+      "a breaker with no probe (over the client preset, half-open: it could never close)",
+      given({ breaker: { probe: Infinity } }),
+      RangeError,
+      "guard breaker.probe (ms) must be finite when halfOpen is true: a half-open breaker lets only the probe through, so with no probe it never closes (give a finite probe, or halfOpen: false), got Infinity",
+    ],
+    [
       "a misspelt breaker field",
       given({ breaker: { windw: 5 } }),
       TypeError,

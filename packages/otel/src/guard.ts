@@ -1,5 +1,5 @@
-import { Breaker } from "@tideward/breaker";
 import { guard } from "@tideward/guard";
+import { guardWith, resolveGuard } from "@tideward/guard/internal";
 import type {
   Attempt,
   CallScope,
@@ -11,9 +11,6 @@ import type {
   RefuseEvent,
   RetryEvent,
 } from "@tideward/guard";
-import { Shedder } from "@tideward/shedder";
-import { systemClock } from "@tideward/time";
-import type { Clock } from "@tideward/time";
 import { GuardMetrics, callOutcome } from "./guard-metrics";
 import { GuardSpans } from "./guard-spans";
 import type { CallSpan } from "./guard-spans";
@@ -30,35 +27,15 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-// Fields rather than an instance: what the guard would build a primitive from (it tells the two
-// apart by a method, as here, so that an instance from another copy of a package is still one).
-function isFields(value: unknown, method: string): value is Record<string, unknown> {
-  return isObject(value) && typeof value[method] !== "function";
-}
-
-/** The clock's reading, or undefined when it throws or is not finite (the guard then says why). */
-function reading(clock: unknown): number | undefined {
-  if (typeof clock !== "function") return undefined;
-  try {
-    const now: unknown = (clock as Clock)();
-    return typeof now === "number" && Number.isFinite(now) ? now : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Our listener, then the user's, as the guard would call it (what it throws ends the call); then
- * `after`, told whether it threw. Ours and `after` throw nothing. Something that is not a
- * function is left for the guard to refuse with its own message.
+ * `after`, told whether it threw. Ours and `after` throw nothing.
  */
 function chain<E>(
-  given: unknown,
+  theirs: ((event: E) => void) | undefined,
   ours: (event: E) => void,
   after?: (event: E, threw: boolean, error: unknown) => void,
-): unknown {
-  if (given !== undefined && typeof given !== "function") return given;
-  const theirs = given as ((event: E) => void) | undefined;
+): (event: E) => void {
   return (event: E) => {
     quietly(ours, event);
     if (after === undefined) return theirs?.(event);
@@ -99,8 +76,8 @@ function tracedScope(scope: CallScope | undefined): CallScope {
  *
  * It builds the guard with its events wired in — your own `onOutcome`, `onRetry`, `onHedge` and
  * `onRefuse` still run, after the package's — and wraps the guarded function to see each call
- * end. A breaker or a shedder given as fields is built here (as the guard would build it) so
- * that it can be read. A call's outcome is judged as the guard judges an attempt, so
+ * end. It is the guard `guard(fn, options)` builds — the same presets, the same breaker, shedder
+ * and retry budget built from fields — and those are what its gauges read. A call's outcome is judged as the guard judges an attempt, so
  * `isFailure`, when given, is asked once more, about the call's answer.
  *
  * With a `tracer`, every call gets a span (`guard <name>`, a child of the active one, active
@@ -138,19 +115,14 @@ export function instrumentGuard<A extends unknown[], R>(
   telemetry: TelemetryOptions,
 ): InstrumentedGuard<A, R> {
   const t = readTelemetry(telemetry, "instrumentGuard", true);
-  // Read once, into a copy: the guard then reads the copy, with our listeners in it.
-  const o: Record<string, unknown> = isObject(options) ? { ...options } : {};
-  // Bad options are the guard's to refuse, in its own words (naming the path the user typed):
-  // a guard is built from them as given first, and thrown away.
-  guard(fn, isObject(options) ? (o as GuardOptions<R>) : options);
-  const clock = typeof o.clock === "function" ? (o.clock as Clock) : systemClock;
-  const now = reading(o.clock ?? systemClock);
-  if (now !== undefined) {
-    if (isFields(o.breaker, "allow")) o.breaker = new Breaker(o.breaker, now);
-    if (isFields(o.shedder, "allow")) o.shedder = new Shedder(o.shedder, now);
-  }
-  const load = typeof o.load === "function" ? new LoadSeen() : undefined;
-  if (load !== undefined) o.load = load.wrap(o.load as () => number);
+  // A function that is not one is the guard's to refuse, in its own words.
+  if (typeof fn !== "function") guard(fn, options);
+  // The options as the guard reads them (its checks, its presets, the primitives it builds from
+  // fields): the instrumented guard is the guard `guard(fn, options)` would build, with our
+  // listeners added, and what it reports on are the primitives that guard holds.
+  const r = resolveGuard(options);
+  const clock = r.clock;
+  const load = r.shedder === undefined ? undefined : new LoadSeen();
 
   const series = t.meter === undefined ? undefined : seriesOf(t.meter, t.name);
   const metrics = series === undefined ? undefined : new GuardMetrics(series, t.name, t.durations);
@@ -159,13 +131,12 @@ export function instrumentGuard<A extends unknown[], R>(
   // spans is counted from its events alone: every call raises exactly one onOutcome or one
   // refusal of its first attempt, which says how the call ended, and the call's own path is
   // left as it is. Any other guard is wrapped, to see its calls end.
-  const retries = o.retry === undefined ? 1 : isObject(o.retry) ? (o.retry.attempts ?? 3) : 0;
-  const waits = o.bucket !== undefined && typeof o.maxWait === "number" && o.maxWait > 0;
-  const single = metrics !== undefined && spans === undefined && retries === 1 && o.hedge === undefined && !waits;
+  const waits = r.bucket !== undefined && r.maxWait > 0;
+  const single = metrics !== undefined && spans === undefined && r.attempts === 1 && r.hedgeMax === 0 && !waits;
   // Anything a call does that the guard reports or that reaches the function (see `call`).
   let activity = 0;
-  o.onOutcome = chain<OutcomeEvent<R>>(
-    o.onOutcome,
+  const onOutcome = chain<OutcomeEvent<R>>(
+    r.onOutcome,
     (e) => {
       activity++;
       metrics?.attempt(e);
@@ -189,8 +160,8 @@ export function instrumentGuard<A extends unknown[], R>(
       : undefined,
   );
   // A retry is counted once the caller's listener has let it go: one that throws stops it.
-  o.onRetry = chain<RetryEvent<R>>(
-    o.onRetry,
+  const onRetry = chain<RetryEvent<R>>(
+    r.onRetry,
     () => undefined,
     (e, threw) => {
       if (threw) return;
@@ -198,12 +169,12 @@ export function instrumentGuard<A extends unknown[], R>(
       spans?.retry(e);
     },
   );
-  o.onHedge = chain<HedgeEvent>(o.onHedge, (e) => {
+  const onHedge = chain<HedgeEvent>(r.onHedge, (e) => {
     metrics?.hedge(e);
     spans?.hedge(e);
   });
-  o.onRefuse = chain<RefuseEvent>(
-    o.onRefuse,
+  const onRefuse = chain<RefuseEvent>(
+    r.onRefuse,
     (e) => {
       activity++;
       metrics?.refusal(e);
@@ -220,24 +191,29 @@ export function instrumentGuard<A extends unknown[], R>(
   );
   const traced = spans === undefined ? fn : spans.wrap(fn);
   // A wrapped guard's function notes each attempt that reaches it (a one-attempt guard's path is left as it is).
-  const inner = guard(
+  const inner = guardWith(
     single
       ? traced
       : (attempt: Attempt, ...args: A) => {
           activity++;
           return traced(attempt, ...args);
         },
-    o as GuardOptions<R>,
+    Object.freeze({
+      ...r,
+      load: load === undefined ? r.load : load.wrap(r.load),
+      onOutcome,
+      onRetry,
+      onHedge,
+      onRefuse,
+    }),
   );
 
   const gauges = new Gauges();
   if (t.meter !== undefined) {
     const target = { meter: t.meter, name: t.name };
-    if (isObject(o.breaker) && typeof o.breaker.ratio === "function")
-      watchBreaker(gauges, target, o.breaker as unknown as Breaker, clock);
-    if (isObject(o.shedder) && typeof o.shedder.capacity === "function")
-      watchShedder(gauges, target, o.shedder as unknown as Shedder, clock, load);
-    watchBudget(gauges, target, o.budget, clock);
+    if (r.breaker !== undefined) watchBreaker(gauges, target, r.breaker, clock);
+    if (r.shedder !== undefined) watchShedder(gauges, target, r.shedder, clock, load);
+    watchBudget(gauges, target, r.budget, clock);
   }
   const close = () => {
     if (metrics !== undefined) metrics.closed = true;
@@ -260,8 +236,7 @@ export function instrumentGuard<A extends unknown[], R>(
     return counted;
   }
 
-  const isFailure =
-    typeof o.isFailure === "function" ? (o.isFailure as (error: unknown, result: unknown) => boolean) : undefined;
+  const isFailure = r.isFailure as ((error: unknown, result: unknown) => boolean) | undefined;
   // Without durations a call's clock is not read: it is counted, not timed.
   const timed = t.durations && metrics !== undefined;
   let closed = false;

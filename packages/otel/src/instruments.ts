@@ -172,13 +172,17 @@ export class Series {
     this.#meters = meters;
   }
 
-  /** The totals of the counter `metric`, reported from the first call on. */
+  /**
+   * The totals of the counter `metric`, reported from the first call on. They are kept for the
+   * next instrumentation under this name only once their callback is registered: a meter that
+   * throws leaves nothing behind that would count unreported.
+   */
   counts(metric: string): Counts {
     let c = this.#counts.get(metric);
     if (c === undefined) {
       c = new Counts();
-      this.#counts.set(metric, c);
       this.#meters.observable(metric).addCallback(c.observe);
+      this.#counts.set(metric, c);
     }
     return c;
   }

@@ -160,6 +160,8 @@ export function instrumentQuota<S extends QuotaStore>(store: S, telemetry: Telem
       }),
     peekAtomic: (...args: unknown[]) => s.peekAtomic.apply(store, args),
     addLimit: (...args: unknown[]) => s.addLimit.apply(store, args),
+    // Only a store that has it: admit tells a QuotaStore by it.
+    ...(typeof s.limit === "function" ? { limit: (...args: unknown[]) => s.limit.apply(store, args) } : {}),
     addLink: (...args: unknown[]) => s.addLink.apply(store, args),
     close: () => {
       closed = true;

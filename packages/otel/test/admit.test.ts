@@ -123,6 +123,7 @@ describe("an instrumented admission behind admitNode", () => {
     const down: QuotaStore = {
       ...engine,
       addLimit: (s) => engine.addLimit(s),
+      limit: (n) => engine.limit(n),
       addLink: (l) => engine.addLink(l),
       checkAtomic: (): Promise<AtomicReport> => Promise.reject(new Error("connection is closed")),
       peekAtomic: (c, n) => engine.peekAtomic(c, n),

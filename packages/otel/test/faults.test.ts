@@ -138,4 +138,26 @@ describe("telemetry that throws", () => {
     expect(traces.exporter.getFinishedSpans()).toHaveLength(3);
     await traces.shutdown();
   });
+
+  it("counts every call made after the meter's createObservableCounter threw once, on the same meter and name", async () => {
+    const sdk = metricsSdk();
+    let failures = 1;
+    const meter = new Proxy(sdk.meter, {
+      get: (t, k) =>
+        k === "createObservableCounter" && failures-- > 0
+          ? () => {
+              throw new Error("createObservableCounter failed");
+            }
+          : (Reflect.get(t, k) as unknown),
+    });
+    const fn = () => Promise.resolve("ok");
+    // The meter's error at setup is the caller's to see.
+    expect(() => instrumentGuard(fn, {}, { meter, name: "again" })).toThrow("createObservableCounter failed");
+    const call = instrumentGuard(fn, {}, { meter, name: "again" });
+    for (let i = 0; i < 10; i++) expect(await call()).toBe("ok");
+    const m = await sdk.collect();
+    expect(m.sum("tideward.guard.calls", { "tideward.name": "again" })).toBe(10);
+    expect(m.sum("tideward.guard.attempts", { "tideward.name": "again" })).toBe(10);
+    await sdk.shutdown();
+  });
 });

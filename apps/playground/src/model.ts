@@ -173,8 +173,14 @@ export interface Scenario {
   readonly knobs: readonly Knob[];
 }
 
-/** Runs a scenario with the knobs' values: the worker calls it, and so do the tests. */
-export type Run = (params: Params) => Outcome;
+/** How far a run has got: calls offered so far, and the calls it was estimated to offer (`null` without an estimate). */
+export interface RunProgress {
+  readonly done: number;
+  readonly total: number | null;
+}
+
+/** Runs a scenario with the knobs' values: the worker calls it (told how far it has got, where the run can say), and so do the tests. */
+export type Run = (params: Params, onProgress?: (progress: RunProgress) => void) => Outcome;
 
 /** Every figure of an outcome, headline and table cells, in display order. */
 export function allFigures(outcome: Outcome): Figure[] {

@@ -6,6 +6,6 @@ import { simOutcome } from "./runs/sim.ts";
 import { simScenarios } from "./sim-catalogue.ts";
 
 export const runs: Readonly<Record<string, Run>> = {
-  ...Object.fromEntries(simScenarios.map((s) => [s.id, (p) => simOutcome(s.id, p)] as const)),
-  guard,
+  ...Object.fromEntries(simScenarios.map((s) => [s.id, (p, onProgress) => simOutcome(s.id, p, onProgress)] as const)),
+  guard: (p) => guard(p),
 };

@@ -6,7 +6,7 @@ import { scenario as simScenario } from "@tideward/sim";
 import type { RunResult, ScenarioResult } from "@tideward/sim";
 import { numberSource, source } from "../code.ts";
 import { reference, runColour } from "../colours.ts";
-import type { Chart, Figure, Outcome, Params, Series, Table } from "../model.ts";
+import type { Chart, Figure, Outcome, Params, RunProgress, Series, Table } from "../model.ts";
 import { simParams } from "../sim-scenarios.ts";
 
 /** The clock reading the page's runs start at, ms. */
@@ -362,11 +362,11 @@ export function proseOf(result: ScenarioResult): string[] {
 }
 
 /** The page's outcome of simulator scenario `name` with the page's `params`. */
-export function simOutcome(name: string, params: Params): Outcome {
+export function simOutcome(name: string, params: Params, onProgress?: (progress: RunProgress) => void): Outcome {
   const s = simScenario(name);
   if (s === undefined) throw new Error(`@tideward/sim has no scenario ${JSON.stringify(name)}`);
   const asked = simParams(s, params);
-  const result = s.run(asked, { start: START });
+  const result = s.run(asked, onProgress === undefined ? { start: START } : { start: START, onProgress });
   const texts = result.tables.map((t) => ({
     caption: t.title,
     columns: t.columns,

@@ -829,7 +829,7 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
   );
 
   it(
-    "a long run offers a cancel after a moment; cancelling stops it mid-run, says so, keeps the last figures, and the next run runs",
+    "a long run shows how far it has got and offers a cancel after a moment; cancelling stops it mid-run, says so, keeps the last figures, and the next run runs",
     { timeout: 90_000 },
     async () => {
       const page = await open("#breaker-outage?rate=10&duration=30&spreadSeeds=0");
@@ -839,6 +839,11 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
       await page.evaluate(() => (location.hash = "#breaker-outage?rate=5000&spreadSeeds=0"));
       await page.waitForSelector("#cancel", { state: "visible", timeout: 10_000 });
       expect(await page.evaluate(() => document.body.dataset.busy)).toBe("true");
+      // How far it has got, as the simulator tells the worker: a share of the calls it will offer.
+      await page.waitForFunction(() => Number(document.querySelector<HTMLElement>("#run-progress")?.dataset.done) > 0);
+      const progress = await page.locator("#run-progress").evaluate((p) => (p as HTMLProgressElement).value);
+      expect(progress).toBeGreaterThan(0);
+      expect(progress).toBeLessThan(1);
       await page.click("#cancel");
       expect(await page.locator("#status").textContent()).toMatch(
         /^Cancelled after \d+\.\d s: this run of Breaker under an outage did not finish, and the figures below are the last run's\./,

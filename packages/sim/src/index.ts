@@ -7,6 +7,7 @@ export { simulate } from "./simulate";
 export type { ClientOptions, HedgeOptions, NetworkOptions, RetryOptions, SimulationOptions } from "./simulate";
 export * as traffic from "./traffic-models";
 export type { Arrivals, KeyTable, Process, StreamOptions, Traffic, TrafficContext } from "./traffic";
+export type { Priority, PrioritySeries, PrioritySummary } from "./priority";
 export type { DailyOptions, RampOptions, RateOptions, ShapedOptions } from "./rates";
 export type { BurstOptions, HerdOptions } from "./bursts";
 export type { ReplayOptions, TraceRecord } from "./replay";

@@ -3,6 +3,7 @@ import { Histogram, binOf } from "./histogram";
 import { BUCKET_BYTES, KEY_BYTES, REASON_BYTES, formatCount, own } from "./memory";
 import { byName } from "./by-name";
 import type { Budget } from "./memory";
+import { PriorityRecord } from "./priority";
 import type { KeyTotals, LatencySummary, Series, Summary } from "./result";
 
 /** The levels the recorder averages over time. */
@@ -90,6 +91,8 @@ export class Recorder {
   readonly #keyOffered: Float64Array | undefined;
   readonly #keyAdmitted: Float64Array | undefined;
   readonly #keyRefused: Float64Array | undefined;
+  // Each priority's counts, when the traffic has priorities.
+  readonly #byPriority: PriorityRecord | undefined;
 
   readonly #value = new Float64Array(GAUGES);
   readonly #since = new Float64Array(GAUGES);
@@ -125,6 +128,7 @@ export class Recorder {
     keys: number,
     cpu: (now: number) => number,
     budget: Budget,
+    priorities?: { readonly keys: number; readonly priority: (i: number) => unknown },
   ) {
     this.start = start;
     this.step = step;
@@ -156,6 +160,8 @@ export class Recorder {
       this.#keyAdmitted = new Float64Array(keys);
       this.#keyRefused = new Float64Array(keys);
     }
+    if (priorities !== undefined)
+      this.#byPriority = new PriorityRecord(priorities.priority, priorities.keys, this.buckets, budget);
   }
 
   /**
@@ -243,9 +249,11 @@ export class Recorder {
   }
 
   offer(t: number, key: number): void {
-    this.offered[this.#at(t)]++;
+    const b = this.#at(t);
+    this.offered[b]++;
     this.totals[0]++;
     if (this.#keyOffered !== undefined) this.#keyOffered[key]++;
+    if (this.#byPriority !== undefined) this.#byPriority.offer(b, key);
   }
 
   attempt(t: number, kind: number): void {
@@ -275,6 +283,7 @@ export class Recorder {
     this.#refusedTotal[reason]++;
     this.totals[5]++;
     if (this.#keyRefused !== undefined) this.#keyRefused[key]++;
+    if (this.#byPriority !== undefined) this.#byPriority.refuse(b, key);
     this.hash.add(t, H_REFUSE + reason, key);
   }
 
@@ -318,6 +327,7 @@ export class Recorder {
         this.goodput[b]++;
         this.totals[12]++;
       }
+      if (this.#byPriority !== undefined) this.#byPriority.done(b, key, inTime);
     } else {
       this.gaveUp[b]++;
       this.totals[10]++;
@@ -378,6 +388,7 @@ export class Recorder {
       amplification: Array.from({ length: n }, (_, b) =>
         this.offered[b] > 0 ? this.backendLoad[b] / this.offered[b] : null,
       ),
+      ...(this.#byPriority === undefined ? {} : { byPriority: this.#byPriority.series() }),
     };
   }
 
@@ -424,6 +435,7 @@ export class Recorder {
       latency,
       events,
       hash: this.hash.digest(),
+      ...(this.#byPriority === undefined ? {} : { byPriority: this.#byPriority.summary() }),
     };
   }
 

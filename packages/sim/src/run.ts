@@ -110,7 +110,16 @@ export class Run {
           : new ContentionServer(spec.backend, random, start, host);
       this.#limited = this.#server.limited;
       const cpu = (now: number): number => this.#server.cpu(now);
-      this.#rec = new Recorder(start, spec.duration, spec.step, spec.perKey ? count : 0, cpu, budget);
+      const priority = keys.priority;
+      this.#rec = new Recorder(
+        start,
+        spec.duration,
+        spec.step,
+        spec.perKey ? count : 0,
+        cpu,
+        budget,
+        priority === undefined ? undefined : { keys: count, priority: (i) => priority.call(keys, i) },
+      );
 
       this.#phase = POLICY;
       const context = (i: number, p: { name: string }): PolicyContext => ({

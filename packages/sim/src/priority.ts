@@ -66,15 +66,19 @@ export function priority(level: Priority, traffic: Traffic): Traffic {
   return model(`${traffic.label} at ${JSON.stringify(p)}`, keys, (context) => traffic.open(context));
 }
 
-/** Per priority, each bucket's counts: what `series.byPriority` holds. */
+/**
+ * Per priority, each bucket's counts: what `series.byPriority` holds. Goodput and successes are
+ * counted in the bucket the call arrived in (the run's own `series.goodput`, in the one it ended
+ * in), so over any stretch `goodput / offered` is the share of the same calls answered in time.
+ */
 export interface PrioritySeries {
   /** Calls that arrived (first attempts). */
   readonly offered: readonly number[];
-  /** Attempts a policy refused. */
+  /** Attempts a policy refused, in the bucket of the refusal. */
   readonly refused: readonly number[];
-  /** Calls that ended in a success within their caller's deadline. */
+  /** Calls that arrived in the bucket and ended in a success within their caller's deadline. */
   readonly goodput: readonly number[];
-  /** Calls that ended in a success, in time or not. */
+  /** Calls that arrived in the bucket and ended in a success, in time or not. */
   readonly completed: readonly number[];
 }
 
@@ -172,7 +176,7 @@ export class PriorityRecord {
     this.#add(this.classOf(key), REFUSED, b);
   }
 
-  /** A call of `key` ended in a success in bucket `b`; `inTime`: within its deadline. */
+  /** A call of `key` that arrived in bucket `b` ended in a success; `inTime`: within its deadline. */
   done(b: number, key: number, inTime: boolean): void {
     const c = this.classOf(key);
     this.#add(c, COMPLETED, b);

@@ -197,6 +197,12 @@ export class Recorder {
     return this.#b;
   }
 
+  /** The bucket `t` (ms) fell in, at or before bucket `b`: bounds computed as the rolling computes them. */
+  #before(b: number, t: number): number {
+    while (b > 0 && t < this.start + b * this.step) b--;
+    return b;
+  }
+
   #roll(t: number): void {
     while (t >= this.#end && this.#b < this.buckets) this.#close();
     if (this.#b >= this.buckets) this.#end = Infinity;
@@ -316,8 +322,8 @@ export class Recorder {
     this.hash.add(t, timedOut ? H_TIMEOUT : H_FAIL, key);
   }
 
-  /** A call ended, in a success or not; `inTime`: within its caller's deadline. */
-  done(t: number, key: number, ok: boolean, inTime: boolean): void {
+  /** A call that arrived at `arrival` ended at `t`, in a success or not; `inTime`: within its caller's deadline. */
+  done(t: number, key: number, ok: boolean, inTime: boolean, arrival = t): void {
     const b = this.#at(t);
     this.#lastDone = t;
     if (ok) {
@@ -327,7 +333,8 @@ export class Recorder {
         this.goodput[b]++;
         this.totals[12]++;
       }
-      if (this.#byPriority !== undefined) this.#byPriority.done(b, key, inTime);
+      // Per priority, in the bucket the call arrived in: a share of the same calls.
+      if (this.#byPriority !== undefined) this.#byPriority.done(this.#before(b, arrival), key, inTime);
     } else {
       this.gaveUp[b]++;
       this.totals[10]++;

@@ -293,7 +293,7 @@ export class Run {
     const key = calls.key[c];
     if (ok) {
       calls.end(c);
-      this.#rec.done(now, key, true, now <= calls.start[c] + this.#timers.deadline);
+      this.#rec.done(now, key, true, now <= calls.start[c] + this.#timers.deadline, calls.start[c]);
       if (out === 0) calls.close(c);
       return;
     }

@@ -98,3 +98,7 @@ export { quotaAtomic } from "./scenarios/quota-atomic";
 export type { QuotaAtomicParams } from "./scenarios/quota-atomic";
 export { herdRecovery } from "./scenarios/herd-recovery";
 export type { HerdRecoveryParams } from "./scenarios/herd-recovery";
+export { prefetchSpike } from "./scenarios/prefetch-spike";
+export type { PrefetchSpikeParams } from "./scenarios/prefetch-spike";
+export { capacityShift } from "./scenarios/capacity-shift";
+export type { CapacityShiftParams } from "./scenarios/capacity-shift";

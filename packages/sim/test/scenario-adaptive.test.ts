@@ -133,5 +133,8 @@ describe("settleTime", () => {
     expect(settleTime(values, 1_000, 0, 6_000, 8, 0.2)).toBe(3);
     expect(settleTime(values, 1_000, 4_000, 6_000, 8, 0.2)).toBe(0);
     expect(settleTime([20, 20], 1_000, 0, 2_000, 8, 0.2)).toBe(null);
+    // In the band for the last 3 s only: settled, unless it must hold for 4.
+    expect(settleTime(values, 1_000, 0, 6_000, 8, 0.2, 3_000)).toBe(3);
+    expect(settleTime(values, 1_000, 0, 6_000, 8, 0.2, 4_000)).toBe(null);
   });
 });

@@ -41,6 +41,8 @@ const NAMES = { gradient2: "Gradient2", vegas: "Vegas", aimd: "AIMD" } as const;
 const QUEUE = 2_000;
 /** How close to the true concurrency a limit must come to count as settled: ±20 %. */
 const BAND = 0.2;
+/** How long a limit must stay within the band, to the end of the stretch, to count as settled, ms. */
+const HOLD = 5_000;
 /** The resolution of the limit's trace, ms. */
 const TRACE_STEP = 250;
 
@@ -161,8 +163,8 @@ export const capacityShift = defineScenario<CapacityShiftParams>({
       let settle = ["–", "–"];
       if (trace !== undefined) {
         const values = trace.values();
-        const down = settleTime(values, TRACE_STEP, from, to, left, BAND);
-        const up = settleTime(values, TRACE_STEP, to, duration, p.workers, BAND);
+        const down = settleTime(values, TRACE_STEP, from, to, left, BAND, HOLD);
+        const up = settleTime(values, TRACE_STEP, to, duration, p.workers, BAND, HOLD);
         figures[`${c.id}.settleDown`] = down ?? -1;
         figures[`${c.id}.settleUp`] = up ?? -1;
         settle = [down === null ? "never" : `${num(down, 2)} s`, up === null ? "never" : `${num(up, 2)} s`];
@@ -172,7 +174,7 @@ export const capacityShift = defineScenario<CapacityShiftParams>({
       return [r.label, ...leadCells(l, capacity), percent(during), p99 > 0 ? `${num(p99)} ms` : "–", ...settle];
     });
     const table = {
-      title: `${p.rate} calls/s to ${p.workers} workers of ${p.service} ms (capacity ${num(capacity)}/s); ${left} workers left from ${p.shiftFrom} s for ${p.shiftLength} s (${num(figures.shiftedCapacity)}/s); a ${p.deadline} s deadline. Recovered: five seconds in a row at 90 % goodput after the workers return. Settled: the limit within ±20 % of the workers there, and staying so.`,
+      title: `${p.rate} calls/s to ${p.workers} workers of ${p.service} ms (capacity ${num(capacity)}/s); ${left} workers left from ${p.shiftFrom} s for ${p.shiftLength} s (${num(figures.shiftedCapacity)}/s); a ${p.deadline} s deadline. Recovered: five seconds in a row at 90 % goodput after the workers return. Settled: the limit within ±20 % of the workers there, and staying so to the end of the stretch, five seconds at least.`,
       columns: [
         "",
         ...LEAD_COLUMNS,

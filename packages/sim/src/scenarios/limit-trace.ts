@@ -46,7 +46,8 @@ export class LimitTrace {
 
 /**
  * How long after `from` (ms) the limit `values` (one a `step` ms) came within `band` (0.2 for
- * ±20 %) of `truth` and stayed there until `to` (ms): seconds, or `null` when it never did.
+ * ±20 %) of `truth` and stayed there until `to` (ms), for at least `hold` ms: seconds, or `null`
+ * when it never did (a limit that enters the band only in the last moments has not settled).
  */
 export function settleTime(
   values: readonly number[],
@@ -55,6 +56,7 @@ export function settleTime(
   to: number,
   truth: number,
   band: number,
+  hold = 0,
 ): number | null {
   const first = Math.ceil(from / step);
   const last = Math.min(values.length, Math.ceil(to / step));
@@ -65,5 +67,6 @@ export function settleTime(
       if (since < 0) since = i;
     } else since = -1;
   }
-  return since < 0 ? null : Math.max(0, (since * step - from) / 1_000);
+  if (since < 0 || (last - since) * step < hold) return null;
+  return Math.max(0, (since * step - from) / 1_000);
 }

@@ -159,6 +159,8 @@ export const capacityShift = defineScenario<CapacityShiftParams>({
       const p99 = worstP99(r, from, to);
       figures[`${c.id}.goodputInShift`] = during;
       figures[`${c.id}.p99InShift`] = p99;
+      const before = refusedShare(r, 0, from);
+      figures[`${c.id}.refusedBefore`] = before;
       const trace = traces[i];
       let settle = ["–", "–"];
       if (trace !== undefined) {
@@ -171,7 +173,14 @@ export const capacityShift = defineScenario<CapacityShiftParams>({
         figures[`${c.id}.limitInShift`] = mean(values, from, to);
         figures[`${c.id}.limitAfter`] = mean(values, to, duration);
       }
-      return [r.label, ...leadCells(l, capacity), percent(during), p99 > 0 ? `${num(p99)} ms` : "–", ...settle];
+      return [
+        r.label,
+        ...leadCells(l, capacity),
+        percent(during),
+        p99 > 0 ? `${num(p99)} ms` : "–",
+        percent(before),
+        ...settle,
+      ];
     });
     const table = {
       title: `${p.rate} calls/s to ${p.workers} workers of ${p.service} ms (capacity ${num(capacity)}/s); ${left} workers left from ${p.shiftFrom} s for ${p.shiftLength} s (${num(figures.shiftedCapacity)}/s); a ${p.deadline} s deadline. Recovered: five seconds in a row at 90 % goodput after the workers return. Settled: the limit within ±20 % of the workers there, and staying so to the end of the stretch, five seconds at least.`,
@@ -180,6 +189,7 @@ export const capacityShift = defineScenario<CapacityShiftParams>({
         ...LEAD_COLUMNS,
         "goodput within the deadline, in the shift",
         "worst second's p99, in the shift",
+        "refused before the shift, at steady load",
         `limit settled near ${left} after`,
         `limit settled near ${p.workers} after`,
       ],
@@ -193,6 +203,12 @@ export const capacityShift = defineScenario<CapacityShiftParams>({
 function goodputShare(r: RunResult, from: number, to: number): number {
   const offered = sumBetween(r.series.t, r.series.offered, from, to);
   return offered > 0 ? Math.min(1, sumBetween(r.series.t, r.series.goodput, from, to) / offered) : 1;
+}
+
+/** Of the calls offered in `[from, to)` ms, the share of attempts refused: at steady load, what a limit costs. */
+function refusedShare(r: RunResult, from: number, to: number): number {
+  const offered = sumBetween(r.series.t, r.series.offered, from, to);
+  return offered > 0 ? sumBetween(r.series.t, r.series.refused, from, to) / offered : 0;
 }
 
 /** The worst bucket's p99 in `[from, to)` ms, or 0 with none. */

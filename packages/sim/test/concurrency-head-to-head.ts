@@ -78,7 +78,6 @@ const spikeIds: [string, string][] = [
   ["vegas", "Vegas"],
   ["aimd", "AIMD"],
   ["fixed", "static gate (the workers)"],
-  ["shedder", "shedder"],
   ["none", "no policy"],
 ];
 const of = (rs: readonly ScenarioResult[], id: string, name: string) => rs.map((r) => r.figures[`${id}.${name}`]);

@@ -7,6 +7,7 @@ import type { Distribution } from "../distribution";
 import { gate } from "../policies/limiters";
 import { shedder } from "../policies/shedder";
 import type { PolicySpec } from "../policy";
+import type { NumberKnob } from "../scenario";
 import { ADAPTIVE_LABELS, adaptiveLimit, prioritisedShedder } from "./adaptive-policies";
 import type { AdaptiveKind } from "./adaptive-policies";
 import { LimitTrace } from "./limit-trace";
@@ -126,3 +127,29 @@ export function serviceTime(mean: number, spread: number): Distribution {
     sample: (random: () => number) => floor + part.sample(random),
   });
 }
+
+/** `service`: the mean service time, ms. */
+export const serviceKnob: NumberKnob = Object.freeze({
+  kind: "number",
+  name: "service",
+  label: "Service time",
+  doc: "Mean time a worker spends on a call.",
+  default: 40,
+  min: 1,
+  max: 1_000,
+  step: 1,
+  unit: "ms",
+  scale: "log",
+});
+
+/** `spread`: the share of the service time that varies (see {@link serviceTime}). */
+export const spreadKnob: NumberKnob = Object.freeze({
+  kind: "number",
+  name: "spread",
+  label: "Service time spread",
+  doc: "The share of the service time that varies: a floor of (1 − spread) × the mean plus an exponential part. 1 is the plain exponential, whose shortest calls take almost nothing.",
+  default: 0.5,
+  min: 0,
+  max: 1,
+  step: 0.05,
+});

@@ -5,7 +5,7 @@ import { defineScenario, seedKnob } from "../scenario";
 import { num, outcome, percent, sumBetween } from "../report";
 import { LEAD_COLUMNS, lead, leadCells, leadFigures, recoveryText } from "./lead";
 import { deadlineKnob, durationKnob, rateKnob, workersKnob } from "./knobs";
-import { lineup, policiesOf, serviceTime, traceFor } from "./adaptive-lineup";
+import { lineup, policiesOf, serviceTime, traceFor, serviceKnob, spreadKnob } from "./adaptive-lineup";
 import { settleTime } from "./limit-trace";
 import { checkDuration } from "./run-end";
 
@@ -54,7 +54,7 @@ export const capacityShift = defineScenario<CapacityShiftParams>({
   name: "capacity-shift",
   title: "Capacity halves, then returns",
   summary:
-    "A backend of 16 workers is offered 70 % of what it can serve. For a minute half its workers are gone (a node lost, a noisy neighbour), so the same load is 140 % of what is left; then they return. The adaptive concurrency limits (Gradient2, Vegas, AIMD, each with its preset but a floor of one place) must learn the smaller capacity from the round trips and the drops, and then the larger one again. They are compared with the shedder, a static gate of 16 places sized for the whole backend, and no policy. Read the goodput within the deadline during the shift and after it, the time to recover once the workers are back, and how long each limit took to come within ±20 % of the workers actually there.",
+    "A backend of 16 workers is offered 70 % of what it can serve. For a minute half its workers are gone, so the load is 140 % of what is left; then they return. Gradient2, Vegas and AIMD (presets, with a floor of one place) must learn the smaller capacity and the larger one again; the shedder, a static gate of 16 places and no policy are the baselines. Read goodput within the deadline during the shift, the time to recover after it, the refusals at steady load, and how long each limit took to come within ±20 % of the workers there.",
   knobs: [
     seedKnob,
     rateKnob({ default: 280, min: 1, max: 5_000, step: 10 }),
@@ -69,28 +69,8 @@ export const capacityShift = defineScenario<CapacityShiftParams>({
       max: 1,
       step: 0.05,
     },
-    {
-      kind: "number",
-      name: "service",
-      label: "Service time",
-      doc: "Mean time a worker spends on a call.",
-      default: 40,
-      min: 1,
-      max: 1_000,
-      step: 1,
-      unit: "ms",
-      scale: "log",
-    },
-    {
-      kind: "number",
-      name: "spread",
-      label: "Service time spread",
-      doc: "The share of the service time that varies: a call takes a floor of (1 − spread) × the mean plus an exponential part of spread × the mean. 1 is the plain exponential of queueing theory, whose shortest calls take almost nothing.",
-      default: 0.5,
-      min: 0,
-      max: 1,
-      step: 0.05,
-    },
+    serviceKnob,
+    spreadKnob,
     {
       kind: "number",
       name: "shiftFrom",

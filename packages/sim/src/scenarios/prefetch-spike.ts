@@ -10,7 +10,7 @@ import type { NumberKnob } from "../scenario";
 import { num, outcome, percent, sumBetween } from "../report";
 import { LEAD_COLUMNS, lead, leadCells, leadFigures } from "./lead";
 import { deadlineKnob, durationKnob, workersKnob } from "./knobs";
-import { lineup, policiesOf, serviceTime } from "./adaptive-lineup";
+import { lineup, policiesOf, serviceTime, serviceKnob, spreadKnob } from "./adaptive-lineup";
 import { checkDuration } from "./run-end";
 
 /** The parameters of {@link prefetchSpike}. */
@@ -30,7 +30,7 @@ export interface PrefetchSpikeParams {
   readonly spread: number;
 }
 
-/** The contenders: each limit with priority, then without, the shedder both ways, and none. */
+/** The contenders: each limit and the shedder with priority, each limit without, and none: ten, as many as a page's plot tells apart. */
 export const PREFETCH_CONTENDERS = lineup([
   ["gradient2", true],
   ["vegas", true],
@@ -41,7 +41,6 @@ export const PREFETCH_CONTENDERS = lineup([
   ["vegas", false],
   ["aimd", false],
   ["fixed", false],
-  ["shedder", false],
   ["none", false],
 ]);
 
@@ -74,7 +73,7 @@ export const prefetchSpike = defineScenario<PrefetchSpikeParams>({
   name: "prefetch-spike",
   title: "A spike of prefetch traffic",
   summary:
-    "A server takes user-initiated calls at half its capacity, and a little prefetch traffic (work a client asks for ahead of need, which nobody waits on). For twenty seconds the prefetch traffic grows twelvefold, as when a new release of an app prefetches more, and the server is offered far more than it can serve. User calls are critical and prefetch calls sheddable (Google's criticality levels). The adaptive concurrency limits (Gradient2, Vegas, AIMD), a fixed limit and the shedder each run with priority, refusing the sheddable first, and without it; no policy lets the queue fill. Read how many user calls were answered within their deadline through the spike, what prefetch got, and the load the backend was asked to carry against its capacity.",
+    "A server takes user calls at half its capacity and a little prefetch (work asked for ahead of need, which nobody waits on). For twenty seconds prefetch grows twelvefold, far past what the server can do. User calls come first, prefetch may fill half the places. Gradient2, Vegas, AIMD and a fixed limit run with priority and without, the shedder with priority; no policy lets the queue fill. Read the user calls answered within the deadline through the spike, what prefetch got, and the backend's load against its capacity.",
   knobs: [
     seedKnob,
     rate("user", "User calls", "User-initiated calls a second, Poisson: critical.", 200),
@@ -119,18 +118,7 @@ export const prefetchSpike = defineScenario<PrefetchSpikeParams>({
       max: 1_000,
       step: 1,
     }),
-    {
-      kind: "number",
-      name: "service",
-      label: "Service time",
-      doc: "Mean time a worker spends on a call, exponentially distributed.",
-      default: 40,
-      min: 1,
-      max: 1_000,
-      step: 1,
-      unit: "ms",
-      scale: "log",
-    },
+    serviceKnob,
     deadlineKnob({
       doc: "Only an answer within this long counts as goodput; the caller stops waiting then (the server still serves what it queued).",
       default: 1,
@@ -149,16 +137,7 @@ export const prefetchSpike = defineScenario<PrefetchSpikeParams>({
       max: 1,
       step: 0.05,
     },
-    {
-      kind: "number",
-      name: "spread",
-      label: "Service time spread",
-      doc: "The share of the service time that varies: a call takes a floor of (1 − spread) × the mean plus an exponential part of spread × the mean. 1 is the plain exponential of queueing theory, whose shortest calls take almost nothing.",
-      default: 0.5,
-      min: 0,
-      max: 1,
-      step: 0.05,
-    },
+    spreadKnob,
   ],
   work: (p) => ({
     calls:
@@ -257,7 +236,7 @@ function reading(p: PrefetchSpikeParams, figures: Readonly<Record<string, number
   return [
     `Through the spike, with priority, the adaptive limits answered this share of user calls within the ${p.deadline} s deadline: ${withP}; prefetch got ${limits.map((k) => percent(f(`${k}+priority`, "prefetchInSpike"))).join(", ")}.`,
     `Without priority the same limits answered ${without}: they keep the queue short, but refuse user and prefetch calls alike.`,
-    `The shedder answered ${user("shedder+priority")} with priority and ${user("shedder")} without; no policy ${user("none")}, its queue full of calls whose callers had given up.`,
+    `The shedder with priority answered ${user("shedder+priority")}, letting a queue longer than the deadline form (${f("shedder+priority", "wasted")} calls served after their callers had gone); no policy ${user("none")}, its queue full of calls whose callers had given up.`,
     fixedWins
       ? `A fixed limit of ${p.workers} places (the backend's workers) with the same priorities answered ${user("fixed+priority")}, ${percent(f("fixed+priority", "userInSpike")) === percent(f(best(limits.map((k) => `${k}+priority`)), "userInSpike")) ? "a tie with the best adaptive limit at this precision" : "ahead of every adaptive limit"}: sized exactly for this backend, it needs nothing to learn; the adaptive limits earn their keep when the capacity is not known or moves (see the capacity-shift scenario).`
       : `A fixed limit of ${p.workers} places (the backend's workers) with the same priorities answered ${user("fixed+priority")}.`,

@@ -64,6 +64,13 @@ function moveOf(s: Scenario): { key: string; press: string } {
   return { key: knob.key, press: "ArrowRight" };
 }
 
+/** The fields of one CSV line, unquoted. */
+function csvFields(line: string): string[] {
+  return [...line.matchAll(/(?:^|,)(?:"((?:[^"]|"")*)"|([^,]*))/g)].map(
+    (m) => m[1]?.replaceAll('""', '"') ?? m[2] ?? "",
+  );
+}
+
 /** A count of one in the plural ("1 calls"). */
 const onePlural =
   /(?<![\d.,])1 (calls|clients|workers|keys|tokens|requests|bursts|runs|attempts|failures|buckets|users|retries|points)\b/;
@@ -568,6 +575,18 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
       const outcome = simOutcome("quota-bursts", {});
       const points = csv.length - 1 - figureRows.length;
       expect(points).toBe(outcome.charts.reduce((n, c) => n + c.series.length * c.x.values.length, 0));
+      // Each burst drawn as the spike it is, to the run's last call (7.03 s): for every limiter the
+      // busiest point of admissions is many times its mean, and the points run past that call.
+      const admitted = new Map<string, { x: number; v: number }[]>();
+      for (const [chart, series, x, v] of csv.slice(1).map(csvFields))
+        if (chart?.startsWith("Calls admitted") === true)
+          admitted.set(series ?? "", [...(admitted.get(series ?? "") ?? []), { x: Number(x), v: Number(v) }]);
+      expect([...admitted.keys()]).toEqual(["bucket", "sliding window", "period"]);
+      for (const [series, pts] of admitted) {
+        const mean = pts.reduce((a, p) => a + p.v, 0) / pts.length;
+        expect(Math.max(...pts.map((p) => p.v)), series).toBeGreaterThan(5 * mean);
+        expect(Math.max(...pts.map((p) => p.x)), series).toBeGreaterThan(7.03);
+      }
 
       const png = await save("#export-png");
       expect(png.subarray(0, 8).toString("hex")).toBe("89504e470d0a1a0a");

@@ -734,6 +734,8 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
       expect(early).toMatch(/^Sweeping .+: \d+ points, each a whole run; \d+ done\.$/);
       expect(early).not.toMatch(/Running/);
       expect(await page.locator("#tune-run option").allTextContents()).not.toContain("run 1");
+      // Stop is offered while a sweep runs, and only then.
+      expect(await page.locator("#tune-stop").isEnabled()).toBe(true);
       await page.waitForFunction(
         () => document.querySelector("#tune-status")?.textContent?.startsWith("Swept"),
         undefined,
@@ -741,6 +743,10 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
           timeout: 90_000,
         },
       );
+      expect(await page.locator("#tune-stop").isDisabled()).toBe(true);
+      await page.locator("#tune-run").selectOption("1");
+      expect(await page.locator("#tune-stop").isDisabled()).toBe(true);
+      await page.locator("#tune-run").selectOption("0");
       await uncut(page, "the tuner");
       const listed = async (): Promise<number[]> =>
         ((await page.locator("#tune-x-values").textContent()) ?? "")

@@ -327,6 +327,11 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
           const backend = charts.find((c) => c.chart === "backend");
           if (result.figures.capacity !== undefined) expect(backend?.labels, id).toContain("capacity");
           if (overTime) await spans(page, id, 0, (result.runs[0]?.duration ?? 0) / 1_000);
+          // Fine enough to show what happens: a chart over time has at least 20 points (three
+          // quotas on bursty traffic drew 4, one a burst, each burst a flat line).
+          if (overTime)
+            for (const chart of chartsOf(result))
+              expect(chart.x.values.length, `${id}: ${chart.id}`).toBeGreaterThanOrEqual(20);
           await figuresAgree(page, id, result);
         }
         // Counts of one read in the singular, everywhere on the page ("1 call", never "1 calls").

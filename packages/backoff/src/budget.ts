@@ -64,7 +64,9 @@ export type SavedCounts = readonly [attempts: number, retries: number];
  * clock of any origin; `JSON.parse(JSON.stringify(s))` restores to the same state.
  */
 export interface RetryBudgetSnapshot {
-  readonly version: typeof VERSION;
+  /** The format's version: a restore refuses any other. */
+  readonly version: 1;
+  /** What took the snapshot: a restore refuses another kind's. */
   readonly kind: "retry-budget";
   /** The latest clock reading the budget had been given, in milliseconds on its own clock. */
   readonly clock: number;

@@ -18,7 +18,9 @@ export const SNAPSHOT_VERSION = 1;
  * `Limiter.restore()` takes. `JSON.parse(JSON.stringify(s))` restores to the same state.
  */
 export interface LimiterSnapshot {
+  /** The format's version, {@link SNAPSHOT_VERSION}: a restore refuses any other. */
   readonly version: typeof SNAPSHOT_VERSION;
+  /** What took the snapshot: a restore refuses another kind's. */
   readonly kind: "limiter";
   /** The latest clock reading the limiter had seen, in milliseconds on its own clock. */
   readonly clock: number;

@@ -18,7 +18,9 @@ export type SavedTotal = readonly [passes: number, time: number];
  * not in it: they belong to the process that let them through.
  */
 export interface ShedderSnapshot {
-  readonly version: typeof VERSION;
+  /** The format's version: a restore refuses any other. */
+  readonly version: 1;
+  /** What took the snapshot: a restore refuses another kind's. */
   readonly kind: "shedder";
   /** The latest clock reading the shedder had been given, in milliseconds on its own clock. */
   readonly clock: number;

@@ -96,8 +96,9 @@ const SLACK = 1e-9;
  * a failing backend sees at most 1.2× the calls it would without retries, not 3×.
  *
  * Clock-free: every method takes `now` in milliseconds. A clock that steps back is treated as
- * standing still, and so is a reading that is NaN, infinite or not a number at all. Nothing
- * allocates after construction, and nothing throws once constructed.
+ * standing still, and so is a reading that is NaN, infinite or not a number at all. Counting and
+ * spending allocate nothing after construction, and nothing throws once constructed but a
+ * `restore` refusing what it was handed.
  *
  * @example
  * const spend = new RetryBudget({ ratio: 0.5, minPerSecond: 0 });

@@ -19,10 +19,11 @@ const reset = (b: Tally): void => b.reset();
  * struggling backend keeps receiving what it can still serve. The formula, the runs and how it
  * recovers after an outage are in the package README ("How it decides").
  *
- * Nothing throws once it is built, but a `restore` refusing what it was handed. `now` is milliseconds on the caller's clock; the breaker acts
- * at the latest `now` it has been given, so a clock that steps back, NaN, ±Infinity or a reading
- * that is not a number stands still. `roll` is a draw in [0, 1): NaN, below 0 or not a number
- * counts as 0 (a broken random source fails closed), 1 or more is never refused.
+ * Nothing throws once it is built, but a `restore` refusing what it was handed. `now` is
+ * milliseconds on the caller's clock; the breaker acts at the latest `now` it has been given, so
+ * a clock that steps back, NaN, ±Infinity or a reading that is not a number stands still. `roll`
+ * is a draw in [0, 1): NaN, below 0 or not a number counts as 0 (a broken random source fails
+ * closed), 1 or more is never refused.
  *
  * @example
  * const breaker = new Breaker();           // the sre preset

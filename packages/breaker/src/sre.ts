@@ -82,30 +82,37 @@ export function resolveSre(policy?: Partial<Sre>): Sre {
   const or = <T>(value: T | undefined, preset: T): T => (value === undefined ? preset : value);
   const floor = check.positive(or(given.floor, sre.floor), "Sre floor");
   const k = check.finite(or(given.k, sre.k), "Sre k");
-  if (k < floor) throw new RangeError(`Sre k must be at least floor (${floor}), got ${k}`);
+  if (k < floor) throw check.rangeError("Sre k", `must be at least floor (${floor}), got ${k}`, k);
   const protection = check.nonNegative(or(given.protection, sre.protection), "Sre protection");
   const probe = or(given.probe, sre.probe);
   // Infinity is allowed here, and only here: it is how a caller says "never probe".
   if (probe !== Infinity) check.positive(probe, "Sre probe (ms)");
   const size = check.integer(or(given.size, sre.size), "Sre size", 1);
-  if (size > Window.maxSize) throw new RangeError(`Sre size must be at most ${Window.maxSize} buckets, got ${size}`);
+  if (size > Window.maxSize)
+    throw check.rangeError("Sre size", `must be at most ${Window.maxSize} buckets, got ${size}`, size);
   const window = check.positive(or(given.window, sre.window), "Sre window (ms)");
   const least = Window.shortest(size);
   if (!(window >= least))
-    throw new RangeError(
-      `Sre window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
+    throw check.rangeError(
+      "Sre window (ms)",
+      `must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
+      window,
     );
   const halfOpen = or(given.halfOpen, sre.halfOpen);
   if (typeof halfOpen !== "boolean")
-    throw new TypeError(
-      `Sre halfOpen must be true or false, got ${halfOpen === null ? "null" : `${typeof halfOpen} ${check.describe(halfOpen)}`}`,
+    throw check.typeError(
+      "Sre halfOpen",
+      `must be true or false, got ${halfOpen === null ? "null" : `${typeof halfOpen} ${check.describe(halfOpen)}`}`,
+      halfOpen,
     );
   // Half-open, only the probe goes through once the window holds no success, and each refusal
   // keeps the window full: with no probe, steady traffic would keep it throttled for ever. (Off,
   // the formula lets (protection + 1) / (total + 1) of the calls through, so it recovers.)
   if (halfOpen && probe === Infinity)
-    throw new RangeError(
-      "Sre probe (ms) must be finite when halfOpen is true: a half-open breaker lets only the probe through, so with no probe it never closes (give a finite probe, or halfOpen: false), got Infinity",
+    throw check.rangeError(
+      "Sre probe (ms)",
+      "must be finite when halfOpen is true: a half-open breaker lets only the probe through, so with no probe it never closes (give a finite probe, or halfOpen: false), got Infinity",
+      probe,
     );
   return Object.freeze({ k, floor, protection, probe, size, window, halfOpen });
 }

@@ -227,51 +227,6 @@ function limit(value: unknown, what: string): number {
   return n === 0 ? Infinity : n;
 }
 
-// Instances are told by a method rather than `instanceof`, which fails when two copies of a
-// package end up in one bundle (a Breaker from the other copy must not be read as Sre fields).
-function has(value: unknown, method: string): boolean {
-  return (
-    typeof value === "object" && value !== null && typeof (value as Record<string, unknown>)[method] === "function"
-  );
-}
-
-function isObject(value: unknown): value is object {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/**
- * A primitive's error message with its own name swapped for the path the user typed:
- * `Backoff cap (ms) must be …` under `guard retry` reads `guard retry.cap (ms) must be …`, and
- * `Breaker has no option "windw" …` reads `guard breaker has no option "windw" …`.
- */
-function renamed(message: string, path: string, names: readonly string[]): string {
-  for (const name of names) {
-    if (!message.startsWith(`${name} `)) continue;
-    const rest = message.slice(name.length + 1);
-    if (rest.startsWith("has no option")) return `${path} ${rest}`;
-    const whole = /^(?:policy|options) (must be .*)$/s.exec(rest);
-    if (whole !== null) return `${path} ${whole[1]}`;
-    return `${path}.${rest}`;
-  }
-  return message;
-}
-
-/**
- * Builds a primitive from fields the user gave under `path`, so that its checks (written once,
- * in the primitive) name that path rather than the primitive: `names` are how the primitive's
- * messages begin.
- */
-function under<T>(path: string, names: readonly string[], make: () => T): T {
-  try {
-    return make();
-  } catch (e) {
-    if (!(e instanceof TypeError || e instanceof RangeError)) throw e;
-    const message = renamed(e.message, path, names);
-    if (message === e.message) throw e;
-    throw e instanceof TypeError ? new TypeError(message, { cause: e }) : new RangeError(message, { cause: e });
-  }
-}
-
 /** User timers behind a guard: `clear`, `ref` and `unref` that throw are ignored (see the README). */
 function sturdy(t: Timers): Timers {
   const set = t.set.bind(t);
@@ -318,7 +273,7 @@ export function resolveGuard<R>(
   const givenTimers = o.timers;
   if (
     givenTimers !== undefined &&
-    (!isObject(givenTimers) || typeof givenTimers.set !== "function" || typeof givenTimers.clear !== "function")
+    (!check.isObject(givenTimers) || typeof givenTimers.set !== "function" || typeof givenTimers.clear !== "function")
   ) {
     throw new TypeError(`${owner} timers must have set(fn, ms) and clear(handle), got ${check.describe(givenTimers)}`);
   }
@@ -326,43 +281,43 @@ export function resolveGuard<R>(
   const now = check.finite(clock(), `${owner} clock()`);
 
   let bucket: Bucket | undefined;
-  if (has(o.bucket, "take")) bucket = o.bucket as Bucket;
+  if (check.has(o.bucket, "take")) bucket = o.bucket as Bucket;
   else if (o.bucket !== undefined) {
-    if (!isObject(o.bucket))
+    if (!check.isObject(o.bucket))
       throw new TypeError(`${owner} bucket must be a Bucket or { rate, burst }, got ${check.describe(o.bucket)}`);
     const b = check.options(o.bucket, ["rate", "burst"], `${owner} bucket`);
     if (b.rate === undefined)
       throw new TypeError(
         `${owner} bucket.rate (tokens per second) is missing: a bucket given as fields is { rate, burst }, such as { rate: 5, burst: 2 }`,
       );
-    bucket = under(`${owner} bucket`, ["Bucket"], () => new Bucket(b.rate as number, { burst: b.burst, now }));
+    bucket = check.within(`${owner} bucket`, ["Bucket"], () => new Bucket(b.rate as number, { burst: b.burst, now }));
   }
   const maxWait = o.maxWait === undefined ? 0 : check.nonNegative(o.maxWait, `${owner} maxWait (ms)`);
 
   let breaker: Breaker | undefined;
-  if (has(o.breaker, "allow")) breaker = o.breaker as Breaker;
+  if (check.has(o.breaker, "allow")) breaker = o.breaker as Breaker;
   else if (o.breaker === true) breaker = new Breaker(client, now);
   else if (o.breaker !== undefined && o.breaker !== false) {
-    if (!isObject(o.breaker))
+    if (!check.isObject(o.breaker))
       throw new TypeError(
         `${owner} breaker must be a Breaker, Sre fields, true or false, got ${check.describe(o.breaker)}`,
       );
     // Read once, the fields `client` has and nothing else (a misspelt one is named): over `client`.
-    const fields = check.options(o.breaker as Partial<Sre>, SRE_FIELDS, `${owner} breaker`);
-    breaker = under(`${owner} breaker`, ["Breaker", "Sre"], () => new Breaker({ ...client, ...fields }, now));
+    const fields = check.options(o.breaker, SRE_FIELDS, `${owner} breaker`);
+    breaker = check.within(`${owner} breaker`, ["Breaker", "Sre"], () => new Breaker({ ...client, ...fields }, now));
   }
 
   let gate: Gate | undefined;
-  if (has(o.gate, "enter")) gate = o.gate as Gate;
+  if (check.has(o.gate, "enter")) gate = o.gate as Gate;
   else if (o.gate !== undefined) gate = new Gate(check.integer(o.gate, `${owner} gate (calls in flight)`, 1));
 
   let shedder: Shedder | undefined;
-  if (has(o.shedder, "allow")) shedder = o.shedder as Shedder;
+  if (check.has(o.shedder, "allow")) shedder = o.shedder as Shedder;
   else if (o.shedder !== undefined) {
-    if (!isObject(o.shedder))
+    if (!check.isObject(o.shedder))
       throw new TypeError(`${owner} shedder must be a Shedder or Shed fields, got ${check.describe(o.shedder)}`);
-    const fields = o.shedder as Partial<Shed>;
-    shedder = under(`${owner} shedder`, ["Shedder", "Shed"], () => new Shedder(fields, now));
+    const fields = o.shedder;
+    shedder = check.within(`${owner} shedder`, ["Shedder", "Shed"], () => new Shedder(fields, now));
   }
   const load = fn<() => number>(o.load, "load");
   if (shedder !== undefined && load === undefined) {
@@ -372,19 +327,19 @@ export function resolveGuard<R>(
   }
 
   let backoff: Backoff | undefined;
-  if (has(o.retry, "delay")) backoff = o.retry as Backoff;
+  if (check.has(o.retry, "delay")) backoff = o.retry as Backoff;
   else if (o.retry !== undefined) {
-    if (!isObject(o.retry))
+    if (!check.isObject(o.retry))
       throw new TypeError(`${owner} retry must be a Backoff or backoff fields, got ${check.describe(o.retry)}`);
     const fields = o.retry;
-    backoff = under(`${owner} retry`, ["Backoff"], () => new Backoff(fields));
+    backoff = check.within(`${owner} retry`, ["Backoff"], () => new Backoff(fields));
   }
   const attempts = backoff?.attempts ?? 1;
 
   let hedgeDelay = Infinity;
   let hedgeMax = 0;
   if (o.hedge !== undefined) {
-    if (!isObject(o.hedge))
+    if (!check.isObject(o.hedge))
       throw new TypeError(`${owner} hedge must be { delay, max }, got ${check.describe(o.hedge)}`);
     const h = check.options(o.hedge, ["delay", "max"], `${owner} hedge`);
     if (h.delay === undefined)
@@ -398,18 +353,18 @@ export function resolveGuard<R>(
   }
 
   let budget: RetryBudget | undefined;
-  if (has(o.budget, "tryRetry")) {
+  if (check.has(o.budget, "tryRetry")) {
     // One from an older @tideward/backoff would fail only at a call's first retry.
-    if (!has(o.budget, "grant") || !has(o.budget, "giveBack") || !has(o.budget, "recordAttempt"))
+    if (!check.has(o.budget, "grant") || !check.has(o.budget, "giveBack") || !check.has(o.budget, "recordAttempt"))
       throw new TypeError(`${owner} budget must be a RetryBudget with grant and giveBack (@tideward/backoff 0.2)`);
     budget = o.budget as RetryBudget;
   } else if (o.budget !== false && (o.budget !== undefined || attempts > 1 || hedgeMax > 0)) {
-    if (o.budget !== undefined && !isObject(o.budget))
+    if (o.budget !== undefined && !check.isObject(o.budget))
       throw new TypeError(
         `${owner} budget must be a RetryBudget, Budget fields or false, got ${check.describe(o.budget)}`,
       );
-    const fields = (o.budget ?? {}) as Partial<Budget>;
-    budget = under(`${owner} budget`, ["RetryBudget"], () => new RetryBudget(fields, now));
+    const fields = (o.budget ?? {});
+    budget = check.within(`${owner} budget`, ["RetryBudget"], () => new RetryBudget(fields, now));
   }
 
   const over = o.overMaxRetryAfter ?? "give-up";

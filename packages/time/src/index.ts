@@ -5,3 +5,5 @@ export type { Clock } from "./clock";
 export { systemRandom, seededRandom } from "./random";
 export type { Random } from "./random";
 export { Deadline } from "./deadline";
+export { isOptionError } from "./option-error";
+export type { OptionError } from "./option-error";

@@ -121,13 +121,14 @@ export function fastest(title: string, cases: readonly Case[], options: FastestO
 }
 
 /**
- * Bytes allocated per call by one case of `allocation.ts`, as V8 itself accounts them: the case
- * runs in a child process with `--trace-gc-nvp`, and the `allocated=` of every young-generation
- * collection after its warm-up are summed and divided by the calls made. Exact to about one byte
- * a call (what sits uncollected at either end of the run is at most one young generation).
+ * Bytes allocated per call by one case of `allocation.ts` (or of another program in bench/src
+ * written the same way), as V8 itself accounts them: the case runs in a child process with
+ * `--trace-gc-nvp`, and the `allocated=` of every young-generation collection after its warm-up
+ * are summed and divided by the calls made. Exact to about one byte a call (what sits uncollected
+ * at either end of the run is at most one young generation).
  */
-export function allocation(name: string): number {
-  const file = join(import.meta.dirname, "allocation.ts");
+export function allocation(name: string, program = "allocation.ts"): number {
+  const file = join(import.meta.dirname, program);
   const run = spawnSync(
     process.execPath,
     ["--conditions=@tideward/source", "--import", "tsx", "--trace-gc-nvp", file, name],

@@ -30,7 +30,36 @@
 // The compare() harness (mitata) is not used here: it cannot await a promise per call, and a
 // million-key working set (cache misses) is the point, not a hot loop.
 import { RateLimiterMemory } from "rate-limiter-flexible";
+import {
+  bucketFits,
+  bucketFull,
+  bucketLevel,
+  bucketReady,
+  bucketWhole,
+  gcraFits,
+  gcraLead,
+  gcraReady,
+  gcraRest,
+  gcraWhole,
+  until,
+  windowCount,
+  windowEnd,
+  windowFits,
+} from "@tideward/limiters/math";
 import { QuotaEngine, QuotaKey, charge, limitSpec, perSecond } from "@tideward/quota-engine";
+import {
+  BUCKET,
+  EXHAUSTED,
+  OK,
+  Rule,
+  TOO_LARGE,
+  WINDOW,
+  decide,
+  freshAmount,
+  freshInstant,
+  step,
+} from "@tideward/quota-engine/internal";
+import type { Kind } from "@tideward/quota-engine/internal";
 
 const N = 1_000_000;
 const TABLE = 1 << 20;
@@ -67,14 +96,22 @@ interface Contender {
 }
 
 // A synchronous contender on a simulated clock starting at `start` (ms), 1 µs a check.
-function sync(name: string, check: (i: number, now: number) => boolean, bytes?: number, start = 1_000): Contender {
-  let now = start;
+// `clock`, when given, is shared with the other contenders on the same engine, so that the engine
+// sees time move on through every turn (with a clock each, every turn but the first would run at
+// the instant the turn before it ended, as the engine reads a clock behind its own).
+function sync(
+  name: string,
+  check: (i: number, now: number) => boolean,
+  bytes?: number,
+  start = 1_000,
+  clock = { now: start },
+): Contender {
   return {
     name,
     bytes,
     run(from, count) {
       let passed = 0;
-      for (let i = 0; i < count; i++) if (check(order[(from + i) & (TABLE - 1)], (now += 0.001))) passed++;
+      for (let i = 0; i < count; i++) if (check(order[(from + i) & (TABLE - 1)], (clock.now += 0.001))) passed++;
       return passed;
     },
   };
@@ -362,5 +399,180 @@ function joined(k: QuotaKey): string {
     sync("plain Maps, check three then debit three (the floor)", take3),
     async("rate-limiter-flexible 11.4.0 three consumes, Promise.all awaited", three, 1),
     async("rate-limiter-flexible 11.4.0 three consumes, 1 000 sets per await", three, 1_000),
+  ]);
+
+  // Reserve against the charge set it makes: the same three-dimension set on the same engine, the
+  // reservation's record kept under a made id and dropped when it expires (1 ms later: about
+  // 1 000 held at a time, two expired per reserve, as in a service that reserves and settles).
+  const tokens = (i: number): { user: number; tenant: number; model: number } => ({
+    user: 1,
+    tenant: 5 + (i & 3),
+    model: 5 + (i & 3),
+  });
+  const shared = { now: 10_000 };
+  await race("reserve against a charge set (the same set, the same engine; ratios: reserve's time ÷ the other's)", [
+    sync(
+      "@tideward/quota-engine reserve (expires 1 ms later, ~1 000 held)",
+      (i, now) => engine.reserve(set(i), now, { ttl: 1 }).committed,
+      undefined,
+      10_000,
+      shared,
+    ),
+    sync(
+      "@tideward/quota-engine checkAtomic",
+      (i, now) => engine.checkAtomic(set(i), now).committed,
+      undefined,
+      10_000,
+      shared,
+    ),
+    sync(
+      "@tideward/quota-engine reserve, then settle at once (tokens back)",
+      (i, now) => {
+        const r = engine.reserve(set(i), now, { ttl: 1 });
+        return r.committed && engine.settle(r.id, tokens(i), now).ok;
+      },
+      undefined,
+      10_000,
+      shared,
+    ),
+  ]);
+  console.log(`  reservations held after the rounds: ${engine.stats().reservations.toLocaleString("en")}`);
+}
+
+// ── the algorithm step's results: one shared object (what the engine does) or a returned one ──
+// The engine's steps (bucket, window, GCRA) write what they computed into one module-wide object,
+// `step`, read right after; the alternative returns a fresh object each time. Both are run here
+// the way the engine's general path runs them (quota-engine's #stepOn): a key's two numbers read
+// from a table of a million slots, one step through the three-way dispatch, the state written
+// back when it passed, and a decision made. The shared side calls the engine's own `decide`; the
+// returned side is the same formulas written to return their results.
+{
+  const bucket = new Rule(limitSpec({ name: "b", capacity: 100, refill: 7, window: 1_000 }));
+  const gcra = new Rule(limitSpec({ name: "g", capacity: 100, refill: 100, window: 1_000, burst: 50 }));
+  const rules = [bucket, bucket, gcra] as const;
+  const data = new Float64Array(2 * N);
+  const kindOf = new Uint8Array(N);
+  for (let i = 0; i < N; i++) {
+    const kind = (i % 3) as Kind;
+    kindOf[i] = kind;
+    data[2 * i] = freshAmount(kind, rules[kind]);
+    data[2 * i + 1] = freshInstant(kind, 0);
+  }
+
+  class Made {
+    constructor(
+      readonly allowed: boolean,
+      readonly remaining: number,
+      readonly retryAfter: number,
+      readonly resetAfter: number,
+    ) {}
+  }
+  class Step {
+    constructor(
+      readonly code: number,
+      readonly amount: number,
+      readonly instant: number,
+      readonly remaining: number,
+      readonly passAt: number,
+      readonly resetAt: number,
+    ) {}
+  }
+  const no = (code: number, remaining: number, passAt: number, resetAt: number): Step =>
+    new Step(code, 0, 0, remaining, passAt, resetAt);
+
+  function bucketReturned(rule: Rule, tokens: number, at: number, t: number, cost: number): Step {
+    const { perMs, capacity, bucketSlack } = rule;
+    const level = bucketLevel(tokens, at, t, perMs, capacity);
+    if (bucketFits(level, cost, capacity, bucketSlack)) {
+      const left = level - cost;
+      const since = t > at ? t : at;
+      return new Step(
+        OK,
+        left,
+        since,
+        bucketWhole(left, capacity, bucketSlack),
+        t,
+        bucketFull(left, since, t, perMs, capacity, bucketSlack),
+      );
+    }
+    return no(
+      cost > capacity ? TOO_LARGE : EXHAUSTED,
+      bucketWhole(level, capacity, bucketSlack),
+      bucketReady(tokens, at, t, cost, perMs, capacity, bucketSlack),
+      bucketFull(tokens, at, t, perMs, capacity, bucketSlack),
+    );
+  }
+  function windowReturned(rule: Rule, used: number, end: number, t: number, cost: number): Step {
+    const capacity = rule.capacity;
+    const count = windowCount(used, end, t);
+    if (windowFits(count, cost, capacity)) {
+      const until = t < end ? end : windowEnd(t, rule.window, rule.align);
+      return new Step(OK, count + cost, until, capacity - count - cost, t, until);
+    }
+    const left = count < capacity ? capacity - count : 0;
+    return cost > capacity
+      ? no(TOO_LARGE, left, Infinity, t < end ? end : t)
+      : no(EXHAUSTED, left, end, t < end ? end : t);
+  }
+  function gcraReturned(rule: Rule, ahead: number, at: number, t: number, cost: number): Step {
+    const { interval, burst, gcraSlack } = rule;
+    const lead = gcraLead(at, ahead, t);
+    if (cost <= burst && gcraFits(lead, cost, interval, rule.reach)) {
+      const next = lead + cost * interval;
+      return new Step(OK, next, t, gcraWhole(next, interval, burst, gcraSlack), t, gcraRest(t, next, t));
+    }
+    return no(
+      cost > burst ? TOO_LARGE : EXHAUSTED,
+      gcraWhole(lead, interval, burst, gcraSlack),
+      cost > burst ? Infinity : gcraReady(at, ahead, t, cost, interval, rule.tau, rule.reach),
+      gcraRest(at, ahead, t),
+    );
+  }
+  const returned = (kind: Kind, rule: Rule, amount: number, instant: number, t: number, cost: number): Step =>
+    kind === BUCKET
+      ? bucketReturned(rule, amount, instant, t, cost)
+      : kind === WINDOW
+        ? windowReturned(rule, amount, instant, t, cost)
+        : gcraReturned(rule, amount, instant, t, cost);
+
+  // A key's step as the engine's general path takes it, each way.
+  function viaShared(slot: number, t: number): Made {
+    const kind = kindOf[slot] as Kind;
+    const at = 2 * slot;
+    const code = decide(kind, rules[kind], data[at], data[at + 1], t, 1);
+    if (code === OK) {
+      data[at] = step.amount;
+      data[at + 1] = step.instant;
+    }
+    return new Made(code === OK, step.remaining, until(t, t, step.passAt), until(t, t, step.resetAt));
+  }
+  function viaReturned(slot: number, t: number): Made {
+    const kind = kindOf[slot] as Kind;
+    const at = 2 * slot;
+    const s = returned(kind, rules[kind], data[at], data[at + 1], t, 1);
+    if (s.code === OK) {
+      data[at] = s.amount;
+      data[at + 1] = s.instant;
+    }
+    return new Made(s.code === OK, s.remaining, until(t, t, s.passAt), until(t, t, s.resetAt));
+  }
+  // Both sides agree, decision for decision, before anything is timed.
+  for (let i = 0; i < 10_000; i++) {
+    const slot = order[i];
+    const state = data.slice(2 * slot, 2 * slot + 2);
+    const a = viaShared(slot, 1 + i * 0.001);
+    data.set(state, 2 * slot);
+    const b = viaReturned(slot, 1 + i * 0.001);
+    if (JSON.stringify(a) !== JSON.stringify(b))
+      throw new Error(`the two steps disagree at ${slot}: ${JSON.stringify([a, b])}`);
+  }
+  await race("one algorithm step on a random key of a million, its results in a shared object or a returned one", [
+    sync("the engine's step (results in the shared `step`)", (i, now) => viaShared(i, now).allowed, undefined, 10),
+    sync(
+      "the same step returning a fresh object of its results",
+      (i, now) => viaReturned(i, now).allowed,
+      undefined,
+      10,
+    ),
   ]);
 }

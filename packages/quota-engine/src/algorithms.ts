@@ -7,9 +7,9 @@
 // | bucket of one number | 0     | when it is full again            | 0, now            |
 // | window | units used          | when the open window ends        | 0, -Infinity      |
 // | gcra   | ms ahead of schedule | the latest admission            | 0, now            |
-import { bucketDecide, bucketIdle } from "./bucket";
-import { windowDecide, windowIdle } from "./fixed-window";
-import { gcraDecide, gcraIdle } from "./gcra";
+import { bucketAdjust, bucketDecide, bucketIdle, bucketRebase } from "./bucket";
+import { windowAdjust, windowDecide, windowIdle, windowRebase } from "./fixed-window";
+import { gcraAdjust, gcraDecide, gcraIdle, gcraRebase } from "./gcra";
 import { BUCKET, WINDOW } from "./kinds";
 import type { Kind } from "./kinds";
 import type { Code } from "./outcome";
@@ -41,4 +41,39 @@ export function idle(kind: Kind, rule: Rule, amount: number, instant: number, t:
     : kind === WINDOW
       ? windowIdle(instant, t)
       : gcraIdle(amount, instant, t);
+}
+
+/**
+ * Settles the state (`amount`, `instant`) of `kind` at `t` for `delta` units more than a
+ * reservation charged (a top-up), or fewer (a refund: `delta` below 0). `debt` lets a top-up take
+ * a bucket below empty, a window past its capacity and a flow past its tolerance, by one limit's
+ * worth at most; `opened` is, for a window, the end of the window the reservation was counted in.
+ * The new state lands in `step.amount` and `step.instant`; returns the units of a top-up not taken.
+ */
+export function adjust(
+  kind: Kind,
+  rule: Rule,
+  amount: number,
+  instant: number,
+  t: number,
+  delta: number,
+  debt: boolean,
+  opened: number,
+): number {
+  return kind === BUCKET
+    ? bucketAdjust(rule, amount, instant, t, delta, debt)
+    : kind === WINDOW
+      ? windowAdjust(rule, amount, instant, t, delta, debt, opened)
+      : gcraAdjust(rule, amount, instant, t, delta, debt);
+}
+
+/**
+ * The state (`amount`, `instant`) of `kind` under the limit `next` in place of `rule`, at `t`: a
+ * bucket keeps its level, clamped to the new capacity; a window keeps its count; a flow keeps
+ * its theoretical arrival time, re-based onto `t`. Into `step.amount` and `step.instant`.
+ */
+export function rebase(kind: Kind, rule: Rule, next: Rule, amount: number, instant: number, t: number): void {
+  if (kind === BUCKET) bucketRebase(rule, next, amount, instant, t);
+  else if (kind === WINDOW) windowRebase(rule, next, amount, instant, t);
+  else gcraRebase(rule, next, amount, instant, t);
 }

@@ -123,3 +123,10 @@ export function describeError(e: unknown): string {
     return typeof e;
   }
 }
+
+/** Throws unless `key`, `limit` and `now` are what an override call takes. */
+export function checkOverrideArgs(key: unknown, limit: unknown, now: unknown): void {
+  if (!isQuotaKey(key)) throw keyError(key, "key");
+  if (typeof limit !== "string") throw limitError(limit, "limit");
+  if (!isInstant(now)) throw nowError(now);
+}

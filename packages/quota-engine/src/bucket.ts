@@ -20,7 +20,7 @@ import {
   gcraRest,
   gcraWhole,
 } from "@tideward/limiters/math";
-import { EXHAUSTED, OK, TOO_LARGE, step } from "./outcome";
+import { EXHAUSTED, OK, TOO_LARGE, step, take } from "./outcome";
 import type { Code } from "./outcome";
 import type { Rule } from "./rule";
 
@@ -76,4 +76,77 @@ function fullDecide(rule: Rule, full: number, t: number, cost: number): Code {
 export function bucketIdle(rule: Rule, tokens: number, at: number, t: number): boolean {
   if (rule.oneNumber) return at <= t;
   return bucketLevel(tokens, at, t, rule.perMs, rule.capacity) >= rule.capacity;
+}
+
+/**
+ * Settles a bucket for `delta` units more (a top-up) or fewer (a refund, `delta` below 0) than
+ * were charged, at `t`: a refund adds tokens back, never above the capacity; a top-up takes whole
+ * tokens, never refused, down to `−capacity` with `debt` (the bucket then owes them, delaying
+ * later charges until it has refilled) or down to what it holds without. The new state lands in
+ * `step`; returns the units of a top-up it could not take (forgiven).
+ */
+export function bucketAdjust(rule: Rule, tokens: number, at: number, t: number, delta: number, debt: boolean): number {
+  if (rule.oneNumber) return fullAdjust(rule, at, t, delta, debt);
+  const { perMs, capacity, bucketSlack } = rule;
+  const level = bucketLevel(tokens, at, t, perMs, capacity);
+  step.instant = t > at ? t : at;
+  if (delta <= 0) {
+    const up = level - delta;
+    step.amount = up < capacity ? up : capacity;
+    return 0;
+  }
+  const taken = take(delta, Math.floor(level + bucketSlack) + (debt ? capacity : 0));
+  step.amount = level - taken;
+  return delta - taken;
+}
+
+// The same on a bucket of one number, full again at `full`: a refund moves that instant back by
+// the refunded tokens' refill time, never before `t`; a top-up moves it on.
+function fullAdjust(rule: Rule, full: number, t: number, delta: number, debt: boolean): number {
+  const { tick, capacity, bucketSlackMs } = rule;
+  const lead = gcraLead(full, 0, t);
+  step.amount = 0;
+  if (delta <= 0) {
+    const back = lead + delta * tick;
+    step.instant = lead === 0 ? full : back > 0 ? t + back : t;
+    return 0;
+  }
+  const taken = take(delta, Math.floor(capacity - (lead - bucketSlackMs) / tick) + (debt ? capacity : 0));
+  step.instant = taken === 0 ? full : t + (lead + taken * tick);
+  return delta - taken;
+}
+
+/**
+ * A bucket's state under `next` in place of `rule`, at `t`: it keeps its level (tokens held),
+ * clamped to `next`'s capacity (and to `−capacity`, the most a bucket may owe). A full bucket is
+ * full under `next`: it equals a key with no state, which a sweep may have dropped already (and a
+ * key with no state is full under any limit). Into `step`.
+ */
+export function bucketRebase(rule: Rule, next: Rule, tokens: number, at: number, t: number): void {
+  step.amount = tokens;
+  step.instant = at;
+  if (rule.capacity === next.capacity && rule.refill === next.refill && rule.window === next.window) return;
+  const { capacity, tick } = next;
+  if (bucketIdle(rule, tokens, at, t)) {
+    step.amount = next.oneNumber ? 0 : capacity;
+    step.instant = t;
+    return;
+  }
+  if (rule.oneNumber && next.oneNumber && rule.tick === tick) {
+    // Both in one number on one tick: the tokens lacking move by the capacity's change, exactly.
+    const lack = gcraLead(at, 0, t) + (capacity - rule.capacity) * tick;
+    step.instant = lack > 0 ? t + (lack < next.bucketMost ? lack : 2 * next.bucketTau) : t;
+    return;
+  }
+  const held = rule.oneNumber
+    ? rule.capacity - gcraLead(at, 0, t) / rule.tick
+    : bucketLevel(tokens, at, t, rule.perMs, rule.capacity);
+  const level = held > capacity ? capacity : held < -capacity ? -capacity : held;
+  if (next.oneNumber) {
+    step.amount = 0;
+    step.instant = level < capacity ? t + (capacity - level) * tick : t;
+  } else {
+    step.amount = level;
+    step.instant = t;
+  }
 }

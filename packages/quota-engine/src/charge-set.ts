@@ -11,7 +11,7 @@ import type { Decision } from "./decision";
 import { isQuotaKey } from "./key";
 import type { QuotaKey } from "./key";
 import type { KeySpace } from "./key-space";
-import { KIND_NAMES, kindOf } from "./kinds";
+import { KIND_NAMES, WINDOW, kindOf } from "./kinds";
 import type { Kind } from "./kinds";
 import type { LimitState } from "./limit-state";
 import { KEY_LIMIT, NOT_COMMITTED, OK, UNKNOWN_LIMIT, step } from "./outcome";
@@ -129,13 +129,30 @@ export class ChargeSets {
     now: number,
     commit: boolean,
   ): AtomicReport {
+    const failed = this.decide(n, limits, space, t, commit);
+    const decisions = this.decisions(n, failed, t, now);
+    // The set's retry is computed last: it evaluates the set again at later instants.
+    const retryAfter = failed < 0 ? 0 : this.retryAfter(n, limits, t, now);
+    return { allowed: failed < 0, committed: commit && failed < 0, failedIndex: failed, retryAfter, decisions };
+  }
+
+  /**
+   * Evaluates the `n` charges just read at `t`, and commits them if `commit` and all fit.
+   *
+   * @returns the index of the first charge that did not fit, or -1
+   */
+  decide(n: number, limits: Map<string, LimitState>, space: KeySpace, t: number, commit: boolean): number {
     let failed = this.#stage(n, limits, t);
     this.#reclaimed = false;
     // A peek asks for room too, so that it answers what the check would (a sweep of keys at
     // rest changes no decision); only a check counts a refusal for want of it.
     if (failed < 0 && space.maxKeys !== Infinity) failed = this.#room(n, limits, space, t, commit);
     if (failed < 0 && commit) this.#commit(n, space, t);
+    return failed;
+  }
 
+  /** Each charge's decision, after {@link ChargeSets.decide} answered `failed`; waits from the caller's `now`. */
+  decisions(n: number, failed: number, t: number, now: number): Decision[] {
     const decisions = new Array<Decision>(n);
     for (let i = 0; i < n; i++) {
       const kind = this.#kinds[i] as Kind;
@@ -157,9 +174,38 @@ export class ChargeSets {
         limit.trace(kind, code),
       );
     }
-    // The set's retry is computed last: it evaluates the set again at later instants.
-    const retryAfter = failed < 0 ? 0 : this.#retryAfter(n, limits, t, now);
-    return { allowed: failed < 0, committed: commit && failed < 0, failedIndex: failed, retryAfter, decisions };
+    return decisions;
+  }
+
+  // What a reservation keeps of charge `i` of the set just read (reservation.ts copies it).
+  /** The key of charge `i`. */
+  keyAt(i: number): QuotaKey {
+    return this.#keys[i];
+  }
+
+  /** The id of charge `i`'s key. */
+  idAt(i: number): string {
+    return this.#ids[i];
+  }
+
+  /** The limit name of charge `i`. */
+  nameAt(i: number): string {
+    return this.#names[i];
+  }
+
+  /** The kind of charge `i`. */
+  kindAt(i: number): Kind {
+    return this.#kinds[i] as Kind;
+  }
+
+  /** The cost of charge `i`. */
+  costAt(i: number): number {
+    return this.#costs[i];
+  }
+
+  /** For a window charge just evaluated, the end of the window it counted in (ms); 0 for the other kinds. */
+  endAt(i: number): number {
+    return this.#kinds[i] === WINDOW ? this.#instants[i] : 0;
   }
 
   // Evaluates the n charges at `t` on staged state, writing nothing but the working space: each
@@ -170,7 +216,9 @@ export class ChargeSets {
     let failed = -1;
     for (let i = 0; i < n; i++) {
       const kind = this.#kinds[i] as Kind;
-      const limit = limits.get(this.#names[i]);
+      const base = limits.get(this.#names[i]);
+      // A key with an override of the limit is held to that, and keeps its state there.
+      const limit = base?.overrides === undefined ? base : base.forKey(this.#keys[i]);
       this.#limits[i] = limit;
       if (limit === undefined) {
         this.#codes[i] = UNKNOWN_LIMIT;
@@ -276,12 +324,14 @@ export class ChargeSets {
     if (grown !== undefined) for (const table of grown) space.stepAfterAdd(table, t);
   }
 
-  // When the whole set would fit, as a wait from the caller's `now`: the latest of, for each
-  // state the set touches, the first instant at which it holds the set's total demand on it
-  // (Infinity if a limit is unknown or a total too large) — then confirmed by evaluating the set
-  // itself there, charge by charge, and moved on to the first instant at which it passes if the
-  // staged roundings differ from the totals' by a float step.
-  #retryAfter(n: number, limits: Map<string, LimitState>, t: number, now: number): number {
+  /**
+   * When the whole set would fit, as a wait from the caller's `now`: the latest of, for each
+   * state the set touches, the first instant at which it holds the set's total demand on it
+   * (Infinity if a limit is unknown or a total too large) — then confirmed by evaluating the set
+   * itself there, charge by charge, and moved on to the first instant at which it passes if the
+   * staged roundings differ from the totals' by a float step.
+   */
+  retryAfter(n: number, limits: Map<string, LimitState>, t: number, now: number): number {
     let worst = t;
     let repeated = false;
     // Past a small set, each state's total demand in one pass (a scan per charge is quadratic).

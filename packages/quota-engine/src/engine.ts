@@ -11,7 +11,7 @@ import {
 } from "@tideward/limiters/math";
 import { check } from "@tideward/time/internal";
 import { decide, freshAmount, freshInstant } from "./algorithms";
-import { checkArgs, describeError, isInstant, limitError, nowError, readInputs, readKind, strayError } from "./args";
+import { checkArgs, checkOverrideArgs, isInstant, keyError, limitError, nowError, readInputs, readKind } from "./args";
 import type { AtomicReport, BatchReport, ChargeKind, EvaluationInput, QuotaCharge } from "./charge";
 import { ChargeSets } from "./charge-set";
 import { Verdict, reasons, unknownLimit } from "./decision";
@@ -28,18 +28,23 @@ import { KeySpace } from "./key-space";
 import type { SweepReport } from "./key-space";
 import { BUCKET, GCRA, KIND_NAMES, WINDOW } from "./kinds";
 import type { Kind } from "./kinds";
-import { FIELDS, limitProblem, readSpec } from "./limit";
-import type { LimitSpec } from "./limit";
-import { LimitState } from "./limit-state";
+import type { LimitSpec, OverrideFields } from "./limit";
+import { LimitBook } from "./limit-book";
+import type { LimitState } from "./limit-state";
+import { Ledger } from "./ledger";
 import { KEY_LIMIT, OK, step } from "./outcome";
 import type { Code } from "./outcome";
 import { resolvePolicy } from "./policy";
 import type { EnginePolicy } from "./policy";
-import { done, refused } from "./result";
+import type { ReserveReport } from "./reservation";
+import { checkReserveId, checkReserveOptions, checkReserveTtl } from "./reserve";
+import type { ReserveOptions } from "./reserve";
 import type { Result } from "./result";
+import { checkId, readActual } from "./settle";
+import type { ActualCost, SettleResult } from "./settle";
 import { SNAPSHOT_VERSION, readSnapshot, writeSnapshot } from "./snapshot";
 import type { QuotaSnapshot } from "./snapshot";
-import type { QuotaStore } from "./store";
+import type { ReservationStore, RuntimeLimitStore } from "./store";
 import { STRIDE } from "./table";
 import type { SlotTable } from "./table";
 
@@ -63,14 +68,17 @@ import type { SlotTable } from "./table";
  * const alice = new QuotaKey("tenant-a", "alice", "api");
  * engine.checkTokenBucket(alice, "requests", Date.now()).allowed; // true
  */
-export class QuotaEngine implements QuotaStore {
+export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
   /** The policy in force (the preset with the constructor's fields laid over it). */
   readonly policy: EnginePolicy;
   /** The latest instant seen (ms); -Infinity before the first. */
   #clock = -Infinity;
-  readonly #limits = new Map<string, LimitState>();
+  readonly #book = new LimitBook();
+  // The book's Map, read directly by every check.
+  readonly #limits = this.#book.map;
   readonly #space: KeySpace;
   readonly #sets = new ChargeSets();
+  readonly #ledger: Ledger;
   #links = new Links();
   #fair = new FairShare();
   // The limit last looked up by name: most callers check one limit over and over.
@@ -88,6 +96,7 @@ export class QuotaEngine implements QuotaStore {
   constructor(policy?: Partial<EnginePolicy>) {
     this.policy = resolvePolicy(policy);
     this.#space = new KeySpace(this.policy.maxKeys, this.policy.sweepStep);
+    this.#ledger = new Ledger(this.policy.maxReservations);
   }
 
   // ── limits ────────────────────────────────────────────────────────────────────────────────
@@ -97,29 +106,78 @@ export class QuotaEngine implements QuotaStore {
    * (`"invalid_limit"`) or a limit of that name exists (`"duplicate_limit"`).
    */
   addLimit(spec: LimitSpec): Result<"duplicate_limit" | "invalid_limit"> {
-    // Read once into a copy, which is what is checked and kept: a getter gets one say. One that
-    // throws (or a revoked Proxy) is a spec that cannot be read: refused, as documented, not thrown.
-    let copy: ReturnType<typeof readSpec>;
-    let problem: string | undefined;
-    try {
-      copy = readSpec(spec);
-      problem = limitProblem(copy ?? spec);
-      if (copy !== undefined)
-        for (const k of Object.keys(spec))
-          if (!(FIELDS as readonly string[]).includes(k)) {
-            problem = strayError(k, FIELDS, "LimitSpec").message;
-            break;
-          }
-    } catch (e) {
-      return refused("invalid_limit", `LimitSpec could not be read: ${describeError(e)}`);
-    }
-    if (copy === undefined || problem !== undefined)
-      return refused("invalid_limit", problem ?? "LimitSpec must be an object");
-    const { name, capacity, refill, window, burst, align } = copy as unknown as LimitSpec;
-    if (this.#limits.has(name))
-      return refused("duplicate_limit", `a limit named ${JSON.stringify(name)} exists already`);
-    this.#limits.set(name, new LimitState(Object.freeze({ name, capacity, refill, window, burst, align })));
-    return done;
+    return this.#book.add(spec);
+  }
+
+  /**
+   * Replaces the limit of `spec`'s name while the engine runs (a plan upgrade, an incident), at
+   * `now`. Every key keeps its state, re-based: a bucket its level, clamped to the new capacity (a
+   * full one full); a window its count, closing no later than a new window from `now`; a GCRA
+   * flow its theoretical arrival time. Overrides keep the fields they set and take the others.
+   * Refused, with a reason and nothing changed, when no limit has that name (`"unknown_limit"`)
+   * or the spec, or an override under it, is invalid (`"invalid_limit"`).
+   *
+   * @param now - the caller's clock, in milliseconds
+   * @throws RangeError when `now` is not a clock reading
+   */
+  replaceLimit(spec: LimitSpec, now: number): Result<"unknown_limit" | "invalid_limit"> {
+    if (!isInstant(now)) throw nowError(now);
+    return this.#book.replace(spec, () => this.#advance(now));
+  }
+
+  /**
+   * Removes the limit named `name` with every key's state under it, its overrides and its links:
+   * a check of it answers `"unknown_limit"` from then on, and a reservation that charged it
+   * settles its other charges. Refused (`"unknown_limit"`) when there is none.
+   *
+   * @throws TypeError when `name` is not a string
+   */
+  removeLimit(name: string): Result<"unknown_limit"> {
+    if (typeof name !== "string") throw limitError(name, "name");
+    this.#lastName = undefined;
+    this.#last = undefined;
+    return this.#book.remove(name, this.#space, this.#links);
+  }
+
+  /**
+   * Gives `key` a limit of its own under the name `limit`, the limit's fields with `fields` laid
+   * over them (a tenant with its own capacity, without declaring a limit for it); its state moves
+   * to the override at `now`, re-based as by {@link QuotaEngine.replaceLimit}. Setting it again
+   * replaces it. Refused, with a reason and nothing changed, when the limit is unknown
+   * (`"unknown_limit"`), the fields make no valid limit (`"invalid_override"`), or `maxOverrides`
+   * overrides exist (`"override_limit"`).
+   *
+   * @param fields - any of `capacity`, `refill`, `window`, `burst`, `align`; the others are the
+   *   limit's, and follow it when it is replaced
+   * @param now - the caller's clock, in milliseconds
+   * @throws TypeError or RangeError when `key`, `limit` or `now` is malformed
+   */
+  setOverride(
+    key: QuotaKey,
+    limit: string,
+    fields: OverrideFields,
+    now: number,
+  ): Result<"unknown_limit" | "invalid_override" | "override_limit"> {
+    checkOverrideArgs(key, limit, now);
+    return this.#book.setOverride(key, limit, fields, this.policy.maxOverrides, () => this.#advance(now));
+  }
+
+  /**
+   * Takes `key`'s override of `limit` away: the key is held to the limit again, its state moved
+   * back at `now` and re-based. Refused (`"unknown_limit"`, `"unknown_override"`) when there is
+   * no such limit or override.
+   *
+   * @throws TypeError or RangeError when `key`, `limit` or `now` is malformed
+   */
+  removeOverride(key: QuotaKey, limit: string, now: number): Result<"unknown_limit" | "unknown_override"> {
+    checkOverrideArgs(key, limit, now);
+    return this.#book.removeOverride(key, limit, () => this.#advance(now));
+  }
+
+  /** The limit `key` is held to under the name `limit` by an override, or undefined when it has none. */
+  override(key: QuotaKey, limit: string): LimitSpec | undefined {
+    if (!isQuotaKey(key)) throw keyError(key, "key");
+    return this.#limits.get(limit)?.overrides?.get(key.id)?.spec;
   }
 
   /** The limit named `name`, or undefined. */
@@ -130,6 +188,11 @@ export class QuotaEngine implements QuotaStore {
   /** Every limit, in the order added. */
   limits(): LimitSpec[] {
     return [...this.#limits.values()].map((l) => l.spec);
+  }
+
+  // The engine's instant for the caller's `now`: `now`, or the latest seen if that is later.
+  #advance(now: number): number {
+    return now > this.#clock ? (this.#clock = now) : this.#clock;
   }
 
   // ── single checks ─────────────────────────────────────────────────────────────────────────
@@ -221,8 +284,10 @@ export class QuotaEngine implements QuotaStore {
   #prelude(key: QuotaKey, limit: string, now: number, cost: number): LimitState | undefined {
     checkArgs(key, now, cost);
     const held = limit === this.#lastName ? this.#last : this.#named(limit);
-    if (held !== undefined && now > this.#clock) this.#clock = now;
-    return held;
+    if (held === undefined) return undefined;
+    if (now > this.#clock) this.#clock = now;
+    // A key with an override of the limit is held to that, and keeps its state there.
+    return held.overrides === undefined ? held : held.forKey(key);
   }
 
   // A single check of any kind, through the general step.
@@ -351,6 +416,87 @@ export class QuotaEngine implements QuotaStore {
     return this.#sets.run(n, this.#limits, this.#space, t, now, commit);
   }
 
+  // ── reservations ──────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Reserves a charge set: charges it at once, or none of it, exactly as
+   * {@link QuotaEngine.checkAtomic} would (the same decisions, the same reasons on refusal), and
+   * keeps a record of it under an id, so that the actual cost can be settled when the work is
+   * done ({@link QuotaEngine.settle}) or the whole given back ({@link QuotaEngine.cancel}). Left
+   * alone for `ttl` milliseconds, a reservation expires and is settled as reserved.
+   *
+   * @example
+   * const engine = new QuotaEngine();
+   * engine.addLimit(perMinute("tokens", 10_000));
+   * const tenant = new QuotaKey("acme", "*", "llm");
+   * const r = engine.reserve([charge(tenant, "tokens", 800)], 0); // the request's max_tokens
+   * r.code; // "reserved"
+   * engine.settle(r.id, { tokens: 300 }, 2_000).ok; // true: 500 tokens given back
+   * @param now - the caller's clock, in milliseconds
+   * @param options - `id`, the reservation's id (1 to 256 characters, not starting with `#`; one
+   *   is made when left out), and `ttl`, its time to live in ms (1 to 2^44; the policy's
+   *   `reservationTtl` when left out)
+   * @throws TypeError or RangeError naming the charge and field, or the option, when malformed
+   *   (checked before anything is evaluated)
+   */
+  reserve(charges: readonly QuotaCharge[], now: number, options?: ReserveOptions): ReserveReport {
+    // Each option read once; no array or copy made for them (a reserve is on the hot path).
+    checkReserveOptions(options);
+    const id = options?.id;
+    const given = options?.ttl;
+    if (id !== undefined) checkReserveId(id);
+    if (given !== undefined) checkReserveTtl(given);
+    const ttl = given ?? this.policy.reservationTtl;
+    const n = this.#sets.read(charges, now);
+    return this.#ledger.reserve(this.#sets, n, id, ttl, this.#limits, this.#space, this.#advance(now), now);
+  }
+
+  /**
+   * Settles reservation `id` at its actual cost, given per limit name: where a limit's actual is
+   * below what was reserved the difference is refunded, where above it is topped up — never
+   * refused, the work being done (see the policy's `topUp`). A limit the reservation charged more
+   * than once (a chain up a hierarchy) settles each charge in proportion to what it reserved,
+   * the first at the actual given, rounded up; a limit not named in `actual` settles as reserved.
+   *
+   * Idempotent: a second settle, or a cancel after it, changes nothing and says so
+   * (`"already_settled"`), as long as the id is remembered (until its time to live ends).
+   *
+   * | algorithm | refund | top-up |
+   * | --- | --- | --- |
+   * | token bucket | tokens added back, never above the capacity | tokens taken, in debt down to `−capacity` at most |
+   * | fixed window | the count lowered while the reservation's window is open; nothing once it has closed | counted in the reservation's window while open, else in the window open now |
+   * | GCRA | the TAT moved back by the units' interval, never before `now` | the TAT moved on, at most a burst past the tolerance |
+   *
+   * @param actual - units per limit name, each a whole number of at least 0: `{ tokens: 300 }`
+   * @param now - the caller's clock, in milliseconds
+   * @throws TypeError or RangeError naming `id`, `now` or `actual["name"]` when malformed
+   *   (nothing changes); an unknown id or a limit the reservation did not charge is an answer
+   */
+  settle(id: string, actual: ActualCost, now: number): SettleResult {
+    checkId(id, "id");
+    const given = readActual(actual);
+    return this.#close(id, given, now);
+  }
+
+  /**
+   * Cancels reservation `id`: every charge is refunded whole, by the same rules as a settle at 0
+   * (a window's count lowered only while the reservation's window is open). A cancel after a
+   * settle, or a second cancel, changes nothing and says so.
+   *
+   * @param now - the caller's clock, in milliseconds
+   * @throws TypeError or RangeError when `id` or `now` is malformed
+   */
+  cancel(id: string, now: number): SettleResult {
+    checkId(id, "id");
+    return this.#close(id, undefined, now);
+  }
+
+  #close(id: string, given: Map<string, number> | undefined, now: number): SettleResult {
+    if (!isInstant(now)) throw nowError(now);
+    const t = this.#advance(now);
+    return this.#ledger.close(id, given, this.#limits, this.#space, t, this.policy.topUp === "debt");
+  }
+
   // ── hierarchy ─────────────────────────────────────────────────────────────────────────────
 
   /**
@@ -444,18 +590,21 @@ export class QuotaEngine implements QuotaStore {
   /**
    * Examines up to `budget` slots, resuming where the last sweep stopped and moving from table to
    * table, and drops the keys whose state equals a fresh key's at `now` (bucket full, window
-   * closed, GCRA at rest). Dropping is exact: no later decision changes. Call it from a timer
-   * with a modest budget to keep memory bounded with `sweepStep` at 0, or to reclaim faster.
+   * closed, GCRA at rest). Dropping is exact: no later decision changes. It also drops up to
+   * `budget` reservations past their time to live (settled as reserved) and forgotten ids. Call it
+   * from a timer with a modest budget to keep memory bounded with `sweepStep` at 0, or on an
+   * engine that makes no more reservations, or to reclaim faster.
    *
    * @param now - the caller's clock, in milliseconds (it advances the engine's clock)
-   * @param budget - the most slots to examine; 1024 by default
+   * @param budget - the most slots (and reservations) to examine; 1024 by default
    */
   sweep(now: number, budget = 1024): SweepReport {
     if (!isInstant(now)) throw nowError(now);
     if (budget !== Infinity) check.integer(budget, "sweep budget", 0);
     const t = now > this.#clock ? (this.#clock = now) : this.#clock;
     const dropped = this.#space.sweep(this.#limits.values(), t, budget);
-    return { visited: this.#space.visited, dropped, keys: this.#space.keys };
+    const expired = this.#ledger.expire(t, budget);
+    return { visited: this.#space.visited, dropped, keys: this.#space.keys, expired };
   }
 
   // ── health ────────────────────────────────────────────────────────────────────────────────
@@ -482,7 +631,14 @@ export class QuotaEngine implements QuotaStore {
   }
 
   #parts(): EngineParts {
-    return { limits: this.#limits, space: this.#space, links: this.#links, fair: this.#fair };
+    return {
+      limits: this.#limits,
+      space: this.#space,
+      links: this.#links,
+      fair: this.#fair,
+      reservations: this.#ledger.open,
+      overrides: this.#book.overrides,
+    };
   }
 
   // ── snapshots ─────────────────────────────────────────────────────────────────────────────
@@ -498,18 +654,20 @@ export class QuotaEngine implements QuotaStore {
   /**
    * Replaces everything the engine holds with `snapshot`, typically read back from storage and
    * so untrusted. Every field is checked first; the engine changes only if all of it is valid.
+   * Reservations are not part of a snapshot: a restore forgets every one (its charges stand, as
+   * if it had expired), and a settle of one then answers `"unknown_reservation"`.
    *
    * @throws SnapshotError naming the first bad field (`error.field`), the engine unchanged
    */
   restore(snapshot: unknown): void {
-    const restored = readSnapshot(snapshot, this.policy.maxKeys);
+    const restored = readSnapshot(snapshot, this.policy.maxKeys, this.policy.maxOverrides);
     this.#clock = restored.clock;
-    this.#limits.clear();
-    for (const [name, held] of restored.limits) this.#limits.set(name, held);
+    this.#book.restore(restored.limits, restored.overrides);
     this.#lastName = undefined;
     this.#last = undefined;
     this.#links = restored.links;
     this.#fair = restored.fair;
     this.#space.restore(restored.keys);
+    this.#ledger.clear();
   }
 }

@@ -29,6 +29,13 @@ export interface QuotaStats {
   readonly dropped: number;
   /** Checks refused with `"key_limit"` since the engine was made. */
   readonly refused: number;
+  /**
+   * Reservations held open: made and not yet settled or cancelled, those past their time to live
+   * included until dropped (each reserve drops a few, `sweep` more).
+   */
+  readonly reservations: number;
+  /** Per-key overrides, over every limit. */
+  readonly overrides: number;
 }
 
 /**
@@ -54,7 +61,7 @@ export interface ValidationIssue {
 
 /** What `toJSON()` gives: a small, deterministic summary (the full state is `snapshot()`). */
 export interface EngineSummary {
-  readonly version: 3;
+  readonly version: 4;
   /** The latest instant the engine has seen (ms), or null. */
   readonly clock: number | null;
   readonly stats: Omit<QuotaStats, "maxKeys"> & { readonly maxKeys: number | null };
@@ -70,18 +77,23 @@ export interface EngineParts {
   readonly space: KeySpace;
   readonly links: Links;
   readonly fair: FairShare;
+  /** Reservations held open. */
+  readonly reservations: number;
+  /** Per-key overrides. */
+  readonly overrides: number;
 }
 
 /** The counts of {@link QuotaStats}. */
-export function countStats({ limits, space, links, fair }: EngineParts): QuotaStats {
+export function countStats({ limits, space, links, fair, reservations, overrides }: EngineParts): QuotaStats {
   let buckets = 0;
   let windows = 0;
   let gcra = 0;
-  for (const limit of limits.values()) {
-    buckets += limit.tables[BUCKET]?.size ?? 0;
-    windows += limit.tables[WINDOW]?.size ?? 0;
-    gcra += limit.tables[GCRA]?.size ?? 0;
-  }
+  for (const base of limits.values())
+    for (const limit of [base, ...(base.overrides?.values() ?? [])]) {
+      buckets += limit.tables[BUCKET]?.size ?? 0;
+      windows += limit.tables[WINDOW]?.size ?? 0;
+      gcra += limit.tables[GCRA]?.size ?? 0;
+    }
   return {
     limits: limits.size,
     buckets,
@@ -93,6 +105,8 @@ export function countStats({ limits, space, links, fair }: EngineParts): QuotaSt
     subjects: fair.size,
     dropped: space.dropped,
     refused: space.refused,
+    reservations,
+    overrides,
   };
 }
 

@@ -86,6 +86,12 @@ export class Links {
     this.#count++;
   }
 
+  /** Removes every link for `limit` (a limit removed). */
+  removeLimit(limit: string): void {
+    this.#count -= this.#byLimit.get(limit)?.size ?? 0;
+    this.#byLimit.delete(limit);
+  }
+
   /** The link from `child` for `limit`, if any. */
   parentOf(limit: string, child: QuotaKey): QuotaLink | undefined {
     return this.#byLimit.get(limit)?.get(child.id);

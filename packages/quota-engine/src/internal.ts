@@ -2,7 +2,7 @@
 // derived numbers, the three algorithm steps on a key's two numbers, the hierarchy's fold and the
 // argument checks, so that each exists once. Not covered by semver: anything here may change in
 // any release.
-export { decide, freshAmount, freshInstant } from "./algorithms";
+export { adjust, decide, freshAmount, freshInstant, rebase } from "./algorithms";
 export { costError, isCost, isInstant, keyError, kindError, limitError, readInputs, readKind } from "./args";
 export { foldChain } from "./hierarchy";
 export type { MakeDecision } from "./hierarchy";

@@ -13,6 +13,8 @@ export interface SweepReport {
   readonly dropped: number;
   /** Keys with state afterwards. */
   readonly keys: number;
+  /** Reservations past their time to live dropped (each settled as reserved). */
+  readonly expired: number;
 }
 
 /** Slots a sweep examines to make room when `maxKeys` is reached, before refusing. */
@@ -81,7 +83,12 @@ export class KeySpace {
    */
   sweep(limits: Iterable<LimitState>, t: number, budget: number): number {
     const tables: SlotTable[] = [];
-    for (const limit of limits) for (const table of limit.tables) if (table !== undefined) tables.push(table);
+    for (const limit of limits) {
+      for (const table of limit.tables) if (table !== undefined) tables.push(table);
+      if (limit.overrides !== undefined)
+        for (const o of limit.overrides.values())
+          for (const table of o.tables) if (table !== undefined) tables.push(table);
+    }
     let visited = 0;
     let dropped = 0;
     if (tables.length > 0) {
@@ -99,6 +106,11 @@ export class KeySpace {
     this.dropped += dropped;
     this.visited = visited;
     return dropped;
+  }
+
+  /** Forgets `keys` keys whose state went with a limit removed. */
+  forget(keys: number): void {
+    this.keys -= keys;
   }
 
   /** Takes on the key count of restored state, the sweep starting over. */

@@ -66,6 +66,15 @@ export interface LimitFields {
   readonly align?: boolean;
 }
 
+/**
+ * What a per-key override sets (see `setOverride`): any of a limit's fields but its name. A field
+ * left out is the limit's own, and follows it when the limit is replaced.
+ */
+export type OverrideFields = Partial<Omit<LimitSpec, "name">>;
+
+/** The fields an override may set, in the order they are read. */
+export const OVERRIDE_FIELDS = ["capacity", "refill", "window", "burst", "align"] as const;
+
 /** The fields of a {@link LimitSpec}, in the order they are read and checked. */
 export const FIELDS = ["name", "capacity", "refill", "window", "burst", "align"] as const;
 

@@ -41,6 +41,13 @@ export class Rule {
   readonly bucketSlackMs: number;
   /** Milliseconds GCRA forgives when comparing (`slackOf(burst) · interval`). */
   readonly gcraSlack: number;
+  /**
+   * How far "full again at" may run ahead of now with the bucket owing its whole capacity (ms):
+   * `2 · bucketTau` plus the slack. A top-up in debt takes a bucket down to `−capacity` at most.
+   */
+  readonly bucketMost: number;
+  /** How far GCRA's TAT may run ahead of now with the flow owing a whole burst (ms): `2 · tau` plus the slack. */
+  readonly gcraMost: number;
 
   constructor(spec: LimitSpec) {
     this.name = spec.name;
@@ -60,5 +67,7 @@ export class Rule {
     this.bucketReach = this.bucketTau + this.bucketSlackMs;
     this.gcraSlack = slackOf(spec.burst) * this.interval;
     this.reach = this.tau + this.gcraSlack;
+    this.bucketMost = 2 * this.bucketTau + this.bucketSlackMs;
+    this.gcraMost = 2 * this.tau + this.gcraSlack;
   }
 }

@@ -10,20 +10,23 @@ import type { QuotaLink } from "./hierarchy";
 import { MAX_KEY_PART, QuotaKey } from "./key";
 import { BUCKET, GCRA, WINDOW } from "./kinds";
 import type { Kind } from "./kinds";
-import { limitProblem } from "./limit";
+import { OVERRIDE_FIELDS, limitProblem } from "./limit";
 import type { LimitSpec } from "./limit";
+import { overrideSpec } from "./limit-book";
 import { LimitState } from "./limit-state";
 import type { Rule } from "./rule";
 import { STRIDE } from "./table";
 
 /**
- * The snapshot format's version. Version 3 lists the buckets of one number (a limit whose ms a token
+ * The snapshot format's version. Version 4 adds `overrides`, the keys with a limit of their own
+ * (their state listed with the others, under the limit's name); `restore` still reads versions 3
+ * and 2. Version 3 lists the buckets of one number (a limit whose ms a token
  * is a whole number of 2^-7 ms) in `fullAt`, as the instant each is full again; version 2 had every
  * bucket as `{ tokens, at }`, and `restore` still reads it (a bucket of one number converted as a
  * charge would leave it). Version 2 also made GCRA state `{ at, ahead }` (version 1 had one
  * absolute `tat`, which rounds near `Date.now()`); `restore` refuses version 1.
  */
-export const SNAPSHOT_VERSION = 3;
+export const SNAPSHOT_VERSION = 4;
 
 /** A {@link QuotaKey}'s parts, as snapshots store them. */
 export interface KeyParts {
@@ -75,6 +78,27 @@ export interface GcraEntry {
   readonly ahead: number;
 }
 
+/**
+ * A key with a limit of its own under a limit's name: the fields it sets, `null` for each it takes
+ * from the limit. Its state is listed with the others', under the limit's name.
+ */
+export interface OverrideEntry {
+  /** The key with a limit of its own. */
+  readonly key: KeyParts;
+  /** The limit it overrides, by name. */
+  readonly limit: string;
+  /** Units, or null: the limit's. */
+  readonly capacity: number | null;
+  /** Units per `window`, or null: the limit's. */
+  readonly refill: number | null;
+  /** Milliseconds, or null: the limit's. */
+  readonly window: number | null;
+  /** Units, or null: the limit's. */
+  readonly burst: number | null;
+  /** Whether windows open on multiples of `window`, or null: the limit's. */
+  readonly align: boolean | null;
+}
+
 /** A hierarchy link, keys as parts. */
 export interface LinkEntry {
   readonly child: KeyParts;
@@ -103,6 +127,8 @@ export interface QuotaSnapshot {
   /** The latest instant the engine has seen (ms), or null if it has seen none. */
   readonly clock: number | null;
   readonly limits: readonly LimitSpec[];
+  /** The keys with a limit of their own, in the order set, limit by limit. */
+  readonly overrides: readonly OverrideEntry[];
   /** The buckets of two numbers (tokens and when they were counted). */
   readonly buckets: readonly BucketEntry[];
   /** The buckets of one number (when each is full again). */
@@ -128,8 +154,9 @@ export function writeSnapshot(
   const windows: WindowEntry[] = [];
   const gcra: GcraEntry[] = [];
   const parts = (id: string): KeyParts => QuotaKey.parse(id).toJSON();
+  const held = [...states(limits)];
   // Each entry as the state the slot keeps: the amount at `data[at]`, the instant after it.
-  for (const { rule, tables } of limits.values()) {
+  for (const { rule, tables } of held) {
     const table = tables[BUCKET];
     table?.each((id, slot) =>
       rule.oneNumber
@@ -142,7 +169,7 @@ export function writeSnapshot(
           }),
     );
   }
-  for (const { rule, tables } of limits.values()) {
+  for (const { rule, tables } of held) {
     const table = tables[WINDOW];
     table?.each((id, slot) =>
       windows.push({
@@ -153,7 +180,7 @@ export function writeSnapshot(
       }),
     );
   }
-  for (const { rule, tables } of limits.values()) {
+  for (const { rule, tables } of held) {
     const table = tables[GCRA];
     table?.each((id, slot) =>
       gcra.push({
@@ -168,6 +195,21 @@ export function writeSnapshot(
     version: SNAPSHOT_VERSION,
     clock: clock === -Infinity ? null : clock,
     limits: [...limits.values()].map(({ spec }) => ({ ...spec })),
+    overrides: held.flatMap(({ own, spec }) =>
+      own === undefined
+        ? []
+        : [
+            {
+              key: own.key.toJSON(),
+              limit: spec.name,
+              capacity: own.fields.capacity ?? null,
+              refill: own.fields.refill ?? null,
+              window: own.fields.window ?? null,
+              burst: own.fields.burst ?? null,
+              align: own.fields.align ?? null,
+            },
+          ],
+    ),
     buckets,
     fullAt: fulls,
     windows,
@@ -179,6 +221,14 @@ export function writeSnapshot(
   };
 }
 
+/** Every limit and, after each, its overrides: every table of key state. */
+function* states(limits: ReadonlyMap<string, LimitState>): Generator<LimitState> {
+  for (const limit of limits.values()) {
+    yield limit;
+    if (limit.overrides !== undefined) yield* limit.overrides.values();
+  }
+}
+
 /** What {@link readSnapshot} built: fresh state for an engine to adopt. */
 export interface Restored {
   readonly clock: number;
@@ -186,6 +236,8 @@ export interface Restored {
   readonly links: Links;
   readonly fair: FairShare;
   readonly keys: number;
+  /** Overrides restored. */
+  readonly overrides: number;
 }
 
 function fail(field: string, problem: string): never {
@@ -260,25 +312,28 @@ function key(value: unknown, path: string): QuotaKey {
  *
  * @throws SnapshotError naming the first bad field
  */
-export function readSnapshot(value: unknown, maxKeys: number): Restored {
+export function readSnapshot(value: unknown, maxKeys: number, maxOverrides: number): Restored {
   // A Proxy (a revoked one included) can throw from any reflection on it, anywhere in the tree:
   // what reading it throws is the snapshot's fault, so it is refused as such, never passed on.
   try {
-    return read(value, maxKeys);
+    return read(value, maxKeys, maxOverrides);
   } catch (e) {
     if (e instanceof SnapshotError) throw e;
     fail("snapshot", `could not be read: ${e instanceof Error ? e.message : check.describe(e)}`);
   }
 }
 
-function read(value: unknown, maxKeys: number): Restored {
+function read(value: unknown, maxKeys: number, maxOverrides: number): Restored {
   const probe =
     value !== null && typeof value === "object" ? Object.getOwnPropertyDescriptor(value, "version") : undefined;
-  const v2 = probe !== undefined && "value" in probe && probe.value === 2;
+  const older: unknown = probe !== undefined && "value" in probe ? probe.value : undefined;
+  const v2 = older === 2;
+  const v4 = !(older === 2 || older === 3);
   const root = record(value, "snapshot", [
     "version",
     "clock",
     "limits",
+    ...(v4 ? ["overrides"] : []),
     "buckets",
     ...(v2 ? [] : ["fullAt"]),
     "windows",
@@ -286,8 +341,8 @@ function read(value: unknown, maxKeys: number): Restored {
     "links",
     "subjects",
   ]);
-  if (root.version !== SNAPSHOT_VERSION && !v2)
-    fail("snapshot.version", `must be ${SNAPSHOT_VERSION} (or 2), got ${check.describe(root.version)}`);
+  if (root.version !== SNAPSHOT_VERSION && !v2 && root.version !== 3)
+    fail("snapshot.version", `must be ${SNAPSHOT_VERSION} (or 3, or 2), got ${check.describe(root.version)}`);
   const clock = root.clock === null ? -Infinity : instant(root.clock, "snapshot.clock");
 
   const limits = new Map<string, LimitState>();
@@ -301,6 +356,26 @@ function read(value: unknown, maxKeys: number): Restored {
     limits.set(name, new LimitState(Object.freeze({ ...(spec as unknown as LimitSpec) })));
   });
 
+  let overrides = 0;
+  if (v4)
+    list(root.overrides, "snapshot.overrides").forEach((raw, i) => {
+      const path = `snapshot.overrides[${i}]`;
+      const e = record(raw, path, ["key", "limit", ...OVERRIDE_FIELDS]);
+      const k = key(e.key, `${path}.key`);
+      const base = typeof e.limit === "string" ? limits.get(e.limit) : undefined;
+      if (base === undefined)
+        return fail(`${path}.limit`, `must name a limit in snapshot.limits, got ${check.describe(e.limit)}`);
+      if (base.overrides?.has(k.id) === true)
+        fail(path, `duplicates an earlier override for key ${k.id} and limit ${JSON.stringify(e.limit)}`);
+      if (++overrides > maxOverrides) fail(path, `is past maxOverrides (${maxOverrides}) of this engine`);
+      const fields: Record<string, unknown> = {};
+      for (const f of OVERRIDE_FIELDS) if (e[f] !== null) fields[f] = e[f];
+      const spec = overrideSpec(base.spec, fields);
+      const problem = limitProblem(spec);
+      if (problem !== undefined) fail(path, `is not a valid override: ${problem}`);
+      (base.overrides ??= new Map()).set(k.id, new LimitState(spec, base.ownFor(k, Object.freeze(fields))));
+    });
+
   let keys = 0;
   const entries = (
     field: "buckets" | "fullAt" | "windows" | "gcra",
@@ -312,9 +387,11 @@ function read(value: unknown, maxKeys: number): Restored {
       const path = `snapshot.${field}[${i}]`;
       const e = record(raw, path, ["key", "limit", ...fields]);
       const k = key(e.key, `${path}.key`);
-      const limit = typeof e.limit === "string" ? limits.get(e.limit) : undefined;
-      if (limit === undefined)
+      const base = typeof e.limit === "string" ? limits.get(e.limit) : undefined;
+      if (base === undefined)
         return fail(`${path}.limit`, `must name a limit in snapshot.limits, got ${check.describe(e.limit)}`);
+      // A key with an override keeps its state there, and is checked against it.
+      const limit = base.forKey(k);
       if (clock === -Infinity) fail("snapshot.clock", "must be a finite number when the snapshot holds key state");
       const [amount, instant] = read(e, limit.rule, path);
       const table = limit.table(kind);
@@ -333,11 +410,11 @@ function read(value: unknown, maxKeys: number): Restored {
         `must name a limit whose buckets keep two numbers, got ${JSON.stringify(rule.name)} (its buckets belong in snapshot.fullAt)`,
       );
     const tokens = finite(e.tokens, `${path}.tokens`);
-    // A take forgives a billionth of the capacity, which can leave a hair below zero; no more.
-    if (tokens < -rule.bucketSlack || tokens > rule.capacity)
+    // A bucket settled in debt owes its capacity at most (and a take forgives a hair below that).
+    if (tokens < -rule.capacity - rule.bucketSlack || tokens > rule.capacity)
       fail(
         `${path}.tokens`,
-        `must be from 0 to ${rule.capacity} (the capacity of ${JSON.stringify(rule.name)}), got ${tokens}`,
+        `must be from −${rule.capacity} (in debt) to ${rule.capacity} (the capacity of ${JSON.stringify(rule.name)}), got ${tokens}`,
       );
     const at = instant(e.at, `${path}.at`);
     if (at > clock) fail(`${path}.at`, `must not be after snapshot.clock (${clock}), got ${at}`);
@@ -354,10 +431,10 @@ function read(value: unknown, maxKeys: number): Restored {
       const full = finite(e.full, `${path}.full`);
       // Written at a reading of at least −2^45 ms, so never before it (the upper bound is below).
       if (full < -MAX_INSTANT) fail(`${path}.full`, `must be at least −${MAX_INSTANT} ms (−2^45), got ${full}`);
-      if (full - clock > rule.bucketReach)
+      if (full - clock > rule.bucketMost)
         fail(
           `${path}.full`,
-          `must be at most ${rule.bucketReach} ms (the depth of ${JSON.stringify(rule.name)}) after snapshot.clock (${clock}), got ${full}`,
+          `must be at most ${rule.bucketMost} ms (twice the depth of ${JSON.stringify(rule.name)}: owing its capacity) after snapshot.clock (${clock}), got ${full}`,
         );
       return [0, full];
     });
@@ -372,16 +449,17 @@ function read(value: unknown, maxKeys: number): Restored {
         `${path}.end`,
         `must be at most ${rule.window} ms (the window of ${JSON.stringify(rule.name)}) after snapshot.clock (${clock}), got ${end}`,
       );
-    return [whole(e.used, `${path}.used`, 0, rule.capacity), end];
+    // A window settled in debt counts up to twice its capacity.
+    return [whole(e.used, `${path}.used`, 0, 2 * rule.capacity), end];
   });
   entries("gcra", GCRA, ["at", "ahead"], (e, rule, path) => {
     const at = instant(e.at, `${path}.at`);
     if (at > clock) fail(`${path}.at`, `must not be after snapshot.clock (${clock}), got ${at}`);
     const ahead = finite(e.ahead, `${path}.ahead`);
-    if (ahead < 0 || ahead > rule.reach)
+    if (ahead < 0 || ahead > rule.gcraMost)
       fail(
         `${path}.ahead`,
-        `must be from 0 to ${rule.tau} ms (burst ${rule.burst} of ${JSON.stringify(rule.name)}), got ${ahead}`,
+        `must be from 0 to ${2 * rule.tau} ms (burst ${rule.burst} of ${JSON.stringify(rule.name)}, and as much owed), got ${ahead}`,
       );
     return [ahead, at];
   });
@@ -431,5 +509,5 @@ function read(value: unknown, maxKeys: number): Restored {
     fair.put(subject, e.weight as number, used);
   });
 
-  return { clock, limits, links, fair, keys };
+  return { clock, limits, links, fair, keys, overrides };
 }

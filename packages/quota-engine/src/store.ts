@@ -2,8 +2,11 @@ import type { AtomicReport, BatchReport, ChargeKind, EvaluationInput, QuotaCharg
 import type { Decision } from "./decision";
 import type { LinkCode, QuotaLink } from "./hierarchy";
 import type { QuotaKey } from "./key";
-import type { LimitSpec } from "./limit";
+import type { LimitSpec, OverrideFields } from "./limit";
+import type { ReserveReport } from "./reservation";
+import type { ReserveOptions } from "./reserve";
 import type { Result } from "./result";
+import type { ActualCost, SettleResult } from "./settle";
 
 /** A value now, or a promise of one. */
 export type Awaitable<T> = T | PromiseLike<T>;
@@ -41,4 +44,38 @@ export interface QuotaStore {
   checkHierarchy(key: QuotaKey, limit: string, now: number, cost?: number, kind?: ChargeKind): Awaitable<Decision>;
   /** Checks inputs in order against one limit, with totals. */
   checkMany(limit: string, inputs: readonly EvaluationInput[], kind?: ChargeKind): Awaitable<BatchReport>;
+}
+
+/**
+ * A {@link QuotaStore} that reserves charge sets and settles them when the work is done: what the
+ * reservation conformance suite (`reservationConformance`) holds an engine to, in process or on a
+ * shared store.
+ */
+export interface ReservationStore extends QuotaStore {
+  /** Charges every charge at `now` (ms), or none, and keeps a record to settle by its id. */
+  reserve(charges: readonly QuotaCharge[], now: number, options?: ReserveOptions): Awaitable<ReserveReport>;
+  /** Settles reservation `id` at its actual cost per limit, refunding or topping up the difference. */
+  settle(id: string, actual: ActualCost, now: number): Awaitable<SettleResult>;
+  /** Gives back everything reservation `id` charged. */
+  cancel(id: string, now: number): Awaitable<SettleResult>;
+}
+
+/**
+ * A {@link QuotaStore} whose limits change while it runs: replaced or removed, and overridden for
+ * one key. What the runtime-limit conformance suite (`runtimeLimitConformance`) holds an engine to.
+ */
+export interface RuntimeLimitStore extends QuotaStore {
+  /** Replaces a limit at `now` (ms), every key's state re-based onto it, or says why not. */
+  replaceLimit(spec: LimitSpec, now: number): Awaitable<Result<"unknown_limit" | "invalid_limit">>;
+  /** Removes a limit, its state, overrides and links, or says why not. */
+  removeLimit(name: string): Awaitable<Result<"unknown_limit">>;
+  /** Gives `key` a limit of its own under the name `limit` at `now` (ms), or says why not. */
+  setOverride(
+    key: QuotaKey,
+    limit: string,
+    fields: OverrideFields,
+    now: number,
+  ): Awaitable<Result<"unknown_limit" | "invalid_override" | "override_limit">>;
+  /** Takes `key`'s override of `limit` away at `now` (ms), or says why not. */
+  removeOverride(key: QuotaKey, limit: string, now: number): Awaitable<Result<"unknown_limit" | "unknown_override">>;
 }

@@ -59,12 +59,25 @@ export class SlotTable {
   /**
    * @param stampLimit - the stamp stays below this; reaching it, the table takes a new token (a
    *   small integer, so that a key's copy of it stays one; smaller only in tests of the turn)
+   * @param slots - the slots to start with, a power of two (an override's table holds one key)
    */
   constructor(
     readonly kind: Kind,
-    readonly rule: Rule,
+    /** The limit's numbers: replaced with it when the limit is. */
+    public rule: Rule,
     readonly stampLimit = STAMP_LIMIT,
-  ) {}
+    slots = FIRST_SLOTS,
+  ) {
+    // Replaced, not initialised otherwise: every table's fields keep one layout for the hot path.
+    if (slots !== FIRST_SLOTS) {
+      this.ids = new Array<string | undefined>(slots);
+      this.data = new Float64Array(slots * STRIDE);
+      this.#hashes = new Int32Array(slots);
+      this.#index = new Int32Array(2 * slots);
+      this.#mask = 2 * slots - 1;
+      this.#free = new Int32Array(slots);
+    }
+  }
 
   /** The slot of `key`, or -1 when it has no state here. */
   find(key: QuotaKey): number {

@@ -201,15 +201,15 @@ const cases: Case[] = [
     { throws: RangeError, message: "sweep budget must be 0 or more, got -5" },
   ],
   [
-    "a snapshot with a bucket missing more than its capacity",
+    "a snapshot with a bucket owing more than its capacity",
     (e) => {
       const s = e.snapshot();
-      return e.restore({ ...s, fullAt: [{ ...s.fullAt[0], full: 100 + 1_001 }] });
+      return e.restore({ ...s, fullAt: [{ ...s.fullAt[0], full: 100 + 2_001 }] });
     },
     {
       throws: SnapshotError,
       message:
-        'snapshot.fullAt[0].full must be at most 1000.000001 ms (the depth of "req") after snapshot.clock (100), got 1101',
+        'snapshot.fullAt[0].full must be at most 2000.000001 ms (twice the depth of "req": owing its capacity) after snapshot.clock (100), got 2101',
     },
   ],
   [

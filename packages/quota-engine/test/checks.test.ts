@@ -314,6 +314,13 @@ describe("maxKeys", () => {
     );
     expect(() => new QuotaEngine({ maxKeys: 2.5 })).toThrow("QuotaEngine maxKeys must be a whole number, got 2.5");
     expect(() => new QuotaEngine({ sweepStep: -1 })).toThrow("QuotaEngine sweepStep must be 0 or more, got -1");
-    expect(new QuotaEngine({ maxKeys: 10 }).policy).toEqual({ maxKeys: 10, sweepStep: 2 });
+    expect(new QuotaEngine({ maxKeys: 10 }).policy).toEqual({
+      maxKeys: 10,
+      sweepStep: 2,
+      maxReservations: 100_000,
+      reservationTtl: 300_000,
+      topUp: "debt",
+      maxOverrides: 10_000,
+    });
   });
 });

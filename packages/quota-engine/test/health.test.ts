@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { QuotaEngine, QuotaKey, limitSpec, perSecond } from "@tideward/quota-engine";
+import { QuotaEngine, QuotaKey, charge, limitSpec, perSecond } from "@tideward/quota-engine";
 
 const k = (i: number): QuotaKey => new QuotaKey("t", `k${i}`, "r");
 
@@ -94,9 +94,15 @@ describe("stats and toJSON", () => {
       subjects: 1,
       dropped: 0,
       refused: 1,
+      reservations: 0,
+      overrides: 0,
     });
     engine.sweep(5_000, Infinity);
     expect(engine.stats()).toMatchObject({ keys: 0, dropped: 3 });
+    const r = engine.reserve([charge(k(0), "s", 1)], 5_000);
+    expect(engine.stats().reservations).toBe(1);
+    engine.cancel(r.id, 5_000);
+    expect(engine.stats().reservations).toBe(0);
   });
 
   it("summarise as JSON: version, clock, stats and limits, with no key state", () => {
@@ -104,7 +110,7 @@ describe("stats and toJSON", () => {
     engine.addLimit(perSecond("r", 2));
     engine.checkTokenBucket(k(0), "r", 42);
     expect(JSON.parse(JSON.stringify(engine))).toEqual({
-      version: 3,
+      version: 4,
       clock: 42,
       stats: {
         limits: 1,
@@ -117,6 +123,8 @@ describe("stats and toJSON", () => {
         subjects: 0,
         dropped: 0,
         refused: 0,
+        reservations: 0,
+        overrides: 0,
       },
       limits: [{ name: "r", capacity: 2, refill: 2, window: 1_000, burst: 2, align: false }],
     });

@@ -79,9 +79,10 @@ describe("snapshot", () => {
     engine.checkGcra(k, "r", 30);
     engine.addSubject("s", 2);
     expect(engine.snapshot()).toEqual({
-      version: 3,
+      version: 4,
       clock: 30,
       limits: [{ name: "r", capacity: 2, refill: 2, window: 1_000, burst: 2, align: false }],
+      overrides: [],
       // A token every 500 ms: a bucket of one number, full again 500 ms after its charge at 10.
       buckets: [],
       fullAt: [{ key: { scope: "t", subject: "a", resource: "r" }, limit: "r", full: 510 }],
@@ -118,6 +119,7 @@ describe("restore of a version 2 snapshot", () => {
       buckets: [...s.buckets, { key: s.fullAt[0].key, limit: "c", tokens: 1, at: 1_000 }],
     };
     delete (old as Partial<Mutable>).fullAt;
+    delete (old as Partial<Mutable>).overrides;
     engine.restore(old);
     const back = engine.snapshot();
     expect(back.fullAt).toEqual([{ key: s.fullAt[0].key, limit: "c", full: 1_500 }]);
@@ -125,6 +127,18 @@ describe("restore of a version 2 snapshot", () => {
     const k = new QuotaKey("t", "k0", "r");
     expect(engine.checkTokenBucket(k, "c", 1_000)).toMatchObject({ allowed: true, remaining: 0, resetAfter: 1_000 });
     expect(engine.checkTokenBucket(k, "c", 1_000)).toMatchObject({ allowed: false, retryAfter: 500 });
+  });
+});
+
+describe("restore of a version 3 snapshot", () => {
+  it("reads it as version 4 without overrides", () => {
+    const s = good() as unknown as Mutable;
+    const old: Partial<Mutable> = { ...s, version: 3 };
+    delete old.overrides;
+    const engine = new QuotaEngine();
+    engine.restore(old);
+    expect(engine.snapshot()).toEqual(s);
+    expect(() => engine.restore({ ...s, version: 3 })).toThrow('snapshot has an unexpected field "overrides"');
   });
 });
 
@@ -224,7 +238,7 @@ const cases: [string, (s: Mutable) => unknown, string][] = [
   ],
   ["not an object", () => "snapshot", 'snapshot must be an object, got "snapshot"'],
   ["an array", () => [], "snapshot must be an object, got [object Array]"],
-  ["another version", (s) => ({ ...s, version: 1 }), "snapshot.version must be 3 (or 2), got 1"],
+  ["another version", (s) => ({ ...s, version: 1 }), "snapshot.version must be 4 (or 3, or 2), got 1"],
   ["a missing field", ({ links: _, ...rest }) => rest, "snapshot.links is missing"],
   ["an unknown field", (s) => ({ ...s, extra: 1 }), 'snapshot has an unexpected field "extra"'],
   [
@@ -263,12 +277,12 @@ const cases: [string, (s: Mutable) => unknown, string][] = [
     'snapshot.limits[3].name duplicates the limit "a"',
   ],
   [
-    "a negative balance",
+    "a balance owing more than the capacity",
     (s) => {
-      s.buckets[0].tokens = -1;
+      s.buckets[0].tokens = -6;
       return s;
     },
-    'snapshot.buckets[0].tokens must be from 0 to 5 (the capacity of "a"), got -1',
+    'snapshot.buckets[0].tokens must be from −5 (in debt) to 5 (the capacity of "a"), got -6',
   ],
   [
     "a balance above capacity",
@@ -276,7 +290,7 @@ const cases: [string, (s: Mutable) => unknown, string][] = [
       s.buckets[0].tokens = 6;
       return s;
     },
-    'snapshot.buckets[0].tokens must be from 0 to 5 (the capacity of "a"), got 6',
+    'snapshot.buckets[0].tokens must be from −5 (in debt) to 5 (the capacity of "a"), got 6',
   ],
   [
     "NaN tokens (as JSON would never write)",
@@ -316,7 +330,7 @@ const cases: [string, (s: Mutable) => unknown, string][] = [
       s.windows[0].used = 0.5;
       return s;
     },
-    "snapshot.windows[0].used must be a whole number from 0 to 3, got 0.5",
+    "snapshot.windows[0].used must be a whole number from 0 to 6, got 0.5",
   ],
   [
     "a GCRA flow too far ahead",
@@ -324,7 +338,7 @@ const cases: [string, (s: Mutable) => unknown, string][] = [
       s.gcra[0].ahead = 5_000;
       return s;
     },
-    'snapshot.gcra[0].ahead must be from 0 to 1000 ms (burst 2 of "c"), got 5000',
+    'snapshot.gcra[0].ahead must be from 0 to 2000 ms (burst 2 of "c", and as much owed), got 5000',
   ],
   [
     "a GCRA flow from after the clock",
@@ -340,7 +354,7 @@ const cases: [string, (s: Mutable) => unknown, string][] = [
       s.gcra[0].ahead = -1;
       return s;
     },
-    'snapshot.gcra[0].ahead must be from 0 to 1000 ms (burst 2 of "c"), got -1',
+    'snapshot.gcra[0].ahead must be from 0 to 2000 ms (burst 2 of "c", and as much owed), got -1',
   ],
   [
     "a clock past 2^45 ms",

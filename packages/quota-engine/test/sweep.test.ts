@@ -44,7 +44,7 @@ describe("sweep", () => {
 
   it("drops exactly the keys whose state equals a fresh key's", () => {
     const engine = busy();
-    expect(engine.sweep(1_000, Infinity)).toEqual({ visited: 30, dropped: 6 + 1 + 6, keys: 17 });
+    expect(engine.sweep(1_000, Infinity)).toEqual({ visited: 30, dropped: 6 + 1 + 6, keys: 17, expired: 0 });
     expect(engine.stats()).toMatchObject({ buckets: 4, windows: 9, gcra: 4, dropped: 13 });
   });
 

@@ -1,5 +1,7 @@
 import { check } from "@tideward/time/internal";
 import { Total, Window } from "@tideward/window";
+import { roomOf } from "./levels";
+import type { Levels } from "./levels";
 import { resolveShed } from "./shed";
 import type { Shed } from "./shed";
 import { Ticket } from "./ticket";
@@ -22,6 +24,11 @@ const FINISHED = Object.freeze({ current: false });
  * - The moving average is updated each time a call leaves flight:
  *   `average = average·beta + flying·(1 − beta)`, with `flying` counted after it left.
  *
+ * - Priority: given levels (a `Priorities` of `@tideward/concurrency`), a call at level `p` is
+ *   full at `room(p)` of that capacity, so as a hot server fills up the least important calls are
+ *   refused first. Level 0, and every call of a shedder given no levels, is judged at the whole
+ *   capacity: without levels nothing changes.
+ *
  * So a CPU spike with nothing queued refuses nothing, and neither does a long queue on an idle
  * CPU. The shedder never reads a clock or the CPU itself: every call carries `now` (ms) and the
  * caller's CPU reading in thousandths (`@tideward/shedder/node` has a sampler for Node.js).
@@ -43,6 +50,8 @@ const FINISHED = Object.freeze({ current: false });
 export class Shedder {
   /** The policy in force: the `shed` preset with the fields given at construction laid over it. */
   readonly policy: Shed;
+  /** The priority levels calls are judged by; `undefined` when none were given (every call alike). */
+  readonly priorities: Levels | undefined;
 
   // Per bucket, `count` is the passes that finished in it and `sum` their response times (ms):
   // a pass records both at once, so one window serves for both.
@@ -84,14 +93,23 @@ export class Shedder {
    *
    * @param policy - fields laid over the {@link shed} preset; checked here, once
    * @param now - the clock reading the window opens at, in milliseconds
+   * @param priorities - the priority levels calls are judged by (`criticality` of
+   *   `@tideward/concurrency`, say); left out, every call is judged alike, at the whole capacity
    * @throws TypeError when `policy` is not an object, names an unknown field (with the closest
-   *   known one) or a field is not a number; RangeError when a field is out of range (a size over
-   *   1 000 000 buckets or buckets under 0.01 ms included) or `now` is not finite (the message
-   *   names the field, the value and the bound)
+   *   known one) or a field is not a number, or `priorities` has no `level` and `room` methods;
+   *   RangeError when a field is out of range (a size over 1 000 000 buckets or buckets under
+   *   0.01 ms included) or `now` is not finite (the message names the field, the value and the
+   *   bound)
    */
-  constructor(policy?: Partial<Shed>, now = 0) {
+  constructor(policy?: Partial<Shed>, now = 0, priorities?: Levels) {
     this.policy = resolveShed(policy);
     check.finite(now, "Shedder now (ms)");
+    const p = priorities as Partial<Levels> | null | undefined;
+    if (p !== undefined && (typeof p?.level !== "function" || typeof p.room !== "function"))
+      throw new TypeError(
+        `Shedder priorities must have level() and room() methods (a Priorities of @tideward/concurrency), got ${check.describe(p)}`,
+      );
+    this.priorities = priorities;
     const { size, window } = this.policy;
     this.#window = new Window(() => new Total(), { size, window, now });
     this.#now = now;
@@ -113,10 +131,14 @@ export class Shedder {
    * @param now - the caller's clock reading, in milliseconds
    * @param cpu - CPU use in thousandths (0–1000), read by the caller; NaN, under 0 or not a
    *   number reads as 0 and over 1000 as 1000
+   * @param priority - the call's level (0 the most important) or name, read against
+   *   {@link Shedder.priorities} (for a `Priorities`: left out, the fallback level; not a level,
+   *   the least important). Ignored by a shedder given no levels, and read as the whole capacity
+   *   when the levels throw or answer what is not a share
    * @returns a ticket to settle once the call has finished, or `undefined` when the call is
    *   refused (reply 503 / `RESOURCE_EXHAUSTED` and let the client back off)
    */
-  allow(now: number, cpu: number): Ticket | undefined {
+  allow(now: number, cpu: number, priority?: number | string): Ticket | undefined {
     const t = this.#tick(now);
     const load = clamp(cpu);
     const p = this.policy;
@@ -124,7 +146,7 @@ export class Shedder {
     if (this.#refused && !(t - this.#hotAt < p.cool)) this.#refused = false;
     if (load >= p.cpu) this.#hotAt = t;
     else if (!this.#refused) return this.#admit(t);
-    if (this.#full(t, load)) {
+    if (this.#full(t, load, roomOf(this.priorities, priority))) {
       this.#refused = true;
       return undefined;
     }
@@ -133,15 +155,17 @@ export class Shedder {
 
   /**
    * How many calls may be in flight at `now` with the CPU at `cpu` thousandths before a hot
-   * server counts as full: `maxFlight × factor`, as in the class summary. Reads only.
+   * server counts as full for a call of `priority`: `maxFlight × factor × room`, as in the class
+   * summary. Reads only.
    *
    * @param now - the caller's clock reading, in milliseconds
    * @param cpu - CPU use in thousandths, clamped as in {@link Shedder.allow}
-   * @returns a number of calls, at least `floor` (fractions are normal)
+   * @param priority - read as in {@link Shedder.allow}
+   * @returns a number of calls, at least `floor × room` (fractions are normal)
    */
-  capacity(now: number, cpu: number): number {
+  capacity(now: number, cpu: number, priority?: number | string): number {
     const t = typeof now === "number" && now > this.#now && now < Infinity ? now : this.#now;
-    return this.#maxFlight(t) * this.#factor(clamp(cpu));
+    return this.#maxFlight(t) * this.#factor(clamp(cpu)) * roomOf(this.priorities, priority);
   }
 
   #admit(t: number): Ticket {
@@ -167,8 +191,8 @@ export class Shedder {
     return f < p.floor ? p.floor : f > 1 ? 1 : f;
   }
 
-  #full(t: number, load: number): boolean {
-    const factor = this.#factor(load);
+  #full(t: number, load: number, room: number): boolean {
+    const factor = this.#factor(load) * room;
     const flying = this.#flying;
     const average = this.#average;
     // maxFlight is at least 1, so a queue no longer than `factor` is never full: no scan needed.

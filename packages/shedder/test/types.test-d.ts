@@ -2,13 +2,18 @@
 // error inside it, and an `@ts-expect-error` that stops being an error is one.
 import { describe, expectTypeOf, test } from "vitest";
 import { Shedder, shed } from "@tideward/shedder";
-import type { Shed, Ticket } from "@tideward/shedder";
+import { criticality } from "@tideward/concurrency";
+import type { Levels, Shed, Ticket } from "@tideward/shedder";
 import { LoadSampler, nodeSystem } from "@tideward/shedder/node";
 import type { LoadSamplerOptions, SamplerSystem } from "@tideward/shedder/node";
 
 describe("Shedder", () => {
   test("takes a Partial of the Shed policy laid over the preset", () => {
-    expectTypeOf<ConstructorParameters<typeof Shedder>>().toEqualTypeOf<[policy?: Partial<Shed>, now?: number]>();
+    expectTypeOf<ConstructorParameters<typeof Shedder>>().toEqualTypeOf<
+      [policy?: Partial<Shed>, now?: number, priorities?: Levels]
+    >();
+    // A Priorities of @tideward/concurrency is a set of levels the shedder reads.
+    new Shedder({}, 0, criticality);
     expectTypeOf(shed).toEqualTypeOf<Shed>();
     expectTypeOf(new Shedder({ ...shed, cpu: 800 }).policy).toEqualTypeOf<Shed>();
     expectTypeOf<keyof Shed>().toEqualTypeOf<"size" | "window" | "cpu" | "latency" | "beta" | "cool" | "floor">();

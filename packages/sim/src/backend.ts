@@ -111,8 +111,8 @@ export interface BackendSpec {
   readonly label: string;
 }
 
-/** Checks backend options once, naming any bad field. */
-export function backendSpec(options: BackendOptions = {}): BackendSpec {
+/** Checks backend options once, naming any bad field; `start` is the run's (ms), where its dips' times count from. */
+export function backendSpec(options: BackendOptions = {}, start = 0): BackendSpec {
   const o = check.options(options, [...FIELDS], "backend");
   const f = check.or<unknown>(o.failures, none);
   const failures = typeof f === "number" ? constant(f) : f;
@@ -160,7 +160,7 @@ export function backendSpec(options: BackendOptions = {}): BackendSpec {
     throw new RangeError(
       `backend overload ${slowdown === Infinity ? "slowdown" : "failures"} must be finite, got Infinity`,
     );
-  const dips = o.dips === undefined ? undefined : new DipSchedule(o.dips, workers, "backend dips");
+  const dips = o.dips === undefined ? undefined : new DipSchedule(o.dips, workers, "backend dips", start);
   const cap =
     workers === Infinity
       ? "no capacity limit"

@@ -22,17 +22,21 @@ export class Calls {
   hedges = new Int32Array(FIRST_SIZE);
   /** Attempts out (sent, not yet heard). */
   out = new Int32Array(FIRST_SIZE);
-  /** 1 once the call has ended. */
+  /** 1 once the call has ended (see {@link Calls.end}). */
   done = new Uint8Array(FIRST_SIZE);
   /** The last backoff wait, ms (for decorrelated jitter). */
   prev = new Float64Array(FIRST_SIZE);
+  /** Retries made in a row at one instant, each after an attempt answered at once (see `RetryRule`, which writes it from a call's first retry on). */
+  same = new Uint16Array(FIRST_SIZE);
   /** When the call arrived, ms. */
   start = new Float64Array(FIRST_SIZE);
   /** The reference of its latest attempt that is not a hedge (what its deadline times out). */
   current = new Float64Array(FIRST_SIZE);
   gen = new Float64Array(FIRST_SIZE);
-  /** Calls not yet ended. */
+  /** Rows in use: calls not yet ended, and ended ones with an attempt still out (a hedged copy). */
   live = 0;
+  /** Calls not yet ended (in a success, or given up): what a run that stops short leaves unfinished. */
+  pending = 0;
   #free = new Int32Array(FIRST_SIZE);
   #freeN = 0;
   #used = 0;
@@ -60,7 +64,14 @@ export class Calls {
     this.prev[c] = 0;
     this.start[c] = now;
     this.live++;
+    this.pending++;
     return c;
+  }
+
+  /** Call `c` has ended, in a success or given up; its row stays until every attempt of it is heard. */
+  end(c: number): void {
+    this.done[c] = 1;
+    this.pending--;
   }
 
   /** Call `c` has ended and every attempt of it is heard: its row is free again. */
@@ -95,6 +106,7 @@ export class Calls {
     this.out = growI32(this.out, 2 * n);
     this.done = growU8(this.done, 2 * n);
     this.prev = growF64(this.prev, 2 * n);
+    this.same = growU16(this.same, 2 * n);
     this.start = growF64(this.start, 2 * n);
     this.current = growF64(this.current, 2 * n);
     this.gen = growF64(this.gen, 2 * n);
@@ -198,6 +210,12 @@ function growI32(a: Int32Array, n: number): Int32Array<ArrayBuffer> {
 
 function growF64(a: Float64Array, n: number): Float64Array<ArrayBuffer> {
   const b = new Float64Array(n);
+  b.set(a);
+  return b;
+}
+
+function growU16(a: Uint16Array, n: number): Uint16Array<ArrayBuffer> {
+  const b = new Uint16Array(n);
   b.set(a);
   return b;
 }

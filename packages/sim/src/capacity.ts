@@ -1,6 +1,7 @@
 import type { Random } from "@tideward/time";
 import { DROPPED, FULL, TAKEN, badDuration, duration, share } from "./backend";
 import type { BackendSpec, Host, Server } from "./backend";
+import { EVENT_LIMIT, pastClock, pastStretch } from "./clock-range";
 import type { DipSchedule } from "./dips";
 import { FailureSchedule } from "./failures";
 
@@ -141,7 +142,10 @@ export class QueueServer implements Server {
       const d = dist.sample(this.#random);
       if (!(typeof d === "number" && d >= 0 && d < Infinity))
         badDuration(dist, d, ok ? "backend latency" : "backend failLatency");
-      this.#host.serve(now + d, slot);
+      const end = now + d;
+      if (end > EVENT_LIMIT)
+        throw pastClock(ok ? "backend latency" : "backend failLatency", "service", d, end, this.#start);
+      this.#host.serve(end, slot);
       return;
     }
     let ok = this.#outcome[slot] === 1;
@@ -165,7 +169,12 @@ export class QueueServer implements Server {
       throw new RangeError(
         `backend overload and dips stretched a service of ${d} ms by ${stretch} to ${service}: lower the slowdown or the dip's latency factor`,
       );
-    this.#host.serve(now + service, slot);
+    const end = now + service;
+    if (end > EVENT_LIMIT)
+      throw stretch === 1
+        ? pastClock(ok ? "backend latency" : "backend failLatency", "service", d, end, this.#start)
+        : pastStretch(d, stretch, end, this.#start);
+    this.#host.serve(end, slot);
   }
 
   #smooth(now: number): void {

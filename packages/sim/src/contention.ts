@@ -2,6 +2,7 @@ import type { Random } from "@tideward/time";
 import { TAKEN, duration, share } from "./backend";
 import type { BackendSpec, Host, Server } from "./backend";
 import { fails, grow8 } from "./capacity";
+import { EVENT_LIMIT, pastClock } from "./clock-range";
 
 /**
  * The contention backend: one resource under optimistic concurrency control, as in Brooker's
@@ -50,7 +51,9 @@ export class ContentionServer implements Server {
     this.#read[slot] = this.#version;
     this.busy++;
     const window = this.spec.window as NonNullable<BackendSpec["window"]>;
-    this.#host.serve(now + duration(window, this.#random, "backend contention window"), slot);
+    const d = duration(window, this.#random, "backend contention window");
+    if (now + d > EVENT_LIMIT) throw pastClock("backend contention window", "window", d, now + d, this.#start);
+    this.#host.serve(now + d, slot);
     return TAKEN;
   }
 

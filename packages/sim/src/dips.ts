@@ -1,5 +1,6 @@
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
+import { EVENT_LIMIT } from "./clock-range";
 import { IndexHeap, edgeAt } from "./heap";
 
 /**
@@ -92,7 +93,8 @@ export class DipSchedule {
   /** Whether any dip stretches service times. */
   readonly stretches: boolean;
 
-  constructor(dips: readonly Dip[], workers: number, what: string) {
+  /** @param start - the run's start, ms: each dip's edges must lie within ±2^44 ms of the epoch from it */
+  constructor(dips: readonly Dip[], workers: number, what: string, start = 0) {
     if (!Array.isArray(dips)) throw new TypeError(`${what} must be an array of dips, got ${check.describe(dips)}`);
     // Every index, holes included (map would skip them, and leave holes for the sweep to trip on).
     const checked = Array.from(dips as readonly unknown[], (d, i) => {
@@ -102,6 +104,15 @@ export class DipSchedule {
       const from = check.nonNegative(o.from, `${what}[${i}] from (ms)`);
       const to = check.nonNegative(o.to, `${what}[${i}] to (ms)`);
       if (to < from) throw new RangeError(`${what}[${i}] to (ms) must be at least from (${from}), got ${to}`);
+      // Its edges are events of the run (where the workers change, the queue is looked at).
+      for (const [field, at] of [
+        ["from", from],
+        ["to", to],
+      ] as const)
+        if (!(start + at <= EVENT_LIMIT))
+          throw new RangeError(
+            `${what}[${i}] ${field} (ms) must lie within ${EVENT_LIMIT} ms (2^44) of the epoch from the run's start, as far as a run's events may reach: start ${start} + ${at} is past it`,
+          );
       const factor = check.positive(check.or(o.latency, 1), `${what}[${i}] latency (a factor)`);
       let left = workers;
       if (o.workers !== undefined) {

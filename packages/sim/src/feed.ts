@@ -2,6 +2,8 @@ import { check } from "@tideward/time/internal";
 import { SPAN } from "./calls";
 import { formatCount } from "./memory";
 import type { Arrivals, Traffic, TrafficContext } from "./traffic";
+import { TICK } from "./watch";
+import type { Watch } from "./watch";
 
 /**
  * Arrivals at one instant in a row past which a traffic is taken not to advance: as many calls as
@@ -25,9 +27,16 @@ export class Feed {
   readonly #end: number;
   #last: number;
   #same = 0;
+  readonly #watch: Watch | undefined;
+  // Arrivals left before the watch is told: a small integer either way, so the count stays cheap
+  // to keep (with no watch, it only starts over).
+  #untilTick: number;
 
-  constructor(traffic: Traffic, context: TrafficContext, keys: number) {
+  /** @param watch - the running scenario's, told of the calls offered every {@link TICK} and at {@link Feed.finish} */
+  constructor(traffic: Traffic, context: TrafficContext, keys: number, watch?: Watch) {
     this.#keys = keys;
+    this.#watch = watch;
+    this.#untilTick = TICK;
     this.#end = context.end;
     const arrivals = traffic.open(context);
     if (arrivals === null || typeof arrivals !== "object" || typeof arrivals.next !== "function")
@@ -73,6 +82,15 @@ export class Feed {
     }
     this.key = key;
     this.cost = cost;
+    if (--this.#untilTick === 0) {
+      this.#untilTick = TICK;
+      this.#watch?.add(TICK);
+    }
     return next;
+  }
+
+  /** The run is over: the watch hears of the calls offered since it was last told. */
+  finish(): void {
+    this.#watch?.add(TICK - this.#untilTick);
   }
 }

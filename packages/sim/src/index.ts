@@ -48,7 +48,13 @@ export type {
 export { InvariantError, isInvariantError } from "./invariant-error";
 export { CallbackError, isCallbackError } from "./callback-error";
 export type { KeyTotals, LatencySummary, PolicyReport, RunResult, Series, Summary } from "./result";
-export { defineScenario, seedKnob, sweep } from "./scenario";
+export { defineScenario, MAX_CALLS, seedKnob } from "./scenario";
+export { sweep } from "./sweep";
+export type { SweepOptions, SweepResult } from "./sweep";
+export type { Progress } from "./watch";
+export { RECOVERED_SHARE, recovery } from "./recovery";
+export type { Recovery, RecoveryOptions } from "./recovery";
+export type { GuardOptionSets } from "./guard-options";
 export type {
   BooleanKnob,
   GuardOption,
@@ -62,8 +68,7 @@ export type {
   ScenarioDefinition,
   ScenarioResult,
   SelectKnob,
-  SweepOptions,
-  SweepResult,
+  Work,
   Table,
 } from "./scenario";
 export { catalogue, scenario } from "./catalogue";

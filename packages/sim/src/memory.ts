@@ -52,6 +52,16 @@ export function own<E extends Error>(error: E): E {
   return error;
 }
 
+/**
+ * `thrown`, marked to pass out of a run as it is (an abort's reason, a progress listener's
+ * error): what the caller stopped the run with is theirs to read, not a callback's failure.
+ * A thrown primitive cannot be marked, and is passed on as any callback's would be.
+ */
+export function passThrough(thrown: unknown): unknown {
+  if (typeof thrown === "object" && thrown !== null) OWN.add(thrown);
+  return thrown;
+}
+
 /** Whether `error` is one of the simulator's own, marked by {@link own}. */
 export function isOwn(error: unknown): boolean {
   return typeof error === "object" && error !== null && OWN.has(error);

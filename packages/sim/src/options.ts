@@ -6,6 +6,7 @@ import { backendSpec } from "./backend";
 import type { BackendOptions, BackendSpec } from "./backend";
 import { distribution } from "./distribution";
 import type { Distribution } from "./distribution";
+import { CLOCK_LIMIT } from "./clock-range";
 import { flag } from "./flag";
 import { formatCount, maxBytesOf } from "./memory";
 import type { PolicySpec } from "./policy";
@@ -119,9 +120,6 @@ const FIELDS = [
 /** Attempts a call may make when nothing but their count ends it (no client deadline, no drain). */
 export const MAX_ATTEMPTS = 10_000;
 
-/** Instants a run may reach, ms either side of 0: where a double still resolves a microsecond. */
-export const CLOCK_LIMIT = 2 ** 43;
-
 /** A run's options, read once, copied and checked. */
 export interface RunSpec {
   readonly label: string | undefined;
@@ -233,7 +231,7 @@ export function readOptions(options: SimulationOptions): RunSpec {
     step,
     drain,
     traffic,
-    backend: backendSpec(o.backend),
+    backend: backendSpec(o.backend, start),
     policies: specs,
     invariants: flag(o.invariants, "simulate invariants"),
     perKey: flag(o.perKey, "simulate perKey"),

@@ -8,6 +8,7 @@ import { CLIENT_SIDE, Chain, SERVER_SIDE } from "./chain";
 import { QueueServer } from "./capacity";
 import { ContentionServer } from "./contention";
 import type { Distribution } from "./distribution";
+import { EVENT_LIMIT, pastClock, pastRequest } from "./clock-range";
 import { Feed } from "./feed";
 import { InvariantError } from "./invariant-error";
 import { Budget, formatCount } from "./memory";
@@ -23,6 +24,7 @@ import { Simulator, watchEvents } from "./simulator";
 import { Timers } from "./timers";
 import { checkTraffic } from "./traffic";
 import type { Traffic } from "./traffic";
+import { currentWatch } from "./watch";
 
 // How an answer the client hears went.
 const OK = 0;
@@ -137,7 +139,9 @@ export class Run {
       );
 
       this.#phase = TRAFFIC;
-      this.#feed = new Feed(traffic, { start, end: this.#end, random: this.sim.random("traffic") }, count);
+      // The running scenario's watch, if any, hears of the calls offered.
+      const watch = currentWatch();
+      this.#feed = new Feed(traffic, { start, end: this.#end, random: this.sim.random("traffic") }, count, watch);
       const first = this.#feed.first;
       if (first < this.#end) this.sim.lane(first, this.#onArrival);
     } catch (e) {
@@ -160,6 +164,7 @@ export class Run {
             }
           : undefined;
       this.#drive(this.#end + spec.drain, each);
+      this.#feed.finish();
       this.#rec.finish();
       this.#phase = POLICY;
       // Only once nothing is left anywhere: a call can end (its client gave up) while its attempt is still on the server.
@@ -184,7 +189,7 @@ export class Run {
       backend: spec.backend.label,
       policies,
       series: this.#rec.series(),
-      summary: this.#rec.summary(sim.events, this.#calls.live),
+      summary: this.#rec.summary(sim.events, this.#calls.pending),
       ...(keys === undefined ? {} : { keys }),
     };
   }
@@ -268,8 +273,8 @@ export class Run {
     if (c >= 0) this.#attempt(c, now, RETRY);
   }
 
-  /** The client has heard how one of call `c`'s attempts went (or stopped waiting for it). */
-  #resolve(c: number, now: number, ok: boolean, refused: boolean): void {
+  /** The client has heard how one of call `c`'s attempts (sent at `sent`) went, or stopped waiting for it. */
+  #resolve(c: number, now: number, ok: boolean, refused: boolean, sent: number): void {
     const calls = this.#calls;
     const out = --calls.out[c];
     if (calls.done[c] === 1) {
@@ -278,7 +283,7 @@ export class Run {
     }
     const key = calls.key[c];
     if (ok) {
-      calls.done[c] = 1;
+      calls.end(c);
       this.#rec.done(now, key, true, now <= calls.start[c] + this.#timers.deadline);
       if (out === 0) calls.close(c);
       return;
@@ -286,12 +291,13 @@ export class Run {
     // A hedged copy is still out: wait for it.
     if (out > 0) return;
     this.#phase = BACKOFF;
-    const delay = this.#retry.next(calls, c, now, refused);
+    const delay = this.#retry.next(calls, c, now, refused, sent);
     if (delay >= 0) {
+      if (now + delay > EVENT_LIMIT) throw pastClock("client retry backoff", "wait", delay, now + delay, this.#start);
       this.sim.at(now + delay, this.#onRetry, calls.ref(c));
       return;
     }
-    calls.done[c] = 1;
+    calls.end(c);
     this.#rec.done(now, key, false, false);
     calls.close(c);
   }
@@ -312,7 +318,7 @@ export class Run {
     if (chain.clients > 0 && !chain.admit(CLIENT_SIDE, a, now, key, cost)) {
       rec.refuse(now, key, chain.reason);
       this.#attempts.close(a);
-      this.#resolve(c, now, false, true);
+      this.#resolve(c, now, false, true, now);
       return;
     }
     const delay = chain.clients > 0 ? chain.delay : 0;
@@ -322,7 +328,7 @@ export class Run {
         if (chain.clients > 0) chain.release(CLIENT_SIDE, a, now, key);
         rec.refuse(now, key, chain.reason);
         this.#attempts.close(a);
-        this.#resolve(c, now, false, true);
+        this.#resolve(c, now, false, true, now);
         return;
       }
       rec.admit(now, key);
@@ -335,7 +341,9 @@ export class Run {
     rec.gauge(IN_FLIGHT, ++this.#inFlight, now);
     this.#timers.attempt(a, c, now, kind);
     const leg = this.#request === undefined ? 0 : this.#leg(this.#request, "simulate network request");
-    this.sim.at(now + delay + leg, this.#onReach, this.#attempts.ref(a));
+    const at = now + delay + leg;
+    if (at > EVENT_LIMIT) throw pastRequest(delay, leg, at, this.#start);
+    this.sim.at(at, this.#onReach, this.#attempts.ref(a));
   }
 
   #leg(d: Distribution, what: string): number {
@@ -354,9 +362,10 @@ export class Run {
     rec.gauge(IN_FLIGHT, --this.#inFlight, now);
     if (ok) rec.success(now, key, now - attempts.start[a]);
     else rec.failure(now, key, timedOut);
+    const sent = attempts.start[a];
     const flags = (attempts.flags[a] |= CLIENT_DONE);
     if ((flags & SERVER_DONE) !== 0) attempts.close(a);
-    this.#resolve(c, now, ok, false);
+    this.#resolve(c, now, ok, false, sent);
   }
 
   /** The answer to attempt `a` leaves the server at `now`: it reaches the client a response leg later. */
@@ -366,7 +375,9 @@ export class Run {
       return;
     }
     // On the wire: the attempt is not the server's any more, but its row stays until the answer lands.
-    const at = now + this.#leg(this.#response, "simulate network response");
+    const leg = this.#leg(this.#response, "simulate network response");
+    const at = now + leg;
+    if (at > EVENT_LIMIT) throw pastClock("network response", "leg", leg, at, this.#start);
     const fire = outcome === OK ? this.#onHeardOk : outcome === FAILED ? this.#onHeardFailed : this.#onHeardRefused;
     this.sim.at(at, fire, this.#attempts.ref(a));
   }
@@ -395,8 +406,9 @@ export class Run {
     this.#rec.gauge(IN_FLIGHT, --this.#inFlight, now);
     attempts.flags[a] |= CLIENT_DONE;
     const c = attempts.call[a];
+    const sent = attempts.start[a];
     attempts.close(a);
-    this.#resolve(c, now, false, true);
+    this.#resolve(c, now, false, true, sent);
   }
 
   // ---- attempts: the server's side ----------------------------------------------------------

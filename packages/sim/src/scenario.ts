@@ -1,6 +1,13 @@
 import { check } from "@tideward/time/internal";
-import { CLOCK_LIMIT } from "./options";
+import { CLOCK_LIMIT } from "./clock-range";
+import { checkOptionSets, guardOptionsOf } from "./guard-options";
+import type { GuardOption, GuardOptionSets } from "./guard-options";
+import { formatCount } from "./memory";
 import type { RunResult } from "./result";
+import { Watch, watching } from "./watch";
+import type { Progress } from "./watch";
+
+export type { GuardOption } from "./guard-options";
 
 /** A value a knob takes: plain JSON, so parameters fit in a URL and cross `postMessage`. */
 export type KnobValue = number | string | boolean;
@@ -15,30 +22,6 @@ interface KnobBase {
   readonly label: string;
   /** One sentence on what it does. */
   readonly doc: string;
-}
-
-/**
- * The `@tideward/guard` option a knob sets in its scenario's first run (tideward's), and how the
- * knob's value becomes the option's: what a page needs to copy a run as the options that
- * reproduce it. The option's value is `knob × scale + offset`.
- */
-export interface GuardOption {
-  /**
-   * Which function takes it: `"guard"` for `guard(fn, options)` (a client's calls), `"admit"`
-   * for `admit(options)` (a server's admission of requests).
-   * @defaultValue "guard"
-   */
-  readonly of?: "guard" | "admit";
-  /** Its path in those options, each field's name joined by dots: `"retry.attempts"`, `"timeout"`. */
-  readonly path: string;
-  /**
-   * What the knob's value is multiplied by, from the knob's unit to the option's: 1 000 for a
-   * knob in seconds and an option in milliseconds.
-   * @defaultValue 1
-   */
-  readonly scale?: number;
-  /** What is then added, in the option's unit: 1 for a knob counting retries and an option counting attempts. @defaultValue 0 */
-  readonly offset?: number;
 }
 
 /** A number in `[min, max]`; `integer` ones are whole. */
@@ -102,7 +85,36 @@ export interface ScenarioResult {
 export interface RunOptions {
   /** The clock reading the runs start at, ms: 0, or a `Date.now()`-scale instant. @defaultValue 0 */
   readonly start?: number;
+  /**
+   * The most calls its runs may be estimated to offer (see {@link Scenario.work}): a run past it
+   * is refused before it starts, naming the knobs that make it large. `Infinity` lifts the bound.
+   * @defaultValue 20 000 000 (seconds to a minute or so of work on one core)
+   */
+  readonly maxCalls?: number;
+  /**
+   * Hears how far the run has come, every 16 384 calls offered and as each of its runs ends. It
+   * may throw (or abort `signal`) to stop the run there; what it throws comes out of `run`.
+   * @defaultValue none
+   */
+  readonly onProgress?: (progress: Progress) => void;
+  /**
+   * Stops the run, with the signal's reason, at the next look at it (where `onProgress` is
+   * told). The run is synchronous: a signal aborted by another task is seen only once it returns,
+   * so abort it from `onProgress`, or end the worker the run is in. @defaultValue none
+   */
+  readonly signal?: AbortSignal;
 }
+
+/** What a scenario's runs are estimated to cost, from its knobs alone, before any is made. */
+export interface Work {
+  /** The calls its runs will offer, over all of them (retries, hedges and events come on top). */
+  readonly calls: number;
+  /** The knobs that set it, named when it is refused. */
+  readonly knobs: readonly string[];
+}
+
+/** The calls a scenario's runs may be estimated to offer unless {@link RunOptions.maxCalls} says otherwise. */
+export const MAX_CALLS = 20_000_000;
 
 /**
  * A named, documented experiment: a function of a plain parameter record (every knob with a
@@ -126,6 +138,21 @@ export interface Scenario {
    * @throws TypeError naming an unknown parameter (and the closest knob) or a value of the wrong type; RangeError for a value outside its knob's range
    */
   run(params?: Readonly<Record<string, unknown>>, options?: RunOptions): ScenarioResult;
+  /**
+   * The `@tideward/guard` options its first run (tideward's) stands for at `params`: every knob
+   * that is an option (see {@link NumberKnob.option}) at its path, in the guard's units, with what
+   * the run fixes or raises beyond them (a backoff's cap raised to its base, say), so `guard()`
+   * and `admit()` take them as they are. Fresh records a call; no run is made.
+   * @throws as {@link Scenario.resolve} does
+   */
+  options(params?: Readonly<Record<string, unknown>>): GuardOptionSets;
+  /**
+   * What its runs at `params` are estimated to cost, from the knobs alone, before any is made:
+   * what {@link RunOptions.maxCalls} is checked against, and what a page can show before it
+   * starts. `undefined` for a scenario whose definition gives no estimate.
+   * @throws as {@link Scenario.resolve} does
+   */
+  work(params?: Readonly<Record<string, unknown>>): Work | undefined;
 }
 
 /** What a scenario's body returns; {@link defineScenario} adds the rest. */
@@ -143,6 +170,17 @@ export interface ScenarioDefinition<P extends Params> {
   readonly summary: string;
   readonly knobs: readonly Knob[];
   run(params: P, start: number): Outcome;
+  /**
+   * The guard options of the first run that its knobs alone do not give (see
+   * {@link Scenario.options}), laid over theirs: a setting it fixes, or a value it raises.
+   * @defaultValue none beyond the knobs'
+   */
+  options?(params: P): GuardOptionSets;
+  /**
+   * What its runs at `params` will cost (see {@link Scenario.work}): the calls they offer, and the
+   * knobs that set it. @defaultValue no estimate, and no bound
+   */
+  work?(params: P): Work;
 }
 
 /** The seed knob every scenario has: the same seed, the same traffic and the same draws. */
@@ -181,6 +219,18 @@ export function defineScenario<P extends Params>(definition: ScenarioDefinition<
     if (typeof value !== "string")
       throw new TypeError(`scenario ${name} ${field} must be text, got ${check.describe(value)}`);
   const body = check.fn<ScenarioDefinition<P>["run"]>(run, `scenario ${name} run`);
+  const optionsFn: unknown = (definition as unknown as Record<string, unknown>).options;
+  const extra =
+    optionsFn === undefined
+      ? undefined
+      : check.fn<NonNullable<ScenarioDefinition<P>["options"]>>(optionsFn, `scenario ${name} options`);
+  const workFn: unknown = (definition as unknown as Record<string, unknown>).work;
+  const estimate =
+    workFn === undefined
+      ? undefined
+      : check.fn<NonNullable<ScenarioDefinition<P>["work"]>>(workFn, `scenario ${name} work`);
+  const workOf = (p: Params): Work | undefined =>
+    estimate === undefined ? undefined : checkWork(estimate.call(definition, p as P), `scenario ${name} work`, names);
   const knobs = checkKnobs(given, `scenario ${name}`);
   const names = knobs.map((k) => k.name);
   for (const k of knobs) {
@@ -219,16 +269,40 @@ export function defineScenario<P extends Params>(definition: ScenarioDefinition<
     knobs: Object.freeze(knobs),
     defaults,
     resolve,
+    options(params?: Readonly<Record<string, unknown>>): GuardOptionSets {
+      const p = resolve(params);
+      const more =
+        extra === undefined ? undefined : checkOptionSets(extra.call(definition, p as P), `scenario ${name} options`);
+      return guardOptionsOf(knobs, p, more);
+    },
+    work(params?: Readonly<Record<string, unknown>>): Work | undefined {
+      return workOf(resolve(params));
+    },
     run(params?: Readonly<Record<string, unknown>>, options: RunOptions = {}): ScenarioResult {
       const p = resolve(params);
-      const o = check.options(options, ["start"], `scenario ${name} run`);
+      const o = check.options(options, ["start", "maxCalls", "onProgress", "signal"], `scenario ${name} run`);
       const start = check.finite(check.or(o.start, 0), `scenario ${name} start (ms)`);
       // Checked here too, so that the message names the option the user gave, not simulate's.
       if (Math.abs(start) > CLOCK_LIMIT)
         throw new RangeError(
           `scenario ${name} start (ms) must be within ±${CLOCK_LIMIT} (2^43 ms, about 278 years either side of the epoch), got ${start}`,
         );
-      const outcome = outcomeOf(body.call(definition, p as P, start), name);
+      const max =
+        o.maxCalls === undefined || o.maxCalls === Infinity
+          ? (o.maxCalls ?? MAX_CALLS)
+          : check.positive(o.maxCalls, `scenario ${name} maxCalls`);
+      const work = workOf(p);
+      if (work !== undefined && work.calls > max)
+        throw new RangeError(
+          `scenario ${name} would offer about ${formatCount(Math.round(work.calls))} calls over its runs (${work.knobs.map((k) => `${k} ${String(p[k])}`).join(", ")}), past maxCalls ${formatCount(max)}${o.maxCalls === undefined ? " (the default)" : ""}: lower ${work.knobs.join(" or ")}, or raise maxCalls (Infinity lifts the bound)`,
+        );
+      const watch = new Watch(work?.calls ?? null, o.onProgress, o.signal, `scenario ${name} run`);
+      // Looked at once before the first run: an abort already given stops it before any work.
+      watch.add(0);
+      const outcome = outcomeOf(
+        watching(watch, () => body.call(definition, p as P, start)),
+        name,
+      );
       return {
         scenario: name,
         title,
@@ -251,8 +325,11 @@ const MAX_OPTIONS = 1_024;
 /**
  * `value` checked as a list of knobs for `what` (`"scenario quota-bursts"`, `"knobArbitrary"`):
  * an array of objects, each of a known kind, with a name of its own, text for its label and doc,
- * and what its kind needs (finite bounds, a default and a step; options of text; a boolean).
- * Each knob's default against its range is the scenario's to check.
+ * and what its kind needs (finite bounds, the least first, a default and a step; options of text;
+ * a boolean). Each knob's default against its range is the scenario's to check.
+ *
+ * Returns frozen copies (their options and guard option too): a knob changed afterwards, in the
+ * definition or through the scenario, cannot widen the range its values are checked against.
  */
 export function checkKnobs(value: unknown, what: string): Knob[] {
   if (!Array.isArray(value))
@@ -283,7 +360,13 @@ export function checkKnobs(value: unknown, what: string): Knob[] {
       for (const field of ["min", "max", "default"] as const)
         if (whole) check.integer(knob[field], `${named} ${field}`);
         else check.finite(knob[field], `${named} ${field}`);
+      if (knob.min > knob.max) throw new RangeError(`${named} min (${knob.min}) must be at most its max (${knob.max})`);
       check.positive(knob.step, `${named} step`);
+      const option = knob.option;
+      return Object.freeze({
+        ...knob,
+        ...(option === null || typeof option !== "object" ? {} : { option: Object.freeze({ ...option }) }),
+      });
     } else if (knob.kind === "select") {
       const options: unknown = knob.options;
       if (!Array.isArray(options) || options.length === 0)
@@ -294,20 +377,20 @@ export function checkKnobs(value: unknown, what: string): Knob[] {
         throw new RangeError(
           `${named} options must be at most ${MAX_OPTIONS} (a list to pick from), got ${options.length}`,
         );
-      Array.from(options as readonly unknown[], (o, j) => {
+      const copies = Array.from(options as readonly unknown[], (o, j) => {
         const x = o as { value?: unknown; label?: unknown } | null;
         if (x === null || typeof x !== "object" || typeof x.value !== "string" || typeof x.label !== "string")
           throw new TypeError(`${named} options[${j}] must be { value, label }, both text, got ${check.describe(o)}`);
+        return Object.freeze({ value: x.value, label: x.label });
       });
       const d: unknown = knob.default;
       if (typeof d !== "string")
         throw new TypeError(`${named} default must be one of its options' values, got ${check.describe(d)}`);
-    } else {
-      const d: unknown = knob.default;
-      if (typeof d !== "boolean")
-        throw new TypeError(`${named} default must be true or false, got ${check.describe(d)}`);
+      return Object.freeze({ ...knob, options: Object.freeze(copies) });
     }
-    return knob;
+    const d: unknown = knob.default;
+    if (typeof d !== "boolean") throw new TypeError(`${named} default must be true or false, got ${check.describe(d)}`);
+    return Object.freeze({ ...knob });
   });
 }
 
@@ -319,6 +402,23 @@ function outcomeOf(value: unknown, name: string): Outcome {
   const o = value as Partial<Outcome>;
   if (!Array.isArray(o.runs))
     throw new TypeError(`${what} outcome runs must be an array of runs, got ${check.describe(o.runs)}`);
+  // Holes read as undefined, and are refused as such.
+  Array.from(o.runs as readonly unknown[], (r, i) => {
+    const run = r as Partial<RunResult> | null;
+    if (
+      run === null ||
+      typeof run !== "object" ||
+      typeof run.label !== "string" ||
+      typeof run.duration !== "number" ||
+      run.summary === null ||
+      typeof run.summary !== "object" ||
+      run.series === null ||
+      typeof run.series !== "object"
+    )
+      throw new TypeError(
+        `${what} outcome runs[${i}] must be a run (what simulate returns: label, duration, series, summary), got ${check.describe(r)}`,
+      );
+  });
   if (o.tables !== undefined && !Array.isArray(o.tables))
     throw new TypeError(`${what} outcome tables must be an array of tables, got ${check.describe(o.tables)}`);
   if (o.figures === null || typeof o.figures !== "object")
@@ -326,6 +426,16 @@ function outcomeOf(value: unknown, name: string): Outcome {
   if (typeof o.report !== "string")
     throw new TypeError(`${what} outcome report must be text, got ${check.describe(o.report)}`);
   return o as Outcome;
+}
+
+/** What a definition's `work` answered, checked to be a {@link Work} naming its own knobs. */
+function checkWork(value: unknown, what: string, names: readonly string[]): Work {
+  const w = value as Partial<Work> | null;
+  if (w === null || typeof w !== "object" || typeof w.calls !== "number" || !(w.calls >= 0))
+    throw new TypeError(`${what} must return { calls, knobs }, calls a number 0 or more, got ${check.describe(value)}`);
+  if (!Array.isArray(w.knobs) || !w.knobs.every((k) => typeof k === "string" && names.includes(k)))
+    throw new TypeError(`${what} knobs must be names of its knobs, got ${check.describe(w.knobs)}`);
+  return { calls: w.calls, knobs: [...(w.knobs as string[])] };
 }
 
 /** Option paths: JavaScript identifiers joined by dots. */
@@ -364,96 +474,4 @@ function checkKnob(scenario: string, knob: Knob, value: unknown): KnobValue {
         throw new TypeError(`${what} must be true or false, got ${check.describe(value)}`);
       return value;
   }
-}
-
-/** The most values one sweep runs: each is a whole scenario run, kept in the result. */
-const MAX_SWEEP_STEPS = 1_000;
-
-/** One point of a {@link sweep}: the knob's value and each run's figures at it. */
-export interface SweepResult {
-  readonly scenario: string;
-  /** The knob swept. */
-  readonly knob: string;
-  /** The parameters the sweep held fixed (the swept knob at its first value). */
-  readonly params: Params;
-  /** The knob's values, in order. */
-  readonly values: readonly number[];
-  /** The runs' labels, in the scenario's order. */
-  readonly labels: readonly string[];
-  /** `successRate[r][i]`: run `r`'s share of calls that succeeded at value `i` (`null` with no calls). */
-  readonly successRate: readonly (readonly (number | null)[])[];
-  /** Attempts that reached the backend per second. */
-  readonly backendLoad: readonly (readonly number[])[];
-  /** Attempts that reached the backend per call offered. */
-  readonly amplification: readonly (readonly (number | null)[])[];
-  /** Share of attempts refused. */
-  readonly refusalRate: readonly (readonly (number | null)[])[];
-}
-
-/** Options of {@link sweep}. */
-export interface SweepOptions {
-  /** The first value. @defaultValue the knob's minimum */
-  readonly from?: number;
-  /** The last value. @defaultValue the knob's maximum */
-  readonly to?: number;
-  /** How many values, evenly spaced (rounded for an integer knob), from 2 to 1 000 (each is a whole scenario run). @defaultValue 11 */
-  readonly steps?: number;
-  /** The other parameters. @defaultValue the scenario's defaults */
-  readonly params?: Readonly<Record<string, unknown>>;
-  readonly start?: number;
-}
-
-/**
- * Runs `scenario` across a range of one numeric knob and gathers each run's success rate,
- * backend load and retry amplification at every value: how a policy behaves as a failure rate
- * or a client count grows.
- *
- * @throws TypeError when the scenario is not one, or the knob is unknown or not numeric; RangeError
- *   for a range outside the knob's
- */
-export function sweep(scenario: Scenario, knob: string, options: SweepOptions = {}): SweepResult {
-  if (scenario === null || typeof scenario !== "object" || !Array.isArray((scenario as { knobs?: unknown }).knobs))
-    throw new TypeError(
-      `sweep scenario must be a scenario (from the catalogue, or defineScenario), got ${check.describe(scenario)}`,
-    );
-  if (typeof knob !== "string") throw new TypeError(`sweep knob must be a knob's name, got ${check.describe(knob)}`);
-  const k = scenario.knobs.find((x) => x.name === knob);
-  if (k === undefined) {
-    const near = check.closest(
-      knob,
-      scenario.knobs.map((x) => x.name),
-    );
-    throw new TypeError(
-      `sweep: scenario ${scenario.name} has no knob ${JSON.stringify(knob)}${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`}`,
-    );
-  }
-  if (k.kind !== "number" && k.kind !== "integer")
-    throw new TypeError(`sweep: knob ${knob} of ${scenario.name} is a ${k.kind}, not a number`);
-  const o = check.options(options, ["from", "to", "steps", "params", "start"], "sweep");
-  const from = check.between(check.or(o.from, k.min), k.min, k.max, `sweep from (${knob})`);
-  const to = check.between(check.or(o.to, k.max), k.min, k.max, `sweep to (${knob})`);
-  const steps = check.integer(check.or(o.steps, 11), "sweep steps", 2);
-  if (steps > MAX_SWEEP_STEPS) throw new RangeError(`sweep steps must be at most ${MAX_SWEEP_STEPS}, got ${steps}`);
-  const values = Array.from({ length: steps }, (_, i) => {
-    // Rounded to twelve digits, so 0.8 · 3/4 reads 0.6 and not 0.6000000000000001.
-    const v = Number((from + ((to - from) * i) / (steps - 1)).toPrecision(12));
-    return k.kind === "integer" ? Math.round(v) : v;
-  });
-  const base = scenario.resolve(o.params);
-  const results = values.map((v) =>
-    scenario.run({ ...base, [knob]: v }, o.start === undefined ? {} : { start: o.start }),
-  );
-  const labels = results[0].runs.map((r) => r.label);
-  const per = <T>(f: (r: RunResult) => T): T[][] => labels.map((_, r) => results.map((res) => f(res.runs[r])));
-  return {
-    scenario: scenario.name,
-    knob,
-    params: { ...base, [knob]: values[0] },
-    values,
-    labels,
-    successRate: per((r) => r.summary.successRate),
-    backendLoad: per((r) => (r.summary.backendLoad * 1_000) / r.duration),
-    amplification: per((r) => r.summary.amplification),
-    refusalRate: per((r) => r.summary.refusalRate),
-  };
 }

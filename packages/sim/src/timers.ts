@@ -1,5 +1,6 @@
 import type { RetryBudget } from "@tideward/backoff";
 import { CLIENT_DONE } from "./calls";
+import { EVENT_LIMIT, pastClock } from "./clock-range";
 import type { Attempts, Calls } from "./calls";
 import type { RunSpec } from "./options";
 import type { Fire } from "./queue";
@@ -51,7 +52,10 @@ export class Timers {
 
   /** Call `c` arrived at `now` (ms): its deadline. Calls arrive in time order, and so do their deadlines (channel 1). */
   call(c: number, now: number): void {
-    if (this.deadline !== Infinity) this.#sim.channel(1, now + this.deadline, this.onDeadline, this.#calls.ref(c));
+    if (this.deadline === Infinity) return;
+    const at = now + this.deadline;
+    if (at > EVENT_LIMIT) throw this.#past("client deadline", this.deadline, at);
+    this.#sim.channel(1, at, this.onDeadline, this.#calls.ref(c));
   }
 
   /**
@@ -66,6 +70,8 @@ export class Timers {
     const until = calls.start[c] + this.deadline;
     const ref = this.#attempts.ref(a);
     const mine = now + this.#timeout;
+    // Only the timeout can be past the events' range: the deadline was checked when the call came.
+    if (mine < until && mine > EVENT_LIMIT) throw this.#past("client timeout", this.#timeout, mine);
     if (kind !== HEDGE) {
       if (until !== Infinity) calls.current[c] = ref;
       if (mine < until) this.#sim.channel(0, mine, this.onTimeout, ref);
@@ -73,8 +79,15 @@ export class Timers {
       const giveUp = mine < until ? mine : until;
       if (giveUp !== Infinity) this.#sim.at(giveUp, this.onTimeout, ref);
     }
-    if (kind !== HEDGE && this.#hedgeMax > 0 && calls.hedges[c] < this.#hedgeMax && now + this.#hedgeAfter < until)
-      this.#sim.at(now + this.#hedgeAfter, this.#onHedge, calls.ref(c));
+    const hedge = now + this.#hedgeAfter;
+    if (kind !== HEDGE && this.#hedgeMax > 0 && calls.hedges[c] < this.#hedgeMax && hedge < until) {
+      if (hedge > EVENT_LIMIT) throw this.#past("client hedge after", this.#hedgeAfter, hedge);
+      this.#sim.at(hedge, this.#onHedge, calls.ref(c));
+    }
+  }
+
+  #past(what: string, wait: number, at: number): RangeError {
+    return pastClock(what, "wait", wait, at, this.#sim.start);
   }
 
   /** What a call's deadline fires. */

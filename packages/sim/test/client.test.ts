@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { Backoff, Jitter } from "@tideward/backoff";
 import { failures, latency, policy, simulate, traffic } from "@tideward/sim";
 import type { Traffic } from "@tideward/sim";
@@ -96,6 +97,45 @@ describe.each(STARTS)("client (start %s)", (start) => {
     expect(hedged.summary.succeeded).toBeGreaterThan(callsFast);
   });
 
+  it("a call its first copy answered has ended, though its hedge is still out when the drain cuts the run short", () => {
+    // Ten calls at 995 ms, 4 ms each, hedged after 2: the first copies answer at 999, the hedges
+    // would at 1 001, past the run's end.
+    const r = simulate({
+      start,
+      duration: 1_000,
+      drain: 0,
+      traffic: traffic.herd({ clients: 10, at: 995 }),
+      backend: { latency: latency.fixed(4) },
+      client: { hedge: { after: 2 } },
+    });
+    expect(r.summary).toMatchObject({ calls: 10, completed: 10, hedges: 10, unfinished: 0, completionTime: 999 });
+  });
+
+  it("every call ends in a success, is given up or is unfinished, whatever the drain and the hedge", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.boolean(),
+        (drain, after, max, failing) => {
+          const r = simulate({
+            start,
+            duration: 500,
+            drain,
+            traffic: traffic.poisson({ rate: 200 }),
+            backend: { latency: latency.exponential(20), failures: failing ? 0.3 : 0 },
+            client: { hedge: { after, max }, retry: { backoff: { attempts: 2, base: 5 } } },
+          });
+          const s = r.summary;
+          expect(s.completed + s.gaveUp + s.unfinished).toBe(s.calls);
+          expect(s.completionTime === null).toBe(s.unfinished > 0 || s.completed + s.gaveUp === 0);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
   it("retries refusals only when asked to", () => {
     const base = {
       start,
@@ -111,6 +151,60 @@ describe.each(STARTS)("client (start %s)", (start) => {
     });
     expect(again.summary.retries).toBeGreaterThan(0);
   });
+});
+
+describe.each(STARTS)("retries that would not move the clock (start %s)", (start) => {
+  const endless = { attempts: Infinity, backoff: { base: 0 } } as const;
+  const base = { start, duration: 1_000, traffic: traffic.constant({ rate: 10 }) };
+  const stuck =
+    /^simulate client retry: a call retried 10 000 times in a row at one instant \(\d+ ms after the start\), .*client retry backoff wait \(0 ms\) too short to move the clock/;
+
+  it.each([
+    ["a failure that takes no time", { backend: { latency: 0, failures: 1 } }, endless],
+    ["a refusal retried", { policies: [policy.bucket(1, { burst: 1 })] }, { ...endless, refusals: true }],
+    ["a contention window of 0", { backend: { contention: { window: 0 }, failures: 1 } }, endless],
+    [
+      "a full queue",
+      { traffic: traffic.herd({ clients: 2 }), backend: { latency: 5, workers: 1, queue: 0 } },
+      { attempts: 1e9, backoff: { base: 0 } },
+    ],
+  ] as const)("are refused, naming the backoff, after %s", (_, options, retry) => {
+    expect(() => simulate({ ...base, ...options, client: { deadline: 100, retry } })).toThrow(stuck);
+  });
+
+  it("but many retries at one instant, or waits of 0 after answers that take time, still run", () => {
+    const r = simulate({
+      ...base,
+      backend: { latency: 0, failures: 1 },
+      client: { deadline: 100, retry: { attempts: 9_999, backoff: { base: 0 } } },
+    });
+    expect(r.summary).toMatchObject({ calls: 10, attempts: 99_990, gaveUp: 10, unfinished: 0 });
+    const slow = simulate({
+      ...base,
+      backend: { latency: 1, failures: 1 },
+      client: { deadline: 100, retry: { ...endless } },
+    });
+    // Each call retries every millisecond until its deadline.
+    expect(slow.summary.attempts).toBeGreaterThanOrEqual(10 * 99);
+    expect(slow.summary.attempts).toBeLessThanOrEqual(10 * 101);
+    expect(slow.summary.gaveUp).toBe(10);
+  });
+});
+
+it("a retry wait below what the clock resolves at Date.now() scale counts as none", () => {
+  // A nanosecond moves a clock near 0 (and the deadline ends each call), not one near 1.7e12.
+  const run = () =>
+    simulate({
+      start: STARTS[1],
+      duration: 1_000,
+      traffic: traffic.constant({ rate: 10 }),
+      backend: { latency: 0, failures: 1 },
+      client: {
+        deadline: 100,
+        retry: { attempts: Infinity, backoff: { base: 1e-9, cap: 1e-9, jitter: Jitter.rigid } },
+      },
+    });
+  expect(run).toThrow(/at one instant \(0 ms after the start\), .* \(1e-9 ms\) too short to move the clock/);
 });
 
 describe("simulate input checks", () => {

@@ -282,8 +282,58 @@ describe("defineScenario and knobArbitrary refuse what they cannot use, naming i
       () => knobArbitrary(fc, [null as never]),
       /^knobArbitrary knobs\[0\] must be a knob .+, got null$/,
     ],
+    [
+      "a knob whose min is above its max",
+      () => define({ knobs: [{ ...rate, min: 3, max: 1 }] }),
+      /^scenario probe knob rate min \(3\) must be at most its max \(1\)$/,
+    ],
+    [
+      "knobArbitrary with a knob whose min is above its max",
+      () => knobArbitrary(fc, [{ ...rate, kind: "integer", min: 3, max: 1 }]),
+      /^knobArbitrary knob rate min \(3\) must be at most its max \(1\)$/,
+    ],
   ])("%s", (_, act, message) => {
     expect(act).toThrow(message);
+  });
+
+  it.each(catalogue.map((s) => [s.name, s] as const))(
+    "%s: its knobs cannot be changed, so its checks hold (a max raised to 9 000 let 9 000 attempts through)",
+    (_, s) => {
+      for (const k of s.knobs) {
+        expect(Object.isFrozen(k)).toBe(true);
+        if (k.kind === "select") {
+          expect(Object.isFrozen(k.options)).toBe(true);
+          for (const o of k.options) expect(Object.isFrozen(o)).toBe(true);
+        }
+        if (k.kind !== "number" && k.kind !== "integer") continue;
+        if (k.option !== undefined) expect(Object.isFrozen(k.option)).toBe(true);
+        expect(() => ((k as { max: number }).max = k.max + 9_000)).toThrow(TypeError);
+        expect(() => ((k as { kind: string }).kind = "number")).toThrow(TypeError);
+        expect(() => s.resolve({ [k.name]: k.max + k.step })).toThrow(RangeError);
+        if (k.kind === "integer") expect(() => s.resolve({ [k.name]: k.min + 0.5 })).toThrow(/must be a whole number/);
+      }
+    },
+  );
+
+  it("a knob changed in its definition after defineScenario changes nothing", () => {
+    const attempts = {
+      kind: "integer" as string,
+      name: "attempts",
+      label: "",
+      doc: "",
+      default: 2,
+      min: 1,
+      max: 3,
+      step: 1,
+      option: { path: "retry.attempts" },
+    };
+    const s = define({ knobs: [attempts] });
+    attempts.max = 9_000;
+    attempts.kind = "number";
+    attempts.option.path = "timeout";
+    expect(() => s.resolve({ attempts: 9_000 })).toThrow(/attempts must be between 1 and 3, got 9000/);
+    expect(() => s.resolve({ attempts: 500_000_000.5 })).toThrow(/attempts must be a whole number, got 500000000\.5/);
+    expect(s.knobs[0]).toMatchObject({ kind: "integer", max: 3, option: { path: "retry.attempts" } });
   });
 
   it("a well-formed definition runs, its body called on the definition, its knobs drawn by knobArbitrary", () => {

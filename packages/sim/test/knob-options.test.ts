@@ -3,7 +3,8 @@
 // take there is refused naming that path and the unit the knob's scale converts to.
 import { admit, guard } from "@tideward/guard";
 import { describe, expect, it } from "vitest";
-import { catalogue, defineScenario, seedKnob } from "@tideward/sim";
+import fc from "fast-check";
+import { catalogue, defineScenario, knobArbitrary, seedKnob } from "@tideward/sim";
 import type { GuardOption, NumberKnob } from "@tideward/sim";
 
 /** `{ a: { b: value } }` for the path `"a.b"`. */
@@ -72,6 +73,71 @@ describe("knobs that are guard options", () => {
       else expect(message).toContain(`${field} (${unit})`);
     },
   );
+
+  it.each(catalogue.filter((s) => withOption.some((x) => x.scenario === s.name)).map((s) => [s.name, s] as const))(
+    "%s: over every knob's range, its options are what guard() and admit() take, each knob's value at its path",
+    (_, s) => {
+      fc.assert(
+        fc.property(knobArbitrary(fc, s.knobs) as fc.Arbitrary<Record<string, number>>, (params) => {
+          const o = s.options(params);
+          // Plain JSON, as a page copies it.
+          expect(JSON.parse(JSON.stringify(o))).toEqual(JSON.parse(JSON.stringify({ ...o })));
+          expect(() => guard(() => 0, o.guard ?? {})).not.toThrow();
+          expect(() => admit({ load: () => 0, ...o.admit })).not.toThrow();
+          for (const k of s.knobs) {
+            if ((k.kind !== "number" && k.kind !== "integer") || k.option === undefined) continue;
+            const at = k.option.path
+              .split(".")
+              .reduce<unknown>((r, f) => (r as Record<string, unknown>)[f], o[k.option.of ?? "guard"]);
+            const value = Number((params[k.name] * (k.option.scale ?? 1) + (k.option.offset ?? 0)).toPrecision(12));
+            // The backoff scenarios raise a cap below the base to the base, as their runs do.
+            if (k.option.path === "retry.cap")
+              expect(at).toBe(Number(Math.max(params.cap, params.base).toPrecision(12)));
+            else expect(at).toBe(value);
+          }
+        }),
+        { numRuns: 300 },
+      );
+    },
+  );
+
+  it("a definition's options are laid over its knobs', and refused by name when they are not options", () => {
+    const define = (options: unknown) =>
+      defineScenario({
+        name: "probe",
+        title: "Probe",
+        summary: "",
+        knobs: [
+          seedKnob,
+          {
+            kind: "number",
+            name: "t",
+            label: "t",
+            doc: "t",
+            default: 1,
+            min: 0,
+            max: 2,
+            step: 1,
+            option: { path: "retry.base" },
+          },
+        ],
+        run: () => ({ runs: [], figures: {}, report: "" }),
+        ...(options === undefined ? {} : { options }),
+      } as never);
+    expect(define(undefined).options({ t: 2 })).toEqual({ guard: { retry: { base: 2 } } });
+    expect(define(() => ({ guard: { retry: { cap: 5 } }, admit: { gate: { limit: 3 } } })).options({ t: 2 })).toEqual({
+      guard: { retry: { base: 2, cap: 5 } },
+      admit: { gate: { limit: 3 } },
+    });
+    expect(() => define(5)).toThrow(/^scenario probe options must be a function, got number 5$/);
+    expect(() => define(() => null).options()).toThrow(
+      /^scenario probe options must return \{ guard\?, admit\? \}, each a record of options, got null$/,
+    );
+    expect(() => define(() => ({ guard: 1 })).options()).toThrow(
+      /^scenario probe options guard must be a record of options, got 1$/,
+    );
+    expect(() => define(() => ({ server: {} })).options()).toThrow(/scenario probe options has no option "server"/);
+  });
 
   it("a definition whose option is not one refuses to build, naming the knob", () => {
     const define = (option: unknown) =>

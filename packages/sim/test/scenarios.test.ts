@@ -1,6 +1,19 @@
 // Each scenario's report, and the claims it makes, checked against the runs it made.
 import { describe, expect, it } from "vitest";
-import { catalogue, quotaBursts, retryAmplification, shedderRamp, sweep } from "@tideward/sim";
+import fc from "fast-check";
+import {
+  catalogue,
+  defineScenario,
+  knobArbitrary,
+  quotaBursts,
+  retryAmplification,
+  seedKnob,
+  shedderRamp,
+  simulate,
+  sweep,
+  traffic,
+} from "@tideward/sim";
+import type { RunResult } from "@tideward/sim";
 import { STARTS } from "./helpers";
 
 // A Date.now()-scale start on a whole second, so aligned periods open where they do at 0.
@@ -86,6 +99,38 @@ describe.each([0, EPOCH])("three quotas on bursty traffic (start %s)", (start) =
   });
 });
 
+describe.each([0, EPOCH])("quota-bursts over every knob in range (start %s)", (start) => {
+  it("bursts longer than their period run into each other: every call is offered, the rows say they are stretches of time", () => {
+    const r = quotaBursts.run({ spacing: 60 }, { start });
+    // Forty calls 60 ms apart last 2 340 ms, past the next burst at 2 000: five rows of 2 s hold them all.
+    expect(r.runs.map((run) => run.summary.calls)).toEqual([160, 160, 160]);
+    expect(r.tables[0].title).toMatch(/^calls admitted in each 2000 ms of the run, .* running into each other;/);
+    expect(r.tables[0].columns[0]).toBe("2000 ms");
+    expect(r.tables[0].rows).toHaveLength(5);
+    expect(r.report).toContain("bucket passed 18 in the first 2000 ms");
+  });
+
+  it("any knobs run, offering every call of every burst, and admitting no more than the rows offered", () => {
+    // The load narrowed (it is the slow part), the shapes drawn over their whole range.
+    const knobs = quotaBursts.knobs.map((k) =>
+      k.name === "size" ? { ...k, max: 200 } : k.name === "bursts" ? { ...k, max: 8 } : k,
+    );
+    fc.assert(
+      fc.property(knobArbitrary(fc, knobs) as fc.Arbitrary<Record<string, number>>, (params) => {
+        const r = quotaBursts.run(params, { start });
+        for (const run of r.runs) {
+          expect(run.summary.calls).toBe(params.size * params.bursts);
+          expect(r.tables[0].rows.length).toBe(run.series.t.length);
+        }
+        r.tables[0].rows.forEach((row, k) =>
+          row.slice(1).forEach((admitted) => expect(admitted).toBeLessThanOrEqual(r.runs[0].series.offered[k])),
+        );
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
+
 describe.each(STARTS)("retry amplification (start %s)", (start) => {
   const r = retryAmplification.run({}, { start });
   const f = r.figures;
@@ -141,5 +186,63 @@ describe("sweep input", () => {
     expect(() => sweep(retryAmplification, "failurerate")).toThrow(/did you mean "failureRate"/);
     expect(() => sweep(quotaBursts, "align")).toThrow(/boolean, not a number/);
     expect(() => sweep(retryAmplification, "failureRate", { to: 2 })).toThrow(/between 0 and 1/);
+  });
+});
+
+describe("sweep over scenarios whose runs are odd", () => {
+  /** A scenario of one integer knob `n` from 1 to 3 whose runs are `runs(n)`. */
+  const odd = (name: string, runs: (n: number) => readonly unknown[]) =>
+    defineScenario<{ seed: number; n: number }>({
+      name,
+      title: name,
+      summary: "",
+      knobs: [seedKnob, { kind: "integer", name: "n", label: "n", doc: "", default: 1, min: 1, max: 3, step: 1 }],
+      run: (p) => ({ runs: runs(p.n) as RunResult[], figures: {}, report: "" }),
+    });
+  /** A run labelled `label` of `rate` calls a second for a second. */
+  const one = (label: string, rate: number) =>
+    simulate({ label, duration: 1_000, traffic: traffic.constant({ rate }) });
+
+  it("a run that is not one is refused by its index, in run and so in sweep", () => {
+    const nulls = odd("nulls", () => [one("a", 10), null]);
+    const expected =
+      /^scenario nulls run outcome runs\[1\] must be a run \(what simulate returns: label, duration, series, summary\), got null$/;
+    expect(() => nulls.run()).toThrow(expected);
+    expect(() => sweep(nulls, "n")).toThrow(expected);
+    // An array with a hole at 1, as `[a, , b]` would be.
+    const holed = (): unknown[] => {
+      const runs: unknown[] = [one("a", 10)];
+      runs[2] = one("b", 10);
+      return runs;
+    };
+    expect(() => odd("holes", holed).run()).toThrow(/runs\[1\] must be a run .+, got undefined$/);
+  });
+
+  it.each([
+    ["more runs as the knob grows", (n: number) => Array.from({ length: n }, (_, i) => one(`r${i}`, 10 * (i + 1)))],
+    [
+      "fewer runs as the knob grows",
+      (n: number) => Array.from({ length: 4 - n }, (_, i) => one(`r${i}`, 10 * (i + 1))),
+    ],
+  ])("%s: each run followed by its label, null where a value lacks it", (_, runs) => {
+    const s = sweep(odd("changing", runs), "n", { steps: 3 });
+    expect(s.labels).toEqual(["r0", "r1", "r2"]);
+    // Run r_i offers 10·(i + 1) calls a second wherever it is, and is there when runs(n) holds it.
+    s.labels.forEach((_, i) =>
+      s.values.forEach((n, j) => {
+        const there = runs(n).length > i;
+        expect(s.backendLoad[i][j]).toBe(there ? 10 * (i + 1) : null);
+        expect(s.successRate[i][j]).toBe(there ? 1 : null);
+        expect(s.amplification[i][j]).toBe(there ? 1 : null);
+        expect(s.refusalRate[i][j]).toBe(there ? 0 : null);
+      }),
+    );
+  });
+
+  it("two runs with one label at one value are refused, naming the label and the value", () => {
+    const twins = odd("twins", (n) => [one("a", 10), one(n === 2 ? "a" : "b", 10)]);
+    expect(() => sweep(twins, "n", { steps: 3 })).toThrow(
+      /^sweep: scenario twins has two runs labelled "a" at n 2: a sweep follows each run by its label$/,
+    );
   });
 });

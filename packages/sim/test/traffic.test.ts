@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { keys, latency, simulate, traffic } from "@tideward/sim";
 import { STARTS, collect, counts, moments } from "./helpers";
 
@@ -41,6 +42,58 @@ describe.each(STARTS)("traffic models (start %s)", (start) => {
 
   it("bursts: a count of bursts stops the stream", () => {
     expect(collect(traffic.bursts({ size: 3, spacing: 0, every: 100, count: 2 }), 10_000, start).t).toHaveLength(6);
+  });
+
+  it("bursts that overlap come in time order, every call of every burst (none dropped)", () => {
+    const { t } = collect(traffic.bursts({ size: 100, spacing: 100, every: 2_000, at: 970, count: 2 }), 4_000, start);
+    // The first burst's calls from 970 to 3 970 ms, the second's from 2 970 ms: 31 + 11.
+    expect(t).toHaveLength(42);
+    const expected = [
+      ...Array.from({ length: 31 }, (_, i) => start + 970 + i * 100),
+      ...Array.from({ length: 11 }, (_, i) => start + 970 + 2_000 + i * 100),
+    ].sort((a, b) => a - b);
+    expect(t).toEqual(expected);
+    expect(
+      simulate({ start, duration: 5_000, traffic: traffic.bursts({ size: 3, spacing: 10, every: 15 }) }).summary.calls,
+    ).toBe(
+      // Bursts begin every 15 ms from 0 to 4 995 ms; the calls at 5 000, 5 005 and 5 015 ms are past the run.
+      334 * 3 - 3,
+    );
+  });
+
+  it("bursts: whatever their size, spacing, period and count, exactly their calls before the end, in time order", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 30 }),
+        fc.oneof(fc.constant(0), fc.double({ min: 0, max: 200, noNaN: true })),
+        fc.double({ min: 5, max: 500, noNaN: true }),
+        fc.double({ min: 0, max: 300, noNaN: true }),
+        fc.option(fc.integer({ min: 0, max: 40 }), { nil: undefined }),
+        (size, spacing, every, at, count) => {
+          const duration = 2_000;
+          const { t } = collect(traffic.bursts({ size, spacing, every, at, count }), duration, start);
+          // Every call's time as the model computes it, in order.
+          const origin = start + at;
+          const want: number[] = [];
+          for (let k = 0; k < (count ?? Infinity) && origin + k * every < start + duration; k++)
+            for (let i = 0; i < size; i++) {
+              const x = origin + k * every + i * spacing;
+              if (x < start + duration) want.push(x);
+            }
+          want.sort((a, b) => a - b);
+          expect(t).toEqual(want);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
+  it("bursts refuses overlap it could not keep in order, naming size, spacing and every", () => {
+    expect(() => traffic.bursts({ size: 1e9, spacing: 1_000, every: 0.001 })).toThrow(
+      /^traffic\.bursts size 1 000 000 000 × spacing 1000 ms lasts 999999999000 ms, with a burst every 0\.001 ms: more than 4 194 304 bursts would be under way at once; lower size or spacing, or raise every$/,
+    );
+    // The same bursts, few enough to be under way at once, are taken.
+    expect(() => traffic.bursts({ size: 1e9, spacing: 1_000, every: 0.001, count: 4_194_304 })).not.toThrow();
   });
 
   it("ramp: the rate rises in a straight line (per-10 s counts within 5 standard errors of the line)", () => {

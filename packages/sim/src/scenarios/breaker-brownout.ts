@@ -93,6 +93,8 @@ export const breakerBrownout = defineScenario<BreakerBrownoutParams>({
     },
     durationKnob({ default: 160, min: 10, max: 3_600, step: 10 }),
   ],
+  // Every contender, with a failure costing nothing and costing capacity, without retries and with.
+  work: (p) => ({ calls: CONTENDERS.length * 2 * 2 * p.rate * p.duration, knobs: ["rate", "duration"] }),
   run(p, start) {
     checkDuration("breaker-brownout", start, p.duration);
     if (p.to < p.from)

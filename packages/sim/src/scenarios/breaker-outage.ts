@@ -131,6 +131,17 @@ export const breakerOutage = defineScenario<BreakerOutageParams>({
       step: 1,
     },
   ],
+  // Every contender over the run, and with a spread each breaker over five outage ends and the
+  // seeds, each to 30 s past its outage.
+  work: (p) => {
+    const who = breakerLineup({ threshold: p.threshold, openFor: p.openFor * 1_000 });
+    const spread = [0, 1, 2, 3, 4].reduce((s, d) => s + (p.outageTo * 1_000 + d * 1_000 + SPREAD_RUN), 0);
+    const breakers = who.filter((c) => c.spec !== undefined).length;
+    return {
+      calls: p.rate * (who.length * p.duration + (breakers * p.spreadSeeds * spread) / 1_000),
+      knobs: p.spreadSeeds > 0 ? ["rate", "duration", "spreadSeeds", "outageTo"] : ["rate", "duration"],
+    };
+  },
   run(p, start) {
     const { from, to } = outageOf("breaker-outage", p);
     checkDuration("breaker-outage", start, p.duration);

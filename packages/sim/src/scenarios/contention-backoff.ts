@@ -6,7 +6,7 @@ import type { RunResult } from "../result";
 import { simulate } from "../simulate";
 import { defineScenario, seedKnob } from "../scenario";
 import { num, percent, outcome } from "../report";
-import { baseKnob, capKnob } from "./knobs";
+import { baseKnob, capKnob, capOf } from "./knobs";
 import { checkEnd } from "./run-end";
 
 /** The parameters of {@link contentionBackoff}. */
@@ -72,9 +72,11 @@ export const contentionBackoff = defineScenario<ContentionBackoffParams>({
       step: 1,
     },
   ],
+  options: (p) => ({ guard: { retry: { cap: capOf(p) } } }),
+  work: (p) => ({ calls: STRATEGIES.length * p.seeds * p.clients, knobs: ["clients", "seeds"] }),
   run(p, start) {
     checkEnd("contention-backoff", start, 1, "", "its run of 1 ms");
-    const cap = Math.max(p.cap, p.base);
+    const cap = capOf(p);
     const once = (jitter: JitterType | undefined, seed: number, label: string): RunResult =>
       simulate({
         seed,

@@ -7,7 +7,7 @@ import { herd } from "../bursts";
 import type { RunResult } from "../result";
 import { defineScenario, seedKnob } from "../scenario";
 import { num, outcome } from "../report";
-import { attemptsKnob, baseKnob, capKnob, workersKnob } from "./knobs";
+import { attemptsKnob, baseKnob, capKnob, capOf, workersKnob } from "./knobs";
 import { checkDuration } from "./run-end";
 
 /** The parameters of {@link herdBackoff}. */
@@ -112,6 +112,8 @@ export const herdBackoff = defineScenario<HerdBackoffParams>({
       unit: "s",
     },
   ],
+  options: (p) => ({ guard: { retry: { cap: capOf(p) } } }),
+  work: (p) => ({ calls: JITTERS.length * p.clients, knobs: ["clients"] }),
   run(p, start) {
     checkDuration("herd-backoff", start, p.duration);
     const recovery = p.recovery * 1_000;
@@ -129,7 +131,7 @@ export const herdBackoff = defineScenario<HerdBackoffParams>({
         queue: p.queue,
       },
     };
-    const cap = Math.max(p.cap, p.base);
+    const cap = capOf(p);
     const runs = JITTERS.map(([label, jitter]) =>
       simulate({
         ...base,

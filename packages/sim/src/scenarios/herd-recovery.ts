@@ -1,4 +1,5 @@
 import { Backoff, Jitter } from "@tideward/backoff";
+import type { Jitter as JitterType } from "@tideward/backoff";
 import { exponential, fixed } from "../distribution";
 import { FailureSchedule } from "../failures";
 import { simulate } from "../simulate";
@@ -6,7 +7,7 @@ import { poisson } from "../rates";
 import type { RunResult } from "../result";
 import { defineScenario, seedKnob } from "../scenario";
 import { outageKnobs, outageOf } from "./outage";
-import { LEAD_COLUMNS, lead, leadCells } from "./lead";
+import { LEAD_COLUMNS, lead, leadCells, leadFigures, recoveryText } from "./lead";
 import { attemptsKnob, durationKnob, rateKnob, ratioKnob, timeoutKnob, workersKnob } from "./knobs";
 import { num, percent, sumBetween, outcome } from "../report";
 import { checkDuration } from "./run-end";
@@ -76,6 +77,8 @@ export const herdRecovery = defineScenario<HerdRecoveryParams>({
     }),
     durationKnob({ default: 60, min: 10, max: 3_600, step: 10 }),
   ],
+  options: (p) => ({ guard: { retry: backoffOf(p, Jitter.full), budget: budgetOf(p) } }),
+  work: (p) => ({ calls: 3 * p.rate * p.duration, knobs: ["rate", "duration"] }),
   run(p, start) {
     checkDuration("herd-recovery", start, p.duration);
     const { from, to } = outageOf("herd-recovery", p);
@@ -94,13 +97,13 @@ export const herdRecovery = defineScenario<HerdRecoveryParams>({
       },
     };
     const timeout = p.timeout * 1_000;
-    const rigid = new Backoff({ base: 200, factor: 2, cap: 5_000, attempts: p.attempts, jitter: Jitter.rigid });
-    const full = new Backoff({ base: 200, factor: 2, cap: 5_000, attempts: p.attempts, jitter: Jitter.full });
+    const rigid = new Backoff(backoffOf(p, Jitter.rigid));
+    const full = new Backoff(backoffOf(p, Jitter.full));
     const runs = [
       simulate({
         ...base,
         label: "full jitter, retry budget",
-        client: { timeout, retry: { backoff: full, budget: { ratio: p.ratio, minPerSecond: 0 } } },
+        client: { timeout, retry: { backoff: full, budget: budgetOf(p) } },
       }),
       simulate({ ...base, label: "rigid backoff, no budget", client: { timeout, retry: { backoff: rigid } } }),
       simulate({ ...base, label: "no retries", client: { timeout } }),
@@ -111,53 +114,49 @@ export const herdRecovery = defineScenario<HerdRecoveryParams>({
     const rows = runs.map((r, i) => {
       const during = loadBetween(r, from, to);
       const after = loadBetween(r, to, to + 5_000);
-      const recovery = recoveredAfter(r, to);
       figures[`${ids[i]}.loadDuringOutage`] = during;
       figures[`${ids[i]}.loadAfterRecovery`] = after;
-      figures[`${ids[i]}.recoverySeconds`] = recovery;
       figures[`${ids[i]}.successRate`] = r.summary.successRate ?? 0;
-      const l = lead(r, { after: to });
-      figures[`${ids[i]}.goodputRate`] = l.goodputRate;
-      figures[`${ids[i]}.backendPerSecond`] = l.backendPerSecond;
-      figures[`${ids[i]}.wasted`] = l.wasted;
-      const cells = leadCells(l, capacity);
       // Recovery here must hold for five seconds: a lucky half-second between waves is not one.
-      cells[3] = recovery >= 0 ? `${num(recovery, 1)} s` : "never in this run";
-      return [r.label, ...cells, `${num(during)}/s`, `${num(after)}/s`, percent(r.summary.successRate)];
+      const l = lead(r, { after: to, hold: HOLD });
+      leadFigures(figures, ids[i], l);
+      return [
+        r.label,
+        ...leadCells(l, capacity),
+        `${num(during)}/s`,
+        `${num(after)}/s`,
+        percent(r.summary.successRate),
+      ];
     });
     const table = {
       title: `${p.rate} calls/s to a backend with room for ${num(capacity)}/s, failing from ${p.outageFrom} s to ${p.outageTo} s; clients wait ${p.timeout} s and try up to ${p.attempts} times`,
       columns: ["", ...LEAD_COLUMNS, "backend load in the outage", "in the 5 s after it", "calls that succeeded"],
       rows,
     };
-    const rigidRecovery = figures["rigid.recoverySeconds"];
+    const back = (id: string) => recoveryText(figures, id, "", 1);
     return outcome(
       runs,
       table,
       figures,
-      `Without a budget the retries raised the load on the failing backend to ${num(figures["rigid.loadDuringOutage"])} calls/s (${num(figures["rigid.loadDuringOutage"] / p.rate, 1)}× the traffic), and the recovered backend ${rigidRecovery >= 0 ? `took ${num(rigidRecovery, 1)} s to serve 90 % again` : "had not served 90 % again by the end of the run"}; with full jitter and a budget the load stayed at ${num(figures["budget.loadDuringOutage"])} calls/s and success came back after ${num(figures["budget.recoverySeconds"], 1)} s.`,
+      `Without a budget the retries raised the load on the failing backend to ${num(figures["rigid.loadDuringOutage"])} calls/s (${num(figures["rigid.loadDuringOutage"] / p.rate, 1)}× the traffic), and the recovered backend ${figures["rigid.recovered"] === 1 ? `took ${back("rigid")} to serve 90 % again` : "had not served 90 % again by the end of the run"}; with full jitter and a budget the load stayed at ${num(figures["budget.loadDuringOutage"])} calls/s and ${figures["budget.recovered"] === 1 ? `goodput came back after ${back("budget")}` : "goodput had not come back by the end of the run"}.`,
     );
   },
 });
 
+/** How long goodput must stay at 90 % after the outage for the run to count as recovered, ms. */
+const HOLD = 5_000;
+
+/** The retries: 200 ms doubling to 5 s, with `jitter`. */
+function backoffOf(p: HerdRecoveryParams, jitter: JitterType) {
+  return { base: 200, factor: 2, cap: 5_000, attempts: p.attempts, jitter };
+}
+
+/** The budgeted run's retry budget: the ratio knob, with no floor of retries a second. */
+function budgetOf(p: HerdRecoveryParams) {
+  return { ratio: p.ratio, minPerSecond: 0 };
+}
+
 /** Calls a second that reached the backend over `[from, to)`. */
 function loadBetween(r: RunResult, from: number, to: number): number {
   return to > from ? (sumBetween(r.series.t, r.series.backendLoad, from, to) * 1_000) / (to - from) : 0;
-}
-
-/**
- * Seconds after `to` until success is back for good: the first half-second from which calls
- * end in a success at 90 % or more of the rate they are offered, for five seconds running (or
- * to the end of the run); −1 if that never happens.
- */
-function recoveredAfter(r: RunResult, to: number): number {
-  const { t, offered, completed } = r.series;
-  const hold = Math.ceil(5_000 / r.step);
-  for (let i = 0; i < t.length; i++) {
-    if (t[i] < to) continue;
-    let ok = true;
-    for (let j = i; j < Math.min(t.length, i + hold) && ok; j++) ok = completed[j] >= 0.9 * offered[j];
-    if (ok) return (t[i] - to) / 1_000;
-  }
-  return -1;
 }

@@ -90,6 +90,14 @@ export function capKnob(r: Range & { readonly scale?: "log" }): NumberKnob {
   });
 }
 
+/**
+ * The cap the backoff scenarios run with: the `cap` knob, raised to the `base` knob where it is
+ * below (a backoff, and the guard, refuse a cap under the base), in ms.
+ */
+export function capOf(p: { readonly cap: number; readonly base: number }): number {
+  return Math.max(p.cap, p.base);
+}
+
 /** `ratio`: the retries a retry budget allows per first attempt: the guard's `budget.ratio`. */
 export function ratioKnob(r: Range): NumberKnob {
   return knob("number", "ratio", "Budget ratio", "Retries the budget allows per first attempt.", r, {

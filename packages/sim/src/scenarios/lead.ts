@@ -1,6 +1,9 @@
 // The figures every scenario's first table leads with, per run: goodput within the caller's
 // deadline (a share and a rate), the backend's load (against its capacity, where it has one),
-// the time to recover, and the calls wasted. One definition, so every tab reads them alike.
+// the time to recover (as `recovery` defines it), and the calls wasted. One definition, so every
+// tab reads them alike.
+import { recovery } from "../recovery";
+import type { RecoveryOptions } from "../recovery";
 import type { RunResult } from "../result";
 import { num, percent } from "../report";
 
@@ -12,46 +15,32 @@ export interface Lead {
   readonly goodputPerSecond: number;
   /** Attempts that reached the backend, a second over the whole run. */
   readonly backendPerSecond: number;
-  /** Seconds from `after` to recovery, or the rest of the run when it never recovered. */
+  /** Seconds from `after` to recovery, or the rest of the run when it never recovered (see `recovery`). */
   readonly recoverySeconds: number;
   /** Whether it recovered at all. */
   readonly recovered: boolean;
+  /** Decimals its seconds are shown with: the series' resolution (one for half-second buckets). */
+  readonly digits: number;
   /** Attempts served for a caller who had stopped waiting. */
   readonly wasted: number;
 }
 
-/** Options of {@link lead}. */
-export interface LeadOptions {
-  /** When recovery is measured from, ms after the run's start (the end of the outage, of the trigger). */
-  readonly after: number;
-  /** Consecutive one-bucket stretches that must each reach 90 % for it to count as recovered. @defaultValue 1 */
-  readonly hold?: number;
-}
+/** Options of {@link lead}: when recovery is measured from, and how long it must hold (ms), as {@link recovery} takes them. */
+export type LeadOptions = RecoveryOptions;
 
-/**
- * The run's leading figures. Recovery is the first bucket at or after `after` from which `hold`
- * buckets in a row each had at least 90 % of the calls offered in them succeed within the deadline.
- */
+/** The run's leading figures; its recovery as {@link recovery} defines it. */
 export function lead(r: RunResult, options: LeadOptions): Lead {
-  const s = r.series;
   const seconds = r.duration / 1_000;
-  const hold = options.hold ?? 1;
-  const good = (i: number): boolean => s.offered[i] > 0 && s.goodput[i] >= 0.9 * s.offered[i];
-  let recovery = -1;
-  for (let i = 0; i < s.t.length && recovery < 0; i++) {
-    if (s.t[i] < options.after || s.t[i] >= r.duration) continue;
-    let ok = true;
-    for (let j = i; j < i + hold && ok; j++) ok = j < s.t.length && s.t[j] < r.duration && good(j);
-    if (ok) recovery = (s.t[i] - options.after) / 1_000;
-  }
+  // Never negative: a trouble that ends at or past the run's end (the knobs are drawn one by one,
+  // so the page and a property may ask for one) has no recovery to measure, and reads 0.
+  const back = recovery(r, options);
   return {
     goodputRate: r.summary.goodputRate ?? 0,
     goodputPerSecond: r.summary.goodput / seconds,
     backendPerSecond: r.summary.backendLoad / seconds,
-    // Never negative: a trouble that ends at or past the run's end (the knobs are drawn one by
-    // one, so the page and a property may ask for one) has no recovery to measure, and reads 0.
-    recoverySeconds: recovery < 0 ? Math.max(0, r.duration - options.after) / 1_000 : recovery,
-    recovered: recovery >= 0,
+    recoverySeconds: back.seconds,
+    recovered: back.recovered,
+    digits: Math.max(0, Math.ceil(-Math.log10(r.step / 1_000) - 1e-9)),
     wasted: r.summary.wasted,
   };
 }
@@ -71,7 +60,7 @@ export function leadCells(l: Lead, capacity?: number): string[] {
     percent(l.goodputRate),
     `${num(l.goodputPerSecond)}/s`,
     loadCell(l.backendPerSecond, capacity),
-    recovery(l.recovered, l.recoverySeconds),
+    recoveryCell(l.recovered, l.recoverySeconds, "", l.digits),
     String(l.wasted),
   ];
 }
@@ -85,14 +74,14 @@ export function loadCell(perSecond: number, capacity?: number): string {
 
 /**
  * How soon the run `id` recovered, from the figures {@link leadFigures} wrote: `"3 s"` followed by
- * `after` (`" after the trigger"`), or `"never"`.
+ * `after` (`" after the trigger"`), or `"never"`; `digits` decimals.
  */
-export function recoveryText(figures: Readonly<Record<string, number>>, id: string, after = ""): string {
-  return recovery(figures[`${id}.recovered`] === 1, figures[`${id}.recoverySeconds`], after);
+export function recoveryText(figures: Readonly<Record<string, number>>, id: string, after = "", digits = 0): string {
+  return recoveryCell(figures[`${id}.recovered`] === 1, figures[`${id}.recoverySeconds`], after, digits);
 }
 
-function recovery(recovered: boolean, seconds: number, after = ""): string {
-  return recovered ? `${num(seconds)} s${after}` : "never";
+function recoveryCell(recovered: boolean, seconds: number, after: string, digits: number): string {
+  return recovered ? `${num(seconds, digits)} s${after}` : "never";
 }
 
 /** Writes `l` into `figures` under `id.`: goodputRate, goodputPerSecond, backendPerSecond, recoverySeconds, recovered (0 or 1), wasted. */

@@ -126,6 +126,7 @@ export const metastableOverload = defineScenario<MetastableOverloadParams>({
     },
     durationKnob({ default: 120, min: 10, max: 3_600, step: 10 }),
   ],
+  work: (p) => ({ calls: CONTENDERS.length * p.rate * p.duration, knobs: ["rate", "duration"] }),
   run(p, start) {
     checkDuration("metastable-overload", start, p.duration);
     const from = p.triggerFrom * 1_000;
@@ -160,7 +161,7 @@ export const metastableOverload = defineScenario<MetastableOverloadParams>({
     const figures: Record<string, number> = { capacity: p.capacity };
     const rows = runs.map((r, i) => {
       const id = CONTENDERS[i].id;
-      const l = lead(r, { after: to, hold: 5 });
+      const l = lead(r, { after: to, hold: 5_000 });
       leadFigures(figures, id, l);
       const before = refusedBefore(r, from);
       const after = goodputAfter(r, to, 30_000);

@@ -129,6 +129,7 @@ export const quotaAtomic = defineScenario<QuotaAtomicParams>({
     },
     durationKnob({ default: 60, min: 1, max: 3_600, step: 1 }),
   ],
+  work: (p) => ({ calls: 2 * p.rate * p.duration, knobs: ["rate", "duration"] }),
   run(p, start) {
     checkDuration("quota-atomic", start, p.duration);
     const tenantOf = (k: number): string => `tenant-${k % p.tenants}`;

@@ -105,18 +105,31 @@ export const quotaBursts = defineScenario<QuotaBurstsParams>({
       default: true,
     },
   ],
+  work: (p) => ({ calls: 3 * p.size * p.bursts, knobs: ["size", "bursts"] }),
   run(p, start) {
+    // The run lasts as many rows of `every` ms as it takes to offer every call of every burst:
+    // the last call's time as the traffic computes it, on the clock (at Date.now() scale a call
+    // a fraction of a microsecond before a row's end may round onto it).
+    const last = start + p.at + (p.bursts - 1) * p.every + (p.size - 1) * p.spacing;
+    let rowCount = Math.max(p.bursts, Math.floor((last - start) / p.every) + 1);
+    while (!(last < start + rowCount * p.every)) rowCount++;
+    // Each row is one burst when every burst lies within its own `every` ms. Longer bursts, or
+    // ones begun late, run into the next row (or overlap the next burst): a row is then a stretch
+    // of time.
+    const fits = rowCount === p.bursts && p.at + (p.size - 1) * p.spacing < p.every;
     checkEnd(
       "quota-bursts",
       start,
-      p.bursts * p.every,
-      "bursts × every (ms)",
-      `bursts ${p.bursts} × every ${p.every} ms`,
+      rowCount * p.every,
+      fits ? "bursts × every (ms)" : "at, bursts, every, size and spacing",
+      fits
+        ? `bursts ${p.bursts} × every ${p.every} ms`
+        : `${rowCount} × every ${p.every} ms (to the last call of the last burst)`,
     );
     const base = {
       seed: p.seed,
       start,
-      duration: p.bursts * p.every,
+      duration: rowCount * p.every,
       step: p.every,
       traffic: bursts({ size: p.size, spacing: p.spacing, every: p.every, at: p.at, count: p.bursts }),
     };
@@ -125,28 +138,32 @@ export const quotaBursts = defineScenario<QuotaBurstsParams>({
       simulate({ ...base, label: "sliding window", policies: [sliding(p.quota, 1_000)] }),
       simulate({ ...base, label: "period", policies: [period(p.quota, 1_000, { align: p.align })] }),
     ];
-    const rows = Array.from({ length: p.bursts }, (_, k) => [k, ...runs.map((r) => r.series.admitted[k])]);
+    const rows = Array.from({ length: rowCount }, (_, k) => [k, ...runs.map((r) => r.series.admitted[k])]);
     const figures: Record<string, number> = {};
     runs.forEach((r, i) => {
       const id = ["bucket", "sliding", "period"][i];
       figures[`${id}.first`] = r.series.admitted[0];
       figures[`${id}.admitted`] = r.summary.admitted;
     });
+    const quota = `quota ${p.quota} a second`;
     const table = {
-      title: `calls admitted of each burst of ${p.size}, ${p.spacing} ms apart, every ${p.every} ms; quota ${p.quota} a second`,
+      title: fits
+        ? `calls admitted of each burst of ${p.size}, ${p.spacing} ms apart, every ${p.every} ms; ${quota}`
+        : `calls admitted in each ${p.every} ms of the run, bursts of ${p.size} calls ${p.spacing} ms apart every ${p.every} ms from ${p.at} ms, running ${(p.size - 1) * p.spacing > p.every ? "into each other" : "across the rows"}; ${quota}`,
       columns: [
-        "burst",
+        fits ? "burst" : `${p.every} ms`,
         `bucket (${p.quota}/s, burst ${p.quota})`,
         `sliding (${p.quota} in any 1 s)`,
         `period (${p.quota} a second${p.align ? ", aligned" : ""})`,
       ],
       rows,
     };
+    const first = fits ? "of the first burst" : `in the first ${p.every} ms`;
     return outcome(
       runs,
       table,
       figures,
-      `Same quota, three answers: the bucket passed ${figures["bucket.first"]} of the first burst (its saved ${p.quota} and what refilled during the burst), the sliding window ${figures["sliding.first"]} (never more than ${p.quota} in any one-second stretch), the period ${figures["period.first"]} (a fresh quota when the second turns over).`,
+      `Same quota, three answers: the bucket passed ${figures["bucket.first"]} ${first} (its saved ${p.quota} and what refilled during the burst), the sliding window ${figures["sliding.first"]} (never more than ${p.quota} in any one-second stretch), the period ${figures["period.first"]} (a fresh quota when the second turns over).`,
     );
   },
 });

@@ -54,15 +54,11 @@ export const retryAmplification = defineScenario<RetryAmplificationParams>({
     ratioKnob({ default: 0.2, min: 0, max: 2, step: 0.05 }),
     durationKnob({ default: 60, min: 5, max: 3_600, step: 5 }),
   ],
+  options: (p) => ({ guard: { retry: backoffOf(p), budget: budgetOf(p) } }),
+  work: (p) => ({ calls: 3 * p.rate * p.duration, knobs: ["rate", "duration"] }),
   run(p, start) {
     checkDuration("retry-amplification", start, p.duration);
-    const backoff = new Backoff({
-      base: p.base,
-      factor: 2,
-      cap: Math.max(2_000, p.base),
-      attempts: p.attempts,
-      jitter: Jitter.full,
-    });
+    const backoff = new Backoff(backoffOf(p));
     const base = {
       seed: p.seed,
       start,
@@ -74,7 +70,7 @@ export const retryAmplification = defineScenario<RetryAmplificationParams>({
       simulate({
         ...base,
         label: "retries with a budget",
-        client: { retry: { backoff, budget: { ratio: p.ratio, minPerSecond: 0 } } },
+        client: { retry: { backoff, budget: budgetOf(p) } },
       }),
       simulate({ ...base, label: "retries, no budget", client: { retry: { backoff } } }),
       simulate({ ...base, label: "no retries" }),
@@ -123,3 +119,13 @@ export const retryAmplification = defineScenario<RetryAmplificationParams>({
     );
   },
 });
+
+/** The retries of every retrying run: doubling from the base, full jitter, capped at 2 s (or the base, past it). */
+function backoffOf(p: RetryAmplificationParams) {
+  return { base: p.base, factor: 2, cap: Math.max(2_000, p.base), attempts: p.attempts, jitter: Jitter.full };
+}
+
+/** The budgeted run's retry budget: the ratio knob, with no floor of retries a second. */
+function budgetOf(p: RetryAmplificationParams) {
+  return { ratio: p.ratio, minPerSecond: 0 };
+}

@@ -1,6 +1,6 @@
 // Where a scenario's runs end on the clock: simulate refuses a run that ends past 2^43 ms, and
 // names its own `duration`; a scenario checks first, naming what the user typed instead.
-import { CLOCK_LIMIT } from "../options";
+import { CLOCK_LIMIT } from "../clock-range";
 
 /**
  * Checks that a run of `length` ms from `start` (ms) ends within the clock's range, as simulate

@@ -93,6 +93,8 @@ export const shedderRamp = defineScenario<ShedderRampParams>({
       step: 0.1,
     }),
   ],
+  // Two runs of a ramp: its mean rate over the duration.
+  work: (p) => ({ calls: 2 * ((p.from + p.to) / 2) * p.duration, knobs: ["from", "to", "duration"] }),
   run(p, start) {
     checkDuration("shedder-ramp", start, p.duration);
     const duration = p.duration * 1_000;

@@ -82,6 +82,7 @@ export const slowBackend = defineScenario<SlowBackendParams>({
       step: 10,
     }),
   ],
+  work: (p) => ({ calls: CONTENDERS.length * p.rate * p.duration, knobs: ["rate", "duration"] }),
   run(p, start) {
     checkDuration("slow-backend", start, p.duration);
     // A geometric rise in equal steps, then the peak held, then healthy again.
@@ -115,7 +116,7 @@ export const slowBackend = defineScenario<SlowBackendParams>({
     const figures: Record<string, number> = { capacity, capacityAtPeak: (p.workers * 1_000) / Math.max(p.peak, BASE) };
     const rows = runs.map((r, i) => {
       const id = CONTENDERS[i].id;
-      const l = lead(r, { after: END, hold: 3 });
+      const l = lead(r, { after: END, hold: 3_000 });
       leadFigures(figures, id, l);
       const slow = slowGoodput(r);
       figures[`${id}.goodputWhileSlow`] = slow;

@@ -1,6 +1,6 @@
-// The one accounting every path calls when an attempt ends: judge the answer (isFailure), give
-// back what the attempt held (the breaker's permit, the shedder's ticket, the gate's place),
-// report it (onOutcome). A callback that throws here never stops the giving back: its error
+// The one accounting every path calls when an attempt ends: judge the answer (isFailure), settle
+// what the attempt holds of each stage (the breaker's permit, the shedder's ticket, the gate's
+// place), report it (onOutcome). A callback that throws here never stops the giving back: its error
 // becomes the attempt's answer, final, and the value it replaces goes to `discard`.
 import { isRefusal } from "./refusal";
 import type { Outcome } from "./events";
@@ -44,25 +44,11 @@ function judge<R>(o: Resolved<R>, p: Pass<R>): Outcome {
   }
 }
 
-/** Gives back what an admitted attempt held, recording how it went; once only. */
+/** Gives back what an admitted attempt held, each stage told how it went; once only. */
 function account<R>(o: Resolved<R>, p: Pass<R>, outcome: Outcome, end: number): void {
-  if (p.gated) {
-    p.gated = false;
-    o.gate?.leave();
-  }
-  const ticket = p.ticket;
-  if (ticket !== undefined) {
-    p.ticket = undefined;
-    if (outcome === "success") ticket.pass(end);
-    else ticket.fail();
-  }
-  const permit = p.permit;
-  if (permit !== undefined) {
-    p.permit = undefined;
-    if (outcome === "success") permit.pass(end);
-    else if (outcome === "failure" || outcome === "timeout") permit.fail(end);
-    // A cancelled or refused attempt says nothing about the backend: its permit stays unsettled.
-  }
+  if (!p.admitted) return;
+  p.admitted = false;
+  o.pipeline.settle(end, outcome, p);
 }
 
 function report<R>(o: Resolved<R>, p: Pass<R>, attempt: number, hedge: boolean, end: number): void {

@@ -107,7 +107,7 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
     this.#fn = fn;
     this.#o = o;
     this.expiry = new Expiry(o.timers, o.clock);
-    this.#direct = o.hedgeMax === 0 && !(o.bucket !== undefined && o.maxWait > 0);
+    this.#direct = o.hedgeMax === 0 && o.waits === undefined;
     // A budget given to a guard that never retries still counts its first attempts: what another
     // guard sharing it may spend on retries.
     this.#simple =
@@ -136,12 +136,12 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
     try {
       const start = o.clock();
       if (this.#simple) {
-        if (!admit(o, start, pass, Infinity, 1, false)) return rejected(refusalOf(pass));
+        if (!admit(o, start, pass, Infinity, 1)) return rejected(refusalOf(pass));
       } else {
         const end = start + o.deadline;
-        if (!admit(o, start, pass, end, 1, false)) return rejected(refusalOf(pass));
-        // Only a first attempt that reaches the backend earns the budget anything.
-        o.budget?.recordAttempt(start);
+        // A fresh call's first attempt: once admitted, it earns the retry budget its retries.
+        pass.first = true;
+        if (!admit(o, start, pass, end, 1)) return rejected(refusalOf(pass));
         if (end < Infinity || o.timeout < Infinity) {
           const call = new Call<R>(start, end, undefined, true);
           return new Flight<A, R>(this, o, call, pass, args, false, true).promise as unknown as Promise<R>;
@@ -228,7 +228,7 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
         s.addEventListener("abort", onAbort, { once: true });
       }
     } else call = resumed;
-    const waits = o.bucket !== undefined && o.maxWait > 0;
+    const waits = o.waits !== undefined;
     // The attempt just made; the answer the caller gets if the call ends before another attempt
     // is admitted (a refused retry ends the call with it); and the one handed to the caller.
     let p = first;
@@ -239,18 +239,16 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
         if (p === undefined) {
           if (aborted(signal)) throw signal?.reason;
           const pass = new Pass<R>();
-          const admitted = waits
-            ? await enter(o, call, pass)
-            : admit(o, o.clock(), pass, call.end, call.attempts + 1, false);
+          // A fresh call's first attempt, once admitted, earns the retry budget its retries (a
+          // call refused before it reached the backend earns nothing).
+          pass.first = round === 1 && resumed === undefined;
+          const admitted = waits ? await enter(o, call, pass) : admit(o, o.clock(), pass, call.end, call.attempts + 1);
           if (!admitted) {
             // A refused first attempt has nothing else to say.
             if (kept === undefined) throw refusalOf(pass);
             given = kept;
             return answerOf(kept);
           }
-          // A fresh call's first attempt, admitted: what earns the budget its retries (a call
-          // refused before it reached the backend earns nothing).
-          if (round === 1 && resumed === undefined) o.budget?.recordAttempt(pass.at);
           // From here on this attempt answers the call, not the one before it; its credit is spent.
           call.granted = -1;
           if (kept !== undefined) drop(o, kept.threw, kept.result);

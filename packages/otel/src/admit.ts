@@ -8,7 +8,8 @@ import { Gauges, seriesOf } from "./instruments";
 import type { Counts, Row } from "./instruments";
 import { refusalKindOf } from "./guard-metrics";
 import { ATTRIBUTES, METRICS } from "./names";
-import { LoadSeen, watchShedder } from "./policies";
+import { shedderReadings } from "@tideward/guard/internal";
+import { LoadSeen, watchReadings } from "./policies";
 import { readTelemetry } from "./telemetry";
 import type { Instrumentation, TelemetryOptions } from "./telemetry";
 
@@ -96,7 +97,8 @@ export function instrumentAdmit(options: AdmitOptions | undefined, telemetry: Te
   const gauges = new Gauges();
   const attributes = Object.freeze({ [ATTRIBUTES.name]: name });
   gauges.add(series.observable(METRICS.admitKeys), (r) => r.observe(inner.keys, attributes));
-  if (inner.shedder !== undefined) watchShedder(gauges, { meter, name }, inner.shedder, clock, load);
+  if (inner.shedder !== undefined)
+    watchReadings(gauges, { meter, name }, shedderReadings(inner.shedder, load && (() => load.value)), clock);
 
   return {
     check: (key?: string, cost?: number) => {

@@ -19,21 +19,26 @@
 // each rate, the CPU one decision costs the client process and the Redis server (INFO cpu), which
 // say which side sets the rate. Run: pnpm bench redis (REDIS_BENCH=one,three,batch,lease,slow,down,memory
 // picks sections, all by default; REDIS_BENCH_ROUND sets a round's calls, 12 000 by default).
+// REDIS_BENCH_BASELINE=<path to another build's packages/redis/src/index.ts> (an export of an earlier
+// commit, its node_modules linked to this checkout's) adds that build's checkTokenBucket and
+// checkAtomic beside this one's in the same rounds, under a prefix of its own, and prints this
+// build's rate over that one's: how a change moved the rate, taken in one process.
 //
-// Where Redis's time goes in the atomic charge (INFO commandstats over 5 rounds of 200 000
-// pipelined EVALSHAs of the bench's arguments, quiet machine, 2026-12-02): the three SETs about
-// 8 µs, the call with fourteen arguments returning at once 2.3 µs (each argument about 55 ns), the
-// MGET 0.9 µs; the script used to spend 1.5 µs making the functions and tables of its other forms
-// before a set (a closure of many upvalues 0.65 µs), which a set of token buckets now skips; in Lua
-// 5.1, `ARGV[i] + 0` is about 73 ns, a table 66, a closure 49, struct.pack('<dd') 222, its unpack
-// 111, string.format('%d') 267. Locals for struct and math moved it by about 1 % (not kept).
-// A set's numbers as one binary argument (the client writing 2 + 3n doubles into a Buffer, the
-// script one struct.unpack) was tried on 2026-12-02: over 7 interleaved pairs of REDIS_BENCH=three
-// runs, 2.24–2.48× rlf against 2.14–2.54× as sent now, Redis 31–35 µs a charge against 31–39, the
-// client alike (ioredis copies a command holding a Buffer into one of its own): inside the noise,
-// for a change to ScriptClient's types, so not kept. On two cores the client and Redis share the
-// machine, so the rate follows their CPU together: rlf about 140 µs, tideward 62–70, the ceiling
-// 51–55; 2.5× needs tideward at about 57.
+// Where Redis's time goes in the atomic charge (valgrind callgrind: the instructions redis-server
+// runs a call, over 1 000 pipelined EVALSHAs of the bench's arguments on a keyspace the same 1 000
+// warmed; deterministic to ±0.5 %, whatever the machine's load; 2026-12-07): the bare three-key
+// script below 73–76 k, tideward's 136–142 k (as on main before its scripts were built from parts:
+// 131–136 k, 126–128 k without the EXISTS that checked absent keys, which SET … NX now replaces).
+// Nine arguments more than the floor's cost about 10 k however the script reads them, the script's
+// own work about 680 Lua instructions (the floor's 30). Redis's CPU a call (INFO cpu, 15 interleaved
+// rounds of 20 000) is the old script's to within 2 % (0.99×). Tried and not kept: a charge's three
+// numbers as one binary argument (24 bytes, one struct.unpack; 144 k), and the limits' numbers
+// written into the script with a charge naming its limit by index (138 k): each answered no fewer
+// instructions. The script's parts are written out at each call (scripts/link-lua.mjs): in Lua 5.1 a
+// closure costs about 130 ns a call, as much as a token bucket's step. A set's numbers as one
+// binary argument for the whole set (the client writing 2 + 3n doubles into a Buffer) was tried on
+// 2026-12-02: inside the noise, for a change to ScriptClient's types. On two cores the client and
+// Redis share the machine, and the atomic charge's rate follows Redis's CPU (the client's is lower).
 import Redis from "ioredis";
 import { RateLimiterRedis } from "rate-limiter-flexible";
 import { QuotaKey, limitSpec } from "@tideward/quota-engine";
@@ -132,9 +137,14 @@ interface Case {
  * Interleaved rounds; prints each case's decisions a second (its median round) and, for every
  * case after the first, the median over rounds of its rate divided by the first case's rate in
  * the same round: load on this shared machine comes in bursts, and a ratio taken within one round
- * sees the same load on both sides. Resolves with those median ratios (1 for the first case).
+ * sees the same load on both sides. Resolves with those median ratios (1 for the first case), and
+ * `over(i, j)`, the median over rounds of case i's rate over case j's.
  */
-async function rounds(title: string, cases: readonly Case[], round = ROUND): Promise<number[]> {
+interface Rounds {
+  readonly ratios: readonly number[];
+  readonly over: (i: number, j: number) => number;
+}
+async function rounds(title: string, cases: readonly Case[], round = ROUND): Promise<Rounds> {
   const rates: number[][] = cases.map(() => []);
   const clients: number[][] = cases.map(() => []);
   const servers: number[][] = cases.map(() => []);
@@ -156,8 +166,8 @@ async function rounds(title: string, cases: readonly Case[], round = ROUND): Pro
     const sorted = [...xs].sort((a, b) => a - b);
     return sorted[Math.floor(sorted.length / 2)];
   };
-  const first = rates[0];
-  const ratios = rates.map((rs) => median(rs.map((x, r) => x / first[r])));
+  const over = (i: number, j: number): number => median(rates[i].map((x, r) => x / rates[j][r]));
+  const ratios = rates.map((_, i) => over(i, 0));
   console.log(`\n${title} — ${ROUNDS} interleaved rounds, ${INFLIGHT} in flight on one connection`);
   console.log(`  ${"".padEnd(58)} ${"decisions".padStart(11)}      CPU µs a decision: client / Redis`);
   for (const [i, c] of cases.entries()) {
@@ -167,13 +177,28 @@ async function rounds(title: string, cases: readonly Case[], round = ROUND): Pro
       `  ${c.name.padEnd(58)} ${Math.round(median(rates[i])).toLocaleString("en").padStart(11)} /s   ${cpu}   ${ratio}`,
     );
   }
-  return ratios;
+  return { ratios, over };
 }
 
-const engine = new RedisQuotaEngine(ioredisClient(redis), { prefix: "tw:" });
-await engine.addLimit(limitSpec({ name: "r", capacity: RATE, refill: RATE, window: 1_000 }));
-await engine.addLimit(limitSpec({ name: "tenant", capacity: 1_000_000, refill: 1_000_000, window: 1_000 }));
-await engine.addLimit(limitSpec({ name: "model", capacity: 1_000_000, refill: 1_000_000, window: 1_000 }));
+type Engine = Pick<RedisQuotaEngine, "addLimit" | "checkTokenBucket" | "checkAtomic">;
+const limits = async <E extends Engine>(e: E): Promise<E> => {
+  await e.addLimit(limitSpec({ name: "r", capacity: RATE, refill: RATE, window: 1_000 }));
+  await e.addLimit(limitSpec({ name: "tenant", capacity: 1_000_000, refill: 1_000_000, window: 1_000 }));
+  await e.addLimit(limitSpec({ name: "model", capacity: 1_000_000, refill: 1_000_000, window: 1_000 }));
+  return e;
+};
+const engine = await limits(new RedisQuotaEngine(ioredisClient(redis), { prefix: "tw:" }));
+// Another build's engine, side by side (REDIS_BENCH_BASELINE), under a prefix as long as "tw:".
+const BASELINE = process.env.REDIS_BENCH_BASELINE;
+const baseline: Engine | undefined =
+  BASELINE === undefined
+    ? undefined
+    : await limits(
+        new ((await import(BASELINE)) as { RedisQuotaEngine: new (c: unknown, p: object) => Engine }).RedisQuotaEngine(
+          ioredisClient(redis),
+          { prefix: "tb:" },
+        ),
+      );
 const rlf = new RateLimiterRedis({ storeClient: redis, points: RATE, duration: 1, keyPrefix: "rlf" });
 const rlfTenant = new RateLimiterRedis({ storeClient: redis, points: 1_000_000, duration: 1, keyPrefix: "rlft" });
 const rlfModel = new RateLimiterRedis({ storeClient: redis, points: 1_000_000, duration: 1, keyPrefix: "rlfm" });
@@ -196,7 +221,7 @@ const state16 = "0123456789abcdef";
 if (SECTIONS.has("one")) {
   for (const count of [10_000, N]) {
     const at = (i: number): number => order[i] % count;
-    const one = await rounds(`One limit, a random key of ${count.toLocaleString("en")}`, [
+    const { ratios: one, over: oneOver } = await rounds(`One limit, a random key of ${count.toLocaleString("en")}`, [
       { name: "rate-limiter-flexible RateLimiterRedis.consume", fn: (i) => consume(rlf, names[at(i)]) },
       {
         name: "tideward checkTokenBucket, writes coalesced",
@@ -207,83 +232,100 @@ if (SECTIONS.has("one")) {
         fn: (i) => plain.checkTokenBucket(keys[at(i)], "r", Date.now()),
       },
       { name: "ceiling: minimal token-bucket EVALSHA (plain ioredis)", fn: (i) => minimal(at(i)) },
+      ...(baseline === undefined
+        ? []
+        : [
+            {
+              name: "baseline build: checkTokenBucket, writes coalesced",
+              fn: (i: number) => baseline.checkTokenBucket(keys[at(i)], "r", Date.now()),
+            },
+          ]),
     ]);
     console.log(
       `  → tideward ${one[1].toFixed(2)}× rlf coalesced (target ≥ 1.2 at 1M keys), ${one[2].toFixed(2)}× without (target ≥ 1.0); the ceiling ${one[3].toFixed(2)}×`,
     );
+    if (baseline !== undefined) console.log(`  → this build ${oneOver(1, 4).toFixed(3)}× the baseline build's rate`);
   }
 }
 
 if (SECTIONS.has("three")) {
-  const three = await rounds("An atomic three-dimension charge (user, tenant, model) a request, 1 000 000 users", [
-    {
-      name: "rate-limiter-flexible: three consumes (Promise.all)",
-      fn: (i) => {
-        const k = order[i];
-        return Promise.all([
-          consume(rlf, names[k]),
-          consume(rlfTenant, `t${k % 1_000}`, 5),
-          consume(rlfModel, `t${k % 1_000}`, 5),
-        ]);
+  const set = (e: Engine, i: number): Promise<unknown> => {
+    const k = order[i];
+    const t = k % 1_000;
+    return e.checkAtomic(
+      [
+        { key: keys[k], limit: "r", cost: 1 },
+        { key: tenants[t], limit: "tenant", cost: 5 },
+        { key: models[t], limit: "model", cost: 5 },
+      ],
+      Date.now(),
+    );
+  };
+  const { ratios: three, over: threeOver } = await rounds(
+    "An atomic three-dimension charge (user, tenant, model) a request, 1 000 000 users",
+    [
+      {
+        name: "rate-limiter-flexible: three consumes (Promise.all)",
+        fn: (i) => {
+          const k = order[i];
+          return Promise.all([
+            consume(rlf, names[k]),
+            consume(rlfTenant, `t${k % 1_000}`, 5),
+            consume(rlfModel, `t${k % 1_000}`, 5),
+          ]);
+        },
       },
-    },
-    {
-      name: "tideward checkAtomic, one round trip",
-      fn: (i) => {
-        const k = order[i];
-        const t = k % 1_000;
-        return engine.checkAtomic(
-          [
-            { key: keys[k], limit: "r", cost: 1 },
-            { key: tenants[t], limit: "tenant", cost: 5 },
-            { key: models[t], limit: "model", cost: 5 },
-          ],
-          Date.now(),
-        );
+      { name: "tideward checkAtomic, one round trip", fn: (i) => set(engine, i) },
+      {
+        name: "ceiling: minimal three-key EVALSHA (MGET, 3 SET PX)",
+        fn: (i) => {
+          const k = order[i];
+          const t = k % 1_000;
+          return redis.callBuffer(
+            "EVALSHA",
+            minimal3Sha,
+            3,
+            // Names as long as tideward's, under a prefix of their own: its 16 bytes of state are
+            // no bucket's, and tideward's later sections must not read them as one.
+            `m3:{t${t}}B1:r${names[k].length}:${names[k]}r`,
+            `m3:{t${t}}B6:tenant1:*r`,
+            `m3:{t${t}}B5:model1:*gpt`,
+            String(Date.now()),
+            state16,
+          );
+        },
       },
-    },
-    {
-      name: "ceiling: minimal three-key EVALSHA (MGET, 3 SET PX)",
-      fn: (i) => {
-        const k = order[i];
-        const t = k % 1_000;
-        return redis.callBuffer(
-          "EVALSHA",
-          minimal3Sha,
-          3,
-          // Names as long as tideward's, under a prefix of their own: its 16 bytes of state are
-          // no bucket's, and tideward's later sections must not read them as one.
-          `m3:{t${t}}B1:r${names[k].length}:${names[k]}r`,
-          `m3:{t${t}}B6:tenant1:*r`,
-          `m3:{t${t}}B5:model1:*gpt`,
-          String(Date.now()),
-          state16,
-        );
-      },
-    },
-  ]);
-  console.log(
-    `  → tideward ${three[1].toFixed(2)}× three rlf consumes (target ≥ 2.5), and not atomic there: a refused third charge leaves the first two taken; the ceiling ${three[2].toFixed(2)}×`,
+      ...(baseline === undefined ? [] : [{ name: "baseline build: checkAtomic", fn: (i: number) => set(baseline, i) }]),
+    ],
   );
+  console.log(
+    `  → tideward ${three[1].toFixed(2)}× three rlf consumes, and not atomic there: a refused third charge leaves the first two taken; the ceiling ${three[2].toFixed(2)}×`,
+  );
+  // Time a charge against the floor's: the floor's rate over tideward's, each round's, its median.
+  console.log(`  → tideward's time a charge ${threeOver(2, 1).toFixed(3)}× the bare three-key script's (target ≤ 1.3)`);
+  if (baseline !== undefined) console.log(`  → this build ${threeOver(1, 3).toFixed(3)}× the baseline build's rate`);
 }
 
 const ceiling: Case = { name: "ceiling: minimal token-bucket EVALSHA", fn: (i) => minimal(order[i]) };
 
 if (SECTIONS.has("batch")) {
   const BATCH = 100;
-  const batch = await rounds(`The batch path: ${BATCH} decisions a call (checkMany), against the per-call ceiling`, [
-    ceiling,
-    {
-      name: `tideward checkMany, ${BATCH} random keys a call`,
-      per: BATCH,
-      fn: (i) => {
-        const now = Date.now();
-        const inputs = [];
-        for (let j = 0; j < BATCH; j++) inputs.push({ key: keys[order[(i * BATCH + j) & MASK]], now });
-        return engine.checkMany("r", inputs);
+  const { ratios: batch } = await rounds(
+    `The batch path: ${BATCH} decisions a call (checkMany), against the per-call ceiling`,
+    [
+      ceiling,
+      {
+        name: `tideward checkMany, ${BATCH} random keys a call`,
+        per: BATCH,
+        fn: (i) => {
+          const now = Date.now();
+          const inputs = [];
+          for (let j = 0; j < BATCH; j++) inputs.push({ key: keys[order[(i * BATCH + j) & MASK]], now });
+          return engine.checkMany("r", inputs);
+        },
       },
-    },
-  ]);
+    ],
+  );
   console.log(`  → batch decisions ${(batch[1] / batch[0]).toFixed(2)}× the per-call ceiling`);
 }
 

@@ -6,9 +6,9 @@
 // may run along them.
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
+import { palette } from "./colours.ts";
+import { lineStyle } from "./model.ts";
 import type { Chart } from "./model.ts";
-
-const palette = ["#0b6e99", "#c2410c", "#15803d", "#7c3aed", "#b91c1c", "#a16207", "#0f766e", "#be185d"];
 
 interface Drawn {
   plot: uPlot;
@@ -24,13 +24,14 @@ function shapeOf(chart: Chart): string {
   return JSON.stringify([
     chart.kind,
     chart.x.label,
+    chart.x.min,
+    chart.x.max,
     chart.y,
     chart.series.map((s) => [s.label, s.side, s.color, s.dash]),
   ]);
 }
 
-/** A reference line: dotted, on neither side of the comparison (what is offered, a capacity, a threshold). */
-const isReference = (s: Chart["series"][number]): boolean => s.dash === true && s.side === undefined;
+const isReference = (s: Chart["series"][number]): boolean => lineStyle(s) === "dotted";
 
 /** The series in the order they are drawn: the policies' lines first, the reference lines over them. */
 function drawOrder(chart: Chart): Chart["series"] {
@@ -53,6 +54,16 @@ function markIdle(u: uPlot): void {
   u.root.classList.toggle("idle", u.cursor.idx == null);
 }
 
+/** Writes the x axis's drawn ends on the plot's container (`data-x-min`, `data-x-max`), for a reader of the page's markup and its test. */
+function markScale(u: uPlot, key: string): void {
+  const host = u.root.parentElement;
+  const { min, max } = u.scales.x ?? {};
+  if (key === "x" && host !== null && min != null && max != null) {
+    host.dataset.xMin = String(min);
+    host.dataset.xMax = String(max);
+  }
+}
+
 /** A series' colour: its own, or the palette's by its place in the chart (so drawing order does not change it). */
 function colorOf(chart: Chart, s: Chart["series"][number]): string {
   return s.color ?? palette[chart.series.indexOf(s) % palette.length] ?? "#374151";
@@ -64,7 +75,8 @@ function width(host: HTMLElement): number {
 
 /** A series' dash pattern in canvas pixels: uPlot scales a line's width to the screen's pixel ratio but not its dashes. */
 function dashOf(s: Chart["series"][number]): number[] | undefined {
-  const css = s.side === "baseline" ? [6, 4] : isReference(s) ? [0, 8] : s.dash === true ? [2, 3] : undefined;
+  const style = lineStyle(s);
+  const css = style === "dashed" ? [6, 4] : style === "dotted" ? [0, 8] : style === "short" ? [2, 3] : undefined;
   const ratio = typeof window === "undefined" ? 1 : window.devicePixelRatio || 1;
   return css?.map((d) => d * ratio);
 }
@@ -75,7 +87,8 @@ function options(chart: Chart, w: number): uPlot.Options {
     width: w,
     height: 260,
     scales: {
-      x: { time: false },
+      // The axis covers the run, its last bucket included, not only the buckets' starts.
+      x: { time: false, range: (_u, lo, hi) => [chart.x.min ?? lo, chart.x.max ?? hi] },
       y:
         chart.y.log === true
           ? { distr: 3, log: 10 }
@@ -85,9 +98,19 @@ function options(chart: Chart, w: number): uPlot.Options {
       { label: chart.x.label, stroke: "#374151", grid: { stroke: "#e5e7eb" } },
       { label: chart.y.label, stroke: "#374151", grid: { stroke: "#e5e7eb" }, size: 60 },
     ],
-    legend: { live: true },
+    // The legend's marker is drawn as its line is (CSS border styles: a short dash reads as dotted).
+    legend: {
+      live: true,
+      markers: {
+        dash: (_u: uPlot, i: number) => {
+          const s = drawOrder(chart)[i - 1];
+          const style = s === undefined ? "solid" : lineStyle(s);
+          return style === "short" ? "dotted" : style;
+        },
+      },
+    },
     cursor: { drag: { x: false, y: false } },
-    hooks: { setLegend: [markIdle] },
+    hooks: { setLegend: [markIdle], setScale: [markScale] },
     series: [
       { label: chart.x.label, value: (_u, v: number | null) => legendValue(v) },
       ...drawOrder(chart).map((s) => ({

@@ -8,16 +8,15 @@ import { pageScenarios } from "./catalogue.ts";
 import { toCsv } from "./csv.ts";
 import { formatValue } from "./model.ts";
 import type { Figure, Knob, Outcome, Scenario, Value } from "./model.ts";
-import type { CatalogueAnswer, RunAnswer, RunRequest } from "./protocol.ts";
+import type { CatalogueAnswer, ProgressAnswer, RunAnswer, RunRequest } from "./protocol.ts";
 import { snippetName, toSnippet } from "./snippet.ts";
 import { pageScenario } from "./sim-scenarios.ts";
 import type { SimMeta } from "./sim-scenarios.ts";
+import { loadClaims, renderScoreboard } from "./scoreboard.ts";
 import { coerce, hashFor, parseHash, resolve, shown } from "./state.ts";
 import type { Change } from "./state.ts";
 import { closeTuner, openTuner } from "./tuner.ts";
-import { withUnit } from "./units.ts";
-
-const worker = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
+import { duration as describe, withUnit } from "./units.ts";
 
 function el<K extends keyof HTMLElementTagNameMap>(
   tag: K,
@@ -52,12 +51,39 @@ const tuner = must<HTMLElement>("#tuner");
 const TUNER = "tuner";
 const SIM = "sim";
 
+/**
+ * The scenario the page opens on, under the scoreboard: a situation tideward's defaults exist
+ * for (retries holding an overload in place), where the guard's default recovers and retries
+ * without a policy never do.
+ */
+const OPENING = "metastable-overload";
+
+// The first screen is the scoreboard over the opening scenario; a link to a scenario opens
+// with the scoreboard folded, one click away.
+const why = must<HTMLDetailsElement>("#why-details");
+why.open = location.hash === "" || location.hash === "#";
+void loadClaims().then(
+  (claims) => renderScoreboard(must<HTMLElement>("#scoreboard"), claims),
+  (error: unknown) => {
+    must<HTMLElement>("#scoreboard").textContent = `The scoreboard did not load: ${String(error)}`;
+    console.error(error);
+  },
+);
+/** Whether the reader came from a scoreboard's link: the scenario is then scrolled into view. */
+let fromScoreboard = false;
+must<HTMLElement>("#scoreboard").addEventListener("click", (e) => {
+  if (e.target instanceof Element && e.target.closest("a") !== null) fromScoreboard = true;
+});
+
 /** The page's tabs of old, which the simulator's catalogue now shows: a link to one opens its successor, saying so. */
 const successors: Readonly<Record<string, string>> = {
   breaker: "breaker-outage",
   shedder: "shedder-ramp",
   herd: "herd-backoff",
   sweep: TUNER,
+  // The burst table and the quota engine had tabs of their own, repeating the catalogue's.
+  burst: "quota-bursts",
+  quota: "quota-atomic",
 };
 
 /** The simulator's scenarios, as the worker describes them, and every scenario the page has. */
@@ -89,15 +115,61 @@ function pump(): void {
   running = waiting;
   waiting = undefined;
   worker.postMessage(running);
+  watchLong(running.seq);
 }
 
-worker.onmessage = ({ data }: MessageEvent<RunAnswer | CatalogueAnswer>) => {
+/** How long a run goes before the page offers to cancel it, ms: a quick one never shows the button. */
+const LONG = 700;
+const long = must<HTMLElement>("#long-run");
+let longTimer: ReturnType<typeof setTimeout> | undefined;
+let runStarted = 0;
+
+/** Shows the progress and the cancel button once run `seq` has taken longer than {@link LONG}. */
+function watchLong(seq: number): void {
+  clearTimeout(longTimer);
+  runStarted = performance.now();
+  long.hidden = true;
+  bar.removeAttribute("value");
+  delete bar.dataset.done;
+  longTimer = setTimeout(() => {
+    if (running?.seq === seq) long.hidden = false;
+  }, LONG);
+}
+
+function settleLong(): void {
+  clearTimeout(longTimer);
+  long.hidden = true;
+}
+
+/** The run under way, stopped: the worker is ended mid-run (a run is synchronous, so nothing else reaches it) and a fresh one takes its place. */
+function cancel(): void {
+  const stopped = running;
+  worker.terminate();
+  worker = spawn();
+  running = undefined;
+  waiting = undefined;
+  settleLong();
+  setBusy(false);
+  if (stopped !== undefined)
+    status.textContent = `Cancelled after ${((performance.now() - runStarted) / 1_000).toFixed(1)} s: this run of ${scenario.title} did not finish, and the figures below are the last run's. Move a knob to run again.`;
+}
+
+const bar = must<HTMLProgressElement>("#run-progress");
+
+function answer(data: RunAnswer | CatalogueAnswer | ProgressAnswer): void {
   if ("kind" in data) {
-    start(data.scenarios);
+    if (data.kind === "catalogue") start(data.scenarios);
+    else if (data.seq === running?.seq) {
+      // Without an estimate the bar stays indeterminate; a run may pass its estimate a little.
+      if (data.total === null || data.total <= 0) bar.removeAttribute("value");
+      else bar.value = Math.min(1, data.done / data.total);
+      bar.dataset.done = String(data.done);
+    }
     return;
   }
   const answered = running;
   running = undefined;
+  settleLong();
   // An answer for a scenario the reader has left is dropped; one for this scenario is drawn
   // even if a newer request waits, so the plots move with the knob.
   if (answered !== undefined && answered.scenario === scenario.id) {
@@ -109,18 +181,23 @@ worker.onmessage = ({ data }: MessageEvent<RunAnswer | CatalogueAnswer>) => {
   }
   pump();
   if (running === undefined && waiting === undefined) setBusy(false);
-};
-
-worker.onerror = (event) => {
-  status.textContent = `The simulation worker stopped: ${event.message}`;
-  console.error(`worker: ${event.message}`);
-};
-
-function describe(ms: number): string {
-  if (ms >= 3_600_000) return `${(ms / 3_600_000).toFixed(ms % 3_600_000 === 0 ? 0 : 1)} h`;
-  if (ms >= 60_000) return `${(ms / 60_000).toFixed(ms % 60_000 === 0 ? 0 : 1)} min`;
-  return `${(ms / 1_000).toFixed(ms % 1_000 === 0 ? 0 : 1)} s`;
 }
+
+/** The simulation worker: a fresh one after a cancel, its answers heard only while it is the page's. */
+function spawn(): Worker {
+  const w = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
+  w.onmessage = ({ data }: MessageEvent<RunAnswer | CatalogueAnswer | ProgressAnswer>) => {
+    if (w === worker) answer(data);
+  };
+  w.onerror = (event) => {
+    status.textContent = `The simulation worker stopped: ${event.message}`;
+    console.error(`worker: ${event.message}`);
+  };
+  return w;
+}
+
+let worker = spawn();
+must<HTMLButtonElement>("#cancel").addEventListener("click", cancel);
 
 /** A figure's cell; in a table the unit is in the row's or the column's heading, so the cell shows the number alone. */
 function figureCell(f: Figure, unit = true): HTMLElement {
@@ -131,18 +208,45 @@ function figureCell(f: Figure, unit = true): HTMLElement {
   );
 }
 
-function show(next: Outcome, elapsed: number): void {
-  outcome = next;
-  const { runs, ms, calls } = next.simulated;
-  // A finite job (every call at once, run until done) has no length of traffic to state.
-  const each = ms > 0 ? ` of ${describe(ms)} of traffic each` : "";
-  const one = ms > 0 ? ` ${describe(ms)} of traffic` : " a run";
+/** The status line: what was simulated, and how long it took. */
+function said(simulated: Outcome["simulated"], elapsed: number): string {
+  const { runs, ms, calls, done } = simulated;
+  const took = `in ${Math.max(1, Math.round(elapsed))} ms, in a worker.`;
   // The calls are those of every run together, which the figures (per run) are not: say so.
   const offered = withUnit(calls.toLocaleString("en-GB"), "calls");
-  status.textContent =
-    runs === 1
-      ? `Simulated${one} (${offered} offered) in ${Math.max(1, Math.round(elapsed))} ms, in a worker.`
-      : `Simulated ${runs} runs${each} (${offered} offered in all) in ${Math.max(1, Math.round(elapsed))} ms, in a worker.`;
+  // A finite job (every call at once, run until done) has no length of traffic: when it ended.
+  if (done !== undefined)
+    return runs === 1
+      ? `Simulated one job until its every call was done, by ${describe(done)} (${offered} offered) ${took}`
+      : `Simulated ${runs} runs of one job each until every call was done, the slowest by ${describe(done)} (${offered} offered in all) ${took}`;
+  return runs === 1
+    ? `Simulated ${describe(ms)} of traffic (${offered} offered) ${took}`
+    : `Simulated ${runs} runs of ${describe(ms)} of traffic each (${offered} offered in all) ${took}`;
+}
+
+/** A table of figures: a row a label, a cell a figure (the unit in the row's or the column's heading). */
+function figureTable(t: Outcome["tables"][number]): HTMLElement {
+  const head = el("tr", {}, ...t.columns.map((c) => el("th", { scope: "col" }, c)));
+  const body = el(
+    "tbody",
+    {},
+    ...t.rows.map((r) =>
+      el("tr", {}, el("th", { scope: "row" }, r.label), ...r.cells.map((f) => figureCell(f, false))),
+    ),
+  );
+  const table = el(
+    "div",
+    { class: "scroll" },
+    el("table", { class: "figures" }, el("caption", {}, t.caption), el("thead", {}, head), body),
+  );
+  return t.folded === true
+    ? el("details", { class: "folded" }, el("summary", {}, `${t.caption} (${t.rows.length})`), table)
+    : table;
+}
+
+function show(next: Outcome, elapsed: number): void {
+  outcome = next;
+  status.textContent = said(next.simulated, elapsed);
   const seen = new Set<string>();
   for (const chart of next.charts) {
     seen.add(chart.id);
@@ -169,6 +273,8 @@ function show(next: Outcome, elapsed: number): void {
     plots.delete(id);
   }
 
+  // In reading order: the headline figures, the scenario's own tables and what it says of them,
+  // then the page's tables and its sentences on them; tables a reader rarely needs last, folded.
   const figures = must<HTMLElement>("#figures");
   figures.replaceChildren();
   if (next.figures.length > 0) {
@@ -195,29 +301,12 @@ function show(next: Outcome, elapsed: number): void {
       ),
     );
   }
-  for (const t of next.tables) {
-    const head = el("tr", {}, ...t.columns.map((c) => el("th", { scope: "col" }, c)));
-    const body = el(
-      "tbody",
-      {},
-      ...t.rows.map((r) =>
-        el("tr", {}, el("th", { scope: "row" }, r.label), ...r.cells.map((f) => figureCell(f, false))),
-      ),
-    );
-    const table = el(
-      "div",
-      { class: "scroll" },
-      el("table", { class: "figures" }, el("caption", {}, t.caption), el("thead", {}, head), body),
-    );
-    figures.append(
-      t.folded === true
-        ? el("details", { class: "folded" }, el("summary", {}, `${t.caption} (${t.rows.length})`), table)
-        : table,
-    );
-  }
+  if ((next.prose ?? []).length > 0)
+    figures.append(el("div", { class: "reading" }, ...(next.prose ?? []).map((p) => el("p", {}, p))));
+  for (const t of next.tables) if (t.folded !== true) figures.append(figureTable(t));
   must<HTMLElement>("#notes").replaceChildren(
-    ...(next.report === undefined ? [] : [el("pre", { class: "report" }, next.report)]),
     ...next.notes.map((n) => el("p", {}, n)),
+    ...next.tables.filter((t) => t.folded === true).map(figureTable),
   );
   snippet.value = toSnippet(scenario, next, location.hash);
 }
@@ -356,7 +445,7 @@ function select(hash: string): void {
   closeTuner();
   layout.hidden = false;
   tuner.hidden = true;
-  const found = resolve(hash, scenarios);
+  const found = resolve(hash, scenarios, OPENING);
   const changed = found.scenario.id !== scenario.id || plots.size === 0;
   scenario = found.scenario;
   params = { ...found.params };
@@ -377,6 +466,10 @@ function select(hash: string): void {
   }
   renderControls();
   request();
+  if (fromScoreboard) {
+    fromScoreboard = false;
+    title.scrollIntoView({ block: "start" });
+  }
 }
 
 function download(name: string, blob: Blob): void {
@@ -424,7 +517,7 @@ function start(metas: readonly SimMeta[]): void {
   simMetas = metas;
   simScenarios = metas.map(pageScenario);
   scenarios = [...simScenarios, ...pageScenarios];
-  scenario = scenarios[0] ?? scenario;
+  scenario = scenarios.find((s) => s.id === OPENING) ?? scenarios[0] ?? scenario;
   // The simulator's scenarios share one tab and a picker, so the row stays one line however many
   // the catalogue grows to.
   const simTabName = "Simulator scenarios";
@@ -432,7 +525,7 @@ function start(metas: readonly SimMeta[]): void {
     el(
       "a",
       {
-        href: `#${simScenarios[0]?.id ?? ""}`,
+        href: `#${(simScenarios.find((s) => s.id === OPENING) ?? simScenarios[0])?.id ?? ""}`,
         "data-scenario": SIM,
         "data-tab": simTabName,
         title: "The simulator's catalogue",

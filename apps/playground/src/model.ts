@@ -67,11 +67,26 @@ export interface Series {
   readonly dash?: boolean;
 }
 
+/** How a series is drawn: a tideward line solid, a baseline's dashed, a reference (`dash` and no side) dotted, another of tideward's (`dash` with a side) in short dashes. */
+export type LineStyle = "solid" | "dashed" | "dotted" | "short";
+
+export function lineStyle(s: Series): LineStyle {
+  if (s.side === "baseline") return "dashed";
+  if (s.dash === true) return s.side === undefined ? "dotted" : "short";
+  return "solid";
+}
+
 /** A chart: one x axis, a few series. */
 export interface Chart {
   readonly id: string;
   readonly title: string;
-  readonly x: { readonly label: string; readonly values: readonly number[] };
+  /** The x axis: its label, the values the series are at, and the ends it spans when wider than them (a run's last bucket). */
+  readonly x: {
+    readonly label: string;
+    readonly values: readonly number[];
+    readonly min?: number;
+    readonly max?: number;
+  };
   /** The y axis: its label, fixed ends if any, and whether it is logarithmic (for latencies). */
   readonly y: { readonly label: string; readonly min?: number; readonly max?: number; readonly log?: boolean };
   readonly series: readonly Series[];
@@ -129,13 +144,19 @@ export interface Outcome {
   readonly tables: readonly Table[];
   /** Tables of text, shown after the tables of figures. */
   readonly texts?: readonly TextTable[];
-  /** A report as the run printed it (columns aligned by spaces), shown as it is, before the notes. */
+  /** A report as the run printed it (columns aligned by spaces): its tables are shown as tables, its prose as `prose`; "copy as test" asserts it whole. */
   readonly report?: string;
+  /** The report's sentences, paragraph by paragraph: shown after the tables they speak of. */
+  readonly prose?: readonly string[];
   /** A sentence or two saying what the run shows, in terms of its figures. */
   readonly notes: readonly string[];
   readonly replay: Replay;
-  /** What was simulated, for the status line: how many runs, how long each (ms), and the calls offered in all. */
-  readonly simulated: { readonly runs: number; readonly ms: number; readonly calls: number };
+  /**
+   * What was simulated, for the status line: how many runs, how long each (ms), and the calls
+   * offered in all; for a finite job (every call at once, run until done) `ms` is 0 and `done`
+   * is when the slowest run's last call ended (ms).
+   */
+  readonly simulated: { readonly runs: number; readonly ms: number; readonly calls: number; readonly done?: number };
 }
 
 /**
@@ -152,8 +173,14 @@ export interface Scenario {
   readonly knobs: readonly Knob[];
 }
 
-/** Runs a scenario with the knobs' values: the worker calls it, and so do the tests. */
-export type Run = (params: Params) => Outcome;
+/** How far a run has got: calls offered so far, and the calls it was estimated to offer (`null` without an estimate). */
+export interface RunProgress {
+  readonly done: number;
+  readonly total: number | null;
+}
+
+/** Runs a scenario with the knobs' values: the worker calls it (told how far it has got, where the run can say), and so do the tests. */
+export type Run = (params: Params, onProgress?: (progress: RunProgress) => void) => Outcome;
 
 /** Every figure of an outcome, headline and table cells, in display order. */
 export function allFigures(outcome: Outcome): Figure[] {

@@ -16,6 +16,14 @@ export type RunAnswer =
   | { readonly seq: number; readonly ok: true; readonly outcome: Outcome; readonly elapsed: number }
   | { readonly seq: number; readonly ok: false; readonly error: string; readonly elapsed: number };
 
+/** Worker → page: run `seq` has offered `done` of about `total` calls (`null`: no estimate), told as it goes. */
+export interface ProgressAnswer {
+  readonly kind: "progress";
+  readonly seq: number;
+  readonly done: number;
+  readonly total: number | null;
+}
+
 /** Page → tuner's worker: run scenario `of` at each of `points` (each laid over its defaults). */
 export interface SweepRequest {
   readonly kind: "sweep";

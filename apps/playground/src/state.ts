@@ -84,15 +84,17 @@ export function decode(scenario: Scenario, query: string): Params {
 
 /**
  * The scenario a location hash names and its params, and what of the hash was changed: an
- * unknown scenario opens the first one (an empty hash is no change, just the first tab).
+ * unknown scenario opens the `opening` one, or the first (an empty hash is no change, just the
+ * page as it opens).
  */
 export function resolve(
   hash: string,
   all: readonly Scenario[],
+  opening?: string,
 ): { scenario: Scenario; params: Params; changes: Change[] } {
   const { id, query } = parseHash(hash);
   const found = all.find((s) => s.id === id);
-  const scenario = found ?? all[0];
+  const scenario = found ?? all.find((s) => s.id === opening) ?? all[0];
   if (scenario === undefined) throw new Error("the page has no scenarios");
   if (found === undefined && id !== "") {
     // The knobs belong to a scenario that is not here: none of them is read.

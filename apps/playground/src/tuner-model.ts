@@ -51,17 +51,61 @@ function pageRange(k: SimNumberKnob): { min: number; max: number } {
 /** Whether a knob is an option of @tideward/guard (see {@link guardOptions}). */
 const isGuardOption = (k: SimNumberKnob): boolean => k.option !== undefined;
 
-/** The knob to sweep first: one that is a guard option, else one whose label names tideward, else the first. */
+/**
+ * The knob a scenario is tuned by first, where its first guard option is not the policy the
+ * scenario is about: a retry budget's scenarios are swept over the budget's ratio.
+ */
+const preferred: Readonly<Record<string, string>> = {
+  "retry-amplification": "ratio",
+  "herd-recovery": "ratio",
+};
+
+/** The knob to sweep first: the scenario's preferred one, else one that is a guard option, else one whose label names tideward, else the first. */
 function firstKnob(s: SimScenario): SimNumberKnob | undefined {
   const all = sweepable(s);
-  return all.find(isGuardOption) ?? all.find((k) => /tideward/i.test(k.label)) ?? all[0];
+  return (
+    all.find((k) => k.name === preferred[s.name]) ??
+    all.find(isGuardOption) ??
+    all.find((k) => /tideward/i.test(k.label)) ??
+    all[0]
+  );
 }
 
-/** The range swept first: a quarter of the default to four times it (a factor of 16 around what ships), within the control's range. */
-function firstRange(k: SimNumberKnob): { from: number; to: number } {
-  const r = pageRange(k);
-  if (k.default <= 0) return { from: r.min, to: r.max };
-  return { from: Math.max(r.min, k.default / 4), to: Math.min(r.max, k.default * 4) };
+/** Points a knob is swept over until the reader says otherwise: five on the first knob, three on the second. */
+export const FIRST_POINTS = { x: 5, y: 3 } as const;
+
+/**
+ * The range a knob is swept over first: `n` points on the knob's own grid, evenly spaced around
+ * its default (the default one of them), about a quarter of the default apart (at least a step),
+ * moved to stay within the control's range.
+ */
+export function firstRange(k: SimNumberKnob, n: number): { from: number; to: number } {
+  const page = knobOf(k);
+  const { min, max, step } = page.kind === "select" ? { min: k.min, max: k.max, step: k.step } : page;
+  const base = k.default > 0 ? k.default : (max - min) / 10;
+  const wanted = Math.max(step, Math.round(base / 4 / step) * step);
+  const roomDown = k.default - min;
+  const roomUp = max - k.default;
+  // The default as near the middle as the range allows, closer points where it must.
+  const middle = Math.floor((n - 1) / 2);
+  const places = Array.from({ length: n }, (_, i) => i).sort((a, b) => Math.abs(a - middle) - Math.abs(b - middle));
+  let from = min;
+  let to = max;
+  for (const below of places) {
+    const above = n - 1 - below;
+    const fits = Math.min(below === 0 ? Infinity : roomDown / below, above === 0 ? Infinity : roomUp / above);
+    const spacing = Math.min(wanted, Math.floor(fits / step + 1e-9) * step);
+    if (spacing >= step) {
+      from = k.default - below * spacing;
+      to = k.default + above * spacing;
+      break;
+    }
+  }
+  const held = (v: number): number => {
+    const c = coerce(page, String(v));
+    return typeof c === "number" ? c : v;
+  };
+  return { from: held(from), to: held(to) };
 }
 
 /** The state a query string gives, every field checked and held to what the scenario has. */
@@ -84,17 +128,25 @@ export function readTuner(query: string, catalogue: readonly SimScenario[]): Tun
   const y = knobs.find((k) => k.name === q.get("y") && k.name !== x?.name);
   const yr = y === undefined ? { min: 0, max: 0 } : pageRange(y);
   const cost = costs.find((c) => c.value === q.get("cost"))?.value ?? "load";
-  const xn = Math.round(num("xn", 5, 2, 9));
-  const yn = y === undefined ? 1 : Math.round(num("yn", 3, 2, Math.max(2, Math.floor(MAX_POINTS / xn))));
+  const xn = Math.round(num("xn", FIRST_POINTS.x, 2, 9));
+  const yn = y === undefined ? 1 : Math.round(num("yn", FIRST_POINTS.y, 2, Math.max(2, Math.floor(MAX_POINTS / xn))));
+  // A range's ends on the knob's own grid, so the points land on the values the tuner shows.
+  const end = (k: SimNumberKnob | undefined, key: string, fallback: number, lo: number, hi: number): number => {
+    const v = num(key, fallback, lo, hi);
+    const held = k === undefined ? undefined : coerce(knobOf(k), String(v));
+    return typeof held === "number" ? held : v;
+  };
+  const xf = x === undefined ? { from: 0, to: 0 } : firstRange(x, xn);
+  const yf = y === undefined ? { from: 0, to: 0 } : firstRange(y, yn);
   return {
     of: s.name,
     x: x?.name ?? "",
-    x0: num("x0", x === undefined ? 0 : firstRange(x).from, xr.min, xr.max),
-    x1: num("x1", x === undefined ? 0 : firstRange(x).to, xr.min, xr.max),
+    x0: end(x, "x0", xf.from, xr.min, xr.max),
+    x1: end(x, "x1", xf.to, xr.min, xr.max),
     xn,
     y: y?.name ?? "",
-    y0: num("y0", y === undefined ? 0 : firstRange(y).from, yr.min, yr.max),
-    y1: num("y1", y === undefined ? 0 : firstRange(y).to, yr.min, yr.max),
+    y0: end(y, "y0", yf.from, yr.min, yr.max),
+    y1: end(y, "y1", yf.to, yr.min, yr.max),
     yn,
     run: Math.round(num("run", 0, 0, 63)),
     cost,

@@ -6,6 +6,7 @@ import type { SweepAnswer, SweepRequest } from "./protocol.ts";
 import { pageScenario } from "./sim-scenarios.ts";
 import type { SimMeta as SimScenario } from "./sim-scenarios.ts";
 import { hashFor } from "./state.ts";
+import { coerce } from "./state.ts";
 import {
   MAX_POINTS,
   costOf,
@@ -16,6 +17,7 @@ import {
   readTuner,
   sweepable,
   tunerChanges,
+  values,
   writeTuner,
 } from "./tuner-model.ts";
 import type { Point, TunerState } from "./tuner-model.ts";
@@ -90,7 +92,7 @@ function change(next: Partial<TunerState>): void {
     plot();
     return;
   }
-  // A new scenario starts from its own defaults; a new knob from its whole range.
+  // A new scenario starts from its own defaults; a new knob from its first range (around its default).
   const merged = { ...state, ...next };
   const q = new URLSearchParams(writeTuner(merged));
   if (next.of !== undefined) for (const k of ["x", "x0", "x1", "y", "y0", "y1", "run"]) q.delete(k);
@@ -117,10 +119,20 @@ function select(
 ): HTMLSelectElement {
   const el = h("select", { id }, ...options.map((o) => h("option", { value: o.value }, o.label)));
   el.value = value;
-  el.addEventListener("change", () => on(el.value));
+  el.addEventListener("change", () => {
+    noted = "";
+    on(el.value);
+  });
   return el;
 }
 
+/** What of the last value typed the tuner changed, said under the knobs (and again after the redraw it starts); empty when it used it as typed. */
+let noted = "";
+
+/**
+ * A number box. A value off the grid `hold` keeps it on (a knob's own steps) is moved onto it,
+ * there in the box and said under the knobs, so the points swept are the values shown.
+ */
 function number(
   id: string,
   value: number,
@@ -128,6 +140,7 @@ function number(
   max: number,
   step: number,
   on: (v: number) => void,
+  hold: (v: number) => number = (v) => v,
 ): HTMLInputElement {
   const el = h("input", {
     id,
@@ -139,7 +152,11 @@ function number(
   });
   el.addEventListener("change", () => {
     const v = Number(el.value);
-    if (el.value.trim() !== "" && Number.isFinite(v)) on(v);
+    if (el.value.trim() === "" || !Number.isFinite(v)) return;
+    const held = hold(v);
+    noted = held === v ? "" : `${el.value} is not on this knob's steps, so ${held} is used.`;
+    el.value = String(held);
+    on(held);
   });
   return el;
 }
@@ -148,6 +165,7 @@ function render(): void {
   const t = state;
   if (t === undefined) return;
   const sim = simOf(t);
+  const page = pageScenario(sim);
   const knobs = sweepable(sim);
   const knobOptions = knobs.map((k) => ({
     value: k.name,
@@ -159,22 +177,32 @@ function render(): void {
     const from = axis === "x" ? t.x0 : t.y0;
     const to = axis === "x" ? t.x1 : t.y1;
     const n = axis === "x" ? t.xn : t.yn;
+    // The knob's control on the scenario's view: a point opens the scenario there, so the ends
+    // keep to its steps.
+    const control = page.knobs.find((c) => c.key === k.name);
+    const onGrid = (v: number): number => {
+      const held = control === undefined ? v : coerce(control, String(v));
+      return typeof held === "number" ? held : v;
+    };
+    const step = control !== undefined && control.kind !== "select" ? control.step : k.step;
+    const unit = k.unit === undefined ? "" : ` ${k.unit}`;
     return [
       labelled(
         `tune-${axis}0`,
         "from",
-        number(`tune-${axis}0`, from, k.min, k.max, k.step, (v) => change({ [`${axis}0`]: v })),
+        number(`tune-${axis}0`, from, k.min, k.max, step, (v) => change({ [`${axis}0`]: v }), onGrid),
       ),
       labelled(
         `tune-${axis}1`,
         "to",
-        number(`tune-${axis}1`, to, k.min, k.max, k.step, (v) => change({ [`${axis}1`]: v })),
+        number(`tune-${axis}1`, to, k.min, k.max, step, (v) => change({ [`${axis}1`]: v }), onGrid),
       ),
       labelled(
         `tune-${axis}n`,
         "points",
-        number(`tune-${axis}n`, n, 2, 9, 1, (v) => change({ [`${axis}n`]: v })),
+        number(`tune-${axis}n`, n, 2, 9, 1, (v) => change({ [`${axis}n`]: v }), Math.round),
       ),
+      h("p", { class: "hint", id: `tune-${axis}-values` }, `At ${values(k, from, to, n).join(", ")}${unit}.`),
     ];
   };
   const controls = h(
@@ -235,6 +263,7 @@ function render(): void {
       ...range("y"),
     ),
     h("p", { class: "hint" }, `At most ${MAX_POINTS} points; every other knob at its default.`),
+    h("p", { class: "hint", id: "tune-note", role: "status", "aria-live": "polite" }, noted),
   );
   controls.addEventListener("submit", (e) => e.preventDefault());
   const stopButton = h("button", { type: "button", id: "tune-stop" }, "Stop");
@@ -266,7 +295,22 @@ function render(): void {
         h("p", { id: "tune-status", role: "status", "aria-live": "polite" }, ""),
         h("progress", { id: "tune-progress", max: "1", value: "0" }),
         stopButton,
-        h("figure", { class: "chart" }, h("figcaption", { id: "tune-caption" }, ""), h("div", { id: "tune-plot" })),
+        h(
+          "figure",
+          { class: "chart" },
+          h("figcaption", { id: "tune-caption" }, ""),
+          h("div", { id: "tune-plot" }),
+          h(
+            "p",
+            { class: "tuner-key", id: "tune-key" },
+            dotKey("on-front"),
+            " on the front: no other point has as much goodput for less cost. ",
+            dotKey(""),
+            " another point beats it on both. ",
+            dotKey("selected"),
+            " the point selected below. Each point is labelled with the knobs' values there.",
+          ),
+        ),
         h("p", { id: "tune-selected" }, ""),
         h("div", { class: "actions" }, copy, h("span", { id: "tune-copied", role: "status", "aria-live": "polite" })),
         h("label", { for: "tune-options" }, "The options that reproduce the selected point:"),
@@ -276,10 +320,25 @@ function render(): void {
   );
 }
 
+/** A dot as the plot draws it, for the key under the plot. */
+function dotKey(kind: string): SVGSVGElement {
+  const svg = s("svg", { width: 14, height: 14, viewBox: "0 0 14 14", "aria-hidden": "true" });
+  svg.classList.add("key");
+  const dot = s("circle", { cx: 7, cy: 7, r: 5 });
+  dot.classList.add("key-dot");
+  if (kind !== "") dot.classList.add(...kind.split(" "));
+  svg.append(dot);
+  return svg;
+}
+
+/** A run's name before the sweep has named them (the first point names every run). */
+const unnamed = (i: number): string =>
+  i === 0 ? "tideward's (the scenario's first run)" : `the scenario's run number ${i + 1}`;
+
 function runOptions(): { value: string; label: string }[] {
   const labels = points.find((p) => p !== undefined)?.runs.map((r) => r.label);
   const n = Math.max(labels?.length ?? 0, (state?.run ?? 0) + 1);
-  return Array.from({ length: n }, (_, i) => ({ value: String(i), label: labels?.[i] ?? `run ${i + 1}` }));
+  return Array.from({ length: n }, (_, i) => ({ value: String(i), label: labels?.[i] ?? unnamed(i) }));
 }
 
 function progressText(text: string): void {
@@ -297,7 +356,13 @@ function run(): void {
   picked = false;
   started = performance.now();
   document.body.dataset.tuning = "true";
-  progressText(`Running ${all.length} points…`);
+  const sim = simOf(t);
+  const knob = (name: string): string => {
+    const k = sweepable(sim).find((x) => x.name === name);
+    return k === undefined ? name : `${k.label.toLowerCase()} (${name})`;
+  };
+  const what = t.y === "" ? knob(t.x) : `${knob(t.x)} and ${knob(t.y)}`;
+  progressText(`Sweeping ${what}: ${all.length} points, each a whole run; 0 done.`);
   const w = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
   worker = w;
   w.onmessage = ({ data }: MessageEvent<SweepAnswer>) => {
@@ -320,7 +385,7 @@ function run(): void {
     progressText(
       done === points.length
         ? `Swept ${done} points in ${((performance.now() - started) / 1_000).toFixed(1)} s, a whole run at each, in a worker.`
-        : `Point ${done} of ${points.length}…`,
+        : `Sweeping ${what}: ${points.length} points, each a whole run; ${done} done.`,
     );
     plot();
     if (done === points.length) {
@@ -360,6 +425,14 @@ function choose(p: Point): void {
   if (t === undefined) return;
   const sim = simOf(t);
   selected = p;
+  // The dot selected is marked, and only it: the text below names what it shows.
+  const key = JSON.stringify(p.params);
+  for (const dot of host().querySelectorAll<SVGCircleElement>("svg.tuner-plot circle.point[data-params]")) {
+    const on = dot.dataset.params === key;
+    dot.classList.toggle("selected", on);
+    if (on) dot.setAttribute("aria-current", "true");
+    else dot.removeAttribute("aria-current");
+  }
   const said = host().querySelector("#tune-selected");
   if (said)
     said.textContent = `Selected: ${describePoint(sim, p, t)}. Click it, or press Enter, to open the scenario at it.`;
@@ -375,7 +448,7 @@ function plot(): void {
   const done = points.filter((p): p is Point => p !== undefined);
   const cost = costs.find((c) => c.value === t.cost);
   const caption = host().querySelector("#tune-caption");
-  const label = done[0]?.runs[t.run]?.label ?? `run ${t.run + 1}`;
+  const label = done[0]?.runs[t.run]?.label ?? unnamed(t.run);
   if (caption)
     caption.textContent = `${label}: goodput (% of calls offered) against ${cost?.label ?? ""} (${cost?.unit ?? ""}), each point a whole run at one point of the grid; the line is the front.`;
   const scored = done.flatMap((p) => {
@@ -457,6 +530,11 @@ function plot(): void {
       picked = true;
       choose(p);
     };
+    // Its values beside it, so a reader sees where each point is without hovering.
+    const label = s("text", { x: X(c) + 9, y: Y(g) - 8, "text-anchor": "start" });
+    label.classList.add("point-label");
+    label.textContent = Object.values(p.params).join(", ");
+    svg.append(label);
     dot.addEventListener("mouseenter", pick);
     dot.addEventListener("focus", pick);
     dot.addEventListener("click", open);

@@ -19,3 +19,10 @@ export function withUnit(shown: string, unit: string): string {
 export function counted(n: number, unit: string, digits = 0): string {
   return withUnit(n.toFixed(digits), unit);
 }
+
+/** A span of time as the status line says it: "2 min", "36.4 s", "1.5 h" (ms in). */
+export function duration(ms: number): string {
+  if (ms >= 3_600_000) return `${(ms / 3_600_000).toFixed(ms % 3_600_000 === 0 ? 0 : 1)} h`;
+  if (ms >= 60_000) return `${(ms / 60_000).toFixed(ms % 60_000 === 0 ? 0 : 1)} min`;
+  return `${(ms / 1_000).toFixed(ms % 1_000 === 0 ? 0 : 1)} s`;
+}

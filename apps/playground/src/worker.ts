@@ -4,6 +4,7 @@ import { scenario } from "@tideward/sim";
 import type {
   CatalogueAnswer,
   CatalogueRequest,
+  ProgressAnswer,
   RunAnswer,
   RunRequest,
   SweepAnswer,
@@ -16,7 +17,7 @@ import { pointOf } from "./tuner-model.ts";
 
 interface WorkerScope {
   onmessage: ((event: MessageEvent<RunRequest | SweepRequest | CatalogueRequest>) => void) | null;
-  postMessage(message: RunAnswer | SweepAnswer | CatalogueAnswer): void;
+  postMessage(message: RunAnswer | SweepAnswer | CatalogueAnswer | ProgressAnswer): void;
 }
 
 const scope = self as unknown as WorkerScope;
@@ -46,7 +47,10 @@ scope.onmessage = ({ data }) => {
   const run = runs[data.scenario];
   try {
     if (run === undefined) throw new Error(`no scenario named ${JSON.stringify(data.scenario)}`);
-    const outcome = run(data.params);
+    // The page shows how far a long run has got (the simulator tells every 16 384 calls offered).
+    const outcome = run(data.params, ({ done, total }) =>
+      scope.postMessage({ kind: "progress", seq: data.seq, done, total }),
+    );
     scope.postMessage({ seq: data.seq, ok: true, outcome, elapsed: performance.now() - started });
   } catch (error) {
     scope.postMessage({ seq: data.seq, ok: false, error: describe(error), elapsed: performance.now() - started });

@@ -1,8 +1,12 @@
-import { check } from "@tideward/time/internal";
-import { Tally, Window } from "@tideward/window";
+import { check, read } from "@tideward/time/internal";
+import type { RestoreOptions } from "@tideward/time";
+import { Tally, Window, saveWindow } from "@tideward/window";
 import { Permit } from "./permit";
 import type { Settle } from "./permit";
-import { resolveSre } from "./sre";
+import { Flight } from "./flight";
+import { VERSION, laySnapshot, readSnapshot } from "./snapshot";
+import type { BreakerSnapshot, SavedTally } from "./snapshot";
+import { passesNeeded, resolveSre } from "./sre";
 import type { Sre } from "./sre";
 
 /** Empties a bucket in place: one function for every clear, so closing allocates nothing. */
@@ -41,6 +45,12 @@ export class Breaker {
   readonly #probe: number = 0;
   readonly #size: number = 0;
   readonly #halfOpen: boolean = false;
+  /** Passes a half-open trial needs to close the breaker, and failures it survives. */
+  readonly #need: number = 1;
+  readonly #spare: number = 0;
+  /** How many probes may be in flight at once (Infinity when nothing bounds them), and for how long (ms). */
+  readonly #inFlight: number = Infinity;
+  readonly #hold: number = 0;
   #win: Window<Tally>;
   readonly #settle: Settle;
 
@@ -65,6 +75,18 @@ export class Breaker {
   #working = 0;
   /** Buckets evicted by the `slot` call in progress, or -1 outside one. */
   #swept = -1;
+  /** While a restore lays a window: its evictions are of empty buckets and count for nothing. */
+  #laying = false;
+  /** The half-open trial under way: its passes (kept out of the window) and failures. */
+  #passes = 0;
+  #fails = 0;
+  /** Probes let through under a bound on those in flight, and how many still hold a place. */
+  #flights: Flight[] | undefined = undefined;
+  #flying = 0;
+  /** The earliest instant a probe in flight stops holding its place (ms). */
+  #freeAt = Infinity;
+  /** What a probe in flight calls when it settles; made with the first such probe. */
+  #land: ((f: Flight) => void) | undefined = undefined;
 
   /**
    * A breaker with an empty window opening at `now`.
@@ -87,7 +109,14 @@ export class Breaker {
     this.#protection = p.protection;
     this.#probe = p.probe;
     this.#size = p.size;
-    this.#halfOpen = p.halfOpen === true;
+    this.#halfOpen = p.halfOpen !== false;
+    if (typeof p.halfOpen === "object") {
+      const h = p.halfOpen as Required<typeof p.halfOpen>;
+      this.#need = passesNeeded(h);
+      this.#spare = h.probes - this.#need;
+      this.#inFlight = h.inFlight;
+      this.#hold = h.hold;
+    }
     this.#latest = this.#last = check.finite(now, "Breaker now");
     // Where a float step of the clock is wider than a bucket, the first reading would sweep a
     // bucket before the breaker has a head (a microsecond clock near 1.7e15 and 0.01 ms buckets).
@@ -105,7 +134,13 @@ export class Breaker {
         // Only the first success of a bucket can find the window without one: the common pass
         // (the head already holds a success) pays for nothing here.
         if (head.success === 0) {
-          if (this.#withSuccess === 0 && this.#halfOpen && this.#total > 0) head = this.#clear();
+          if (this.#withSuccess === 0 && this.#halfOpen && this.#total > 0) {
+            // A success into a window of calls and none: a pass of the half-open trial, which
+            // closes the breaker (clears the window) once it has the passes it needs; until then
+            // the pass stays out of the window, so the breaker stays half-open.
+            if (++this.#passes < this.#need) return;
+            head = this.#clear();
+          } else this.#passes = this.#fails = 0;
           this.#withSuccess++;
         }
         head.total++;
@@ -115,6 +150,9 @@ export class Breaker {
       },
       fail: (at) => {
         const head = this.#advance(at);
+        // A trial that fails more than it can spare has failed, and one whose window has
+        // forgotten every call is over: the next success starts another.
+        if (this.#passes > 0 && (this.#total === 0 || ++this.#fails > this.#spare)) this.#passes = this.#fails = 0;
         head.total++;
         if (head.failure++ === 0) this.#withFailure++;
         this.#total++;
@@ -140,20 +178,155 @@ export class Breaker {
     // numerator (total + 1 > 0), so it pays for neither the decay nor a division.
     const w = failing === 0 ? this.#k : this.#weight(failing);
     const excess = total - this.#protection - w * this.#accepts;
-    if (excess > 0 && this.#latest - this.#last < this.#probe) {
-      // Half-open (throttling with no success in the window): only the probe goes through.
-      if (this.#halfOpen && this.#accepts === 0) return this.#drop(head);
-      const size = this.#size;
-      const working = head.failure > 0 ? 0 : head.success > 0 ? this.#working + 1 : this.#working;
-      const drop = (excess / (total + 1)) * ((size - working) / size);
-      // A drop of 0 (a window of successes scaling it away) refuses nothing, whatever the draw.
-      const r = drop > 0 && typeof roll === "function" ? roll() : roll;
-      // `r >= 0` is false for NaN: it counts as 0, like a roll below 0, and so does a roll that
-      // is not a number at all (never compared, so a Symbol cannot throw here).
-      if ((typeof r === "number" && r >= 0 ? r : 0) < drop) return this.#drop(head);
+    if (excess > 0) {
+      if (this.#latest - this.#last < this.#probe) {
+        // Half-open (throttling with no success in the window): only the probe goes through.
+        if (this.#halfOpen && this.#accepts === 0) return this.#drop(head);
+        const size = this.#size;
+        const working = head.failure > 0 ? 0 : head.success > 0 ? this.#working + 1 : this.#working;
+        const drop = (excess / (total + 1)) * ((size - working) / size);
+        // A drop of 0 (a window of successes scaling it away) refuses nothing, whatever the draw.
+        const r = drop > 0 && typeof roll === "function" ? roll() : roll;
+        // `r >= 0` is false for NaN: it counts as 0, like a roll below 0, and so does a roll that
+        // is not a number at all (never compared, so a Symbol cannot throw here).
+        if ((typeof r === "number" && r >= 0 ? r : 0) < drop) return this.#drop(head);
+      } else if (this.#inFlight < Infinity && this.#accepts === 0 && this.#halfOpen) return this.#probeOut(head);
     }
     this.#last = this.#latest;
     return new Permit(this.#settle);
+  }
+
+  /**
+   * What the breaker knows, as plain JSON-safe data: its window's live buckets, how long since it
+   * last let a call through and a half-open trial under way, every instant relative to the latest
+   * clock reading it acted at. Probes in flight are left out: they belong to this process.
+   *
+   * @example
+   * const before = new Breaker(client, 1_700_000_000_000); // Date.now() in one process
+   * for (let i = 0; i < 8; i++) before.allow(1_700_000_000_010, 0.5)?.fail(1_700_000_000_020);
+   * const saved = JSON.stringify(before.snapshot());
+   * const after = new Breaker(client, 5); // another process, its clock near 0
+   * after.restore(JSON.parse(saved), 5);
+   * after.ratio(5); // 1 — half-open, as the other was
+   */
+  snapshot(): BreakerSnapshot {
+    const latest = this.#latest;
+    const saved = saveWindow(
+      this.#win,
+      latest,
+      (b): SavedTally => [b.success, b.failure, b.drop],
+      (b) => b.total === 0,
+    );
+    return {
+      version: VERSION,
+      kind: "breaker",
+      clock: latest,
+      size: this.#size,
+      window: this.policy.window,
+      into: saved.into,
+      buckets: saved.buckets,
+      idle: latest - this.#last,
+      trial: { passes: this.#passes, failures: this.#fails },
+    };
+  }
+
+  /**
+   * Takes on what a snapshot (another process's, read back from storage) knew, checked as
+   * untrusted input and refused whole when any of it is wrong. Its window is laid onto this
+   * breaker's clock, the snapshot's `clock` becoming `now` (or `now − age`, when `options` say how
+   * long ago it was taken, so what aged out since is gone), and the breaker acts at `now`.
+   *
+   * A warm start, not a shared breaker: the breaker goes on from there on its own calls. Probes
+   * in flight here stay in flight. The policy is this breaker's own; a snapshot of another
+   * `size` or `window` is refused.
+   *
+   * @param snapshot - what {@link Breaker.snapshot} returned, possibly through JSON
+   * @param now - the restoring clock's reading, in milliseconds
+   * @param options - how long ago the snapshot was taken (`age`), or that its clock is this one
+   *   (`sameClock`, for `Date.now()` on every machine); left out, it was taken just now
+   * @throws SnapshotError naming the first bad field (a version or kind other than a breaker's,
+   *   a missing or extra field, a window of another shape, a count that is not whole, a trial
+   *   this policy cannot be in), leaving the breaker as it was; TypeError or RangeError for a
+   *   `now` or `options` that are not valid, naming them
+   */
+  restore(snapshot: unknown, now: number, options?: RestoreOptions): void {
+    const r = read.restoring(now, options, "Breaker.restore");
+    const { size, window } = this.policy;
+    if (!(now + window / size > now))
+      throw new RangeError(
+        `Breaker.restore now (ms) ${now} is too coarse a reading for buckets of ${window / size} ms (window ÷ size): the bucket rounds away there`,
+      );
+    const s = readSnapshot(snapshot, this.policy, this.#need, this.#spare);
+    const age = read.ageOf(r, now, s.clock);
+    // Laid `age` before `now`, so its buckets' boundaries fall where the snapshot's would have.
+    // Past two windows everything has aged out, and only where the float grid is too coarse for
+    // that to matter (a reading 2^52 steps of a thousandth of a bucket away) does it lay nearer.
+    let anchor = now - age;
+    if (age > 2 * window && !(Math.abs(anchor) * 2 ** -52 < window / size / 1_024)) anchor = now - 2 * window;
+    this.#laying = true;
+    let laid;
+    try {
+      laid = laySnapshot(s.window, size, window, anchor, (b) => this.#evict(b));
+    } finally {
+      this.#laying = false;
+    }
+    const win = laid.win;
+    this.#win = win;
+    this.#head = laid.head;
+    this.#next = win.headEnd;
+    this.#total = laid.total;
+    this.#accepts = laid.accepts;
+    this.#withSuccess = laid.withSuccess;
+    this.#withFailure = laid.withFailure;
+    this.#failing = laid.failing;
+    this.#working = laid.working;
+    this.#swept = -1;
+    this.#latest = anchor;
+    this.#last = now - (age + s.idle);
+    this.#passes = s.passes;
+    this.#fails = s.failures;
+    this.#advance(now);
+  }
+
+  /**
+   * Lets a probe through under the bound on probes in flight, or refuses the call (a drop) while
+   * that many are out: those that settled, or have been out for `hold` ms, no longer count.
+   */
+  #probeOut(head: Tally): Permit | undefined {
+    const latest = this.#latest;
+    // Full until the first of those out has been out for a window: refused at one comparison.
+    if (this.#flying >= this.#inFlight && latest < this.#freeAt) return this.#drop(head);
+    this.#sweep();
+    if (this.#flying >= this.#inFlight) return this.#drop(head);
+    const flight = new Flight(this.#settle, latest, (this.#land ??= (f) => this.#landed(f)));
+    (this.#flights ??= []).push(flight);
+    this.#flying++;
+    const free = latest + this.#hold;
+    if (free < this.#freeAt) this.#freeAt = free;
+    this.#last = latest;
+    return new Permit(flight);
+  }
+
+  /** A probe in flight settled or has been out for `hold` ms: it no longer holds a place. */
+  #landed(f: Flight): void {
+    if (f.out) {
+      f.out = false;
+      this.#flying--;
+    }
+  }
+
+  /** Lets go of the probes that settled or have been out for `hold` ms, and finds the next to expire. */
+  #sweep(): void {
+    const latest = this.#latest;
+    const hold = this.#hold;
+    let freeAt = Infinity;
+    this.#flights = this.#flights?.filter((f) => {
+      if (f.out && latest - f.at >= hold) this.#landed(f);
+      if (!f.out) return false;
+      if (f.at + hold < freeAt) freeAt = f.at + hold;
+      return true;
+    });
+    this.#freeAt = freeAt;
   }
 
   /**
@@ -266,11 +439,13 @@ export class Breaker {
   #clear(): Tally {
     this.#win.each(this.#latest, reset);
     this.#total = this.#accepts = this.#withSuccess = this.#withFailure = this.#failing = this.#working = 0;
+    this.#passes = this.#fails = 0;
     return this.#head;
   }
 
   /** Takes a bucket the window is about to clear back out of the sums and the runs. */
   #evict(b: Tally): void {
+    if (this.#laying) return;
     if (this.#swept < 0) {
       // The first bucket of a sweep: the old head is about to stop being the head, so its part
       // joins the runs kept for the buckets before the head.

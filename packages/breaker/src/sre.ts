@@ -41,9 +41,42 @@ export interface Sre {
    * is refused for at most `probe` ms. Off (go-zero's way), a dead backend still gets
    * `(protection + 1) / (total + 1)` of the calls, and a recovered one is refused until the
    * failures age out. Off in {@link sre}, on in {@link client}.
+   *
+   * A {@link HalfOpen} record is on, tuned: how many probes decide, what share of them must pass,
+   * and how many may be in flight at once. `true` is `{ probes: 1, share: 1, inFlight: Infinity }`.
    * @defaultValue false
    */
-  readonly halfOpen?: boolean;
+  readonly halfOpen?: boolean | HalfOpen;
+}
+
+/**
+ * How a half-open breaker decides to close (see {@link Sre.halfOpen}). A trial starts with the
+ * first success into a window that holds calls and none: it closes the breaker (clears the window)
+ * once `⌈share × probes⌉` of its outcomes have passed, and fails once more than the rest have
+ * failed, leaving the breaker half-open until the next success starts another. Probes still go
+ * one every `probe` ms at most, and at most `inFlight` at once.
+ */
+export interface HalfOpen {
+  /** How many probes a trial runs: a whole number, 1 or more. @defaultValue 1 */
+  readonly probes?: number;
+  /**
+   * The share of a trial's probes that must pass for the breaker to close, above 0 and at most 1:
+   * it closes at the first count of passes `p` with `p / probes ≥ share`. @defaultValue 1
+   */
+  readonly share?: number;
+  /**
+   * How many probes may be in flight at once (let through and not yet settled): a whole number,
+   * 1 or more, or `Infinity` for no bound. A probe holds its place until it settles or for `hold`
+   * ms, whichever comes first. @defaultValue Infinity
+   */
+  readonly inFlight?: number;
+  /**
+   * How long a probe in flight holds its place at most, in milliseconds: above 0, `Infinity` for
+   * until it settles. Past it the probe no longer counts, so a permit never settled (a cancelled
+   * call) cannot keep the breaker half-open for good; give your calls' timeout, so a backend that
+   * hangs gets one probe at a time. @defaultValue the breaker's `window`
+   */
+  readonly hold?: Span;
 }
 
 /**
@@ -98,21 +131,55 @@ export function resolveSre(policy?: Partial<Sre>): Sre {
       `must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
       window,
     );
-  const halfOpen = or(given.halfOpen, sre.halfOpen);
-  if (typeof halfOpen !== "boolean")
-    throw check.typeError(
-      "Sre halfOpen",
-      `must be true or false, got ${halfOpen === null ? "null" : `${typeof halfOpen} ${check.describe(halfOpen)}`}`,
-      halfOpen,
-    );
+  const wanted = or(given.halfOpen, false);
+  const halfOpen = typeof wanted === "boolean" ? wanted : resolveHalfOpen(wanted, window);
   // Half-open, only the probe goes through once the window holds no success, and each refusal
   // keeps the window full: with no probe, steady traffic would keep it throttled for ever. (Off,
   // the formula lets (protection + 1) / (total + 1) of the calls through, so it recovers.)
-  if (halfOpen && probe === Infinity)
+  if (halfOpen !== false && probe === Infinity)
     throw check.rangeError(
       "Sre probe (ms)",
-      "must be finite when halfOpen is true: a half-open breaker lets only the probe through, so with no probe it never closes (give a finite probe, or halfOpen: false), got Infinity",
+      `must be finite when halfOpen is ${halfOpen === true ? "true" : "on"}: a half-open breaker lets only the probe through, so with no probe it never closes (give a finite probe, or halfOpen: false), got Infinity`,
       probe,
     );
   return Object.freeze({ k, floor, protection, probe, size, window, halfOpen });
+}
+
+const HALF_OPEN = ["probes", "share", "inFlight", "hold"] as const;
+
+/**
+ * A {@link HalfOpen} record with every field stated, checked; read once, into a copy. A probe
+ * holds its place for `window` ms unless told otherwise.
+ */
+function resolveHalfOpen(value: HalfOpen, window: number): Required<HalfOpen> {
+  // A caller's value, whatever its type says: null, text, a number or an array included.
+  const v: unknown = value;
+  if (v === null || typeof v !== "object" || Array.isArray(v))
+    throw check.typeError(
+      "Sre halfOpen",
+      `must be true, false or { probes, share, inFlight, hold }, got ${v === null ? "null" : Array.isArray(v) ? "an array" : `${typeof v} ${check.describe(v)}`}`,
+      v,
+    );
+  const given = check.options(value, HALF_OPEN, "Sre halfOpen");
+  const probes = check.integer(check.or(given.probes, 1), "Sre halfOpen.probes", 1);
+  const share = check.finite(check.or(given.share, 1), "Sre halfOpen.share");
+  if (!(share > 0 && share <= 1))
+    throw check.rangeError("Sre halfOpen.share", `must be above 0 and at most 1, got ${check.describe(share)}`, share);
+  const inFlight = check.or(given.inFlight, Infinity);
+  // Infinity is allowed here, and only here: it is how a caller says "no bound".
+  if (inFlight !== Infinity) check.integer(inFlight, "Sre halfOpen.inFlight", 1);
+  const hold = check.or(given.hold, window);
+  if (hold !== Infinity) check.positive(hold, "Sre halfOpen.hold (ms)");
+  return Object.freeze({ probes, share, inFlight, hold });
+}
+
+/**
+ * How many of a trial's `probes` must pass to close: the least `p` with `p / probes ≥ share`,
+ * computed as a caller reads it (0.7 of 10 is 7, though 0.7 × 10 is 7.000000000000001).
+ */
+export function passesNeeded(h: Required<HalfOpen>): number {
+  let p = Math.min(Math.max(Math.ceil(h.share * h.probes), 1), h.probes);
+  while (p > 1 && (p - 1) / h.probes >= h.share) p--;
+  while (p < h.probes && p / h.probes < h.share) p++;
+  return p;
 }

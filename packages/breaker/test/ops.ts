@@ -5,6 +5,7 @@ import fc from "fast-check";
 import { Breaker } from "@tideward/breaker";
 import type { Permit, Sre } from "@tideward/breaker";
 import { NaiveBreaker } from "./reference";
+import type { Probe } from "./reference";
 
 export type Op =
   | { readonly kind: "allow"; readonly dt: number; readonly roll: number }
@@ -103,7 +104,7 @@ export function runReal(p: Partial<Sre>, ops: readonly Op[], origin = 0, draws?:
 /** The same ops on the reference that walks the whole window every call. */
 export function runNaive(p: Partial<Sre>, ops: readonly Op[], origin = 0): (boolean | number | null)[] {
   const b = new NaiveBreaker(p, origin);
-  const permits: { settled: boolean }[] = [];
+  const permits: { settled: boolean; probe: Probe | undefined }[] = [];
   const out: (boolean | number | null)[] = [];
   let now = origin;
   for (const o of ops) {
@@ -111,16 +112,20 @@ export function runNaive(p: Partial<Sre>, ops: readonly Op[], origin = 0): (bool
     now = next;
     if (o.kind === "allow") {
       const ok = b.allow(pass, o.roll);
-      if (ok) permits.push({ settled: false });
+      if (ok) permits.push({ settled: false, probe: b.probed });
       out.push(ok);
     } else if (o.kind === "call") {
       const ok = b.allow(pass, o.roll);
-      if (ok) b.settle(pass, o.ok);
+      if (ok) {
+        if (b.probed !== undefined) b.probed.out = false;
+        b.settle(pass, o.ok);
+      }
       out.push(ok, b.ratio(pass));
     } else if (o.kind === "settle") {
       const permit = permits.length > 0 ? permits[o.which % permits.length] : undefined;
       if (permit !== undefined && !permit.settled) {
         permit.settled = true;
+        if (permit.probe !== undefined) permit.probe.out = false;
         b.settle(pass, o.ok);
       }
       out.push(null);

@@ -33,16 +33,44 @@ export function rawDrop(p: Sre, r: Reading): number {
   return (r.total - p.protection - w * r.accepts) / (r.total + 1);
 }
 
+/** A probe let through while half-open under a bound on probes in flight. */
+export interface Probe {
+  readonly at: number;
+  out: boolean;
+}
+
 export class NaiveBreaker {
   readonly p: Sre;
   readonly win: Window<Tally>;
   latest: number;
   last: number;
+  /** Half-open at all, and the trial's terms: passes to close, failures it survives, probes out at once. */
+  readonly halfOpen: boolean;
+  readonly need: number;
+  readonly spare: number;
+  readonly inFlight: number;
+  readonly hold: number;
+  passes = 0;
+  fails = 0;
+  /** Every probe let through under the bound, and the one the latest allow let through (if any). */
+  readonly probes: Probe[] = [];
+  probed: Probe | undefined;
 
   constructor(policy: Partial<Sre> = {}, now = 0) {
     this.p = { ...sre, ...policy };
     this.win = new Window(() => new Tally(), { size: this.p.size, window: this.p.window, now });
     this.latest = this.last = now;
+    const h = this.p.halfOpen;
+    this.halfOpen = h !== undefined && h !== false;
+    const probes = typeof h === "object" ? (h.probes ?? 1) : 1;
+    const share = typeof h === "object" ? (h.share ?? 1) : 1;
+    // The least count of passes whose share of the probes reaches `share`, counted up from 1.
+    let need = 1;
+    while (need < probes && need / probes < share) need++;
+    this.need = need;
+    this.spare = probes - need;
+    this.inFlight = typeof h === "object" ? (h.inFlight ?? Infinity) : Infinity;
+    this.hold = typeof h === "object" ? (h.hold ?? this.p.window) : this.p.window;
   }
 
   #see(now: number): void {
@@ -52,11 +80,23 @@ export class NaiveBreaker {
   /** true: let through; false: refused. */
   allow(now: number, roll: number): boolean {
     this.#see(now);
+    this.probed = undefined;
     const r = read(this.win, this.latest);
     let drop = rawDrop(this.p, r);
     if (drop > 0) {
       const probeDue = this.latest - this.last >= this.p.probe;
-      if (!probeDue && this.p.halfOpen === true && r.accepts === 0) {
+      if (probeDue && this.halfOpen && r.accepts === 0 && this.inFlight < Infinity) {
+        // Half-open under a bound: the probe goes only while fewer than that many are out, a
+        // probe being out until it settles or for `hold` ms.
+        const out = this.probes.filter((q) => q.out && this.latest - q.at < this.hold).length;
+        if (out >= this.inFlight) {
+          this.win.slot(this.latest).add("drop");
+          return false;
+        }
+        this.probed = { at: this.latest, out: true };
+        this.probes.push(this.probed);
+      }
+      if (!probeDue && this.halfOpen && r.accepts === 0) {
         // Half-open: throttling with no success in the window, nothing but the probe goes through.
         this.win.slot(this.latest).add("drop");
         return false;
@@ -77,11 +117,16 @@ export class NaiveBreaker {
   settle(now: number, ok: boolean): void {
     this.#see(now);
     const head = this.win.slot(this.latest);
-    if (ok && this.p.halfOpen === true) {
-      // A success into a window that holds calls and no success closes it: the window is cleared first.
-      const r = read(this.win, this.latest);
-      if (r.accepts === 0 && r.total > 0) this.win.clear();
-    }
+    const r = read(this.win, this.latest);
+    if (ok && this.halfOpen && r.accepts === 0 && r.total > 0) {
+      // A success into a window that holds calls and no success is a pass of the trial: kept
+      // out of the window until the trial has enough, which clears the window first.
+      if (++this.passes < this.need) return;
+      this.win.clear();
+      this.passes = this.fails = 0;
+    } else if (ok) this.passes = this.fails = 0;
+    // A failure fails the trial past its spare, and ends it when the window has forgotten all.
+    else if (this.passes > 0 && (r.total === 0 || ++this.fails > this.spare)) this.passes = this.fails = 0;
     head.add(ok ? "success" : "failure");
   }
 
@@ -90,7 +135,7 @@ export class NaiveBreaker {
     const r = read(this.win, at);
     const drop = rawDrop(this.p, r);
     if (!(drop > 0)) return 0;
-    if (this.p.halfOpen === true && r.accepts === 0) return 1;
+    if (this.halfOpen && r.accepts === 0) return 1;
     return drop * ((this.p.size - r.working) / this.p.size);
   }
 }

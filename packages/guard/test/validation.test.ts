@@ -101,7 +101,13 @@ describe("bad options fail at construction, naming the path and the value", () =
       "a breaker's halfOpen given as text",
       given({ breaker: { halfOpen: "yes" } }),
       TypeError,
-      'guard breaker.halfOpen must be true or false, got string "yes"',
+      'guard breaker.halfOpen must be true, false or { probes, share, inFlight, hold }, got string "yes"',
+    ],
+    [
+      "a breaker's half-open trial of no probes",
+      given({ breaker: { halfOpen: { probes: 0 } } }),
+      RangeError,
+      "guard breaker.halfOpen.probes must be 1 or more, got 0",
     ],
     ["a gate of none", given({ gate: 0 }), RangeError, "guard gate (calls in flight) must be 1 or more, got 0"],
     [

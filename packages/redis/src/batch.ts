@@ -4,9 +4,11 @@
 import { BUCKET, OK, decide, freshAmount, freshInstant, step } from "@tideward/quota-engine/internal";
 import type { Kind } from "@tideward/quota-engine/internal";
 import type { RedisDecision } from "./decision";
-import { costArg, verdict } from "./rules";
+import { verdict } from "./rules";
 import type { Rule } from "./rules";
 import { slotOf } from "./slot";
+import { GENERAL_STATES, STATE } from "./wire";
+import type { BatchInputs } from "./wire";
 
 /** Inputs a batch script call carries at most. */
 export const BATCH_CHUNK = 256;
@@ -29,42 +31,6 @@ export function batchParts(names: readonly string[], cluster: boolean): number[]
   return parts;
 }
 
-/** The inputs of a batch, read once (see `readInputs`), with each one's Redis key. */
-export interface BatchInputs {
-  readonly nows: Float64Array;
-  readonly costs: Float64Array;
-  readonly names: readonly string[];
-}
-
-/** The keys and arguments of one script call of the inputs `list` (indexes into `inputs`). */
-export function batchWire(
-  kind: Kind,
-  rule: Rule,
-  list: readonly number[],
-  inputs: BatchInputs,
-  serverClock: boolean,
-  margin: string,
-): { keys: string[]; args: string[] } {
-  const a = rule.args[kind];
-  const { nows, costs, names } = inputs;
-  const first = nows[list[0]];
-  const keys = new Array<string>(list.length);
-  const args = new Array<string>(6 + 2 * list.length);
-  args[0] = serverClock ? "" : String(first);
-  args[1] = "s";
-  args[2] = "0";
-  args[3] = margin;
-  args[4] = a[0];
-  args[5] = a[1];
-  for (let x = 0; x < list.length; x++) {
-    const i = list[x];
-    keys[x] = names[i];
-    args[6 + 2 * x] = costArg(costs[i], false); // in a batch every input stands alone
-    args[7 + 2 * x] = serverClock || nows[i] === first ? "" : String(nows[i]);
-  }
-  return { keys, args };
-}
-
 /**
  * The decisions of the inputs `list` into `out`, from the script's reply `r`: each input at its
  * own now, never behind the batch's clock nor a bucket's reading, on the state the earlier ones
@@ -80,6 +46,7 @@ export function batchDecisions(
   out: RedisDecision[],
 ): void {
   const { nows, costs, names } = inputs;
+  // The batch's clock, after the reply's first byte.
   const base = r.readDoubleLE(1);
   const numbers = rule.numbers;
   const slot = new Map<string, number>();
@@ -95,9 +62,9 @@ export function batchDecisions(
     if (at === undefined) {
       at = sa.length;
       slot.set(name, at);
-      const v = r.readDoubleLE(9 + at * 16);
+      const v = r.readDoubleLE(GENERAL_STATES + at * STATE);
       sa.push(v === v ? v : freshAmount(kind, numbers));
-      sb.push(v === v ? r.readDoubleLE(17 + at * 16) : freshInstant(kind, t));
+      sb.push(v === v ? r.readDoubleLE(GENERAL_STATES + at * STATE + 8) : freshInstant(kind, t));
     }
     if (kind === BUCKET && sb[at] > t && !numbers.oneNumber) t = sb[at];
     clock = t;
@@ -106,6 +73,6 @@ export function batchDecisions(
       sa[at] = step.amount;
       sb[at] = step.instant;
     }
-    out[i] = verdict(kind, rule, costs[i], code, now, t, "store", false);
+    out[i] = verdict({ rule, kind, cost: costs[i], code, figures: step, now, at: t, path: "store", replayed: false });
   }
 }

@@ -26,37 +26,14 @@ import { RedisVerdict } from "./decision";
 import type { RedisAtomicReport, RedisDecision } from "./decision";
 import type { Names } from "./names";
 import { sameSlot } from "./names";
-import { costArg, disagree, unknownVerdict, verdict } from "./rules";
+import { disagree, unknownVerdict, verdict } from "./rules";
 import type { Rule } from "./rules";
 import { quota } from "./scripts";
+import { COMMITTED, GENERAL_STATES, OTHER_KEYS, REPLAYED, SHORT_STATES, STATE, STORED_CHARGE } from "./wire";
+import type { SetCall } from "./wire";
 
 /** Charge sets larger than this find repeated buckets with a Map instead of a scan (the script does the same). */
 const SMALL_SET = 16;
-/**
- * The reply's first byte: "1" committed (or answered), "R" the stored answer of a request id,
- * "N" a request id first used for charges to other keys (limits, kinds, subjects) or in another
- * order.
- */
-export const YES = 49;
-export const REPLAYED = 82;
-const OTHER_KEYS = 78;
-/** Bytes a charge adds to a request id's stored answer: its cost and its limit's two numbers, as sent. */
-const STORED_CHARGE = 24;
-
-/** A charge set as read, once, from the caller's objects: everything the call uses after. */
-export interface SetCall {
-  readonly n: number;
-  /** Per charge, five entries: the key, the limit's name, the cost, the kind, the rule (undefined: unknown). */
-  readonly charges: unknown[];
-  /** The Redis key of each charge to a known limit, in order. */
-  readonly names: string[];
-  /** Whether every name has the same hash tag (so one slot, with nothing hashed). */
-  readonly oneTag: boolean;
-  /** The index of the first charge naming an unknown limit, or -1. */
-  readonly unknown: number;
-  readonly now: number;
-  readonly commit: boolean;
-}
 
 /**
  * Reads each charge once, into the call's own array, and checks it there: nothing after reads the
@@ -111,64 +88,6 @@ export function readSet(
   return { n, charges: copy, names: stateNames, oneTag, unknown, now, commit };
 }
 
-/** The script call of a set: its keys and arguments, and whether it is the short form. */
-export interface SetWire {
-  readonly keys: string[];
-  readonly args: string[];
-  readonly short: boolean;
-}
-
-/**
- * The keys and arguments of `call` (see quota.lua): the short form when it commits on the
- * caller's clock with no request id, else the general one (`ridKey`: the request id's name, or
- * undefined; `ttl` how long it is kept, ms).
- */
-export function setWire(
-  call: SetCall,
-  serverClock: boolean,
-  margin: string,
-  ridKey: string | undefined,
-  ttl: string,
-): SetWire {
-  const m = call.names.length;
-  const committing = call.commit && call.unknown < 0;
-  let keys = call.names;
-  let args: string[];
-  let at: number;
-  const short = committing && ridKey === undefined && !serverClock;
-  if (short) {
-    // The clock and the margin, then the charges.
-    args = new Array<string>(2 + 3 * m);
-    args[0] = String(call.now);
-    args[1] = margin;
-    at = 2;
-  } else {
-    let keep = "0";
-    if (ridKey !== undefined && committing) {
-      keys = [...keys, ridKey];
-      sameSlot(keys);
-      keep = ttl;
-    }
-    args = new Array<string>(4 + 3 * m);
-    args[0] = serverClock ? "" : String(call.now);
-    args[1] = committing ? "c" : "p";
-    args[2] = keep;
-    args[3] = margin;
-    at = 4;
-  }
-  const c = call.charges;
-  for (let i = 0; i < call.n; i++) {
-    const rule = c[i * 5 + 4] as Rule | undefined;
-    if (rule === undefined) continue;
-    const a = rule.args[c[i * 5 + 3] as Kind];
-    args[at] = costArg(c[i * 5 + 2] as number, rule.shadow);
-    args[at + 1] = a[0];
-    args[at + 2] = a[1];
-    at += 3;
-  }
-  return { keys, args, short };
-}
-
 // Per-charge working space for evaluating a set's reply, kept between calls: a reply is evaluated
 // synchronously in its callback, so one scratch serves every call in flight.
 class Scratch {
@@ -217,9 +136,9 @@ class Scratch {
  */
 function storedCosts(call: SetCall, r: Buffer, o: number, costs: Float64Array): boolean {
   const m = call.names.length;
-  if (r.length !== o + 9 + m * (16 + STORED_CHARGE)) return false;
+  if (r.length !== o + GENERAL_STATES + m * (STATE + STORED_CHARGE)) return false;
   const c = call.charges;
-  let at = o + 9 + m * 16;
+  let at = o + GENERAL_STATES + m * STATE;
   let j = 0;
   for (let i = 0; i < call.n; i++) {
     const rule = c[i * 5 + 4] as Rule | undefined;
@@ -266,17 +185,17 @@ export class SetReports {
           `[tideward] [redis] requestId ${JSON.stringify(requestId)} was first used for charges to other limits: its stored answer is replayed only for charges to the same limits, in the same order`,
         );
       }
-      if (!replayed && r.length !== (short ? 1 : 9) + 16 * m)
-        throw shortReply(quota.name, r.length, (short ? 1 : 9) + 16 * m);
+      const states = short ? SHORT_STATES : o + GENERAL_STATES;
+      if (!replayed && r.length !== states + STATE * m) throw shortReply(quota.name, r.length, states + STATE * m);
+      // The general form's clock, after the first byte: the server's, or the first call's.
       if (!short && (replayed || this.#serverClock)) now = r.readDoubleLE(o + 1);
       t = now;
-      const states = short ? 1 : o + 9;
       let j = 0;
       for (let i = 0; i < call.n; i++) {
         const rule = c[i * 5 + 4] as Rule | undefined;
         if (rule === undefined) continue;
         const kind = c[i * 5 + 3] as Kind;
-        const at = states + j * 16;
+        const at = states + j * STATE;
         const a = r.readDoubleLE(at);
         s.names[j] = call.names[j];
         s.numbers[j] = rule.numbers;
@@ -291,7 +210,7 @@ export class SetReports {
         j++;
       }
       failedKnown = this.#stage(m, t);
-      const committed = r[o] === YES;
+      const committed = r[o] === COMMITTED;
       if (committed !== (failedKnown < 0 || !call.commit || call.unknown >= 0)) throw disagree(quota.name);
     }
     const decisions: RedisDecision[] = new Array<RedisDecision>(call.n);
@@ -307,10 +226,17 @@ export class SetReports {
       }
       const cost = r === undefined ? (c[i * 5 + 2] as number) : s.costs[j];
       if (j === failedKnown && failed < 0) failed = i;
-      step.remaining = s.rem[j];
-      step.passAt = s.retry[j];
-      step.resetAt = s.reset[j];
-      decisions[i] = verdict(kind, rule, cost, s.codes[j], now, t, "store", replayed);
+      decisions[i] = verdict({
+        rule,
+        kind,
+        cost,
+        code: s.codes[j],
+        figures: { remaining: s.rem[j], passAt: s.retry[j], resetAt: s.reset[j] },
+        now,
+        at: t,
+        path: "store",
+        replayed,
+      });
       j++;
     }
     if (failed >= 0) {
@@ -318,18 +244,13 @@ export class SetReports {
       for (let i = 0; i < call.n; i++) {
         const d = decisions[i];
         if (d.allowed && d.shadow === undefined)
-          decisions[i] = new RedisVerdict(
-            false,
-            "not_committed",
-            d.cost,
-            d.remaining,
-            0,
-            d.resetAfter,
-            (c[i * 5 + 4] as Rule).traces[(c[i * 5 + 3] as Kind) * 5 + NOT_COMMITTED],
-            "store",
-            undefined,
-            replayed,
-          );
+          decisions[i] = new RedisVerdict({
+            ...d,
+            allowed: false,
+            reason: "not_committed",
+            retryAfter: 0,
+            trace: (c[i * 5 + 4] as Rule).traces[(c[i * 5 + 3] as Kind) * 5 + NOT_COMMITTED],
+          });
       }
     }
     // Computed last: it stages the set again at later instants, over the scratch.

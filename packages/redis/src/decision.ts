@@ -38,18 +38,32 @@ export interface RedisBatchReport extends BatchReport {
   readonly decisions: readonly RedisDecision[];
 }
 
-/** The one shape every Redis decision has. */
+/**
+ * The one shape every Redis decision has (one class, so every decision shares one hidden class),
+ * made from its fields by name: `new RedisVerdict({ allowed: false, reason: "exhausted", … })`.
+ */
 export class RedisVerdict implements RedisDecision {
-  constructor(
-    readonly allowed: boolean,
-    readonly reason: Reason,
-    readonly cost: number,
-    readonly remaining: number,
-    readonly retryAfter: number,
-    readonly resetAfter: number,
-    readonly trace: readonly string[],
-    readonly path: Path,
-    readonly shadow: Shadow | undefined,
-    readonly replayed: boolean,
-  ) {}
+  readonly allowed: boolean;
+  readonly reason: Reason;
+  readonly cost: number;
+  readonly remaining: number;
+  readonly retryAfter: number;
+  readonly resetAfter: number;
+  readonly trace: readonly string[];
+  readonly path: Path;
+  readonly shadow: Shadow | undefined;
+  readonly replayed: boolean;
+
+  constructor(d: RedisDecision) {
+    this.allowed = d.allowed;
+    this.reason = d.reason;
+    this.cost = d.cost;
+    this.remaining = d.remaining;
+    this.retryAfter = d.retryAfter;
+    this.resetAfter = d.resetAfter;
+    this.trace = d.trace;
+    this.path = d.path;
+    this.shadow = d.shadow;
+    this.replayed = d.replayed;
+  }
 }

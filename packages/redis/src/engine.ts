@@ -29,13 +29,13 @@ import {
   limitError,
   readInputs,
   readKind,
+  step,
 } from "@tideward/quota-engine/internal";
 import type { Kind } from "@tideward/quota-engine/internal";
 import { check } from "@tideward/time/internal";
-import { batchDecisions, batchParts, batchWire } from "./batch";
+import { batchDecisions, batchParts } from "./batch";
 import { bytes } from "./bytes";
-import { SetReports, YES, readSet, setWire } from "./charge-set";
-import type { SetCall } from "./charge-set";
+import { SetReports, readSet } from "./charge-set";
 import type { ScriptClient } from "./client";
 import { RedisVerdict } from "./decision";
 import type { RedisAtomicReport, RedisBatchReport, RedisDecision } from "./decision";
@@ -46,11 +46,13 @@ import type { LeaseOptions } from "./lease";
 import { Names } from "./names";
 import { resolvePolicy } from "./policy";
 import type { Path, RedisPolicy } from "./policy";
-import { costArg, disagree, fromLocal, ruleOf, unknownVerdict, verdict } from "./rules";
+import { disagree, fromLocal, ruleOf, unknownVerdict, verdict } from "./rules";
 import type { Rule } from "./rules";
 import { ANSWERED, FAILED, Runner, ScriptError, UNKNOWN } from "./runner";
 import type { Outcome } from "./runner";
 import { quota } from "./scripts";
+import { COMMITTED, GENERAL_STATES, SHORT_STATES, STATE, batchWire, setWire, singleArgs } from "./wire";
+import type { SetCall } from "./wire";
 
 // The request id of a call's options, read once; an unknown option (a misspelt requestId would
 // silently charge twice on a retry) is a TypeError naming the closest known one.
@@ -258,18 +260,18 @@ export class RedisQuotaEngine implements QuotaStore {
       if (hit !== undefined) {
         const reset = hit.reset - (clock - hit.at);
         return Promise.resolve(
-          new RedisVerdict(
-            false,
-            "exhausted",
+          new RedisVerdict({
+            allowed: false,
+            reason: "exhausted",
             cost,
-            hit.remaining,
-            hit.until - clock,
-            reset > 0 ? reset : 0,
-            rule.traces[kind * 5 + EXHAUSTED],
-            "cache",
-            undefined,
-            false,
-          ),
+            remaining: hit.remaining,
+            retryAfter: hit.until - clock,
+            resetAfter: reset > 0 ? reset : 0,
+            trace: rule.traces[kind * 5 + EXHAUSTED],
+            path: "cache",
+            shadow: undefined,
+            replayed: false,
+          }),
         );
       }
     }
@@ -292,22 +294,19 @@ export class RedisQuotaEngine implements QuotaStore {
         return d;
       });
     }
-    // The short form: committed on the caller's clock, no request id. The reply is the charged
-    // flag and the state read (two NaNs when fresh).
-    const a = rule.args[kind];
-    return this.#runner
-      .run(quota, [stateKey], [String(now), this.#margin, costArg(cost, rule.shadow), a[0], a[1]])
-      .then((outcome) => {
-        if (outcome.status !== ANSWERED) return this.#outageSingle(outcome, kind, key, rule, now, cost);
-        const r = bytes(outcome.reply, quota.name, 17);
-        return this.#decided(r[0] === YES, r, kind, rule, stateKey, clock, now, cost);
-      });
+    // The short form: committed on the caller's clock, no request id (see wire.ts).
+    return this.#runner.run(quota, [stateKey], singleArgs(now, this.#margin, cost, rule, kind)).then((outcome) => {
+      if (outcome.status !== ANSWERED) return this.#outageSingle(outcome, kind, key, rule, now, cost);
+      const r = bytes(outcome.reply, quota.name, SHORT_STATES + STATE);
+      return this.#decided(r[0] === COMMITTED, r, kind, rule, stateKey, clock, now, cost);
+    });
   }
 
-  // A single check's decision from the short form's reply (whether it charged, and the state it
-  // read): the figures from the in-process formulas, at the caller's clock `now`.
+  // A single check's decision from the short form's reply (whether the set of one committed: it
+  // fit, or its limit is in shadow mode; and the state it read): the figures from the in-process
+  // formulas, at the caller's clock `now`.
   #decided(
-    charged: boolean,
+    committed: boolean,
     r: Buffer,
     kind: Kind,
     rule: Rule,
@@ -316,15 +315,15 @@ export class RedisQuotaEngine implements QuotaStore {
     now: number,
     cost: number,
   ): RedisDecision {
-    const sa = r.readDoubleLE(1);
+    const sa = r.readDoubleLE(SHORT_STATES);
     const fresh = sa !== sa;
-    const sb = fresh ? 0 : r.readDoubleLE(9);
+    const sb = fresh ? 0 : r.readDoubleLE(SHORT_STATES + 8);
     const t = kind === BUCKET && !fresh && sb > now && !rule.numbers.oneNumber ? sb : now;
     const code = fresh
       ? decide(kind, rule.numbers, freshAmount(kind, rule.numbers), freshInstant(kind, t), t, cost)
       : decide(kind, rule.numbers, sa, sb, t, cost);
-    if ((code === OK) !== charged) throw disagree(quota.name);
-    const d = verdict(kind, rule, cost, code, now, t, "store", false);
+    if ((code === OK || rule.shadow) !== committed) throw disagree(quota.name);
+    const d = verdict({ rule, kind, cost, code, figures: step, now, at: t, path: "store", replayed: false });
     const denied = this.#denied;
     if (code === EXHAUSTED && denied.size > 0)
       denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);
@@ -440,18 +439,18 @@ export class RedisQuotaEngine implements QuotaStore {
       limit,
       cost,
       (allowed, reason, _cost, remaining, retryAfter, resetAfter, trace) =>
-        new RedisVerdict(
+        new RedisVerdict({
           allowed,
           reason,
-          paid,
+          cost: paid,
           remaining,
           retryAfter,
           resetAfter,
           trace,
-          report.path,
-          undefined,
-          report.replayed,
-        ),
+          path: report.path,
+          shadow: undefined,
+          replayed: report.replayed,
+        }),
     );
   }
 
@@ -507,7 +506,7 @@ export class RedisQuotaEngine implements QuotaStore {
               for (const i of part) decisions[i] = this.#outageSingle(outcome, k, keys[i], rule, nows[i], costs[i]);
               return;
             }
-            const r = bytes(outcome.reply, quota.name, 25);
+            const r = bytes(outcome.reply, quota.name, GENERAL_STATES + STATE);
             batchDecisions(k, rule, part, { nows, costs, names }, this.#serverClock, r, decisions);
           });
         }),

@@ -31,6 +31,19 @@ export type LeaseCall = (
   n: number,
 ) => Promise<{ granted: number; retryAfter: number } | undefined>;
 
+// lease.lua's protocol, made and read here:
+//   KEYS   the bucket's key: the engine's own for token-bucket checks of the limit
+//   ARGV   the op (TAKE_TOKENS or GIVE_TOKENS), now (ms; '' for Redis's TIME), the expiry margin
+//          (ms), how many tokens, then the limit's two numbers as a charge sends them (wire.ts):
+//          its capacity and tokens a ms, or, for a bucket of one number, its capacity and a half
+//          and its tick
+//   reply  three doubles: the whole tokens granted (take) or taken back (give); the tokens left
+//          and the instant they were counted (a bucket of one number: the instant it is full
+//          again, and the instant read), from which a dry bucket's wait is found here
+const TAKE_TOKENS = "t";
+const GIVE_TOKENS = "g";
+const LEASE_REPLY = 24;
+
 /**
  * How a lease made by the engine reaches Redis: lease.lua on the bucket at `stateKey`, the same
  * key and state as the engine's token-bucket checks of `rule`.
@@ -48,13 +61,13 @@ export function leaseCall(
     const outcome = await runner.run(
       leaseScript,
       [stateKey],
-      [op === "take" ? "t" : "g", serverClock ? "" : String(now), margin, String(n), cap, rate],
+      [op === "take" ? TAKE_TOKENS : GIVE_TOKENS, serverClock ? "" : String(now), margin, String(n), cap, rate],
     );
     if (outcome.status !== ANSWERED) {
       if (outcome.status === FAILED && outcome.error instanceof ScriptError) throw outcome.error;
       return undefined;
     }
-    const r = bytes(outcome.reply, leaseScript.name, 24);
+    const r = bytes(outcome.reply, leaseScript.name, LEASE_REPLY);
     const granted = r.readDoubleLE(0);
     const tokens = r.readDoubleLE(8);
     const t = r.readDoubleLE(16);

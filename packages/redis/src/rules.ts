@@ -2,10 +2,9 @@
 // traces), and the decisions made from a step's figures: the one shape every answer has.
 import { until } from "@tideward/limiters/math";
 import type { Decision, LimitSpec, Reason } from "@tideward/quota-engine";
-import { KIND_NAMES, Rule as Numbers, OK, step } from "@tideward/quota-engine/internal";
+import { KIND_NAMES, Rule as Numbers, OK } from "@tideward/quota-engine/internal";
 import type { Kind } from "@tideward/quota-engine/internal";
 import { RedisVerdict } from "./decision";
-import type { Shadow } from "./decision";
 import type { Path } from "./policy";
 import { ScriptError } from "./runner";
 
@@ -52,69 +51,93 @@ export function disagree(script: string): ScriptError {
   );
 }
 
-/** The decision of a step just taken (its figures in `step`), with its waits from the caller's `now`. */
-export function verdict(
-  kind: Kind,
-  rule: Rule,
-  cost: number,
-  code: number,
-  now: number,
-  t: number,
-  path: Path,
-  replayed: boolean,
-): RedisVerdict {
-  const trace = rule.traces[kind * 5 + code];
-  const remaining = step.remaining;
-  const retry = code === OK ? 0 : until(now, t, step.passAt);
-  const reset = until(now, t, step.resetAt);
-  if (rule.shadow) {
-    const shadow: Shadow = { allowed: code === OK, reason: REASONS[code], retryAfter: retry };
-    return new RedisVerdict(true, "ok", cost, remaining, 0, reset, trace, path, shadow, replayed);
-  }
-  return new RedisVerdict(code === OK, REASONS[code], cost, remaining, retry, reset, trace, path, undefined, replayed);
+/** A step's figures: the quota engine's `step` after a decide, or a set's staged ones. */
+export interface Figures {
+  /** Whole units remaining after the step. */
+  readonly remaining: number;
+  /** The instant (ms) at which the same charge would pass; `Infinity`: never. */
+  readonly passAt: number;
+  /** The instant (ms) at which the key is back to a fresh key's state. */
+  readonly resetAt: number;
+}
+
+/** What a decision is made of: the limit and the charge, what its step came to, and the clocks. */
+export interface Charged {
+  readonly rule: Rule;
+  readonly kind: Kind;
+  /** The charge's cost, in units. */
+  readonly cost: number;
+  /** What the step came to: OK, EXHAUSTED, … (an index into {@link REASONS}). */
+  readonly code: number;
+  readonly figures: Figures;
+  /** The caller's clock (ms): the waits count from it. */
+  readonly now: number;
+  /** The instant (ms) the limit was read at: `now`, or a bucket's later reading. */
+  readonly at: number;
+  readonly path: Path;
+  readonly replayed: boolean;
+}
+
+/** The decision of a step just taken, with its waits from the caller's clock. */
+export function verdict(c: Charged): RedisVerdict {
+  const { rule, code, figures, now, at } = c;
+  const trace = rule.traces[c.kind * 5 + code];
+  const retry = code === OK ? 0 : until(now, at, figures.passAt);
+  const reset = until(now, at, figures.resetAt);
+  if (rule.shadow)
+    return new RedisVerdict({
+      allowed: true,
+      reason: "ok",
+      cost: c.cost,
+      remaining: figures.remaining,
+      retryAfter: 0,
+      resetAfter: reset,
+      trace,
+      path: c.path,
+      shadow: { allowed: code === OK, reason: REASONS[code], retryAfter: retry },
+      replayed: c.replayed,
+    });
+  return new RedisVerdict({
+    allowed: code === OK,
+    reason: REASONS[code],
+    cost: c.cost,
+    remaining: figures.remaining,
+    retryAfter: retry,
+    resetAfter: reset,
+    trace,
+    path: c.path,
+    shadow: undefined,
+    replayed: c.replayed,
+  });
 }
 
 /** The decision of a charge to a limit of no such name. */
 export function unknownVerdict(kind: Kind, limit: string, cost: number): RedisVerdict {
-  return new RedisVerdict(
-    false,
-    "unknown_limit",
+  return new RedisVerdict({
+    allowed: false,
+    reason: "unknown_limit",
     cost,
-    0,
-    Infinity,
-    0,
-    [`${KIND_NAMES[kind]} ${limit}: unknown_limit (no limit of that name)`],
-    "store",
-    undefined,
-    false,
-  );
+    remaining: 0,
+    retryAfter: Infinity,
+    resetAfter: 0,
+    trace: [`${KIND_NAMES[kind]} ${limit}: unknown_limit (no limit of that name)`],
+    path: "store",
+    shadow: undefined,
+    replayed: false,
+  });
 }
 
 /** A decision of the in-process outage engine, as a Redis decision of `path`. */
 export function fromLocal(d: Decision, shadow: boolean, path: Path): RedisVerdict {
   if (shadow)
-    return new RedisVerdict(
-      true,
-      "ok",
-      d.cost,
-      d.remaining,
-      0,
-      d.resetAfter,
-      d.trace,
+    return new RedisVerdict({
+      ...d,
+      allowed: true,
+      reason: "ok",
+      retryAfter: 0,
       path,
-      { allowed: d.allowed, reason: d.reason, retryAfter: d.retryAfter },
-      false,
-    );
-  return new RedisVerdict(
-    d.allowed,
-    d.reason,
-    d.cost,
-    d.remaining,
-    d.retryAfter,
-    d.resetAfter,
-    d.trace,
-    path,
-    undefined,
-    false,
-  );
+      shadow: { allowed: d.allowed, reason: d.reason, retryAfter: d.retryAfter },
+      replayed: false,
+    });
+  return new RedisVerdict({ ...d, path, shadow: undefined, replayed: false });
 }

@@ -395,6 +395,36 @@ withRedis("the engine on a real Redis", () => {
     expect((await engine.checkTokenBucket(alice, "trial", 500)).shadow?.allowed).toBe(false);
   });
 
+  for (const origin of [0, Date.now() + 0.5]) {
+    it(`a shadow limit's single checks of every kind answer what the enforced limit would, never refuse, and charge only what fits (origin ${origin})`, async () => {
+      // A window and a GCRA flow that would refuse threw a ScriptError ("disagree") here.
+      const shadowed = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: `sh${origin}:` });
+      const enforced = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: `en${origin}:` });
+      // 500 ms a token: a bucket of one number; 333.3… ms: of two.
+      for (const spec of [limitSpec({ name: "one", capacity: 2, refill: 2, window: 1_000 }), perSecond("two", 3)]) {
+        await shadowed.addLimit(spec, { shadow: true });
+        await enforced.addLimit(spec);
+      }
+      for (const limit of ["one", "two"])
+        for (const check of ["checkWindow", "checkGcra", "checkTokenBucket"] as const) {
+          for (let i = 0; i < 5; i++) {
+            const now = origin + i * 10;
+            const d = await shadowed[check](alice, limit, now);
+            const e = await enforced[check](alice, limit, now);
+            expect([limit, check, i, d.allowed, d.reason, d.shadow]).toEqual([
+              limit,
+              check,
+              i,
+              true,
+              "ok",
+              { allowed: e.allowed, reason: e.reason, retryAfter: e.retryAfter },
+            ]);
+            expect([d.remaining, d.resetAfter, d.path]).toEqual([e.remaining, e.resetAfter, "store"]);
+          }
+        }
+    });
+  }
+
   it("the denied-key cache answers a refused key locally until its retryAfter, and is bounded", async () => {
     const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: "deny:", deniedCache: 2 });
     await engine.addLimit(limitSpec({ name: "r", capacity: 1, refill: 1, window: 1_000 }));

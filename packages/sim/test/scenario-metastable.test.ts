@@ -67,4 +67,22 @@ describe("metastable overload: knobs", () => {
       expect(calm[`${id}.recovered`]).toBe(1);
     }
   });
+
+  it("names the policy slowest to recover as the figures rank them: the budget alone at the defaults, the sre breaker at a lighter load", () => {
+    const slowest = (r: ReturnType<typeof metastableOverload.run>): string => {
+      const f = r.figures;
+      const ids = ["guard", "budget", "sre", "client", "classic", "shedder"];
+      const at = (id: string): number => (f[`${id}.recovered`] === 1 ? f[`${id}.recoverySeconds`] : Infinity);
+      return ids.reduce((a, b) => (at(b) > at(a) ? b : a));
+    };
+    const defaults = metastableOverload.run();
+    expect(slowest(defaults)).toBe("budget");
+    expect(defaults.report).toContain("The budget alone is the slowest policy to recover here");
+    const lighter = metastableOverload.run({ rate: 120 });
+    expect(slowest(lighter)).toBe("sre");
+    expect(lighter.report).not.toContain("The budget alone is the slowest");
+    expect(lighter.report).toContain(
+      `The slowest policy to recover here is the sre breaker (${lighter.figures["sre.recoverySeconds"]} s after the trigger)`,
+    );
+  });
 });

@@ -19,6 +19,12 @@ describe.each(STARTS)("slow backend (start %s)", (start) => {
     expect(f.capacityAtPeak).toBeCloseTo((50 * 1_000) / 1_500, 9);
   });
 
+  it("states no one capacity, which falls as the backend slows, and sets no load against one", () => {
+    expect(f.capacity).toBeUndefined();
+    expect(f.capacityAtStart).toBe((50 * 1_000) / 20);
+    for (const row of r.tables[0].rows) expect(String(row[3]), String(row[0])).toMatch(/^\d+\/s$/);
+  });
+
   it("retries with no policy pile onto the slowing backend; the guard's default asks it for less and answers more in time", () => {
     expect(f["retries.backendWhileSlow"]).toBeGreaterThan(1.5 * f["guard.backendWhileSlow"]);
     expect(f["guard.goodputWhileSlow"]).toBeGreaterThan(f["retries.goodputWhileSlow"]);

@@ -67,6 +67,16 @@ describe.each([0, EPOCH])("shedder under rising load (start %s)", (start) => {
     expect(r.tables[0].rows.map((row) => row[0])).toEqual(["tideward shedder", "no shedder"]);
   });
 
+  it("says every unshed answer came late only when none came in time: at a lower peak, what share did", () => {
+    expect(r.report).toContain("each waited behind a queue of");
+    const lower = shedderRamp.run({ to: 480 }, { start });
+    const g = lower.figures;
+    expect(g["none.peakGoodput"]).toBeGreaterThan(0.5 * g.capacity);
+    expect(lower.report).not.toContain("each waited");
+    const late = 1 - g["none.peakGoodput"] / g["none.peakSuccesses"];
+    expect(lower.report).toContain(`${(Math.round(late * 1_000) / 10).toFixed(1)} % of them waited behind a queue`);
+  });
+
   it("a caller who waits for ever counts the unshed server's late answers as goodput", () => {
     const patient = shedderRamp.run({ deadline: 600, duration: 60 }, { start }).figures;
     expect(patient["none.peakGoodput"]).toBeGreaterThan(0.9 * patient.capacity);

@@ -7,3 +7,5 @@ export type { Random } from "./random";
 export { Deadline } from "./deadline";
 export { isOptionError } from "./option-error";
 export type { OptionError } from "./option-error";
+export { SnapshotError, isSnapshotError } from "./snapshot";
+export type { RestoreOptions } from "./snapshot";

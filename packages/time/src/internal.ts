@@ -1,5 +1,8 @@
 // Helpers tideward's own packages share, not meant for users: the argument checks every
-// constructor runs, and the settle-once logic of the breaker's Permit and the shedder's Ticket. Not covered by semver: anything here may change in any release.
+// constructor runs, the settle-once logic of the breaker's Permit and the shedder's Ticket, and the
+// readers of an untrusted snapshot. Not covered by semver: anything here may change in any release.
 export * as check from "./check";
+export * as read from "./read";
+export type { Restoring } from "./read";
 export { REPORT_TO, isSettled, settle } from "./settle";
 export type { Settleable } from "./settle";

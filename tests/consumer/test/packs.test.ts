@@ -14,7 +14,14 @@ import { closure, publicPackages } from "./workspace";
 // its nearest peer) unpacks to 465,428 bytes by `npm pack --dry-run --json` of its published
 // tarball: @tideward/guard with everything it installs must not weigh more.
 const GUARD_WITH_DEPENDENCIES = 465_428;
-const TARGET: Record<string, number> = { "@tideward/sim": 400_000 };
+// Every package within 150 kB, but three that carry more than their own code: the simulator
+// (its catalogue of scenarios), the quota engine (the conformance suites every store adapter
+// runs, a third of its code) and the Redis store (its Lua scripts, embedded as strings).
+const TARGET: Record<string, number> = {
+  "@tideward/sim": 400_000,
+  "@tideward/quota-engine": 225_000,
+  "@tideward/redis": 200_000,
+};
 const PACKAGE = 150_000;
 
 const packages = publicPackages();

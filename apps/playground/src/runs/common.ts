@@ -3,6 +3,7 @@
 import { latency as latencies, traffic } from "@tideward/sim";
 import type { RunResult, Traffic } from "@tideward/sim";
 import { call, lit } from "../code.ts";
+import { palette, reference } from "../colours.ts";
 import type { Code } from "../code.ts";
 import type { Chart, Figure, Params, Series } from "../model.ts";
 
@@ -130,11 +131,11 @@ export function latencyRows(row: ReturnType<typeof rowsOf>) {
 /** The calls offered, and the server's capacity, per second: the first lines of a chart of admissions. */
 export function offeredLines(r: Named, x: readonly number[], capacity: number): Series[] {
   return [
-    line("offered", perSecond(r.run, r.run.series.offered), { color: "#6b7280", dash: true }),
+    line("offered", perSecond(r.run, r.run.series.offered), { color: reference, dash: true }),
     line(
       "server capacity",
       x.map(() => capacity),
-      { color: "#a16207", dash: true },
+      { color: palette[6], dash: true },
     ),
   ];
 }
@@ -149,12 +150,13 @@ export function latencyChart(title: string, x: readonly number[], ours: Named, t
     x: { label: "time (s)", values: x },
     y: { label: "ms", log: true },
     series: [
-      pct(ours, "p50", "#15803d", solid),
-      pct(ours, "p95", "#0b6e99", solid),
-      pct(ours, "p99", "#7c3aed", solid),
-      pct(theirs, "p50", "#15803d", dashed),
-      pct(theirs, "p95", "#0b6e99", dashed),
-      pct(theirs, "p99", "#7c3aed", dashed),
+      // Six colours, none shared: a percentile of one run is never read as the other's.
+      pct(ours, "p50", palette[2], solid),
+      pct(ours, "p95", palette[0], solid),
+      pct(ours, "p99", palette[7], solid),
+      pct(theirs, "p50", palette[4], dashed),
+      pct(theirs, "p95", palette[1], dashed),
+      pct(theirs, "p99", palette[8], dashed),
     ],
   };
 }
@@ -176,10 +178,10 @@ export function cpuChart(
       line(
         "hot at",
         x.map(() => hot),
-        { color: "#6b7280", dash: true },
+        { color: reference, dash: true },
       ),
-      line(ours[0], ours[1].run.series.backendCpu, { color: "#0b6e99", ...solid }),
-      line(theirs[0], theirs[1].run.series.backendCpu, { color: "#c2410c", ...dashed }),
+      line(ours[0], ours[1].run.series.backendCpu, { color: palette[0], ...solid }),
+      line(theirs[0], theirs[1].run.series.backendCpu, { color: palette[1], ...dashed }),
     ],
   };
 }

@@ -4,6 +4,7 @@
 import { keys, policy, simulate } from "@tideward/sim";
 import type { KeyTotals, SimulationOptions } from "@tideward/sim";
 import { call } from "../code.ts";
+import { palette, reference } from "../colours.ts";
 import type { Outcome, Params } from "../model.ts";
 import { counted } from "../units.ts";
 import {
@@ -133,7 +134,11 @@ export function guard(p: Params, check: { readonly invariants?: boolean } = {}):
   // The guard without its limit is tideward's too, dotted to tell it from the guard.
   const dotted = { ...solid, dash: true };
   const zeros = x.map(() => 0);
-  const reasonColors: Record<(typeof REASONS)[number], string> = { shed: "#b91c1c", gate: "#a16207", rate: "#7c3aed" };
+  const reasonColors: Record<(typeof REASONS)[number], string> = {
+    shed: palette[1],
+    gate: palette[4],
+    rate: palette[7],
+  };
   const top = heaviest(un.run.keys);
   const topOffered = offeredShare(un);
   const topShare = shareOf(gd, un);
@@ -148,12 +153,12 @@ export function guard(p: Params, check: { readonly invariants?: boolean } = {}):
         y: { label: "calls/s", min: 0 },
         series: [
           ...offeredLines(gd, x, capacity),
-          line("admitted by the guard", perSecond(gd.run, gd.run.series.admitted), { color: "#0b6e99", ...solid }),
+          line("admitted by the guard", perSecond(gd.run, gd.run.series.admitted), { color: palette[0], ...solid }),
           line("admitted, guard without the per-key limit", perSecond(ul.run, ul.run.series.admitted), {
-            color: "#15803d",
+            color: palette[2],
             ...dotted,
           }),
-          line("admitted, no policy", perSecond(un.run, un.run.series.admitted), { color: "#c2410c", ...dashed }),
+          line("admitted, no policy", perSecond(un.run, un.run.series.admitted), { color: palette[1], ...dashed }),
         ],
       },
       {
@@ -178,11 +183,11 @@ export function guard(p: Params, check: { readonly invariants?: boolean } = {}):
           line(
             "gate",
             x.map(() => gate),
-            { color: "#6b7280", dash: true },
+            { color: reference, dash: true },
           ),
-          line("guard", positive(gd.run.series.inFlight), { color: "#0b6e99", ...solid }),
-          line("guard without the per-key limit", positive(ul.run.series.inFlight), { color: "#15803d", ...dotted }),
-          line("no policy", positive(un.run.series.inFlight), { color: "#c2410c", ...dashed }),
+          line("guard", positive(gd.run.series.inFlight), { color: palette[0], ...solid }),
+          line("guard without the per-key limit", positive(ul.run.series.inFlight), { color: palette[2], ...dotted }),
+          line("no policy", positive(un.run.series.inFlight), { color: palette[1], ...dashed }),
         ],
       },
       latencyChart("Latency of admitted calls: p50, p95, p99 (ms, log scale)", x, gd, un),

@@ -9,13 +9,22 @@ import { chromium } from "playwright-core";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scenario as simScenario } from "@tideward/sim";
+import type { ScenarioResult } from "@tideward/sim";
 import { pageScenarios } from "../../src/catalogue";
 import { scenarios } from "../../src/sim-catalogue";
-import type { Knob, Scenario } from "../../src/model";
-import { shown } from "../../src/state";
+import { lineStyle } from "../../src/model";
+import type { Knob, Outcome, Scenario } from "../../src/model";
+import { runs } from "../../src/runs";
+import { chartsOf, goodputDefined, isJob, proseOf, simOutcome } from "../../src/runs/sim";
+import { defaults, shown } from "../../src/state";
 import { isSim, simScenarios } from "../../src/sim-catalogue";
+import { duration } from "../../src/units";
 import { serve } from "../../scripts/serve";
 import type { Served } from "../../scripts/serve";
+import type { ClaimsData } from "../../src/claims/data";
+import { all, best, range, tally, tallyText, verdictOf } from "../../src/claims/stats";
+import { linkOf, rowsOf } from "../../src/scoreboard";
+import { alike, legendStyles, overflowing } from "./inspect";
 import { artefacts, buildPage, chromiumArgs, chromiumPath, haveChromium, runSnippets } from "./page";
 
 /** The gzipped JavaScript the page may load, in bytes: main script and worker together. */
@@ -23,10 +32,25 @@ const BUDGET = 150 * 1024;
 
 /** The knob each of the page's own scenarios moves in its test, with the keys that move it. */
 const pageMoves: Record<string, { key: string; press: string }> = {
-  burst: { key: "quota", press: "ArrowRight" },
-  quota: { key: "rate", press: "ArrowRight" },
   guard: { key: "limit.quota", press: "ArrowRight" },
 };
+
+/** The widths every scenario and tab is read at: a wide screen and a narrow laptop's. */
+const WIDTHS = [1400, 1000] as const;
+
+/** The numbers in a text that carry a unit a table prints them with (`363/s`, `194 ms`, `5 s`, `12 calls`), as printed. */
+function unitNumbers(text: string): string[] {
+  return [...text.matchAll(/(?<![\w.])(\d[\d.]*\d|\d)(?=(\/s| ms\b| s\b| calls\b| attempts\b))/g)].map(
+    (m) => m[1] ?? "",
+  );
+}
+
+/** What the status line should say a run of `result` simulated: its traffic's length, or for a finite job when the slowest ended. */
+function simulatedSpan(result: ScenarioResult): string {
+  return isJob(result)
+    ? `by ${duration(Math.max(...result.runs.map((r) => r.summary.completionTime ?? 0)))}`
+    : `of ${duration(result.runs[0]?.duration ?? 0)} of traffic`;
+}
 
 /**
  * The knob a scenario's test moves: for one of the simulator's, whichever its catalogue lists,
@@ -88,10 +112,10 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
     browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs, headless: true });
   }, 60_000);
 
-  async function open(hash: string): Promise<Page> {
+  async function open(hash: string, width = 1280): Promise<Page> {
     if (browser === undefined || served === undefined) throw new Error("no browser or server");
     errors = [];
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await browser.newPage({ viewport: { width, height: 900 } });
     page.on("console", (m) => {
       if (m.type() === "error") errors.push(`${hash}: ${m.text()}`);
     });
@@ -135,6 +159,97 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
 
   const moved: Record<string, { hash: string; figures: Record<string, string>; snippet: string }> = {};
 
+  /** Nothing cut at the right edge, at each of {@link WIDTHS}; the page is left at the first. */
+  async function uncut(page: Page, what: string): Promise<void> {
+    for (const width of [...WIDTHS.slice(1), WIDTHS[0]]) {
+      await page.setViewportSize({ width, height: 900 });
+      // The charts refit on the resize event; a frame later the layout is settled.
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      expect(await overflowing(page), `${what} at ${width} px`).toEqual([]);
+    }
+  }
+
+  /** Every chart's series drawn apart: no two alike in colour, each marker drawn as its line is. */
+  async function legible(page: Page, what: string, charts: Outcome["charts"]): Promise<void> {
+    const drawn = await legendStyles(page);
+    expect(drawn.map((c) => c.chart).sort(), what).toEqual(charts.map((c) => c.id).sort());
+    for (const chart of drawn) {
+      expect(alike(chart.series), `${what}: ${chart.chart}`).toEqual([]);
+      const model = charts.find((c) => c.id === chart.chart);
+      for (const entry of chart.series) {
+        const s = model?.series.find((x) => x.label === entry.label);
+        if (s === undefined)
+          throw new Error(`${what}: ${chart.chart} draws ${entry.label}, which the run does not have`);
+        const style = lineStyle(s);
+        expect(entry.dash, `${what}: ${chart.chart} / ${entry.label}`).toBe(style === "short" ? "dotted" : style);
+      }
+    }
+  }
+
+  /** Each chart's x axis as drawn spans `from` to `to` seconds at least. */
+  async function spans(page: Page, what: string, from: number, to: number): Promise<void> {
+    const axes = await page.$$eval(".plot", (hosts) =>
+      hosts.map((h) => [h.getAttribute("data-chart") ?? "", Number(h.dataset.xMin), Number(h.dataset.xMax)] as const),
+    );
+    for (const [chart, lo, hi] of axes) {
+      expect(lo, `${what}: ${chart} starts by ${from} s`).toBeLessThanOrEqual(from);
+      expect(hi, `${what}: ${chart} covers the run to ${to} s`).toBeGreaterThanOrEqual(to);
+    }
+  }
+
+  /**
+   * A simulator scenario's own sentences and the page's sentence on its table: figures as the
+   * tables print them, on the same seed; a tie within the printed precision called a tie; goodput
+   * named only where it is defined; a peak never under the mean.
+   */
+  async function figuresAgree(page: Page, id: string, result: ScenarioResult): Promise<void> {
+    const shown = await figures(page);
+    // The scenario's prose, as paragraphs, with every figure that carries a unit one its tables print.
+    const prose = await page.locator("#figures .reading p").allTextContents();
+    expect(prose, id).toEqual(proseOf(result));
+    const printed = result.tables.flatMap((t) => [t.title, ...t.columns, ...t.rows.flat().map(String)]).join(" | ");
+    for (const n of prose.flatMap(unitNumbers))
+      expect(printed, `${id}: ${n} in the scenario's sentences is in its tables`).toMatch(
+        new RegExp(`(?<![\\d.])${n.replace(".", "\\.")}(?![\\d])`),
+      );
+    // The summary table says whose seed it is, and the page's sentence on it quotes its cells.
+    const summary = page.locator("table", { has: page.locator('[data-figure="run0.backendLoad"]') });
+    expect(await summary.locator("caption").textContent(), id).toContain(`on seed ${String(result.params["seed"])}`);
+    const notes = (await page.locator("#notes > p").allTextContents()).join(" ");
+    const defined = goodputDefined(result);
+    const rate = defined ? "goodputRate" : "admittedRate";
+    const cells = new Set(
+      Object.entries(shown)
+        .filter(([k]) => k.endsWith(`.${rate}`) || k.endsWith(".backendLoad") || k.endsWith(".admitted"))
+        .map(([, v]) => v),
+    );
+    for (const [, n] of notes.matchAll(/(\d+(?:\.\d+)?) (?:%|attempts)/g))
+      expect([...cells], `${id}: ${n} in "${notes}" is in the summary table`).toContain(n);
+    // A tie at the printed precision is a tie, never a win by order.
+    const printedRates = result.runs.map((r) => shown[`run${result.runs.indexOf(r)}.${rate}`]);
+    const top = Math.max(...printedRates.map(Number));
+    const atTop = printedRates.filter((v) => Number(v) === top).length;
+    if (defined) {
+      if (atTop > 1) expect(notes, id).toContain(`a tie at ${top.toFixed(1)} %`);
+      else expect(notes, id).toMatch(/most goodput, /);
+    } else {
+      // A limiter's admissions against its bound are not goodput: not a word of it from the page.
+      const pageText = [
+        ...(await page.locator("figcaption").allTextContents()),
+        ...(await summary.locator("th").allTextContents()),
+        notes,
+      ].join(" ");
+      expect(pageText, id).not.toMatch(/goodput|most /i);
+    }
+    // A peak is never below the mean it is the peak of.
+    result.runs.forEach((_, i) => {
+      const mean = shown[`run${i}.meanBackendLoad`];
+      const peak = shown[`run${i}.peakBackendLoad`];
+      if (isJob(result)) expect([mean, peak], `${id}: a job has no rate over time`).toEqual([undefined, undefined]);
+      else expect(Number(peak), `${id}: run ${i}'s peak against its mean`).toBeGreaterThanOrEqual(Number(mean));
+    });
+  }
+
   /** Opens `hash` in the page already open (a hash change, as a tab or the picker makes), and waits for its answer. */
   async function go(page: Page, hash: string, title: string): Promise<void> {
     await page.evaluate((h) => (location.hash = h), hash);
@@ -146,14 +261,23 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
   }
 
   it(
-    `every scenario, the simulator's catalogue (${simScenarios.length}) and the page's own (${pageScenarios.length}), one after another in one page: no console errors, labelled controls, legends and figures, a screenshot; moving a knob from the keyboard changes the figures, and the URL says so`,
-    { timeout: 240_000 },
+    `every scenario, the simulator's catalogue (${simScenarios.length}) and the page's own (${pageScenarios.length}), one after another in one page at ${WIDTHS.join(" and ")} px: no console errors, nothing cut, labelled controls, legends that tell every series apart, figures that agree, a screenshot; moving a knob from the keyboard changes the figures, and the URL says so`,
+    { timeout: 300_000 },
     async () => {
-      const page = await open(`#${scenarios[0]?.id ?? ""}`);
+      const page = await open(`#${scenarios[0]?.id ?? ""}`, WIDTHS[0]);
       for (const scenario of scenarios) {
         const id = scenario.id;
         await go(page, `#${id}`, scenario.title);
-        expect(await page.locator("#status").textContent(), id).toMatch(/^Simulated .* in \d+ ms, in a worker\.$/);
+        const result = isSim(id) ? simScenario(id)?.run({}, { start: 0 }) : undefined;
+        const outcome = result === undefined ? runs[id]?.(defaults(scenario)) : undefined;
+        // What the status line says was simulated is the run's length (or, for a job, when it ended).
+        const span =
+          result !== undefined
+            ? simulatedSpan(result)
+            : `of ${duration(["ramp", "hold", "after"].reduce((t, k) => t + Number(defaults(scenario)[k]) * 1_000, 0))} of traffic`;
+        const status = (await page.locator("#status").textContent()) ?? "";
+        expect(status, id).toMatch(/^Simulated .* in \d+ ms, in a worker\.$/);
+        expect(status, id).toContain(span);
         // A scenario of the simulator is chosen in the picker, under the one tab they share.
         expect(await page.locator("nav a[aria-current=page]").textContent(), id).toBe(
           isSim(id) ? "Simulator scenarios" : scenario.tab,
@@ -171,31 +295,36 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
         for (const [fid, text] of Object.entries(shown))
           expect(text, `${id}: ${fid}`).toMatch(/^-?\d+(\.\d+)?( \S.*)?$/);
         // Charts over time, unless the run is one bucket (a finite job measured whole).
-        const result = isSim(id) ? simScenario(id)?.run({}, { start: 0 }) : undefined;
-        const overTime = result === undefined || (result.runs[0]?.series.t.length ?? 0) > 1;
+        const overTime = result === undefined || !isJob(result);
         expect((await page.locator("canvas").count()) > 0, id).toBe(overTime);
         // Untouched, each chart's legend names its series, with no "--" for a value not yet hovered.
         for (const legend of await legends(page)) {
           expect(legend.text, `${id}: ${legend.chart}`).not.toContain("--");
           expect(legend.shown, `${id}: ${legend.chart}`).toEqual(legend.labels);
         }
-        if (isSim(id)) {
-          // Rendered from the result alone: the scenario's report and every one of its tables, as it printed them.
-          if (result === undefined) throw new Error(`no scenario ${id}`);
-          expect(await page.locator("#notes pre.report").textContent()).toBe(result.report);
+        await legible(page, id, result === undefined ? (outcome?.charts ?? []) : chartsOf(result));
+        if (result !== undefined) {
+          // Rendered from the result alone: every one of the scenario's tables, as it printed them.
           const tables = await page.$$eval("table.text", (ts) =>
             ts.map((t) => [...t.querySelectorAll("tbody tr")].map((r) => [...r.children].map((c) => c.textContent))),
           );
           expect(tables, id).toEqual(result.tables.map((t) => t.rows.map((r) => r.map(String))));
-          // Goodput per second of every run, and backend load against the capacity when the scenario states one.
+          // Goodput (or, for a limiter, admissions) per second of every run, and backend load
+          // against the capacity when the scenario states one.
           const charts = await legends(page);
           if (overTime)
-            expect(charts.find((c) => c.chart === "goodput")?.labels, id).toEqual(result.runs.map((r) => r.label));
+            expect(
+              charts.find((c) => c.chart === (goodputDefined(result) ? "goodput" : "admitted"))?.labels,
+              id,
+            ).toEqual(result.runs.map((r) => r.label));
           const backend = charts.find((c) => c.chart === "backend");
           if (result.figures.capacity !== undefined) expect(backend?.labels, id).toContain("capacity");
+          if (overTime) await spans(page, id, 0, (result.runs[0]?.duration ?? 0) / 1_000);
+          await figuresAgree(page, id, result);
         }
         // Counts of one read in the singular, everywhere on the page ("1 call", never "1 calls").
         expect(await page.locator("main").innerText(), id).not.toMatch(onePlural);
+        await uncut(page, id);
         mkdirSync(join(artefacts, "screenshots"), { recursive: true });
         await page.screenshot({ path: join(artefacts, "screenshots", `${id}.png`), fullPage: true });
         // A knob moved from the keyboard: other figures, and a URL that says so.
@@ -214,59 +343,6 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
       expect(errors).toEqual([]);
     },
   );
-
-  it("shows the burst table under the burst plot: 21, 20 and 40 of 40, labelled; at 45 calls the same, with more refused, and the note says why", async () => {
-    const page = await open("#burst");
-    // The offered line runs along the aligned period's (it lets every call through): both show on
-    // the canvas, the offered line's grey dots over the period's purple.
-    const pixels = await page.$eval(".plot canvas", (canvas) => {
-      const c = canvas as HTMLCanvasElement;
-      const px = c.getContext("2d")?.getImageData(0, 0, c.width, c.height).data ?? new Uint8ClampedArray();
-      const near = (i: number, rgb: readonly number[]): boolean =>
-        rgb.every((v, j) => Math.abs((px[i + j] ?? 0) - v) < 12);
-      let grey = 0;
-      let purple = 0;
-      for (let i = 0; i < px.length; i += 4) {
-        if (near(i, [0x6b, 0x72, 0x80])) grey++;
-        if (near(i, [0x7c, 0x3a, 0xed])) purple++;
-      }
-      return { grey, purple };
-    });
-    expect(pixels.grey, "the offered line's grey").toBeGreaterThan(300);
-    expect(pixels.purple, "the period line's purple").toBeGreaterThan(300);
-    const shown = await figures(page);
-    for (const k of [0, 1, 2, 3]) {
-      expect([shown[`burst${k}.bucket`], shown[`burst${k}.sliding`], shown[`burst${k}.period`]]).toEqual([
-        "21",
-        "20",
-        "40",
-      ]);
-    }
-    const table = page.locator("table", { has: page.locator('[data-figure="burst0.bucket"]') });
-    expect(await table.locator("caption").textContent()).toMatch(/40 offered .* quota 20 a second/);
-    expect(await table.locator("thead th").allTextContents()).toEqual(["burst", "bucket", "sliding", "period"]);
-    // "Calls in a burst" 40 → 45: every limiter is already at its bound, so the table stays,
-    // the refusals grow by 5 a burst, and the note says so.
-    const calls = page.locator(knobSelector("calls"));
-    await calls.focus();
-    for (let i = 0; i < 5; i++) await calls.press("ArrowRight");
-    await settled(page);
-    const at45 = await figures(page);
-    expect(await page.locator("#knob-calls-value").textContent()).toBe("45 calls");
-    for (const k of [0, 1, 2, 3])
-      expect([at45[`burst${k}.bucket`], at45[`burst${k}.sliding`], at45[`burst${k}.period`]]).toEqual([
-        "21",
-        "20",
-        "40",
-      ]);
-    for (const limiter of ["bucket", "sliding", "period"])
-      expect(Number(at45[`${limiter}.refused`]), limiter).toBe(Number(shown[`${limiter}.refused`]) + 4 * 5);
-    const notes = await page.locator("#notes").innerText();
-    expect(notes).toContain("The first burst's figures, 21 / 20 / 40, are these bounds");
-    expect(notes).toContain("more calls in a burst add only refusals; the bucket's figure moves at 68 calls");
-    await page.close();
-    expect(errors).toEqual([]);
-  });
 
   it("legends name the series until the cursor is on a plot, then show the values under it, then the names again", async () => {
     const page = await open("#breaker-outage");
@@ -336,11 +412,12 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
     );
     await page.click("#notice-close");
     expect(await notice.isVisible()).toBe(false);
-    // A scenario the page does not have: the first one, and a notice saying so.
+    // A scenario the page does not have: the one it opens on, and a notice saying so.
+    const opening = scenarios.find((x) => x.id === "metastable-overload");
     await page.evaluate(() => (location.hash = "#nope"));
-    await page.waitForFunction((id) => location.hash === `#${id}`, scenarios[0]?.id);
+    await page.waitForFunction((id) => location.hash === `#${id}`, opening?.id);
     expect(await notice.locator("li").allTextContents()).toEqual([
-      `#nope: there is no such scenario, so ${scenarios[0]?.title ?? ""} is shown.`,
+      `#nope: there is no such scenario, so ${opening?.title ?? ""} is shown.`,
     ]);
     expect(await page.locator("nav a[aria-current=page]").textContent()).toBe("Simulator scenarios");
     // A tab the page had before the catalogue replaced it: its successor, saying so.
@@ -349,9 +426,20 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
     expect(await notice.locator("li").allTextContents()).toEqual([
       `#shedder: that tab is now the simulator's ${scenarios.find((x) => x.id === "shedder-ramp")?.title ?? ""}, shown here at its defaults (its knobs are not the old tab's).`,
     ]);
+    // The tabs that repeated the catalogue's scenarios are those scenarios now: one place for each.
+    for (const [old, now] of [
+      ["burst", "quota-bursts"],
+      ["quota", "quota-atomic"],
+    ] as const) {
+      await page.evaluate((h) => (location.hash = h), `#${old}?calls=45`);
+      await page.waitForFunction((h) => location.hash === h, `#${now}`);
+      expect(await notice.locator("li").allTextContents()).toEqual([
+        `#${old}: that tab is now the simulator's ${scenarios.find((x) => x.id === now)?.title ?? ""}, shown here at its defaults (its knobs are not the old tab's).`,
+      ]);
+    }
     // Choosing a tab is a link the page can read whole: the notice goes.
-    await page.click('nav a[data-scenario="burst"]');
-    await page.waitForFunction(() => location.hash === "#burst");
+    await page.click('nav a[data-scenario="guard"]');
+    await page.waitForFunction(() => location.hash === "#guard");
     expect(await notice.isVisible()).toBe(false);
     await page.close();
     expect(errors).toEqual([]);
@@ -362,7 +450,7 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
     { timeout: 60_000 },
     async () => {
       // The runs each click starts are not waited for: the tab row is laid out as the hash changes.
-      const page = await open("#burst");
+      const page = await open("#guard");
       const tabs = await page.$$eval("nav a", (as) => as.map((a) => a.getAttribute("data-scenario") ?? ""));
       expect(tabs).toEqual(["sim", ...pageScenarios.map((s) => s.id), "tuner"]);
       for (const width of [1280, 700, 380]) {
@@ -457,7 +545,7 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
     "exports the run as CSV (every plotted point and figure) and the charts as one PNG",
     { timeout: 60_000 },
     async () => {
-      const page = await open("#burst");
+      const page = await open("#quota-bursts");
       const save = async (button: string): Promise<Buffer> => {
         const [download] = await Promise.all([page.waitForEvent("download"), page.click(button)]);
         const path = join(artefacts, "downloads", download.suggestedFilename());
@@ -472,13 +560,14 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
       );
       const figureRows = csv.filter((r) => r.startsWith("figure,"));
       expect(figureRows.map((r) => Number(r.split(",").at(-1)))).toEqual(shown);
-      expect(figureRows.filter((r) => r.includes("burst 0, period"))).toEqual([
-        'figure,"burst 0, period: calls let through",,40',
+      // Each names its run: the period let through all 160 of the calls offered.
+      expect(figureRows.filter((r) => r.startsWith("figure,period: calls admitted"))).toEqual([
+        "figure,period: calls admitted (calls),,160",
       ]);
-      // Every plotted point: four series (offered and the three limiters) over the chart's x values.
+      // Every plotted point: each series of each chart over the chart's x values.
+      const outcome = simOutcome("quota-bursts", {});
       const points = csv.length - 1 - figureRows.length;
-      expect(points % 4).toBe(0);
-      expect(points).toBeGreaterThan(4 * 100);
+      expect(points).toBe(outcome.charts.reduce((n, c) => n + c.series.length * c.x.values.length, 0));
 
       const png = await save("#export-png");
       expect(png.subarray(0, 8).toString("hex")).toBe("89504e470d0a1a0a");
@@ -499,7 +588,7 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
     "every scenario: opening the URL of a moved run (a fresh load) shows the same figures and the moved control",
     { timeout: 180_000 },
     async () => {
-      const page = await open("#burst");
+      const page = await open("#guard");
       for (const scenario of scenarios) {
         const run = moved[scenario.id];
         if (run === undefined) throw new Error(`the knob test of ${scenario.id} did not run`);
@@ -611,6 +700,162 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
       await settled(page);
       expect(await page.evaluate(() => location.hash)).toBe("#retry-amplification?ratio=0.5");
       expect(await page.locator(knobSelector("ratio")).inputValue()).toBe("0.5");
+      await page.close();
+      expect(errors).toEqual([]);
+    },
+  );
+
+  it(
+    "the tuner: on first open it names what it sweeps and every run (no placeholder), lands its points on the values it lists and labels each, holds a typed end to the knob's steps and says so, and the selection text follows the highlighted point; nothing cut at either width",
+    { timeout: 120_000 },
+    async () => {
+      const page = await open("#tuner", WIDTHS[0]);
+      // Before any point is back: what is swept, in words, and the runs by name or role, never "run 1".
+      const early = (await page.locator("#tune-status").textContent()) ?? "";
+      expect(early).toMatch(/^Sweeping .+: \d+ points, each a whole run; \d+ done\.$/);
+      expect(early).not.toMatch(/Running/);
+      expect(await page.locator("#tune-run option").allTextContents()).not.toContain("run 1");
+      await page.waitForFunction(
+        () => document.querySelector("#tune-status")?.textContent?.startsWith("Swept"),
+        undefined,
+        {
+          timeout: 90_000,
+        },
+      );
+      await uncut(page, "the tuner");
+      const listed = async (): Promise<number[]> =>
+        ((await page.locator("#tune-x-values").textContent()) ?? "")
+          .replace(/^At /, "")
+          .split(", ")
+          .map((v) => Number.parseFloat(v));
+      const dots = page.locator("svg.tuner-plot circle.point[data-params]");
+      const swept = async (): Promise<{ value: number; label: string }[]> =>
+        dots.evaluateAll((cs) =>
+          cs.map((c) => ({
+            value: Object.values(JSON.parse(c.getAttribute("data-params") ?? "{}") as Record<string, number>)[0] ?? NaN,
+            label: c.previousElementSibling?.textContent ?? "",
+          })),
+        );
+      // The default sweep: five points on the knob's grid around its default, each labelled with its value.
+      const first = await listed();
+      expect(first).toHaveLength(5);
+      expect((await swept()).map((d) => d.value).sort((a, b) => a - b)).toEqual(first);
+      for (const d of await swept()) expect(d.label).toBe(String(d.value));
+      // A typed end off the knob's steps: moved onto them, in the box and in words, and swept there.
+      await page.evaluate(() => (location.hash = "#tuner?of=retry-amplification&x=ratio&xn=3"));
+      await page.waitForFunction(() => document.querySelector("#tune-status")?.textContent?.startsWith("Swept"));
+      await page.locator("#tune-x0").fill("0.12");
+      await page.locator("#tune-x0").dispatchEvent("change");
+      expect(await page.locator("#tune-note").textContent()).toBe("0.12 is not on this knob's steps, so 0.1 is used.");
+      expect(await page.locator("#tune-x0").inputValue()).toBe("0.1");
+      await page.waitForFunction(() => document.querySelector("#tune-status")?.textContent?.startsWith("Swept 3"));
+      const asked = await listed();
+      expect(asked[0]).toBe(0.1);
+      expect((await swept()).map((d) => d.value).sort((a, b) => a - b)).toEqual(asked);
+      // The selection text follows the point highlighted: hover one, then another.
+      for (const i of [0, 2]) {
+        await dots.nth(i).hover();
+        const highlighted = await page
+          .locator("svg.tuner-plot circle.point.selected")
+          .evaluateAll((cs) =>
+            cs.map((c) => JSON.parse(c.getAttribute("data-params") ?? "{}") as Record<string, number>),
+          );
+        expect(highlighted).toHaveLength(1);
+        expect(await page.locator("#tune-selected").textContent()).toContain(`ratio = ${highlighted[0]?.ratio}:`);
+      }
+      await page.close();
+      expect(errors).toEqual([]);
+    },
+  );
+
+  it(
+    "the first screen: the scoreboard, every situation's tideward best against the best baseline with its range and its run-for-run count, losses as plainly as wins, each linking to its scenario, over the scenario the page opens on; folded when a link names a scenario",
+    { timeout: 90_000 },
+    async () => {
+      const claims = JSON.parse(
+        readFileSync(join(import.meta.dirname, "../../src/claims/claims.json"), "utf8"),
+      ) as ClaimsData;
+      const page = await open("", WIDTHS[0]);
+      await page.waitForSelector("table.scoreboard tbody tr");
+      expect(await page.locator("#why-details").evaluate((d) => (d as HTMLDetailsElement).open)).toBe(true);
+      // Opens on a situation tideward's defaults exist for.
+      expect(await page.locator("h2#title").textContent()).toBe(simScenario("metastable-overload")?.title);
+      // On the first screen: the scoreboard's table starts within the window.
+      const box = await page.locator("table.scoreboard").boundingBox();
+      expect(box?.y ?? Infinity).toBeLessThan(900);
+      const rows = await page.$$eval("table.scoreboard tbody tr", (trs) =>
+        trs.map((tr) => ({
+          id: tr.getAttribute("data-situation") ?? "",
+          href: tr.querySelector("th a")?.getAttribute("href") ?? "",
+          cells: [...tr.querySelectorAll("td")].map((td) => td.textContent ?? ""),
+          badge: tr.querySelector(".badge")?.textContent ?? "",
+        })),
+      );
+      const expected = rowsOf(claims);
+      expect(rows.map((r) => r.id)).toEqual(expected.map((s) => s.id));
+      for (const s of expected) {
+        const row = rows.find((r) => r.id === s.id);
+        const ours = best(s, "tideward");
+        const theirs = best(s, "baseline");
+        if (row === undefined || ours === undefined || theirs === undefined) throw new Error(`no row for ${s.id}`);
+        expect(row.href, s.id).toBe(linkOf(s));
+        expect(row.cells[0], s.id).toContain(`${ours.label} ${range(s, all(ours))}`);
+        expect(row.cells[1], s.id).toContain(`${theirs.label} ${range(s, all(theirs))}`);
+        const t = tally(s, ours, theirs);
+        const verdict = verdictOf(t);
+        expect(row.badge, s.id).toBe(verdict === "tie" ? "tied" : verdict);
+        expect(row.cells[2], s.id).toContain(tallyText(t));
+      }
+      await uncut(page, "the first screen");
+      mkdirSync(join(artefacts, "screenshots"), { recursive: true });
+      await page.screenshot({ path: join(artefacts, "screenshots", "first-screen.png") });
+      // A row's link opens its scenario, brought into view.
+      const target = expected.find((s) => s.scenario !== "metastable-overload");
+      if (target === undefined) throw new Error("every situation is the opening scenario's");
+      await page.click(`tr[data-situation="${target.id}"] th a`);
+      await page.waitForFunction(
+        (t) => document.querySelector("h2#title")?.textContent === t,
+        simScenario(target.scenario)?.title,
+      );
+      const title = await page.locator("h2#title").boundingBox();
+      expect(title?.y ?? Infinity).toBeLessThan(900);
+      await page.close();
+      // A link to a scenario opens it with the scoreboard folded.
+      const linked = await open("#guard");
+      expect(await linked.locator("#why-details").evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
+      await linked.close();
+      expect(errors).toEqual([]);
+    },
+  );
+
+  it(
+    "a long run shows how far it has got and offers a cancel after a moment; cancelling stops it mid-run, says so, keeps the last figures, and the next run runs",
+    { timeout: 90_000 },
+    async () => {
+      const page = await open("#breaker-outage?rate=10&duration=30&spreadSeeds=0");
+      const before = await figures(page);
+      expect(await page.locator("#long-run").isVisible()).toBe(false);
+      // Five thousand calls a second for three minutes through six breakers: seconds of work.
+      await page.evaluate(() => (location.hash = "#breaker-outage?rate=5000&spreadSeeds=0"));
+      await page.waitForSelector("#cancel", { state: "visible", timeout: 10_000 });
+      expect(await page.evaluate(() => document.body.dataset.busy)).toBe("true");
+      // How far it has got, as the simulator tells the worker: a share of the calls it will offer.
+      await page.waitForFunction(() => Number(document.querySelector<HTMLElement>("#run-progress")?.dataset.done) > 0);
+      const progress = await page.locator("#run-progress").evaluate((p) => (p as HTMLProgressElement).value);
+      expect(progress).toBeGreaterThan(0);
+      expect(progress).toBeLessThan(1);
+      await page.click("#cancel");
+      expect(await page.locator("#status").textContent()).toMatch(
+        /^Cancelled after \d+\.\d s: this run of Breaker under an outage did not finish, and the figures below are the last run's\./,
+      );
+      expect(await page.evaluate(() => document.body.dataset.busy)).toBe("false");
+      expect(await page.locator("#long-run").isVisible()).toBe(false);
+      expect(await figures(page)).toEqual(before);
+      // The page's next run is answered: a fresh worker took the cancelled one's place.
+      await page.evaluate(() => (location.hash = "#breaker-outage?rate=20&duration=30&spreadSeeds=0"));
+      await settled(page);
+      expect(await page.locator("#status").textContent()).toMatch(/^Simulated 6 runs of 30 s of traffic each/);
+      expect(await figures(page)).not.toEqual(before);
       await page.close();
       expect(errors).toEqual([]);
     },

@@ -61,14 +61,15 @@ describe("the URL state", () => {
   });
 
   it("forgives an old or hand-edited link: unknown keys ignored, numbers held to range and grid, bad choices left at the default", () => {
-    const burst = scenarios.find((s) => s.id === "burst");
-    if (burst === undefined) throw new Error("no burst scenario");
-    const read = decode(burst, "quota=100000&spacing=1.56&calls=abc&align=sideways&nonsense=1&bursts=");
-    expect(read.quota).toBe(200);
-    expect(read.spacing).toBe(1.6);
-    expect(read.calls).toBe(40);
-    expect(read.align).toBe("yes");
-    expect(read.bursts).toBe(4);
+    const read = decode(
+      guardScenario,
+      "limit.quota=100000&exponent=1.56&workers=abc&limit.kind=sideways&nonsense=1&gate=",
+    );
+    expect(read["limit.quota"]).toBe(1_000);
+    expect(read.exponent).toBe(1.55);
+    expect(read.workers).toBe(4);
+    expect(read["limit.kind"]).toBe("bucket");
+    expect(read.gate).toBe(8);
     expect(read).not.toHaveProperty("nonsense");
   });
 
@@ -92,23 +93,22 @@ describe("the URL state", () => {
       params: { peak: 700 },
       changes: [{ said: "peak=800: peak is given more than once; the first is read." }],
     });
-    const burst = scenarios.find((s) => s.id === "burst");
-    if (burst === undefined) throw new Error("no burst scenario");
-    expect(read(burst, "align=sideways").changes.map((c) => c.said)).toEqual([
-      "Period opens (align=sideways): not one of its choices, so the default, on multiples of the window (align), is used.",
+    expect(read(guardScenario, "limit.kind=sideways").changes.map((c) => c.said)).toEqual([
+      "kind (limit.kind=sideways): not one of its choices, so the default, token bucket, is used.",
     ]);
   });
 
-  it("opens the first tab at its defaults for a scenario it does not have, and says so; an empty hash is no change", () => {
-    const nope = resolve("#nope?rate=5", scenarios);
-    const first = scenarios[0];
+  it("opens the opening scenario (or the first) at its defaults for a scenario it does not have, and says so; an empty hash is no change", () => {
+    const nope = resolve("#nope?rate=5", scenarios, "metastable-overload");
+    const first = scenarios.find((s) => s.id === "metastable-overload");
     expect(nope.scenario.id).toBe(first?.id);
+    expect(resolve("#nope", scenarios).scenario.id).toBe(scenarios[0]?.id);
     expect(nope.params).toEqual(defaults(nope.scenario));
     expect(nope.changes.map((c) => c.said)).toEqual([
       `#nope: there is no such scenario, so ${first?.title ?? ""} is shown at its defaults.`,
     ]);
     expect(resolve("", scenarios).changes).toEqual([]);
-    expect(resolve("#burst?calls=20", scenarios)).toMatchObject({ scenario: { id: "burst" }, changes: [] });
+    expect(resolve("#guard?gate=20", scenarios)).toMatchObject({ scenario: { id: "guard" }, changes: [] });
   });
 
   it("parses a hash with or without a query", () => {

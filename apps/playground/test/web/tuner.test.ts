@@ -9,6 +9,7 @@ import { describe, expect, it } from "vitest";
 import { simMetas, simScenarios } from "../../src/sim-catalogue";
 import { coerce } from "../../src/state";
 import {
+  FIRST_POINTS,
   costOf,
   front,
   grid,
@@ -17,6 +18,7 @@ import {
   readTuner,
   sweepable,
   tunerChanges,
+  values,
   writeTuner,
 } from "../../src/tuner-model";
 import type { Point } from "../../src/tuner-model";
@@ -79,6 +81,42 @@ describe("the tuner", () => {
             if (k === undefined) throw new Error(`no knob ${name}`);
             expect(coerce(k, String(v)), `${meta.name}.${name}`).toBe(v);
           }
+        }
+      }
+    }
+  });
+
+  it("starts every scenario's sweep, and any second knob, around the knob's default: evenly spaced points on its grid, the default among them, each a value the scenario takes", () => {
+    for (const meta of simMetas) {
+      const s = scenario(meta.name);
+      const knobs = sweepable(meta);
+      const first = readTuner(`of=${meta.name}`, simMetas);
+      // A retry budget's scenario is tuned by its budget; else by a guard option where there is one.
+      const x = knobs.find((k) => k.name === first.x);
+      if (x === undefined) throw new Error(`${meta.name}: no knob ${first.x}`);
+      if (meta.name === "retry-amplification" || meta.name === "herd-recovery") expect(x.name, meta.name).toBe("ratio");
+      else if (knobs.some((k) => k.option !== undefined)) expect(x.option, `${meta.name}.${x.name}`).toBeDefined();
+      for (const [k, n, from, to] of [
+        [x, first.xn, first.x0, first.x1],
+        ...knobs
+          .filter((k) => k.name !== x.name)
+          .map((y) => {
+            const t = readTuner(`of=${meta.name}&y=${y.name}`, simMetas);
+            return [y, t.yn, t.y0, t.y1] as const;
+          }),
+      ] as const) {
+        const where = `${meta.name}.${k.name} from ${from} to ${to}`;
+        expect(n, where).toBe(k === x ? FIRST_POINTS.x : FIRST_POINTS.y);
+        const vs = values(k, from, to, n);
+        // As many points as asked, evenly spaced, the default one of them where the range allows.
+        expect(vs, where).toHaveLength(n);
+        const gaps = new Set(vs.slice(1).map((v, i) => Number((v - (vs[i] ?? 0)).toPrecision(9))));
+        expect(gaps.size, `${where}: ${vs.join(", ")}`).toBe(1);
+        if (k.default - k.step * (n - 1) >= k.min && k.default + k.step * (n - 1) <= k.max)
+          expect(vs, where).toContain(k.default);
+        for (const v of vs) {
+          if (k.kind === "integer") expect(Number.isInteger(v), `${where}: ${v}`).toBe(true);
+          expect(() => s?.resolve({ [k.name]: v }), `${where}: ${v}`).not.toThrow();
         }
       }
     }

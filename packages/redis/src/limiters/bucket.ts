@@ -2,21 +2,10 @@
 import { Bucket } from "@tideward/limiters";
 import type { RateLimit } from "@tideward/limiters";
 import { bucketFits, bucketFull, bucketLevel, bucketReady, bucketWhole, slackOf, until } from "@tideward/limiters/math";
-import { check } from "@tideward/time/internal";
 import { shortReply } from "../bytes";
 import type { ScriptClient } from "../client";
 import { bucket as bucketScript } from "../scripts";
-import {
-  POLICY_FIELDS,
-  RedisLimiter,
-  burstOf,
-  closedWait,
-  costArg,
-  decideTake,
-  outage,
-  outageRateLimit,
-  positive,
-} from "./limiter";
+import { RedisLimiter, closedWait, costArg, decideTake, outage, outageRateLimit, rateAndBurst } from "./limiter";
 import type { RedisPolicy } from "../policy";
 import type { LimiterRead, TakeAnswer } from "./limiter";
 
@@ -61,9 +50,11 @@ export class RedisBucket extends RedisLimiter<Bucket> {
    * @throws RangeError or TypeError naming the field and the value
    */
   constructor(client: ScriptClient, name: string, rate: number, options?: RedisBucketOptions) {
-    const { burst: given, ...policy } = check.options(options, ["burst", ...POLICY_FIELDS], "RedisBucket");
-    const r = positive(rate, "RedisBucket rate (tokens per second)");
-    const burst = burstOf(given, r, "RedisBucket burst (tokens)", "RedisBucket rate (tokens per second)");
+    const {
+      rate: r,
+      burst,
+      policy,
+    } = rateAndBurst(rate, options, "RedisBucket", "rate (tokens per second)", "burst (tokens)");
     const perMs = r / 1_000;
     super(client, name, "B", bucketScript, [String(burst), String(perMs)], policy, "RedisBucket");
     this.rate = r;

@@ -2,21 +2,10 @@
 import { Gcra } from "@tideward/limiters";
 import type { RateLimit } from "@tideward/limiters";
 import { gcraFits, gcraLead, gcraReady, gcraRest, gcraWhole, slackOf, until } from "@tideward/limiters/math";
-import { check } from "@tideward/time/internal";
 import { shortReply } from "../bytes";
 import type { ScriptClient } from "../client";
 import { gcra as gcraScript } from "../scripts";
-import {
-  POLICY_FIELDS,
-  RedisLimiter,
-  burstOf,
-  closedWait,
-  costArg,
-  decideTake,
-  outage,
-  outageRateLimit,
-  positive,
-} from "./limiter";
+import { RedisLimiter, closedWait, costArg, decideTake, outage, outageRateLimit, rateAndBurst } from "./limiter";
 import type { RedisPolicy } from "../policy";
 import type { LimiterRead, TakeAnswer } from "./limiter";
 
@@ -48,9 +37,7 @@ export class RedisGcra extends RedisLimiter<Gcra> {
    * @throws RangeError or TypeError naming the field and the value
    */
   constructor(client: ScriptClient, name: string, rate: number, options?: RedisGcraOptions) {
-    const { burst: given, ...policy } = check.options(options, ["burst", ...POLICY_FIELDS], "RedisGcra");
-    const r = positive(rate, "RedisGcra rate (per second)");
-    const burst = burstOf(given, r, "RedisGcra burst", "RedisGcra rate (per second)");
+    const { rate: r, burst, policy } = rateAndBurst(rate, options, "RedisGcra", "rate (per second)", "burst");
     const interval = 1_000 / r;
     const tau = burst * interval;
     const slack = slackOf(burst) * interval;

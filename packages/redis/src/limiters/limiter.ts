@@ -24,6 +24,28 @@ export interface TakeAnswer<T = boolean> {
   readonly path: Path;
 }
 
+// The limiters' scripts (bucket, gcra, period and sliding.lua) all speak one protocol, made and
+// read here and in each limiter's file:
+//   KEYS   the id's key (redisKey)
+//   ARGV   the op (TAKE, READ, or the sliding window's COUNT), now (ms; '' for Redis's TIME), the
+//          expiry margin (ms: a key expires this long after its state would be a fresh one's),
+//          the limiter's own numbers (its `params`, as sent at construction), then a take's cost
+//          when the limiter takes one (RedisBucket's n, RedisGcra's n)
+//   reply  a take: one byte, TAKEN or else "0" (a RedisPeriod's: UNDER, HIT or else "o", over); a read:
+//          the script's clock (a double, 8 bytes) then the state the key holds, as its doubles
+//          (none when absent), from which the limiter answers with the in-process formulas
+//          (RedisSliding's: the newest stamp and the oldest, and on COUNT how many more it admits)
+/** A take. */
+export const TAKE = "t";
+/** A read of the clock and the state. */
+export const READ = "r";
+/** RedisSliding's read that also counts the free slots. */
+export const COUNT = "l";
+/** A take's reply: taken, admitted. ("1") */
+export const TAKEN = 0x31;
+/** Bytes a read's reply starts with: the script's clock. */
+const CLOCK = 8;
+
 /** The local limiters of the outage mode, one per id, at most this many (the oldest goes). */
 const LOCAL_LIMIT = 10_000;
 
@@ -50,15 +72,28 @@ export function costArg(n: number, what: string): string {
   return n === Infinity ? "inf" : String(n);
 }
 
-// A Bucket's or a Gcra's burst, checked as theirs: the rate (per second) when not given, at most
-// 2^53 − 1, under one raised to one, and refilled at that rate within 2^44 ms.
-export function burstOf(given: unknown, rate: number, what: string, rateWhat: string): number {
-  let burst = given === undefined ? rate : positive(given, what);
-  if (burst > MAX_COUNT) throw new RangeError(`${what} must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`);
+/**
+ * A RedisBucket's or a RedisGcra's options read once: its rate (per second, above zero) and burst,
+ * checked as a Bucket's or a Gcra's are (the rate when not given, at most 2^53 − 1, under one
+ * raised to one, refilled at that rate within 2^44 ms), and the policy fields left. `what` names
+ * the class; `rateWhat` and `burstWhat` the two numbers in its errors.
+ */
+export function rateAndBurst(
+  rate: unknown,
+  options: ({ readonly burst?: number } & Partial<RedisPolicy>) | undefined,
+  what: string,
+  rateWhat: string,
+  burstWhat: string,
+): { rate: number; burst: number; policy: Partial<RedisPolicy> } {
+  const { burst: given, ...policy } = check.options(options, ["burst", ...POLICY_FIELDS], what);
+  const r = positive(rate, `${what} ${rateWhat}`);
+  let burst = given === undefined ? r : positive(given, `${what} ${burstWhat}`);
+  if (burst > MAX_COUNT)
+    throw new RangeError(`${what} ${burstWhat} must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`);
   if (burst < 1) burst = 1;
-  if ((burst * 1_000) / rate <= MAX_SPAN) return burst;
+  if ((burst * 1_000) / r <= MAX_SPAN) return { rate: r, burst, policy };
   throw new RangeError(
-    `${rateWhat} must be at least ${(burst * 1_000) / MAX_SPAN} for a burst of ${burst} (it must refill within ${MAX_SPAN} ms, 2^44), got ${check.describe(rate)}`,
+    `${what} ${rateWhat} must be at least ${(burst * 1_000) / MAX_SPAN} for a burst of ${burst} (it must refill within ${MAX_SPAN} ms, 2^44), got ${check.describe(r)}`,
   );
 }
 
@@ -77,16 +112,8 @@ export function spanOf(value: unknown, what: string): number {
 
 // The outage mode's answer and a yes-or-no limiter's take, reaching RedisLimiter's protected parts:
 // set in its body (protected methods would be new members of the published class).
-let outageOf: <L, A>(limiter: RedisLimiter<L>, id: string, now: number, local: (l: L) => A, open: A, closed: A) => A;
-let takeOf: <L>(
-  limiter: RedisLimiter<L>,
-  id: string,
-  now: number,
-  n: number,
-  costWhat: string | undefined,
-  local: (l: L) => boolean,
-  what: string,
-) => Promise<TakeAnswer>;
+let outageOf: typeof outage;
+let takeOf: typeof decideTake;
 
 /**
  * The outage mode's answer while Redis cannot give one: in `"fallback"` what `local` reads from
@@ -207,8 +234,8 @@ export abstract class RedisLimiter<L> {
     return `${this.#prefix}{${id}}${this.#kind}${this.name.length}:${this.name}`;
   }
 
-  // One script call: op "t" (take, with its cost as the last argument) or a read ("r", or the
-  // sliding window's "l"). Resolves with the reply, or undefined and the outage path.
+  // One script call (see the protocol above): TAKE, with its cost as the last argument when it has
+  // one, or a read (READ, COUNT). Resolves with the reply, or undefined and the outage path.
   protected async call(
     op: string,
     id: string,
@@ -220,18 +247,17 @@ export abstract class RedisLimiter<L> {
     const args = [op, this.#serverClock ? "" : String(now), this.#margin, ...this.#params];
     if (cost !== undefined) args.push(cost);
     const outcome: Outcome = await this.#runner.run(this.#script, [this.redisKey(id)], args);
-    // A take answers one byte, a read its clock (8 bytes) and the state.
     if (outcome.status === ANSWERED)
-      return { reply: bytes(outcome.reply, this.#script.name, op === "t" ? 1 : 8), path: "store" };
+      return { reply: bytes(outcome.reply, this.#script.name, op === TAKE ? 1 : CLOCK), path: "store" };
     if (outcome.status === FAILED && outcome.error instanceof ScriptError) throw outcome.error;
     return { reply: undefined, path: outcome.status === UNKNOWN ? "indeterminate" : this.policy.outage };
   }
 
   /** A read: the script's clock and the state it holds, or undefined when Redis cannot answer. */
-  protected async read(id: string, now: number, what: string, op = "r"): Promise<LimiterRead | undefined> {
+  protected async read(id: string, now: number, what: string, op = READ): Promise<LimiterRead | undefined> {
     const r = await this.call(op, id, now, undefined, what);
     if (r.reply === undefined) return undefined;
-    return { now: r.reply.readDoubleLE(0), state: r.reply.subarray(8) };
+    return { now: r.reply.readDoubleLE(0), state: r.reply.subarray(CLOCK) };
   }
 
   /** The outage mode's local limiter for `id` (fallback mode only). */
@@ -257,8 +283,8 @@ export abstract class RedisLimiter<L> {
       return local(limiter.local(id, now));
     };
     takeOf = async (limiter, id, now, n, costWhat, local, what) => {
-      const r = await limiter.call("t", id, now, costWhat === undefined ? undefined : costArg(n, costWhat), what);
-      if (r.reply !== undefined) return { answer: r.reply[0] === 49, path: r.path };
+      const r = await limiter.call(TAKE, id, now, costWhat === undefined ? undefined : costArg(n, costWhat), what);
+      if (r.reply !== undefined) return { answer: r.reply[0] === TAKEN, path: r.path };
       return { answer: outageOf(limiter, id, now, local, true, false), path: r.path };
     };
   }

@@ -6,9 +6,14 @@ import { check } from "@tideward/time/internal";
 import { shortReply } from "../bytes";
 import type { ScriptClient } from "../client";
 import { period as periodScript } from "../scripts";
-import { POLICY_FIELDS, RedisLimiter, closedWait, outage, outageRateLimit, spanOf, whole } from "./limiter";
+import { POLICY_FIELDS, RedisLimiter, TAKE, closedWait, outage, outageRateLimit, spanOf, whole } from "./limiter";
 import type { RedisPolicy } from "../policy";
 import type { LimiterRead, TakeAnswer } from "./limiter";
+
+// A take's reply (the limiters' protocol: limiter.ts): admitted under the quota ("u"), admitted
+// as the event that reaches it ("h"), or else over ("o").
+const UNDER = 0x75;
+const HIT = 0x68;
 
 /** Options of a {@link RedisPeriod}: `align` and the {@link RedisPolicy} fields. */
 export type RedisPeriodOptions = { readonly align?: boolean } & Partial<RedisPolicy>;
@@ -67,9 +72,9 @@ export class RedisPeriod extends RedisLimiter<Period> {
 
   /** {@link RedisPeriod.take}, saying which part answered. */
   async decide(id: string, now: number): Promise<TakeAnswer<PeriodAnswer>> {
-    const r = await this.call("t", id, now, undefined, "RedisPeriod.take");
+    const r = await this.call(TAKE, id, now, undefined, "RedisPeriod.take");
     if (r.reply !== undefined)
-      return { answer: r.reply[0] === 117 ? "under" : r.reply[0] === 104 ? "hit" : "over", path: r.path };
+      return { answer: r.reply[0] === UNDER ? "under" : r.reply[0] === HIT ? "hit" : "over", path: r.path };
     return { answer: outage<Period, PeriodAnswer>(this, id, now, (l) => l.take(now), "under", "over"), path: r.path };
   }
 

@@ -6,7 +6,17 @@ import { check } from "@tideward/time/internal";
 import { shortReply } from "../bytes";
 import type { ScriptClient } from "../client";
 import { sliding as slidingScript } from "../scripts";
-import { POLICY_FIELDS, RedisLimiter, closedWait, decideTake, outage, outageRateLimit, spanOf, whole } from "./limiter";
+import {
+  COUNT,
+  POLICY_FIELDS,
+  RedisLimiter,
+  closedWait,
+  decideTake,
+  outage,
+  outageRateLimit,
+  spanOf,
+  whole,
+} from "./limiter";
 import type { RedisPolicy } from "../policy";
 import type { LimiterRead, TakeAnswer } from "./limiter";
 
@@ -70,7 +80,7 @@ export class RedisSliding extends RedisLimiter<Sliding> {
 
   /** How many more events the window would admit at `now`. */
   async left(id: string, now: number): Promise<number> {
-    const read = await this.read(id, now, "RedisSliding.left", "l");
+    const read = await this.read(id, now, "RedisSliding.left", COUNT);
     if (read === undefined) return outage(this, id, now, (l) => l.left(now), this.quota, 0);
     this.#fields(read, true);
     return read.state.readDoubleLE(16);
@@ -87,7 +97,7 @@ export class RedisSliding extends RedisLimiter<Sliding> {
 
   /** What an HTTP `RateLimit` header needs for `id` at `now`. */
   async rateLimit(id: string, now: number): Promise<RateLimit> {
-    const read = await this.read(id, now, "RedisSliding.rateLimit", "l");
+    const read = await this.read(id, now, "RedisSliding.rateLimit", COUNT);
     if (read === undefined) return outageRateLimit(this, id, now, this.quota);
     const [at, last] = this.#fields(read, true);
     const remaining = read.state.readDoubleLE(16);

@@ -1,40 +1,20 @@
 -- tideward Gcra on Redis: @tideward/limiters' GCRA, one key per flow. The key holds two
 -- little-endian doubles, the in-process flow's own fields exactly: the instant of the latest
 -- admission and how far ahead of it the flow then was (its TAT is their sum). Absent = at rest.
---
--- KEYS[1]  the flow
--- ARGV     op ('t' take, 'r' read), now (ms, or '' for the server's TIME), the expiry margin
---          (ms: a key expires this long after the flow is at rest), burst, the emission interval
---          (ms), reach (how far ahead an admission may leave the flow, ms), n (the cost; take only)
--- Reply    take: '1' admitted or '0' refused. read: now (8 bytes), then the 16 bytes held (none
---          when absent), from which the caller answers peek, next, remaining and rateLimit.
+-- Its arguments and reply are documented beside the code that sends and reads them: RedisLimiter's
+-- call (src/limiters/limiter.ts) and RedisGcra (src/limiters/gcra.ts).
 
-local now
-if ARGV[2] == '' then
-  local tm = redis.call('TIME')
-  now = tonumber(tm[1]) * 1000 + tonumber(tm[2]) / 1000
-else
-  now = tonumber(ARGV[2])
-end
--- Anything else under the name (another type, whose GET answers an error; other bytes; an
--- instant past ±2^45 or a lead past 2^46 ms; NaN) is refused by name.
-local v = redis.pcall('GET', KEYS[1])
-local at, ahead = -math.huge, 0
-if v then
-  if #v == 16 then at, ahead = struct.unpack('<dd', v) else at = 0 / 0 end
-  if not (at >= -2^45 and at <= 2^45 and ahead >= 0 and ahead <= 2^46) then
-    error('tideward: the key ' .. KEYS[1] .. ' holds ' .. (v.err and 'a ' .. redis.call('TYPE', KEYS[1]).ok or #v .. ' bytes') .. ', not a RedisGcra (two doubles)')
-  end
-end
+-- An instant past ±2^45 ms or a lead past 2^46 is not what tideward writes: refused by name.
+local now, v, at, ahead = held(2, 'a RedisGcra (two doubles)', -2^45, 2^45, 0, 2^46)
+if not v then at, ahead = -math.huge, 0 end
 if ARGV[1] == 'r' then return struct.pack('<d', now) .. (v or '') end
 
-local burst, interval, reach, n = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local lead = ahead - (now - at)
-if lead < 0 then lead = 0 end
-if n > burst or not (lead + n * interval <= reach) then return '0' end
+local burst, interval, most, n = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local fits, after = gcra(ahead, at, now, n, interval, burst, most)
+if not fits then return '0' end
 if now >= at then
   at = now
-  ahead = lead + n * interval
+  ahead = after
 else
   -- A reading before the latest admission is taken as the earlier instant it claims: TAT (after
   -- `at`, so after now) moves on by the cost.

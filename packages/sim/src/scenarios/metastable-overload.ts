@@ -27,6 +27,17 @@ export interface MetastableOverloadParams {
   readonly duration: number;
 }
 
+/** The runs that are a policy on retries (not retries alone, nor none), and how the report names each. */
+const POLICIES = ["guard", "budget", "sre", "client", "classic", "shedder"] as const;
+const NAMES: Readonly<Record<(typeof POLICIES)[number], string>> = {
+  guard: "guard's default",
+  budget: "budget alone",
+  sre: "sre breaker",
+  client: "client breaker alone",
+  classic: "consecutive breaker",
+  shedder: "shedder",
+};
+
 /** The clients compared, the guard's default first. */
 const CONTENDERS = retryLineup(["guard", "retries", "none", "budget", "sre", "client", "classic", "shedder"]);
 
@@ -177,11 +188,21 @@ export const metastableOverload = defineScenario<MetastableOverloadParams>({
     };
     const f = (id: string, name: string) => figures[`${id}.${name}`];
     const back = (id: string) => recoveryText(figures, id, " after the trigger");
+    // The policy slowest to recover (one that never did, slowest of all), by its stated figures.
+    const later = (a: string, b: string): boolean =>
+      f(a, "recovered") !== f(b, "recovered")
+        ? f(a, "recovered") === 0
+        : f(a, "recoverySeconds") > f(b, "recoverySeconds");
+    const slowest = POLICIES.reduce((a, b) => (later(b, a) ? b : a));
     const reading = [
       `With retries and no policy the backend ${f("retries", "recovered") === 1 ? `came back ${back("retries")}` : "never came back"}: ${num(f("retries", "goodputAfter"))} answers a second in time over the 30 s after the trigger, against ${p.rate} offered, every answer late because the queue is full of attempts whose callers have gone, and their retries keep it full.`,
       `The guard's default (the client breaker over budgeted retries) recovered ${back("guard")}; the budget alone ${back("budget")}, the client breaker alone ${back("client")}, the sre breaker ${back("sre")}, the consecutive breaker ${back("classic")}, the shedder ${back("shedder")}.`,
       p.abandoned === "serve"
-        ? `Here the backend serves work nobody waits for (${f("retries", "wasted")} such calls without a policy). The budget alone is the slowest policy to recover: it still lets a fifth of the calls retry, which holds the load near capacity, so the queue of the trigger drains slowly. The breakers stop the retries outright, and the ones with a short window (the guard's client preset, the consecutive breaker) let the queue drain within seconds; the sre preset's ten-second window keeps refusing, and keeps the overload's failures, for longer. A backend that drops expired work (the knob) lets the budget and the shedder recover within a second or so.`
+        ? `Here the backend serves work nobody waits for (${f("retries", "wasted")} such calls without a policy). ${
+            slowest === "budget"
+              ? "The budget alone is the slowest policy to recover here: it still lets a fifth of the calls retry, which holds the load near capacity, so the queue of the trigger drains slowly."
+              : `The slowest policy to recover here is the ${NAMES[slowest]} (${back(slowest)}); the budget alone, which still lets a fifth of the calls retry, ${back("budget") === "never" ? "never recovered" : `recovered ${back("budget")}`}.`
+          } The breakers stop the retries outright, and the ones with a short window (the guard's client preset, the consecutive breaker) let the queue drain within seconds; the sre preset's ten-second window keeps refusing, and keeps the overload's failures, for longer. A backend that drops expired work (the knob) lets the budget and the shedder recover sooner.`
         : `Here the backend drops work whose caller has given up, so its queue empties at once when the load falls under capacity: even without retries' policies the damage is bounded.`,
       `With no retries at all it ${back("none") === "never" ? "never recovered" : `recovered ${back("none")}`}: the retries are what hold the overload in place.`,
       `Before the trigger, at ${percent(p.rate / p.capacity)} of capacity, the shedder refused ${f("shedder", "refusedBeforeTrigger")} calls.`,

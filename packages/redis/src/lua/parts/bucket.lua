@@ -1,0 +1,18 @@
+-- A token bucket's step, as @tideward/limiters' Bucket and the quota engine's token bucket take
+-- it (RedisBucket, a quota charge, a lease).
+
+-- A bucket of `cap` tokens holding `tokens` counted at `at`, refilled at `perMs` tokens a ms up to
+-- its capacity by `t` (one holding more, as after its capacity was lowered, keeps them), charged
+-- `cost`: whether the charge fits, within the slack (a billionth of the capacity, at most 2^-10
+-- tokens), the level at `t` before the charge, and the slack.
+local function bucket(tokens, at, t, cost, cap, perMs)
+  local level = tokens
+  if t > at then
+    level = tokens + (t - at) * perMs
+    if level > cap then level = cap end
+  end
+  local slack = cap * 1e-9
+  if slack > 0.0009765625 then slack = 0.0009765625 end
+  local fits = cost <= cap and level + slack >= cost
+  return fits, level, slack
+end

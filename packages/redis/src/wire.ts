@@ -1,0 +1,180 @@
+// quota.lua's protocol: every argument list the engine sends the script is made here, and the
+// layout of every reply it answers is named here (charge-set.ts, batch.ts and engine.ts read them
+// with these names). The script, src/lua/quota.lua with its parts, reads and answers exactly this:
+// change both together, then run `pnpm embed`.
+//
+// A limit crosses as two numbers, p1 and p2, whose signs say its kind (`Rule.wire`, made in
+// rules.ts; parts/state.lua reads them):
+//   p1 > 0, p2 > 0   a token bucket: p1 its capacity, p2 tokens a millisecond; or, when p1 is
+//                    not whole, a token bucket of one number: p1 − 0.5 its capacity, p2 its tick
+//   p1 > 0, p2 < 0   GCRA: p1 its burst, -p2 the emission interval (ms)
+//   p1 < 0, p2 > 0   a fixed window: -p1 its capacity, p2 the window (ms)
+//   p1 < 0, p2 < 0   an aligned fixed window, likewise
+// A charge crosses as three arguments: its cost (negative for a shadow limit's charge, -cost made
+// when it fits and never refusing the set), p1 and p2. Every number is the shortest decimal that
+// reads back as its double, so nothing is rounded on the way in; every state comes back as the
+// bytes of its doubles, so nothing is rounded on the way out.
+//
+// The short form, a set committed on the caller's clock with no request id (a single check is a
+// set of one):
+//   KEYS   the state each charge touches, in order (repeated when charges repeat a key)
+//   ARGV   now (ms), the expiry margin (ms), then a charge's three arguments each
+//   reply  COMMITTED or REFUSED, then STATE bytes a charge: the state its key held before the call
+//          (two little-endian doubles; two NaNs when absent). A set of one commits when its charge
+//          fits, or when its limit is in shadow mode.
+// The general form:
+//   KEYS   likewise, then a request id's key when one is kept
+//   ARGV   now (ms; '' for Redis's TIME), the mode (COMMIT, PEEK or BATCH), how long a request
+//          id's answer is kept (ms; '0' for none), the expiry margin (ms), then
+//          - a set (COMMIT, PEEK): a charge's three arguments each. Reply: COMMITTED (a peek's
+//            always) or REFUSED, now (8 bytes), STATE bytes a charge; or, when the request id was
+//            seen, REPLAYED and what was kept (the reply as first given, then each charge as sent:
+//            cost, p1, p2, three doubles, STORED_CHARGE bytes), charging nothing; or OTHER_KEYS
+//            when it was seen for charges to other keys or in another order.
+//          - a batch (BATCH; KEYS[i] the state input i touches): its one limit's p1 and p2, then two
+//            arguments an input: its cost and its now ('' for the batch's). Each input is charged
+//            on its own, in order. Reply: COMMITTED, now (8 bytes), STATE bytes for each distinct
+//            key in the order first met.
+import type { Kind } from "@tideward/quota-engine/internal";
+import { sameSlot } from "./names";
+import { costArg } from "./rules";
+import type { Rule } from "./rules";
+
+/** A reply's first byte: the set was committed (a peek's and a batch's, always). ("1") */
+export const COMMITTED = 0x31;
+/** A reply's first byte: an enforced charge did not fit, so nothing was charged. ("0") */
+export const REFUSED = 0x30;
+/** A reply's first byte: a request id's kept answer follows; nothing was charged again. ("R") */
+export const REPLAYED = 0x52;
+/** A reply's first byte: the request id was first used for charges to other keys, or in another order. ("N") */
+export const OTHER_KEYS = 0x4e;
+/** Bytes of one key's state in a reply: two little-endian doubles. */
+export const STATE = 16;
+/** Where the states start in a short form's reply: after its first byte. */
+export const SHORT_STATES = 1;
+/** Where the states start in a general form's reply: after its first byte and the clock (a double). */
+export const GENERAL_STATES = 9;
+/** Bytes a request id's kept answer holds a charge: its cost and its limit's two numbers, as sent. */
+export const STORED_CHARGE = 24;
+
+const COMMIT = "c";
+const PEEK = "p";
+const BATCH = "s";
+/** `ARGV[3]` when no request id's answer is kept. */
+const NO_REQUEST_ID = "0";
+
+/** A charge set as read, once, from the caller's objects: everything the call uses after. */
+export interface SetCall {
+  readonly n: number;
+  /** Per charge, five entries: the key, the limit's name, the cost, the kind, the rule (undefined: unknown). */
+  readonly charges: unknown[];
+  /** The Redis key of each charge to a known limit, in order. */
+  readonly names: string[];
+  /** Whether every name has the same hash tag (so one slot, with nothing hashed). */
+  readonly oneTag: boolean;
+  /** The index of the first charge naming an unknown limit, or -1. */
+  readonly unknown: number;
+  readonly now: number;
+  readonly commit: boolean;
+}
+
+/** The arguments of a single check in the short form (a set of one; its key is the state's). */
+export function singleArgs(now: number, margin: string, cost: number, rule: Rule, kind: Kind): string[] {
+  const limit = rule.args[kind];
+  return [String(now), margin, costArg(cost, rule.shadow), limit[0], limit[1]];
+}
+
+/** The script call of a set: its keys and arguments, and whether it is the short form. */
+export interface SetWire {
+  readonly keys: string[];
+  readonly args: string[];
+  readonly short: boolean;
+}
+
+/**
+ * The keys and arguments of `call`: the short form when it commits on the caller's clock with no
+ * request id, else the general one (`ridKey`: the request id's name, or undefined; `ttl` how long
+ * its answer is kept, ms).
+ *
+ * @throws a {@link CrossSlotError} when the request id's key cannot share the charges' slot
+ */
+export function setWire(
+  call: SetCall,
+  serverClock: boolean,
+  margin: string,
+  ridKey: string | undefined,
+  ttl: string,
+): SetWire {
+  const m = call.names.length;
+  const committing = call.commit && call.unknown < 0;
+  let keys = call.names;
+  let args: string[];
+  let at: number;
+  const short = committing && ridKey === undefined && !serverClock;
+  if (short) {
+    args = new Array<string>(2 + 3 * m);
+    args[0] = String(call.now);
+    args[1] = margin;
+    at = 2;
+  } else {
+    let keep = NO_REQUEST_ID;
+    if (ridKey !== undefined && committing) {
+      keys = [...keys, ridKey];
+      sameSlot(keys);
+      keep = ttl;
+    }
+    args = new Array<string>(4 + 3 * m);
+    args[0] = serverClock ? "" : String(call.now);
+    args[1] = committing ? COMMIT : PEEK;
+    args[2] = keep;
+    args[3] = margin;
+    at = 4;
+  }
+  const c = call.charges;
+  for (let i = 0; i < call.n; i++) {
+    const rule = c[i * 5 + 4] as Rule | undefined;
+    if (rule === undefined) continue;
+    const limit = rule.args[c[i * 5 + 3] as Kind];
+    args[at] = costArg(c[i * 5 + 2] as number, rule.shadow);
+    args[at + 1] = limit[0];
+    args[at + 2] = limit[1];
+    at += 3;
+  }
+  return { keys, args, short };
+}
+
+/** The inputs of a batch, read once (see `readInputs`), with each one's Redis key. */
+export interface BatchInputs {
+  readonly nows: Float64Array;
+  readonly costs: Float64Array;
+  readonly names: readonly string[];
+}
+
+/** The keys and arguments of one batch call of the inputs `list` (indexes into `inputs`). */
+export function batchWire(
+  kind: Kind,
+  rule: Rule,
+  list: readonly number[],
+  inputs: BatchInputs,
+  serverClock: boolean,
+  margin: string,
+): { keys: string[]; args: string[] } {
+  const limit = rule.args[kind];
+  const { nows, costs, names } = inputs;
+  const first = nows[list[0]];
+  const keys = new Array<string>(list.length);
+  const args = new Array<string>(6 + 2 * list.length);
+  args[0] = serverClock ? "" : String(first);
+  args[1] = BATCH;
+  args[2] = NO_REQUEST_ID;
+  args[3] = margin;
+  args[4] = limit[0];
+  args[5] = limit[1];
+  for (let x = 0; x < list.length; x++) {
+    const i = list[x];
+    keys[x] = names[i];
+    args[6 + 2 * x] = costArg(costs[i], false); // in a batch every input stands alone
+    args[7 + 2 * x] = serverClock || nows[i] === first ? "" : String(nows[i]);
+  }
+  return { keys, args };
+}

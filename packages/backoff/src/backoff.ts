@@ -1,5 +1,5 @@
 import { check } from "@tideward/time/internal";
-import type { Span } from "@tideward/time";
+import type { OptionError, Span } from "@tideward/time";
 import { Jitter, toJitter } from "./jitter";
 
 /**
@@ -62,7 +62,7 @@ export function countHint(
   field: string,
   where: (field: string) => string,
   known: readonly string[],
-): check.OptionError | undefined {
+): OptionError | undefined {
   if (typeof options !== "object" || options === null) return undefined;
   for (const key of Object.keys(options)) {
     const kind = COUNTS[key];

@@ -10,13 +10,10 @@ import type { Ask } from "./stage";
  * pipeline) and the one accounting (`accounting.ts`) that every path calls.
  */
 export class Pass<R> extends Held implements Ask {
-  // What it asks: one unit, from no key, at the default priority.
+  // What it asks: one unit.
   cost = 1;
-  key = "";
-  priority: unknown = undefined;
   hedge = false;
   first = false;
-  reason: string | undefined = undefined;
   /** On a refusal: which policy, and when it could admit (ms). */
   kind: RefusalKind | undefined = undefined;
   retryAfter = 0;

@@ -17,7 +17,8 @@ import type { Ask, Stage } from "./stage";
 
 /**
  * What one call holds of each stage it entered: its tokens, by the stage's place in the pipeline.
- * The first eight are fields (a guard's attempt allocates no array for them); more go in `rest`.
+ * The first six are fields (a guard's attempt, of five stages at most, allocates no array for them);
+ * more go in `rest`.
  */
 export class Held {
   t0: unknown = undefined;
@@ -26,8 +27,6 @@ export class Held {
   t3: unknown = undefined;
   t4: unknown = undefined;
   t5: unknown = undefined;
-  t6: unknown = undefined;
-  t7: unknown = undefined;
   rest: unknown[] | undefined = undefined;
 }
 
@@ -45,12 +44,8 @@ function get(h: Held, i: number): unknown {
       return h.t4;
     case 5:
       return h.t5;
-    case 6:
-      return h.t6;
-    case 7:
-      return h.t7;
     default:
-      return h.rest?.[i - 8];
+      return h.rest?.[i - 6];
   }
 }
 
@@ -74,14 +69,8 @@ function set(h: Held, i: number, token: unknown): void {
     case 5:
       h.t5 = token;
       return;
-    case 6:
-      h.t6 = token;
-      return;
-    case 7:
-      h.t7 = token;
-      return;
     default:
-      (h.rest ??= [])[i - 8] = token;
+      (h.rest ??= [])[i - 6] = token;
   }
 }
 
@@ -100,20 +89,12 @@ export class Pipeline {
    */
   refusedBy = -1;
 
-  /**
-   * @param stages - in the order they are asked
-   * @param last - which of them are spent last (each must have `peek`)
-   */
-  constructor(stages: readonly Stage[], last: (stage: Stage, i: number) => boolean = () => false) {
+  /** @param stages - in the order they are asked (those with `last` and a `peek` are spent last) */
+  constructor(stages: readonly Stage[]) {
     this.stages = stages;
-    this.#last = stages.map((s, i) => last(s, i) && typeof s.peek === "function");
+    this.#last = stages.map((s) => s.last === true && typeof s.peek === "function");
     this.#deferred = this.#last.includes(true);
     this.#settles = stages.map((s) => typeof s.settle === "function");
-  }
-
-  /** How many stages there are. */
-  get size(): number {
-    return this.stages.length;
   }
 
   /**

@@ -13,10 +13,6 @@ import type { Outcome } from "./events";
 export interface Ask {
   /** Units it weighs, a whole number from 1 (a guard's attempt weighs 1). */
   cost: number;
-  /** The client's key ("" when none). */
-  key: string;
-  /** Its priority, for a stage that reads one (a level's number or name); `undefined` for the default. */
-  priority: unknown;
   /** Whether it is a hedge, started while another attempt of its call is in flight. */
   hedge: boolean;
   /** Whether it is a fresh call's first attempt. */
@@ -26,27 +22,15 @@ export interface Ask {
    * `Infinity` when it never will).
    */
   retryAfter: number;
-  /** Written by a stage as it refuses, when it knows more than its kind: `"reserved"`, a limit's name. */
-  reason: string | undefined;
 }
 
 /**
- * A figure a stage can report about itself at any time, as a gauge (`@tideward/otel` reads it
- * when its meter collects): the breaker's drop ratio, the shedder's calls in flight.
+ * A figure a stage reports about itself at any time, as a gauge `@tideward/otel` reads when its
+ * meter collects (otel's table of instruments holds each one's kind, unit and description).
  */
-export interface ReadingSpec {
+export interface Reading {
   /** The metric's OpenTelemetry name: `"tideward.breaker.drop_ratio"`. */
   readonly metric: string;
-  /** How it reports: a gauge, or an up-down counter (a count that goes both ways). */
-  readonly kind: "gauge" | "updowncounter";
-  /** Its UCUM unit: `"1"` for a fraction, `"{call}"` for a count of calls. */
-  readonly unit: string;
-  /** What it measures, in a sentence (the `# HELP` line). */
-  readonly description: string;
-}
-
-/** A {@link ReadingSpec} of one stage, and how to read it. */
-export interface Reading extends ReadingSpec {
   /** The figure at `now` (ms); not finite when there is none yet (it is then left out). */
   read(now: number): number;
 }
@@ -101,12 +85,8 @@ export interface Host {
 export interface StageDef<K extends string = string> {
   /** The refusal kind its stage names. */
   readonly kind: K;
-  /** Why a call was refused, for the refusal's message: "the circuit breaker is throttling calls". */
-  readonly why: string;
   /** The options it owns, its own first: `["shedder", "load"]`. */
   readonly options: readonly string[];
-  /** The figures its stages report. */
-  readonly readings?: readonly ReadingSpec[];
   /**
    * Where it stands on each side, asked in ascending order: the client guard's attempts, the
    * server's requests. Left out on a side where it is not offered.

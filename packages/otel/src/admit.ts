@@ -1,6 +1,5 @@
 import { admit } from "@tideward/guard";
 import type { Admission, AdmitOptions, Verdict } from "@tideward/guard";
-import { Shedder } from "@tideward/shedder";
 import { systemClock } from "@tideward/time";
 import type { Clock } from "@tideward/time";
 import { errorType } from "./error-type";
@@ -54,16 +53,6 @@ export function instrumentAdmit(options: AdmitOptions | undefined, telemetry: Te
   // given first, and thrown away.
   admit(isObject(options) ? o : options);
   const clock = typeof o.clock === "function" ? (o.clock as Clock) : systemClock;
-  // A shedder given as fields is built here, as admit would build it, so that it can be read.
-  if (isObject(o.shedder) && typeof o.shedder.allow !== "function") {
-    let now: unknown;
-    try {
-      now = clock();
-    } catch {
-      now = undefined;
-    }
-    if (typeof now === "number" && Number.isFinite(now)) o.shedder = new Shedder(o.shedder, now);
-  }
   const load = typeof o.load === "function" ? new LoadSeen() : undefined;
   if (load !== undefined) o.load = load.wrap(o.load as () => number);
   const inner = admit(o);

@@ -4,7 +4,6 @@
 import { argumentError, rangeError, typeError } from "./option-error";
 
 export { argumentError, isOptionError, rangeError, reroot, typeError, within } from "./option-error";
-export type { OptionError } from "./option-error";
 
 function show(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value);

@@ -6,7 +6,7 @@ import type { Permit, Sre } from "@tideward/breaker";
 import type { Random } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Outcome } from "../events";
-import type { Ask, Host, Reading, ReadingSpec, Stage, StageDef } from "../stage";
+import type { Ask, Host, Reading, Stage, StageDef } from "../stage";
 
 /** The guard's breaker option. */
 export interface BreakerOption {
@@ -39,16 +39,9 @@ export function parseBreaker(value: unknown, path: string, now: number, preset: 
   return check.within(path, ["Breaker", "Sre"], () => new Breaker({ ...preset, ...fields }, now));
 }
 
-const DROP_RATIO: ReadingSpec = {
-  metric: "tideward.breaker.drop_ratio",
-  kind: "gauge",
-  unit: "1",
-  description: "The fraction of calls the circuit breaker refuses now, 0 while healthy",
-};
-
 /** What a breaker reports about itself: its drop ratio. */
 export function breakerReadings(breaker: Breaker): Reading[] {
-  return [{ ...DROP_RATIO, read: (now) => breaker.ratio(now) }];
+  return [{ metric: "tideward.breaker.drop_ratio", read: (now) => breaker.ratio(now) }];
 }
 
 /** A breaker in the pipeline: its permit is the token. */
@@ -78,9 +71,7 @@ export class BreakerStage implements Stage<Permit> {
 
 export const breaker: StageDef<"breaker"> = {
   kind: "breaker",
-  why: "the circuit breaker is throttling calls",
   options: ["breaker"],
-  readings: [DROP_RATIO],
   place: { client: 40 },
   parse(o, host: Host) {
     const b = parseBreaker(o.breaker, `${host.owner} breaker`, host.now);

@@ -74,7 +74,6 @@ export class BucketStage implements Stage<true> {
 
 export const bucket: StageDef<"rate"> = {
   kind: "rate",
-  why: "the rate limit has no room for it",
   options: ["bucket", "maxWait"],
   place: { client: 10 },
   parse(o, host: Host) {

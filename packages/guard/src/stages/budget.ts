@@ -4,7 +4,7 @@
 import { RetryBudget } from "@tideward/backoff";
 import type { Budget } from "@tideward/backoff";
 import { check } from "@tideward/time/internal";
-import type { Ask, Host, Reading, ReadingSpec, Stage, StageDef } from "../stage";
+import type { Ask, Host, Reading, Stage, StageDef } from "../stage";
 
 /** The guard's budget option. */
 export interface BudgetOption {
@@ -34,16 +34,9 @@ export function parseBudget(value: unknown, path: string, now: number, wanted: b
   return check.within(path, ["RetryBudget"], () => new RetryBudget(fields, now));
 }
 
-const AVAILABLE: ReadingSpec = {
-  metric: "tideward.retry_budget.available",
-  kind: "gauge",
-  unit: "{retry}",
-  description: "Retries the retry budget would grant now",
-};
-
 /** What a retry budget reports about itself: the retries it would grant now. */
 export function budgetReadings(budget: RetryBudget): Reading[] {
-  return [{ ...AVAILABLE, read: (now) => budget.available(now) }];
+  return [{ metric: "tideward.retry_budget.available", read: (now) => budget.available(now) }];
 }
 
 /** A retry budget in the pipeline: its token is `true`. */
@@ -67,9 +60,7 @@ export class BudgetStage implements Stage<true> {
 
 export const budget: StageDef<"budget"> = {
   kind: "budget",
-  why: "the retry budget is spent",
   options: ["budget"],
-  readings: [AVAILABLE],
   place: { client: 50 },
   parse(o, host: Host) {
     const b = parseBudget(o.budget, `${host.owner} budget`, host.now, host.retrying);

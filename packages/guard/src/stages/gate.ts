@@ -55,7 +55,6 @@ export class GateStage implements Stage<true> {
 
 export const gate: StageDef<"gate"> = {
   kind: "gate",
-  why: "too many calls are in flight",
   options: ["gate"],
   place: { client: 20, server: 20 },
   parse(o, host: Host) {

@@ -5,7 +5,7 @@ import { Shedder } from "@tideward/shedder";
 import type { Shed, Ticket } from "@tideward/shedder";
 import { check } from "@tideward/time/internal";
 import type { Outcome } from "../events";
-import type { Ask, Host, Reading, ReadingSpec, Stage, StageDef } from "../stage";
+import type { Host, Reading, Stage, StageDef } from "../stage";
 
 /** The shedder options, of the guard and of admit. */
 export interface ShedderOption {
@@ -32,41 +32,19 @@ export function parseShedder(value: unknown, path: string, now: number): Shedder
   return check.within(path, ["Shedder", "Shed"], () => new Shedder(fields, now));
 }
 
-const ACTIVE: ReadingSpec = {
-  metric: "tideward.shedder.active_calls",
-  kind: "updowncounter",
-  unit: "{call}",
-  description: "Calls the load shedder has let through and not yet settled",
-};
-const AVERAGE: ReadingSpec = {
-  metric: "tideward.shedder.average_active_calls",
-  kind: "gauge",
-  unit: "{call}",
-  description: "The load shedder's moving average of calls in flight",
-};
-const CAPACITY: ReadingSpec = {
-  metric: "tideward.shedder.capacity",
-  kind: "gauge",
-  unit: "{call}",
-  description: "Calls in flight past which a hot process counts as full, at the last load read",
-};
-const LOAD: ReadingSpec = {
-  metric: "tideward.shedder.load",
-  kind: "gauge",
-  unit: "1",
-  description: "The last load the load shedder was handed, as a fraction of full (0 to 1)",
-};
-
 /** The readings of a shedder; `seen` is the last load it was handed (thousandths), when known. */
 export function shedderReadings(shedder: Shedder, seen?: () => number): Reading[] {
   const readings: Reading[] = [
-    { ...ACTIVE, read: () => shedder.flying },
-    { ...AVERAGE, read: () => shedder.average },
+    { metric: "tideward.shedder.active_calls", read: () => shedder.flying },
+    { metric: "tideward.shedder.average_active_calls", read: () => shedder.average },
   ];
   if (seen === undefined) return readings;
   // NaN until a load has been read: a reading that is not finite is left out.
-  readings.push({ ...LOAD, read: () => seen() / 1000 });
-  readings.push({ ...CAPACITY, read: (now) => (Number.isNaN(seen()) ? Number.NaN : shedder.capacity(now, seen())) });
+  readings.push({ metric: "tideward.shedder.load", read: () => seen() / 1000 });
+  readings.push({
+    metric: "tideward.shedder.capacity",
+    read: (now) => (Number.isNaN(seen()) ? Number.NaN : shedder.capacity(now, seen())),
+  });
   return readings;
 }
 
@@ -85,11 +63,11 @@ export class ShedderStage implements Stage<Ticket> {
     this.readings = shedderReadings(shedder, () => this.#seen);
   }
 
-  enter(now: number, ask: Ask): Ticket | undefined {
+  enter(now: number): Ticket | undefined {
     const v = this.#load();
     // As the shedder reads it: anything that is not a number above 0 is 0, over 1000 is 1000.
     this.#seen = typeof v === "number" && v > 0 ? (v < 1000 ? v : 1000) : 0;
-    return this.shedder.allow(now, v, ask.priority as never);
+    return this.shedder.allow(now, v);
   }
 
   settle(ticket: Ticket, now: number, outcome: Outcome): void {
@@ -104,9 +82,7 @@ export class ShedderStage implements Stage<Ticket> {
 
 export const shedder: StageDef<"shed"> = {
   kind: "shed",
-  why: "the process is overloaded",
   options: ["shedder", "load"],
-  readings: [ACTIVE, AVERAGE, CAPACITY, LOAD],
   place: { client: 30, server: 10 },
   parse(o, host: Host) {
     const s = parseShedder(o.shedder, `${host.owner} shedder`, host.now);

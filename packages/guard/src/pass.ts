@@ -1,5 +1,5 @@
 import type { Outcome } from "./events";
-import { Held } from "./pipeline";
+import type { Held } from "./pipeline";
 import type { RefusalKind } from "./refusal";
 import type { Ask } from "./stage";
 
@@ -9,9 +9,18 @@ import type { Ask } from "./stage";
  * answered. One object an attempt, filled by the one admission (`admission.ts`, through the
  * pipeline) and the one accounting (`accounting.ts`) that every path calls.
  */
-export class Pass<R> extends Held implements Ask {
-  // What it asks: one unit.
-  cost = 1;
+export class Pass<R> implements Held, Ask {
+  // What the stages gave it, by their place (one class with its own fields: a subclass costs a
+  // constructor call an attempt).
+  t0: unknown = undefined;
+  t1: unknown = undefined;
+  t2: unknown = undefined;
+  t3: unknown = undefined;
+  rest: unknown[] | undefined = undefined;
+  /** What it weighs: one unit (on the prototype, so an attempt carries no field for it). */
+  get cost(): number {
+    return 1;
+  }
   hedge = false;
   first = false;
   /** On a refusal: which policy, and when it could admit (ms). */

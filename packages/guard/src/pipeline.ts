@@ -16,18 +16,17 @@ import type { Outcome } from "./events";
 import type { Ask, Stage } from "./stage";
 
 /**
- * What one call holds of each stage it entered: its tokens, by the stage's place in the pipeline.
- * The first six are fields (a guard's attempt, of five stages at most, allocates no array for them);
- * more go in `rest`.
+ * What one call holds of each stage it entered: its tokens.
+ * Only the stages that settle or release keep one, each in a slot of its own; the first four slots
+ * are fields (a guard's attempt, three such stages at most, allocates no array for them: its
+ * `Pass` is its `Held`), more go in `rest`.
  */
-export class Held {
-  t0: unknown = undefined;
-  t1: unknown = undefined;
-  t2: unknown = undefined;
-  t3: unknown = undefined;
-  t4: unknown = undefined;
-  t5: unknown = undefined;
-  rest: unknown[] | undefined = undefined;
+export interface Held {
+  t0: unknown;
+  t1: unknown;
+  t2: unknown;
+  t3: unknown;
+  rest: unknown[] | undefined;
 }
 
 function get(h: Held, i: number): unknown {
@@ -40,12 +39,8 @@ function get(h: Held, i: number): unknown {
       return h.t2;
     case 3:
       return h.t3;
-    case 4:
-      return h.t4;
-    case 5:
-      return h.t5;
     default:
-      return h.rest?.[i - 6];
+      return h.rest?.[i - 4];
   }
 }
 
@@ -63,14 +58,8 @@ function set(h: Held, i: number, token: unknown): void {
     case 3:
       h.t3 = token;
       return;
-    case 4:
-      h.t4 = token;
-      return;
-    case 5:
-      h.t5 = token;
-      return;
     default:
-      (h.rest ??= [])[i - 6] = token;
+      (h.rest ??= [])[i - 4] = token;
   }
 }
 
@@ -79,10 +68,12 @@ export class Pipeline {
   readonly stages: readonly Stage[];
   /** Per stage: peeked at its place and entered after every other stage admitted. */
   readonly #last: readonly boolean[];
-  /** Whether any stage is spent last. */
-  readonly #deferred: boolean;
-  /** Per stage: it has a `settle`. */
-  readonly #settles: readonly boolean[];
+  /** The places of the stages spent last, in order. */
+  readonly #spent: readonly number[];
+  /** Per stage: the slot its token is kept in (it has a `settle` or a `release`), or -1 (a bucket). */
+  readonly #slot: readonly number[];
+  /** The places of the stages that settle, in order. */
+  readonly #settled: readonly number[];
   /**
    * Set by {@link Pipeline.admit} on a refusal: the place of the stage that refused, or -1 when
    * none did (nothing stands in the way, or a stage threw).
@@ -93,8 +84,10 @@ export class Pipeline {
   constructor(stages: readonly Stage[]) {
     this.stages = stages;
     this.#last = stages.map((s) => s.last === true && typeof s.peek === "function");
-    this.#deferred = this.#last.includes(true);
-    this.#settles = stages.map((s) => typeof s.settle === "function");
+    this.#spent = stages.flatMap((_, i) => (this.#last[i] ? [i] : []));
+    let slots = 0;
+    this.#slot = stages.map((s) => (typeof s.settle === "function" || typeof s.release === "function" ? slots++ : -1));
+    this.#settled = stages.flatMap((s, i) => (typeof s.settle === "function" ? [i] : []));
   }
 
   /**
@@ -106,76 +99,64 @@ export class Pipeline {
   admit(now: number, ask: Ask, held: Held): boolean {
     const stages = this.stages;
     const last = this.#last;
+    const slot = this.#slot;
     const n = stages.length;
     let i = 0;
     try {
       for (; i < n; i++) {
         const s = stages[i];
         if (last[i]) {
-          if (!(s.peek as NonNullable<Stage["peek"]>)(now, ask)) return this.#refused(i, i, now, held);
+          if (!(s.peek as NonNullable<Stage["peek"]>)(now, ask)) return this.#refused(i, now, held);
         } else {
           const token = s.enter(now, ask);
-          if (token === undefined) return this.#refused(i, i, now, held);
-          set(held, i, token);
+          if (token === undefined) return this.#refused(i, now, held);
+          if (slot[i] >= 0) set(held, slot[i], token);
         }
       }
-      if (this.#deferred) return this.spend(now, ask, held, 0);
-    } catch (e) {
-      this.#release(i, -1, now, held);
-      throw e;
-    }
-    return true;
-  }
-
-  /** Enters the stages spent last, from place `from` on, once the others have all admitted. */
-  spend(now: number, ask: Ask, held: Held, from: number): boolean {
-    const stages = this.stages;
-    const last = this.#last;
-    let i = from;
-    try {
-      for (; i < stages.length; i++) {
-        if (!last[i]) continue;
+      // Every stage has let it through: the ones asked first are spent now, in the same tick.
+      const spent = this.#spent;
+      for (let j = 0; j < spent.length; j++) {
+        i = spent[j];
         const token = stages[i].enter(now, ask);
-        if (token === undefined) return this.#refused(i, stages.length, now, held);
-        set(held, i, token);
+        if (token === undefined) return this.#refused(i, now, held);
+        if (slot[i] >= 0) set(held, slot[i], token);
       }
     } catch (e) {
-      this.#release(stages.length, i, now, held);
+      this.#release(now, held);
       throw e;
     }
     return true;
   }
 
-  #refused(i: number, upTo: number, now: number, held: Held): false {
+  #refused(i: number, now: number, held: Held): false {
     this.refusedBy = i;
-    this.#release(upTo, upTo === this.stages.length ? i : -1, now, held);
+    this.#release(now, held);
     return false;
   }
 
-  /**
-   * Releases, last first, what the stages before place `upTo` hold (those spent last only once
-   * spent: before `spent`, or not at all when `spent` is -1).
-   */
-  #release(upTo: number, spent: number, now: number, held: Held): void {
+  /** Releases, last first, every token `held` holds (a stage spent last holds one once spent). */
+  #release(now: number, held: Held): void {
     const stages = this.stages;
-    const last = this.#last;
-    for (let k = upTo - 1; k >= 0; k--) {
-      if (last[k] && !(k < spent)) continue;
-      const token = get(held, k);
-      set(held, k, undefined);
-      if (token !== undefined) stages[k].release?.(token, now);
+    const slot = this.#slot;
+    for (let k = stages.length - 1; k >= 0; k--) {
+      if (slot[k] < 0) continue;
+      const token = get(held, slot[k]);
+      if (token === undefined) continue;
+      set(held, slot[k], undefined);
+      stages[k].release?.(token, now);
     }
   }
 
   /** Settles everything `held` holds at `now` (ms), in order, with how the call went; once only. */
   settle(now: number, outcome: Outcome, held: Held): void {
     const stages = this.stages;
-    const settles = this.#settles;
-    for (let i = 0; i < stages.length; i++) {
-      const token = get(held, i);
+    const settled = this.#settled;
+    for (let j = 0; j < settled.length; j++) {
+      const i = settled[j];
+      const token = get(held, this.#slot[i]);
       if (token === undefined) continue;
-      set(held, i, undefined);
-      if (settles[i]) (stages[i].settle as NonNullable<Stage["settle"]>)(token, now, outcome);
+      set(held, this.#slot[i], undefined);
+      (stages[i].settle as NonNullable<Stage["settle"]>)(token, now, outcome);
     }
   }
 }

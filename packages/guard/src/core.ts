@@ -4,7 +4,7 @@
 // on to `#full`. Both are the same pieces — one admission (`admit`), one accounting (`answered`,
 // `cut`), one retry decision (`again`, `plan`) — called in a shorter or a longer order.
 import { check } from "@tideward/time/internal";
-import { answerOf, answered, drop } from "./accounting";
+import { answerOf, drop, raised, returned } from "./accounting";
 import { admit, enter, refusalOf } from "./admission";
 import { Context } from "./attempt";
 import type { Attempt } from "./attempt";
@@ -163,22 +163,21 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
   #only(answer: R | PromiseLike<R>, pass: Pass<R>): Promise<R> {
     const o = this.#o;
     return Promise.resolve(answer).then(
-      (value) => answerOf(answered(o, pass, 1, false, false, undefined, value)),
-      (error: unknown) => answerOf(answered(o, pass, 1, false, true, error, undefined)),
+      (value) => answerOf(returned(o, pass, 1, value)),
+      (error: unknown) => answerOf(raised(o, pass, 1, error)),
     );
   }
 
   /** The first attempt's answer, or the retries that follow it. */
   #then(answer: R | PromiseLike<R>, pass: Pass<R>, args: A): Promise<R> {
     return Promise.resolve(answer).then(
-      (value) => this.#ended(pass, args, false, undefined, value),
-      (error: unknown) => this.#ended(pass, args, true, error, undefined),
+      (value) => this.#ended(returned(this.#o, pass, 1, value), args),
+      (error: unknown) => this.#ended(raised(this.#o, pass, 1, error), args),
     );
   }
 
-  #ended(pass: Pass<R>, args: A, threw: boolean, error: unknown, result: R | undefined): R | Promise<R> {
+  #ended(pass: Pass<R>, args: A): R | Promise<R> {
     const o = this.#o;
-    answered(o, pass, 1, false, threw, error, result);
     if (!again(o, pass, 1)) return answerOf(pass);
     const call = new Call<R>(pass.at, Infinity, undefined, false);
     call.attempts = 1;
@@ -289,8 +288,8 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
       answer = rejected(e);
     }
     return Promise.resolve(answer).then(
-      (value) => answered(o, pass, number, false, false, undefined, value),
-      (error: unknown) => answered(o, pass, number, false, true, error, undefined),
+      (value) => returned(o, pass, number, value),
+      (error: unknown) => raised(o, pass, number, error),
     );
   }
 }

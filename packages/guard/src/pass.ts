@@ -16,7 +16,6 @@ export class Pass<R> implements Held, Ask {
   t1: unknown = undefined;
   t2: unknown = undefined;
   t3: unknown = undefined;
-  rest: unknown[] | undefined = undefined;
   /** What it weighs: one unit (on the prototype, so an attempt carries no field for it). */
   get cost(): number {
     return 1;

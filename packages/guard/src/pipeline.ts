@@ -17,16 +17,15 @@ import type { Ask, Stage } from "./stage";
 
 /**
  * What one call holds of each stage it entered: its tokens.
- * Only the stages that settle or release keep one, each in a slot of its own; the first four slots
- * are fields (a guard's attempt, three such stages at most, allocates no array for them: its
- * `Pass` is its `Held`), more go in `rest`.
+ * Only the stages that settle or release keep one, each in a slot of its own: four slots, fields
+ * (a guard's attempt, three such stages at most, allocates no array for them: its `Pass` is its
+ * `Held`).
  */
 export interface Held {
   t0: unknown;
   t1: unknown;
   t2: unknown;
   t3: unknown;
-  rest: unknown[] | undefined;
 }
 
 function get(h: Held, i: number): unknown {
@@ -37,10 +36,8 @@ function get(h: Held, i: number): unknown {
       return h.t1;
     case 2:
       return h.t2;
-    case 3:
-      return h.t3;
     default:
-      return h.rest?.[i - 4];
+      return h.t3;
   }
 }
 
@@ -55,11 +52,8 @@ function set(h: Held, i: number, token: unknown): void {
     case 2:
       h.t2 = token;
       return;
-    case 3:
-      h.t3 = token;
-      return;
     default:
-      (h.rest ??= [])[i - 4] = token;
+      h.t3 = token;
   }
 }
 
@@ -87,6 +81,7 @@ export class Pipeline {
     this.#spent = stages.flatMap((_, i) => (this.#last[i] ? [i] : []));
     let slots = 0;
     this.#slot = stages.map((s) => (typeof s.settle === "function" || typeof s.release === "function" ? slots++ : -1));
+    if (slots > 4) throw new RangeError(`a pipeline keeps tokens for 4 stages at most, got ${slots}`);
     this.#settled = stages.flatMap((s, i) => (typeof s.settle === "function" ? [i] : []));
   }
 

@@ -8,8 +8,11 @@ import type {
   LinkCode,
   QuotaCharge,
   QuotaLink,
-  QuotaStore,
+  ActualCost,
+  ReservationStore,
+  ReserveOptions,
   Result,
+  SettleResult,
 } from "@tideward/quota-engine";
 import {
   BUCKET,
@@ -44,8 +47,11 @@ import { Fallback } from "./fallback";
 import { Lease, leaseCall } from "./lease";
 import type { LeaseOptions } from "./lease";
 import { Names } from "./names";
-import { resolvePolicy } from "./policy";
-import type { Path, RedisPolicy } from "./policy";
+import type { Path } from "./policy";
+import { resolveQuotaPolicy } from "./quota-policy";
+import type { RedisQuotaPolicy } from "./quota-policy";
+import { Reservations } from "./reservations";
+import type { RedisReserveReport } from "./reservations";
 import { disagree, fromLocal, ruleOf, unknownVerdict, verdict } from "./rules";
 import type { Rule } from "./rules";
 import { ANSWERED, FAILED, Runner, ScriptError, UNKNOWN } from "./runner";
@@ -112,9 +118,9 @@ export interface LimitOptions {
  * redis.disconnect();
  * await server.stop();
  */
-export class RedisQuotaEngine implements QuotaStore {
+export class RedisQuotaEngine implements ReservationStore {
   /** The policy in force. */
-  readonly policy: RedisPolicy;
+  readonly policy: RedisQuotaPolicy;
   readonly #runner: Runner;
   readonly #rules = new Map<string, Rule>();
   // Validates limits and links and builds hierarchy chains exactly as the in-process engine does.
@@ -126,6 +132,7 @@ export class RedisQuotaEngine implements QuotaStore {
   readonly #serverClock: boolean;
   readonly #margin: string;
   readonly #reports: SetReports;
+  readonly #reservations: Reservations;
 
   /**
    * An engine with no limits over `client`.
@@ -135,13 +142,13 @@ export class RedisQuotaEngine implements QuotaStore {
    * @throws TypeError or RangeError naming a policy field that is invalid, or when `client` is
    *   not a {@link ScriptClient}
    */
-  constructor(client: ScriptClient, policy?: Partial<RedisPolicy>) {
+  constructor(client: ScriptClient, policy?: Partial<RedisQuotaPolicy>) {
     if (client === null || typeof client !== "object" || typeof client.evalsha !== "function") {
       throw new TypeError(
         `RedisQuotaEngine client must be a ScriptClient (ioredisClient(redis) or nodeRedisClient(client)), got ${check.describe(client)}`,
       );
     }
-    this.policy = resolvePolicy(policy, "RedisQuotaEngine");
+    this.policy = resolveQuotaPolicy(policy, "RedisQuotaEngine");
     const p = this.policy;
     this.#runner = new Runner(client, { timeout: p.timeout, breaker: p.breaker, clock: p.monotonic, roll: p.random });
     this.#fallback = new Fallback(p.outage, p.instances, this.#runner.breaker.policy.probe);
@@ -151,6 +158,18 @@ export class RedisQuotaEngine implements QuotaStore {
     this.#serverClock = p.clock === "redis";
     this.#margin = String(p.expiryMargin);
     this.#reports = new SetReports(this.#serverClock);
+    this.#reservations = new Reservations({
+      policy: this.policy,
+      runner: this.#runner,
+      names: this.#names,
+      rules: this.#rules,
+      reports: this.#reports,
+      serverClock: this.#serverClock,
+      margin: this.#margin,
+      isKey,
+      outage: (outcome, call) => this.#outageAtomic(outcome, call),
+      send: (call) => this.#sendSet(call, undefined, undefined),
+    });
   }
 
   /** The breaker Redis calls sit behind (to read its ratio, say). */
@@ -413,6 +432,54 @@ export class RedisQuotaEngine implements QuotaStore {
       fromLocal(d, (c[i * 5 + 4] as Rule | undefined)?.shadow === true, path),
     );
     return { ...report, decisions, path, replayed: false };
+  }
+
+  // ── reservations ──────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Reserves a charge set: charges it at once, or none of it, exactly as
+   * {@link RedisQuotaEngine.checkAtomic} would, and writes its record beside it in the same
+   * script call (the record's key on the set's slot), so that the actual cost can be settled
+   * when the work is done ({@link RedisQuotaEngine.settle}) or the whole given back
+   * ({@link RedisQuotaEngine.cancel}). The record lives in Redis for `ttl` ms (and the expiry
+   * margin): a process that dies after reserving leaks nothing, its reservation expiring settled
+   * as reserved. The same id and charges again, while open, answer `"replayed"` and charge
+   * nothing: retry an `"indeterminate"` reserve with its id. Settle from the process that
+   * reserved: it keeps each reservation's keys until it expires.
+   *
+   * While Redis cannot answer, the outage mode decides (`path` says which); a reservation it
+   * admits is kept, and its settle reaches Redis, which settles it if the reserve did run there.
+   *
+   * @param now - the caller's clock, in milliseconds
+   * @param options - `id` (1 to 256 characters, not starting with `#`; one is made when left out)
+   *   and `ttl` (ms, 1 to 2^44; the policy's `reservationTtl` when left out)
+   * @returns a promise rejected with a TypeError or RangeError naming the charge and field, or
+   *   the option, when malformed, or a {@link CrossSlotError} when the keys cannot share a slot
+   *   (nothing is sent)
+   */
+  reserve(charges: readonly QuotaCharge[], now: number, options?: ReserveOptions): Promise<RedisReserveReport> {
+    return this.#reservations.reserve(charges, now, options);
+  }
+
+  /**
+   * Settles reservation `id` at its actual cost per limit name, in one script call: each charge's
+   * difference refunded or topped up by the in-process engine's rules (see its `settle`), the
+   * record closed. Idempotent: a second settle or a cancel after it answers `"already_settled"`
+   * and changes nothing, so a settle that got no answer (the promise rejects, saying so) is
+   * retried safely.
+   *
+   * @param actual - units per limit name, each a whole number of at least 0: `{ tokens: 300 }`
+   * @param now - the caller's clock, in milliseconds
+   * @returns a promise rejected with a TypeError or RangeError naming `id`, `now` or
+   *   `actual["name"]` when malformed (nothing sent), or an Error when Redis did not answer
+   */
+  settle(id: string, actual: ActualCost, now: number): Promise<SettleResult> {
+    return this.#reservations.close(id, actual, now, true);
+  }
+
+  /** Cancels reservation `id`: every charge refunded whole, as a settle at 0; see {@link RedisQuotaEngine.settle}. */
+  cancel(id: string, now: number): Promise<SettleResult> {
+    return this.#reservations.close(id, undefined, now, false);
   }
 
   // ── hierarchy ─────────────────────────────────────────────────────────────────────────────

@@ -4,6 +4,8 @@ export { RedisQuotaEngine } from "./engine";
 export { CrossSlotError } from "./names";
 export type { CallOptions, LimitOptions } from "./engine";
 export type { RedisAtomicReport, RedisBatchReport, RedisDecision, Shadow } from "./decision";
+export type { RedisReserveReport } from "./reservations";
+export type { RedisQuotaPolicy } from "./quota-policy";
 export { redisPolicy } from "./policy";
 export type { Outage, Path, RedisPolicy } from "./policy";
 export { ScriptError } from "./runner";

@@ -55,7 +55,7 @@ const EXPIRE_STEP = 2;
 class Held implements Reserved {
   /** Whether it is open as far as this process knows (a settle that got no answer leaves it so). */
   open = true;
-  /** For one of no charges (kept here only): whether it was settled, else cancelled, once closed. */
+  /** Once closed: whether it was settled, else cancelled. */
   settled = false;
 
   constructor(
@@ -211,6 +211,8 @@ export class Reservations {
       if (!isInstant(now)) throw badInstant(now, "now");
       held = this.#find(id, now);
       if (held === undefined) return Promise.resolve(unknownReservation(id));
+      // Closed, as Redis answered: it answers so again, before the actual is read against it.
+      if (!held.open) return Promise.resolve(alreadyClosed(id, held.settled));
       units = actualsOf(held, given);
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
@@ -220,9 +222,7 @@ export class Reservations {
     const actuals = units;
     if (h.record === undefined) {
       // No charges: nothing in Redis to settle.
-      if (!h.open) return Promise.resolve(alreadyClosed(id, h.settled));
-      h.settled = settling;
-      this.#closed(h);
+      this.#closed(h, settling);
       return Promise.resolve({ ok: true as const, id, charges: [] });
     }
     const n = h.size;
@@ -259,12 +259,13 @@ export class Reservations {
           `[tideward] [redis] reservation ${JSON.stringify(id)} in Redis was made for other keys than this process reserved: nothing changed`,
         );
       if (code !== SETTLED_NOW) {
-        this.#closed(h);
-        return alreadyClosed(id, String.fromCharCode(code) === SETTLED);
+        const settled = String.fromCharCode(code) === SETTLED;
+        this.#closed(h, settled);
+        return alreadyClosed(id, settled);
       }
       if (r.length !== 1 + 8 * n)
         throw new RangeError(`[tideward] [redis] a settle's reply has ${r.length} bytes, not ${1 + 8 * n}`);
-      this.#closed(h);
+      this.#closed(h, settling);
       const out = new Array<SettledCharge>(n);
       for (let i = 0; i < n; i++) {
         const reserved = h.cost(i);
@@ -328,15 +329,17 @@ export class Reservations {
     this.#open++;
   }
 
-  #closed(h: Held): void {
+  // Marks `h` closed (settled, or else cancelled), as Redis answered.
+  #closed(h: Held, settled: boolean): void {
     if (h.open) {
       h.open = false;
+      h.settled = settled;
       this.#open--;
     }
   }
 
   #drop(h: Held): void {
-    this.#closed(h);
+    this.#closed(h, false);
     if (this.#held.get(h.id) === h) this.#held.delete(h.id);
   }
 }

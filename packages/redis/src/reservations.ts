@@ -41,6 +41,7 @@ import type { SetCall } from "./wire";
 
 /** A {@link @tideward/quota-engine#ReserveReport | ReserveReport} of a Redis-backed engine. */
 export interface RedisReserveReport extends ReserveReport {
+  /** One decision a charge, as `checkAtomic` answers them; empty when the reserve evaluated nothing (see `code`). */
   readonly decisions: RedisAtomicReport["decisions"];
   /** Which part answered (see {@link Path}). */
   readonly path: Path;

@@ -315,7 +315,11 @@ if (SECTIONS.has("three")) {
 if (SECTIONS.has("reserve")) {
   // A patient timeout: on this shared machine a reply can take longer than the default 250 ms, and a
   // settle that gets none rejects (a charge set would answer from the outage mode instead).
-  const reserving = new RedisQuotaEngine(ioredisClient(redis), { prefix: "rv:", reservationTtl: 2_000, timeout: 5_000 });
+  const reserving = new RedisQuotaEngine(ioredisClient(redis), {
+    prefix: "rv:",
+    reservationTtl: 2_000,
+    timeout: 5_000,
+  });
   await limits(reserving);
   const set = (i: number) => {
     const k = order[i];

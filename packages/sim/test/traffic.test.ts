@@ -202,26 +202,32 @@ describe("traffic input checks", () => {
     expect(() => traffic.merge()).toThrow(RangeError);
   });
 
-  it("shaped traffic that would thin or look without end is refused, naming the peak or the rate", () => {
-    const run = (t: ReturnType<typeof traffic.shaped>, duration: number) => () =>
-      simulate({ duration, step: duration / 10, traffic: t });
-    // A peak a billion times the rate: ten seconds would be 10^10 candidates.
-    expect(run(traffic.shaped({ rate: () => 1, peak: 1e9 }), 10_000)).toThrow(
-      /^traffic\.shaped thinned away 33 554 433 candidates drawn at its peak of 1000000000 calls per second by .+ ms after the start, keeping 0 calls: the peak is far above the rate, or the rate is 0 for long; give a peak near the rate's highest$/,
-    );
-    expect(run(traffic.ramp({ from: 0, to: 1e9, over: 1e12 }), 10_000)).toThrow(
-      /^traffic\.ramp thinned away .+: the ramp stays far below its peak \(the larger of from and to\)/,
-    );
-    // A rate of 0 for 10^11 ms, looked at every millisecond.
-    expect(run(traffic.shaped({ rate: () => 0, peak: 1, process: "even" }), 1e11)).toThrow(
-      /^traffic\.shaped looked 33 554 433 times, a millisecond apart, at a rate of 0 by 33554434 ms after the start, keeping 0 calls: the rate is 0 for far too long/,
-    );
-    // The work allowed grows with the calls kept: a peak ten times the rate, and a zero stretch of an hour, run.
-    const tenth = simulate({ duration: 600_000, traffic: traffic.shaped({ rate: () => 100, peak: 1_000 }) });
-    expect(tenth.summary.calls).toBeGreaterThan(59_000);
-    const night = traffic.shaped({ peak: 10, process: "even", rate: (o) => (o < 3_600_000 ? 0 : 10) });
-    expect(simulate({ duration: 3_700_000, step: 100_000, traffic: night }).summary.calls).toBe(1_000);
-  });
+  // Three refusals after 2^25 draws each, and two runs of 60 000 and 1 000 calls: about 10 s alone,
+  // more than a minute on two cores shared with the other suites.
+  it(
+    "shaped traffic that would thin or look without end is refused, naming the peak or the rate",
+    { timeout: 240_000 },
+    () => {
+      const run = (t: ReturnType<typeof traffic.shaped>, duration: number) => () =>
+        simulate({ duration, step: duration / 10, traffic: t });
+      // A peak a billion times the rate: ten seconds would be 10^10 candidates.
+      expect(run(traffic.shaped({ rate: () => 1, peak: 1e9 }), 10_000)).toThrow(
+        /^traffic\.shaped thinned away 33 554 433 candidates drawn at its peak of 1000000000 calls per second by .+ ms after the start, keeping 0 calls: the peak is far above the rate, or the rate is 0 for long; give a peak near the rate's highest$/,
+      );
+      expect(run(traffic.ramp({ from: 0, to: 1e9, over: 1e12 }), 10_000)).toThrow(
+        /^traffic\.ramp thinned away .+: the ramp stays far below its peak \(the larger of from and to\)/,
+      );
+      // A rate of 0 for 10^11 ms, looked at every millisecond.
+      expect(run(traffic.shaped({ rate: () => 0, peak: 1, process: "even" }), 1e11)).toThrow(
+        /^traffic\.shaped looked 33 554 433 times, a millisecond apart, at a rate of 0 by 33554434 ms after the start, keeping 0 calls: the rate is 0 for far too long/,
+      );
+      // The work allowed grows with the calls kept: a peak ten times the rate, and a zero stretch of an hour, run.
+      const tenth = simulate({ duration: 600_000, traffic: traffic.shaped({ rate: () => 100, peak: 1_000 }) });
+      expect(tenth.summary.calls).toBeGreaterThan(59_000);
+      const night = traffic.shaped({ peak: 10, process: "even", rate: (o) => (o < 3_600_000 ? 0 : 10) });
+      expect(simulate({ duration: 3_700_000, step: 100_000, traffic: night }).summary.calls).toBe(1_000);
+    },
+  );
 
   it("a traffic that does not advance is stopped after as many arrivals at one instant as a run holds", () => {
     const stuck = {

@@ -167,7 +167,7 @@ export function otelInstallTests(c: Consumer): void {
 
     it.each([20, 22])(
       "on Node.js %i: installs with no warning, each package once, and the example runs and is scraped",
-      { timeout: 300_000 },
+      { timeout: 420_000 },
       async (major) => {
         const bin =
           major === 20 ? node20 : await node22(c.terminal({ npm_config_cache: join(c.scratch, "npm-cache-node") }));
@@ -176,7 +176,7 @@ export function otelInstallTests(c: Consumer): void {
         expect(version).toMatch(new RegExp(`^v${major}\\.`));
         const dir = c.fresh(`otel-node-${major}`);
         const [npm, ...args] = line(major);
-        const out = await run(npm ?? "", args, { cwd: dir, env, timeout: 180_000 });
+        const out = await run(npm ?? "", args, { cwd: dir, env, timeout: 240_000 });
         // As typed: npm's own messages at their default level, and none of them a warning.
         expect(out.stdout + out.stderr).not.toMatch(/ERESOLVE|EBADENGINE/);
         expect(out.stdout + out.stderr).not.toMatch(/^npm (warn|error)/m);

@@ -1,6 +1,6 @@
 import type { Breaker } from "@tideward/breaker";
 import { badInstant } from "@tideward/limiters/math";
-import { QuotaEngine, QuotaKey } from "@tideward/quota-engine";
+import { QuotaEngine } from "@tideward/quota-engine";
 import type {
   ChargeKind,
   EvaluationInput,
@@ -13,12 +13,12 @@ import type {
   ReserveOptions,
   Result,
   SettleResult,
+  QuotaKey,
 } from "@tideward/quota-engine";
 import {
   BUCKET,
   EXHAUSTED,
   GCRA,
-  KIND_NAMES,
   OK,
   WINDOW,
   costError,
@@ -36,14 +36,16 @@ import {
 } from "@tideward/quota-engine/internal";
 import type { Kind } from "@tideward/quota-engine/internal";
 import { check } from "@tideward/time/internal";
-import { batchDecisions, batchParts } from "./batch";
+import { runBatch, unknownBatch } from "./batch";
 import { bytes } from "./bytes";
 import { SetReports, readSet } from "./charge-set";
 import type { ScriptClient } from "./client";
+import { SINGLE, isKey, requestIdOf } from "./call-options";
+import type { CallOptions, LimitOptions } from "./call-options";
 import { RedisVerdict } from "./decision";
 import type { RedisAtomicReport, RedisBatchReport, RedisDecision } from "./decision";
 import { DeniedCache } from "./denied";
-import { Fallback } from "./fallback";
+import { Fallback, outageSet } from "./fallback";
 import { Lease, leaseCall } from "./lease";
 import type { LeaseOptions } from "./lease";
 import { Names } from "./names";
@@ -57,43 +59,8 @@ import type { Rule } from "./rules";
 import { ANSWERED, FAILED, Runner, ScriptError, UNKNOWN } from "./runner";
 import type { Outcome } from "./runner";
 import { quota } from "./scripts";
-import { COMMITTED, GENERAL_STATES, SHORT_STATES, STATE, batchWire, setWire, singleArgs } from "./wire";
+import { COMMITTED, SHORT_STATES, STATE, setWire, singleArgs } from "./wire";
 import type { SetCall } from "./wire";
-
-// The request id of a call's options, read once; an unknown option (a misspelt requestId would
-// silently charge twice on a retry) is a TypeError naming the closest known one.
-function requestIdOf(options: CallOptions | undefined, what: string): string | undefined {
-  if (options === undefined) return undefined;
-  return check.options(options, ["requestId"], what).requestId;
-}
-
-const SINGLE = ["RedisQuotaEngine.checkTokenBucket", "RedisQuotaEngine.checkWindow", "RedisQuotaEngine.checkGcra"];
-
-// A key the QuotaKey constructor made: the class's own and frozen as it leaves the constructor
-// (a look-alike made with Object.create is neither, so it cannot stand in for another key). Not
-// the in-process engine's brand check: that holds only for keys of its own build of QuotaKey,
-// and /internal is built apart from the package's main entry, where users' keys come from.
-function isKey(key: unknown): key is QuotaKey {
-  return key instanceof QuotaKey && Object.isFrozen(key);
-}
-
-/** Options of one call: a request id makes a repeat of the same charge a no-op. */
-export interface CallOptions {
-  /**
-   * An id for this charge (a request id, an idempotency key): a repeat with the same id within
-   * {@link RedisPolicy.requestTtl} answers what the first committed (`replayed: true`, the first
-   * call's costs and figures) and charges nothing. Use it to retry an `"indeterminate"` decision
-   * safely. A repeat whose charges name other limits than the first's is refused (a RangeError
-   * naming the id); one with other costs replays the first answer.
-   */
-  readonly requestId?: string;
-}
-
-/** Options of a limit added to a {@link RedisQuotaEngine}. */
-export interface LimitOptions {
-  /** Decide and report, never refuse: the decision's `shadow` says what enforcing would have answered. @defaultValue false */
-  readonly shadow?: boolean;
-}
 
 /**
  * The quota engine on Redis: the in-process {@link @tideward/quota-engine#QuotaEngine | QuotaEngine}'s checks — token bucket, fixed
@@ -414,24 +381,7 @@ export class RedisQuotaEngine implements ReservationStore {
   }
 
   #outageAtomic(outcome: Outcome, call: SetCall): RedisAtomicReport {
-    const path = this.#outagePath(outcome);
-    const c = call.charges;
-    const charges: QuotaCharge[] = [];
-    const kinds: number[] = [];
-    for (let i = 0; i < call.n; i++) {
-      charges.push({
-        key: c[i * 5] as QuotaKey,
-        limit: c[i * 5 + 1] as string,
-        cost: c[i * 5 + 2] as number,
-        kind: KIND_NAMES[c[i * 5 + 3] as Kind],
-      });
-      kinds.push(c[i * 5 + 3] as Kind);
-    }
-    const report = this.#fallback.atomic(charges, kinds, call.now, call.commit);
-    const decisions = report.decisions.map((d, i) =>
-      fromLocal(d, (c[i * 5 + 4] as Rule | undefined)?.shadow === true, path),
-    );
-    return { ...report, decisions, path, replayed: false };
+    return outageSet(this.#fallback, this.#outagePath(outcome), call);
   }
 
   // ── reservations ──────────────────────────────────────────────────────────────────────────
@@ -554,33 +504,16 @@ export class RedisQuotaEngine implements ReservationStore {
   ): Promise<RedisBatchReport> {
     if (typeof limit !== "string") throw limitError(limit, "limit");
     const k = readKind(kind, "kind");
-    const { keys, nows, costs } = readInputs(inputs, isKey);
-    const n = keys.length;
+    const inputsRead = readInputs(inputs, isKey);
     const rule = this.#rules.get(limit);
-    const decisions = new Array<RedisDecision>(n);
-    if (rule === undefined) {
-      for (let i = 0; i < n; i++) decisions[i] = unknownVerdict(k, limit, costs[i]);
-    } else {
-      const names = new Array<string>(n);
-      const one = rule.numbers.oneNumber;
-      for (let i = 0; i < n; i++) names[i] = this.#names.state(this.#names.tag(keys[i]), k, limit, keys[i], one);
-      const parts = batchParts(names, this.policy.cluster);
-      await Promise.all(
-        parts.map((part) => {
-          const wire = batchWire(k, rule, part, { nows, costs, names }, this.#serverClock, this.#margin);
-          return this.#runner.run(quota, wire.keys, wire.args).then((outcome) => {
-            if (outcome.status !== ANSWERED) {
-              for (const i of part) decisions[i] = this.#outageSingle(outcome, k, keys[i], rule, nows[i], costs[i]);
-              return;
-            }
-            const r = bytes(outcome.reply, quota.name, GENERAL_STATES + STATE);
-            batchDecisions(k, rule, part, { nows, costs, names }, this.#serverClock, r, decisions);
-          });
-        }),
-      );
-    }
-    let allowed = 0;
-    for (const d of decisions) if (d.allowed) allowed++;
-    return { total: n, allowed, denied: n - allowed, decisions };
+    if (rule === undefined) return unknownBatch(k, limit, inputsRead.costs);
+    return runBatch(k, rule, limit, inputsRead, {
+      runner: this.#runner,
+      names: this.#names,
+      cluster: this.policy.cluster,
+      serverClock: this.#serverClock,
+      margin: this.#margin,
+      outage: (outcome, key, now, cost) => this.#outageSingle(outcome, k, key, rule, now, cost),
+    });
   }
 }

@@ -6,7 +6,14 @@
 // settled as reserved. What the process keeps is what it needs to call settle.lua: each
 // reservation's charges as read (their keys' names, limits, kinds and costs), until it expires.
 import { until } from "@tideward/limiters/math";
-import type { QuotaCharge, QuotaKey, ReserveReport, SettleResult, SettledCharge } from "@tideward/quota-engine";
+import type {
+  QuotaCharge,
+  QuotaKey,
+  ReserveCode,
+  ReserveReport,
+  SettleResult,
+  SettledCharge,
+} from "@tideward/quota-engine";
 import {
   KIND_NAMES,
   actualsOf,
@@ -149,7 +156,7 @@ export class Reservations {
     if (!this.#room(now)) return Promise.resolve(report(unreserved(id, "reservation_limit", 0)));
     if (call.unknown >= 0)
       // A limit of no such name: refused as the charge set is, nothing sent to be reserved.
-      return e.send(call).then((r) => ({ ...r, id, code: "refused" as const, expiresAfter: 0 }));
+      return e.send(call).then((r) => reserved(r, id, "refused", 0));
     if (call.n === 0) {
       this.#keep(new Held(id, call, undefined, now + ttl));
       return Promise.resolve({
@@ -174,9 +181,9 @@ export class Reservations {
         // that its settle reaches Redis, which settles it if the script did run and else answers
         // that it knows no such id.
         const r = e.outage(outcome, call);
-        if (!r.allowed) return { ...r, id, code: "refused", expiresAfter: 0 };
+        if (!r.allowed) return reserved(r, id, "refused", 0);
         this.#keep(new Held(id, call, record, now + ttl));
-        return { ...r, id, code: "reserved", expiresAfter: ttl };
+        return reserved(r, id, "reserved", ttl);
       }
       const r = bytes(outcome.reply, quota.name, 1);
       if (r[0] === DUPLICATE) return report(unreserved(id, "duplicate_id", Infinity));
@@ -195,9 +202,9 @@ export class Reservations {
         };
       }
       const set = e.reports.report(call, r, false, undefined);
-      if (!set.committed) return { ...set, id, code: "refused", expiresAfter: 0 };
+      if (!set.committed) return reserved(set, id, "refused", 0);
       this.#keep(new Held(id, call, record, now + ttl));
-      return { ...set, id, code: "reserved", expiresAfter: until(now, now, now + ttl) };
+      return reserved(set, id, "reserved", until(now, now, now + ttl));
     });
   }
 
@@ -343,6 +350,23 @@ export class Reservations {
     this.#closed(h, false);
     if (this.#held.get(h.id) === h) this.#held.delete(h.id);
   }
+}
+
+// A charge set's report as a reserve's: one object of one shape, its fields written out (a spread
+// of the report would copy it into a second object a call).
+function reserved(r: RedisAtomicReport, id: string, code: ReserveCode, expiresAfter: number): RedisReserveReport {
+  return {
+    allowed: r.allowed,
+    committed: r.committed,
+    failedIndex: r.failedIndex,
+    retryAfter: r.retryAfter,
+    decisions: r.decisions,
+    id,
+    code,
+    expiresAfter,
+    path: r.path,
+    replayed: r.replayed,
+  };
 }
 
 // A reserve answered without a script call: from the store's side, with nothing charged.

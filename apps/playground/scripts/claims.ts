@@ -21,6 +21,7 @@ const file = join(import.meta.dirname, "..", "src", "claims", "claims.json");
 /** The READMEs that print the script's output, and the block each prints. */
 const readmes: readonly { path: string; marker: string; block: (d: ClaimsData) => string }[] = [
   { path: join(root, "README.md"), marker: "scoreboard", block: scoreboardBlock },
+  { path: join(root, "packages", "sim", "README.md"), marker: "claims", block: claimsBlock },
 ];
 
 function option(name: string): string | undefined {

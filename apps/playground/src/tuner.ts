@@ -65,6 +65,13 @@ function stop(): void {
   worker = undefined;
 }
 
+/** Marks a sweep under way or not: the page's flag, and the Stop button only while there is one to stop. */
+function sweeping(on: boolean): void {
+  document.body.dataset.tuning = String(on);
+  const button = document.querySelector<HTMLButtonElement>("#tune-stop");
+  if (button !== null) button.disabled = !on;
+}
+
 /** Leaves the tuner: the sweep under way is cancelled. */
 export function closeTuner(): void {
   stop();
@@ -267,8 +274,10 @@ function render(): void {
   );
   controls.addEventListener("submit", (e) => e.preventDefault());
   const stopButton = h("button", { type: "button", id: "tune-stop" }, "Stop");
+  stopButton.disabled = worker === undefined;
   stopButton.addEventListener("click", () => {
     stop();
+    sweeping(false);
     progressText(`Stopped after ${points.filter((p) => p !== undefined).length} of ${points.length} points.`);
   });
   const copy = h("button", { type: "button", id: "tune-copy" }, "Copy as options");
@@ -355,7 +364,7 @@ function run(): void {
   selected = undefined;
   picked = false;
   started = performance.now();
-  document.body.dataset.tuning = "true";
+  sweeping(true);
   const sim = simOf(t);
   const knob = (name: string): string => {
     const k = sweepable(sim).find((x) => x.name === name);
@@ -390,10 +399,11 @@ function run(): void {
     plot();
     if (done === points.length) {
       stop();
-      document.body.dataset.tuning = "false";
+      sweeping(false);
     }
   };
   w.onerror = (e) => {
+    sweeping(false);
     progressText(`The tuner's worker stopped: ${e.message}`);
     console.error(`tuner worker: ${e.message}`);
   };

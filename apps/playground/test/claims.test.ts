@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { scenario } from "@tideward/sim";
 import { describe, expect, it } from "vitest";
 import type { ClaimsData, SituationData } from "../src/claims/data";
-import { scoreboardBlock, within } from "../src/claims/markdown";
+import { claimsBlock, scoreboardBlock, within } from "../src/claims/markdown";
 import { figuresOf, groups, runAt, settingsOf } from "../src/claims/measure";
 import { situations } from "../src/claims/situations";
 import { all, compare, range, tally, verdictOf } from "../src/claims/stats";
@@ -76,6 +76,11 @@ describe("the READMEs", () => {
   it("print the scoreboard claims.json gives, between their markers", () => {
     const readme = readFileSync(join(app, "..", "..", "README.md"), "utf8");
     expect(within(readme, "scoreboard")).toBe(scoreboardBlock(claims));
+  });
+
+  it("the simulator's README prints every situation's ranges claims.json gives, between its markers", () => {
+    const readme = readFileSync(join(app, "..", "..", "packages", "sim", "README.md"), "utf8");
+    expect(within(readme, "claims")).toBe(claimsBlock(claims));
   });
 });
 

@@ -1,6 +1,6 @@
 import { check, read } from "@tideward/time/internal";
 import type { RestoreOptions } from "@tideward/time";
-import { Tally, Window, saveWindow } from "@tideward/window";
+import { Tally, Window, checkReading, layAt, saveWindow } from "@tideward/window";
 import { Permit } from "./permit";
 import type { Settle } from "./permit";
 import { Flight } from "./flight";
@@ -19,10 +19,11 @@ const reset = (b: Tally): void => b.reset();
  * struggling backend keeps receiving what it can still serve. The formula, the runs and how it
  * recovers after an outage are in the package README ("How it decides").
  *
- * Nothing throws once it is built. `now` is milliseconds on the caller's clock; the breaker acts
- * at the latest `now` it has been given, so a clock that steps back, NaN, ±Infinity or a reading
- * that is not a number stands still. `roll` is a draw in [0, 1): NaN, below 0 or not a number
- * counts as 0 (a broken random source fails closed), 1 or more is never refused.
+ * Nothing throws once it is built, but a `restore` refusing what it was handed. `now` is
+ * milliseconds on the caller's clock; the breaker acts at the latest `now` it has been given, so
+ * a clock that steps back, NaN, ±Infinity or a reading that is not a number stands still. `roll`
+ * is a draw in [0, 1): NaN, below 0 or not a number counts as 0 (a broken random source fails
+ * closed), 1 or more is never refused.
  *
  * @example
  * const breaker = new Breaker();           // the sre preset
@@ -252,17 +253,10 @@ export class Breaker {
   restore(snapshot: unknown, now: number, options?: RestoreOptions): void {
     const r = read.restoring(now, options, "Breaker.restore");
     const { size, window } = this.policy;
-    if (!(now + window / size > now))
-      throw new RangeError(
-        `Breaker.restore now (ms) ${now} is too coarse a reading for buckets of ${window / size} ms (window ÷ size): the bucket rounds away there`,
-      );
+    checkReading(now, size, window, "Breaker.restore");
     const s = readSnapshot(snapshot, this.policy, this.#need, this.#spare);
     const age = read.ageOf(r, now, s.clock);
-    // Laid `age` before `now`, so its buckets' boundaries fall where the snapshot's would have.
-    // Past two windows everything has aged out, and only where the float grid is too coarse for
-    // that to matter (a reading 2^52 steps of a thousandth of a bucket away) does it lay nearer.
-    let anchor = now - age;
-    if (age > 2 * window && !(Math.abs(anchor) * 2 ** -52 < window / size / 1_024)) anchor = now - 2 * window;
+    const anchor = layAt(now, age, size, window);
     this.#laying = true;
     let laid;
     try {

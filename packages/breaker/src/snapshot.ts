@@ -18,7 +18,9 @@ export type SavedTally = readonly [success: number, failure: number, drop: numbe
  * not in it: they belong to the process that let them through.
  */
 export interface BreakerSnapshot {
-  readonly version: typeof VERSION;
+  /** The format's version: a restore refuses any other. */
+  readonly version: 1;
+  /** What took the snapshot: a restore refuses another kind's. */
   readonly kind: "breaker";
   /** The latest clock reading the breaker had acted at, in milliseconds on its own clock. */
   readonly clock: number;

@@ -1,7 +1,6 @@
-import { check } from "@tideward/time/internal";
+import { check, read } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import { ADOPT, STATE, bounds, clamp } from "./bounds";
-import { record, whole } from "./read";
 
 /**
  * The constants of additive increase, multiplicative decrease: a plain readonly record. Build one
@@ -153,6 +152,6 @@ export class AimdLimit {
 
 /** Reads an {@link AimdState} from a snapshot, within `policy`'s bounds. */
 export function readAimd(value: unknown, path: string, policy: Aimd): AimdState {
-  const r = record(value, path, ["limit"]);
-  return { limit: whole(r.limit, `${path}.limit`, policy.min, policy.max) };
+  const r = read.record(value, path, ["limit"]);
+  return { limit: read.whole(r.limit, `${path}.limit`, policy.min, policy.max) };
 }

@@ -1,6 +1,5 @@
-import { check } from "@tideward/time/internal";
+import { check, read } from "@tideward/time/internal";
 import { ADOPT, MAX_LIMIT, STATE } from "./bounds";
-import { record } from "./read";
 
 /** What a {@link FixedLimit} has learned: nothing. */
 export type FixedState = Record<string, never>;
@@ -58,6 +57,6 @@ export class FixedLimit {
 
 /** Reads a {@link FixedState} from a snapshot: an empty record. */
 export function readFixed(value: unknown, path: string): FixedState {
-  record(value, path, []);
+  read.record(value, path, []);
   return {};
 }

@@ -1,6 +1,5 @@
-import { check } from "@tideward/time/internal";
+import { check, read } from "@tideward/time/internal";
 import { ADOPT, MAX_LIMIT, STATE, bounds, clamp } from "./bounds";
-import { fail, record, whole, within } from "./read";
 
 /**
  * The constants of the Gradient2 limit: a plain readonly record. Build one by laying fields over
@@ -194,15 +193,18 @@ export class Gradient2Limit {
 
 /** Reads a {@link Gradient2State} from a snapshot, within `policy`'s bounds. */
 export function readGradient2(value: unknown, path: string, policy: Gradient2): Gradient2State {
-  const r = record(value, path, ["estimate", "long", "count"]);
-  const estimate = within(r.estimate, `${path}.estimate`, policy.min, policy.max);
-  const count = whole(r.count, `${path}.count`, 0, WARMUP);
+  const r = read.record(value, path, ["estimate", "long", "count"]);
+  const estimate = read.within(r.estimate, `${path}.estimate`, policy.min, policy.max);
+  const count = read.whole(r.count, `${path}.count`, 0, WARMUP);
   if ((r.long === null) !== (count === 0))
-    fail(`${path}.long`, `must be null exactly when count is 0, got ${check.describe(r.long)} with count ${count}`);
+    read.fail(
+      `${path}.long`,
+      `must be null exactly when count is 0, got ${check.describe(r.long)} with count ${count}`,
+    );
   let long: number | null = null;
   if (r.long !== null) {
-    long = within(r.long, `${path}.long`, 0, Number.MAX_VALUE);
-    if (long === 0) fail(`${path}.long`, "must be above 0 ms, got 0");
+    long = read.within(r.long, `${path}.long`, 0, Number.MAX_VALUE);
+    if (long === 0) read.fail(`${path}.long`, "must be above 0 ms, got 0");
   }
   return { estimate, long, count };
 }

@@ -1,4 +1,5 @@
-import { check } from "@tideward/time/internal";
+import { check, read } from "@tideward/time/internal";
+import type { RestoreOptions } from "@tideward/time";
 import { AimdLimit } from "./aimd";
 import { ADOPT, STATE } from "./bounds";
 import { FixedLimit } from "./fixed";
@@ -190,6 +191,7 @@ export class Limiter {
   snapshot(): LimiterSnapshot {
     return {
       version: SNAPSHOT_VERSION,
+      kind: "limiter",
       clock: this.#now,
       algorithm: this.algorithm.kind,
       state: this.algorithm[STATE](),
@@ -207,12 +209,15 @@ export class Limiter {
    *
    * @param snapshot - what {@link Limiter.snapshot} returned, possibly through JSON
    * @param now - the restoring clock's reading, in milliseconds
-   * @throws SnapshotError naming the first bad field (a version or algorithm other than this
-   *   limiter's, a missing or extra field, a number out of the range this policy allows), leaving
-   *   the limiter as it was; RangeError when `now` is not finite
+   * @param options - checked as every restore's are, and otherwise without effect: nothing in
+   *   the state ages
+   * @throws SnapshotError naming the first bad field (a version, kind or algorithm other than
+   *   this limiter's, a missing or extra field, a number out of the range this policy allows),
+   *   leaving the limiter as it was; RangeError when `now` is not finite, TypeError or
+   *   RangeError for `options` that are not valid
    */
-  restore(snapshot: unknown, now: number): void {
-    check.finite(now, "Limiter.restore now (ms)");
+  restore(snapshot: unknown, now: number, options?: RestoreOptions): void {
+    read.restoring(now, options, "Limiter.restore");
     const state = readSnapshot(snapshot, this.algorithm);
     (this.algorithm[ADOPT] as (s: unknown) => void)(state);
     this.#limit = this.algorithm.limit;

@@ -1,6 +1,5 @@
-import { check } from "@tideward/time/internal";
+import { check, read } from "@tideward/time/internal";
 import { ADOPT, MAX_LIMIT, STATE, bounds, clamp, log10Step } from "./bounds";
-import { fail, record, whole, within } from "./read";
 
 /**
  * The constants of the Vegas limit: a plain readonly record. Build one by laying fields over the
@@ -246,19 +245,19 @@ export class VegasLimit {
 
 /** Reads a {@link VegasState} from a snapshot, within `policy`'s bounds. */
 export function readVegas(value: unknown, path: string, policy: Vegas): VegasState {
-  const r = record(value, path, ["estimate", "noLoad", "count", "probes"]);
-  const estimate = within(r.estimate, `${path}.estimate`, policy.min, policy.max);
+  const r = read.record(value, path, ["estimate", "noLoad", "count", "probes"]);
+  const estimate = read.within(r.estimate, `${path}.estimate`, policy.min, policy.max);
   let noLoad: number | null = null;
   if (r.noLoad !== null) {
-    noLoad = within(r.noLoad, `${path}.noLoad`, 0, Number.MAX_VALUE);
-    if (noLoad === 0) fail(`${path}.noLoad`, "must be above 0 ms (or null before the first sample), got 0");
+    noLoad = read.within(r.noLoad, `${path}.noLoad`, 0, Number.MAX_VALUE);
+    if (noLoad === 0) read.fail(`${path}.noLoad`, "must be above 0 ms (or null before the first sample), got 0");
   }
   // A probe resets the count once it reaches probe × limit × jitter, jitter under 1.
   const most = Math.ceil(policy.probe * policy.max);
   return {
     estimate,
     noLoad,
-    count: whole(r.count, `${path}.count`, 0, most),
-    probes: whole(r.probes, `${path}.probes`, 0, Number.MAX_SAFE_INTEGER),
+    count: read.whole(r.count, `${path}.count`, 0, most),
+    probes: read.whole(r.probes, `${path}.probes`, 0, Number.MAX_SAFE_INTEGER),
   };
 }

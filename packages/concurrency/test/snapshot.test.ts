@@ -74,7 +74,7 @@ describe("Limiter snapshots", () => {
   it("keeps the calls in flight in flight", () => {
     const limiter = new Limiter(new AimdLimit({ initial: 10, min: 1 }));
     const held = [limiter.acquire(0), limiter.acquire(0)];
-    limiter.restore({ version: 1, clock: 5, algorithm: "aimd", state: { limit: 3 } }, 7);
+    limiter.restore({ version: 1, kind: "limiter", clock: 5, algorithm: "aimd", state: { limit: 3 } }, 7);
     expect([limiter.flying, limiter.limit]).toEqual([2, 3]);
     for (const t of held) if (t.ok) t.ignore();
     expect(limiter.flying).toBe(0);
@@ -84,6 +84,7 @@ describe("Limiter snapshots", () => {
 describe("Limiter.restore refuses a bad snapshot whole", () => {
   const good = (): Record<string, unknown> => ({
     version: 1,
+    kind: "limiter",
     clock: 12.5,
     algorithm: "vegas",
     state: { estimate: 40.5, noLoad: 12, count: 3, probes: 2 },
@@ -94,6 +95,11 @@ describe("Limiter.restore refuses a bad snapshot whole", () => {
     ["an array", () => [], "snapshot must be an object, got [object Array]"],
     ["another version", (s) => ({ ...s, version: 2 }), "snapshot.version must be 1, got 2"],
     ["a missing field", ({ clock: _, ...s }) => s, "snapshot.clock is missing"],
+    [
+      "a breaker's",
+      (s) => ({ ...s, kind: "breaker" }),
+      'snapshot.kind must be "limiter" (what this restores), got "breaker"',
+    ],
     ["an extra field", (s) => ({ ...s, limit: 4 }), 'snapshot has an unexpected field "limit"'],
     [
       "a __proto__ of its own",
@@ -103,7 +109,7 @@ describe("Limiter.restore refuses a bad snapshot whole", () => {
     [
       "a clock that is not finite",
       (s) => ({ ...s, clock: Infinity }),
-      "snapshot.clock must be a finite number of milliseconds, got Infinity",
+      "snapshot.clock must be a finite number, got Infinity",
     ],
     [
       "another algorithm",
@@ -181,24 +187,50 @@ describe("Limiter.restore refuses a bad snapshot whole", () => {
     expect(limiter.limit).toBe(40);
   });
 
+  it("takes the options every restore takes, checked, and ages nothing by them: the state holds no instants", () => {
+    const limiter = new Limiter(new VegasLimit());
+    limiter.restore(good(), 20, { age: 60_000 });
+    expect(limiter.snapshot()).toEqual({ ...good(), clock: 20 });
+    limiter.restore(good(), 1_700_000_000_000.5, { sameClock: true });
+    expect(limiter.snapshot()).toEqual({ ...good(), clock: 1_700_000_000_000.5 });
+    expect(() => limiter.restore(good(), 20, { ag: 5 } as never)).toThrow(
+      new TypeError('Limiter.restore has no option "ag"; did you mean "age"?'),
+    );
+    expect(() => limiter.restore(good(), 20, { age: -1 })).toThrow(
+      new RangeError("Limiter.restore age (ms) must be 0 or more, got -1"),
+    );
+  });
+
   it("reads each algorithm's state within that algorithm's bounds", () => {
     const aimd = new Limiter(new AimdLimit());
-    expect(() => aimd.restore({ version: 1, clock: 0, algorithm: "aimd", state: { limit: 19 } }, 0)).toThrow(
-      "snapshot.state.limit must be a whole number from 20 to 200, got 19",
-    );
+    expect(() =>
+      aimd.restore({ version: 1, kind: "limiter", clock: 0, algorithm: "aimd", state: { limit: 19 } }, 0),
+    ).toThrow("snapshot.state.limit must be a whole number from 20 to 200, got 19");
     const g = new Limiter(new Gradient2Limit());
     expect(() =>
-      g.restore({ version: 1, clock: 0, algorithm: "gradient2", state: { estimate: 30, long: null, count: 3 } }, 0),
+      g.restore(
+        {
+          version: 1,
+          kind: "limiter",
+          clock: 0,
+          algorithm: "gradient2",
+          state: { estimate: 30, long: null, count: 3 },
+        },
+        0,
+      ),
     ).toThrow("snapshot.state.long must be null exactly when count is 0, got null with count 3");
     expect(() =>
-      g.restore({ version: 1, clock: 0, algorithm: "gradient2", state: { estimate: 30, long: 5, count: 11 } }, 0),
+      g.restore(
+        { version: 1, kind: "limiter", clock: 0, algorithm: "gradient2", state: { estimate: 30, long: 5, count: 11 } },
+        0,
+      ),
     ).toThrow("snapshot.state.count must be a whole number from 0 to 10, got 11");
     const f = new Limiter(new FixedLimit(3));
-    expect(() => f.restore({ version: 1, clock: 0, algorithm: "fixed", state: { limit: 3 } }, 0)).toThrow(
-      'snapshot.state has an unexpected field "limit"',
-    );
-    expect(() => f.restore({ version: 1, clock: 0, algorithm: "fixed", state: {} }, Number.NaN)).toThrow(
-      new RangeError("Limiter.restore now (ms) must be a finite number, got NaN"),
-    );
+    expect(() =>
+      f.restore({ version: 1, kind: "limiter", clock: 0, algorithm: "fixed", state: { limit: 3 } }, 0),
+    ).toThrow('snapshot.state has an unexpected field "limit"');
+    expect(() =>
+      f.restore({ version: 1, kind: "limiter", clock: 0, algorithm: "fixed", state: {} }, Number.NaN),
+    ).toThrow(new RangeError("Limiter.restore now (ms) must be a finite number, got NaN"));
   });
 });

@@ -1,9 +1,12 @@
-import { check } from "@tideward/time/internal";
-import { Total, Window } from "@tideward/window";
+import { check, read } from "@tideward/time/internal";
+import type { RestoreOptions } from "@tideward/time";
+import { Total, Window, checkReading, layAt, saveWindow } from "@tideward/window";
 import { roomOf } from "./levels";
 import type { Levels } from "./levels";
 import { resolveShed } from "./shed";
 import type { Shed } from "./shed";
+import { VERSION, laySnapshot, readSnapshot } from "./snapshot";
+import type { SavedTotal, ShedderSnapshot } from "./snapshot";
 import { Ticket } from "./ticket";
 import type { Flight } from "./ticket";
 
@@ -54,8 +57,8 @@ export class Shedder {
   readonly priorities: Levels | undefined;
 
   // Per bucket, `count` is the passes that finished in it and `sum` their response times (ms):
-  // a pass records both at once, so one window serves for both.
-  readonly #window: Window<Total>;
+  // a pass records both at once, so one window serves for both. Replaced by a restore.
+  #window: Window<Total>;
   #flying = 0;
   #average = 0;
   // The latest clock reading seen (ms); an earlier or nonsensical one stands still at it.
@@ -166,6 +169,77 @@ export class Shedder {
   capacity(now: number, cpu: number, priority?: number | string): number {
     const t = typeof now === "number" && now > this.#now && now < Infinity ? now : this.#now;
     return this.#maxFlight(t) * this.#factor(clamp(cpu)) * roomOf(this.priorities, priority);
+  }
+
+  /**
+   * What the shedder knows, as plain JSON-safe data: its window's live buckets of passes and
+   * response times, the moving average of calls in flight, how long since the CPU last read hot
+   * and whether it has refused since it last cooled, every instant relative to the latest clock
+   * reading it was given. Calls in flight are left out: they belong to this process.
+   *
+   * @example
+   * const before = new Shedder({ cpu: 800 }, 1_700_000_000_000); // Date.now() in one process
+   * before.allow(1_700_000_000_000, 950)?.pass(1_700_000_000_020); // hot, one 20 ms pass
+   * const saved = JSON.stringify(before.snapshot());
+   * const after = new Shedder({ cpu: 800 }, 0); // another process, its clock near 0
+   * after.restore(JSON.parse(saved), 0);
+   * after.snapshot().buckets; // [[1, 20]]
+   * after.snapshot().hot; // 20 — the CPU read hot 20 ms before the snapshot's clock
+   */
+  snapshot(): ShedderSnapshot {
+    const clock = this.#now;
+    const saved = saveWindow(
+      this.#window,
+      clock,
+      (b): SavedTotal => [b.count, b.sum],
+      (b) => b.count === 0,
+    );
+    const hotAt = this.#hotAt;
+    return {
+      version: VERSION,
+      kind: "shedder",
+      clock,
+      size: this.policy.size,
+      window: this.policy.window,
+      into: saved.into,
+      buckets: saved.buckets,
+      average: this.#average,
+      hot: hotAt === -Infinity ? null : clock - hotAt,
+      refused: this.#refused,
+    };
+  }
+
+  /**
+   * Takes on what a snapshot (another process's, read back from storage) knew, checked as
+   * untrusted input and refused whole when any of it is wrong. Its window is laid onto this
+   * shedder's clock, the snapshot's `clock` becoming `now` (or `now − age`, when `options` say
+   * how long ago it was taken, so what aged out since is gone), and the shedder acts at `now`.
+   *
+   * A warm start: the restored shedder knows what the server has shown it can finish and whether
+   * it was hot, and goes on from there on its own calls. Calls in flight here stay in flight. The
+   * policy is this shedder's own; a snapshot of another `size` or `window` is refused.
+   *
+   * @param snapshot - what {@link Shedder.snapshot} returned, possibly through JSON
+   * @param now - the restoring clock's reading, in milliseconds
+   * @param options - how long ago the snapshot was taken (`age`), or that its clock is this one
+   *   (`sameClock`, for `Date.now()` on every machine); left out, it was taken just now
+   * @throws SnapshotError naming the first bad field (a version or kind other than a shedder's,
+   *   a missing or extra field, a window of another shape, a pass count that is not whole, a
+   *   response time below 0 or without a pass, a refusal with no hot reading), leaving the
+   *   shedder as it was; TypeError or RangeError for a `now` or `options` that are not valid,
+   *   naming them
+   */
+  restore(snapshot: unknown, now: number, options?: RestoreOptions): void {
+    const r = read.restoring(now, options, "Shedder.restore");
+    const { size, window } = this.policy;
+    checkReading(now, size, window, "Shedder.restore");
+    const s = readSnapshot(snapshot, this.policy);
+    const age = read.ageOf(r, now, s.clock);
+    this.#window = laySnapshot(s.window, size, window, layAt(now, age, size, window));
+    this.#average = s.average;
+    this.#hotAt = s.hot === null ? -Infinity : now - (age + s.hot);
+    this.#refused = s.refused;
+    this.#now = now;
   }
 
   #admit(t: number): Ticket {

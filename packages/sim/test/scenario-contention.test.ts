@@ -36,6 +36,14 @@ describe.each(STARTS)("backoff under contention (start %s)", (start) => {
     expect(f["full.calls"]).toBeLessThanOrEqual(1.1 * fewest);
   });
 
+  it("prints its times in seconds, as the runs' summaries do, and its sentences quote the table's cells", () => {
+    const done = r.tables[0].rows.map((row) => String(row[row.length - 1]));
+    for (const cell of done) expect(cell).toMatch(/^\d+\.\d\d s$/);
+    expect(done[0]).toBe(`${(f["spread.completionTime"] / 1_000).toFixed(2)} s`);
+    for (const cell of done.slice(2)) expect(r.report).toContain(cell);
+    expect(r.report).not.toMatch(/(and|in) \d+ ms\b/);
+  });
+
   it("no backoff at all ends soonest and costs the most calls", () => {
     for (const id of ["spread", "rigid", ...jittered]) {
       expect(f["nobackoff.completionTime"]).toBeLessThan(f[`${id}.completionTime`]);

@@ -27,7 +27,7 @@ describe.each(STARTS)("backoff and the herd (start %s)", (start) => {
     expect(f["rigid.gaveUp"]).toBeGreaterThan(0);
   });
 
-  it("the histogram of retry times: rigid retries come in a few waves, full jitter's spread over many buckets", () => {
+  it("when the retries come: rigid retries come in a few waves, full jitter's spread over many buckets", () => {
     const retries = (label: string) => r.runs.find((x) => x.label === label)?.series.retries ?? [];
     // The share of its retries in its ten busiest 100 ms buckets.
     const top = (label: string) => {
@@ -36,6 +36,24 @@ describe.each(STARTS)("backoff and the herd (start %s)", (start) => {
     };
     expect(top("rigid")).toBeGreaterThan(0.85);
     expect(top("full")).toBeLessThan(0.7);
+  });
+
+  it("tells the whole run's peak apart from the one after recovery: the busiest 100 ms comes while the backend is down, and the report says so", () => {
+    for (const x of r.runs) {
+      // The summary's peak (the busiest bucket of the whole run) is one of the two the table prints.
+      expect(x.summary.peakBackendLoad, x.label).toBe(Math.max(f[`${x.label}.peakDown`], f[`${x.label}.peakLoad`]));
+      expect(f[`${x.label}.peakDown`], x.label).toBeGreaterThan(f[`${x.label}.peakLoad`]);
+    }
+    expect(r.tables[0].columns).toContain("peak backend load while down");
+    expect(r.report).toContain(
+      `The busiest 100 ms of every run comes while the backend is down (${f["full.peakDown"]}/s with full jitter, ${f["rigid.peakDown"]}/s rigid)`,
+    );
+    // The scenario reads off charts the page draws: retries sent each 100 ms, no histogram.
+    expect(herdBackoff.summary).not.toMatch(/histogram/);
+    expect(herdBackoff.summary).toContain("retries sent, each 100 ms");
+    // With no outage there is no peak while down, and no sentence about one.
+    const none = herdBackoff.run({ recovery: 0 }, { start });
+    expect(none.report).not.toContain("while the backend is down (");
   });
 
   it("states its figures in the report", () => {

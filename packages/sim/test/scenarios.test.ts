@@ -110,6 +110,19 @@ describe.each([0, EPOCH])("three quotas on bursty traffic (start %s)", (start) =
 });
 
 describe.each([0, EPOCH])("quota-bursts over every knob in range (start %s)", (start) => {
+  it("draws each burst as the spike it is: a burst's calls in the few buckets it lasts, not spread over its row", () => {
+    const r = quotaBursts.run({}, { start });
+    for (const run of r.runs) {
+      // The first burst of 40 calls lasts 58.5 ms: its admissions fall in one or two 40 ms buckets.
+      const first = run.series.admitted.slice(0, 50);
+      expect(first.filter((n) => n > 0).length, run.label).toBeLessThanOrEqual(2);
+      // So the busiest bucket, as a rate, is far above the run's mean rate.
+      expect(run.summary.peakBackendLoad, run.label).toBeGreaterThan(
+        (10 * run.summary.backendLoad * 1_000) / run.duration,
+      );
+    }
+  });
+
   it("bursts longer than their period run into each other: every call is offered, the rows say they are stretches of time", () => {
     const r = quotaBursts.run({ spacing: 60 }, { start });
     // Forty calls 60 ms apart last 2 340 ms, past the next burst at 2 000: five rows of 2 s hold them all.
@@ -128,12 +141,19 @@ describe.each([0, EPOCH])("quota-bursts over every knob in range (start %s)", (s
     fc.assert(
       fc.property(knobArbitrary(fc, knobs) as fc.Arbitrary<Record<string, number>>, (params) => {
         const r = quotaBursts.run(params, { start });
-        for (const run of r.runs) {
+        // Each row is recorded in whole buckets, so a run's course shows every burst.
+        const slices = r.runs[0].series.t.length / r.tables[0].rows.length;
+        expect(Number.isInteger(slices)).toBe(true);
+        r.runs.forEach((run, i) => {
           expect(run.summary.calls).toBe(params.size * params.bursts);
-          expect(r.tables[0].rows.length).toBe(run.series.t.length);
-        }
+          expect(r.tables[0].rows.length * slices).toBe(run.series.t.length);
+          // The rows are the run's admissions, every one of them, each in the row it happened in.
+          expect(r.tables[0].rows.reduce((a, row) => a + Number(row[i + 1]), 0)).toBe(run.summary.admitted);
+        });
+        const offered = (k: number): number =>
+          r.runs[0].series.offered.slice(k * slices, (k + 1) * slices).reduce((a, b) => a + b, 0);
         r.tables[0].rows.forEach((row, k) =>
-          row.slice(1).forEach((admitted) => expect(admitted).toBeLessThanOrEqual(r.runs[0].series.offered[k])),
+          row.slice(1).forEach((admitted) => expect(admitted).toBeLessThanOrEqual(offered(k))),
         );
       }),
       { numRuns: 40 },

@@ -20,6 +20,8 @@ export interface SavedWindow<T> {
  * is into the newest. Empty buckets older than every other are left out (an empty bucket weighs
  * nothing, before the first one written as after), but the newest is always there.
  *
+ * @param win - the window, moved on to `now` (what had aged out by then is cleared, its `evict`
+ *   called, as the next write there would)
  * @param now - the reading to save at, in milliseconds: the window's latest, so that nothing
  *   live is skipped; one before its newest bucket counts as that bucket's start
  * @param save - renders one bucket as plain data
@@ -31,6 +33,9 @@ export function saveWindow<B extends Resettable, T>(
   save: (bucket: B) => T,
   empty: (bucket: B) => boolean,
 ): SavedWindow<T> {
+  // Moved on to `now` first, clearing only what a read at `now` already skips, so that the
+  // bucket `now` falls in is written and visited even when nothing was written since it opened.
+  win.slot(now);
   const live: B[] = [];
   let start = now;
   win.each(now, (b, at) => {
@@ -122,4 +127,36 @@ export function layWindow<B extends Resettable>(
   let i = 0;
   win.each(now, (b) => fill(b, i++));
   return win;
+}
+
+/**
+ * Checks that `now` can be told apart from `now` plus one bucket of `size` buckets over `window`
+ * ms, which laying a window at `now` needs: a restore's argument, checked before its snapshot.
+ *
+ * @param owner - how the message names the method, such as `"Breaker.restore"`
+ * @throws RangeError naming `owner`'s `now` when a bucket rounds away at that reading
+ */
+export function checkReading(now: number, size: number, window: number, owner: string): void {
+  const width = window / size;
+  if (!(now + width > now))
+    throw new RangeError(
+      `${owner} now (ms) ${now} is too coarse a reading for buckets of ${width} ms (window ÷ size): the bucket rounds away there`,
+    );
+}
+
+/**
+ * Where to lay a window saved `age` ms before `now`, in milliseconds: `now − age`, so its buckets'
+ * boundaries fall where the saved ones' would have and what aged out since is gone. Past two
+ * windows everything has aged out, and only where the float grid is too coarse for that to matter
+ * (a reading 2^52 steps of a thousandth of a bucket away) is it laid nearer, two windows back.
+ *
+ * @param now - the restoring clock's reading, in milliseconds
+ * @param age - how long before `now` the window was saved, in milliseconds: 0 or more
+ * @param size - the window's buckets
+ * @param window - how far back it reaches, in milliseconds
+ */
+export function layAt(now: number, age: number, size: number, window: number): number {
+  const anchor = now - age;
+  if (age > 2 * window && !(Math.abs(anchor) * 2 ** -52 < window / size / 1_024)) return now - 2 * window;
+  return anchor;
 }

@@ -64,6 +64,13 @@ function moveOf(s: Scenario): { key: string; press: string } {
   return { key: knob.key, press: "ArrowRight" };
 }
 
+/** The fields of one CSV line, unquoted. */
+function csvFields(line: string): string[] {
+  return [...line.matchAll(/(?:^|,)(?:"((?:[^"]|"")*)"|([^,]*))/g)].map(
+    (m) => m[1]?.replaceAll('""', '"') ?? m[2] ?? "",
+  );
+}
+
 /** A count of one in the plural ("1 calls"). */
 const onePlural =
   /(?<![\d.,])1 (calls|clients|workers|keys|tokens|requests|bursts|runs|attempts|failures|buckets|users|retries|points)\b/;
@@ -320,6 +327,11 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
           const backend = charts.find((c) => c.chart === "backend");
           if (result.figures.capacity !== undefined) expect(backend?.labels, id).toContain("capacity");
           if (overTime) await spans(page, id, 0, (result.runs[0]?.duration ?? 0) / 1_000);
+          // Fine enough to show what happens: a chart over time has at least 20 points (three
+          // quotas on bursty traffic drew 4, one a burst, each burst a flat line).
+          if (overTime)
+            for (const chart of chartsOf(result))
+              expect(chart.x.values.length, `${id}: ${chart.id}`).toBeGreaterThanOrEqual(20);
           await figuresAgree(page, id, result);
         }
         // Counts of one read in the singular, everywhere on the page ("1 call", never "1 calls").
@@ -568,6 +580,18 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
       const outcome = simOutcome("quota-bursts", {});
       const points = csv.length - 1 - figureRows.length;
       expect(points).toBe(outcome.charts.reduce((n, c) => n + c.series.length * c.x.values.length, 0));
+      // Each burst drawn as the spike it is, to the run's last call (7.03 s): for every limiter the
+      // busiest point of admissions is many times its mean, and the points run past that call.
+      const admitted = new Map<string, { x: number; v: number }[]>();
+      for (const [chart, series, x, v] of csv.slice(1).map(csvFields))
+        if (chart?.startsWith("Calls admitted") === true)
+          admitted.set(series ?? "", [...(admitted.get(series ?? "") ?? []), { x: Number(x), v: Number(v) }]);
+      expect([...admitted.keys()]).toEqual(["bucket", "sliding window", "period"]);
+      for (const [series, pts] of admitted) {
+        const mean = pts.reduce((a, p) => a + p.v, 0) / pts.length;
+        expect(Math.max(...pts.map((p) => p.v)), series).toBeGreaterThan(5 * mean);
+        expect(Math.max(...pts.map((p) => p.x)), series).toBeGreaterThan(7.03);
+      }
 
       const png = await save("#export-png");
       expect(png.subarray(0, 8).toString("hex")).toBe("89504e470d0a1a0a");
@@ -715,6 +739,8 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
       expect(early).toMatch(/^Sweeping .+: \d+ points, each a whole run; \d+ done\.$/);
       expect(early).not.toMatch(/Running/);
       expect(await page.locator("#tune-run option").allTextContents()).not.toContain("run 1");
+      // Stop is offered while a sweep runs, and only then.
+      expect(await page.locator("#tune-stop").isEnabled()).toBe(true);
       await page.waitForFunction(
         () => document.querySelector("#tune-status")?.textContent?.startsWith("Swept"),
         undefined,
@@ -722,6 +748,10 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
           timeout: 90_000,
         },
       );
+      expect(await page.locator("#tune-stop").isDisabled()).toBe(true);
+      await page.locator("#tune-run").selectOption("1");
+      expect(await page.locator("#tune-stop").isDisabled()).toBe(true);
+      await page.locator("#tune-run").selectOption("0");
       await uncut(page, "the tuner");
       const listed = async (): Promise<number[]> =>
         ((await page.locator("#tune-x-values").textContent()) ?? "")

@@ -9,6 +9,11 @@ import { num, percent, outcome } from "../report";
 import { baseKnob, capKnob, capOf } from "./knobs";
 import { checkEnd } from "./run-end";
 
+/** A time in ms as seconds, to the hundredth the summary table prints. */
+function secs(ms: number): string {
+  return num(ms / 1_000, 2);
+}
+
 /** The parameters of {@link contentionBackoff}. */
 export interface ContentionBackoffParams {
   readonly [name: string]: number;
@@ -125,7 +130,7 @@ export const contentionBackoff = defineScenario<ContentionBackoffParams>({
         num(calls),
         num(calls / p.clients, 1),
         num(calls - done / p.seeds),
-        `${num(time)} ms`,
+        `${num(time / 1_000, 2)} s`,
       ];
     });
     const table = {
@@ -149,9 +154,9 @@ export const contentionBackoff = defineScenario<ContentionBackoffParams>({
       table,
       figures,
       [
-        `Exponential backoff without jitter took ${num(f("rigid", "calls"))} calls and ${num(f("rigid", "completionTime"))} ms: the losers of each round wait exactly as long as one another and collide again. Full jitter took ${num(f("full", "calls"))} calls and ${num(f("full", "completionTime"))} ms, equal jitter ${num(f("equal", "calls"))} and ${num(f("equal", "completionTime"))} ms, decorrelated ${num(f("decorrelated", "calls"))} and ${num(f("decorrelated", "completionTime"))} ms; the fewest calls of the three: ${label(best)}.`,
-        `No backoff at all finished in ${num(f("nobackoff", "completionTime"))} ms but took ${num(f("nobackoff", "calls"))} calls: every round, every loser tries again at once.`,
-        `The guard's default, a wait spread by a fifth either way, took ${num(f("spread", "calls"))} calls (${percent(f("spread", "calls") / f("full", "calls") - 1)} more than full jitter) and ${num(f("spread", "completionTime"))} ms (${num(f("spread", "completionTime") / f("full", "completionTime"), 1)}× full jitter's): it breaks the lockstep, but its waits never fall under four fifths of the schedule, so the job ends later. Where many clients contend for one resource, full or decorrelated jitter wins; the guard's spread is chosen for a single caller's retries, whose waits it keeps predictable.`,
+        `Exponential backoff without jitter took ${num(f("rigid", "calls"))} calls and ${secs(f("rigid", "completionTime"))} s: the losers of each round wait exactly as long as one another and collide again. Full jitter took ${num(f("full", "calls"))} calls and ${secs(f("full", "completionTime"))} s, equal jitter ${num(f("equal", "calls"))} and ${secs(f("equal", "completionTime"))} s, decorrelated ${num(f("decorrelated", "calls"))} and ${secs(f("decorrelated", "completionTime"))} s; the fewest calls of the three: ${label(best)}.`,
+        `No backoff at all finished in ${secs(f("nobackoff", "completionTime"))} s but took ${num(f("nobackoff", "calls"))} calls: every round, every loser tries again at once.`,
+        `The guard's default, a wait spread by a fifth either way, took ${num(f("spread", "calls"))} calls (${percent(f("spread", "calls") / f("full", "calls") - 1)} more than full jitter) and ${secs(f("spread", "completionTime"))} s (${num(f("spread", "completionTime") / f("full", "completionTime"), 1)}× full jitter's): it breaks the lockstep, but its waits never fall under four fifths of the schedule, so the job ends later. Where many clients contend for one resource, full or decorrelated jitter wins; the guard's spread is chosen for a single caller's retries, whose waits it keeps predictable.`,
       ].join(" "),
     );
   },

@@ -60,6 +60,11 @@ const programs: readonly Program[] = [
     what: "the shedder in front of a real node:http server under a load generator (about 10 s)",
     load: () => import("./shedder-http.ts"),
   },
+  {
+    name: "concurrency-http",
+    what: "adaptive limits with priority in front of a real node:http server, user and prefetch load (about 20 s)",
+    load: () => import("./concurrency-http.ts"),
+  },
   { name: "time", what: "spans, a manual clock and a deadline running down", load: () => import("./time.ts") },
   {
     name: "metrics",

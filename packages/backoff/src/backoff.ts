@@ -1,5 +1,5 @@
 import { check } from "@tideward/time/internal";
-import type { Span } from "@tideward/time";
+import type { OptionError, Span } from "@tideward/time";
 import { Jitter, toJitter } from "./jitter";
 
 /**
@@ -52,7 +52,7 @@ const COUNTS: Readonly<Record<string, "retries" | "attempts">> = {
 };
 
 /**
- * @internal The message for a count of tries given under another library's name (`retries: 3`),
+ * @internal The error for a count of tries given under another library's name (`retries: 3`),
  * pointing at `attempts` (the first attempt included) and where it goes: `where` wraps the field,
  * such as `{ attempts: 4 }` or `retry(fn, { backoff: { attempts: 4 } })`, and `field` names it.
  */
@@ -62,7 +62,7 @@ export function countHint(
   field: string,
   where: (field: string) => string,
   known: readonly string[],
-): string | undefined {
+): OptionError | undefined {
   if (typeof options !== "object" || options === null) return undefined;
   for (const key of Object.keys(options)) {
     const kind = COUNTS[key];
@@ -71,7 +71,11 @@ export function countHint(
     const n = typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
     const attempts = n === undefined ? "n" : String(kind === "retries" ? n + 1 : n);
     const example = n === undefined || kind === "attempts" ? "" : ` for ${n} ${n === 1 ? "retry" : "retries"}`;
-    return `${owner} has no option ${JSON.stringify(key)}; the count is ${field}, the first attempt included: ${where(`attempts: ${attempts}`)}${example}`;
+    return check.typeError(
+      owner,
+      `has no option ${JSON.stringify(key)}; the count is ${field}, the first attempt included: ${where(`attempts: ${attempts}`)}${example}`,
+      value,
+    );
   }
   return undefined;
 }
@@ -120,13 +124,14 @@ export class Backoff implements BackoffPolicy {
    */
   constructor(policy?: Partial<BackoffPolicy>) {
     const count = countHint(policy, "Backoff", "attempts", (f) => `{ ${f} }`, KNOWN);
-    if (count !== undefined) throw new TypeError(count);
+    if (count !== undefined) throw count;
     const given = check.options(policy, KNOWN, "Backoff", "policy");
     const base = check.nonNegative(check.or(given.base, PRESET.base), "Backoff base (ms)");
     const factor = check.finite(check.or(given.factor, PRESET.factor), "Backoff factor");
-    if (factor < 1) throw new RangeError(`Backoff factor must be 1 or more (1 is a constant wait), got ${factor}`);
+    if (factor < 1)
+      throw check.rangeError("Backoff factor", `must be 1 or more (1 is a constant wait), got ${factor}`, factor);
     const cap = check.finite(check.or(given.cap, PRESET.cap), "Backoff cap (ms)");
-    if (cap < base) throw new RangeError(`Backoff cap (ms) must be at least the base (${base}), got ${cap}`);
+    if (cap < base) throw check.rangeError("Backoff cap (ms)", `must be at least the base (${base}), got ${cap}`, cap);
     this.base = base;
     this.factor = factor;
     this.cap = cap;

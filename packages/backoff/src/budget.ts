@@ -147,11 +147,13 @@ export class RetryBudget {
     const window = check.positive(check.or(given.window, budget.window), "RetryBudget window (ms)");
     const buckets = check.integer(check.or(given.buckets, budget.buckets), "RetryBudget buckets", 1);
     if (buckets > Window.maxSize)
-      throw new RangeError(`RetryBudget buckets must be at most ${Window.maxSize}, got ${buckets}`);
+      throw check.rangeError("RetryBudget buckets", `must be at most ${Window.maxSize}, got ${buckets}`, buckets);
     const least = Window.shortest(buckets);
     if (!(window >= least)) {
-      throw new RangeError(
-        `RetryBudget window (ms) must be at least ${least} for ${buckets} ${buckets === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
+      throw check.rangeError(
+        "RetryBudget window (ms)",
+        `must be at least ${least} for ${buckets} ${buckets === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
+        window,
       );
     }
     this.policy = Object.freeze({ ratio, minPerSecond, window, buckets });

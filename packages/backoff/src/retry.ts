@@ -160,30 +160,16 @@ function kind(value: unknown): string {
   return value == null ? String(value) : `${typeof value} ${check.describe(value)}`;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null;
-}
-
-/** A `Backoff` from fields given as `retry`'s `backoff`, its errors naming that path: `retry backoff.cap …`. */
-function under(fields: Partial<BackoffPolicy>): Backoff {
-  try {
-    return new Backoff(fields);
-  } catch (e) {
-    if (!(e instanceof TypeError || e instanceof RangeError) || !e.message.startsWith("Backoff ")) throw e;
-    const rest = e.message.slice(8).replace(/^policy (?=must)/, "");
-    const message = `retry backoff${/^(has|must)/.test(rest) ? " " : "."}${rest}`;
-    throw e instanceof TypeError ? new TypeError(message, { cause: e }) : new RangeError(message, { cause: e });
-  }
-}
-
 /** Reads `retry`'s options once and checks every one, so that nothing odd surfaces mid-loop. */
 function plan(options: RetryOptions | undefined): Plan {
   // retry(fn, { retries: 3 }): the count is the backoff's, not retry's own option.
   const count = countHint(options, "retry", "the backoff's attempts", (f) => `retry(fn, { backoff: { ${f} } })`, KNOWN);
-  if (count !== undefined) throw new TypeError(count);
+  if (count !== undefined) throw count;
   const o = check.options(options, KNOWN, "retry");
   const given = check.or(o.backoff, backoff);
-  const policy = given instanceof Backoff ? given : under(given);
+  // Fields are checked by Backoff, its errors named by the path they were given at: `retry backoff.cap …`.
+  const policy =
+    given instanceof Backoff ? given : check.within("retry backoff", ["Backoff"], () => new Backoff(given));
   const fn = <F extends (...args: never[]) => unknown>(value: unknown, what: string): F | undefined =>
     value === undefined ? undefined : check.fn<F>(value, `retry ${what}`);
   const signal = o.signal;
@@ -191,14 +177,18 @@ function plan(options: RetryOptions | undefined): Plan {
     throw new TypeError(`retry signal must be an AbortSignal, got ${kind(signal)}`);
   }
   const deadline = o.deadline;
-  if (deadline !== undefined && !(isObject(deadline) && typeof deadline.end === "number")) {
+  if (
+    deadline !== undefined &&
+    !(typeof deadline === "object" && deadline !== null && typeof deadline.end === "number")
+  ) {
     throw new TypeError(`retry deadline must be a Deadline (Deadline.start(budget, now)), got ${kind(deadline)}`);
   }
   const budget = o.budget;
   if (
     budget !== undefined &&
     !(
-      isObject(budget) &&
+      typeof budget === "object" &&
+      budget !== null &&
       typeof budget.recordAttempt === "function" &&
       typeof budget.grant === "function" &&
       typeof budget.giveBack === "function"

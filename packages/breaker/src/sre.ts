@@ -115,18 +115,21 @@ export function resolveSre(policy?: Partial<Sre>): Sre {
   const or = <T>(value: T | undefined, preset: T): T => (value === undefined ? preset : value);
   const floor = check.positive(or(given.floor, sre.floor), "Sre floor");
   const k = check.finite(or(given.k, sre.k), "Sre k");
-  if (k < floor) throw new RangeError(`Sre k must be at least floor (${floor}), got ${k}`);
+  if (k < floor) throw check.rangeError("Sre k", `must be at least floor (${floor}), got ${k}`, k);
   const protection = check.nonNegative(or(given.protection, sre.protection), "Sre protection");
   const probe = or(given.probe, sre.probe);
   // Infinity is allowed here, and only here: it is how a caller says "never probe".
   if (probe !== Infinity) check.positive(probe, "Sre probe (ms)");
   const size = check.integer(or(given.size, sre.size), "Sre size", 1);
-  if (size > Window.maxSize) throw new RangeError(`Sre size must be at most ${Window.maxSize} buckets, got ${size}`);
+  if (size > Window.maxSize)
+    throw check.rangeError("Sre size", `must be at most ${Window.maxSize} buckets, got ${size}`, size);
   const window = check.positive(or(given.window, sre.window), "Sre window (ms)");
   const least = Window.shortest(size);
   if (!(window >= least))
-    throw new RangeError(
-      `Sre window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
+    throw check.rangeError(
+      "Sre window (ms)",
+      `must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
+      window,
     );
   const wanted = or(given.halfOpen, false);
   const halfOpen = typeof wanted === "boolean" ? wanted : resolveHalfOpen(wanted, window);
@@ -134,8 +137,10 @@ export function resolveSre(policy?: Partial<Sre>): Sre {
   // keeps the window full: with no probe, steady traffic would keep it throttled for ever. (Off,
   // the formula lets (protection + 1) / (total + 1) of the calls through, so it recovers.)
   if (halfOpen !== false && probe === Infinity)
-    throw new RangeError(
-      `Sre probe (ms) must be finite when halfOpen is ${halfOpen === true ? "true" : "on"}: a half-open breaker lets only the probe through, so with no probe it never closes (give a finite probe, or halfOpen: false), got Infinity`,
+    throw check.rangeError(
+      "Sre probe (ms)",
+      `must be finite when halfOpen is ${halfOpen === true ? "true" : "on"}: a half-open breaker lets only the probe through, so with no probe it never closes (give a finite probe, or halfOpen: false), got Infinity`,
+      probe,
     );
   return Object.freeze({ k, floor, protection, probe, size, window, halfOpen });
 }
@@ -150,14 +155,16 @@ function resolveHalfOpen(value: HalfOpen, window: number): Required<HalfOpen> {
   // A caller's value, whatever its type says: null, text, a number or an array included.
   const v: unknown = value;
   if (v === null || typeof v !== "object" || Array.isArray(v))
-    throw new TypeError(
-      `Sre halfOpen must be true, false or { probes, share, inFlight, hold }, got ${v === null ? "null" : Array.isArray(v) ? "an array" : `${typeof v} ${check.describe(v)}`}`,
+    throw check.typeError(
+      "Sre halfOpen",
+      `must be true, false or { probes, share, inFlight, hold }, got ${v === null ? "null" : Array.isArray(v) ? "an array" : `${typeof v} ${check.describe(v)}`}`,
+      v,
     );
   const given = check.options(value, HALF_OPEN, "Sre halfOpen");
   const probes = check.integer(check.or(given.probes, 1), "Sre halfOpen.probes", 1);
   const share = check.finite(check.or(given.share, 1), "Sre halfOpen.share");
   if (!(share > 0 && share <= 1))
-    throw new RangeError(`Sre halfOpen.share must be above 0 and at most 1, got ${check.describe(share)}`);
+    throw check.rangeError("Sre halfOpen.share", `must be above 0 and at most 1, got ${check.describe(share)}`, share);
   const inFlight = check.or(given.inFlight, Infinity);
   // Infinity is allowed here, and only here: it is how a caller says "no bound".
   if (inFlight !== Infinity) check.integer(inFlight, "Sre halfOpen.inFlight", 1);

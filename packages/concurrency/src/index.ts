@@ -16,6 +16,8 @@ export { Queue } from "./queue";
 export type { DropReason, QueueOptions, Waiter } from "./queue";
 export { codel, MAX_WAITERS } from "./codel";
 export type { CoDel } from "./codel";
+export { sampleWindow } from "./window";
+export type { SampleWindow } from "./window";
 export { SNAPSHOT_VERSION } from "./snapshot";
 export type { LimiterSnapshot } from "./snapshot";
 export { SnapshotError, isSnapshotError } from "./errors";

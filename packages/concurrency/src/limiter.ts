@@ -11,6 +11,8 @@ import type { LimiterSnapshot } from "./snapshot";
 import { Token } from "./token";
 import type { Flight } from "./token";
 import { VegasLimit } from "./vegas";
+import { Samples, resolveWindow } from "./window";
+import type { SampleWindow } from "./window";
 
 /** A limit algorithm a {@link Limiter} runs: one of the four this package has. */
 export type Limit = AimdLimit | VegasLimit | Gradient2Limit | FixedLimit;
@@ -21,9 +23,16 @@ export interface LimiterOptions {
   readonly priorities?: Priorities;
   /** The clock reading the limiter starts at, in milliseconds. @defaultValue 0 */
   readonly now?: number;
+  /**
+   * Fold the calls that finish within a window into one sample (their mean round trip, the most
+   * in flight, any drop), as Netflix's `WindowedLimit` does: fields laid over the
+   * {@link sampleWindow} preset (`{}` for the preset itself). Left out, every call is a sample.
+   * @defaultValue none: a sample a call
+   */
+  readonly window?: Partial<SampleWindow>;
 }
 
-const KNOWN = ["priorities", "now"] as const;
+const KNOWN = ["priorities", "now", "window"] as const;
 // Which limits are in a limiter already: one algorithm learns from one stream of calls.
 const owned = new WeakSet<object>();
 
@@ -66,6 +75,8 @@ export class Limiter {
   readonly algorithm: Limit;
   /** The priority levels calls are judged by. */
   readonly priorities: Priorities;
+  /** The sample window in force, or `undefined` when every call is a sample. */
+  readonly window: SampleWindow | undefined;
 
   // Calls in flight per level; none kept for a single level (the count is `#flying`).
   readonly #byLevel: Int32Array | undefined;
@@ -80,17 +91,21 @@ export class Limiter {
   // The latest clock reading `acquire` (or `restore`) was given (ms); an earlier or nonsensical one
   // stands still at it.
   #now = 0;
+  // The window being filled, when the limiter has one.
+  readonly #samples: Samples | undefined;
 
   readonly #flight: Flight = {
     pass: (token, now) => {
       this.#leave(token.level);
-      const rtt = this.#finish(now) - token.start;
-      if (rtt >= 0) this.#sample(rtt, token.inflight, false);
+      const end = this.#finish(now);
+      const rtt = end - token.start;
+      if (rtt >= 0) this.#sample(rtt, token.inflight, false, end);
     },
     drop: (token, now) => {
       this.#leave(token.level);
-      const rtt = this.#finish(now) - token.start;
-      this.#sample(rtt >= 0 ? rtt : Number.NaN, token.inflight, true);
+      const end = this.#finish(now);
+      const rtt = end - token.start;
+      this.#sample(rtt >= 0 ? rtt : Number.NaN, token.inflight, true, end);
     },
     ignore: (token) => this.#leave(token.level),
   };
@@ -103,7 +118,8 @@ export class Limiter {
    * @param options - the priorities and the starting clock reading; read once and checked
    * @throws TypeError when `algorithm` is not one of the four, or already in another limiter;
    *   `options` is not an object or names an option there is not (with the closest known one);
-   *   `priorities` is not a {@link Priorities}; RangeError when `now` is not finite
+   *   `priorities` is not a {@link Priorities}, or `window` is not an object or names a field
+   *   there is not; RangeError when `now` is not finite or a `window` field is out of its range
    */
   constructor(algorithm: Limit, options?: LimiterOptions) {
     if (!(
@@ -122,7 +138,10 @@ export class Limiter {
     if (!(priorities instanceof Priorities))
       throw new TypeError(`Limiter priorities must be a Priorities, got ${check.describe(priorities)}`);
     const now = check.finite(check.or(o.now, 0), "Limiter now (ms)");
+    const window = o.window === undefined ? undefined : resolveWindow(o.window);
     owned.add(algorithm);
+    this.window = window;
+    this.#samples = window === undefined ? undefined : new Samples(window);
     this.algorithm = algorithm;
     this.priorities = priorities;
     this.#byLevel = priorities.count > 1 ? new Int32Array(priorities.count) : undefined;
@@ -224,9 +243,14 @@ export class Limiter {
     this.#tick(now);
   }
 
-  #sample(rtt: number, inflight: number, dropped: boolean): void {
+  // `end` is the finish reading (NaN when unknown: a window then closes at the latest reading).
+  #sample(rtt: number, inflight: number, dropped: boolean, end: number): void {
     const algorithm = this.algorithm;
-    algorithm.sample(rtt, inflight, dropped);
+    const samples = this.#samples;
+    if (samples === undefined) algorithm.sample(rtt, inflight, dropped);
+    else if (samples.add(rtt, inflight, dropped, end === end ? end : this.#now))
+      algorithm.sample(samples.rtt, samples.inflight, samples.dropped);
+    else return;
     this.#limit = algorithm.limit;
   }
 

@@ -1,6 +1,6 @@
-// The one accounting every path calls when an attempt ends: judge the answer (isFailure), give
-// back what the attempt held (the breaker's permit, the shedder's ticket, the gate's place),
-// report it (onOutcome). A callback that throws here never stops the giving back: its error
+// The one accounting every path calls when an attempt ends: judge the answer (isFailure), settle
+// what the attempt holds of each stage (the breaker's permit, the shedder's ticket, the gate's
+// place), report it (onOutcome). A callback that throws here never stops the giving back: its error
 // becomes the attempt's answer, final, and the value it replaces goes to `discard`.
 import { isRefusal } from "./refusal";
 import type { Outcome } from "./events";
@@ -44,35 +44,21 @@ function judge<R>(o: Resolved<R>, p: Pass<R>): Outcome {
   }
 }
 
-/** Gives back what an admitted attempt held, recording how it went; once only. */
+/** Gives back what an admitted attempt held, each stage told how it went; once only. */
 function account<R>(o: Resolved<R>, p: Pass<R>, outcome: Outcome, end: number): void {
-  if (p.gated) {
-    p.gated = false;
-    o.gate?.leave();
-  }
-  const ticket = p.ticket;
-  if (ticket !== undefined) {
-    p.ticket = undefined;
-    if (outcome === "success") ticket.pass(end);
-    else ticket.fail();
-  }
-  const permit = p.permit;
-  if (permit !== undefined) {
-    p.permit = undefined;
-    if (outcome === "success") permit.pass(end);
-    else if (outcome === "failure" || outcome === "timeout") permit.fail(end);
-    // A cancelled or refused attempt says nothing about the backend: its permit stays unsettled.
-  }
+  if (!p.admitted) return;
+  p.admitted = false;
+  o.pipeline.settle(end, outcome, p);
 }
 
-function report<R>(o: Resolved<R>, p: Pass<R>, attempt: number, hedge: boolean, end: number): void {
+function report<R>(o: Resolved<R>, p: Pass<R>, attempt: number, end: number): void {
   const on = o.onOutcome;
   if (on === undefined) return;
   try {
     on({
       outcome: p.outcome,
       attempt,
-      hedge,
+      hedge: p.hedge,
       duration: end - p.at,
       error: p.threw ? p.error : undefined,
       result: p.result,
@@ -82,22 +68,27 @@ function report<R>(o: Resolved<R>, p: Pass<R>, attempt: number, hedge: boolean, 
   }
 }
 
-/**
- * An attempt answered (`threw` with `error`, or `result`): judged, accounted at the clock's
- * reading (one that throws, or reads before the start, is the start), reported. Never throws.
- */
-export function answered<R>(
-  o: Resolved<R>,
-  p: Pass<R>,
-  attempt: number,
-  hedge: boolean,
-  threw: boolean,
-  error: unknown,
-  result: R | undefined,
-): Pass<R> {
-  p.threw = threw;
+/** Attempt number `attempt` returned `value`: see {@link answered}. Never throws. */
+export function returned<R>(o: Resolved<R>, p: Pass<R>, attempt: number, value: R | undefined): Pass<R> {
+  p.threw = false;
+  p.error = undefined;
+  p.result = value;
+  return answered(o, p, attempt);
+}
+
+/** Attempt number `attempt` threw `error` (or its promise rejected): see {@link answered}. Never throws. */
+export function raised<R>(o: Resolved<R>, p: Pass<R>, attempt: number, error: unknown): Pass<R> {
+  p.threw = true;
   p.error = error;
-  p.result = result;
+  p.result = undefined;
+  return answered(o, p, attempt);
+}
+
+/**
+ * An attempt answered (what `p` holds: `threw` with `error`, or `result`): judged, accounted at
+ * the clock's reading (one that throws, or reads before the start, is the start), reported.
+ */
+function answered<R>(o: Resolved<R>, p: Pass<R>, attempt: number): Pass<R> {
   let end: number;
   let broken = false;
   let why: unknown;
@@ -113,31 +104,31 @@ export function answered<R>(
   p.outcome = outcome;
   account(o, p, outcome, end);
   if (broken) fault(o, p, why);
-  report(o, p, attempt, hedge, end);
+  report(o, p, attempt, end);
   return p;
 }
 
-/**
- * An attempt cut off (`"timeout"`) or given up on (`"cancelled"`) at `end`, or at the clock's
- * reading when `end` is not given: accounted and reported. Never throws.
- */
-export function cut<R>(
-  o: Resolved<R>,
-  p: Pass<R>,
-  attempt: number,
-  hedge: boolean,
-  outcome: "timeout" | "cancelled",
-  error: unknown,
-  final: boolean,
-  end?: number,
-): Pass<R> {
-  p.outcome = outcome;
+/** How an attempt was cut short: see {@link cut}. */
+export interface Cut {
+  /** Its deadline or timeout passed (`"timeout"`), or it was given up on (`"cancelled"`). */
+  readonly outcome: "timeout" | "cancelled";
+  /** What it answers: the `TimeoutError`, or the reason it was given up. */
+  readonly error: unknown;
+  /** Whether no attempt may follow it (the deadline passed, the caller gave up). */
+  readonly final: boolean;
+  /** When it ended (ms); the clock's reading when left out. */
+  readonly end?: number;
+}
+
+/** Attempt number `attempt` was cut short as `how` says: accounted and reported. Never throws. */
+export function cut<R>(o: Resolved<R>, p: Pass<R>, attempt: number, how: Cut): Pass<R> {
+  p.outcome = how.outcome;
   p.threw = true;
-  p.error = error;
+  p.error = how.error;
   p.result = undefined;
-  p.final = final;
+  p.final = how.final;
   let at = p.at;
-  if (end !== undefined) at = end;
+  if (how.end !== undefined) at = how.end;
   else {
     try {
       at = o.clock();
@@ -146,8 +137,8 @@ export function cut<R>(
     }
   }
   if (!(at >= p.at)) at = p.at;
-  account(o, p, outcome, at);
-  report(o, p, attempt, hedge, at);
+  account(o, p, how.outcome, at);
+  report(o, p, attempt, at);
   return p;
 }
 

@@ -1,7 +1,8 @@
-// The one admission every path calls, for a first attempt, a retry and a hedge alike, in the
-// documented order: the deadline, the bucket, the gate, the shedder, the breaker (then the retry
-// budget, for a hedge). The bucket and the gate are asked first and spent last, so a refusal
-// further on wastes no token. An attempt that is not admitted holds nothing, whatever throws.
+// The one admission every path calls, for a first attempt, a retry and a hedge alike: the
+// deadline, then the guard's pipeline of stages in the documented order (the bucket, the gate,
+// the shedder, the breaker, then the retry budget; see pipeline.ts). The bucket and the gate are
+// asked first and spent last, so a refusal further on wastes no token. An attempt that is not
+// admitted holds nothing, whatever throws.
 import { check } from "@tideward/time/internal";
 import type { Call } from "./call";
 import type { Resolved } from "./options";
@@ -22,68 +23,27 @@ function refused<R>(o: Resolved<R>, p: Pass<R>, kind: RefusalKind, retryAfter: n
   return false;
 }
 
-/** Gives back a ticket taken before a later policy refused. */
-function giveBack<R>(p: Pass<R>): void {
-  const ticket = p.ticket;
-  p.ticket = undefined;
-  ticket?.fail();
-}
-
 /** The error a refused first attempt rejects with. */
 export function refusalOf<R>(p: Pass<R>): Refusal {
   return new Refusal(p.kind ?? "deadline", p.retryAfter);
 }
 
 /**
- * Admits attempt number `attempt` at `now`, for a call that must end by `end` (ms): true with
- * what it holds in `p`, or false with why in `p` (after telling `onRefuse`). Throws only what
- * the caller's own callbacks throw (the clock's reading checked, the load, the random source,
- * `onRefuse`), and then holds nothing.
+ * Admits attempt number `attempt` (a first attempt, a retry, or a hedge as `p.hedge` says) at
+ * `now`, for a call that must end by `end` (ms), through the guard's pipeline: true with what it
+ * holds in `p`, or false with why in `p` (after telling `onRefuse`). Throws only what the caller's
+ * own callbacks throw (the clock's reading checked, the load, the random source, `onRefuse`), and
+ * then holds nothing.
  */
-export function admit<R>(
-  o: Resolved<R>,
-  now: number,
-  p: Pass<R>,
-  end: number,
-  attempt: number,
-  hedge: boolean,
-): boolean {
+export function admit<R>(o: Resolved<R>, now: number, p: Pass<R>, end: number, attempt: number): boolean {
   // A clock that answers NaN would read as a passed deadline: say what it is instead.
   if (typeof now !== "number" || now - now !== 0) check.finite(now, `${o.owner} clock()`);
   p.at = now;
   if (!(now < end)) return refused(o, p, "deadline", 0, attempt);
-  const bucket = o.bucket;
-  const gate = o.gate;
-  if (bucket !== undefined && !bucket.peek(now)) return refused(o, p, "rate", bucket.next(now), attempt);
-  if (gate !== undefined && !gate.peek()) return refused(o, p, "gate", 0, attempt);
-  if (o.shedder !== undefined) {
-    const ticket = o.shedder.allow(now, o.load());
-    if (ticket === undefined) return refused(o, p, "shed", 0, attempt);
-    p.ticket = ticket;
-  }
-  if (o.breaker !== undefined) {
-    let permit;
-    try {
-      permit = o.breaker.allow(now, o.random);
-    } catch (e) {
-      giveBack(p); // a random source that throws: the ticket is not left in flight
-      throw e;
-    }
-    if (permit === undefined) {
-      giveBack(p);
-      return refused(o, p, "breaker", 0, attempt);
-    }
-    p.permit = permit;
-  }
-  // A hedge is paid for by the retry budget once everything else has let it through, so that a
-  // breaker's refusal does not waste a credit.
-  if (hedge && o.budget !== undefined && !o.budget.tryRetry(now)) {
-    giveBack(p);
-    p.permit = undefined; // never settled: not counted
-    return refused(o, p, "budget", 0, attempt);
-  }
-  if (gate !== undefined) p.gated = gate.enter();
-  if (bucket !== undefined) bucket.take(now);
+  const pipeline = o.pipeline;
+  if (!pipeline.admit(now, p, p))
+    return refused(o, p, pipeline.stages[pipeline.refusedBy].kind as RefusalKind, p.retryAfter, attempt);
+  p.admitted = true;
   return true;
 }
 
@@ -97,13 +57,14 @@ const lines = new WeakMap<object, object[]>();
  * when the caller gives up during the wait; holds nothing then.
  */
 export async function enter<R>(o: Resolved<R>, call: Call<R>, p: Pass<R>): Promise<boolean> {
-  const bucket = o.bucket as NonNullable<Resolved<R>["bucket"]>;
+  const bucket = (o.waits as NonNullable<Resolved<R>["waits"]>).bucket;
+  const maxWait = (o.waits as NonNullable<Resolved<R>["waits"]>).maxWait;
   let now = o.clock();
   let line = lines.get(bucket);
   if (line === undefined) lines.set(bucket, (line = []));
-  if (line.length === 0 && bucket.peek(now)) return admit(o, now, p, call.end, call.attempts + 1, false);
+  if (line.length === 0 && bucket.peek(now)) return admit(o, now, p, call.end, call.attempts + 1);
   line.push(p);
-  const until = now + o.maxWait;
+  const until = now + maxWait;
   try {
     // Timers may fire a hair early, and tokens may go to callers that do not wait: a few rounds.
     for (let i = 0; ; i++) {
@@ -120,5 +81,5 @@ export async function enter<R>(o: Resolved<R>, call: Call<R>, p: Pass<R>): Promi
   } finally {
     line.splice(line.indexOf(p), 1);
   }
-  return admit(o, now, p, call.end, call.attempts + 1, false);
+  return admit(o, now, p, call.end, call.attempts + 1);
 }

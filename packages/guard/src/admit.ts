@@ -1,19 +1,20 @@
-import { Gate } from "@tideward/limiters";
+import type { Gate } from "@tideward/limiters";
 import type { AtomicReport, QuotaCharge } from "@tideward/quota-engine";
-import { Shedder } from "@tideward/shedder";
-import type { Shed, Ticket } from "@tideward/shedder";
+import type { Shed, Shedder, Ticket } from "@tideward/shedder";
 import { systemClock } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Clock, Span } from "@tideward/time";
 import { KeyedLimits, MAX_KEY, checkLimits, keyBytes, wholeCost } from "./limits";
 import type { Limit } from "./limits";
 import { PROBLEM_JSON, problemBody } from "./problem";
-import { checkNames, has, quotaSpecs, quotaStates } from "./quota-admission";
+import { checkNames, quotaSpecs, quotaStates } from "./quota-admission";
 import type { QuotaAdmission, QuotaSpecs } from "./quota-admission";
 import { LIMIT_FIELD, POLICY_FIELD, limitMember, policyMember, seconds } from "./ratelimit-fields";
 import { sfInteger, sfString } from "./structured";
 import type { PolicyState } from "./ratelimit-fields";
 import type { RefusalKind } from "./refusal";
+import { parseGate } from "./stages/gate";
+import { parseShedder } from "./stages/shedder";
 import { Answer, NO_FIELDS } from "./verdict";
 import type { Field, Verdict } from "./verdict";
 
@@ -124,19 +125,16 @@ export function admit(options?: AdmitOptions): Admission {
   const clock = o.clock ?? systemClock;
   if (typeof clock !== "function") throw new TypeError(`admit clock must be a function, got ${check.describe(clock)}`);
   const start = check.finite(clock(), "admit clock()");
-  let shedder: Shedder | undefined;
-  if (has(o.shedder, "allow")) shedder = o.shedder as Shedder;
-  else if (o.shedder !== undefined) shedder = new Shedder(o.shedder as Partial<Shed>, start);
-  const load = o.load;
-  if (load !== undefined && typeof load !== "function")
-    throw new TypeError(`admit load must be a function, got ${check.describe(load)}`);
+  // A shedder and a gate are read as the guard reads them: an instance, or fields to build one from.
+  const shedder = parseShedder(o.shedder, "admit shedder", start);
+  const load = o.load === undefined ? undefined : check.fn<() => number>(o.load, "admit load");
   if (shedder !== undefined && load === undefined)
-    throw new TypeError(
-      "admit shedder needs a load: pass load: () => thousandths (for example LoadSampler's load from @tideward/shedder/node)",
+    throw check.typeError(
+      "admit shedder",
+      "needs a load: pass load: () => thousandths (for example LoadSampler's load from @tideward/shedder/node)",
+      undefined,
     );
-  let gate: Gate | undefined;
-  if (has(o.gate, "enter")) gate = o.gate as Gate;
-  else if (o.gate !== undefined) gate = new Gate(check.integer(o.gate, "admit gate (requests in flight)", 1));
+  const gate = parseGate(o.gate, "admit gate (requests in flight)");
   const maxKeys = o.maxKeys === undefined ? 100_000 : check.integer(o.maxKeys, "admit maxKeys", 1);
   const maxBytes = o.maxBytes === undefined ? 2 ** 28 : check.positive(o.maxBytes, "admit maxBytes");
   const checked = o.limits === undefined ? [] : checkLimits(o.limits, "admit", start);

@@ -4,7 +4,7 @@
 // on to `#full`. Both are the same pieces — one admission (`admit`), one accounting (`answered`,
 // `cut`), one retry decision (`again`, `plan`) — called in a shorter or a longer order.
 import { check } from "@tideward/time/internal";
-import { answerOf, answered, drop } from "./accounting";
+import { answerOf, drop, raised, returned } from "./accounting";
 import { admit, enter, refusalOf } from "./admission";
 import { Context } from "./attempt";
 import type { Attempt } from "./attempt";
@@ -107,7 +107,7 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
     this.#fn = fn;
     this.#o = o;
     this.expiry = new Expiry(o.timers, o.clock);
-    this.#direct = o.hedgeMax === 0 && !(o.bucket !== undefined && o.maxWait > 0);
+    this.#direct = o.hedgeMax === 0 && o.waits === undefined;
     // A budget given to a guard that never retries still counts its first attempts: what another
     // guard sharing it may spend on retries.
     this.#simple =
@@ -136,12 +136,12 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
     try {
       const start = o.clock();
       if (this.#simple) {
-        if (!admit(o, start, pass, Infinity, 1, false)) return rejected(refusalOf(pass));
+        if (!admit(o, start, pass, Infinity, 1)) return rejected(refusalOf(pass));
       } else {
         const end = start + o.deadline;
-        if (!admit(o, start, pass, end, 1, false)) return rejected(refusalOf(pass));
-        // Only a first attempt that reaches the backend earns the budget anything.
-        o.budget?.recordAttempt(start);
+        // A fresh call's first attempt: once admitted, it earns the retry budget its retries.
+        pass.first = true;
+        if (!admit(o, start, pass, end, 1)) return rejected(refusalOf(pass));
         if (end < Infinity || o.timeout < Infinity) {
           const call = new Call<R>(start, end, undefined, true);
           return new Flight<A, R>(this, o, call, pass, args, false, true).promise as unknown as Promise<R>;
@@ -163,22 +163,21 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
   #only(answer: R | PromiseLike<R>, pass: Pass<R>): Promise<R> {
     const o = this.#o;
     return Promise.resolve(answer).then(
-      (value) => answerOf(answered(o, pass, 1, false, false, undefined, value)),
-      (error: unknown) => answerOf(answered(o, pass, 1, false, true, error, undefined)),
+      (value) => answerOf(returned(o, pass, 1, value)),
+      (error: unknown) => answerOf(raised(o, pass, 1, error)),
     );
   }
 
   /** The first attempt's answer, or the retries that follow it. */
   #then(answer: R | PromiseLike<R>, pass: Pass<R>, args: A): Promise<R> {
     return Promise.resolve(answer).then(
-      (value) => this.#ended(pass, args, false, undefined, value),
-      (error: unknown) => this.#ended(pass, args, true, error, undefined),
+      (value) => this.#ended(returned(this.#o, pass, 1, value), args),
+      (error: unknown) => this.#ended(raised(this.#o, pass, 1, error), args),
     );
   }
 
-  #ended(pass: Pass<R>, args: A, threw: boolean, error: unknown, result: R | undefined): R | Promise<R> {
+  #ended(pass: Pass<R>, args: A): R | Promise<R> {
     const o = this.#o;
-    answered(o, pass, 1, false, threw, error, result);
     if (!again(o, pass, 1)) return answerOf(pass);
     const call = new Call<R>(pass.at, Infinity, undefined, false);
     call.attempts = 1;
@@ -228,7 +227,7 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
         s.addEventListener("abort", onAbort, { once: true });
       }
     } else call = resumed;
-    const waits = o.bucket !== undefined && o.maxWait > 0;
+    const waits = o.waits !== undefined;
     // The attempt just made; the answer the caller gets if the call ends before another attempt
     // is admitted (a refused retry ends the call with it); and the one handed to the caller.
     let p = first;
@@ -239,18 +238,16 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
         if (p === undefined) {
           if (aborted(signal)) throw signal?.reason;
           const pass = new Pass<R>();
-          const admitted = waits
-            ? await enter(o, call, pass)
-            : admit(o, o.clock(), pass, call.end, call.attempts + 1, false);
+          // A fresh call's first attempt, once admitted, earns the retry budget its retries (a
+          // call refused before it reached the backend earns nothing).
+          pass.first = round === 1 && resumed === undefined;
+          const admitted = waits ? await enter(o, call, pass) : admit(o, o.clock(), pass, call.end, call.attempts + 1);
           if (!admitted) {
             // A refused first attempt has nothing else to say.
             if (kept === undefined) throw refusalOf(pass);
             given = kept;
             return answerOf(kept);
           }
-          // A fresh call's first attempt, admitted: what earns the budget its retries (a call
-          // refused before it reached the backend earns nothing).
-          if (round === 1 && resumed === undefined) o.budget?.recordAttempt(pass.at);
           // From here on this attempt answers the call, not the one before it; its credit is spent.
           call.granted = -1;
           if (kept !== undefined) drop(o, kept.threw, kept.result);
@@ -291,8 +288,8 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
       answer = rejected(e);
     }
     return Promise.resolve(answer).then(
-      (value) => answered(o, pass, number, false, false, undefined, value),
-      (error: unknown) => answered(o, pass, number, false, true, error, undefined),
+      (value) => returned(o, pass, number, value),
+      (error: unknown) => raised(o, pass, number, error),
     );
   }
 }

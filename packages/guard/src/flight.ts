@@ -1,4 +1,4 @@
-import { answered, cut, drop } from "./accounting";
+import { cut, drop, raised, returned } from "./accounting";
 import { Context } from "./attempt";
 import type { Call } from "./call";
 import type { Expiry } from "./expiry";
@@ -74,7 +74,7 @@ export class Flight<A extends unknown[], R> {
       } catch (e) {
         // Timers that cannot set one: the attempt never starts, and the call ends with why.
         this.#close();
-        this.#finish(cut(o, pass, ctx.attempt, hedge, "cancelled", e, true, pass.at));
+        this.#finish(cut(o, pass, ctx.attempt, { outcome: "cancelled", error: e, final: true, end: pass.at }));
         return;
       }
     }
@@ -82,12 +82,12 @@ export class Flight<A extends unknown[], R> {
     try {
       answer = runner.invoke(ctx, args);
     } catch (e) {
-      this.#answered(true, e, undefined);
+      this.#raised(e);
       return;
     }
     Promise.resolve(answer).then(
-      (v) => this.#answered(false, undefined, v),
-      (e: unknown) => this.#answered(true, e, undefined),
+      (v) => this.#returned(v),
+      (e: unknown) => this.#raised(e),
     );
   }
 
@@ -98,7 +98,12 @@ export class Flight<A extends unknown[], R> {
     this.#ctx.abort(error);
     this.#close();
     this.#finish(
-      cut(this.#o, this.#pass, this.#ctx.attempt, this.#ctx.hedge, "timeout", error, this.#scope === "deadline", now),
+      cut(this.#o, this.#pass, this.#ctx.attempt, {
+        outcome: "timeout",
+        error,
+        final: this.#scope === "deadline",
+        end: now,
+      }),
     );
   }
 
@@ -107,16 +112,20 @@ export class Flight<A extends unknown[], R> {
     if (this.done) return;
     this.#ctx.abort(reason);
     this.#close();
-    this.#finish(cut(this.#o, this.#pass, this.#ctx.attempt, this.#ctx.hedge, "cancelled", reason, true));
+    this.#finish(cut(this.#o, this.#pass, this.#ctx.attempt, { outcome: "cancelled", error: reason, final: true }));
   }
 
-  #answered(threw: boolean, error: unknown, result: R | undefined): void {
-    if (this.done) {
-      drop(this.#o, threw, result);
-      return;
-    }
+  #returned(value: R): void {
+    // An answer after the attempt ended (cut off, or a hedge that lost): nobody gets it.
+    if (this.done) return drop(this.#o, false, value);
     this.#close();
-    this.#finish(answered(this.#o, this.#pass, this.#ctx.attempt, this.#ctx.hedge, threw, error, result));
+    this.#finish(returned(this.#o, this.#pass, this.#ctx.attempt, value));
+  }
+
+  #raised(error: unknown): void {
+    if (this.done) return;
+    this.#close();
+    this.#finish(raised(this.#o, this.#pass, this.#ctx.attempt, error));
   }
 
   // Done before it is accounted, so that a listener that cancels it meanwhile finds it ended.

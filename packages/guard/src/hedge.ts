@@ -81,7 +81,8 @@ export function hedged<A extends unknown[], R>(
     const more = (): boolean => {
       if (done || stopped || hedges >= o.hedgeMax) return false;
       const pass = new Pass<R>();
-      if (!admit(o, o.clock(), pass, call.end, call.attempts + 1, true)) {
+      pass.hedge = true;
+      if (!admit(o, o.clock(), pass, call.end, call.attempts + 1)) {
         stopped = true;
         return false;
       }

@@ -1,17 +1,19 @@
 import { Backoff, retryAfterProperty } from "@tideward/backoff";
-import type { BackoffPolicy, Budget, OverMaxRetryAfter, RetryRule } from "@tideward/backoff";
-import { RetryBudget } from "@tideward/backoff";
-import { Breaker, client } from "@tideward/breaker";
-import type { Sre } from "@tideward/breaker";
-import { Bucket, Gate } from "@tideward/limiters";
-import { Shedder } from "@tideward/shedder";
-import type { Shed } from "@tideward/shedder";
+import type { BackoffPolicy, OverMaxRetryAfter, RetryBudget, RetryRule } from "@tideward/backoff";
 import { systemClock, systemRandom } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Clock, Random, Span } from "@tideward/time";
 import type { HedgeEvent, OutcomeEvent, RefuseEvent, RetryEvent } from "./events";
+import { Pipeline } from "./pipeline";
+import type { Host, Stage } from "./stage";
+import { stagesOf } from "./stages/index";
+import type { ClientStageOptions } from "./stages/index";
+import { BucketStage } from "./stages/bucket";
+import { BudgetStage } from "./stages/budget";
 import { realTimers } from "./timers";
 import type { Timers } from "./timers";
+
+export type { BucketFields } from "./stages/bucket";
 
 /** Hedging: start another attempt when the first is slow, and take the first good answer. */
 export interface Hedge {
@@ -19,14 +21,6 @@ export interface Hedge {
   readonly delay: Span;
   /** The most hedges per round on top of its first attempt, a whole number from 1 to 100. @defaultValue 1 */
   readonly max?: number;
-}
-
-/** What a client's token bucket is built from, when the guard builds its own. */
-export interface BucketFields {
-  /** Tokens per second, above 0. */
-  readonly rate: number;
-  /** The most tokens held, and what it starts with. @defaultValue the rate */
-  readonly burst?: number;
 }
 
 /**
@@ -39,7 +33,7 @@ export interface BucketFields {
  *
  * @typeParam R - what the guarded function returns
  */
-export interface GuardOptions<R = unknown> {
+export interface GuardOptions<R = unknown> extends ClientStageOptions {
   /**
    * The whole call's budget, in milliseconds on the guard's clock: attempts, waits for a token
    * and backoff sleeps included. When it passes, the attempt in flight is abandoned (its signal
@@ -54,38 +48,11 @@ export interface GuardOptions<R = unknown> {
    * 0 or `Infinity`: none. @defaultValue none
    */
   readonly timeout?: Span;
-  /** A rate limit on attempts: each takes one token. @defaultValue none */
-  readonly bucket?: Bucket | BucketFields;
-  /**
-   * How long an attempt may wait for a token when the bucket is empty, in milliseconds; 0 refuses
-   * at once with a `Refusal` of kind `"rate"`. A wait never runs past the deadline. @defaultValue 0
-   */
-  readonly maxWait?: Span;
-  /**
-   * The circuit breaker asked before every attempt: a `Breaker`, taken as it is (share one among
-   * the guards of one backend); `Sre` fields, laid over the `client` preset of
-   * `@tideward/breaker` (a field left out or `undefined` keeps the preset's); `true` for `client`
-   * itself; `false` for none. For go-zero's `sre` preset, pass `breaker: sre`.
-   * @defaultValue none
-   */
-  readonly breaker?: Breaker | Partial<Sre> | boolean;
-  /** A concurrency limit on attempts in flight, or the gate itself. @defaultValue none */
-  readonly gate?: Gate | number;
-  /** A load shedder that every attempt must pass; needs {@link GuardOptions.load}. @defaultValue none */
-  readonly shedder?: Shedder | Partial<Shed>;
-  /** The load the shedder weighs, in thousandths (0–1000), read at every attempt. */
-  readonly load?: () => number;
   /**
    * Retries: a backoff schedule, or fields laid over the preset `backoff` (three attempts in all).
    * Left out, each call makes one attempt (plus its hedges). @defaultValue no retries
    */
   readonly retry?: Backoff | Partial<BackoffPolicy>;
-  /**
-   * The retry budget every retry and hedge must be granted by (each call counts as one first
-   * attempt once admitted). Fields build one over the preset (a fifth of first attempts plus ten a second over
-   * ten seconds); `false` turns it off. @defaultValue a budget of its own when retrying or hedging
-   */
-  readonly budget?: RetryBudget | Partial<Budget> | false;
   /**
    * Whether an attempt's answer counts as a failure on the breaker, the shedder and in
    * `onOutcome`. `error` is what it threw (`undefined` when it returned), `result` what it
@@ -144,24 +111,14 @@ export interface GuardOptions<R = unknown> {
   readonly timers?: Timers;
 }
 
-/** The fields a breaker's policy has, as `client` states them all: what `breaker` fields may name. */
-const SRE_FIELDS = Object.keys(client) as (keyof Sre)[];
-
 /** The most hedges a round may start: each is an attempt in flight at once. */
 const MAX_HEDGES = 100;
 
-/** Every option name, for the "did you mean" of a misspelt one. */
-export const GUARD_OPTIONS: readonly (keyof GuardOptions)[] = [
+/** The options the guard itself reads; each stage reads its own (see `stages/`). */
+const CORE_OPTIONS = [
   "deadline",
   "timeout",
-  "bucket",
-  "maxWait",
-  "breaker",
-  "gate",
-  "shedder",
-  "load",
   "retry",
-  "budget",
   "isFailure",
   "retryOn",
   "retryAfter",
@@ -176,12 +133,21 @@ export const GUARD_OPTIONS: readonly (keyof GuardOptions)[] = [
   "clock",
   "random",
   "timers",
+] as const satisfies readonly (keyof GuardOptions)[];
+
+/** The client side's stages, in the order they are asked. */
+const CLIENT_STAGES = stagesOf("client");
+
+/** Every option name, for the "did you mean" of a misspelt one: the guard's own, then each stage's. */
+export const GUARD_OPTIONS: readonly (keyof GuardOptions)[] = [
+  ...CORE_OPTIONS,
+  ...(CLIENT_STAGES.flatMap((d) => d.options) as (keyof ClientStageOptions)[]),
 ];
 
 /**
  * The options checked once, with every default in place: what a guard runs on. Its retry fields
  * (`backoff`, `maxRetryAfter`, `overMaxRetryAfter`, `budget`) are the {@link RetryRule} every
- * retry is decided by.
+ * retry is decided by; its policies are the stages of its pipeline.
  */
 export interface Resolved<R> extends RetryRule {
   /** How errors name the guard: `"guard"`, `"guardFetch"`. */
@@ -190,12 +156,10 @@ export interface Resolved<R> extends RetryRule {
   readonly signalName: string;
   readonly deadline: number;
   readonly timeout: number;
-  readonly bucket: Bucket | undefined;
-  readonly maxWait: number;
-  readonly breaker: Breaker | undefined;
-  readonly gate: Gate | undefined;
-  readonly shedder: Shedder | undefined;
-  readonly load: () => number;
+  /** The policies every attempt passes, in order. */
+  readonly pipeline: Pipeline;
+  /** The bucket's stage when an attempt may wait for its token (`maxWait` above 0). */
+  readonly waits: BucketStage | undefined;
   readonly backoff: Backoff | undefined;
   readonly attempts: number;
   readonly budget: RetryBudget | undefined;
@@ -227,51 +191,6 @@ function limit(value: unknown, what: string): number {
   return n === 0 ? Infinity : n;
 }
 
-// Instances are told by a method rather than `instanceof`, which fails when two copies of a
-// package end up in one bundle (a Breaker from the other copy must not be read as Sre fields).
-function has(value: unknown, method: string): boolean {
-  return (
-    typeof value === "object" && value !== null && typeof (value as Record<string, unknown>)[method] === "function"
-  );
-}
-
-function isObject(value: unknown): value is object {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/**
- * A primitive's error message with its own name swapped for the path the user typed:
- * `Backoff cap (ms) must be …` under `guard retry` reads `guard retry.cap (ms) must be …`, and
- * `Breaker has no option "windw" …` reads `guard breaker has no option "windw" …`.
- */
-function renamed(message: string, path: string, names: readonly string[]): string {
-  for (const name of names) {
-    if (!message.startsWith(`${name} `)) continue;
-    const rest = message.slice(name.length + 1);
-    if (rest.startsWith("has no option")) return `${path} ${rest}`;
-    const whole = /^(?:policy|options) (must be .*)$/s.exec(rest);
-    if (whole !== null) return `${path} ${whole[1]}`;
-    return `${path}.${rest}`;
-  }
-  return message;
-}
-
-/**
- * Builds a primitive from fields the user gave under `path`, so that its checks (written once,
- * in the primitive) name that path rather than the primitive: `names` are how the primitive's
- * messages begin.
- */
-function under<T>(path: string, names: readonly string[], make: () => T): T {
-  try {
-    return make();
-  } catch (e) {
-    if (!(e instanceof TypeError || e instanceof RangeError)) throw e;
-    const message = renamed(e.message, path, names);
-    if (message === e.message) throw e;
-    throw e instanceof TypeError ? new TypeError(message, { cause: e }) : new RangeError(message, { cause: e });
-  }
-}
-
 /** User timers behind a guard: `clear`, `ref` and `unref` that throw are ignored (see the README). */
 function sturdy(t: Timers): Timers {
   const set = t.set.bind(t);
@@ -296,7 +215,8 @@ function sturdy(t: Timers): Timers {
 }
 
 /**
- * Checks every option once and fills in the defaults, building the primitives given as fields.
+ * Checks every option once and fills in the defaults, building the policies given as fields into
+ * the stages of the guard's pipeline.
  *
  * @throws TypeError for an unknown option (naming the closest known one), a field of the wrong
  *   type, or a shedder without a load; RangeError for a number out of range, naming the field
@@ -306,115 +226,78 @@ export function resolveGuard<R>(
   owner = "guard",
   signalName = `${owner} run signal`,
 ): Resolved<R> {
-  const fn = <T>(value: unknown, what: string): T | undefined => {
-    if (value === undefined) return undefined;
-    if (typeof value !== "function")
-      throw new TypeError(`${owner} ${what} must be a function, got ${typeof value} ${check.describe(value)}`);
-    return value as T;
-  };
+  const fn = <T>(value: unknown, what: string): T | undefined =>
+    value === undefined ? undefined : check.fn<T & ((...args: never[]) => unknown)>(value, `${owner} ${what}`);
   const o = check.options(given, GUARD_OPTIONS, owner);
   const clock = fn<Clock>(o.clock, "clock") ?? systemClock;
   const random = fn<Random>(o.random, "random") ?? systemRandom;
   const givenTimers = o.timers;
   if (
     givenTimers !== undefined &&
-    (!isObject(givenTimers) || typeof givenTimers.set !== "function" || typeof givenTimers.clear !== "function")
+    (!check.isObject(givenTimers) || typeof givenTimers.set !== "function" || typeof givenTimers.clear !== "function")
   ) {
-    throw new TypeError(`${owner} timers must have set(fn, ms) and clear(handle), got ${check.describe(givenTimers)}`);
+    throw check.typeError(
+      `${owner} timers`,
+      `must have set(fn, ms) and clear(handle), got ${check.describe(givenTimers)}`,
+      givenTimers,
+    );
   }
   const timers = givenTimers === undefined ? realTimers : sturdy(givenTimers);
   const now = check.finite(clock(), `${owner} clock()`);
 
-  let bucket: Bucket | undefined;
-  if (has(o.bucket, "take")) bucket = o.bucket as Bucket;
-  else if (o.bucket !== undefined) {
-    if (!isObject(o.bucket))
-      throw new TypeError(`${owner} bucket must be a Bucket or { rate, burst }, got ${check.describe(o.bucket)}`);
-    const b = check.options(o.bucket, ["rate", "burst"], `${owner} bucket`);
-    if (b.rate === undefined)
-      throw new TypeError(
-        `${owner} bucket.rate (tokens per second) is missing: a bucket given as fields is { rate, burst }, such as { rate: 5, burst: 2 }`,
-      );
-    bucket = under(`${owner} bucket`, ["Bucket"], () => new Bucket(b.rate as number, { burst: b.burst, now }));
-  }
-  const maxWait = o.maxWait === undefined ? 0 : check.nonNegative(o.maxWait, `${owner} maxWait (ms)`);
-
-  let breaker: Breaker | undefined;
-  if (has(o.breaker, "allow")) breaker = o.breaker as Breaker;
-  else if (o.breaker === true) breaker = new Breaker(client, now);
-  else if (o.breaker !== undefined && o.breaker !== false) {
-    if (!isObject(o.breaker))
-      throw new TypeError(
-        `${owner} breaker must be a Breaker, Sre fields, true or false, got ${check.describe(o.breaker)}`,
-      );
-    // Read once, the fields `client` has and nothing else (a misspelt one is named): over `client`.
-    const fields = check.options(o.breaker as Partial<Sre>, SRE_FIELDS, `${owner} breaker`);
-    breaker = under(`${owner} breaker`, ["Breaker", "Sre"], () => new Breaker({ ...client, ...fields }, now));
-  }
-
-  let gate: Gate | undefined;
-  if (has(o.gate, "enter")) gate = o.gate as Gate;
-  else if (o.gate !== undefined) gate = new Gate(check.integer(o.gate, `${owner} gate (calls in flight)`, 1));
-
-  let shedder: Shedder | undefined;
-  if (has(o.shedder, "allow")) shedder = o.shedder as Shedder;
-  else if (o.shedder !== undefined) {
-    if (!isObject(o.shedder))
-      throw new TypeError(`${owner} shedder must be a Shedder or Shed fields, got ${check.describe(o.shedder)}`);
-    const fields = o.shedder as Partial<Shed>;
-    shedder = under(`${owner} shedder`, ["Shedder", "Shed"], () => new Shedder(fields, now));
-  }
-  const load = fn<() => number>(o.load, "load");
-  if (shedder !== undefined && load === undefined) {
-    throw new TypeError(
-      `${owner} shedder needs a load: pass load: () => thousandths (for example LoadSampler's load from @tideward/shedder/node)`,
-    );
-  }
-
   let backoff: Backoff | undefined;
-  if (has(o.retry, "delay")) backoff = o.retry as Backoff;
+  if (check.has(o.retry, "delay")) backoff = o.retry as Backoff;
   else if (o.retry !== undefined) {
-    if (!isObject(o.retry))
-      throw new TypeError(`${owner} retry must be a Backoff or backoff fields, got ${check.describe(o.retry)}`);
+    if (!check.isObject(o.retry))
+      throw check.typeError(
+        `${owner} retry`,
+        `must be a Backoff or backoff fields, got ${check.describe(o.retry)}`,
+        o.retry,
+      );
     const fields = o.retry;
-    backoff = under(`${owner} retry`, ["Backoff"], () => new Backoff(fields));
+    backoff = check.within(`${owner} retry`, ["Backoff"], () => new Backoff(fields));
   }
   const attempts = backoff?.attempts ?? 1;
 
   let hedgeDelay = Infinity;
   let hedgeMax = 0;
   if (o.hedge !== undefined) {
-    if (!isObject(o.hedge))
-      throw new TypeError(`${owner} hedge must be { delay, max }, got ${check.describe(o.hedge)}`);
+    if (!check.isObject(o.hedge))
+      throw check.typeError(`${owner} hedge`, `must be { delay, max }, got ${check.describe(o.hedge)}`, o.hedge);
     const h = check.options(o.hedge, ["delay", "max"], `${owner} hedge`);
     if (h.delay === undefined)
-      throw new TypeError(`${owner} hedge.delay (ms) is missing: hedging is { delay, max }, such as { delay: 50 }`);
+      throw check.typeError(
+        `${owner} hedge.delay (ms)`,
+        "is missing: hedging is { delay, max }, such as { delay: 50 }",
+        undefined,
+      );
     hedgeDelay = check.nonNegative(h.delay, `${owner} hedge.delay (ms)`);
     hedgeMax = h.max === undefined ? 1 : check.integer(h.max, `${owner} hedge.max`, 1);
     if (hedgeMax > MAX_HEDGES)
-      throw new RangeError(
-        `${owner} hedge.max must be at most ${MAX_HEDGES} (each hedge is one more attempt in flight at once), got ${hedgeMax}`,
+      throw check.rangeError(
+        `${owner} hedge.max`,
+        `must be at most ${MAX_HEDGES} (each hedge is one more attempt in flight at once), got ${hedgeMax}`,
+        hedgeMax,
       );
   }
 
-  let budget: RetryBudget | undefined;
-  if (has(o.budget, "tryRetry")) {
-    // One from an older @tideward/backoff would fail only at a call's first retry.
-    if (!has(o.budget, "grant") || !has(o.budget, "giveBack") || !has(o.budget, "recordAttempt"))
-      throw new TypeError(`${owner} budget must be a RetryBudget with grant and giveBack (@tideward/backoff 0.2)`);
-    budget = o.budget as RetryBudget;
-  } else if (o.budget !== false && (o.budget !== undefined || attempts > 1 || hedgeMax > 0)) {
-    if (o.budget !== undefined && !isObject(o.budget))
-      throw new TypeError(
-        `${owner} budget must be a RetryBudget, Budget fields or false, got ${check.describe(o.budget)}`,
-      );
-    const fields = (o.budget ?? {}) as Partial<Budget>;
-    budget = under(`${owner} budget`, ["RetryBudget"], () => new RetryBudget(fields, now));
+  // Each policy's stage, read by its own module, in the order the pipeline asks them.
+  const host: Host = { side: "client", owner, now, random, retrying: attempts > 1 || hedgeMax > 0 };
+  const stages: Stage[] = [];
+  for (const def of CLIENT_STAGES) {
+    const stage = def.parse(o, host);
+    if (stage !== undefined) stages.push(stage);
   }
+  const bucket = stages.find((s): s is BucketStage => s instanceof BucketStage);
+  const budget = stages.find((s): s is BudgetStage => s instanceof BudgetStage)?.budget;
 
   const over = o.overMaxRetryAfter ?? "give-up";
   if (over !== "cap" && over !== "give-up")
-    throw new TypeError(`${owner} overMaxRetryAfter must be "cap" or "give-up", got ${check.describe(over)}`);
+    throw check.typeError(
+      `${owner} overMaxRetryAfter`,
+      `must be "cap" or "give-up", got ${check.describe(over)}`,
+      over,
+    );
   const retryAfter = fn<(error: unknown, result: R | undefined) => number | undefined>(o.retryAfter, "retryAfter");
 
   return Object.freeze({
@@ -422,12 +305,8 @@ export function resolveGuard<R>(
     signalName,
     deadline: limit(o.deadline, `${owner} deadline (ms)`),
     timeout: limit(o.timeout, `${owner} timeout (ms)`),
-    bucket,
-    maxWait,
-    breaker,
-    gate,
-    shedder,
-    load: load ?? (() => 0),
+    pipeline: new Pipeline(stages),
+    waits: bucket !== undefined && bucket.maxWait > 0 ? bucket : undefined,
     backoff,
     attempts,
     budget,

@@ -24,13 +24,6 @@ export interface QuotaAdmission {
   readonly charges: (key: string, cost: number) => readonly QuotaCharge[];
 }
 
-/** Whether `value` is an object with a method of that name (a policy or a store given as itself). */
-export function has(value: unknown, method: string): boolean {
-  return (
-    typeof value === "object" && value !== null && typeof (value as Record<string, unknown>)[method] === "function"
-  );
-}
-
 /** The figures of a spec the response's fields are written from, which a given spec must agree on. */
 const FIGURES = ["capacity", "refill", "window", "burst"] as const;
 
@@ -89,7 +82,7 @@ export class QuotaSpecs {
  */
 export function quotaSpecs(quota: QuotaAdmission): QuotaSpecs {
   const q = check.options(quota, ["store", "limits", "charges"], "admit quota");
-  if (!has(q.store, "checkAtomic") || !has(q.store, "limit"))
+  if (!check.has(q.store, "checkAtomic") || !check.has(q.store, "limit"))
     throw new TypeError(
       `admit quota.store must be a QuotaStore with checkAtomic and limit (a QuotaEngine, or a Redis engine), got ${check.describe(q.store)}`,
     );

@@ -181,6 +181,26 @@ describe.each(STARTS)("guard with the clock at %d", (t0) => {
     expect(isTimeoutError(error) && error.after).toBe(20);
   });
 
+  it("asks the bucket and the gate first and spends them last: a call the breaker refuses takes no token and no place", async () => {
+    const { s, base } = sim();
+    // A breaker that has seen only failures, and a roll that always lands under its drop ratio.
+    const breaker = new Breaker({}, t0);
+    for (let i = 0; i < 200; i++) breaker.allow(t0, 0)?.fail(t0);
+    expect(breaker.ratio(t0)).toBeGreaterThan(0);
+    const bucket = new Bucket(1, { burst: 1, now: t0 });
+    const gate = new Gate(1);
+    const refused = guard(() => "ok", { ...base, random: () => 0, bucket, gate, breaker });
+    const e1 = (await outcome(refused())).error;
+    expect(isRefusal(e1) && e1.kind).toBe("breaker");
+    expect(bucket.peek(s.now())).toBe(true);
+    expect(gate.held).toBe(0);
+    // And a call every policy admits spends both: the bucket's one token, held to the gate's one place.
+    const admitted = guard(() => gate.held, { ...base, bucket, gate });
+    expect(await admitted()).toBe(1);
+    expect(gate.held).toBe(0);
+    expect(bucket.peek(s.now())).toBe(false);
+  });
+
   it("waits for a token up to maxWait, and refuses with the bucket's wait when it would be longer", async () => {
     const { s, base } = sim();
     const bucket = new Bucket(10, { burst: 1, now: t0 }); // a token every 100 ms

@@ -1,7 +1,8 @@
 // Bad options fail at construction, naming the path the user typed and the value; a bad scope
 // handed to one call rejects that call the same way.
 import { describe, expect, it } from "vitest";
-import { guard, guardFetch } from "@tideward/guard";
+import { admit, guard, guardFetch } from "@tideward/guard";
+import { isOptionError } from "@tideward/time";
 import type { GuardOptions } from "@tideward/guard";
 import { Bucket } from "@tideward/limiters";
 import { eachRefusal } from "../../../scripts/test-support/bad-input.ts";
@@ -281,6 +282,51 @@ describe("bad options fail at construction, naming the path and the value", () =
     const g = guard(fn, options as never);
     expect(reads).toBe(1);
     expect(await g()).toBe(1);
+  });
+});
+
+describe("admit reads a shedder and a gate as the guard reads them", () => {
+  const thrown = (f: () => unknown): unknown => {
+    try {
+      f();
+    } catch (e) {
+      return e;
+    }
+    throw new Error("did not throw");
+  };
+  it.each([
+    [
+      "a shedder that is neither an instance nor fields",
+      { shedder: 5 },
+      "shedder must be a Shedder or Shed fields, got 5",
+      TypeError,
+    ],
+    [
+      "a misspelt shedder field",
+      { shedder: { windw: 1 }, load: () => 0 },
+      'shedder has no option "windw"; did you mean "window"?',
+      TypeError,
+    ],
+    ["a shedder without a load", { shedder: {} }, "shedder needs a load", TypeError],
+    ["a load that is not a function", { load: 5 }, "load must be a function", TypeError],
+  ] as const)("%s: one message under each one's name, the path as data", (_, options, message, type) => {
+    for (const [owner, build] of [
+      ["guard", () => guard(fn, { ...preset, ...(options as object) })],
+      ["admit", () => admit(options as never)],
+    ] as const) {
+      const e = thrown(build);
+      expect(e).toBeInstanceOf(type);
+      expect((e as Error).message.startsWith(`${owner} ${message}`)).toBe(true);
+      expect(isOptionError(e) && e.path).toBe(`${owner}.${Object.keys(options)[0]}`);
+    }
+  });
+  it("a gate of no places: each names what it counts", () => {
+    expect(thrown(() => guard(fn, { ...preset, gate: 0 }))).toMatchObject({
+      message: "guard gate (calls in flight) must be 1 or more, got 0",
+    });
+    expect(thrown(() => admit({ gate: 0 }))).toMatchObject({
+      message: "admit gate (requests in flight) must be 1 or more, got 0",
+    });
   });
 });
 

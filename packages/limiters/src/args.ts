@@ -52,7 +52,7 @@ export function spanProblem(ms: number): string | undefined {
 export function span(value: unknown, what: string): number {
   const ms = check.positive(value, what);
   const problem = spanProblem(ms);
-  if (problem !== undefined) throw new RangeError(`${what} ${problem}`);
+  if (problem !== undefined) throw check.rangeError(what, problem, ms);
   return ms;
 }
 
@@ -71,8 +71,10 @@ export function instant(value: unknown, what: string): number {
 export function refillBound(rate: number, amount: number, what: string, unit: string): void {
   if ((amount * 1_000) / rate <= MAX_SPAN) return;
   const least = (amount * 1_000) / MAX_SPAN;
-  throw new RangeError(
-    `${what} must be at least ${least} for a ${unit} of ${amount} (it must refill within ${MAX_SPAN} ms, 2^44), got ${check.describe(rate)}`,
+  throw check.rangeError(
+    what,
+    `must be at least ${least} for a ${unit} of ${amount} (it must refill within ${MAX_SPAN} ms, 2^44), got ${check.describe(rate)}`,
+    rate,
   );
 }
 

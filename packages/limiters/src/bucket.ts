@@ -77,8 +77,10 @@ export class Bucket {
     this.rate = check.positive(rate, "Bucket rate (tokens per second)");
     const burst = given.burst === undefined ? rate : check.positive(given.burst, "Bucket burst (tokens)");
     if (burst > MAX_COUNT)
-      throw new RangeError(
-        `Bucket burst (tokens)${given.burst === undefined ? ", which is the rate when left out," : ""} must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`,
+      throw check.rangeError(
+        "Bucket burst (tokens)",
+        `${given.burst === undefined ? ", which is the rate when left out, " : ""}must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`,
+        burst,
       );
     this.burst = burst < 1 ? 1 : burst;
     refillBound(this.rate, this.burst, "Bucket rate (tokens per second)", "burst");

@@ -40,11 +40,13 @@ export class Gate {
     if (limit !== Infinity) {
       check.finite(limit, "Gate limit");
       if (!Number.isInteger(limit))
-        throw new RangeError(`Gate limit must be a whole number, got ${check.describe(limit)}`);
+        throw check.rangeError("Gate limit", `must be a whole number, got ${check.describe(limit)}`, limit);
       // Past 2^53 counting one by one stops being exact; Infinity is how to say "no ceiling".
       if (limit > MAX_COUNT)
-        throw new RangeError(
-          `Gate limit must be at most ${MAX_COUNT} (2^53 − 1; Infinity for no ceiling), got ${check.describe(limit)}`,
+        throw check.rangeError(
+          "Gate limit",
+          `must be at most ${MAX_COUNT} (2^53 − 1; Infinity for no ceiling), got ${check.describe(limit)}`,
+          limit,
         );
     }
     this.limit = limit;

@@ -87,8 +87,10 @@ export class Gcra {
     this.rate = check.positive(rate, "Gcra rate (per second)");
     const burst = given.burst === undefined ? rate : check.positive(given.burst, "Gcra burst");
     if (burst > MAX_COUNT)
-      throw new RangeError(
-        `Gcra burst${given.burst === undefined ? ", which is the rate when left out," : ""} must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`,
+      throw check.rangeError(
+        "Gcra burst",
+        `${given.burst === undefined ? ", which is the rate when left out, " : ""}must be at most ${MAX_COUNT} (2^53 − 1), got ${burst}`,
+        burst,
       );
     this.burst = burst < 1 ? 1 : burst;
     refillBound(this.rate, this.burst, "Gcra rate (per second)", "burst");

@@ -1,6 +1,5 @@
 import { admit } from "@tideward/guard";
 import type { Admission, AdmitOptions, Verdict } from "@tideward/guard";
-import { Shedder } from "@tideward/shedder";
 import { systemClock } from "@tideward/time";
 import type { Clock } from "@tideward/time";
 import { errorType } from "./error-type";
@@ -8,7 +7,8 @@ import { Gauges, seriesOf } from "./instruments";
 import type { Counts, Row } from "./instruments";
 import { refusalKindOf } from "./guard-metrics";
 import { ATTRIBUTES, METRICS } from "./names";
-import { LoadSeen, watchShedder } from "./policies";
+import { shedderReadings } from "@tideward/guard/internal";
+import { LoadSeen, watchReadings } from "./policies";
 import { readTelemetry } from "./telemetry";
 import type { Instrumentation, TelemetryOptions } from "./telemetry";
 
@@ -53,16 +53,6 @@ export function instrumentAdmit(options: AdmitOptions | undefined, telemetry: Te
   // given first, and thrown away.
   admit(isObject(options) ? o : options);
   const clock = typeof o.clock === "function" ? (o.clock as Clock) : systemClock;
-  // A shedder given as fields is built here, as admit would build it, so that it can be read.
-  if (isObject(o.shedder) && typeof o.shedder.allow !== "function") {
-    let now: unknown;
-    try {
-      now = clock();
-    } catch {
-      now = undefined;
-    }
-    if (typeof now === "number" && Number.isFinite(now)) o.shedder = new Shedder(o.shedder, now);
-  }
   const load = typeof o.load === "function" ? new LoadSeen() : undefined;
   if (load !== undefined) o.load = load.wrap(o.load as () => number);
   const inner = admit(o);
@@ -96,7 +86,8 @@ export function instrumentAdmit(options: AdmitOptions | undefined, telemetry: Te
   const gauges = new Gauges();
   const attributes = Object.freeze({ [ATTRIBUTES.name]: name });
   gauges.add(series.observable(METRICS.admitKeys), (r) => r.observe(inner.keys, attributes));
-  if (inner.shedder !== undefined) watchShedder(gauges, { meter, name }, inner.shedder, clock, load);
+  if (inner.shedder !== undefined)
+    watchReadings(gauges, { meter, name }, shedderReadings(inner.shedder, load && (() => load.value)), clock);
 
   return {
     check: (key?: string, cost?: number) => {

@@ -15,7 +15,7 @@ import { GuardMetrics, callOutcome } from "./guard-metrics";
 import { GuardSpans } from "./guard-spans";
 import type { CallSpan } from "./guard-spans";
 import { Gauges, seriesOf } from "./instruments";
-import { LoadSeen, watchBreaker, watchBudget, watchShedder } from "./policies";
+import { watchReadings } from "./policies";
 import { now as read, quietly } from "./quiet";
 import { readTelemetry } from "./telemetry";
 import type { Instrumentation, TelemetryOptions } from "./telemetry";
@@ -122,7 +122,6 @@ export function instrumentGuard<A extends unknown[], R>(
   // listeners added, and what it reports on are the primitives that guard holds.
   const r = resolveGuard(options);
   const clock = r.clock;
-  const load = r.shedder === undefined ? undefined : new LoadSeen();
 
   const series = t.meter === undefined ? undefined : seriesOf(t.meter, t.name);
   const metrics = series === undefined ? undefined : new GuardMetrics(series, t.name, t.durations);
@@ -131,7 +130,7 @@ export function instrumentGuard<A extends unknown[], R>(
   // spans is counted from its events alone: every call raises exactly one onOutcome or one
   // refusal of its first attempt, which says how the call ended, and the call's own path is
   // left as it is. Any other guard is wrapped, to see its calls end.
-  const waits = r.bucket !== undefined && r.maxWait > 0;
+  const waits = r.waits !== undefined;
   const single = metrics !== undefined && spans === undefined && r.attempts === 1 && r.hedgeMax === 0 && !waits;
   // Anything a call does that the guard reports or that reaches the function (see `call`).
   let activity = 0;
@@ -200,7 +199,6 @@ export function instrumentGuard<A extends unknown[], R>(
         },
     Object.freeze({
       ...r,
-      load: load === undefined ? r.load : load.wrap(r.load),
       onOutcome,
       onRetry,
       onHedge,
@@ -211,9 +209,8 @@ export function instrumentGuard<A extends unknown[], R>(
   const gauges = new Gauges();
   if (t.meter !== undefined) {
     const target = { meter: t.meter, name: t.name };
-    if (r.breaker !== undefined) watchBreaker(gauges, target, r.breaker, clock);
-    if (r.shedder !== undefined) watchShedder(gauges, target, r.shedder, clock, load);
-    watchBudget(gauges, target, r.budget, clock);
+    // Each stage's own figures: the breaker's drop ratio, the shedder's load, the budget's credits.
+    for (const stage of r.pipeline.stages) watchReadings(gauges, target, stage.readings, clock);
   }
   const close = () => {
     if (metrics !== undefined) metrics.closed = true;

@@ -1,21 +1,18 @@
 import type { Meter, ObservableResult } from "@opentelemetry/api";
 import type { Breaker } from "@tideward/breaker";
+import { breakerReadings, shedderReadings } from "@tideward/guard/internal";
+import type { Reading } from "@tideward/guard/internal";
 import type { Shedder } from "@tideward/shedder";
 import type { Clock } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import { Gauges, seriesOf } from "./instruments";
-import { ATTRIBUTES, METRICS } from "./names";
+import { ATTRIBUTES } from "./names";
 import { readTelemetry } from "./telemetry";
 import type { Instrumentation, TelemetryOptions } from "./telemetry";
 
-/** The structural part of a `RetryBudget` a gauge reads. */
-interface BudgetLike {
-  available(now: number): number;
-}
-
 /**
  * The last load a shedder was handed, in thousandths, kept by the `load` wrapper of an
- * instrumented guard or admission: the shedder itself keeps no record of it.
+ * instrumented admission: the shedder itself keeps no record of it.
  */
 export class LoadSeen {
   /** Thousandths, clamped to [0, 1000] as the shedder clamps them; NaN until the first reading. */
@@ -49,40 +46,21 @@ function reading(result: ObservableResult, f: () => number, attributes: Record<s
   if (Number.isFinite(v)) result.observe(v, attributes);
 }
 
-/** Adds the breaker's drop ratio to `gauges`. */
-export function watchBreaker(gauges: Gauges, target: TelemetryTarget, breaker: Breaker, clock: Clock): void {
-  const series = seriesOf(target.meter, target.name);
-  const attributes = Object.freeze({ [ATTRIBUTES.name]: target.name });
-  gauges.add(series.observable(METRICS.dropRatio), (r) => reading(r, () => breaker.ratio(clock()), attributes));
-}
-
-/** Adds the shedder's calls in flight, their average and, once a load is known, its capacity and the load. */
-export function watchShedder(
+/**
+ * Adds to `gauges` the figures a stage reports about itself (`readings`), each read at
+ * `clock()` when the meter's reader collects: every policy's gauges, by one rule.
+ */
+export function watchReadings(
   gauges: Gauges,
   target: TelemetryTarget,
-  shedder: Shedder,
+  readings: readonly Reading[] | undefined,
   clock: Clock,
-  load: LoadSeen | undefined,
 ): void {
+  if (readings === undefined || readings.length === 0) return;
   const series = seriesOf(target.meter, target.name);
   const attributes = Object.freeze({ [ATTRIBUTES.name]: target.name });
-  gauges.add(series.observable(METRICS.shedderActive), (r) => reading(r, () => shedder.flying, attributes));
-  gauges.add(series.observable(METRICS.shedderAverage), (r) => reading(r, () => shedder.average, attributes));
-  if (load === undefined) return;
-  // NaN until a load has been read: reading() leaves it out.
-  gauges.add(series.observable(METRICS.shedderLoad), (r) => reading(r, () => load.value / 1000, attributes));
-  gauges.add(series.observable(METRICS.shedderCapacity), (r) =>
-    reading(r, () => (Number.isNaN(load.value) ? Number.NaN : shedder.capacity(clock(), load.value)), attributes),
-  );
-}
-
-/** Adds the retry budget's credits, when `budget` is a `RetryBudget` (fields are the guard's to build). */
-export function watchBudget(gauges: Gauges, target: TelemetryTarget, budget: unknown, clock: Clock): void {
-  if (!has(budget, "available")) return;
-  const b = budget as BudgetLike;
-  const series = seriesOf(target.meter, target.name);
-  const attributes = Object.freeze({ [ATTRIBUTES.name]: target.name });
-  gauges.add(series.observable(METRICS.budgetAvailable), (r) => reading(r, () => b.available(clock()), attributes));
+  for (const r of readings)
+    gauges.add(series.observable(r.metric), (o) => reading(o, () => r.read(clock()), attributes));
 }
 
 /** A meter and a name: where gauges go. */
@@ -125,7 +103,7 @@ export function instrumentBreaker(breaker: Breaker, telemetry: TelemetryOptions)
   if (!has(breaker, "ratio"))
     throw new TypeError(`instrumentBreaker expects a Breaker, got ${check.describe(breaker)}`);
   const gauges = new Gauges();
-  watchBreaker(gauges, { meter: t.meter!, name: t.name }, breaker, t.clock);
+  watchReadings(gauges, { meter: t.meter!, name: t.name }, breakerReadings(breaker), t.clock);
   return handle(gauges);
 }
 
@@ -147,6 +125,6 @@ export function instrumentShedder(shedder: Shedder, telemetry: TelemetryOptions)
   if (!has(shedder, "capacity"))
     throw new TypeError(`instrumentShedder expects a Shedder, got ${check.describe(shedder)}`);
   const gauges = new Gauges();
-  watchShedder(gauges, { meter: t.meter!, name: t.name }, shedder, t.clock, undefined);
+  watchReadings(gauges, { meter: t.meter!, name: t.name }, shedderReadings(shedder), t.clock);
   return handle(gauges);
 }

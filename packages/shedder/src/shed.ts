@@ -67,16 +67,19 @@ export function resolveShed(policy: Partial<Shed> | undefined): Shed {
   const p = { ...shed, ...given };
   const cpu = check.finite(p.cpu, "Shed cpu (thousandths)");
   if (cpu < 0 || cpu >= 1000)
-    throw new RangeError(`Shed cpu (thousandths) must be 0 or more and under 1000, got ${cpu}`);
+    throw check.rangeError("Shed cpu (thousandths)", `must be 0 or more and under 1000, got ${cpu}`, cpu);
   const beta = check.finite(p.beta, "Shed beta");
-  if (beta < 0 || beta >= 1) throw new RangeError(`Shed beta must be 0 or more and under 1, got ${beta}`);
+  if (beta < 0 || beta >= 1) throw check.rangeError("Shed beta", `must be 0 or more and under 1, got ${beta}`, beta);
   const size = check.integer(p.size, "Shed size", 1);
-  if (size > Window.maxSize) throw new RangeError(`Shed size must be at most ${Window.maxSize} buckets, got ${size}`);
+  if (size > Window.maxSize)
+    throw check.rangeError("Shed size", `must be at most ${Window.maxSize} buckets, got ${size}`, size);
   const window = check.positive(p.window, "Shed window (ms)");
   const least = Window.shortest(size);
   if (!(window >= least))
-    throw new RangeError(
-      `Shed window (ms) must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
+    throw check.rangeError(
+      "Shed window (ms)",
+      `must be at least ${least} for ${size} ${size === 1 ? "bucket" : "buckets"} (${Window.minWidth} ms a bucket), got ${window}`,
+      window,
     );
   return Object.freeze({
     size,

@@ -1,10 +1,12 @@
 import type { Scenario } from "./scenario";
 import { breakerOutage } from "./scenarios/breaker-outage";
+import { capacityShift } from "./scenarios/capacity-shift";
 import { breakerBrownout } from "./scenarios/breaker-brownout";
 import { contentionBackoff } from "./scenarios/contention-backoff";
 import { herdBackoff } from "./scenarios/herd-backoff";
 import { herdRecovery } from "./scenarios/herd-recovery";
 import { metastableOverload } from "./scenarios/metastable-overload";
+import { prefetchSpike } from "./scenarios/prefetch-spike";
 import { quotaAtomic } from "./scenarios/quota-atomic";
 import { quotaBursts } from "./scenarios/quota-bursts";
 import { retryAmplification } from "./scenarios/retry-amplification";
@@ -24,6 +26,8 @@ export const catalogue: readonly Scenario[] = Object.freeze([
   quotaAtomic,
   retryAmplification,
   herdRecovery,
+  prefetchSpike,
+  capacityShift,
 ]);
 
 /** The scenario called `name`, or `undefined`. */

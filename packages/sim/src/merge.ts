@@ -21,13 +21,27 @@ export function merge(...models: readonly Traffic[]): Traffic {
   });
   const offsets = [0];
   for (const n of counts) offsets.push(offsets[offsets.length - 1] + n);
+  const part = (i: number): number => {
+    let j = models.length - 1;
+    while (offsets[j] > i) j--;
+    return j;
+  };
   const keys: KeyTable = {
     count: offsets[models.length],
     name: (i) => {
-      let j = models.length - 1;
-      while (offsets[j] > i) j--;
+      const j = part(i);
       return models[j].keys.name(i - offsets[j]);
     },
+    // A part without priorities gives its calls none: a policy's fallback level.
+    ...(models.some((m) => m.keys.priority !== undefined)
+      ? {
+          priority: (i: number) => {
+            const j = part(i);
+            const of = models[j].keys.priority;
+            return of === undefined ? undefined : of(i - offsets[j]);
+          },
+        }
+      : {}),
   };
   const names = models.map((m, i) => `model ${i} (${m.label})`);
   // What part `i` threw, naming it; what a merge within it threw already names a part of its

@@ -3,6 +3,7 @@ import { Histogram, binOf } from "./histogram";
 import { BUCKET_BYTES, KEY_BYTES, REASON_BYTES, formatCount, own } from "./memory";
 import { byName } from "./by-name";
 import type { Budget } from "./memory";
+import { PriorityRecord } from "./priority";
 import type { KeyTotals, LatencySummary, Series, Summary } from "./result";
 
 /** The levels the recorder averages over time. */
@@ -90,6 +91,8 @@ export class Recorder {
   readonly #keyOffered: Float64Array | undefined;
   readonly #keyAdmitted: Float64Array | undefined;
   readonly #keyRefused: Float64Array | undefined;
+  // Each priority's counts, when the traffic has priorities.
+  readonly #byPriority: PriorityRecord | undefined;
 
   readonly #value = new Float64Array(GAUGES);
   readonly #since = new Float64Array(GAUGES);
@@ -125,6 +128,7 @@ export class Recorder {
     keys: number,
     cpu: (now: number) => number,
     budget: Budget,
+    priorities?: { readonly keys: number; readonly priority: (i: number) => unknown },
   ) {
     this.start = start;
     this.step = step;
@@ -156,6 +160,8 @@ export class Recorder {
       this.#keyAdmitted = new Float64Array(keys);
       this.#keyRefused = new Float64Array(keys);
     }
+    if (priorities !== undefined)
+      this.#byPriority = new PriorityRecord(priorities.priority, priorities.keys, this.buckets, budget);
   }
 
   /**
@@ -189,6 +195,12 @@ export class Recorder {
   #at(t: number): number {
     if (t >= this.#end) this.#roll(t);
     return this.#b;
+  }
+
+  /** The bucket `t` (ms) fell in, at or before bucket `b`: bounds computed as the rolling computes them. */
+  #before(b: number, t: number): number {
+    while (b > 0 && t < this.start + b * this.step) b--;
+    return b;
   }
 
   #roll(t: number): void {
@@ -243,9 +255,11 @@ export class Recorder {
   }
 
   offer(t: number, key: number): void {
-    this.offered[this.#at(t)]++;
+    const b = this.#at(t);
+    this.offered[b]++;
     this.totals[0]++;
     if (this.#keyOffered !== undefined) this.#keyOffered[key]++;
+    if (this.#byPriority !== undefined) this.#byPriority.offer(b, key);
   }
 
   attempt(t: number, kind: number): void {
@@ -275,6 +289,7 @@ export class Recorder {
     this.#refusedTotal[reason]++;
     this.totals[5]++;
     if (this.#keyRefused !== undefined) this.#keyRefused[key]++;
+    if (this.#byPriority !== undefined) this.#byPriority.refuse(b, key);
     this.hash.add(t, H_REFUSE + reason, key);
   }
 
@@ -307,8 +322,8 @@ export class Recorder {
     this.hash.add(t, timedOut ? H_TIMEOUT : H_FAIL, key);
   }
 
-  /** A call ended, in a success or not; `inTime`: within its caller's deadline. */
-  done(t: number, key: number, ok: boolean, inTime: boolean): void {
+  /** A call that arrived at `arrival` ended at `t`, in a success or not; `inTime`: within its caller's deadline. */
+  done(t: number, key: number, ok: boolean, inTime: boolean, arrival = t): void {
     const b = this.#at(t);
     this.#lastDone = t;
     if (ok) {
@@ -318,6 +333,8 @@ export class Recorder {
         this.goodput[b]++;
         this.totals[12]++;
       }
+      // Per priority, in the bucket the call arrived in: a share of the same calls.
+      if (this.#byPriority !== undefined) this.#byPriority.done(this.#before(b, arrival), key, inTime);
     } else {
       this.gaveUp[b]++;
       this.totals[10]++;
@@ -378,6 +395,7 @@ export class Recorder {
       amplification: Array.from({ length: n }, (_, b) =>
         this.offered[b] > 0 ? this.backendLoad[b] / this.offered[b] : null,
       ),
+      ...(this.#byPriority === undefined ? {} : { byPriority: this.#byPriority.series() }),
     };
   }
 
@@ -424,6 +442,7 @@ export class Recorder {
       latency,
       events,
       hash: this.hash.digest(),
+      ...(this.#byPriority === undefined ? {} : { byPriority: this.#byPriority.summary() }),
     };
   }
 

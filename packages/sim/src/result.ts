@@ -1,3 +1,5 @@
+import type { PrioritySeries, PrioritySummary } from "./priority";
+
 /**
  * A run's time series: one entry per bucket of `step` milliseconds, bucket `i` covering
  * `[t[i], t[i] + step)` after the run's start. Counts are per bucket (divide by the step in
@@ -61,6 +63,12 @@ export interface Series {
   readonly dropped: readonly number[];
   /** Attempts that reached the backend per call offered, or `null` in a bucket with no call. */
   readonly amplification: readonly (number | null)[];
+  /**
+   * Per priority (by its name or number as text; `"(none)"` for calls that give none), when the
+   * traffic has priorities (`traffic.priority`): calls offered, attempts refused, goodput and
+   * successes, a record without a prototype.
+   */
+  readonly byPriority?: Readonly<Record<string, PrioritySeries>>;
 }
 
 /** Latency of successful attempts over a whole run, in milliseconds (`null` with none). */
@@ -120,6 +128,8 @@ export interface Summary {
   readonly events: number;
   /** The trace's fingerprint: sixteen hex digits, equal for runs that made the same decisions at the same instants. */
   readonly hash: string;
+  /** Per priority, the totals of `series.byPriority`, when the traffic has priorities: a record without a prototype. */
+  readonly byPriority?: Readonly<Record<string, PrioritySummary>>;
 }
 
 /** Per-key totals, in key order (see `perKey`). */

@@ -110,7 +110,16 @@ export class Run {
           : new ContentionServer(spec.backend, random, start, host);
       this.#limited = this.#server.limited;
       const cpu = (now: number): number => this.#server.cpu(now);
-      this.#rec = new Recorder(start, spec.duration, spec.step, spec.perKey ? count : 0, cpu, budget);
+      const priority = keys.priority;
+      this.#rec = new Recorder(
+        start,
+        spec.duration,
+        spec.step,
+        spec.perKey ? count : 0,
+        cpu,
+        budget,
+        priority === undefined ? undefined : { keys: count, priority: (i) => priority.call(keys, i) },
+      );
 
       this.#phase = POLICY;
       const context = (i: number, p: { name: string }): PolicyContext => ({
@@ -284,7 +293,7 @@ export class Run {
     const key = calls.key[c];
     if (ok) {
       calls.end(c);
-      this.#rec.done(now, key, true, now <= calls.start[c] + this.#timers.deadline);
+      this.#rec.done(now, key, true, now <= calls.start[c] + this.#timers.deadline, calls.start[c]);
       if (out === 0) calls.close(c);
       return;
     }

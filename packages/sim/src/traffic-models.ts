@@ -3,3 +3,4 @@ export { constant, poisson, shaped, ramp, daily } from "./rates";
 export { bursts, herd } from "./bursts";
 export { merge } from "./merge";
 export { replay, parseTrace } from "./replay";
+export { priority } from "./priority";

@@ -34,6 +34,12 @@ export interface KeyTable {
   readonly count: number;
   /** The text of key `i`. */
   readonly name: (i: number) => string;
+  /**
+   * The priority of key `i`'s calls (a level's number or name: see `traffic.priority`; `undefined`
+   * for a key whose calls give none), when the traffic has priorities: a run then records each
+   * priority's calls apart. @defaultValue none
+   */
+  readonly priority?: (i: number) => number | string | undefined;
 }
 
 /**
@@ -158,6 +164,10 @@ export function checkTraffic(traffic: Traffic, whose = "the traffic's"): number 
     );
   if (typeof keys.name !== "function")
     throw new TypeError(`${whose} keys name must be a function, got ${check.describe(keys.name)}`);
+  if (keys.priority !== undefined && typeof keys.priority !== "function")
+    throw new TypeError(
+      `${whose} keys priority must be a function of the key, or left out, got ${check.describe(keys.priority)}`,
+    );
   if (typeof traffic.label !== "string")
     throw new TypeError(`${whose} label must be text, got ${check.describe(traffic.label)}`);
   return count;

@@ -67,8 +67,8 @@ describe("knobs that are guard options", () => {
       } catch (e) {
         message = (e as Error).message;
       }
-      // The guard's messages name the whole path; the shedder's, its own field.
-      expect(message).toContain(option.of === "admit" ? ` ${field}` : `guard ${option.path}`);
+      // The guard's and admit's messages name the whole path, each under its own name.
+      expect(message).toContain(`${option.of ?? "guard"} ${option.path}`);
       if (unit === undefined) expect(message).not.toMatch(/\(.*\) must/);
       else expect(message).toContain(`${field} (${unit})`);
     },

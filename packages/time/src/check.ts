@@ -1,5 +1,9 @@
 // Argument checks shared by every tideward package, so that bad configuration
-// fails at construction with one message shape: what, which value, what was expected.
+// fails at construction with one message shape: what, which value, what was expected. Each throws
+// an OptionError (option-error.ts): the path and the value are data on the error as well.
+import { argumentError, rangeError, typeError } from "./option-error";
+
+export { argumentError, isOptionError, rangeError, reroot, typeError, within } from "./option-error";
 
 function show(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value);
@@ -30,8 +34,8 @@ export function or<T>(value: T | undefined, fallback: T): T {
  * @returns the value, typed as a number
  */
 export function finite(value: unknown, what: string): number {
-  if (typeof value !== "number") throw new TypeError(`${what} must be a number, got ${typeof value} ${show(value)}`);
-  if (!Number.isFinite(value)) throw new RangeError(`${what} must be a finite number, got ${show(value)}`);
+  if (typeof value !== "number") throw typeError(what, `must be a number, got ${typeof value} ${show(value)}`, value);
+  if (!Number.isFinite(value)) throw rangeError(what, `must be a finite number, got ${show(value)}`, value);
   return value;
 }
 
@@ -44,8 +48,10 @@ export function finite(value: unknown, what: string): number {
  */
 export function fn<F extends (...args: never[]) => unknown>(value: unknown, what: string): F {
   if (typeof value !== "function")
-    throw new TypeError(
-      `${what} must be a function, got ${value == null ? String(value) : `${typeof value} ${show(value)}`}`,
+    throw typeError(
+      what,
+      `must be a function, got ${value == null ? String(value) : `${typeof value} ${show(value)}`}`,
+      value,
     );
   return value as F;
 }
@@ -53,29 +59,29 @@ export function fn<F extends (...args: never[]) => unknown>(value: unknown, what
 /** A finite number above zero, or a `RangeError`/`TypeError` naming `what` and the value. */
 export function positive(value: unknown, what: string): number {
   const n = finite(value, what);
-  if (n <= 0) throw new RangeError(`${what} must be above 0, got ${show(n)}`);
+  if (n <= 0) throw rangeError(what, `must be above 0, got ${show(n)}`, n);
   return n;
 }
 
 /** A finite number at or above zero, or a `RangeError`/`TypeError` naming `what` and the value. */
 export function nonNegative(value: unknown, what: string): number {
   const n = finite(value, what);
-  if (n < 0) throw new RangeError(`${what} must be 0 or more, got ${show(n)}`);
+  if (n < 0) throw rangeError(what, `must be 0 or more, got ${show(n)}`, n);
   return n;
 }
 
 /** A finite number in `[min, max]`, or a `RangeError`/`TypeError` naming `what` and the value. */
 export function between(value: unknown, min: number, max: number, what: string): number {
   const n = finite(value, what);
-  if (n < min || n > max) throw new RangeError(`${what} must be between ${min} and ${max}, got ${show(n)}`);
+  if (n < min || n > max) throw rangeError(what, `must be between ${min} and ${max}, got ${show(n)}`, n);
   return n;
 }
 
 /** A safe integer at or above `min`, or a `RangeError`/`TypeError` naming `what` and the value. */
 export function integer(value: unknown, what: string, min = Number.MIN_SAFE_INTEGER): number {
   const n = finite(value, what);
-  if (!Number.isSafeInteger(n)) throw new RangeError(`${what} must be a whole number, got ${show(n)}`);
-  if (n < min) throw new RangeError(`${what} must be ${min} or more, got ${show(n)}`);
+  if (!Number.isSafeInteger(n)) throw rangeError(what, `must be a whole number, got ${show(n)}`, n);
+  if (n < min) throw rangeError(what, `must be ${min} or more, got ${show(n)}`, n);
   return n;
 }
 
@@ -137,7 +143,7 @@ export function options<T extends object>(
   if (value === undefined) return Object.freeze({});
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `${typeof value} ${show(value)}`;
-    throw new TypeError(`${owner} ${argument} must be an object, got ${kind}`);
+    throw argumentError(owner, argument, `must be an object, got ${kind}`, value);
   }
   for (const key of Object.keys(value)) {
     if ((known as readonly string[]).includes(key)) continue;
@@ -146,7 +152,7 @@ export function options<T extends object>(
       near === undefined
         ? `; its options are ${known.map((k) => JSON.stringify(k)).join(", ")}`
         : `; did you mean ${JSON.stringify(near)}?`;
-    throw new TypeError(`${owner} has no option ${JSON.stringify(key)}${hint}`);
+    throw typeError(owner, `has no option ${JSON.stringify(key)}${hint}`, (value as Record<string, unknown>)[key]);
   }
   const copy: Partial<T> = {};
   for (const key of known) {
@@ -154,4 +160,20 @@ export function options<T extends object>(
     if (field !== undefined) copy[key] = field;
   }
   return Object.freeze(copy);
+}
+
+/**
+ * Whether `value` is an object with a method named `method`: how a policy given as itself (a
+ * `Breaker`, a `Bucket`, a store) is told from fields to build one from. Told by a method rather
+ * than `instanceof`, which fails when two copies of a package end up in one bundle.
+ */
+export function has(value: unknown, method: string): boolean {
+  return (
+    typeof value === "object" && value !== null && typeof (value as Record<string, unknown>)[method] === "function"
+  );
+}
+
+/** Whether `value` is a plain record of fields: an object, not `null`, not an array. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -5,5 +5,7 @@ export type { Clock } from "./clock";
 export { systemRandom, seededRandom } from "./random";
 export type { Random } from "./random";
 export { Deadline } from "./deadline";
+export { isOptionError } from "./option-error";
+export type { OptionError } from "./option-error";
 export { SnapshotError, isSnapshotError } from "./snapshot";
 export type { RestoreOptions } from "./snapshot";

@@ -15,10 +15,10 @@ import { closure, publicPackages } from "./workspace";
 // tarball: @tideward/guard with everything it installs must not weigh more.
 const GUARD_WITH_DEPENDENCIES = 465_428;
 // Every package within 150 kB, but three that carry more than their own code: the simulator
-// (its catalogue of scenarios), the quota engine (the conformance suites every store adapter
+// (its catalogue of eighteen scenarios, each with the prose of its report), the quota engine (the conformance suites every store adapter
 // runs, a third of its code) and the Redis store (its Lua scripts, embedded as strings).
 const TARGET: Record<string, number> = {
-  "@tideward/sim": 400_000,
+  "@tideward/sim": 450_000,
   "@tideward/quota-engine": 225_000,
   "@tideward/redis": 200_000,
 };

@@ -1,0 +1,100 @@
+// A stage: one policy as the pipeline runs it, for the client guard, the server admit, the
+// simulator and otel alike. Each policy is one module in `stages/` holding its parser (an
+// instance, or fields over a preset, checked once and named by the path the user typed) and its
+// stage (peek, enter, settle, release). See `pipeline.ts` for the order they run in.
+import type { Random } from "@tideward/time";
+import type { Outcome } from "./events";
+
+/**
+ * What one call's attempt, or one request, asks of the stages: read by them, and written by the
+ * one that refuses. One object an attempt (the guard's `Pass`) or a scratch one reused (admit,
+ * the simulator), so asking allocates nothing.
+ */
+export interface Ask {
+  /** Units it weighs, a whole number from 1 (a guard's attempt weighs 1). */
+  cost: number;
+  /** Whether it is a hedge, started while another attempt of its call is in flight. */
+  hedge: boolean;
+  /** Whether it is a fresh call's first attempt. */
+  first: boolean;
+  /**
+   * Written by a stage as it refuses: milliseconds until it could admit (0 when it does not know,
+   * `Infinity` when it never will).
+   */
+  retryAfter: number;
+}
+
+/**
+ * A figure a stage reports about itself at any time, as a gauge `@tideward/otel` reads when its
+ * meter collects (otel's table of instruments holds each one's kind, unit and description).
+ */
+export interface Reading {
+  /** The metric's OpenTelemetry name: `"tideward.breaker.drop_ratio"`. */
+  readonly metric: string;
+  /** The figure at `now` (ms); not finite when there is none yet (it is then left out). */
+  read(now: number): number;
+}
+
+/**
+ * One policy in the pipeline. Every method but `enter` may be left out where the policy has
+ * nothing to do: a bucket's token is spent once and never settled, a breaker's permit is not given
+ * back when a later stage refuses.
+ *
+ * The pipeline asks each stage in turn. A stage spent `last` is asked with `peek` at its place
+ * and entered once every other stage has let the call through; any other is entered at its place.
+ * A stage that refuses writes the wait it knows into `ask.retryAfter`.
+ */
+export interface Stage<T = unknown> {
+  /** Which policy refused, as a refusal names it: `"rate"`, `"gate"`, `"shed"`, `"breaker"`. */
+  readonly kind: string;
+  /** Whether it is peeked at its place and spent once every other stage has admitted (it has `peek`). */
+  readonly last?: boolean;
+  /** Whether `enter` would admit at `now`, spending nothing: for a stage spent last. */
+  peek?(now: number, ask: Ask): boolean;
+  /**
+   * Admits at `now` (ms): what the call holds of this stage until it settles (anything but
+   * `undefined`), or `undefined` to refuse, the wait written into `ask.retryAfter`.
+   */
+  enter(now: number, ask: Ask): T | undefined;
+  /** The admitted call ended at `now` (ms): how it went. */
+  settle?(token: T, now: number, outcome: Outcome): void;
+  /** The admitted call never ran (a later stage refused it): give back what it holds. */
+  release?(token: T, now: number): void;
+  /** Figures it reports about itself. */
+  readonly readings?: readonly Reading[];
+}
+
+/** What a stage is built with, from the guard or admission that holds it (or a simulated run). */
+export interface Host {
+  /** Where it runs: a client guard's attempts, or a server's requests. */
+  readonly side: "client" | "server";
+  /** How errors name the holder: `"guard"`, `"admit"`, `"guardFetch"`. */
+  readonly owner: string;
+  /** The clock's reading at construction (ms): where windows open. */
+  readonly now: number;
+  /** Draws in [0, 1), for the stages that roll (a breaker while it throttles). */
+  readonly random: Random;
+  /** Whether the holder retries or hedges (a retry budget is then built unless turned off). */
+  readonly retrying: boolean;
+}
+
+/**
+ * One policy's module as a guard and an admission read it: the refusal it names, the options it
+ * owns, where it stands in each, and how it reads its options.
+ */
+export interface StageDef<K extends string = string> {
+  /** The refusal kind its stage names. */
+  readonly kind: K;
+  /** The options it owns, its own first: `["shedder", "load"]`. */
+  readonly options: readonly string[];
+  /**
+   * Where it stands on each side, asked in ascending order: the client guard's attempts, the
+   * server's requests. Left out on a side where it is not offered.
+   */
+  readonly place: { readonly client?: number; readonly server?: number };
+  /**
+   * Reads its options from `o` (the holder's whole options record, read once), checking them and
+   * naming `host.owner` and the option in every error: its stage, or `undefined` when not given.
+   */
+  parse(o: Readonly<Record<string, unknown>>, host: Host): Stage | undefined;
+}

@@ -1,0 +1,30 @@
+// Every policy the guard and admit compose, one module each. A new policy is a module in this
+// folder and a line in each list below: its options join the guard's and admit's (by the side it
+// stands on), its stage joins their pipelines, the simulator's policies and otel's gauges.
+import type { StageDef } from "../stage";
+import { breaker } from "./breaker";
+import type { BreakerOption } from "./breaker";
+import { bucket } from "./bucket";
+import type { BucketOption } from "./bucket";
+import { budget } from "./budget";
+import type { BudgetOption } from "./budget";
+import { gate } from "./gate";
+import type { GateOption } from "./gate";
+import { shedder } from "./shedder";
+import type { ShedderOption } from "./shedder";
+
+/** Every stage's module. */
+export const STAGES = [bucket, gate, shedder, breaker, budget] as const;
+
+/** The options the stages of a client guard own. */
+export interface ClientStageOptions extends BucketOption, GateOption, ShedderOption, BreakerOption, BudgetOption {}
+
+/** Which policy refused a call, as its stage names it. */
+export type StageKind = (typeof STAGES)[number]["kind"];
+
+/** The modules of one side, in the order their stages are asked. */
+export function stagesOf(side: "client" | "server"): readonly StageDef[] {
+  return (STAGES as readonly StageDef[])
+    .filter((d) => d.place[side] !== undefined)
+    .sort((a, b) => (a.place[side] as number) - (b.place[side] as number));
+}

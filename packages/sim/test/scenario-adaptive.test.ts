@@ -1,0 +1,140 @@
+// The adaptive-concurrency scenarios: a spike of prefetch traffic, where priority is what keeps
+// user calls answered, and a backend whose capacity halves, where the limits must learn it. And
+// the limits as simulator policies, checked by the simulator's own invariants.
+import { describe, expect, it } from "vitest";
+import { Priorities } from "@tideward/concurrency";
+import { capacityShift, keys, prefetchSpike, simulate, traffic } from "@tideward/sim";
+import { adaptiveLimit, prioritisedShedder } from "../src/scenarios/adaptive-policies";
+import { LimitTrace, settleTime } from "../src/scenarios/limit-trace";
+
+const T0 = 1_700_000_000_000.375;
+const LIMITS = ["gradient2", "vegas", "aimd", "fixed"] as const;
+
+describe("prefetch spike", () => {
+  const r = prefetchSpike.run({}, { start: T0 });
+  const f = r.figures;
+
+  it("runs every contender on the same calls, and records user and prefetch calls apart", () => {
+    for (const run of r.runs) {
+      expect(run.series.offered).toEqual(r.runs[0].series.offered);
+      expect(Object.keys(run.summary.byPriority ?? {}).sort()).toEqual(["prefetch", "user"]);
+    }
+  });
+
+  it("with priority, every limit answers more user calls in time through the spike than without, and more than prefetch", () => {
+    for (const k of LIMITS) {
+      expect(f[`${k}+priority.userInSpike`], k).toBeGreaterThan(f[`${k}.userInSpike`] + 0.3);
+      expect(f[`${k}+priority.userInSpike`], k).toBeGreaterThan(f[`${k}+priority.prefetchInSpike`]);
+    }
+    // Gradient2 and AIMD with priority keep 99 % of user calls in time; no policy under a tenth.
+    expect(f["gradient2+priority.userInSpike"]).toBeGreaterThanOrEqual(0.99);
+    expect(f["aimd+priority.userInSpike"]).toBeGreaterThanOrEqual(0.99);
+    expect(f["none.userInSpike"]).toBeLessThan(0.1);
+    // No policy lets the backend be offered far past its capacity in the spike; a limit does not.
+    expect(f["none.loadInSpike"]).toBeGreaterThan(1.5 * f.capacity);
+    expect(f["vegas+priority.loadInSpike"]).toBeLessThan(f.capacity);
+  });
+
+  it("says where a fixed limit sized for the backend does as well, and why", () => {
+    expect(f["fixed+priority.userInSpike"]).toBeGreaterThanOrEqual(0.98);
+    expect(r.report).toContain("A fixed limit of 16 places");
+  });
+});
+
+describe("capacity shift", () => {
+  const r = capacityShift.run({}, { start: T0 });
+  const f = r.figures;
+
+  it("every policy answers more in time during the shift than none, and the static gate most", () => {
+    for (const id of ["gradient2", "vegas", "aimd", "shedder", "fixed"]) {
+      expect(f[`${id}.goodputInShift`], id).toBeGreaterThan(5 * f["none.goodputInShift"]);
+      expect(f[`${id}.goodputInShift`], id).toBeLessThanOrEqual(f["fixed.goodputInShift"]);
+    }
+    // Half of 16 workers serve 200 of the 280 calls offered a second: the gate is within 2 % of it.
+    expect(f["fixed.goodputInShift"]).toBeGreaterThan((200 / 280) * 0.98);
+  });
+
+  it("traces each adaptive limit: Vegas's falls near the workers left, and rises when they return", () => {
+    expect(f["vegas.limitInShift"]).toBeLessThan(16);
+    expect(f["vegas.limitAfter"]).toBeGreaterThan(f["vegas.limitInShift"]);
+    for (const k of ["gradient2", "vegas", "aimd"]) expect(f[`${k}.settleDown`], k).toBeDefined();
+    expect(f["shedder.settleDown"]).toBeUndefined();
+  });
+});
+
+describe("adaptive limits as simulator policies", () => {
+  const mixed = traffic.merge(
+    traffic.priority("user", traffic.poisson({ rate: 300, keys: keys.single("user") })),
+    traffic.priority("prefetch", traffic.poisson({ rate: 600, keys: keys.single("prefetch") })),
+  );
+  const priorities = new Priorities({ levels: ["user", "prefetch"], shares: [0.5, 0.5], fallback: "user" });
+  const priority = (key: number) => mixed.keys.priority?.(key);
+
+  it.each(["aimd", "vegas", "gradient2"] as const)(
+    "%s with priority keeps the simulator's own count of places, and refuses prefetch first",
+    (kind) => {
+      const trace = new LimitTrace(T0, 10_000, 100);
+      const run = simulate({
+        seed: 4,
+        start: T0,
+        duration: 10_000,
+        traffic: mixed,
+        backend: { latency: 20, workers: 8, queue: 100 },
+        client: { deadline: 500 },
+        policies: [adaptiveLimit({ kind, policy: { min: 1 }, priorities, priority, trace })],
+        invariants: true,
+      });
+      const by = run.summary.byPriority ?? {};
+      expect(by.prefetch.refused / by.prefetch.calls).toBeGreaterThan(by.user.refused / by.user.calls);
+      expect(Object.keys(run.summary.refusedBy).every((k) => k.startsWith(`${kind}/`))).toBe(true);
+      const values = trace.values();
+      expect(values.every((v) => v >= 1 && v <= 200)).toBe(true);
+    },
+  );
+
+  it("a prioritised shedder and a fixed limit keep the simulator's count too", () => {
+    for (const p of [
+      prioritisedShedder({ priorities, priority }),
+      adaptiveLimit({ kind: "fixed", policy: { limit: 8 }, priorities, priority }),
+    ]) {
+      const run = simulate({
+        seed: 2,
+        start: T0,
+        duration: 20_000,
+        traffic: mixed,
+        backend: { latency: 20, workers: 8, queue: 100 },
+        policies: [p],
+        invariants: true,
+      });
+      const by = run.summary.byPriority ?? {};
+      const mine = Object.entries(run.summary.refusedBy).filter(([k]) => k === p.name || k.startsWith(`${p.name}/`));
+      expect(
+        mine.reduce((a, [, n]) => a + n, 0),
+        p.name,
+      ).toBe(run.summary.refused);
+      expect(run.summary.refused, p.name).toBeGreaterThan(0);
+      expect(by.prefetch.refused / by.prefetch.calls, p.name).toBeGreaterThan(by.user.refused / by.user.calls);
+    }
+  });
+
+  it("refuses a kind it does not know, and a policy its algorithm refuses, when defined", () => {
+    expect(() => adaptiveLimit({ kind: "bbr" as never })).toThrow(
+      /^adaptiveLimit kind must be "aimd", "vegas", "gradient2" or "fixed", got .*"bbr"$/,
+    );
+    expect(() => adaptiveLimit({ kind: "aimd", policy: { backoff: 1 } })).toThrow(/Aimd backoff/);
+    expect(() => adaptiveLimit({ kind: "fixed" })).toThrow(/FixedLimit limit/);
+  });
+});
+
+describe("settleTime", () => {
+  it("is when the limit came within the band and stayed, or null", () => {
+    // One value a second: out, in, out, in, in, in.
+    const values = [20, 9, 20, 8.5, 7.5, 8];
+    expect(settleTime(values, 1_000, 0, 6_000, 8, 0.2)).toBe(3);
+    expect(settleTime(values, 1_000, 4_000, 6_000, 8, 0.2)).toBe(0);
+    expect(settleTime([20, 20], 1_000, 0, 2_000, 8, 0.2)).toBe(null);
+    // In the band for the last 3 s only: settled, unless it must hold for 4.
+    expect(settleTime(values, 1_000, 0, 6_000, 8, 0.2, 3_000)).toBe(3);
+    expect(settleTime(values, 1_000, 0, 6_000, 8, 0.2, 4_000)).toBe(null);
+  });
+});

@@ -6,6 +6,8 @@
 // - an atomic three-dimension charge (user, tenant, model: one round trip) against three rlf
 //   consumes in Promise.all, beside its ceiling, a minimal three-key script (MGET, three SETs)
 //   answering as many bytes;
+// - a reserve of that set (its record written in the same call) against the set's checkAtomic,
+//   and a reserve with its settle;
 // - the batch path (100 decisions a call), leases;
 // - Redis memory a key at 1 000 000 keys, by INFO used_memory over the key count and by MEMORY
 //   USAGE: tideward's bucket of one number (an integer-encoded value) and of two numbers (two
@@ -17,7 +19,7 @@
 // Throughput is decisions per second over interleaved rounds (this machine is shared), every
 // ratio the median over rounds of a case's rate against the first case's in the same round; beside
 // each rate, the CPU one decision costs the client process and the Redis server (INFO cpu), which
-// say which side sets the rate. Run: pnpm bench redis (REDIS_BENCH=one,three,batch,lease,slow,down,memory
+// say which side sets the rate. Run: pnpm bench redis (REDIS_BENCH=one,three,reserve,batch,lease,slow,down,memory
 // picks sections, all by default; REDIS_BENCH_ROUND sets a round's calls, 12 000 by default).
 // REDIS_BENCH_BASELINE=<path to another build's packages/redis/src/index.ts> (an export of an earlier
 // commit, its node_modules linked to this checkout's) adds that build's checkTokenBucket and
@@ -49,7 +51,7 @@ const N = 1_000_000;
 const INFLIGHT = 64;
 const ROUND = Number(process.env.REDIS_BENCH_ROUND ?? 12_000);
 const ROUNDS = 7;
-const SECTIONS = new Set((process.env.REDIS_BENCH ?? "one,three,batch,lease,slow,down,memory").split(","));
+const SECTIONS = new Set((process.env.REDIS_BENCH ?? "one,three,reserve,batch,lease,slow,down,memory").split(","));
 const RATE = 100; // per second per key, capacity the same
 
 const server = await startRedis({ args: ["--maxmemory-policy", "noeviction"] });
@@ -304,6 +306,44 @@ if (SECTIONS.has("three")) {
   // Time a charge against the floor's: the floor's rate over tideward's, each round's, its median.
   console.log(`  → tideward's time a charge ${threeOver(2, 1).toFixed(3)}× the bare three-key script's (target ≤ 1.3)`);
   if (baseline !== undefined) console.log(`  → this build ${threeOver(1, 3).toFixed(3)}× the baseline build's rate`);
+}
+
+// Reserve against the charge set it makes: the same three-dimension set on one engine, a reserve
+// its record written beside it in the same script call (expiring 2 s later, so tens of thousands
+// are open at a time, as in a service whose calls take seconds), and a reserve then its settle
+// (two round trips: the reservation's whole cost).
+if (SECTIONS.has("reserve")) {
+  // A patient timeout: on this shared machine a reply can take longer than the default 250 ms, and a
+  // settle that gets none rejects (a charge set would answer from the outage mode instead).
+  const reserving = new RedisQuotaEngine(ioredisClient(redis), {
+    prefix: "rv:",
+    reservationTtl: 2_000,
+    timeout: 5_000,
+  });
+  await limits(reserving);
+  const set = (i: number) => {
+    const k = order[i];
+    const t = k % 1_000;
+    return [
+      { key: keys[k], limit: "r", cost: 1 },
+      { key: tenants[t], limit: "tenant", cost: 800 },
+      { key: models[t], limit: "model", cost: 800 },
+    ];
+  };
+  const { ratios } = await rounds("Reserve against the charge set it makes (user, tenant, model), 1 000 000 users", [
+    { name: "tideward checkAtomic, one round trip", fn: (i) => reserving.checkAtomic(set(i), Date.now()) },
+    { name: "tideward reserve, one round trip", fn: (i) => reserving.reserve(set(i), Date.now()) },
+    {
+      name: "tideward reserve, then settle (two round trips)",
+      fn: async (i) => {
+        const r = await reserving.reserve(set(i), Date.now());
+        return r.committed ? reserving.settle(r.id, { tenant: 300, model: 300 }, Date.now()) : r;
+      },
+    },
+  ]);
+  console.log(
+    `  → reserve ${(1 / ratios[1]).toFixed(2)}× a charge set's time (target ≤ 1.2); reserve then settle ${(1 / ratios[2]).toFixed(2)}×`,
+  );
 }
 
 const ceiling: Case = { name: "ceiling: minimal token-bucket EVALSHA", fn: (i) => minimal(order[i]) };

@@ -3,14 +3,13 @@
 // settle or cancel does to the record of its id. The engine checks the arguments and keeps the
 // clock; the records themselves live in reservation.ts, the settle's arithmetic in settle.ts.
 import { until } from "@tideward/limiters/math";
-import { check } from "@tideward/time/internal";
 import type { ChargeSets } from "./charge-set";
 import type { KeySpace } from "./key-space";
 import type { LimitState } from "./limit-state";
 import { CANCELLED, OPEN, Reservations, SETTLED } from "./reservation";
 import type { ReserveReport } from "./reservation";
 import { replayed, unreserved } from "./reserve";
-import { actualsOf, applyActuals, unsettled } from "./settle";
+import { actualsOf, alreadyClosed, applyActuals, unknownDimension, unknownReservation } from "./settle";
 import type { SettleResult } from "./settle";
 
 export class Ledger {
@@ -103,26 +102,12 @@ export class Ledger {
   ): SettleResult {
     const book = this.#book;
     const slot = book.find(id, t);
-    if (slot < 0)
-      return unsettled(
-        "unknown_reservation",
-        `no reservation has the id ${JSON.stringify(id)}: none was made, or its time to live has passed (it was settled as reserved)`,
-      );
+    if (slot < 0) return unknownReservation(id);
     const status = book.status(slot);
-    if (status !== OPEN) {
-      const was = status === SETTLED ? "settled" : "cancelled";
-      return unsettled(`already_${was}`, `reservation ${JSON.stringify(id)} was ${was} already: nothing changed`);
-    }
+    if (status !== OPEN) return alreadyClosed(id, status === SETTLED);
     const r = book.view(slot);
     const actuals = actualsOf(r, given);
-    if (typeof actuals === "string") {
-      const charged = [...new Set(Array.from({ length: r.size }, (_, i) => r.limit(i)))];
-      const near = check.closest(actuals, charged);
-      return unsettled(
-        "unknown_dimension",
-        `reservation ${JSON.stringify(id)} charged no limit ${JSON.stringify(actuals)}${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`} (it charged ${charged.map((c) => JSON.stringify(c)).join(", ")})`,
-      );
-    }
+    if (typeof actuals === "string") return unknownDimension(r, actuals);
     const charges = applyActuals(r, actuals, limits, space, t, debt);
     book.close(slot, given === undefined ? CANCELLED : SETTLED);
     return { ok: true, id, charges };

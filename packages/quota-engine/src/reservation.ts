@@ -18,6 +18,7 @@
 import type { AtomicReport } from "./charge";
 import type { ChargeSets } from "./charge-set";
 import type { QuotaKey } from "./key";
+import { ExpiryQueue } from "./expiry-queue";
 import type { Kind } from "./kinds";
 
 /** The longest a reservation id may be, in UTF-16 code units. */
@@ -159,15 +160,9 @@ export class Reservations {
   readonly #named = new Map<string, number>();
   #kept = 0;
   #open = 0;
-  // Sequence numbers and expiry instants waiting their turn: a queue of those that came in order
-  // and a heap of the others; entries whose reservation has gone are skipped (and rebuilt away
-  // once they are most of it).
-  #queueSeq = new Float64Array(0);
-  #queueAt = new Float64Array(0);
-  #qHead = 0;
-  #qLen = 0;
-  #heapSeq: number[] = [];
-  #heapAt: number[] = [];
+  // Sequence numbers and expiry instants waiting their turn; entries whose reservation has gone
+  // are skipped (and rebuilt away once they are most of it).
+  readonly #waiting = new ExpiryQueue();
   // Tombstones' sequence numbers in the order they closed, a ring of at most `max`.
   #closed: number[] = [];
   #head = 0;
@@ -266,15 +261,10 @@ export class Reservations {
    * the open ones are at `max`), then compares.
    */
   room(t: number): boolean {
-    if (this.#due(t)) this.expire(t, EXPIRE_STEP);
+    if (this.#waiting.due(t)) this.expire(t, EXPIRE_STEP);
     if (this.#open < this.max) return true;
     this.expire(t, Infinity);
     return this.#open < this.max;
-  }
-
-  // Whether a record waits whose expiry is at or before `t`.
-  #due(t: number): boolean {
-    return (this.#qLen > 0 && this.#queueAt[this.#qHead] <= t) || (this.#heapAt.length > 0 && this.#heapAt[0] <= t);
   }
 
   /**
@@ -320,7 +310,9 @@ export class Reservations {
     const seq = ++this.#made;
     this.#seqs[slot] = seq;
     this.#place(slot, seq);
-    this.#wait(seq, expiresAt);
+    const waiting = this.#waiting;
+    if (waiting.size > 64 && waiting.size > 2 * this.#kept) this.#rebuild();
+    waiting.push(seq, expiresAt);
     return id ?? `#${seq}`;
   }
 
@@ -383,13 +375,8 @@ export class Reservations {
   expire(t: number, budget: number): number {
     let expired = 0;
     for (let n = 0; n < budget; n++) {
-      const inQueue = this.#qLen > 0;
-      const inHeap = this.#heapAt.length > 0;
-      let seq: number;
-      if (inQueue && this.#queueAt[this.#qHead] <= t && (!inHeap || this.#queueAt[this.#qHead] <= this.#heapAt[0]))
-        seq = this.#shift();
-      else if (inHeap && this.#heapAt[0] <= t) seq = this.#pop();
-      else break;
+      const seq = this.#waiting.take(t);
+      if (seq < 0) break;
       const slot = this.#slotOf(seq);
       if (slot < 0) continue; // gone already
       if (this.#status[slot] === OPEN) expired++;
@@ -401,10 +388,7 @@ export class Reservations {
   /** Forgets every reservation. */
   clear(): void {
     for (let slot = 0; slot < this.#top; slot++) if (this.#status[slot] !== FREE) this.#drop(slot);
-    this.#qHead = 0;
-    this.#qLen = 0;
-    this.#heapSeq = [];
-    this.#heapAt = [];
+    this.#waiting.clear();
     this.#closed = [];
     this.#head = 0;
     this.#count = 0;
@@ -442,98 +426,14 @@ export class Reservations {
     this.#free.push(slot);
   }
 
-  // Queues `seq` to expire at `at`: in the queue if it comes in order, else in the heap.
-  #wait(seq: number, at: number): void {
-    const waiting = this.#qLen + this.#heapAt.length;
-    if (waiting > 64 && waiting > 2 * this.#kept) this.#rebuild();
-    const mask = this.#queueAt.length - 1;
-    if (this.#qLen === 0 || this.#queueAt[(this.#qHead + this.#qLen - 1) & mask] <= at) {
-      if (this.#qLen === this.#queueAt.length) this.#regrow(Math.max(FIRST, 2 * this.#qLen));
-      const tail = (this.#qHead + this.#qLen) & (this.#queueAt.length - 1);
-      this.#queueSeq[tail] = seq;
-      this.#queueAt[tail] = at;
-      this.#qLen++;
-      return;
-    }
-    const hs = this.#heapSeq;
-    const ha = this.#heapAt;
-    let i = ha.length;
-    hs.push(seq);
-    ha.push(at);
-    while (i > 0) {
-      const up = (i - 1) >> 1;
-      if (ha[up] <= at) break;
-      hs[i] = hs[up];
-      ha[i] = ha[up];
-      i = up;
-    }
-    hs[i] = seq;
-    ha[i] = at;
-  }
-
-  // The queue (a ring of two typed arrays, a power of two long) at `length`, its entries in order from 0.
-  #regrow(length: number): void {
-    const seqs = new Float64Array(length);
-    const ats = new Float64Array(length);
-    const mask = this.#queueAt.length - 1;
-    for (let i = 0; i < this.#qLen; i++) {
-      seqs[i] = this.#queueSeq[(this.#qHead + i) & mask];
-      ats[i] = this.#queueAt[(this.#qHead + i) & mask];
-    }
-    this.#queueSeq = seqs;
-    this.#queueAt = ats;
-    this.#qHead = 0;
-  }
-
-  // The queue's first entry, taken out.
-  #shift(): number {
-    const seq = this.#queueSeq[this.#qHead];
-    this.#qHead = (this.#qHead + 1) & (this.#queueAt.length - 1);
-    this.#qLen--;
-    return seq;
-  }
-
-  // The heap's first entry, taken out.
-  #pop(): number {
-    const hs = this.#heapSeq;
-    const ha = this.#heapAt;
-    const top = hs[0];
-    const lastSeq = hs.pop() as number;
-    const lastAt = ha.pop() as number;
-    const n = ha.length;
-    if (n > 0) {
-      let i = 0;
-      for (;;) {
-        let child = 2 * i + 1;
-        if (child >= n) break;
-        if (child + 1 < n && ha[child + 1] < ha[child]) child++;
-        if (ha[child] >= lastAt) break;
-        hs[i] = hs[child];
-        ha[i] = ha[child];
-        i = child;
-      }
-      hs[i] = lastSeq;
-      ha[i] = lastAt;
-    }
-    return top;
-  }
-
-  // The queue anew from the reservations kept, sorted by expiry (the heap emptied into it).
+  // The waiting entries anew from the reservations kept, in the order they expire.
   #rebuild(): void {
     const kept: number[] = [];
     for (let slot = 0; slot < this.#top; slot++) if (this.#status[slot] !== FREE) kept.push(slot);
     kept.sort((a, b) => this.#expires[a] - this.#expires[b]);
-    let length = FIRST;
-    while (length < kept.length) length *= 2;
-    this.#queueSeq = new Float64Array(length);
-    this.#queueAt = new Float64Array(length);
-    kept.forEach((slot, i) => {
-      this.#queueSeq[i] = this.#seqs[slot];
-      this.#queueAt[i] = this.#expires[slot];
-    });
-    this.#qHead = 0;
-    this.#qLen = kept.length;
-    this.#heapSeq = [];
-    this.#heapAt = [];
+    this.#waiting.fill(
+      kept.map((slot) => this.#seqs[slot]),
+      kept.map((slot) => this.#expires[slot]),
+    );
   }
 }

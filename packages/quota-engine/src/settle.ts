@@ -69,6 +69,30 @@ export function unsettled(code: SettleCode, reason: string): SettleResult {
   return Object.freeze({ ok: false as const, code, reason });
 }
 
+/** The answer for an id no reservation has (never made, or past its time to live). */
+export function unknownReservation(id: string): SettleResult {
+  return unsettled(
+    "unknown_reservation",
+    `no reservation has the id ${JSON.stringify(id)}: none was made, or its time to live has passed (it was settled as reserved)`,
+  );
+}
+
+/** The answer for a reservation settled (`settled` true) or cancelled before. */
+export function alreadyClosed(id: string, settled: boolean): SettleResult {
+  const was = settled ? "settled" : "cancelled";
+  return unsettled(`already_${was}`, `reservation ${JSON.stringify(id)} was ${was} already: nothing changed`);
+}
+
+/** The answer for an actual naming `name`, a limit reservation `r` did not charge. */
+export function unknownDimension(r: Reserved, name: string): SettleResult {
+  const charged = [...new Set(Array.from({ length: r.size }, (_, i) => r.limit(i)))];
+  const near = check.closest(name, charged);
+  return unsettled(
+    "unknown_dimension",
+    `reservation ${JSON.stringify(r.id)} charged no limit ${JSON.stringify(name)}${near === undefined ? "" : `; did you mean ${JSON.stringify(near)}?`} (it charged ${charged.map((c) => JSON.stringify(c)).join(", ")})`,
+  );
+}
+
 /** The actual units a settle gives, per limit name. */
 export type ActualCost = Readonly<Record<string, number>>;
 

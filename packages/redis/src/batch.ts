@@ -3,11 +3,17 @@
 // script took them.
 import { BUCKET, OK, decide, freshAmount, freshInstant, step } from "@tideward/quota-engine/internal";
 import type { Kind } from "@tideward/quota-engine/internal";
-import type { RedisDecision } from "./decision";
-import { verdict } from "./rules";
+import type { QuotaKey } from "@tideward/quota-engine";
+import { bytes } from "./bytes";
+import type { RedisBatchReport, RedisDecision } from "./decision";
+import type { Names } from "./names";
+import { unknownVerdict, verdict } from "./rules";
 import type { Rule } from "./rules";
 import { slotOf } from "./slot";
-import { GENERAL_STATES, STATE } from "./wire";
+import { ANSWERED } from "./runner";
+import type { Outcome, Runner } from "./runner";
+import { quota } from "./scripts";
+import { GENERAL_STATES, STATE, batchWire } from "./wire";
 import type { BatchInputs } from "./wire";
 
 /** Inputs a batch script call carries at most. */
@@ -75,4 +81,59 @@ export function batchDecisions(
     }
     out[i] = verdict({ rule, kind, cost: costs[i], code, figures: step, now, at: t, path: "store", replayed: false });
   }
+}
+
+/** The batch's report when its limit has no such name: every input refused `unknown_limit`. */
+export function unknownBatch(kind: Kind, limit: string, costs: Float64Array): RedisBatchReport {
+  const n = costs.length;
+  const decisions = new Array<RedisDecision>(n);
+  for (let i = 0; i < n; i++) decisions[i] = unknownVerdict(kind, limit, costs[i]);
+  return { total: n, allowed: 0, denied: n, decisions };
+}
+
+/** What a batch uses of its engine. */
+export interface BatchEngine {
+  readonly runner: Runner;
+  readonly names: Names;
+  readonly cluster: boolean;
+  readonly serverClock: boolean;
+  readonly margin: string;
+  /** An input's decision from the outage mode, for a call Redis did not answer. */
+  readonly outage: (outcome: Outcome, key: QuotaKey, now: number, cost: number) => RedisDecision;
+}
+
+/**
+ * Checks the inputs (read once) one after another against `rule`, many per script call, split
+ * by slot on a cluster, each key's inputs in order; an unanswered call's inputs from the outage mode.
+ */
+export async function runBatch(
+  kind: Kind,
+  rule: Rule,
+  limit: string,
+  inputs: { readonly keys: readonly QuotaKey[]; readonly nows: Float64Array; readonly costs: Float64Array },
+  e: BatchEngine,
+): Promise<RedisBatchReport> {
+  const { keys, nows, costs } = inputs;
+  const n = keys.length;
+  const decisions = new Array<RedisDecision>(n);
+  const names = new Array<string>(n);
+  const one = rule.numbers.oneNumber;
+  for (let i = 0; i < n; i++) names[i] = e.names.state(e.names.tag(keys[i]), kind, limit, keys[i], one);
+  const parts = batchParts(names, e.cluster);
+  await Promise.all(
+    parts.map((part) => {
+      const wire = batchWire(kind, rule, part, { nows, costs, names }, e.serverClock, e.margin);
+      return e.runner.run(quota, wire.keys, wire.args).then((outcome) => {
+        if (outcome.status !== ANSWERED) {
+          for (const i of part) decisions[i] = e.outage(outcome, keys[i], nows[i], costs[i]);
+          return;
+        }
+        const r = bytes(outcome.reply, quota.name, GENERAL_STATES + STATE);
+        batchDecisions(kind, rule, part, { nows, costs, names }, e.serverClock, r, decisions);
+      });
+    }),
+  );
+  let allowed = 0;
+  for (const d of decisions) if (d.allowed) allowed++;
+  return { total: n, allowed, denied: n - allowed, decisions };
 }

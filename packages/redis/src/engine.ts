@@ -1,6 +1,6 @@
 import type { Breaker } from "@tideward/breaker";
 import { badInstant } from "@tideward/limiters/math";
-import { QuotaEngine, QuotaKey } from "@tideward/quota-engine";
+import { QuotaEngine } from "@tideward/quota-engine";
 import type {
   ChargeKind,
   EvaluationInput,
@@ -8,14 +8,17 @@ import type {
   LinkCode,
   QuotaCharge,
   QuotaLink,
-  QuotaStore,
+  ActualCost,
+  ReservationStore,
+  ReserveOptions,
   Result,
+  SettleResult,
+  QuotaKey,
 } from "@tideward/quota-engine";
 import {
   BUCKET,
   EXHAUSTED,
   GCRA,
-  KIND_NAMES,
   OK,
   WINDOW,
   costError,
@@ -33,61 +36,31 @@ import {
 } from "@tideward/quota-engine/internal";
 import type { Kind } from "@tideward/quota-engine/internal";
 import { check } from "@tideward/time/internal";
-import { batchDecisions, batchParts } from "./batch";
+import { runBatch, unknownBatch } from "./batch";
 import { bytes } from "./bytes";
 import { SetReports, readSet } from "./charge-set";
 import type { ScriptClient } from "./client";
+import { SINGLE, isKey, requestIdOf } from "./call-options";
+import type { CallOptions, LimitOptions } from "./call-options";
 import { RedisVerdict } from "./decision";
 import type { RedisAtomicReport, RedisBatchReport, RedisDecision } from "./decision";
 import { DeniedCache } from "./denied";
-import { Fallback } from "./fallback";
+import { Fallback, outageSet } from "./fallback";
 import { Lease, leaseCall } from "./lease";
 import type { LeaseOptions } from "./lease";
 import { Names } from "./names";
-import { resolvePolicy } from "./policy";
-import type { Path, RedisPolicy } from "./policy";
+import type { Path } from "./policy";
+import { resolveQuotaPolicy } from "./quota-policy";
+import type { RedisQuotaPolicy } from "./quota-policy";
+import { Reservations } from "./reservations";
+import type { RedisReserveReport } from "./reservations";
 import { disagree, fromLocal, ruleOf, unknownVerdict, verdict } from "./rules";
 import type { Rule } from "./rules";
 import { ANSWERED, FAILED, Runner, ScriptError, UNKNOWN } from "./runner";
 import type { Outcome } from "./runner";
 import { quota } from "./scripts";
-import { COMMITTED, GENERAL_STATES, SHORT_STATES, STATE, batchWire, setWire, singleArgs } from "./wire";
+import { COMMITTED, SHORT_STATES, STATE, setWire, singleArgs } from "./wire";
 import type { SetCall } from "./wire";
-
-// The request id of a call's options, read once; an unknown option (a misspelt requestId would
-// silently charge twice on a retry) is a TypeError naming the closest known one.
-function requestIdOf(options: CallOptions | undefined, what: string): string | undefined {
-  if (options === undefined) return undefined;
-  return check.options(options, ["requestId"], what).requestId;
-}
-
-const SINGLE = ["RedisQuotaEngine.checkTokenBucket", "RedisQuotaEngine.checkWindow", "RedisQuotaEngine.checkGcra"];
-
-// A key the QuotaKey constructor made: the class's own and frozen as it leaves the constructor
-// (a look-alike made with Object.create is neither, so it cannot stand in for another key). Not
-// the in-process engine's brand check: that holds only for keys of its own build of QuotaKey,
-// and /internal is built apart from the package's main entry, where users' keys come from.
-function isKey(key: unknown): key is QuotaKey {
-  return key instanceof QuotaKey && Object.isFrozen(key);
-}
-
-/** Options of one call: a request id makes a repeat of the same charge a no-op. */
-export interface CallOptions {
-  /**
-   * An id for this charge (a request id, an idempotency key): a repeat with the same id within
-   * {@link RedisPolicy.requestTtl} answers what the first committed (`replayed: true`, the first
-   * call's costs and figures) and charges nothing. Use it to retry an `"indeterminate"` decision
-   * safely. A repeat whose charges name other limits than the first's is refused (a RangeError
-   * naming the id); one with other costs replays the first answer.
-   */
-  readonly requestId?: string;
-}
-
-/** Options of a limit added to a {@link RedisQuotaEngine}. */
-export interface LimitOptions {
-  /** Decide and report, never refuse: the decision's `shadow` says what enforcing would have answered. @defaultValue false */
-  readonly shadow?: boolean;
-}
 
 /**
  * The quota engine on Redis: the in-process {@link @tideward/quota-engine#QuotaEngine | QuotaEngine}'s checks — token bucket, fixed
@@ -112,9 +85,9 @@ export interface LimitOptions {
  * redis.disconnect();
  * await server.stop();
  */
-export class RedisQuotaEngine implements QuotaStore {
+export class RedisQuotaEngine implements ReservationStore {
   /** The policy in force. */
-  readonly policy: RedisPolicy;
+  readonly policy: RedisQuotaPolicy;
   readonly #runner: Runner;
   readonly #rules = new Map<string, Rule>();
   // Validates limits and links and builds hierarchy chains exactly as the in-process engine does.
@@ -126,6 +99,7 @@ export class RedisQuotaEngine implements QuotaStore {
   readonly #serverClock: boolean;
   readonly #margin: string;
   readonly #reports: SetReports;
+  readonly #reservations: Reservations;
 
   /**
    * An engine with no limits over `client`.
@@ -135,13 +109,13 @@ export class RedisQuotaEngine implements QuotaStore {
    * @throws TypeError or RangeError naming a policy field that is invalid, or when `client` is
    *   not a {@link ScriptClient}
    */
-  constructor(client: ScriptClient, policy?: Partial<RedisPolicy>) {
+  constructor(client: ScriptClient, policy?: Partial<RedisQuotaPolicy>) {
     if (client === null || typeof client !== "object" || typeof client.evalsha !== "function") {
       throw new TypeError(
         `RedisQuotaEngine client must be a ScriptClient (ioredisClient(redis) or nodeRedisClient(client)), got ${check.describe(client)}`,
       );
     }
-    this.policy = resolvePolicy(policy, "RedisQuotaEngine");
+    this.policy = resolveQuotaPolicy(policy, "RedisQuotaEngine");
     const p = this.policy;
     this.#runner = new Runner(client, { timeout: p.timeout, breaker: p.breaker, clock: p.monotonic, roll: p.random });
     this.#fallback = new Fallback(p.outage, p.instances, this.#runner.breaker.policy.probe);
@@ -151,6 +125,18 @@ export class RedisQuotaEngine implements QuotaStore {
     this.#serverClock = p.clock === "redis";
     this.#margin = String(p.expiryMargin);
     this.#reports = new SetReports(this.#serverClock);
+    this.#reservations = new Reservations({
+      policy: this.policy,
+      runner: this.#runner,
+      names: this.#names,
+      rules: this.#rules,
+      reports: this.#reports,
+      serverClock: this.#serverClock,
+      margin: this.#margin,
+      isKey,
+      outage: (outcome, call) => this.#outageAtomic(outcome, call),
+      send: (call) => this.#sendSet(call, undefined, undefined),
+    });
   }
 
   /** The breaker Redis calls sit behind (to read its ratio, say). */
@@ -395,24 +381,55 @@ export class RedisQuotaEngine implements QuotaStore {
   }
 
   #outageAtomic(outcome: Outcome, call: SetCall): RedisAtomicReport {
-    const path = this.#outagePath(outcome);
-    const c = call.charges;
-    const charges: QuotaCharge[] = [];
-    const kinds: number[] = [];
-    for (let i = 0; i < call.n; i++) {
-      charges.push({
-        key: c[i * 5] as QuotaKey,
-        limit: c[i * 5 + 1] as string,
-        cost: c[i * 5 + 2] as number,
-        kind: KIND_NAMES[c[i * 5 + 3] as Kind],
-      });
-      kinds.push(c[i * 5 + 3] as Kind);
-    }
-    const report = this.#fallback.atomic(charges, kinds, call.now, call.commit);
-    const decisions = report.decisions.map((d, i) =>
-      fromLocal(d, (c[i * 5 + 4] as Rule | undefined)?.shadow === true, path),
-    );
-    return { ...report, decisions, path, replayed: false };
+    return outageSet(this.#fallback, this.#outagePath(outcome), call);
+  }
+
+  // ── reservations ──────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Reserves a charge set: charges it at once, or none of it, exactly as
+   * {@link RedisQuotaEngine.checkAtomic} would, and writes its record beside it in the same
+   * script call (the record's key on the set's slot), so that the actual cost can be settled
+   * when the work is done ({@link RedisQuotaEngine.settle}) or the whole given back
+   * ({@link RedisQuotaEngine.cancel}). The record lives in Redis for `ttl` ms (and the expiry
+   * margin): a process that dies after reserving leaks nothing, its reservation expiring settled
+   * as reserved. The same id and charges again, while open, answer `"replayed"` and charge
+   * nothing: retry an `"indeterminate"` reserve with its id. Settle from the process that
+   * reserved: it keeps each reservation's keys until it expires.
+   *
+   * While Redis cannot answer, the outage mode decides (`path` says which); a reservation it
+   * admits is kept, and its settle reaches Redis, which settles it if the reserve did run there.
+   *
+   * @param now - the caller's clock, in milliseconds
+   * @param options - `id` (1 to 256 characters, not starting with `#`; one is made when left out)
+   *   and `ttl` (ms, 1 to 2^44; the policy's `reservationTtl` when left out)
+   * @returns a promise rejected with a TypeError or RangeError naming the charge and field, or
+   *   the option, when malformed, or a {@link CrossSlotError} when the keys cannot share a slot
+   *   (nothing is sent)
+   */
+  reserve(charges: readonly QuotaCharge[], now: number, options?: ReserveOptions): Promise<RedisReserveReport> {
+    return this.#reservations.reserve(charges, now, options);
+  }
+
+  /**
+   * Settles reservation `id` at its actual cost per limit name, in one script call: each charge's
+   * difference refunded or topped up by the in-process engine's rules (see its `settle`), the
+   * record closed. Idempotent: a second settle or a cancel after it answers `"already_settled"`
+   * and changes nothing, so a settle that got no answer (the promise rejects, saying so) is
+   * retried safely.
+   *
+   * @param actual - units per limit name, each a whole number of at least 0: `{ tokens: 300 }`
+   * @param now - the caller's clock, in milliseconds
+   * @returns a promise rejected with a TypeError or RangeError naming `id`, `now` or
+   *   `actual["name"]` when malformed (nothing sent), or an Error when Redis did not answer
+   */
+  settle(id: string, actual: ActualCost, now: number): Promise<SettleResult> {
+    return this.#reservations.close(id, actual, now, true);
+  }
+
+  /** Cancels reservation `id`: every charge refunded whole, as a settle at 0; see {@link RedisQuotaEngine.settle}. */
+  cancel(id: string, now: number): Promise<SettleResult> {
+    return this.#reservations.close(id, undefined, now, false);
   }
 
   // ── hierarchy ─────────────────────────────────────────────────────────────────────────────
@@ -487,33 +504,16 @@ export class RedisQuotaEngine implements QuotaStore {
   ): Promise<RedisBatchReport> {
     if (typeof limit !== "string") throw limitError(limit, "limit");
     const k = readKind(kind, "kind");
-    const { keys, nows, costs } = readInputs(inputs, isKey);
-    const n = keys.length;
+    const inputsRead = readInputs(inputs, isKey);
     const rule = this.#rules.get(limit);
-    const decisions = new Array<RedisDecision>(n);
-    if (rule === undefined) {
-      for (let i = 0; i < n; i++) decisions[i] = unknownVerdict(k, limit, costs[i]);
-    } else {
-      const names = new Array<string>(n);
-      const one = rule.numbers.oneNumber;
-      for (let i = 0; i < n; i++) names[i] = this.#names.state(this.#names.tag(keys[i]), k, limit, keys[i], one);
-      const parts = batchParts(names, this.policy.cluster);
-      await Promise.all(
-        parts.map((part) => {
-          const wire = batchWire(k, rule, part, { nows, costs, names }, this.#serverClock, this.#margin);
-          return this.#runner.run(quota, wire.keys, wire.args).then((outcome) => {
-            if (outcome.status !== ANSWERED) {
-              for (const i of part) decisions[i] = this.#outageSingle(outcome, k, keys[i], rule, nows[i], costs[i]);
-              return;
-            }
-            const r = bytes(outcome.reply, quota.name, GENERAL_STATES + STATE);
-            batchDecisions(k, rule, part, { nows, costs, names }, this.#serverClock, r, decisions);
-          });
-        }),
-      );
-    }
-    let allowed = 0;
-    for (const d of decisions) if (d.allowed) allowed++;
-    return { total: n, allowed, denied: n - allowed, decisions };
+    if (rule === undefined) return unknownBatch(k, limit, inputsRead.costs);
+    return runBatch(k, rule, limit, inputsRead, {
+      runner: this.#runner,
+      names: this.#names,
+      cluster: this.policy.cluster,
+      serverClock: this.#serverClock,
+      margin: this.#margin,
+      outage: (outcome, key, now, cost) => this.#outageSingle(outcome, k, key, rule, now, cost),
+    });
   }
 }

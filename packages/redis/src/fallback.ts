@@ -2,7 +2,13 @@
 // of instances (so the fleet together admits about the limit, not N times it), or a constant.
 import { QuotaEngine, limitSpec } from "@tideward/quota-engine";
 import type { AtomicReport, ChargeKind, Decision, LimitSpec, QuotaCharge, QuotaKey } from "@tideward/quota-engine";
+import { KIND_NAMES } from "@tideward/quota-engine/internal";
+import type { Kind } from "@tideward/quota-engine/internal";
+import type { RedisAtomicReport } from "./decision";
 import type { Outage, Path } from "./policy";
+import { fromLocal } from "./rules";
+import type { Rule } from "./rules";
+import type { SetCall } from "./wire";
 
 const KINDS: readonly ChargeKind[] = ["bucket", "window", "gcra"];
 
@@ -96,4 +102,25 @@ export class Fallback {
       ],
     };
   }
+}
+
+/** The outage mode's report of the set `call` (as read for a script call), as a Redis report of `path`. */
+export function outageSet(fallback: Fallback, path: Path, call: SetCall): RedisAtomicReport {
+  const c = call.charges;
+  const charges: QuotaCharge[] = [];
+  const kinds: number[] = [];
+  for (let i = 0; i < call.n; i++) {
+    charges.push({
+      key: c[i * 5] as QuotaKey,
+      limit: c[i * 5 + 1] as string,
+      cost: c[i * 5 + 2] as number,
+      kind: KIND_NAMES[c[i * 5 + 3] as Kind],
+    });
+    kinds.push(c[i * 5 + 3] as Kind);
+  }
+  const report = fallback.atomic(charges, kinds, call.now, call.commit);
+  const decisions = report.decisions.map((d, i) =>
+    fromLocal(d, (c[i * 5 + 4] as Rule | undefined)?.shadow === true, path),
+  );
+  return { ...report, decisions, path, replayed: false };
 }

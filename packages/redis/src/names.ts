@@ -83,6 +83,11 @@ export class Names {
     return this.#prefix + "{" + tag + "}" + "bwgf"[letter] + limit.length + ":" + limit + key.id;
   }
 
+  /** The name reservation `id`'s record lives at, on the slot of `key`'s state (`id` checked by the caller). */
+  record(key: QuotaKey, id: string): string {
+    return this.#prefix + "{" + this.tag(key) + "}v" + id;
+  }
+
   /** The name a request id's stored answer lives at, on the slot of `key`'s state. */
   request(key: QuotaKey, requestId: unknown): string {
     if (typeof requestId !== "string" || requestId.length === 0 || requestId.length > MAX_KEY_PART) {

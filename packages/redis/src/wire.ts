@@ -31,10 +31,25 @@
 //            seen, REPLAYED and what was kept (the reply as first given, then each charge as sent:
 //            cost, p1, p2, three doubles, STORED_CHARGE bytes), charging nothing; or OTHER_KEYS
 //            when it was seen for charges to other keys or in another order.
+//          - a reserve (RESERVE; ARGV[3] the reservation's time to live, ms of the decisions'
+//            clock; KEYS ends with its record's name): a set committed as COMMIT commits it, and
+//            its record written (see parts/state.lua). Reply: a set's; or, when an open record of
+//            this id holds the same charges, REPLAYED, now and the instant it expires (two
+//            doubles), charging nothing; or DUPLICATE when the id is taken otherwise.
 //          - a batch (BATCH; KEYS[i] the state input i touches): its one limit's p1 and p2, then two
 //            arguments an input: its cost and its now ('' for the batch's). Each input is charged
 //            on its own, in order. Reply: COMMITTED, now (8 bytes), STATE bytes for each distinct
 //            key in the order first met.
+//
+// settle.lua, which settles or cancels a reservation:
+//   KEYS   its record, then the state of each charge it made, in order (as its reserve sent them)
+//   ARGV   now (ms; '' for Redis's TIME), the expiry margin (ms), DEBT or CAP (what a top-up that
+//          does not fit does), SETTLED or CANCELLED (the status it closes with), then three
+//          arguments a charge: the units it comes to ('' when its limit is gone: nothing to do),
+//          its limit's p1 and p2 now.
+//   reply  SETTLED_NOW and a double a charge: the units of its top-up not taken (forgiven); or
+//          UNKNOWN_ID (no record, or past its expiry), SETTLED or CANCELLED (closed already), or
+//          OTHER_CHARGES (the record was made for other keys): nothing changed.
 import type { Kind } from "@tideward/quota-engine/internal";
 import { sameSlot } from "./names";
 import { costArg } from "./rules";
@@ -48,6 +63,18 @@ export const REFUSED = 0x30;
 export const REPLAYED = 0x52;
 /** A reply's first byte: the request id was first used for charges to other keys, or in another order. ("N") */
 export const OTHER_KEYS = 0x4e;
+/** A reserve's reply: the id is taken (an open reservation of other charges, or one closed). ("D") */
+export const DUPLICATE = 0x44;
+/** settle.lua's reply: settled or cancelled now; a double a charge follows. ("O") */
+export const SETTLED_NOW = 0x4f;
+/** settle.lua's reply: no reservation of that id is open or closed (never made, or past its expiry). ("U") */
+export const UNKNOWN_ID = 0x55;
+/** A reservation's status, and settle.lua's reply: settled before. ("s") */
+export const SETTLED = "s";
+/** A reservation's status, and settle.lua's reply: cancelled before. ("c") */
+export const CANCELLED = "c";
+/** settle.lua's reply: the record was made for other keys. ("x") */
+export const OTHER_CHARGES = 0x78;
 /** Bytes of one key's state in a reply: two little-endian doubles. */
 export const STATE = 16;
 /** Where the states start in a short form's reply: after its first byte. */
@@ -60,6 +87,9 @@ export const STORED_CHARGE = 24;
 const COMMIT = "c";
 const PEEK = "p";
 const BATCH = "s";
+const RESERVE = "v";
+const DEBT = "d";
+const CAP = "k";
 /** `ARGV[3]` when no request id's answer is kept. */
 const NO_REQUEST_ID = "0";
 
@@ -94,7 +124,8 @@ export interface SetWire {
 /**
  * The keys and arguments of `call`: the short form when it commits on the caller's clock with no
  * request id, else the general one (`ridKey`: the request id's name, or undefined; `ttl` how long
- * its answer is kept, ms).
+ * its answer is kept, ms). With `reserve`, a reserve: `ridKey` is the record's name, `ttl` the
+ * reservation's time to live.
  *
  * @throws a {@link CrossSlotError} when the request id's key cannot share the charges' slot
  */
@@ -104,13 +135,14 @@ export function setWire(
   margin: string,
   ridKey: string | undefined,
   ttl: string,
+  reserve = false,
 ): SetWire {
   const m = call.names.length;
   const committing = call.commit && call.unknown < 0;
   let keys = call.names;
   let args: string[];
   let at: number;
-  const short = committing && ridKey === undefined && !serverClock;
+  const short = committing && ridKey === undefined && !serverClock && !reserve;
   if (short) {
     args = new Array<string>(2 + 3 * m);
     args[0] = String(call.now);
@@ -125,7 +157,7 @@ export function setWire(
     }
     args = new Array<string>(4 + 3 * m);
     args[0] = serverClock ? "" : String(call.now);
-    args[1] = committing ? COMMIT : PEEK;
+    args[1] = !committing ? PEEK : reserve ? RESERVE : COMMIT;
     args[2] = keep;
     args[3] = margin;
     at = 4;
@@ -175,6 +207,49 @@ export function batchWire(
     keys[x] = names[i];
     args[6 + 2 * x] = costArg(costs[i], false); // in a batch every input stands alone
     args[7 + 2 * x] = serverClock || nows[i] === first ? "" : String(nows[i]);
+  }
+  return { keys, args };
+}
+
+/** A reservation as its settle sends it: its record's name, its keys and what each charge comes to. */
+export interface SettleCall {
+  readonly record: string;
+  /** The state of each charge, in order, as the reserve sent them. */
+  readonly names: readonly string[];
+  readonly now: number;
+  /** Whether a top-up that does not fit is owed (else forgiven). */
+  readonly debt: boolean;
+  /** Whether the reservation is settled (else cancelled). */
+  readonly settled: boolean;
+  /** The units each charge comes to. */
+  readonly units: readonly number[];
+  /** Each charge's limit now, undefined when it is gone, and its kind. */
+  readonly rules: readonly (Rule | undefined)[];
+  readonly kinds: readonly Kind[];
+}
+
+/** The keys and arguments of settle.lua for `call`. */
+export function settleWire(call: SettleCall, serverClock: boolean, margin: string): { keys: string[]; args: string[] } {
+  const m = call.names.length;
+  const keys = [call.record, ...call.names];
+  const args = new Array<string>(4 + 3 * m);
+  args[0] = serverClock ? "" : String(call.now);
+  args[1] = margin;
+  args[2] = call.debt ? DEBT : CAP;
+  args[3] = call.settled ? SETTLED : CANCELLED;
+  for (let i = 0; i < m; i++) {
+    const rule = call.rules[i];
+    const at = 4 + 3 * i;
+    if (rule === undefined) {
+      args[at] = "";
+      args[at + 1] = "0";
+      args[at + 2] = "0";
+      continue;
+    }
+    const limit = rule.args[call.kinds[i]];
+    args[at] = String(call.units[i]);
+    args[at + 1] = limit[0];
+    args[at + 2] = limit[1];
   }
   return { keys, args };
 }

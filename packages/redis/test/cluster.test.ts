@@ -5,7 +5,7 @@ import type { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, perSecond } from "@tideward/quota-engine";
 import type { EvaluationInput } from "@tideward/quota-engine";
-import { answer, quotaConformance } from "@tideward/quota-engine/conformance";
+import { answer, quotaConformance, reservationConformance } from "@tideward/quota-engine/conformance";
 import { CrossSlotError, RedisQuotaEngine, ioredisClient, slotOf } from "@tideward/redis";
 import type { ScriptClient } from "@tideward/redis";
 import { startCluster } from "@tideward/redis/testing";
@@ -48,6 +48,42 @@ withRedis("a three-node Redis Cluster", () => {
   quotaConformance({ describe, it, expect }, fresh, {
     name: "conformance on the cluster, clock origin Date.now()",
     origin: 1_700_000_000_000,
+  });
+  // A reservation's record lives under its id on its charges' slot: every case on the node of its tag.
+  for (const origin of [0, 1_700_000_000_000])
+    reservationConformance(
+      { describe, it, expect },
+      ({ topUp }) => {
+        const tag = `case${n++}`;
+        return engine({ prefix: "cv:", hashTag: () => tag, topUp });
+      },
+      { name: `reservations on the cluster, clock origin ${origin}`, origin },
+    );
+
+  it("a reserve across slots is refused before sending, naming the keys; one slot's record sits on it", async () => {
+    const e = engine({ prefix: "cx:" });
+    await e.addLimit(perSecond("r", 10));
+    const [a, b] = [new QuotaKey("acme", "u", "api"), new QuotaKey("beta", "u", "api")];
+    expect(slotOf("{acme}")).not.toBe(slotOf("{beta}"));
+    await expect(
+      e.reserve(
+        [
+          { key: a, limit: "r", cost: 1 },
+          { key: b, limit: "r", cost: 1 },
+        ],
+        0,
+        { id: "across" },
+      ),
+    ).rejects.toBeInstanceOf(CrossSlotError);
+    const r = await e.reserve([{ key: a, limit: "r", cost: 4 }], 0, { id: "one" });
+    expect([r.code, r.path]).toEqual(["reserved", "store"]);
+    // The record, read on the node its slot is on (the slot of the state it was charged with).
+    const record = "cx:{acme}vone";
+    expect(await (client as Cluster).exists(record)).toBe(1);
+    expect(await (client as Cluster).pttl(record)).toBeGreaterThan(0);
+    expect(slotOf(record)).toBe(slotOf(e.redisKey(a, "r")));
+    const settled = await e.settle("one", { r: 1 }, 0);
+    expect(settled.ok && settled.charges.map((c) => c.refunded)).toEqual([3]);
   });
 
   it("keys of different tenants land on different nodes, and a set across them is refused before sending", async () => {

@@ -1,5 +1,6 @@
--- tideward quota engine: one charge set (all or nothing), a peek of one, or a batch (each input on
--- its own, in order), in one round trip. Every key is in KEYS; nothing is named in here. Its
+-- tideward quota engine: one charge set (all or nothing), a peek of one, a reserve (a charge set
+-- and its record, to settle by settle.lua) or a batch (each input on its own, in order), in one
+-- round trip. Every key is in KEYS; nothing is named in here. Its
 -- arguments and replies are documented beside the code that sends and reads them, src/wire.ts; a
 -- key's state, a limit's numbers and a charge's step in parts/state.lua.
 --
@@ -14,24 +15,35 @@ local m = #KEYS
 local mode = ARGV[2]
 -- The short form (a set committed on the caller's clock with no request id) has its expiry margin
 -- where the general form has its mode.
-local short = mode ~= 'c' and mode ~= 'p' and mode ~= 's'
+local short = mode ~= 'c' and mode ~= 'p' and mode ~= 's' and mode ~= 'v'
 local now, margin, base, rid, sum
 if short then
   now, margin, base, mode = ARGV[1] + 0, mode + 0, 3, 'c'
 else
+  now = clock(ARGV[1])
+  margin, base = ARGV[4] + 0, 5
   if ARGV[3] ~= '0' then
-    -- A request id: its key, the last of KEYS, holds the answer it was first given, the charges as
-    -- sent and `sum`, 16 hex digits (64 bits) of the SHA1 of their keys' names, each
-    -- length-prefixed (in place of the names, 30 to 2 000 bytes each, so a record of three
-    -- charges keeps 145 bytes; two lists of keys agree by chance, under one id within its TTL,
-    -- once in 2^64).
+    -- A request id's key, or a reservation's record (mode 'v'), the last of KEYS. A request id's
+    -- holds the answer it was first given, the charges as sent and the `digest` of their keys (in
+    -- place of the names, so an answer of three charges keeps 145 bytes).
     rid = KEYS[m]
     m = m - 1
-    local names = {}
-    for c = 1, m do names[c] = #KEYS[c] .. ':' .. KEYS[c] end
-    sum = redis.sha1hex(table.concat(names)):sub(1, 16)
+    sum = digest(1, m)
     local seen = redis.pcall('GET', rid)
-    if seen then
+    if mode == 'v' then
+      local s, at = reservation(rid, seen, now, sum, m)
+      if s == 'o' then
+        -- Open with the same keys: with the same costs too, it is reserved already.
+        for c = 1, m do
+          local cost = ARGV[base + c * 3 - 3] + 0
+          if cost < 0 then cost = -cost end
+          if struct.unpack('<d', seen, RECORD + c * 16 - 15) ~= cost then s = 'x' end
+        end
+        if s == 'o' then return 'R' .. struct.pack('<dd', now, at) end
+      end
+      -- Open with other charges, settled or cancelled: the id is taken.
+      if s ~= '' then return 'D' end
+    elseif seen then
       if seen.err then
         foreign(rid, seen, 'a request id\'s answer')
       end
@@ -40,8 +52,6 @@ else
       return 'R' .. seen:sub(1, -17)
     end
   end
-  now = clock(ARGV[1])
-  margin, base = ARGV[4] + 0, 5
 end
 
 if mode == 's' then
@@ -160,7 +170,7 @@ end
 -- and whether it is the first write of a key that was absent (`nx`, counted in `fresh`).
 local failed = false
 local unwritten, created = 0, 0
-if mode == 'c' then
+if mode == 'c' or mode == 'v' then
   local latest = nil
   if m > 16 then latest = {} end
   for c = 1, m do
@@ -262,7 +272,20 @@ for c = 1, m do
 end
 
 reply = '1' .. reply
-if rid then
+if mode == 'v' then
+  -- The reservation's record, open for ARGV[3] ms of the decisions' clock (and the margin on
+  -- Redis's): each charge's cost and, for a window, the end of the window it was counted in.
+  local rec = {}
+  for c = 1, m do
+    local o = c * 3
+    local cost, ends = ARGV[base + o - 3] + 0, 0
+    if cost < 0 then cost = -cost end
+    if st[o] == 'window' then ends = st[o - 1] end
+    rec[c] = struct.pack('<dd', cost, ends)
+  end
+  local ttl = ARGV[3] + 0
+  redis.call('SET', rid, 'o' .. struct.pack('<d', now + ttl) .. sum .. table.concat(rec), 'PX', math.floor(ttl + margin) + 1)
+elseif rid then
   -- Kept with the charges as sent (cost, p1, p2 each, 24 bytes), so that a repeat with other costs
   -- replays this answer as it was made, and `sum`.
   local sent = {}

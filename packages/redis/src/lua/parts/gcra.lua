@@ -4,8 +4,7 @@
 -- How far ahead of its reading a flow of `burst` may be left, in ms: `burst` intervals and the
 -- slack (a billionth of the burst, at most 2^-10, in intervals).
 local function reach(burst, interval)
-  local slack = burst * 1e-9
-  if slack > 0.0009765625 then slack = 0.0009765625 end
+  local slack = slackOf(burst)
   local most = burst * interval + slack * interval
   return most
 end

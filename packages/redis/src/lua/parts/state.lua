@@ -101,11 +101,17 @@ local function expiry(f, margin)
   return e
 end
 
--- E of a stored state (a, b), fresh again at F = b (a bucket of one number), at
+-- When a stored state (a, b) is a fresh key's again: at F = b (a bucket of one number), at
 -- `b + (capacity − tokens) / perMs` (a bucket), at its TAT `b + a` (GCRA), at its end `b` (a window).
-local function expires(a, b, kind, p1, p2, margin)
+local function freshAt(a, b, kind, p1, p2)
   local f = b
   if kind == 'bucket' then f = b + (p1 - a) / p2 elseif kind == 'gcra' then f = b + a end
+  return f
+end
+
+-- E of a stored state (a, b).
+local function expires(a, b, kind, p1, p2, margin)
+  local f = freshAt(a, b, kind, p1, p2)
   local e = expiry(f, margin)
   return e
 end
@@ -147,4 +153,44 @@ local function step(a, b, t, cost, kind, p1, p2)
     if kind == 'one' then na, nb = 0, f end
   end
   return fits, na, nb, f
+end
+
+-- 16 hex digits (64 bits) of the SHA1 of the names KEYS[from] to KEYS[to], each length-prefixed:
+-- what a request id's answer and a reservation's record keep in place of the names (30 to 2 000
+-- bytes each). Two lists of keys agree by chance, under one id within its time to live, once in 2^64.
+local function digest(from, to)
+  local names = {}
+  for c = from, to do names[c - from + 1] = #KEYS[c] .. ':' .. KEYS[c] end
+  local sum = redis.sha1hex(table.concat(names)):sub(1, 16)
+  return sum
+end
+
+-- A reservation's record (quota.lua's reserve writes it, settle.lua closes it), under a key of its
+-- id on its charges' slot: its status, 'o' (open), 's' (settled) or 'c' (cancelled); the instant it
+-- expires, a double on the decisions' clock; the `digest` of its keys; then two doubles a charge,
+-- its cost and the end of the window it was counted in (0 for the other kinds). RECORD bytes before
+-- the charges. Redis drops it when its time to live and the expiry margin have passed.
+local RECORD = 25
+local A_RECORD = 'a reservation (a status, a double, 16 hex digits, two doubles a charge)'
+
+-- What the record `v` (GET's answer under `key`) says at `now` of a reservation of `m` charges to
+-- keys of digest `sum`: '' when there is none (absent, or past the instant it expires), 'x' when it
+-- was made for other keys, else its status; and that instant. Anything but a record is refused.
+local function reservation(key, v, now, sum, m)
+  local s, at = '', 0
+  if v then
+    if type(v) == 'string' and #v >= RECORD and (#v - RECORD) % 16 == 0 then
+      s = v:sub(1, 1)
+      at = struct.unpack('<d', v, 2)
+    end
+    if not ((s == 'o' or s == 's' or s == 'c') and at == at) then
+      foreign(key, v, A_RECORD)
+    end
+    if not (now < at) then
+      s = ''
+    elseif #v ~= RECORD + 16 * m or v:sub(10, RECORD) ~= sum then
+      s = 'x'
+    end
+  end
+  return s, at
 end

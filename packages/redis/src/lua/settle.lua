@@ -1,0 +1,53 @@
+-- tideward reservations: settle or cancel one, in one round trip. KEYS[1] is its record (written by
+-- quota.lua's reserve; parts/state.lua says what it holds), then the state of each charge it made,
+-- in order. Its arguments and reply are documented beside the code that sends and reads them,
+-- src/wire.ts; each charge's step is parts/adjust.lua.
+
+local now = clock(ARGV[1])
+local margin, debt = ARGV[2] + 0, ARGV[3] == 'd'
+local m = #KEYS - 1
+local rec = redis.pcall('GET', KEYS[1])
+local sum = digest(2, m + 1)
+local s = reservation(KEYS[1], rec, now, sum, m)
+if s ~= 'o' then
+  if s == '' then s = 'U' end
+  return s
+end
+
+-- Each charge in turn, on its key's state as the charges before it left it: the units it comes
+-- to ('' for a limit removed since: nothing to do) against the cost it reserved.
+local missed = {}
+for c = 1, m do
+  local o = 3 + c * 3
+  local units = ARGV[o - 1]
+  local delta = 0
+  if units ~= '' then delta = units - struct.unpack('<d', rec, RECORD + c * 16 - 15) end
+  local left = 0
+  if delta ~= 0 then
+    local p1, p2 = ARGV[o] + 0, ARGV[o + 1] + 0
+    local kind = kindOf(p1, p2)
+    local key = KEYS[c + 1]
+    local v = redis.pcall('GET', key)
+    local a, b, old = 0, 0, -1
+    if v then
+      local _
+      _, a, b = decode(key, v, kind)
+      old = expires(a, b, kind, p1, p2, margin)
+    else
+      a, b = fresh(now, kind, p1)
+    end
+    local opened = struct.unpack('<d', rec, RECORD + c * 16 - 7)
+    local na, nb
+    na, nb, left = adjust(a, b, now, delta, debt, opened, kind, p1, p2)
+    -- A key with no state changes only by a top-up (a refund finds it full, closed or at rest).
+    if v or delta - left > 0 then
+      local f = freshAt(na, nb, kind, p1, p2)
+      local ms = px(f, old, margin, now)
+      local value = encode(na, nb, kind)
+      write(key, value, ms)
+    end
+  end
+  missed[c] = struct.pack('<d', left)
+end
+redis.call('SET', KEYS[1], ARGV[4] .. rec:sub(2), 'KEEPTTL')
+return 'O' .. table.concat(missed)

@@ -2,7 +2,7 @@
 // naming the first bad field. It builds new objects only; the engine swaps them in after the whole
 // snapshot has been read, so a bad one changes nothing.
 import { MAX_INSTANT, above } from "@tideward/limiters/math";
-import { check } from "@tideward/time/internal";
+import { check, read as readers } from "@tideward/time/internal";
 import { SnapshotError } from "./errors";
 import { FairShare, subjectProblem, weightProblem } from "./fair";
 import { Links } from "./hierarchy";
@@ -28,30 +28,10 @@ export interface Restored {
   readonly overrides: number;
 }
 
-function fail(field: string, problem: string): never {
-  throw new SnapshotError(field, problem);
-}
-
-// An own-data-property record with exactly `fields`: no prototype other than Object's (or none),
-// no getters, no extra keys (so "__proto__" or "constructor" arriving as own keys are refused).
-function record(value: unknown, path: string, fields: readonly string[]): Record<string, unknown> {
-  if (value === null || typeof value !== "object" || Array.isArray(value))
-    fail(path, `must be an object, got ${check.describe(value)}`);
-  const proto: unknown = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) fail(path, "must be a plain object");
-  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
-  for (const key of Reflect.ownKeys(value)) {
-    if (typeof key !== "string" || !fields.includes(key))
-      fail(path, `has an unexpected field ${typeof key === "string" ? JSON.stringify(key) : String(key)}`);
-  }
-  for (const field of fields) {
-    const d = Object.getOwnPropertyDescriptor(value, field);
-    if (d === undefined) fail(`${path}.${field}`, "is missing");
-    else if (!("value" in d)) fail(`${path}.${field}`, "must be a plain value, not an accessor");
-    else out[field] = d.value;
-  }
-  return out;
-}
+// A refusal, and a record of exactly its fields, read as every package's snapshot is read.
+// (Typed here, so that a call of `fail` ends its branch for the compiler as a function would.)
+const fail: (path: string, problem: string) => never = readers.fail;
+const record: (value: unknown, path: string, fields: readonly string[]) => Record<string, unknown> = readers.record;
 
 function list(value: unknown, path: string): readonly unknown[] {
   if (!Array.isArray(value) || Object.getPrototypeOf(value) !== Array.prototype)

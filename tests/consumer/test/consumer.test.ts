@@ -56,10 +56,6 @@ function terminal(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
     npm_config_audit: "false",
     npm_config_fund: "false",
     npm_config_update_notifier: "false",
-    // npm waits 5 minutes on a stalled download by default, longer than a test's install may take:
-    // a stalled socket is dropped after 30 s and the download tried again, up to 4 times.
-    npm_config_fetch_timeout: "30000",
-    npm_config_fetch_retries: "4",
     ...extra,
   };
 }

@@ -17,17 +17,7 @@ import { coerce, hashFor, parseHash, resolve, shown } from "./state.ts";
 import type { Change } from "./state.ts";
 import { closeTuner, openTuner } from "./tuner.ts";
 import { duration as describe, withUnit } from "./units.ts";
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  props: Partial<Record<string, string>> = {},
-  ...children: (Node | string)[]
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(props)) if (value !== undefined) node.setAttribute(name, value);
-  node.append(...children);
-  return node;
-}
+import { el } from "./dom.ts";
 
 function must<T extends Element>(selector: string): T {
   const found = document.querySelector<T>(selector);

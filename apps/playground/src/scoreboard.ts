@@ -8,17 +8,7 @@ import claimsUrl from "./claims/claims.json?url";
 import type { ClaimsData, SituationData } from "./claims/data.ts";
 import { defaultToo, method } from "./claims/markdown.ts";
 import { all, atDefaults, best, range, tally, tallyText, verdictOf } from "./claims/stats.ts";
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  props: Record<string, string> = {},
-  ...children: (Node | string)[]
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) node.setAttribute(k, v);
-  node.append(...children);
-  return node;
-}
+import { el } from "./dom.ts";
 
 /** The claims, as `pnpm claims` last wrote them. */
 export async function loadClaims(): Promise<ClaimsData> {

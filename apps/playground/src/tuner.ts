@@ -21,19 +21,9 @@ import {
   writeTuner,
 } from "./tuner-model.ts";
 import type { Point, TunerState } from "./tuner-model.ts";
+import { el as h } from "./dom.ts";
 
 const SVG = "http://www.w3.org/2000/svg";
-
-function h<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  props: Record<string, string> = {},
-  ...children: (Node | string)[]
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) node.setAttribute(k, v);
-  node.append(...children);
-  return node;
-}
 
 function s<K extends keyof SVGElementTagNameMap>(
   tag: K,

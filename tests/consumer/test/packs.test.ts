@@ -14,13 +14,16 @@ import { closure, publicPackages } from "./workspace";
 // its nearest peer) unpacks to 465,428 bytes by `npm pack --dry-run --json` of its published
 // tarball: @tideward/guard with everything it installs must not weigh more.
 const GUARD_WITH_DEPENDENCIES = 465_428;
-// Every package within 150 kB, but three that carry more than their own code: the simulator
-// (its catalogue of eighteen scenarios, each with the prose of its report), the quota engine (the conformance suites every store adapter
-// runs, a third of its code) and the Redis store (its Lua scripts, embedded as strings).
+// Every package within 150 kB, but four that carry more than their own code: the simulator
+// (its catalogue of eighteen scenarios, each with the prose of its report), the quota engine (the
+// conformance suites every store adapter runs, a third of its code), the Redis store (its Lua
+// scripts, embedded as strings) and the guard (a client guard and a server admission with three
+// framework adapters: two packages' worth in one, still held whole to cockatiel's size above).
 const TARGET: Record<string, number> = {
   "@tideward/sim": 450_000,
   "@tideward/quota-engine": 225_000,
   "@tideward/redis": 200_000,
+  "@tideward/guard": 175_000,
 };
 const PACKAGE = 150_000;
 

@@ -20,6 +20,7 @@ export type { HeaderSource } from "./retry-after";
 export { admit } from "./admit";
 export type { Admission, AdmitOptions, Field, QuotaAdmission, Verdict } from "./admit";
 export type { Limit, LimitKind } from "./limits";
+export type { LimitOverride } from "./keyed-limits";
 export { admitFetch } from "./fetch-handler";
 export type { AdmitFetchOptions } from "./fetch-handler";
 export { addressKey, clientAddress } from "./identity";

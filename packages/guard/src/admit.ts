@@ -1,5 +1,5 @@
 import type { Gate } from "@tideward/limiters";
-import type { AtomicReport, QuotaCharge } from "@tideward/quota-engine";
+import type { AtomicReport, QuotaCharge, ReservationStore } from "@tideward/quota-engine";
 import type { Shed, Shedder, Ticket } from "@tideward/shedder";
 import { systemClock } from "@tideward/time";
 import { check } from "@tideward/time/internal";
@@ -10,6 +10,7 @@ import { MAX_KEY, MAX_LIMITS, checkBytes, checkLimits, wholeCost } from "./limit
 import type { Checked, Limit } from "./limits";
 import { PROBLEM_JSON, problemBody } from "./problem";
 import { checkNames, quotaSpecs, quotaStates } from "./quota-admission";
+import { Reservation, reserveOption, reservedId, unreserved } from "./quota-reservation";
 import type { QuotaAdmission, QuotaSpecs } from "./quota-admission";
 import { LIMIT_FIELD, POLICY_FIELD, limitMember, policyLine, seconds } from "./ratelimit-fields";
 import { sfInteger, sfString } from "./structured";
@@ -22,6 +23,7 @@ import type { Field, Verdict } from "./verdict";
 
 export type { Field, Verdict } from "./verdict";
 export type { QuotaAdmission } from "./quota-admission";
+export type { Actual, ReserveOption, Settling } from "./quota-reservation";
 
 /** Options of {@link admit}; every policy is optional. */
 export interface AdmitOptions {
@@ -170,6 +172,7 @@ export function admit(options?: AdmitOptions): Admission {
     throw new TypeError(`admit fields must be "always", "low" or "refused", got ${check.describe(show)}`);
   const quota = o.quota;
   const specs = quota === undefined ? undefined : quotaSpecs(quota);
+  const reserving = quota === undefined ? undefined : reserveOption(quota.reserve, quota.store);
 
   const refuse = (
     status: 429 | 503,
@@ -297,6 +300,31 @@ export function admit(options?: AdmitOptions): Admission {
     ticket: Ticket | undefined,
     entered: boolean,
   ): Verdict => {
+    if (reserving === undefined) return decided(report, charges, key, cost, now, ticket, entered, undefined);
+    // No room for one more reservation in the store: a capacity refusal, nothing reserved.
+    if (unreserved(report)) return refuse(503, "quota", busy, [], [], ticket, entered);
+    const id = reservedId(report);
+    const held = id === undefined ? undefined : new Reservation(quota?.store as ReservationStore, id, clock);
+    // Whatever refuses or throws from here on cancels it: the request will not run.
+    try {
+      const v = decided(report, charges, key, cost, now, ticket, entered, held);
+      if (!v.allowed) held?.settle("cancel");
+      return v;
+    } catch (error) {
+      held?.settle("cancel");
+      throw error;
+    }
+  };
+  const decided = (
+    report: unknown,
+    charges: readonly QuotaCharge[],
+    key: string,
+    cost: number,
+    now: number | undefined,
+    ticket: Ticket | undefined,
+    entered: boolean,
+    held: Reservation | undefined,
+  ): Verdict => {
     const { allowed, states, violated, wait } = quotaStates(report, charges, specs as QuotaSpecs, busy);
     const fields = fieldsOf(states);
     let before: readonly Field[] | undefined;
@@ -323,6 +351,7 @@ export function admit(options?: AdmitOptions): Admission {
       ticket,
       entered ? gate : undefined,
       clock,
+      held,
     );
   };
 
@@ -354,7 +383,11 @@ export function admit(options?: AdmitOptions): Admission {
         if (!Array.isArray(charges))
           throw new TypeError(`admit quota.charges answered ${check.describe(charges)}, not an array of charges`);
         checkNames(charges, specs as QuotaSpecs);
-        const report = quota.store.checkAtomic(charges, now) as unknown;
+        const report = (
+          reserving === undefined
+            ? quota.store.checkAtomic(charges, now)
+            : (quota.store as ReservationStore).reserve(charges, now, reserving)
+        ) as unknown;
         if (typeof (report as PromiseLike<AtomicReport> | null)?.then === "function") {
           const t = ticket;
           const e = entered;

@@ -18,7 +18,7 @@ export type { Fetch, GuardFetchOptions } from "./fetch";
 export { parseRateLimit, parseResetField, parseRetryAfter, waitHint } from "./retry-after";
 export type { HeaderSource } from "./retry-after";
 export { admit } from "./admit";
-export type { Admission, AdmitOptions, Field, QuotaAdmission, Verdict } from "./admit";
+export type { Actual, Admission, AdmitOptions, Field, QuotaAdmission, ReserveOption, Settling, Verdict } from "./admit";
 export type { Limit, LimitKind } from "./limits";
 export type { LimitOverride } from "./keyed-limits";
 export { admitFetch } from "./fetch-handler";

@@ -88,7 +88,7 @@ const servers: readonly (readonly [string, Serve])[] = [
     "node:http",
     (a) => {
       const middleware = admitNode(a, {
-        cost: (req) => maxTokens(req.headers["x-max-tokens"] as string),
+        cost: (req) => maxTokens(req.headers["x-max-tokens"]),
         actual: nodeActual,
       });
       return listening(
@@ -112,7 +112,7 @@ const servers: readonly (readonly [string, Serve])[] = [
     (a) => {
       const app = express();
       app.set("env", "test");
-      app.use(admitNode(a, { cost: (req) => maxTokens(req.headers["x-max-tokens"] as string), actual: nodeActual }));
+      app.use(admitNode(a, { cost: (req) => maxTokens(req.headers["x-max-tokens"]), actual: nodeActual }));
       app.get("/ok", (_req, res) => void res.set("x-usage-tokens", "300").send("ok"));
       app.get("/boom", () => {
         throw new Error("handler failed");
@@ -205,14 +205,14 @@ function suite(engine: () => Promise<Engine>): void {
 }
 
 describe("reserve and settle through the adapters, in process", () => {
-  suite(async () => {
+  suite(() => {
     const engine = new QuotaEngine();
     engine.addLimit(tokens);
-    return {
+    return Promise.resolve({
       store: engine,
       left: () =>
         Promise.resolve(engine.peekAtomic([charge(tenant, "tokens", 1)], Date.now()).decisions[0].remaining + 1),
-    };
+    });
   });
 });
 

@@ -4,7 +4,7 @@
 // Redis: reserve-adapters.test.ts.
 import { describe, expect, it } from "vitest";
 import { admit } from "@tideward/guard";
-import type { QuotaAdmission, Verdict } from "@tideward/guard";
+import type { QuotaAdmission, Settling, Verdict } from "@tideward/guard";
 import { QuotaEngine, QuotaKey, charge, limitSpec } from "@tideward/quota-engine";
 import type { QuotaStore, ReservationStore } from "@tideward/quota-engine";
 
@@ -71,7 +71,7 @@ describe.each([0, 1_700_000_000_123.375])("admit's quota.reserve with the clock 
     ];
     for (const [i, actual] of actuals.entries()) {
       const v = sync(admission.check("alice", 100));
-      v.settle(actual === "reject" ? Promise.reject(new Error("the body could not be read")) : actual);
+      v.settle(actual === "reject" ? Promise.reject(new Error("the body could not be read")) : (actual as Settling));
       await settled();
       expect([left(), open()], `actual #${i}`).toEqual([1_000 - 100 * (i + 1), 0]);
     }
@@ -111,10 +111,10 @@ describe.each([0, 1_700_000_000_123.375])("admit's quota.reserve with the clock 
     // A store answering promises: two requests of one key are both asked, then both reserve.
     const store = {
       limit: (name: string) => engine.limit(name),
-      checkAtomic: async (...args: Parameters<QuotaEngine["checkAtomic"]>) => engine.checkAtomic(...args),
-      reserve: async (...args: Parameters<QuotaEngine["reserve"]>) => engine.reserve(...args),
-      settle: async (...args: Parameters<QuotaEngine["settle"]>) => engine.settle(...args),
-      cancel: async (...args: Parameters<QuotaEngine["cancel"]>) => engine.cancel(...args),
+      checkAtomic: (...args: Parameters<QuotaEngine["checkAtomic"]>) => Promise.resolve(engine.checkAtomic(...args)),
+      reserve: (...args: Parameters<QuotaEngine["reserve"]>) => Promise.resolve(engine.reserve(...args)),
+      settle: (...args: Parameters<QuotaEngine["settle"]>) => Promise.resolve(engine.settle(...args)),
+      cancel: (...args: Parameters<QuotaEngine["cancel"]>) => Promise.resolve(engine.cancel(...args)),
     } as unknown as ReservationStore;
     const admission = admit({
       clock: () => t0,

@@ -2,8 +2,11 @@
 // units once the response is done: the verdict's own settle, every way a request can end, and
 // every callback that throws, against the in-process engine. Through the adapters and on a real
 // Redis: reserve-adapters.test.ts.
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { admit } from "@tideward/guard";
+import { admit, admitFetch } from "@tideward/guard";
+import { admitNode } from "@tideward/guard/node";
 import type { QuotaAdmission, Settling, Verdict } from "@tideward/guard";
 import { QuotaEngine, QuotaKey, charge, limitSpec } from "@tideward/quota-engine";
 import type { QuotaStore, ReservationStore } from "@tideward/quota-engine";
@@ -182,3 +185,69 @@ describe.each([0, 1_700_000_000_123.375])("admit's quota.reserve with the clock 
     );
   });
 });
+
+describe("a client that leaves before a store answering promises has reserved", () => {
+  it("has its reservation cancelled, through admitFetch and through admitNode on node:http", async () => {
+    const engine = new QuotaEngine();
+    engine.addLimit(tokens);
+    let open = (): void => undefined;
+    let decided = new Promise<void>((resolve) => (open = resolve));
+    const store = {
+      limit: (name: string) => engine.limit(name),
+      checkAtomic: () => Promise.reject(new Error("not used")),
+      reserve: async (...args: Parameters<QuotaEngine["reserve"]>) => {
+        await decided;
+        return engine.reserve(...args);
+      },
+      settle: (...args: Parameters<QuotaEngine["settle"]>) => Promise.resolve(engine.settle(...args)),
+      cancel: (...args: Parameters<QuotaEngine["cancel"]>) => Promise.resolve(engine.cancel(...args)),
+    } as unknown as ReservationStore;
+    const admission = admit({
+      gate: 2,
+      quota: { store, charges: (_key, cost) => [charge(tenant, "tokens", cost)], reserve: true },
+    });
+    const whole = () => engine.peekAtomic([charge(tenant, "tokens", 1_000)], Date.now()).allowed;
+    let handled = 0;
+    // Through admitFetch: the request's signal aborts while the store decides.
+    const leaving = new AbortController();
+    const handler = admitFetch(admission, () => (handled++, new Response("ok")), { cost: () => 400 });
+    const answer = handler(new Request("http://localhost/", { signal: leaving.signal }));
+    leaving.abort();
+    open();
+    expect((await answer).status).toBe(499);
+    await until(() => engine.stats().reservations === 0 && admission.gate?.held === 0);
+    expect([whole(), handled]).toEqual([true, 0]);
+    // Through admitNode: the connection closes while the store decides.
+    decided = new Promise<void>((resolve) => (open = resolve));
+    const middleware = admitNode(admission, { cost: () => 400 });
+    const server = createServer((req, res) => middleware(req, res, () => (handled++, res.end("ok"))));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    let closed = false;
+    server.on("connection", (socket) => socket.on("close", () => void (closed = true)));
+    try {
+      const client = new AbortController();
+      const call = fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, {
+        signal: client.signal,
+      }).catch(() => "aborted");
+      await until(() => admission.gate?.held === 1);
+      client.abort();
+      expect(await call).toBe("aborted");
+      await until(() => closed);
+      open();
+      await until(() => engine.stats().reservations === 0 && admission.gate?.held === 0);
+      expect([whole(), handled]).toEqual([true, 0]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+/** Waits (bounded) until `test` holds. */
+async function until(test: () => boolean, ms = 5_000): Promise<void> {
+  const end = performance.now() + ms;
+  while (!test()) {
+    if (performance.now() > end) throw new Error("condition not reached in time");
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}

@@ -90,33 +90,20 @@ export interface Admission {
   /** How many client keys have per-key limiter state. */
   readonly keys: number;
   /**
-   * Replaces the per-key limit named `limit.name` while the service runs (a plan upgrade, an
-   * incident that halves a noisy client): every key keeps its state, re-based at the clock's
-   * reading — a bucket its level, clamped to the new quota; a window its count; a GCRA flow how
-   * far ahead it runs, at most the new burst's worth — and the fields advertise the new limit
-   * from the next response on. `kind` left out is the limit's; it cannot change. One pass over
-   * the keys with state.
-   * @throws TypeError/RangeError for a bad limit, a name admit does not have (naming the nearest),
-   *   another kind, or limits past `maxBytes`; nothing changes
+   * Replaces the per-key limit named `limit.name` at the clock's reading (`kind` left out is its
+   * own, and cannot change): every key's state re-based, the fields advertising the new limit.
+   * @throws TypeError/RangeError for bad input, naming it (nothing changes)
    */
   replaceLimit(limit: Limit): void;
-  /**
-   * Removes the per-key limit named `name`, with every key's state of it and every override of it.
-   * @throws RangeError for a name admit does not have (naming the nearest); nothing changes
-   */
+  /** Removes the per-key limit named `name`, its state and overrides. @throws RangeError for a name admit lacks */
   removeLimit(name: string): void;
   /**
-   * Gives one client key its own quota or window for the limit named `limit` (a tenant on another
-   * plan), without a limit of its own: its state is re-based as by `replaceLimit`, its fields
-   * advertise its own figures, and a later `replaceLimit` keeps the fields it gave over the new
-   * limit. Set again, the fields replace the ones before. At most `maxKeys` keys have overrides.
-   * @throws TypeError/RangeError for a bad key, limit name or field; nothing changes
+   * Gives `key` its own `quota` or `window` for the limit named `limit`, its state re-based; a
+   * later `replaceLimit` keeps them. At most `maxKeys` keys have overrides.
+   * @throws TypeError/RangeError for bad input, naming it (nothing changes)
    */
   setOverride(key: string, limit: string, fields: LimitOverride): void;
-  /**
-   * Takes `key`'s override of the limit named `limit` away: its state re-based onto the limit.
-   * @throws RangeError when the key has no override of it; nothing changes
-   */
+  /** Takes `key`'s override of `limit` away, its state re-based. @throws RangeError when it has none */
   removeOverride(key: string, limit: string): void;
 }
 

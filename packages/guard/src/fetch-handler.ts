@@ -25,12 +25,9 @@ export interface AdmitFetchOptions<Rest extends unknown[]> {
   /** Units the request spends from each limit. @defaultValue 1 */
   readonly cost?: (request: Request, ...rest: Rest) => number;
   /**
-   * With admit's `quota.reserve`: the actual units the request came to, per limit name, read off
-   * the handler's response when it returns — a header, or the body's usage field read from
-   * `response.clone()` (the response itself goes to the client). A promise is awaited, the
-   * response answered meanwhile. Not called when the handler throws or the client aborted first:
-   * those, a function that throws, and `undefined`, settle as reserved.
-   * @defaultValue every reservation settled as reserved
+   * With admit's `quota.reserve`: the actual units per limit name, read off the handler's
+   * response (a header, or the body of `response.clone()`); a promise is awaited. Not asked when
+   * the handler threw; `undefined` or a throw settles as reserved. @defaultValue settled as reserved
    */
   readonly actual?: (response: Response, request: Request, ...rest: Rest) => Actual | PromiseLike<Actual>;
 }

@@ -24,11 +24,9 @@ export interface QuotaAdmission {
   /** The charges one request of `cost` units from `key` makes, all or none. */
   readonly charges: (key: string, cost: number) => readonly QuotaCharge[];
   /**
-   * Reserve the charges instead of charging them, and settle them when the response is done
-   * (`Verdict.settle`; the adapters' `actual` option reads the actual units off the response):
-   * what `charges(key, cost)` gives is the estimate, reserved atomically as a charge set is
-   * charged. `true`, or `{ ttl }`, the ms a reservation stays open unsettled before it expires,
-   * settled as reserved. Needs a store with `reserve`, `settle` and `cancel`. @defaultValue false
+   * Reserve the charges (their costs the estimate) and settle them when the response is done
+   * (`Verdict.settle`, the adapters' `actual`): `true`, or `{ ttl }` in ms. Needs a store with
+   * `reserve`, `settle` and `cancel`. @defaultValue false
    */
   readonly reserve?: boolean | ReserveOption;
 }

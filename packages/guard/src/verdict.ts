@@ -42,14 +42,10 @@ export interface Verdict {
   /** The id of the quota reservation this request holds (admit's `quota.reserve`); `undefined` without one. */
   readonly reservation: string | undefined;
   /**
-   * Settles the request's quota reservation once, when its work is done: at `actual` units per
-   * limit name (a limit left out settles as reserved; `undefined` settles all as reserved), at a
-   * promise of them once it resolves (as reserved if it rejects), or `"cancel"`, everything given
-   * back, for a request that did no work. An actual the store refuses (negative, not whole, a
-   * limit the reservation did not charge) settles as reserved. Never throws; a store that fails
-   * leaves the reservation to expire by its time to live, settled as reserved. Later calls, and
-   * `release` after it, do nothing to the reservation; `release` before it settles it as
-   * reserved. Without a reservation, nothing.
+   * Settles the request's quota reservation once: at `actual` units per limit name (a limit left
+   * out, or `undefined`, or one the store refuses, as reserved), at a promise of them, or
+   * `"cancel"` for a request that did no work. Never throws; a store that fails leaves it to its
+   * time to live. `release` settles one still open as reserved.
    */
   settle(actual: Settling): void;
 }

@@ -26,12 +26,9 @@ export interface AdmitNodeOptions {
   /** Units the request spends from each limit. @defaultValue 1 */
   readonly cost?: (req: IncomingMessage) => number;
   /**
-   * With admit's `quota.reserve`: the actual units the request came to, per limit name, read
-   * once its response has finished — from a header the handler set (`res.getHeader`), or from
-   * `res.locals` in Express, where a handler can leave the body's usage field. A promise is
-   * awaited. Not called for a response that did not finish (the client left) or a request whose
-   * `next` threw: those, a function that throws, and `undefined`, settle as reserved.
-   * @defaultValue every reservation settled as reserved
+   * With admit's `quota.reserve`: the actual units per limit name, read off a finished response
+   * (a header; `res.locals` in Express); a promise is awaited. Not asked when the client left;
+   * `undefined` or a throw settles as reserved. @defaultValue settled as reserved
    */
   readonly actual?: (req: IncomingMessage, res: ServerResponse) => Actual | PromiseLike<Actual>;
 }

@@ -4,6 +4,7 @@
 // Redis: reserve-adapters.test.ts.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { admit, admitFetch } from "@tideward/guard";
 import { admitNode } from "@tideward/guard/node";
@@ -251,3 +252,43 @@ async function until(test: () => boolean, ms = 5_000): Promise<void> {
     await new Promise((r) => setTimeout(r, 2));
   }
 }
+
+describe.each([0, 1_700_000_000_123.375])(
+  "reserve then settle through admit, on random requests, with the clock at %d",
+  (t0) => {
+    it("leaves no reservation open and the budget charged exactly what each ending says", async () => {
+      const ending = fc.record({
+        estimate: fc.integer({ min: 1, max: 60 }),
+        actual: fc.integer({ min: 0, max: 90 }),
+        // How the request ends: settled at its actual, at a promise of it, with a function that
+        // threw (as reserved), released only (as reserved), cancelled, or settled with a bad actual.
+        how: fc.constantFrom("actual", "promise", "threw", "release", "cancel", "bad"),
+        gap: fc.double({ min: 0, max: 50, noNaN: true }),
+      });
+      await fc.assert(
+        fc.asyncProperty(fc.array(ending, { maxLength: 30 }), async (requests) => {
+          const { admission, clock, left, open } = setup(t0);
+          let spent = 0;
+          for (const r of requests) {
+            clock.now += r.gap;
+            const v = sync(admission.check("alice", r.estimate));
+            if (!v.allowed) continue;
+            if (r.how === "actual") v.settle({ tokens: r.actual });
+            else if (r.how === "promise") v.settle(Promise.resolve({ tokens: r.actual }));
+            else if (r.how === "cancel") v.settle("cancel");
+            else if (r.how === "bad") v.settle({ tokens: -r.actual - 1 });
+            v.release(r.how !== "threw");
+            await settled();
+            // A top-up past what is left is owed, down to a budget's worth below empty (debt).
+            spent += r.how === "actual" || r.how === "promise" ? r.actual : r.how === "cancel" ? 0 : r.estimate;
+            expect(open()).toBe(0);
+            if (spent < 1_000) expect(left()).toBe(1_000 - spent);
+            else expect(left()).toBeLessThanOrEqual(1); // empty, or owing
+          }
+          expect(open()).toBe(0);
+        }),
+        { numRuns: 100 },
+      );
+    });
+  },
+);

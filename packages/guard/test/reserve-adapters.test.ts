@@ -1,7 +1,8 @@
 // Reserve, then settle after the response, through real servers — node:http, Express 5 and
 // Hono 4 (admitFetch on @hono/node-server) — against the in-process engine and a real
 // redis-server through @tideward/redis: the estimate (the request's max tokens) reserved at
-// admission, the actual read off the response's header once it is done, and every other ending
+// admission, the actual read once the response is done — off a header (node:http), the body's usage
+// field left in res.locals (Express) or read from the response's clone (Hono) — and every other ending
 // (a settle function that throws, a handler that fails, a client that leaves) settled as
 // reserved, no reservation left open.
 import { createServer } from "node:http";
@@ -112,8 +113,17 @@ const servers: readonly (readonly [string, Serve])[] = [
     (a) => {
       const app = express();
       app.set("env", "test");
-      app.use(admitNode(a, { cost: (req) => maxTokens(req.headers["x-max-tokens"]), actual: nodeActual }));
-      app.get("/ok", (_req, res) => void res.set("x-usage-tokens", "300").send("ok"));
+      // The body's usage field, left in res.locals by the handler that sent it.
+      const fromLocals = (req: IncomingMessage, res: ServerResponse): Actual => {
+        if (req.headers["x-throw"] !== undefined) throw new Error("the usage could not be read");
+        return usage((res as unknown as express.Response).locals.usage);
+      };
+      app.use(admitNode(a, { cost: (req) => maxTokens(req.headers["x-max-tokens"]), actual: fromLocals }));
+      app.get("/ok", (_req, res) => {
+        const body = { text: "ok", usage: { total_tokens: 300 } };
+        res.locals.usage = body.usage.total_tokens;
+        res.json(body);
+      });
       app.get("/boom", () => {
         throw new Error("handler failed");
       });
@@ -126,10 +136,7 @@ const servers: readonly (readonly [string, Serve])[] = [
     async (a) => {
       const app = new Hono();
       app.onError((_e, c) => c.text("handler failed", 500));
-      app.get("/ok", (c) => {
-        c.header("x-usage-tokens", "300");
-        return c.text("ok");
-      });
+      app.get("/ok", (c) => c.json({ text: "ok", usage: { total_tokens: 300 } }));
       app.get("/boom", () => {
         throw new Error("handler failed");
       });
@@ -137,9 +144,12 @@ const servers: readonly (readonly [string, Serve])[] = [
       const server = serve({
         fetch: admitFetch(a, app.fetch, {
           cost: (request) => maxTokens(request.headers.get("x-max-tokens")),
-          actual: (response, request) => {
+          // The body's usage field, read from a clone: the response itself goes to the client.
+          actual: async (response, request) => {
             if (request.headers.has("x-throw")) throw new Error("the usage could not be read");
-            return usage(response.headers.get("x-usage-tokens"));
+            if (response.status >= 400) return undefined;
+            const body = (await response.clone().json()) as { usage: { total_tokens: number } };
+            return usage(body.usage.total_tokens);
           },
         }),
         port: 0,

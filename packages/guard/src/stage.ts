@@ -18,6 +18,12 @@ export interface Ask {
   /** Whether it is a fresh call's first attempt. */
   first: boolean;
   /**
+   * How important it is: a level's number (0 the most important) or name, read by the stages
+   * that judge by priority (a concurrency limit, a shedder with levels); `undefined` for the
+   * holder's own (a guard's `priority` option, else the levels' fallback).
+   */
+  readonly priority?: number | string;
+  /**
    * Written by a stage as it refuses: milliseconds until it could admit (0 when it does not know,
    * `Infinity` when it never will).
    */

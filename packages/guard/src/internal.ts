@@ -10,5 +10,5 @@ export { STAGES } from "./stages/index";
 export { breakerReadings } from "./stages/breaker";
 export { budgetReadings } from "./stages/budget";
 export { shedderReadings } from "./stages/shedder";
-export { limitReadings } from "./stages/limit";
+export { LimitStage, limitReadings } from "./stages/limit";
 export type { Reading, Stage, StageDef } from "./stage";

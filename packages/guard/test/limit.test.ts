@@ -165,6 +165,8 @@ describe("guard limit options", () => {
     const levels = new Priorities({ levels: 3 });
     const limiter = new Limiter(new FixedLimit(3), { priorities: levels });
     expect(() => guard(() => 1, { limit: limiter, priority: 2 })).not.toThrow();
-    expect(() => guard(() => 1, { limit: new Limiter(new FixedLimit(3), { priorities: levels }), priority: "2" })).not.toThrow();
+    expect(() =>
+      guard(() => 1, { limit: new Limiter(new FixedLimit(3), { priorities: levels }), priority: "2" }),
+    ).not.toThrow();
   });
 });

@@ -19,12 +19,8 @@ import type { ShedderOption } from "./shedder";
 export const STAGES = [bucket, gate, limit, shedder, breaker, budget] as const;
 
 /** The options the stages of a client guard own. */
-export interface ClientStageOptions extends BucketOption,
-    GateOption,
-    LimitOption,
-    ShedderOption,
-    BreakerOption,
-    BudgetOption {}
+export interface ClientStageOptions
+  extends BucketOption, GateOption, LimitOption, ShedderOption, BreakerOption, BudgetOption {}
 
 /** Which policy refused a call, as its stage names it. */
 export type StageKind = (typeof STAGES)[number]["kind"];

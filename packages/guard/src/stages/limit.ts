@@ -3,7 +3,7 @@
 // The same stage stands in a client guard (Netflix's client limiter) and in front of a server.
 // It takes the limiter as an instance only, so @tideward/concurrency stays an optional peer that
 // this package never bundles: nothing here imports its code.
-import type { Limiter, Priority, Refusal as LimitRefusal, Token } from "@tideward/concurrency";
+import type { Limiter, Priority, Token } from "@tideward/concurrency";
 import { check } from "@tideward/time/internal";
 import type { Outcome } from "../events";
 import type { Ask, Host, Reading, Stage, StageDef } from "../stage";
@@ -69,7 +69,8 @@ export function parsePriority(value: unknown, path: string, limiter: Limiter | u
     throw check.typeError(path, `must be a level's number or name, got ${check.describe(value)}`, value);
   if (limiter === undefined) return value;
   const names = limiter.priorities.names;
-  const known = typeof value === "number" ? Number.isInteger(value) && value >= 0 && value < names.length : names.includes(value);
+  const known =
+    typeof value === "number" ? Number.isInteger(value) && value >= 0 && value < names.length : names.includes(value);
   if (!known)
     throw check.rangeError(
       path,
@@ -115,7 +116,7 @@ export class LimitStage implements Stage<Token> {
     const p = ask.priority;
     const t = this.limiter.acquire(now, p === undefined ? this.priority : p);
     if (t.ok) return t;
-    this.kind = (t as LimitRefusal).reason;
+    this.kind = t.reason;
     // Nobody knows when a place frees: a call's end, not a clock, frees it.
     ask.retryAfter = 0;
     return undefined;

@@ -108,7 +108,7 @@ export interface Admission {
    * @param signal - aborts a wait for a place: the request leaves the line holding nothing, and
    *   the promise rejects with the signal's reason (read only with `wait`)
    */
-  check(key?: string, cost?: number, priority?: Priority, signal?: AbortSignal): Verdict | Promise<Verdict>;
+  check(key?: string, cost?: number, priority?: number | string, signal?: AbortSignal): Verdict | Promise<Verdict>;
   /** The gate, for reading `held`; `undefined` without one. */
   readonly gate: Gate | undefined;
   /** The concurrency limit, for reading `limit` and `flying`; `undefined` without one. */

@@ -27,7 +27,7 @@ export interface LimitOption {
    * limiter); in `admit`, a request whose `priority(req)` answers `undefined` has it.
    * @defaultValue the priorities' `fallback` level
    */
-  readonly priority?: Priority;
+  readonly priority?: number | string;
 }
 
 /** What the stage's readings report: the limit and the calls in flight under it. */

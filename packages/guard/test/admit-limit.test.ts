@@ -2,9 +2,9 @@
 // request holds and gives back, and the invariants under arbitrary traffic at clocks near 0 and
 // near Date.now().
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { AimdLimit, FixedLimit, Limiter, Queue, criticality } from "@tideward/concurrency";
-import { admit } from "@tideward/guard";
+import { admit, admitFetch } from "@tideward/guard";
 import type { Verdict } from "@tideward/guard";
 import { Shedder } from "@tideward/shedder";
 import { ManualClock } from "@tideward/time";
@@ -281,6 +281,104 @@ describe("admit limit invariants", () => {
           },
         ),
         { numRuns: 150 },
+      );
+    });
+});
+
+describe("admit wait keeps one timer, and none once nobody waits", () => {
+  it("served, aborted and given-up waiters leave no timer behind", async () => {
+    const real = globalThis.setTimeout;
+    const clear = globalThis.clearTimeout;
+    const live = new Set<unknown>();
+    // Every short timer set from here on, until it fires or is cleared (vitest's own are long).
+    const set = vi.spyOn(globalThis, "setTimeout").mockImplementation((fn: () => void, ms?: number) => {
+      let handle: ReturnType<typeof setTimeout> | undefined = undefined;
+      handle = real(() => {
+        live.delete(handle);
+        fn();
+      }, ms);
+      if ((ms ?? 0) < 10_000) live.add(handle);
+      return handle;
+    });
+    const cleared = vi.spyOn(globalThis, "clearTimeout").mockImplementation(((h?: ReturnType<typeof setTimeout>) => {
+      live.delete(h);
+      clear(h);
+    }) as typeof clearTimeout);
+    try {
+      const limiter = new Limiter(new FixedLimit(1));
+      const a = admit({ limit: limiter, wait: new Queue({ interval: 30, target: 5 }) });
+      const first = a.check() as Verdict;
+      const given = a.check() as Promise<Verdict>;
+      const controller = new AbortController();
+      const aborted = (a.check("", 1, undefined, controller.signal) as Promise<Verdict>).catch((e: unknown) => e);
+      expect(live.size).toBe(1); // one timer for the whole line
+      controller.abort();
+      await aborted;
+      const v = await given; // its 30 ms ran out
+      expect([v.allowed, v.reason, live.size, a.waiting]).toEqual([false, "limit", 0, 0]);
+      const served = a.check() as Promise<Verdict>;
+      expect(live.size).toBe(1);
+      first.release();
+      (await served).release();
+      expect([live.size, a.waiting, limiter.flying]).toEqual([0, 0, 0]);
+    } finally {
+      set.mockRestore();
+      cleared.mockRestore();
+    }
+  });
+});
+
+// A priority(req) that throws, on any request of arbitrary traffic through admitFetch: it takes
+// nothing — every place is back once the handlers have answered — at both clock scales.
+describe("a throwing priority(req) never leaks a place", () => {
+  for (const t0 of STARTS)
+    it(`at the clock near ${t0 === 0 ? "0" : "Date.now()"}`, async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(fc.record({ throws: fc.boolean(), level: fc.integer({ min: -1, max: 4 }), fails: fc.boolean() }), {
+            minLength: 1,
+            maxLength: 30,
+          }),
+          fc.boolean(),
+          async (requests, waits) => {
+            const clock = new ManualClock(t0);
+            const limiter = new Limiter(new AimdLimit({ initial: 3, min: 1, max: 6 }), {
+              now: t0,
+              priorities: criticality,
+            });
+            const queue = new Queue({ interval: 50 }, { now: t0, priorities: criticality });
+            const a = admit({ limit: limiter, clock: clock.now, priority: 0, ...(waits ? { wait: queue } : {}) });
+            const handler = admitFetch(
+              a,
+              (request) => {
+                clock.advance(1);
+                return new Response("ok", { status: request.headers.get("x-fail") === "1" ? 500 : 200 });
+              },
+              {
+                priority: (request) => {
+                  const p = request.headers.get("x-priority") ?? "";
+                  if (p === "throw") throw new Error("priority failed");
+                  return Number(p);
+                },
+              },
+            );
+            const answers = await Promise.all(
+              requests.map((r) =>
+                handler(
+                  new Request("http://localhost/", {
+                    headers: { "x-priority": r.throws ? "throw" : String(r.level), "x-fail": r.fails ? "1" : "0" },
+                  }),
+                ).then(
+                  (res) => res.status,
+                  (e: unknown) => (e as Error).message,
+                ),
+              ),
+            );
+            expect(answers.filter((x) => x === "priority failed").length).toBe(requests.filter((r) => r.throws).length);
+            expect([limiter.flying, a.waiting]).toEqual([0, 0]);
+          },
+        ),
+        { numRuns: 100 },
       );
     });
 });

@@ -51,7 +51,11 @@ export interface Reading {
  * A stage that refuses writes the wait it knows into `ask.retryAfter`.
  */
 export interface Stage<T = unknown> {
-  /** Which policy refused, as a refusal names it: `"rate"`, `"gate"`, `"shed"`, `"breaker"`. */
+  /**
+   * Which policy refused, as a refusal names it: `"rate"`, `"gate"`, `"shed"`, `"breaker"`. Read
+   * right after `enter` or `peek` refused: a stage with more than one reason (the concurrency
+   * limit: `"limit"` or `"reserved"`) names the reason of its latest refusal here.
+   */
   readonly kind: string;
   /** Whether it is peeked at its place and spent once every other stage has admitted (it has `peek`). */
   readonly last?: boolean;

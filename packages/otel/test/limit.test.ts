@@ -97,3 +97,21 @@ describe.each(STARTS)("a concurrency limit in otel, clock at %d", (t0) => {
     await sdk.shutdown();
   });
 });
+
+describe("priorities in otel are bounded by the levels", () => {
+  it("a hundred thousand distinct priorities make no more verdict rows than levels and answers", async () => {
+    const sdk = metricsSdk();
+    const limiter = new Limiter(new FixedLimit(50), { priorities: criticality });
+    const a = instrumentAdmit({ limit: limiter, clock: () => 0 }, { meter: sdk.meter, name: "web" });
+    for (let i = 0; i < 100_000; i++) {
+      const v = a.check("", 1, i % 3 === 0 ? `p${i}` : i % 3 === 1 ? i + 0.5 : -i) as Verdict;
+      if (v.allowed && i % 2 === 0) v.release();
+    }
+    const m = await sdk.collect();
+    // Every one of them is the least important level: admitted, or refused as reserved.
+    expect(m.values("tideward.admit.verdicts", "tideward.priority")).toEqual(["sheddable"]);
+    expect(m.points("tideward.admit.verdicts").length).toBeLessThanOrEqual(2);
+    a.close();
+    await sdk.shutdown();
+  });
+});

@@ -208,6 +208,8 @@ export function admit(options?: AdmitOptions): Admission {
   const shedder = stages.find((st): st is ShedderStage => st instanceof ShedderStage)?.shedder;
   const gate = stages.find((st): st is GateStage => st instanceof GateStage)?.gate;
   const limitStage = stages.find((st): st is LimitStage => st instanceof LimitStage);
+  // A release reads the clock only for a stage that counts a response time (a gate's place needs none).
+  const timed = stages.every((st) => st instanceof GateStage) ? undefined : clock;
   const maxKeys = o.maxKeys === undefined ? 100_000 : check.integer(o.maxKeys, "admit maxKeys", 1);
   const maxBytes = o.maxBytes === undefined ? 2 ** 28 : check.positive(o.maxBytes, "admit maxBytes");
   const checked = o.limits === undefined ? [] : checkLimits(o.limits, "admit", start);
@@ -368,7 +370,7 @@ export function admit(options?: AdmitOptions): Admission {
     const shown =
       show === "always" ||
       (show === "low" && (before !== undefined || states.some((p) => p.remaining * 10 <= p.quota)));
-    return new Answer(true, 200, shown ? fields : NO_FIELDS, undefined, 0, undefined, undefined, held, pipeline, clock);
+    return new Answer(true, 200, shown ? fields : NO_FIELDS, undefined, 0, undefined, undefined, held, pipeline, timed);
   };
 
   // Everything after the keyless stages admitted runs under one guard: whatever throws (a store,
@@ -427,7 +429,7 @@ export function admit(options?: AdmitOptions): Admission {
         }
         return afterQuota(report, charges, key, cost, now, held);
       }
-      return new Answer(true, 200, fields ?? NO_FIELDS, undefined, 0, undefined, undefined, held, pipeline, clock);
+      return new Answer(true, 200, fields ?? NO_FIELDS, undefined, 0, undefined, undefined, held, pipeline, timed);
     } catch (error) {
       letGo(held);
       throw error;

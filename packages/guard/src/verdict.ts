@@ -57,7 +57,7 @@ export class Answer implements Verdict {
   readonly contentType: string | undefined;
   #held: Held | undefined;
   readonly #pipeline: Pipeline | undefined;
-  readonly #clock: Clock;
+  readonly #clock: Clock | undefined;
 
   constructor(
     allowed: boolean,
@@ -69,7 +69,7 @@ export class Answer implements Verdict {
     contentType: string | undefined,
     held: Held | undefined,
     pipeline: Pipeline | undefined,
-    clock: Clock,
+    clock: Clock | undefined,
   ) {
     this.allowed = allowed;
     this.status = status;
@@ -88,8 +88,10 @@ export class Answer implements Verdict {
     const pipeline = this.#pipeline;
     this.#held = undefined;
     if (held === undefined || pipeline === undefined) return;
-    // A failure needs no time: nothing it settles reads one.
+    // A failure needs no time: nothing it settles reads one; nor does a success without a clock
+    // (what it holds counts no response time).
     if (!ok) return pipeline.settle(Number.NaN, "failure", held);
+    if (this.#clock === undefined) return pipeline.settle(Number.NaN, "success", held);
     let now: number;
     try {
       now = this.#clock();

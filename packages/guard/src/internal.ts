@@ -11,4 +11,4 @@ export { breakerReadings } from "./stages/breaker";
 export { budgetReadings } from "./stages/budget";
 export { shedderReadings } from "./stages/shedder";
 export { LimitStage, limitReadings } from "./stages/limit";
-export type { Reading, Stage, StageDef } from "./stage";
+export type { Ask, Host, Reading, Stage, StageDef } from "./stage";

@@ -30,6 +30,13 @@ export interface AdmitFetchOptions<Rest extends unknown[]> {
    * the handler threw; `undefined` or a throw settles as reserved. @defaultValue settled as reserved
    */
   readonly actual?: (response: Response, request: Request, ...rest: Rest) => Actual | PromiseLike<Actual>;
+  /**
+   * How important the request is, to admit's concurrency limit and shedder: a level's number (0
+   * the most important) or name; `undefined` for the admission's `priority`. One that is not a
+   * level counts as the least important. What it throws rejects the handler's promise, before
+   * anything is taken. @defaultValue none
+   */
+  readonly priority?: (request: Request, ...rest: Rest) => number | string | undefined;
 }
 
 /** What is answered to a client that left before admission was decided (nginx's "client closed request"). */
@@ -93,7 +100,7 @@ export function admitFetch<Rest extends unknown[]>(
 ): (request: Request, ...rest: Rest) => Promise<Response> {
   if (typeof handler !== "function")
     throw new TypeError(`admitFetch expects a handler function, got ${check.describe(handler)}`);
-  const o = check.options(options, ["key", "trustProxy", "ipv6Prefix", "cost", "actual"], "admitFetch");
+  const o = check.options(options, ["key", "trustProxy", "ipv6Prefix", "cost", "actual", "priority"], "admitFetch");
   const who = identity(o.trustProxy, o.ipv6Prefix, "admitFetch");
   const header = who.header;
   const address = (request: Request, rest: Rest): string =>
@@ -108,6 +115,10 @@ export function admitFetch<Rest extends unknown[]>(
     o.actual === undefined
       ? undefined
       : check.fn<NonNullable<AdmitFetchOptions<Rest>["actual"]>>(o.actual, "admitFetch actual");
+  const priority =
+    o.priority === undefined
+      ? undefined
+      : check.fn<(r: Request, ...rest: Rest) => number | string | undefined>(o.priority, "admitFetch priority");
 
   const run = async (verdict: Verdict, request: Request, rest: Rest): Promise<Response> => {
     if (!verdict.allowed) {
@@ -149,10 +160,22 @@ export function admitFetch<Rest extends unknown[]>(
   };
 
   return async (request, ...rest) => {
-    const verdict = admission.check(
+    const signal = request.signal as AbortSignal | undefined;
+    let verdict = admission.check(
       (own === undefined ? undefined : own(request, ...rest)) ?? address(request, rest),
       cost === undefined ? 1 : wholeCost(cost(request, ...rest), "admitFetch cost(request)"),
+      priority === undefined ? undefined : priority(request, ...rest),
+      admission.waits ? signal : undefined,
     );
-    return run(verdict instanceof Promise ? await verdict : verdict, request, rest);
+    if (verdict instanceof Promise) {
+      try {
+        verdict = await verdict;
+      } catch (e) {
+        // A wait for a place its client abandoned: nobody reads the answer.
+        if (signal?.aborted === true && e === signal.reason) return new Response(null, { status: CLIENT_CLOSED });
+        throw e;
+      }
+    }
+    return run(verdict, request, rest);
   };
 }

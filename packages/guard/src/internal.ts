@@ -10,4 +10,5 @@ export { STAGES } from "./stages/index";
 export { breakerReadings } from "./stages/breaker";
 export { budgetReadings } from "./stages/budget";
 export { shedderReadings } from "./stages/shedder";
+export { LimitStage, limitReadings } from "./stages/limit";
 export type { Ask, Host, Reading, Stage, StageDef } from "./stage";

@@ -64,8 +64,10 @@ describe("guard", () => {
 });
 
 describe("refusals", () => {
-  test("say which policy refused, one of seven kinds", () => {
-    expectTypeOf<RefusalKind>().toEqualTypeOf<"deadline" | "rate" | "breaker" | "budget" | "shed" | "gate" | "quota">();
+  test("say which policy refused, one of nine kinds", () => {
+    expectTypeOf<RefusalKind>().toEqualTypeOf<
+      "deadline" | "rate" | "breaker" | "budget" | "shed" | "gate" | "quota" | "limit" | "reserved"
+    >();
     expectTypeOf(refusalKinds).toEqualTypeOf<readonly RefusalKind[]>();
     const e: unknown = new Error("x");
     if (isRefusal(e)) {

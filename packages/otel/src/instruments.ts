@@ -95,6 +95,18 @@ export const INSTRUMENTS: readonly InstrumentSpec[] = Object.freeze([
     description: "The last load the load shedder was handed, as a fraction of full (0 to 1)",
   },
   {
+    name: METRICS.concurrencyLimit,
+    kind: "gauge",
+    unit: "{call}",
+    description: "The adaptive concurrency limit now: how many calls may be in flight at once",
+  },
+  {
+    name: METRICS.concurrencyInFlight,
+    kind: "updowncounter",
+    unit: "{call}",
+    description: "Calls holding a place under the adaptive concurrency limit",
+  },
+  {
     name: METRICS.verdicts,
     kind: "counter",
     unit: "{request}",

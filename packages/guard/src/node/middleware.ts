@@ -31,6 +31,13 @@ export interface AdmitNodeOptions {
    * `undefined` or a throw settles as reserved. @defaultValue settled as reserved
    */
   readonly actual?: (req: IncomingMessage, res: ServerResponse) => Actual | PromiseLike<Actual>;
+  /**
+   * How important the request is, to admit's concurrency limit and shedder: a level's number (0
+   * the most important) or name (`"critical"`, `"sheddable"` with `criticality`); `undefined` for
+   * the admission's `priority`. One that is not a level counts as the least important. What it
+   * throws goes to `next`, as `key`'s does, before anything is taken. @defaultValue none
+   */
+  readonly priority?: (req: IncomingMessage) => number | string | undefined;
 }
 
 /** The shape of a node:http and Express middleware. */
@@ -248,7 +255,7 @@ function closer(
  * server.close();
  */
 export function admitNode(admission: Admission, options?: AdmitNodeOptions): Middleware {
-  const o = check.options(options, ["key", "trustProxy", "ipv6Prefix", "cost", "actual"], "admitNode");
+  const o = check.options(options, ["key", "trustProxy", "ipv6Prefix", "cost", "actual", "priority"], "admitNode");
   const who = identity(o.trustProxy, o.ipv6Prefix, "admitNode");
   const header = who.header;
   // `req.headers` is built on first read (Node parses the raw headers lazily): without trusted
@@ -265,6 +272,10 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
     o.actual === undefined
       ? undefined
       : check.fn<NonNullable<AdmitNodeOptions["actual"]>>(o.actual, "admitNode actual");
+  const priority =
+    o.priority === undefined
+      ? undefined
+      : check.fn<(req: IncomingMessage) => number | string | undefined>(o.priority, "admitNode priority");
 
   const apply = (
     verdict: Verdict,
@@ -300,8 +311,15 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
 
   return (req, res, next) => {
     let verdict: Verdict | Promise<Verdict>;
+    // A request that may wait for a place leaves the line when its client goes away.
+    const waiting = admission.waits ? new AbortController() : undefined;
     try {
-      verdict = admission.check(key(req), cost === undefined ? 1 : wholeCost(cost(req), "admitNode cost(req)"));
+      verdict = admission.check(
+        key(req),
+        cost === undefined ? 1 : wholeCost(cost(req), "admitNode cost(req)"),
+        priority === undefined ? undefined : priority(req),
+        waiting?.signal,
+      );
     } catch (e) {
       next(e);
       return;
@@ -311,7 +329,10 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
       // verdict to release. Then the place is given back as soon as it is known, and the handler
       // is not run for no one (it would run outside the gate).
       let gone = false;
-      const leave = (): void => void (gone = true);
+      const leave = (): void => {
+        gone = true;
+        waiting?.abort();
+      };
       res.on("close", leave);
       verdict.then(
         (v) => {
@@ -323,7 +344,8 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
         },
         (e: unknown) => {
           res.removeListener("close", leave);
-          next(e);
+          // A wait its client abandoned has no one to answer.
+          if (!gone) next(e);
         },
       );
     } else apply(verdict, req, res, next);

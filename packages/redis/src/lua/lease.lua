@@ -13,6 +13,10 @@ local v = redis.pcall('GET', KEYS[1])
 if v then
   local _
   _, a, b = decode(KEYS[1], v, kind)
+elseif #ARGV > 6 then
+  -- The bucket's limit was replaced: ARGV[7] on is its one entry of versions (parts/versions.lua).
+  local found, ea, eb = earlier(7, cap, perMs)
+  if found then a, b = ea, eb end
 end
 
 if kind == 'one' then
@@ -38,6 +42,13 @@ if kind == 'one' then
   if granted > 0 then
     if ahead > 0 then
       full = now + ahead
+      local e = expiry(full, margin)
+      local value = encode(0, full, kind)
+      write(KEYS[1], value, math.floor(e - now) + 1)
+    elseif #ARGV > 6 then
+      -- Full, where an earlier version may hold state: kept as full until the margin has passed
+      -- (were it deleted, the earlier version's would be read again).
+      full = now
       local e = expiry(full, margin)
       local value = encode(0, full, kind)
       write(KEYS[1], value, math.floor(e - now) + 1)
@@ -68,6 +79,10 @@ if granted > 0 then
   if cap - tokens > slack then
     -- E of the state written (every write that sets an expiry sets E: see parts/state.lua).
     local e = expiry(t + (cap - tokens) / perMs, margin)
+    write(KEYS[1], struct.pack('<dd', tokens, t), math.floor(e - now) + 1)
+  elseif #ARGV > 6 then
+    -- Full, where an earlier version may hold state: kept (see above).
+    local e = expiry(t, margin)
     write(KEYS[1], struct.pack('<dd', tokens, t), math.floor(e - now) + 1)
   else
     -- Full is a fresh bucket's state: nothing to keep.

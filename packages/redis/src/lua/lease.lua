@@ -45,13 +45,6 @@ if kind == 'one' then
       local e = expiry(full, margin)
       local value = encode(0, full, kind)
       write(KEYS[1], value, math.floor(e - now) + 1)
-    elseif #ARGV > 6 then
-      -- Full, where an earlier version may hold state: kept as full until the margin has passed
-      -- (were it deleted, the earlier version's would be read again).
-      full = now
-      local e = expiry(full, margin)
-      local value = encode(0, full, kind)
-      write(KEYS[1], value, math.floor(e - now) + 1)
     else
       full = now
       redis.call('DEL', KEYS[1])
@@ -79,10 +72,6 @@ if granted > 0 then
   if cap - tokens > slack then
     -- E of the state written (every write that sets an expiry sets E: see parts/state.lua).
     local e = expiry(t + (cap - tokens) / perMs, margin)
-    write(KEYS[1], struct.pack('<dd', tokens, t), math.floor(e - now) + 1)
-  elseif #ARGV > 6 then
-    -- Full, where an earlier version may hold state: kept (see above).
-    local e = expiry(t, margin)
     write(KEYS[1], struct.pack('<dd', tokens, t), math.floor(e - now) + 1)
   else
     -- Full is a fresh bucket's state: nothing to keep.

@@ -41,12 +41,23 @@
 //            on its own, in order. Reply: COMMITTED, now (8 bytes), STATE bytes for each distinct
 //            key in the order first met.
 //
+// A replaced limit's earlier versions (versions.ts, parts/versions.lua): a set, a reserve or a
+// batch any of whose limits has earlier versions still read is sent in the general form with its
+// mode in upper case; its KEYS then hold, after the charges' own (before a request id's), each
+// charge's name in those versions, and its ARGV ends with the section of versions (an entry a
+// charge that has them: its index, its number of versions, then five arguments a version, newest
+// first: the index in KEYS of its name, 0 when not read; its p1 and p2; the instant it was
+// replaced at; '1' when that replace kept the charge's numbers) and the count of names it added.
+//
 // settle.lua, which settles or cancels a reservation:
 //   KEYS   its record, then the state of each charge it made, in order (as its reserve sent them)
 //   ARGV   now (ms; '' for Redis's TIME), the expiry margin (ms), DEBT or CAP (what a top-up that
 //          does not fit does), SETTLED or CANCELLED (the status it closes with), then three
 //          arguments a charge: the units it comes to ('' when its limit is gone: nothing to do),
-//          its limit's p1 and p2 now.
+//          its limit's p1 and p2 now. With the status in upper case (a limit replaced or a key
+//          overridden since the reserve), KEYS hold each charge's name now, then the names as
+//          reserved (whose digest the record keeps), then the section's, and ARGV ends with the
+//          section of versions and the count of names after the charges' own.
 //   reply  SETTLED_NOW and a double a charge: the units of its top-up not taken (forgiven); or
 //          UNKNOWN_ID (no record, or past its expiry), SETTLED or CANCELLED (closed already), or
 //          OTHER_CHARGES (the record was made for other keys): nothing changed.

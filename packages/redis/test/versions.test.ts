@@ -100,6 +100,42 @@ withRedis("limits replaced on Redis", () => {
     expect(await raw.get(old)).toBe("not a state");
   });
 
+  it("bad input to a runtime change is refused as in process, by name, and nothing changes", async () => {
+    const [e] = await fleet(1);
+    const local = new QuotaEngine();
+    for (const s of [e, local]) await s.addLimit(ten);
+    await e.setOverride(alice, "r", { capacity: 3 }, 0);
+    local.setOverride(alice, "r", { capacity: 3 }, 0);
+    const fake = { id: alice.id, scope: "acme", subject: "alice", resource: "api" } as unknown as QuotaKey;
+    const calls: ((s: QuotaEngine | RedisQuotaEngine) => unknown)[] = [
+      (s) => s.replaceLimit(twenty, NaN),
+      (s) => s.replaceLimit(twenty, Infinity),
+      (s) => s.removeLimit(5 as unknown as string),
+      (s) => s.setOverride(fake, "r", { capacity: 5 }, 0),
+      (s) => s.setOverride(alice, 7 as unknown as string, { capacity: 5 }, 0),
+      (s) => s.setOverride(alice, "r", { capacity: 5 }, -Infinity),
+      (s) => s.removeOverride(alice, "r", NaN),
+      (s) => s.removeOverride(fake, "r", 0),
+    ];
+    const failure = async (act: () => unknown): Promise<unknown> => {
+      try {
+        await act();
+        return "no error";
+      } catch (error) {
+        return [(error as Error).constructor.name, (error as Error).message];
+      }
+    };
+    for (const call of calls) {
+      const want = await failure(() => call(local));
+      expect(want).not.toBe("no error");
+      expect(await failure(() => call(e))).toEqual(want);
+    }
+    // The limit and the override stand as they were.
+    expect(e.limits()).toEqual(local.limits());
+    expect(e.override(alice, "r")).toEqual(local.override(alice, "r"));
+    expect((await e.checkTokenBucket(alice, "r", 0, 4)).reason).toBe("too_large");
+  });
+
   it("an override moves its key's state once, however many instances set it, and back when taken away", async () => {
     const engines = await fleet(2);
     const raw = await redis.raw();

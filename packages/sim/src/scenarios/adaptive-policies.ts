@@ -40,7 +40,7 @@ export interface AdaptiveOptions {
   readonly priority?: (key: number) => Priority | undefined;
   /** How results name it; refusals are `${name}/limit` and `${name}/reserved`. @defaultValue the algorithm's kind */
   readonly name?: string;
-  /** Where to note the limit over the run (one trace a run). @defaultValue none */
+  /** Where to note the limit over the run, and the refusals made while it probed (one trace a run). @defaultValue none */
   readonly trace?: LimitTrace;
   /** A sample window (see `Limiter`'s `window`), or none: a sample a call. @defaultValue none */
   readonly window?: Partial<SampleWindow>;
@@ -110,6 +110,7 @@ export function adaptiveLimit(options: AdaptiveOptions): PolicySpec {
           const t: Token | Refusal = limiter.acquire(now, priority === undefined ? undefined : priority(key));
           trace?.note(now, limiter.limit);
           if (t.ok) return t;
+          if (trace !== undefined && limiter.algorithm.probing) trace.refusedProbing(now);
           adapter.reason = reasons[t.reason];
           return undefined;
         },

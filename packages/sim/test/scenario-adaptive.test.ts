@@ -6,6 +6,8 @@ import { Priorities } from "@tideward/concurrency";
 import { capacityShift, keys, prefetchSpike, simulate, traffic } from "@tideward/sim";
 import { adaptiveLimit, prioritisedShedder } from "../src/scenarios/adaptive-policies";
 import { LimitTrace, settleTime } from "../src/scenarios/limit-trace";
+import { gate } from "../src/policies/limiters";
+import type { PolicySpec } from "../src/policy";
 import { SHIFT_CONTENDERS, runShift } from "../src/scenarios/capacity-shift";
 import type { CapacityShiftParams } from "@tideward/sim";
 
@@ -159,6 +161,38 @@ describe("adaptive limits as simulator policies", () => {
     const [aimdProbing, aimdAll] = refusedProbing("aimd");
     expect(aimdAll).toBeGreaterThan(0);
     expect(aimdProbing).toBe(0);
+  });
+
+  it("learns a call the backend dropped unserved, its caller gone, as a drop; one a later policy refused as nothing", () => {
+    // Twice what 4 workers of 20 ms serve, callers who give up after 100 ms, a backend that drops
+    // what they gave up on: AIMD (a timeout far past any round trip) learns of overload only by
+    // those drops.
+    const limitOver = (abandoned: "serve" | "drop", after?: PolicySpec): number => {
+      const trace = new LimitTrace(T0, 10_000, 100);
+      simulate({
+        seed: 5,
+        start: T0,
+        duration: 10_000,
+        traffic: traffic.poisson({ rate: 400 }),
+        backend: { latency: 20, workers: 4, queue: 1_000, abandoned },
+        client: { timeout: 100 },
+        policies: [
+          adaptiveLimit({ kind: "aimd", policy: { min: 1, timeout: 60_000 }, trace }),
+          ...(after === undefined ? [] : [after]),
+        ],
+        invariants: true,
+      });
+      // The mean limit over the last 5 s.
+      const tail = trace.values().slice(50);
+      return tail.reduce((a, b) => a + b, 0) / tail.length;
+    };
+    // Dropped, the limit learns of each: it saws between a few places and a few dozen.
+    expect(limitOver("drop")).toBeLessThan(40);
+    // Served, every call's round trip is a pass under the timeout: the limit grows to its max.
+    expect(limitOver("serve")).toBe(200);
+    // A gate of one place after the limit refuses most calls the instant the limit lets them
+    // in: released, not dropped, so the limit stays where it started (20).
+    expect(limitOver("drop", gate(1))).toBe(20);
   });
 
   it("refuses a kind it does not know, and a policy its algorithm refuses, when defined", () => {

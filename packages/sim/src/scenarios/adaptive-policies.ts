@@ -67,7 +67,8 @@ function algorithm(kind: AdaptiveKind, policy: object | undefined, context: Poli
  * An adaptive concurrency limit on the server: a {@link Limiter} over AIMD, Vegas or Gradient2.
  * Each attempt that reaches the server asks it for a place at its key's priority; the place is
  * passed with the round trip when the backend answers a success, dropped when it answers a
- * failure (a full queue included), and ignored when the attempt never ran.
+ * failure (a full queue included) or drops it unserved because its caller gave up while it
+ * waited (a timeout), and ignored when a policy after it refused the attempt.
  */
 export function adaptiveLimit(options: AdaptiveOptions): PolicySpec {
   const o = check.options(
@@ -119,7 +120,15 @@ export function adaptiveLimit(options: AdaptiveOptions): PolicySpec {
           else (token as Token).drop(now);
           trace?.note(now, limiter.limit);
         },
-        release: (token) => (token as Token).ignore(),
+        release: (token, now) => {
+          const t = token as Token;
+          // Released later than it was let in: the backend dropped it unserved, having held it
+          // past its caller's timeout — a timeout, which the limit must learn of. Released at the
+          // instant it was let in: a policy after this one refused it, which says nothing.
+          if (now > t.start) t.drop(now);
+          else t.ignore();
+          trace?.note(now, limiter.limit);
+        },
         held: () => limiter.flying,
         stats: () => ({ limit: limiter.limit, flying: limiter.flying }),
       };

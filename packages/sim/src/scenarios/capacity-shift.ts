@@ -160,7 +160,12 @@ export interface ShiftRun {
    * probed for its no-load round trip (0 for a policy that has no limit or never probes).
    */
   readonly refusedProbing: number;
+  /** The limit a `TRACE_STEP` ms over the run, for a contender with a limit. */
+  readonly trace: readonly number[] | undefined;
 }
+
+/** The resolution of {@link ShiftRun.trace}, ms. */
+export const SHIFT_TRACE_STEP = TRACE_STEP;
 
 /**
  * Runs contender `c` through the capacity shift at `p` from `start` (ms), with `variant`'s
@@ -213,8 +218,8 @@ export function runShift(
   const before = refusedShare(r, 0, from);
   figures[`${id}.refusedBefore`] = before;
   let settle = ["–", "–"];
-  if (trace !== undefined) {
-    const values = trace.values();
+  const values = trace?.values();
+  if (values !== undefined) {
     const down = settleTime(values, TRACE_STEP, from, to, left, BAND, HOLD);
     const up = settleTime(values, TRACE_STEP, to, duration, p.workers, BAND, HOLD);
     figures[`${id}.settleDown`] = down ?? -1;
@@ -237,6 +242,7 @@ export function runShift(
       ...settle,
     ],
     refusedProbing: offeredBefore > 0 ? probing / offeredBefore : 0,
+    trace: values,
   };
 }
 

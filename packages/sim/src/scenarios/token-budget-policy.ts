@@ -8,7 +8,7 @@ import { QuotaEngine, QuotaKey, charge, limitSpec } from "@tideward/quota-engine
 import type { QuotaCharge, ReserveReport } from "@tideward/quota-engine";
 import type { Adapter, PolicySpec } from "../policy";
 
-/** How a way charges: the bound at admission; the actual after the response; the bound reserved, then settled; the actual at admission (the oracle). */
+/** How a way charges: the bound at admission; the actual after the response; an estimate (the bound, or less) reserved, then settled; the actual at admission (the oracle). */
 export type TokenWay = "bound" | "after" | "reserve" | "oracle";
 
 /** The budgets and the bound, as the scenario sets them. */
@@ -16,6 +16,8 @@ export interface TokenBudgets {
   readonly tenants: number;
   /** A request's bound (its `max_tokens`), tokens. */
   readonly bound: number;
+  /** What reserving reserves, tokens: the bound, or an estimate below it (a response past it tops up). */
+  readonly reserved: number;
   /** Tokens a second each tenant's bucket refills, and the model's. */
   readonly tenantRate: number;
   readonly modelRate: number;
@@ -99,10 +101,10 @@ class TokenAdapter implements Adapter {
     // The traffic's cost is the actual: only the oracle reads it before the response.
     const actual = cost;
     if (!this.#shadow.checkTokenBucket(this.#keys[tenant], TENANT, now, actual).allowed) this.#over[tenant] = 1;
-    const bound = this.#b.bound;
     const way = this.#way;
-    // What is charged now: the bound, the actual (oracle), or one token to see the budgets have any left.
-    const units = way === "oracle" ? actual : way === "after" ? 1 : bound;
+    // What is charged now: the bound, the reservation, the actual (oracle), or one token to see the budgets have any left.
+    const units =
+      way === "oracle" ? actual : way === "after" ? 1 : way === "reserve" ? this.#b.reserved : this.#b.bound;
     const set = this.#set(tenant, units);
     const held = way === "reserve" || way === "after";
     const r = held ? this.#engine.reserve(set, now) : this.#engine.checkAtomic(set, now);
@@ -121,7 +123,7 @@ class TokenAdapter implements Adapter {
     if (this.#way !== "reserve" && this.#way !== "after") return;
     // The response's count: a refund of what was reserved beyond it, or a top-up never refused.
     this.#engine.settle(h.id, { [TENANT]: h.actual, [MODEL]: h.actual }, now);
-    this.#take(now, h.tenant, h.actual - (this.#way === "after" ? 1 : this.#b.bound));
+    this.#take(now, h.tenant, h.actual - (this.#way === "after" ? 1 : this.#b.reserved));
   }
 
   stats(): Record<string, number> {

@@ -20,6 +20,7 @@ export interface TokenBudgetParams {
   readonly skew: number;
   readonly maxTokens: number;
   readonly tokens: number;
+  readonly reserved: number;
   readonly latency: number;
   readonly tenantTokens: number;
   readonly modelTokens: number;
@@ -102,6 +103,17 @@ export const tokenBudget = defineScenario<TokenBudgetParams>({
     tokens("tokens", "Typical use", "The median tokens a response uses (log-normal, cut at the bound).", 250, "tokens"),
     {
       kind: "number",
+      name: "reserved",
+      label: "Reserved",
+      doc: "The share of the bound reserving reserves: 1 is the bound; below it, a response past it tops up, never refused.",
+      default: 1,
+      min: 0.05,
+      max: 1,
+      step: 0.05,
+      unit: "of max_tokens",
+    },
+    {
+      kind: "number",
       name: "latency",
       label: "Response time",
       doc: "The median time a response takes (log-normal).",
@@ -133,6 +145,7 @@ export const tokenBudget = defineScenario<TokenBudgetParams>({
     const budgets = {
       tenants: p.tenants,
       bound,
+      reserved: Math.max(1, Math.round(p.reserved * bound)),
       tenantRate: p.tenantTokens,
       modelRate: p.modelTokens,
       burst: BURST,
@@ -149,7 +162,10 @@ export const tokenBudget = defineScenario<TokenBudgetParams>({
       }),
       backend: { latency: logNormal({ median: p.latency * 1_000, sigma: 0.5 }) },
     };
-    const runs = TOKEN_WAYS.map((w) => simulate({ ...base, label: w.label, policies: [tokenPolicy(w.id, budgets)] }));
+    const estimate = budgets.reserved < bound;
+    const label = (w: (typeof TOKEN_WAYS)[number]) =>
+      w.id === "reserve" && estimate ? `reserve ${budgets.reserved} tokens, settle the actual` : w.label;
+    const runs = TOKEN_WAYS.map((w) => simulate({ ...base, label: label(w), policies: [tokenPolicy(w.id, budgets)] }));
     const stats = runs.map((r) => r.policies[0].stats);
     const oracle = stats[TOKEN_WAYS.length - 1].served;
     // What the model's bucket could give over the run: its first fill and its refill.
@@ -159,6 +175,7 @@ export const tokenBudget = defineScenario<TokenBudgetParams>({
       bound,
       meanTokens: cost.mean,
       underTenants: stats[0].underTenants,
+      reserved: budgets.reserved,
     };
     const rows = TOKEN_WAYS.map((w, i) => {
       const s = stats[i];
@@ -169,11 +186,14 @@ export const tokenBudget = defineScenario<TokenBudgetParams>({
       figures[`${w.id}.underRefused`] = s.underRefused;
       figures[`${w.id}.underRefusals`] = s.underRefusals;
       figures[`${w.id}.overrun`] = overrun;
+      // In the largest top-up one request can make: the bound less what was reserved for it.
+      if (w.id === "reserve" && estimate)
+        figures["reserve.overrunTopUps"] = (overrun * bound) / (bound - budgets.reserved);
       figures[`${w.id}.modelUse`] = s.served / modelBudget;
       figures[`${w.id}.refusedByTenant`] = r.summary.refusedBy["tokens/tenant"] ?? 0;
       figures[`${w.id}.refusedByModel`] = r.summary.refusedBy["tokens/model"] ?? 0;
       return [
-        w.label,
+        label(w),
         num(s.served),
         percent(figures[`${w.id}.ofOracle`]),
         `${s.underRefused} of ${s.underTenants}`,
@@ -197,19 +217,25 @@ export const tokenBudget = defineScenario<TokenBudgetParams>({
       ],
       rows,
     };
-    return outcome(runs, table, figures, reading(figures));
+    return outcome(runs, table, figures, reading(figures, estimate));
   },
 });
 
-function reading(f: Readonly<Record<string, number>>): string {
+function reading(f: Readonly<Record<string, number>>, estimate: boolean): string {
   const over = (id: string) => num(f[`${id}.overrun`], 1);
   const of = (id: string) => percent(f[`${id}.ofOracle`]);
   const refused = (id: string) => `${f[`${id}.underRefused`]} of the ${f.underTenants}`;
   // Two figures that print alike are a tie.
   const than = (a: string, b: string) =>
     a === b ? "a tie with" : Number.parseFloat(a) > Number.parseFloat(b) ? "more than" : "less than";
+  const reserving = estimate ? `Reserving ${f.reserved} tokens, an estimate below the bound,` : "Reserving the bound";
   return [
-    `Reserving the bound and settling the actual served ${of("reserve")} of the tokens the oracle served, refused ${refused("reserve")} tenants under their quota by the actual count, and overran a budget by ${over("reserve")} max_tokens at worst; it serves less than the oracle by holding each request's unused bound until it settles.`,
+    `${reserving} and settling the actual served ${of("reserve")} of the tokens the oracle served, refused ${refused("reserve")} tenants under their quota by the actual count, and overran a budget by ${over("reserve")} max_tokens at worst${estimate || of("reserve") === of("oracle") ? "" : "; it serves less than the oracle by holding each request's unused bound until it settles"}.`,
+    ...(estimate
+      ? [
+          `A response past the estimate tops up, never refused; top-ups of requests in flight together reached ${num(f["reserve.overrunTopUps"], 1)} times the largest one request can make.`,
+        ]
+      : []),
     `Charging the bound served ${of("bound")} and refused ${refused("bound")}, as every budget drains at the bound while a response uses ${percent(f.meanTokens / f.bound)} of it; its worst overrun, ${over("bound")}, is ${than(over("bound"), over("reserve"))} reserving's.`,
     `Charging the actual after the response served ${of("after")}, ${than(of("after"), of("reserve"))} reserving, and refused ${refused("after")}, by admitting while a budget had any tokens left and charging each request once done: it overran a budget by ${over("after")} max_tokens.`,
   ].join(" ");

@@ -110,6 +110,7 @@ describe("the package READMEs", () => {
     { readme: "breaker", situation: "breaker-outage-recovery", contender: "tideward" },
     { readme: "breaker", situation: "breaker-outage-recovery", contender: "classic" },
     { readme: "breaker", situation: "breaker-outage-recovery", contender: "sre" },
+    { readme: "quota-engine", situation: "token-budget-estimate", contender: "reserve" },
   ];
 
   it("quote the ranges claims.json gives, as it prints them", () => {

@@ -533,4 +533,24 @@ export const situations: readonly Situation[] = [
     ranked: false,
     reason: "Charged at the bound, the model's budget is spent at the worst case; past 100 % is an overrun.",
   }),
+  {
+    ...tokensServed,
+    id: "token-budget-estimate",
+    params: { reserved: 0.3 },
+    title: "Token budgets: reserving an estimate below the bound",
+    figure: {
+      label: "worst overrun of any budget, in the largest top-up one request can make (700 tokens)",
+      unit: "×",
+      better: "lower",
+      digits: 1,
+      read: (r, id) => stated(r, `${id}.overrunTopUps`),
+    },
+    contenders: [
+      { id: "reserve", label: "reserve 300 tokens, settle the actual (the quota engine)", side: "tideward" },
+    ],
+    scoreboard: false,
+    ranked: false,
+    reason:
+      "A response past its estimate tops up, never refused: requests in flight together can top up a budget past one request's largest top-up.",
+  },
 ];

@@ -23,6 +23,8 @@ export interface TokenBudgets {
   readonly modelRate: number;
   /** Seconds of refill a bucket holds. */
   readonly burst: number;
+  /** How long a reservation stays open, ms: past any response's time but once in a billion. */
+  readonly ttl: number;
 }
 
 const TENANT = "tenant-tokens";
@@ -107,9 +109,11 @@ class TokenAdapter implements Adapter {
       way === "oracle" ? actual : way === "after" ? 1 : way === "reserve" ? this.#b.reserved : this.#b.bound;
     const set = this.#set(tenant, units);
     const held = way === "reserve" || way === "after";
-    const r = held ? this.#engine.reserve(set, now) : this.#engine.checkAtomic(set, now);
+    const r = held ? this.#engine.reserve(set, now, { ttl: this.#b.ttl }) : this.#engine.checkAtomic(set, now);
     if (!r.committed) {
-      this.reason = r.failedIndex === 0 ? "tokens/tenant" : "tokens/model";
+      // A reserve may also be refused with every budget's room, at the engine's most open reservations.
+      this.reason =
+        r.failedIndex === 0 ? "tokens/tenant" : r.failedIndex === 1 ? "tokens/model" : "tokens/reservations";
       this.#refused[tenant]++;
       return undefined;
     }

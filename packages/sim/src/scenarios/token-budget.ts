@@ -149,6 +149,8 @@ export const tokenBudget = defineScenario<TokenBudgetParams>({
       tenantRate: p.tenantTokens,
       modelRate: p.modelTokens,
       burst: BURST,
+      // A log-normal response (sigma 0.5) takes 20 times its median once in a billion.
+      ttl: Math.max(300_000, 20 * p.latency * 1_000),
     };
     const cost = tokenCost(Math.min(p.tokens, bound), bound);
     const base = {

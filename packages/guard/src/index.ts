@@ -8,6 +8,7 @@ export type { BucketOption } from "./stages/bucket";
 export type { BudgetOption } from "./stages/budget";
 export type { GateOption } from "./stages/gate";
 export type { ShedderOption } from "./stages/shedder";
+export type { RetryOption } from "./stages/retry";
 export type { HedgeEvent, Outcome, OutcomeEvent, RefuseEvent, RetryEvent } from "./events";
 export { Refusal, TimeoutError, isRefusal, isTimeoutError, refusalKinds } from "./refusal";
 export type { RefusalKind, TimeoutScope } from "./refusal";

@@ -10,4 +10,4 @@ export { STAGES } from "./stages/index";
 export { breakerReadings } from "./stages/breaker";
 export { budgetReadings } from "./stages/budget";
 export { shedderReadings } from "./stages/shedder";
-export type { Reading, Stage, StageDef } from "./stage";
+export type { Ask, Host, Reading, Stage, StageDef } from "./stage";

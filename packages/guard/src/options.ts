@@ -1,5 +1,4 @@
-import { Backoff, retryAfterProperty } from "@tideward/backoff";
-import type { BackoffPolicy, OverMaxRetryAfter, RetryBudget, RetryRule } from "@tideward/backoff";
+import type { RetryBudget, RetryRule } from "@tideward/backoff";
 import { systemClock, systemRandom } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Clock, Random, Span } from "@tideward/time";
@@ -10,6 +9,8 @@ import { stagesOf } from "./stages/index";
 import type { ClientStageOptions } from "./stages/index";
 import { BucketStage } from "./stages/bucket";
 import { BudgetStage } from "./stages/budget";
+import { retry } from "./stages/retry";
+import type { RetryOption, RetryPolicy } from "./stages/retry";
 import { realTimers } from "./timers";
 import type { Timers } from "./timers";
 
@@ -33,7 +34,7 @@ export interface Hedge {
  *
  * @typeParam R - what the guarded function returns
  */
-export interface GuardOptions<R = unknown> extends ClientStageOptions {
+export interface GuardOptions<R = unknown> extends ClientStageOptions, RetryOption<R> {
   /**
    * The whole call's budget, in milliseconds on the guard's clock: attempts, waits for a token
    * and backoff sleeps included. When it passes, the attempt in flight is abandoned (its signal
@@ -49,37 +50,12 @@ export interface GuardOptions<R = unknown> extends ClientStageOptions {
    */
   readonly timeout?: Span;
   /**
-   * Retries: a backoff schedule, or fields laid over the preset `backoff` (three attempts in all).
-   * Left out, each call makes one attempt (plus its hedges). @defaultValue no retries
-   */
-  readonly retry?: Backoff | Partial<BackoffPolicy>;
-  /**
    * Whether an attempt's answer counts as a failure on the breaker, the shedder and in
    * `onOutcome`. `error` is what it threw (`undefined` when it returned), `result` what it
    * returned. A `Refusal` from something the attempt called is never asked about: it is not a
    * backend failure. @defaultValue a thrown error is a failure, a returned value is not
    */
   readonly isFailure?: (error: unknown, result: R | undefined) => boolean;
-  /**
-   * Whether an answered attempt is worth another, asked for every attempt that threw or returned
-   * (not for refusals, cancellations or a passed deadline), within the retry policy, the budget
-   * and the deadline. @defaultValue exactly the attempts `isFailure` calls failures
-   */
-  readonly retryOn?: (error: unknown, result: R | undefined) => boolean;
-  /**
-   * The server's "come back in" hint in milliseconds, for an attempt about to be retried: the
-   * wait is the longer of it and the backoff's delay. One that is not a number of ms (text, a
-   * `Date`, NaN) ends the call with an error naming it, as in `retry`.
-   * @defaultValue the error's `retryAfter` property
-   */
-  readonly retryAfter?: (error: unknown, result: R | undefined) => number | undefined;
-  /** The longest hint the guard will wait for, in milliseconds. @defaultValue 60 000 */
-  readonly maxRetryAfter?: Span;
-  /**
-   * What a hint above `maxRetryAfter` does: `"cap"` waits `maxRetryAfter` (ky's way), `"give-up"`
-   * answers with that attempt's outcome at once (got's way). @defaultValue "give-up"
-   */
-  readonly overMaxRetryAfter?: OverMaxRetryAfter;
   /** Hedging, for idempotent calls only: see {@link Hedge}. @defaultValue none */
   readonly hedge?: Hedge;
   /**
@@ -114,16 +90,11 @@ export interface GuardOptions<R = unknown> extends ClientStageOptions {
 /** The most hedges a round may start: each is an attempt in flight at once. */
 const MAX_HEDGES = 100;
 
-/** The options the guard itself reads; each stage reads its own (see `stages/`). */
+/** The options the guard itself reads; retries and each stage read their own (see `stages/`). */
 const CORE_OPTIONS = [
   "deadline",
   "timeout",
-  "retry",
   "isFailure",
-  "retryOn",
-  "retryAfter",
-  "maxRetryAfter",
-  "overMaxRetryAfter",
   "hedge",
   "discard",
   "onRefuse",
@@ -138,18 +109,24 @@ const CORE_OPTIONS = [
 /** The client side's stages, in the order they are asked. */
 const CLIENT_STAGES = stagesOf("client");
 
-/** Every option name, for the "did you mean" of a misspelt one: the guard's own, then each stage's. */
+/** Every option name, for the "did you mean" of a misspelt one: the guard's own, the retries', then each stage's. */
 export const GUARD_OPTIONS: readonly (keyof GuardOptions)[] = [
   ...CORE_OPTIONS,
+  ...retry.options,
   ...(CLIENT_STAGES.flatMap((d) => d.options) as (keyof ClientStageOptions)[]),
 ];
+
+/** Each option named in one list above and no other: what a field added without its name would break. */
+type Named = (typeof CORE_OPTIONS)[number] | (typeof retry.options)[number] | keyof ClientStageOptions;
+const EVERY_OPTION_NAMED: [Exclude<keyof GuardOptions, Named>] extends [never] ? true : never = true;
+void EVERY_OPTION_NAMED;
 
 /**
  * The options checked once, with every default in place: what a guard runs on. Its retry fields
  * (`backoff`, `maxRetryAfter`, `overMaxRetryAfter`, `budget`) are the {@link RetryRule} every
  * retry is decided by; its policies are the stages of its pipeline.
  */
-export interface Resolved<R> extends RetryRule {
+export interface Resolved<R> extends RetryRule, RetryPolicy<R> {
   /** How errors name the guard: `"guard"`, `"guardFetch"`. */
   readonly owner: string;
   /** How errors name the caller's signal: `"guard run signal"`, `"guardFetch init.signal"`. */
@@ -160,16 +137,8 @@ export interface Resolved<R> extends RetryRule {
   readonly pipeline: Pipeline;
   /** The bucket's stage when an attempt may wait for its token (`maxWait` above 0). */
   readonly waits: BucketStage | undefined;
-  readonly backoff: Backoff | undefined;
-  readonly attempts: number;
   readonly budget: RetryBudget | undefined;
   readonly isFailure: ((error: unknown, result: R | undefined) => boolean) | undefined;
-  readonly retryOn: ((error: unknown, result: R | undefined) => boolean) | undefined;
-  readonly retryAfter: (error: unknown, result: R | undefined) => unknown;
-  /** How a hint that is not a number of ms is named: `"guard retryAfter's answer"`, `"guard: the error's retryAfter"`. */
-  readonly hintName: string;
-  readonly maxRetryAfter: number;
-  readonly overMaxRetryAfter: OverMaxRetryAfter;
   readonly hedgeDelay: number;
   readonly hedgeMax: number;
   readonly discard: ((result: R) => void) | undefined;
@@ -245,19 +214,8 @@ export function resolveGuard<R>(
   const timers = givenTimers === undefined ? realTimers : sturdy(givenTimers);
   const now = check.finite(clock(), `${owner} clock()`);
 
-  let backoff: Backoff | undefined;
-  if (check.has(o.retry, "delay")) backoff = o.retry as Backoff;
-  else if (o.retry !== undefined) {
-    if (!check.isObject(o.retry))
-      throw check.typeError(
-        `${owner} retry`,
-        `must be a Backoff or backoff fields, got ${check.describe(o.retry)}`,
-        o.retry,
-      );
-    const fields = o.retry;
-    backoff = check.within(`${owner} retry`, ["Backoff"], () => new Backoff(fields));
-  }
-  const attempts = backoff?.attempts ?? 1;
+  const retries = retry.parse<R>(o, owner);
+  const attempts = retries.attempts;
 
   let hedgeDelay = Infinity;
   let hedgeMax = 0;
@@ -291,15 +249,6 @@ export function resolveGuard<R>(
   const bucket = stages.find((s): s is BucketStage => s instanceof BucketStage);
   const budget = stages.find((s): s is BudgetStage => s instanceof BudgetStage)?.budget;
 
-  const over = o.overMaxRetryAfter ?? "give-up";
-  if (over !== "cap" && over !== "give-up")
-    throw check.typeError(
-      `${owner} overMaxRetryAfter`,
-      `must be "cap" or "give-up", got ${check.describe(over)}`,
-      over,
-    );
-  const retryAfter = fn<(error: unknown, result: R | undefined) => number | undefined>(o.retryAfter, "retryAfter");
-
   return Object.freeze({
     owner,
     signalName,
@@ -307,16 +256,9 @@ export function resolveGuard<R>(
     timeout: limit(o.timeout, `${owner} timeout (ms)`),
     pipeline: new Pipeline(stages),
     waits: bucket !== undefined && bucket.maxWait > 0 ? bucket : undefined,
-    backoff,
-    attempts,
+    ...retries,
     budget,
     isFailure: fn<(error: unknown, result: R | undefined) => boolean>(o.isFailure, "isFailure"),
-    retryOn: fn<(error: unknown, result: R | undefined) => boolean>(o.retryOn, "retryOn"),
-    retryAfter: retryAfter ?? retryAfterProperty,
-    hintName: retryAfter === undefined ? `${owner}: the error's retryAfter` : `${owner} retryAfter's answer`,
-    maxRetryAfter:
-      o.maxRetryAfter === undefined ? 60_000 : check.nonNegative(o.maxRetryAfter, `${owner} maxRetryAfter (ms)`),
-    overMaxRetryAfter: over,
     hedgeDelay,
     hedgeMax,
     discard: fn<(result: R) => void>(o.discard, "discard"),

@@ -1,8 +1,9 @@
 import { Breaker } from "@tideward/breaker";
-import type { Permit, Sre } from "@tideward/breaker";
+import type { Sre } from "@tideward/breaker";
 import type { Adapter, PolicyContext, PolicySpec } from "../policy";
 import { check } from "@tideward/time/internal";
 import { nameOf } from "./name";
+import { stageAdapter, stageOf } from "./stage";
 
 /** Options every built-in policy takes besides its own numbers. */
 export interface NameOptions {
@@ -11,9 +12,10 @@ export interface NameOptions {
 }
 
 /**
- * tideward's adaptive breaker (`@tideward/breaker`), client-side: each attempt asks
- * `allow(now, roll)` with a roll from the policy's own stream, and the client's outcome settles
- * the permit (a timeout is a failure). Reports `ratio`, the standing refusal fraction at the end.
+ * tideward's adaptive breaker (`@tideward/breaker`), client-side, as the guard's breaker stage:
+ * each attempt asks `allow(now, random)` with the policy's own stream, drawn only while the
+ * breaker throttles (as in a guard), and the client's outcome settles the permit (a timeout is a
+ * failure). Reports `ratio`, the standing refusal fraction at the end.
  */
 export function breaker(policy: Partial<Sre> = {}, options: NameOptions = {}): PolicySpec {
   const name = nameOf(check.options(options, ["name"], "policy.breaker").name, "breaker", "policy.breaker name");
@@ -23,23 +25,10 @@ export function breaker(policy: Partial<Sre> = {}, options: NameOptions = {}): P
     name,
     create(context: PolicyContext): Adapter {
       const b = new Breaker(policy, context.start);
-      const roll = context.random;
+      const stage = stageOf("breaker", { breaker: b }, { side: "client", owner: "policy.breaker", context });
       // The latest reading, kept in a typed array: a number in a closure would be boxed anew on every call.
       const last = new Float64Array([context.start]);
-      return {
-        name,
-        side: "client",
-        reason: name,
-        admit: (now) => {
-          last[0] = now;
-          return b.allow(now, roll());
-        },
-        settle: (permit, now, ok) => {
-          if (ok) (permit as Permit).pass(now);
-          else (permit as Permit).fail(now);
-        },
-        stats: () => ({ ratio: b.ratio(last[0]) }),
-      };
+      return stageAdapter(stage, name, "client", last, { stats: () => ({ ratio: b.ratio(last[0]) }) });
     },
   };
 }

@@ -4,6 +4,7 @@ import { Bucket, Gate, Gcra, MAX_SLIDING_QUOTA, Period, Sliding } from "@tidewar
 import { flag } from "../flag";
 import type { Adapter, Envelope, PolicyContext, PolicySpec } from "../policy";
 import { nameOf } from "./name";
+import { stageAdapter, stageOf } from "./stage";
 
 /** Options of the rate limiters' adapters. */
 export interface LimiterOptions {
@@ -238,8 +239,8 @@ export interface GatePolicyOptions {
 }
 
 /**
- * `@tideward/limiters`' concurrency `Gate`: at most `limit` admitted attempts unsettled at
- * once; a place is given back when the attempt settles (or never ran). Its `held` is checked
+ * `@tideward/limiters`' concurrency `Gate`, as the guard's gate stage: at most `limit` admitted
+ * attempts unsettled at once; a place is given back when the attempt settles (or never ran). Its `held` is checked
  * against the simulator's own count at every step, and must be back to zero once traffic stops.
  */
 export function gate(limit: number, options: GatePolicyOptions = {}): PolicySpec {
@@ -254,18 +255,10 @@ export function gate(limit: number, options: GatePolicyOptions = {}): PolicySpec
     ceiling === Infinity ? [] : [{ kind: "concurrency", label: `gate of ${ceiling}`, limit: ceiling, exact: true }];
   return {
     name,
-    create(): Adapter {
+    create(context: PolicyContext): Adapter {
       const g = new Gate(limit);
-      return {
-        name,
-        side,
-        reason: name,
-        envelopes,
-        admit: () => (g.enter() ? TRUE : undefined),
-        settle: () => g.leave(),
-        release: () => g.leave(),
-        held: () => g.held,
-      };
+      const stage = stageOf("gate", { gate: g }, { side, owner: "policy.gate", context });
+      return stageAdapter(stage, name, side, new Float64Array([context.start]), { envelopes, held: () => g.held });
     },
   };
 }

@@ -1,0 +1,68 @@
+// A stage of the guard's pipeline as a simulated policy: the one adapter every policy the guard
+// composes runs through in the simulator, so a simulated breaker, shedder or gate decides by the
+// very code a guard's does (`@tideward/guard`'s stages), not by a wrapper of the simulator's own.
+import { STAGES } from "@tideward/guard/internal";
+import type { Ask, Stage } from "@tideward/guard/internal";
+import type { Adapter, PolicyContext } from "../policy";
+
+/** What a guard's stage module reads its options from, as a policy made once per run gives them. */
+export interface StageHost {
+  readonly side: "client" | "server";
+  readonly owner: string;
+  readonly context: PolicyContext;
+}
+
+/**
+ * The stage of kind `kind` (`"breaker"`, `"shed"`, `"gate"`), built by its own module from
+ * `options` (its options as the guard takes them: `{ breaker }`, `{ shedder, load }`), rolling the
+ * policy's own random stream.
+ */
+export function stageOf(kind: string, options: Readonly<Record<string, unknown>>, host: StageHost): Stage {
+  const def = STAGES.find((d) => d.kind === kind);
+  if (def === undefined) throw new RangeError(`no stage of kind ${kind}`);
+  const stage = def.parse(options, {
+    side: host.side,
+    owner: host.owner,
+    now: host.context.start,
+    random: host.context.random,
+    retrying: false,
+  });
+  if (stage === undefined) throw new RangeError(`${host.owner}: its stage was not built`);
+  return stage;
+}
+
+/** What an adapter adds to its stage: its envelopes, its count and its figures. */
+export type Extras = Pick<Adapter, "envelopes" | "held" | "stats">;
+
+/**
+ * `stage` as the simulator drives a policy, named `name`, on `side`. Each admission enters the
+ * stage at once at the policy's place in the chain (the chain keeps its own order, and spends
+ * nothing last); the outcome settles its token (`"success"`, or `"failure"`, a timeout included),
+ * and a later policy's refusal releases it. `last` holds the latest clock reading (ms) it was
+ * asked at, for the figures and the readings made between admissions.
+ */
+export function stageAdapter(
+  stage: Stage,
+  name: string,
+  side: "client" | "server",
+  last: Float64Array,
+  extras: Extras,
+): Adapter {
+  // One scratch ask a run: asking allocates nothing.
+  const ask: Ask = { cost: 1, hedge: false, first: false, retryAfter: 0 };
+  const settle = stage.settle?.bind(stage);
+  const release = stage.release?.bind(stage);
+  return {
+    name,
+    side,
+    reason: name,
+    ...extras,
+    admit: (now, _key, cost) => {
+      last[0] = now;
+      ask.cost = cost;
+      return stage.enter(now, ask);
+    },
+    settle: settle === undefined ? () => {} : (token, now, ok) => settle(token, now, ok ? "success" : "failure"),
+    ...(release === undefined ? {} : { release: (token: unknown, now: number) => release(token, now) }),
+  };
+}

@@ -82,7 +82,13 @@ describe("token budgets over seeds and knobs 20 % either way", () => {
         fc.record({ rate: near("rate"), latency: near("latency"), tokens: near("tokens") }),
         (seed, start, knobs) => {
           const p = { ...knobs, tokens: Math.round(knobs.tokens), seed };
-          meetsTargets(tokenBudget.run(p, { start }).figures);
+          const f = tokenBudget.run(p, { start }).figures;
+          expect(f["reserve.ofOracle"]).toBeGreaterThanOrEqual(0.95);
+          expect(f["reserve.overrun"]).toBeLessThanOrEqual(1);
+          // The one that can miss: the busiest tenant, a little lighter, ends right at its quota,
+          // and is refused while its requests in flight hold their unused bounds (see below).
+          expect(f["reserve.underRefused"]).toBeLessThanOrEqual(1);
+          expect(f["oracle.underRefused"]).toBe(0);
         },
       ),
       { numRuns: 6 },

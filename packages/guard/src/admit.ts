@@ -1,15 +1,18 @@
 import type { Gate } from "@tideward/limiters";
-import type { AtomicReport, QuotaCharge } from "@tideward/quota-engine";
+import type { AtomicReport, QuotaCharge, ReservationStore } from "@tideward/quota-engine";
 import type { Shed, Shedder, Ticket } from "@tideward/shedder";
 import { systemClock } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Clock, Span } from "@tideward/time";
-import { KeyedLimits, MAX_KEY, checkLimits, keyBytes, wholeCost } from "./limits";
-import type { Limit } from "./limits";
+import { KeyedLimits } from "./keyed-limits";
+import type { LimitOverride } from "./keyed-limits";
+import { MAX_KEY, MAX_LIMITS, checkBytes, checkLimits, wholeCost } from "./limits";
+import type { Checked, Limit } from "./limits";
 import { PROBLEM_JSON, problemBody } from "./problem";
 import { checkNames, quotaSpecs, quotaStates } from "./quota-admission";
+import { Reservation, reserveOption, reservedId, unreserved } from "./quota-reservation";
 import type { QuotaAdmission, QuotaSpecs } from "./quota-admission";
-import { LIMIT_FIELD, POLICY_FIELD, limitMember, policyMember, seconds } from "./ratelimit-fields";
+import { LIMIT_FIELD, POLICY_FIELD, limitMember, policyLine, seconds } from "./ratelimit-fields";
 import { sfInteger, sfString } from "./structured";
 import type { PolicyState } from "./ratelimit-fields";
 import type { RefusalKind } from "./refusal";
@@ -20,6 +23,7 @@ import type { Field, Verdict } from "./verdict";
 
 export type { Field, Verdict } from "./verdict";
 export type { QuotaAdmission } from "./quota-admission";
+export type { Actual, ReserveOption, Settling } from "./quota-reservation";
 
 /** Options of {@link admit}; every policy is optional. */
 export interface AdmitOptions {
@@ -85,18 +89,22 @@ export interface Admission {
   readonly shedder: Shedder | undefined;
   /** How many client keys have per-key limiter state. */
   readonly keys: number;
-}
-
-/** A byte count for a message: `37.3 GiB`. */
-function size(bytes: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let n = bytes;
-  let u = 0;
-  while (n >= 1_024 && u < units.length - 1) {
-    n /= 1_024;
-    u++;
-  }
-  return `${u === 0 ? n : n.toFixed(1)} ${units[u]}`;
+  /**
+   * Replaces the per-key limit named `limit.name` at the clock's reading (`kind` left out is its
+   * own, and cannot change): every key's state re-based, the fields advertising the new limit.
+   * @throws TypeError/RangeError for bad input, naming it (nothing changes)
+   */
+  replaceLimit(limit: Limit): void;
+  /** Removes the per-key limit named `name`, its state and overrides. @throws RangeError for a name admit lacks */
+  removeLimit(name: string): void;
+  /**
+   * Gives `key` its own `quota` or `window` for the limit named `limit`, its state re-based; a
+   * later `replaceLimit` keeps them. At most `maxKeys` keys have overrides.
+   * @throws TypeError/RangeError for bad input, naming it (nothing changes)
+   */
+  setOverride(key: string, limit: string, fields: LimitOverride): void;
+  /** Takes `key`'s override of `limit` away, its state re-based. @throws RangeError when it has none */
+  removeOverride(key: string, limit: string): void;
 }
 
 /**
@@ -138,18 +146,9 @@ export function admit(options?: AdmitOptions): Admission {
   const maxKeys = o.maxKeys === undefined ? 100_000 : check.integer(o.maxKeys, "admit maxKeys", 1);
   const maxBytes = o.maxBytes === undefined ? 2 ** 28 : check.positive(o.maxBytes, "admit maxBytes");
   const checked = o.limits === undefined ? [] : checkLimits(o.limits, "admit", start);
-  if (checked.length > 0) {
-    // Refused before anything is allocated: what maxKeys keys would hold at most.
-    const perKey = keyBytes(checked);
-    if (perKey * maxKeys > maxBytes) {
-      const big = checked.reduce((a, b) => (b.bytes > a.bytes ? b : a));
-      const which = `limits[${checked.indexOf(big)}], ${big.kind === "sliding" ? `a sliding window of quota ${big.quota} (8 B a unit)` : `a ${big.kind}`}, ${big.bytes} B`;
-      throw new RangeError(
-        `admit limits hold up to ${perKey} B a key (${which}); at maxKeys ${maxKeys} that is ${size(perKey * maxKeys)}, past maxBytes (${size(maxBytes)}): lower maxKeys to ${Math.floor(maxBytes / perKey)} or less, lower the quota, or raise maxBytes`,
-      );
-    }
-  }
-  const keyed = checked.length === 0 ? undefined : new KeyedLimits(checked, maxKeys);
+  // Refused before anything is allocated: what maxKeys keys would hold at most.
+  checkBytes(checked, maxKeys, maxBytes, "admit limits");
+  const keyed = checked.length === 0 ? undefined : new KeyedLimits(checked, maxKeys, maxBytes);
   const busy =
     o.busyRetryAfter === undefined ? 1_000 : check.nonNegative(o.busyRetryAfter, "admit busyRetryAfter (ms)");
   const problem = o.problem ?? false;
@@ -160,6 +159,7 @@ export function admit(options?: AdmitOptions): Admission {
     throw new TypeError(`admit fields must be "always", "low" or "refused", got ${check.describe(show)}`);
   const quota = o.quota;
   const specs = quota === undefined ? undefined : quotaSpecs(quota);
+  const reserving = quota === undefined ? undefined : reserveOption(quota.reserve, quota.store);
 
   const refuse = (
     status: 429 | 503,
@@ -200,27 +200,37 @@ export function admit(options?: AdmitOptions): Admission {
   const fieldsOf = (states: readonly PolicyState[]): Field[] => {
     if (states.length === 0) return [];
     return [
-      [POLICY_FIELD, states.map(policyMember).join(", ")],
+      [POLICY_FIELD, policyLine(states)],
       [LIMIT_FIELD, states.map(limitMember).join(", ")],
     ];
   };
-  // The per-key limits' policies never change: their line is written once. Each policy's
-  // RateLimit member depends only on its state (units left, whole seconds until more), so it is
-  // written once per state and kept, with the two fields, in a small cache: the states requests
-  // meet repeat (every fresh client of a limit is in the same one), and then an admitted request
-  // builds no string and no array.
-  const limits = keyed?.limits ?? [];
-  const keyedPolicy = limits.map((l) => policyMember({ ...l, remaining: 0, reset: 0 })).join(", ");
-  // The member's start, written as limitMember writes it: the name as a String, then `r`.
-  const keyedPrefix = limits.map((l) => `${sfString(l.name)};r=`);
-  const remainingScratch = new Float64Array(limits.length);
-  const resetScratch = new Float64Array(limits.length);
-  const members = limits.map(() => new Map<number, string>());
+  // The per-key limits' policy line is written once for the limits every key is held to (again
+  // when they change). Each policy's RateLimit member depends only on its state (units left,
+  // whole seconds until more), so it is written once per state and kept, with the two fields, in
+  // a small cache: the states requests meet repeat (every fresh client of a limit is in the same
+  // one), and then an admitted request builds no string and no array. A key with an override of
+  // its own has its fields written afresh.
+  let limits: readonly Checked[] = [];
+  let keyedPolicy = "";
+  let keyedPrefix: string[] = [];
+  let members: Map<number, string>[] = [];
   const lines = new Map<number, readonly Field[]>();
+  const rebuild = (now: readonly Checked[]): void => {
+    limits = now;
+    keyedPolicy = policyLine(now);
+    // The member's start, written as limitMember writes it: the name as a String, then `r`.
+    keyedPrefix = now.map((l) => `${sfString(l.name)};r=`);
+    members = now.map(() => new Map<number, string>());
+    lines.clear();
+  };
+  if (keyed !== undefined) rebuild(keyed.limits);
+  const remainingScratch = new Float64Array(MAX_LIMITS);
+  const resetScratch = new Float64Array(MAX_LIMITS);
   // The names of the refused limits, filled by a charge: copied only when one refuses.
   const violatedScratch: string[] = [];
   const keyedLow = (): boolean => {
-    for (let i = 0; i < limits.length; i++) if (remainingScratch[i] * 10 <= limits[i].quota) return true;
+    const held = (keyed as KeyedLimits).current;
+    for (let i = 0; i < held.length; i++) if (remainingScratch[i] * 10 <= held[i].quota) return true;
     return false;
   };
   /** A state as one number, -1 past what the cache keeps (it then writes the member afresh). */
@@ -238,6 +248,13 @@ export function admit(options?: AdmitOptions): Admission {
     return members[i].get(key) ?? remember(members[i], key, `${keyedPrefix[i]}${sfInteger(r)};t=${sfInteger(t)}`);
   };
   const keyedFields = (): readonly Field[] => {
+    const held = (keyed as KeyedLimits).current;
+    if (held.length === 0) return NO_FIELDS;
+    if (held !== limits) {
+      if (held !== (keyed as KeyedLimits).limits)
+        return fieldsOf(held.map((l, i) => ({ ...l, remaining: remainingScratch[i], reset: resetScratch[i] })));
+      rebuild(held);
+    }
     const one = limits.length === 1 ? stateKey(remainingScratch[0], seconds(resetScratch[0])) : -1;
     const known = one < 0 ? undefined : lines.get(one);
     if (known !== undefined) return known;
@@ -270,6 +287,31 @@ export function admit(options?: AdmitOptions): Admission {
     ticket: Ticket | undefined,
     entered: boolean,
   ): Verdict => {
+    if (reserving === undefined) return decided(report, charges, key, cost, now, ticket, entered, undefined);
+    // No room for one more reservation in the store: a capacity refusal, nothing reserved.
+    if (unreserved(report)) return refuse(503, "quota", busy, [], [], ticket, entered);
+    const id = reservedId(report);
+    const held = id === undefined ? undefined : new Reservation(quota?.store as ReservationStore, id, clock);
+    // Whatever refuses or throws from here on cancels it: the request will not run.
+    try {
+      const v = decided(report, charges, key, cost, now, ticket, entered, held);
+      if (!v.allowed) held?.settle("cancel");
+      return v;
+    } catch (error) {
+      held?.settle("cancel");
+      throw error;
+    }
+  };
+  const decided = (
+    report: unknown,
+    charges: readonly QuotaCharge[],
+    key: string,
+    cost: number,
+    now: number | undefined,
+    ticket: Ticket | undefined,
+    entered: boolean,
+    held: Reservation | undefined,
+  ): Verdict => {
     const { allowed, states, violated, wait } = quotaStates(report, charges, specs as QuotaSpecs, busy);
     const fields = fieldsOf(states);
     let before: readonly Field[] | undefined;
@@ -296,6 +338,7 @@ export function admit(options?: AdmitOptions): Admission {
       ticket,
       entered ? gate : undefined,
       clock,
+      held,
     );
   };
 
@@ -327,7 +370,11 @@ export function admit(options?: AdmitOptions): Admission {
         if (!Array.isArray(charges))
           throw new TypeError(`admit quota.charges answered ${check.describe(charges)}, not an array of charges`);
         checkNames(charges, specs as QuotaSpecs);
-        const report = quota.store.checkAtomic(charges, now) as unknown;
+        const report = (
+          reserving === undefined
+            ? quota.store.checkAtomic(charges, now)
+            : (quota.store as ReservationStore).reserve(charges, now, reserving)
+        ) as unknown;
         if (typeof (report as PromiseLike<AtomicReport> | null)?.then === "function") {
           const t = ticket;
           const e = entered;
@@ -369,21 +416,33 @@ export function admit(options?: AdmitOptions): Admission {
     }
   };
 
+  const clientKey = (key: unknown, what: string): string => {
+    if (typeof key !== "string")
+      throw new TypeError(`${what} must be a string, got ${typeof key} ${check.describe(key)}`);
+    // Its state is kept under it: a key is bounded as the bytes of maxBytes assume.
+    if (keyed !== undefined && key.length > MAX_KEY)
+      throw new RangeError(`${what} must be at most ${MAX_KEY} characters (hash a longer identity), got ${key.length}`);
+    return key;
+  };
+  const limitsFor = (method: string): KeyedLimits => {
+    if (keyed === undefined)
+      throw new RangeError(`admit ${method}: this admission has no per-key limits (give them in its limits option)`);
+    return keyed;
+  };
+  const now = (): number => check.finite(clock(), "admit clock()");
+
   return {
-    check: (key = "", cost = 1) => {
-      if (typeof key !== "string")
-        throw new TypeError(`admit check key must be a string, got ${typeof key} ${check.describe(key)}`);
-      // Its state is kept under it: a key is bounded as the bytes of maxBytes assume.
-      if (keyed !== undefined && key.length > MAX_KEY)
-        throw new RangeError(
-          `admit check key must be at most ${MAX_KEY} characters (hash a longer identity), got ${key.length}`,
-        );
-      return checkOne(key, wholeCost(cost, "admit check cost"));
-    },
+    check: (key = "", cost = 1) => checkOne(clientKey(key, "admit check key"), wholeCost(cost, "admit check cost")),
     gate,
     shedder,
     get keys() {
       return keyed?.size ?? 0;
     },
+    replaceLimit: (limit) => limitsFor("replaceLimit").replace(limit, now()),
+    removeLimit: (name) => limitsFor("removeLimit").remove(name, now()),
+    setOverride: (key, limit, fields) =>
+      limitsFor("setOverride").override(clientKey(key, "admit setOverride key"), limit, fields, now()),
+    removeOverride: (key, limit) =>
+      limitsFor("removeOverride").unoverride(clientKey(key, "admit removeOverride key"), limit, now()),
   };
 }

@@ -2,6 +2,7 @@
 import type { Gate } from "@tideward/limiters";
 import type { Ticket } from "@tideward/shedder";
 import type { Clock } from "@tideward/time";
+import type { Reservation, Settling } from "./quota-reservation";
 import type { RefusalKind } from "./refusal";
 
 /** A header field to append to the response: name and value. */
@@ -38,6 +39,15 @@ export interface Verdict {
    * @param ok - whether the handler succeeded (say, answered under 500) @defaultValue true
    */
   release(ok?: boolean): void;
+  /** The id of the quota reservation this request holds (admit's `quota.reserve`); `undefined` without one. */
+  readonly reservation: string | undefined;
+  /**
+   * Settles the request's quota reservation once: at `actual` units per limit name (a limit left
+   * out, or `undefined`, or one the store refuses, as reserved), at a promise of them, or
+   * `"cancel"` for a request that did no work. Never throws; a store that fails leaves it to its
+   * time to live. `release` settles one still open as reserved.
+   */
+  settle(actual: Settling): void;
 }
 
 export class Answer implements Verdict {
@@ -48,9 +58,11 @@ export class Answer implements Verdict {
   readonly retryAfter: number;
   readonly body: string | undefined;
   readonly contentType: string | undefined;
+  readonly reservation: string | undefined;
   #ticket: Ticket | undefined;
   #gate: Gate | undefined;
   readonly #clock: Clock;
+  readonly #held: Reservation | undefined;
 
   constructor(
     allowed: boolean,
@@ -63,6 +75,7 @@ export class Answer implements Verdict {
     ticket: Ticket | undefined,
     gate: Gate | undefined,
     clock: Clock,
+    held?: Reservation,
   ) {
     this.allowed = allowed;
     this.status = status;
@@ -74,9 +87,17 @@ export class Answer implements Verdict {
     this.#ticket = ticket;
     this.#gate = gate;
     this.#clock = clock;
+    this.#held = held;
+    this.reservation = held?.id;
+  }
+
+  settle(actual: Settling): void {
+    this.#held?.settle(actual);
   }
 
   release(ok = true): void {
+    // First, as it never throws: a reservation nothing settled is settled as reserved.
+    this.#held?.settle(undefined);
     const ticket = this.#ticket;
     const gate = this.#gate;
     this.#ticket = undefined;

@@ -117,6 +117,10 @@ export function instrumentAdmit(options: AdmitOptions | undefined, telemetry: Te
     get keys() {
       return inner.keys;
     },
+    replaceLimit: (limit) => inner.replaceLimit(limit),
+    removeLimit: (limitName) => inner.removeLimit(limitName),
+    setOverride: (key, limit, fields) => inner.setOverride(key, limit, fields),
+    removeOverride: (key, limit) => inner.removeOverride(key, limit),
     close: () => {
       closed = true;
       gauges.close();

@@ -118,6 +118,24 @@ export const INSTRUMENTS: readonly InstrumentSpec[] = Object.freeze([
     unit: "{key}",
     description: "Keys the quota engine holds state for",
   },
+  {
+    name: METRICS.reserved,
+    kind: "counter",
+    unit: "{unit}",
+    description: "Quota units reserved, by limit, to be settled when the work is done",
+  },
+  {
+    name: METRICS.refunded,
+    kind: "counter",
+    unit: "{unit}",
+    description: "Reserved quota units given back by a settle or a cancel, by limit",
+  },
+  {
+    name: METRICS.toppedUp,
+    kind: "counter",
+    unit: "{unit}",
+    description: "Quota units charged by a settle beyond the reservation, by limit",
+  },
 ]);
 
 const SPECS = new Map(INSTRUMENTS.map((s) => [s.name, s]));

@@ -22,6 +22,9 @@ export const METRICS = Object.freeze({
   admitKeys: "tideward.admit.keys",
   decisions: "tideward.quota.decisions",
   quotaKeys: "tideward.quota.keys",
+  reserved: "tideward.quota.reserved",
+  refunded: "tideward.quota.refunded",
+  toppedUp: "tideward.quota.topped_up",
 } as const);
 
 /** The attributes this package sets. Each has a bounded set of values: never a key or a user id. */

@@ -5,6 +5,7 @@ import { identity } from "../identity";
 import type { TrustProxy } from "../identity";
 import { wholeCost } from "../limits";
 import type { Admission, Field, Verdict } from "../admit";
+import type { Actual } from "../quota-reservation";
 
 /** Options of {@link admitNode}. */
 export interface AdmitNodeOptions {
@@ -24,6 +25,12 @@ export interface AdmitNodeOptions {
   readonly ipv6Prefix?: number;
   /** Units the request spends from each limit. @defaultValue 1 */
   readonly cost?: (req: IncomingMessage) => number;
+  /**
+   * With admit's `quota.reserve`: the actual units per limit name, read off a finished response
+   * (a header; `res.locals` in Express); a promise is awaited. Not asked when the client left;
+   * `undefined` or a throw settles as reserved. @defaultValue settled as reserved
+   */
+  readonly actual?: (req: IncomingMessage, res: ServerResponse) => Actual | PromiseLike<Actual>;
 }
 
 /** The shape of a node:http and Express middleware. */
@@ -184,9 +191,26 @@ function addFields(res: ServerResponse, fields: readonly Field[]): Hook {
   return made;
 }
 
-/** Releases the verdict when the response closes: a success when it finished under 500. */
-function closer(verdict: Verdict, res: ServerResponse): () => void {
+/**
+ * Releases the verdict when the response closes: a success when it finished under 500. A
+ * reservation is settled first, at what `actual` reads off a finished response.
+ */
+function closer(
+  verdict: Verdict,
+  req: IncomingMessage,
+  res: ServerResponse,
+  actual: AdmitNodeOptions["actual"],
+): () => void {
   return () => {
+    if (actual !== undefined && verdict.reservation !== undefined && res.writableFinished) {
+      let units: Actual | PromiseLike<Actual>;
+      try {
+        units = actual(req, res);
+      } catch {
+        units = undefined; // as reserved
+      }
+      verdict.settle(units);
+    }
     try {
       verdict.release(res.writableFinished && res.statusCode < 500);
     } catch {
@@ -224,7 +248,7 @@ function closer(verdict: Verdict, res: ServerResponse): () => void {
  * server.close();
  */
 export function admitNode(admission: Admission, options?: AdmitNodeOptions): Middleware {
-  const o = check.options(options, ["key", "trustProxy", "ipv6Prefix", "cost"], "admitNode");
+  const o = check.options(options, ["key", "trustProxy", "ipv6Prefix", "cost", "actual"], "admitNode");
   const who = identity(o.trustProxy, o.ipv6Prefix, "admitNode");
   const header = who.header;
   // `req.headers` is built on first read (Node parses the raw headers lazily): without trusted
@@ -237,8 +261,17 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
     o.key === undefined ? undefined : check.fn<(req: IncomingMessage) => string | undefined>(o.key, "admitNode key");
   const key = own === undefined ? address : (req: IncomingMessage) => own(req) ?? address(req);
   const cost = o.cost === undefined ? undefined : check.fn<(req: IncomingMessage) => number>(o.cost, "admitNode cost");
+  const actual =
+    o.actual === undefined
+      ? undefined
+      : check.fn<NonNullable<AdmitNodeOptions["actual"]>>(o.actual, "admitNode actual");
 
-  const apply = (verdict: Verdict, res: ServerResponse, next: (error?: unknown) => void): void => {
+  const apply = (
+    verdict: Verdict,
+    req: IncomingMessage,
+    res: ServerResponse,
+    next: (error?: unknown) => void,
+  ): void => {
     let hook: Hook | undefined;
     if (verdict.allowed) {
       if (verdict.headers.length > 0) hook = addFields(res, verdict.headers);
@@ -254,7 +287,7 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
     }
     // A response closes once, finished or not: `on` spares `once`'s wrapper. The listener names
     // the hook, for a later admission that finds another wrapper in front of it.
-    const closed = closer(verdict, res);
+    const closed = closer(verdict, req, res, actual);
     if (hook !== undefined) (closed as { [HOOK]?: Hook })[HOOK] = hook;
     res.on("close", closed);
     try {
@@ -283,14 +316,16 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
       verdict.then(
         (v) => {
           res.removeListener("close", leave);
-          if (gone) v.release(false);
-          else apply(v, res, next);
+          if (gone) {
+            v.settle("cancel"); // no handler ran: nothing was done
+            v.release(false);
+          } else apply(v, req, res, next);
         },
         (e: unknown) => {
           res.removeListener("close", leave);
           next(e);
         },
       );
-    } else apply(verdict, res, next);
+    } else apply(verdict, req, res, next);
   };
 }

@@ -1,6 +1,6 @@
 // Every callback a user hands the guard may throw. For each callback and each path a call can
 // take (a single attempt, retried, hedged, timed out, aborted), at clocks near 0 and near
-// Date.now(): the calls settle as the README's table says, nothing is left held (a gate place, a
+// Date.now(): the calls settle as docs/callbacks.md's table says, nothing is left held (a gate place, a
 // shedder's ticket, a timer, a retry budget's credit), nothing rejects unhandled, and `discard`
 // sees exactly the results the callers did not get.
 import { afterEach, beforeEach, describe, expect, it } from "vitest";

@@ -11,3 +11,5 @@ export { breakerReadings } from "./stages/breaker";
 export { budgetReadings } from "./stages/budget";
 export { shedderReadings } from "./stages/shedder";
 export type { Ask, Host, Reading, Stage, StageDef } from "./stage";
+export { Pipeline } from "./pipeline";
+export type { Held } from "./pipeline";

@@ -34,12 +34,27 @@ export function stageOf(kind: string, options: Readonly<Record<string, unknown>>
 /** What an adapter adds to its stage: its envelopes, its count and its figures. */
 export type Extras = Pick<Adapter, "envelopes" | "held" | "stats">;
 
+/** A policy's own stage as the chain runs it, and where it notes the latest clock reading it was asked at. */
+export interface OwnStage {
+  readonly stage: Stage;
+  readonly last: Float64Array;
+}
+
+// The stage behind each adapter made by `stageAdapter`: the chain runs it in the guard's pipeline
+// directly, not through the adapter's methods (those stay for an adapter driven by hand).
+const owned = new WeakMap<Adapter, OwnStage>();
+
+/** The stage `adapter` was made from by {@link stageAdapter}, if it was. */
+export function ownStage(adapter: Adapter): OwnStage | undefined {
+  return owned.get(adapter);
+}
+
 /**
- * `stage` as the simulator drives a policy, named `name`, on `side`. Each admission enters the
- * stage at once at the policy's place in the chain (the chain keeps its own order, and spends
- * nothing last); the outcome settles its token (`"success"`, or `"failure"`, a timeout included),
- * and a later policy's refusal releases it. `last` holds the latest clock reading (ms) it was
- * asked at, for the figures and the readings made between admissions.
+ * `stage` as the simulator drives a policy, named `name`, on `side`. The chain enters the stage at
+ * the policy's place in its pipeline (it keeps its own order, and spends nothing last); the outcome
+ * settles its token (`"success"`, or `"failure"`, a timeout included), and a later policy's
+ * refusal releases it. `last` holds the latest clock reading (ms) it was asked at, for the figures
+ * and the readings made between admissions.
  */
 export function stageAdapter(
   stage: Stage,
@@ -48,11 +63,11 @@ export function stageAdapter(
   last: Float64Array,
   extras: Extras,
 ): Adapter {
-  // One scratch ask a run: asking allocates nothing.
+  // One scratch ask an adapter: asking allocates nothing.
   const ask: Ask = { cost: 1, hedge: false, first: false, retryAfter: 0 };
   const settle = stage.settle?.bind(stage);
   const release = stage.release?.bind(stage);
-  return {
+  const adapter: Adapter = {
     name,
     side,
     reason: name,
@@ -65,4 +80,6 @@ export function stageAdapter(
     settle: settle === undefined ? () => {} : (token, now, ok) => settle(token, now, ok ? "success" : "failure"),
     ...(release === undefined ? {} : { release: (token: unknown, now: number) => release(token, now) }),
   };
+  owned.set(adapter, { stage, last });
+  return adapter;
 }

@@ -141,19 +141,34 @@ export class Chain {
       if (delays) this.#delay(i, ad);
       return token;
     };
-    const left = (): void => {
-      inside[i]--;
-      if (monitors !== undefined) for (const m of monitors) m.leave(this.#key);
-    };
+    const left =
+      monitors === undefined
+        ? (): void => {
+            inside[i]--;
+          }
+        : (): void => {
+            inside[i]--;
+            for (const m of monitors) m.leave(this.#key);
+          };
+    // Without invariants or a delay, an admission only counts what the policy holds.
+    const plain = monitors === undefined && !delays;
     if (own !== undefined) {
       const { stage, last } = own;
       return {
         kind: stage.kind,
-        enter: (now, ask) => {
-          this.doing = ADMITTING;
-          last[0] = now;
-          return admitted(stage.enter(now, ask), now, ask as KeyedAsk);
-        },
+        enter: plain
+          ? (now, ask) => {
+              this.doing = ADMITTING;
+              last[0] = now;
+              const token = stage.enter(now, ask);
+              if (token !== undefined) inside[i]++;
+              return token;
+            }
+          : (now, ask) => {
+              this.doing = ADMITTING;
+              last[0] = now;
+              return admitted(stage.enter(now, ask), now, ask as KeyedAsk);
+            },
         settle: (token, now, outcome) => {
           left();
           this.doing = SETTLING;
@@ -171,11 +186,18 @@ export class Chain {
     }
     return {
       kind: ad.name,
-      enter: (now, ask) => {
-        this.doing = ADMITTING;
-        const a = ask as KeyedAsk;
-        return admitted(ad.admit(now, a.key, a.cost), now, a);
-      },
+      enter: plain
+        ? (now, ask) => {
+            this.doing = ADMITTING;
+            const token = ad.admit(now, (ask as KeyedAsk).key, ask.cost);
+            if (token !== undefined) inside[i]++;
+            return token;
+          }
+        : (now, ask) => {
+            this.doing = ADMITTING;
+            const a = ask as KeyedAsk;
+            return admitted(ad.admit(now, a.key, a.cost), now, a);
+          },
       settle: (token, now, outcome) => {
         left();
         this.doing = SETTLING;

@@ -12,9 +12,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { format, resolveConfig } from "prettier";
 import type { ClaimsData, SituationData } from "../src/claims/data.ts";
-import { between, claimsBlock, scoreboardBlock } from "../src/claims/markdown.ts";
+import { between, claimsBlock, scoreboardBlock, sideBySide } from "../src/claims/markdown.ts";
 import { figuresOf, groups, runAt } from "../src/claims/measure.ts";
-import { FACTORS, situations } from "../src/claims/situations.ts";
+import { FACTORS, TOKEN_BUDGET_SITUATIONS, situations } from "../src/claims/situations.ts";
 
 const root = join(import.meta.dirname, "..", "..", "..");
 const file = join(import.meta.dirname, "..", "src", "claims", "claims.json");
@@ -22,6 +22,11 @@ const file = join(import.meta.dirname, "..", "src", "claims", "claims.json");
 const readmes: readonly { path: string; marker: string; block: (d: ClaimsData) => string }[] = [
   { path: join(root, "README.md"), marker: "scoreboard", block: scoreboardBlock },
   { path: join(root, "packages", "sim", "README.md"), marker: "claims", block: claimsBlock },
+  {
+    path: join(root, "packages", "quota-engine", "README.md"),
+    marker: "token-budget",
+    block: (d) => sideBySide(d, TOKEN_BUDGET_SITUATIONS),
+  },
 ];
 
 function option(name: string): string | undefined {

@@ -7,10 +7,10 @@ import fc from "fast-check";
 import { scenario } from "@tideward/sim";
 import { describe, expect, it } from "vitest";
 import type { ClaimsData, SituationData } from "../src/claims/data";
-import { claimsBlock, scoreboardBlock, within } from "../src/claims/markdown";
+import { claimsBlock, scoreboardBlock, sideBySide, within } from "../src/claims/markdown";
 import { figuresOf, groups, runAt, settingsOf } from "../src/claims/measure";
-import { situations } from "../src/claims/situations";
-import { all, compare, range, tally, verdictOf } from "../src/claims/stats";
+import { TOKEN_BUDGET_SITUATIONS, situations } from "../src/claims/situations";
+import { all, best, compare, range, tally, verdictOf } from "../src/claims/stats";
 
 const app = join(import.meta.dirname, "..");
 const claims = JSON.parse(readFileSync(join(app, "src", "claims", "claims.json"), "utf8")) as ClaimsData;
@@ -85,6 +85,23 @@ describe("the READMEs", () => {
 });
 
 describe("the package READMEs", () => {
+  it("the quota engine's README sets the token-budget situations side by side as claims.json gives them, a row each way and the oracle, a column each figure", () => {
+    const readme = readFileSync(join(app, "..", "..", "packages", "quota-engine", "README.md"), "utf8");
+    const block = within(readme, "token-budget");
+    expect(block).toBe(sideBySide(claims, TOKEN_BUDGET_SITUATIONS));
+    const served = claims.situations.find((s) => s.id === "token-budget-served");
+    if (served === undefined) throw new Error("no token-budget-served");
+    const rows =
+      block?.split("\n").filter((l) => l.startsWith("| ") && !l.startsWith("| |") && !l.startsWith("| ---")) ?? [];
+    expect(rows.map((l) => l.split(" | ")[0]?.slice(2))).toEqual(served.contenders.map((c) => c.label));
+    for (const l of rows) expect(l.split(" | ")).toHaveLength(TOKEN_BUDGET_SITUATIONS.length + 1);
+    // The oracle is a reference: printed, never the best baseline.
+    for (const id of TOKEN_BUDGET_SITUATIONS) {
+      const s = claims.situations.find((x) => x.id === id);
+      expect(s && best(s, "baseline")?.side, id).toBe("baseline");
+    }
+  });
+
   /** What a README quotes of the claims: a situation's range for one run, over every setting. */
   const quoted: readonly { readme: string; situation: string; contender: string }[] = [
     { readme: "breaker", situation: "breaker-outage-reached", contender: "tideward" },
@@ -93,6 +110,7 @@ describe("the package READMEs", () => {
     { readme: "breaker", situation: "breaker-outage-recovery", contender: "tideward" },
     { readme: "breaker", situation: "breaker-outage-recovery", contender: "classic" },
     { readme: "breaker", situation: "breaker-outage-recovery", contender: "sre" },
+    { readme: "quota-engine", situation: "token-budget-estimate", contender: "reserve" },
   ];
 
   it("quote the ranges claims.json gives, as it prints them", () => {

@@ -119,6 +119,11 @@ export class AimdLimit {
     return this.#limit;
   }
 
+  /** Always false: AIMD keeps no no-load round trip, so it never probes for one (see `VegasLimit.probing`). */
+  get probing(): false {
+    return false;
+  }
+
   /**
    * Folds one finished call in.
    *

@@ -43,6 +43,11 @@ export class FixedLimit {
     return this.#limit;
   }
 
+  /** Always false: a fixed limit measures nothing (see `VegasLimit.probing`). */
+  get probing(): false {
+    return false;
+  }
+
   /** Does nothing: a fixed limit learns nothing from a finished call. */
   sample(_rtt: number, _inflight: number, _dropped?: boolean): void {}
 

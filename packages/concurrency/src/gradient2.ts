@@ -153,6 +153,11 @@ export class Gradient2Limit {
     return this.#count === 0 ? Number.NaN : this.#long;
   }
 
+  /** Always false: Gradient2's long-term round trip follows every sample, so it never probes for a baseline (see `VegasLimit.probing`). */
+  get probing(): false {
+    return false;
+  }
+
   /**
    * Folds one finished call in.
    *

@@ -136,6 +136,8 @@ export class VegasLimit {
   #count = 0;
   #probes = 0;
   #jitter: number;
+  // Whether the baseline in force is a probe's own round trip (no lower one seen since).
+  #probing = false;
 
   /**
    * A Vegas limit at the policy's `initial`, with no baseline yet.
@@ -176,6 +178,17 @@ export class VegasLimit {
   }
 
   /**
+   * Whether the limit is measuring its no-load round trip: true from a probe until a lower round
+   * trip replaces the probe's as the baseline. Vegas's probe is passive — it holds no places back,
+   * so a refusal made while this is true is a refusal at the limit, counted apart only to tell
+   * what probing costs (a probe taken under load raises the baseline, and so the limit). Not
+   * kept in a snapshot: a restored limit is not probing.
+   */
+  get probing(): boolean {
+    return this.#probing;
+  }
+
+  /**
    * Folds one finished call in.
    *
    * @param rtt - how long it took, in milliseconds; a round trip that is not a number above 0
@@ -193,10 +206,12 @@ export class VegasLimit {
         this.#jitter = jitter(p.seed, ++this.#probes);
         this.#count = 0;
         this.#noLoad = rtt;
+        this.#probing = true;
         return;
       }
       if (this.#noLoad === 0 || rtt < this.#noLoad) {
         this.#noLoad = rtt;
+        this.#probing = false;
         return;
       }
       this.#update(rtt, typeof inflight === "number" ? inflight : 0, drop);
@@ -240,6 +255,7 @@ export class VegasLimit {
     this.#count = state.count;
     this.#probes = state.probes;
     this.#jitter = jitter(this.#p.seed, state.probes);
+    this.#probing = false;
   }
 }
 

@@ -119,6 +119,31 @@ describe("VegasLimit", () => {
     expect(l.noLoad).toBe(50);
   });
 
+  it("is probing from a probe until a lower round trip replaces the probe's baseline", () => {
+    const l = new VegasLimit({ initial: 10, max: 10, probe: 30 });
+    l.sample(10, 1, false); // the first round trip: a baseline, not a probe
+    expect(l.probing).toBe(false);
+    for (let i = 2; i < 150; i++) l.sample(50, 1, false);
+    expect(l.probing).toBe(false);
+    l.sample(50, 1, false); // sample 150: the probe
+    expect(l.probing).toBe(true);
+    l.sample(60, 1, false); // higher: the probe's baseline stays
+    l.sample(50, 1, false); // equal: still the probe's
+    expect(l.probing).toBe(true);
+    expect(l.noLoad).toBe(50);
+    l.sample(49, 1, false); // lower: a measured baseline again
+    expect(l.probing).toBe(false);
+    expect(l.noLoad).toBe(49);
+  });
+
+  it("never probes with AIMD, Gradient2 or a fixed limit", () => {
+    const limits = [new AimdLimit({ min: 1 }), new Gradient2Limit({ min: 1 }), new FixedLimit(5)];
+    for (const l of limits) {
+      for (let i = 0; i < 5_000; i++) l.sample(10 + (i % 7) * 20, 50, i % 97 === 0);
+      expect(l.probing).toBe(false);
+    }
+  });
+
   it("spreads the probes of instances with different seeds", () => {
     const firstProbe = (seed: number): number => {
       const l = new VegasLimit({ initial: 10, max: 10, seed });

@@ -1,34 +1,58 @@
+import type { Limiter, Priority, Queue } from "@tideward/concurrency";
 import type { Gate } from "@tideward/limiters";
-import type { AtomicReport, QuotaCharge } from "@tideward/quota-engine";
-import type { Shed, Shedder, Ticket } from "@tideward/shedder";
-import { systemClock } from "@tideward/time";
+import type { AtomicReport, QuotaCharge, ReservationStore } from "@tideward/quota-engine";
+import type { Shed, Shedder } from "@tideward/shedder";
+import { systemClock, systemRandom } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Clock, Span } from "@tideward/time";
-import { KeyedLimits, MAX_KEY, checkLimits, keyBytes, wholeCost } from "./limits";
-import type { Limit } from "./limits";
+import { KeyedLimits } from "./keyed-limits";
+import type { LimitOverride } from "./keyed-limits";
+import { MAX_KEY, MAX_LIMITS, checkBytes, checkLimits, wholeCost } from "./limits";
+import type { Checked, Limit } from "./limits";
 import { PROBLEM_JSON, problemBody } from "./problem";
 import { checkNames, quotaSpecs, quotaStates } from "./quota-admission";
+import { Reservation, reserveOption, reservedId, unreserved } from "./quota-reservation";
 import type { QuotaAdmission, QuotaSpecs } from "./quota-admission";
-import { LIMIT_FIELD, POLICY_FIELD, limitMember, policyMember, seconds } from "./ratelimit-fields";
+import { LIMIT_FIELD, POLICY_FIELD, limitMember, policyLine, seconds } from "./ratelimit-fields";
 import { sfInteger, sfString } from "./structured";
 import type { PolicyState } from "./ratelimit-fields";
 import type { RefusalKind } from "./refusal";
-import { parseGate } from "./stages/gate";
-import { parseShedder } from "./stages/shedder";
+import { Pipeline } from "./pipeline";
+import type { Held } from "./pipeline";
+import type { Stage } from "./stage";
+import { stagesOf } from "./stages/index";
+import { GateStage } from "./stages/gate";
+import { LimitStage } from "./stages/limit";
+import type { LimitOption } from "./stages/limit";
+import { ShedderStage } from "./stages/shedder";
+import { realTimers } from "./timers";
 import { Answer, NO_FIELDS } from "./verdict";
+import { Line } from "./waiting";
+import type { Entry } from "./waiting";
 import type { Field, Verdict } from "./verdict";
 
 export type { Field, Verdict } from "./verdict";
 export type { QuotaAdmission } from "./quota-admission";
+export type { Actual, ReserveOption, Settling } from "./quota-reservation";
 
 /** Options of {@link admit}; every policy is optional. */
-export interface AdmitOptions {
+export interface AdmitOptions extends LimitOption {
   /** A load shedder asked first; needs {@link AdmitOptions.load}. */
   readonly shedder?: Shedder | Partial<Shed>;
   /** The load the shedder weighs, in thousandths (0–1000): `LoadSampler`'s `load`, or yours. */
   readonly load?: () => number;
   /** A concurrency limit on requests in the handler, or the gate itself. */
   readonly gate?: Gate | number;
+  /**
+   * A line to wait in for a place under {@link LimitOption.limit}, instead of being refused at
+   * once: a `Queue` of `@tideward/concurrency` (CoDel with adaptive LIFO: `new Queue({ target: 5,
+   * interval: 100 }, { priorities })`, with the limiter's priorities). A request waits at most the
+   * queue's `interval` (ms), its `target` once the queue stands, and holds nothing while it waits;
+   * its verdict is then a promise. A request the queue gives up on is refused as the limit refused
+   * it; one whose signal aborts (see {@link Admission.check}) is taken out, its promise rejected
+   * with the signal's reason. Needs a `limit`. @defaultValue none: refused at once
+   */
+  readonly wait?: Queue<unknown>;
   /** Per-key limits, kept in process. */
   readonly limits?: readonly Limit[];
   /** A quota-engine charge set per request. */
@@ -60,6 +84,9 @@ const KNOWN: readonly (keyof AdmitOptions)[] = [
   "shedder",
   "load",
   "gate",
+  "limit",
+  "priority",
+  "wait",
   "limits",
   "quota",
   "maxKeys",
@@ -74,29 +101,79 @@ const KNOWN: readonly (keyof AdmitOptions)[] = [
 export interface Admission {
   /**
    * Decides one request from `key` costing `cost` units, before its handler runs. Synchronous
-   * unless a quota store answers promises.
+   * unless a quota store answers promises, or the request waits for a place (`wait`).
    * @param key - the client's identity (an address, an API key); "" when no limit is keyed
    * @param cost - units the request spends from each limit, a whole number from 1 @defaultValue 1
+   * @param priority - how important the request is, to the concurrency limit and the shedder: a
+   *   level's number (0 the most important) or name. One that is not a level of their priorities
+   *   (an unknown name, a number out of range, NaN, a fraction) counts as the least important
+   *   level, never as a more important one. @defaultValue the `priority` option, else the
+   *   priorities' fallback level
+   * @param signal - aborts a wait for a place: the request leaves the line holding nothing, and
+   *   the promise rejects with the signal's reason (read only with `wait`)
    */
-  check(key?: string, cost?: number): Verdict | Promise<Verdict>;
+  check(key?: string, cost?: number, priority?: number | string, signal?: AbortSignal): Verdict | Promise<Verdict>;
   /** The gate, for reading `held`; `undefined` without one. */
   readonly gate: Gate | undefined;
+  /** The concurrency limit, for reading `limit` and `flying`; `undefined` without one. */
+  readonly limit: Limiter | undefined;
+  /** Whether a request the limit refuses may wait for a place (`wait`): its verdict is then a promise. */
+  readonly waits: boolean;
+  /** How many requests wait for a place now. */
+  readonly waiting: number;
   /** The shedder, for reading `flying`; `undefined` without one. */
   readonly shedder: Shedder | undefined;
   /** How many client keys have per-key limiter state. */
   readonly keys: number;
+  /**
+   * Replaces the per-key limit named `limit.name` at the clock's reading (`kind` left out is its
+   * own, and cannot change): every key's state re-based, the fields advertising the new limit.
+   * @throws TypeError/RangeError for bad input, naming it (nothing changes)
+   */
+  replaceLimit(limit: Limit): void;
+  /** Removes the per-key limit named `name`, its state and overrides. @throws RangeError for a name admit lacks */
+  removeLimit(name: string): void;
+  /**
+   * Gives `key` its own `quota` or `window` for the limit named `limit`, its state re-based; a
+   * later `replaceLimit` keeps them. At most `maxKeys` keys have overrides.
+   * @throws TypeError/RangeError for bad input, naming it (nothing changes)
+   */
+  setOverride(key: string, limit: string, fields: LimitOverride): void;
+  /** Takes `key`'s override of `limit` away, its state re-based. @throws RangeError when it has none */
+  removeOverride(key: string, limit: string): void;
 }
 
-/** A byte count for a message: `37.3 GiB`. */
-function size(bytes: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let n = bytes;
-  let u = 0;
-  while (n >= 1_024 && u < units.length - 1) {
-    n /= 1_024;
-    u++;
-  }
-  return `${u === 0 ? n : n.toFixed(1)} ${units[u]}`;
+/** The server side's stages, in the order they are asked. */
+const SERVER_STAGES = stagesOf("server");
+
+/** What a request holds when no stage keeps a token: nothing is ever written to it. */
+const NO_HELD: Held = Object.freeze({ t0: undefined, t1: undefined, t2: undefined, t3: undefined });
+
+/**
+ * The queue `value` gives for admit's `wait`; `undefined` for none.
+ * @throws TypeError naming `admit wait` for anything but a `Queue`, or a wait without a limit;
+ *   RangeError for a queue whose levels are not the limit's
+ */
+function parseWait(value: unknown, stage: LimitStage | undefined): Queue<Entry> | undefined {
+  if (value === undefined) return undefined;
+  if (!(check.has(value, "push") && check.has(value, "dropped") && check.has(value, "due")))
+    throw check.typeError(
+      "admit wait",
+      `must be a Queue of @tideward/concurrency (new Queue({ target: 5, interval: 100 })), got ${check.describe(value)}`,
+      value,
+    );
+  if (stage === undefined)
+    throw check.typeError("admit wait", "needs a limit: requests wait for a place under admit limit", undefined);
+  const queue = value as Queue<Entry>;
+  const ours = stage.limiter.priorities.names;
+  const theirs = queue.priorities.names;
+  if (ours.length !== theirs.length || ours.some((n, i) => n !== theirs[i]))
+    throw check.rangeError(
+      "admit wait",
+      `must wait by the limit's priorities (${ours.join(", ")}), got a queue of ${theirs.join(", ")}: new Queue(policy, { priorities: limiter.priorities })`,
+      value,
+    );
+  return queue;
 }
 
 /**
@@ -125,31 +202,28 @@ export function admit(options?: AdmitOptions): Admission {
   const clock = o.clock ?? systemClock;
   if (typeof clock !== "function") throw new TypeError(`admit clock must be a function, got ${check.describe(clock)}`);
   const start = check.finite(clock(), "admit clock()");
-  // A shedder and a gate are read as the guard reads them: an instance, or fields to build one from.
-  const shedder = parseShedder(o.shedder, "admit shedder", start);
-  const load = o.load === undefined ? undefined : check.fn<() => number>(o.load, "admit load");
-  if (shedder !== undefined && load === undefined)
-    throw check.typeError(
-      "admit shedder",
-      "needs a load: pass load: () => thousandths (for example LoadSampler's load from @tideward/shedder/node)",
-      undefined,
-    );
-  const gate = parseGate(o.gate, "admit gate (requests in flight)");
+  // The keyless stages (the shedder, the gate, the concurrency limit), each read by its own module
+  // as the guard reads it, asked in their order by one pipeline; a request holds what they gave it
+  // until its verdict is released.
+  const host = { side: "server", owner: "admit", now: start, random: systemRandom, retrying: false } as const;
+  const stages: Stage[] = [];
+  for (const def of SERVER_STAGES) {
+    const stage = def.parse(o, host);
+    if (stage !== undefined) stages.push(stage);
+  }
+  const pipeline = new Pipeline(stages);
+  const holds = stages.some((st) => typeof st.settle === "function" || typeof st.release === "function");
+  const shedder = stages.find((st): st is ShedderStage => st instanceof ShedderStage)?.shedder;
+  const gate = stages.find((st): st is GateStage => st instanceof GateStage)?.gate;
+  const limitStage = stages.find((st): st is LimitStage => st instanceof LimitStage);
+  // A release reads the clock only for a stage that counts a response time (a gate's place needs none).
+  const timed = stages.every((st) => st instanceof GateStage) ? undefined : clock;
   const maxKeys = o.maxKeys === undefined ? 100_000 : check.integer(o.maxKeys, "admit maxKeys", 1);
   const maxBytes = o.maxBytes === undefined ? 2 ** 28 : check.positive(o.maxBytes, "admit maxBytes");
   const checked = o.limits === undefined ? [] : checkLimits(o.limits, "admit", start);
-  if (checked.length > 0) {
-    // Refused before anything is allocated: what maxKeys keys would hold at most.
-    const perKey = keyBytes(checked);
-    if (perKey * maxKeys > maxBytes) {
-      const big = checked.reduce((a, b) => (b.bytes > a.bytes ? b : a));
-      const which = `limits[${checked.indexOf(big)}], ${big.kind === "sliding" ? `a sliding window of quota ${big.quota} (8 B a unit)` : `a ${big.kind}`}, ${big.bytes} B`;
-      throw new RangeError(
-        `admit limits hold up to ${perKey} B a key (${which}); at maxKeys ${maxKeys} that is ${size(perKey * maxKeys)}, past maxBytes (${size(maxBytes)}): lower maxKeys to ${Math.floor(maxBytes / perKey)} or less, lower the quota, or raise maxBytes`,
-      );
-    }
-  }
-  const keyed = checked.length === 0 ? undefined : new KeyedLimits(checked, maxKeys);
+  // Refused before anything is allocated: what maxKeys keys would hold at most.
+  checkBytes(checked, maxKeys, maxBytes, "admit limits");
+  const keyed = checked.length === 0 ? undefined : new KeyedLimits(checked, maxKeys, maxBytes);
   const busy =
     o.busyRetryAfter === undefined ? 1_000 : check.nonNegative(o.busyRetryAfter, "admit busyRetryAfter (ms)");
   const problem = o.problem ?? false;
@@ -160,6 +234,20 @@ export function admit(options?: AdmitOptions): Admission {
     throw new TypeError(`admit fields must be "always", "low" or "refused", got ${check.describe(show)}`);
   const quota = o.quota;
   const specs = quota === undefined ? undefined : quotaSpecs(quota);
+  const reserving = quota === undefined ? undefined : reserveOption(quota.reserve, quota.store);
+  const queue = parseWait(o.wait, limitStage);
+  // The one request being asked of the stages: they read it synchronously, so one serves all.
+  const ask: { cost: number; hedge: boolean; first: boolean; retryAfter: number; priority: Priority | undefined } = {
+    cost: 1,
+    hedge: false,
+    first: true,
+    retryAfter: 0,
+    priority: undefined,
+  };
+  /** Gives back what a request that will not run holds (a later check refused it, or something threw). */
+  const letGo = (held: Held | undefined): void => {
+    if (held !== undefined) pipeline.settle(Number.NaN, "refused", held);
+  };
 
   const refuse = (
     status: 429 | 503,
@@ -167,12 +255,10 @@ export function admit(options?: AdmitOptions): Admission {
     retryAfter: number,
     fields: readonly Field[],
     violated: readonly string[],
-    ticket: Ticket | undefined,
-    entered: boolean,
+    held: Held | undefined,
   ): Verdict => {
     // What this request held is given back at once: it will not run.
-    ticket?.fail();
-    if (entered) gate?.leave();
+    letGo(held);
     // A copy: the fields may be the ones admitted requests share.
     // Whole seconds as an Integer is written (no exponent, however long the wait).
     const all = retryAfter < Infinity ? [...fields, ["Retry-After", sfInteger(seconds(retryAfter))] as const] : fields;
@@ -200,27 +286,37 @@ export function admit(options?: AdmitOptions): Admission {
   const fieldsOf = (states: readonly PolicyState[]): Field[] => {
     if (states.length === 0) return [];
     return [
-      [POLICY_FIELD, states.map(policyMember).join(", ")],
+      [POLICY_FIELD, policyLine(states)],
       [LIMIT_FIELD, states.map(limitMember).join(", ")],
     ];
   };
-  // The per-key limits' policies never change: their line is written once. Each policy's
-  // RateLimit member depends only on its state (units left, whole seconds until more), so it is
-  // written once per state and kept, with the two fields, in a small cache: the states requests
-  // meet repeat (every fresh client of a limit is in the same one), and then an admitted request
-  // builds no string and no array.
-  const limits = keyed?.limits ?? [];
-  const keyedPolicy = limits.map((l) => policyMember({ ...l, remaining: 0, reset: 0 })).join(", ");
-  // The member's start, written as limitMember writes it: the name as a String, then `r`.
-  const keyedPrefix = limits.map((l) => `${sfString(l.name)};r=`);
-  const remainingScratch = new Float64Array(limits.length);
-  const resetScratch = new Float64Array(limits.length);
-  const members = limits.map(() => new Map<number, string>());
+  // The per-key limits' policy line is written once for the limits every key is held to (again
+  // when they change). Each policy's RateLimit member depends only on its state (units left,
+  // whole seconds until more), so it is written once per state and kept, with the two fields, in
+  // a small cache: the states requests meet repeat (every fresh client of a limit is in the same
+  // one), and then an admitted request builds no string and no array. A key with an override of
+  // its own has its fields written afresh.
+  let limits: readonly Checked[] = [];
+  let keyedPolicy = "";
+  let keyedPrefix: string[] = [];
+  let members: Map<number, string>[] = [];
   const lines = new Map<number, readonly Field[]>();
+  const rebuild = (now: readonly Checked[]): void => {
+    limits = now;
+    keyedPolicy = policyLine(now);
+    // The member's start, written as limitMember writes it: the name as a String, then `r`.
+    keyedPrefix = now.map((l) => `${sfString(l.name)};r=`);
+    members = now.map(() => new Map<number, string>());
+    lines.clear();
+  };
+  if (keyed !== undefined) rebuild(keyed.limits);
+  const remainingScratch = new Float64Array(MAX_LIMITS);
+  const resetScratch = new Float64Array(MAX_LIMITS);
   // The names of the refused limits, filled by a charge: copied only when one refuses.
   const violatedScratch: string[] = [];
   const keyedLow = (): boolean => {
-    for (let i = 0; i < limits.length; i++) if (remainingScratch[i] * 10 <= limits[i].quota) return true;
+    const held = (keyed as KeyedLimits).current;
+    for (let i = 0; i < held.length; i++) if (remainingScratch[i] * 10 <= held[i].quota) return true;
     return false;
   };
   /** A state as one number, -1 past what the cache keeps (it then writes the member afresh). */
@@ -238,6 +334,13 @@ export function admit(options?: AdmitOptions): Admission {
     return members[i].get(key) ?? remember(members[i], key, `${keyedPrefix[i]}${sfInteger(r)};t=${sfInteger(t)}`);
   };
   const keyedFields = (): readonly Field[] => {
+    const held = (keyed as KeyedLimits).current;
+    if (held.length === 0) return NO_FIELDS;
+    if (held !== limits) {
+      if (held !== (keyed as KeyedLimits).limits)
+        return fieldsOf(held.map((l, i) => ({ ...l, remaining: remainingScratch[i], reset: resetScratch[i] })));
+      rebuild(held);
+    }
     const one = limits.length === 1 ? stateKey(remainingScratch[0], seconds(resetScratch[0])) : -1;
     const known = one < 0 ? undefined : lines.get(one);
     if (known !== undefined) return known;
@@ -267,8 +370,31 @@ export function admit(options?: AdmitOptions): Admission {
     key: string,
     cost: number,
     now: number | undefined,
-    ticket: Ticket | undefined,
-    entered: boolean,
+    held: Held | undefined,
+  ): Verdict => {
+    if (reserving === undefined) return decided(report, charges, key, cost, now, held, undefined);
+    // No room for one more reservation in the store: a capacity refusal, nothing reserved.
+    if (unreserved(report)) return refuse(503, "quota", busy, [], [], held);
+    const id = reservedId(report);
+    const reservation = id === undefined ? undefined : new Reservation(quota?.store as ReservationStore, id, clock);
+    // Whatever refuses or throws from here on cancels it: the request will not run.
+    try {
+      const v = decided(report, charges, key, cost, now, held, reservation);
+      if (!v.allowed) reservation?.settle("cancel");
+      return v;
+    } catch (error) {
+      reservation?.settle("cancel");
+      throw error;
+    }
+  };
+  const decided = (
+    report: unknown,
+    charges: readonly QuotaCharge[],
+    key: string,
+    cost: number,
+    now: number | undefined,
+    held: Held | undefined,
+    reservation: Reservation | undefined,
   ): Verdict => {
     const { allowed, states, violated, wait } = quotaStates(report, charges, specs as QuotaSpecs, busy);
     const fields = fieldsOf(states);
@@ -277,11 +403,11 @@ export function admit(options?: AdmitOptions): Admission {
       const at = now ?? check.finite(clock(), "admit clock()");
       const raced = askKeyed(keyed, key, at, cost, allowed);
       if (allowed && raced >= 0)
-        return refuse(429, "rate", raced, [...keyedFields(), ...fields], [...violatedScratch], ticket, entered);
+        return refuse(429, "rate", raced, [...keyedFields(), ...fields], [...violatedScratch], held);
       if (!allowed || show === "always" || (show === "low" && keyedLow())) before = keyedFields();
     }
     if (before !== undefined) fields.unshift(...before);
-    if (!allowed) return refuse(429, "quota", wait, fields, violated, ticket, entered);
+    if (!allowed) return refuse(429, "quota", wait, fields, violated, held);
     const shown =
       show === "always" ||
       (show === "low" && (before !== undefined || states.some((p) => p.remaining * 10 <= p.quota)));
@@ -293,33 +419,42 @@ export function admit(options?: AdmitOptions): Admission {
       0,
       undefined,
       undefined,
-      ticket,
-      entered ? gate : undefined,
-      clock,
+      held,
+      pipeline,
+      timed,
+      reservation,
     );
   };
 
-  // Everything after the shedder's ticket and the gate's place were taken runs under one guard:
-  // whatever throws (a store, a charges function, a store's answer), both are given back first.
-  const checkOne = (key: string, cost: number): Verdict | Promise<Verdict> => {
+  // Everything after the keyless stages admitted runs under one guard: whatever throws (a store,
+  // a charges function, a store's answer), what they gave is given back first.
+  const checkOne = (
+    key: string,
+    cost: number,
+    priority: Priority | undefined,
+    signal: AbortSignal | undefined,
+    waits: boolean,
+  ): Verdict | Promise<Verdict> => {
     const now = clock();
     if (typeof now !== "number" || now - now !== 0) check.finite(now, "admit clock()");
-    let ticket: Ticket | undefined;
-    if (shedder !== undefined) {
-      ticket = shedder.allow(now, (load as () => number)());
-      if (ticket === undefined) return refuse(503, "shed", busy, [], [], undefined, false);
-    }
-    let entered = false;
-    if (gate !== undefined) {
-      entered = gate.enter();
-      if (!entered) return refuse(503, "gate", busy, [], [], ticket, false);
+    let held: Held | undefined;
+    if (stages.length > 0) {
+      held = holds ? { t0: undefined, t1: undefined, t2: undefined, t3: undefined } : undefined;
+      ask.priority = priority;
+      if (!pipeline.admit(now, ask, held ?? NO_HELD)) {
+        const kind = stages[pipeline.refusedBy].kind as RefusalKind;
+        // Refused by the concurrency limit, a request may wait for a place, holding nothing.
+        if (waits && line !== undefined && (kind === "limit" || kind === "reserved"))
+          return line.wait(now, key, cost, priority, kind, signal);
+        return refuse(503, kind, busy, [], [], undefined);
+      }
     }
     try {
       let fields: readonly Field[] | undefined;
       if (keyed !== undefined) {
         // Charged now without a quota set; with one, only asked (see afterQuota).
         const wait = askKeyed(keyed, key, now, cost, quota === undefined);
-        if (wait >= 0) return refuse(429, "rate", wait, keyedFields(), [...violatedScratch], ticket, entered);
+        if (wait >= 0) return refuse(429, "rate", wait, keyedFields(), [...violatedScratch], held);
         if (quota === undefined && (show === "always" || (show === "low" && keyedLow()))) fields = keyedFields();
       }
       if (quota !== undefined) {
@@ -327,63 +462,82 @@ export function admit(options?: AdmitOptions): Admission {
         if (!Array.isArray(charges))
           throw new TypeError(`admit quota.charges answered ${check.describe(charges)}, not an array of charges`);
         checkNames(charges, specs as QuotaSpecs);
-        const report = quota.store.checkAtomic(charges, now) as unknown;
+        const report = (
+          reserving === undefined
+            ? quota.store.checkAtomic(charges, now)
+            : (quota.store as ReservationStore).reserve(charges, now, reserving)
+        ) as unknown;
         if (typeof (report as PromiseLike<AtomicReport> | null)?.then === "function") {
-          const t = ticket;
-          const e = entered;
+          const h = held;
           return Promise.resolve(report).then(
             (r) => {
               try {
-                return afterQuota(r, charges, key, cost, undefined, t, e);
+                return afterQuota(r, charges, key, cost, undefined, h);
               } catch (error) {
-                t?.fail();
-                if (e) gate?.leave();
+                letGo(h);
                 throw error;
               }
             },
             (error: unknown) => {
-              t?.fail();
-              if (e) gate?.leave();
+              letGo(h);
               throw error;
             },
           );
         }
-        return afterQuota(report, charges, key, cost, now, ticket, entered);
+        return afterQuota(report, charges, key, cost, now, held);
       }
-      return new Answer(
-        true,
-        200,
-        fields ?? NO_FIELDS,
-        undefined,
-        0,
-        undefined,
-        undefined,
-        ticket,
-        entered ? gate : undefined,
-        clock,
-      );
+      return new Answer(true, 200, fields ?? NO_FIELDS, undefined, 0, undefined, undefined, held, pipeline, timed);
     } catch (error) {
-      ticket?.fail();
-      if (entered) gate?.leave();
+      letGo(held);
       throw error;
     }
   };
+  const line =
+    queue === undefined
+      ? undefined
+      : new Line(queue, limitStage as LimitStage, clock, realTimers, {
+          run: (e) => checkOne(e.key, e.cost, e.priority, undefined, false),
+          refused: (e) => refuse(503, e.reason, busy, [], [], undefined),
+        });
+
+  const clientKey = (key: unknown, what: string): string => {
+    if (typeof key !== "string")
+      throw new TypeError(`${what} must be a string, got ${typeof key} ${check.describe(key)}`);
+    // Its state is kept under it: a key is bounded as the bytes of maxBytes assume.
+    if (keyed !== undefined && key.length > MAX_KEY)
+      throw new RangeError(`${what} must be at most ${MAX_KEY} characters (hash a longer identity), got ${key.length}`);
+    return key;
+  };
+  const limitsFor = (method: string): KeyedLimits => {
+    if (keyed === undefined)
+      throw new RangeError(`admit ${method}: this admission has no per-key limits (give them in its limits option)`);
+    return keyed;
+  };
+  const now = (): number => check.finite(clock(), "admit clock()");
 
   return {
-    check: (key = "", cost = 1) => {
-      if (typeof key !== "string")
-        throw new TypeError(`admit check key must be a string, got ${typeof key} ${check.describe(key)}`);
-      // Its state is kept under it: a key is bounded as the bytes of maxBytes assume.
-      if (keyed !== undefined && key.length > MAX_KEY)
-        throw new RangeError(
-          `admit check key must be at most ${MAX_KEY} characters (hash a longer identity), got ${key.length}`,
-        );
-      return checkOne(key, wholeCost(cost, "admit check cost"));
+    check: (key = "", cost = 1, priority?: Priority, signal?: AbortSignal) => {
+      const k = clientKey(key, "admit check key");
+      if (signal !== undefined && !check.has(signal, "addEventListener"))
+        throw check.typeError("admit check signal", `must be an AbortSignal, got ${check.describe(signal)}`, signal);
+      if (signal?.aborted === true && line !== undefined) return Promise.reject(signal.reason as Error);
+      return checkOne(k, wholeCost(cost, "admit check cost"), priority, signal, true);
     },
     gate,
     shedder,
+    limit: limitStage?.limiter,
+    waits: line !== undefined,
+    get waiting() {
+      return line?.queue.length ?? 0;
+    },
     get keys() {
       return keyed?.size ?? 0;
     },
+    replaceLimit: (limit) => limitsFor("replaceLimit").replace(limit, now()),
+    removeLimit: (name) => limitsFor("removeLimit").remove(name, now()),
+    setOverride: (key, limit, fields) =>
+      limitsFor("setOverride").override(clientKey(key, "admit setOverride key"), limit, fields, now()),
+    removeOverride: (key, limit) =>
+      limitsFor("removeOverride").unoverride(clientKey(key, "admit removeOverride key"), limit, now()),
   };
 }

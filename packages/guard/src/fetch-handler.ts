@@ -3,6 +3,7 @@ import type { Admission, Verdict } from "./admit";
 import { identity } from "./identity";
 import type { TrustProxy } from "./identity";
 import { wholeCost } from "./limits";
+import type { Actual } from "./quota-reservation";
 
 /** Options of {@link admitFetch}. */
 export interface AdmitFetchOptions<Rest extends unknown[]> {
@@ -23,6 +24,19 @@ export interface AdmitFetchOptions<Rest extends unknown[]> {
   readonly ipv6Prefix?: number;
   /** Units the request spends from each limit. @defaultValue 1 */
   readonly cost?: (request: Request, ...rest: Rest) => number;
+  /**
+   * With admit's `quota.reserve`: the actual units per limit name, read off the handler's
+   * response (a header, or the body of `response.clone()`); a promise is awaited. Not asked when
+   * the handler threw; `undefined` or a throw settles as reserved. @defaultValue settled as reserved
+   */
+  readonly actual?: (response: Response, request: Request, ...rest: Rest) => Actual | PromiseLike<Actual>;
+  /**
+   * How important the request is, to admit's concurrency limit and shedder: a level's number (0
+   * the most important) or name; `undefined` for the admission's `priority`. One that is not a
+   * level counts as the least important. What it throws rejects the handler's promise, before
+   * anything is taken. @defaultValue none
+   */
+  readonly priority?: (request: Request, ...rest: Rest) => number | string | undefined;
 }
 
 /** What is answered to a client that left before admission was decided (nginx's "client closed request"). */
@@ -86,7 +100,7 @@ export function admitFetch<Rest extends unknown[]>(
 ): (request: Request, ...rest: Rest) => Promise<Response> {
   if (typeof handler !== "function")
     throw new TypeError(`admitFetch expects a handler function, got ${check.describe(handler)}`);
-  const o = check.options(options, ["key", "trustProxy", "ipv6Prefix", "cost"], "admitFetch");
+  const o = check.options(options, ["key", "trustProxy", "ipv6Prefix", "cost", "actual", "priority"], "admitFetch");
   const who = identity(o.trustProxy, o.ipv6Prefix, "admitFetch");
   const header = who.header;
   const address = (request: Request, rest: Rest): string =>
@@ -97,6 +111,14 @@ export function admitFetch<Rest extends unknown[]>(
       : check.fn<(r: Request, ...rest: Rest) => string | undefined>(o.key, "admitFetch key");
   const cost =
     o.cost === undefined ? undefined : check.fn<(r: Request, ...rest: Rest) => number>(o.cost, "admitFetch cost");
+  const actual =
+    o.actual === undefined
+      ? undefined
+      : check.fn<NonNullable<AdmitFetchOptions<Rest>["actual"]>>(o.actual, "admitFetch actual");
+  const priority =
+    o.priority === undefined
+      ? undefined
+      : check.fn<(r: Request, ...rest: Rest) => number | string | undefined>(o.priority, "admitFetch priority");
 
   const run = async (verdict: Verdict, request: Request, rest: Rest): Promise<Response> => {
     if (!verdict.allowed) {
@@ -108,7 +130,8 @@ export function admitFetch<Rest extends unknown[]>(
     const signal = request.signal as AbortSignal | undefined;
     if (signal?.aborted === true) {
       // The client left while the store decided: its place back at once, and no handler run
-      // for no one (it would run outside the gate).
+      // for no one (it would run outside the gate); a reservation cancelled, nothing was done.
+      verdict.settle("cancel");
       verdict.release(false);
       return new Response(null, { status: CLIENT_CLOSED });
     }
@@ -116,6 +139,16 @@ export function admitFetch<Rest extends unknown[]>(
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       const response = await handler(request, ...rest);
+      // A client that aborted first had it settled as reserved by the release: this does nothing then.
+      if (actual !== undefined && verdict.reservation !== undefined) {
+        let units: Actual | PromiseLike<Actual>;
+        try {
+          units = actual(response, request, ...rest);
+        } catch {
+          units = undefined; // as reserved
+        }
+        verdict.settle(units);
+      }
       verdict.release(response.status < 500);
       return withFields(response, verdict);
     } catch (e) {
@@ -127,10 +160,22 @@ export function admitFetch<Rest extends unknown[]>(
   };
 
   return async (request, ...rest) => {
-    const verdict = admission.check(
+    const signal = request.signal as AbortSignal | undefined;
+    let verdict = admission.check(
       (own === undefined ? undefined : own(request, ...rest)) ?? address(request, rest),
       cost === undefined ? 1 : wholeCost(cost(request, ...rest), "admitFetch cost(request)"),
+      priority === undefined ? undefined : priority(request, ...rest),
+      admission.waits ? signal : undefined,
     );
-    return run(verdict instanceof Promise ? await verdict : verdict, request, rest);
+    if (verdict instanceof Promise) {
+      try {
+        verdict = await verdict;
+      } catch (e) {
+        // A wait for a place its client abandoned: nobody reads the answer.
+        if (signal?.aborted === true && e === signal.reason) return new Response(null, { status: CLIENT_CLOSED });
+        throw e;
+      }
+    }
+    return run(verdict, request, rest);
   };
 }

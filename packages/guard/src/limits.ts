@@ -1,5 +1,20 @@
 import { Bucket, Gcra, MAX_SLIDING_QUOTA, Period, Sliding } from "@tideward/limiters";
-import { MAX_COUNT, firstAfter, spanProblem, until, windowCount, windowEnd, windowFits } from "@tideward/limiters/math";
+import {
+  MAX_COUNT,
+  above,
+  firstAfter,
+  gcraFits,
+  gcraLead,
+  gcraReady,
+  gcraRest,
+  gcraWhole,
+  slackOf,
+  spanProblem,
+  until,
+  windowCount,
+  windowEnd,
+  windowFits,
+} from "@tideward/limiters/math";
 import { check } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
 import { policyName } from "./ratelimit-fields";
@@ -14,7 +29,7 @@ export type LimitKind = "bucket" | "sliding" | "period" | "gcra";
  * | kind | admits | memory a key |
  * | --- | --- | --- |
  * | `"bucket"` | bursts up to `quota`, refilled at `quota` per `window` (a `Bucket`) | about 180 B |
- * | `"gcra"` | the same rate and burst, kept as one instant (a `Gcra`) | about 190 B |
+ * | `"gcra"` | the same rate and burst, kept as one instant (a GCRA flow, as a `Gcra` answers) | about 190 B |
  * | `"sliding"` | at most `quota` in any `window`-long stretch, exactly (a `Sliding`) | about 280 B + 8 B × `quota` |
  * | `"period"` | at most `quota` per fixed `window` opened by the first request (a `Period`'s count) | about 100 B |
  */
@@ -70,9 +85,85 @@ class Fixed {
   atRest(now: number): boolean {
     return now >= this.#end;
   }
+
+  /** This window under a new quota and length at `now`: its count kept, closing when it would have or a new window after `now`, whichever is sooner. */
+  rebased(quota: number, window: number, now: number): Fixed {
+    const next = new Fixed(quota, window);
+    if (now < this.#end) {
+      const latest = windowEnd(now, window, false);
+      next.#used = this.#used;
+      next.#end = latest < this.#end ? latest : this.#end;
+    }
+    return next;
+  }
 }
 
-type Limiter = Bucket | Gcra | Sliding | Fixed;
+/**
+ * A GCRA flow for one key, on `@tideward/limiters/math`'s formulas (a `Gcra`'s own, which it
+ * answers alike): its theoretical arrival time kept as the latest admission and how far ahead of
+ * it the flow then was, which a change of limit re-bases exactly (a `Gcra` reads it back only as
+ * an absolute instant, rounded near `Date.now()`).
+ */
+export class Flow {
+  readonly burst: number;
+  readonly interval: number;
+  readonly #tau: number;
+  readonly #reach: number;
+  readonly #slack: number;
+  #at = -Infinity;
+  #ahead = 0;
+
+  constructor(quota: number, window: number) {
+    // As a Gcra of rate quota per window computes its interval, to the bit.
+    this.interval = 1_000 / ((quota * 1_000) / window);
+    this.burst = quota;
+    this.#tau = quota * this.interval;
+    this.#slack = slackOf(quota) * this.interval;
+    this.#reach = this.#tau + this.#slack;
+  }
+
+  take(now: number, n: number): boolean {
+    const at = this.#at;
+    const lead = gcraLead(at, this.#ahead, now);
+    if (n > this.burst || !gcraFits(lead, n, this.interval, this.#reach)) return false;
+    const from = now >= at ? lead : this.#ahead;
+    const ahead = from + n * this.interval;
+    // At least one float step on, for a cost that a long lead would round away.
+    this.#ahead = ahead === from && n > 0 ? above(from) : ahead;
+    if (now >= at) this.#at = now;
+    return true;
+  }
+
+  peek(now: number, n: number): boolean {
+    return n <= this.burst && gcraFits(gcraLead(this.#at, this.#ahead, now), n, this.interval, this.#reach);
+  }
+
+  next(now: number, n: number): number {
+    if (n > this.burst) return Infinity;
+    return until(now, now, gcraReady(this.#at, this.#ahead, now, n, this.interval, this.#tau, this.#reach));
+  }
+
+  remaining(now: number): number {
+    return gcraWhole(gcraLead(this.#at, this.#ahead, now), this.interval, this.burst, this.#slack);
+  }
+
+  rateLimit(now: number): { reset: number } {
+    return { reset: until(now, now, gcraRest(this.#at, this.#ahead, now)) };
+  }
+
+  /** This flow under a new quota and window at `now`: as far ahead of `now` as it was, at most the new burst's worth. */
+  rebased(quota: number, window: number, now: number): Flow {
+    const next = new Flow(quota, window);
+    const lead = gcraLead(this.#at, this.#ahead, now);
+    if (lead > 0) {
+      next.#at = now;
+      next.#ahead = lead < next.#tau ? lead : next.#tau;
+    }
+    return next;
+  }
+}
+
+export type Limiter = Bucket | Flow | Sliding | Fixed;
 
 /** A {@link Limit} checked, with what one key's limiter of it costs in memory. */
 export interface Checked {
@@ -108,17 +199,53 @@ export function keyBytes(limits: readonly Checked[]): number {
   return bytes;
 }
 
-function make(l: Omit<Checked, "bytes">, now: number): Limiter {
+export function make(l: Omit<Checked, "bytes">, now: number): Limiter {
   switch (l.kind) {
     case "bucket":
       return new Bucket((l.quota * 1_000) / l.window, { burst: l.quota, now });
     case "gcra":
-      return new Gcra((l.quota * 1_000) / l.window, { burst: l.quota });
+      return new Flow(l.quota, l.window);
     case "sliding":
       return new Sliding(l.quota, l.window);
     case "period":
       return new Fixed(l.quota, l.window);
   }
+}
+
+/**
+ * Checks one limit, naming `path` in every error: a limit that would throw at a request is
+ * refused here. `kind` is `fallback` when left out.
+ */
+export function checkLimit(l: unknown, path: string, now: number, fallback: LimitKind = "bucket"): Checked {
+  if (l === undefined) throw new TypeError(`${path} must be a limit { name, quota, window, kind }, got undefined`);
+  const o = check.options(l as Limit, ["name", "quota", "window", "kind"], path);
+  const name = policyName(o.name, `${path}.name`);
+  const kind = o.kind ?? fallback;
+  if (kind !== "bucket" && kind !== "sliding" && kind !== "period" && kind !== "gcra") {
+    throw new TypeError(`${path}.kind must be "bucket", "sliding", "period" or "gcra", got ${check.describe(kind)}`);
+  }
+  const quota = check.integer(o.quota, `${path}.quota`, 1);
+  const most = kind === "sliding" ? MAX_SLIDING_QUOTA : MAX_COUNT;
+  if (quota > most)
+    throw new RangeError(
+      kind === "sliding"
+        ? `${path}.quota must be at most ${most} for a sliding window (2^24 stamps, 8 B each), got ${quota}`
+        : `${path}.quota must be at most ${most} (2^53 − 1), got ${quota}`,
+    );
+  const window = check.positive(o.window, `${path}.window (ms)`);
+  const problem = spanProblem(window);
+  if (problem !== undefined) throw new RangeError(`${path}.window (ms) ${problem}`);
+  const limit = { name, quota, window, kind };
+  // Every other check its limiter makes, made once here (a sliding ring is not allocated for it).
+  try {
+    if (kind === "period") new Period(quota, window);
+    else if (kind === "gcra") new Gcra((quota * 1_000) / window, { burst: quota });
+    else if (kind !== "sliding") make(limit, now);
+  } catch (e) {
+    throw new RangeError(`${path} cannot be kept: ${(e as Error).message}`, { cause: e });
+  }
+  const bytes = LIMITER_BYTES[kind] + (kind === "sliding" ? 8 * quota : 0);
+  return Object.freeze({ ...limit, bytes });
 }
 
 /** Checks the limits once, at construction: a limit that would throw at a request is refused here. */
@@ -135,37 +262,39 @@ export function checkLimits(limits: unknown, owner: string, now: number): readon
   // Array.from, not map: a hole is read (and refused by its index), not skipped.
   return Array.from(limits, (l: unknown, i) => {
     const path = `${owner} limits[${i}]`;
-    if (l === undefined) throw new TypeError(`${path} must be a limit { name, quota, window, kind }, got undefined`);
-    const o = check.options(l as Limit, ["name", "quota", "window", "kind"], path);
-    const name = policyName(o.name, `${path}.name`);
-    if (seen.has(name)) throw new RangeError(`${path}.name ${JSON.stringify(name)} is used twice`);
-    seen.add(name);
-    const kind = o.kind ?? "bucket";
-    if (kind !== "bucket" && kind !== "sliding" && kind !== "period" && kind !== "gcra") {
-      throw new TypeError(`${path}.kind must be "bucket", "sliding", "period" or "gcra", got ${check.describe(kind)}`);
-    }
-    const quota = check.integer(o.quota, `${path}.quota`, 1);
-    const most = kind === "sliding" ? MAX_SLIDING_QUOTA : MAX_COUNT;
-    if (quota > most)
-      throw new RangeError(
-        kind === "sliding"
-          ? `${path}.quota must be at most ${most} for a sliding window (2^24 stamps, 8 B each), got ${quota}`
-          : `${path}.quota must be at most ${most} (2^53 − 1), got ${quota}`,
-      );
-    const window = check.positive(o.window, `${path}.window (ms)`);
-    const problem = spanProblem(window);
-    if (problem !== undefined) throw new RangeError(`${path}.window (ms) ${problem}`);
-    const limit = { name, quota, window, kind };
-    // Every other check its limiter makes, made once here (a sliding ring is not allocated for it).
-    try {
-      if (kind === "period") new Period(quota, window);
-      else if (kind !== "sliding") make(limit, now);
-    } catch (e) {
-      throw new RangeError(`${path} cannot be kept: ${(e as Error).message}`, { cause: e });
-    }
-    const bytes = LIMITER_BYTES[kind] + (kind === "sliding" ? 8 * quota : 0);
-    return Object.freeze({ ...limit, bytes });
+    const checked = checkLimit(l, path, now);
+    if (seen.has(checked.name)) throw new RangeError(`${path}.name ${JSON.stringify(checked.name)} is used twice`);
+    seen.add(checked.name);
+    return checked;
   });
+}
+
+/** A byte count for a message: `37.3 GiB`. */
+export function size(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let n = bytes;
+  let u = 0;
+  while (n >= 1_024 && u < units.length - 1) {
+    n /= 1_024;
+    u++;
+  }
+  return `${u === 0 ? n : n.toFixed(1)} ${units[u]}`;
+}
+
+/**
+ * Refuses limits that `maxKeys` keys could not hold within `maxBytes`, before anything is
+ * allocated, saying what they would hold and which limit holds the most.
+ * @throws RangeError naming `what`
+ */
+export function checkBytes(limits: readonly Checked[], maxKeys: number, maxBytes: number, what: string): void {
+  if (limits.length === 0) return;
+  const perKey = keyBytes(limits);
+  if (perKey * maxKeys <= maxBytes) return;
+  const big = limits.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+  const which = `limits[${limits.indexOf(big)}] ${JSON.stringify(big.name)}, ${big.kind === "sliding" ? `a sliding window of quota ${big.quota} (8 B a unit)` : `a ${big.kind}`}, ${big.bytes} B`;
+  throw new RangeError(
+    `${what} hold up to ${perKey} B a key (${which}); at maxKeys ${maxKeys} that is ${size(perKey * maxKeys)}, past maxBytes (${size(maxBytes)}): lower maxKeys to ${Math.floor(maxBytes / perKey)} or less, lower the quota, or raise maxBytes`,
+  );
 }
 
 /** Milliseconds until a sliding window has room for `n` at `now`; `Infinity` past its quota. */
@@ -182,19 +311,19 @@ function slidingWait(x: Sliding, now: number, n: number): number {
 }
 
 /** Milliseconds until `n` units fit, 0 when they do now, `Infinity` when they never can. */
-function wait(x: Limiter, now: number, n: number): number {
-  if (x instanceof Bucket || x instanceof Gcra) return x.next(now, n);
+export function wait(x: Limiter, now: number, n: number): number {
+  if (x instanceof Bucket || x instanceof Flow) return x.next(now, n);
   if (x instanceof Sliding) return n === 1 ? x.next(now) : slidingWait(x, now, n);
   return x.wait(now, n);
 }
 
-function fits(x: Limiter, now: number, cost: number): boolean {
-  if (x instanceof Bucket || x instanceof Gcra) return x.peek(now, cost);
+export function fits(x: Limiter, now: number, cost: number): boolean {
+  if (x instanceof Bucket || x instanceof Flow) return x.peek(now, cost);
   if (x instanceof Fixed) return x.fits(now, cost);
   return x.left(now) >= cost;
 }
 
-function take(x: Limiter, now: number, cost: number): void {
+export function take(x: Limiter, now: number, cost: number): void {
   if (x instanceof Sliding) {
     // A stamp a unit: at most the quota's (2^24) for one request, since it fit.
     for (let i = 0; i < cost; i++) x.take(now);
@@ -202,106 +331,31 @@ function take(x: Limiter, now: number, cost: number): void {
 }
 
 /** Whether a limiter is back to a fresh one's state, so dropping it changes no answer. */
-function atRest(x: Limiter, now: number): boolean {
+export function atRest(x: Limiter, now: number): boolean {
   return x instanceof Fixed ? x.atRest(now) : x.rateLimit(now).reset === 0;
 }
 
 /**
- * Per-key limiters in process, kept in a `Map` bounded by `maxKeys`. A key whose limiters are
- * all back at rest (a full bucket, an empty window) is dropped when the sweep reaches it, which
- * changes no answer; past `maxKeys` the least recently added key is dropped even if not at rest,
- * which forgives that client's recent use (so size `maxKeys` above the clients active at once).
+ * A key's limiter moved from its limit to `to` (same kind) at `now`, as the quota engine re-bases
+ * a key's state: a bucket keeps its level, clamped to the new quota; a GCRA flow stays as far
+ * ahead of `now` as it was, at most the new burst's worth; a fixed window keeps its count and
+ * closes when it would have, or a new window after `now` if that is sooner; a sliding window keeps
+ * its events still inside the new window, each counted at the instant of the newest (never
+ * earlier than it came, so nothing is forgiven). A limiter at rest is a fresh one under `to`.
  */
-export class KeyedLimits {
-  readonly limits: readonly Checked[];
-  readonly #maxKeys: number;
-  #map = new Map<string, Limiter[]>();
-
-  constructor(limits: readonly Checked[], maxKeys: number) {
-    this.limits = limits;
-    this.#maxKeys = maxKeys;
+export function rebase(x: Limiter, to: Omit<Checked, "bytes">, now: number): Limiter {
+  if (atRest(x, now)) return make(to, now);
+  if (x instanceof Fixed || x instanceof Flow) return x.rebased(to.quota, to.window, now);
+  const next = make(to, now);
+  if (next instanceof Bucket) {
+    const level = (x as Bucket).tokens(now);
+    if (level < to.quota) next.take(now, to.quota - level);
+  } else if (next instanceof Sliding) {
+    const old = x as Sliding;
+    const used = old.quota - old.left(now);
+    // The newest event's instant, from when it falls out of the old window.
+    const at = Math.min(now, now + old.rateLimit(now).reset - old.window);
+    for (let i = 0; i < used && i < to.quota; i++) next.take(at);
   }
-
-  /** Keys with state. */
-  get size(): number {
-    return this.#map.size;
-  }
-
-  #get(key: string, now: number): Limiter[] {
-    let set = this.#map.get(key);
-    if (set === undefined) {
-      this.#sweep(now);
-      set = this.limits.map((l) => make(l, now));
-      this.#map.set(key, set);
-    }
-    return set;
-  }
-
-  // A bounded step of a clock sweep from the oldest key: drop what is at rest, give the rest a
-  // second chance at the back, and past maxKeys drop the oldest regardless.
-  #sweep(now: number): void {
-    const map = this.#map;
-    let budget = 2;
-    for (const [key, set] of map) {
-      if (budget-- === 0) break;
-      map.delete(key);
-      if (!set.every((x) => atRest(x, now))) map.set(key, set);
-    }
-    while (map.size >= this.#maxKeys) {
-      const oldest = map.keys().next();
-      if (oldest.done === true) break;
-      map.delete(oldest.value);
-    }
-  }
-
-  /**
-   * Charges `cost` to every limit of `key` at `now`, or to none: all are checked first, then all
-   * are taken. Writes each policy's remaining units into `remaining` and, into `reset`, the
-   * milliseconds until more quota is available: for a policy that refused, until the request's
-   * cost fits (what `Retry-After` says); for any other, until one unit more than it has (0 when
-   * it is whole). The names of the refused ones go into `violated`. With `commit` false nothing
-   * is taken, and the figures are the state as it is.
-   *
-   * @returns milliseconds until the refused ones would all admit (the longest wait), or -1 when admitted
-   */
-  charge(
-    key: string,
-    now: number,
-    cost: number,
-    remaining: Float64Array,
-    reset: Float64Array,
-    violated: string[],
-    commit: boolean,
-  ): number {
-    const set = this.#get(key, now);
-    let retry = -1;
-    const only = set.length === 1 ? set[0] : undefined;
-    if (only instanceof Bucket || only instanceof Gcra) {
-      // One token limiter: its own take is the check and the charge at once.
-      if (!(commit ? only.take(now, cost) : only.peek(now, cost))) {
-        retry = only.next(now, cost);
-        violated.push(this.limits[0].name);
-        reset[0] = retry;
-      } else reset[0] = -1;
-    } else {
-      for (let i = 0; i < set.length; i++) {
-        reset[i] = -1;
-        if (!fits(set[i], now, cost)) {
-          const w = wait(set[i], now, cost);
-          reset[i] = w;
-          if (w > retry) retry = w;
-          violated.push(this.limits[i].name);
-        }
-      }
-      if (retry < 0 && commit) for (const x of set) take(x, now, cost);
-    }
-    for (let i = 0; i < set.length; i++) {
-      const x = set[i];
-      remaining[i] =
-        x instanceof Bucket ? x.rateLimit(now).remaining : x instanceof Gcra ? x.remaining(now) : x.left(now);
-      // Marked -1 above unless it refused: the wait for one unit more, or none when whole.
-      if (reset[i] < 0) reset[i] = remaining[i] < this.limits[i].quota ? wait(x, now, remaining[i] + 1) : 0;
-    }
-    return retry;
-  }
+  return next;
 }

@@ -5,6 +5,7 @@ import { check } from "@tideward/time/internal";
 import { MAX_LIMITS } from "./limits";
 import { policyName } from "./ratelimit-fields";
 import type { PolicyState } from "./ratelimit-fields";
+import type { ReserveOption } from "./quota-reservation";
 
 /** A quota-engine charge set for each request, in process or on any {@link QuotaStore}. */
 export interface QuotaAdmission {
@@ -22,6 +23,12 @@ export interface QuotaAdmission {
   readonly limits?: readonly (LimitSpec | string)[];
   /** The charges one request of `cost` units from `key` makes, all or none. */
   readonly charges: (key: string, cost: number) => readonly QuotaCharge[];
+  /**
+   * Reserve the charges (their costs the estimate) and settle them when the response is done
+   * (`Verdict.settle`, the adapters' `actual`): `true`, or `{ ttl }` in ms. Needs a store with
+   * `reserve`, `settle` and `cancel`. @defaultValue false
+   */
+  readonly reserve?: boolean | ReserveOption;
 }
 
 /** The figures of a spec the response's fields are written from, which a given spec must agree on. */
@@ -81,7 +88,7 @@ export class QuotaSpecs {
  * @throws TypeError/RangeError naming the path under `admit quota` and the value
  */
 export function quotaSpecs(quota: QuotaAdmission): QuotaSpecs {
-  const q = check.options(quota, ["store", "limits", "charges"], "admit quota");
+  const q = check.options(quota, ["store", "limits", "charges", "reserve"], "admit quota");
   if (!check.has(q.store, "checkAtomic") || !check.has(q.store, "limit"))
     throw new TypeError(
       `admit quota.store must be a QuotaStore with checkAtomic and limit (a QuotaEngine, or a Redis engine), got ${check.describe(q.store)}`,

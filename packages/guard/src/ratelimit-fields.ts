@@ -38,9 +38,14 @@ export function seconds(ms: number): number {
 }
 
 /** One `RateLimit-Policy` list member: `"name";q=100;w=60`. */
-export function policyMember(p: PolicyState): string {
+export function policyMember(p: Pick<PolicyState, "name" | "quota" | "window">): string {
   const w = seconds(p.window);
   return `${sfString(p.name)};q=${sfInteger(p.quota)};w=${sfInteger(w < 1 ? 1 : w)}`;
+}
+
+/** A `RateLimit-Policy` line: one member per policy, as RFC 8941 joins a list. */
+export function policyLine(ps: readonly Pick<PolicyState, "name" | "quota" | "window">[]): string {
+  return ps.map(policyMember).join(", ");
 }
 
 /** One `RateLimit` list member: `"name";r=50;t=30`. */

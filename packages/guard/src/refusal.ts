@@ -6,9 +6,12 @@
  * - `"budget"` — the retry budget had nothing left for a retry or a hedge;
  * - `"shed"` — the load shedder found the process hot and full;
  * - `"gate"` — the concurrency gate was full;
- * - `"quota"` — a quota-engine charge set did not fit.
+ * - `"quota"` — a quota-engine charge set did not fit;
+ * - `"limit"` — the adaptive concurrency limit was full;
+ * - `"reserved"` — the adaptive concurrency limit had places left, but they are held for more
+ *   important calls than this one.
  */
-export type RefusalKind = "deadline" | "rate" | "breaker" | "budget" | "shed" | "gate" | "quota";
+export type RefusalKind = "deadline" | "rate" | "breaker" | "budget" | "shed" | "gate" | "quota" | "limit" | "reserved";
 
 /** Every {@link RefusalKind}, in the order of the list above. */
 export const refusalKinds: readonly RefusalKind[] = Object.freeze([
@@ -19,6 +22,8 @@ export const refusalKinds: readonly RefusalKind[] = Object.freeze([
   "shed",
   "gate",
   "quota",
+  "limit",
+  "reserved",
 ] as const);
 
 const WHY: Readonly<Record<RefusalKind, string>> = {
@@ -29,6 +34,8 @@ const WHY: Readonly<Record<RefusalKind, string>> = {
   shed: "the process is overloaded",
   gate: "too many calls are in flight",
   quota: "the quota is exhausted",
+  limit: "the concurrency limit is full",
+  reserved: "the places left are held for more important calls",
 };
 
 /**

@@ -18,6 +18,12 @@ export interface Ask {
   /** Whether it is a fresh call's first attempt. */
   first: boolean;
   /**
+   * How important it is: a level's number (0 the most important) or name, read by the stages
+   * that judge by priority (a concurrency limit, a shedder with levels); `undefined` for the
+   * holder's own (a guard's `priority` option, else the levels' fallback).
+   */
+  readonly priority?: number | string;
+  /**
    * Written by a stage as it refuses: milliseconds until it could admit (0 when it does not know,
    * `Infinity` when it never will).
    */
@@ -45,7 +51,11 @@ export interface Reading {
  * A stage that refuses writes the wait it knows into `ask.retryAfter`.
  */
 export interface Stage<T = unknown> {
-  /** Which policy refused, as a refusal names it: `"rate"`, `"gate"`, `"shed"`, `"breaker"`. */
+  /**
+   * Which policy refused, as a refusal names it: `"rate"`, `"gate"`, `"shed"`, `"breaker"`. Read
+   * right after `enter` or `peek` refused: a stage with more than one reason (the concurrency
+   * limit: `"limit"` or `"reserved"`) names the reason of its latest refusal here.
+   */
   readonly kind: string;
   /** Whether it is peeked at its place and spent once every other stage has admitted (it has `peek`). */
   readonly last?: boolean;

@@ -1,7 +1,7 @@
 // What admission answers for one request: the verdict, and the one class that carries it.
-import type { Gate } from "@tideward/limiters";
-import type { Ticket } from "@tideward/shedder";
 import type { Clock } from "@tideward/time";
+import type { Held, Pipeline } from "./pipeline";
+import type { Reservation, Settling } from "./quota-reservation";
 import type { RefusalKind } from "./refusal";
 
 /** A header field to append to the response: name and value. */
@@ -19,11 +19,18 @@ export const NO_FIELDS: readonly Field[] = Object.freeze([]);
  */
 export interface Verdict {
   readonly allowed: boolean;
-  /** 200 when allowed (the handler decides the real one); 429 for a limit or quota, 503 for the shedder or gate. */
+  /**
+   * 200 when allowed (the handler decides the real one); 429 for a limit or quota, 503 for the
+   * shedder, the gate or the concurrency limit.
+   */
   readonly status: number;
   /** `RateLimit-Policy` and `RateLimit` members (one per policy) and, when refused, `Retry-After`. */
   readonly headers: readonly Field[];
-  /** Which policy refused: `"shed"`, `"gate"`, `"rate"` or `"quota"`; `undefined` when allowed. */
+  /**
+   * Which policy refused: `"shed"`, `"gate"`, `"limit"` or `"reserved"` (the concurrency limit:
+   * full, or its places left held for more important requests), `"rate"` or `"quota"`;
+   * `undefined` when allowed.
+   */
   readonly reason: RefusalKind | undefined;
   /** Milliseconds until the request could be admitted (exact; the field is whole seconds); 0 when allowed. */
   readonly retryAfter: number;
@@ -32,12 +39,22 @@ export interface Verdict {
   /** The body's media type. */
   readonly contentType: string | undefined;
   /**
-   * Settles the request: the shedder's ticket (a pass when `ok`, with its response time) and the
-   * gate's place. Once only; later calls do nothing. A clock that throws here settles the ticket
-   * as a failure, then the error goes on.
+   * Settles the request: the shedder's ticket (a pass when `ok`, with its response time), the
+   * gate's place, and the concurrency limit's place (its round trip a sample when `ok`; a failure
+   * teaches the limit nothing). Once only; later calls do nothing. A clock that throws here
+   * settles them as a failure, then the error goes on.
    * @param ok - whether the handler succeeded (say, answered under 500) @defaultValue true
    */
   release(ok?: boolean): void;
+  /** The id of the quota reservation this request holds (admit's `quota.reserve`); `undefined` without one. */
+  readonly reservation: string | undefined;
+  /**
+   * Settles the request's quota reservation once: at `actual` units per limit name (a limit left
+   * out, or `undefined`, or one the store refuses, as reserved), at a promise of them, or
+   * `"cancel"` for a request that did no work. Never throws; a store that fails leaves it to its
+   * time to live. `release` settles one still open as reserved.
+   */
+  settle(actual: Settling): void;
 }
 
 export class Answer implements Verdict {
@@ -48,9 +65,11 @@ export class Answer implements Verdict {
   readonly retryAfter: number;
   readonly body: string | undefined;
   readonly contentType: string | undefined;
-  #ticket: Ticket | undefined;
-  #gate: Gate | undefined;
-  readonly #clock: Clock;
+  readonly reservation: string | undefined;
+  #held: Held | undefined;
+  readonly #pipeline: Pipeline | undefined;
+  readonly #clock: Clock | undefined;
+  readonly #reservation: Reservation | undefined;
 
   constructor(
     allowed: boolean,
@@ -60,9 +79,10 @@ export class Answer implements Verdict {
     retryAfter: number,
     body: string | undefined,
     contentType: string | undefined,
-    ticket: Ticket | undefined,
-    gate: Gate | undefined,
-    clock: Clock,
+    held: Held | undefined,
+    pipeline: Pipeline | undefined,
+    clock: Clock | undefined,
+    reservation?: Reservation,
   ) {
     this.allowed = allowed;
     this.status = status;
@@ -71,27 +91,36 @@ export class Answer implements Verdict {
     this.retryAfter = retryAfter;
     this.body = body;
     this.contentType = contentType;
-    this.#ticket = ticket;
-    this.#gate = gate;
+    this.#held = held;
+    this.#pipeline = pipeline;
     this.#clock = clock;
+    this.#reservation = reservation;
+    this.reservation = reservation?.id;
+  }
+
+  settle(actual: Settling): void {
+    this.#reservation?.settle(actual);
   }
 
   release(ok = true): void {
-    const ticket = this.#ticket;
-    const gate = this.#gate;
-    this.#ticket = undefined;
-    this.#gate = undefined;
-    gate?.leave();
-    if (ticket === undefined) return;
-    if (!ok) return ticket.fail();
+    // First, as it never throws: a reservation nothing settled is settled as reserved.
+    this.#reservation?.settle(undefined);
+    const held = this.#held;
+    const pipeline = this.#pipeline;
+    this.#held = undefined;
+    if (held === undefined || pipeline === undefined) return;
+    // A failure needs no time: nothing it settles reads one; nor does a success without a clock
+    // (what it holds counts no response time).
+    if (!ok) return pipeline.settle(Number.NaN, "failure", held);
+    if (this.#clock === undefined) return pipeline.settle(Number.NaN, "success", held);
     let now: number;
     try {
       now = this.#clock();
     } catch (e) {
-      // The clock broke: the ticket still leaves flight (as a failure, no time to count), then the error goes on.
-      ticket.fail();
+      // The clock broke: everything still leaves flight (as a failure, no time to count), then the error goes on.
+      pipeline.settle(Number.NaN, "failure", held);
       throw e;
     }
-    ticket.pass(now);
+    pipeline.settle(now, "success", held);
   }
 }

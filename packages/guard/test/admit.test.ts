@@ -528,7 +528,7 @@ describe.each(STARTS)("admit gives back what a request took, whatever throws, wi
 describe("admit: per-key state is bounded by bytes, refused before anything is allocated", () => {
   it("a sliding quota of 50 000 at the default maxKeys would hold 38 GiB: refused, saying so and what fits", () => {
     expect(() => admit({ limits: [{ name: "s", quota: 50_000, window: 60_000, kind: "sliding" }] })).toThrow(
-      "admit limits hold up to 400952 B a key (limits[0], a sliding window of quota 50000 (8 B a unit), 400280 B); at maxKeys 100000 that is 37.3 GiB, past maxBytes (256.0 MiB): lower maxKeys to 669 or less, lower the quota, or raise maxBytes",
+      'admit limits hold up to 400952 B a key (limits[0] "s", a sliding window of quota 50000 (8 B a unit), 400280 B); at maxKeys 100000 that is 37.3 GiB, past maxBytes (256.0 MiB): lower maxKeys to 669 or less, lower the quota, or raise maxBytes',
     );
     const fits = admit({ maxKeys: 669, limits: [{ name: "s", quota: 50_000, window: 60_000, kind: "sliding" }] });
     expect(sync(fits.check("k")).allowed).toBe(true);

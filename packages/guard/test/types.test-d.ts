@@ -64,8 +64,10 @@ describe("guard", () => {
 });
 
 describe("refusals", () => {
-  test("say which policy refused, one of seven kinds", () => {
-    expectTypeOf<RefusalKind>().toEqualTypeOf<"deadline" | "rate" | "breaker" | "budget" | "shed" | "gate" | "quota">();
+  test("say which policy refused, one of nine kinds", () => {
+    expectTypeOf<RefusalKind>().toEqualTypeOf<
+      "deadline" | "rate" | "breaker" | "budget" | "shed" | "gate" | "quota" | "limit" | "reserved"
+    >();
     expectTypeOf(refusalKinds).toEqualTypeOf<readonly RefusalKind[]>();
     const e: unknown = new Error("x");
     if (isRefusal(e)) {
@@ -102,5 +104,24 @@ describe("admission", () => {
     expectTypeOf(admitNode(admission)).toEqualTypeOf<Middleware>();
     // @ts-expect-error -- a limit's kind is one of the four limiters
     admit({ limits: [{ name: "burst", quota: 100, window: 60_000, kind: "leaky" }] });
+  });
+
+  test("changes its limits at run time, and settles a reservation with units, a promise of them, or a cancel", () => {
+    const admission = admit({ limits: [{ name: "burst", quota: 100, window: 60_000 }] });
+    admission.replaceLimit({ name: "burst", quota: 50, window: 60_000 }); // kind left out: the limit's
+    admission.setOverride("acme", "burst", { quota: 500 });
+    // @ts-expect-error -- an override sets quota and window, not the algorithm
+    admission.setOverride("acme", "burst", { kind: "gcra" });
+    const v = admission.check("acme") as Verdict;
+    expectTypeOf(v.reservation).toEqualTypeOf<string | undefined>();
+    v.settle({ tokens: 300 });
+    v.settle(Promise.resolve(undefined));
+    v.settle("cancel");
+    // @ts-expect-error -- a settle is units, a promise of them, or "cancel"
+    v.settle("refund");
+    admitNode(admission, { actual: (_req, res) => ({ tokens: Number(res.getHeader("x-usage-tokens")) }) });
+    admitFetch(admission, () => new Response(), {
+      actual: async (response) => ({ tokens: ((await response.clone().json()) as { usage: number }).usage }),
+    });
   });
 });

@@ -60,15 +60,19 @@ export class GuardMetrics {
   readonly #attemptSuccess: (Row | undefined)[] = [undefined, undefined, undefined];
   #hedge: Row | undefined = undefined;
   readonly #hedges: Counts;
+  readonly #priority: string | undefined;
 
   /**
    * @param series - where the counts go
    * @param name - the `tideward.name` of every row
    * @param durations - whether to record the two duration histograms
+   * @param priority - the `tideward.priority` of its refusals: the name of the guard's level in
+   *   its concurrency limit's priorities; `undefined` without a limit
    */
-  constructor(series: Series, name: string, durations: boolean) {
+  constructor(series: Series, name: string, durations: boolean, priority?: string) {
     this.#series = series;
     this.#name = name;
+    this.#priority = priority;
     this.#calls = series.counts(METRICS.calls);
     this.#attempts = series.counts(METRICS.attempts);
     this.#retries = series.counts(METRICS.retries);
@@ -135,7 +139,11 @@ export class GuardMetrics {
   refusal(e: RefuseEvent): void {
     if (this.closed) return;
     const kind = refusalKindOf(e);
-    this.#refusals.row(kind, () => ({ [ATTRIBUTES.name]: this.#name, [ATTRIBUTES.refusalKind]: kind })).value++;
+    this.#refusals.row(kind, () => {
+      const a: Attributes = { [ATTRIBUTES.name]: this.#name, [ATTRIBUTES.refusalKind]: kind };
+      if (this.#priority !== undefined) a[ATTRIBUTES.priority] = this.#priority;
+      return a;
+    }).value++;
   }
 
   #attemptRow(outcome: Outcome, kind: number, type: string | undefined, refused: string | undefined): Row {

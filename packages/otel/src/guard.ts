@@ -1,5 +1,5 @@
 import { guard } from "@tideward/guard";
-import { guardWith, resolveGuard } from "@tideward/guard/internal";
+import { LimitStage, guardWith, resolveGuard } from "@tideward/guard/internal";
 import type {
   Attempt,
   CallScope,
@@ -124,7 +124,11 @@ export function instrumentGuard<A extends unknown[], R>(
   const clock = r.clock;
 
   const series = t.meter === undefined ? undefined : seriesOf(t.meter, t.name);
-  const metrics = series === undefined ? undefined : new GuardMetrics(series, t.name, t.durations);
+  // The guard's level in its concurrency limit's priorities, which its refusals carry.
+  const limit = r.pipeline.stages.find((s): s is LimitStage => s instanceof LimitStage);
+  const priority =
+    limit === undefined ? undefined : limit.limiter.priorities.name(limit.limiter.priorities.level(limit.priority));
+  const metrics = series === undefined ? undefined : new GuardMetrics(series, t.name, t.durations, priority);
   const spans = t.tracer === undefined ? undefined : new GuardSpans(t.tracer, t.name, clock);
   // A guard whose calls make one attempt each (no retry, no hedge, no wait for a token) and no
   // spans is counted from its events alone: every call raises exactly one onOutcome or one

@@ -95,6 +95,18 @@ export const INSTRUMENTS: readonly InstrumentSpec[] = Object.freeze([
     description: "The last load the load shedder was handed, as a fraction of full (0 to 1)",
   },
   {
+    name: METRICS.concurrencyLimit,
+    kind: "gauge",
+    unit: "{call}",
+    description: "The adaptive concurrency limit now: how many calls may be in flight at once",
+  },
+  {
+    name: METRICS.concurrencyInFlight,
+    kind: "updowncounter",
+    unit: "{call}",
+    description: "Calls holding a place under the adaptive concurrency limit",
+  },
+  {
     name: METRICS.verdicts,
     kind: "counter",
     unit: "{request}",
@@ -117,6 +129,24 @@ export const INSTRUMENTS: readonly InstrumentSpec[] = Object.freeze([
     kind: "updowncounter",
     unit: "{key}",
     description: "Keys the quota engine holds state for",
+  },
+  {
+    name: METRICS.reserved,
+    kind: "counter",
+    unit: "{unit}",
+    description: "Quota units reserved, by limit, to be settled when the work is done",
+  },
+  {
+    name: METRICS.refunded,
+    kind: "counter",
+    unit: "{unit}",
+    description: "Reserved quota units given back by a settle or a cancel, by limit",
+  },
+  {
+    name: METRICS.toppedUp,
+    kind: "counter",
+    unit: "{unit}",
+    description: "Quota units charged by a settle beyond the reservation, by limit",
   },
 ]);
 

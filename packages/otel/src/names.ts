@@ -18,10 +18,15 @@ export const METRICS = Object.freeze({
   shedderAverage: "tideward.shedder.average_active_calls",
   shedderCapacity: "tideward.shedder.capacity",
   shedderLoad: "tideward.shedder.load",
+  concurrencyLimit: "tideward.concurrency.limit",
+  concurrencyInFlight: "tideward.concurrency.in_flight",
   verdicts: "tideward.admit.verdicts",
   admitKeys: "tideward.admit.keys",
   decisions: "tideward.quota.decisions",
   quotaKeys: "tideward.quota.keys",
+  reserved: "tideward.quota.reserved",
+  refunded: "tideward.quota.refunded",
+  toppedUp: "tideward.quota.topped_up",
 } as const);
 
 /** The attributes this package sets. Each has a bounded set of values: never a key or a user id. */
@@ -32,8 +37,18 @@ export const ATTRIBUTES = Object.freeze({
   outcome: "tideward.outcome",
   /** Which attempt of its call: `first`, `retry` or `hedge`. */
   attemptKind: "tideward.attempt.kind",
-  /** Which policy refused: `deadline`, `rate`, `breaker`, `budget`, `shed`, `gate`, `quota`. */
+  /**
+   * Which policy refused: `deadline`, `rate`, `breaker`, `budget`, `shed`, `gate`, `quota`, and
+   * the concurrency limit's reasons, `limit` (full) and `reserved` (its places left held for
+   * more important calls).
+   */
   refusalKind: "tideward.refusal.kind",
+  /**
+   * How important the refused call or request was: the name of its level in the concurrency
+   * limit's priorities (a priority that is not a level reads as the least important one). Set
+   * only where a limit is configured.
+   */
+  priority: "tideward.priority",
   /** The semantic conventions' error class: the thrown error's type, or a failed response's status. */
   errorType: "error.type",
   /** The semantic conventions' response status: 200, 429 or 503 for an admission verdict. */

@@ -1,5 +1,14 @@
 import { reasons } from "@tideward/quota-engine";
-import type { AtomicReport, BatchReport, ChargeKind, Decision, QuotaCharge, QuotaStore } from "@tideward/quota-engine";
+import type {
+  AtomicReport,
+  BatchReport,
+  ChargeKind,
+  Decision,
+  QuotaCharge,
+  QuotaStore,
+  ReserveReport,
+  SettleResult,
+} from "@tideward/quota-engine";
 import { check } from "@tideward/time/internal";
 import { Gauges, seriesOf } from "./instruments";
 import type { Counts, Row } from "./instruments";
@@ -9,7 +18,11 @@ import { readTelemetry } from "./telemetry";
 import type { Instrumentation, TelemetryOptions } from "./telemetry";
 
 /** A quota store's decision methods, counting what they decide; `close()` stops the counting. */
-export type InstrumentedQuota<S extends QuotaStore> = Pick<S, keyof QuotaStore> & Instrumentation;
+export type InstrumentedQuota<S extends QuotaStore> = Pick<
+  S,
+  keyof QuotaStore | Extract<keyof S, "reserve" | "settle" | "cancel">
+> &
+  Instrumentation;
 
 /** The most limit names one instrumentation reports; past it (or for a name the store does not know) `_OTHER`. */
 const MAX_LIMITS = 256;
@@ -26,6 +39,10 @@ function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
  * (`tideward.quota.limit`), reason (`tideward.quota.reason`: `ok`, `exhausted`, `too_large`,
  * `unknown_limit`, `not_committed`, `key_limit`) and algorithm (`tideward.quota.algorithm`), and
  * reports the keys an in-process engine holds (`tideward.quota.keys`, from `stats().keys`).
+ * A store that reserves keeps its `reserve`, `settle` and `cancel`, counting units by limit and
+ * algorithm: reserved (`tideward.quota.reserved`, a reserve that reserved), and given back or
+ * charged on top when settled (`tideward.quota.refunded`, `tideward.quota.topped_up`; a cancel
+ * refunds all). Its decisions count as a charge set's do.
  *
  * The answer has the store's own `check*`, `peekAtomic`, `addLimit` and `addLink` (synchronous
  * for a `QuotaEngine`, promises for a Redis engine): use it where the store was used, for
@@ -111,6 +128,64 @@ export function instrumentQuota<S extends QuotaStore>(store: S, telemetry: Telem
       return counted(s[method].apply(store, args) as Decision, (rows, d) => one(rows, args[1], kind, d));
     };
 
+  // Units, by limit and algorithm: one row a pair, as the decisions' are by reason.
+  const units = (metric: string) => {
+    const c = series.counts(metric);
+    return (limit: unknown, kind: unknown): Row => {
+      const l = limitOf(limit, "ok");
+      const k = kind === "window" || kind === "gcra" ? kind : "bucket";
+      return c.row(`${l}|${k}`, () => ({ [ATTRIBUTES.name]: name, [ATTRIBUTES.limit]: l, [ATTRIBUTES.algorithm]: k }));
+    };
+  };
+  const reserves = typeof s.reserve === "function";
+  const reserved = reserves ? units(METRICS.reserved) : undefined;
+  const refunded = reserves ? units(METRICS.refunded) : undefined;
+  const toppedUp = reserves ? units(METRICS.toppedUp) : undefined;
+  // Rows and the units to add to each, all found before any is added (a report that cannot be
+  // read adds nothing).
+  const add = (pending: [Row, number][]): void => {
+    if (!closed) for (const [r, n] of pending) r.value += n;
+  };
+  const settledUnits = (result: SettleResult): void => {
+    const pending: [Row, number][] = [];
+    if (result?.ok === true)
+      for (const c of result.charges) {
+        if (c.refunded > 0) pending.push([(refunded as (l: unknown, k: unknown) => Row)(c.limit, c.kind), c.refunded]);
+        if (c.toppedUp > 0) pending.push([(toppedUp as (l: unknown, k: unknown) => Row)(c.limit, c.kind), c.toppedUp]);
+      }
+    add(pending);
+  };
+  const later = <T>(answer: T | PromiseLike<T>, seen: (value: T) => void): T | PromiseLike<T> => {
+    if (!isThenable(answer)) {
+      quietly(seen, answer);
+      return answer;
+    }
+    return Promise.resolve(answer).then((value) => {
+      quietly(seen, value);
+      return value;
+    });
+  };
+  const reservation = reserves
+    ? {
+        reserve: (...args: unknown[]) => {
+          const charges = args[0] as readonly QuotaCharge[];
+          return counted(s.reserve.apply(store, args) as ReserveReport, (rows, report) => {
+            const decisions = report?.decisions ?? [];
+            for (let i = 0; i < decisions.length && i < charges.length; i++)
+              one(rows, charges[i]?.limit, charges[i]?.kind, decisions[i]);
+            if (report?.code !== "reserved") return;
+            const pending: [Row, number][] = [];
+            for (const c of charges)
+              if (typeof c?.cost === "number")
+                pending.push([(reserved as (l: unknown, k: unknown) => Row)(c.limit, c.kind), c.cost]);
+            add(pending);
+          });
+        },
+        settle: (...args: unknown[]) => later(s.settle.apply(store, args) as SettleResult, settledUnits),
+        cancel: (...args: unknown[]) => later(s.cancel.apply(store, args) as SettleResult, settledUnits),
+      }
+    : {};
+
   const gauges = new Gauges();
   const stats = (store as unknown as { stats?: unknown }).stats;
   if (typeof stats === "function") {
@@ -163,6 +238,7 @@ export function instrumentQuota<S extends QuotaStore>(store: S, telemetry: Telem
     // Only a store that has it: admit tells a QuotaStore by it.
     ...(typeof s.limit === "function" ? { limit: (...args: unknown[]) => s.limit.apply(store, args) } : {}),
     addLink: (...args: unknown[]) => s.addLink.apply(store, args),
+    ...reservation,
     close: () => {
       closed = true;
       gauges.close();

@@ -5,6 +5,7 @@
 import fc from "fast-check";
 import { RetryBudget } from "@tideward/backoff";
 import { Breaker, client } from "@tideward/breaker";
+import { AimdLimit, Limiter, VegasLimit, criticality } from "@tideward/concurrency";
 import { guard, isRefusal } from "@tideward/guard";
 import type { GuardOptions, Timers } from "@tideward/guard";
 import { ManualClock, seededRandom } from "@tideward/time";
@@ -79,6 +80,22 @@ const shapes: [string, Shape, (call: string) => boolean][] = [
   ["bucket fields", () => ({ bucket: { rate: 40, burst: 3 } }), refusedBy("rate")],
   ["retry and budget fields", () => ({ retry: { attempts: 4, base: 1, cap: 8 }, budget: { ratio: 0.1 } }), budgeted],
   ["retry fields", () => ({ retry: { attempts: 3, base: 2, cap: 10 } }), retried],
+  [
+    "a concurrency limit",
+    (clock) => ({
+      limit: new Limiter(new AimdLimit({ initial: 3, min: 1, max: 6, timeout: 20 }), { now: clock.now() }),
+    }),
+    refusedBy("limit"),
+  ],
+  [
+    "a concurrency limit with priorities, and a retry",
+    (clock) => ({
+      limit: new Limiter(new VegasLimit({ initial: 4, min: 1, max: 8 }), { now: clock.now(), priorities: criticality }),
+      priority: "sheddable",
+      retry: { attempts: 2, base: 1, cap: 2 },
+    }),
+    refusedBy("reserved"),
+  ],
 ];
 
 /** How each call ended and how many of its attempts reached the backend, in call order. */

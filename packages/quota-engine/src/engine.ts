@@ -1,24 +1,12 @@
-import {
-  bucketFits,
-  bucketFull,
-  bucketLevel,
-  bucketWhole,
-  gcraFits,
-  gcraLead,
-  gcraRest,
-  gcraWhole,
-  until,
-} from "@tideward/limiters/math";
 import { check } from "@tideward/time/internal";
-import { decide, freshAmount, freshInstant } from "./algorithms";
-import { checkArgs, checkOverrideArgs, isInstant, keyError, limitError, nowError, readInputs, readKind } from "./args";
+import { checkOverrideArgs, isInstant, keyError, limitError, nowError, readInputs, readKind } from "./args";
 import type { AtomicReport, BatchReport, ChargeKind, EvaluationInput, QuotaCharge } from "./charge";
 import { ChargeSets } from "./charge-set";
-import { Verdict, reasons, unknownLimit } from "./decision";
+import { Checks } from "./checks";
 import type { Decision } from "./decision";
 import { FairShare } from "./fair";
 import type { FairShareItem } from "./fair";
-import { countStats, findIssues } from "./health";
+import { countStats, findIssues, summarize } from "./health";
 import type { EngineParts, EngineSummary, QuotaStats, ValidationIssue } from "./health";
 import { Links, chain, foldChain } from "./hierarchy";
 import type { LinkCode, QuotaLink } from "./hierarchy";
@@ -26,14 +14,10 @@ import { isQuotaKey } from "./key";
 import type { QuotaKey } from "./key";
 import { KeySpace } from "./key-space";
 import type { SweepReport } from "./key-space";
-import { BUCKET, GCRA, KIND_NAMES, WINDOW } from "./kinds";
-import type { Kind } from "./kinds";
+import { GCRA, WINDOW } from "./kinds";
 import type { LimitSpec, OverrideFields } from "./limit";
 import { LimitBook } from "./limit-book";
-import type { LimitState } from "./limit-state";
 import { Ledger } from "./ledger";
-import { KEY_LIMIT, OK, step } from "./outcome";
-import type { Code } from "./outcome";
 import { resolvePolicy } from "./policy";
 import type { EnginePolicy } from "./policy";
 import type { ReserveReport } from "./reservation";
@@ -42,12 +26,10 @@ import type { ReserveOptions } from "./reserve";
 import type { Result } from "./result";
 import { checkId, readActual } from "./settle";
 import type { ActualCost, SettleResult } from "./settle";
-import { SNAPSHOT_VERSION, writeSnapshot } from "./snapshot";
+import { writeSnapshot } from "./snapshot";
 import { readSnapshot } from "./snapshot-read";
 import type { QuotaSnapshot } from "./snapshot";
 import type { ReservationStore, RuntimeLimitStore } from "./store";
-import { STRIDE } from "./table";
-import type { SlotTable } from "./table";
 
 /**
  * The quota engine: named limits, per-key state for three algorithms, atomic charge sets,
@@ -72,19 +54,16 @@ import type { SlotTable } from "./table";
 export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
   /** The policy in force (the preset with the constructor's fields laid over it). */
   readonly policy: EnginePolicy;
-  /** The latest instant seen (ms); -Infinity before the first. */
-  #clock = -Infinity;
   readonly #book = new LimitBook();
   // The book's Map, read directly by every check.
   readonly #limits = this.#book.map;
   readonly #space: KeySpace;
+  // The single checks, and the engine's clock (the latest instant seen, ms).
+  readonly #checks: Checks;
   readonly #sets = new ChargeSets();
   readonly #ledger: Ledger;
   #links = new Links();
   #fair = new FairShare();
-  // The limit last looked up by name: most callers check one limit over and over.
-  #lastName: string | undefined;
-  #last: LimitState | undefined;
 
   /**
    * An engine with no limits.
@@ -97,6 +76,7 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
   constructor(policy?: Partial<EnginePolicy>) {
     this.policy = resolvePolicy(policy);
     this.#space = new KeySpace(this.policy.maxKeys, this.policy.sweepStep);
+    this.#checks = new Checks(this.#limits, this.#space);
     this.#ledger = new Ledger(this.policy.maxReservations);
   }
 
@@ -135,8 +115,7 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
    */
   removeLimit(name: string): Result<"unknown_limit"> {
     if (typeof name !== "string") throw limitError(name, "name");
-    this.#lastName = undefined;
-    this.#last = undefined;
+    this.#checks.forget();
     return this.#book.remove(name, this.#space, this.#links);
   }
 
@@ -193,7 +172,7 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
 
   // The engine's instant for the caller's `now`: `now`, or the latest seen if that is later.
   #advance(now: number): number {
-    return now > this.#clock ? (this.#clock = now) : this.#clock;
+    return this.#checks.advance(now);
   }
 
   // ── single checks ─────────────────────────────────────────────────────────────────────────
@@ -210,50 +189,7 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
    *   limit is an answer, `"unknown_limit"`, not an error)
    */
   checkTokenBucket(key: QuotaKey, limit: string, now: number, cost = 1): Decision {
-    const held = this.#prelude(key, limit, now, cost);
-    if (held === undefined) return this.#unknown(BUCKET, limit, cost);
-    const table = held.tables[BUCKET];
-    const slot = table === undefined ? -1 : table.find(key);
-    return slot < 0 ? this.#first(BUCKET, held, key, now, cost) : this.#take(held, table as SlotTable, slot, now, cost);
-  }
-
-  // The hot path: a key with state in a bucket. One slot read, one slot write, one object. A method
-  // of its own, so that V8 optimises it on its own feedback with every formula inlined, whatever
-  // traffic the caller's code was compiled on (a check compiled while every key was new would
-  // otherwise keep the formulas as calls, boxing each number they return).
-  #take(held: LimitState, table: SlotTable, slot: number, now: number, cost: number): Decision {
-    if (held.rule.oneNumber) return this.#takeFull(held, table, slot, now, cost);
-    const t = this.#clock;
-    const data = table.data;
-    const at = slot * STRIDE;
-    const tokens = data[at];
-    const counted = data[at + 1];
-    const { perMs, capacity, bucketSlack } = held.rule;
-    const level = bucketLevel(tokens, counted, t, perMs, capacity);
-    if (!bucketFits(level, cost, capacity, bucketSlack)) return this.#denied(BUCKET, held, tokens, counted, now, cost);
-    const left = level - cost;
-    const since = t > counted ? t : counted;
-    data[at] = left;
-    data[at + 1] = since;
-    const reset = until(now, t, bucketFull(left, since, t, perMs, capacity, bucketSlack));
-    return new Verdict(true, "ok", cost, bucketWhole(left, capacity, bucketSlack), 0, reset, held.traces[OK]);
-  }
-
-  // The hot path of a bucket of one number: its "full again at" instant, in the slot's second field.
-  #takeFull(held: LimitState, table: SlotTable, slot: number, now: number, cost: number): Decision {
-    const t = this.#clock;
-    const data = table.data;
-    const at = slot * STRIDE + 1;
-    const full = data[at];
-    const { tick, capacity, bucketSlackMs } = held.rule;
-    const lead = gcraLead(full, 0, t);
-    if (!(cost <= capacity && gcraFits(lead, cost, tick, held.rule.bucketReach)))
-      return this.#denied(BUCKET, held, 0, full, now, cost);
-    const next = t + (lead + cost * tick);
-    data[at] = next;
-    const reset = until(now, t, gcraRest(next, 0, t));
-    const remaining = gcraWhole(gcraLead(next, 0, t), tick, capacity, bucketSlackMs);
-    return new Verdict(true, "ok", cost, remaining, 0, reset, held.traces[OK]);
+    return this.#checks.bucket(key, limit, now, cost);
   }
 
   /**
@@ -265,7 +201,7 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
    * @throws TypeError or RangeError when an argument is malformed
    */
   checkWindow(key: QuotaKey, limit: string, now: number, cost = 1): Decision {
-    return this.#check(WINDOW, key, limit, now, cost);
+    return this.#checks.check(WINDOW, key, limit, now, cost);
   }
 
   /**
@@ -277,100 +213,7 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
    * @throws TypeError or RangeError when an argument is malformed
    */
   checkGcra(key: QuotaKey, limit: string, now: number, cost = 1): Decision {
-    return this.#check(GCRA, key, limit, now, cost);
-  }
-
-  // What every single check does first: checks its arguments, finds the limit, and moves the
-  // engine's clock on to `now` (read afterwards as #clock). Undefined when no limit has that name.
-  #prelude(key: QuotaKey, limit: string, now: number, cost: number): LimitState | undefined {
-    checkArgs(key, now, cost);
-    const held = limit === this.#lastName ? this.#last : this.#named(limit);
-    if (held === undefined) return undefined;
-    if (now > this.#clock) this.#clock = now;
-    // A key with an override of the limit is held to that, and keeps its state there.
-    return held.overrides === undefined ? held : held.forKey(key);
-  }
-
-  // A single check of any kind, through the general step.
-  #check(kind: Kind, key: QuotaKey, limit: string, now: number, cost: number): Decision {
-    const held = this.#prelude(key, limit, now, cost);
-    if (held === undefined) return this.#unknown(kind, limit, cost);
-    const table = held.tables[kind];
-    const slot = table === undefined ? -1 : table.find(key);
-    return slot < 0
-      ? this.#first(kind, held, key, now, cost)
-      : this.#stepOn(kind, held, table as SlotTable, slot, now, cost);
-  }
-
-  // A key with state, through the general step: a method of its own for the reason #take is.
-  #stepOn(kind: Kind, held: LimitState, table: SlotTable, slot: number, now: number, cost: number): Decision {
-    const t = this.#clock;
-    const data = table.data;
-    const at = slot * STRIDE;
-    const code = this.#evaluate(kind, held, data[at], data[at + 1], t, cost);
-    if (code === OK) {
-      data[at] = step.amount;
-      data[at + 1] = step.instant;
-    }
-    return this.#verdict(kind, held, code, now, t, cost);
-  }
-
-  // One step of `kind` on the state given; the results land in `step`.
-  #evaluate(kind: Kind, held: LimitState, amount: number, instant: number, t: number, cost: number): Code {
-    return decide(kind, held.rule, amount, instant, t, cost);
-  }
-
-  // The decision `step` holds. Its waits count from the caller's `now` (the engine reads it as
-  // `t`, its latest instant, when the clock stepped back).
-  #verdict(kind: Kind, held: LimitState, code: Code, now: number, t: number, cost: number): Decision {
-    return new Verdict(
-      code === OK,
-      reasons[code],
-      cost,
-      step.remaining,
-      until(now, t, step.passAt),
-      until(now, t, step.resetAt),
-      held.trace(kind, code),
-    );
-  }
-
-  // A step that writes nothing (a denial), through the general path.
-  #denied(kind: Kind, held: LimitState, amount: number, instant: number, now: number, cost: number): Decision {
-    const t = this.#clock;
-    return this.#verdict(kind, held, this.#evaluate(kind, held, amount, instant, t, cost), now, t, cost);
-  }
-
-  // A check of a key with no state yet: evaluated as fresh, given a slot only if it passes. The
-  // engine's instant is read here, not passed in: a number passed to a call that is not inlined
-  // is boxed, and on traffic of new keys this call is the hot path.
-  #first(kind: Kind, held: LimitState, key: QuotaKey, now: number, cost: number): Decision {
-    const t = this.#clock;
-    const code = this.#evaluate(kind, held, freshAmount(kind, held.rule), freshInstant(kind, t), t, cost);
-    if (code !== OK) return this.#verdict(kind, held, code, now, t, cost);
-    const { amount, instant, remaining, resetAt } = step;
-    const table = held.table(kind);
-    const slot = this.#space.add(table, key, this.#limits, t);
-    if (slot < 0)
-      return new Verdict(false, "key_limit", cost, remaining, 0, until(now, t, resetAt), held.trace(kind, KEY_LIMIT));
-    table.data[slot * STRIDE] = amount;
-    table.data[slot * STRIDE + 1] = instant;
-    this.#space.stepAfterAdd(table, t);
-    return new Verdict(true, "ok", cost, remaining, 0, until(now, t, resetAt), held.trace(kind, OK));
-  }
-
-  // The limit named `limit`, remembered for the next check.
-  #named(limit: string): LimitState | undefined {
-    const held = this.#limits.get(limit);
-    if (held !== undefined) {
-      this.#lastName = limit;
-      this.#last = held;
-    }
-    return held;
-  }
-
-  #unknown(kind: Kind, limit: string, cost: number): Decision {
-    if (typeof limit !== "string") throw limitError(limit, "limit");
-    return unknownLimit(KIND_NAMES[kind], limit, cost);
+    return this.#checks.check(GCRA, key, limit, now, cost);
   }
 
   // ── charge sets ───────────────────────────────────────────────────────────────────────────
@@ -413,7 +256,7 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
 
   #atomic(charges: readonly QuotaCharge[], now: number, commit: boolean): AtomicReport {
     const n = this.#sets.read(charges, now);
-    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
+    const t = this.#checks.advance(now);
     return this.#sets.run(n, this.#limits, this.#space, t, now, commit);
   }
 
@@ -546,19 +389,7 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
   checkMany(limit: string, inputs: readonly EvaluationInput[], kind: ChargeKind = "bucket"): BatchReport {
     if (typeof limit !== "string") throw limitError(limit, "limit");
     const k = readKind(kind, "kind");
-    const { keys, nows, costs } = readInputs(inputs, isQuotaKey);
-    const n = keys.length;
-    const decisions = new Array<Decision>(n);
-    let allowed = 0;
-    for (let i = 0; i < n; i++) {
-      const d =
-        k === BUCKET
-          ? this.checkTokenBucket(keys[i], limit, nows[i], costs[i])
-          : this.#check(k, keys[i], limit, nows[i], costs[i]);
-      if (d.allowed) allowed++;
-      decisions[i] = d;
-    }
-    return { total: n, allowed, denied: n - allowed, decisions };
+    return this.#checks.many(limit, k, readInputs(inputs, isQuotaKey));
   }
 
   // ── fair share ────────────────────────────────────────────────────────────────────────────
@@ -602,7 +433,7 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
   sweep(now: number, budget = 1024): SweepReport {
     if (!isInstant(now)) throw nowError(now);
     if (budget !== Infinity) check.integer(budget, "sweep budget", 0);
-    const t = now > this.#clock ? (this.#clock = now) : this.#clock;
+    const t = this.#checks.advance(now);
     const dropped = this.#space.sweep(this.#limits.values(), t, budget);
     const expired = this.#ledger.expire(t, budget);
     return { visited: this.#space.visited, dropped, keys: this.#space.keys, expired };
@@ -622,13 +453,7 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
 
   /** A small deterministic summary for health checks and logs; `JSON.stringify(engine)` uses it. */
   toJSON(): EngineSummary {
-    const stats = this.stats();
-    return {
-      version: SNAPSHOT_VERSION,
-      clock: this.#clock === -Infinity ? null : this.#clock,
-      stats: { ...stats, maxKeys: stats.maxKeys === Infinity ? null : stats.maxKeys },
-      limits: this.limits(),
-    };
+    return summarize(this.stats(), this.#checks.clock, this.limits());
   }
 
   #parts(): EngineParts {
@@ -649,7 +474,7 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
    * and links and subjects in the order added, key state table by table in slot order.
    */
   snapshot(): QuotaSnapshot {
-    return writeSnapshot(this.#clock, this.#limits, this.#links, this.#fair);
+    return writeSnapshot(this.#checks.clock, this.#limits, this.#links, this.#fair);
   }
 
   /**
@@ -662,10 +487,9 @@ export class QuotaEngine implements ReservationStore, RuntimeLimitStore {
    */
   restore(snapshot: unknown): void {
     const restored = readSnapshot(snapshot, this.policy.maxKeys, this.policy.maxOverrides);
-    this.#clock = restored.clock;
+    this.#checks.clock = restored.clock;
     this.#book.restore(restored.limits, restored.overrides);
-    this.#lastName = undefined;
-    this.#last = undefined;
+    this.#checks.forget();
     this.#links = restored.links;
     this.#fair = restored.fair;
     this.#space.restore(restored.keys);

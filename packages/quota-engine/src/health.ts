@@ -6,6 +6,7 @@ import type { KeySpace } from "./key-space";
 import { BUCKET, GCRA, WINDOW } from "./kinds";
 import type { LimitSpec } from "./limit";
 import type { LimitState } from "./limit-state";
+import { SNAPSHOT_VERSION } from "./snapshot";
 
 /** Counts for a health check or a dashboard. */
 export interface QuotaStats {
@@ -66,6 +67,16 @@ export interface EngineSummary {
   readonly clock: number | null;
   readonly stats: Omit<QuotaStats, "maxKeys"> & { readonly maxKeys: number | null };
   readonly limits: readonly LimitSpec[];
+}
+
+/** The summary `toJSON()` gives of an engine of `stats` and `limits` whose clock is at `clock` (ms). */
+export function summarize(stats: QuotaStats, clock: number, limits: readonly LimitSpec[]): EngineSummary {
+  return {
+    version: SNAPSHOT_VERSION,
+    clock: clock === -Infinity ? null : clock,
+    stats: { ...stats, maxKeys: stats.maxKeys === Infinity ? null : stats.maxKeys },
+    limits,
+  };
 }
 
 /** Chains longer than this are reported by `validate()`. */

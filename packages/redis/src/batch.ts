@@ -13,6 +13,7 @@ import { slotOf } from "./slot";
 import { ANSWERED } from "./runner";
 import type { Outcome, Runner } from "./runner";
 import { quota } from "./scripts";
+import { Section, live } from "./versions";
 import { GENERAL_STATES, STATE, batchWire } from "./wire";
 import type { BatchInputs } from "./wire";
 
@@ -21,12 +22,13 @@ export const BATCH_CHUNK = 256;
 
 /**
  * The inputs of a batch cut into script calls (lists of input indexes): by cluster slot when
- * `cluster`, else in input order, at most {@link BATCH_CHUNK} a call, each key's inputs in order.
+ * `cluster` (and by `rules[i]`, the limit an input is held to, when given), else in input order, at most {@link BATCH_CHUNK} a call, each key's inputs in order.
  */
-export function batchParts(names: readonly string[], cluster: boolean): number[][] {
+export function batchParts(names: readonly string[], cluster: boolean, rules?: Uint32Array): number[][] {
   const groups = new Map<number, number[]>();
   for (let i = 0; i < names.length; i++) {
-    const g = cluster ? slotOf(names[i]) : 0;
+    // By slot, and by limit when keys have overrides of it (a call carries one limit's numbers).
+    const g = (cluster ? slotOf(names[i]) : 0) + (rules === undefined ? 0 : rules[i] * 16384);
     let list = groups.get(g);
     if (list === undefined) groups.set(g, (list = []));
     list.push(i);
@@ -117,19 +119,41 @@ export async function runBatch(
   const n = keys.length;
   const decisions = new Array<RedisDecision>(n);
   const names = new Array<string>(n);
-  const one = rule.numbers.oneNumber;
-  for (let i = 0; i < n; i++) names[i] = e.names.state(e.names.tag(keys[i]), kind, limit, keys[i], one);
-  const parts = batchParts(names, e.cluster);
+  const tags = new Array<string>(n);
+  // Each input's limit: `rule`, or its key's override of it (then in a call of its own).
+  const ruleOf = (i: number): Rule => (rule.overrides === undefined ? rule : (rule.overrides.get(keys[i].id) ?? rule));
+  const held: Rule[] = [rule];
+  const which = rule.overrides === undefined ? undefined : new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    const r = ruleOf(i);
+    if (which !== undefined) {
+      let at = held.indexOf(r);
+      if (at < 0) at = held.push(r) - 1;
+      which[i] = at;
+    }
+    tags[i] = e.names.tag(keys[i]);
+    names[i] = e.names.state(tags[i], kind, limit, keys[i], r.numbers.oneNumber, r.suffix);
+  }
+  const parts = batchParts(names, e.cluster, which);
   await Promise.all(
     parts.map((part) => {
-      const wire = batchWire(kind, rule, part, { nows, costs, names }, e.serverClock, e.margin);
+      const r = which === undefined ? rule : held[which[part[0]]];
+      let versions: Section | undefined;
+      if (r.versions.length !== 0 && live(r, nows[part[0]])) {
+        versions = new Section();
+        for (let x = 0; x < part.length; x++) {
+          const i = part[x];
+          versions.add(x + 1, r, kind, nows[i], part.length + 1, e.names, tags[i], keys[i]);
+        }
+      }
+      const wire = batchWire(kind, r, part, { nows, costs, names }, e.serverClock, e.margin, versions);
       return e.runner.run(quota, wire.keys, wire.args).then((outcome) => {
         if (outcome.status !== ANSWERED) {
           for (const i of part) decisions[i] = e.outage(outcome, keys[i], nows[i], costs[i]);
           return;
         }
-        const r = bytes(outcome.reply, quota.name, GENERAL_STATES + STATE);
-        batchDecisions(kind, rule, part, { nows, costs, names }, e.serverClock, r, decisions);
+        const reply = bytes(outcome.reply, quota.name, GENERAL_STATES + STATE);
+        batchDecisions(kind, r, part, { nows, costs, names }, e.serverClock, reply, decisions);
       });
     }),
   );

@@ -29,6 +29,7 @@ import { sameSlot } from "./names";
 import { disagree, unknownVerdict, verdict } from "./rules";
 import type { Rule } from "./rules";
 import { quota } from "./scripts";
+import { Section, live } from "./versions";
 import { COMMITTED, GENERAL_STATES, OTHER_KEYS, REPLAYED, SHORT_STATES, STATE, STORED_CHARGE } from "./wire";
 import type { SetCall } from "./wire";
 
@@ -56,6 +57,8 @@ export function readSet(
   const n = charges.length;
   const copy = new Array<unknown>(n * 5);
   const stateNames: string[] = [];
+  // Per charge whose limit has earlier versions to read: its index, its place among the names, its tag.
+  let older: (number | string)[] | undefined;
   let unknown = -1;
   let firstTag: string | undefined;
   let oneTag = true;
@@ -69,7 +72,8 @@ export function readSet(
     if (!isCost(cost)) throw costError(cost, `charges[${i}].cost`);
     const k = kindOf(kind);
     if (k === -1) throw kindError(kind, `charges[${i}].kind`);
-    const rule = rules.get(limit);
+    let rule = rules.get(limit);
+    if (rule !== undefined && rule.overrides !== undefined) rule = rule.overrides.get(key.id) ?? rule;
     copy[i * 5] = key;
     copy[i * 5 + 1] = limit;
     copy[i * 5 + 2] = cost;
@@ -82,10 +86,31 @@ export function readSet(
     const tag = names.tag(key);
     if (firstTag === undefined) firstTag = tag;
     else if (tag !== firstTag) oneTag = false;
-    stateNames.push(names.state(tag, k, limit, key, rule.numbers.oneNumber));
+    stateNames.push(names.state(tag, k, limit, key, rule.numbers.oneNumber, rule.suffix));
+    if (rule.versions.length !== 0 && live(rule, now)) (older ??= []).push(i, stateNames.length, tag);
   }
   if (!oneTag) sameSlot(stateNames);
-  return { n, charges: copy, names: stateNames, oneTag, unknown, now, commit };
+  let versions: Section | undefined;
+  if (older !== undefined) {
+    // Each charge's names in its limit's earlier versions, after the charges' own in KEYS.
+    versions = new Section();
+    for (let j = 0; j < older.length; j += 3) {
+      const i = older[j] as number;
+      const rule = copy[i * 5 + 4] as Rule;
+      const key = copy[i * 5] as QuotaKey;
+      versions.add(
+        older[j + 1] as number,
+        rule,
+        copy[i * 5 + 3] as Kind,
+        now,
+        stateNames.length + 1,
+        names,
+        older[j + 2] as string,
+        key,
+      );
+    }
+  }
+  return { n, charges: copy, names: stateNames, oneTag, unknown, now, commit, versions };
 }
 
 // Per-charge working space for evaluating a set's reply, kept between calls: a reply is evaluated

@@ -9,8 +9,10 @@ import type {
   QuotaCharge,
   QuotaLink,
   ActualCost,
+  OverrideFields,
   ReservationStore,
   ReserveOptions,
+  RuntimeLimitStore,
   Result,
   SettleResult,
   QuotaKey,
@@ -47,19 +49,20 @@ import type { RedisAtomicReport, RedisBatchReport, RedisDecision } from "./decis
 import { DeniedCache } from "./denied";
 import { Fallback, outageSet } from "./fallback";
 import { Lease, leaseCall } from "./lease";
-import type { LeaseOptions } from "./lease";
+import type { LeaseOptions, LeaseTarget } from "./lease";
 import { Names } from "./names";
 import type { Path } from "./policy";
 import { resolveQuotaPolicy } from "./quota-policy";
 import type { RedisQuotaPolicy } from "./quota-policy";
 import { Reservations } from "./reservations";
 import type { RedisReserveReport } from "./reservations";
-import { disagree, fromLocal, ruleOf, unknownVerdict, verdict } from "./rules";
+import { disagree, fromLocal, overrideHash, ruleOf, unknownVerdict, verdict } from "./rules";
 import type { Rule } from "./rules";
 import { ANSWERED, FAILED, Runner, ScriptError, UNKNOWN } from "./runner";
 import type { Outcome } from "./runner";
-import { quota } from "./scripts";
-import { COMMITTED, SHORT_STATES, STATE, setWire, singleArgs } from "./wire";
+import { move, quota } from "./scripts";
+import { Section, live, succeed } from "./versions";
+import { COMMITTED, SHORT_STATES, STATE, moveWire, setWire, singleArgs } from "./wire";
 import type { SetCall } from "./wire";
 
 /**
@@ -85,11 +88,13 @@ import type { SetCall } from "./wire";
  * redis.disconnect();
  * await server.stop();
  */
-export class RedisQuotaEngine implements ReservationStore {
+export class RedisQuotaEngine implements ReservationStore, RuntimeLimitStore {
   /** The policy in force. */
   readonly policy: RedisQuotaPolicy;
   readonly #runner: Runner;
   readonly #rules = new Map<string, Rule>();
+  // The version each removed limit had, by name: one added again under that name starts after it.
+  readonly #retired = new Map<string, number>();
   // Validates limits and links and builds hierarchy chains exactly as the in-process engine does.
   readonly #registry = new QuotaEngine();
   readonly #fallback: Fallback;
@@ -165,15 +170,178 @@ export class RedisQuotaEngine implements ReservationStore {
     if (result.ok) {
       // The registry's copy: read once and checked there.
       const s = this.#registry.limit(spec.name) as LimitSpec;
-      this.#rules.set(s.name, ruleOf(s, shadow));
+      // A name removed before starts past the versions it had, so its keys start fresh.
+      const retired = this.#retired.get(s.name);
+      this.#rules.set(s.name, ruleOf(s, shadow, retired === undefined ? 0 : retired + 1));
       this.#fallback.add(s);
     }
     return Promise.resolve(result);
   }
 
+  /**
+   * Replaces the limit of `spec`'s name at `now` (ms), as the in-process engine's `replaceLimit`
+   * does: every key keeps its state, re-based (a bucket its level, clamped to the new capacity; a
+   * window its count, closing no later than a new window from `now`; a GCRA flow its TAT), and
+   * overrides keep the fields they set. Refused, with a reason and nothing changed, when no limit
+   * has that name (`"unknown_limit"`) or the spec, or an override under it, is invalid
+   * (`"invalid_limit"`).
+   *
+   * Nothing is written: the limit takes a new version, whose keys' state lives under names of their
+   * own. A key's first call after the replace finds no state under them and reads the version
+   * before, re-based at `now` by the script. So every instance makes the same replace (with the
+   * same `now`, or near it: the first to reach a key re-bases it, at its own `now`), and each key's
+   * state is re-based exactly once however many do. Until an instance has replaced the limit it
+   * charges the old version's state, which the new version no longer reads once it holds a state
+   * of its own. The old names are read until any state left there must have expired (the old
+   * limit's longest life from `now`, plus twice the expiry margin); a limit never replaced reads
+   * none. With `clock: "redis"`, `now` is still the instant of the re-base: pass `Date.now()`.
+   *
+   * @param now - the caller's clock, in milliseconds
+   * @throws RangeError when `now` is not a clock reading
+   */
+  replaceLimit(spec: LimitSpec, now: number): Promise<Result<"unknown_limit" | "invalid_limit">> {
+    const result = this.#registry.replaceLimit(spec, now);
+    if (!result.ok) return Promise.resolve(result);
+    // The limit the registry replaced: the one whose spec is no longer the registry's (the
+    // caller's spec is read once, there).
+    let old: Rule | undefined;
+    for (const rule of this.#rules.values()) if (this.#registry.limit(rule.spec.name) !== rule.spec) old = rule;
+    const o = old as Rule;
+    const s = this.#registry.limit(o.spec.name) as LimitSpec;
+    const margin = this.policy.expiryMargin;
+    const next = ruleOf(s, o.shadow, o.version + 1);
+    succeed(o, next, now, margin);
+    if (o.overrides !== undefined) {
+      next.overrides = new Map();
+      for (const [id, was] of o.overrides) {
+        const key = was.own as QuotaKey;
+        const os = this.#registry.override(key, s.name) as LimitSpec;
+        const to = ruleOf(os, o.shadow, next.version, key, overrideHash(os));
+        succeed(was, to, now, margin);
+        next.overrides.set(id, to);
+      }
+    }
+    this.#rules.set(s.name, next);
+    this.#fallback.replace(s, now);
+    return Promise.resolve(result);
+  }
+
+  /**
+   * Removes the limit named `name`: a check of it answers `"unknown_limit"` from then on, its links
+   * and overrides are gone, and a reservation that charged it settles its other charges. Its keys'
+   * state is left to expire; added again, the limit starts every key fresh (a new version). Refused
+   * (`"unknown_limit"`) when there is none.
+   *
+   * @throws TypeError when `name` is not a string
+   */
+  removeLimit(name: string): Promise<Result<"unknown_limit">> {
+    const result = this.#registry.removeLimit(name);
+    if (result.ok) {
+      const rule = this.#rules.get(name) as Rule;
+      this.#rules.delete(name);
+      this.#retired.set(name, rule.version);
+      this.#fallback.remove(name);
+    }
+    return Promise.resolve(result);
+  }
+
+  /**
+   * Gives `key` a limit of its own under the name `limit`, the limit's fields with `fields` laid
+   * over them, as the in-process engine's `setOverride` does; setting it again replaces it.
+   * Refused, with a reason and nothing changed, when the limit is unknown (`"unknown_limit"`), the
+   * fields make no valid limit (`"invalid_override"`), or the registry holds `maxOverrides`
+   * (10 000) already (`"override_limit"`).
+   *
+   * The key's state moves at `now` (ms) to names of the override's, re-based, in one script call
+   * that deletes the names it moved from: every instance sets the same override, and the first
+   * moves the state while the others find none left to move. Overrides are configuration, held in
+   * process like limits. When Redis does not answer the move, the override holds and the key
+   * starts it fresh.
+   *
+   * @param now - the caller's clock, in milliseconds
+   * @returns a promise rejected with a TypeError or RangeError when `key`, `limit` or `now` is
+   *   malformed, or the ScriptError of a key holding what tideward did not write
+   */
+  async setOverride(
+    key: QuotaKey,
+    limit: string,
+    fields: OverrideFields,
+    now: number,
+  ): Promise<Result<"unknown_limit" | "invalid_override" | "override_limit">> {
+    if (!isKey(key)) throw keyError(key, "key");
+    const result = this.#registry.setOverride(key, limit, fields, now);
+    if (!result.ok) return result;
+    const base = this.#rules.get(limit) as Rule;
+    const from = base.overrides?.get(key.id) ?? base;
+    const os = this.#registry.override(key, limit) as LimitSpec;
+    const to = ruleOf(os, base.shadow, base.version, key, overrideHash(os));
+    if (from !== base && from.suffix === to.suffix) {
+      // The same numbers again: the same names, and their earlier versions still to read.
+      to.versions = from.versions;
+      to.readUntil = from.readUntil;
+    }
+    (base.overrides ??= new Map()).set(key.id, to);
+    this.#fallback.override(key, os, limit, now);
+    await this.#move(key, from, to, now);
+    return result;
+  }
+
+  /**
+   * Takes `key`'s override of `limit` away: the key is held to the limit again, its state moved
+   * back at `now` (ms) and re-based, as {@link RedisQuotaEngine.setOverride} moves it. Refused
+   * (`"unknown_limit"`, `"unknown_override"`) when there is no such limit or override.
+   *
+   * @returns a promise rejected with a TypeError or RangeError when `key`, `limit` or `now` is malformed
+   */
+  async removeOverride(
+    key: QuotaKey,
+    limit: string,
+    now: number,
+  ): Promise<Result<"unknown_limit" | "unknown_override">> {
+    if (!isKey(key)) throw keyError(key, "key");
+    const result = this.#registry.removeOverride(key, limit, now);
+    if (!result.ok) return result;
+    const base = this.#rules.get(limit) as Rule;
+    const from = base.overrides?.get(key.id) as Rule;
+    base.overrides?.delete(key.id);
+    if (base.overrides?.size === 0) base.overrides = undefined;
+    this.#fallback.override(key, undefined, limit, now);
+    await this.#move(key, from, base, now);
+    return result;
+  }
+
+  /** The limit `key` is held to under the name `limit` by an override, or undefined when it has none. */
+  override(key: QuotaKey, limit: string): LimitSpec | undefined {
+    return this.#registry.override(key, limit);
+  }
+
+  // Moves `key`'s state of every kind from the names of `from` to those of `to` at `now` (move.lua).
+  async #move(key: QuotaKey, from: Rule, to: Rule, now: number): Promise<void> {
+    const names = this.#names;
+    const tag = names.tag(key);
+    const limit = to.spec.name;
+    const into: string[] = [];
+    const out: string[] = [];
+    for (let k = 0; k < 3; k++) {
+      into.push(names.state(tag, k as Kind, limit, key, to.numbers.oneNumber, to.suffix));
+      out.push(names.state(tag, k as Kind, limit, key, from.numbers.oneNumber, from.suffix));
+    }
+    if (into.every((n, k) => n === out[k])) return;
+    const versions = new Section();
+    if (live(from, now)) for (let k = 0; k < 3; k++) versions.add(k + 1, from, k as Kind, now, 7, names, tag, key);
+    const wire = moveWire({ into, from: out, rules: [from, to], now, versions }, this.#serverClock, this.#margin);
+    const outcome = await this.#runner.run(move, wire.keys, wire.args);
+    if (outcome.status === FAILED && outcome.error instanceof ScriptError) throw outcome.error;
+  }
+
   /** The limit named `name`, or undefined. */
   limit(name: string): LimitSpec | undefined {
     return this.#rules.get(name)?.spec;
+  }
+
+  /** Every limit, in the order added. */
+  limits(): LimitSpec[] {
+    return [...this.#rules.values()].map((r) => r.spec);
   }
 
   /** Links `child` to `parent` for one limit (see the in-process engine's `addLink`). */
@@ -195,7 +363,9 @@ export class RedisQuotaEngine implements ReservationStore {
   redisKey(key: QuotaKey, limit: string, kind: ChargeKind = "bucket"): string {
     if (!isKey(key)) throw keyError(key, "key");
     const k = readKind(kind, "kind");
-    return this.#names.state(this.#names.tag(key), k, limit, key, this.#rules.get(limit)?.numbers.oneNumber);
+    const base = this.#rules.get(limit);
+    const rule = base?.overrides?.get(key.id) ?? base;
+    return this.#names.state(this.#names.tag(key), k, limit, key, rule?.numbers.oneNumber, rule?.suffix);
   }
 
   // ── single checks ─────────────────────────────────────────────────────────────────────────
@@ -232,13 +402,14 @@ export class RedisQuotaEngine implements ReservationStore {
     if (!isInstant(now)) throw badInstant(now, "now");
     if (!isCost(cost)) throw costError(cost, "cost");
     const rid = requestIdOf(options, SINGLE[kind]);
-    const rule = this.#rules.get(limit);
+    let rule = this.#rules.get(limit);
     if (rule === undefined) {
       if (typeof limit !== "string") throw limitError(limit, "limit");
       return Promise.resolve(unknownVerdict(kind, limit, cost));
     }
+    if (rule.overrides !== undefined) rule = rule.overrides.get(key.id) ?? rule;
     const tag = this.#names.tag(key);
-    const stateKey = this.#names.state(tag, kind, limit, key, rule.numbers.oneNumber);
+    const stateKey = this.#names.state(tag, kind, limit, key, rule.numbers.oneNumber, rule.suffix);
     const clock = this.#serverClock ? this.#runner.now() : now;
     const denied = this.#denied;
     if (denied.size > 0 && !rule.shadow && cost <= (kind === GCRA ? rule.spec.burst : rule.spec.capacity)) {
@@ -261,8 +432,14 @@ export class RedisQuotaEngine implements ReservationStore {
         );
       }
     }
-    if (rid !== undefined || this.#serverClock) {
-      // A set of one: the general form, which reads the server's clock and keeps a request id's answer.
+    let versions: Section | undefined;
+    if (rule.versions.length !== 0 && live(rule, now)) {
+      versions = new Section();
+      versions.add(1, rule, kind, now, 2, this.#names, tag, key);
+    }
+    if (rid !== undefined || this.#serverClock || versions !== undefined) {
+      // A set of one: the general form, which reads the server's clock, keeps a request id's
+      // answer and reads a replaced limit's earlier versions.
       const call: SetCall = {
         n: 1,
         charges: [key, limit, cost, kind, rule],
@@ -271,6 +448,7 @@ export class RedisQuotaEngine implements ReservationStore {
         unknown: -1,
         now,
         commit: true,
+        versions,
       };
       const ridKey = rid === undefined ? undefined : this.#names.request(key, rid);
       return this.#sendSet(call, ridKey, rid).then((report) => {
@@ -481,10 +659,24 @@ export class RedisQuotaEngine implements ReservationStore {
    */
   lease(key: QuotaKey, limit: string, options: LeaseOptions): Lease {
     if (!isKey(key)) throw keyError(key, "key");
-    const rule = this.#rules.get(limit);
-    if (rule === undefined) throw new RangeError(`lease: no limit named ${JSON.stringify(limit)}`);
-    const stateKey = this.#names.state(this.#names.tag(key), BUCKET, limit, key, rule.numbers.oneNumber);
-    return new Lease(leaseCall(this.#runner, stateKey, rule, this.#serverClock, this.#margin), options);
+    const first = this.#rules.get(limit);
+    if (first === undefined) throw new RangeError(`lease: no limit named ${JSON.stringify(limit)}`);
+    const names = this.#names;
+    const tag = names.tag(key);
+    // The limit as it is at each call (replaced, or overridden for this key, since); a limit
+    // removed since leaves the lease on the last one it had.
+    let last = first;
+    const target = (now: number): LeaseTarget => {
+      const base = this.#rules.get(limit) ?? last;
+      last = base;
+      const rule = base.overrides?.get(key.id) ?? base;
+      const keys = [names.state(tag, BUCKET, limit, key, rule.numbers.oneNumber, rule.suffix)];
+      if (rule.versions.length === 0 || !live(rule, now)) return { keys, rule, versions: [] };
+      const section = new Section();
+      section.add(1, rule, BUCKET, now, 2, names, tag, key);
+      return { keys: [...keys, ...section.keys], rule, versions: section.args };
+    };
+    return new Lease(leaseCall(this.#runner, target, this.#serverClock, this.#margin), options);
   }
 
   // ── batches ───────────────────────────────────────────────────────────────────────────────

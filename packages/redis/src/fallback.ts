@@ -58,6 +58,36 @@ export class Fallback {
     this.#windows.addLimit(divided(spec, this.#instances, "window"));
   }
 
+  /** Takes `spec` in place of the limit of its name at `now` (ms), each key's state re-based. */
+  replace(spec: LimitSpec, now: number): void {
+    if (this.#mode !== "fallback") return;
+    this.#rates.replaceLimit(divided(spec, this.#instances, "rate"), now);
+    this.#windows.replaceLimit(divided(spec, this.#instances, "window"), now);
+  }
+
+  /** Removes the limit named `name`. */
+  remove(name: string): void {
+    if (this.#mode !== "fallback") return;
+    this.#rates.removeLimit(name);
+    this.#windows.removeLimit(name);
+  }
+
+  /** Holds `key` to `spec` under its name (an override; undefined: the limit again) from `now` (ms). */
+  override(key: QuotaKey, spec: LimitSpec | undefined, name: string, now: number): void {
+    if (this.#mode !== "fallback") return;
+    for (const [engine, kind] of [
+      [this.#rates, "rate"],
+      [this.#windows, "window"],
+    ] as const) {
+      if (spec === undefined) {
+        engine.removeOverride(key, name, now);
+        continue;
+      }
+      const { capacity, refill, window, burst, align } = divided(spec, this.#instances, kind);
+      engine.setOverride(key, name, { capacity, refill, window, burst, align }, now);
+    }
+  }
+
   /** One check of `kind` (0 bucket, 1 window, 2 GCRA). */
   check(kind: number, key: QuotaKey, spec: LimitSpec, now: number, cost: number): Decision {
     if (this.#mode === "fallback") {

@@ -36,7 +36,8 @@ export type LeaseCall = (
 //   ARGV   the op (TAKE_TOKENS or GIVE_TOKENS), now (ms; '' for Redis's TIME), the expiry margin
 //          (ms), how many tokens, then the limit's two numbers as a charge sends them (wire.ts):
 //          its capacity and tokens a ms, or, for a bucket of one number, its capacity and a half
-//          and its tick
+//          and its tick; when its limit was replaced, its one entry of versions (KEYS[2] on hold
+//          the bucket's names in earlier versions: parts/versions.lua)
 //   reply  three doubles: the whole tokens granted (take) or taken back (give); the tokens left
 //          and the instant they were counted (a bucket of one number: the instant it is full
 //          again, and the instant read), from which a dry bucket's wait is found here
@@ -45,24 +46,40 @@ const GIVE_TOKENS = "g";
 const LEASE_REPLY = 24;
 
 /**
- * How a lease made by the engine reaches Redis: lease.lua on the bucket at `stateKey`, the same
- * key and state as the engine's token-bucket checks of `rule`.
+ * What a lease's call at some instant reaches: the bucket's key (with, when its limit was replaced,
+ * the names of its earlier versions) and the limit it is held to then.
+ */
+export interface LeaseTarget {
+  readonly keys: readonly string[];
+  readonly rule: Rule;
+  /** The section of versions (parts/versions.lua) ARGV ends with; empty when none is read. */
+  readonly versions: readonly string[];
+}
+
+/**
+ * How a lease made by the engine reaches Redis: lease.lua on the bucket `target` names at each
+ * call, the same key and state as the engine's token-bucket checks of its limit (followed as the
+ * limit is replaced or the key overridden).
  */
 export function leaseCall(
   runner: Runner,
-  stateKey: string,
-  rule: Rule,
+  target: (now: number) => LeaseTarget,
   serverClock: boolean,
   margin: string,
 ): LeaseCall {
-  const { capacity, perMs, bucketSlack, oneNumber, tick, bucketTau, bucketReach } = rule.numbers;
-  const [cap, rate] = rule.args[0];
   return async (op, now, n) => {
-    const outcome = await runner.run(
-      leaseScript,
-      [stateKey],
-      [op === "take" ? TAKE_TOKENS : GIVE_TOKENS, serverClock ? "" : String(now), margin, String(n), cap, rate],
-    );
+    const { keys, rule, versions } = target(now);
+    const { capacity, perMs, bucketSlack, oneNumber, tick, bucketTau, bucketReach } = rule.numbers;
+    const [cap, rate] = rule.args[0];
+    const outcome = await runner.run(leaseScript, keys, [
+      op === "take" ? TAKE_TOKENS : GIVE_TOKENS,
+      serverClock ? "" : String(now),
+      margin,
+      String(n),
+      cap,
+      rate,
+      ...versions,
+    ]);
     if (outcome.status !== ANSWERED) {
       if (outcome.status === FAILED && outcome.error instanceof ScriptError) throw outcome.error;
       return undefined;

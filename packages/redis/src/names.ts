@@ -61,9 +61,10 @@ export class Names {
    * The name of `key`'s state for `limit` under `kind`, its tag `tag` (from {@link Names.tag}).
    * A token bucket of one number (`one`: its state an integer, see quota.lua) is kind `F`, not
    * `B`: the two forms never share a name, so a process of an earlier version never reads the
-   * other's state as its own (each keeps its own bucket while both run).
+   * other's state as its own (each keeps its own bucket while both run). `version` is the limit's
+   * version part (`Rule.suffix`: empty for a limit never replaced), after the kind's letter.
    */
-  state(tag: string, kind: Kind, limit: string, key: QuotaKey, one = false): string {
+  state(tag: string, kind: Kind, limit: string, key: QuotaKey, one = false, version = ""): string {
     const letter = kind === 0 && one ? 3 : kind;
     if (tag === key.scope)
       return (
@@ -72,6 +73,7 @@ export class Names {
         tag +
         "}" +
         "BWGF"[letter] +
+        version +
         limit.length +
         ":" +
         limit +
@@ -80,7 +82,7 @@ export class Names {
         key.subject +
         key.resource
       );
-    return this.#prefix + "{" + tag + "}" + "bwgf"[letter] + limit.length + ":" + limit + key.id;
+    return this.#prefix + "{" + tag + "}" + "bwgf"[letter] + version + limit.length + ":" + limit + key.id;
   }
 
   /** The name reservation `id`'s record lives at, on the slot of `key`'s state (`id` checked by the caller). */

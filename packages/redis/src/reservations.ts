@@ -43,6 +43,7 @@ import type { Rule } from "./rules";
 import { ANSWERED } from "./runner";
 import type { Outcome, Runner } from "./runner";
 import { quota, settle } from "./scripts";
+import { Section, live } from "./versions";
 import { DUPLICATE, OTHER_CHARGES, REPLAYED, SETTLED, SETTLED_NOW, UNKNOWN_ID, setWire, settleWire } from "./wire";
 import type { SetCall } from "./wire";
 
@@ -236,9 +237,14 @@ export class Reservations {
     const n = h.size;
     const rules = new Array<Rule | undefined>(n);
     const kinds = new Array<Kind>(n);
+    let moved: { names: string[]; versions: Section } | undefined;
     for (let i = 0; i < n; i++) {
-      rules[i] = e.rules.get(h.limit(i));
+      const base = e.rules.get(h.limit(i));
+      const rule = base?.overrides === undefined ? base : (base.overrides.get(h.key(i).id) ?? base);
+      rules[i] = rule;
       kinds[i] = h.kind(i);
+      // A limit replaced or a key overridden since the reserve: its state has a name of the rule's now.
+      if (rule !== undefined && (rule.version !== 0 || rule.own !== undefined)) moved = this.#moved(h, rules, now);
     }
     const wire = settleWire(
       {
@@ -250,6 +256,7 @@ export class Reservations {
         units: actuals,
         rules,
         kinds,
+        moved,
       },
       e.serverClock,
       e.margin,
@@ -293,6 +300,31 @@ export class Reservations {
       }
       return { ok: true as const, id, charges: out };
     });
+  }
+
+  // Each charge's name under its rule now (the reserve's when its limit is gone), and the section
+  // of their earlier versions; undefined when every name is the reserve's.
+  #moved(
+    h: Held,
+    rules: readonly (Rule | undefined)[],
+    now: number,
+  ): { names: string[]; versions: Section } | undefined {
+    const e = this.#engine;
+    const n = h.size;
+    const names = h.call.names.slice();
+    const versions = new Section();
+    let changed = false;
+    for (let i = 0; i < n; i++) {
+      const rule = rules[i];
+      if (rule === undefined) continue;
+      const key = h.key(i);
+      const tag = e.names.tag(key);
+      names[i] = e.names.state(tag, h.kind(i), h.limit(i), key, rule.numbers.oneNumber, rule.suffix);
+      if (names[i] !== h.call.names[i]) changed = true;
+      if (rule.versions.length !== 0 && live(rule, now))
+        versions.add(i + 1, rule, h.kind(i), now, 2 + 2 * n, e.names, tag, key);
+    }
+    return changed ? { names, versions } : undefined;
   }
 
   // The reservation of `id` this process keeps, unless past its expiry at `now` (then dropped).

@@ -1,7 +1,7 @@
 // A limit as the Redis engine holds it (its numbers, how a charge of it crosses the wire, its
 // traces), and the decisions made from a step's figures: the one shape every answer has.
 import { until } from "@tideward/limiters/math";
-import type { Decision, LimitSpec, Reason } from "@tideward/quota-engine";
+import type { Decision, LimitSpec, QuotaKey, Reason } from "@tideward/quota-engine";
 import { KIND_NAMES, Rule as Numbers, OK } from "@tideward/quota-engine/internal";
 import type { Kind } from "@tideward/quota-engine/internal";
 import { RedisVerdict } from "./decision";
@@ -21,10 +21,66 @@ export interface Rule {
   readonly args: readonly (readonly [string, string])[];
   /** The one-entry traces, by `kind · 5 + code`. */
   readonly traces: readonly (readonly string[])[];
+  /** How many times the limit was replaced (or added again after its removal): 0 for one never replaced. */
+  readonly version: number;
+  /**
+   * What the names of its keys' state carry besides the limit's name: `""` for a limit never
+   * replaced, else its version (and, for an override, the override's) — see {@link versionPart}.
+   */
+  readonly suffix: string;
+  /**
+   * The versions before this one whose names may still hold a key's state, newest first (see
+   * versions.ts); empty for a limit never replaced, and once every earlier state must have expired.
+   */
+  versions: readonly Link[];
+  /** The caller's clock (ms) after which no earlier version is read: the latest of `versions`' `until`. */
+  readUntil: number;
+  /** A limit's overrides, by key id; undefined while it has none (and for an override). */
+  overrides: Map<string, Rule> | undefined;
+  /** For an override: the key it is for; undefined for a limit. */
+  readonly own: QuotaKey | undefined;
+}
+
+/** An earlier version of a limit, as a key's state may still be held under its names. */
+export interface Link {
+  /** Its names' {@link Rule.suffix}. */
+  readonly suffix: string;
+  readonly numbers: Numbers;
+  /** Per kind, its numbers as sent (see {@link Rule.args}). */
+  readonly args: readonly (readonly [string, string])[];
+  /** Per kind, whether the replace that ended it kept that kind's numbers (then nothing is re-based). */
+  readonly same: readonly boolean[];
+  /** The instant it was replaced at (ms), as sent. */
+  readonly at: string;
+  /** The caller's clock (ms) after which no state of it can be left. */
+  readonly until: number;
+}
+
+/**
+ * The part of a state's name that says its limit's version: `""` at version 0 with no override,
+ * else `@` + the version (+ `o` and the override's hash) + `:`. A name without it has a digit after
+ * its kind's letter, so the two never meet.
+ */
+export function versionPart(version: number, override?: string): string {
+  return version === 0 && override === undefined
+    ? ""
+    : "@" + version + (override === undefined ? "" : "o" + override) + ":";
+}
+
+/**
+ * The part of an override's names that tells it apart (see {@link versionPart}): 8 hex digits of
+ * a 32-bit FNV-1a hash of its numbers. Two overrides of one key in a row with other numbers have
+ * other names; the state moves between them (move.lua), so a name met again holds nothing old.
+ */
+export function overrideHash(spec: LimitSpec): string {
+  const text = `${spec.capacity},${spec.refill},${spec.window},${spec.burst},${spec.align ? 1 : 0}`;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0).toString(16).padStart(8, "0");
 }
 
 /** The rule of `spec` (the registry's checked copy). */
-export function ruleOf(spec: LimitSpec, shadow: boolean): Rule {
+export function ruleOf(spec: LimitSpec, shadow: boolean, version = 0, own?: QuotaKey, override?: string): Rule {
   const numbers = new Numbers(spec);
   const wire: (readonly [number, number])[] = [
     // A bucket of one number: its capacity and a half (so the script tells it apart), its tick.
@@ -34,8 +90,22 @@ export function ruleOf(spec: LimitSpec, shadow: boolean): Rule {
   ];
   // Shortest round-trip decimals: the script reads back these very doubles.
   const args = wire.map(([a, b]) => [String(a), String(b)] as const);
-  const traces = KIND_NAMES.flatMap((kind) => REASONS.map((r) => Object.freeze([`${kind} ${spec.name}: ${r}`])));
-  return { spec, numbers, shadow, wire, args, traces };
+  const label = own === undefined ? spec.name : `${spec.name} (override)`;
+  const traces = KIND_NAMES.flatMap((kind) => REASONS.map((r) => Object.freeze([`${kind} ${label}: ${r}`])));
+  return {
+    spec,
+    numbers,
+    shadow,
+    wire,
+    args,
+    traces,
+    version,
+    suffix: versionPart(version, override),
+    versions: [],
+    readUntil: -Infinity,
+    overrides: undefined,
+    own,
+  };
 }
 
 /** A charge's cost as the script reads it: negative for a shadow limit's (never refusing a set). */

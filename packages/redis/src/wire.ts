@@ -41,12 +41,23 @@
 //            on its own, in order. Reply: COMMITTED, now (8 bytes), STATE bytes for each distinct
 //            key in the order first met.
 //
+// A replaced limit's earlier versions (versions.ts, parts/versions.lua): a set, a reserve or a
+// batch any of whose limits has earlier versions still read is sent in the general form with its
+// mode in upper case; its KEYS then hold, after the charges' own (before a request id's), each
+// charge's name in those versions, and its ARGV ends with the section of versions (an entry a
+// charge that has them: its index, its number of versions, then five arguments a version, newest
+// first: the index in KEYS of its name, 0 when not read; its p1 and p2; the instant it was
+// replaced at; '1' when that replace kept the charge's numbers) and the count of names it added.
+//
 // settle.lua, which settles or cancels a reservation:
 //   KEYS   its record, then the state of each charge it made, in order (as its reserve sent them)
 //   ARGV   now (ms; '' for Redis's TIME), the expiry margin (ms), DEBT or CAP (what a top-up that
 //          does not fit does), SETTLED or CANCELLED (the status it closes with), then three
 //          arguments a charge: the units it comes to ('' when its limit is gone: nothing to do),
-//          its limit's p1 and p2 now.
+//          its limit's p1 and p2 now. With the status in upper case (a limit replaced or a key
+//          overridden since the reserve), KEYS hold each charge's name now, then the names as
+//          reserved (whose digest the record keeps), then the section's, and ARGV ends with the
+//          section of versions and the count of names after the charges' own.
 //   reply  SETTLED_NOW and a double a charge: the units of its top-up not taken (forgiven); or
 //          UNKNOWN_ID (no record, or past its expiry), SETTLED or CANCELLED (closed already), or
 //          OTHER_CHARGES (the record was made for other keys): nothing changed.
@@ -54,6 +65,8 @@ import type { Kind } from "@tideward/quota-engine/internal";
 import { sameSlot } from "./names";
 import { costArg } from "./rules";
 import type { Rule } from "./rules";
+import { sameNumbers } from "./versions";
+import type { Section } from "./versions";
 
 /** A reply's first byte: the set was committed (a peek's and a batch's, always). ("1") */
 export const COMMITTED = 0x31;
@@ -106,6 +119,8 @@ export interface SetCall {
   readonly unknown: number;
   readonly now: number;
   readonly commit: boolean;
+  /** The names and arguments of the charges' earlier versions (see versions.ts); undefined when no limit of the set has any read. */
+  readonly versions?: Section | undefined;
 }
 
 /** The arguments of a single check in the short form (a set of one; its key is the state's). */
@@ -142,7 +157,8 @@ export function setWire(
   let keys = call.names;
   let args: string[];
   let at: number;
-  const short = committing && ridKey === undefined && !serverClock && !reserve;
+  const versions = call.versions;
+  const short = committing && ridKey === undefined && !serverClock && !reserve && versions === undefined;
   if (short) {
     args = new Array<string>(2 + 3 * m);
     args[0] = String(call.now);
@@ -150,6 +166,7 @@ export function setWire(
     at = 2;
   } else {
     let keep = NO_REQUEST_ID;
+    if (versions !== undefined) keys = [...keys, ...versions.keys];
     if (ridKey !== undefined && committing) {
       keys = [...keys, ridKey];
       sameSlot(keys);
@@ -157,7 +174,9 @@ export function setWire(
     }
     args = new Array<string>(4 + 3 * m);
     args[0] = serverClock ? "" : String(call.now);
-    args[1] = !committing ? PEEK : reserve ? RESERVE : COMMIT;
+    const mode = !committing ? PEEK : reserve ? RESERVE : COMMIT;
+    // A mode in upper case: the call ends with its section of versions (see versions.ts).
+    args[1] = versions === undefined ? mode : mode.toUpperCase();
     args[2] = keep;
     args[3] = margin;
     at = 4;
@@ -172,6 +191,7 @@ export function setWire(
     args[at + 2] = limit[1];
     at += 3;
   }
+  if (versions !== undefined) args.push(...versions.args, String(versions.keys.length));
   return { keys, args, short };
 }
 
@@ -190,6 +210,7 @@ export function batchWire(
   inputs: BatchInputs,
   serverClock: boolean,
   margin: string,
+  versions?: Section,
 ): { keys: string[]; args: string[] } {
   const limit = rule.args[kind];
   const { nows, costs, names } = inputs;
@@ -197,7 +218,7 @@ export function batchWire(
   const keys = new Array<string>(list.length);
   const args = new Array<string>(6 + 2 * list.length);
   args[0] = serverClock ? "" : String(first);
-  args[1] = BATCH;
+  args[1] = versions === undefined ? BATCH : BATCH.toUpperCase();
   args[2] = NO_REQUEST_ID;
   args[3] = margin;
   args[4] = limit[0];
@@ -207,6 +228,10 @@ export function batchWire(
     keys[x] = names[i];
     args[6 + 2 * x] = costArg(costs[i], false); // in a batch every input stands alone
     args[7 + 2 * x] = serverClock || nows[i] === first ? "" : String(nows[i]);
+  }
+  if (versions !== undefined) {
+    keys.push(...versions.keys);
+    args.push(...versions.args, String(versions.keys.length));
   }
   return { keys, args };
 }
@@ -226,17 +251,28 @@ export interface SettleCall {
   /** Each charge's limit now, undefined when it is gone, and its kind. */
   readonly rules: readonly (Rule | undefined)[];
   readonly kinds: readonly Kind[];
+  /**
+   * When a charge's state has a name other than its reserve's now (its limit replaced, or its key
+   * overridden, since): each charge's name now, and the section of their earlier versions.
+   */
+  readonly moved?: { readonly names: readonly string[]; readonly versions: Section } | undefined;
 }
 
 /** The keys and arguments of settle.lua for `call`. */
 export function settleWire(call: SettleCall, serverClock: boolean, margin: string): { keys: string[]; args: string[] } {
   const m = call.names.length;
-  const keys = [call.record, ...call.names];
+  const moved = call.moved;
+  const keys =
+    moved === undefined
+      ? [call.record, ...call.names]
+      : [call.record, ...moved.names, ...call.names, ...moved.versions.keys];
   const args = new Array<string>(4 + 3 * m);
   args[0] = serverClock ? "" : String(call.now);
   args[1] = margin;
   args[2] = call.debt ? DEBT : CAP;
-  args[3] = call.settled ? SETTLED : CANCELLED;
+  // In upper case: the names as reserved follow the names now, then the section of versions.
+  const status = call.settled ? SETTLED : CANCELLED;
+  args[3] = moved === undefined ? status : status.toUpperCase();
   for (let i = 0; i < m; i++) {
     const rule = call.rules[i];
     const at = 4 + 3 * i;
@@ -251,5 +287,36 @@ export function settleWire(call: SettleCall, serverClock: boolean, margin: strin
     args[at + 1] = limit[0];
     args[at + 2] = limit[1];
   }
+  if (moved !== undefined) args.push(...moved.versions.args, String(m + moved.versions.keys.length));
   return { keys, args };
+}
+
+/** One key's state of one limit moved from the names of `from` to those of `to`, of each kind (see move.lua). */
+export interface MoveCall {
+  /** Its names under `to`, then under `from`, by kind. */
+  readonly into: readonly string[];
+  readonly from: readonly string[];
+  readonly rules: readonly [Rule, Rule];
+  readonly now: number;
+  /** The section of `from`'s earlier versions, its entries by kind (1 to 3). */
+  readonly versions: Section;
+}
+
+/**
+ * The keys and arguments of move.lua: KEYS the key's three names under the rule it moves to, its
+ * three under the rule it moves from, then the section's; ARGV the instant (ms; '' for Redis's
+ * TIME), the expiry margin (ms), five arguments a kind (the two rules' p1 and p2, and '1' when
+ * they keep that kind's numbers), the section, and its names' count. The reply: how many states
+ * were moved.
+ */
+export function moveWire(call: MoveCall, serverClock: boolean, margin: string): { keys: string[]; args: string[] } {
+  const [from, to] = call.rules;
+  const args = [serverClock ? "" : String(call.now), margin];
+  for (let k = 0; k < 3; k++) {
+    const [s1, s2] = from.args[k];
+    const [d1, d2] = to.args[k];
+    args.push(s1, s2, d1, d2, sameNumbers(from.numbers, to.numbers, k as Kind) ? "1" : "");
+  }
+  args.push(...call.versions.args, String(call.versions.keys.length));
+  return { keys: [...call.into, ...call.from, ...call.versions.keys], args };
 }

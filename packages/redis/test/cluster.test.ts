@@ -5,7 +5,12 @@ import type { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, perSecond } from "@tideward/quota-engine";
 import type { EvaluationInput } from "@tideward/quota-engine";
-import { answer, quotaConformance, reservationConformance } from "@tideward/quota-engine/conformance";
+import {
+  answer,
+  quotaConformance,
+  reservationConformance,
+  runtimeLimitConformance,
+} from "@tideward/quota-engine/conformance";
 import { CrossSlotError, RedisQuotaEngine, ioredisClient, slotOf } from "@tideward/redis";
 import type { ScriptClient } from "@tideward/redis";
 import { startCluster } from "@tideward/redis/testing";
@@ -58,6 +63,17 @@ withRedis("a three-node Redis Cluster", () => {
         return engine({ prefix: "cv:", hashTag: () => tag, topUp });
       },
       { name: `reservations on the cluster, clock origin ${origin}`, origin },
+    );
+
+  // A replaced limit's earlier names and an override's move stay on the key's slot.
+  for (const origin of [0, 1_700_000_000_000])
+    runtimeLimitConformance(
+      { describe, it, expect },
+      () => {
+        const tag = `case${n++}`;
+        return engine({ prefix: "cl:", hashTag: () => tag });
+      },
+      { name: `runtime limits on the cluster, clock origin ${origin}`, origin },
     );
 
   it("a reserve across slots is refused before sending, naming the keys; one slot's record sits on it", async () => {

@@ -12,6 +12,7 @@ import { quotaBursts } from "./scenarios/quota-bursts";
 import { retryAmplification } from "./scenarios/retry-amplification";
 import { shedderRamp } from "./scenarios/shedder-ramp";
 import { slowBackend } from "./scenarios/slow-backend";
+import { tokenBudget } from "./scenarios/token-budget";
 
 /** Every scenario, by name, in the order a page lists them. */
 export const catalogue: readonly Scenario[] = Object.freeze([
@@ -28,6 +29,7 @@ export const catalogue: readonly Scenario[] = Object.freeze([
   herdRecovery,
   prefetchSpike,
   capacityShift,
+  tokenBudget,
 ]);
 
 /** The scenario called `name`, or `undefined`. */

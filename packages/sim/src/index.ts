@@ -102,3 +102,5 @@ export { prefetchSpike } from "./scenarios/prefetch-spike";
 export type { PrefetchSpikeParams } from "./scenarios/prefetch-spike";
 export { capacityShift } from "./scenarios/capacity-shift";
 export type { CapacityShiftParams } from "./scenarios/capacity-shift";
+export { tokenBudget } from "./scenarios/token-budget";
+export type { TokenBudgetParams } from "./scenarios/token-budget";

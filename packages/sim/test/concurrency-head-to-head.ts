@@ -8,7 +8,9 @@
 // With --check it only says whether the README is up to date (exit 1 if not).
 import { readFileSync, writeFileSync } from "node:fs";
 import { capacityShift, prefetchSpike } from "@tideward/sim";
-import type { Scenario, ScenarioResult } from "@tideward/sim";
+import type { CapacityShiftParams, Scenario, ScenarioResult } from "@tideward/sim";
+import { SHIFT_CONTENDERS, SHIFT_TRACE_STEP, runShift } from "../src/scenarios/capacity-shift";
+import type { ShiftRun, ShiftVariant } from "../src/scenarios/capacity-shift";
 
 const README = new URL("../../concurrency/README.md", import.meta.url);
 const SEEDS = [1, 2, 3, 4, 5];
@@ -92,15 +94,48 @@ const spikeTable = table(
 );
 
 const shiftKnobs = ["rate", "service", "deadline"] as const;
-const shifts = runAll(capacityShift, shiftKnobs);
-const shiftIds: [string, string][] = [
-  ["gradient2", "Gradient2"],
-  ["vegas", "Vegas"],
-  ["aimd", "AIMD"],
-  ["shedder", "shedder"],
-  ["fixed", "static gate (the whole backend's workers)"],
-  ["none", "no policy"],
+/** Each capacity-shift row: a contender, and the settings laid over its own (none: the scenario's). */
+interface ShiftRow {
+  readonly id: string;
+  readonly label: string;
+  readonly contender: string;
+  readonly variant?: ShiftVariant;
+}
+// Netflix's WindowedLimit: the calls that finish within a second folded into one sample.
+const SECOND = { min: 1_000, max: 1_000, size: 10 };
+const shiftRows: ShiftRow[] = [
+  { id: "gradient2", label: "Gradient2", contender: "gradient2" },
+  { id: "vegas", label: "Vegas", contender: "vegas" },
+  { id: "aimd", label: "AIMD (timeout: the deadline)", contender: "aimd" },
+  {
+    id: "gradient2/window",
+    label: "Gradient2, 1 s sample windows",
+    contender: "gradient2",
+    variant: { window: SECOND },
+  },
+  { id: "vegas/window", label: "Vegas, 1 s sample windows", contender: "vegas", variant: { window: SECOND } },
+  { id: "aimd/window", label: "AIMD, 1 s sample windows", contender: "aimd", variant: { window: SECOND } },
+  { id: "shedder", label: "shedder", contender: "shedder" },
+  { id: "fixed", label: "static gate (the whole backend's workers)", contender: "fixed" },
+  { id: "none", label: "no policy", contender: "none" },
 ];
+const shiftSettings = settings(capacityShift, shiftKnobs);
+/** Per row, its runs over every setting and seed: figures, refusals while probing, and the limit's trace. */
+const shiftRuns = new Map<string, ShiftRun[]>(shiftRows.map((r) => [r.id, []]));
+/** The parameters of each run, in the order of every row's runs. */
+const shiftParams: CapacityShiftParams[] = [];
+for (const o of shiftSettings)
+  for (const seed of SEEDS) {
+    const p = { ...capacityShift.defaults, ...o, seed } as CapacityShiftParams;
+    process.stderr.write(`${capacityShift.name} ${JSON.stringify({ ...o, seed })}\n`);
+    shiftParams.push(p);
+    for (const row of shiftRows) {
+      const c = SHIFT_CONTENDERS.find((x) => x.id === row.contender);
+      if (c === undefined) throw new Error(`no contender ${row.contender} in capacity-shift`);
+      shiftRuns.get(row.id)?.push(runShift(p, 0, c, { ...row.variant, id: row.id }));
+    }
+  }
+const shiftOf = (id: string, name: string) => (shiftRuns.get(id) ?? []).map((r) => r.figures[`${id}.${name}`]);
 const shiftTable = table(
   [
     "",
@@ -108,29 +143,54 @@ const shiftTable = table(
     "goodput within the deadline, whole run",
     "back to 90 % goodput after the shift",
     "refused at steady load, before the shift",
+    "of which while probing min-RTT",
     "mean limit in the shift (8 workers at the defaults)",
     "mean limit after it (16)",
     "limit within ±20 % of the workers left",
     "limit within ±20 % of the workers, after",
   ],
-  shiftIds.map(([id, label]) => {
-    const limit = shifts[0].figures[`${id}.settleDown`] !== undefined;
+  shiftRows.map(({ id, label }) => {
+    const runs = shiftRuns.get(id) ?? [];
+    const limit = runs[0]?.trace !== undefined;
     return [
       label,
-      shares(of(shifts, id, "goodputInShift")),
-      shares(of(shifts, id, "goodputRate")),
+      shares(shiftOf(id, "goodputInShift")),
+      shares(shiftOf(id, "goodputRate")),
       seconds(
-        shifts.map((r) => (r.figures[`${id}.recovered`] === 1 ? r.figures[`${id}.recoverySeconds`] : -1)),
+        runs.map((r) => (r.figures[`${id}.recovered`] === 1 ? r.figures[`${id}.recoverySeconds`] : -1)),
         (x) => x < 0,
       ),
-      shares(of(shifts, id, "refusedBefore")),
-      limit ? places(of(shifts, id, "limitInShift")) : "–",
-      limit ? places(of(shifts, id, "limitAfter")) : "–",
-      limit ? seconds(of(shifts, id, "settleDown"), (x) => x < 0) : "–",
-      limit ? seconds(of(shifts, id, "settleUp"), (x) => x < 0) : "–",
+      shares(shiftOf(id, "refusedBefore")),
+      limit ? shares(runs.map((r) => r.refusedProbing)) : "–",
+      limit ? places(shiftOf(id, "limitInShift")) : "–",
+      limit ? places(shiftOf(id, "limitAfter")) : "–",
+      limit ? seconds(shiftOf(id, "settleDown"), (x) => x < 0) : "–",
+      limit ? seconds(shiftOf(id, "settleUp"), (x) => x < 0) : "–",
     ];
   }),
 );
+
+/** The limit against the workers over the first seed's run at the defaults, one value every 5 s. */
+const EVERY = 5_000;
+const first = shiftParams[0];
+const ticks = Array.from({ length: Math.floor((first.duration * 1_000) / EVERY) }, (_, i) => i * EVERY);
+const workersAt = (t: number) =>
+  t >= first.shiftFrom * 1_000 && t < (first.shiftFrom + first.shiftLength) * 1_000
+    ? Math.max(1, Math.round(first.workers * first.left))
+    : first.workers;
+const traceRows = shiftRows.filter((r) => shiftRuns.get(r.id)?.[0]?.trace !== undefined);
+const width = Math.max(...traceRows.map((r) => r.label.length), "workers".length);
+const cell = (x: number) => String(Math.round(x)).padStart(4);
+const traceBlock = [
+  "```text",
+  `${"seconds".padEnd(width)} ${ticks.map((t) => cell(t / 1_000)).join("")}`,
+  `${"workers".padEnd(width)} ${ticks.map((t) => cell(workersAt(t))).join("")}`,
+  ...traceRows.map((r) => {
+    const v = shiftRuns.get(r.id)?.[0]?.trace ?? [];
+    return `${r.label.padEnd(width)} ${ticks.map((t) => cell(v[Math.floor(t / SHIFT_TRACE_STEP)])).join("")}`;
+  }),
+  "```",
+].join("\n");
 
 const knobText = (s: Scenario, knobs: readonly string[]) =>
   knobs.map((k) => `${k} ${String(s.defaults[k])}`).join(", ");
@@ -139,9 +199,13 @@ const block = [
   "",
   spikeTable,
   "",
-  `Capacity shift (\`capacity-shift\`): ${shifts.length} runs of each contender, seeds ${SEEDS.join(", ")} at the defaults and with each of ${knobText(capacityShift, shiftKnobs)} 20 % under and over.`,
+  `Capacity shift (\`capacity-shift\`): ${shiftParams.length} runs of each contender, seeds ${SEEDS.join(", ")} at the defaults and with each of ${knobText(capacityShift, shiftKnobs)} 20 % under and over. The first three rows are the scenario's own (a sample a call); the windowed rows fold the calls that finish within a second into one sample, as Netflix's \`WindowedLimit\` does (the limiter's \`window\` option). "While probing": refused while the limit's baseline was a probe's own round trip (\`probing\`).`,
   "",
   shiftTable,
+  "",
+  `The limit over the run at the defaults, seed ${SEEDS[0]}, one reading every ${EVERY / 1_000} s (the workers left from ${first.shiftFrom} s to ${first.shiftFrom + first.shiftLength} s):`,
+  "",
+  traceBlock,
 ].join("\n");
 
 const readme = readFileSync(README, "utf8");

@@ -6,6 +6,10 @@ import { Priorities } from "@tideward/concurrency";
 import { capacityShift, keys, prefetchSpike, simulate, traffic } from "@tideward/sim";
 import { adaptiveLimit, prioritisedShedder } from "../src/scenarios/adaptive-policies";
 import { LimitTrace, settleTime } from "../src/scenarios/limit-trace";
+import { gate } from "../src/policies/limiters";
+import type { PolicySpec } from "../src/policy";
+import { SHIFT_CONTENDERS, runShift } from "../src/scenarios/capacity-shift";
+import type { CapacityShiftParams } from "@tideward/sim";
 
 const T0 = 1_700_000_000_000.375;
 const LIMITS = ["gradient2", "vegas", "aimd", "fixed"] as const;
@@ -62,6 +66,26 @@ describe("capacity shift", () => {
   });
 });
 
+describe("capacity shift, a contender with other settings", () => {
+  const p = capacityShift.defaults as CapacityShiftParams;
+  const vegas = SHIFT_CONTENDERS.find((c) => c.id === "vegas");
+
+  it("runs one contender as the scenario does, and with a sample window Vegas refuses less at steady load", () => {
+    if (vegas === undefined) throw new Error("no Vegas in the lineup");
+    const own = runShift(p, T0, vegas);
+    expect(own.figures).toEqual(
+      Object.fromEntries(
+        Object.entries(capacityShift.run({}, { start: T0 }).figures).filter(([k]) => k.startsWith("vegas.")),
+      ),
+    );
+    const windowed = runShift(p, T0, vegas, { id: "vegas/window", window: {} });
+    expect(Object.keys(windowed.figures).every((k) => k.startsWith("vegas/window."))).toBe(true);
+    expect(windowed.figures["vegas/window.refusedBefore"]).toBeLessThan(own.figures["vegas.refusedBefore"] / 4);
+    // Vegas's probe is passive: what it refuses while probing is a part of what it refuses.
+    expect(own.refusedProbing).toBeLessThanOrEqual(own.figures["vegas.refusedBefore"]);
+  });
+});
+
 describe("adaptive limits as simulator policies", () => {
   const mixed = traffic.merge(
     traffic.priority("user", traffic.poisson({ rate: 300, keys: keys.single("user") })),
@@ -115,6 +139,60 @@ describe("adaptive limits as simulator policies", () => {
       expect(run.summary.refused, p.name).toBeGreaterThan(0);
       expect(by.prefetch.refused / by.prefetch.calls, p.name).toBeGreaterThan(by.user.refused / by.user.calls);
     }
+  });
+
+  it("counts the refusals made while a limit probes for its no-load round trip apart: some of Vegas's, none of AIMD's", () => {
+    const refusedProbing = (kind: "vegas" | "aimd"): [number, number] => {
+      const trace = new LimitTrace(T0, 10_000, 100);
+      const run = simulate({
+        seed: 3,
+        start: T0,
+        duration: 10_000,
+        traffic: traffic.poisson({ rate: 900 }),
+        backend: { latency: 20, workers: 8, queue: 100 },
+        // A probe every 1 × limit × jitter samples: Vegas probes most of the time it runs.
+        policies: [adaptiveLimit({ kind, policy: kind === "vegas" ? { min: 1, probe: 1 } : { min: 1 }, trace })],
+      });
+      return [trace.probingRefusals(0, 10_000), run.summary.refused];
+    };
+    const [vegasProbing, vegasAll] = refusedProbing("vegas");
+    expect(vegasProbing).toBeGreaterThan(0);
+    expect(vegasProbing).toBeLessThan(vegasAll);
+    const [aimdProbing, aimdAll] = refusedProbing("aimd");
+    expect(aimdAll).toBeGreaterThan(0);
+    expect(aimdProbing).toBe(0);
+  });
+
+  it("learns a call the backend dropped unserved, its caller gone, as a drop; one a later policy refused as nothing", () => {
+    // Twice what 4 workers of 20 ms serve, callers who give up after 100 ms, a backend that drops
+    // what they gave up on: AIMD (a timeout far past any round trip) learns of overload only by
+    // those drops.
+    const limitOver = (abandoned: "serve" | "drop", after?: PolicySpec): number => {
+      const trace = new LimitTrace(T0, 10_000, 100);
+      simulate({
+        seed: 5,
+        start: T0,
+        duration: 10_000,
+        traffic: traffic.poisson({ rate: 400 }),
+        backend: { latency: 20, workers: 4, queue: 1_000, abandoned },
+        client: { timeout: 100 },
+        policies: [
+          adaptiveLimit({ kind: "aimd", policy: { min: 1, timeout: 60_000 }, trace }),
+          ...(after === undefined ? [] : [after]),
+        ],
+        invariants: true,
+      });
+      // The mean limit over the last 5 s.
+      const tail = trace.values().slice(50);
+      return tail.reduce((a, b) => a + b, 0) / tail.length;
+    };
+    // Dropped, the limit learns of each: it saws between a few places and a few dozen.
+    expect(limitOver("drop")).toBeLessThan(40);
+    // Served, every call's round trip is a pass under the timeout: the limit grows to its max.
+    expect(limitOver("serve")).toBe(200);
+    // A gate of one place after the limit refuses most calls the instant the limit lets them
+    // in: released, not dropped, so the limit stays where it started (20).
+    expect(limitOver("drop", gate(1))).toBe(20);
   });
 
   it("refuses a kind it does not know, and a policy its algorithm refuses, when defined", () => {

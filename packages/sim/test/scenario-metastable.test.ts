@@ -40,7 +40,8 @@ describe.each(STARTS)("metastable overload (start %s)", (start) => {
 
   it("at 75 % of capacity, before the trigger, the shedder refuses nothing", () => {
     expect(f["shedder.refusedBeforeTrigger"]).toBe(0);
-    const s = r.runs[r.runs.length - 1].series;
+    const s = r.runs.find((run) => run.label === "retries, shedder")?.series;
+    if (s === undefined) throw new Error("no shedder run");
     expect(s.refused.slice(0, 30).every((n) => n === 0)).toBe(true);
   });
 
@@ -84,5 +85,28 @@ describe("metastable overload: knobs", () => {
     expect(lighter.report).toContain(
       `The slowest policy to recover here is the sre breaker (${lighter.figures["sre.recoverySeconds"]} s after the trigger)`,
     );
+  });
+});
+
+describe("metastable overload: the adaptive limits", () => {
+  const at = (f: Record<string, number>, id: string): number =>
+    f[`${id}.recovered`] === 1 ? f[`${id}.recoverySeconds`] : Infinity;
+
+  it.each([1, 2, 3])(
+    "Gradient2 behind the guard's default recovers at least as soon as the shedder (seed %i)",
+    (seed) => {
+      const f = metastableOverload.run({ ...SHORT, seed }).figures;
+      expect(at(f, "guard+gradient2")).toBeLessThanOrEqual(at(f, "shedder"));
+      // The limit keeps the backend from being asked for far past its capacity.
+      expect(f["guard+gradient2.backendPerSecond"]).toBeLessThan(f.capacity);
+    },
+  );
+
+  it("Vegas refuses calls at steady load where the shedder refuses none, and recovers later: a sample a call reads service-time spread as queueing", () => {
+    const f = metastableOverload.run({ ...SHORT, seed: 3 }).figures;
+    expect(f["shedder.refusedBeforeTrigger"]).toBe(0);
+    expect(f["guard+vegas.refusedBeforeTrigger"]).toBeGreaterThan(100);
+    expect(f["guard+gradient2.refusedBeforeTrigger"]).toBeLessThan(f["guard+vegas.refusedBeforeTrigger"] / 2);
+    expect(at(f, "guard+vegas")).toBeGreaterThan(at(f, "shedder"));
   });
 });

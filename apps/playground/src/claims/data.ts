@@ -16,7 +16,7 @@ export interface SettingData {
 export interface ContenderData {
   readonly id: string;
   readonly label: string;
-  readonly side: "tideward" | "baseline";
+  readonly side: "tideward" | "baseline" | "reference";
   readonly values: readonly (readonly (number | null)[])[];
 }
 

@@ -49,7 +49,7 @@ export function situationBlock(d: ClaimsData, s: SituationData): string {
   const runs = s.settings.length * d.seeds.length;
   const rows = s.contenders.map(
     (c) =>
-      `| ${c.label}${c.side === "tideward" ? " (tideward)" : ""} | ${range(s, atDefaults(c))} | ${range(s, all(c))} |`,
+      `| ${c.label}${c.side === "baseline" ? "" : ` (${c.side})`} | ${range(s, atDefaults(c))} | ${range(s, all(c))} |`,
   );
   return [
     `**${s.title}** (${own(s)}): ${s.figure.label}${s.ranked ? `, ${s.figure.better} is better` : ""}. At the defaults over ${d.seeds.length} seeds; then over ${runs} runs, the ${s.moved.join(", ")} also moved by 20 % either way.`,
@@ -59,6 +59,44 @@ export function situationBlock(d: ClaimsData, s: SituationData): string {
     ...rows,
     "",
     [comparison(s), s.reason].filter((x) => x !== "").join(" "),
+  ].join("\n");
+}
+
+/** tideward's best against the best baseline, in a clause: "against charge the bound: tied (tied in all 70 runs)." */
+function versus(s: SituationData): string {
+  const ours = best(s, "tideward");
+  const theirs = best(s, "baseline");
+  if (ours === undefined || theirs === undefined) return "";
+  const t = tally(s, ours, theirs);
+  return `${ours.label} against ${theirs.label}, run for run: ${verdictOf(t)} (${tallyText(t)}).`;
+}
+
+/**
+ * Situations of one scenario that share their runs, side by side: a row a run, a column a
+ * situation's figure, each cell its range over every run; then how tideward's best fared against
+ * the best baseline on each, and why.
+ */
+export function sideBySide(d: ClaimsData, ids: readonly string[]): string {
+  const ss = ids.map((id) => {
+    const s = d.situations.find((x) => x.id === id);
+    if (s === undefined) throw new Error(`claims.json has no situation ${id}`);
+    return s;
+  });
+  const [first] = ss;
+  if (first === undefined) throw new Error("sideBySide: no situations");
+  const cell = (s: SituationData, id: string): string => {
+    const c = s.contenders.find((x) => x.id === id);
+    return c === undefined ? "–" : range(s, all(c));
+  };
+  const runs = first.settings.length * d.seeds.length;
+  return [
+    `\`${first.scenario}\`: ${runs} runs of each, on seeds ${seedSpan(d.seeds)} at the scenario's defaults and with each of the ${first.moved.join(", ")} 20 % below and above (\`pnpm claims\`, ${d.computed}). A range is the least to the most of those runs; figures that print alike are a tie.`,
+    "",
+    `| | ${ss.map((s) => `${s.figure.label}${s.ranked ? ` (${s.figure.better} is better)` : ""}`).join(" | ")} |`,
+    `| --- | ${ss.map(() => "---").join(" | ")} |`,
+    ...first.contenders.map((c) => `| ${c.label} | ${ss.map((s) => cell(s, c.id)).join(" | ")} |`),
+    "",
+    ...ss.filter((s) => s.ranked).map((s) => `- ${s.figure.label}: ${versus(s)} ${s.reason}`),
   ].join("\n");
 }
 

@@ -7,11 +7,15 @@ import type { KnobValue, ScenarioResult } from "@tideward/sim";
 /** Which way is better for a figure. */
 export type Better = "lower" | "higher";
 
-/** A run of the scenario, by the id its figures are stated under, as the scoreboard names it. */
+/**
+ * A run of the scenario, by the id its figures are stated under, as the scoreboard names it. A
+ * `"reference"` is a run no deployment can be (an oracle that knows what a caller cannot): shown
+ * in the READMEs' tables, never ranked.
+ */
 export interface Contender {
   readonly id: string;
   readonly label: string;
-  readonly side: "tideward" | "baseline";
+  readonly side: "tideward" | "baseline" | "reference";
 }
 
 /** A figure users judge a situation by. */

@@ -2,7 +2,7 @@
 // ones tideward's defaults exist for first, then the others, wins and losses alike. `pnpm claims`
 // runs every one over seeds and nearby settings (scripts/claims.ts).
 import { alsoOf, breakers, goodputFigure, offered, recoveryFigure, retriers, stated } from "./situation.ts";
-import type { Situation } from "./situation.ts";
+import type { Contender, Situation } from "./situation.ts";
 
 export { FACTORS } from "./situation.ts";
 export type { Better, Contender, FigureDef, Nearby, Situation } from "./situation.ts";
@@ -151,6 +151,44 @@ const herdBackoff: Situation = {
   scoreboard: true,
   reason:
     "Any jitter breaks the herd's lockstep; waits that stay near the schedule spend fewer attempts on a backend that is still down.",
+};
+
+/** The token-budget situations, in the order the quota engine's README sets them side by side. */
+export const TOKEN_BUDGET_SITUATIONS = [
+  "token-budget-served",
+  "token-budget-refused",
+  "token-budget-overrun",
+  "token-budget-model-use",
+] as const;
+
+/** The token-budget scenario's ways: reserving first, the oracle a reference no caller can be. */
+const tokenWays: readonly Contender[] = [
+  { id: "reserve", label: "reserve the bound, settle the actual (the quota engine)", side: "tideward" },
+  { id: "bound", label: "charge the bound", side: "baseline" },
+  { id: "after", label: "charge the actual after the response", side: "baseline" },
+  { id: "oracle", label: "oracle: the actual known at admission", side: "reference" },
+];
+
+const tokensServed: Situation = {
+  id: "token-budget-served",
+  scenario: "token-budget",
+  title: "Token budgets, a request's cost known only with its response",
+  figure: {
+    label: "tokens served, of what the oracle served",
+    unit: "%",
+    better: "higher",
+    digits: 1,
+    read: (r, id) => stated(r, `${id}.ofOracle`) * 100,
+  },
+  contenders: tokenWays,
+  nearby: [
+    { knob: "rate", what: "load" },
+    { knob: "latency", what: "response time" },
+    { knob: "tokens", what: "tokens a response" },
+  ],
+  scoreboard: true,
+  reason:
+    "Charged at the bound, budgets drain at the worst case. Reserving gives back what a response did not use, but only once it has come; charging afterwards serves as much or more by overrunning a budget.",
 };
 
 /** Every situation, in the scoreboard's order: the ones tideward's defaults exist for first, then the others, wins and losses alike. */
@@ -452,5 +490,67 @@ export const situations: readonly Situation[] = [
     ranked: false,
     reason:
       "A fixed window starts a fresh quota when the second turns over, so a burst across the boundary gets two; a sliding window never passes its quota in any second.",
+  },
+  tokensServed,
+  alsoOf(tokensServed, {
+    id: "token-budget-refused",
+    title: "Token budgets: tenants refused while under their quota",
+    figure: {
+      label: "tenants refused while under their quota by the actual count",
+      unit: "tenants",
+      better: "lower",
+      digits: 0,
+      read: (r, id) => stated(r, `${id}.underRefused`),
+    },
+    scoreboard: true,
+    reason:
+      "Charged at the bound, a tenant whose responses use a third of it is refused at a third of its quota. A tenant right at its quota can be refused by reserving, for the unused bounds of its requests in flight.",
+  }),
+  alsoOf(tokensServed, {
+    id: "token-budget-overrun",
+    title: "Token budgets: how far past a budget",
+    figure: {
+      label: "worst overrun of any budget, in requests' max_tokens",
+      unit: "max_tokens",
+      better: "lower",
+      digits: 1,
+      read: (r, id) => stated(r, `${id}.overrun`),
+    },
+    scoreboard: true,
+    reason:
+      "Charged after the response, every request admitted while a budget still had tokens is charged when done, all at once; charged or reserved up front, nothing passes a budget.",
+  }),
+  alsoOf(tokensServed, {
+    id: "token-budget-model-use",
+    title: "Token budgets: the model's budget used",
+    figure: {
+      label: "tokens served, of what the model's budget could give over the run",
+      unit: "%",
+      better: "higher",
+      digits: 1,
+      read: (r, id) => stated(r, `${id}.modelUse`) * 100,
+    },
+    ranked: false,
+    reason: "Charged at the bound, the model's budget is spent at the worst case; past 100 % is an overrun.",
+  }),
+  {
+    ...tokensServed,
+    id: "token-budget-estimate",
+    params: { reserved: 0.3 },
+    title: "Token budgets: reserving an estimate below the bound",
+    figure: {
+      label: "worst overrun of any budget, in the largest top-up one request can make (700 tokens)",
+      unit: "×",
+      better: "lower",
+      digits: 1,
+      read: (r, id) => stated(r, `${id}.overrunTopUps`),
+    },
+    contenders: [
+      { id: "reserve", label: "reserve 300 tokens, settle the actual (the quota engine)", side: "tideward" },
+    ],
+    scoreboard: false,
+    ranked: false,
+    reason:
+      "A response past its estimate tops up, never refused: requests in flight together can top up a budget past one request's largest top-up.",
   },
 ];

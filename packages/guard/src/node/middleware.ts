@@ -5,6 +5,7 @@ import { identity } from "../identity";
 import type { TrustProxy } from "../identity";
 import { wholeCost } from "../limits";
 import type { Admission, Field, Verdict } from "../admit";
+import type { Actual } from "../quota-reservation";
 
 /** Options of {@link admitNode}. */
 export interface AdmitNodeOptions {
@@ -24,6 +25,19 @@ export interface AdmitNodeOptions {
   readonly ipv6Prefix?: number;
   /** Units the request spends from each limit. @defaultValue 1 */
   readonly cost?: (req: IncomingMessage) => number;
+  /**
+   * With admit's `quota.reserve`: the actual units per limit name, read off a finished response
+   * (a header; `res.locals` in Express); a promise is awaited. Not asked when the client left;
+   * `undefined` or a throw settles as reserved. @defaultValue settled as reserved
+   */
+  readonly actual?: (req: IncomingMessage, res: ServerResponse) => Actual | PromiseLike<Actual>;
+  /**
+   * How important the request is, to admit's concurrency limit and shedder: a level's number (0
+   * the most important) or name (`"critical"`, `"sheddable"` with `criticality`); `undefined` for
+   * the admission's `priority`. One that is not a level counts as the least important. What it
+   * throws goes to `next`, as `key`'s does, before anything is taken. @defaultValue none
+   */
+  readonly priority?: (req: IncomingMessage) => number | string | undefined;
 }
 
 /** The shape of a node:http and Express middleware. */
@@ -184,9 +198,26 @@ function addFields(res: ServerResponse, fields: readonly Field[]): Hook {
   return made;
 }
 
-/** Releases the verdict when the response closes: a success when it finished under 500. */
-function closer(verdict: Verdict, res: ServerResponse): () => void {
+/**
+ * Releases the verdict when the response closes: a success when it finished under 500. A
+ * reservation is settled first, at what `actual` reads off a finished response.
+ */
+function closer(
+  verdict: Verdict,
+  req: IncomingMessage,
+  res: ServerResponse,
+  actual: AdmitNodeOptions["actual"],
+): () => void {
   return () => {
+    if (actual !== undefined && verdict.reservation !== undefined && res.writableFinished) {
+      let units: Actual | PromiseLike<Actual>;
+      try {
+        units = actual(req, res);
+      } catch {
+        units = undefined; // as reserved
+      }
+      verdict.settle(units);
+    }
     try {
       verdict.release(res.writableFinished && res.statusCode < 500);
     } catch {
@@ -224,7 +255,7 @@ function closer(verdict: Verdict, res: ServerResponse): () => void {
  * server.close();
  */
 export function admitNode(admission: Admission, options?: AdmitNodeOptions): Middleware {
-  const o = check.options(options, ["key", "trustProxy", "ipv6Prefix", "cost"], "admitNode");
+  const o = check.options(options, ["key", "trustProxy", "ipv6Prefix", "cost", "actual", "priority"], "admitNode");
   const who = identity(o.trustProxy, o.ipv6Prefix, "admitNode");
   const header = who.header;
   // `req.headers` is built on first read (Node parses the raw headers lazily): without trusted
@@ -237,8 +268,21 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
     o.key === undefined ? undefined : check.fn<(req: IncomingMessage) => string | undefined>(o.key, "admitNode key");
   const key = own === undefined ? address : (req: IncomingMessage) => own(req) ?? address(req);
   const cost = o.cost === undefined ? undefined : check.fn<(req: IncomingMessage) => number>(o.cost, "admitNode cost");
+  const actual =
+    o.actual === undefined
+      ? undefined
+      : check.fn<NonNullable<AdmitNodeOptions["actual"]>>(o.actual, "admitNode actual");
+  const priority =
+    o.priority === undefined
+      ? undefined
+      : check.fn<(req: IncomingMessage) => number | string | undefined>(o.priority, "admitNode priority");
 
-  const apply = (verdict: Verdict, res: ServerResponse, next: (error?: unknown) => void): void => {
+  const apply = (
+    verdict: Verdict,
+    req: IncomingMessage,
+    res: ServerResponse,
+    next: (error?: unknown) => void,
+  ): void => {
     let hook: Hook | undefined;
     if (verdict.allowed) {
       if (verdict.headers.length > 0) hook = addFields(res, verdict.headers);
@@ -254,7 +298,7 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
     }
     // A response closes once, finished or not: `on` spares `once`'s wrapper. The listener names
     // the hook, for a later admission that finds another wrapper in front of it.
-    const closed = closer(verdict, res);
+    const closed = closer(verdict, req, res, actual);
     if (hook !== undefined) (closed as { [HOOK]?: Hook })[HOOK] = hook;
     res.on("close", closed);
     try {
@@ -267,8 +311,15 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
 
   return (req, res, next) => {
     let verdict: Verdict | Promise<Verdict>;
+    // A request that may wait for a place leaves the line when its client goes away.
+    const waiting = admission.waits ? new AbortController() : undefined;
     try {
-      verdict = admission.check(key(req), cost === undefined ? 1 : wholeCost(cost(req), "admitNode cost(req)"));
+      verdict = admission.check(
+        key(req),
+        cost === undefined ? 1 : wholeCost(cost(req), "admitNode cost(req)"),
+        priority === undefined ? undefined : priority(req),
+        waiting?.signal,
+      );
     } catch (e) {
       next(e);
       return;
@@ -278,19 +329,25 @@ export function admitNode(admission: Admission, options?: AdmitNodeOptions): Mid
       // verdict to release. Then the place is given back as soon as it is known, and the handler
       // is not run for no one (it would run outside the gate).
       let gone = false;
-      const leave = (): void => void (gone = true);
+      const leave = (): void => {
+        gone = true;
+        waiting?.abort();
+      };
       res.on("close", leave);
       verdict.then(
         (v) => {
           res.removeListener("close", leave);
-          if (gone) v.release(false);
-          else apply(v, res, next);
+          if (gone) {
+            v.settle("cancel"); // no handler ran: nothing was done
+            v.release(false);
+          } else apply(v, req, res, next);
         },
         (e: unknown) => {
           res.removeListener("close", leave);
-          next(e);
+          // A wait its client abandoned has no one to answer.
+          if (!gone) next(e);
         },
       );
-    } else apply(verdict, res, next);
+    } else apply(verdict, req, res, next);
   };
 }

@@ -10,14 +10,17 @@ import { budget } from "./budget";
 import type { BudgetOption } from "./budget";
 import { gate } from "./gate";
 import type { GateOption } from "./gate";
+import { limit } from "./limit";
+import type { LimitOption } from "./limit";
 import { shedder } from "./shedder";
 import type { ShedderOption } from "./shedder";
 
 /** Every stage's module. */
-export const STAGES = [bucket, gate, shedder, breaker, budget] as const;
+export const STAGES = [bucket, gate, limit, shedder, breaker, budget] as const;
 
 /** The options the stages of a client guard own. */
-export interface ClientStageOptions extends BucketOption, GateOption, ShedderOption, BreakerOption, BudgetOption {}
+export interface ClientStageOptions
+  extends BucketOption, GateOption, LimitOption, ShedderOption, BreakerOption, BudgetOption {}
 
 /** Which policy refused a call, as its stage names it. */
 export type StageKind = (typeof STAGES)[number]["kind"];

@@ -5,7 +5,8 @@ import { Shedder } from "@tideward/shedder";
 import type { Shed, Ticket } from "@tideward/shedder";
 import { check } from "@tideward/time/internal";
 import type { Outcome } from "../events";
-import type { Host, Reading, Stage, StageDef } from "../stage";
+import type { Ask, Host, Reading, Stage, StageDef } from "../stage";
+import { parsePriority } from "./limit";
 
 /** The shedder options, of the guard and of admit. */
 export interface ShedderOption {
@@ -56,18 +57,23 @@ export class ShedderStage implements Stage<Ticket> {
   /** The last load handed to it, thousandths, clamped as it clamps them; NaN until the first. */
   #seen = Number.NaN;
   readonly readings: readonly Reading[];
+  /** The priority of a call that gives none (the holder's `priority` option), or `undefined`. */
+  readonly priority: number | string | undefined;
 
-  constructor(shedder: Shedder, load: () => number) {
+  constructor(shedder: Shedder, load: () => number, priority?: number | string) {
     this.shedder = shedder;
     this.#load = load;
+    this.priority = priority;
     this.readings = shedderReadings(shedder, () => this.#seen);
   }
 
-  enter(now: number): Ticket | undefined {
+  enter(now: number, ask: Ask): Ticket | undefined {
     const v = this.#load();
     // As the shedder reads it: anything that is not a number above 0 is 0, over 1000 is 1000.
     this.#seen = typeof v === "number" && v > 0 ? (v < 1000 ? v : 1000) : 0;
-    return this.shedder.allow(now, v);
+    // A shedder with levels refuses the least important first (one without reads no priority).
+    const p = ask.priority;
+    return this.shedder.allow(now, v, p === undefined ? this.priority : p);
   }
 
   settle(ticket: Ticket, now: number, outcome: Outcome): void {
@@ -94,6 +100,7 @@ export const shedder: StageDef<"shed"> = {
         "needs a load: pass load: () => thousandths (for example LoadSampler's load from @tideward/shedder/node)",
         undefined,
       );
-    return new ShedderStage(s, load);
+    // The holder's priority, checked as the limit checks it (against the limit's levels there).
+    return new ShedderStage(s, load, parsePriority(o.priority, `${host.owner} priority`, undefined));
   },
 };

@@ -13,6 +13,10 @@ local v = redis.pcall('GET', KEYS[1])
 if v then
   local _
   _, a, b = decode(KEYS[1], v, kind)
+elseif #ARGV > 6 then
+  -- The bucket's limit was replaced: ARGV[7] on is its one entry of versions (parts/versions.lua).
+  local found, ea, eb = earlier(7, cap, perMs)
+  if found then a, b = ea, eb end
 end
 
 if kind == 'one' then

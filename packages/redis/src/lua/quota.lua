@@ -14,19 +14,27 @@
 local m = #KEYS
 local mode = ARGV[2]
 -- The short form (a set committed on the caller's clock with no request id) has its expiry margin
--- where the general form has its mode.
-local short = mode ~= 'c' and mode ~= 'p' and mode ~= 's' and mode ~= 'v'
-local now, margin, base, rid, sum
+-- where the general form has its mode. A mode in upper case is the general form with a section of
+-- versions (parts/versions.lua) at the end of ARGV, its last argument the number of names it adds
+-- to KEYS (after the charges' own, before a request id's); `ahead` maps a charge to its entry.
+local short = mode ~= 'c' and mode ~= 'p' and mode ~= 's' and mode ~= 'v' and mode ~= 'C' and mode ~= 'P' and mode ~= 'S' and mode ~= 'V'
+local now, margin, base, rid, sum, ahead
+local versions = false
 if short then
   now, margin, base, mode = ARGV[1] + 0, mode + 0, 3, 'c'
 else
   now = clock(ARGV[1])
   margin, base = ARGV[4] + 0, 5
+  if mode < 'a' then
+    mode = mode:lower()
+    m = m - ARGV[#ARGV]
+    versions = true
+  end
   if ARGV[3] ~= '0' then
     -- A request id's key, or a reservation's record (mode 'v'), the last of KEYS. A request id's
     -- holds the answer it was first given, the charges as sent and the `digest` of their keys (in
     -- place of the names, so an answer of three charges keeps 145 bytes).
-    rid = KEYS[m]
+    rid = KEYS[#KEYS]
     m = m - 1
     sum = digest(1, m)
     local seen = redis.pcall('GET', rid)
@@ -62,6 +70,9 @@ if mode == 's' then
   local kind = kindOf(p1, p2)
   local sa, sb, ex, old, order, read = {}, {}, {}, {}, {}, {}
   local n, last = 0, now
+  if versions then
+    ahead = entries(7 + 2 * m, #ARGV)
+  end
   for c = 1, m do
     local key = KEYS[c]
     local o = 5 + c * 2
@@ -82,6 +93,13 @@ if mode == 's' then
       else
         read[n] = ABSENT
         a, b = fresh(t, kind, p1)
+        if ahead and ahead[c] then
+          local found, ea, eb = earlier(ahead[c], p1, p2)
+          if found then
+            a, b = ea, eb
+            read[n] = struct.pack('<dd', a, b)
+          end
+        end
       end
       sa[key], sb[key] = a, b
     end
@@ -143,6 +161,13 @@ local got = redis.call('MGET', _G.unpack(KEYS, 1, m))
 local st = { _G.unpack(ARGV, base) }
 local t = now
 local absent = 0
+-- A key absent under its limit's version, found in an earlier one: its state re-based, by charge
+-- (`ma`, `mb`), used as a present key's is and written as an absent key's first write is.
+local ma, mb
+if versions then
+  ahead = entries(base + 3 * m, #ARGV)
+  ma, mb = {}, {}
+end
 for c = 1, m do
   local o = c * 3
   local p1, p2 = ch[o - 1] + 0, ch[o] + 0
@@ -158,6 +183,13 @@ for c = 1, m do
   else
     got[c] = ABSENT
     absent = absent + 1
+    if ma and ahead[c] then
+      local found, ea, eb = earlier(ahead[c], p1, p2)
+      if found then
+        ma[c], mb[c] = ea, eb
+        if kind == 'bucket' and eb > t then t = eb end
+      end
+    end
   end
   st[o - 2], st[o - 1], st[o] = a, b, kind
 end
@@ -200,6 +232,7 @@ if mode == 'c' or mode == 'v' then
       a, b = st[p * 3 - 2], st[p * 3 - 1]
     elseif a == false then
       a, b = fresh(t, kind, p1)
+      if ma and ma[c] then a, b = ma[c], mb[c] end
     end
     local fits, na, nb, f = step(a, b, t, cost, kind, p1, p2)
     if fits then
@@ -237,6 +270,9 @@ if absent > 0 and (mode == 'p' or failed or unwritten > 0) then
   created = 0
 end
 
+if ma then
+  for c in pairs(ma) do got[c] = struct.pack('<dd', ma[c], mb[c]) end
+end
 local reply
 if m == 3 then reply = got[1] .. got[2] .. got[3] else reply = table.concat(got, '', 1, m) end
 if not short then reply = struct.pack('<d', now) .. reply end

@@ -6,8 +6,19 @@
 local now = clock(ARGV[1])
 local margin, debt = ARGV[2] + 0, ARGV[3] == 'd'
 local m = #KEYS - 1
+-- A status in upper case: a limit was replaced since the reserve (or a key overridden), and each
+-- charge's state is under its name now (KEYS[c + 1]); then come the names as reserved (whose
+-- digest the record keeps) and the names of earlier versions, and ARGV ends with a section of
+-- versions (parts/versions.lua) and the number of names after the charges' own.
+local status, ahead, from = ARGV[4], nil, 2
+if status < 'a' then
+  status = status:lower()
+  m = m - ARGV[#ARGV]
+  from = m + 2
+  ahead = entries(5 + 3 * m, #ARGV)
+end
 local rec = redis.pcall('GET', KEYS[1])
-local sum = digest(2, m + 1)
+local sum = digest(from, from + m - 1)
 local s = reservation(KEYS[1], rec, now, sum, m)
 if s ~= 'o' then
   if s == '' then s = 'U' end
@@ -35,6 +46,12 @@ for c = 1, m do
       old = expires(a, b, kind, p1, p2, margin)
     else
       a, b = fresh(now, kind, p1)
+      if ahead and ahead[c] then
+        local found, ea, eb = earlier(ahead[c], p1, p2)
+        if found then
+          a, b, v = ea, eb, true
+        end
+      end
     end
     local opened = struct.unpack('<d', rec, RECORD + c * 16 - 7)
     local na, nb
@@ -49,5 +66,5 @@ for c = 1, m do
   end
   missed[c] = struct.pack('<d', left)
 end
-redis.call('SET', KEYS[1], ARGV[4] .. rec:sub(2), 'KEEPTTL')
+redis.call('SET', KEYS[1], status .. rec:sub(2), 'KEEPTTL')
 return 'O' .. table.concat(missed)

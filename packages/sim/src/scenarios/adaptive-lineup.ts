@@ -1,7 +1,7 @@
 // The contenders the adaptive-concurrency scenarios compare, defined once: each adaptive limit
 // (with or without priority), a fixed limit, the shedder, and no policy, each a fresh policy for
 // a run and, for the limits, a trace of the limit over that run.
-import type { Priorities, Priority } from "@tideward/concurrency";
+import type { Priorities, Priority, SampleWindow } from "@tideward/concurrency";
 import { exponential } from "../distribution";
 import type { Distribution } from "../distribution";
 import { gate } from "../policies/limiters";
@@ -39,6 +39,10 @@ export interface LineupSettings {
    * server told its callers' deadline would set it. @defaultValue AIMD's preset, 5 000 ms
    */
   readonly deadline?: number;
+  /** Fields laid over an adaptive limit's policy (after {@link FLOOR} and the deadline). @defaultValue none */
+  readonly policy?: Readonly<Record<string, number>>;
+  /** A sample window for the adaptive limits (see `Limiter`'s `window`). @defaultValue none: a sample a call */
+  readonly window?: Partial<SampleWindow>;
 }
 
 /**
@@ -95,10 +99,15 @@ export function policiesOf(c: AdaptiveContender, settings: LineupSettings, trace
       return [
         adaptiveLimit({
           kind: c.kind,
-          policy:
-            c.kind === "aimd" && settings.deadline !== undefined ? { ...FLOOR, timeout: settings.deadline } : FLOOR,
+          policy: {
+            ...(c.kind === "aimd" && settings.deadline !== undefined
+              ? { ...FLOOR, timeout: settings.deadline }
+              : FLOOR),
+            ...settings.policy,
+          },
           ...withPriority,
           ...(trace === undefined ? {} : { trace }),
+          ...(settings.window === undefined ? {} : { window: settings.window }),
         }),
       ];
   }

@@ -40,7 +40,7 @@ export interface AdaptiveOptions {
   readonly priority?: (key: number) => Priority | undefined;
   /** How results name it; refusals are `${name}/limit` and `${name}/reserved`. @defaultValue the algorithm's kind */
   readonly name?: string;
-  /** Where to note the limit over the run (one trace a run). @defaultValue none */
+  /** Where to note the limit over the run, and the refusals made while it probed (one trace a run). @defaultValue none */
   readonly trace?: LimitTrace;
   /** A sample window (see `Limiter`'s `window`), or none: a sample a call. @defaultValue none */
   readonly window?: Partial<SampleWindow>;
@@ -67,7 +67,8 @@ function algorithm(kind: AdaptiveKind, policy: object | undefined, context: Poli
  * An adaptive concurrency limit on the server: a {@link Limiter} over AIMD, Vegas or Gradient2.
  * Each attempt that reaches the server asks it for a place at its key's priority; the place is
  * passed with the round trip when the backend answers a success, dropped when it answers a
- * failure (a full queue included), and ignored when the attempt never ran.
+ * failure (a full queue included) or drops it unserved because its caller gave up while it
+ * waited (a timeout), and ignored when a policy after it refused the attempt.
  */
 export function adaptiveLimit(options: AdaptiveOptions): PolicySpec {
   const o = check.options(
@@ -110,6 +111,7 @@ export function adaptiveLimit(options: AdaptiveOptions): PolicySpec {
           const t: Token | Refusal = limiter.acquire(now, priority === undefined ? undefined : priority(key));
           trace?.note(now, limiter.limit);
           if (t.ok) return t;
+          if (trace !== undefined && limiter.algorithm.probing) trace.refusedProbing(now);
           adapter.reason = reasons[t.reason];
           return undefined;
         },
@@ -118,7 +120,15 @@ export function adaptiveLimit(options: AdaptiveOptions): PolicySpec {
           else (token as Token).drop(now);
           trace?.note(now, limiter.limit);
         },
-        release: (token) => (token as Token).ignore(),
+        release: (token, now) => {
+          const t = token as Token;
+          // Released later than it was let in: the backend dropped it unserved, having held it
+          // past its caller's timeout — a timeout, which the limit must learn of. Released at the
+          // instant it was let in: a policy after this one refused it, which says nothing.
+          if (now > t.start) t.drop(now);
+          else t.ignore();
+          trace?.note(now, limiter.limit);
+        },
         held: () => limiter.flying,
         stats: () => ({ limit: limiter.limit, flying: limiter.flying }),
       };

@@ -6,6 +6,8 @@ import { num, outcome, percent, sumBetween } from "../report";
 import { LEAD_COLUMNS, lead, leadCells, leadFigures, recoveryText } from "./lead";
 import { deadlineKnob, durationKnob, rateKnob, workersKnob } from "./knobs";
 import { lineup, policiesOf, serviceTime, traceFor, serviceKnob, spreadKnob } from "./adaptive-lineup";
+import type { AdaptiveContender } from "./adaptive-lineup";
+import type { SampleWindow } from "@tideward/concurrency";
 import { settleTime } from "./limit-trace";
 import { checkDuration } from "./run-end";
 
@@ -105,62 +107,14 @@ export const capacityShift = defineScenario<CapacityShiftParams>({
   work: (p) => ({ calls: SHIFT_CONTENDERS.length * p.rate * p.duration, knobs: ["rate", "duration"] }),
   run(p, start) {
     checkDuration("capacity-shift", start, p.duration);
-    const duration = p.duration * 1_000;
-    const from = Math.min(p.shiftFrom * 1_000, duration);
-    const to = Math.min(from + p.shiftLength * 1_000, duration);
-    const left = Math.max(1, Math.round(p.workers * p.left));
+    const left = leftOf(p);
     const capacity = (p.workers * 1_000) / p.service;
-    const traces = SHIFT_CONTENDERS.map((c) => traceFor(c, start, duration, TRACE_STEP));
-    const runs = SHIFT_CONTENDERS.map((c, i) =>
-      simulate({
-        seed: p.seed,
-        start,
-        duration,
-        step: 1_000,
-        label: c.label,
-        traffic: poisson({ rate: p.rate }),
-        backend: {
-          latency: serviceTime(p.service, p.spread),
-          workers: p.workers,
-          queue: QUEUE,
-          dips: to > from ? [{ from, to, workers: left }] : [],
-        },
-        client: { deadline: p.deadline * 1_000 },
-        policies: policiesOf(c, { fixed: p.workers, deadline: p.deadline * 1_000 }, traces[i]),
-        drain: 0,
-      }),
-    );
     const figures: Record<string, number> = { capacity, shiftedCapacity: (left * 1_000) / p.service };
-    const rows = runs.map((r, i) => {
-      const c = SHIFT_CONTENDERS[i];
-      const l = lead(r, { after: to, hold: 5_000 });
-      leadFigures(figures, c.id, l);
-      const during = goodputShare(r, from, to);
-      const p99 = worstP99(r, from, to);
-      figures[`${c.id}.goodputInShift`] = during;
-      figures[`${c.id}.p99InShift`] = p99;
-      const before = refusedShare(r, 0, from);
-      figures[`${c.id}.refusedBefore`] = before;
-      const trace = traces[i];
-      let settle = ["–", "–"];
-      if (trace !== undefined) {
-        const values = trace.values();
-        const down = settleTime(values, TRACE_STEP, from, to, left, BAND, HOLD);
-        const up = settleTime(values, TRACE_STEP, to, duration, p.workers, BAND, HOLD);
-        figures[`${c.id}.settleDown`] = down ?? -1;
-        figures[`${c.id}.settleUp`] = up ?? -1;
-        settle = [down === null ? "never" : `${num(down, 2)} s`, up === null ? "never" : `${num(up, 2)} s`];
-        figures[`${c.id}.limitInShift`] = mean(values, from, to);
-        figures[`${c.id}.limitAfter`] = mean(values, to, duration);
-      }
-      return [
-        r.label,
-        ...leadCells(l, capacity),
-        percent(during),
-        p99 > 0 ? `${num(p99)} ms` : "–",
-        percent(before),
-        ...settle,
-      ];
+    const shifts = SHIFT_CONTENDERS.map((c) => runShift(p, start, c));
+    const runs = shifts.map((s) => s.run);
+    const rows = shifts.map((s) => {
+      Object.assign(figures, s.figures);
+      return s.cells;
     });
     const table = {
       title: `${p.rate} calls/s to ${p.workers} workers of ${p.service} ms (capacity ${num(capacity)}/s); ${left} workers left from ${p.shiftFrom} s for ${p.shiftLength} s (${num(figures.shiftedCapacity)}/s); a ${p.deadline} s deadline. Recovered: five seconds in a row at 90 % goodput after the workers return. Settled: the limit within ±20 % of the workers there, and staying so to the end of the stretch, five seconds at least.`,
@@ -178,6 +132,119 @@ export const capacityShift = defineScenario<CapacityShiftParams>({
     return outcome(runs, table, figures, reading(p, left, figures));
   },
 });
+
+/** The workers left during the shift. */
+function leftOf(p: CapacityShiftParams): number {
+  return Math.max(1, Math.round(p.workers * p.left));
+}
+
+/** Settings laid over a contender's, for a run that is not the scenario's own (the README's variants). */
+export interface ShiftVariant {
+  /** The id its figures are keyed by. @defaultValue the contender's */
+  readonly id?: string;
+  /** Fields laid over the algorithm's policy. */
+  readonly policy?: Readonly<Record<string, number>>;
+  /** A sample window for the limiter. @defaultValue none: a sample a call */
+  readonly window?: Partial<SampleWindow>;
+}
+
+/** One contender's run of the capacity shift. */
+export interface ShiftRun {
+  readonly run: RunResult;
+  /** Its figures, keyed `${id}.…`, as the scenario reports them. */
+  readonly figures: Readonly<Record<string, number>>;
+  /** Its row of the scenario's table. */
+  readonly cells: readonly string[];
+  /**
+   * Of the calls offered before the shift (at steady load), the share refused while the limit
+   * probed for its no-load round trip (0 for a policy that has no limit or never probes).
+   */
+  readonly refusedProbing: number;
+  /** The limit a `TRACE_STEP` ms over the run, for a contender with a limit. */
+  readonly trace: readonly number[] | undefined;
+}
+
+/** The resolution of {@link ShiftRun.trace}, ms. */
+export const SHIFT_TRACE_STEP = TRACE_STEP;
+
+/**
+ * Runs contender `c` through the capacity shift at `p` from `start` (ms), with `variant`'s
+ * settings laid over its own: what the scenario does for each of its contenders, and what the
+ * README's head-to-head runs for the settings beside the presets.
+ */
+export function runShift(
+  p: CapacityShiftParams,
+  start: number,
+  c: AdaptiveContender,
+  variant: ShiftVariant = {},
+): ShiftRun {
+  const duration = p.duration * 1_000;
+  const from = Math.min(p.shiftFrom * 1_000, duration);
+  const to = Math.min(from + p.shiftLength * 1_000, duration);
+  const left = leftOf(p);
+  const capacity = (p.workers * 1_000) / p.service;
+  const id = variant.id ?? c.id;
+  const trace = traceFor(c, start, duration, TRACE_STEP);
+  const settings = {
+    fixed: p.workers,
+    deadline: p.deadline * 1_000,
+    ...(variant.policy === undefined ? {} : { policy: variant.policy }),
+    ...(variant.window === undefined ? {} : { window: variant.window }),
+  };
+  const r = simulate({
+    seed: p.seed,
+    start,
+    duration,
+    step: 1_000,
+    label: c.label,
+    traffic: poisson({ rate: p.rate }),
+    backend: {
+      latency: serviceTime(p.service, p.spread),
+      workers: p.workers,
+      queue: QUEUE,
+      dips: to > from ? [{ from, to, workers: left }] : [],
+    },
+    client: { deadline: p.deadline * 1_000 },
+    policies: policiesOf(c, settings, trace),
+    drain: 0,
+  });
+  const figures: Record<string, number> = {};
+  const l = lead(r, { after: to, hold: 5_000 });
+  leadFigures(figures, id, l);
+  const during = goodputShare(r, from, to);
+  const p99 = worstP99(r, from, to);
+  figures[`${id}.goodputInShift`] = during;
+  figures[`${id}.p99InShift`] = p99;
+  const before = refusedShare(r, 0, from);
+  figures[`${id}.refusedBefore`] = before;
+  let settle = ["–", "–"];
+  const values = trace?.values();
+  if (values !== undefined) {
+    const down = settleTime(values, TRACE_STEP, from, to, left, BAND, HOLD);
+    const up = settleTime(values, TRACE_STEP, to, duration, p.workers, BAND, HOLD);
+    figures[`${id}.settleDown`] = down ?? -1;
+    figures[`${id}.settleUp`] = up ?? -1;
+    settle = [down === null ? "never" : `${num(down, 2)} s`, up === null ? "never" : `${num(up, 2)} s`];
+    figures[`${id}.limitInShift`] = mean(values, from, to);
+    figures[`${id}.limitAfter`] = mean(values, to, duration);
+  }
+  const offeredBefore = sumBetween(r.series.t, r.series.offered, 0, from);
+  const probing = trace === undefined ? 0 : trace.probingRefusals(0, from);
+  return {
+    run: r,
+    figures,
+    cells: [
+      r.label,
+      ...leadCells(l, capacity),
+      percent(during),
+      p99 > 0 ? `${num(p99)} ms` : "–",
+      percent(before),
+      ...settle,
+    ],
+    refusedProbing: offeredBefore > 0 ? probing / offeredBefore : 0,
+    trace: values,
+  };
+}
 
 /** Of the calls offered in `[from, to)` ms, the share answered within the deadline (by the buckets they ended in). */
 function goodputShare(r: RunResult, from: number, to: number): number {

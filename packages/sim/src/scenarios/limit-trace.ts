@@ -8,6 +8,8 @@ export class LimitTrace {
   readonly step: number;
   readonly #start: number;
   readonly #values: Float64Array;
+  // Refusals made while the limit was probing for its no-load round trip, per step.
+  readonly #probing: Float64Array;
   // The last step written, so the steps nothing was noted in are filled forward on reading.
   #last = -1;
   #value = Number.NaN;
@@ -21,6 +23,22 @@ export class LimitTrace {
     this.step = step;
     this.#start = start;
     this.#values = new Float64Array(Math.max(1, Math.ceil(duration / step))).fill(Number.NaN);
+    this.#probing = new Float64Array(this.#values.length);
+  }
+
+  /** A call was refused at `now` (ms) while the limit was probing for its no-load round trip. */
+  refusedProbing(now: number): void {
+    const i = Math.floor((now - this.#start) / this.step);
+    if (i >= 0 && i < this.#probing.length) this.#probing[i]++;
+  }
+
+  /** How many calls were refused while probing in `[from, to)` ms after the start (by the steps they fell in). */
+  probingRefusals(from: number, to: number): number {
+    const a = Math.max(0, Math.ceil(from / this.step));
+    const b = Math.min(this.#probing.length, Math.ceil(to / this.step));
+    let n = 0;
+    for (let i = a; i < b; i++) n += this.#probing[i];
+    return n;
   }
 
   /** The limit was `limit` at `now` (ms): the last value noted in a step is its value. */

@@ -9,6 +9,8 @@ import { classicBreaker, samplingBreaker } from "../policies/classic";
 import { opossumBreaker } from "../policies/opossum";
 import { shedder } from "../policies/shedder";
 import type { PolicySpec } from "../policy";
+import { FLOOR } from "./adaptive-lineup";
+import { adaptiveLimit } from "./adaptive-policies";
 
 /** The baseline breakers' settings where a scenario does not set them: five failures in a row open the consecutive breaker, and they stay open five seconds (ms). */
 export const BASELINE = Object.freeze({ threshold: 5, openFor: 5_000 });
@@ -56,7 +58,17 @@ export interface RetryContender {
 }
 
 /** The retrying clients {@link retryLineup} knows. */
-export type RetryId = "guard" | "retries" | "none" | "budget" | "sre" | "client" | "classic" | "shedder";
+export type RetryId =
+  | "guard"
+  | "retries"
+  | "none"
+  | "budget"
+  | "sre"
+  | "client"
+  | "classic"
+  | "shedder"
+  | "guard+gradient2"
+  | "guard+vegas";
 
 const RETRIERS: Readonly<Record<RetryId, RetryContender>> = {
   guard: {
@@ -79,7 +91,26 @@ const RETRIERS: Readonly<Record<RetryId, RetryContender>> = {
     budget: false,
   },
   shedder: { id: "shedder", label: "retries, shedder", policies: [shedder()], retry: true, budget: false },
+  "guard+gradient2": {
+    id: "guard+gradient2",
+    label: "guard default, Gradient2",
+    policies: [breaker(client), limit("gradient2")],
+    retry: true,
+    budget: true,
+  },
+  "guard+vegas": {
+    id: "guard+vegas",
+    label: "guard default, Vegas",
+    policies: [breaker(client), limit("vegas")],
+    retry: true,
+    budget: true,
+  },
 };
+
+/** An adaptive limit on the server at its preset, with a floor of one place (see `FLOOR`). */
+function limit(kind: "gradient2" | "vegas"): PolicySpec {
+  return adaptiveLimit({ kind, policy: FLOOR });
+}
 
 /** The retrying clients named, in that order: the guard's default, retries with no policy, without retries, a budget alone, and retries behind each breaker or the shedder. */
 export function retryLineup(ids: readonly RetryId[]): readonly RetryContender[] {

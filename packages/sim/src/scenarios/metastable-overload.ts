@@ -38,8 +38,19 @@ const NAMES: Readonly<Record<(typeof POLICIES)[number], string>> = {
   shedder: "shedder",
 };
 
-/** The clients compared, the guard's default first. */
-const CONTENDERS = retryLineup(["guard", "retries", "none", "budget", "sre", "client", "classic", "shedder"]);
+/** The clients compared, the guard's default first; two adaptive limits behind it last (ten runs: as many as the page's plot tells apart). */
+const CONTENDERS = retryLineup([
+  "guard",
+  "retries",
+  "none",
+  "budget",
+  "sre",
+  "client",
+  "classic",
+  "shedder",
+  "guard+gradient2",
+  "guard+vegas",
+]);
 
 /**
  * A backend at three quarters of its capacity is slowed for a few seconds; its callers time out
@@ -205,6 +216,7 @@ export const metastableOverload = defineScenario<MetastableOverloadParams>({
           } The breakers stop the retries outright, and the ones with a short window (the guard's client preset, the consecutive breaker) let the queue drain within seconds; the sre preset's ten-second window keeps refusing, and keeps the overload's failures, for longer. A backend that drops expired work (the knob) lets the budget and the shedder recover sooner.`
         : `Here the backend drops work whose caller has given up, so its queue empties at once when the load falls under capacity: even without retries' policies the damage is bounded.`,
       `With no retries at all it ${back("none") === "never" ? "never recovered" : `recovered ${back("none")}`}: the retries are what hold the overload in place.`,
+      `Behind the guard's default, an adaptive concurrency limit on the server (its preset, a floor of one place, a sample a call) recovered: Gradient2 ${back("guard+gradient2")}, Vegas ${back("guard+vegas")}. A limit refuses the calls past what the backend serves at once, so the trigger's queue never grows long; but Vegas, which reads the spread of exponential service times as queueing, refuses calls at steady load too, and its goodput over the run (${percent(f("guard+vegas", "goodputRate"))}) is near the 90 % a recovery asks for five seconds in a row.`,
       `Before the trigger, at ${percent(p.rate / p.capacity)} of capacity, the shedder refused ${f("shedder", "refusedBeforeTrigger")} calls.`,
     ].join(" ");
     return outcome(runs, table, figures, reading);

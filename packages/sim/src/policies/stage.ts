@@ -3,7 +3,9 @@
 // very code a guard's does (`@tideward/guard`'s stages), not by a wrapper of the simulator's own.
 import { STAGES } from "@tideward/guard/internal";
 import type { Ask, Stage } from "@tideward/guard/internal";
-import type { Adapter, PolicyContext } from "../policy";
+import { check } from "@tideward/time/internal";
+import type { Adapter, PolicyContext, PolicySpec } from "../policy";
+import { nameOf } from "./name";
 
 /** What a guard's stage module reads its options from, as a policy made once per run gives them. */
 export interface StageHost {
@@ -82,4 +84,55 @@ export function stageAdapter(
   };
   owned.set(adapter, { stage, last });
   return adapter;
+}
+
+/** Options of {@link stage}. */
+export interface StagePolicyOptions {
+  /** Where it sits. @defaultValue the server, when the stage stands there; else the client */
+  readonly side?: "client" | "server";
+  /** How results name it (and its refusal reason). @defaultValue the stage's kind */
+  readonly name?: string;
+}
+
+/**
+ * Any stage of `@tideward/guard`'s pipeline as a policy: the stage of kind `kind` (`"limit"`,
+ * `"shed"`, `"gate"`, `"breaker"`, `"rate"`, …: whatever the guard's stages list holds), built
+ * for each run by the stage's own module from `options(context)`, its options as a guard or
+ * `admit` takes them (`{ limit: new Limiter(aimd()) }`): a function, so that no two runs share an
+ * instance. A new stage of the guard's is a policy here with no code of its own. Its figures are
+ * its readings (by metric name) at the latest clock reading it was asked at.
+ */
+export function stage(
+  kind: string,
+  options: (context: PolicyContext) => Readonly<Record<string, unknown>>,
+  more: StagePolicyOptions = {},
+): PolicySpec {
+  const o = check.options(more, ["side", "name"], "policy.stage");
+  const def = STAGES.find((d) => d.kind === kind);
+  if (def === undefined)
+    throw new RangeError(
+      `policy.stage kind must be one of ${STAGES.map((d) => JSON.stringify(d.kind)).join(", ")}, got ${check.describe(kind)}`,
+    );
+  const side = check.or(o.side, def.place.server === undefined ? "client" : "server");
+  if (side !== "client" && side !== "server")
+    throw new TypeError(`policy.stage side must be "client" or "server", got ${check.describe(side)}`);
+  if (def.place[side] === undefined)
+    throw new RangeError(`policy.stage side: a stage of kind ${JSON.stringify(kind)} stands on no ${side} side`);
+  check.fn(options, "policy.stage options");
+  const name = nameOf(o.name, kind, "policy.stage name");
+  return {
+    name,
+    create(context: PolicyContext): Adapter {
+      const made = options(context);
+      const s = stageOf(kind, made, { side, owner: "policy.stage", context });
+      const last = new Float64Array([context.start]);
+      const readings = s.readings ?? [];
+      const stats = (): Record<string, number> => {
+        const out: Record<string, number> = {};
+        for (const r of readings) out[r.metric] = r.read(last[0]);
+        return out;
+      };
+      return stageAdapter(s, name, side, last, { stats });
+    },
+  };
 }

@@ -5,17 +5,17 @@ import type { Shed, Shedder } from "@tideward/shedder";
 import { systemClock, systemRandom } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Clock, Span } from "@tideward/time";
+import { KeyedFields, fieldsOf } from "./keyed-fields";
 import { KeyedLimits } from "./keyed-limits";
 import type { LimitOverride } from "./keyed-limits";
-import { MAX_KEY, MAX_LIMITS, checkBytes, checkLimits, wholeCost } from "./limits";
-import type { Checked, Limit } from "./limits";
+import { MAX_KEY, checkBytes, checkLimits, wholeCost } from "./limits";
+import type { Limit } from "./limits";
 import { PROBLEM_JSON, problemBody } from "./problem";
 import { checkNames, quotaSpecs, quotaStates } from "./quota-admission";
 import { Reservation, reserveOption, reservedId, unreserved } from "./quota-reservation";
 import type { QuotaAdmission, QuotaSpecs } from "./quota-admission";
-import { LIMIT_FIELD, POLICY_FIELD, limitMember, policyLine, seconds } from "./ratelimit-fields";
-import { sfInteger, sfString } from "./structured";
-import type { PolicyState } from "./ratelimit-fields";
+import { seconds } from "./ratelimit-fields";
+import { sfInteger } from "./structured";
 import type { RefusalKind } from "./refusal";
 import { Pipeline } from "./pipeline";
 import type { Held } from "./pipeline";
@@ -281,83 +281,7 @@ export function admit(options?: AdmitOptions): Admission {
     );
   };
 
-  // Each field is one line holding one list member per policy, joined as RFC 8941 joins lines:
-  // appended after another middleware's line, it extends that list, never replaces it.
-  const fieldsOf = (states: readonly PolicyState[]): Field[] => {
-    if (states.length === 0) return [];
-    return [
-      [POLICY_FIELD, policyLine(states)],
-      [LIMIT_FIELD, states.map(limitMember).join(", ")],
-    ];
-  };
-  // The per-key limits' policy line is written once for the limits every key is held to (again
-  // when they change). Each policy's RateLimit member depends only on its state (units left,
-  // whole seconds until more), so it is written once per state and kept, with the two fields, in
-  // a small cache: the states requests meet repeat (every fresh client of a limit is in the same
-  // one), and then an admitted request builds no string and no array. A key with an override of
-  // its own has its fields written afresh.
-  let limits: readonly Checked[] = [];
-  let keyedPolicy = "";
-  let keyedPrefix: string[] = [];
-  let members: Map<number, string>[] = [];
-  const lines = new Map<number, readonly Field[]>();
-  const rebuild = (now: readonly Checked[]): void => {
-    limits = now;
-    keyedPolicy = policyLine(now);
-    // The member's start, written as limitMember writes it: the name as a String, then `r`.
-    keyedPrefix = now.map((l) => `${sfString(l.name)};r=`);
-    members = now.map(() => new Map<number, string>());
-    lines.clear();
-  };
-  if (keyed !== undefined) rebuild(keyed.limits);
-  const remainingScratch = new Float64Array(MAX_LIMITS);
-  const resetScratch = new Float64Array(MAX_LIMITS);
-  // The names of the refused limits, filled by a charge: copied only when one refuses.
-  const violatedScratch: string[] = [];
-  const keyedLow = (): boolean => {
-    const held = (keyed as KeyedLimits).current;
-    for (let i = 0; i < held.length; i++) if (remainingScratch[i] * 10 <= held[i].quota) return true;
-    return false;
-  };
-  /** A state as one number, -1 past what the cache keeps (it then writes the member afresh). */
-  const stateKey = (r: number, t: number): number => (t < 4_096 && r < 2 ** 40 ? r * 4_096 + t : -1);
-  const remember = <T>(cache: Map<number, T>, key: number, value: T): T => {
-    if (key < 0) return value;
-    if (cache.size >= 1_024) cache.clear();
-    cache.set(key, value);
-    return value;
-  };
-  const member = (i: number): string => {
-    const r = remainingScratch[i];
-    const t = seconds(resetScratch[i]);
-    const key = stateKey(r, t);
-    return members[i].get(key) ?? remember(members[i], key, `${keyedPrefix[i]}${sfInteger(r)};t=${sfInteger(t)}`);
-  };
-  const keyedFields = (): readonly Field[] => {
-    const held = (keyed as KeyedLimits).current;
-    if (held.length === 0) return NO_FIELDS;
-    if (held !== limits) {
-      if (held !== (keyed as KeyedLimits).limits)
-        return fieldsOf(held.map((l, i) => ({ ...l, remaining: remainingScratch[i], reset: resetScratch[i] })));
-      rebuild(held);
-    }
-    const one = limits.length === 1 ? stateKey(remainingScratch[0], seconds(resetScratch[0])) : -1;
-    const known = one < 0 ? undefined : lines.get(one);
-    if (known !== undefined) return known;
-    let line = member(0);
-    for (let i = 1; i < limits.length; i++) line += `, ${member(i)}`;
-    return remember(
-      lines,
-      one,
-      Object.freeze([Object.freeze([POLICY_FIELD, keyedPolicy] as const), Object.freeze([LIMIT_FIELD, line] as const)]),
-    );
-  };
-
-  /** The per-key limits of `key` asked at `now` (charged when `commit`): as KeyedLimits.charge, into the scratch arrays. */
-  const askKeyed = (keyed: KeyedLimits, key: string, now: number, cost: number, commit: boolean): number => {
-    if (violatedScratch.length > 0) violatedScratch.length = 0;
-    return keyed.charge(key, now, cost, remainingScratch, resetScratch, violatedScratch, commit);
-  };
+  const asked = keyed === undefined ? undefined : new KeyedFields(keyed);
 
   // With a quota set, the per-key limits were only asked before the store; they are charged here,
   // once the set has committed, so a request the quota refuses (or whose charges or store throw)
@@ -401,10 +325,10 @@ export function admit(options?: AdmitOptions): Admission {
     let before: readonly Field[] | undefined;
     if (keyed !== undefined) {
       const at = now ?? check.finite(clock(), "admit clock()");
-      const raced = askKeyed(keyed, key, at, cost, allowed);
-      if (allowed && raced >= 0)
-        return refuse(429, "rate", raced, [...keyedFields(), ...fields], [...violatedScratch], held);
-      if (!allowed || show === "always" || (show === "low" && keyedLow())) before = keyedFields();
+      const k = asked as KeyedFields;
+      const raced = k.ask(key, at, cost, allowed);
+      if (allowed && raced >= 0) return refuse(429, "rate", raced, [...k.fields(), ...fields], [...k.violated], held);
+      if (!allowed || show === "always" || (show === "low" && k.low())) before = k.fields();
     }
     if (before !== undefined) fields.unshift(...before);
     if (!allowed) return refuse(429, "quota", wait, fields, violated, held);
@@ -453,9 +377,10 @@ export function admit(options?: AdmitOptions): Admission {
       let fields: readonly Field[] | undefined;
       if (keyed !== undefined) {
         // Charged now without a quota set; with one, only asked (see afterQuota).
-        const wait = askKeyed(keyed, key, now, cost, quota === undefined);
-        if (wait >= 0) return refuse(429, "rate", wait, keyedFields(), [...violatedScratch], held);
-        if (quota === undefined && (show === "always" || (show === "low" && keyedLow()))) fields = keyedFields();
+        const k = asked as KeyedFields;
+        const wait = k.ask(key, now, cost, quota === undefined);
+        if (wait >= 0) return refuse(429, "rate", wait, k.fields(), [...k.violated], held);
+        if (quota === undefined && (show === "always" || (show === "low" && k.low()))) fields = k.fields();
       }
       if (quota !== undefined) {
         const charges = quota.charges(key, cost);

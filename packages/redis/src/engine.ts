@@ -1,6 +1,4 @@
 import type { Breaker } from "@tideward/breaker";
-import { badInstant } from "@tideward/limiters/math";
-import { QuotaEngine } from "@tideward/quota-engine";
 import type {
   ChargeKind,
   EvaluationInput,
@@ -19,22 +17,13 @@ import type {
 } from "@tideward/quota-engine";
 import {
   BUCKET,
-  EXHAUSTED,
   GCRA,
-  OK,
   WINDOW,
-  costError,
-  decide,
   foldChain,
-  freshAmount,
-  freshInstant,
-  isCost,
-  isInstant,
   keyError,
   limitError,
   readInputs,
   readKind,
-  step,
 } from "@tideward/quota-engine/internal";
 import type { Kind } from "@tideward/quota-engine/internal";
 import { check } from "@tideward/time/internal";
@@ -42,7 +31,7 @@ import { runBatch, unknownBatch } from "./batch";
 import { bytes } from "./bytes";
 import { SetReports, readSet } from "./charge-set";
 import type { ScriptClient } from "./client";
-import { SINGLE, isKey, requestIdOf } from "./call-options";
+import { isKey, requestIdOf } from "./call-options";
 import type { CallOptions, LimitOptions } from "./call-options";
 import { RedisVerdict } from "./decision";
 import type { RedisAtomicReport, RedisBatchReport, RedisDecision } from "./decision";
@@ -54,15 +43,17 @@ import { Names } from "./names";
 import type { Path } from "./policy";
 import { resolveQuotaPolicy } from "./quota-policy";
 import type { RedisQuotaPolicy } from "./quota-policy";
+import { LimitBook } from "./limit-book";
 import { Reservations } from "./reservations";
+import { Singles } from "./single";
 import type { RedisReserveReport } from "./reservations";
-import { disagree, fromLocal, overrideHash, ruleOf, unknownVerdict, verdict } from "./rules";
+import { fromLocal } from "./rules";
 import type { Rule } from "./rules";
 import { ANSWERED, FAILED, Runner, ScriptError, UNKNOWN } from "./runner";
 import type { Outcome } from "./runner";
-import { move, quota } from "./scripts";
-import { Section, live, succeed } from "./versions";
-import { COMMITTED, SHORT_STATES, STATE, moveWire, setWire, singleArgs } from "./wire";
+import { quota } from "./scripts";
+import { Section, live } from "./versions";
+import { setWire } from "./wire";
 import type { SetCall } from "./wire";
 
 /**
@@ -92,11 +83,10 @@ export class RedisQuotaEngine implements ReservationStore, RuntimeLimitStore {
   /** The policy in force. */
   readonly policy: RedisQuotaPolicy;
   readonly #runner: Runner;
-  readonly #rules = new Map<string, Rule>();
-  // The version each removed limit had, by name: one added again under that name starts after it.
-  readonly #retired = new Map<string, number>();
-  // Validates limits and links and builds hierarchy chains exactly as the in-process engine does.
-  readonly #registry = new QuotaEngine();
+  readonly #book: LimitBook;
+  // The book's rules, by limit name: read on every call.
+  readonly #rules: ReadonlyMap<string, Rule>;
+  readonly #singles: Singles;
   readonly #fallback: Fallback;
   readonly #denied: DeniedCache;
   readonly #names: Names;
@@ -130,6 +120,25 @@ export class RedisQuotaEngine implements ReservationStore, RuntimeLimitStore {
     this.#serverClock = p.clock === "redis";
     this.#margin = String(p.expiryMargin);
     this.#reports = new SetReports(this.#serverClock);
+    this.#book = new LimitBook({
+      runner: this.#runner,
+      names: this.#names,
+      fallback: this.#fallback,
+      serverClock: this.#serverClock,
+      margin: p.expiryMargin,
+      marginArg: this.#margin,
+    });
+    this.#rules = this.#book.rules;
+    this.#singles = new Singles({
+      rules: this.#rules,
+      names: this.#names,
+      runner: this.#runner,
+      denied: this.#denied,
+      serverClock: this.#serverClock,
+      marginArg: this.#margin,
+      send: (call, ridKey, rid) => this.#sendSet(call, ridKey, rid),
+      outage: (outcome, kind, key, rule, now, cost) => this.#outageSingle(outcome, kind, key, rule, now, cost),
+    });
     this.#reservations = new Reservations({
       policy: this.policy,
       runner: this.#runner,
@@ -160,22 +169,7 @@ export class RedisQuotaEngine implements ReservationStore, RuntimeLimitStore {
    *   not a boolean
    */
   addLimit(spec: LimitSpec, options?: LimitOptions): Promise<Result<"duplicate_limit" | "invalid_limit">> {
-    const o = check.options(options, ["shadow"], "RedisQuotaEngine.addLimit");
-    const shadow = o.shadow ?? false;
-    if (typeof shadow !== "boolean")
-      throw new TypeError(
-        `RedisQuotaEngine.addLimit shadow must be a boolean, got ${typeof shadow} ${check.describe(shadow)}`,
-      );
-    const result = this.#registry.addLimit(spec);
-    if (result.ok) {
-      // The registry's copy: read once and checked there.
-      const s = this.#registry.limit(spec.name) as LimitSpec;
-      // A name removed before starts past the versions it had, so its keys start fresh.
-      const retired = this.#retired.get(s.name);
-      this.#rules.set(s.name, ruleOf(s, shadow, retired === undefined ? 0 : retired + 1));
-      this.#fallback.add(s);
-    }
-    return Promise.resolve(result);
+    return Promise.resolve(this.#book.add(spec, options));
   }
 
   /**
@@ -200,30 +194,7 @@ export class RedisQuotaEngine implements ReservationStore, RuntimeLimitStore {
    * @throws RangeError when `now` is not a clock reading
    */
   replaceLimit(spec: LimitSpec, now: number): Promise<Result<"unknown_limit" | "invalid_limit">> {
-    const result = this.#registry.replaceLimit(spec, now);
-    if (!result.ok) return Promise.resolve(result);
-    // The limit the registry replaced: the one whose spec is no longer the registry's (the
-    // caller's spec is read once, there).
-    let old: Rule | undefined;
-    for (const rule of this.#rules.values()) if (this.#registry.limit(rule.spec.name) !== rule.spec) old = rule;
-    const o = old as Rule;
-    const s = this.#registry.limit(o.spec.name) as LimitSpec;
-    const margin = this.policy.expiryMargin;
-    const next = ruleOf(s, o.shadow, o.version + 1);
-    succeed(o, next, now, margin);
-    if (o.overrides !== undefined) {
-      next.overrides = new Map();
-      for (const [id, was] of o.overrides) {
-        const key = was.own as QuotaKey;
-        const os = this.#registry.override(key, s.name) as LimitSpec;
-        const to = ruleOf(os, o.shadow, next.version, key, overrideHash(os));
-        succeed(was, to, now, margin);
-        next.overrides.set(id, to);
-      }
-    }
-    this.#rules.set(s.name, next);
-    this.#fallback.replace(s, now);
-    return Promise.resolve(result);
+    return Promise.resolve(this.#book.replace(spec, now));
   }
 
   /**
@@ -235,14 +206,7 @@ export class RedisQuotaEngine implements ReservationStore, RuntimeLimitStore {
    * @throws TypeError when `name` is not a string
    */
   removeLimit(name: string): Promise<Result<"unknown_limit">> {
-    const result = this.#registry.removeLimit(name);
-    if (result.ok) {
-      const rule = this.#rules.get(name) as Rule;
-      this.#rules.delete(name);
-      this.#retired.set(name, rule.version);
-      this.#fallback.remove(name);
-    }
-    return Promise.resolve(result);
+    return Promise.resolve(this.#book.remove(name));
   }
 
   /**
@@ -262,28 +226,13 @@ export class RedisQuotaEngine implements ReservationStore, RuntimeLimitStore {
    * @returns a promise rejected with a TypeError or RangeError when `key`, `limit` or `now` is
    *   malformed, or the ScriptError of a key holding what tideward did not write
    */
-  async setOverride(
+  setOverride(
     key: QuotaKey,
     limit: string,
     fields: OverrideFields,
     now: number,
   ): Promise<Result<"unknown_limit" | "invalid_override" | "override_limit">> {
-    if (!isKey(key)) throw keyError(key, "key");
-    const result = this.#registry.setOverride(key, limit, fields, now);
-    if (!result.ok) return result;
-    const base = this.#rules.get(limit) as Rule;
-    const from = base.overrides?.get(key.id) ?? base;
-    const os = this.#registry.override(key, limit) as LimitSpec;
-    const to = ruleOf(os, base.shadow, base.version, key, overrideHash(os));
-    if (from !== base && from.suffix === to.suffix) {
-      // The same numbers again: the same names, and their earlier versions still to read.
-      to.versions = from.versions;
-      to.readUntil = from.readUntil;
-    }
-    (base.overrides ??= new Map()).set(key.id, to);
-    this.#fallback.override(key, os, limit, now);
-    await this.#move(key, from, to, now);
-    return result;
+    return this.#book.setOverride(key, limit, fields, now);
   }
 
   /**
@@ -293,65 +242,33 @@ export class RedisQuotaEngine implements ReservationStore, RuntimeLimitStore {
    *
    * @returns a promise rejected with a TypeError or RangeError when `key`, `limit` or `now` is malformed
    */
-  async removeOverride(
-    key: QuotaKey,
-    limit: string,
-    now: number,
-  ): Promise<Result<"unknown_limit" | "unknown_override">> {
-    if (!isKey(key)) throw keyError(key, "key");
-    const result = this.#registry.removeOverride(key, limit, now);
-    if (!result.ok) return result;
-    const base = this.#rules.get(limit) as Rule;
-    const from = base.overrides?.get(key.id) as Rule;
-    base.overrides?.delete(key.id);
-    if (base.overrides?.size === 0) base.overrides = undefined;
-    this.#fallback.override(key, undefined, limit, now);
-    await this.#move(key, from, base, now);
-    return result;
+  removeOverride(key: QuotaKey, limit: string, now: number): Promise<Result<"unknown_limit" | "unknown_override">> {
+    return this.#book.removeOverride(key, limit, now);
   }
 
   /** The limit `key` is held to under the name `limit` by an override, or undefined when it has none. */
   override(key: QuotaKey, limit: string): LimitSpec | undefined {
-    return this.#registry.override(key, limit);
-  }
-
-  // Moves `key`'s state of every kind from the names of `from` to those of `to` at `now` (move.lua).
-  async #move(key: QuotaKey, from: Rule, to: Rule, now: number): Promise<void> {
-    const names = this.#names;
-    const tag = names.tag(key);
-    const limit = to.spec.name;
-    const into: string[] = [];
-    const out: string[] = [];
-    for (let k = 0; k < 3; k++) {
-      into.push(names.state(tag, k as Kind, limit, key, to.numbers.oneNumber, to.suffix));
-      out.push(names.state(tag, k as Kind, limit, key, from.numbers.oneNumber, from.suffix));
-    }
-    if (into.every((n, k) => n === out[k])) return;
-    const versions = new Section();
-    if (live(from, now)) for (let k = 0; k < 3; k++) versions.add(k + 1, from, k as Kind, now, 7, names, tag, key);
-    const wire = moveWire({ into, from: out, rules: [from, to], now, versions }, this.#serverClock, this.#margin);
-    const outcome = await this.#runner.run(move, wire.keys, wire.args);
-    if (outcome.status === FAILED && outcome.error instanceof ScriptError) throw outcome.error;
+    return this.#book.override(key, limit);
   }
 
   /** The limit named `name`, or undefined. */
   limit(name: string): LimitSpec | undefined {
-    return this.#rules.get(name)?.spec;
+    return this.#book.limit(name);
   }
 
   /** Every limit, in the order added. */
   limits(): LimitSpec[] {
-    return [...this.#rules.values()].map((r) => r.spec);
+    return this.#book.limits();
   }
 
   /** Links `child` to `parent` for one limit (see the in-process engine's `addLink`). */
   addLink(link: QuotaLink): Promise<Result<LinkCode>> {
-    return Promise.resolve(this.#registry.addLink(link));
+    return Promise.resolve(this.#book.addLink(link));
   }
 
   /** The charges a hierarchical check of `key` makes (see the in-process engine's `chain`). */
   chain(key: QuotaKey, limit: string, cost = 1, kind: ChargeKind = "bucket"): QuotaCharge[] {
-    return this.#registry.chain(key, limit, cost, kind);
+    return this.#book.chain(key, limit, cost, kind);
   }
 
   /**
@@ -361,11 +278,7 @@ export class RedisQuotaEngine implements ReservationStore, RuntimeLimitStore {
    *   answers other than a non-empty string
    */
   redisKey(key: QuotaKey, limit: string, kind: ChargeKind = "bucket"): string {
-    if (!isKey(key)) throw keyError(key, "key");
-    const k = readKind(kind, "kind");
-    const base = this.#rules.get(limit);
-    const rule = base?.overrides?.get(key.id) ?? base;
-    return this.#names.state(this.#names.tag(key), k, limit, key, rule?.numbers.oneNumber, rule?.suffix);
+    return this.#book.redisKey(key, limit, kind);
   }
 
   // ── single checks ─────────────────────────────────────────────────────────────────────────
@@ -377,121 +290,17 @@ export class RedisQuotaEngine implements ReservationStore, RuntimeLimitStore {
    *   {@link RedisPolicy.hashTag} throws or answers other than a non-empty string (nothing is sent)
    */
   checkTokenBucket(key: QuotaKey, limit: string, now: number, cost = 1, options?: CallOptions): Promise<RedisDecision> {
-    return this.#single(BUCKET, key, limit, now, cost, options);
+    return this.#singles.check(BUCKET, key, limit, now, cost, options);
   }
 
   /** A fixed-window check of `cost` units at `now` (ms); see {@link RedisQuotaEngine.checkTokenBucket}. */
   checkWindow(key: QuotaKey, limit: string, now: number, cost = 1, options?: CallOptions): Promise<RedisDecision> {
-    return this.#single(WINDOW, key, limit, now, cost, options);
+    return this.#singles.check(WINDOW, key, limit, now, cost, options);
   }
 
   /** A GCRA check of `cost` units at `now` (ms); see {@link RedisQuotaEngine.checkTokenBucket}. */
   checkGcra(key: QuotaKey, limit: string, now: number, cost = 1, options?: CallOptions): Promise<RedisDecision> {
-    return this.#single(GCRA, key, limit, now, cost, options);
-  }
-
-  #single(
-    kind: Kind,
-    key: QuotaKey,
-    limit: string,
-    now: number,
-    cost: number,
-    options: CallOptions | undefined,
-  ): Promise<RedisDecision> {
-    if (!isKey(key)) throw keyError(key, "key");
-    if (!isInstant(now)) throw badInstant(now, "now");
-    if (!isCost(cost)) throw costError(cost, "cost");
-    const rid = requestIdOf(options, SINGLE[kind]);
-    let rule = this.#rules.get(limit);
-    if (rule === undefined) {
-      if (typeof limit !== "string") throw limitError(limit, "limit");
-      return Promise.resolve(unknownVerdict(kind, limit, cost));
-    }
-    if (rule.overrides !== undefined) rule = rule.overrides.get(key.id) ?? rule;
-    const tag = this.#names.tag(key);
-    const stateKey = this.#names.state(tag, kind, limit, key, rule.numbers.oneNumber, rule.suffix);
-    const clock = this.#serverClock ? this.#runner.now() : now;
-    const denied = this.#denied;
-    if (denied.size > 0 && !rule.shadow && cost <= (kind === GCRA ? rule.spec.burst : rule.spec.capacity)) {
-      const hit = denied.get(stateKey, clock, cost);
-      if (hit !== undefined) {
-        const reset = hit.reset - (clock - hit.at);
-        return Promise.resolve(
-          new RedisVerdict({
-            allowed: false,
-            reason: "exhausted",
-            cost,
-            remaining: hit.remaining,
-            retryAfter: hit.until - clock,
-            resetAfter: reset > 0 ? reset : 0,
-            trace: rule.traces[kind * 5 + EXHAUSTED],
-            path: "cache",
-            shadow: undefined,
-            replayed: false,
-          }),
-        );
-      }
-    }
-    let versions: Section | undefined;
-    if (rule.versions.length !== 0 && live(rule, now)) {
-      versions = new Section();
-      versions.add(1, rule, kind, now, 2, this.#names, tag, key);
-    }
-    if (rid !== undefined || this.#serverClock || versions !== undefined) {
-      // A set of one: the general form, which reads the server's clock, keeps a request id's
-      // answer and reads a replaced limit's earlier versions.
-      const call: SetCall = {
-        n: 1,
-        charges: [key, limit, cost, kind, rule],
-        names: [stateKey],
-        oneTag: true,
-        unknown: -1,
-        now,
-        commit: true,
-        versions,
-      };
-      const ridKey = rid === undefined ? undefined : this.#names.request(key, rid);
-      return this.#sendSet(call, ridKey, rid).then((report) => {
-        const d = report.decisions[0];
-        if (d.reason === "exhausted" && denied.size > 0 && !report.replayed && d.path === "store")
-          denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);
-        return d;
-      });
-    }
-    // The short form: committed on the caller's clock, no request id (see wire.ts).
-    return this.#runner.run(quota, [stateKey], singleArgs(now, this.#margin, cost, rule, kind)).then((outcome) => {
-      if (outcome.status !== ANSWERED) return this.#outageSingle(outcome, kind, key, rule, now, cost);
-      const r = bytes(outcome.reply, quota.name, SHORT_STATES + STATE);
-      return this.#decided(r[0] === COMMITTED, r, kind, rule, stateKey, clock, now, cost);
-    });
-  }
-
-  // A single check's decision from the short form's reply (whether the set of one committed: it
-  // fit, or its limit is in shadow mode; and the state it read): the figures from the in-process
-  // formulas, at the caller's clock `now`.
-  #decided(
-    committed: boolean,
-    r: Buffer,
-    kind: Kind,
-    rule: Rule,
-    stateKey: string,
-    clock: number,
-    now: number,
-    cost: number,
-  ): RedisDecision {
-    const sa = r.readDoubleLE(SHORT_STATES);
-    const fresh = sa !== sa;
-    const sb = fresh ? 0 : r.readDoubleLE(SHORT_STATES + 8);
-    const t = kind === BUCKET && !fresh && sb > now && !rule.numbers.oneNumber ? sb : now;
-    const code = fresh
-      ? decide(kind, rule.numbers, freshAmount(kind, rule.numbers), freshInstant(kind, t), t, cost)
-      : decide(kind, rule.numbers, sa, sb, t, cost);
-    if ((code === OK || rule.shadow) !== committed) throw disagree(quota.name);
-    const d = verdict({ rule, kind, cost, code, figures: step, now, at: t, path: "store", replayed: false });
-    const denied = this.#denied;
-    if (code === EXHAUSTED && denied.size > 0)
-      denied.add(stateKey, clock, cost, d.remaining, d.retryAfter, d.resetAfter);
-    return d;
+    return this.#singles.check(GCRA, key, limit, now, cost, options);
   }
 
   #outagePath(outcome: Outcome): Path {

@@ -54,8 +54,15 @@ function sim(
   };
 }
 
-/** The same draws as the simulator makes (a gap and a latency a call; a roll for a breaker), and `call` on each. */
-function bare(name: string, make: () => (now: number, key: number, roll: number) => void, zipfKeys = false): Contender {
+/**
+ * The same draws as the simulator makes (a gap and a latency a call; a breaker's roll only while it
+ * throttles, as the guard's breaker stage asks for one), and `call` on each, handed the source.
+ */
+function bare(
+  name: string,
+  make: () => (now: number, key: number, random: () => number) => void,
+  zipfKeys = false,
+): Contender {
   const pick = zipfKeys ? keys.zipf({ count: KEYS }).pick : undefined;
   return {
     name,
@@ -71,7 +78,7 @@ function bare(name: string, make: () => (now: number, key: number, roll: number)
         const key = pick === undefined ? 0 : pick(random);
         // The latency draw the backend makes; the loop settles at once, so it only costs.
         latencies += -20 * Math.log(1 - random());
-        call(t, key, random());
+        call(t, key, random);
         n++;
       }
       if (!(latencies > 0)) throw new Error("no latency drawn");
@@ -146,8 +153,8 @@ race(
     bare("bare loop: the same draws, Breaker.allow + Bucket.take + Permit.pass called directly", () => {
       const b = new Breaker();
       const bucket = new Bucket(2 * RATE);
-      return (now, _key, roll) => {
-        const p = b.allow(now, roll);
+      return (now, _key, random) => {
+        const p = b.allow(now, random);
         if (p !== undefined && bucket.take(now)) p.pass(now);
       };
     }),

@@ -12,3 +12,5 @@ export { budgetReadings } from "./stages/budget";
 export { shedderReadings } from "./stages/shedder";
 export { LimitStage, limitReadings } from "./stages/limit";
 export type { Ask, Host, Reading, Stage, StageDef } from "./stage";
+export { Pipeline } from "./pipeline";
+export type { Held } from "./pipeline";

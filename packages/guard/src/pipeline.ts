@@ -19,15 +19,17 @@ type Peek = NonNullable<Stage["peek"]>;
 
 /**
  * What one call holds of each stage it entered: its tokens.
- * Only the stages that settle or release keep one, each in a slot of its own: four slots, fields
- * (a guard's attempt, three such stages at most, allocates no array for them: its `Pass` is its
- * `Held`).
+ * Only the stages that settle or release keep one, each in a slot of its own: the first four
+ * slots are fields (a guard's attempt, three such stages at most, allocates no array for them: its
+ * `Pass` is its `Held`), any further ones (a simulated chain of many policies) in `more`.
  */
 export interface Held {
   t0: unknown;
   t1: unknown;
   t2: unknown;
   t3: unknown;
+  /** Slots from the fifth on, made when first needed. */
+  more?: unknown[];
 }
 
 /** Keeps `token` in slot `k` of `held`. */
@@ -35,8 +37,12 @@ function keep(held: Held, k: number, token: unknown): void {
   if (k === 0) held.t0 = token;
   else if (k === 1) held.t1 = token;
   else if (k === 2) held.t2 = token;
-  else held.t3 = token;
+  else if (k === 3) held.t3 = token;
+  else (held.more ??= [])[k - FIELDS] = token;
 }
+
+/** How many slots are fields of {@link Held}. */
+const FIELDS = 4;
 
 /** How the pipeline asks a stage at its place: peeked (it is spent last), or entered and its token dropped. */
 const PEEK = -1;
@@ -75,7 +81,8 @@ const SPENT = 2;
  * own, which V8 sees one stage at), and a settle or a release straight-line code over the four
  * slots. A plain loop over the stages, with a switch per slot, took about 20 ns more than the
  * stages called by hand for a bucket and a breaker, this about 10 (pipeline.test.ts holds the two
- * to the same decisions); the loop is kept for a pipeline longer than six places.
+ * to the same decisions); the loop is kept for a pipeline longer than six places, and for the
+ * slots past four a simulated chain of many policies may use.
  */
 export class Pipeline {
   readonly stages: readonly Stage[];
@@ -87,8 +94,11 @@ export class Pipeline {
   readonly #spent: readonly number[];
   /** Per stage spent last: {@link DROP}, or the slot its token is kept in. */
   readonly #spentOp: readonly number[];
-  /** How many slots are used (0 to 4). */
+  /** How many slots are used. */
   readonly #slots: number;
+  /** Per slot from the fifth on, what settles and what releases its token. */
+  readonly #settleMore: readonly (Settler | undefined)[];
+  readonly #releaseMore: readonly Releaser[];
   // The first places' stages and how each is asked, and the first two spent: fields, so that
   // each has a call site of its own.
   readonly #s0: Stage;
@@ -131,7 +141,6 @@ export class Pipeline {
     const slot = stages.map((s) =>
       typeof s.settle === "function" || typeof s.release === "function" ? slots++ : DROP,
     );
-    if (slots > 4) throw new RangeError(`a pipeline keeps tokens for 4 stages at most, got ${slots}`);
     this.#slots = slots;
     const op = stages.map((_, i) => (last[i] ? PEEK : slot[i]));
     this.#op = op;
@@ -171,6 +180,9 @@ export class Pipeline {
     this.#release1 = releaser(1);
     this.#release2 = releaser(2);
     this.#release3 = releaser(3);
+    const more = Array.from({ length: Math.max(0, slots - FIELDS) }, (_, j) => FIELDS + j);
+    this.#settleMore = more.map(settler);
+    this.#releaseMore = more.map(releaser);
   }
 
   /**
@@ -291,9 +303,26 @@ export class Pipeline {
     return false;
   }
 
-  /** Releases, last first, every token `held` holds (a stage spent last holds one once spent). */
+  /**
+   * Releases, last first, every token `held` holds at `now` (ms): the call admitted never ran.
+   * (A stage spent last holds one once spent.)
+   */
+  release(now: number, held: Held): void {
+    this.#release(now, held);
+  }
+
   #release(now: number, held: Held): void {
     const n = this.#slots;
+    if (n > FIELDS) {
+      const more = held.more;
+      if (more !== undefined)
+        for (let k = n - 1; k >= FIELDS; k--) {
+          const t = more[k - FIELDS];
+          if (t === undefined) continue;
+          more[k - FIELDS] = undefined;
+          this.#releaseMore[k - FIELDS].release(t, now);
+        }
+    }
     if (n > 3 && held.t3 !== undefined) {
       const t = held.t3;
       held.t3 = undefined;
@@ -346,6 +375,16 @@ export class Pipeline {
     if (s3 !== undefined && t3 !== undefined) {
       held.t3 = undefined;
       s3.settle(t3, now, outcome);
+    }
+    if (n === FIELDS) return;
+    const more = held.more;
+    if (more === undefined) return;
+    for (let k = FIELDS; k < n; k++) {
+      const s = this.#settleMore[k - FIELDS];
+      const t = more[k - FIELDS];
+      if (s === undefined || t === undefined) continue;
+      more[k - FIELDS] = undefined;
+      s.settle(t, now, outcome);
     }
   }
 }

@@ -25,7 +25,6 @@ class Reference {
     this.#spent = stages.flatMap((_, i) => (this.#last[i] ? [i] : []));
     let slots = 0;
     this.#slot = stages.map((s) => (typeof s.settle === "function" || typeof s.release === "function" ? slots++ : -1));
-    if (slots > 4) throw new RangeError(`a pipeline keeps tokens for 4 stages at most, got ${slots}`);
     this.#settled = stages.flatMap((s, i) => (typeof s.settle === "function" ? [i] : []));
   }
 
@@ -83,14 +82,15 @@ class Reference {
 }
 
 function get(h: Held, i: number): unknown {
-  return [h.t0, h.t1, h.t2, h.t3][i];
+  return [h.t0, h.t1, h.t2, h.t3, ...(h.more ?? [])][i];
 }
 
 function set(h: Held, i: number, token: unknown): void {
   if (i === 0) h.t0 = token;
   else if (i === 1) h.t1 = token;
   else if (i === 2) h.t2 = token;
-  else h.t3 = token;
+  else if (i === 3) h.t3 = token;
+  else (h.more ??= [])[i - 4] = token;
 }
 
 /** What a stage is and does: its methods, and per call what each answers ("ok", "no", "throw"). */
@@ -170,7 +170,7 @@ function run(
     } catch (e) {
       log.push(["threw", String(e)]);
     }
-    log.push(["left", h.t0, h.t1, h.t2, h.t3]);
+    log.push(["left", h.t0, h.t1, h.t2, h.t3, ...(h.more ?? []).filter((t) => t !== undefined)]);
   }
   return log;
 }
@@ -194,11 +194,30 @@ describe.each([0, 1_700_000_000_123.375])("the pipeline with the clock at %d", (
     );
   });
 
-  it("keeps a token for at most four stages", () => {
-    const keeps: Stage = { kind: "k", enter: () => true, release: () => undefined };
-    expect(() => new Pipeline([keeps, keeps, keeps, keeps])).not.toThrow();
-    expect(() => new Pipeline([keeps, keeps, keeps, keeps, keeps])).toThrow(
-      "a pipeline keeps tokens for 4 stages at most, got 5",
-    );
+  it("keeps the tokens of stages past the fourth, settles them in order and releases them last first", () => {
+    const log: string[] = [];
+    let open = true;
+    const keeps = (i: number): Stage => ({
+      kind: `k${i}`,
+      enter: () => (i < 6 || open ? `token ${i}` : undefined),
+      settle: (token, now, outcome) => void log.push(`settle ${String(token)} ${now} ${outcome}`),
+      release: (token, now) => void log.push(`release ${String(token)} ${now}`),
+    });
+    const pipeline = new Pipeline(Array.from({ length: 7 }, (_, i) => keeps(i)));
+    const h = held();
+    expect(pipeline.admit(t0, h, h)).toBe(true);
+    pipeline.settle(t0 + 1, "success", h);
+    expect(log).toEqual(Array.from({ length: 7 }, (_, i) => `settle token ${i} ${t0 + 1} success`));
+    expect([h.t0, h.t1, h.t2, h.t3, ...(h.more ?? [])].every((t) => t === undefined)).toBe(true);
+    log.length = 0;
+    open = false;
+    expect(pipeline.admit(t0 + 2, h, h)).toBe(false);
+    expect(pipeline.refusedBy).toBe(6);
+    expect(log).toEqual([5, 4, 3, 2, 1, 0].map((i) => `release token ${i} ${t0 + 2}`));
+    log.length = 0;
+    open = true;
+    expect(pipeline.admit(t0 + 3, h, h)).toBe(true);
+    pipeline.release(t0 + 4, h);
+    expect(log).toEqual([6, 5, 4, 3, 2, 1, 0].map((i) => `release token ${i} ${t0 + 4}`));
   });
 });

@@ -1,7 +1,10 @@
+import { Pipeline } from "@tideward/guard/internal";
+import type { Ask, Held, Stage } from "@tideward/guard/internal";
 import { check } from "@tideward/time/internal";
 import { byName } from "./by-name";
 import { monitors } from "./monitor";
 import type { Monitor } from "./monitor";
+import { ownStage } from "./policies/stage";
 import type { Adapter, PolicyContext, PolicySpec } from "./policy";
 import type { Recorder } from "./recorder";
 import type { PolicyReport } from "./result";
@@ -24,14 +27,29 @@ export const SERVER_SIDE = 1;
 /** Reports a broken invariant of policy `i`: throws. */
 export type Violation = (i: number, invariant: string, detail: string, now: number) => never;
 
+/** What an attempt asks of a side's stages: the guard's ask, and the key an adapter is asked with. */
+interface KeyedAsk extends Ask {
+  key: number;
+}
+
+/** What an attempt holds of one side's stages: a slot a policy (every policy settles). */
+function held(): Held {
+  return { t0: undefined, t1: undefined, t2: undefined, t3: undefined, more: undefined };
+}
+
 /**
  * The policies every attempt must pass, and what each holds for each attempt in flight.
  *
- * Client-side policies are asked when the client sends an attempt, in their order; server-side
- * ones when it reaches the server, in theirs. The first refusal ends the attempt, and the
- * places the policies before it on that side gave are released (on a server refusal, the
- * client side's too, once the client hears of it). With `invariants`, every admission is also
- * checked against each policy's envelopes, and every refusal against the exact ones.
+ * Each side is one of the guard's pipelines (`@tideward/guard`'s `Pipeline`, the one a guard and
+ * an admission run) over its policies as stages: a policy made from a guard's stage is that stage
+ * (entered at its place: the chain spends nothing last), any other adapter is asked through a
+ * stage of its own. Client-side policies are asked when the client sends an attempt, in their
+ * order; server-side ones when it reaches the server, in theirs. The first refusal ends the
+ * attempt, and the places the policies before it on that side gave are released, last first (on a
+ * server refusal, the client side's too, once the client hears of it). With `invariants`, every
+ * admission is also checked against each policy's envelopes, and every refusal against the exact
+ * ones. Each policy's stage here also notes which policy is being asked (for a report when it
+ * throws) and how many attempts it holds.
  */
 export class Chain {
   readonly adapters: readonly Adapter[];
@@ -41,14 +59,19 @@ export class Chain {
   readonly clients: number;
   /** Server-side policies. */
   readonly servers: number;
-  // Per policy, the token it gave each attempt slot.
-  readonly #tokens: unknown[][];
+  /** Per side, the pipeline of its policies' stages. */
+  readonly #pipes: readonly Pipeline[];
+  /** Per side, what each attempt slot holds of its stages. */
+  readonly #held: readonly Held[][];
+  /** The one ask every admission fills in: asking allocates nothing. */
+  readonly #ask: KeyedAsk = { cost: 1, hedge: false, first: false, retryAfter: 0, key: 0 };
+  /** The key of the attempt being settled or released, for the monitors. */
+  #key = 0;
   /** Per policy: its admitted attempts not yet settled or released. */
   readonly inside: number[];
   readonly monitors: readonly (readonly Monitor[])[] | undefined;
   /** Policies that say how many they hold (`held`). */
   readonly holders: readonly number[];
-  readonly #delays: boolean;
   readonly #reasonCache: string[];
   readonly #reasonIndex: number[];
   readonly #rec: Recorder;
@@ -57,6 +80,7 @@ export class Chain {
   doing = -1;
   /** Set by {@link Chain.admit}: the delay the admissions asked for, ms. */
   delay = 0;
+  #delaySum = 0;
   /** Set by {@link Chain.admit} on a refusal: the reason's index in the recorder. */
   reason = 0;
 
@@ -78,8 +102,6 @@ export class Chain {
     this.clients = client.length;
     this.servers = server.length;
     this.holders = holders;
-    this.#delays = adapters.some((a) => "delay" in a);
-    this.#tokens = adapters.map(() => new Array<unknown>(256).fill(undefined));
     this.inside = adapters.map(() => 0);
     this.#reasonCache = adapters.map(() => "");
     this.#reasonIndex = adapters.map(() => -1);
@@ -87,6 +109,120 @@ export class Chain {
     this.#violation = violation;
     // Checked as each policy was made (see Chain.adapters): this does not throw.
     this.monitors = invariants ? adapters.map((a) => monitors(a.envelopes, a.name)) : undefined;
+    this.#pipes = this.#sides.map((list) => new Pipeline(list.map((i) => this.#stage(i))));
+    this.#held = this.#sides.map(() => Array.from({ length: 256 }, held));
+  }
+
+  /**
+   * Policy `i` as a stage of its side's pipeline: its own stage, or its adapter asked, settled
+   * and released; either way noting which policy is asked and what it holds, and checking its
+   * envelopes with `invariants`.
+   */
+  #stage(i: number): Stage {
+    const ad = this.adapters[i];
+    const own = ownStage(ad);
+    const monitors = this.monitors?.[i];
+    const inside = this.inside;
+    const ADMITTING = i * 8 + ADMIT;
+    const SETTLING = i * 8 + SETTLE;
+    const RELEASING = i * 8 + RELEASE;
+    const delays = "delay" in ad;
+    const admitted = (token: unknown, now: number, ask: KeyedAsk): unknown => {
+      if (token === undefined) {
+        if (monitors !== undefined) this.#checkRefusal(i, now, ask.key, ask.cost);
+        return undefined;
+      }
+      inside[i]++;
+      if (monitors !== undefined)
+        for (const m of monitors) {
+          const broken = m.admit(now, ask.key, ask.cost);
+          if (broken !== undefined) this.#violation(i, m.label, broken, now);
+        }
+      if (delays) this.#delay(i, ad);
+      return token;
+    };
+    const left =
+      monitors === undefined
+        ? (): void => {
+            inside[i]--;
+          }
+        : (): void => {
+            inside[i]--;
+            for (const m of monitors) m.leave(this.#key);
+          };
+    // Without invariants or a delay, an admission only counts what the policy holds.
+    const plain = monitors === undefined && !delays;
+    if (own !== undefined) {
+      const { stage, last } = own;
+      return {
+        kind: stage.kind,
+        enter: plain
+          ? (now, ask) => {
+              this.doing = ADMITTING;
+              last[0] = now;
+              const token = stage.enter(now, ask);
+              if (token !== undefined) inside[i]++;
+              return token;
+            }
+          : (now, ask) => {
+              this.doing = ADMITTING;
+              last[0] = now;
+              return admitted(stage.enter(now, ask), now, ask as KeyedAsk);
+            },
+        settle: (token, now, outcome) => {
+          left();
+          this.doing = SETTLING;
+          stage.settle?.(token, now, outcome);
+        },
+        release: (token, now) => {
+          left();
+          const doing = this.doing;
+          this.doing = RELEASING;
+          stage.release?.(token, now);
+          // A release after another policy threw leaves that one named.
+          this.doing = doing;
+        },
+      };
+    }
+    return {
+      kind: ad.name,
+      enter: plain
+        ? (now, ask) => {
+            this.doing = ADMITTING;
+            const token = ad.admit(now, (ask as KeyedAsk).key, ask.cost);
+            if (token !== undefined) inside[i]++;
+            return token;
+          }
+        : (now, ask) => {
+            this.doing = ADMITTING;
+            const a = ask as KeyedAsk;
+            return admitted(ad.admit(now, a.key, a.cost), now, a);
+          },
+      settle: (token, now, outcome) => {
+        left();
+        this.doing = SETTLING;
+        ad.settle(token, now, outcome === "success");
+      },
+      release: (token, now) => {
+        left();
+        const doing = this.doing;
+        this.doing = RELEASING;
+        ad.release?.(token, now);
+        this.doing = doing;
+      },
+    };
+  }
+
+  /** Adds the delay policy `i` just asked for to the admission's. */
+  #delay(i: number, ad: Adapter): void {
+    this.doing = i * 8 + DELAY;
+    const d = ad.delay;
+    if (d === undefined) return;
+    if (!(typeof d === "number" && d >= 0 && d < Infinity))
+      throw new RangeError(
+        `policy ${ad.name} delay must be a finite number of milliseconds, 0 or more, got ${check.describe(d)}`,
+      );
+    this.#delaySum += d;
   }
 
   /**
@@ -130,7 +266,7 @@ export class Chain {
 
   /** Makes room for attempt slots up to `n`. */
   grow(n: number): void {
-    for (const t of this.#tokens) while (t.length < n) t.push(undefined);
+    for (const h of this.#held) while (h.length < n) h.push(held());
   }
 
   /**
@@ -138,72 +274,30 @@ export class Chain {
    * refusal, the places the ones before it on that side gave are released, and `reason` is set.
    */
   admit(side: number, a: number, now: number, key: number, cost: number): boolean {
-    const list = this.#sides[side];
-    const adapters = this.adapters;
-    const monitors = this.monitors;
-    let delay = 0;
-    for (let j = 0; j < list.length; j++) {
-      const i = list[j];
-      const ad = adapters[i];
-      this.doing = i * 8 + ADMIT;
-      const token = ad.admit(now, key, cost);
-      if (token === undefined) {
-        if (monitors !== undefined) this.#checkRefusal(i, now, key, cost);
-        for (let k = j - 1; k >= 0; k--) this.#release(list[k], a, now, key);
-        this.reason = this.#reasonOf(i);
-        return false;
-      }
-      this.#tokens[i][a] = token;
-      this.inside[i]++;
-      if (monitors !== undefined) {
-        for (const m of monitors[i]) {
-          const broken = m.admit(now, key, cost);
-          if (broken !== undefined) this.#violation(i, m.label, broken, now);
-        }
-      }
-      if (this.#delays) {
-        this.doing = i * 8 + DELAY;
-        const d = ad.delay;
-        if (d !== undefined) {
-          if (!(typeof d === "number" && d >= 0 && d < Infinity))
-            throw new RangeError(
-              `policy ${ad.name} delay must be a finite number of milliseconds, 0 or more, got ${check.describe(d)}`,
-            );
-          delay += d;
-        }
-      }
+    const ask = this.#ask;
+    ask.cost = cost;
+    ask.key = key;
+    this.#key = key;
+    this.#delaySum = 0;
+    const pipe = this.#pipes[side];
+    if (pipe.admit(now, ask, this.#held[side][a])) {
+      this.delay = this.#delaySum;
+      return true;
     }
-    this.delay = delay;
-    return true;
+    this.reason = this.#reasonOf(this.#sides[side][pipe.refusedBy]);
+    return false;
   }
 
   /** Releases what every policy on `side` holds for attempt `a` (it never ran). */
   release(side: number, a: number, now: number, key: number): void {
-    const list = this.#sides[side];
-    for (let k = list.length - 1; k >= 0; k--) this.#release(list[k], a, now, key);
+    this.#key = key;
+    this.#pipes[side].release(now, this.#held[side][a]);
   }
 
   /** Tells every policy on `side` how attempt `a` went at `now` (ms). */
   settle(side: number, a: number, now: number, key: number, ok: boolean): void {
-    const list = this.#sides[side];
-    for (let j = 0; j < list.length; j++) {
-      const i = list[j];
-      const token = this.#tokens[i][a];
-      this.#tokens[i][a] = undefined;
-      this.inside[i]--;
-      this.doing = i * 8 + SETTLE;
-      this.adapters[i].settle(token, now, ok);
-      if (this.monitors !== undefined) for (const m of this.monitors[i]) m.leave(key);
-    }
-  }
-
-  #release(i: number, a: number, now: number, key: number): void {
-    const token = this.#tokens[i][a];
-    this.#tokens[i][a] = undefined;
-    this.inside[i]--;
-    this.doing = i * 8 + RELEASE;
-    this.adapters[i].release?.(token, now);
-    if (this.monitors !== undefined) for (const m of this.monitors[i]) m.leave(key);
+    this.#key = key;
+    this.#pipes[side].settle(now, ok ? "success" : "failure", this.#held[side][a]);
   }
 
   #reasonOf(i: number): number {

@@ -1,10 +1,10 @@
-// policy.breaker, policy.shedder and policy.gate run the guard's own stages: the breaker rolls
-// its random stream only while it throttles, as a guard's breaker does (the simulator's own
-// wrapper drew a roll on every call), and each decides, settles and releases as the primitive it
-// wraps, at clocks near 0 and near Date.now().
+// policy.breaker, policy.shedder, policy.gate and policy.bucket (one for all traffic) run the
+// guard's own stages: the breaker rolls its random stream only while it throttles, as a guard's
+// breaker does (the simulator's own wrapper drew a roll on every call), and each decides, settles
+// and releases as the primitive it wraps, at clocks near 0 and near Date.now().
 import { describe, expect, it } from "vitest";
 import { Breaker } from "@tideward/breaker";
-import { Gate } from "@tideward/limiters";
+import { Bucket, Gate } from "@tideward/limiters";
 import { Shedder } from "@tideward/shedder";
 import { policy } from "@tideward/sim";
 import type { PolicyContext } from "@tideward/sim";
@@ -86,5 +86,21 @@ describe.each([0, 1_700_000_000_000.375])("policies on the guard's stages, the c
     a.settle(first, t0 + 1, false);
     a.release?.(second, t0 + 1);
     expect(a.held?.()).toBe(0);
+  });
+
+  it("a bucket for all traffic takes each call's cost as a Bucket does, and a token once taken stays spent", () => {
+    const a = policy.bucket(10, { burst: 3 }).create(context(t0, () => 0.5));
+    const b = new Bucket(10, { burst: 3, now: t0 });
+    const costs = [1, 2, 1, 3, 1, 1, 2, 1, 1, 1, 3, 2];
+    const got = costs.map((cost, k) => {
+      const now = t0 + k * 37.5;
+      const token = a.admit(now, 0, cost);
+      // A refusal further on releases nothing: the bucket's token is spent.
+      if (token !== undefined) a.release?.(token, now);
+      return token !== undefined;
+    });
+    expect(got).toEqual(costs.map((cost, k) => b.take(t0 + k * 37.5, cost)));
+    expect(got).toContain(false);
+    expect(got).toContain(true);
   });
 });

@@ -11,3 +11,5 @@ export { quota } from "./quota";
 export type { QuotaDimension, QuotaPolicyOptions } from "./quota";
 export { admission } from "./admission";
 export type { AdmissionOptions } from "./admission";
+export { stage } from "./stage";
+export type { StagePolicyOptions } from "./stage";

@@ -137,10 +137,11 @@ function rateEnvelope(kind: string, rate: number, burst: number, perKey: boolean
 /**
  * `@tideward/limiters`' token `Bucket`: `rate` tokens a second up to `burst`, each call taking
  * its cost. Promises (and is checked against) a token-bucket envelope, exactly: it refuses only
- * when the tokens are short.
+ * when the tokens are short. One bucket for all traffic is the guard's bucket stage (entered at
+ * its place: the chain spends nothing last); one per key, a table of buckets.
  */
 export function bucket(rate: number, options: RateLimiterOptions = {}): PolicySpec {
-  return limiter("bucket", options, ["burst"], (o, perKey) => {
+  const spec = limiter("bucket", options, ["burst"], (o, perKey) => {
     const { burst } = new Bucket(rate, o.burst === undefined ? {} : { burst: o.burst });
     return {
       envelope: rateEnvelope("bucket", rate, burst, perKey),
@@ -149,6 +150,19 @@ export function bucket(rate: number, options: RateLimiterOptions = {}): PolicySp
       take: (b: Bucket, now, cost) => b.take(now, cost),
     };
   });
+  if (options.perKey === true) return spec;
+  const { burst } = new Bucket(rate, options.burst === undefined ? {} : { burst: options.burst });
+  const envelopes = [rateEnvelope("bucket", rate, burst, false)];
+  const name = spec.name;
+  return {
+    name,
+    create(context: PolicyContext): Adapter {
+      context.reserve?.(OBJECT_BYTES, `policy ${name}`);
+      const b = new Bucket(rate, { burst, now: context.start });
+      const stage = stageOf("rate", { bucket: b }, { side: "client", owner: "policy.bucket", context });
+      return stageAdapter(stage, name, "client", new Float64Array([context.start]), { envelopes });
+    },
+  };
 }
 
 /** `@tideward/limiters`' `Gcra`: the same envelope as a bucket of its rate and burst, kept as one instant. */

@@ -3,7 +3,9 @@
 // very code a guard's does (`@tideward/guard`'s stages), not by a wrapper of the simulator's own.
 import { STAGES } from "@tideward/guard/internal";
 import type { Ask, Stage } from "@tideward/guard/internal";
-import type { Adapter, PolicyContext } from "../policy";
+import { check } from "@tideward/time/internal";
+import type { Adapter, PolicyContext, PolicySpec } from "../policy";
+import { nameOf } from "./name";
 
 /** What a guard's stage module reads its options from, as a policy made once per run gives them. */
 export interface StageHost {
@@ -34,12 +36,27 @@ export function stageOf(kind: string, options: Readonly<Record<string, unknown>>
 /** What an adapter adds to its stage: its envelopes, its count and its figures. */
 export type Extras = Pick<Adapter, "envelopes" | "held" | "stats">;
 
+/** A policy's own stage as the chain runs it, and where it notes the latest clock reading it was asked at. */
+export interface OwnStage {
+  readonly stage: Stage;
+  readonly last: Float64Array;
+}
+
+// The stage behind each adapter made by `stageAdapter`: the chain runs it in the guard's pipeline
+// directly, not through the adapter's methods (those stay for an adapter driven by hand).
+const owned = new WeakMap<Adapter, OwnStage>();
+
+/** The stage `adapter` was made from by {@link stageAdapter}, if it was. */
+export function ownStage(adapter: Adapter): OwnStage | undefined {
+  return owned.get(adapter);
+}
+
 /**
- * `stage` as the simulator drives a policy, named `name`, on `side`. Each admission enters the
- * stage at once at the policy's place in the chain (the chain keeps its own order, and spends
- * nothing last); the outcome settles its token (`"success"`, or `"failure"`, a timeout included),
- * and a later policy's refusal releases it. `last` holds the latest clock reading (ms) it was
- * asked at, for the figures and the readings made between admissions.
+ * `stage` as the simulator drives a policy, named `name`, on `side`. The chain enters the stage at
+ * the policy's place in its pipeline (it keeps its own order, and spends nothing last); the outcome
+ * settles its token (`"success"`, or `"failure"`, a timeout included), and a later policy's
+ * refusal releases it. `last` holds the latest clock reading (ms) it was asked at, for the figures
+ * and the readings made between admissions.
  */
 export function stageAdapter(
   stage: Stage,
@@ -48,11 +65,11 @@ export function stageAdapter(
   last: Float64Array,
   extras: Extras,
 ): Adapter {
-  // One scratch ask a run: asking allocates nothing.
+  // One scratch ask an adapter: asking allocates nothing.
   const ask: Ask = { cost: 1, hedge: false, first: false, retryAfter: 0 };
   const settle = stage.settle?.bind(stage);
   const release = stage.release?.bind(stage);
-  return {
+  const adapter: Adapter = {
     name,
     side,
     reason: name,
@@ -64,5 +81,58 @@ export function stageAdapter(
     },
     settle: settle === undefined ? () => {} : (token, now, ok) => settle(token, now, ok ? "success" : "failure"),
     ...(release === undefined ? {} : { release: (token: unknown, now: number) => release(token, now) }),
+  };
+  owned.set(adapter, { stage, last });
+  return adapter;
+}
+
+/** Options of {@link stage}. */
+export interface StagePolicyOptions {
+  /** Where it sits. @defaultValue the server, when the stage stands there; else the client */
+  readonly side?: "client" | "server";
+  /** How results name it (and its refusal reason). @defaultValue the stage's kind */
+  readonly name?: string;
+}
+
+/**
+ * Any stage of `@tideward/guard`'s pipeline as a policy: the stage of kind `kind` (`"limit"`,
+ * `"shed"`, `"gate"`, `"breaker"`, `"rate"`, …: whatever the guard's stages list holds), built
+ * for each run by the stage's own module from `options(context)`, its options as a guard or
+ * `admit` takes them (`{ limit: new Limiter(aimd()) }`): a function, so that no two runs share an
+ * instance. A new stage of the guard's is a policy here with no code of its own. Its figures are
+ * its readings (by metric name) at the latest clock reading it was asked at.
+ */
+export function stage(
+  kind: string,
+  options: (context: PolicyContext) => Readonly<Record<string, unknown>>,
+  more: StagePolicyOptions = {},
+): PolicySpec {
+  const o = check.options(more, ["side", "name"], "policy.stage");
+  const def = STAGES.find((d) => d.kind === kind);
+  if (def === undefined)
+    throw new RangeError(
+      `policy.stage kind must be one of ${STAGES.map((d) => JSON.stringify(d.kind)).join(", ")}, got ${check.describe(kind)}`,
+    );
+  const side = check.or(o.side, def.place.server === undefined ? "client" : "server");
+  if (side !== "client" && side !== "server")
+    throw new TypeError(`policy.stage side must be "client" or "server", got ${check.describe(side)}`);
+  if (def.place[side] === undefined)
+    throw new RangeError(`policy.stage side: a stage of kind ${JSON.stringify(kind)} stands on no ${side} side`);
+  check.fn(options, "policy.stage options");
+  const name = nameOf(o.name, kind, "policy.stage name");
+  return {
+    name,
+    create(context: PolicyContext): Adapter {
+      const made = options(context);
+      const s = stageOf(kind, made, { side, owner: "policy.stage", context });
+      const last = new Float64Array([context.start]);
+      const readings = s.readings ?? [];
+      const stats = (): Record<string, number> => {
+        const out: Record<string, number> = {};
+        for (const r of readings) out[r.metric] = r.read(last[0]);
+        return out;
+      };
+      return stageAdapter(s, name, side, last, { stats });
+    },
   };
 }

@@ -23,7 +23,7 @@ const TARGET: Record<string, number> = {
   "@tideward/sim": 450_000,
   "@tideward/quota-engine": 225_000,
   "@tideward/redis": 200_000,
-  "@tideward/guard": 175_000,
+  "@tideward/guard": 180_000,
 };
 const PACKAGE = 150_000;
 

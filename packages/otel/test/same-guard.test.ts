@@ -52,6 +52,15 @@ const outage: Trace = {
   ],
 };
 
+/** A crowd: ten calls at once at full load, then an outage, so every shape is at work on every run. */
+const crowd: Trace = {
+  seed: 11,
+  stretches: [
+    { calls: 200, width: 10, gap: 5, latency: 2, failing: false, load: 1000 },
+    { calls: 100, width: 1, gap: 10, latency: 0, failing: true, load: 0 },
+  ],
+};
+
 // Sleeps between retries end at once: the clock moves only where the trace moves it.
 const instant: Timers = {
   set: (fn) => {
@@ -144,7 +153,8 @@ describe.each([
   ["near Date.now()", 1_700_000_000_000.37],
 ])("an instrumented guard decides as the plain guard, at a clock %s", (_, origin) => {
   it.each(shapes)("with %s", async (_name, shape, atWork) => {
-    // The traces exercise the policy: over the runs, it refused (or retried) at least once.
+    // The traces exercise the policy: over the runs, it refused (or retried) at least once (the
+    // two fixed traces see to it; random traces of eight runs did not always).
     let exercised = false;
     await fc.assert(
       fc.asyncProperty(trace, async (t) => {
@@ -152,7 +162,7 @@ describe.each([
         expect(await play(shape, t, origin, true)).toEqual(plain);
         exercised ||= plain.some(atWork);
       }),
-      { numRuns: 8, examples: [[outage]] },
+      { numRuns: 8, examples: [[outage], [crowd]] },
     );
     expect(exercised).toBe(true);
   });

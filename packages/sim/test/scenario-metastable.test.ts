@@ -102,11 +102,15 @@ describe("metastable overload: the adaptive limits", () => {
     },
   );
 
-  it("Vegas refuses calls at steady load where the shedder refuses none, and recovers later: a sample a call reads service-time spread as queueing", () => {
-    const f = metastableOverload.run({ ...SHORT, seed: 3 }).figures;
-    expect(f["shedder.refusedBeforeTrigger"]).toBe(0);
-    expect(f["guard+vegas.refusedBeforeTrigger"]).toBeGreaterThan(100);
-    expect(f["guard+gradient2.refusedBeforeTrigger"]).toBeLessThan(f["guard+vegas.refusedBeforeTrigger"] / 2);
-    expect(at(f, "guard+vegas")).toBeGreaterThan(at(f, "shedder"));
-  });
+  it.each([1, 2, 3])(
+    "Vegas behind the guard's default recovers at least as soon as the shedder, its samples a second's calls (seed %i)",
+    (seed) => {
+      const f = metastableOverload.run({ ...SHORT, seed }).figures;
+      expect(at(f, "guard+vegas")).toBeLessThanOrEqual(at(f, "shedder"));
+      // Sampled a call at a time it read the spread of service times as queueing and refused
+      // hundreds of calls at steady load; a second's mean round trip does not.
+      expect(f["shedder.refusedBeforeTrigger"]).toBe(0);
+      expect(f["guard+vegas.refusedBeforeTrigger"]).toBeLessThan(0.001 * f.capacity * 30);
+    },
+  );
 });

@@ -9,6 +9,7 @@ import { lineup, policiesOf, serviceTime, traceFor, serviceKnob, spreadKnob } fr
 import type { AdaptiveContender } from "./adaptive-lineup";
 import type { SampleWindow } from "@tideward/concurrency";
 import { settleTime } from "./limit-trace";
+import { SAMPLE_WINDOW } from "./lineups";
 import { checkDuration } from "./run-end";
 
 /** The parameters of {@link capacityShift}. */
@@ -56,7 +57,7 @@ export const capacityShift = defineScenario<CapacityShiftParams>({
   name: "capacity-shift",
   title: "Capacity halves, then returns",
   summary:
-    "A backend of 16 workers is offered 70 % of what it can serve. For a minute half its workers are gone, so the load is 140 % of what is left; then they return. Gradient2, Vegas and AIMD (presets, with a floor of one place) must learn the smaller capacity and the larger one again; the shedder, a static gate of 16 places and no policy are the baselines. Read goodput within the deadline during the shift, the time to recover after it, the refusals at steady load, and how long each limit took to come within ±20 % of the workers there.",
+    "A backend of 16 workers is offered 70 % of what it can serve. For a minute half its workers are gone, so the load is 140 % of what is left; then they return. Gradient2, Vegas and AIMD (presets, with a floor of one place, each second's calls folded into one sample as Netflix runs them) must learn the smaller capacity and the larger one again; the shedder, a static gate of 16 places and no policy are the baselines. Read goodput within the deadline during the shift, the time to recover after it, the refusals at steady load (and those made while a limit probed for its no-load round trip), and how long each limit took to come within ±20 % of the workers there.",
   knobs: [
     seedKnob,
     rateKnob({ default: 280, min: 1, max: 5_000, step: 10 }),
@@ -124,6 +125,7 @@ export const capacityShift = defineScenario<CapacityShiftParams>({
         "goodput within the deadline, in the shift",
         "worst second's p99, in the shift",
         "refused before the shift, at steady load",
+        "of which while probing min-RTT",
         `limit settled near ${left} after`,
         `limit settled near ${p.workers} after`,
       ],
@@ -144,8 +146,8 @@ export interface ShiftVariant {
   readonly id?: string;
   /** Fields laid over the algorithm's policy. */
   readonly policy?: Readonly<Record<string, number>>;
-  /** A sample window for the limiter. @defaultValue none: a sample a call */
-  readonly window?: Partial<SampleWindow>;
+  /** A sample window for the limiter, or `null` for a sample a call. @defaultValue the scenario's, 1 s (`SAMPLE_WINDOW`) */
+  readonly window?: Partial<SampleWindow> | null;
 }
 
 /** One contender's run of the capacity shift. */
@@ -189,7 +191,7 @@ export function runShift(
     fixed: p.workers,
     deadline: p.deadline * 1_000,
     ...(variant.policy === undefined ? {} : { policy: variant.policy }),
-    ...(variant.window === undefined ? {} : { window: variant.window }),
+    ...(variant.window === null ? {} : { window: variant.window ?? SAMPLE_WINDOW }),
   };
   const r = simulate({
     seed: p.seed,
@@ -230,6 +232,8 @@ export function runShift(
   }
   const offeredBefore = sumBetween(r.series.t, r.series.offered, 0, from);
   const probing = trace === undefined ? 0 : trace.probingRefusals(0, from);
+  const refusedProbing = offeredBefore > 0 ? probing / offeredBefore : 0;
+  if (trace !== undefined) figures[`${id}.refusedProbing`] = refusedProbing;
   return {
     run: r,
     figures,
@@ -239,9 +243,10 @@ export function runShift(
       percent(during),
       p99 > 0 ? `${num(p99)} ms` : "–",
       percent(before),
+      trace === undefined ? "–" : percent(refusedProbing),
       ...settle,
     ],
-    refusedProbing: offeredBefore > 0 ? probing / offeredBefore : 0,
+    refusedProbing,
     trace: values,
   };
 }
@@ -288,6 +293,7 @@ function reading(p: CapacityShiftParams, left: number, figures: Readonly<Record<
     `During the shift, goodput within the ${p.deadline} s deadline was ${SHIFT_CONTENDERS.map((c) => `${c.label} ${inShift(c.id)}`).join(", ")}; ${top.length > 1 ? `${top.map(label).join(" and ")} tie at the top at this precision` : `${label(top[0])} did best`}.`,
     `Once the workers were back, ${SHIFT_CONTENDERS.map((c) => `${c.label} recovered ${recoveryText(figures, c.id, "", 0)}`).join(", ")}.`,
     `The limits came within ±20 % of the ${left} workers left ${LIMITS.map((k) => `${NAMES[k]} ${settled(k, "settleDown")}`).join(", ")} (their mean limit in the shift: ${LIMITS.map((k) => num(f(k, "limitInShift"), 1)).join(", ")}), and of the ${p.workers} workers after it ${LIMITS.map((k) => `${NAMES[k]} ${settled(k, "settleUp")}`).join(", ")} (mean after: ${LIMITS.map((k) => num(f(k, "limitAfter"), 1)).join(", ")}).`,
+    `Before the shift, at steady load, they refused ${LIMITS.map((k) => `${NAMES[k]} ${percent(f(k, "refusedBefore"))}`).join(", ")} of calls, of which while probing for the no-load round trip ${LIMITS.map((k) => percent(f(k, "refusedProbing"))).join(", ")}.`,
     `A limit held above the workers there is not wrong in itself: a queue a few calls long costs little within a ${p.deadline} s deadline, and the gate of ${p.workers} places bounds the queue during the shift to ${p.workers - left} calls, which is why a static gate sized for the whole backend does well here; it would not against a slowdown that stretches every call past the deadline.`,
   ].join(" ");
 }

@@ -3,6 +3,8 @@
 // the guard ships it first in both, so every tab names and builds a contender alike.
 import { Jitter } from "@tideward/backoff";
 import { client, sre } from "@tideward/breaker";
+import { sampleWindow } from "@tideward/concurrency";
+import type { SampleWindow } from "@tideward/concurrency";
 import type { RetryOptions } from "../options";
 import { breaker } from "../policies/breaker";
 import { classicBreaker, samplingBreaker } from "../policies/classic";
@@ -11,6 +13,14 @@ import { shedder } from "../policies/shedder";
 import type { PolicySpec } from "../policy";
 import { FLOOR } from "./adaptive-lineup";
 import { adaptiveLimit } from "./adaptive-policies";
+
+/**
+ * The sample window of the adaptive limits in every scenario: the limiter's preset, Netflix
+ * `WindowedLimit`'s, folding the calls that finish within a second into one sample (their mean
+ * round trip), as Netflix runs its limits. Sampled a call at a time, the ordinary spread of service
+ * times reads as queueing, and Vegas refuses calls at steady load for it.
+ */
+export const SAMPLE_WINDOW: SampleWindow = sampleWindow;
 
 /** The baseline breakers' settings where a scenario does not set them: five failures in a row open the consecutive breaker, and they stay open five seconds (ms). */
 export const BASELINE = Object.freeze({ threshold: 5, openFor: 5_000 });
@@ -107,9 +117,12 @@ const RETRIERS: Readonly<Record<RetryId, RetryContender>> = {
   },
 };
 
-/** An adaptive limit on the server at its preset, with a floor of one place (see `FLOOR`). */
+/**
+ * An adaptive limit on the server at its preset, with a floor of one place (see `FLOOR`), its
+ * calls folded into 1 s sample windows as the adaptive scenarios run them (see `SAMPLE_WINDOW`).
+ */
 function limit(kind: "gradient2" | "vegas"): PolicySpec {
-  return adaptiveLimit({ kind, policy: FLOOR });
+  return adaptiveLimit({ kind, policy: FLOOR, window: SAMPLE_WINDOW });
 }
 
 /** The retrying clients named, in that order: the guard's default, retries with no policy, without retries, a budget alone, and retries behind each breaker or the shedder. */

@@ -11,6 +11,7 @@ import { num, outcome, percent, sumBetween } from "../report";
 import { LEAD_COLUMNS, lead, leadCells, leadFigures } from "./lead";
 import { deadlineKnob, durationKnob, workersKnob } from "./knobs";
 import { lineup, policiesOf, serviceTime, serviceKnob, spreadKnob } from "./adaptive-lineup";
+import { SAMPLE_WINDOW } from "./lineups";
 import { checkDuration } from "./run-end";
 
 /** The parameters of {@link prefetchSpike}. */
@@ -175,7 +176,13 @@ export const prefetchSpike = defineScenario<PrefetchSpikeParams>({
         traffic,
         backend: { latency, workers: p.workers, queue: QUEUE },
         client: { deadline: p.deadline * 1_000 },
-        policies: policiesOf(c, { fixed: p.workers, priorityOf, priorities, deadline: p.deadline * 1_000 }),
+        policies: policiesOf(c, {
+          fixed: p.workers,
+          priorityOf,
+          priorities,
+          deadline: p.deadline * 1_000,
+          window: SAMPLE_WINDOW,
+        }),
         // What is still queued when the traffic stops is not the story: stop there.
         drain: 0,
       }),

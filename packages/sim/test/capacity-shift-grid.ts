@@ -11,8 +11,9 @@ import type { SampleWindow } from "@tideward/concurrency";
 import { SHIFT_CONTENDERS, runShift } from "../src/scenarios/capacity-shift";
 
 const SEEDS = [1, 2];
-const WINDOWS: [string, Partial<SampleWindow> | undefined][] = [
-  ["a call", undefined],
+/** Each sample window tried; `null`: a sample a call. */
+const WINDOWS: [string, Partial<SampleWindow> | null][] = [
+  ["a call", null],
   ["100 ms", { min: 100, max: 100 }],
   ["250 ms", { min: 250, max: 250 }],
   ["1 s", { min: 1_000, max: 1_000 }],
@@ -58,7 +59,7 @@ for (const [window, w] of WINDOWS)
     };
     for (const seed of SEEDS) {
       const p = { ...capacityShift.defaults, seed } as CapacityShiftParams;
-      const f = runShift(p, 0, c, { id: "x", policy, ...(w === undefined ? {} : { window: w }) }).figures;
+      const f = runShift(p, 0, c, { id: "x", policy, window: w }).figures;
       row.settle.push(f["x.settleDown"]);
       row.limit.push(f["x.limitInShift"]);
       row.goodput.push(f["x.goodputInShift"]);

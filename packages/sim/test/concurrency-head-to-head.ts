@@ -1,9 +1,13 @@
 // The head-to-head table of @tideward/concurrency's README: the prefetch-spike and capacity-shift
-// scenarios over several seeds and each main knob 20 % either side of its default, every
-// contender's figures given as the range they took. Rewrites the block between
+// scenarios over seeds 1–10 and each main knob 20 % either side of its default, every
+// contender's figures given as the range they took; and the capacity shift at a backend of 64
+// workers, where ±20 % of the true concurrency is wider than the queue a limit keeps, timing how
+// long each limit takes to settle there after each change. Rewrites the block between
 // `<!-- head-to-head -->` and `<!-- /head-to-head -->` in packages/concurrency/README.md.
+// Minutes of one core: run it alone on a shared machine.
 //
-//   node --conditions=@tideward/source --import tsx packages/sim/test/concurrency-head-to-head.ts [--check]
+//   flock /tmp/tideward-bench.lock nice pnpm bench claims-concurrency [--check]
+//   (or node --conditions=@tideward/source --import tsx packages/sim/test/concurrency-head-to-head.ts)
 //
 // With --check it only says whether the README is up to date (exit 1 if not).
 import { readFileSync, writeFileSync } from "node:fs";
@@ -13,7 +17,11 @@ import { SHIFT_CONTENDERS, SHIFT_TRACE_STEP, runShift } from "../src/scenarios/c
 import type { ShiftRun, ShiftVariant } from "../src/scenarios/capacity-shift";
 
 const README = new URL("../../concurrency/README.md", import.meta.url);
-const SEEDS = [1, 2, 3, 4, 5];
+/** Seeds 1–10; `--seeds=N` for a quick look at fewer (the README's block says how many). */
+const seedCount = Number(process.argv.find((a) => a.startsWith("--seeds="))?.slice("--seeds=".length) ?? 10);
+if (!Number.isInteger(seedCount) || seedCount < 1)
+  throw new RangeError(`--seeds= must be a whole number from 1, got ${String(seedCount)}`);
+const SEEDS = Array.from({ length: seedCount }, (_, i) => i + 1);
 
 /** Each setting: the defaults, then one knob at a time 20 % under and over its default. */
 function settings(s: Scenario, knobs: readonly string[]): Record<string, number>[] {
@@ -49,13 +57,13 @@ function places(xs: readonly number[]): string {
   return lo === hi ? lo : `${lo}–${hi}`;
 }
 
-/** A range of seconds, `never` counted apart. */
-function seconds(xs: readonly number[], never: (x: number) => boolean): string {
+/** A range of seconds (`digits` decimals), `never` counted apart. */
+function seconds(xs: readonly number[], never: (x: number) => boolean, digits = 0): string {
   const ok = xs.filter((x) => !never(x));
   const nevers = xs.length - ok.length;
   if (ok.length === 0) return `never (${nevers} of ${xs.length})`;
-  const lo = Math.min(...ok).toFixed(0);
-  const hi = Math.max(...ok).toFixed(0);
+  const lo = Math.min(...ok).toFixed(digits);
+  const hi = Math.max(...ok).toFixed(digits);
   const range = lo === hi ? `${lo} s` : `${lo}–${hi} s`;
   return nevers === 0 ? range : `${range}; never in ${nevers} of ${xs.length}`;
 }
@@ -101,24 +109,25 @@ interface ShiftRow {
   readonly contender: string;
   readonly variant?: ShiftVariant;
 }
-// Netflix's WindowedLimit: the calls that finish within a second folded into one sample.
-const SECOND = { min: 1_000, max: 1_000, size: 10 };
+// The scenario's own limits fold each second's calls into one sample (Netflix's WindowedLimit);
+// the rows "a sample a call" feed every call's round trip to the algorithm.
+const EACH = { window: null };
 const shiftRows: ShiftRow[] = [
   { id: "gradient2", label: "Gradient2", contender: "gradient2" },
   { id: "vegas", label: "Vegas", contender: "vegas" },
   { id: "aimd", label: "AIMD (timeout: the deadline)", contender: "aimd" },
-  {
-    id: "gradient2/window",
-    label: "Gradient2, 1 s sample windows",
-    contender: "gradient2",
-    variant: { window: SECOND },
-  },
-  { id: "vegas/window", label: "Vegas, 1 s sample windows", contender: "vegas", variant: { window: SECOND } },
-  { id: "aimd/window", label: "AIMD, 1 s sample windows", contender: "aimd", variant: { window: SECOND } },
+  { id: "gradient2/call", label: "Gradient2, a sample a call", contender: "gradient2", variant: EACH },
+  { id: "vegas/call", label: "Vegas, a sample a call", contender: "vegas", variant: EACH },
+  { id: "aimd/call", label: "AIMD, a sample a call", contender: "aimd", variant: EACH },
   { id: "shedder", label: "shedder", contender: "shedder" },
   { id: "fixed", label: "static gate (the whole backend's workers)", contender: "fixed" },
   { id: "none", label: "no policy", contender: "none" },
 ];
+const contender = (id: string) => {
+  const c = SHIFT_CONTENDERS.find((x) => x.id === id);
+  if (c === undefined) throw new Error(`no contender ${id} in capacity-shift`);
+  return c;
+};
 const shiftSettings = settings(capacityShift, shiftKnobs);
 /** Per row, its runs over every setting and seed: figures, refusals while probing, and the limit's trace. */
 const shiftRuns = new Map<string, ShiftRun[]>(shiftRows.map((r) => [r.id, []]));
@@ -129,11 +138,8 @@ for (const o of shiftSettings)
     const p = { ...capacityShift.defaults, ...o, seed } as CapacityShiftParams;
     process.stderr.write(`${capacityShift.name} ${JSON.stringify({ ...o, seed })}\n`);
     shiftParams.push(p);
-    for (const row of shiftRows) {
-      const c = SHIFT_CONTENDERS.find((x) => x.id === row.contender);
-      if (c === undefined) throw new Error(`no contender ${row.contender} in capacity-shift`);
-      shiftRuns.get(row.id)?.push(runShift(p, 0, c, { ...row.variant, id: row.id }));
-    }
+    for (const row of shiftRows)
+      shiftRuns.get(row.id)?.push(runShift(p, 0, contender(row.contender), { ...row.variant, id: row.id }));
   }
 const shiftOf = (id: string, name: string) => (shiftRuns.get(id) ?? []).map((r) => r.figures[`${id}.${name}`]);
 const shiftTable = table(
@@ -170,42 +176,147 @@ const shiftTable = table(
   }),
 );
 
-/** The limit against the workers over the first seed's run at the defaults, one value every 5 s. */
+/** The limit against the workers over one run, one value every `every` ms, as a text block. */
+function traceBlock(
+  p: CapacityShiftParams,
+  every: number,
+  rows: readonly { label: string; trace: readonly number[] }[],
+) {
+  const ticks = Array.from({ length: Math.floor((p.duration * 1_000) / every) }, (_, i) => i * every);
+  const workersAt = (t: number) =>
+    t >= p.shiftFrom * 1_000 && t < (p.shiftFrom + p.shiftLength) * 1_000
+      ? Math.max(1, Math.round(p.workers * p.left))
+      : p.workers;
+  const width = Math.max(...rows.map((r) => r.label.length), "workers".length);
+  const cell = (x: number) => String(Math.round(x)).padStart(4);
+  return [
+    "```text",
+    `${"seconds".padEnd(width)} ${ticks.map((t) => cell(t / 1_000)).join("")}`,
+    `${"workers".padEnd(width)} ${ticks.map((t) => cell(workersAt(t))).join("")}`,
+    ...rows.map(
+      (r) => `${r.label.padEnd(width)} ${ticks.map((t) => cell(r.trace[Math.floor(t / SHIFT_TRACE_STEP)])).join("")}`,
+    ),
+    "```",
+  ].join("\n");
+}
 const EVERY = 5_000;
 const first = shiftParams[0];
-const ticks = Array.from({ length: Math.floor((first.duration * 1_000) / EVERY) }, (_, i) => i * EVERY);
-const workersAt = (t: number) =>
-  t >= first.shiftFrom * 1_000 && t < (first.shiftFrom + first.shiftLength) * 1_000
-    ? Math.max(1, Math.round(first.workers * first.left))
-    : first.workers;
-const traceRows = shiftRows.filter((r) => shiftRuns.get(r.id)?.[0]?.trace !== undefined);
-const width = Math.max(...traceRows.map((r) => r.label.length), "workers".length);
-const cell = (x: number) => String(Math.round(x)).padStart(4);
-const traceBlock = [
-  "```text",
-  `${"seconds".padEnd(width)} ${ticks.map((t) => cell(t / 1_000)).join("")}`,
-  `${"workers".padEnd(width)} ${ticks.map((t) => cell(workersAt(t))).join("")}`,
-  ...traceRows.map((r) => {
-    const v = shiftRuns.get(r.id)?.[0]?.trace ?? [];
-    return `${r.label.padEnd(width)} ${ticks.map((t) => cell(v[Math.floor(t / SHIFT_TRACE_STEP)])).join("")}`;
-  }),
-  "```",
-].join("\n");
+const firstTraces = shiftRows.flatMap((r) => {
+  const trace = shiftRuns.get(r.id)?.[0]?.trace;
+  return trace === undefined ? [] : [{ label: r.label, trace }];
+});
 
+// The capacity shift at a backend of 64 workers (32 left in the shift: ±20 % is ±6.4 places,
+// room for the few queued calls a limit is designed to keep), offered more than the whole backend serves so the
+// limit is at work in every phase, and given a minute before the shift to find the 64 from its
+// initial limit. Seeds 1–10 at each load.
+const BIG = { workers: 64, shiftFrom: 60, shiftLength: 60, duration: 180 } as const;
+const BIG_RATES = [1_760, 1_120] as const;
+const bigRows: ShiftRow[] = shiftRows.filter((r) => ["gradient2", "vegas", "aimd"].includes(r.contender));
+interface BigRun {
+  readonly down: number;
+  readonly up: number;
+  readonly inShift: number;
+  readonly after: number;
+  readonly goodput: number;
+  readonly probing: number;
+  readonly trace: readonly number[];
+}
+const bigRuns = new Map<string, BigRun[]>();
+let bigFirst: CapacityShiftParams | undefined;
+for (const rate of BIG_RATES)
+  for (const seed of SEEDS) {
+    const p = { ...capacityShift.defaults, ...BIG, rate, seed } as CapacityShiftParams;
+    bigFirst ??= p;
+    process.stderr.write(`${capacityShift.name} ${JSON.stringify({ ...BIG, rate, seed })}\n`);
+    for (const row of bigRows) {
+      const run = runShift(p, 0, contender(row.contender), { ...row.variant, id: "x" });
+      const trace = run.trace ?? [];
+      const f = run.figures;
+      const key = `${rate} ${row.id}`;
+      if (!bigRuns.has(key)) bigRuns.set(key, []);
+      bigRuns.get(key)?.push({
+        down: f["x.settleDown"],
+        up: f["x.settleUp"],
+        inShift: f["x.limitInShift"],
+        after: f["x.limitAfter"],
+        goodput: f["x.goodputInShift"],
+        probing: run.refusedProbing,
+        trace,
+      });
+    }
+  }
+const within10 = (rs: readonly BigRun[]) =>
+  rs.filter((r) => r.down >= 0 && r.down <= 10 && r.up >= 0 && r.up <= 10).length;
+const bigTable = table(
+  [
+    "",
+    "offered",
+    "limit within ±20 % of the 32 left, after the drop",
+    "of the 64, after the return",
+    "runs within 10 s of both changes",
+    "mean limit in the shift",
+    "mean limit after it",
+    "goodput within the deadline, in the shift",
+    "refused while probing min-RTT, before the shift",
+  ],
+  BIG_RATES.flatMap((rate) =>
+    bigRows.map((row) => {
+      const rs = bigRuns.get(`${rate} ${row.id}`) ?? [];
+      const never = (x: number) => x < 0;
+      return [
+        row.label,
+        `${rate}/s`,
+        seconds(
+          rs.map((r) => r.down),
+          never,
+          1,
+        ),
+        seconds(
+          rs.map((r) => r.up),
+          never,
+          1,
+        ),
+        `${within10(rs)} of ${rs.length}`,
+        places(rs.map((r) => r.inShift)),
+        places(rs.map((r) => r.after)),
+        shares(rs.map((r) => r.goodput)),
+        shares(rs.map((r) => r.probing)),
+      ];
+    }),
+  ),
+);
+const big = bigFirst as CapacityShiftParams;
+const bigTraces = bigRows.map((row) => ({
+  label: row.label,
+  trace: bigRuns.get(`${BIG_RATES[0]} ${row.id}`)?.[0]?.trace ?? [],
+}));
+
+/** A run's capacity, calls a second. */
+const num = (p: { readonly workers: number; readonly service: number }) =>
+  String(Math.round((p.workers * 1_000) / p.service));
 const knobText = (s: Scenario, knobs: readonly string[]) =>
   knobs.map((k) => `${k} ${String(s.defaults[k])}`).join(", ");
 const block = [
-  `Prefetch spike (\`prefetch-spike\`): ${spikes.length} runs of each contender, seeds ${SEEDS.join(", ")} at the defaults and with each of ${knobText(prefetchSpike, spikeKnobs)} 20 % under and over.`,
+  `Prefetch spike (\`prefetch-spike\`): ${spikes.length} runs of each contender, seeds ${SEEDS[0]}–${SEEDS[SEEDS.length - 1]} at the defaults and with each of ${knobText(prefetchSpike, spikeKnobs)} 20 % under and over.`,
   "",
   spikeTable,
   "",
-  `Capacity shift (\`capacity-shift\`): ${shiftParams.length} runs of each contender, seeds ${SEEDS.join(", ")} at the defaults and with each of ${knobText(capacityShift, shiftKnobs)} 20 % under and over. The first three rows are the scenario's own (a sample a call); the windowed rows fold the calls that finish within a second into one sample, as Netflix's \`WindowedLimit\` does (the limiter's \`window\` option). "While probing": refused while the limit's baseline was a probe's own round trip (\`probing\`).`,
+  `Capacity shift (\`capacity-shift\`): ${shiftParams.length} runs of each contender, seeds ${SEEDS[0]}–${SEEDS[SEEDS.length - 1]} at the defaults and with each of ${knobText(capacityShift, shiftKnobs)} 20 % under and over. The first three rows are the scenario's own: the calls that finish within a second folded into one sample, as Netflix's \`WindowedLimit\` does (the limiter's \`window\` option); the rows "a sample a call" feed the algorithm every call. "While probing": refused while the limit's baseline was a probe's own round trip (\`probing\`). Settled: within ±20 % of the workers there, and staying so to the end of the stretch, 5 s at least.`,
   "",
   shiftTable,
   "",
   `The limit over the run at the defaults, seed ${SEEDS[0]}, one reading every ${EVERY / 1_000} s (the workers left from ${first.shiftFrom} s to ${first.shiftFrom + first.shiftLength} s):`,
   "",
-  traceBlock,
+  traceBlock(first, EVERY, firstTraces),
+  "",
+  `Capacity shift at ${BIG.workers} workers (\`workers\` ${BIG.workers}, \`shiftFrom\` ${BIG.shiftFrom}, \`shiftLength\` ${BIG.shiftLength}, \`duration\` ${BIG.duration}; capacity ${num(big)}/s, ${num({ ...big, workers: big.workers * big.left })}/s in the shift): ${SEEDS.length} runs of each limit at each load, seeds ${SEEDS[0]}–${SEEDS[SEEDS.length - 1]}, the other knobs at their defaults. ${BIG_RATES[0]}/s is past the whole backend's capacity, so a limit is at work before, in and after the shift; ${BIG_RATES[1]}/s is the scenario's own 70 %, past the capacity left only in the shift. Each limit starts at its initial limit (20) and has a minute to find the ${BIG.workers}.`,
+  "",
+  bigTable,
+  "",
+  `The limit over the run at ${BIG_RATES[0]}/s, seed ${SEEDS[0]}, one reading every ${(2 * EVERY) / 1_000} s:`,
+  "",
+  traceBlock(big, 2 * EVERY, bigTraces),
 ].join("\n");
 
 const readme = readFileSync(README, "utf8");

@@ -1,5 +1,5 @@
-// What a call of the Redis engine takes besides its arguments, read once and checked, and the
-// check every key a caller hands it must pass.
+// What a call of the Redis engine, and a change of its limits, takes besides its arguments, read
+// once and checked, and the check every key a caller hands it must pass.
 import { QuotaKey } from "@tideward/quota-engine";
 import { check } from "@tideward/time/internal";
 
@@ -40,4 +40,21 @@ export interface CallOptions {
 export interface LimitOptions {
   /** Decide and report, never refuse: the decision's `shadow` says what enforcing would have answered. @defaultValue false */
   readonly shadow?: boolean;
+  /**
+   * The limit's version, which its keys' state is named by: instances at one version share it.
+   * Keep it with the limit in your configuration and raise it with each change, so an instance
+   * started after {@link RedisQuotaEngine.replaceLimit} (given the same version) shares the state
+   * of the instances that made it. A whole number from 0 to 2^53 - 1; after a `removeLimit` of this
+   * name, above the version the limit had. @defaultValue 0, or after a `removeLimit` the one above
+   */
+  readonly version?: number;
+}
+
+/** Options of {@link RedisQuotaEngine.replaceLimit}. */
+export interface ReplaceOptions {
+  /**
+   * The version the limit takes (see {@link LimitOptions.version}): above its version now, a
+   * whole number up to 2^53 - 1. @defaultValue its version now, plus 1
+   */
+  readonly version?: number;
 }

@@ -32,7 +32,7 @@ import { bytes } from "./bytes";
 import { SetReports, readSet } from "./charge-set";
 import type { ScriptClient } from "./client";
 import { isKey, requestIdOf } from "./call-options";
-import type { CallOptions, LimitOptions } from "./call-options";
+import type { CallOptions, LimitOptions, ReplaceOptions } from "./call-options";
 import { RedisVerdict } from "./decision";
 import type { RedisAtomicReport, RedisBatchReport, RedisDecision } from "./decision";
 import { DeniedCache } from "./denied";
@@ -164,9 +164,16 @@ export class RedisQuotaEngine implements ReservationStore, RuntimeLimitStore {
    * Adds a limit, or says why not (`"duplicate_limit"`, `"invalid_limit"`), as the in-process
    * engine does.
    *
+   * `version` names its keys' state (see {@link LimitOptions.version}): an instance that adds a
+   * limit at version N after others replaced it to N shares their state. It has no record of the
+   * versions before, so it reads none: a key with no state under N's names yet starts fresh on its
+   * first call there, and that state is the fleet's from then on (an instance that made the
+   * replace and reaches the key first re-bases it instead, once, and this one shares that).
+   *
    * @param options - read once; an unknown option is a `TypeError` naming the closest known one
    * @throws TypeError when `options` is not an object, names an unknown option, or `shadow` is
-   *   not a boolean
+   *   not a boolean; TypeError or RangeError naming `version` when it is not a whole number from 0
+   *   to 2^53 - 1, or, for a name this engine removed, not above the version it had then
    */
   addLimit(spec: LimitSpec, options?: LimitOptions): Promise<Result<"duplicate_limit" | "invalid_limit">> {
     return Promise.resolve(this.#book.add(spec, options));
@@ -189,18 +196,27 @@ export class RedisQuotaEngine implements ReservationStore, RuntimeLimitStore {
    * of its own. The old names are read until any state left there must have expired (the old
    * limit's longest life from `now`, plus twice the expiry margin); a limit never replaced reads
    * none. With `clock: "redis"`, `now` is still the instant of the re-base: pass `Date.now()`.
+   * The new version is `options.version`, or the version now plus 1; an instance started later
+   * shares the state when it adds the new spec at that version (see {@link RedisQuotaEngine.addLimit}).
    *
    * @param now - the caller's clock, in milliseconds
-   * @throws RangeError when `now` is not a clock reading
+   * @param options - `version`: the limit's version from now on, above its version now
+   * @throws RangeError when `now` is not a clock reading; TypeError or RangeError naming `version`
+   *   when it is not a whole number up to 2^53 - 1 above the version now (nothing changes)
    */
-  replaceLimit(spec: LimitSpec, now: number): Promise<Result<"unknown_limit" | "invalid_limit">> {
-    return Promise.resolve(this.#book.replace(spec, now));
+  replaceLimit(
+    spec: LimitSpec,
+    now: number,
+    options?: ReplaceOptions,
+  ): Promise<Result<"unknown_limit" | "invalid_limit">> {
+    return Promise.resolve(this.#book.replace(spec, now, options));
   }
 
   /**
    * Removes the limit named `name`: a check of it answers `"unknown_limit"` from then on, its links
    * and overrides are gone, and a reservation that charged it settles its other charges. Its keys'
-   * state is left to expire; added again, the limit starts every key fresh (a new version). Refused
+   * state is left to expire; added again, the limit starts every key fresh (a version above the
+   * one it had: a `version` at or below it is refused, so no key resumes what it left). Refused
    * (`"unknown_limit"`) when there is none.
    *
    * @throws TypeError when `name` is not a string

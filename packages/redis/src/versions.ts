@@ -8,8 +8,36 @@
 import type { QuotaKey } from "@tideward/quota-engine";
 import { BUCKET, WINDOW } from "@tideward/quota-engine/internal";
 import type { Kind, Rule as Numbers } from "@tideward/quota-engine/internal";
+import { check } from "@tideward/time/internal";
 import type { Names } from "./names";
 import type { Link, Rule } from "./rules";
+
+/**
+ * A limit's version as a caller gives it (the option `what` names): a whole number from 0 to
+ * 2^53 - 1, or a TypeError or RangeError naming `what` and the value.
+ */
+export function readVersion(value: unknown, what: string): number {
+  const n = check.finite(value, what);
+  if (!Number.isInteger(n)) throw check.rangeError(what, `must be a whole number, got ${check.describe(n)}`, n);
+  if (n < 0) throw check.rangeError(what, `must be 0 or more, got ${check.describe(n)}`, n);
+  if (n > Number.MAX_SAFE_INTEGER)
+    throw check.rangeError(what, `must be at most 2^53 - 1 (${Number.MAX_SAFE_INTEGER}), got ${check.describe(n)}`, n);
+  return n + 0; // -0 is version 0
+}
+
+/**
+ * The version a limit takes after one at `last`: `given` (read by {@link readVersion}), which must
+ * be above `last`, or when none is given the one after `last`. Else a RangeError naming `what`,
+ * the value and `last`, which `was` says the version of (`the version of "api" now`).
+ */
+export function nextVersion(given: number | undefined, last: number, what: string, was: string): number {
+  if (given === undefined) {
+    if (last < Number.MAX_SAFE_INTEGER) return last + 1;
+    throw check.rangeError(what, `cannot follow ${last} (2^53 - 1), ${was}: the name takes no more versions`, given);
+  }
+  if (given <= last) throw check.rangeError(what, `must be above ${last}, ${was}, got ${given}`, given);
+  return given;
+}
 
 /**
  * Whether a replace of `a` by `b` keeps the numbers of `kind`, as the quota engine's re-base

@@ -2,7 +2,11 @@
 // adding the new spec at the fleet's version, shares its keys' state with the instances that made
 // the replace (one without it does not); a replace to an explicit version; a key the late instance
 // reaches first starts fresh there, one an older instance reaches first is re-based once; bad
-// versions refused by name with nothing changed — at clocks near 0 and near Date.now().
+// versions refused by name with nothing changed — at clocks near 0 and near Date.now(); and
+// docs/reference.md's example of it, run.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import { QuotaKey, limitSpec } from "@tideward/quota-engine";
@@ -249,4 +253,27 @@ withRedis("a limit's version on Redis", () => {
         { numRuns: 20 },
       );
     });
+
+  it("docs/reference.md's example of a late instance runs and logs what its comments promise", async () => {
+    const root = join(import.meta.dirname, "..");
+    const text = readFileSync(join(root, "docs", "reference.md"), "utf8");
+    const after = text.indexOf("An instance started after a change, given the limit's version:");
+    const code = /```ts\n([\s\S]*?)```/.exec(text.slice(after))?.[1];
+    expect(after >= 0 && code !== undefined).toBe(true);
+    // Where the package resolves its own name; the README examples' convention: `console.log(x); // y`.
+    const file = join(root, ".reports", "reference-version-example.ts");
+    mkdirSync(join(root, ".reports"), { recursive: true });
+    writeFileSync(file, code as string);
+    const log: string[] = [];
+    const original = console.log;
+    console.log = (...args: unknown[]) => void log.push(args.map((a) => JSON.stringify(a)).join(" "));
+    try {
+      await import(pathToFileURL(file).href);
+    } finally {
+      console.log = original;
+    }
+    const promised = [...(code as string).matchAll(/console\.log\((.*)\);\s*\/\/ (.+)$/gm)].map((m) => m[2]);
+    expect(promised.length).toBe(5);
+    expect(log).toEqual(promised);
+  });
 });

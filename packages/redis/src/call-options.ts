@@ -41,20 +41,14 @@ export interface LimitOptions {
   /** Decide and report, never refuse: the decision's `shadow` says what enforcing would have answered. @defaultValue false */
   readonly shadow?: boolean;
   /**
-   * The limit's version, which its keys' state is named by: instances at one version share it.
-   * Keep it with the limit in your configuration and raise it with each change, so an instance
-   * started after {@link RedisQuotaEngine.replaceLimit} (given the same version) shares the state
-   * of the instances that made it. A whole number from 0 to 2^53 - 1; after a `removeLimit` of this
-   * name, above the version the limit had. @defaultValue 0, or after a `removeLimit` the one above
+   * The version its keys' state is named by: instances at one version share it. Keep it in the
+   * configuration and raise it with each change. @defaultValue 0 (after a removal, one above)
    */
   readonly version?: number;
 }
 
 /** Options of {@link RedisQuotaEngine.replaceLimit}. */
 export interface ReplaceOptions {
-  /**
-   * The version the limit takes (see {@link LimitOptions.version}): above its version now, a
-   * whole number up to 2^53 - 1. @defaultValue its version now, plus 1
-   */
+  /** The limit's version from now on, above its version now. @defaultValue its version now + 1 */
   readonly version?: number;
 }

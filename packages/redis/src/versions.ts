@@ -12,31 +12,22 @@ import { check } from "@tideward/time/internal";
 import type { Names } from "./names";
 import type { Link, Rule } from "./rules";
 
-/**
- * A limit's version as a caller gives it (the option `what` names): a whole number from 0 to
- * 2^53 - 1, or a TypeError or RangeError naming `what` and the value.
- */
+/** A limit's version as given for the option `what` names: 0 to 2^53 - 1, else a RangeError or TypeError. */
 export function readVersion(value: unknown, what: string): number {
   const n = check.finite(value, what);
-  if (!Number.isInteger(n)) throw check.rangeError(what, `must be a whole number, got ${check.describe(n)}`, n);
-  if (n < 0) throw check.rangeError(what, `must be 0 or more, got ${check.describe(n)}`, n);
-  if (n > Number.MAX_SAFE_INTEGER)
-    throw check.rangeError(what, `must be at most 2^53 - 1 (${Number.MAX_SAFE_INTEGER}), got ${check.describe(n)}`, n);
+  if (n < 0 || !Number.isSafeInteger(n))
+    throw check.rangeError(what, `must be a whole number from 0 to 2^53 - 1, got ${check.describe(n)}`, n);
   return n + 0; // -0 is version 0
 }
 
 /**
- * The version a limit takes after one at `last`: `given` (read by {@link readVersion}), which must
- * be above `last`, or when none is given the one after `last`. Else a RangeError naming `what`,
- * the value and `last`, which `was` says the version of (`the version of "api" now`).
+ * The version a limit takes after one at `last`: `given`, or one more. Above `last` and at most
+ * 2^53 - 1, else a RangeError naming `what`, `last` (which `was` says the version of) and `given`.
  */
 export function nextVersion(given: number | undefined, last: number, what: string, was: string): number {
-  if (given === undefined) {
-    if (last < Number.MAX_SAFE_INTEGER) return last + 1;
-    throw check.rangeError(what, `cannot follow ${last} (2^53 - 1), ${was}: the name takes no more versions`, given);
-  }
-  if (given <= last) throw check.rangeError(what, `must be above ${last}, ${was}, got ${given}`, given);
-  return given;
+  const v = given ?? last + 1;
+  if (v > last && v <= Number.MAX_SAFE_INTEGER) return v;
+  throw check.rangeError(what, `must be above ${last} (${was}) and at most 2^53 - 1, got ${given}`, given);
 }
 
 /**

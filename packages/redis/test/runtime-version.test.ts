@@ -98,7 +98,7 @@ withRedis("a limit's version on Redis", () => {
         for (const v of [7, 2, 0])
           expect(await failure(() => a.replaceLimit(ten, o + 130, { version: v }))).toEqual([
             "RangeError",
-            `RedisQuotaEngine.replaceLimit version must be above 7, the version of "r" now, got ${v}`,
+            `RedisQuotaEngine.replaceLimit version must be above 7 (the version of "r" now) and at most 2^53 - 1, got ${v}`,
           ]);
         expect(a.limit("r")).toEqual(twenty);
         expect(a.redisKey(alice, "r")).toBe(c.redisKey(alice, "r"));
@@ -118,7 +118,7 @@ withRedis("a limit's version on Redis", () => {
     for (const v of [3, 0])
       expect(await failure(() => a.addLimit(ten, { version: v }))).toEqual([
         "RangeError",
-        `RedisQuotaEngine.addLimit version must be above 3, the version "r" had when removed, got ${v}`,
+        `RedisQuotaEngine.addLimit version must be above 3 (the version "r" had when removed) and at most 2^53 - 1, got ${v}`,
       ]);
     expect(a.limits()).toEqual([]);
     // Without a version, the one after 3, every key fresh.
@@ -138,12 +138,12 @@ withRedis("a limit's version on Redis", () => {
     const bad: [unknown, string, string][] = [
       [Number.NaN, "RangeError", "must be a finite number, got NaN"],
       [Infinity, "RangeError", "must be a finite number, got Infinity"],
-      [-1, "RangeError", "must be 0 or more, got -1"],
-      [1.5, "RangeError", "must be a whole number, got 1.5"],
+      [-1, "RangeError", "must be a whole number from 0 to 2^53 - 1, got -1"],
+      [1.5, "RangeError", "must be a whole number from 0 to 2^53 - 1, got 1.5"],
       ["1", "TypeError", 'must be a number, got string "1"'],
       [null, "TypeError", "must be a number, got object null"],
-      [2 ** 53, "RangeError", `must be at most 2^53 - 1 (${MAX}), got ${2 ** 53}`],
-      [1e300, "RangeError", `must be at most 2^53 - 1 (${MAX}), got 1e+300`],
+      [2 ** 53, "RangeError", `must be a whole number from 0 to 2^53 - 1, got ${2 ** 53}`],
+      [1e300, "RangeError", "must be a whole number from 0 to 2^53 - 1, got 1e+300"],
     ];
     for (const [v, kind, problem] of bad) {
       const options = { version: v } as unknown as { version: number };
@@ -197,13 +197,13 @@ withRedis("a limit's version on Redis", () => {
     expect(await remaining(a, alice, 0, 6)).toBe(4);
     expect(await failure(() => a.replaceLimit(twenty, 10))).toEqual([
       "RangeError",
-      `RedisQuotaEngine.replaceLimit version cannot follow ${MAX} (2^53 - 1), the version of "r" now: the name takes no more versions`,
+      `RedisQuotaEngine.replaceLimit version must be above ${MAX} (the version of "r" now) and at most 2^53 - 1, got undefined`,
     ]);
     expect(a.limit("r")).toEqual(ten);
     expect((await a.removeLimit("r")).ok).toBe(true);
     expect(await failure(() => a.addLimit(ten))).toEqual([
       "RangeError",
-      `RedisQuotaEngine.addLimit version cannot follow ${MAX} (2^53 - 1), the version "r" had when removed: the name takes no more versions`,
+      `RedisQuotaEngine.addLimit version must be above ${MAX} (the version "r" had when removed) and at most 2^53 - 1, got undefined`,
     ]);
     expect(a.limits()).toEqual([]);
   });

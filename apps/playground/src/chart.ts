@@ -54,13 +54,13 @@ function markIdle(u: uPlot): void {
   u.root.classList.toggle("idle", u.cursor.idx == null);
 }
 
-/** Writes the x axis's drawn ends on the plot's container (`data-x-min`, `data-x-max`), for a reader of the page's markup and its test. */
+/** Writes each axis's drawn ends on the plot's container (`data-x-min`, `data-x-max`, `data-y-min`, `data-y-max`), for a reader of the page's markup and its test. */
 function markScale(u: uPlot, key: string): void {
   const host = u.root.parentElement;
-  const { min, max } = u.scales.x ?? {};
-  if (key === "x" && host !== null && min != null && max != null) {
-    host.dataset.xMin = String(min);
-    host.dataset.xMax = String(max);
+  const { min, max } = u.scales[key] ?? {};
+  if ((key === "x" || key === "y") && host !== null && min != null && max != null) {
+    host.dataset[`${key}Min`] = String(min);
+    host.dataset[`${key}Max`] = String(max);
   }
 }
 
@@ -140,6 +140,9 @@ export function draw(host: HTMLElement, chart: Chart): uPlot {
   }
   old?.plot.destroy();
   host.replaceChildren();
+  // The axes' labels, which uPlot draws on its canvas, in the markup too.
+  host.dataset.xLabel = chart.x.label;
+  host.dataset.yLabel = chart.y.label;
   const plot = new uPlot(options(chart, width(host)), data(chart), host);
   markIdle(plot);
   drawn.set(host, { plot, shape, legend: drawOrder(chart).map((s) => ({ label: s.label, color: colorOf(chart, s) })) });

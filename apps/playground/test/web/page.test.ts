@@ -644,6 +644,11 @@ describe.runIf(haveChromium())("the page in Chromium", () => {
         expect(Number(await host.getAttribute("data-y-min")), id).toBeLessThanOrEqual(Math.min(0, ...values));
         expect(Number(await host.getAttribute("data-y-max")), id).toBeGreaterThanOrEqual(Math.max(...values));
       }
+      // The axis makes room for its widest tick label (420,000 tokens), so its label covers none:
+      // the budget's plot area starts further right than the calls'.
+      const left = (id: string) =>
+        page.locator(`[data-chart-figure="${id}"] .u-over`).evaluate((e) => e.getBoundingClientRect().left);
+      expect(await left("plot-model-budget")).toBeGreaterThan(await left("admitted"));
       expect(byId("tokens").unit).toBe("tokens/s");
       expect(byId("model-budget").unit).toBe("tokens");
       // Charging after the response overran a tenant's budget: its axis goes below 0.

@@ -20,7 +20,8 @@ export interface Ask {
   /**
    * How important it is: a level's number (0 the most important) or name, read by the stages
    * that judge by priority (a concurrency limit, a shedder with levels); `undefined` for the
-   * holder's own (a guard's `priority` option, else the levels' fallback).
+   * holder's own (a guard's `priority` option, else the levels' fallback). A guard's call
+   * carries its `priority` function's answer, read by the same rule as admit's.
    */
   readonly priority?: number | string;
   /**

@@ -23,6 +23,8 @@ export interface Ask {
    * holder's own (a guard's `priority` option, else the levels' fallback).
    */
   readonly priority?: number | string;
+  /** The client's identity, read by the stages kept per key (admit's limits and quota); "" or left out for none. */
+  key?: string;
   /**
    * Written by a stage as it refuses: milliseconds until it could admit (0 when it does not know,
    * `Infinity` when it never will).
@@ -66,6 +68,18 @@ export interface Stage<T = unknown> {
    * `undefined`), or `undefined` to refuse, the wait written into `ask.retryAfter`.
    */
   enter(now: number, ask: Ask): T | undefined;
+  /**
+   * For a stage whose answer may come later (admit's quota set on a store across the network),
+   * asked by the pipeline in place of `enter`, at its last place: hands `go` what `enter` would
+   * answer — at once, or when the store answers (`late`) — and anything it or the store throws to
+   * `fail`; answers what they answer, or a promise of it. A pipeline holds one such stage at most.
+   */
+  enterThen?<R>(
+    now: number,
+    ask: Ask,
+    go: (token: T | undefined, late: boolean) => R,
+    fail: (error: unknown) => R,
+  ): R | Promise<R>;
   /** The admitted call ended at `now` (ms): how it went. */
   settle?(token: T, now: number, outcome: Outcome): void;
   /** The admitted call never ran (a later stage refused it): give back what it holds. */

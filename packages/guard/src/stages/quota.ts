@@ -78,7 +78,7 @@ export class QuotaStage implements Stage<Reservation | true> {
       const quota = this.#quota;
       charges = quota.charges(ask.key ?? "", ask.cost);
       if (!Array.isArray(charges))
-        throw new TypeError(`admit quota.charges answered ${check.describe(charges)}, not an array of charges`);
+        throw new TypeError(`${this.specs.path}.charges answered ${check.describe(charges)}, not an array of charges`);
       checkNames(charges, this.specs);
       const reserving = this.#reserving;
       report =
@@ -156,8 +156,9 @@ export const quota: StageDef<"quota"> = {
     const q = o.quota as QuotaAdmission | undefined;
     if (q === undefined) return undefined;
     const busy = parseBusy(o.busyRetryAfter, host.owner);
-    const specs = quotaSpecs(q);
-    const reserving = reserveOption(q.reserve, q.store);
+    const path = `${host.owner} quota`;
+    const specs = quotaSpecs(q, path);
+    const reserving = reserveOption(q.reserve, q.store, path);
     // The reservation settles at admit's clock (checked by admit before any stage is read).
     return new QuotaStage(q, specs, reserving, busy, (o.clock as Clock | undefined) ?? systemClock);
   },

@@ -210,7 +210,7 @@ export function admit(options?: AdmitOptions): Admission {
     const stage = def.parse(o, host);
     if (stage !== undefined) stages.push(stage);
   }
-  const pipeline = new Pipeline(stages);
+  const pipeline = new Pipeline(stages, true);
   const holds = stages.some((st) => typeof st.settle === "function" || typeof st.release === "function");
   const shedder = stages.find((st): st is ShedderStage => st instanceof ShedderStage)?.shedder;
   const gate = stages.find((st): st is GateStage => st instanceof GateStage)?.gate;

@@ -140,11 +140,15 @@ export class Pipeline {
    */
   refusedBy = -1;
 
-  /** @param stages - in the order they are asked (those with `last` and a `peek` are spent last) */
-  constructor(stages: readonly Stage[]) {
+  /**
+   * @param stages - in the order they are asked (those with `last` and a `peek` are spent last)
+   * @param waits - whether its holder waits for a stage that answers later (admit, through
+   *   {@link Pipeline.admitThen}); otherwise every stage is entered as it is (a simulated chain)
+   */
+  constructor(stages: readonly Stage[], waits = false) {
     this.stages = stages;
     const all = stages.length;
-    const late = stages.findIndex((s) => typeof s.enterThen === "function");
+    const late = waits ? stages.findIndex((s) => typeof s.enterThen === "function") : -1;
     if (late >= 0 && (late !== all - 1 || stages[late].last === true))
       throw new RangeError(
         `a stage that answers later (${stages[late].kind}) must stand at the pipeline's last place, entered there`,

@@ -111,16 +111,23 @@ describe.each([0, 1_700_000_000_123.375])("the server's keyed stages, the clock 
     expect(alone.enter(t0, ask("y", 2))).toBe(true); // another key's own
   });
 
-  it("a stage that answers later stands last: the pipeline refuses one anywhere else", () => {
+  it("a stage that answers later stands last: the pipeline refuses one anywhere else, unless its holder does not wait", () => {
     const log: string[] = [];
-    expect(() => new Pipeline([later(log, () => "q"), noting("a", log)])).toThrow(
+    // A holder that does not wait (a simulated chain) enters it as any other stage.
+    const plain = new Pipeline([
+      { kind: "late", enter: () => (log.push("late enter"), "e"), enterThen: () => "then" } as Stage,
+      noting("a", log),
+    ]);
+    expect(plain.admit(t0, ask(), held())).toBe(true);
+    expect(log).toEqual(["late enter", `a enter ${t0}`]);
+    expect(() => new Pipeline([later(log, () => "q"), noting("a", log)], true)).toThrow(
       "a stage that answers later (late) must stand at the pipeline's last place",
     );
   });
 
   it("spends the stages kept for last once the late stage admitted, at the clock's reading then", async () => {
     const log: string[] = [];
-    const p = new Pipeline([noting("a", log), noting("k", log, { last: true }), later(log, () => "q")]);
+    const p = new Pipeline([noting("a", log), noting("k", log, { last: true }), later(log, () => "q")], true);
     const h = held();
     const answer = await p.admitThen(
       t0,
@@ -136,7 +143,7 @@ describe.each([0, 1_700_000_000_123.375])("the server's keyed stages, the clock 
     expect(log.slice(4)).toEqual([`late release q ${t0 + 9}`, `k release k ${t0 + 9}`, `a release a ${t0 + 9}`]);
     // Answered at once, it goes on at once, at the same instant.
     const now: string[] = [];
-    const q = new Pipeline([noting("k", now, { last: true }), later(now, () => "q", true)]);
+    const q = new Pipeline([noting("k", now, { last: true }), later(now, () => "q", true)], true);
     expect(
       q.admitThen(
         t0,
@@ -155,11 +162,14 @@ describe.each([0, 1_700_000_000_123.375])("the server's keyed stages, the clock 
       [() => "q", true, 1],
     ] as const) {
       const log: string[] = [];
-      const p = new Pipeline([
-        noting("a", log),
-        noting("k", log, { last: true, refuse: () => refuseK && log.length > 3 }),
-        later(log, answer),
-      ]);
+      const p = new Pipeline(
+        [
+          noting("a", log),
+          noting("k", log, { last: true, refuse: () => refuseK && log.length > 3 }),
+          later(log, answer),
+        ],
+        true,
+      );
       const h = held();
       const got = await p.admitThen(
         t0,
@@ -176,7 +186,7 @@ describe.each([0, 1_700_000_000_123.375])("the server's keyed stages, the clock 
       expect(h).toEqual(held());
     }
     const log: string[] = [];
-    const p = new Pipeline([noting("a", log), later(log, () => new Error("store down"))]);
+    const p = new Pipeline([noting("a", log), later(log, () => new Error("store down"))], true);
     const h = held();
     await expect(
       p.admitThen(
@@ -191,7 +201,7 @@ describe.each([0, 1_700_000_000_123.375])("the server's keyed stages, the clock 
     expect(h).toEqual(held());
     // A stage before it that refuses: the late one is never asked.
     const early: string[] = [];
-    const r = new Pipeline([noting("a", early, { refuse: () => true }), later(early, () => "q")]);
+    const r = new Pipeline([noting("a", early, { refuse: () => true }), later(early, () => "q")], true);
     expect(
       r.admitThen(
         t0,

@@ -278,7 +278,6 @@ export function admit(options?: AdmitOptions): Admission {
     now: number,
     a: Ask,
     held: Held | undefined,
-    priority: Priority | undefined,
     signal: AbortSignal | undefined,
     waits: boolean,
   ): Verdict | Promise<Verdict> => {
@@ -307,7 +306,7 @@ export function admit(options?: AdmitOptions): Admission {
       }
       // Refused by the concurrency limit, a request may wait for a place, holding nothing.
       if (waits && line !== undefined && (kind === "limit" || kind === "reserved"))
-        return line.wait(now, a.key ?? "", a.cost, priority, kind, signal);
+        return line.wait(now, a.key ?? "", a.cost, a.priority, kind, signal);
       return refuse(503, kind, busy, [], []);
     }
     let before: readonly Field[] | undefined;
@@ -350,13 +349,13 @@ export function admit(options?: AdmitOptions): Admission {
       ask.cost = cost;
       ask.priority = priority;
       const admitted = pipeline.admit(now, ask, held ?? NO_HELD);
-      return verdict(admitted, false, now, ask, held, priority, signal, waits);
+      return verdict(admitted, false, now, ask, held, signal, waits);
     }
     // A store may answer later, when another request may have asked: this one's own.
     const a: Ask = { cost, hedge: false, first: true, retryAfter: 0, priority, key };
     // (A promise of a promise of a verdict, once a line was waited in, is a promise of the verdict.)
     return pipeline.admitThen(now, a, held ?? NO_HELD, later, (admitted, late) =>
-      verdict(admitted, late, now, a, held, priority, signal, waits),
+      verdict(admitted, late, now, a, held, signal, waits),
     ) as Verdict | Promise<Verdict>;
   };
   const line =

@@ -142,17 +142,14 @@ export class Pipeline {
 
   /**
    * @param stages - in the order they are asked (those with `last` and a `peek` are spent last)
-   * @param waits - whether its holder waits for a stage that answers later (admit, through
-   *   {@link Pipeline.admitThen}); otherwise every stage is entered as it is (a simulated chain)
+   * @param waits - whether its holder waits for a stage that answers later (admit's quota set)
    */
   constructor(stages: readonly Stage[], waits = false) {
     this.stages = stages;
     const all = stages.length;
     const late = waits ? stages.findIndex((s) => typeof s.enterThen === "function") : -1;
     if (late >= 0 && (late !== all - 1 || stages[late].last === true))
-      throw new RangeError(
-        `a stage that answers later (${stages[late].kind}) must stand at the pipeline's last place, entered there`,
-      );
+      throw new RangeError(`a stage that answers later (${stages[late].kind}) must stand last`);
     this.#late = late;
     // With one, `admit` asks the places before it, and admitThen it and the stages spent last.
     const n = late >= 0 ? late : all;
@@ -323,13 +320,9 @@ export class Pipeline {
   }
 
   /**
-   * Admits `ask` at `now` (ms) through a pipeline whose last place's stage may answer later (an
-   * `enterThen`: admit's quota set), its tokens kept in `held`, and answers `done(admitted, late)`
-   * once decided: at once, or when that stage's store answers (`late`), the stages spent last then
-   * entered at `later()` (ms). On a refusal {@link Pipeline.refusedBy} and `ask.retryAfter` are
-   * read in `done`, before anything else runs. Without such a stage, as {@link Pipeline.admit}.
-   * What comes to be given back after the places before it (a refusal, or anything thrown) is
-   * given back at NaN: the stages that need the time read it then.
+   * As {@link Pipeline.admit}, then the stage that may answer later and those spent last (at
+   * `later()` ms, once it answered late); `done(admitted, late)` when decided, `refusedBy` read
+   * there. What is given back after the places before it is given back at NaN.
    */
   admitThen<R>(
     now: number,

@@ -23,7 +23,7 @@ export interface Ask {
    * holder's own (a guard's `priority` option, else the levels' fallback).
    */
   readonly priority?: number | string;
-  /** The client's identity, read by the stages kept per key (admit's limits and quota); "" or left out for none. */
+  /** The client's identity, for the stages kept per key; "" or left out for none. */
   key?: string;
   /**
    * Written by a stage as it refuses: milliseconds until it could admit (0 when it does not know,
@@ -69,10 +69,8 @@ export interface Stage<T = unknown> {
    */
   enter(now: number, ask: Ask): T | undefined;
   /**
-   * For a stage whose answer may come later (admit's quota set on a store across the network),
-   * asked by the pipeline in place of `enter`, at its last place: hands `go` what `enter` would
-   * answer — at once, or when the store answers (`late`) — and anything it or the store throws to
-   * `fail`; answers what they answer, or a promise of it. A pipeline holds one such stage at most.
+   * `enter` for a stage that may answer later (a store over the network), at a waiting holder's
+   * last place: hands `go` the token (`late` once the store answered), `fail` what is thrown.
    */
   enterThen?<R>(
     now: number,

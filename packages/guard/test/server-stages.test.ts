@@ -121,7 +121,7 @@ describe.each([0, 1_700_000_000_123.375])("the server's keyed stages, the clock 
     expect(plain.admit(t0, ask(), held())).toBe(true);
     expect(log).toEqual(["late enter", `a enter ${t0}`]);
     expect(() => new Pipeline([later(log, () => "q"), noting("a", log)], true)).toThrow(
-      "a stage that answers later (late) must stand at the pipeline's last place",
+      "a stage that answers later (late) must stand last",
     );
   });
 

@@ -43,17 +43,13 @@ export class KeyedStage implements Stage<true> {
   }
 }
 
-/** Its options' bounds, when left out: the most keys with state, and the bytes they may hold (256 MiB). */
-const MAX_KEYS = 100_000;
-const MAX_BYTES = 2 ** 28;
-
 export const keyed: StageDef<"rate"> = {
   kind: "rate",
   options: ["limits", "maxKeys", "maxBytes"],
   place: { server: 40 },
   parse(o, host: Host) {
-    const maxKeys = o.maxKeys === undefined ? MAX_KEYS : check.integer(o.maxKeys, `${host.owner} maxKeys`, 1);
-    const maxBytes = o.maxBytes === undefined ? MAX_BYTES : check.positive(o.maxBytes, `${host.owner} maxBytes`);
+    const maxKeys = o.maxKeys === undefined ? 100_000 : check.integer(o.maxKeys, `${host.owner} maxKeys`, 1);
+    const maxBytes = o.maxBytes === undefined ? 2 ** 28 : check.positive(o.maxBytes, `${host.owner} maxBytes`);
     const checked = o.limits === undefined ? [] : checkLimits(o.limits, host.owner, host.now);
     // Refused before anything is allocated: what maxKeys keys would hold at most.
     checkBytes(checked, maxKeys, maxBytes, `${host.owner} limits`);

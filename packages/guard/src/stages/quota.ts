@@ -88,34 +88,23 @@ export class QuotaStage implements Stage<Reservation | true> {
     } catch (error) {
       return fail(error);
     }
+    const answer = (r: unknown, late: boolean): R => {
+      let token: Reservation | true | undefined;
+      try {
+        token = this.#decide(r, charges, ask);
+      } catch (error) {
+        return fail(error);
+      }
+      return go(token, late);
+    };
     if (typeof (report as PromiseLike<AtomicReport> | null)?.then === "function")
-      return Promise.resolve(report).then((r) => this.#answer(r, charges, ask, go, fail, true), fail);
-    return this.#answer(report, charges, ask, go, fail, false);
-  }
-
-  #answer<R>(
-    report: unknown,
-    charges: readonly QuotaCharge[],
-    ask: Ask,
-    go: (token: Reservation | true | undefined, late: boolean) => R,
-    fail: (error: unknown) => R,
-    late: boolean,
-  ): R {
-    let token: Reservation | true | undefined;
-    try {
-      token = this.#decide(report, charges, ask);
-    } catch (error) {
-      return fail(error);
-    }
-    return go(token, late);
+      return Promise.resolve(report).then((r) => answer(r, true), fail);
+    return answer(report, false);
   }
 
   /** The store's answer as a token, or `undefined` with the wait in `ask.retryAfter`, its figures kept. */
   #decide(report: unknown, charges: readonly QuotaCharge[], ask: Ask): Reservation | true | undefined {
-    this.reservation = undefined;
     this.full = false;
-    this.states = [];
-    this.violated = [];
     if (this.#reserving !== undefined && unreserved(report)) {
       // No room for one more reservation in the store: nothing reserved.
       this.full = true;

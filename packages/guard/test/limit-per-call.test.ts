@@ -4,36 +4,22 @@
 // and what it throws is the call's error with nothing held. At clocks near 0 and near Date.now().
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { AimdLimit, FixedLimit, Gradient2Limit, Limiter, VegasLimit, criticality } from "@tideward/concurrency";
+import { FixedLimit, Limiter, criticality } from "@tideward/concurrency";
 import { Breaker } from "@tideward/breaker";
 import { admit, guard, guardFetch, isRefusal } from "@tideward/guard";
 import type { RefuseEvent } from "@tideward/guard";
 import { Bucket, Gate } from "@tideward/limiters";
 import { Shedder } from "@tideward/shedder";
 import { ManualClock } from "@tideward/time";
-import { Scheduler } from "./scheduler";
+import { simulated } from "./scheduler";
+import { deferred, outcome } from "./support/promises";
+import { algorithms, arrival, events, fixed, flush } from "./limit-traces";
+import type { Arrival, Build } from "./limit-traces";
 
 const STARTS = [0, 1_700_000_000_123.375];
 
-function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void } {
-  let resolve!: (v: T) => void;
-  const promise = new Promise<T>((res) => (resolve = res));
-  return { promise, resolve };
-}
-
-async function outcome<T>(p: Promise<T>): Promise<{ value?: T; error?: unknown }> {
-  try {
-    return { value: await p };
-  } catch (error) {
-    return { error };
-  }
-}
-
 describe.each(STARTS)("guard priority from the call's arguments, clock at %d", (t0) => {
-  const sim = () => {
-    const s = new Scheduler(t0);
-    return { s, base: { clock: s.now, timers: s, random: () => 0.5 } };
-  };
+  const sim = () => simulated(t0);
 
   it("one guard for mixed traffic: each call at its own level, prefetch stopped at its share", async () => {
     const { base } = sim();
@@ -220,49 +206,7 @@ describe("guard priority function options", () => {
 
 // The property: one guard whose priority is a function of its arguments decides exactly as the
 // guards of one level each, sharing one limiter (and one shedder with levels), do.
-interface Arrival {
-  readonly gap: number;
-  readonly duration: number;
-  readonly level: number;
-  readonly fails: boolean;
-}
-
-const arrival: fc.Arbitrary<Arrival> = fc.record({
-  gap: fc.double({ min: 0, max: 8, noNaN: true }),
-  duration: fc.double({ min: 0.5, max: 60, noNaN: true }),
-  level: fc.integer({ min: 0, max: 3 }),
-  fails: fc.boolean(),
-});
-
-type Build = (now: number) => Limiter;
-const algorithms: [string, Build][] = [
-  [
-    "AIMD",
-    (now) => new Limiter(new AimdLimit({ initial: 4, min: 1, max: 12, timeout: 40 }), { now, priorities: criticality }),
-  ],
-  ["Vegas", (now) => new Limiter(new VegasLimit({ initial: 6, min: 1, max: 16 }), { now, priorities: criticality })],
-  [
-    "Gradient2",
-    (now) => new Limiter(new Gradient2Limit({ initial: 6, min: 1, max: 16 }), { now, priorities: criticality }),
-  ],
-];
-
-/** The events of a trace in time order, an end before an arrival at the same instant. */
-function events(trace: readonly Arrival[], t0: number): { at: number; end: boolean; i: number }[] {
-  const out: { at: number; end: boolean; i: number }[] = [];
-  let t = t0;
-  trace.forEach((a, i) => {
-    t += a.gap;
-    out.push({ at: t, end: false, i }, { at: t + a.duration, end: true, i });
-  });
-  return out.sort((x, y) => x.at - y.at || Number(y.end) - Number(x.end) || x.i - y.i);
-}
-
-const flush = async (): Promise<void> => {
-  for (let i = 0; i < 6; i++) await Promise.resolve();
-};
-
-/** One side: a trace through the guards `make` builds (one per level, or one for all). */
+/** One side: a trace through one guard whose priority is a function (`perCall`), or one guard per level. */
 async function side(
   build: Build,
   trace: readonly Arrival[],
@@ -309,15 +253,6 @@ async function side(
   }
   return { lines, shed };
 }
-
-/** A crowd of twenty at once with lengthening calls, then quick ones; a steady overlap with failures. */
-const fixed: Arrival[][] = [
-  [
-    ...Array.from({ length: 20 }, (_, i) => ({ gap: 0, duration: 2 + 3 * i, level: i % 4, fails: false })),
-    ...Array.from({ length: 40 }, (_, i) => ({ gap: 6, duration: 1, level: i % 4, fails: false })),
-  ],
-  Array.from({ length: 30 }, (_, i) => ({ gap: 0.5, duration: 50, level: i % 4, fails: i % 3 === 0 })),
-];
 
 describe.each([
   ["near 0", 0],

@@ -4,55 +4,15 @@
 // the same reasons, and the limit moving the same way — at clocks near 0 and near Date.now().
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { AimdLimit, Gradient2Limit, Limiter, VegasLimit, criticality } from "@tideward/concurrency";
+import { criticality } from "@tideward/concurrency";
 import { admit, guard } from "@tideward/guard";
 import type { Verdict } from "@tideward/guard";
 import { ManualClock } from "@tideward/time";
-
-interface Arrival {
-  readonly gap: number;
-  readonly duration: number;
-  readonly level: number;
-  readonly fails: boolean;
-}
-
-const arrival: fc.Arbitrary<Arrival> = fc.record({
-  gap: fc.double({ min: 0, max: 8, noNaN: true }),
-  duration: fc.double({ min: 0.5, max: 60, noNaN: true }),
-  level: fc.integer({ min: 0, max: 3 }),
-  fails: fc.boolean(),
-});
-
-type Build = (now: number) => Limiter;
-const algorithms: [string, Build][] = [
-  [
-    "AIMD",
-    (now) => new Limiter(new AimdLimit({ initial: 4, min: 1, max: 12, timeout: 40 }), { now, priorities: criticality }),
-  ],
-  ["Vegas", (now) => new Limiter(new VegasLimit({ initial: 6, min: 1, max: 16 }), { now, priorities: criticality })],
-  [
-    "Gradient2",
-    (now) => new Limiter(new Gradient2Limit({ initial: 6, min: 1, max: 16 }), { now, priorities: criticality }),
-  ],
-];
+import { algorithms, arrival, events, fixed, flush } from "./limit-traces";
+import type { Arrival, Build } from "./limit-traces";
 
 /** What one side does with the trace: one line per event (a decision, or an end), with the limit after it. */
 type Side = (build: Build, trace: readonly Arrival[], t0: number) => Promise<string[]>;
-
-/** The events of a trace in time order, an end before an arrival at the same instant. */
-function events(trace: readonly Arrival[], t0: number): { at: number; end: boolean; i: number }[] {
-  const out: { at: number; end: boolean; i: number }[] = [];
-  let t = t0;
-  trace.forEach((a, i) => {
-    t += a.gap;
-    out.push({ at: t, end: false, i }, { at: t + a.duration, end: true, i });
-  });
-  return out.sort((x, y) => x.at - y.at || Number(y.end) - Number(x.end) || x.i - y.i);
-}
-
-const flush = async (): Promise<void> => {
-  for (let i = 0; i < 6; i++) await Promise.resolve();
-};
 
 const client: Side = async (build, trace, t0) => {
   const clock = new ManualClock(t0);
@@ -86,19 +46,6 @@ const client: Side = async (build, trace, t0) => {
   }
   return seen;
 };
-
-/**
- * Two fixed traces that put every algorithm to work on every run, whatever the random ones do: a
- * crowd of twenty at once (more than any initial limit, so some are refused) whose calls take
- * longer and longer (so a latency-led limit falls), then a quiet stretch of quick ones (so it grows).
- */
-const fixed: Arrival[][] = [
-  [
-    ...Array.from({ length: 20 }, (_, i) => ({ gap: 0, duration: 2 + 3 * i, level: i % 4, fails: false })),
-    ...Array.from({ length: 40 }, (_, i) => ({ gap: 6, duration: 1, level: i % 4, fails: false })),
-  ],
-  Array.from({ length: 30 }, (_, i) => ({ gap: 0.5, duration: 50, level: i % 4, fails: i % 3 === 0 })),
-];
 
 const server: Side = async (build, trace, t0) => {
   const clock = new ManualClock(t0);

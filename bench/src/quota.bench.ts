@@ -68,6 +68,8 @@ const ROUNDS = 7;
 const RATE = 100; // per key, an hour or a second; the capacity the same
 const gc = (globalThis as { gc?: (options?: { type: "major" | "minor" }) => void }).gc;
 if (gc === undefined) throw new Error("run with --expose-gc (bench/run.ts does)");
+// The sections to run (QUOTA_BENCH=stay,churn,atomic,reserve,step; all by default).
+const SECTIONS = new Set((process.env.QUOTA_BENCH ?? "stay,churn,atomic,reserve,step").split(","));
 
 const keys: QuotaKey[] = new Array<QuotaKey>(N);
 for (let i = 0; i < N; i++) keys[i] = new QuotaKey("t" + (i % 1_000), "u" + i, "api");
@@ -245,7 +247,7 @@ function joined(k: QuotaKey): string {
 // ── keys that stay: one token-bucket check on a random key of a million, 100 an hour per key ──
 // No key is ever back to full between its visits (it regains under three hundredths of a token
 // in the second between them), so every key keeps its state and nothing is swept.
-{
+if (SECTIONS.has("stay")) {
   const HOUR = 3_600_000;
   let before = heap();
   const engine = new QuotaEngine();
@@ -296,7 +298,7 @@ function joined(k: QuotaKey): string {
 // bucket is full again (10 ms): the engine drops it as soon as a sweep finds it full, exactly
 // (a full bucket decides as a fresh one), and gives it a slot again when it comes back; the Map
 // keeps every key it has seen.
-{
+if (SECTIONS.has("churn")) {
   let before = heap();
   const engine = new QuotaEngine();
   engine.addLimit(perSecond("api", RATE));
@@ -340,7 +342,7 @@ function joined(k: QuotaKey): string {
 }
 
 // ── an atomic three-dimension charge: user (1 of a million), tenant (1 of 1 000), model (1 of 10)
-{
+if (SECTIONS.has("atomic") || SECTIONS.has("reserve")) {
   const engine = new QuotaEngine();
   engine.addLimit(perSecond("user", RATE));
   engine.addLimit(perSecond("tenant", 1_000_000));
@@ -391,15 +393,16 @@ function joined(k: QuotaKey): string {
       model.consume(models[i % 10].id, 10),
     ]);
 
-  await race("an atomic three-dimension charge (rate-limiter-flexible: not atomic, partial debits on refusal)", [
-    sync(
-      "@tideward/quota-engine checkAtomic (all-or-nothing, charges built per call)",
-      (i, now) => engine.checkAtomic(set(i), now).committed,
-    ),
-    sync("plain Maps, check three then debit three (the floor)", take3),
-    async("rate-limiter-flexible 11.4.0 three consumes, Promise.all awaited", three, 1),
-    async("rate-limiter-flexible 11.4.0 three consumes, 1 000 sets per await", three, 1_000),
-  ]);
+  if (SECTIONS.has("atomic"))
+    await race("an atomic three-dimension charge (rate-limiter-flexible: not atomic, partial debits on refusal)", [
+      sync(
+        "@tideward/quota-engine checkAtomic (all-or-nothing, charges built per call)",
+        (i, now) => engine.checkAtomic(set(i), now).committed,
+      ),
+      sync("plain Maps, check three then debit three (the floor)", take3),
+      async("rate-limiter-flexible 11.4.0 three consumes, Promise.all awaited", three, 1),
+      async("rate-limiter-flexible 11.4.0 three consumes, 1 000 sets per await", three, 1_000),
+    ]);
 
   // Reserve against the charge set it makes: the same three-dimension set on the same engine, the
   // reservation's record kept under a made id and dropped when it expires (1 ms later: about
@@ -410,33 +413,35 @@ function joined(k: QuotaKey): string {
     model: 5 + (i & 3),
   });
   const shared = { now: 10_000 };
-  await race("reserve against a charge set (the same set, the same engine; ratios: reserve's time ÷ the other's)", [
-    sync(
-      "@tideward/quota-engine reserve (expires 1 ms later, ~1 000 held)",
-      (i, now) => engine.reserve(set(i), now, { ttl: 1 }).committed,
-      undefined,
-      10_000,
-      shared,
-    ),
-    sync(
-      "@tideward/quota-engine checkAtomic",
-      (i, now) => engine.checkAtomic(set(i), now).committed,
-      undefined,
-      10_000,
-      shared,
-    ),
-    sync(
-      "@tideward/quota-engine reserve, then settle at once (tokens back)",
-      (i, now) => {
-        const r = engine.reserve(set(i), now, { ttl: 1 });
-        return r.committed && engine.settle(r.id, tokens(i), now).ok;
-      },
-      undefined,
-      10_000,
-      shared,
-    ),
-  ]);
-  console.log(`  reservations held after the rounds: ${engine.stats().reservations.toLocaleString("en")}`);
+  if (SECTIONS.has("reserve"))
+    await race("reserve against a charge set (the same set, the same engine; ratios: reserve's time ÷ the other's)", [
+      sync(
+        "@tideward/quota-engine reserve (expires 1 ms later, ~1 000 held)",
+        (i, now) => engine.reserve(set(i), now, { ttl: 1 }).committed,
+        undefined,
+        10_000,
+        shared,
+      ),
+      sync(
+        "@tideward/quota-engine checkAtomic",
+        (i, now) => engine.checkAtomic(set(i), now).committed,
+        undefined,
+        10_000,
+        shared,
+      ),
+      sync(
+        "@tideward/quota-engine reserve, then settle at once (tokens back)",
+        (i, now) => {
+          const r = engine.reserve(set(i), now, { ttl: 1 });
+          return r.committed && engine.settle(r.id, tokens(i), now).ok;
+        },
+        undefined,
+        10_000,
+        shared,
+      ),
+    ]);
+  if (SECTIONS.has("reserve"))
+    console.log(`  reservations held after the rounds: ${engine.stats().reservations.toLocaleString("en")}`);
 }
 
 // ── the algorithm step's results: one shared object (what the engine does) or a returned one ──
@@ -446,7 +451,7 @@ function joined(k: QuotaKey): string {
 // from a table of a million slots, one step through the three-way dispatch, the state written
 // back when it passed, and a decision made. The shared side calls the engine's own `decide`; the
 // returned side is the same formulas written to return their results.
-{
+if (SECTIONS.has("step")) {
   const bucket = new Rule(limitSpec({ name: "b", capacity: 100, refill: 7, window: 1_000 }));
   const gcra = new Rule(limitSpec({ name: "g", capacity: 100, refill: 100, window: 1_000, burst: 50 }));
   const rules = [bucket, bucket, gcra] as const;

@@ -141,6 +141,8 @@ export class Reservations {
     let call: SetCall;
     let id: string;
     let ttl: number;
+    // Whether the engine made the id (then unique, and never sent twice).
+    let made: boolean;
     try {
       checkReserveOptions(options);
       const o = options as { id?: unknown; ttl?: unknown } | undefined;
@@ -150,6 +152,7 @@ export class Reservations {
       if (life !== undefined) checkReserveTtl(life);
       ttl = life ?? e.policy.reservationTtl;
       call = readSet(charges, now, true, e.rules, e.names, e.isKey);
+      made = given === undefined;
       id = given ?? this.#stem + (++this.#made).toString(36);
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
@@ -172,7 +175,7 @@ export class Reservations {
     try {
       record = e.names.record(call.charges[0] as QuotaKey, id);
       if (!call.oneTag) sameSlot([...call.names, record]);
-      wire = setWire(call, e.serverClock, e.margin, record, String(ttl), true);
+      wire = setWire(call, e.serverClock, e.margin, record, String(ttl), true, made);
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }

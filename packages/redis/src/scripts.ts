@@ -613,10 +613,10 @@ export const period: LuaScript = {
     "\nend\ncount=0\nelseif count>=quota then\nreturn'o'\nend\ncount=count+1\nredis.call('SET',KEYS[1],struct.pack('<dd',ends,count),'PX',math.floor(ends-now+tonumber(ARGV[3]))+1)\nif count==quota then return'h'end\nreturn'u'\n",
 };
 
-/** src/lua/quota.lua, with slackOf, bucket, reach, gcra, ABSENT, clock, NOT_OURS, foreign, write, kindOf, ONE_NUMBER, TWO_NUMBERS, kept, decode, encode, fresh, expiry, freshAt, expires, px, step, digest, RECORD, A_RECORD, reservation, rebase, entries, earlier, opens, window */
+/** src/lua/quota.lua, with slackOf, bucket, reach, gcra, ABSENT, clock, NOT_OURS, foreign, write, kindOf, ONE_NUMBER, TWO_NUMBERS, kept, decode, encode, fresh, expiry, freshAt, expires, px, step, digest, RECORD, NO_DIGEST, A_RECORD, reservation, rebase, entries, earlier, opens, window */
 export const quota: LuaScript = {
   name: "quota",
-  sha: "e2509cc65750ff40d4a705e507a2b33d66c6d668",
+  sha: "da88aa8aa23d5879db3e62ad0bb8dbe2cb06bf08",
   source:
     "-- tideward quota engine: one charge set (all or nothing), a peek of one, a reserve (a charge set\nlocal ABSENT='\\0\\0\\0\\0\\0\\0\\248\\127\\0\\0\\0\\0\\0\\0\\248\\127'\n" +
     NOT_OURSPart +
@@ -624,11 +624,11 @@ export const quota: LuaScript = {
     ONE_NUMBERPart +
     "\n" +
     TWO_NUMBERSPart +
-    "\nlocal RECORD=25\n" +
+    "\nlocal RECORD=25\nlocal NO_DIGEST='----------------'\n" +
     A_RECORDPart +
-    "\nlocal m=#KEYS\nlocal mode=ARGV[2]\nlocal short=mode~='c'and mode~='p'and mode~='s'and mode~='v'and mode~='C'and mode~='P'and mode~='S'and mode~='V'\nlocal now,margin,base,rid,sum,ahead\nlocal versions=false\nif short then\nnow,margin,base,mode=ARGV[1]+0,mode+0,3,'c'\nelse\ndo\nlocal arg=ARGV[1]\n" +
+    "\nlocal m=#KEYS\nlocal mode=ARGV[2]\nlocal short=mode~='c'and mode~='p'and mode~='s'and mode~='v'and mode~='w'and mode~='C'and mode~='P'and mode~='S'and mode~='V'and mode~='W'\nlocal now,margin,base,rid,sum,ahead\nlocal versions=false\nif short then\nnow,margin,base,mode=ARGV[1]+0,mode+0,3,'c'\nelse\ndo\nlocal arg=ARGV[1]\n" +
     clockPart +
-    "\nend\nmargin,base=ARGV[4]+0,5\nif mode<'a'then\nmode=mode:lower()\nm=m-ARGV[#ARGV]\nversions=true\nend\nif ARGV[3]~='0'then\nrid=KEYS[#KEYS]\nm=m-1\ndo\nlocal from=1\n" +
+    "\nend\nmargin,base=ARGV[4]+0,5\nif mode<'a'then\nmode=mode:lower()\nm=m-ARGV[#ARGV]\nversions=true\nend\nif ARGV[3]~='0'then\nrid=KEYS[#KEYS]\nm=m-1\nend\nif mode=='w'then\nsum=NO_DIGEST\nelseif rid then\ndo\nlocal from=1\n" +
     digestPart("m") +
     "\nend\nlocal seen=redis.pcall('GET',rid)\nif mode=='v'then\nlocal s,at\ndo\ns,at='',0\nif seen then\nif type(seen)=='string'and#seen>=RECORD and(#seen-RECORD)%16==0 then\ns=seen:sub(1,1)\nat=struct.unpack('<d',seen,2)\nend\nif not((s=='o'or s=='s'or s=='c')and at==at)then\ndo\n" +
     foreignPart("seen", "rid", "A_RECORD") +
@@ -802,7 +802,7 @@ export const quota: LuaScript = {
     rebasePart5("t", "r2") +
     "\na,b=na,nb\nend\n" +
     earlierPart3 +
-    "\nfound,ea,eb=found_65>0,a,b\nend\nif found then\nma[c],mb[c]=ea,eb\nif kind=='bucket'and eb>t then t=eb end\nend\nend\nend\nst[o-2],st[o-1],st[o]=a,b,kind\nend\nlocal failed=false\nlocal unwritten,created=0,0\nif mode=='c'or mode=='v'then\nlocal latest=nil\nif m>16 then latest={}end\nfor c=1,m do\nlocal o=c*3\nlocal cost,p1,p2=ch[o-2],ch[o-1],ch[o]\nif cost=='1'then cost=1 else cost=cost+0 end\nlocal enforced=cost>0\nif not enforced then cost=-cost end\nlocal a,b,kind=st[o-2],st[o-1],st[o]\nlocal old=-1\nif a~=false then\ndo\nlocal f\ndo\n" +
+    "\nfound,ea,eb=found_65>0,a,b\nend\nif found then\nma[c],mb[c]=ea,eb\nif kind=='bucket'and eb>t then t=eb end\nend\nend\nend\nst[o-2],st[o-1],st[o]=a,b,kind\nend\nlocal failed=false\nlocal unwritten,created=0,0\nif mode=='c'or mode=='v'or mode=='w'then\nlocal latest=nil\nif m>16 then latest={}end\nfor c=1,m do\nlocal o=c*3\nlocal cost,p1,p2=ch[o-2],ch[o-1],ch[o]\nif cost=='1'then cost=1 else cost=cost+0 end\nlocal enforced=cost>0\nif not enforced then cost=-cost end\nlocal a,b,kind=st[o-2],st[o-1],st[o]\nlocal old=-1\nif a~=false then\ndo\nlocal f\ndo\n" +
     freshAtPart("b", "kind", "p1", "a", "p2") +
     "\nend\ndo\n" +
     expiryPart("old", "f") +
@@ -844,13 +844,13 @@ export const quota: LuaScript = {
     foreignPart("v", "key", "what") +
     "\nend\nend\nleft=left-1\nend\nend\nfor c=1,m do\nlocal o=c*3\nlocal value=ch[o-2]\nif value and not(created>0 and ch[o])then\ndo\nlocal key,ms,nx=KEYS[c],ch[o-1],nil\n" +
     writePart +
-    "\nend\nend\nend\nreply='1'..reply\nif mode=='v'then\nlocal rec={}\nfor c=1,m do\nlocal o=c*3\nlocal cost,ends=ARGV[base+o-3]+0,0\nif cost<0 then cost=-cost end\nif st[o]=='window'then ends=st[o-1]end\nrec[c]=struct.pack('<dd',cost,ends)\nend\nlocal ttl=ARGV[3]+0\nredis.call('SET',rid,'o'..struct.pack('<d',now+ttl)..sum..table.concat(rec),'PX',math.floor(ttl+margin)+1)\nelseif rid then\nlocal sent={}\nfor c=1,m do\nlocal o=base+c*3-3\nsent[c]=struct.pack('<ddd',ARGV[o]+0,ARGV[o+1]+0,ARGV[o+2]+0)\nend\nredis.call('SET',rid,reply..table.concat(sent)..sum,'PX',ARGV[3])\nend\nreturn reply\n",
+    "\nend\nend\nend\nreply='1'..reply\nif mode=='v'or mode=='w'then\nlocal rec={}\nfor c=1,m do\nlocal o=c*3\nlocal cost,ends=ARGV[base+o-3]+0,0\nif cost<0 then cost=-cost end\nif st[o]=='window'then ends=st[o-1]end\nrec[c]=struct.pack('<dd',cost,ends)\nend\nlocal ttl=ARGV[3]+0\nredis.call('SET',rid,'o'..struct.pack('<d',now+ttl)..sum..table.concat(rec),'PX',math.floor(ttl+margin)+1)\nelseif rid then\nlocal sent={}\nfor c=1,m do\nlocal o=base+c*3-3\nsent[c]=struct.pack('<ddd',ARGV[o]+0,ARGV[o+1]+0,ARGV[o+2]+0)\nend\nredis.call('SET',rid,reply..table.concat(sent)..sum,'PX',ARGV[3])\nend\nreturn reply\n",
 };
 
-/** src/lua/settle.lua, with take, adjust, slackOf, bucket, clock, NOT_OURS, foreign, write, kindOf, ONE_NUMBER, TWO_NUMBERS, kept, decode, encode, fresh, expiry, freshAt, expires, px, digest, RECORD, A_RECORD, reservation, rebase, entries, earlier, opens */
+/** src/lua/settle.lua, with take, adjust, slackOf, bucket, clock, NOT_OURS, foreign, write, kindOf, ONE_NUMBER, TWO_NUMBERS, kept, decode, encode, fresh, expiry, freshAt, expires, px, digest, RECORD, NO_DIGEST, A_RECORD, reservation, rebase, entries, earlier, opens */
 export const settle: LuaScript = {
   name: "settle",
-  sha: "58a3866ba6204638553e3b0c51bca016bcaf674e",
+  sha: "68107105cb4fa43378f7a6d02ddf60f2dca47e47",
   source:
     "-- tideward reservations: settle or cancel one, in one round trip. KEYS[1] is its record (written by\n" +
     NOT_OURSPart +
@@ -858,15 +858,15 @@ export const settle: LuaScript = {
     ONE_NUMBERPart +
     "\n" +
     TWO_NUMBERSPart +
-    "\nlocal RECORD=25\n" +
+    "\nlocal RECORD=25\nlocal NO_DIGEST='----------------'\n" +
     A_RECORDPart +
     "\nlocal now\ndo\nlocal arg=ARGV[1]\n" +
     clockPart2("now") +
     "\nend\nlocal margin,debt=ARGV[2]+0,ARGV[3]=='d'\nlocal m=#KEYS-1\nlocal status,ahead,from=ARGV[4],nil,2\nif status<'a'then\nstatus=status:lower()\nm=m-ARGV[#ARGV]\nfrom=m+2\ndo\nlocal from,to=5+3*m,#ARGV\n" +
     entriesPart("ahead") +
-    "\nend\nend\nlocal rec=redis.pcall('GET',KEYS[1])\nlocal sum\ndo\nlocal to=from+m-1\n" +
+    "\nend\nend\nlocal rec=redis.pcall('GET',KEYS[1])\nlocal sum=NO_DIGEST\nif type(rec)~='string'or rec:sub(10,RECORD)~=NO_DIGEST then\ndo\nlocal to=from+m-1\n" +
     digestPart("to") +
-    "\nend\nlocal s\ndo\nlocal key=KEYS[1]\nlocal s_4,at='',0\nif rec then\nif type(rec)=='string'and#rec>=RECORD and(#rec-RECORD)%16==0 then\ns_4=rec:sub(1,1)\nat=struct.unpack('<d',rec,2)\nend\nif not((s_4=='o'or s_4=='s'or s_4=='c')and at==at)then\ndo\n" +
+    "\nend\nend\nlocal s\ndo\nlocal key=KEYS[1]\nlocal s_4,at='',0\nif rec then\nif type(rec)=='string'and#rec>=RECORD and(#rec-RECORD)%16==0 then\ns_4=rec:sub(1,1)\nat=struct.unpack('<d',rec,2)\nend\nif not((s_4=='o'or s_4=='s'or s_4=='c')and at==at)then\ndo\n" +
     foreignPart("rec", "key", "A_RECORD") +
     "\nend\n" +
     reservationPart("s_4", "rec") +

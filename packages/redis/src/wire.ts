@@ -36,6 +36,9 @@
 //            its record written (see parts/state.lua). Reply: a set's; or, when an open record of
 //            this id holds the same charges, REPLAYED, now and the instant it expires (two
 //            doubles), charging nothing; or DUPLICATE when the id is taken otherwise.
+//          - a reserve under an id the engine made (RESERVE_MADE): likewise, but no record is read
+//            first (the id is unique and never sent twice) and the record keeps no digest of its
+//            keys (NO_DIGEST; settle.lua then compares none). Reply: a set's.
 //          - a batch (BATCH; KEYS[i] the state input i touches): its one limit's p1 and p2, then two
 //            arguments an input: its cost and its now ('' for the batch's). Each input is charged
 //            on its own, in order. Reply: COMMITTED, now (8 bytes), STATE bytes for each distinct
@@ -101,6 +104,8 @@ const COMMIT = "c";
 const PEEK = "p";
 const BATCH = "s";
 const RESERVE = "v";
+/** A reserve under an id the engine made: no record read first, no digest kept (see quota.lua). */
+const RESERVE_MADE = "w";
 const DEBT = "d";
 const CAP = "k";
 /** `ARGV[3]` when no request id's answer is kept. */
@@ -140,7 +145,7 @@ export interface SetWire {
  * The keys and arguments of `call`: the short form when it commits on the caller's clock with no
  * request id, else the general one (`ridKey`: the request id's name, or undefined; `ttl` how long
  * its answer is kept, ms). With `reserve`, a reserve: `ridKey` is the record's name, `ttl` the
- * reservation's time to live.
+ * reservation's time to live; with `made` too, under an id the engine made.
  *
  * @throws a {@link CrossSlotError} when the request id's key cannot share the charges' slot
  */
@@ -151,6 +156,7 @@ export function setWire(
   ridKey: string | undefined,
   ttl: string,
   reserve = false,
+  made = false,
 ): SetWire {
   const m = call.names.length;
   const committing = call.commit && call.unknown < 0;
@@ -174,7 +180,7 @@ export function setWire(
     }
     args = new Array<string>(4 + 3 * m);
     args[0] = serverClock ? "" : String(call.now);
-    const mode = !committing ? PEEK : reserve ? RESERVE : COMMIT;
+    const mode = !committing ? PEEK : reserve ? (made ? RESERVE_MADE : RESERVE) : COMMIT;
     // A mode in upper case: the call ends with its section of versions (see versions.ts).
     args[1] = versions === undefined ? mode : mode.toUpperCase();
     args[2] = keep;

@@ -57,6 +57,44 @@ withRedis("reservations under faults", () => {
     await proxy.stop();
   });
 
+  it("under an id the engine made, whose record keeps no digest of its keys, a lost settle ran once and its retry answers already_settled", async () => {
+    const proxy = await startProxy(redis.server().port);
+    const engine = new RedisQuotaEngine(ioredisClient(await redis.raw({ port: proxy.port })), {
+      ...patient,
+      prefix: "sm:",
+      timeout: 150,
+    });
+    await engine.addLimit(limitSpec(user));
+    await engine.addLimit(limitSpec(tokens));
+    const direct = await redis.raw();
+    const held = async (): Promise<(number | undefined)[]> => [
+      bucketTokens(await direct.getBuffer(engine.redisKey(alice, "user")), user, 0),
+      bucketTokens(await direct.getBuffer(engine.redisKey(tenant, "tokens")), tokens, 0),
+    ];
+    const warm = await engine.reserve(set, 0, { id: "warm" });
+    expect((await engine.cancel(warm.id, 0)).ok).toBe(true);
+    const made = await engine.reserve(set, 0);
+    expect([made.code, made.id.startsWith("#")]).toEqual(["reserved", true]);
+    expect(await held()).toEqual([49, 4_200]);
+    // The records: the caller's id keeps the digest of its keys (16 hex digits), the engine's none.
+    const record = async (id: string) => (await direct.getBuffer(`sm:{acme}v${id}`))?.subarray(9, 25).toString();
+    expect(await record("warm")).toMatch(/^[0-9a-f]{16}$/);
+    expect(await record(made.id)).toBe("-".repeat(16));
+    proxy.hold();
+    const lost = await engine.settle(made.id, { tokens: 300 }, 0).then(
+      () => "answered",
+      (e: Error) => e.message,
+    );
+    expect(lost).toMatch(/got no answer from Redis/);
+    expect(await held()).toEqual([49, 4_700]);
+    proxy.release();
+    await sleep(20);
+    const again = await engine.settle(made.id, { tokens: 300 }, 0);
+    expect(again.ok ? "settled" : again.code).toBe("already_settled");
+    expect(await held()).toEqual([49, 4_700]); // refunded once
+    await proxy.stop();
+  });
+
   it("a reserve sent under CLIENT PAUSE is indeterminate; its retry with the id is replayed, charged once", async () => {
     const hasty = new RedisQuotaEngine(await redis.ioredis(), {
       ...patient,

@@ -17,7 +17,7 @@ local mode = ARGV[2]
 -- where the general form has its mode. A mode in upper case is the general form with a section of
 -- versions (parts/versions.lua) at the end of ARGV, its last argument the number of names it adds
 -- to KEYS (after the charges' own, before a request id's); `ahead` maps a charge to its entry.
-local short = mode ~= 'c' and mode ~= 'p' and mode ~= 's' and mode ~= 'v' and mode ~= 'C' and mode ~= 'P' and mode ~= 'S' and mode ~= 'V'
+local short = mode ~= 'c' and mode ~= 'p' and mode ~= 's' and mode ~= 'v' and mode ~= 'w' and mode ~= 'C' and mode ~= 'P' and mode ~= 'S' and mode ~= 'V' and mode ~= 'W'
 local now, margin, base, rid, sum, ahead
 local versions = false
 if short then
@@ -36,6 +36,13 @@ else
     -- place of the names, so an answer of three charges keeps 145 bytes).
     rid = KEYS[#KEYS]
     m = m - 1
+  end
+  if mode == 'w' then
+    -- A reserve under an id the engine made (mode 'w'): unique to its process, and never sent
+    -- twice (an unanswered reserve is not retried), so there is no record to read first, and its
+    -- id tells its keys apart without their digest.
+    sum = NO_DIGEST
+  elseif rid then
     sum = digest(1, m)
     local seen = redis.pcall('GET', rid)
     if mode == 'v' then
@@ -202,7 +209,7 @@ end
 -- and whether it is the first write of a key that was absent (`nx`, counted in `fresh`).
 local failed = false
 local unwritten, created = 0, 0
-if mode == 'c' or mode == 'v' then
+if mode == 'c' or mode == 'v' or mode == 'w' then
   local latest = nil
   if m > 16 then latest = {} end
   for c = 1, m do
@@ -308,7 +315,7 @@ for c = 1, m do
 end
 
 reply = '1' .. reply
-if mode == 'v' then
+if mode == 'v' or mode == 'w' then
   -- The reservation's record, open for ARGV[3] ms of the decisions' clock (and the margin on
   -- Redis's): each charge's cost and, for a window, the end of the window it was counted in.
   local rec = {}

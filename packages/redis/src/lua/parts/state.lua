@@ -171,6 +171,9 @@ end
 -- its cost and the end of the window it was counted in (0 for the other kinds). RECORD bytes before
 -- the charges. Redis drops it when its time to live and the expiry margin have passed.
 local RECORD = 25
+-- The digest a record of an id the engine made keeps: none (an id of the engine's is unique, and
+-- tells the record's keys apart by itself), in 16 characters no digest has.
+local NO_DIGEST = '----------------'
 local A_RECORD = 'a reservation (a status, a double, 16 hex digits, two doubles a charge)'
 
 -- What the record `v` (GET's answer under `key`) says at `now` of a reservation of `m` charges to

@@ -79,22 +79,15 @@ export interface AdmitOptions extends LimitOption {
   readonly clock?: Clock;
 }
 
-const KNOWN: readonly (keyof AdmitOptions)[] = [
-  "shedder",
-  "load",
-  "gate",
-  "limit",
-  "priority",
+// admit's options: its stages' (in the order they are asked), then its own.
+const KNOWN = [
+  ...stagesOf("server").flatMap((d) => d.options),
   "wait",
-  "limits",
-  "quota",
-  "maxKeys",
-  "maxBytes",
   "busyRetryAfter",
   "problem",
   "fields",
   "clock",
-];
+] as (keyof AdmitOptions)[];
 
 /** The admission decision for one service: see {@link admit}. */
 export interface Admission {

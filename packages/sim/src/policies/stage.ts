@@ -126,7 +126,13 @@ export function stageAdapter(
 ): Adapter {
   const run = heard(stage, hearing);
   // One scratch ask an adapter: asking allocates nothing.
-  const ask: { cost: number; hedge: boolean; first: boolean; retryAfter: number; priority: number | string | undefined } = {
+  const ask: {
+    cost: number;
+    hedge: boolean;
+    first: boolean;
+    retryAfter: number;
+    priority: number | string | undefined;
+  } = {
     cost: 1,
     hedge: false,
     first: false,

@@ -96,13 +96,17 @@ function heard(stage: Stage, hearing: Hearing): Stage {
   };
 }
 
-/** The reason of each refusal kind of `stage`, for a policy named `name`: the name, or `name/kind` for a stage of several. */
+/**
+ * The reason of each refusal kind of `stage`, for a policy named `name`: the name; for a stage of
+ * several reasons, `name/kind` (`"gradient2/reserved"`), or the name alone for the kind it is
+ * named as (a policy named `"limit"` refuses `"limit"` or `"limit/reserved"`).
+ */
 function reasonsOf(stage: Stage, name: string): ((kind: string) => string) | undefined {
   const kinds = STAGES.find((d) => d.kind === stage.kind)?.reasons;
   if (kinds === undefined || kinds.length < 2) return undefined;
   // Made once: a refusal's reason allocates nothing.
   const named: Record<string, string> = {};
-  for (const k of kinds) named[k] = `${name}/${k}`;
+  for (const k of kinds) named[k] = k === name ? name : `${name}/${k}`;
   return (kind) => named[kind] ?? `${name}/${kind}`;
 }
 
@@ -112,7 +116,7 @@ function reasonsOf(stage: Stage, name: string): ((kind: string) => string) | und
  * settles its token (`"success"`, or `"failure"`, a timeout included, unless `hearing` says
  * otherwise), a call the backend dropped unserved, its caller gone, settles it as `"timeout"`, and
  * a later policy's refusal releases it. A refusal's reason is `name`, or `name/kind` for a stage
- * with several (`"gradient2/reserved"`); the chain passes each call's priority in its ask. `last`
+ * with several (see `reasonsOf`); the chain passes each call's priority in its ask. `last`
  * holds the latest clock reading (ms) it was asked at, for the figures and the readings made
  * between admissions.
  */
@@ -162,11 +166,58 @@ export function stageAdapter(
   return adapter;
 }
 
+/** What a stage policy is built from for one run: the stage's options as the guard takes them, and what the adapter adds. */
+export interface StageRun {
+  /** The stage's options (`{ breaker }`, `{ shedder, load }`, `{ limit }`). */
+  readonly options: Readonly<Record<string, unknown>>;
+  /** Its envelopes, count and figures. @defaultValue its readings, by metric name, as figures */
+  readonly extras?: Extras;
+  /** How it hears the run. @defaultValue as the chain tells it */
+  readonly hearing?: Hearing;
+}
+
+/**
+ * The one shape of every policy that is a stage of the guard's: named `name`, on `side`, its stage
+ * of kind `kind` built for each run from what `build(context, last)` gives (`last`: the latest
+ * clock reading, ms, it was asked at, which the chain keeps). `owner` names it in the stage's errors.
+ */
+export function stagePolicy(
+  kind: string,
+  name: string,
+  side: "client" | "server",
+  owner: string,
+  build: (context: PolicyContext, last: Float64Array) => StageRun,
+): PolicySpec {
+  return {
+    name,
+    create(context: PolicyContext): Adapter {
+      const last = new Float64Array([context.start]);
+      const made = build(context, last);
+      const s = stageOf(kind, made.options, { side, owner, context });
+      return stageAdapter(s, name, side, last, made.extras ?? { stats: readingsOf(s, last) }, made.hearing);
+    },
+  };
+}
+
+/** A stage's readings at the latest clock reading it was asked at, by metric name. */
+function readingsOf(s: Stage, last: Float64Array): () => Record<string, number> {
+  const readings = s.readings ?? [];
+  return () => {
+    const out: Record<string, number> = {};
+    for (const r of readings) out[r.metric] = r.read(last[0]);
+    return out;
+  };
+}
+
 /** Options of {@link stage}. */
 export interface StagePolicyOptions {
   /** Where it sits. @defaultValue the server, when the stage stands there; else the client */
   readonly side?: "client" | "server";
-  /** How results name it (and its refusal reason). @defaultValue the stage's kind */
+  /**
+   * How results name it, and its refusals: the name, or for a stage of several reasons (the
+   * limit's `"limit"` and `"reserved"`) `name/kind`, the name alone for the kind it is named as.
+   * @defaultValue the stage's kind
+   */
   readonly name?: string;
 }
 
@@ -175,8 +226,10 @@ export interface StagePolicyOptions {
  * `"shed"`, `"gate"`, `"breaker"`, `"rate"`, …: whatever the guard's stages list holds), built
  * for each run by the stage's own module from `options(context)`, its options as a guard or
  * `admit` takes them (`{ limit: new Limiter(aimd()) }`): a function, so that no two runs share an
- * instance. A new stage of the guard's is a policy here with no code of its own. Its figures are
- * its readings (by metric name) at the latest clock reading it was asked at.
+ * instance. A new stage of the guard's is a policy here with no code of its own. Each call is
+ * asked at its key's priority (the traffic's `keys.priority`). A call the backend drops from its
+ * queue, its caller gone, settles it as a timeout (a limit backs off). Its figures are its
+ * readings (by metric name) at the latest clock reading it was asked at.
  */
 export function stage(
   kind: string,
@@ -196,19 +249,5 @@ export function stage(
     throw new RangeError(`policy.stage side: a stage of kind ${JSON.stringify(kind)} stands on no ${side} side`);
   check.fn(options, "policy.stage options");
   const name = nameOf(o.name, kind, "policy.stage name");
-  return {
-    name,
-    create(context: PolicyContext): Adapter {
-      const made = options(context);
-      const s = stageOf(kind, made, { side, owner: "policy.stage", context });
-      const last = new Float64Array([context.start]);
-      const readings = s.readings ?? [];
-      const stats = (): Record<string, number> => {
-        const out: Record<string, number> = {};
-        for (const r of readings) out[r.metric] = r.read(last[0]);
-        return out;
-      };
-      return stageAdapter(s, name, side, last, { stats });
-    },
-  };
+  return stagePolicy(kind, name, side, "policy.stage", (context) => ({ options: options(context) }));
 }

@@ -10,8 +10,8 @@ import type { Aimd, Gradient2, Limit, SampleWindow, Vegas } from "@tideward/conc
 import { Shedder } from "@tideward/shedder";
 import type { Shed } from "@tideward/shedder";
 import { check } from "@tideward/time/internal";
-import { stageAdapter, stageOf } from "../policies/stage";
-import type { Adapter, PolicyContext, PolicySpec } from "../policy";
+import { stagePolicy } from "../policies/stage";
+import type { PolicyContext, PolicySpec } from "../policy";
 import type { LimitTrace } from "./limit-trace";
 
 /** The three adaptive algorithms, and a fixed limit (a static gate with the same priorities). */
@@ -83,41 +83,34 @@ export function adaptiveLimit(options: AdaptiveOptions): PolicySpec {
     throw new TypeError(`adaptiveLimit priorities must be a Priorities, got ${check.describe(priorities)}`);
   const name = check.or(o.name, kind);
   const trace = o.trace;
-  return {
-    name,
-    create(context: PolicyContext): Adapter {
-      const limiter = new Limiter(algorithm(kind, o.policy, context), {
-        ...(priorities === undefined ? {} : { priorities }),
-        ...(o.window === undefined ? {} : { window: o.window }),
-        now: context.start,
-      });
-      const a = limiter.algorithm;
-      const max = a instanceof FixedLimit ? a.limit : a.policy.max;
-      const stage = stageOf("limit", { limit: limiter }, { side: "server", owner: name, context });
-      return stageAdapter(
-        stage,
-        name,
-        "server",
-        new Float64Array([context.start]),
-        {
-          envelopes: [{ kind: "concurrency", label: `${name} (at most its max, ${max})`, limit: max }],
-          held: () => limiter.flying,
-          stats: () => ({ limit: limiter.limit, flying: limiter.flying }),
-        },
-        {
-          failure: "timeout",
-          ...(trace === undefined
-            ? {}
-            : {
-                observe: (now: number, refused: boolean) => {
-                  trace.note(now, limiter.limit);
-                  if (refused && a.probing) trace.refusedProbing(now);
-                },
-              }),
-        },
-      );
-    },
-  };
+  return stagePolicy("limit", name, "server", name, (context) => {
+    const limiter = new Limiter(algorithm(kind, o.policy, context), {
+      ...(priorities === undefined ? {} : { priorities }),
+      ...(o.window === undefined ? {} : { window: o.window }),
+      now: context.start,
+    });
+    const a = limiter.algorithm;
+    const max = a instanceof FixedLimit ? a.limit : a.policy.max;
+    return {
+      options: { limit: limiter },
+      extras: {
+        envelopes: [{ kind: "concurrency", label: `${name} (at most its max, ${max})`, limit: max }],
+        held: () => limiter.flying,
+        stats: () => ({ limit: limiter.limit, flying: limiter.flying }),
+      },
+      hearing: {
+        failure: "timeout",
+        ...(trace === undefined
+          ? {}
+          : {
+              observe: (now: number, refused: boolean) => {
+                trace.note(now, limiter.limit);
+                if (refused && a.probing) trace.refusedProbing(now);
+              },
+            }),
+      },
+    };
+  });
 }
 
 /** Options of {@link prioritisedShedder}. */
@@ -142,15 +135,9 @@ export function prioritisedShedder(options: PrioritisedShedderOptions): PolicySp
     throw new TypeError(`prioritisedShedder priorities must be a Priorities, got ${check.describe(o.priorities)}`);
   const { priorities, policy } = o;
   const name = check.or(o.name, "shedder");
-  return {
-    name,
-    create(context: PolicyContext): Adapter {
-      const s = new Shedder(policy, context.start, priorities);
-      const last = new Float64Array([context.start]);
-      // The stage reads the load as it admits, after the chain has noted the reading.
-      const load = (): number => context.cpu(last[0]);
-      const stage = stageOf("shed", { shedder: s, load }, { side: "server", owner: name, context });
-      return stageAdapter(stage, name, "server", last, { held: () => s.flying });
-    },
-  };
+  return stagePolicy("shed", name, "server", name, (context, last) => {
+    const s = new Shedder(policy, context.start, priorities);
+    // The stage reads the load as it admits, after the chain has noted the reading.
+    return { options: { shedder: s, load: (): number => context.cpu(last[0]) }, extras: { held: () => s.flying } };
+  });
 }

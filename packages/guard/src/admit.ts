@@ -80,7 +80,9 @@ export interface AdmitOptions extends LimitOption {
   readonly clock?: Clock;
 }
 
-const KNOWN: readonly (keyof AdmitOptions)[] = [
+// Every option admit takes, as its check of misspelt names knows them (the simulator's admission
+// policy reads the list too, through the internal entry).
+export const ADMIT_OPTIONS: readonly (keyof AdmitOptions)[] = [
   "shedder",
   "load",
   "gate",
@@ -198,7 +200,7 @@ function parseWait(value: unknown, stage: LimitStage | undefined): Queue<Entry> 
  * @throws TypeError/RangeError at once for a bad option, naming it and the value
  */
 export function admit(options?: AdmitOptions): Admission {
-  const o = check.options(options, KNOWN, "admit");
+  const o = check.options(options, ADMIT_OPTIONS, "admit");
   const clock = o.clock ?? systemClock;
   if (typeof clock !== "function") throw new TypeError(`admit clock must be a function, got ${check.describe(clock)}`);
   const start = check.finite(clock(), "admit clock()");

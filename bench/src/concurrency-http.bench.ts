@@ -1,7 +1,7 @@
 // Adaptive concurrency limits on a real node:http server, against no policy, a static gate and
 // the shedder, and whether the simulator predicted their order. Each request waits 5 ms (a
 // database, say) and then burns 10 ms of CPU, so the one event loop serves at most ~100 a second.
-// Two load generators in child processes (concurrency-load.mjs) offer user requests and prefetch
+// Two load generators in child processes offer user requests and prefetch
 // requests at once, 2.4 times what it serves in first attempts alone, and their clients retry: an attempt
 // refused (503) or unanswered within its timeout is tried again after a full-jitter backoff,
 // within the call's deadline. Goodput is the share of calls answered within the deadline of when
@@ -14,28 +14,26 @@
 // simulator (one worker serving the measured capacity, the same rates, timeouts, retries and
 // policies) and the two orders by goodput side by side. A bench, not a test: its figures depend
 // on the machine and what else it runs (print `uptime` beside them).
-import { spawn } from "node:child_process";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { join } from "node:path";
+//
+// The server, the policies' glue and the load generator are the adaptive-limit example's
+// (apps/playground/examples/load/busy-server.ts), run here with the benchmark's costs and retries.
 import { performance } from "node:perf_hooks";
-import { setTimeout as sleep } from "node:timers/promises";
 import { loadavg } from "node:os";
 import { Jitter } from "@tideward/backoff";
 import { AimdLimit, FixedLimit, Gradient2Limit, Limiter, Priorities, VegasLimit } from "@tideward/concurrency";
-import type { Token } from "@tideward/concurrency";
 import { Shedder } from "@tideward/shedder";
-import type { Ticket } from "@tideward/shedder";
 import { LoadSampler } from "@tideward/shedder/node";
 import { keys, simulate, traffic } from "@tideward/sim";
 import type { PolicySpec } from "@tideward/sim";
+import { generate, limited, open, serve, shed } from "../../apps/playground/examples/load/busy-server";
+import type { Admit, Level, Seen } from "../../apps/playground/examples/load/busy-server";
 
 /** The policies compared, in the order they run. */
 const POLICIES = ["none", "gate", "shedder+priority", "gradient2+priority", "vegas+priority", "aimd+priority"] as const;
 type Policy = (typeof POLICIES)[number];
 
-const BURN = 10;
-const WAIT = 5;
+/** Each request's cost: 5 ms waited, then 10 ms of CPU, so the one event loop serves at most ~100 a second. */
+const WORK = { wait: 5, burn: 10 } as const;
 /** What the offered load is of the capacity measured first: 2.4 times, a quarter of it user calls. */
 const OVER = 2.4;
 const USER_SHARE = 0.25;
@@ -58,17 +56,6 @@ const GATE = 4;
 const LEVELS = new Priorities({ levels: ["user", "prefetch"], shares: [0.5, 0.5], fallback: "user" });
 const PRESETS = { min: 1 } as const;
 
-type Level = "user" | "prefetch";
-type Admit = (now: number, level: Level) => ((now: number, ok: boolean) => void) | undefined;
-
-function limiter(l: Limiter): Admit {
-  return (now, level) => {
-    const t: Token | { ok: false } = l.acquire(now, level);
-    if (!t.ok) return undefined;
-    return (end, ok) => (ok ? t.pass(end) : t.drop(end));
-  };
-}
-
 /**
  * The policy `p` in front of a handler: the same code judges the real server's requests and the
  * simulated ones. `load()` is the CPU load the shedder reads (the machine's, or the simulated
@@ -77,24 +64,19 @@ function limiter(l: Limiter): Admit {
 function admitter(p: Policy, load: (now: number) => number, start: number): Admit {
   switch (p) {
     case "none":
-      return () => () => {};
+      return open;
     case "gate":
-      return limiter(new Limiter(new FixedLimit(GATE), { now: start }));
+      return limited(new Limiter(new FixedLimit(GATE), { now: start }));
     case "gradient2+priority":
-      return limiter(new Limiter(new Gradient2Limit(PRESETS), { priorities: LEVELS, now: start }));
+      return limited(new Limiter(new Gradient2Limit(PRESETS), { priorities: LEVELS, now: start }));
     case "vegas+priority":
-      return limiter(new Limiter(new VegasLimit(PRESETS), { priorities: LEVELS, now: start }));
+      return limited(new Limiter(new VegasLimit(PRESETS), { priorities: LEVELS, now: start }));
     case "aimd+priority":
-      return limiter(
+      return limited(
         new Limiter(new AimdLimit({ ...PRESETS, timeout: LOAD.timeout }), { priorities: LEVELS, now: start }),
       );
-    case "shedder+priority": {
-      const shedder = new Shedder({}, start, LEVELS);
-      return (now, level) => {
-        const t: Ticket | undefined = shedder.allow(now, load(now), level);
-        return t === undefined ? undefined : (end, ok) => (ok ? t.pass(end) : t.fail());
-      };
-    }
+    case "shedder+priority":
+      return shed(new Shedder({}, start, LEVELS), load);
   }
 }
 
@@ -130,81 +112,30 @@ function simulatedPolicy(p: Policy, levelOf: (key: number) => Level): PolicySpec
   };
 }
 
-function burn(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
-}
-
-/** What one generator saw. */
-interface Seen {
-  readonly calls: number;
-  readonly ok: number[];
-  readonly attempts: number;
-  readonly refused: number;
-  readonly timedOut: number;
-  readonly failed: number;
-  readonly unanswered: number;
-}
-
 /** Calls a second offered, per priority: set once the capacity is measured. */
 const RATES = { user: 60, prefetch: 180 };
-
-function generate(port: number, level: Level, rate: number, duration: number): Promise<Seen> {
-  const args = JSON.stringify({ port, path: `/${level}`, rate, ...LOAD, duration });
-  const child = spawn(process.execPath, [join(import.meta.dirname, "concurrency-load.mjs"), args], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let out = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
-  const backstop = setTimeout(() => child.kill(), duration + LOAD.grace + 15_000);
-  return new Promise((resolve, reject) =>
-    child.on("close", (code) => {
-      clearTimeout(backstop);
-      if (code === 0) resolve(JSON.parse(out) as Seen);
-      else reject(new Error(`load generator exited with ${code}`));
-    }),
-  );
-}
 
 /** Starts the server with `p` in front, drives it with both generators at once, and stops it. */
 async function run(p: Policy, duration: number = LOAD.duration): Promise<Record<Level, Seen>> {
   const sampler = p === "shedder+priority" ? new LoadSampler({ interval: 50, beta: 0.3 }) : undefined;
-  const admit = admitter(p, () => sampler?.load ?? 0, performance.now());
-  const stop = () => sampler?.stop();
-  const server = createServer((req, res) => {
-    const level: Level = req.url === "/prefetch" ? "prefetch" : "user";
-    const settle = admit(performance.now(), level);
-    if (settle === undefined) {
-      res.writeHead(503).end();
-      return;
-    }
-    void sleep(WAIT).then(() => {
-      // The caller gave up while this waited: a timeout, which the limit learns of.
-      if (res.destroyed) {
-        settle(performance.now(), false);
-        return;
-      }
-      burn(BURN);
-      res.end("ok");
-      settle(performance.now(), true);
-    });
-  });
+  const server = await serve(
+    admitter(p, () => sampler?.load ?? 0, performance.now()),
+    WORK,
+  );
+  const offer = (level: Level) =>
+    generate({ port: server.port, path: `/${level}`, rate: RATES[level], sockets: 2_000, ...LOAD, duration });
   try {
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const { port } = server.address() as AddressInfo;
-    const [user, prefetch] = await Promise.all([
-      generate(port, "user", RATES.user, duration),
-      generate(port, "prefetch", RATES.prefetch, duration),
-    ]);
+    const [user, prefetch] = await Promise.all([offer("user"), offer("prefetch")]);
     return { user, prefetch };
   } finally {
-    stop();
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    sampler?.stop();
+    await server.close();
   }
 }
 
-const inTime = (s: Seen) => (s.calls > 0 ? s.ok.filter((ms) => ms <= LOAD.deadline).length / s.calls : 0);
+/** A call's latency (ms) for each answered 200. */
+const latencies = (s: Seen) => s.ok.map(([, latency]) => latency);
+const inTime = (s: Seen) => (s.sent > 0 ? latencies(s).filter((ms) => ms <= LOAD.deadline).length / s.sent : 0);
 function p99(xs: readonly number[]): number {
   if (xs.length === 0) return Number.NaN;
   const sorted = [...xs].sort((a, b) => a - b);
@@ -263,16 +194,16 @@ console.log(
 // Warm the server's code and the loop's JIT at an easy load first, so the first policy run does not pay for it.
 await run("none", 1_000);
 // The capacity on this machine now: what the gate answers a second when offered far more. On a
-// machine shared with other work it is under the nominal 1000 / BURN; the load is set from it.
+// machine shared with other work it is under the nominal 1000 / WORK.burn; the load is set from it.
 const probe = await run("gate", 2_000);
 const capacity = ((probe.user.ok.length + probe.prefetch.ok.length) * 1_000) / 2_000;
 RATES.user = Math.round(capacity * OVER * USER_SHARE);
 RATES.prefetch = Math.round(capacity * OVER * (1 - USER_SHARE));
 console.log(
-  `measured capacity ${capacity.toFixed(0)}/s (nominal ${1_000 / BURN}/s); offered ${OVER}× that: ${RATES.user} user + ${RATES.prefetch} prefetch calls/s`,
+  `measured capacity ${capacity.toFixed(0)}/s (nominal ${1_000 / WORK.burn}/s); offered ${OVER}× that: ${RATES.user} user + ${RATES.prefetch} prefetch calls/s`,
 );
 console.log(
-  `${RATES.user} user + ${RATES.prefetch} prefetch calls/s for ${LOAD.duration / 1_000} s over loopback to a server of ~${capacity.toFixed(0)}/s (${WAIT} ms wait + ${BURN} ms CPU each); attempts time out after ${LOAD.timeout} ms, ${LOAD.attempts} attempts at most (full jitter from ${LOAD.base} ms, cap ${LOAD.cap} ms), a ${LOAD.deadline} ms deadline`,
+  `${RATES.user} user + ${RATES.prefetch} prefetch calls/s for ${LOAD.duration / 1_000} s over loopback to a server of ~${capacity.toFixed(0)}/s (${WORK.wait} ms wait + ${WORK.burn} ms CPU each); attempts time out after ${LOAD.timeout} ms, ${LOAD.attempts} attempts at most (full jitter from ${LOAD.base} ms, cap ${LOAD.cap} ms), a ${LOAD.deadline} ms deadline`,
 );
 const real: [Policy, number][] = [];
 console.log(
@@ -281,17 +212,19 @@ console.log(
 for (const p of POLICIES) {
   const seen = await run(p);
   const all: Seen = {
-    calls: seen.user.calls + seen.prefetch.calls,
+    sent: seen.user.sent + seen.prefetch.sent,
     ok: [...seen.user.ok, ...seen.prefetch.ok],
-    attempts: seen.user.attempts + seen.prefetch.attempts,
-    refused: seen.user.refused + seen.prefetch.refused,
-    timedOut: seen.user.timedOut + seen.prefetch.timedOut,
+    refused: [...seen.user.refused, ...seen.prefetch.refused],
     failed: seen.user.failed + seen.prefetch.failed,
     unanswered: seen.user.unanswered + seen.prefetch.unanswered,
+    elapsed: Math.max(seen.user.elapsed, seen.prefetch.elapsed),
+    attempts: seen.user.attempts + seen.prefetch.attempts,
+    refusals: seen.user.refusals + seen.prefetch.refusals,
+    timedOut: seen.user.timedOut + seen.prefetch.timedOut,
   };
   real.push([p, inTime(all)]);
   console.log(
-    `${p.padEnd(20)} ${pct(inTime(all))} ${pct(inTime(seen.user))} ${pct(inTime(seen.prefetch))} ${ms(p99(all.ok))} ${(all.attempts / all.calls).toFixed(2)}     ${((all.ok.length * 1_000) / LOAD.duration).toFixed(0)}/s`,
+    `${p.padEnd(20)} ${pct(inTime(all))} ${pct(inTime(seen.user))} ${pct(inTime(seen.prefetch))} ${ms(p99(latencies(all)))} ${(all.attempts / all.sent).toFixed(2)}     ${((all.ok.length * 1_000) / LOAD.duration).toFixed(0)}/s`,
   );
 }
 const service = 1_000 / capacity;

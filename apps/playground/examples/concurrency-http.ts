@@ -9,20 +9,15 @@
 // answers.
 //
 // The generators do not retry: a refused request is counted as refused. Latency is counted from
-// when each request was due, so time spent queued in the kernel counts.
-import { spawn } from "node:child_process";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { join } from "node:path";
+// when each request was due, so time spent queued in the kernel counts. The server and the
+// generators are load/busy-server.ts's, which bench/src/concurrency-http.bench.ts measures too.
 import { performance } from "node:perf_hooks";
-import { setTimeout as sleep } from "node:timers/promises";
 import { AimdLimit, FixedLimit, Gradient2Limit, Limiter, Priorities } from "@tideward/concurrency";
-import type { Token } from "@tideward/concurrency";
 import { Shedder } from "@tideward/shedder";
-import type { Ticket } from "@tideward/shedder";
 import { LoadSampler } from "@tideward/shedder/node";
+import { generate, limited, open, serve, shed } from "./load/busy-server";
+import type { Admit, Level, Seen } from "./load/busy-server";
 import { percentile } from "./shedder-http";
-import type { Answer } from "./shedder-http";
 
 /** The policies compared. */
 export type Policy = "none" | "gate" | "shedder" | "aimd" | "gradient2";
@@ -41,15 +36,6 @@ export interface Load {
   readonly deadline: number;
 }
 
-/** What the generators saw of one kind of request. */
-interface Seen {
-  readonly sent: number;
-  readonly ok: Answer[];
-  readonly refused: Answer[];
-  readonly failed: number;
-  readonly unanswered: number;
-}
-
 /** One run: each kind's requests. */
 export interface HttpRun {
   readonly policy: Policy;
@@ -58,107 +44,49 @@ export interface HttpRun {
 }
 
 const LEVELS = new Priorities({ levels: ["user", "prefetch"], shares: [0.5, 0.5], fallback: "user" });
-const BURN = 4;
-const WAIT = 2;
-
-function burn(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
-}
-
-/** A policy's place for one request: `settle(ok)` ends it, `undefined` is a refusal. */
-type Admit = (now: number, level: "user" | "prefetch") => ((now: number, ok: boolean) => void) | undefined;
+/** Each request's cost: 2 ms waited, then 4 ms of CPU. */
+const WORK = { wait: 2, burn: 4 } as const;
 
 function admitter(policy: Policy, deadline: number): { admit: Admit; stop: () => void } {
-  const limiter =
-    (limit: Limiter): Admit =>
-    (now, level) => {
-      const t: Token | { ok: false } = limit.acquire(now, level);
-      if (!t.ok) return undefined;
-      return (end, ok) => (ok ? t.pass(end) : t.drop(end));
-    };
   switch (policy) {
     case "none":
-      return { admit: () => () => {}, stop: () => {} };
+      return { admit: open, stop: () => {} };
     case "gate":
-      return { admit: limiter(new Limiter(new FixedLimit(8))), stop: () => {} };
+      return { admit: limited(new Limiter(new FixedLimit(8))), stop: () => {} };
     case "aimd":
       return {
-        admit: limiter(new Limiter(new AimdLimit({ min: 1, timeout: deadline }), { priorities: LEVELS })),
+        admit: limited(new Limiter(new AimdLimit({ min: 1, timeout: deadline }), { priorities: LEVELS })),
         stop: () => {},
       };
     case "gradient2":
-      return { admit: limiter(new Limiter(new Gradient2Limit({ min: 1 }), { priorities: LEVELS })), stop: () => {} };
+      return { admit: limited(new Limiter(new Gradient2Limit({ min: 1 }), { priorities: LEVELS })), stop: () => {} };
     case "shedder": {
       const sampler = new LoadSampler({ interval: 50, beta: 0.3 });
       const shedder = new Shedder({}, performance.now(), LEVELS);
-      return {
-        admit: (now, level) => {
-          const t: Ticket | undefined = shedder.allow(now, sampler.load, level);
-          return t === undefined ? undefined : (end, ok) => (ok ? t.pass(end) : t.fail());
-        },
-        stop: () => sampler.stop(),
-      };
+      return { admit: shed(shedder, () => sampler.load), stop: () => sampler.stop() };
     }
   }
-}
-
-function generate(port: number, path: string, rate: number, load: Load): Promise<Seen> {
-  const args = JSON.stringify({
-    port,
-    path,
-    rate,
-    duration: load.duration,
-    count: Math.ceil((rate * load.duration) / 1_000),
-    grace: load.grace,
-  });
-  const child = spawn(process.execPath, [join(import.meta.dirname, "load", "generator.mjs"), args], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let out = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
-  const limit = setTimeout(() => child.kill(), load.duration + load.grace + 15_000);
-  return new Promise((resolve, reject) =>
-    child.on("close", (code) => {
-      clearTimeout(limit);
-      if (code === 0) resolve(JSON.parse(out) as Seen);
-      else reject(new Error(`load generator exited with ${code}`));
-    }),
-  );
 }
 
 /** Starts the server with `policy` in front, drives it with both generators at once, and stops it. */
 export async function runHttp(policy: Policy, load: Load): Promise<HttpRun> {
   const { admit, stop } = admitter(policy, load.deadline);
-  const server = createServer((req, res) => {
-    const level = req.url === "/prefetch" ? "prefetch" : "user";
-    const settle = admit(performance.now(), level);
-    if (settle === undefined) {
-      res.writeHead(503).end();
-      return;
-    }
-    void sleep(WAIT).then(() => {
-      if (res.destroyed) {
-        settle(performance.now(), false);
-        return;
-      }
-      burn(BURN);
-      res.end("ok");
-      settle(performance.now(), true);
+  const server = await serve(admit, WORK);
+  const offer = (level: Level, rate: number) =>
+    generate({
+      port: server.port,
+      path: `/${level}`,
+      rate,
+      duration: load.duration,
+      count: Math.ceil((rate * load.duration) / 1_000),
+      grace: load.grace,
     });
-  });
   try {
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const { port } = server.address() as AddressInfo;
-    const [user, prefetch] = await Promise.all([
-      generate(port, "/user", load.user, load),
-      generate(port, "/prefetch", load.prefetch, load),
-    ]);
+    const [user, prefetch] = await Promise.all([offer("user", load.user), offer("prefetch", load.prefetch)]);
     return { policy, user, prefetch };
   } finally {
     stop();
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await server.close();
   }
 }
 
@@ -175,7 +103,7 @@ export function report(load: Load, runs: readonly HttpRun[]): string[] {
     return (Number.isNaN(v) ? "—" : v.toFixed(0)).padStart(8);
   };
   return [
-    `${load.user} user + ${load.prefetch} prefetch requests/s for ${load.duration / 1_000} s over loopback to a server of ~${1_000 / BURN}/s (${WAIT} ms wait + ${BURN} ms CPU each); a ${load.deadline} ms deadline`,
+    `${load.user} user + ${load.prefetch} prefetch requests/s for ${load.duration / 1_000} s over loopback to a server of ~${1_000 / WORK.burn}/s (${WORK.wait} ms wait + ${WORK.burn} ms CPU each); a ${load.deadline} ms deadline`,
     `${"policy".padEnd(12)} user in time  prefetch in time  user p99  prefetch p99`,
     ...runs.map(
       (r) =>

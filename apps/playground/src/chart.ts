@@ -54,13 +54,13 @@ function markIdle(u: uPlot): void {
   u.root.classList.toggle("idle", u.cursor.idx == null);
 }
 
-/** Writes the x axis's drawn ends on the plot's container (`data-x-min`, `data-x-max`), for a reader of the page's markup and its test. */
+/** Writes each axis's drawn ends on the plot's container (`data-x-min`, `data-x-max`, `data-y-min`, `data-y-max`), for a reader of the page's markup and its test. */
 function markScale(u: uPlot, key: string): void {
   const host = u.root.parentElement;
-  const { min, max } = u.scales.x ?? {};
-  if (key === "x" && host !== null && min != null && max != null) {
-    host.dataset.xMin = String(min);
-    host.dataset.xMax = String(max);
+  const { min, max } = u.scales[key] ?? {};
+  if ((key === "x" || key === "y") && host !== null && min != null && max != null) {
+    host.dataset[`${key}Min`] = String(min);
+    host.dataset[`${key}Max`] = String(max);
   }
 }
 
@@ -81,6 +81,26 @@ function dashOf(s: Chart["series"][number]): number[] | undefined {
   return css?.map((d) => d * ratio);
 }
 
+/** The y axis's least width, CSS px: the tick labels of a rate or a share fit it. */
+const Y_AXIS = 60;
+
+/**
+ * The y axis's width for its widest tick label (a budget's 420,000 tokens is wider than a rate's
+ * 30), so that the axis's label beside them never covers one.
+ */
+function ySize(u: uPlot, values: readonly string[] | null, axisIdx: number, cycle: number): number {
+  const axis = u.axes[axisIdx] as (uPlot.Axis & { _size?: number; font?: unknown }) | undefined;
+  // uPlot sizes the axes again until they settle: past the second pass, keep the width it has.
+  if (axis === undefined || (cycle > 1 && axis._size !== undefined)) return axis?._size ?? Y_AXIS;
+  const widest = (values ?? []).reduce((a, v) => (v.length > a.length ? v : a), "");
+  // Once drawn, uPlot holds an axis's font as [css, size].
+  const font: unknown = Array.isArray(axis.font) ? (axis.font as unknown[])[0] : axis.font;
+  if (typeof font === "string") u.ctx.font = font;
+  const text = u.ctx.measureText(widest).width / (window.devicePixelRatio || 1);
+  const ticks = (axis.ticks?.size ?? 10) + (axis.gap ?? 5);
+  return Math.max(Y_AXIS, Math.ceil(text + ticks + 4));
+}
+
 function options(chart: Chart, w: number): uPlot.Options {
   const bars = chart.kind === "bars" ? uPlot.paths.bars?.({ size: [0.9, 40], align: 0 }) : undefined;
   return {
@@ -96,7 +116,7 @@ function options(chart: Chart, w: number): uPlot.Options {
     },
     axes: [
       { label: chart.x.label, stroke: "#374151", grid: { stroke: "#e5e7eb" } },
-      { label: chart.y.label, stroke: "#374151", grid: { stroke: "#e5e7eb" }, size: 60 },
+      { label: chart.y.label, stroke: "#374151", grid: { stroke: "#e5e7eb" }, size: ySize },
     ],
     // The legend's marker is drawn as its line is (CSS border styles: a short dash reads as dotted).
     legend: {
@@ -140,6 +160,9 @@ export function draw(host: HTMLElement, chart: Chart): uPlot {
   }
   old?.plot.destroy();
   host.replaceChildren();
+  // The axes' labels, which uPlot draws on its canvas, in the markup too.
+  host.dataset.xLabel = chart.x.label;
+  host.dataset.yLabel = chart.y.label;
   const plot = new uPlot(options(chart, width(host)), data(chart), host);
   markIdle(plot);
   drawn.set(host, { plot, shape, legend: drawOrder(chart).map((s) => ({ label: s.label, color: colorOf(chart, s) })) });

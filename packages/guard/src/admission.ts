@@ -10,16 +10,25 @@ import type { Pass } from "./pass";
 import { Refusal } from "./refusal";
 import type { RefusalKind } from "./refusal";
 
-/** Tells `onRefuse`; what it throws ends the call (the caller's code, nothing is held here). */
-export function emitRefuse<R>(o: Resolved<R>, kind: RefusalKind, retryAfter: number, attempt: number): void {
+/**
+ * Tells `onRefuse` of a call of `priority` (its function's answer); what it throws ends the call
+ * (the caller's code, nothing is held here).
+ */
+export function emitRefuse<R>(
+  o: Resolved<R>,
+  kind: RefusalKind,
+  retryAfter: number,
+  attempt: number,
+  priority: number | string | undefined,
+): void {
   const on = o.onRefuse;
-  if (on !== undefined) on({ kind, retryAfter: retryAfter > 0 ? retryAfter : 0, attempt });
+  if (on !== undefined) on({ kind, retryAfter: retryAfter > 0 ? retryAfter : 0, attempt, priority });
 }
 
 function refused<R>(o: Resolved<R>, p: Pass<R>, kind: RefusalKind, retryAfter: number, attempt: number): false {
   p.kind = kind;
   p.retryAfter = retryAfter > 0 ? retryAfter : 0;
-  emitRefuse(o, kind, p.retryAfter, attempt);
+  emitRefuse(o, kind, p.retryAfter, attempt, p.priority);
   return false;
 }
 

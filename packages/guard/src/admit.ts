@@ -1,29 +1,28 @@
 import type { Limiter, Priority, Queue } from "@tideward/concurrency";
 import type { Gate } from "@tideward/limiters";
-import type { AtomicReport, QuotaCharge, ReservationStore } from "@tideward/quota-engine";
 import type { Shed, Shedder } from "@tideward/shedder";
 import { systemClock, systemRandom } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Clock, Span } from "@tideward/time";
-import { KeyedFields, fieldsOf } from "./keyed-fields";
-import { KeyedLimits } from "./keyed-limits";
-import type { LimitOverride } from "./keyed-limits";
-import { MAX_KEY, checkBytes, checkLimits, wholeCost } from "./limits";
+import { fieldsOf } from "./keyed-fields";
+import type { KeyedFields } from "./keyed-fields";
+import type { KeyedLimits, LimitOverride } from "./keyed-limits";
+import { MAX_KEY, wholeCost } from "./limits";
 import type { Limit } from "./limits";
 import { PROBLEM_JSON, problemBody } from "./problem";
-import { checkNames, quotaSpecs, quotaStates } from "./quota-admission";
-import { Reservation, reserveOption, reservedId, unreserved } from "./quota-reservation";
-import type { QuotaAdmission, QuotaSpecs } from "./quota-admission";
+import type { QuotaAdmission } from "./quota-admission";
 import { seconds } from "./ratelimit-fields";
 import { sfInteger } from "./structured";
 import type { RefusalKind } from "./refusal";
 import { Pipeline } from "./pipeline";
 import type { Held } from "./pipeline";
-import type { Stage } from "./stage";
+import type { Ask, Stage } from "./stage";
 import { stagesOf } from "./stages/index";
 import { GateStage } from "./stages/gate";
+import { KeyedStage } from "./stages/keyed";
 import { LimitStage } from "./stages/limit";
 import type { LimitOption } from "./stages/limit";
+import { QuotaStage, parseBusy } from "./stages/quota";
 import { ShedderStage } from "./stages/shedder";
 import { realTimers } from "./timers";
 import { Answer, NO_FIELDS } from "./verdict";
@@ -204,52 +203,45 @@ export function admit(options?: AdmitOptions): Admission {
   const clock = o.clock ?? systemClock;
   if (typeof clock !== "function") throw new TypeError(`admit clock must be a function, got ${check.describe(clock)}`);
   const start = check.finite(clock(), "admit clock()");
-  // The keyless stages (the shedder, the gate, the concurrency limit), each read by its own module
-  // as the guard reads it, asked in their order by one pipeline; a request holds what they gave it
-  // until its verdict is released.
+  // Every policy (the shedder, the gate, the concurrency limit, the per-key limits, the quota
+  // charge set), each read by its own module, asked in their order by one pipeline; a request
+  // holds what they gave it until its verdict is released.
   const host = { side: "server", owner: "admit", now: start, random: systemRandom, retrying: false } as const;
   const stages: Stage[] = [];
   for (const def of SERVER_STAGES) {
     const stage = def.parse(o, host);
     if (stage !== undefined) stages.push(stage);
   }
-  const pipeline = new Pipeline(stages);
+  const pipeline = new Pipeline(stages, true);
   const holds = stages.some((st) => typeof st.settle === "function" || typeof st.release === "function");
   const shedder = stages.find((st): st is ShedderStage => st instanceof ShedderStage)?.shedder;
   const gate = stages.find((st): st is GateStage => st instanceof GateStage)?.gate;
   const limitStage = stages.find((st): st is LimitStage => st instanceof LimitStage);
+  const keyedStage = stages.find((st): st is KeyedStage => st instanceof KeyedStage);
+  const keyed = keyedStage?.limits;
+  const asked = keyedStage?.asked;
+  const quotaStage = stages.find((st): st is QuotaStage => st instanceof QuotaStage);
   // A release reads the clock only for a stage that counts a response time (a gate's place needs none).
-  const timed = stages.every((st) => st instanceof GateStage) ? undefined : clock;
-  const maxKeys = o.maxKeys === undefined ? 100_000 : check.integer(o.maxKeys, "admit maxKeys", 1);
-  const maxBytes = o.maxBytes === undefined ? 2 ** 28 : check.positive(o.maxBytes, "admit maxBytes");
-  const checked = o.limits === undefined ? [] : checkLimits(o.limits, "admit", start);
-  // Refused before anything is allocated: what maxKeys keys would hold at most.
-  checkBytes(checked, maxKeys, maxBytes, "admit limits");
-  const keyed = checked.length === 0 ? undefined : new KeyedLimits(checked, maxKeys, maxBytes);
-  const busy =
-    o.busyRetryAfter === undefined ? 1_000 : check.nonNegative(o.busyRetryAfter, "admit busyRetryAfter (ms)");
+  const timed = stages.some((st) => typeof st.settle === "function" && !(st instanceof GateStage)) ? clock : undefined;
+  const busy = parseBusy(o.busyRetryAfter, "admit");
   const problem = o.problem ?? false;
   if (typeof problem !== "boolean")
     throw new TypeError(`admit problem must be true or false, got ${check.describe(problem)}`);
   const show = o.fields ?? "always";
   if (show !== "always" && show !== "low" && show !== "refused")
     throw new TypeError(`admit fields must be "always", "low" or "refused", got ${check.describe(show)}`);
-  const quota = o.quota;
-  const specs = quota === undefined ? undefined : quotaSpecs(quota);
-  const reserving = quota === undefined ? undefined : reserveOption(quota.reserve, quota.store);
   const queue = parseWait(o.wait, limitStage);
-  // The one request being asked of the stages: they read it synchronously, so one serves all.
-  const ask: { cost: number; hedge: boolean; first: boolean; retryAfter: number; priority: Priority | undefined } = {
+  // The one request being asked of the stages when nothing answers later: they read it
+  // synchronously, so one serves all (with a quota set, each request has its own).
+  const ask: Ask & { priority: Priority | undefined } = {
     cost: 1,
     hedge: false,
     first: true,
     retryAfter: 0,
     priority: undefined,
+    key: "",
   };
-  /** Gives back what a request that will not run holds (a later check refused it, or something threw). */
-  const letGo = (held: Held | undefined): void => {
-    if (held !== undefined) pipeline.settle(Number.NaN, "refused", held);
-  };
+  const later = (): number => check.finite(clock(), "admit clock()");
 
   const refuse = (
     status: 429 | 503,
@@ -257,10 +249,7 @@ export function admit(options?: AdmitOptions): Admission {
     retryAfter: number,
     fields: readonly Field[],
     violated: readonly string[],
-    held: Held | undefined,
   ): Verdict => {
-    // What this request held is given back at once: it will not run.
-    letGo(held);
     // A copy: the fields may be the ones admitted requests share.
     // Whole seconds as an Integer is written (no exponent, however long the wait).
     const all = retryAfter < Infinity ? [...fields, ["Retry-After", sfInteger(seconds(retryAfter))] as const] : fields;
@@ -283,57 +272,52 @@ export function admit(options?: AdmitOptions): Admission {
     );
   };
 
-  const asked = keyed === undefined ? undefined : new KeyedFields(keyed);
-
-  // With a quota set, the per-key limits were only asked before the store; they are charged here,
-  // once the set has committed, so a request the quota refuses (or whose charges or store throw)
-  // spends none of them. A store's promise answers later, when the limits are read again at the
-  // clock's instant: another request of the key may have taken its last units meanwhile, and
-  // then this one is refused by them with its quota spent (the race is a round trip long).
-  const afterQuota = (
-    report: unknown,
-    charges: readonly QuotaCharge[],
-    key: string,
-    cost: number,
-    now: number | undefined,
+  // The verdict of a request the pipeline decided at `now` (`late`: once a quota store answered):
+  // its status and reason, and the RateLimit fields of the per-key limits and the quota set.
+  const verdict = (
+    admitted: boolean,
+    late: boolean,
+    now: number,
+    a: Ask,
     held: Held | undefined,
-  ): Verdict => {
-    if (reserving === undefined) return decided(report, charges, key, cost, now, held, undefined);
-    // No room for one more reservation in the store: a capacity refusal, nothing reserved.
-    if (unreserved(report)) return refuse(503, "quota", busy, [], [], held);
-    const id = reservedId(report);
-    const reservation = id === undefined ? undefined : new Reservation(quota?.store as ReservationStore, id, clock);
-    // Whatever refuses or throws from here on cancels it: the request will not run.
-    try {
-      const v = decided(report, charges, key, cost, now, held, reservation);
-      if (!v.allowed) reservation?.settle("cancel");
-      return v;
-    } catch (error) {
-      reservation?.settle("cancel");
-      throw error;
+    signal: AbortSignal | undefined,
+    waits: boolean,
+  ): Verdict | Promise<Verdict> => {
+    if (!admitted) {
+      const by = stages[pipeline.refusedBy];
+      const kind = by.kind as RefusalKind;
+      if (by === keyedStage) {
+        const k = asked as KeyedFields;
+        // Charged once the quota set committed, the key's last units had gone meanwhile (the
+        // race is a store's round trip long): its quota is spent, and the fields show both.
+        const fields =
+          quotaStage !== undefined && keyedStage.charged ? [...k.fields(), ...fieldsOf(quotaStage.states)] : k.fields();
+        return refuse(429, "rate", a.retryAfter, fields, [...k.violated]);
+      }
+      if (by === quotaStage) {
+        // No room for one more reservation in the store: a capacity refusal, nothing reserved.
+        if (quotaStage.full) return refuse(503, "quota", busy, [], []);
+        const wait = a.retryAfter;
+        const fields = fieldsOf(quotaStage.states);
+        // The per-key limits, only looked at, as they stand when the quota refused.
+        if (keyedStage !== undefined) {
+          keyedStage.peek(late ? later() : now, a);
+          fields.unshift(...(asked as KeyedFields).fields());
+        }
+        return refuse(429, "quota", wait, fields, quotaStage.violated);
+      }
+      // Refused by the concurrency limit, a request may wait for a place, holding nothing.
+      if (waits && line !== undefined && (kind === "limit" || kind === "reserved"))
+        return line.wait(now, a.key ?? "", a.cost, a.priority, kind, signal);
+      return refuse(503, kind, busy, [], []);
     }
-  };
-  const decided = (
-    report: unknown,
-    charges: readonly QuotaCharge[],
-    key: string,
-    cost: number,
-    now: number | undefined,
-    held: Held | undefined,
-    reservation: Reservation | undefined,
-  ): Verdict => {
-    const { allowed, states, violated, wait } = quotaStates(report, charges, specs as QuotaSpecs, busy);
-    const fields = fieldsOf(states);
     let before: readonly Field[] | undefined;
-    if (keyed !== undefined) {
-      const at = now ?? check.finite(clock(), "admit clock()");
-      const k = asked as KeyedFields;
-      const raced = k.ask(key, at, cost, allowed);
-      if (allowed && raced >= 0) return refuse(429, "rate", raced, [...k.fields(), ...fields], [...k.violated], held);
-      if (!allowed || show === "always" || (show === "low" && k.low())) before = k.fields();
-    }
+    if (asked !== undefined && (show === "always" || (show === "low" && asked.low()))) before = asked.fields();
+    if (quotaStage === undefined)
+      return new Answer(true, 200, before ?? NO_FIELDS, undefined, 0, undefined, undefined, held, pipeline, timed);
+    const states = quotaStage.states;
+    const fields = fieldsOf(states);
     if (before !== undefined) fields.unshift(...before);
-    if (!allowed) return refuse(429, "quota", wait, fields, violated, held);
     const shown =
       show === "always" ||
       (show === "low" && (before !== undefined || states.some((p) => p.remaining * 10 <= p.quota)));
@@ -348,12 +332,10 @@ export function admit(options?: AdmitOptions): Admission {
       held,
       pipeline,
       timed,
-      reservation,
+      quotaStage.reservation,
     );
   };
 
-  // Everything after the keyless stages admitted runs under one guard: whatever throws (a store,
-  // a charges function, a store's answer), what they gave is given back first.
   const checkOne = (
     key: string,
     cost: number,
@@ -363,68 +345,27 @@ export function admit(options?: AdmitOptions): Admission {
   ): Verdict | Promise<Verdict> => {
     const now = clock();
     if (typeof now !== "number" || now - now !== 0) check.finite(now, "admit clock()");
-    let held: Held | undefined;
-    if (stages.length > 0) {
-      held = holds ? { t0: undefined, t1: undefined, t2: undefined, t3: undefined } : undefined;
+    const held: Held | undefined = holds ? { t0: undefined, t1: undefined, t2: undefined, t3: undefined } : undefined;
+    if (quotaStage === undefined) {
+      ask.key = key;
+      ask.cost = cost;
       ask.priority = priority;
-      if (!pipeline.admit(now, ask, held ?? NO_HELD)) {
-        const kind = stages[pipeline.refusedBy].kind as RefusalKind;
-        // Refused by the concurrency limit, a request may wait for a place, holding nothing.
-        if (waits && line !== undefined && (kind === "limit" || kind === "reserved"))
-          return line.wait(now, key, cost, priority, kind, signal);
-        return refuse(503, kind, busy, [], [], undefined);
-      }
+      const admitted = pipeline.admit(now, ask, held ?? NO_HELD);
+      return verdict(admitted, false, now, ask, held, signal, waits);
     }
-    try {
-      let fields: readonly Field[] | undefined;
-      if (keyed !== undefined) {
-        // Charged now without a quota set; with one, only asked (see afterQuota).
-        const k = asked as KeyedFields;
-        const wait = k.ask(key, now, cost, quota === undefined);
-        if (wait >= 0) return refuse(429, "rate", wait, k.fields(), [...k.violated], held);
-        if (quota === undefined && (show === "always" || (show === "low" && k.low()))) fields = k.fields();
-      }
-      if (quota !== undefined) {
-        const charges = quota.charges(key, cost);
-        if (!Array.isArray(charges))
-          throw new TypeError(`admit quota.charges answered ${check.describe(charges)}, not an array of charges`);
-        checkNames(charges, specs as QuotaSpecs);
-        const report = (
-          reserving === undefined
-            ? quota.store.checkAtomic(charges, now)
-            : (quota.store as ReservationStore).reserve(charges, now, reserving)
-        ) as unknown;
-        if (typeof (report as PromiseLike<AtomicReport> | null)?.then === "function") {
-          const h = held;
-          return Promise.resolve(report).then(
-            (r) => {
-              try {
-                return afterQuota(r, charges, key, cost, undefined, h);
-              } catch (error) {
-                letGo(h);
-                throw error;
-              }
-            },
-            (error: unknown) => {
-              letGo(h);
-              throw error;
-            },
-          );
-        }
-        return afterQuota(report, charges, key, cost, now, held);
-      }
-      return new Answer(true, 200, fields ?? NO_FIELDS, undefined, 0, undefined, undefined, held, pipeline, timed);
-    } catch (error) {
-      letGo(held);
-      throw error;
-    }
+    // A store may answer later, when another request may have asked: this one's own.
+    const a: Ask = { cost, hedge: false, first: true, retryAfter: 0, priority, key };
+    // (A promise of a promise of a verdict, once a line was waited in, is a promise of the verdict.)
+    return pipeline.admitThen(now, a, held ?? NO_HELD, later, (admitted, late) =>
+      verdict(admitted, late, now, a, held, signal, waits),
+    ) as Verdict | Promise<Verdict>;
   };
   const line =
     queue === undefined
       ? undefined
       : new Line(queue, limitStage as LimitStage, clock, realTimers, {
           run: (e) => checkOne(e.key, e.cost, e.priority, undefined, false),
-          refused: (e) => refuse(503, e.reason, busy, [], [], undefined),
+          refused: (e) => refuse(503, e.reason, busy, [], []),
         });
 
   const clientKey = (key: unknown, what: string): string => {

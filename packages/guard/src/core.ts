@@ -67,6 +67,14 @@ function apply<A extends unknown[], F, R>(fn: (first: F, ...args: A) => R, first
   }
 }
 
+/** A call's priority from its arguments, by the guard's `priority` function. */
+function priorityOf(
+  f: (...args: never[]) => number | string | undefined,
+  args: unknown[],
+): number | string | undefined {
+  return Reflect.apply(f, undefined, args) as number | string | undefined;
+}
+
 const SCOPE = ["signal", "deadline"] as const;
 
 /** A caller's scope read once and checked: a bad one rejects the call, naming the field. */
@@ -134,6 +142,8 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
     const o = this.#o;
     const pass = new Pass<R>();
     try {
+      // Asked before anything is taken: what it throws rejects the call, holding nothing.
+      if (o.priorityOf !== undefined) pass.priority = priorityOf(o.priorityOf, args);
       const start = o.clock();
       if (this.#simple) {
         if (!admit(o, start, pass, Infinity, 1)) return rejected(refusalOf(pass));
@@ -207,10 +217,13 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
     let call: Call<R>;
     let signal: AbortSignal | undefined;
     let onAbort: (() => void) | undefined;
+    // The call's priority, kept by its every attempt: asked before anything is taken.
+    let priority = first?.priority;
     if (resumed === undefined) {
       const given = scope === undefined ? undefined : readScope(scope, o);
       signal = given?.signal;
       if (signal?.aborted === true) throw signal.reason;
+      if (o.priorityOf !== undefined) priority = priorityOf(o.priorityOf, args);
       const start = o.clock();
       let end = start + o.deadline;
       if (given !== undefined && given.deadline < end) end = given.deadline;
@@ -238,6 +251,7 @@ export class Core<A extends unknown[], R> implements Runner<A, R> {
         if (p === undefined) {
           if (aborted(signal)) throw signal?.reason;
           const pass = new Pass<R>();
+          pass.priority = priority;
           // A fresh call's first attempt, once admitted, earns the retry budget its retries (a
           // call refused before it reached the backend earns nothing).
           pass.first = round === 1 && resumed === undefined;

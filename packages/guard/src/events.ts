@@ -19,6 +19,8 @@ export interface RefuseEvent {
   readonly retryAfter: number;
   /** The attempt that was refused, the first being 1. */
   readonly attempt: number;
+  /** The call's priority as the guard's `priority` function gave it; `undefined` without one. */
+  readonly priority?: number | string;
 }
 
 /** What `onRetry` is told, before the wait that precedes a retry. */

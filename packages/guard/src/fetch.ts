@@ -14,7 +14,7 @@ export type Fetch = (input: string | URL | Request, init?: RequestInit) => Promi
  * (those are HTTP's here), and three that say how HTTP is judged.
  */
 export interface GuardFetchOptions extends Omit<
-  GuardOptions<Response>,
+  GuardOptions<Response, [input: string | URL | Request, init?: RequestInit]>,
   "isFailure" | "retryOn" | "retryAfter" | "discard"
 > {
   /**

@@ -36,7 +36,7 @@ export type { CallScope, Guarded } from "./core";
  */
 export function guard<A extends unknown[], R>(
   fn: (attempt: Attempt, ...args: A) => R | PromiseLike<R>,
-  options?: GuardOptions<R>,
+  options?: GuardOptions<R, NoInfer<A>>,
 ): Guarded<A, R> {
   if (typeof fn !== "function")
     throw new TypeError(`guard expects a function to guard, got ${typeof fn} ${check.describe(fn)}`);

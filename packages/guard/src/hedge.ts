@@ -82,6 +82,7 @@ export function hedged<A extends unknown[], R>(
       if (done || stopped || hedges >= o.hedgeMax) return false;
       const pass = new Pass<R>();
       pass.hedge = true;
+      pass.priority = first.priority;
       if (!admit(o, o.clock(), pass, call.end, call.attempts + 1)) {
         stopped = true;
         return false;

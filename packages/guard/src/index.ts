@@ -7,7 +7,7 @@ export type { BreakerOption } from "./stages/breaker";
 export type { BucketOption } from "./stages/bucket";
 export type { BudgetOption } from "./stages/budget";
 export type { GateOption } from "./stages/gate";
-export type { LimitOption } from "./stages/limit";
+export type { LimitOption, PriorityOf } from "./stages/limit";
 export type { ShedderOption } from "./stages/shedder";
 export type { RetryOption } from "./stages/retry";
 export type { HedgeEvent, Outcome, OutcomeEvent, RefuseEvent, RetryEvent } from "./events";

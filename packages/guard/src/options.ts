@@ -9,6 +9,7 @@ import { stagesOf } from "./stages/index";
 import type { ClientStageOptions } from "./stages/index";
 import { BucketStage } from "./stages/bucket";
 import { BudgetStage } from "./stages/budget";
+import type { PriorityOf } from "./stages/limit";
 import { retry } from "./stages/retry";
 import type { RetryOption, RetryPolicy } from "./stages/retry";
 import { realTimers } from "./timers";
@@ -33,8 +34,20 @@ export interface Hedge {
  * call to one backend feeds one breaker; given as fields, the guard builds its own.
  *
  * @typeParam R - what the guarded function returns
+ * @typeParam A - the guarded function's arguments after its `Attempt` (what `priority` reads)
  */
-export interface GuardOptions<R = unknown> extends ClientStageOptions, RetryOption<R> {
+export interface GuardOptions<R = unknown, A extends unknown[] = unknown[]>
+  extends Omit<ClientStageOptions, "priority">, RetryOption<R> {
+  /**
+   * How important each call is, to the concurrency limit and the shedder (when it has levels): a
+   * level's number (0 the most important) or name, for every call of the guard; or a function of
+   * the call's arguments answering one, asked once a call before anything is taken, so that one
+   * guard serves mixed traffic. An answer that is not a level (an unknown name, a number out of
+   * range, NaN) counts as the least important level, `undefined` as the priorities' fallback; what
+   * the function throws is the call's error (it then takes nothing). Retries and hedges keep the
+   * call's priority. @defaultValue the priorities' `fallback` level
+   */
+  readonly priority?: number | string | PriorityOf<A>;
   /**
    * The whole call's budget, in milliseconds on the guard's clock: attempts, waits for a token
    * and backoff sleeps included. When it passes, the attempt in flight is abandoned (its signal
@@ -142,6 +155,8 @@ export interface Resolved<R> extends RetryRule, RetryPolicy<R> {
   readonly hedgeDelay: number;
   readonly hedgeMax: number;
   readonly discard: ((result: R) => void) | undefined;
+  /** The call's priority from its arguments, when `priority` is a function. */
+  readonly priorityOf: PriorityOf<never[]> | undefined;
   readonly onRefuse: ((event: RefuseEvent) => void) | undefined;
   readonly onRetry: ((event: RetryEvent<R>) => void) | undefined;
   readonly onHedge: ((event: HedgeEvent) => void) | undefined;
@@ -191,7 +206,7 @@ function sturdy(t: Timers): Timers {
  *   type, or a shedder without a load; RangeError for a number out of range, naming the field
  */
 export function resolveGuard<R>(
-  given: GuardOptions<R> | undefined,
+  given: GuardOptions<R, never> | undefined,
   owner = "guard",
   signalName = `${owner} run signal`,
 ): Resolved<R> {
@@ -262,6 +277,8 @@ export function resolveGuard<R>(
     hedgeDelay,
     hedgeMax,
     discard: fn<(result: R) => void>(o.discard, "discard"),
+    // Checked as a level by the stages when it is not a function.
+    priorityOf: typeof o.priority === "function" ? (o.priority as PriorityOf<never[]>) : undefined,
     onRefuse: fn<(event: RefuseEvent) => void>(o.onRefuse, "onRefuse"),
     onRetry: fn<(event: RetryEvent<R>) => void>(o.onRetry, "onRetry"),
     onHedge: fn<(event: HedgeEvent) => void>(o.onHedge, "onHedge"),

@@ -22,6 +22,8 @@ export class Pass<R> implements Held, Ask {
   }
   hedge = false;
   first = false;
+  /** The call's priority from its arguments (the guard's `priority` function); `undefined`: the guard's own. */
+  priority: number | string | undefined = undefined;
   /** On a refusal: which policy, and when it could admit (ms). */
   kind: RefusalKind | undefined = undefined;
   retryAfter = 0;

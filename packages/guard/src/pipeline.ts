@@ -11,7 +11,9 @@
 // A stage the pipeline spends last (a guard's bucket and gate; admit's per-key limits when a
 // quota set follows them) is peeked at its place, so a refusal further on spends none of it, and
 // entered once every other stage has let the call through. When the call ends, each stage it
-// entered is settled with how it went.
+// entered is settled with how it went. Admit's quota set may answer later (a store over the
+// network): it stands last, and the pipeline's one asynchronous branch (`admitThen`) goes on
+// when it answers, so the synchronous path the guard runs is the same code with or without it.
 import type { Outcome } from "./events";
 import type { Ask, Stage } from "./stage";
 
@@ -125,16 +127,32 @@ export class Pipeline {
   readonly #release1: Releaser;
   readonly #release2: Releaser;
   readonly #release3: Releaser;
+  /** The place of the stage that answers later (see {@link Pipeline.admitThen}), -1 for none. */
+  readonly #late: number;
+  /** Its token's slot, or {@link DROP}. */
+  readonly #lateOp: number;
+  /** With one, the places of the stages spent last (entered after it answers), and their slots. */
+  readonly #after: readonly number[];
+  readonly #afterOp: readonly number[];
   /**
    * Set by {@link Pipeline.admit} on a refusal: the place of the stage that refused, or -1 when
    * none did (nothing stands in the way, or a stage threw).
    */
   refusedBy = -1;
 
-  /** @param stages - in the order they are asked (those with `last` and a `peek` are spent last) */
-  constructor(stages: readonly Stage[]) {
+  /**
+   * @param stages - in the order they are asked (those with `last` and a `peek` are spent last)
+   * @param waits - whether its holder waits for a stage that answers later (admit's quota set)
+   */
+  constructor(stages: readonly Stage[], waits = false) {
     this.stages = stages;
-    const n = stages.length;
+    const all = stages.length;
+    const late = waits ? stages.findIndex((s) => typeof s.enterThen === "function") : -1;
+    if (late >= 0 && (late !== all - 1 || stages[late].last === true))
+      throw new RangeError(`a stage that answers later (${stages[late].kind}) must stand last`);
+    this.#late = late;
+    // With one, `admit` asks the places before it, and admitThen it and the stages spent last.
+    const n = late >= 0 ? late : all;
     this.#n = n;
     const last = stages.map((s) => s.last === true && typeof s.peek === "function");
     let slots = 0;
@@ -145,6 +163,10 @@ export class Pipeline {
     const op = stages.map((_, i) => (last[i] ? PEEK : slot[i]));
     this.#op = op;
     const spent = stages.flatMap((_, i) => (last[i] ? [i] : []));
+    this.#after = late >= 0 ? [...spent] : [];
+    this.#afterOp = this.#after.map((i) => slot[i]);
+    this.#lateOp = late >= 0 ? slot[late] : DROP;
+    if (late >= 0) spent.length = 0;
     this.#spent = spent;
     this.#spentOp = spent.map((i) => slot[i]);
     const at = (i: number): Stage => stages[i] ?? NONE;
@@ -295,6 +317,69 @@ export class Pipeline {
       throw e;
     }
     return true;
+  }
+
+  /**
+   * As {@link Pipeline.admit}, then the stage that may answer later and those spent last (at
+   * `later()` ms, once it answered late); `done(admitted, late)` when decided, `refusedBy` read
+   * there. What is given back after the places before it is given back at NaN.
+   */
+  admitThen<R>(
+    now: number,
+    ask: Ask,
+    held: Held,
+    later: () => number,
+    done: (admitted: boolean, late: boolean) => R,
+  ): R | Promise<R> {
+    if (!this.admit(now, ask, held)) return done(false, false);
+    const at = this.#late;
+    if (at < 0) return done(true, false);
+    const fail = (error: unknown): never => {
+      this.#release(Number.NaN, held);
+      throw error;
+    };
+    return (this.stages[at].enterThen as NonNullable<Stage["enterThen"]>)(
+      now,
+      ask,
+      (token, late) => this.#then(token, late ? later : undefined, now, ask, held, done),
+      fail,
+    );
+  }
+
+  /** The stage that answers later answered `token`: the stages spent last are entered, then `done`. */
+  #then<R>(
+    token: unknown,
+    later: (() => number) | undefined,
+    now: number,
+    ask: Ask,
+    held: Held,
+    done: (admitted: boolean, late: boolean) => R,
+  ): R {
+    const late = later !== undefined;
+    let refused = this.#late;
+    try {
+      if (token !== undefined) {
+        refused = -1;
+        if (this.#lateOp >= 0) keep(held, this.#lateOp, token);
+        const after = this.#after;
+        const at = after.length === 0 || later === undefined ? now : later();
+        for (let j = 0; j < after.length; j++) {
+          const t = this.stages[after[j]].enter(at, ask);
+          if (t === undefined) {
+            refused = after[j];
+            break;
+          }
+          if (this.#afterOp[j] >= 0) keep(held, this.#afterOp[j], t);
+        }
+        if (refused < 0) return done(true, late);
+      }
+    } catch (e) {
+      this.#release(Number.NaN, held);
+      throw e;
+    }
+    this.refusedBy = refused;
+    this.#release(Number.NaN, held);
+    return done(false, late);
   }
 
   #refused(i: number, now: number, held: Held): false {

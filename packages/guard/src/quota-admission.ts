@@ -41,10 +41,13 @@ const FIGURES = ["capacity", "refill", "window", "burst"] as const;
 export class QuotaSpecs {
   readonly #store: QuotaStore;
   readonly #names: ReadonlySet<string> | undefined;
+  /** The option's path, as errors name it: `"admit quota"`. */
+  readonly path: string;
 
-  constructor(store: QuotaStore, names: ReadonlySet<string> | undefined) {
+  constructor(store: QuotaStore, names: ReadonlySet<string> | undefined, path: string) {
     this.#store = store;
     this.#names = names;
+    this.path = path;
   }
 
   /** Whether `quota.limits` restricts the names. */
@@ -66,7 +69,7 @@ export class QuotaSpecs {
       FIGURES.some((f) => typeof (spec as Partial<LimitSpec>)[f] !== "number")
     )
       throw new TypeError(
-        `admit quota.store.limit(${JSON.stringify(name)}) answered ${check.describe(spec)}, not a LimitSpec`,
+        `${this.path}.store.limit(${JSON.stringify(name)}) answered ${check.describe(spec)}, not a LimitSpec`,
       );
     return spec as LimitSpec;
   }
@@ -84,56 +87,54 @@ export class QuotaSpecs {
 }
 
 /**
- * `admit`'s `quota` option, checked: the store, and the names its charges may use.
- * @throws TypeError/RangeError naming the path under `admit quota` and the value
+ * A `quota` option at `path` (`"admit quota"`), checked: the store, and the names its charges may use.
+ * @throws TypeError/RangeError naming the path under `path` and the value
  */
-export function quotaSpecs(quota: QuotaAdmission): QuotaSpecs {
-  const q = check.options(quota, ["store", "limits", "charges", "reserve"], "admit quota");
+export function quotaSpecs(quota: QuotaAdmission, path: string): QuotaSpecs {
+  const q = check.options(quota, ["store", "limits", "charges", "reserve"], path);
   if (!check.has(q.store, "checkAtomic") || !check.has(q.store, "limit"))
     throw new TypeError(
-      `admit quota.store must be a QuotaStore with checkAtomic and limit (a QuotaEngine, or a Redis engine), got ${check.describe(q.store)}`,
+      `${path}.store must be a QuotaStore with checkAtomic and limit (a QuotaEngine, or a Redis engine), got ${check.describe(q.store)}`,
     );
   const store = q.store as QuotaStore;
   if (typeof q.charges !== "function")
-    throw new TypeError(
-      `admit quota.charges must be a function (key, cost) => charges, got ${check.describe(q.charges)}`,
-    );
-  if (q.limits === undefined) return new QuotaSpecs(store, undefined);
+    throw new TypeError(`${path}.charges must be a function (key, cost) => charges, got ${check.describe(q.charges)}`);
+  if (q.limits === undefined) return new QuotaSpecs(store, undefined, path);
   if (!Array.isArray(q.limits))
     throw new TypeError(
-      `admit quota.limits must be the limits (specs or names) the charges name, got ${check.describe(q.limits)}`,
+      `${path}.limits must be the limits (specs or names) the charges name, got ${check.describe(q.limits)}`,
     );
   if (q.limits.length > MAX_LIMITS)
     throw new RangeError(
-      `admit quota.limits must be at most ${MAX_LIMITS} (every response carries a member of each), got ${q.limits.length}`,
+      `${path}.limits must be at most ${MAX_LIMITS} (every response carries a member of each), got ${q.limits.length}`,
     );
   const names = new Set<string>();
-  const all = new QuotaSpecs(store, undefined);
+  const all = new QuotaSpecs(store, undefined, path);
   for (let i = 0; i < q.limits.length; i++) {
-    if (!(i in q.limits)) throw new TypeError(`admit quota.limits[${i}] is missing (a hole in the array)`);
+    if (!(i in q.limits)) throw new TypeError(`${path}.limits[${i}] is missing (a hole in the array)`);
     const given = (q.limits as unknown[])[i];
-    const path = `admit quota.limits[${i}]`;
+    const at = `${path}.limits[${i}]`;
     const isName = typeof given === "string";
     if (!isName && (typeof given !== "object" || given === null))
-      throw new TypeError(`${path} must be a LimitSpec or a limit's name, got ${check.describe(given)}`);
-    const name = policyName(isName ? given : (given as Partial<LimitSpec>).name, isName ? path : `${path}.name`);
+      throw new TypeError(`${at} must be a LimitSpec or a limit's name, got ${check.describe(given)}`);
+    const name = policyName(isName ? given : (given as Partial<LimitSpec>).name, isName ? at : `${at}.name`);
     const spec = all.get(name);
     if (spec === undefined)
       throw new RangeError(
-        `${path} names the limit ${JSON.stringify(name)}, which quota.store does not have: add it with store.addLimit(spec) first`,
+        `${at} names the limit ${JSON.stringify(name)}, which quota.store does not have: add it with store.addLimit(spec) first`,
       );
     if (!isName)
       for (const f of FIGURES) {
         const v = (given as Partial<LimitSpec>)[f];
         if (v !== undefined && v !== spec[f])
           throw new RangeError(
-            `${path}.${f} is ${check.describe(v)} where quota.store's limit ${JSON.stringify(name)} has ${spec[f]}: the store's is the one enforced and advertised`,
+            `${at}.${f} is ${check.describe(v)} where quota.store's limit ${JSON.stringify(name)} has ${spec[f]}: the store's is the one enforced and advertised`,
           );
       }
-    if (names.has(name)) throw new RangeError(`${path}.name ${JSON.stringify(name)} is used twice`);
+    if (names.has(name)) throw new RangeError(`${at}.name ${JSON.stringify(name)} is used twice`);
     names.add(name);
   }
-  return new QuotaSpecs(store, names);
+  return new QuotaSpecs(store, names, path);
 }
 
 /**
@@ -191,7 +192,7 @@ export function checkNames(charges: readonly QuotaCharge[], specs: QuotaSpecs): 
     const name = (c as Partial<QuotaCharge> | null | undefined)?.limit;
     if (typeof name === "string" && specs.get(name) === undefined)
       throw new TypeError(
-        `admit quota.charges named the limit ${JSON.stringify(name)}, which is not in ${specs.restricted ? "quota.limits" : "quota.store"} (${specs
+        `${specs.path}.charges named the limit ${JSON.stringify(name)}, which is not in ${specs.restricted ? "quota.limits" : "quota.store"} (${specs
           .known()
           .map((n) => JSON.stringify(n))
           .join(", ")})`,
@@ -221,7 +222,7 @@ export function quotaStates(
 } {
   if (!isReport(report, charges.length))
     throw new TypeError(
-      `admit quota.store.checkAtomic answered ${check.describe(report)}, not an AtomicReport for ${charges.length} charges`,
+      `${specs.path}.store.checkAtomic answered ${check.describe(report)}, not an AtomicReport for ${charges.length} charges`,
     );
   // One member per limit name: the most restrictive of its charges, a refusing one first.
   const byName = new Map<string, Member>();

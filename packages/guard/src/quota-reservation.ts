@@ -21,17 +21,18 @@ export type Settling = Actual | PromiseLike<Actual> | "cancel";
 
 /**
  * `quota.reserve` read once: the options each reserve is made with, `undefined` when off.
- * @throws TypeError naming the path under `admit quota.reserve` and the value
+ * @param path - the quota option's, as errors name it: `"admit quota"`
+ * @throws TypeError naming the path under `${path}.reserve` and the value
  */
-export function reserveOption(reserve: unknown, store: unknown): ReserveOptions | undefined {
+export function reserveOption(reserve: unknown, store: unknown, path: string): ReserveOptions | undefined {
   if (reserve === undefined || reserve === false) return undefined;
   if (!check.has(store, "reserve") || !check.has(store, "settle") || !check.has(store, "cancel"))
     throw new TypeError(
-      `admit quota.reserve needs a store that reserves (reserve, settle and cancel: a QuotaEngine, or a Redis engine), got ${check.describe(store)}`,
+      `${path}.reserve needs a store that reserves (reserve, settle and cancel: a QuotaEngine, or a Redis engine), got ${check.describe(store)}`,
     );
   if (reserve === true) return {};
-  const o = check.options(reserve as ReserveOption, ["ttl"], "admit quota.reserve");
-  return o.ttl === undefined ? {} : { ttl: check.positive(o.ttl, "admit quota.reserve.ttl (ms)") };
+  const o = check.options(reserve as ReserveOption, ["ttl"], `${path}.reserve`);
+  return o.ttl === undefined ? {} : { ttl: check.positive(o.ttl, `${path}.reserve.ttl (ms)`) };
 }
 
 function isThenable<T>(value: unknown): value is PromiseLike<T> {

@@ -49,7 +49,7 @@ export function plan<R>(o: Resolved<R>, call: Call<R>, p: Pass<R>, round: number
     const hint = hintOf(o, p);
     const d = decideRetry(o, { made: round, previous: call.previous, draw, hint, end: call.end, now: o.now });
     if (d.giveUp !== undefined) {
-      if (d.giveUp === "deadline" || d.giveUp === "budget") emitRefuse(o, d.giveUp, 0, call.attempts + 1);
+      if (d.giveUp === "deadline" || d.giveUp === "budget") emitRefuse(o, d.giveUp, 0, call.attempts + 1, p.priority);
       return -1;
     }
     call.previous = d.delay;

@@ -20,9 +20,12 @@ export interface Ask {
   /**
    * How important it is: a level's number (0 the most important) or name, read by the stages
    * that judge by priority (a concurrency limit, a shedder with levels); `undefined` for the
-   * holder's own (a guard's `priority` option, else the levels' fallback).
+   * holder's own (a guard's `priority` option, else the levels' fallback). A guard's call
+   * carries its `priority` function's answer, read by the same rule as admit's.
    */
   readonly priority?: number | string;
+  /** The client's identity, for the stages kept per key; "" or left out for none. */
+  key?: string;
   /**
    * Written by a stage as it refuses: milliseconds until it could admit (0 when it does not know,
    * `Infinity` when it never will).
@@ -66,6 +69,16 @@ export interface Stage<T = unknown> {
    * `undefined`), or `undefined` to refuse, the wait written into `ask.retryAfter`.
    */
   enter(now: number, ask: Ask): T | undefined;
+  /**
+   * `enter` for a stage that may answer later (a store over the network), at a waiting holder's
+   * last place: hands `go` the token (`late` once the store answered), `fail` what is thrown.
+   */
+  enterThen?<R>(
+    now: number,
+    ask: Ask,
+    go: (token: T | undefined, late: boolean) => R,
+    fail: (error: unknown) => R,
+  ): R | Promise<R>;
   /** The admitted call ended at `now` (ms): how it went. */
   settle?(token: T, now: number, outcome: Outcome): void;
   /** The admitted call never ran (a later stage refused it): give back what it holds. */

@@ -2,8 +2,6 @@
 // @hono/node-server) — driven by real fetch over loopback.
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
 import express from "express";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
@@ -14,29 +12,10 @@ import type { AdmitNodeOptions } from "@tideward/guard/node";
 import { QuotaEngine, QuotaKey, charge, perSecond } from "@tideward/quota-engine";
 import type { QuotaStore } from "@tideward/quota-engine";
 import { limits, policies, retryAfter } from "./fields";
+import { until } from "./support/promises";
+import { closeServers, listen, serveFetch } from "./support/servers";
 
-const servers: Server[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.closeAllConnections();
-    await new Promise((resolve) => s.close(resolve));
-  }
-});
-
-async function listen(server: Server): Promise<string> {
-  servers.push(server);
-  if (!server.listening) await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-/** Waits (bounded) until `test` holds, checking every few milliseconds. */
-async function until(test: () => boolean, ms = 5_000): Promise<void> {
-  const end = performance.now() + ms;
-  while (!test()) {
-    if (performance.now() > end) throw new Error("condition not reached in time");
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
+afterEach(closeServers);
 
 type Route = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -79,9 +58,7 @@ async function hono(admission: Admission): Promise<string> {
     throw new Error("handler failed");
   });
   app.get("/hang", () => new Promise<Response>(() => undefined));
-  const server = serve({ fetch: admitFetch(admission, app.fetch), port: 0, hostname: "127.0.0.1" }) as Server;
-  await new Promise<void>((resolve) => (server.listening ? resolve() : server.once("listening", () => resolve())));
-  return listen(server);
+  return listen(await serveFetch(admitFetch(admission, app.fetch)));
 }
 
 const ok: Route = (_req, res) => {
@@ -386,12 +363,13 @@ describe("a client that leaves while an asynchronous quota store decides", () =>
     });
     return { admission, open };
   };
-  const apps: readonly (readonly [string, (a: Admission, handled: () => void) => Promise<string>])[] = [
+  // Each app's server, not yet listening (the test watches its connections).
+  const apps: readonly (readonly [string, (a: Admission, handled: () => void) => Server | Promise<Server>])[] = [
     [
       "node:http",
       (a, handled) => {
         const middleware = admitNode(a);
-        return listen(createServer((req, res) => middleware(req, res, () => (handled(), res.end("ok")))));
+        return createServer((req, res) => middleware(req, res, () => (handled(), res.end("ok"))));
       },
     ],
     [
@@ -400,7 +378,7 @@ describe("a client that leaves while an asynchronous quota store decides", () =>
         const app = express();
         app.use(admitNode(a));
         app.get("/ok", (_req, res) => (handled(), void res.send("ok")));
-        return listen(createServer(app));
+        return createServer(app);
       },
     ],
     [
@@ -408,11 +386,7 @@ describe("a client that leaves while an asynchronous quota store decides", () =>
       async (a, handled) => {
         const app = new Hono();
         app.get("/ok", (c) => (handled(), c.text("ok")));
-        const server = serve({ fetch: admitFetch(a, app.fetch), port: 0, hostname: "127.0.0.1" }) as Server;
-        await new Promise<void>((resolve) =>
-          server.listening ? resolve() : server.once("listening", () => resolve()),
-        );
-        return listen(server);
+        return serveFetch(admitFetch(a, app.fetch));
       },
     ],
   ];
@@ -420,10 +394,11 @@ describe("a client that leaves while an asynchronous quota store decides", () =>
   it.each(apps)("%s: its place comes back once the store answers, and no handler runs", async (_name, start) => {
     const { admission, open } = held();
     let handled = 0;
-    const url = await start(admission, () => void handled++);
+    const server = await start(admission, () => void handled++);
     // Each aborted request's connection, seen closed on the server's side.
     let closed = 0;
-    servers[servers.length - 1].on("connection", (socket) => socket.on("close", () => void closed++));
+    server.on("connection", (socket) => socket.on("close", () => void closed++));
+    const url = await listen(server);
     const controllers = Array.from({ length: 4 }, () => new AbortController());
     const calls = controllers.map((c) => fetch(`${url}/ok`, { signal: c.signal }).catch(() => "aborted"));
     await until(() => admission.gate?.held === 4);

@@ -1,9 +1,7 @@
 // admit's concurrency limit, priority and wait in front of real servers — plain node:http,
 // Express 5 and Hono 4 (on @hono/node-server) — driven by real fetch over loopback.
 import { createServer } from "node:http";
-import type { IncomingMessage, Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
+import type { IncomingMessage } from "node:http";
 import express from "express";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,37 +9,14 @@ import { FixedLimit, Limiter, Queue, criticality } from "@tideward/concurrency";
 import { admit, admitFetch } from "@tideward/guard";
 import type { Admission } from "@tideward/guard";
 import { admitNode } from "@tideward/guard/node";
+import { deferred, until } from "./support/promises";
+import type { Deferred } from "./support/promises";
+import { closeServers, listen, serveFetch } from "./support/servers";
 
-const servers: Server[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.closeAllConnections();
-    await new Promise((resolve) => s.close(resolve));
-  }
-});
+afterEach(closeServers);
 
-async function listen(server: Server): Promise<string> {
-  servers.push(server);
-  if (!server.listening) await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-async function until(test: () => boolean, ms = 5_000): Promise<void> {
-  const end = performance.now() + ms;
-  while (!test()) {
-    if (performance.now() > end) throw new Error("condition not reached in time");
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
-
-/** A door the /hang route waits at until the test opens it. */
-class Door {
-  #open!: () => void;
-  promise = new Promise<void>((resolve) => (this.#open = resolve));
-  open(): void {
-    this.#open();
-  }
-}
+/** A door the /hang route waits at until the test opens it (`resolve`). */
+type Door = Deferred<void>;
 
 type Priority = (header: string | undefined) => number | string | undefined;
 
@@ -88,9 +63,7 @@ async function hono(a: Admission, door: Door): Promise<string> {
   const handler = admitFetch(a, app.fetch, {
     priority: (request) => fromHeader(request.headers.get("x-priority") ?? undefined),
   });
-  const server = serve({ fetch: handler, port: 0, hostname: "127.0.0.1" }) as Server;
-  await new Promise<void>((resolve) => (server.listening ? resolve() : server.once("listening", () => resolve())));
-  return listen(server);
+  return listen(await serveFetch(handler));
 }
 
 describe.each([
@@ -101,7 +74,7 @@ describe.each([
   it("a request the limit refuses waits for a place, is served when one frees, and leaves the line when its client aborts", async () => {
     const limiter = new Limiter(new FixedLimit(1));
     const a = admit({ limit: limiter, wait: new Queue({ interval: 5_000, target: 5_000 }) });
-    const door = new Door();
+    const door = deferred<void>();
     const url = await start(a, door);
     const hanging = fetch(`${url}/hang`);
     await until(() => limiter.flying === 1);
@@ -115,7 +88,7 @@ describe.each([
     await abandoned;
     await until(() => a.waiting === 1);
     expect(limiter.flying).toBe(1);
-    door.open();
+    door.resolve();
     expect(await (await hanging).text()).toBe("late");
     const served = await waiting;
     expect([served.status, await served.text()]).toEqual([200, "ok"]);
@@ -125,14 +98,14 @@ describe.each([
   it("a request the queue gives up on is answered 503 with Retry-After", async () => {
     const limiter = new Limiter(new FixedLimit(1));
     const a = admit({ limit: limiter, wait: new Queue({ interval: 30, target: 5 }), busyRetryAfter: 3_000 });
-    const door = new Door();
+    const door = deferred<void>();
     const url = await start(a, door);
     const hanging = fetch(`${url}/hang`);
     await until(() => limiter.flying === 1);
     const refused = await fetch(`${url}/ok`);
     expect([refused.status, refused.headers.get("retry-after")]).toEqual([503, "3"]);
     expect(a.waiting).toBe(0);
-    door.open();
+    door.resolve();
     await (await hanging).text();
     await until(() => limiter.flying === 0);
   });
@@ -140,7 +113,7 @@ describe.each([
   it("priority(req): sheddable requests stop at their share (503), critical ones go on; a throwing priority takes nothing", async () => {
     const limiter = new Limiter(new FixedLimit(2), { priorities: criticality });
     const a = admit({ limit: limiter });
-    const door = new Door();
+    const door = deferred<void>();
     const url = await start(a, door);
     const first = fetch(`${url}/hang`, { headers: { "x-priority": "sheddable" } });
     await until(() => limiter.flying === 1);
@@ -152,7 +125,7 @@ describe.each([
     expect(boom.status).toBe(500);
     await boom.text();
     expect(limiter.flying).toBe(1);
-    door.open();
+    door.resolve();
     await (await first).text();
     await until(() => limiter.flying === 0);
   });

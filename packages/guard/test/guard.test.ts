@@ -7,34 +7,13 @@ import { Refusal, guard, isRefusal, isTimeoutError } from "@tideward/guard";
 import type { Attempt, HedgeEvent, OutcomeEvent, RefuseEvent, RetryEvent } from "@tideward/guard";
 import { Bucket, Gate } from "@tideward/limiters";
 import { Shedder } from "@tideward/shedder";
-import { Scheduler } from "./scheduler";
+import { Scheduler, simulated } from "./scheduler";
+import { deferred, outcome } from "./support/promises";
 
 const STARTS = [0, 1_700_000_000_123.375];
 
-/** A promise with its resolve and reject, for functions the test answers by hand. */
-function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
-async function outcome<T>(p: Promise<T>): Promise<{ value?: T; error?: unknown }> {
-  try {
-    return { value: await p };
-  } catch (error) {
-    return { error };
-  }
-}
-
 describe.each(STARTS)("guard with the clock at %d", (t0) => {
-  const sim = () => {
-    const s = new Scheduler(t0);
-    return { s, base: { clock: s.now, timers: s, random: () => 0.5 } };
-  };
+  const sim = () => simulated(t0);
 
   it("passes the caller's arguments after the attempt, and returns what the function returns", async () => {
     const { base } = sim();

@@ -2,10 +2,8 @@
 // driven by real fetch over loopback with forged headers: who a request counts as, as the limits
 // see it.
 import { createServer } from "node:http";
-import type { Server, ServerOptions } from "node:http";
+import type { ServerOptions } from "node:http";
 import { connect } from "node:net";
-import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
 import express from "express";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
@@ -14,23 +12,12 @@ import type { Admission } from "@tideward/guard";
 import { admitNode } from "@tideward/guard/node";
 import { seededRandom } from "@tideward/time";
 import type { AdmitNodeOptions } from "@tideward/guard/node";
+import { closeServers, listen, serveFetch } from "./support/servers";
 
 // Room for a header of 100 000 entries (node's default is 16 KiB).
 const serverOptions: ServerOptions = { maxHeaderSize: 4 * 1024 * 1024 };
 
-const servers: Server[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.closeAllConnections();
-    await new Promise((resolve) => s.close(resolve));
-  }
-});
-
-async function listen(server: Server): Promise<string> {
-  servers.push(server);
-  if (!server.listening) await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+afterEach(closeServers);
 
 type Options = Pick<AdmitNodeOptions, "trustProxy" | "ipv6Prefix" | "key">;
 type Start = (admission: Admission, options?: Options) => Promise<string>;
@@ -63,9 +50,7 @@ const starts: [string, Start][] = [
         // The same key function, on the Fetch request.
         key: key === undefined ? undefined : (request) => request.headers.get("x-api-key") ?? undefined,
       });
-      const server = serve({ fetch: handler, port: 0, hostname: "127.0.0.1", serverOptions }) as Server;
-      await new Promise<void>((resolve) => (server.listening ? resolve() : server.once("listening", () => resolve())));
-      return listen(server);
+      return listen(await serveFetch(handler, serverOptions));
     },
   ],
 ];

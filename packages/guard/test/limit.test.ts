@@ -7,33 +7,13 @@ import { Breaker } from "@tideward/breaker";
 import { guard, isRefusal, isTimeoutError } from "@tideward/guard";
 import type { RefuseEvent } from "@tideward/guard";
 import { Gate } from "@tideward/limiters";
-import { Scheduler } from "./scheduler";
+import { simulated } from "./scheduler";
+import { deferred, outcome } from "./support/promises";
 
 const STARTS = [0, 1_700_000_000_123.375];
 
-function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void } {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
-async function outcome<T>(p: Promise<T>): Promise<{ value?: T; error?: unknown }> {
-  try {
-    return { value: await p };
-  } catch (error) {
-    return { error };
-  }
-}
-
 describe.each(STARTS)("guard limit with the clock at %d", (t0) => {
-  const sim = () => {
-    const s = new Scheduler(t0);
-    return { s, base: { clock: s.now, timers: s, random: () => 0.5 } };
-  };
+  const sim = () => simulated(t0);
 
   it("holds a place per call in flight and refuses past the limit with kind limit, retryAfter 0", async () => {
     const { s, base } = sim();

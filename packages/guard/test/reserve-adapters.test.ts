@@ -6,9 +6,7 @@
 // (a settle function that throws, a handler that fails, a client that leaves) settled as
 // reserved, no reservation left open.
 import { createServer } from "node:http";
-import type { IncomingMessage, Server, ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import express from "express";
 import { Hono } from "hono";
 import Redis from "ioredis";
@@ -21,18 +19,12 @@ import type { ActualCost, ReservationStore, SettleResult } from "@tideward/quota
 import { RedisQuotaEngine, ioredisClient } from "@tideward/redis";
 import { INSTALL_HINT, findRedisServer, startRedis } from "@tideward/redis/testing";
 import type { RedisServer } from "@tideward/redis/testing";
+import { until } from "./support/promises";
+import { listening, serveFetch } from "./support/servers";
+import type { Listening } from "./support/servers";
 
 const tenant = new QuotaKey("acme", "*", "chat");
 const tokens = limitSpec({ name: "tokens", capacity: 1_000, refill: 1, window: 3_600_000 });
-
-/** Waits (bounded) until `test` holds. */
-async function until(test: () => boolean | Promise<boolean>, ms = 5_000): Promise<void> {
-  const end = performance.now() + ms;
-  while (!(await test())) {
-    if (performance.now() > end) throw new Error("condition not reached in time");
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 /** A store whose reservations are watched: the ids it made, and the settles and cancels answered. */
 function watched(store: ReservationStore) {
@@ -61,18 +53,7 @@ function watched(store: ReservationStore) {
   return { store: wrapped, ids, answered };
 }
 
-type Serve = (admission: Admission) => Promise<{ url: string; close: () => Promise<void> }>;
-
-async function listening(server: Server): Promise<{ url: string; close: () => Promise<void> }> {
-  if (!server.listening) await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
-}
+type Serve = (admission: Admission) => Promise<Listening>;
 
 const maxTokens = (value: string | string[] | null | undefined) => Number(value ?? 1);
 const usage = (value: unknown): Actual =>
@@ -141,22 +122,17 @@ const servers: readonly (readonly [string, Serve])[] = [
         throw new Error("handler failed");
       });
       app.get("/hang", () => new Promise<Response>(() => undefined));
-      const server = serve({
-        fetch: admitFetch(a, app.fetch, {
-          cost: (request) => maxTokens(request.headers.get("x-max-tokens")),
-          // The body's usage field, read from a clone: the response itself goes to the client.
-          actual: async (response, request) => {
-            if (request.headers.has("x-throw")) throw new Error("the usage could not be read");
-            if (response.status >= 400) return undefined;
-            const body = (await response.clone().json()) as { usage: { total_tokens: number } };
-            return usage(body.usage.total_tokens);
-          },
-        }),
-        port: 0,
-        hostname: "127.0.0.1",
-      }) as Server;
-      await new Promise<void>((resolve) => (server.listening ? resolve() : server.once("listening", () => resolve())));
-      return listening(server);
+      const handler = admitFetch(a, app.fetch, {
+        cost: (request) => maxTokens(request.headers.get("x-max-tokens")),
+        // The body's usage field, read from a clone: the response itself goes to the client.
+        actual: async (response, request) => {
+          if (request.headers.has("x-throw")) throw new Error("the usage could not be read");
+          if (response.status >= 400) return undefined;
+          const body = (await response.clone().json()) as { usage: { total_tokens: number } };
+          return usage(body.usage.total_tokens);
+        },
+      });
+      return listening(await serveFetch(handler));
     },
   ],
 ];

@@ -3,7 +3,6 @@
 // every callback that throws, against the in-process engine. Through the adapters and on a real
 // Redis: reserve-adapters.test.ts.
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { admit, admitFetch } from "@tideward/guard";
@@ -11,6 +10,8 @@ import { admitNode } from "@tideward/guard/node";
 import type { QuotaAdmission, Settling, Verdict } from "@tideward/guard";
 import { QuotaEngine, QuotaKey, charge, limitSpec } from "@tideward/quota-engine";
 import type { QuotaStore, ReservationStore } from "@tideward/quota-engine";
+import { until } from "./support/promises";
+import { listening } from "./support/servers";
 
 const sync = (v: Verdict | Promise<Verdict>): Verdict => {
   if (v instanceof Promise) throw new Error("expected a synchronous verdict");
@@ -222,14 +223,12 @@ describe("a client that leaves before a store answering promises has reserved", 
     decided = new Promise<void>((resolve) => (open = resolve));
     const middleware = admitNode(admission, { cost: () => 400 });
     const server = createServer((req, res) => middleware(req, res, () => (handled++, res.end("ok"))));
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { url, close } = await listening(server);
     let closed = false;
     server.on("connection", (socket) => socket.on("close", () => void (closed = true)));
     try {
       const client = new AbortController();
-      const call = fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, {
-        signal: client.signal,
-      }).catch(() => "aborted");
+      const call = fetch(`${url}/`, { signal: client.signal }).catch(() => "aborted");
       await until(() => admission.gate?.held === 1);
       client.abort();
       expect(await call).toBe("aborted");
@@ -238,20 +237,10 @@ describe("a client that leaves before a store answering promises has reserved", 
       await until(() => engine.stats().reservations === 0 && admission.gate?.held === 0);
       expect([whole(), handled]).toEqual([true, 0]);
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await close();
     }
   });
 });
-
-/** Waits (bounded) until `test` holds. */
-async function until(test: () => boolean, ms = 5_000): Promise<void> {
-  const end = performance.now() + ms;
-  while (!test()) {
-    if (performance.now() > end) throw new Error("condition not reached in time");
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
 
 describe.each([0, 1_700_000_000_123.375])(
   "reserve then settle through admit, on random requests, with the clock at %d",

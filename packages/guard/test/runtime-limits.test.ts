@@ -2,9 +2,6 @@
 // one key. Each key keeps its state, re-based as the quota engine re-bases it, and the fields
 // advertise the limit in force from the next response on.
 import { createServer } from "node:http";
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
 import express from "express";
 import fc from "fast-check";
 import { Hono } from "hono";
@@ -13,6 +10,8 @@ import { admit, admitFetch } from "@tideward/guard";
 import { admitNode } from "@tideward/guard/node";
 import type { Admission, Limit, LimitKind, Verdict } from "@tideward/guard";
 import { limits, policies } from "./fields";
+import { listening, serveFetch } from "./support/servers";
+import type { Listening } from "./support/servers";
 
 const sync = (v: Verdict | Promise<Verdict>): Verdict => {
   if (v instanceof Promise) throw new Error("expected a synchronous verdict");
@@ -389,19 +388,7 @@ describe.each([0, 1_700_000_000_123.375])("runtime limit properties with the clo
   });
 });
 
-type Serve = (admission: Admission) => Promise<{ url: string; close: () => Promise<void> }>;
-
-async function listening(server: Server): Promise<{ url: string; close: () => Promise<void> }> {
-  if (!server.listening) await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  else await Promise.resolve();
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
-}
+type Serve = (admission: Admission) => Promise<Listening>;
 
 const servers: readonly (readonly [string, Serve])[] = [
   [
@@ -425,13 +412,9 @@ const servers: readonly (readonly [string, Serve])[] = [
     async (a) => {
       const app = new Hono();
       app.get("/", (c) => c.text("ok"));
-      const server = serve({
-        fetch: admitFetch(a, app.fetch, { key: (request) => request.headers.get("x-api-key") ?? undefined }),
-        port: 0,
-        hostname: "127.0.0.1",
-      }) as Server;
-      await new Promise<void>((resolve) => (server.listening ? resolve() : server.once("listening", () => resolve())));
-      return listening(server);
+      return listening(
+        await serveFetch(admitFetch(a, app.fetch, { key: (request) => request.headers.get("x-api-key") ?? undefined })),
+      );
     },
   ],
 ];

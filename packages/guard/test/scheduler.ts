@@ -81,3 +81,12 @@ export class Scheduler implements Timers {
     return best;
   }
 }
+
+/** A scheduler starting at `t0` (ms), and the guard options that run a guard on it (every draw 0.5). */
+export function simulated(t0: number): {
+  s: Scheduler;
+  base: { clock: () => number; timers: Scheduler; random: () => number };
+} {
+  const s = new Scheduler(t0);
+  return { s, base: { clock: s.now, timers: s, random: () => 0.5 } };
+}

@@ -55,6 +55,22 @@ describe("guard", () => {
     guard(() => 1, { retries: 3 });
   });
 
+  test("a priority function reads the call's arguments as the guarded function takes them", () => {
+    const get = guard((_: Attempt, path: string, _tries: number) => Promise.resolve(path), {
+      priority: (path, tries) => {
+        expectTypeOf(path).toEqualTypeOf<string>();
+        expectTypeOf(tries).toEqualTypeOf<number>();
+        return path.startsWith("/prefetch") ? "sheddable" : undefined;
+      },
+    });
+    expectTypeOf(get).toEqualTypeOf<Guarded<[path: string, _tries: number], string>>();
+    // @ts-expect-error -- the arguments are the call's, not others
+    guard((_: Attempt, path: string) => path, { priority: (path: number) => path });
+    // @ts-expect-error -- it answers a level's number or name
+    guard((_: Attempt, path: string) => path, { priority: (path) => ({ path }) });
+    guardFetch(fetch, { priority: (input, init) => (init?.method === "HEAD" || input instanceof URL ? 3 : 0) });
+  });
+
   test("guardFetch keeps fetch's signature", () => {
     expectTypeOf(guardFetch(fetch, { timeout: 2_000 })).toEqualTypeOf<Fetch>();
     expectTypeOf<ReturnType<Fetch>>().toEqualTypeOf<Promise<Response>>();

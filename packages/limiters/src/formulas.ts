@@ -40,11 +40,16 @@ export function bucketFits(level: number, n: number, burst: number, slack: numbe
   return n <= burst && level + slack >= n;
 }
 
-/** Whole tokens in a bucket holding `level`, forgiving `slack`: from 0 to `⌊burst⌋`. */
-export function bucketWhole(level: number, burst: number, slack: number): number {
-  const whole = Math.floor(level + slack);
+/** `units` rounded down, from 0 to `⌊burst⌋`: what a bucket or a GCRA flow says is left. */
+function wholeUpTo(units: number, burst: number): number {
+  const whole = Math.floor(units);
   const limit = Math.floor(burst);
   return whole < 0 ? 0 : whole > limit ? limit : whole;
+}
+
+/** Whole tokens in a bucket holding `level`, forgiving `slack`: from 0 to `⌊burst⌋`. */
+export function bucketWhole(level: number, burst: number, slack: number): number {
+  return wholeUpTo(level + slack, burst);
 }
 
 // The searches below share one shape, split so that V8 inlines the common case whole: the
@@ -80,7 +85,7 @@ export function bucketReady(
 
 /**
  * The first instant at or after `from` at which a bucket that held `tokens` at `at` is full
- * (give or take `slack`): `from` when it already is.
+ * (give or take `slack`): `from` when it already is. The instant it can give a whole burst.
  */
 export function bucketFull(
   tokens: number,
@@ -90,11 +95,7 @@ export function bucketFull(
   burst: number,
   slack: number,
 ): number {
-  if (bucketLevel(tokens, at, from, perMs, burst) + slack >= burst) return from;
-  const s = at + (burst - tokens) / perMs;
-  return s > from && bucketLevel(tokens, at, s, perMs, burst) + slack >= burst
-    ? s
-    : +bucketOnwards(tokens, at, from, burst, perMs, burst, slack, s);
+  return bucketReady(tokens, at, from, burst, perMs, burst, slack);
 }
 
 // The rare paths: the first double after max(estimate, from) at which the bucket can give `n`, or
@@ -151,9 +152,7 @@ export function gcraCharge(lead: number, cost: number): number {
 
 /** Whole requests of cost one that would conform back to back with the flow `lead` ms ahead: from 0 to `⌊burst⌋`. */
 export function gcraWhole(lead: number, interval: number, burst: number, slack: number): number {
-  const whole = Math.floor(burst - (lead - slack) / interval);
-  const limit = Math.floor(burst);
-  return whole < 0 ? 0 : whole > limit ? limit : whole;
+  return wholeUpTo(burst - (lead - slack) / interval, burst);
 }
 
 /**
@@ -176,11 +175,12 @@ export function gcraReady(
   return s > from && gcraLead(at, ahead, s) + cost <= reach ? s : +gcraOnwards(at, ahead, from, cost, reach, s);
 }
 
-/** The first instant at or after `from` at which the flow is at rest (its theoretical arrival time reached). */
+/**
+ * The first instant at or after `from` at which the flow is at rest (its theoretical arrival time
+ * reached): the instant a cost of nothing conforms with no room ahead.
+ */
 export function gcraRest(at: number, ahead: number, from: number): number {
-  if (gcraLead(at, ahead, from) === 0) return from;
-  const s = at + ahead;
-  return s > from && gcraLead(at, ahead, s) === 0 ? s : +gcraOnwards(at, ahead, from, 0, 0, s);
+  return gcraReady(at, ahead, from, 0, 0, 0, 0);
 }
 
 // ── fixed window: half-open periods [end − span, end), `used` units counted in the open one ──

@@ -60,19 +60,24 @@ export class GuardMetrics {
   readonly #attemptSuccess: (Row | undefined)[] = [undefined, undefined, undefined];
   #hedge: Row | undefined = undefined;
   readonly #hedges: Counts;
-  readonly #priority: string | undefined;
+  readonly #levelOf: ((given: number | string | undefined) => string) | undefined;
 
   /**
    * @param series - where the counts go
    * @param name - the `tideward.name` of every row
    * @param durations - whether to record the two duration histograms
-   * @param priority - the `tideward.priority` of its refusals: the name of the guard's level in
-   *   its concurrency limit's priorities; `undefined` without a limit
+   * @param levelOf - the `tideward.priority` of a refusal from the call's priority (a refusal
+   *   event's): the name of its level in the concurrency limit's priorities; `undefined` without a limit
    */
-  constructor(series: Series, name: string, durations: boolean, priority?: string) {
+  constructor(
+    series: Series,
+    name: string,
+    durations: boolean,
+    levelOf?: (given: number | string | undefined) => string,
+  ) {
     this.#series = series;
     this.#name = name;
-    this.#priority = priority;
+    this.#levelOf = levelOf;
     this.#calls = series.counts(METRICS.calls);
     this.#attempts = series.counts(METRICS.attempts);
     this.#retries = series.counts(METRICS.retries);
@@ -139,9 +144,10 @@ export class GuardMetrics {
   refusal(e: RefuseEvent): void {
     if (this.closed) return;
     const kind = refusalKindOf(e);
-    this.#refusals.row(kind, () => {
+    const level = this.#levelOf?.(e.priority);
+    this.#refusals.row(level === undefined ? kind : `${kind}|${level}`, () => {
       const a: Attributes = { [ATTRIBUTES.name]: this.#name, [ATTRIBUTES.refusalKind]: kind };
-      if (this.#priority !== undefined) a[ATTRIBUTES.priority] = this.#priority;
+      if (level !== undefined) a[ATTRIBUTES.priority] = level;
       return a;
     }).value++;
   }

@@ -111,12 +111,12 @@ function tracedScope(scope: CallScope | undefined): CallScope {
  */
 export function instrumentGuard<A extends unknown[], R>(
   fn: (attempt: Attempt, ...args: A) => R | PromiseLike<R>,
-  options: GuardOptions<R> | undefined,
+  options: GuardOptions<R, NoInfer<A>> | undefined,
   telemetry: TelemetryOptions,
 ): InstrumentedGuard<A, R> {
   const t = readTelemetry(telemetry, "instrumentGuard", true);
   // A function that is not one is the guard's to refuse, in its own words.
-  if (typeof fn !== "function") guard(fn, options);
+  if (typeof fn !== "function") guard(fn, options as GuardOptions<R> | undefined);
   // The options as the guard reads them (its checks, its presets, the primitives it builds from
   // fields): the instrumented guard is the guard `guard(fn, options)` would build, with our
   // listeners added, and what it reports on are the primitives that guard holds.
@@ -124,11 +124,16 @@ export function instrumentGuard<A extends unknown[], R>(
   const clock = r.clock;
 
   const series = t.meter === undefined ? undefined : seriesOf(t.meter, t.name);
-  // The guard's level in its concurrency limit's priorities, which its refusals carry.
+  // A refused call's level in the concurrency limit's priorities, by name, as the limit judged it:
+  // the call's own (a priority function's answer), else the guard's.
   const limit = r.pipeline.stages.find((s): s is LimitStage => s instanceof LimitStage);
-  const priority =
-    limit === undefined ? undefined : limit.limiter.priorities.name(limit.limiter.priorities.level(limit.priority));
-  const metrics = series === undefined ? undefined : new GuardMetrics(series, t.name, t.durations, priority);
+  const levels = limit?.limiter.priorities;
+  const levelOf =
+    levels === undefined
+      ? undefined
+      : (given: number | string | undefined) =>
+          levels.names[levels.level(given === undefined ? limit?.priority : given)];
+  const metrics = series === undefined ? undefined : new GuardMetrics(series, t.name, t.durations, levelOf);
   const spans = t.tracer === undefined ? undefined : new GuardSpans(t.tracer, t.name, clock);
   // A guard whose calls make one attempt each (no retry, no hedge, no wait for a token) and no
   // spans is counted from its events alone: every call raises exactly one onOutcome or one

@@ -37,6 +37,40 @@ describe.each(STARTS)("a concurrency limit in otel, clock at %d", (t0) => {
     await sdk.shutdown();
   });
 
+  it("instrumentGuard with a priority function: each refusal carries the level its call was judged at", async () => {
+    const sdk = metricsSdk();
+    const clock = new ManualClock(t0);
+    const limiter = new Limiter(new FixedLimit(5), { now: t0, priorities: criticality });
+    let open!: () => void;
+    const door = new Promise<void>((resolve) => (open = resolve));
+    const get = instrumentGuard(
+      (_a, _purpose: string) => door.then(() => "ok"),
+      {
+        limit: limiter,
+        clock: clock.now,
+        // An unknown answer is the least important level; none, the priorities' fallback.
+        priority: (purpose) => (purpose === "user" ? 0 : purpose === "none" ? undefined : purpose),
+      },
+      { meter: sdk.meter, name: "mixed" },
+    );
+    const purposes = ["prefetch", "prefetch", "prefetch", "prefetch", "none", "none", "user", "user"];
+    const calls = purposes.map((p) => get(p).catch((e: unknown) => (e as { kind: string }).kind));
+    const m = await sdk.collect();
+    expect(
+      m
+        .points("tideward.guard.refusals")
+        .map((p) => [p.attributes["tideward.refusal.kind"], p.attributes["tideward.priority"], p.value]),
+    ).toEqual([
+      ["reserved", "sheddable", 1],
+      ["reserved", "critical", 1],
+      ["limit", "critical_plus", 1],
+    ]);
+    open();
+    expect(await Promise.all(calls)).toEqual(["ok", "ok", "ok", "reserved", "ok", "reserved", "ok", "limit"]);
+    get.close();
+    await sdk.shutdown();
+  });
+
   it("instrumentAdmit: verdicts by status, reason and level (a priority that is not a level reads as the least important)", async () => {
     const sdk = metricsSdk();
     const limiter = new Limiter(new FixedLimit(10), { now: t0, priorities: criticality });

@@ -105,6 +105,19 @@ const shapes: [string, Shape, (call: string) => boolean][] = [
     }),
     refusedBy("reserved"),
   ],
+  [
+    "a concurrency limit with a priority per call, and a retry",
+    (clock) => ({
+      limit: new Limiter(new AimdLimit({ initial: 4, min: 1, max: 8, timeout: 20 }), {
+        now: clock.now(),
+        priorities: criticality,
+      }),
+      // The call's number picks its level: a quarter of the calls at each, and NaN-like answers none.
+      priority: (call) => criticality.names[(call as number) % 4],
+      retry: { attempts: 2, base: 1, cap: 2 },
+    }),
+    refusedBy("reserved"),
+  ],
 ];
 
 /** How each call ended and how many of its attempts reached the backend, in call order. */

@@ -54,6 +54,14 @@ describe("instrumentGuard", () => {
   test("takes the guard's options, typed by the result, and telemetry with a name", () => {
     instrumentGuard(() => ({ status: 200 }), { isFailure: (_e, r) => (r?.status ?? 0) >= 500 }, { meter, name: "a" });
     instrumentGuard(() => 1, undefined, { tracer, name: "a", durations: false });
+    // A priority function reads the call's arguments, as the guard's does.
+    instrumentGuard(
+      (_: Attempt, path: string) => path,
+      { priority: (path) => (path === "/" ? 0 : 3) },
+      { meter, name: "a" },
+    );
+    // @ts-expect-error -- the arguments are the call's
+    instrumentGuard((_: Attempt, path: string) => path, { priority: (path: number) => path }, { meter, name: "a" });
     // @ts-expect-error -- every series needs its name
     instrumentGuard(() => 1, {}, { meter });
     // @ts-expect-error -- a guard option that does not exist

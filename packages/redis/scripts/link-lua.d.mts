@@ -13,3 +13,17 @@ export function readParts(
 ): Map<string, { readonly name: string; readonly file: string; readonly fn: boolean }>;
 /** A line of Lua as shipped: its comment dropped and no space a token does not need. */
 export function squeeze(line: string): string;
+/** A part written out at more than one place, held once: its text given the names its locals take. */
+export interface SharedPart {
+  readonly name: string;
+  readonly part: string;
+  readonly file: string;
+  /** The locals whose names differ between the places it is written out: its parameters. */
+  readonly holes: readonly string[];
+  readonly fill: (names: readonly string[]) => string;
+}
+/** The scripts as the module holds them: each a run of text and calls of shared parts. */
+export function shareParts(scripts: LinkedScript[]): {
+  templates: SharedPart[];
+  scripts: { name: string; chunks: (string | { template: SharedPart; args: string[] })[] }[];
+};

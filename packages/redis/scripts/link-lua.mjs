@@ -15,6 +15,10 @@
 // So a new script is one file: its first line names it, its code reads ARGV and calls the parts it
 // needs (`clock`, `foreign`, `decode`, `step`, …). `pnpm embed` builds it; a part that does not
 // fit these rules, or a call that is not a statement, stops the build naming the line.
+//
+// Written out at each call in the text Redis runs, a part is held once in the package: the text
+// at every place is the same but for its locals' names, so src/scripts.ts holds it as a template
+// given those names, and each script is joined from its own lines and those (shareParts).
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { stripLua } from "./strip-lua.mjs";
@@ -133,15 +137,19 @@ function balanced(text) {
 /**
  * A line of code as shipped: its comment dropped and no space a token does not need (as the
  * package's JavaScript is minified in whitespace but not in names). A space stays between two
- * names or numbers (`local x`), between a digit and a dot (`1 ..`, not a number `1..`), and
- * between two `-` or two `[`, which would start a comment or a long string.
+ * names or numbers (`local x`), between a number and a dot (`1 ..`, not a number `1..`; but
+ * `v_1..`, as a name ends where a dot starts), and between two `-` or two `[`, which would start a
+ * comment or a long string. So a line squeezes the same whatever its names: a part written out
+ * with its locals renamed is its lines as shipped with other names in them.
  * @param {string} line
  */
 export function squeeze(line) {
   const word = /\w/;
+  // Whether the text so far ends in a number: a word starting with a digit (1, 2.5, 1e-9).
+  const numeral = (text) => /(?<!\w)\d[\w.]*$/.test(text);
   const needed = (a, b) =>
     (word.test(a) && word.test(b)) ||
-    (/\d/.test(a) && b === ".") ||
+    (/\d/.test(a) && b === "." && numeral(out)) ||
     (a === "." && /[\d.]/.test(b)) ||
     (a === "-" && b === "-") ||
     (a === "[" && b === "[");
@@ -327,15 +335,22 @@ function inline(lines, parts, where, state, within = []) {
       if (exact) out.push(`local ${bound.join(", ")} = ${values.join(", ")}`);
       else out.push(`local ${bound.join(", ")}${args.trim() === "" ? "" : ` = ${args}`}`);
     }
-    out.push(
-      ...inline(
-        body.filter((l) => l !== "").map((l) => rename(l, map)),
-        parts,
-        `parts/${p.file}: ${p.name}`,
-        state,
-        [...within, p.name],
-      ),
-    );
+    // Each run of its lines that calls no part is written out as it is at every call but for its
+    // locals' names: kept as those lines and those names (`{ part, lines, map }`, rendered in
+    // linkScript), so the module may hold it once (shareParts). A line calling a part is written
+    // out in turn.
+    let run;
+    for (const l of body) {
+      if (l === "") continue;
+      if (namesOf(l).some((n) => parts.get(n)?.fn === true)) {
+        run = undefined;
+        out.push(...inline([rename(l, map)], parts, `parts/${p.file}: ${p.name}`, state, [...within, p.name]));
+        continue;
+      }
+      for (const n of namesOf(l)) if (parts.get(n)?.fn === false) state.values.add(n);
+      if (run === undefined) out.push((run = { part: p, lines: [], map }));
+      run.lines.push(l);
+    }
     if (p.result !== undefined && !forward) {
       const result = rename(p.result, map);
       if (targets !== undefined) out.push(`${targets} = ${result}`);
@@ -372,11 +387,105 @@ export function linkScript(dir, file, parts) {
         throw new Error(`${file} declares ${n}, which parts/${p.file}: ${p.name} uses as a global`);
   }
   const values = [...parts.values()].filter((p) => state.values.has(p.name));
-  const source = [first, ...[...values.map((p) => p.code), ...body].map(squeeze)].join("\n") + "\n";
+  // Its lines in order: each a line of code as shipped, or a value's line, or a run of a part's
+  // lines written out (its lines and the names its locals take there).
+  const written = [
+    first,
+    ...values.map((p) => ({ part: p, lines: [p.lines[0]], map: new Map() })),
+    ...body.map((l) => (typeof l === "string" ? squeeze(l) : l)),
+  ];
+  const source = written.map((l) => (typeof l === "string" ? l : render(l))).join("\n") + "\n";
   return {
     source,
+    written,
     parts: [...parts.values()].filter((p) => state.values.has(p.name) || state.calls.has(p.name)).map((p) => p.name),
   };
+}
+
+/** A value's line, or a run of a part's lines, as written out at one place: its locals renamed, squeezed. */
+const render = ({ lines, map }) => lines.map((l) => squeeze(rename(l, map))).join("\n");
+
+/**
+ * A run's lines as shipped with a hole at each local of its part: the pieces of text between them
+ * and the locals' names, in order (`[text, name, text, …, text]`).
+ */
+function skeleton({ part, lines }) {
+  // Each local renamed to a name of its own (a name squeezes as any other does), then split there.
+  const locals = [...(part.locals ?? [])];
+  const hole = new Map(locals.map((n, i) => [n, `__hole${i}__`]));
+  const text = lines.map((l) => squeeze(rename(l, hole))).join("\n");
+  if (/__hole\d+__/.test(lines.join("\n"))) throw new Error(`parts/${part.file}: ${part.name} names a hole`);
+  return text.split(/__hole(\d+)__/).map((t, i) => (i % 2 === 0 ? t : locals[Number(t)]));
+}
+
+/**
+ * The scripts as the module holds them, each piece of Lua once where it can be. A value, or a run
+ * of a part's lines between its calls of other parts, written out at several places is the same
+ * text at each but for its locals' names (the foreign-key formatter at twenty places, the clock,
+ * an algorithm's step): it is held once, as a template given those names, and each script is its
+ * own lines and calls of templates, joined when the module loads. So Redis runs the text
+ * `linkScripts` builds, and the package carries each part once, not once at each call.
+ * @param {ReturnType<typeof linkScripts>} scripts
+ */
+export function shareParts(scripts) {
+  // The places each run is written out, by its part and its lines as shipped with holes.
+  const groups = new Map();
+  for (const s of scripts)
+    for (const l of s.written) {
+      if (typeof l === "string") continue;
+      const shape = skeleton(l);
+      const key = `${l.part.name}\0${shape.join("\0")}`;
+      if (!groups.has(key)) groups.set(key, { part: l.part, shape, calls: [] });
+      groups.get(key).calls.push(l);
+    }
+  const templates = new Map();
+  const taken = new Map();
+  for (const g of groups.values()) {
+    // A local that takes its own name at every call stays written; the others are the template's
+    // parameters, in the order they first appear.
+    const holes = [];
+    for (let i = 1; i < g.shape.length; i += 2) {
+      const n = g.shape[i];
+      if (!holes.includes(n) && g.calls.some((c) => c.map.get(n) !== n)) holes.push(n);
+    }
+    const fill = (args) => g.shape.map((t, i) => (i % 2 === 0 ? t : (args[holes.indexOf(t)] ?? t))).join("");
+    // A place whose text the template cannot give stays written (none does today: a line
+    // squeezes alike whatever its names).
+    const calls = g.calls.filter((c) => fill(holes.map((n) => c.map.get(n))) === render(c));
+    // Held once where that is shorter: each call costs its name and the names it passes.
+    const size = g.shape.join("").length;
+    if (calls.length < 2 || (calls.length - 1) * size < calls.length * 8 * (holes.length + 1) + 40) continue;
+    const count = (taken.get(g.part.name) ?? 0) + 1;
+    taken.set(g.part.name, count);
+    const t = {
+      name: `${g.part.name}Part${count === 1 ? "" : count}`,
+      part: g.part.name,
+      file: g.part.file,
+      holes,
+      shape: g.shape,
+      fill,
+    };
+    for (const c of calls) templates.set(c, t);
+  }
+  const out = scripts.map((s) => {
+    // Its text as pieces: strings, and calls of templates (`{ template, args }`), in order.
+    const chunks = [];
+    const text = (t) => {
+      if (typeof chunks.at(-1) === "string") chunks[chunks.length - 1] += t;
+      else chunks.push(t);
+    };
+    for (const [i, l] of s.written.entries()) {
+      if (i > 0) text("\n");
+      const t = typeof l === "string" ? undefined : templates.get(l);
+      if (t === undefined) text(typeof l === "string" ? l : render(l));
+      else chunks.push({ template: t, args: t.holes.map((n) => l.map.get(n)) });
+    }
+    text("\n");
+    const joined = chunks.map((c) => (typeof c === "string" ? c : c.template.fill(c.args))).join("");
+    if (joined !== s.source) throw new Error(`${s.file}: its shared parts do not give its text`);
+    return { name: s.name, chunks };
+  });
+  return { templates: [...new Set(templates.values())], scripts: out };
 }
 
 /**

@@ -1,5 +1,5 @@
-// What a call of the Redis engine takes besides its arguments, read once and checked, and the
-// check every key a caller hands it must pass.
+// What a call of the Redis engine, and a change of its limits, takes besides its arguments, read
+// once and checked, and the check every key a caller hands it must pass.
 import { QuotaKey } from "@tideward/quota-engine";
 import { check } from "@tideward/time/internal";
 
@@ -40,4 +40,15 @@ export interface CallOptions {
 export interface LimitOptions {
   /** Decide and report, never refuse: the decision's `shadow` says what enforcing would have answered. @defaultValue false */
   readonly shadow?: boolean;
+  /**
+   * The version its keys' state is named by: instances at one version share it. Keep it in the
+   * configuration and raise it with each change. @defaultValue 0 (after a removal, one above)
+   */
+  readonly version?: number;
+}
+
+/** Options of {@link RedisQuotaEngine.replaceLimit}. */
+export interface ReplaceOptions {
+  /** The limit's version from now on, above its version now. @defaultValue its version now + 1 */
+  readonly version?: number;
 }

@@ -32,7 +32,7 @@ import { bytes } from "./bytes";
 import { SetReports, readSet } from "./charge-set";
 import type { ScriptClient } from "./client";
 import { isKey, requestIdOf } from "./call-options";
-import type { CallOptions, LimitOptions } from "./call-options";
+import type { CallOptions, LimitOptions, ReplaceOptions } from "./call-options";
 import { RedisVerdict } from "./decision";
 import type { RedisAtomicReport, RedisBatchReport, RedisDecision } from "./decision";
 import { DeniedCache } from "./denied";
@@ -162,46 +162,45 @@ export class RedisQuotaEngine implements ReservationStore, RuntimeLimitStore {
 
   /**
    * Adds a limit, or says why not (`"duplicate_limit"`, `"invalid_limit"`), as the in-process
-   * engine does.
+   * engine does. Instances at one `version` share its keys' state; one added at the version a
+   * replace gave reads no older names, so a key it reaches first starts fresh.
    *
    * @param options - read once; an unknown option is a `TypeError` naming the closest known one
-   * @throws TypeError when `options` is not an object, names an unknown option, or `shadow` is
-   *   not a boolean
+   * @throws TypeError or RangeError naming an unknown option, `shadow` not a boolean, or `version`
+   *   not from 0 to 2^53 - 1 (after a `removeLimit`, not above the version the limit had)
    */
   addLimit(spec: LimitSpec, options?: LimitOptions): Promise<Result<"duplicate_limit" | "invalid_limit">> {
     return Promise.resolve(this.#book.add(spec, options));
   }
 
   /**
-   * Replaces the limit of `spec`'s name at `now` (ms), as the in-process engine's `replaceLimit`
-   * does: every key keeps its state, re-based (a bucket its level, clamped to the new capacity; a
-   * window its count, closing no later than a new window from `now`; a GCRA flow its TAT), and
-   * overrides keep the fields they set. Refused, with a reason and nothing changed, when no limit
-   * has that name (`"unknown_limit"`) or the spec, or an override under it, is invalid
-   * (`"invalid_limit"`).
+   * Replaces the limit of `spec`'s name at `now` (ms), as the in-process engine does: every key
+   * keeps its state, re-based (a bucket its level, clamped; a window its count; a GCRA flow its
+   * TAT), and overrides keep their fields. Refused, nothing changed, when no limit has that name
+   * (`"unknown_limit"`) or the spec, or an override under it, is invalid (`"invalid_limit"`).
    *
-   * Nothing is written: the limit takes a new version, whose keys' state lives under names of their
-   * own. A key's first call after the replace finds no state under them and reads the version
-   * before, re-based at `now` by the script. So every instance makes the same replace (with the
-   * same `now`, or near it: the first to reach a key re-bases it, at its own `now`), and each key's
-   * state is re-based exactly once however many do. Until an instance has replaced the limit it
-   * charges the old version's state, which the new version no longer reads once it holds a state
-   * of its own. The old names are read until any state left there must have expired (the old
-   * limit's longest life from `now`, plus twice the expiry margin); a limit never replaced reads
-   * none. With `clock: "redis"`, `now` is still the instant of the re-base: pass `Date.now()`.
+   * Nothing is written: the limit takes a new version (`options.version`, else one more), whose
+   * keys' state has names of its own; a key's first call reads the versions before, re-based at
+   * `now` by the script, once however many instances replace it. Make the change on every
+   * instance (with `clock: "redis"` too, `now` is the re-base's instant: pass `Date.now()`).
    *
    * @param now - the caller's clock, in milliseconds
-   * @throws RangeError when `now` is not a clock reading
+   * @throws RangeError when `now` is not a clock reading; TypeError or RangeError naming `version`
+   *   when it is not above the version now, up to 2^53 - 1
    */
-  replaceLimit(spec: LimitSpec, now: number): Promise<Result<"unknown_limit" | "invalid_limit">> {
-    return Promise.resolve(this.#book.replace(spec, now));
+  replaceLimit(
+    spec: LimitSpec,
+    now: number,
+    options?: ReplaceOptions,
+  ): Promise<Result<"unknown_limit" | "invalid_limit">> {
+    return Promise.resolve(this.#book.replace(spec, now, options));
   }
 
   /**
    * Removes the limit named `name`: a check of it answers `"unknown_limit"` from then on, its links
    * and overrides are gone, and a reservation that charged it settles its other charges. Its keys'
-   * state is left to expire; added again, the limit starts every key fresh (a new version). Refused
-   * (`"unknown_limit"`) when there is none.
+   * state is left to expire; added again (at a version above), the limit starts every key fresh.
+   * Refused (`"unknown_limit"`) when there is none.
    *
    * @throws TypeError when `name` is not a string
    */

@@ -2,7 +2,7 @@ export { ioredisClient, nodeRedisClient } from "./client";
 export type { IoredisClientOptions, IoredisLike, NodeRedisLike, ScriptClient } from "./client";
 export { RedisQuotaEngine } from "./engine";
 export { CrossSlotError } from "./names";
-export type { CallOptions, LimitOptions } from "./call-options";
+export type { CallOptions, LimitOptions, ReplaceOptions } from "./call-options";
 export type { RedisAtomicReport, RedisBatchReport, RedisDecision, Shadow } from "./decision";
 export type { RedisReserveReport } from "./reservations";
 export type { RedisQuotaPolicy } from "./quota-policy";

@@ -12,11 +12,11 @@ import type {
   QuotaLink,
   Result,
 } from "@tideward/quota-engine";
-import { keyError, readKind } from "@tideward/quota-engine/internal";
+import { isInstant, keyError, nowError, parseLimit, readKind, refused } from "@tideward/quota-engine/internal";
 import type { Kind } from "@tideward/quota-engine/internal";
 import { check } from "@tideward/time/internal";
 import { isKey } from "./call-options";
-import type { LimitOptions } from "./call-options";
+import type { LimitOptions, ReplaceOptions } from "./call-options";
 import type { Fallback } from "./fallback";
 import type { Names } from "./names";
 import { overrideHash, ruleOf } from "./rules";
@@ -24,7 +24,7 @@ import type { Rule } from "./rules";
 import { FAILED, ScriptError } from "./runner";
 import type { Runner } from "./runner";
 import { move } from "./scripts";
-import { Section, live, succeed } from "./versions";
+import { Section, live, nextVersion, readVersion, succeed } from "./versions";
 import { moveWire } from "./wire";
 
 /** What the book works with: the engine's connection, names and outage mode. */
@@ -53,35 +53,50 @@ export class LimitBook {
   }
 
   add(spec: LimitSpec, options: LimitOptions | undefined): Result<"duplicate_limit" | "invalid_limit"> {
-    const o = check.options(options, ["shadow"], "RedisQuotaEngine.addLimit");
+    const o = check.options(options, ["shadow", "version"], "RedisQuotaEngine.addLimit");
     const shadow = o.shadow ?? false;
     if (typeof shadow !== "boolean")
       throw new TypeError(
         `RedisQuotaEngine.addLimit shadow must be a boolean, got ${typeof shadow} ${check.describe(shadow)}`,
       );
-    const result = this.#registry.addLimit(spec);
+    const what = "RedisQuotaEngine.addLimit version";
+    const given = o.version === undefined ? undefined : readVersion(o.version, what);
+    // Read once here (the registry reads this frozen copy), so the version is checked by name first.
+    const s = parseLimit(spec);
+    if (typeof s === "string") return refused("invalid_limit", s);
+    // A name removed before starts past the versions it had, so its keys start fresh.
+    const retired = this.rules.has(s.name) ? undefined : this.#retired.get(s.name);
+    const version =
+      retired === undefined
+        ? (given ?? 0)
+        : nextVersion(given, retired, what, `the version ${JSON.stringify(s.name)} had when removed`);
+    const result = this.#registry.addLimit(s);
     if (result.ok) {
-      // The registry's copy: read once and checked there.
-      const s = this.#registry.limit(spec.name) as LimitSpec;
-      // A name removed before starts past the versions it had, so its keys start fresh.
-      const retired = this.#retired.get(s.name);
-      this.rules.set(s.name, ruleOf(s, shadow, retired === undefined ? 0 : retired + 1));
+      this.rules.set(s.name, ruleOf(s, shadow, version));
       this.#p.fallback.add(s);
     }
     return result;
   }
 
-  replace(spec: LimitSpec, now: number): Result<"unknown_limit" | "invalid_limit"> {
-    const result = this.#registry.replaceLimit(spec, now);
-    if (!result.ok) return result;
-    // The limit the registry replaced: the one whose spec is no longer the registry's (the
-    // caller's spec is read once, there).
-    let old: Rule | undefined;
-    for (const rule of this.rules.values()) if (this.#registry.limit(rule.spec.name) !== rule.spec) old = rule;
-    const o = old as Rule;
-    const s = this.#registry.limit(o.spec.name) as LimitSpec;
+  replace(
+    spec: LimitSpec,
+    now: number,
+    options: ReplaceOptions | undefined,
+  ): Result<"unknown_limit" | "invalid_limit"> {
+    if (!isInstant(now)) throw nowError(now);
+    const what = "RedisQuotaEngine.replaceLimit version";
+    const v = check.options(options, ["version"], "RedisQuotaEngine.replaceLimit").version;
+    const given = v === undefined ? undefined : readVersion(v, what);
+    // Read once here (the registry reads this frozen copy), so the version is checked by name first.
+    const s = parseLimit(spec);
+    if (typeof s === "string") return refused("invalid_limit", s);
+    const o = this.rules.get(s.name);
+    const version =
+      o === undefined ? 0 : nextVersion(given, o.version, what, `the version of ${JSON.stringify(s.name)} now`);
+    const result = this.#registry.replaceLimit(s, now);
+    if (!result.ok || o === undefined) return result;
     const margin = this.#p.margin;
-    const next = ruleOf(s, o.shadow, o.version + 1);
+    const next = ruleOf(s, o.shadow, version);
     succeed(o, next, now, margin);
     if (o.overrides !== undefined) {
       next.overrides = new Map();

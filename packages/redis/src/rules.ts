@@ -21,16 +21,17 @@ export interface Rule {
   readonly args: readonly (readonly [string, string])[];
   /** The one-entry traces, by `kind · 5 + code`. */
   readonly traces: readonly (readonly string[])[];
-  /** How many times the limit was replaced (or added again after its removal): 0 for one never replaced. */
+  /** Its version: as given, else how many times it was replaced (or added again after its removal). */
   readonly version: number;
   /**
-   * What the names of its keys' state carry besides the limit's name: `""` for a limit never
-   * replaced, else its version (and, for an override, the override's) — see {@link versionPart}.
+   * What the names of its keys' state carry besides the limit's name: `""` at version 0 (a limit
+   * never replaced), else its version (and, for an override, the override's) — see {@link versionPart}.
    */
   readonly suffix: string;
   /**
    * The versions before this one whose names may still hold a key's state, newest first (see
-   * versions.ts); empty for a limit never replaced, and once every earlier state must have expired.
+   * versions.ts); empty for a limit never replaced here (added at any version), and once every
+   * earlier state must have expired.
    */
   versions: readonly Link[];
   /** The caller's clock (ms) after which no earlier version is read: the latest of `versions`' `until`. */

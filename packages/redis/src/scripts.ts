@@ -7,20 +7,412 @@ export interface LuaScript {
   readonly sha: string;
 }
 
+// The parts written out in more than one script or place, each held once: its lines as shipped, given the
+// names its locals take where it is written out.
+/** src/lua/parts/prelude.lua: NOT_OURS */
+const NOT_OURSPart = "local NOT_OURS=': another writer, or the state of another version under this name'";
+/** src/lua/parts/prelude.lua: clock */
+const clockPart =
+  "now=nil\nif arg==''then\nlocal tm=redis.call('TIME')\nnow=tm[1]*1000+tm[2]/1000\nelse\nnow=arg+0\nend";
+/** src/lua/parts/prelude.lua: foreign */
+const foreignPart = (v: string, key: string, what: string): string =>
+  "local shown\nif type(" +
+  v +
+  ")=='string'then\nshown=" +
+  v +
+  ":sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#" +
+  v +
+  "..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE'," +
+  key +
+  ").ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '.." +
+  key +
+  "..' holds '..shown..', not '.." +
+  what +
+  "..NOT_OURS)\nend";
+/** src/lua/parts/bucket.lua: bucket */
+const bucketPart = (level: string, tokens: string, t: string, at: string, perMs: string, cap: string): string =>
+  level +
+  "=" +
+  tokens +
+  "\nif " +
+  t +
+  ">" +
+  at +
+  " then\n" +
+  level +
+  "=" +
+  tokens +
+  "+(" +
+  t +
+  "-" +
+  at +
+  ")*" +
+  perMs +
+  "\nif " +
+  level +
+  ">" +
+  cap +
+  " then " +
+  level +
+  "=" +
+  cap +
+  " end\nend";
+/** src/lua/parts/bucket.lua: slackOf */
+const slackOfPart = (n: string): string => "slack=" + n + "*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end";
+/** src/lua/parts/prelude.lua: clock */
+const clockPart2 = (now: string): string =>
+  "if arg==''then\nlocal tm=redis.call('TIME')\n" + now + "=tm[1]*1000+tm[2]/1000\nelse\n" + now + "=arg+0\nend";
+/** src/lua/parts/prelude.lua: held */
+const heldPart = (v: string): string =>
+  "local " +
+  v +
+  "=redis.pcall('GET',KEYS[1])\nlocal a,b,c=0/0,0/0,0/0\nif " +
+  v +
+  " and#" +
+  v +
+  "==8*n then a,b,c=struct.unpack(n==2 and'<dd'or'<ddd'," +
+  v +
+  ")end\nif " +
+  v +
+  " and not(a>=lo1 and a<=hi1 and b>=lo2 and b<=hi2 and(n==2 or c>=lo3 and c<=hi3))then";
+/** src/lua/parts/state.lua: ONE_NUMBER */
+const ONE_NUMBERPart = "local ONE_NUMBER='a token bucket of one number (an integer of 2^-12 ms, or d and a double)'";
+/** src/lua/parts/state.lua: TWO_NUMBERS */
+const TWO_NUMBERSPart = "local TWO_NUMBERS='tideward state (two doubles, 16 bytes, within ±2^53 and ±2^46 ms)'";
+/** src/lua/parts/state.lua: kindOf */
+const kindOfPart = (kind: string, p1: string, p2: string): string =>
+  kind +
+  "='window'\nif " +
+  p1 +
+  ">0 and " +
+  p2 +
+  ">0 then\nif " +
+  p1 +
+  "%1~=0 then " +
+  kind +
+  "='one'else " +
+  kind +
+  "='bucket'end\nelseif " +
+  p1 +
+  ">0 then\n" +
+  kind +
+  "='gcra'\nend";
+/** src/lua/parts/state.lua: fresh */
+const freshPart = (t: string, p1: string): string =>
+  "a,b=0," + t + "\nif kind=='bucket'then a=" + p1 + " elseif kind=='window'then b=-math.huge end";
+/** src/lua/parts/state.lua: decode */
+const decodePart = (bytes: string, a: string, b: string, kind: string): string =>
+  bytes +
+  "," +
+  a +
+  "," +
+  b +
+  "=v,0,0/0\nif " +
+  kind +
+  "=='one'then\nif#v==9 and v:byte(1)==100 then\n" +
+  b +
+  "=struct.unpack('<d',v,2)\nelse\n" +
+  b +
+  "=tonumber(v)\nif " +
+  b +
+  " and " +
+  b +
+  "%1==0 then " +
+  b +
+  "=" +
+  b +
+  "/4096 else " +
+  b +
+  "=0/0 end\nend\n" +
+  bytes +
+  "=struct.pack('<dd',0," +
+  b +
+  ")\nelseif#v==16 then\n" +
+  a +
+  "," +
+  b +
+  "=struct.unpack('<dd',v)\nend\nif not(" +
+  a +
+  ">=-2^53 and " +
+  a +
+  "<=2^53 and " +
+  b +
+  ">=-2^46 and " +
+  b +
+  "<=2^46)then";
+/** src/lua/parts/state.lua: kept */
+const keptPart = (kind: string): string => "what=TWO_NUMBERS\nif " + kind + "=='one'then what=ONE_NUMBER end";
+/** src/lua/parts/versions.lua: earlier */
+const earlierPart = (found: string, a: string, b: string): string =>
+  "local n=ARGV[i+1]+0\nlocal v," +
+  found +
+  "=false,0\nfor j=1,n do\nlocal k=ARGV[i-3+j*5]+0\nif k>0 and " +
+  found +
+  "==0 then\nv=redis.pcall('GET',KEYS[k])\nif v then " +
+  found +
+  "=j end\nend\nend\nlocal " +
+  a +
+  "," +
+  b +
+  "=0,0\nif " +
+  found +
+  ">0 then\nlocal o=i-3+" +
+  found +
+  "*5\nlocal q1,q2=ARGV[o+1]+0,ARGV[o+2]+0";
+/** src/lua/parts/versions.lua: earlier */
+const earlierPart2 = (found: string, p1: string, p2: string): string =>
+  "for j=" +
+  found +
+  ",1,-1 do\no=i-3+j*5\nlocal r1,r2=" +
+  p1 +
+  "," +
+  p2 +
+  "\nif j>1 then r1,r2=ARGV[o-4]+0,ARGV[o-3]+0 end\nif ARGV[o+4]~='1'then";
+/** src/lua/parts/versions.lua: rebase */
+const rebasePart = (a: string, b: string, t: string, n1: string): string =>
+  "local na,nb=" +
+  a +
+  "," +
+  b +
+  "\nif from=='window'then\nif not(" +
+  t +
+  "<" +
+  b +
+  ")then\nna=0\nelse\nif " +
+  a +
+  ">-2*" +
+  n1 +
+  " then na=-2*" +
+  n1 +
+  " end";
+/** src/lua/parts/window.lua: opens */
+const opensPart = (width: string, ends: string, t: string): string =>
+  "if " +
+  width +
+  ">0 then\n" +
+  ends +
+  "=" +
+  t +
+  "+" +
+  width +
+  "\nelse\nlocal w=-" +
+  width +
+  "\nlocal k=math.floor(" +
+  t +
+  "/w)\nwhile(k+1)*w<=" +
+  t +
+  " do k=k+1 end\nwhile k*w>" +
+  t +
+  " do k=k-1 end\n" +
+  ends +
+  "=(k+1)*w\nend";
+/** src/lua/parts/versions.lua: rebase */
+const rebasePart2 = (b: string, a: string, t: string, n1: string, n2: string): string =>
+  "if latest<" +
+  b +
+  " then nb=latest end\nend\nelseif from=='gcra'then\nlocal lead=" +
+  a +
+  "-(" +
+  t +
+  "-" +
+  b +
+  ")\nif lead<0 then lead=0 end\nif lead==0 then\nna=0\nelse\nlocal burst,interval=" +
+  n1 +
+  ",-" +
+  n2 +
+  "\nlocal tau=burst*interval";
+/** src/lua/parts/versions.lua: rebase */
+const rebasePart3 = (t: string, p1: string, n1: string, b: string, p2: string): string =>
+  "local most=2*tau+slack*interval\nif lead<most then na=lead else na=2*tau end\nnb=" +
+  t +
+  "\nend\nelse\nlocal cap,ncap,lead,level=" +
+  p1 +
+  "," +
+  n1 +
+  ",0,0\nif from=='one'then\ncap=" +
+  p1 +
+  "-0.5\nlead=0-(" +
+  t +
+  "-" +
+  b +
+  ")\nif lead<0 then lead=0 end\nlevel=cap-lead/" +
+  p2 +
+  "\nelse\nlocal _";
+/** src/lua/parts/versions.lua: rebase */
+const rebasePart4 = (n1: string, b: string, t: string, p2: string, n2: string): string =>
+  "end\nif into=='one'then ncap=" +
+  n1 +
+  "-0.5 end\nlocal idle=level>=cap\nif from=='one'then idle=" +
+  b +
+  "<=" +
+  t +
+  " end\nif idle then\nna,nb=ncap," +
+  t +
+  "\nif into=='one'then na=0 end\nelseif from=='one'and into=='one'and " +
+  p2 +
+  "==" +
+  n2 +
+  " then\nlocal tick=" +
+  n2 +
+  "\nlocal tau=ncap*tick";
+/** src/lua/parts/versions.lua: rebase */
+const rebasePart5 = (t: string, n2: string): string =>
+  "local most=2*tau+slack*tick\nlocal lack=lead+(ncap-cap)*tick\nna,nb=0," +
+  t +
+  "\nif lack>0 then\nif lack<most then nb=" +
+  t +
+  "+lack else nb=" +
+  t +
+  "+2*tau end\nend\nelse\nif level>ncap then level=ncap elseif level<-ncap then level=-ncap end\nif into=='one'then\nna,nb=0," +
+  t +
+  "\nif level<ncap then nb=" +
+  t +
+  "+(ncap-level)*" +
+  n2 +
+  " end\nelse\nna,nb=level," +
+  t +
+  "\nend\nend\nend";
+/** src/lua/parts/versions.lua: earlier */
+const earlierPart3 = "end\nq1,q2=r1,r2\nend\nend";
+/** src/lua/parts/state.lua: expiry */
+const expiryPart = (e: string, f: string): string =>
+  e + "=" + f + "+margin\nif margin>0 then " + e + "=math.ceil(" + e + "/margin)*margin end";
+/** src/lua/parts/state.lua: encode */
+const encodePart = (kind: string, b: string, a: string): string =>
+  "if " +
+  kind +
+  "=='one'then\nlocal steps=" +
+  b +
+  "*4096\nif steps%1==0 and steps<9.2e18 and steps>-9.2e18 then value=string.format('%d',steps)else value='d'..struct.pack('<d'," +
+  b +
+  ")end\nelse\nvalue=struct.pack('<dd'," +
+  a +
+  "," +
+  b +
+  ")\nend";
+/** src/lua/parts/prelude.lua: write */
+const writePart =
+  "local done\nif nx then\nif ms==0 then done=redis.call('SET',key,value,'NX','KEEPTTL')else done=redis.call('SET',key,value,'NX','PX',ms)end\nelseif ms==0 then\ndone=redis.call('SET',key,value,'KEEPTTL')\nelse\ndone=redis.call('SET',key,value,'PX',ms)\nend";
+/** src/lua/parts/versions.lua: entries */
+const entriesPart = (at: string): string =>
+  at + "={}\nlocal i=from\nwhile i<to do\n" + at + "[ARGV[i]+0]=i\ni=i+2+(ARGV[i+1]+0)*5\nend";
+/** src/lua/parts/state.lua: freshAt */
+const freshAtPart = (b: string, kind: string, p1: string, a: string, p2: string): string =>
+  "f=" +
+  b +
+  "\nif " +
+  kind +
+  "=='bucket'then f=" +
+  b +
+  "+(" +
+  p1 +
+  "-" +
+  a +
+  ")/" +
+  p2 +
+  " elseif " +
+  kind +
+  "=='gcra'then f=" +
+  b +
+  "+" +
+  a +
+  " end";
+/** src/lua/parts/state.lua: px */
+const pxPart = "ms=0\nif not(e<=old)then ms=math.floor(e-now)+1 end";
+/** src/lua/parts/prelude.lua: write */
+const writePart2 =
+  "if nx then\nif ms==0 then done=redis.call('SET',key,value,'NX','KEEPTTL')else done=redis.call('SET',key,value,'NX','PX',ms)end\nelseif ms==0 then\ndone=redis.call('SET',key,value,'KEEPTTL')\nelse\ndone=redis.call('SET',key,value,'PX',ms)\nend";
+/** src/lua/parts/window.lua: opens */
+const opensPart2 = (ends: string, width: string, t: string): string =>
+  ends +
+  "=nil\nif " +
+  width +
+  ">0 then\n" +
+  ends +
+  "=" +
+  t +
+  "+" +
+  width +
+  "\nelse\nlocal w=-" +
+  width +
+  "\nlocal k=math.floor(" +
+  t +
+  "/w)\nwhile(k+1)*w<=" +
+  t +
+  " do k=k+1 end\nwhile k*w>" +
+  t +
+  " do k=k-1 end\n" +
+  ends +
+  "=(k+1)*w\nend";
+/** src/lua/parts/state.lua: A_RECORD */
+const A_RECORDPart = "local A_RECORD='a reservation (a status, a double, 16 hex digits, two doubles a charge)'";
+/** src/lua/parts/state.lua: digest */
+const digestPart = (to: string): string =>
+  "local names={}\nfor c=from," +
+  to +
+  " do names[c-from+1]=#KEYS[c]..':'..KEYS[c]end\nsum=redis.sha1hex(table.concat(names)):sub(1,16)";
+/** src/lua/parts/state.lua: reservation */
+const reservationPart = (s: string, v: string): string =>
+  "end\nif not(now<at)then\n" +
+  s +
+  "=''\nelseif#" +
+  v +
+  "~=RECORD+16*m or " +
+  v +
+  ":sub(10,RECORD)~=sum then\n" +
+  s +
+  "='x'\nend\nend";
+/** src/lua/parts/state.lua: step */
+const stepPart = "if kind=='bucket'then\nlocal level";
+/** src/lua/parts/state.lua: step */
+const stepPart2 =
+  "na,nb=level-cost,b\nif t>b then nb=t end\nlocal d=p1-na\nif d<0 then d=0 end\nf=nb+d/p2\nelseif kind=='window'then";
+/** src/lua/parts/window.lua: window */
+const windowPart = (fits: string): string =>
+  "local open=t<ends\nif not open then count=0 end\nlocal " +
+  fits +
+  "=not(count+cost>cap)\nif " +
+  fits +
+  " and not open then";
+/** src/lua/parts/state.lua: step */
+const stepPart3 = "f=nb\nelse\nlocal burst,interval=p1,-p2\nif kind=='one'then burst,interval=p1-0.5,p2 end";
+/** src/lua/parts/state.lua: step */
+const stepPart4 = "f=t+ahead\nna,nb=ahead,t\nif kind=='one'then na,nb=0,f end\nend";
+/** src/lua/parts/adjust.lua: take */
+const takePart = "taken=0\nif delta<room then taken=delta elseif room>0 then taken=room end";
+
 /** src/lua/bucket.lua, with slackOf, bucket, clock, NOT_OURS, foreign, held */
 export const bucket: LuaScript = {
   name: "bucket",
   sha: "5f7031b92c8f6aa98a62ee8a69a0ff025eca6572",
   source:
-    "-- tideward Bucket on Redis: @tideward/limiters' token bucket, one key per bucket. The key holds\nlocal NOT_OURS=': another writer, or the state of another version under this name'\nlocal now,v,tokens,at,latest\ndo\nlocal n,what,lo1,hi1,lo2,hi2,lo3,hi3=3,'a RedisBucket (three doubles)',-2^53,2^53,-2^45,2^45,-2^45,2^45\ndo\nlocal arg=ARGV[2]\nnow=nil\nif arg==''then\nlocal tm=redis.call('TIME')\nnow=tm[1]*1000+tm[2]/1000\nelse\nnow=arg+0\nend\nend\nv=redis.pcall('GET',KEYS[1])\ntokens,at,latest=0/0,0/0,0/0\nif v and#v==8*n then tokens,at,latest=struct.unpack(n==2 and'<dd'or'<ddd',v)end\nif v and not(tokens>=lo1 and tokens<=hi1 and at>=lo2 and at<=hi2 and(n==2 or latest>=lo3 and latest<=hi3))then\ndo\nlocal key=KEYS[1]\nlocal shown\nif type(v)=='string'then\nshown=v:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#v..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..what..NOT_OURS)\nend\nend\nend\nend\nlocal burst,perMs,n=tonumber(ARGV[4]),tonumber(ARGV[5]),tonumber(ARGV[6])\nif not v then tokens,at,latest=burst,now,-math.huge end\nif ARGV[1]=='r'then return struct.pack('<d',now)..(v or'')end\nlocal t=now\nlocal moved=t>latest\nif moved then latest=t else t=latest end\nlocal fits,level\ndo\nlevel=tokens\nif t>at then\nlevel=tokens+(t-at)*perMs\nif level>burst then level=burst end\nend\nlocal slack\ndo\nslack=burst*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nfits=n<=burst and level+slack>=n\nend\nlocal margin=tonumber(ARGV[3])\nif fits then\nlevel=level-n\nlocal d=burst-level\nif d<0 then d=0 end\nredis.call('SET',KEYS[1],struct.pack('<ddd',level,t,t),'PX',math.floor(d/perMs+(t-now)+margin)+1)\nreturn'1'\nend\nif moved then\nlocal d=burst-level\nif d<0 then d=0 end\nredis.call('SET',KEYS[1],struct.pack('<ddd',tokens,at,latest),'PX',math.floor(d/perMs+margin)+1)\nend\nreturn'0'\n",
+    "-- tideward Bucket on Redis: @tideward/limiters' token bucket, one key per bucket. The key holds\n" +
+    NOT_OURSPart +
+    "\nlocal now,v,tokens,at,latest\ndo\nlocal n,what,lo1,hi1,lo2,hi2,lo3,hi3=3,'a RedisBucket (three doubles)',-2^53,2^53,-2^45,2^45,-2^45,2^45\ndo\nlocal arg=ARGV[2]\n" +
+    clockPart +
+    "\nend\nv=redis.pcall('GET',KEYS[1])\ntokens,at,latest=0/0,0/0,0/0\nif v and#v==8*n then tokens,at,latest=struct.unpack(n==2 and'<dd'or'<ddd',v)end\nif v and not(tokens>=lo1 and tokens<=hi1 and at>=lo2 and at<=hi2 and(n==2 or latest>=lo3 and latest<=hi3))then\ndo\nlocal key=KEYS[1]\n" +
+    foreignPart("v", "key", "what") +
+    "\nend\nend\nend\nlocal burst,perMs,n=tonumber(ARGV[4]),tonumber(ARGV[5]),tonumber(ARGV[6])\nif not v then tokens,at,latest=burst,now,-math.huge end\nif ARGV[1]=='r'then return struct.pack('<d',now)..(v or'')end\nlocal t=now\nlocal moved=t>latest\nif moved then latest=t else t=latest end\nlocal fits,level\ndo\n" +
+    bucketPart("level", "tokens", "t", "at", "perMs", "burst") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("burst") +
+    "\nend\nfits=n<=burst and level+slack>=n\nend\nlocal margin=tonumber(ARGV[3])\nif fits then\nlevel=level-n\nlocal d=burst-level\nif d<0 then d=0 end\nredis.call('SET',KEYS[1],struct.pack('<ddd',level,t,t),'PX',math.floor(d/perMs+(t-now)+margin)+1)\nreturn'1'\nend\nif moved then\nlocal d=burst-level\nif d<0 then d=0 end\nredis.call('SET',KEYS[1],struct.pack('<ddd',tokens,at,latest),'PX',math.floor(d/perMs+margin)+1)\nend\nreturn'0'\n",
 };
 
 /** src/lua/gcra.lua, with gcra, clock, NOT_OURS, foreign, held */
 export const gcra: LuaScript = {
   name: "gcra",
-  sha: "b55ee9656728b9ae173d7a662ce357418d0b1b7e",
+  sha: "ee674cd17eac5a80f9f9377ef25de6b3fcf1ec44",
   source:
-    "-- tideward Gcra on Redis: @tideward/limiters' GCRA, one key per flow. The key holds two\nlocal NOT_OURS=': another writer, or the state of another version under this name'\nlocal now,v,at,ahead\ndo\nlocal n,what,lo1,hi1,lo2,hi2,lo3,hi3=2,'a RedisGcra (two doubles)',-2^45,2^45,0,2^46,nil,nil\nlocal now_1\ndo\nlocal arg=ARGV[2]\nif arg==''then\nlocal tm=redis.call('TIME')\nnow_1=tm[1]*1000+tm[2]/1000\nelse\nnow_1=arg+0\nend\nend\nlocal v_1=redis.pcall('GET',KEYS[1])\nlocal a,b,c=0/0,0/0,0/0\nif v_1 and#v_1==8*n then a,b,c=struct.unpack(n==2 and'<dd'or'<ddd',v_1)end\nif v_1 and not(a>=lo1 and a<=hi1 and b>=lo2 and b<=hi2 and(n==2 or c>=lo3 and c<=hi3))then\ndo\nlocal key=KEYS[1]\nlocal shown\nif type(v_1)=='string'then\nshown=v_1:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#v_1 ..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..what..NOT_OURS)\nend\nend\nend\nnow,v,at,ahead=now_1,v_1,a,b,c\nend\nif not v then at,ahead=-math.huge,0 end\nif ARGV[1]=='r'then return struct.pack('<d',now)..(v or'')end\nlocal burst,interval,most,n=tonumber(ARGV[4]),tonumber(ARGV[5]),tonumber(ARGV[6]),tonumber(ARGV[7])\nlocal fits,after\ndo\nlocal lead=ahead-(now-at)\nif lead<0 then lead=0 end\nafter=lead+n*interval\nfits=n<=burst and after<=most\nend\nif not fits then return'0'end\nif now>=at then\nat=now\nahead=after\nelse\nahead=ahead+n*interval\nend\nredis.call('SET',KEYS[1],struct.pack('<dd',at,ahead),'PX',math.floor(at+ahead-now+tonumber(ARGV[3]))+1)\nreturn'1'\n",
+    "-- tideward Gcra on Redis: @tideward/limiters' GCRA, one key per flow. The key holds two\n" +
+    NOT_OURSPart +
+    "\nlocal now,v,at,ahead\ndo\nlocal n,what,lo1,hi1,lo2,hi2,lo3,hi3=2,'a RedisGcra (two doubles)',-2^45,2^45,0,2^46,nil,nil\nlocal now_1\ndo\nlocal arg=ARGV[2]\n" +
+    clockPart2("now_1") +
+    "\nend\n" +
+    heldPart("v_1") +
+    "\ndo\nlocal key=KEYS[1]\n" +
+    foreignPart("v_1", "key", "what") +
+    "\nend\nend\nnow,v,at,ahead=now_1,v_1,a,b,c\nend\nif not v then at,ahead=-math.huge,0 end\nif ARGV[1]=='r'then return struct.pack('<d',now)..(v or'')end\nlocal burst,interval,most,n=tonumber(ARGV[4]),tonumber(ARGV[5]),tonumber(ARGV[6]),tonumber(ARGV[7])\nlocal fits,after\ndo\nlocal lead=ahead-(now-at)\nif lead<0 then lead=0 end\nafter=lead+n*interval\nfits=n<=burst and after<=most\nend\nif not fits then return'0'end\nif now>=at then\nat=now\nahead=after\nelse\nahead=ahead+n*interval\nend\nredis.call('SET',KEYS[1],struct.pack('<dd',at,ahead),'PX',math.floor(at+ahead-now+tonumber(ARGV[3]))+1)\nreturn'1'\n",
 };
 
 /** src/lua/lease.lua, with slackOf, bucket, reach, gcra, clock, NOT_OURS, foreign, write, kindOf, ONE_NUMBER, TWO_NUMBERS, kept, decode, encode, fresh, expiry, rebase, earlier, opens */
@@ -28,7 +420,79 @@ export const lease: LuaScript = {
   name: "lease",
   sha: "2dd696189b2ca154eb7f5577768958fa684a95f5",
   source:
-    "-- tideward leases: take a slice of a token bucket's tokens to spend in process, or give unspent\nlocal NOT_OURS=': another writer, or the state of another version under this name'\nlocal ONE_NUMBER='a token bucket of one number (an integer of 2^-12 ms, or d and a double)'\nlocal TWO_NUMBERS='tideward state (two doubles, 16 bytes, within ±2^53 and ±2^46 ms)'\nlocal now\ndo\nlocal arg=ARGV[2]\nif arg==''then\nlocal tm=redis.call('TIME')\nnow=tm[1]*1000+tm[2]/1000\nelse\nnow=arg+0\nend\nend\nlocal n,cap,perMs=tonumber(ARGV[4]),tonumber(ARGV[5]),tonumber(ARGV[6])\nlocal margin=tonumber(ARGV[3])\nlocal kind\ndo\nkind='window'\nif cap>0 and perMs>0 then\nif cap%1~=0 then kind='one'else kind='bucket'end\nelseif cap>0 then\nkind='gcra'\nend\nend\nlocal a,b\ndo\na,b=0,now\nif kind=='bucket'then a=cap elseif kind=='window'then b=-math.huge end\nend\nlocal v=redis.pcall('GET',KEYS[1])\nif v then\nlocal _\ndo\nlocal key=KEYS[1]\n_,a,b=v,0,0/0\nif kind=='one'then\nif#v==9 and v:byte(1)==100 then\nb=struct.unpack('<d',v,2)\nelse\nb=tonumber(v)\nif b and b%1==0 then b=b/4096 else b=0/0 end\nend\n_=struct.pack('<dd',0,b)\nelseif#v==16 then\na,b=struct.unpack('<dd',v)\nend\nif not(a>=-2^53 and a<=2^53 and b>=-2^46 and b<=2^46)then\nlocal what\ndo\nwhat=TWO_NUMBERS\nif kind=='one'then what=ONE_NUMBER end\nend\ndo\nlocal shown\nif type(v)=='string'then\nshown=v:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#v..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..what..NOT_OURS)\nend\nend\nend\nend\nelseif#ARGV>6 then\nlocal found,ea,eb\ndo\nlocal i=7\nlocal n=ARGV[i+1]+0\nlocal v,found_7=false,0\nfor j=1,n do\nlocal k=ARGV[i-3+j*5]+0\nif k>0 and found_7==0 then\nv=redis.pcall('GET',KEYS[k])\nif v then found_7=j end\nend\nend\nlocal a,b=0,0\nif found_7>0 then\nlocal o=i-3+found_7*5\nlocal q1,q2=ARGV[o+1]+0,ARGV[o+2]+0\nlocal was\ndo\nwas='window'\nif q1>0 and q2>0 then\nif q1%1~=0 then was='one'else was='bucket'end\nelseif q1>0 then\nwas='gcra'\nend\nend\nlocal _\ndo\nlocal key=KEYS[ARGV[o]+0]\n_,a,b=v,0,0/0\nif was=='one'then\nif#v==9 and v:byte(1)==100 then\nb=struct.unpack('<d',v,2)\nelse\nb=tonumber(v)\nif b and b%1==0 then b=b/4096 else b=0/0 end\nend\n_=struct.pack('<dd',0,b)\nelseif#v==16 then\na,b=struct.unpack('<dd',v)\nend\nif not(a>=-2^53 and a<=2^53 and b>=-2^46 and b<=2^46)then\nlocal what\ndo\nwhat=TWO_NUMBERS\nif was=='one'then what=ONE_NUMBER end\nend\ndo\nlocal shown\nif type(v)=='string'then\nshown=v:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#v..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..what..NOT_OURS)\nend\nend\nend\nend\nfor j=found_7,1,-1 do\no=i-3+j*5\nlocal r1,r2=cap,perMs\nif j>1 then r1,r2=ARGV[o-4]+0,ARGV[o-3]+0 end\nif ARGV[o+4]~='1'then\ndo\nlocal t=ARGV[o+3]+0\nlocal from\ndo\nfrom='window'\nif q1>0 and q2>0 then\nif q1%1~=0 then from='one'else from='bucket'end\nelseif q1>0 then\nfrom='gcra'\nend\nend\nlocal into\ndo\ninto='window'\nif r1>0 and r2>0 then\nif r1%1~=0 then into='one'else into='bucket'end\nelseif r1>0 then\ninto='gcra'\nend\nend\nlocal na,nb=a,b\nif from=='window'then\nif not(t<b)then\nna=0\nelse\nif a>-2*r1 then na=-2*r1 end\nlocal latest\ndo\nif r2>0 then\nlatest=t+r2\nelse\nlocal w=-r2\nlocal k=math.floor(t/w)\nwhile(k+1)*w<=t do k=k+1 end\nwhile k*w>t do k=k-1 end\nlatest=(k+1)*w\nend\nend\nif latest<b then nb=latest end\nend\nelseif from=='gcra'then\nlocal lead=a-(t-b)\nif lead<0 then lead=0 end\nif lead==0 then\nna=0\nelse\nlocal burst,interval=r1,-r2\nlocal tau=burst*interval\nlocal slack\ndo\nslack=burst*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nlocal most=2*tau+slack*interval\nif lead<most then na=lead else na=2*tau end\nnb=t\nend\nelse\nlocal cap,ncap,lead,level=q1,r1,0,0\nif from=='one'then\ncap=q1-0.5\nlead=0-(t-b)\nif lead<0 then lead=0 end\nlevel=cap-lead/q2\nelse\nlocal _\ndo\nlocal cost=0\nlevel=a\nif t>b then\nlevel=a+(t-b)*q2\nif level>q1 then level=q1 end\nend\nlocal slack\ndo\nslack=q1*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\n_=cost<=q1 and level+slack>=cost\nend\nend\nif into=='one'then ncap=r1-0.5 end\nlocal idle=level>=cap\nif from=='one'then idle=b<=t end\nif idle then\nna,nb=ncap,t\nif into=='one'then na=0 end\nelseif from=='one'and into=='one'and q2==r2 then\nlocal tick=r2\nlocal tau=ncap*tick\nlocal slack\ndo\nslack=ncap*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nlocal most=2*tau+slack*tick\nlocal lack=lead+(ncap-cap)*tick\nna,nb=0,t\nif lack>0 then\nif lack<most then nb=t+lack else nb=t+2*tau end\nend\nelse\nif level>ncap then level=ncap elseif level<-ncap then level=-ncap end\nif into=='one'then\nna,nb=0,t\nif level<ncap then nb=t+(ncap-level)*r2 end\nelse\nna,nb=level,t\nend\nend\nend\na,b=na,nb\nend\nend\nq1,q2=r1,r2\nend\nend\nfound,ea,eb=found_7>0,a,b\nend\nif found then a,b=ea,eb end\nend\nif kind=='one'then\nlocal capacity,tick=cap-0.5,perMs\nlocal most\ndo\nlocal slack\ndo\nslack=capacity*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nmost=capacity*tick+slack*tick\nend\nlocal _,lead\ndo\nlocal ahead,cost=0,0\nlocal lead_22=ahead-(now-b)\nif lead_22<0 then lead_22=0 end\nlead=lead_22+cost*tick\n_=cost<=capacity and lead<=most\nend\nlocal granted,ahead=0,lead\nif ARGV[1]=='t'then\ngranted=math.floor((most-lead)/tick)\nif granted>n then granted=n end\nwhile granted>0 and lead+granted*tick>most do granted=granted-1 end\nif granted<0 then granted=0 end\nahead=lead+granted*tick\nelse\ngranted=n\nif granted*tick>lead then granted=lead/tick end\nahead=lead-granted*tick\nend\nlocal full=b\nif granted>0 then\nif ahead>0 then\nfull=now+ahead\nlocal e\ndo\ne=full+margin\nif margin>0 then e=math.ceil(e/margin)*margin end\nend\nlocal value\ndo\nlocal a=0\nif kind=='one'then\nlocal steps=full*4096\nif steps%1==0 and steps<9.2e18 and steps>-9.2e18 then value=string.format('%d',steps)else value='d'..struct.pack('<d',full)end\nelse\nvalue=struct.pack('<dd',a,full)\nend\nend\ndo\nlocal key,ms,nx=KEYS[1],math.floor(e-now)+1,nil\nlocal done\nif nx then\nif ms==0 then done=redis.call('SET',key,value,'NX','KEEPTTL')else done=redis.call('SET',key,value,'NX','PX',ms)end\nelseif ms==0 then\ndone=redis.call('SET',key,value,'KEEPTTL')\nelse\ndone=redis.call('SET',key,value,'PX',ms)\nend\nend\nelse\nfull=now\nredis.call('DEL',KEYS[1])\nend\nend\nreturn struct.pack('<ddd',granted,full,now)\nend\nlocal t=now\nif b>t then t=b end\nlocal _,tokens,slack\ndo\nlocal cost=0\ntokens=a\nif t>b then\ntokens=a+(t-b)*perMs\nif tokens>cap then tokens=cap end\nend\ndo\nslack=cap*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\n_=cost<=cap and tokens+slack>=cost\nend\nlocal granted=0\nif ARGV[1]=='t'then\ngranted=math.floor(tokens+slack)\nif granted>n then granted=n end\nif granted<0 then granted=0 end\ntokens=tokens-granted\nelse\ngranted=n\nif tokens+granted>cap then granted=cap-tokens end\ntokens=tokens+granted\nend\nif granted>0 then\nif cap-tokens>slack then\nlocal e\ndo\nlocal f=t+(cap-tokens)/perMs\ne=f+margin\nif margin>0 then e=math.ceil(e/margin)*margin end\nend\ndo\nlocal key,value,ms,nx=KEYS[1],struct.pack('<dd',tokens,t),math.floor(e-now)+1,nil\nlocal done\nif nx then\nif ms==0 then done=redis.call('SET',key,value,'NX','KEEPTTL')else done=redis.call('SET',key,value,'NX','PX',ms)end\nelseif ms==0 then\ndone=redis.call('SET',key,value,'KEEPTTL')\nelse\ndone=redis.call('SET',key,value,'PX',ms)\nend\nend\nelse\nredis.call('DEL',KEYS[1])\nend\nend\nreturn struct.pack('<ddd',granted,tokens,t)\n",
+    "-- tideward leases: take a slice of a token bucket's tokens to spend in process, or give unspent\n" +
+    NOT_OURSPart +
+    "\n" +
+    ONE_NUMBERPart +
+    "\n" +
+    TWO_NUMBERSPart +
+    "\nlocal now\ndo\nlocal arg=ARGV[2]\n" +
+    clockPart2("now") +
+    "\nend\nlocal n,cap,perMs=tonumber(ARGV[4]),tonumber(ARGV[5]),tonumber(ARGV[6])\nlocal margin=tonumber(ARGV[3])\nlocal kind\ndo\n" +
+    kindOfPart("kind", "cap", "perMs") +
+    "\nend\nlocal a,b\ndo\n" +
+    freshPart("now", "cap") +
+    "\nend\nlocal v=redis.pcall('GET',KEYS[1])\nif v then\nlocal _\ndo\nlocal key=KEYS[1]\n" +
+    decodePart("_", "a", "b", "kind") +
+    "\nlocal what\ndo\n" +
+    keptPart("kind") +
+    "\nend\ndo\n" +
+    foreignPart("v", "key", "what") +
+    "\nend\nend\nend\nelseif#ARGV>6 then\nlocal found,ea,eb\ndo\nlocal i=7\n" +
+    earlierPart("found_7", "a", "b") +
+    "\nlocal was\ndo\n" +
+    kindOfPart("was", "q1", "q2") +
+    "\nend\nlocal _\ndo\nlocal key=KEYS[ARGV[o]+0]\n" +
+    decodePart("_", "a", "b", "was") +
+    "\nlocal what\ndo\n" +
+    keptPart("was") +
+    "\nend\ndo\n" +
+    foreignPart("v", "key", "what") +
+    "\nend\nend\nend\n" +
+    earlierPart2("found_7", "cap", "perMs") +
+    "\ndo\nlocal t=ARGV[o+3]+0\nlocal from\ndo\n" +
+    kindOfPart("from", "q1", "q2") +
+    "\nend\nlocal into\ndo\n" +
+    kindOfPart("into", "r1", "r2") +
+    "\nend\n" +
+    rebasePart("a", "b", "t", "r1") +
+    "\nlocal latest\ndo\n" +
+    opensPart("r2", "latest", "t") +
+    "\nend\n" +
+    rebasePart2("b", "a", "t", "r1", "r2") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("burst") +
+    "\nend\n" +
+    rebasePart3("t", "q1", "r1", "b", "q2") +
+    "\ndo\nlocal cost=0\n" +
+    bucketPart("level", "a", "t", "b", "q2", "q1") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("q1") +
+    "\nend\n_=cost<=q1 and level+slack>=cost\nend\n" +
+    rebasePart4("r1", "b", "t", "q2", "r2") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("ncap") +
+    "\nend\n" +
+    rebasePart5("t", "r2") +
+    "\na,b=na,nb\nend\n" +
+    earlierPart3 +
+    "\nfound,ea,eb=found_7>0,a,b\nend\nif found then a,b=ea,eb end\nend\nif kind=='one'then\nlocal capacity,tick=cap-0.5,perMs\nlocal most\ndo\nlocal slack\ndo\n" +
+    slackOfPart("capacity") +
+    "\nend\nmost=capacity*tick+slack*tick\nend\nlocal _,lead\ndo\nlocal ahead,cost=0,0\nlocal lead_22=ahead-(now-b)\nif lead_22<0 then lead_22=0 end\nlead=lead_22+cost*tick\n_=cost<=capacity and lead<=most\nend\nlocal granted,ahead=0,lead\nif ARGV[1]=='t'then\ngranted=math.floor((most-lead)/tick)\nif granted>n then granted=n end\nwhile granted>0 and lead+granted*tick>most do granted=granted-1 end\nif granted<0 then granted=0 end\nahead=lead+granted*tick\nelse\ngranted=n\nif granted*tick>lead then granted=lead/tick end\nahead=lead-granted*tick\nend\nlocal full=b\nif granted>0 then\nif ahead>0 then\nfull=now+ahead\nlocal e\ndo\n" +
+    expiryPart("e", "full") +
+    "\nend\nlocal value\ndo\nlocal a=0\n" +
+    encodePart("kind", "full", "a") +
+    "\nend\ndo\nlocal key,ms,nx=KEYS[1],math.floor(e-now)+1,nil\n" +
+    writePart +
+    "\nend\nelse\nfull=now\nredis.call('DEL',KEYS[1])\nend\nend\nreturn struct.pack('<ddd',granted,full,now)\nend\nlocal t=now\nif b>t then t=b end\nlocal _,tokens,slack\ndo\nlocal cost=0\n" +
+    bucketPart("tokens", "a", "t", "b", "perMs", "cap") +
+    "\ndo\n" +
+    slackOfPart("cap") +
+    "\nend\n_=cost<=cap and tokens+slack>=cost\nend\nlocal granted=0\nif ARGV[1]=='t'then\ngranted=math.floor(tokens+slack)\nif granted>n then granted=n end\nif granted<0 then granted=0 end\ntokens=tokens-granted\nelse\ngranted=n\nif tokens+granted>cap then granted=cap-tokens end\ntokens=tokens+granted\nend\nif granted>0 then\nif cap-tokens>slack then\nlocal e\ndo\nlocal f=t+(cap-tokens)/perMs\n" +
+    expiryPart("e", "f") +
+    "\nend\ndo\nlocal key,value,ms,nx=KEYS[1],struct.pack('<dd',tokens,t),math.floor(e-now)+1,nil\n" +
+    writePart +
+    "\nend\nelse\nredis.call('DEL',KEYS[1])\nend\nend\nreturn struct.pack('<ddd',granted,tokens,t)\n",
 };
 
 /** src/lua/move.lua, with slackOf, bucket, clock, NOT_OURS, foreign, write, kindOf, ONE_NUMBER, TWO_NUMBERS, kept, decode, encode, expiry, freshAt, px, rebase, entries, earlier, opens */
@@ -36,15 +500,117 @@ export const move: LuaScript = {
   name: "move",
   sha: "68c3e5259f7b89069bd682e4ea53eb40f79b5530",
   source:
-    "-- tideward overrides: moves one key's state of a limit, of each algorithm, from the names of the\nlocal NOT_OURS=': another writer, or the state of another version under this name'\nlocal ONE_NUMBER='a token bucket of one number (an integer of 2^-12 ms, or d and a double)'\nlocal TWO_NUMBERS='tideward state (two doubles, 16 bytes, within ±2^53 and ±2^46 ms)'\nlocal now\ndo\nlocal arg=ARGV[1]\nif arg==''then\nlocal tm=redis.call('TIME')\nnow=tm[1]*1000+tm[2]/1000\nelse\nnow=arg+0\nend\nend\nlocal margin=ARGV[2]+0\nlocal ahead={}\nif ARGV[#ARGV]~='0'then\ndo\nlocal from,to=18,#ARGV\nahead={}\nlocal i=from\nwhile i<to do\nahead[ARGV[i]+0]=i\ni=i+2+(ARGV[i+1]+0)*5\nend\nend\nend\nlocal moved=0\nfor c=1,3 do\nlocal o=c*5-2\nlocal s1,s2,d1,d2=ARGV[o]+0,ARGV[o+1]+0,ARGV[o+2]+0,ARGV[o+3]+0\nlocal from\ndo\nfrom='window'\nif s1>0 and s2>0 then\nif s1%1~=0 then from='one'else from='bucket'end\nelseif s1>0 then\nfrom='gcra'\nend\nend\nlocal into\ndo\ninto='window'\nif d1>0 and d2>0 then\nif d1%1~=0 then into='one'else into='bucket'end\nelseif d1>0 then\ninto='gcra'\nend\nend\nlocal v=redis.pcall('GET',KEYS[3+c])\nlocal found,a,b=false,0,0\nif v then\nlocal _\ndo\nlocal key=KEYS[3+c]\n_,a,b=v,0,0/0\nif from=='one'then\nif#v==9 and v:byte(1)==100 then\nb=struct.unpack('<d',v,2)\nelse\nb=tonumber(v)\nif b and b%1==0 then b=b/4096 else b=0/0 end\nend\n_=struct.pack('<dd',0,b)\nelseif#v==16 then\na,b=struct.unpack('<dd',v)\nend\nif not(a>=-2^53 and a<=2^53 and b>=-2^46 and b<=2^46)then\nlocal what\ndo\nwhat=TWO_NUMBERS\nif from=='one'then what=ONE_NUMBER end\nend\ndo\nlocal shown\nif type(v)=='string'then\nshown=v:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#v..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..what..NOT_OURS)\nend\nend\nend\nend\nfound=true\nelseif ahead[c]then\ndo\nlocal i=ahead[c]\nlocal n=ARGV[i+1]+0\nlocal v,found_8=false,0\nfor j=1,n do\nlocal k=ARGV[i-3+j*5]+0\nif k>0 and found_8==0 then\nv=redis.pcall('GET',KEYS[k])\nif v then found_8=j end\nend\nend\nlocal a_8,b_8=0,0\nif found_8>0 then\nlocal o=i-3+found_8*5\nlocal q1,q2=ARGV[o+1]+0,ARGV[o+2]+0\nlocal was\ndo\nwas='window'\nif q1>0 and q2>0 then\nif q1%1~=0 then was='one'else was='bucket'end\nelseif q1>0 then\nwas='gcra'\nend\nend\nlocal _\ndo\nlocal key=KEYS[ARGV[o]+0]\n_,a_8,b_8=v,0,0/0\nif was=='one'then\nif#v==9 and v:byte(1)==100 then\nb_8=struct.unpack('<d',v,2)\nelse\nb_8=tonumber(v)\nif b_8 and b_8%1==0 then b_8=b_8/4096 else b_8=0/0 end\nend\n_=struct.pack('<dd',0,b_8)\nelseif#v==16 then\na_8,b_8=struct.unpack('<dd',v)\nend\nif not(a_8>=-2^53 and a_8<=2^53 and b_8>=-2^46 and b_8<=2^46)then\nlocal what\ndo\nwhat=TWO_NUMBERS\nif was=='one'then what=ONE_NUMBER end\nend\ndo\nlocal shown\nif type(v)=='string'then\nshown=v:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#v..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..what..NOT_OURS)\nend\nend\nend\nend\nfor j=found_8,1,-1 do\no=i-3+j*5\nlocal r1,r2=s1,s2\nif j>1 then r1,r2=ARGV[o-4]+0,ARGV[o-3]+0 end\nif ARGV[o+4]~='1'then\ndo\nlocal t=ARGV[o+3]+0\nlocal from\ndo\nfrom='window'\nif q1>0 and q2>0 then\nif q1%1~=0 then from='one'else from='bucket'end\nelseif q1>0 then\nfrom='gcra'\nend\nend\nlocal into\ndo\ninto='window'\nif r1>0 and r2>0 then\nif r1%1~=0 then into='one'else into='bucket'end\nelseif r1>0 then\ninto='gcra'\nend\nend\nlocal na,nb=a_8,b_8\nif from=='window'then\nif not(t<b_8)then\nna=0\nelse\nif a_8>-2*r1 then na=-2*r1 end\nlocal latest\ndo\nif r2>0 then\nlatest=t+r2\nelse\nlocal w=-r2\nlocal k=math.floor(t/w)\nwhile(k+1)*w<=t do k=k+1 end\nwhile k*w>t do k=k-1 end\nlatest=(k+1)*w\nend\nend\nif latest<b_8 then nb=latest end\nend\nelseif from=='gcra'then\nlocal lead=a_8-(t-b_8)\nif lead<0 then lead=0 end\nif lead==0 then\nna=0\nelse\nlocal burst,interval=r1,-r2\nlocal tau=burst*interval\nlocal slack\ndo\nslack=burst*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nlocal most=2*tau+slack*interval\nif lead<most then na=lead else na=2*tau end\nnb=t\nend\nelse\nlocal cap,ncap,lead,level=q1,r1,0,0\nif from=='one'then\ncap=q1-0.5\nlead=0-(t-b_8)\nif lead<0 then lead=0 end\nlevel=cap-lead/q2\nelse\nlocal _\ndo\nlocal cost=0\nlevel=a_8\nif t>b_8 then\nlevel=a_8+(t-b_8)*q2\nif level>q1 then level=q1 end\nend\nlocal slack\ndo\nslack=q1*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\n_=cost<=q1 and level+slack>=cost\nend\nend\nif into=='one'then ncap=r1-0.5 end\nlocal idle=level>=cap\nif from=='one'then idle=b_8<=t end\nif idle then\nna,nb=ncap,t\nif into=='one'then na=0 end\nelseif from=='one'and into=='one'and q2==r2 then\nlocal tick=r2\nlocal tau=ncap*tick\nlocal slack\ndo\nslack=ncap*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nlocal most=2*tau+slack*tick\nlocal lack=lead+(ncap-cap)*tick\nna,nb=0,t\nif lack>0 then\nif lack<most then nb=t+lack else nb=t+2*tau end\nend\nelse\nif level>ncap then level=ncap elseif level<-ncap then level=-ncap end\nif into=='one'then\nna,nb=0,t\nif level<ncap then nb=t+(ncap-level)*r2 end\nelse\nna,nb=level,t\nend\nend\nend\na_8,b_8=na,nb\nend\nend\nq1,q2=r1,r2\nend\nend\nfound,a,b=found_8>0,a_8,b_8\nend\nend\nif found then\nif ARGV[o+4]~='1'then\ndo\nlocal from\ndo\nfrom='window'\nif s1>0 and s2>0 then\nif s1%1~=0 then from='one'else from='bucket'end\nelseif s1>0 then\nfrom='gcra'\nend\nend\nlocal into\ndo\ninto='window'\nif d1>0 and d2>0 then\nif d1%1~=0 then into='one'else into='bucket'end\nelseif d1>0 then\ninto='gcra'\nend\nend\nlocal na,nb=a,b\nif from=='window'then\nif not(now<b)then\nna=0\nelse\nif a>-2*d1 then na=-2*d1 end\nlocal latest\ndo\nif d2>0 then\nlatest=now+d2\nelse\nlocal w=-d2\nlocal k=math.floor(now/w)\nwhile(k+1)*w<=now do k=k+1 end\nwhile k*w>now do k=k-1 end\nlatest=(k+1)*w\nend\nend\nif latest<b then nb=latest end\nend\nelseif from=='gcra'then\nlocal lead=a-(now-b)\nif lead<0 then lead=0 end\nif lead==0 then\nna=0\nelse\nlocal burst,interval=d1,-d2\nlocal tau=burst*interval\nlocal slack\ndo\nslack=burst*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nlocal most=2*tau+slack*interval\nif lead<most then na=lead else na=2*tau end\nnb=now\nend\nelse\nlocal cap,ncap,lead,level=s1,d1,0,0\nif from=='one'then\ncap=s1-0.5\nlead=0-(now-b)\nif lead<0 then lead=0 end\nlevel=cap-lead/s2\nelse\nlocal _\ndo\nlocal cost=0\nlevel=a\nif now>b then\nlevel=a+(now-b)*s2\nif level>s1 then level=s1 end\nend\nlocal slack\ndo\nslack=s1*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\n_=cost<=s1 and level+slack>=cost\nend\nend\nif into=='one'then ncap=d1-0.5 end\nlocal idle=level>=cap\nif from=='one'then idle=b<=now end\nif idle then\nna,nb=ncap,now\nif into=='one'then na=0 end\nelseif from=='one'and into=='one'and s2==d2 then\nlocal tick=d2\nlocal tau=ncap*tick\nlocal slack\ndo\nslack=ncap*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nlocal most=2*tau+slack*tick\nlocal lack=lead+(ncap-cap)*tick\nna,nb=0,now\nif lack>0 then\nif lack<most then nb=now+lack else nb=now+2*tau end\nend\nelse\nif level>ncap then level=ncap elseif level<-ncap then level=-ncap end\nif into=='one'then\nna,nb=0,now\nif level<ncap then nb=now+(ncap-level)*d2 end\nelse\nna,nb=level,now\nend\nend\nend\na,b=na,nb\nend\nend\nlocal f\ndo\nf=b\nif into=='bucket'then f=b+(d1-a)/d2 elseif into=='gcra'then f=b+a end\nend\nif f>now then\nlocal ms\ndo\nlocal old=-1\nlocal e\ndo\ne=f+margin\nif margin>0 then e=math.ceil(e/margin)*margin end\nend\nms=0\nif not(e<=old)then ms=math.floor(e-now)+1 end\nend\nlocal value\ndo\nif into=='one'then\nlocal steps=b*4096\nif steps%1==0 and steps<9.2e18 and steps>-9.2e18 then value=string.format('%d',steps)else value='d'..struct.pack('<d',b)end\nelse\nvalue=struct.pack('<dd',a,b)\nend\nend\nlocal done\ndo\nlocal key,nx=KEYS[c],true\nif nx then\nif ms==0 then done=redis.call('SET',key,value,'NX','KEEPTTL')else done=redis.call('SET',key,value,'NX','PX',ms)end\nelseif ms==0 then\ndone=redis.call('SET',key,value,'KEEPTTL')\nelse\ndone=redis.call('SET',key,value,'PX',ms)\nend\nend\nif done then moved=moved+1 end\nend\nend\nend\nif#KEYS>3 then redis.call('DEL',_G.unpack(KEYS,4))end\nreturn moved\n",
+    "-- tideward overrides: moves one key's state of a limit, of each algorithm, from the names of the\n" +
+    NOT_OURSPart +
+    "\n" +
+    ONE_NUMBERPart +
+    "\n" +
+    TWO_NUMBERSPart +
+    "\nlocal now\ndo\nlocal arg=ARGV[1]\n" +
+    clockPart2("now") +
+    "\nend\nlocal margin=ARGV[2]+0\nlocal ahead={}\nif ARGV[#ARGV]~='0'then\ndo\nlocal from,to=18,#ARGV\n" +
+    entriesPart("ahead") +
+    "\nend\nend\nlocal moved=0\nfor c=1,3 do\nlocal o=c*5-2\nlocal s1,s2,d1,d2=ARGV[o]+0,ARGV[o+1]+0,ARGV[o+2]+0,ARGV[o+3]+0\nlocal from\ndo\n" +
+    kindOfPart("from", "s1", "s2") +
+    "\nend\nlocal into\ndo\n" +
+    kindOfPart("into", "d1", "d2") +
+    "\nend\nlocal v=redis.pcall('GET',KEYS[3+c])\nlocal found,a,b=false,0,0\nif v then\nlocal _\ndo\nlocal key=KEYS[3+c]\n" +
+    decodePart("_", "a", "b", "from") +
+    "\nlocal what\ndo\n" +
+    keptPart("from") +
+    "\nend\ndo\n" +
+    foreignPart("v", "key", "what") +
+    "\nend\nend\nend\nfound=true\nelseif ahead[c]then\ndo\nlocal i=ahead[c]\n" +
+    earlierPart("found_8", "a_8", "b_8") +
+    "\nlocal was\ndo\n" +
+    kindOfPart("was", "q1", "q2") +
+    "\nend\nlocal _\ndo\nlocal key=KEYS[ARGV[o]+0]\n" +
+    decodePart("_", "a_8", "b_8", "was") +
+    "\nlocal what\ndo\n" +
+    keptPart("was") +
+    "\nend\ndo\n" +
+    foreignPart("v", "key", "what") +
+    "\nend\nend\nend\n" +
+    earlierPart2("found_8", "s1", "s2") +
+    "\ndo\nlocal t=ARGV[o+3]+0\nlocal from\ndo\n" +
+    kindOfPart("from", "q1", "q2") +
+    "\nend\nlocal into\ndo\n" +
+    kindOfPart("into", "r1", "r2") +
+    "\nend\n" +
+    rebasePart("a_8", "b_8", "t", "r1") +
+    "\nlocal latest\ndo\n" +
+    opensPart("r2", "latest", "t") +
+    "\nend\n" +
+    rebasePart2("b_8", "a_8", "t", "r1", "r2") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("burst") +
+    "\nend\n" +
+    rebasePart3("t", "q1", "r1", "b_8", "q2") +
+    "\ndo\nlocal cost=0\n" +
+    bucketPart("level", "a_8", "t", "b_8", "q2", "q1") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("q1") +
+    "\nend\n_=cost<=q1 and level+slack>=cost\nend\n" +
+    rebasePart4("r1", "b_8", "t", "q2", "r2") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("ncap") +
+    "\nend\n" +
+    rebasePart5("t", "r2") +
+    "\na_8,b_8=na,nb\nend\n" +
+    earlierPart3 +
+    "\nfound,a,b=found_8>0,a_8,b_8\nend\nend\nif found then\nif ARGV[o+4]~='1'then\ndo\nlocal from\ndo\n" +
+    kindOfPart("from", "s1", "s2") +
+    "\nend\nlocal into\ndo\n" +
+    kindOfPart("into", "d1", "d2") +
+    "\nend\n" +
+    rebasePart("a", "b", "now", "d1") +
+    "\nlocal latest\ndo\n" +
+    opensPart("d2", "latest", "now") +
+    "\nend\n" +
+    rebasePart2("b", "a", "now", "d1", "d2") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("burst") +
+    "\nend\n" +
+    rebasePart3("now", "s1", "d1", "b", "s2") +
+    "\ndo\nlocal cost=0\n" +
+    bucketPart("level", "a", "now", "b", "s2", "s1") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("s1") +
+    "\nend\n_=cost<=s1 and level+slack>=cost\nend\n" +
+    rebasePart4("d1", "b", "now", "s2", "d2") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("ncap") +
+    "\nend\n" +
+    rebasePart5("now", "d2") +
+    "\na,b=na,nb\nend\nend\nlocal f\ndo\n" +
+    freshAtPart("b", "into", "d1", "a", "d2") +
+    "\nend\nif f>now then\nlocal ms\ndo\nlocal old=-1\nlocal e\ndo\n" +
+    expiryPart("e", "f") +
+    "\nend\n" +
+    pxPart +
+    "\nend\nlocal value\ndo\n" +
+    encodePart("into", "b", "a") +
+    "\nend\nlocal done\ndo\nlocal key,nx=KEYS[c],true\n" +
+    writePart2 +
+    "\nend\nif done then moved=moved+1 end\nend\nend\nend\nif#KEYS>3 then redis.call('DEL',_G.unpack(KEYS,4))end\nreturn moved\n",
 };
 
 /** src/lua/period.lua, with clock, NOT_OURS, foreign, held, opens */
 export const period: LuaScript = {
   name: "period",
-  sha: "26f87825e7b3f4139b64cf717676649f2ccb5c19",
+  sha: "17640bee8284b20e7813323a6aff5fbc189e8cf5",
   source:
-    "-- tideward Period on Redis: @tideward/limiters' fixed window with under / hit / over, one key per\nlocal NOT_OURS=': another writer, or the state of another version under this name'\nlocal now,v,ends,count\ndo\nlocal n,what,lo1,hi1,lo2,hi2,lo3,hi3=2,'a RedisPeriod (two doubles)',-2^46,2^46,0,2^53,nil,nil\nlocal now_1\ndo\nlocal arg=ARGV[2]\nif arg==''then\nlocal tm=redis.call('TIME')\nnow_1=tm[1]*1000+tm[2]/1000\nelse\nnow_1=arg+0\nend\nend\nlocal v_1=redis.pcall('GET',KEYS[1])\nlocal a,b,c=0/0,0/0,0/0\nif v_1 and#v_1==8*n then a,b,c=struct.unpack(n==2 and'<dd'or'<ddd',v_1)end\nif v_1 and not(a>=lo1 and a<=hi1 and b>=lo2 and b<=hi2 and(n==2 or c>=lo3 and c<=hi3))then\ndo\nlocal key=KEYS[1]\nlocal shown\nif type(v_1)=='string'then\nshown=v_1:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#v_1 ..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..what..NOT_OURS)\nend\nend\nend\nnow,v,ends,count=now_1,v_1,a,b,c\nend\nif not v then ends,count=-math.huge,0 end\nif ARGV[1]=='r'then return struct.pack('<d',now)..(v or'')end\nlocal quota,period=tonumber(ARGV[4]),tonumber(ARGV[5])\nif now>=ends then\nlocal width=period\nif ARGV[6]=='1'then width=-period end\ndo\nends=nil\nif width>0 then\nends=now+width\nelse\nlocal w=-width\nlocal k=math.floor(now/w)\nwhile(k+1)*w<=now do k=k+1 end\nwhile k*w>now do k=k-1 end\nends=(k+1)*w\nend\nend\ncount=0\nelseif count>=quota then\nreturn'o'\nend\ncount=count+1\nredis.call('SET',KEYS[1],struct.pack('<dd',ends,count),'PX',math.floor(ends-now+tonumber(ARGV[3]))+1)\nif count==quota then return'h'end\nreturn'u'\n",
+    "-- tideward Period on Redis: @tideward/limiters' fixed window with under / hit / over, one key per\n" +
+    NOT_OURSPart +
+    "\nlocal now,v,ends,count\ndo\nlocal n,what,lo1,hi1,lo2,hi2,lo3,hi3=2,'a RedisPeriod (two doubles)',-2^46,2^46,0,2^53,nil,nil\nlocal now_1\ndo\nlocal arg=ARGV[2]\n" +
+    clockPart2("now_1") +
+    "\nend\n" +
+    heldPart("v_1") +
+    "\ndo\nlocal key=KEYS[1]\n" +
+    foreignPart("v_1", "key", "what") +
+    "\nend\nend\nnow,v,ends,count=now_1,v_1,a,b,c\nend\nif not v then ends,count=-math.huge,0 end\nif ARGV[1]=='r'then return struct.pack('<d',now)..(v or'')end\nlocal quota,period=tonumber(ARGV[4]),tonumber(ARGV[5])\nif now>=ends then\nlocal width=period\nif ARGV[6]=='1'then width=-period end\ndo\n" +
+    opensPart2("ends", "width", "now") +
+    "\nend\ncount=0\nelseif count>=quota then\nreturn'o'\nend\ncount=count+1\nredis.call('SET',KEYS[1],struct.pack('<dd',ends,count),'PX',math.floor(ends-now+tonumber(ARGV[3]))+1)\nif count==quota then return'h'end\nreturn'u'\n",
 };
 
 /** src/lua/quota.lua, with slackOf, bucket, reach, gcra, ABSENT, clock, NOT_OURS, foreign, write, kindOf, ONE_NUMBER, TWO_NUMBERS, kept, decode, encode, fresh, expiry, freshAt, expires, px, step, digest, RECORD, A_RECORD, reservation, rebase, entries, earlier, opens, window */
@@ -52,7 +618,233 @@ export const quota: LuaScript = {
   name: "quota",
   sha: "e2509cc65750ff40d4a705e507a2b33d66c6d668",
   source:
-    "-- tideward quota engine: one charge set (all or nothing), a peek of one, a reserve (a charge set\nlocal ABSENT='\\0\\0\\0\\0\\0\\0\\248\\127\\0\\0\\0\\0\\0\\0\\248\\127'\nlocal NOT_OURS=': another writer, or the state of another version under this name'\nlocal ONE_NUMBER='a token bucket of one number (an integer of 2^-12 ms, or d and a double)'\nlocal TWO_NUMBERS='tideward state (two doubles, 16 bytes, within ±2^53 and ±2^46 ms)'\nlocal RECORD=25\nlocal A_RECORD='a reservation (a status, a double, 16 hex digits, two doubles a charge)'\nlocal m=#KEYS\nlocal mode=ARGV[2]\nlocal short=mode~='c'and mode~='p'and mode~='s'and mode~='v'and mode~='C'and mode~='P'and mode~='S'and mode~='V'\nlocal now,margin,base,rid,sum,ahead\nlocal versions=false\nif short then\nnow,margin,base,mode=ARGV[1]+0,mode+0,3,'c'\nelse\ndo\nlocal arg=ARGV[1]\nnow=nil\nif arg==''then\nlocal tm=redis.call('TIME')\nnow=tm[1]*1000+tm[2]/1000\nelse\nnow=arg+0\nend\nend\nmargin,base=ARGV[4]+0,5\nif mode<'a'then\nmode=mode:lower()\nm=m-ARGV[#ARGV]\nversions=true\nend\nif ARGV[3]~='0'then\nrid=KEYS[#KEYS]\nm=m-1\ndo\nlocal from=1\nlocal names={}\nfor c=from,m do names[c-from+1]=#KEYS[c]..':'..KEYS[c]end\nsum=redis.sha1hex(table.concat(names)):sub(1,16)\nend\nlocal seen=redis.pcall('GET',rid)\nif mode=='v'then\nlocal s,at\ndo\ns,at='',0\nif seen then\nif type(seen)=='string'and#seen>=RECORD and(#seen-RECORD)%16==0 then\ns=seen:sub(1,1)\nat=struct.unpack('<d',seen,2)\nend\nif not((s=='o'or s=='s'or s=='c')and at==at)then\ndo\nlocal shown\nif type(seen)=='string'then\nshown=seen:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#seen..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',rid).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..rid..' holds '..shown..', not '..A_RECORD..NOT_OURS)\nend\nend\nend\nif not(now<at)then\ns=''\nelseif#seen~=RECORD+16*m or seen:sub(10,RECORD)~=sum then\ns='x'\nend\nend\nend\nif s=='o'then\nfor c=1,m do\nlocal cost=ARGV[base+c*3-3]+0\nif cost<0 then cost=-cost end\nif struct.unpack('<d',seen,RECORD+c*16-15)~=cost then s='x'end\nend\nif s=='o'then return'R'..struct.pack('<dd',now,at)end\nend\nif s~=''then return'D'end\nelseif seen then\nif seen.err then\ndo\nlocal what='a request id\\'s answer'\nlocal shown\nif type(seen)=='string'then\nshown=seen:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#seen..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',rid).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..rid..' holds '..shown..', not '..what..NOT_OURS)\nend\nend\nend\nif seen:sub(-16)~=sum then return'N'end\nreturn'R'..seen:sub(1,-17)\nend\nend\nend\nif mode=='s'then\nlocal p1,p2=ARGV[5]+0,ARGV[6]+0\nlocal kind\ndo\nkind='window'\nif p1>0 and p2>0 then\nif p1%1~=0 then kind='one'else kind='bucket'end\nelseif p1>0 then\nkind='gcra'\nend\nend\nlocal sa,sb,ex,old,order,read={},{},{},{},{},{}\nlocal n,last=0,now\nif versions then\ndo\nlocal from,to=7+2*m,#ARGV\nahead={}\nlocal i=from\nwhile i<to do\nahead[ARGV[i]+0]=i\ni=i+2+(ARGV[i+1]+0)*5\nend\nend\nend\nfor c=1,m do\nlocal key=KEYS[c]\nlocal o=5+c*2\nlocal cost=ARGV[o]\nif cost=='1'then cost=1 else cost=cost+0 end\nlocal t=ARGV[o+1]\nif t==''then t=now else t=t+0 end\nif t<last then t=last end\nlocal a,b=sa[key],sb[key]\nif a==nil then\nlocal v=redis.pcall('GET',key)\nn=n+1\norder[n]=c\nold[key]=-1\nif v then\ndo\nlocal bytes,a_8,b_8=v,0,0/0\nif kind=='one'then\nif#v==9 and v:byte(1)==100 then\nb_8=struct.unpack('<d',v,2)\nelse\nb_8=tonumber(v)\nif b_8 and b_8%1==0 then b_8=b_8/4096 else b_8=0/0 end\nend\nbytes=struct.pack('<dd',0,b_8)\nelseif#v==16 then\na_8,b_8=struct.unpack('<dd',v)\nend\nif not(a_8>=-2^53 and a_8<=2^53 and b_8>=-2^46 and b_8<=2^46)then\nlocal what\ndo\nwhat=TWO_NUMBERS\nif kind=='one'then what=ONE_NUMBER end\nend\ndo\nlocal shown\nif type(v)=='string'then\nshown=v:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#v..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..what..NOT_OURS)\nend\nend\nend\nread[n],a,b=bytes,a_8,b_8\nend\ndo\nlocal f\ndo\nf=b\nif kind=='bucket'then f=b+(p1-a)/p2 elseif kind=='gcra'then f=b+a end\nend\nlocal e\ndo\ne=f+margin\nif margin>0 then e=math.ceil(e/margin)*margin end\nend\nold[key]=e\nend\nelse\nread[n]=ABSENT\ndo\na,b=0,t\nif kind=='bucket'then a=p1 elseif kind=='window'then b=-math.huge end\nend\nif ahead and ahead[c]then\nlocal found,ea,eb\ndo\nlocal i=ahead[c]\nlocal n=ARGV[i+1]+0\nlocal v,found_15=false,0\nfor j=1,n do\nlocal k=ARGV[i-3+j*5]+0\nif k>0 and found_15==0 then\nv=redis.pcall('GET',KEYS[k])\nif v then found_15=j end\nend\nend\nlocal a,b=0,0\nif found_15>0 then\nlocal o=i-3+found_15*5\nlocal q1,q2=ARGV[o+1]+0,ARGV[o+2]+0\nlocal was\ndo\nwas='window'\nif q1>0 and q2>0 then\nif q1%1~=0 then was='one'else was='bucket'end\nelseif q1>0 then\nwas='gcra'\nend\nend\nlocal _\ndo\nlocal key=KEYS[ARGV[o]+0]\n_,a,b=v,0,0/0\nif was=='one'then\nif#v==9 and v:byte(1)==100 then\nb=struct.unpack('<d',v,2)\nelse\nb=tonumber(v)\nif b and b%1==0 then b=b/4096 else b=0/0 end\nend\n_=struct.pack('<dd',0,b)\nelseif#v==16 then\na,b=struct.unpack('<dd',v)\nend\nif not(a>=-2^53 and a<=2^53 and b>=-2^46 and b<=2^46)then\nlocal what\ndo\nwhat=TWO_NUMBERS\nif was=='one'then what=ONE_NUMBER end\nend\ndo\nlocal shown\nif type(v)=='string'then\nshown=v:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#v..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..what..NOT_OURS)\nend\nend\nend\nend\nfor j=found_15,1,-1 do\no=i-3+j*5\nlocal r1,r2=p1,p2\nif j>1 then r1,r2=ARGV[o-4]+0,ARGV[o-3]+0 end\nif ARGV[o+4]~='1'then\ndo\nlocal t=ARGV[o+3]+0\nlocal from\ndo\nfrom='window'\nif q1>0 and q2>0 then\nif q1%1~=0 then from='one'else from='bucket'end\nelseif q1>0 then\nfrom='gcra'\nend\nend\nlocal into\ndo\ninto='window'\nif r1>0 and r2>0 then\nif r1%1~=0 then into='one'else into='bucket'end\nelseif r1>0 then\ninto='gcra'\nend\nend\nlocal na,nb=a,b\nif from=='window'then\nif not(t<b)then\nna=0\nelse\nif a>-2*r1 then na=-2*r1 end\nlocal latest\ndo\nif r2>0 then\nlatest=t+r2\nelse\nlocal w=-r2\nlocal k=math.floor(t/w)\nwhile(k+1)*w<=t do k=k+1 end\nwhile k*w>t do k=k-1 end\nlatest=(k+1)*w\nend\nend\nif latest<b then nb=latest end\nend\nelseif from=='gcra'then\nlocal lead=a-(t-b)\nif lead<0 then lead=0 end\nif lead==0 then\nna=0\nelse\nlocal burst,interval=r1,-r2\nlocal tau=burst*interval\nlocal slack\ndo\nslack=burst*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nlocal most=2*tau+slack*interval\nif lead<most then na=lead else na=2*tau end\nnb=t\nend\nelse\nlocal cap,ncap,lead,level=q1,r1,0,0\nif from=='one'then\ncap=q1-0.5\nlead=0-(t-b)\nif lead<0 then lead=0 end\nlevel=cap-lead/q2\nelse\nlocal _\ndo\nlocal cost=0\nlevel=a\nif t>b then\nlevel=a+(t-b)*q2\nif level>q1 then level=q1 end\nend\nlocal slack\ndo\nslack=q1*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\n_=cost<=q1 and level+slack>=cost\nend\nend\nif into=='one'then ncap=r1-0.5 end\nlocal idle=level>=cap\nif from=='one'then idle=b<=t end\nif idle then\nna,nb=ncap,t\nif into=='one'then na=0 end\nelseif from=='one'and into=='one'and q2==r2 then\nlocal tick=r2\nlocal tau=ncap*tick\nlocal slack\ndo\nslack=ncap*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nlocal most=2*tau+slack*tick\nlocal lack=lead+(ncap-cap)*tick\nna,nb=0,t\nif lack>0 then\nif lack<most then nb=t+lack else nb=t+2*tau end\nend\nelse\nif level>ncap then level=ncap elseif level<-ncap then level=-ncap end\nif into=='one'then\nna,nb=0,t\nif level<ncap then nb=t+(ncap-level)*r2 end\nelse\nna,nb=level,t\nend\nend\nend\na,b=na,nb\nend\nend\nq1,q2=r1,r2\nend\nend\nfound,ea,eb=found_15>0,a,b\nend\nif found then\na,b=ea,eb\nread[n]=struct.pack('<dd',a,b)\nend\nend\nend\nsa[key],sb[key]=a,b\nend\nif kind=='bucket'and b>t then t=b end\nlast=t\nlocal fits,na,nb,f\ndo\nif kind=='bucket'then\nlocal level\ndo\nlevel=a\nif t>b then\nlevel=a+(t-b)*p2\nif level>p1 then level=p1 end\nend\nlocal slack\ndo\nslack=p1*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nfits=cost<=p1 and level+slack>=cost\nend\nna,nb=level-cost,b\nif t>b then nb=t end\nlocal d=p1-na\nif d<0 then d=0 end\nf=nb+d/p2\nelseif kind=='window'then\ndo\nlocal count,ends,cap=a,b,-p1\nlocal open=t<ends\nif not open then count=0 end\nlocal fits_31=not(count+cost>cap)\nif fits_31 and not open then\ndo\nends=nil\nif p2>0 then\nends=t+p2\nelse\nlocal w=-p2\nlocal k=math.floor(t/w)\nwhile(k+1)*w<=t do k=k+1 end\nwhile k*w>t do k=k-1 end\nends=(k+1)*w\nend\nend\nend\nfits,na,nb=fits_31,count+cost,ends\nend\nf=nb\nelse\nlocal burst,interval=p1,-p2\nif kind=='one'then burst,interval=p1-0.5,p2 end\nlocal most\ndo\nlocal slack\ndo\nslack=burst*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nmost=burst*interval+slack*interval\nend\nlocal ahead\ndo\nlocal lead=a-(t-b)\nif lead<0 then lead=0 end\nahead=lead+cost*interval\nfits=cost<=burst and ahead<=most\nend\nf=t+ahead\nna,nb=ahead,t\nif kind=='one'then na,nb=0,f end\nend\nend\nif fits then sa[key],sb[key],ex[key]=na,nb,f end\nend\nfor i=1,n do\nlocal key=KEYS[order[i]]\nlocal f=ex[key]\nif f then\nlocal ms\ndo\nlocal old=old[key]\nlocal e\ndo\ne=f+margin\nif margin>0 then e=math.ceil(e/margin)*margin end\nend\nms=0\nif not(e<=old)then ms=math.floor(e-now)+1 end\nend\nlocal value\ndo\nlocal a,b=sa[key],sb[key]\nif kind=='one'then\nlocal steps=b*4096\nif steps%1==0 and steps<9.2e18 and steps>-9.2e18 then value=string.format('%d',steps)else value='d'..struct.pack('<d',b)end\nelse\nvalue=struct.pack('<dd',a,b)\nend\nend\ndo\nlocal nx=nil\nlocal done\nif nx then\nif ms==0 then done=redis.call('SET',key,value,'NX','KEEPTTL')else done=redis.call('SET',key,value,'NX','PX',ms)end\nelseif ms==0 then\ndone=redis.call('SET',key,value,'KEEPTTL')\nelse\ndone=redis.call('SET',key,value,'PX',ms)\nend\nend\nend\nend\nreturn'1'..struct.pack('<d',now)..table.concat(read)\nend\nif short and m==1 then\nlocal cost,p1,p2=ARGV[3],ARGV[4]+0,ARGV[5]+0\nif cost=='1'then cost=1 else cost=cost+0 end\nlocal enforced=cost>0\nif not enforced then cost=-cost end\nlocal kind\ndo\nkind='window'\nif p1>0 and p2>0 then\nif p1%1~=0 then kind='one'else kind='bucket'end\nelseif p1>0 then\nkind='gcra'\nend\nend\nlocal key=KEYS[1]\nlocal v=redis.pcall('GET',key)\nlocal bytes,a,b,old=ABSENT,0,0,-1\nif v then\ndo\nbytes,a,b=v,0,0/0\nif kind=='one'then\nif#v==9 and v:byte(1)==100 then\nb=struct.unpack('<d',v,2)\nelse\nb=tonumber(v)\nif b and b%1==0 then b=b/4096 else b=0/0 end\nend\nbytes=struct.pack('<dd',0,b)\nelseif#v==16 then\na,b=struct.unpack('<dd',v)\nend\nif not(a>=-2^53 and a<=2^53 and b>=-2^46 and b<=2^46)then\nlocal what\ndo\nwhat=TWO_NUMBERS\nif kind=='one'then what=ONE_NUMBER end\nend\ndo\nlocal shown\nif type(v)=='string'then\nshown=v:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#v..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..what..NOT_OURS)\nend\nend\nend\nend\ndo\nlocal f\ndo\nf=b\nif kind=='bucket'then f=b+(p1-a)/p2 elseif kind=='gcra'then f=b+a end\nend\ndo\nold=f+margin\nif margin>0 then old=math.ceil(old/margin)*margin end\nend\nend\nelse\ndo\na,b=0,now\nif kind=='bucket'then a=p1 elseif kind=='window'then b=-math.huge end\nend\nend\nlocal t=now\nif kind=='bucket'and b>t then t=b end\nlocal fits,na,nb,f\ndo\nif kind=='bucket'then\nlocal level\ndo\nlevel=a\nif t>b then\nlevel=a+(t-b)*p2\nif level>p1 then level=p1 end\nend\nlocal slack\ndo\nslack=p1*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nfits=cost<=p1 and level+slack>=cost\nend\nna,nb=level-cost,b\nif t>b then nb=t end\nlocal d=p1-na\nif d<0 then d=0 end\nf=nb+d/p2\nelseif kind=='window'then\ndo\nlocal count,ends,cap=a,b,-p1\nlocal open=t<ends\nif not open then count=0 end\nlocal fits_51=not(count+cost>cap)\nif fits_51 and not open then\ndo\nends=nil\nif p2>0 then\nends=t+p2\nelse\nlocal w=-p2\nlocal k=math.floor(t/w)\nwhile(k+1)*w<=t do k=k+1 end\nwhile k*w>t do k=k-1 end\nends=(k+1)*w\nend\nend\nend\nfits,na,nb=fits_51,count+cost,ends\nend\nf=nb\nelse\nlocal burst,interval=p1,-p2\nif kind=='one'then burst,interval=p1-0.5,p2 end\nlocal most\ndo\nlocal slack\ndo\nslack=burst*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nmost=burst*interval+slack*interval\nend\nlocal ahead\ndo\nlocal lead=a-(t-b)\nif lead<0 then lead=0 end\nahead=lead+cost*interval\nfits=cost<=burst and ahead<=most\nend\nf=t+ahead\nna,nb=ahead,t\nif kind=='one'then na,nb=0,f end\nend\nend\nif fits then\nlocal ms\ndo\nlocal e\ndo\ne=f+margin\nif margin>0 then e=math.ceil(e/margin)*margin end\nend\nms=0\nif not(e<=old)then ms=math.floor(e-now)+1 end\nend\nlocal value\ndo\nif kind=='one'then\nlocal steps=nb*4096\nif steps%1==0 and steps<9.2e18 and steps>-9.2e18 then value=string.format('%d',steps)else value='d'..struct.pack('<d',nb)end\nelse\nvalue=struct.pack('<dd',na,nb)\nend\nend\ndo\nlocal nx=nil\nlocal done\nif nx then\nif ms==0 then done=redis.call('SET',key,value,'NX','KEEPTTL')else done=redis.call('SET',key,value,'NX','PX',ms)end\nelseif ms==0 then\ndone=redis.call('SET',key,value,'KEEPTTL')\nelse\ndone=redis.call('SET',key,value,'PX',ms)\nend\nend\nelseif enforced then\nreturn'0'..bytes\nend\nreturn'1'..bytes\nend\nlocal ch={_G.unpack(ARGV,base)}\nlocal got=redis.call('MGET',_G.unpack(KEYS,1,m))\nlocal st={_G.unpack(ARGV,base)}\nlocal t=now\nlocal absent=0\nlocal ma,mb\nif versions then\ndo\nlocal from,to=base+3*m,#ARGV\nahead={}\nlocal i=from\nwhile i<to do\nahead[ARGV[i]+0]=i\ni=i+2+(ARGV[i+1]+0)*5\nend\nend\nma,mb={},{}\nend\nfor c=1,m do\nlocal o=c*3\nlocal p1,p2=ch[o-1]+0,ch[o]+0\nch[o-1],ch[o]=p1,p2\nlocal kind\ndo\nkind='window'\nif p1>0 and p2>0 then\nif p1%1~=0 then kind='one'else kind='bucket'end\nelseif p1>0 then\nkind='gcra'\nend\nend\nlocal v=got[c]\nlocal a,b=false,false\nif v then\nlocal bytes\ndo\nlocal key=KEYS[c]\nbytes,a,b=v,0,0/0\nif kind=='one'then\nif#v==9 and v:byte(1)==100 then\nb=struct.unpack('<d',v,2)\nelse\nb=tonumber(v)\nif b and b%1==0 then b=b/4096 else b=0/0 end\nend\nbytes=struct.pack('<dd',0,b)\nelseif#v==16 then\na,b=struct.unpack('<dd',v)\nend\nif not(a>=-2^53 and a<=2^53 and b>=-2^46 and b<=2^46)then\nlocal what\ndo\nwhat=TWO_NUMBERS\nif kind=='one'then what=ONE_NUMBER end\nend\ndo\nlocal shown\nif type(v)=='string'then\nshown=v:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#v..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..what..NOT_OURS)\nend\nend\nend\nend\ngot[c]=bytes\nif kind=='bucket'and b>t then t=b end\nelse\ngot[c]=ABSENT\nabsent=absent+1\nif ma and ahead[c]then\nlocal found,ea,eb\ndo\nlocal i=ahead[c]\nlocal n=ARGV[i+1]+0\nlocal v,found_65=false,0\nfor j=1,n do\nlocal k=ARGV[i-3+j*5]+0\nif k>0 and found_65==0 then\nv=redis.pcall('GET',KEYS[k])\nif v then found_65=j end\nend\nend\nlocal a,b=0,0\nif found_65>0 then\nlocal o=i-3+found_65*5\nlocal q1,q2=ARGV[o+1]+0,ARGV[o+2]+0\nlocal was\ndo\nwas='window'\nif q1>0 and q2>0 then\nif q1%1~=0 then was='one'else was='bucket'end\nelseif q1>0 then\nwas='gcra'\nend\nend\nlocal _\ndo\nlocal key=KEYS[ARGV[o]+0]\n_,a,b=v,0,0/0\nif was=='one'then\nif#v==9 and v:byte(1)==100 then\nb=struct.unpack('<d',v,2)\nelse\nb=tonumber(v)\nif b and b%1==0 then b=b/4096 else b=0/0 end\nend\n_=struct.pack('<dd',0,b)\nelseif#v==16 then\na,b=struct.unpack('<dd',v)\nend\nif not(a>=-2^53 and a<=2^53 and b>=-2^46 and b<=2^46)then\nlocal what\ndo\nwhat=TWO_NUMBERS\nif was=='one'then what=ONE_NUMBER end\nend\ndo\nlocal shown\nif type(v)=='string'then\nshown=v:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#v..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..what..NOT_OURS)\nend\nend\nend\nend\nfor j=found_65,1,-1 do\no=i-3+j*5\nlocal r1,r2=p1,p2\nif j>1 then r1,r2=ARGV[o-4]+0,ARGV[o-3]+0 end\nif ARGV[o+4]~='1'then\ndo\nlocal t=ARGV[o+3]+0\nlocal from\ndo\nfrom='window'\nif q1>0 and q2>0 then\nif q1%1~=0 then from='one'else from='bucket'end\nelseif q1>0 then\nfrom='gcra'\nend\nend\nlocal into\ndo\ninto='window'\nif r1>0 and r2>0 then\nif r1%1~=0 then into='one'else into='bucket'end\nelseif r1>0 then\ninto='gcra'\nend\nend\nlocal na,nb=a,b\nif from=='window'then\nif not(t<b)then\nna=0\nelse\nif a>-2*r1 then na=-2*r1 end\nlocal latest\ndo\nif r2>0 then\nlatest=t+r2\nelse\nlocal w=-r2\nlocal k=math.floor(t/w)\nwhile(k+1)*w<=t do k=k+1 end\nwhile k*w>t do k=k-1 end\nlatest=(k+1)*w\nend\nend\nif latest<b then nb=latest end\nend\nelseif from=='gcra'then\nlocal lead=a-(t-b)\nif lead<0 then lead=0 end\nif lead==0 then\nna=0\nelse\nlocal burst,interval=r1,-r2\nlocal tau=burst*interval\nlocal slack\ndo\nslack=burst*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nlocal most=2*tau+slack*interval\nif lead<most then na=lead else na=2*tau end\nnb=t\nend\nelse\nlocal cap,ncap,lead,level=q1,r1,0,0\nif from=='one'then\ncap=q1-0.5\nlead=0-(t-b)\nif lead<0 then lead=0 end\nlevel=cap-lead/q2\nelse\nlocal _\ndo\nlocal cost=0\nlevel=a\nif t>b then\nlevel=a+(t-b)*q2\nif level>q1 then level=q1 end\nend\nlocal slack\ndo\nslack=q1*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\n_=cost<=q1 and level+slack>=cost\nend\nend\nif into=='one'then ncap=r1-0.5 end\nlocal idle=level>=cap\nif from=='one'then idle=b<=t end\nif idle then\nna,nb=ncap,t\nif into=='one'then na=0 end\nelseif from=='one'and into=='one'and q2==r2 then\nlocal tick=r2\nlocal tau=ncap*tick\nlocal slack\ndo\nslack=ncap*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nlocal most=2*tau+slack*tick\nlocal lack=lead+(ncap-cap)*tick\nna,nb=0,t\nif lack>0 then\nif lack<most then nb=t+lack else nb=t+2*tau end\nend\nelse\nif level>ncap then level=ncap elseif level<-ncap then level=-ncap end\nif into=='one'then\nna,nb=0,t\nif level<ncap then nb=t+(ncap-level)*r2 end\nelse\nna,nb=level,t\nend\nend\nend\na,b=na,nb\nend\nend\nq1,q2=r1,r2\nend\nend\nfound,ea,eb=found_65>0,a,b\nend\nif found then\nma[c],mb[c]=ea,eb\nif kind=='bucket'and eb>t then t=eb end\nend\nend\nend\nst[o-2],st[o-1],st[o]=a,b,kind\nend\nlocal failed=false\nlocal unwritten,created=0,0\nif mode=='c'or mode=='v'then\nlocal latest=nil\nif m>16 then latest={}end\nfor c=1,m do\nlocal o=c*3\nlocal cost,p1,p2=ch[o-2],ch[o-1],ch[o]\nif cost=='1'then cost=1 else cost=cost+0 end\nlocal enforced=cost>0\nif not enforced then cost=-cost end\nlocal a,b,kind=st[o-2],st[o-1],st[o]\nlocal old=-1\nif a~=false then\ndo\nlocal f\ndo\nf=b\nif kind=='bucket'then f=b+(p1-a)/p2 elseif kind=='gcra'then f=b+a end\nend\ndo\nold=f+margin\nif margin>0 then old=math.ceil(old/margin)*margin end\nend\nend\nend\nlocal key=KEYS[c]\nlocal p=0\nif latest then\np=latest[key]or 0\nelse\nfor j=c-1,1,-1 do\nif KEYS[j]==key and ch[j*3-2]then\np=j\nbreak\nend\nend\nend\nif p>0 then\na,b=st[p*3-2],st[p*3-1]\nelseif a==false then\ndo\na,b=0,t\nif kind=='bucket'then a=p1 elseif kind=='window'then b=-math.huge end\nend\nif ma and ma[c]then a,b=ma[c],mb[c]end\nend\nlocal fits,na,nb,f\ndo\nif kind=='bucket'then\nlocal level\ndo\nlevel=a\nif t>b then\nlevel=a+(t-b)*p2\nif level>p1 then level=p1 end\nend\nlocal slack\ndo\nslack=p1*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nfits=cost<=p1 and level+slack>=cost\nend\nna,nb=level-cost,b\nif t>b then nb=t end\nlocal d=p1-na\nif d<0 then d=0 end\nf=nb+d/p2\nelseif kind=='window'then\ndo\nlocal count,ends,cap=a,b,-p1\nlocal open=t<ends\nif not open then count=0 end\nlocal fits_85=not(count+cost>cap)\nif fits_85 and not open then\ndo\nends=nil\nif p2>0 then\nends=t+p2\nelse\nlocal w=-p2\nlocal k=math.floor(t/w)\nwhile(k+1)*w<=t do k=k+1 end\nwhile k*w>t do k=k-1 end\nends=(k+1)*w\nend\nend\nend\nfits,na,nb=fits_85,count+cost,ends\nend\nf=nb\nelse\nlocal burst,interval=p1,-p2\nif kind=='one'then burst,interval=p1-0.5,p2 end\nlocal most\ndo\nlocal slack\ndo\nslack=burst*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nmost=burst*interval+slack*interval\nend\nlocal ahead\ndo\nlocal lead=a-(t-b)\nif lead<0 then lead=0 end\nahead=lead+cost*interval\nfits=cost<=burst and ahead<=most\nend\nf=t+ahead\nna,nb=ahead,t\nif kind=='one'then na,nb=0,f end\nend\nend\nif fits then\nlocal ms\ndo\nlocal e\ndo\ne=f+margin\nif margin>0 then e=math.ceil(e/margin)*margin end\nend\nms=0\nif not(e<=old)then ms=math.floor(e-now)+1 end\nend\nlocal value\ndo\nif kind=='one'then\nlocal steps=nb*4096\nif steps%1==0 and steps<9.2e18 and steps>-9.2e18 then value=string.format('%d',steps)else value='d'..struct.pack('<d',nb)end\nelse\nvalue=struct.pack('<dd',na,nb)\nend\nend\nlocal nx=p==0 and got[c]==ABSENT\nif nx then created=created+1 end\nch[o-2],ch[o-1],ch[o]=value,ms,nx\nst[o-2],st[o-1]=na,nb\nif latest then latest[key]=c end\nelse\nch[o-2]=false\nif got[c]==ABSENT then unwritten=unwritten+1 end\nif enforced then\nfailed=true\nbreak\nend\nend\nend\nend\nif absent>0 and(mode=='p'or failed or unwritten>0)then\nif redis.call('EXISTS',_G.unpack(KEYS,1,m))~=m-absent then\nfor c=1,m do\nif got[c]==ABSENT then\nlocal what\ndo\nlocal kind=st[c*3]\nwhat=TWO_NUMBERS\nif kind=='one'then what=ONE_NUMBER end\nend\ndo\nlocal key,v=KEYS[c],false\nlocal shown\nif type(v)=='string'then\nshown=v:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#v..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..what..NOT_OURS)\nend\nend\nend\nend\nend\ncreated=0\nend\nif ma then\nfor c in pairs(ma)do got[c]=struct.pack('<dd',ma[c],mb[c])end\nend\nlocal reply\nif m==3 then reply=got[1]..got[2]..got[3]else reply=table.concat(got,'',1,m)end\nif not short then reply=struct.pack('<d',now)..reply end\nif mode=='p'then return'1'..reply end\nif failed then return'0'..reply end\nlocal left=created\nfor c=1,m do\nif left==0 then break end\nlocal o=c*3\nif ch[o-2]and ch[o]then\nlocal done\ndo\nlocal key,value,ms,nx=KEYS[c],ch[o-2],ch[o-1],true\nif nx then\nif ms==0 then done=redis.call('SET',key,value,'NX','KEEPTTL')else done=redis.call('SET',key,value,'NX','PX',ms)end\nelseif ms==0 then\ndone=redis.call('SET',key,value,'KEEPTTL')\nelse\ndone=redis.call('SET',key,value,'PX',ms)\nend\nend\nif not done then\nfor j=1,c-1 do\nif ch[j*3-2]and ch[j*3]then redis.call('DEL',KEYS[j])end\nend\nlocal what\ndo\nlocal kind=st[o]\nwhat=TWO_NUMBERS\nif kind=='one'then what=ONE_NUMBER end\nend\ndo\nlocal key,v=KEYS[c],false\nlocal shown\nif type(v)=='string'then\nshown=v:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#v..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..what..NOT_OURS)\nend\nend\nend\nleft=left-1\nend\nend\nfor c=1,m do\nlocal o=c*3\nlocal value=ch[o-2]\nif value and not(created>0 and ch[o])then\ndo\nlocal key,ms,nx=KEYS[c],ch[o-1],nil\nlocal done\nif nx then\nif ms==0 then done=redis.call('SET',key,value,'NX','KEEPTTL')else done=redis.call('SET',key,value,'NX','PX',ms)end\nelseif ms==0 then\ndone=redis.call('SET',key,value,'KEEPTTL')\nelse\ndone=redis.call('SET',key,value,'PX',ms)\nend\nend\nend\nend\nreply='1'..reply\nif mode=='v'then\nlocal rec={}\nfor c=1,m do\nlocal o=c*3\nlocal cost,ends=ARGV[base+o-3]+0,0\nif cost<0 then cost=-cost end\nif st[o]=='window'then ends=st[o-1]end\nrec[c]=struct.pack('<dd',cost,ends)\nend\nlocal ttl=ARGV[3]+0\nredis.call('SET',rid,'o'..struct.pack('<d',now+ttl)..sum..table.concat(rec),'PX',math.floor(ttl+margin)+1)\nelseif rid then\nlocal sent={}\nfor c=1,m do\nlocal o=base+c*3-3\nsent[c]=struct.pack('<ddd',ARGV[o]+0,ARGV[o+1]+0,ARGV[o+2]+0)\nend\nredis.call('SET',rid,reply..table.concat(sent)..sum,'PX',ARGV[3])\nend\nreturn reply\n",
+    "-- tideward quota engine: one charge set (all or nothing), a peek of one, a reserve (a charge set\nlocal ABSENT='\\0\\0\\0\\0\\0\\0\\248\\127\\0\\0\\0\\0\\0\\0\\248\\127'\n" +
+    NOT_OURSPart +
+    "\n" +
+    ONE_NUMBERPart +
+    "\n" +
+    TWO_NUMBERSPart +
+    "\nlocal RECORD=25\n" +
+    A_RECORDPart +
+    "\nlocal m=#KEYS\nlocal mode=ARGV[2]\nlocal short=mode~='c'and mode~='p'and mode~='s'and mode~='v'and mode~='C'and mode~='P'and mode~='S'and mode~='V'\nlocal now,margin,base,rid,sum,ahead\nlocal versions=false\nif short then\nnow,margin,base,mode=ARGV[1]+0,mode+0,3,'c'\nelse\ndo\nlocal arg=ARGV[1]\n" +
+    clockPart +
+    "\nend\nmargin,base=ARGV[4]+0,5\nif mode<'a'then\nmode=mode:lower()\nm=m-ARGV[#ARGV]\nversions=true\nend\nif ARGV[3]~='0'then\nrid=KEYS[#KEYS]\nm=m-1\ndo\nlocal from=1\n" +
+    digestPart("m") +
+    "\nend\nlocal seen=redis.pcall('GET',rid)\nif mode=='v'then\nlocal s,at\ndo\ns,at='',0\nif seen then\nif type(seen)=='string'and#seen>=RECORD and(#seen-RECORD)%16==0 then\ns=seen:sub(1,1)\nat=struct.unpack('<d',seen,2)\nend\nif not((s=='o'or s=='s'or s=='c')and at==at)then\ndo\n" +
+    foreignPart("seen", "rid", "A_RECORD") +
+    "\nend\n" +
+    reservationPart("s", "seen") +
+    "\nend\nif s=='o'then\nfor c=1,m do\nlocal cost=ARGV[base+c*3-3]+0\nif cost<0 then cost=-cost end\nif struct.unpack('<d',seen,RECORD+c*16-15)~=cost then s='x'end\nend\nif s=='o'then return'R'..struct.pack('<dd',now,at)end\nend\nif s~=''then return'D'end\nelseif seen then\nif seen.err then\ndo\nlocal what='a request id\\'s answer'\n" +
+    foreignPart("seen", "rid", "what") +
+    "\nend\nend\nif seen:sub(-16)~=sum then return'N'end\nreturn'R'..seen:sub(1,-17)\nend\nend\nend\nif mode=='s'then\nlocal p1,p2=ARGV[5]+0,ARGV[6]+0\nlocal kind\ndo\n" +
+    kindOfPart("kind", "p1", "p2") +
+    "\nend\nlocal sa,sb,ex,old,order,read={},{},{},{},{},{}\nlocal n,last=0,now\nif versions then\ndo\nlocal from,to=7+2*m,#ARGV\n" +
+    entriesPart("ahead") +
+    "\nend\nend\nfor c=1,m do\nlocal key=KEYS[c]\nlocal o=5+c*2\nlocal cost=ARGV[o]\nif cost=='1'then cost=1 else cost=cost+0 end\nlocal t=ARGV[o+1]\nif t==''then t=now else t=t+0 end\nif t<last then t=last end\nlocal a,b=sa[key],sb[key]\nif a==nil then\nlocal v=redis.pcall('GET',key)\nn=n+1\norder[n]=c\nold[key]=-1\nif v then\ndo\nlocal bytes,a_8,b_8=v,0,0/0\nif kind=='one'then\nif#v==9 and v:byte(1)==100 then\nb_8=struct.unpack('<d',v,2)\nelse\nb_8=tonumber(v)\nif b_8 and b_8%1==0 then b_8=b_8/4096 else b_8=0/0 end\nend\nbytes=struct.pack('<dd',0,b_8)\nelseif#v==16 then\na_8,b_8=struct.unpack('<dd',v)\nend\nif not(a_8>=-2^53 and a_8<=2^53 and b_8>=-2^46 and b_8<=2^46)then\nlocal what\ndo\n" +
+    keptPart("kind") +
+    "\nend\ndo\n" +
+    foreignPart("v", "key", "what") +
+    "\nend\nend\nread[n],a,b=bytes,a_8,b_8\nend\ndo\nlocal f\ndo\n" +
+    freshAtPart("b", "kind", "p1", "a", "p2") +
+    "\nend\nlocal e\ndo\n" +
+    expiryPart("e", "f") +
+    "\nend\nold[key]=e\nend\nelse\nread[n]=ABSENT\ndo\n" +
+    freshPart("t", "p1") +
+    "\nend\nif ahead and ahead[c]then\nlocal found,ea,eb\ndo\nlocal i=ahead[c]\n" +
+    earlierPart("found_15", "a", "b") +
+    "\nlocal was\ndo\n" +
+    kindOfPart("was", "q1", "q2") +
+    "\nend\nlocal _\ndo\nlocal key=KEYS[ARGV[o]+0]\n" +
+    decodePart("_", "a", "b", "was") +
+    "\nlocal what\ndo\n" +
+    keptPart("was") +
+    "\nend\ndo\n" +
+    foreignPart("v", "key", "what") +
+    "\nend\nend\nend\n" +
+    earlierPart2("found_15", "p1", "p2") +
+    "\ndo\nlocal t=ARGV[o+3]+0\nlocal from\ndo\n" +
+    kindOfPart("from", "q1", "q2") +
+    "\nend\nlocal into\ndo\n" +
+    kindOfPart("into", "r1", "r2") +
+    "\nend\n" +
+    rebasePart("a", "b", "t", "r1") +
+    "\nlocal latest\ndo\n" +
+    opensPart("r2", "latest", "t") +
+    "\nend\n" +
+    rebasePart2("b", "a", "t", "r1", "r2") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("burst") +
+    "\nend\n" +
+    rebasePart3("t", "q1", "r1", "b", "q2") +
+    "\ndo\nlocal cost=0\n" +
+    bucketPart("level", "a", "t", "b", "q2", "q1") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("q1") +
+    "\nend\n_=cost<=q1 and level+slack>=cost\nend\n" +
+    rebasePart4("r1", "b", "t", "q2", "r2") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("ncap") +
+    "\nend\n" +
+    rebasePart5("t", "r2") +
+    "\na,b=na,nb\nend\n" +
+    earlierPart3 +
+    "\nfound,ea,eb=found_15>0,a,b\nend\nif found then\na,b=ea,eb\nread[n]=struct.pack('<dd',a,b)\nend\nend\nend\nsa[key],sb[key]=a,b\nend\nif kind=='bucket'and b>t then t=b end\nlast=t\nlocal fits,na,nb,f\ndo\n" +
+    stepPart +
+    "\ndo\n" +
+    bucketPart("level", "a", "t", "b", "p2", "p1") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("p1") +
+    "\nend\nfits=cost<=p1 and level+slack>=cost\nend\n" +
+    stepPart2 +
+    "\ndo\nlocal count,ends,cap=a,b,-p1\n" +
+    windowPart("fits_31") +
+    "\ndo\n" +
+    opensPart2("ends", "p2", "t") +
+    "\nend\nend\nfits,na,nb=fits_31,count+cost,ends\nend\n" +
+    stepPart3 +
+    "\nlocal most\ndo\nlocal slack\ndo\n" +
+    slackOfPart("burst") +
+    "\nend\nmost=burst*interval+slack*interval\nend\nlocal ahead\ndo\nlocal lead=a-(t-b)\nif lead<0 then lead=0 end\nahead=lead+cost*interval\nfits=cost<=burst and ahead<=most\nend\n" +
+    stepPart4 +
+    "\nend\nif fits then sa[key],sb[key],ex[key]=na,nb,f end\nend\nfor i=1,n do\nlocal key=KEYS[order[i]]\nlocal f=ex[key]\nif f then\nlocal ms\ndo\nlocal old=old[key]\nlocal e\ndo\n" +
+    expiryPart("e", "f") +
+    "\nend\n" +
+    pxPart +
+    "\nend\nlocal value\ndo\nlocal a,b=sa[key],sb[key]\n" +
+    encodePart("kind", "b", "a") +
+    "\nend\ndo\nlocal nx=nil\n" +
+    writePart +
+    "\nend\nend\nend\nreturn'1'..struct.pack('<d',now)..table.concat(read)\nend\nif short and m==1 then\nlocal cost,p1,p2=ARGV[3],ARGV[4]+0,ARGV[5]+0\nif cost=='1'then cost=1 else cost=cost+0 end\nlocal enforced=cost>0\nif not enforced then cost=-cost end\nlocal kind\ndo\n" +
+    kindOfPart("kind", "p1", "p2") +
+    "\nend\nlocal key=KEYS[1]\nlocal v=redis.pcall('GET',key)\nlocal bytes,a,b,old=ABSENT,0,0,-1\nif v then\ndo\n" +
+    decodePart("bytes", "a", "b", "kind") +
+    "\nlocal what\ndo\n" +
+    keptPart("kind") +
+    "\nend\ndo\n" +
+    foreignPart("v", "key", "what") +
+    "\nend\nend\nend\ndo\nlocal f\ndo\n" +
+    freshAtPart("b", "kind", "p1", "a", "p2") +
+    "\nend\ndo\n" +
+    expiryPart("old", "f") +
+    "\nend\nend\nelse\ndo\n" +
+    freshPart("now", "p1") +
+    "\nend\nend\nlocal t=now\nif kind=='bucket'and b>t then t=b end\nlocal fits,na,nb,f\ndo\n" +
+    stepPart +
+    "\ndo\n" +
+    bucketPart("level", "a", "t", "b", "p2", "p1") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("p1") +
+    "\nend\nfits=cost<=p1 and level+slack>=cost\nend\n" +
+    stepPart2 +
+    "\ndo\nlocal count,ends,cap=a,b,-p1\n" +
+    windowPart("fits_51") +
+    "\ndo\n" +
+    opensPart2("ends", "p2", "t") +
+    "\nend\nend\nfits,na,nb=fits_51,count+cost,ends\nend\n" +
+    stepPart3 +
+    "\nlocal most\ndo\nlocal slack\ndo\n" +
+    slackOfPart("burst") +
+    "\nend\nmost=burst*interval+slack*interval\nend\nlocal ahead\ndo\nlocal lead=a-(t-b)\nif lead<0 then lead=0 end\nahead=lead+cost*interval\nfits=cost<=burst and ahead<=most\nend\n" +
+    stepPart4 +
+    "\nend\nif fits then\nlocal ms\ndo\nlocal e\ndo\n" +
+    expiryPart("e", "f") +
+    "\nend\n" +
+    pxPart +
+    "\nend\nlocal value\ndo\n" +
+    encodePart("kind", "nb", "na") +
+    "\nend\ndo\nlocal nx=nil\n" +
+    writePart +
+    "\nend\nelseif enforced then\nreturn'0'..bytes\nend\nreturn'1'..bytes\nend\nlocal ch={_G.unpack(ARGV,base)}\nlocal got=redis.call('MGET',_G.unpack(KEYS,1,m))\nlocal st={_G.unpack(ARGV,base)}\nlocal t=now\nlocal absent=0\nlocal ma,mb\nif versions then\ndo\nlocal from,to=base+3*m,#ARGV\n" +
+    entriesPart("ahead") +
+    "\nend\nma,mb={},{}\nend\nfor c=1,m do\nlocal o=c*3\nlocal p1,p2=ch[o-1]+0,ch[o]+0\nch[o-1],ch[o]=p1,p2\nlocal kind\ndo\n" +
+    kindOfPart("kind", "p1", "p2") +
+    "\nend\nlocal v=got[c]\nlocal a,b=false,false\nif v then\nlocal bytes\ndo\nlocal key=KEYS[c]\n" +
+    decodePart("bytes", "a", "b", "kind") +
+    "\nlocal what\ndo\n" +
+    keptPart("kind") +
+    "\nend\ndo\n" +
+    foreignPart("v", "key", "what") +
+    "\nend\nend\nend\ngot[c]=bytes\nif kind=='bucket'and b>t then t=b end\nelse\ngot[c]=ABSENT\nabsent=absent+1\nif ma and ahead[c]then\nlocal found,ea,eb\ndo\nlocal i=ahead[c]\n" +
+    earlierPart("found_65", "a", "b") +
+    "\nlocal was\ndo\n" +
+    kindOfPart("was", "q1", "q2") +
+    "\nend\nlocal _\ndo\nlocal key=KEYS[ARGV[o]+0]\n" +
+    decodePart("_", "a", "b", "was") +
+    "\nlocal what\ndo\n" +
+    keptPart("was") +
+    "\nend\ndo\n" +
+    foreignPart("v", "key", "what") +
+    "\nend\nend\nend\n" +
+    earlierPart2("found_65", "p1", "p2") +
+    "\ndo\nlocal t=ARGV[o+3]+0\nlocal from\ndo\n" +
+    kindOfPart("from", "q1", "q2") +
+    "\nend\nlocal into\ndo\n" +
+    kindOfPart("into", "r1", "r2") +
+    "\nend\n" +
+    rebasePart("a", "b", "t", "r1") +
+    "\nlocal latest\ndo\n" +
+    opensPart("r2", "latest", "t") +
+    "\nend\n" +
+    rebasePart2("b", "a", "t", "r1", "r2") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("burst") +
+    "\nend\n" +
+    rebasePart3("t", "q1", "r1", "b", "q2") +
+    "\ndo\nlocal cost=0\n" +
+    bucketPart("level", "a", "t", "b", "q2", "q1") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("q1") +
+    "\nend\n_=cost<=q1 and level+slack>=cost\nend\n" +
+    rebasePart4("r1", "b", "t", "q2", "r2") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("ncap") +
+    "\nend\n" +
+    rebasePart5("t", "r2") +
+    "\na,b=na,nb\nend\n" +
+    earlierPart3 +
+    "\nfound,ea,eb=found_65>0,a,b\nend\nif found then\nma[c],mb[c]=ea,eb\nif kind=='bucket'and eb>t then t=eb end\nend\nend\nend\nst[o-2],st[o-1],st[o]=a,b,kind\nend\nlocal failed=false\nlocal unwritten,created=0,0\nif mode=='c'or mode=='v'then\nlocal latest=nil\nif m>16 then latest={}end\nfor c=1,m do\nlocal o=c*3\nlocal cost,p1,p2=ch[o-2],ch[o-1],ch[o]\nif cost=='1'then cost=1 else cost=cost+0 end\nlocal enforced=cost>0\nif not enforced then cost=-cost end\nlocal a,b,kind=st[o-2],st[o-1],st[o]\nlocal old=-1\nif a~=false then\ndo\nlocal f\ndo\n" +
+    freshAtPart("b", "kind", "p1", "a", "p2") +
+    "\nend\ndo\n" +
+    expiryPart("old", "f") +
+    "\nend\nend\nend\nlocal key=KEYS[c]\nlocal p=0\nif latest then\np=latest[key]or 0\nelse\nfor j=c-1,1,-1 do\nif KEYS[j]==key and ch[j*3-2]then\np=j\nbreak\nend\nend\nend\nif p>0 then\na,b=st[p*3-2],st[p*3-1]\nelseif a==false then\ndo\n" +
+    freshPart("t", "p1") +
+    "\nend\nif ma and ma[c]then a,b=ma[c],mb[c]end\nend\nlocal fits,na,nb,f\ndo\n" +
+    stepPart +
+    "\ndo\n" +
+    bucketPart("level", "a", "t", "b", "p2", "p1") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("p1") +
+    "\nend\nfits=cost<=p1 and level+slack>=cost\nend\n" +
+    stepPart2 +
+    "\ndo\nlocal count,ends,cap=a,b,-p1\n" +
+    windowPart("fits_85") +
+    "\ndo\n" +
+    opensPart2("ends", "p2", "t") +
+    "\nend\nend\nfits,na,nb=fits_85,count+cost,ends\nend\n" +
+    stepPart3 +
+    "\nlocal most\ndo\nlocal slack\ndo\n" +
+    slackOfPart("burst") +
+    "\nend\nmost=burst*interval+slack*interval\nend\nlocal ahead\ndo\nlocal lead=a-(t-b)\nif lead<0 then lead=0 end\nahead=lead+cost*interval\nfits=cost<=burst and ahead<=most\nend\n" +
+    stepPart4 +
+    "\nend\nif fits then\nlocal ms\ndo\nlocal e\ndo\n" +
+    expiryPart("e", "f") +
+    "\nend\n" +
+    pxPart +
+    "\nend\nlocal value\ndo\n" +
+    encodePart("kind", "nb", "na") +
+    "\nend\nlocal nx=p==0 and got[c]==ABSENT\nif nx then created=created+1 end\nch[o-2],ch[o-1],ch[o]=value,ms,nx\nst[o-2],st[o-1]=na,nb\nif latest then latest[key]=c end\nelse\nch[o-2]=false\nif got[c]==ABSENT then unwritten=unwritten+1 end\nif enforced then\nfailed=true\nbreak\nend\nend\nend\nend\nif absent>0 and(mode=='p'or failed or unwritten>0)then\nif redis.call('EXISTS',_G.unpack(KEYS,1,m))~=m-absent then\nfor c=1,m do\nif got[c]==ABSENT then\nlocal what\ndo\nlocal kind=st[c*3]\n" +
+    keptPart("kind") +
+    "\nend\ndo\nlocal key,v=KEYS[c],false\n" +
+    foreignPart("v", "key", "what") +
+    "\nend\nend\nend\nend\ncreated=0\nend\nif ma then\nfor c in pairs(ma)do got[c]=struct.pack('<dd',ma[c],mb[c])end\nend\nlocal reply\nif m==3 then reply=got[1]..got[2]..got[3]else reply=table.concat(got,'',1,m)end\nif not short then reply=struct.pack('<d',now)..reply end\nif mode=='p'then return'1'..reply end\nif failed then return'0'..reply end\nlocal left=created\nfor c=1,m do\nif left==0 then break end\nlocal o=c*3\nif ch[o-2]and ch[o]then\nlocal done\ndo\nlocal key,value,ms,nx=KEYS[c],ch[o-2],ch[o-1],true\n" +
+    writePart2 +
+    "\nend\nif not done then\nfor j=1,c-1 do\nif ch[j*3-2]and ch[j*3]then redis.call('DEL',KEYS[j])end\nend\nlocal what\ndo\nlocal kind=st[o]\n" +
+    keptPart("kind") +
+    "\nend\ndo\nlocal key,v=KEYS[c],false\n" +
+    foreignPart("v", "key", "what") +
+    "\nend\nend\nleft=left-1\nend\nend\nfor c=1,m do\nlocal o=c*3\nlocal value=ch[o-2]\nif value and not(created>0 and ch[o])then\ndo\nlocal key,ms,nx=KEYS[c],ch[o-1],nil\n" +
+    writePart +
+    "\nend\nend\nend\nreply='1'..reply\nif mode=='v'then\nlocal rec={}\nfor c=1,m do\nlocal o=c*3\nlocal cost,ends=ARGV[base+o-3]+0,0\nif cost<0 then cost=-cost end\nif st[o]=='window'then ends=st[o-1]end\nrec[c]=struct.pack('<dd',cost,ends)\nend\nlocal ttl=ARGV[3]+0\nredis.call('SET',rid,'o'..struct.pack('<d',now+ttl)..sum..table.concat(rec),'PX',math.floor(ttl+margin)+1)\nelseif rid then\nlocal sent={}\nfor c=1,m do\nlocal o=base+c*3-3\nsent[c]=struct.pack('<ddd',ARGV[o]+0,ARGV[o+1]+0,ARGV[o+2]+0)\nend\nredis.call('SET',rid,reply..table.concat(sent)..sum,'PX',ARGV[3])\nend\nreturn reply\n",
 };
 
 /** src/lua/settle.lua, with take, adjust, slackOf, bucket, clock, NOT_OURS, foreign, write, kindOf, ONE_NUMBER, TWO_NUMBERS, kept, decode, encode, fresh, expiry, freshAt, expires, px, digest, RECORD, A_RECORD, reservation, rebase, entries, earlier, opens */
@@ -60,7 +852,107 @@ export const settle: LuaScript = {
   name: "settle",
   sha: "58a3866ba6204638553e3b0c51bca016bcaf674e",
   source:
-    "-- tideward reservations: settle or cancel one, in one round trip. KEYS[1] is its record (written by\nlocal NOT_OURS=': another writer, or the state of another version under this name'\nlocal ONE_NUMBER='a token bucket of one number (an integer of 2^-12 ms, or d and a double)'\nlocal TWO_NUMBERS='tideward state (two doubles, 16 bytes, within ±2^53 and ±2^46 ms)'\nlocal RECORD=25\nlocal A_RECORD='a reservation (a status, a double, 16 hex digits, two doubles a charge)'\nlocal now\ndo\nlocal arg=ARGV[1]\nif arg==''then\nlocal tm=redis.call('TIME')\nnow=tm[1]*1000+tm[2]/1000\nelse\nnow=arg+0\nend\nend\nlocal margin,debt=ARGV[2]+0,ARGV[3]=='d'\nlocal m=#KEYS-1\nlocal status,ahead,from=ARGV[4],nil,2\nif status<'a'then\nstatus=status:lower()\nm=m-ARGV[#ARGV]\nfrom=m+2\ndo\nlocal from,to=5+3*m,#ARGV\nahead={}\nlocal i=from\nwhile i<to do\nahead[ARGV[i]+0]=i\ni=i+2+(ARGV[i+1]+0)*5\nend\nend\nend\nlocal rec=redis.pcall('GET',KEYS[1])\nlocal sum\ndo\nlocal to=from+m-1\nlocal names={}\nfor c=from,to do names[c-from+1]=#KEYS[c]..':'..KEYS[c]end\nsum=redis.sha1hex(table.concat(names)):sub(1,16)\nend\nlocal s\ndo\nlocal key=KEYS[1]\nlocal s_4,at='',0\nif rec then\nif type(rec)=='string'and#rec>=RECORD and(#rec-RECORD)%16==0 then\ns_4=rec:sub(1,1)\nat=struct.unpack('<d',rec,2)\nend\nif not((s_4=='o'or s_4=='s'or s_4=='c')and at==at)then\ndo\nlocal shown\nif type(rec)=='string'then\nshown=rec:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#rec..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..A_RECORD..NOT_OURS)\nend\nend\nend\nif not(now<at)then\ns_4=''\nelseif#rec~=RECORD+16*m or rec:sub(10,RECORD)~=sum then\ns_4='x'\nend\nend\ns=s_4,at\nend\nif s~='o'then\nif s==''then s='U'end\nreturn s\nend\nlocal missed={}\nfor c=1,m do\nlocal o=3+c*3\nlocal units=ARGV[o-1]\nlocal delta=0\nif units~=''then delta=units-struct.unpack('<d',rec,RECORD+c*16-15)end\nlocal left=0\nif delta~=0 then\nlocal p1,p2=ARGV[o]+0,ARGV[o+1]+0\nlocal kind\ndo\nkind='window'\nif p1>0 and p2>0 then\nif p1%1~=0 then kind='one'else kind='bucket'end\nelseif p1>0 then\nkind='gcra'\nend\nend\nlocal key=KEYS[c+1]\nlocal v=redis.pcall('GET',key)\nlocal a,b,old=0,0,-1\nif v then\nlocal _\ndo\n_,a,b=v,0,0/0\nif kind=='one'then\nif#v==9 and v:byte(1)==100 then\nb=struct.unpack('<d',v,2)\nelse\nb=tonumber(v)\nif b and b%1==0 then b=b/4096 else b=0/0 end\nend\n_=struct.pack('<dd',0,b)\nelseif#v==16 then\na,b=struct.unpack('<dd',v)\nend\nif not(a>=-2^53 and a<=2^53 and b>=-2^46 and b<=2^46)then\nlocal what\ndo\nwhat=TWO_NUMBERS\nif kind=='one'then what=ONE_NUMBER end\nend\ndo\nlocal shown\nif type(v)=='string'then\nshown=v:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#v..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..what..NOT_OURS)\nend\nend\nend\nend\ndo\nlocal f\ndo\nf=b\nif kind=='bucket'then f=b+(p1-a)/p2 elseif kind=='gcra'then f=b+a end\nend\ndo\nold=f+margin\nif margin>0 then old=math.ceil(old/margin)*margin end\nend\nend\nelse\ndo\na,b=0,now\nif kind=='bucket'then a=p1 elseif kind=='window'then b=-math.huge end\nend\nif ahead and ahead[c]then\nlocal found,ea,eb\ndo\nlocal i=ahead[c]\nlocal n=ARGV[i+1]+0\nlocal v,found_14=false,0\nfor j=1,n do\nlocal k=ARGV[i-3+j*5]+0\nif k>0 and found_14==0 then\nv=redis.pcall('GET',KEYS[k])\nif v then found_14=j end\nend\nend\nlocal a,b=0,0\nif found_14>0 then\nlocal o=i-3+found_14*5\nlocal q1,q2=ARGV[o+1]+0,ARGV[o+2]+0\nlocal was\ndo\nwas='window'\nif q1>0 and q2>0 then\nif q1%1~=0 then was='one'else was='bucket'end\nelseif q1>0 then\nwas='gcra'\nend\nend\nlocal _\ndo\nlocal key=KEYS[ARGV[o]+0]\n_,a,b=v,0,0/0\nif was=='one'then\nif#v==9 and v:byte(1)==100 then\nb=struct.unpack('<d',v,2)\nelse\nb=tonumber(v)\nif b and b%1==0 then b=b/4096 else b=0/0 end\nend\n_=struct.pack('<dd',0,b)\nelseif#v==16 then\na,b=struct.unpack('<dd',v)\nend\nif not(a>=-2^53 and a<=2^53 and b>=-2^46 and b<=2^46)then\nlocal what\ndo\nwhat=TWO_NUMBERS\nif was=='one'then what=ONE_NUMBER end\nend\ndo\nlocal shown\nif type(v)=='string'then\nshown=v:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#v..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..what..NOT_OURS)\nend\nend\nend\nend\nfor j=found_14,1,-1 do\no=i-3+j*5\nlocal r1,r2=p1,p2\nif j>1 then r1,r2=ARGV[o-4]+0,ARGV[o-3]+0 end\nif ARGV[o+4]~='1'then\ndo\nlocal t=ARGV[o+3]+0\nlocal from\ndo\nfrom='window'\nif q1>0 and q2>0 then\nif q1%1~=0 then from='one'else from='bucket'end\nelseif q1>0 then\nfrom='gcra'\nend\nend\nlocal into\ndo\ninto='window'\nif r1>0 and r2>0 then\nif r1%1~=0 then into='one'else into='bucket'end\nelseif r1>0 then\ninto='gcra'\nend\nend\nlocal na,nb=a,b\nif from=='window'then\nif not(t<b)then\nna=0\nelse\nif a>-2*r1 then na=-2*r1 end\nlocal latest\ndo\nif r2>0 then\nlatest=t+r2\nelse\nlocal w=-r2\nlocal k=math.floor(t/w)\nwhile(k+1)*w<=t do k=k+1 end\nwhile k*w>t do k=k-1 end\nlatest=(k+1)*w\nend\nend\nif latest<b then nb=latest end\nend\nelseif from=='gcra'then\nlocal lead=a-(t-b)\nif lead<0 then lead=0 end\nif lead==0 then\nna=0\nelse\nlocal burst,interval=r1,-r2\nlocal tau=burst*interval\nlocal slack\ndo\nslack=burst*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nlocal most=2*tau+slack*interval\nif lead<most then na=lead else na=2*tau end\nnb=t\nend\nelse\nlocal cap,ncap,lead,level=q1,r1,0,0\nif from=='one'then\ncap=q1-0.5\nlead=0-(t-b)\nif lead<0 then lead=0 end\nlevel=cap-lead/q2\nelse\nlocal _\ndo\nlocal cost=0\nlevel=a\nif t>b then\nlevel=a+(t-b)*q2\nif level>q1 then level=q1 end\nend\nlocal slack\ndo\nslack=q1*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\n_=cost<=q1 and level+slack>=cost\nend\nend\nif into=='one'then ncap=r1-0.5 end\nlocal idle=level>=cap\nif from=='one'then idle=b<=t end\nif idle then\nna,nb=ncap,t\nif into=='one'then na=0 end\nelseif from=='one'and into=='one'and q2==r2 then\nlocal tick=r2\nlocal tau=ncap*tick\nlocal slack\ndo\nslack=ncap*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nlocal most=2*tau+slack*tick\nlocal lack=lead+(ncap-cap)*tick\nna,nb=0,t\nif lack>0 then\nif lack<most then nb=t+lack else nb=t+2*tau end\nend\nelse\nif level>ncap then level=ncap elseif level<-ncap then level=-ncap end\nif into=='one'then\nna,nb=0,t\nif level<ncap then nb=t+(ncap-level)*r2 end\nelse\nna,nb=level,t\nend\nend\nend\na,b=na,nb\nend\nend\nq1,q2=r1,r2\nend\nend\nfound,ea,eb=found_14>0,a,b\nend\nif found then\na,b,v=ea,eb,true\nend\nend\nend\nlocal opened=struct.unpack('<d',rec,RECORD+c*16-7)\nlocal na,nb\ndo\nna,nb,left=a,b,0\nif kind=='bucket'then\nlocal _,level,slack\ndo\nlocal cost=0\nlevel=a\nif now>b then\nlevel=a+(now-b)*p2\nif level>p1 then level=p1 end\nend\ndo\nslack=p1*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\n_=cost<=p1 and level+slack>=cost\nend\nif now>b then nb=now end\nif delta<=0 then\nna=level-delta\nif not(na<p1)then na=p1 end\nelse\nlocal room=math.floor(level+slack)\nif debt then room=room+p1 end\nlocal taken\ndo\ntaken=0\nif delta<room then taken=delta elseif room>0 then taken=room end\nend\nna=level-taken\nleft=delta-taken\nend\nelseif kind=='one'then\nlocal cap,tick=p1-0.5,p2\nlocal slack\ndo\nslack=cap*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nlocal lead=0-(now-b)\nif lead<0 then lead=0 end\nna=0\nif delta<=0 then\nlocal back=lead+delta*tick\nif lead==0 then nb=b elseif back>0 then nb=now+back else nb=now end\nelse\nlocal room=math.floor(cap-(lead-slack*tick)/tick)\nif debt then room=room+cap end\nlocal taken\ndo\ntaken=0\nif delta<room then taken=delta elseif room>0 then taken=room end\nend\nif taken~=0 then nb=now+(lead+taken*tick)end\nleft=delta-taken\nend\nelseif kind=='window'then\nlocal most=-p1\nif debt then most=-2*p1 end\nif now<b and b==opened then\nif delta<=0 then\nna=a+delta\nif not(na>0)then na=0 end\nelse\nlocal taken\ndo\nlocal room=most-a\ntaken=0\nif delta<room then taken=delta elseif room>0 then taken=room end\nend\nna=a+taken\nleft=delta-taken\nend\nelseif delta>0 then\nlocal count=a\nif not(now<b)then count=0 end\nlocal taken\ndo\nlocal room=most-count\ntaken=0\nif delta<room then taken=delta elseif room>0 then taken=room end\nend\nif taken>0 then\nna=count+taken\nif not(now<b)then\ndo\nnb=nil\nif p2>0 then\nnb=now+p2\nelse\nlocal w=-p2\nlocal k=math.floor(now/w)\nwhile(k+1)*w<=now do k=k+1 end\nwhile k*w>now do k=k-1 end\nnb=(k+1)*w\nend\nend\nend\nend\nleft=delta-taken\nend\nelse\nlocal burst,interval=p1,-p2\nlocal slack\ndo\nslack=burst*1e-9\nif slack>0.0009765625 then slack=0.0009765625 end\nend\nlocal lead=a-(now-b)\nif lead<0 then lead=0 end\nif delta<=0 then\nif lead~=0 then\nna=lead+delta*interval\nif not(na>0)then na=0 end\nnb=now\nend\nelse\nlocal room=math.floor(burst-(lead-slack*interval)/interval)\nif debt then room=room+burst end\nlocal taken\ndo\ntaken=0\nif delta<room then taken=delta elseif room>0 then taken=room end\nend\nif taken>0 then na,nb=lead+taken*interval,now end\nleft=delta-taken\nend\nend\nend\nif v or delta-left>0 then\nlocal f\ndo\nf=nb\nif kind=='bucket'then f=nb+(p1-na)/p2 elseif kind=='gcra'then f=nb+na end\nend\nlocal ms\ndo\nlocal e\ndo\ne=f+margin\nif margin>0 then e=math.ceil(e/margin)*margin end\nend\nms=0\nif not(e<=old)then ms=math.floor(e-now)+1 end\nend\nlocal value\ndo\nif kind=='one'then\nlocal steps=nb*4096\nif steps%1==0 and steps<9.2e18 and steps>-9.2e18 then value=string.format('%d',steps)else value='d'..struct.pack('<d',nb)end\nelse\nvalue=struct.pack('<dd',na,nb)\nend\nend\ndo\nlocal nx=nil\nlocal done\nif nx then\nif ms==0 then done=redis.call('SET',key,value,'NX','KEEPTTL')else done=redis.call('SET',key,value,'NX','PX',ms)end\nelseif ms==0 then\ndone=redis.call('SET',key,value,'KEEPTTL')\nelse\ndone=redis.call('SET',key,value,'PX',ms)\nend\nend\nend\nend\nmissed[c]=struct.pack('<d',left)\nend\nredis.call('SET',KEYS[1],status..rec:sub(2),'KEEPTTL')\nreturn'O'..table.concat(missed)\n",
+    "-- tideward reservations: settle or cancel one, in one round trip. KEYS[1] is its record (written by\n" +
+    NOT_OURSPart +
+    "\n" +
+    ONE_NUMBERPart +
+    "\n" +
+    TWO_NUMBERSPart +
+    "\nlocal RECORD=25\n" +
+    A_RECORDPart +
+    "\nlocal now\ndo\nlocal arg=ARGV[1]\n" +
+    clockPart2("now") +
+    "\nend\nlocal margin,debt=ARGV[2]+0,ARGV[3]=='d'\nlocal m=#KEYS-1\nlocal status,ahead,from=ARGV[4],nil,2\nif status<'a'then\nstatus=status:lower()\nm=m-ARGV[#ARGV]\nfrom=m+2\ndo\nlocal from,to=5+3*m,#ARGV\n" +
+    entriesPart("ahead") +
+    "\nend\nend\nlocal rec=redis.pcall('GET',KEYS[1])\nlocal sum\ndo\nlocal to=from+m-1\n" +
+    digestPart("to") +
+    "\nend\nlocal s\ndo\nlocal key=KEYS[1]\nlocal s_4,at='',0\nif rec then\nif type(rec)=='string'and#rec>=RECORD and(#rec-RECORD)%16==0 then\ns_4=rec:sub(1,1)\nat=struct.unpack('<d',rec,2)\nend\nif not((s_4=='o'or s_4=='s'or s_4=='c')and at==at)then\ndo\n" +
+    foreignPart("rec", "key", "A_RECORD") +
+    "\nend\n" +
+    reservationPart("s_4", "rec") +
+    "\ns=s_4,at\nend\nif s~='o'then\nif s==''then s='U'end\nreturn s\nend\nlocal missed={}\nfor c=1,m do\nlocal o=3+c*3\nlocal units=ARGV[o-1]\nlocal delta=0\nif units~=''then delta=units-struct.unpack('<d',rec,RECORD+c*16-15)end\nlocal left=0\nif delta~=0 then\nlocal p1,p2=ARGV[o]+0,ARGV[o+1]+0\nlocal kind\ndo\n" +
+    kindOfPart("kind", "p1", "p2") +
+    "\nend\nlocal key=KEYS[c+1]\nlocal v=redis.pcall('GET',key)\nlocal a,b,old=0,0,-1\nif v then\nlocal _\ndo\n" +
+    decodePart("_", "a", "b", "kind") +
+    "\nlocal what\ndo\n" +
+    keptPart("kind") +
+    "\nend\ndo\n" +
+    foreignPart("v", "key", "what") +
+    "\nend\nend\nend\ndo\nlocal f\ndo\n" +
+    freshAtPart("b", "kind", "p1", "a", "p2") +
+    "\nend\ndo\n" +
+    expiryPart("old", "f") +
+    "\nend\nend\nelse\ndo\n" +
+    freshPart("now", "p1") +
+    "\nend\nif ahead and ahead[c]then\nlocal found,ea,eb\ndo\nlocal i=ahead[c]\n" +
+    earlierPart("found_14", "a", "b") +
+    "\nlocal was\ndo\n" +
+    kindOfPart("was", "q1", "q2") +
+    "\nend\nlocal _\ndo\nlocal key=KEYS[ARGV[o]+0]\n" +
+    decodePart("_", "a", "b", "was") +
+    "\nlocal what\ndo\n" +
+    keptPart("was") +
+    "\nend\ndo\n" +
+    foreignPart("v", "key", "what") +
+    "\nend\nend\nend\n" +
+    earlierPart2("found_14", "p1", "p2") +
+    "\ndo\nlocal t=ARGV[o+3]+0\nlocal from\ndo\n" +
+    kindOfPart("from", "q1", "q2") +
+    "\nend\nlocal into\ndo\n" +
+    kindOfPart("into", "r1", "r2") +
+    "\nend\n" +
+    rebasePart("a", "b", "t", "r1") +
+    "\nlocal latest\ndo\n" +
+    opensPart("r2", "latest", "t") +
+    "\nend\n" +
+    rebasePart2("b", "a", "t", "r1", "r2") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("burst") +
+    "\nend\n" +
+    rebasePart3("t", "q1", "r1", "b", "q2") +
+    "\ndo\nlocal cost=0\n" +
+    bucketPart("level", "a", "t", "b", "q2", "q1") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("q1") +
+    "\nend\n_=cost<=q1 and level+slack>=cost\nend\n" +
+    rebasePart4("r1", "b", "t", "q2", "r2") +
+    "\nlocal slack\ndo\n" +
+    slackOfPart("ncap") +
+    "\nend\n" +
+    rebasePart5("t", "r2") +
+    "\na,b=na,nb\nend\n" +
+    earlierPart3 +
+    "\nfound,ea,eb=found_14>0,a,b\nend\nif found then\na,b,v=ea,eb,true\nend\nend\nend\nlocal opened=struct.unpack('<d',rec,RECORD+c*16-7)\nlocal na,nb\ndo\nna,nb,left=a,b,0\nif kind=='bucket'then\nlocal _,level,slack\ndo\nlocal cost=0\n" +
+    bucketPart("level", "a", "now", "b", "p2", "p1") +
+    "\ndo\n" +
+    slackOfPart("p1") +
+    "\nend\n_=cost<=p1 and level+slack>=cost\nend\nif now>b then nb=now end\nif delta<=0 then\nna=level-delta\nif not(na<p1)then na=p1 end\nelse\nlocal room=math.floor(level+slack)\nif debt then room=room+p1 end\nlocal taken\ndo\n" +
+    takePart +
+    "\nend\nna=level-taken\nleft=delta-taken\nend\nelseif kind=='one'then\nlocal cap,tick=p1-0.5,p2\nlocal slack\ndo\n" +
+    slackOfPart("cap") +
+    "\nend\nlocal lead=0-(now-b)\nif lead<0 then lead=0 end\nna=0\nif delta<=0 then\nlocal back=lead+delta*tick\nif lead==0 then nb=b elseif back>0 then nb=now+back else nb=now end\nelse\nlocal room=math.floor(cap-(lead-slack*tick)/tick)\nif debt then room=room+cap end\nlocal taken\ndo\n" +
+    takePart +
+    "\nend\nif taken~=0 then nb=now+(lead+taken*tick)end\nleft=delta-taken\nend\nelseif kind=='window'then\nlocal most=-p1\nif debt then most=-2*p1 end\nif now<b and b==opened then\nif delta<=0 then\nna=a+delta\nif not(na>0)then na=0 end\nelse\nlocal taken\ndo\nlocal room=most-a\n" +
+    takePart +
+    "\nend\nna=a+taken\nleft=delta-taken\nend\nelseif delta>0 then\nlocal count=a\nif not(now<b)then count=0 end\nlocal taken\ndo\nlocal room=most-count\n" +
+    takePart +
+    "\nend\nif taken>0 then\nna=count+taken\nif not(now<b)then\ndo\n" +
+    opensPart2("nb", "p2", "now") +
+    "\nend\nend\nend\nleft=delta-taken\nend\nelse\nlocal burst,interval=p1,-p2\nlocal slack\ndo\n" +
+    slackOfPart("burst") +
+    "\nend\nlocal lead=a-(now-b)\nif lead<0 then lead=0 end\nif delta<=0 then\nif lead~=0 then\nna=lead+delta*interval\nif not(na>0)then na=0 end\nnb=now\nend\nelse\nlocal room=math.floor(burst-(lead-slack*interval)/interval)\nif debt then room=room+burst end\nlocal taken\ndo\n" +
+    takePart +
+    "\nend\nif taken>0 then na,nb=lead+taken*interval,now end\nleft=delta-taken\nend\nend\nend\nif v or delta-left>0 then\nlocal f\ndo\n" +
+    freshAtPart("nb", "kind", "p1", "na", "p2") +
+    "\nend\nlocal ms\ndo\nlocal e\ndo\n" +
+    expiryPart("e", "f") +
+    "\nend\n" +
+    pxPart +
+    "\nend\nlocal value\ndo\n" +
+    encodePart("kind", "nb", "na") +
+    "\nend\ndo\nlocal nx=nil\n" +
+    writePart +
+    "\nend\nend\nend\nmissed[c]=struct.pack('<d',left)\nend\nredis.call('SET',KEYS[1],status..rec:sub(2),'KEEPTTL')\nreturn'O'..table.concat(missed)\n",
 };
 
 /** src/lua/sliding.lua, with clock, NOT_OURS, foreign */
@@ -68,5 +960,11 @@ export const sliding: LuaScript = {
   name: "sliding",
   sha: "efb1ef41466e810018e744b3b767219772281867",
   source:
-    "-- tideward Sliding on Redis: @tideward/limiters' exact sliding window, one key per window. The\nlocal NOT_OURS=': another writer, or the state of another version under this name'\nlocal KEPT='a RedisSliding (a hash: h the head and the newest stamp, two doubles; 0 .. quota-1 the stamps, one double each)'\nlocal now\ndo\nlocal arg=ARGV[2]\nif arg==''then\nlocal tm=redis.call('TIME')\nnow=tm[1]*1000+tm[2]/1000\nelse\nnow=arg+0\nend\nend\nlocal op=ARGV[1]\nlocal quota,width=tonumber(ARGV[4]),tonumber(ARGV[5])\nlocal h=redis.pcall('HGET',KEYS[1],'h')\nlocal head,last=0,-math.huge\nif h then\nif#h==16 then head,last=struct.unpack('<dd',h)else head=0.5 end\nif not(head%1==0 and head>=0 and head<quota and last>=-2^45 and last<=2^45)then head=nil end\nend\nif not h and redis.call('EXISTS',KEYS[1])==1 then head=nil end\nlocal s=head and redis.call('HGET',KEYS[1],head)\nlocal oldest=-math.huge\nif s then\nif#s==8 then oldest=struct.unpack('<d',s)end\nif not(oldest>=-2^45 and oldest<=last)then head=nil end\nend\nlocal t=now\nif head and t<last then t=last end\nlocal lo,hi=0,quota\nwhile op=='l'and head and lo<hi do\nlocal mid=math.floor((lo+hi)/2)\nlocal i=head+mid\nif i>=quota then i=i-quota end\nlocal x=redis.call('HGET',KEYS[1],i)\nlocal stamp=-math.huge\nif x and#x~=8 then head=nil elseif x then stamp=struct.unpack('<d',x)end\nif t-stamp>=width then lo=mid+1 else hi=mid end\nend\nif not head then\ndo\nlocal key,v=KEYS[1],false\nlocal shown\nif type(v)=='string'then\nshown=v:sub(1,24)\nif shown:find('^[ -~]*$')then shown='\"'..shown..'\"'else shown='bytes '..shown:gsub('.',function(c)return string.format('%02x',c:byte())end)end\nshown=#v..' bytes ('..shown..')'\nelse\nshown=redis.call('TYPE',key).ok\nif shown=='none'then shown=nil else shown='a '..shown end\nend\nif shown then\nerror('tideward: the key '..key..' holds '..shown..', not '..KEPT..NOT_OURS)\nend\nend\nend\nif op=='t'then\nif t-oldest<width then return'0'end\nlocal nxt=head+1\nif nxt==quota then nxt=0 end\nredis.call('HSET',KEYS[1],head,struct.pack('<d',t),'h',struct.pack('<dd',nxt,t))\nredis.call('PEXPIRE',KEYS[1],math.floor(width+(t-now)+tonumber(ARGV[3]))+1)\nreturn'1'\nend\nif op=='r'then return struct.pack('<ddd',now,last,oldest)end\nreturn struct.pack('<dddd',now,last,oldest,lo)\n",
+    "-- tideward Sliding on Redis: @tideward/limiters' exact sliding window, one key per window. The\n" +
+    NOT_OURSPart +
+    "\nlocal KEPT='a RedisSliding (a hash: h the head and the newest stamp, two doubles; 0 .. quota-1 the stamps, one double each)'\nlocal now\ndo\nlocal arg=ARGV[2]\n" +
+    clockPart2("now") +
+    "\nend\nlocal op=ARGV[1]\nlocal quota,width=tonumber(ARGV[4]),tonumber(ARGV[5])\nlocal h=redis.pcall('HGET',KEYS[1],'h')\nlocal head,last=0,-math.huge\nif h then\nif#h==16 then head,last=struct.unpack('<dd',h)else head=0.5 end\nif not(head%1==0 and head>=0 and head<quota and last>=-2^45 and last<=2^45)then head=nil end\nend\nif not h and redis.call('EXISTS',KEYS[1])==1 then head=nil end\nlocal s=head and redis.call('HGET',KEYS[1],head)\nlocal oldest=-math.huge\nif s then\nif#s==8 then oldest=struct.unpack('<d',s)end\nif not(oldest>=-2^45 and oldest<=last)then head=nil end\nend\nlocal t=now\nif head and t<last then t=last end\nlocal lo,hi=0,quota\nwhile op=='l'and head and lo<hi do\nlocal mid=math.floor((lo+hi)/2)\nlocal i=head+mid\nif i>=quota then i=i-quota end\nlocal x=redis.call('HGET',KEYS[1],i)\nlocal stamp=-math.huge\nif x and#x~=8 then head=nil elseif x then stamp=struct.unpack('<d',x)end\nif t-stamp>=width then lo=mid+1 else hi=mid end\nend\nif not head then\ndo\nlocal key,v=KEYS[1],false\n" +
+    foreignPart("v", "key", "KEPT") +
+    "\nend\nend\nif op=='t'then\nif t-oldest<width then return'0'end\nlocal nxt=head+1\nif nxt==quota then nxt=0 end\nredis.call('HSET',KEYS[1],head,struct.pack('<d',t),'h',struct.pack('<dd',nxt,t))\nredis.call('PEXPIRE',KEYS[1],math.floor(width+(t-now)+tonumber(ARGV[3]))+1)\nreturn'1'\nend\nif op=='r'then return struct.pack('<ddd',now,last,oldest)end\nreturn struct.pack('<dddd',now,last,oldest,lo)\n",
 };

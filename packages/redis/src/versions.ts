@@ -8,8 +8,27 @@
 import type { QuotaKey } from "@tideward/quota-engine";
 import { BUCKET, WINDOW } from "@tideward/quota-engine/internal";
 import type { Kind, Rule as Numbers } from "@tideward/quota-engine/internal";
+import { check } from "@tideward/time/internal";
 import type { Names } from "./names";
 import type { Link, Rule } from "./rules";
+
+/** A limit's version as given for the option `what` names: 0 to 2^53 - 1, else a RangeError or TypeError. */
+export function readVersion(value: unknown, what: string): number {
+  const n = check.finite(value, what);
+  if (n < 0 || !Number.isSafeInteger(n))
+    throw check.rangeError(what, `must be a whole number from 0 to 2^53 - 1, got ${check.describe(n)}`, n);
+  return n + 0; // -0 is version 0
+}
+
+/**
+ * The version a limit takes after one at `last`: `given`, or one more. Above `last` and at most
+ * 2^53 - 1, else a RangeError naming `what`, `last` (which `was` says the version of) and `given`.
+ */
+export function nextVersion(given: number | undefined, last: number, what: string, was: string): number {
+  const v = given ?? last + 1;
+  if (v > last && v <= Number.MAX_SAFE_INTEGER) return v;
+  throw check.rangeError(what, `must be above ${last} (${was}) and at most 2^53 - 1, got ${given}`, given);
+}
 
 /**
  * Whether a replace of `a` by `b` keeps the numbers of `kind`, as the quota engine's re-base

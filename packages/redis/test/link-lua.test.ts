@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { linkScripts } from "../scripts/link-lua.mjs";
+import { linkScripts, shareParts, squeeze } from "../scripts/link-lua.mjs";
 import { useRedis, withRedis } from "./server";
 
 const parts = join(import.meta.dirname, "..", "src", "lua", "parts");
@@ -144,5 +144,50 @@ describe("the linker's rules", () => {
     expect(() =>
       linkScripts(tree({ "s.lua": "-- s\nlocal x = 1\nlocal x = twice(x)\nreturn x\n" }, { "p.lua": part })),
     ).toThrow(/an argument names what the call declares/);
+  });
+});
+
+withRedis("the module holds each part once", () => {
+  const redis = useRedis();
+  // A part long enough that holding it once saves more than a call of it costs.
+  const note = "a note long enough to be worth holding once rather than at each place it is written out";
+  const told = `local function told(x)
+  local level = x + 1
+  local note = '${note}'
+  return level .. #note
+end
+`;
+
+  it("a part written out at several calls, its locals renamed apart at one, is one text; each script joins to what Redis runs", async () => {
+    const dir = tree(
+      {
+        "s.lua": "-- s\nlocal level = 1\nlocal a = told(level)\nlocal b = told(5)\nreturn { level, a, b }\n",
+        "t.lua": "-- t\nlocal x = told(2)\nreturn x\n",
+      },
+      { "p.lua": told },
+    );
+    const scripts = linkScripts(dir);
+    const { templates, scripts: shared } = shareParts(scripts);
+    expect(templates.map((t) => t.part)).toEqual(["told"]);
+    const calls = shared.flatMap((s) => s.chunks.filter((c) => typeof c !== "string"));
+    expect(calls.length).toBe(3);
+    // At the call from `level`, the part's own `level` is renamed apart: one text, other names.
+    expect(new Set(calls.map((c) => c.args.join())).size).toBeGreaterThan(1);
+    for (const [i, s] of shared.entries()) {
+      const text = s.chunks.map((c) => (typeof c === "string" ? c : c.template.fill(c.args))).join("");
+      expect(text).toBe(scripts[i]?.source);
+      expect(text.match(/a note long enough/g)?.length).toBe(s.name === "s" ? 2 : 1);
+    }
+    const direct = await redis.raw();
+    expect(await direct.eval(scripts[0]?.source ?? "", 0)).toEqual([1, `2${note.length}`, `6${note.length}`]);
+    expect(await direct.eval(scripts[1]?.source ?? "", 0)).toBe(`3${note.length}`);
+  });
+
+  it("squeezes a line alike whatever its names: a space before `..` only after a number", () => {
+    expect(squeeze("x = v_1 .. 'a'")).toBe("x=v_1..'a'");
+    expect(squeeze("x = v .. 'a'")).toBe("x=v..'a'");
+    // A number's digits and a dot would read as one number (`1..` is malformed); a name ends at a dot.
+    expect(squeeze("x = 1 .. 'a' .. 2.5 .. 'b' .. v2 .. 'c'")).toBe("x=1 ..'a'.. 2.5 ..'b'..v2..'c'");
+    expect(squeeze("x = 'a' .. 1 .. 'b'")).toBe("x='a'.. 1 ..'b'");
   });
 });

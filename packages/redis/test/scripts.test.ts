@@ -65,6 +65,14 @@ describe("scripts live in their own files", () => {
     }
   });
 
+  it("the module holds the refusal of a foreign key once, though Redis runs it wherever a key is read", () => {
+    const module = readFileSync(join(dir, "..", "scripts.ts"), "utf8");
+    const format = "string.format('%02x',c:byte())";
+    const runs = embedded.reduce((n, s) => n + s.source.split(format).length - 1, 0);
+    expect(runs).toBeGreaterThan(embedded.length);
+    expect(module.split(format).length - 1).toBe(1);
+  });
+
   it("no script builds a key name: every redis.call names a key from KEYS", () => {
     for (const s of embedded) {
       // A part's parameter that names a key (key, key_7) is bound, where the part is written out,

@@ -72,6 +72,7 @@ export type {
   Work,
   Table,
 } from "./scenario";
+export type { Plot, PlotMark } from "./plot";
 export { catalogue, scenario } from "./catalogue";
 export { breakerOutage } from "./scenarios/breaker-outage";
 export type { BreakerOutageParams } from "./scenarios/breaker-outage";

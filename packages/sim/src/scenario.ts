@@ -3,6 +3,8 @@ import { CLOCK_LIMIT } from "./clock-range";
 import { checkOptionSets, guardOptionsOf } from "./guard-options";
 import type { GuardOption, GuardOptionSets } from "./guard-options";
 import { formatCount } from "./memory";
+import { checkPlots } from "./plot";
+import type { Plot } from "./plot";
 import type { RunResult } from "./result";
 import { Watch, watching } from "./watch";
 import type { Progress } from "./watch";
@@ -79,6 +81,8 @@ export interface ScenarioResult {
   readonly figures: Readonly<Record<string, number>>;
   /** A short text report: what happened, in numbers. */
   readonly report: string;
+  /** What the scenario measures over its runs beyond their own series, to plot (absent when it measures nothing more). */
+  readonly plots?: readonly Plot[];
 }
 
 /** Options of {@link Scenario.run} that are not knobs. */
@@ -161,6 +165,8 @@ export interface Outcome {
   readonly tables?: readonly Table[];
   readonly figures: Readonly<Record<string, number>>;
   readonly report: string;
+  /** What it measures over its runs beyond their own series. @defaultValue none */
+  readonly plots?: readonly Plot[];
 }
 
 /** What {@link defineScenario} takes. */
@@ -312,6 +318,8 @@ export function defineScenario<P extends Params>(definition: ScenarioDefinition<
         tables: outcome.tables ?? [],
         figures: outcome.figures,
         report: outcome.report,
+        // Only where there are some, so a result without keeps its shape (and its fingerprint).
+        ...(outcome.plots === undefined ? {} : { plots: outcome.plots }),
       };
     },
   });
@@ -425,6 +433,12 @@ function outcomeOf(value: unknown, name: string): Outcome {
     throw new TypeError(`${what} outcome figures must be a record of numbers, got ${check.describe(o.figures)}`);
   if (typeof o.report !== "string")
     throw new TypeError(`${what} outcome report must be text, got ${check.describe(o.report)}`);
+  if (o.plots !== undefined)
+    checkPlots(
+      o.plots,
+      (o.runs as readonly RunResult[]).map((r) => (Array.isArray(r.series.t) ? r.series.t.length : 0)),
+      `${what} outcome`,
+    );
   return o as Outcome;
 }
 

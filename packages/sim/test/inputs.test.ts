@@ -160,6 +160,9 @@ describe("scenarios with trouble outside their run", () => {
 
 describe("defineScenario and knobArbitrary refuse what they cannot use, naming it", () => {
   const outcome = { runs: [], figures: {}, report: "" };
+  // A run of two buckets, as far as an outcome's check looks, and a plot over it.
+  const probed = { ...outcome, runs: [{ label: "a", duration: 2, summary: {}, series: { t: [0, 1] } }] };
+  const plot = { id: "tokens", title: "Tokens", unit: "tokens/s", runs: [[1, null]] };
   const rate: Knob = { kind: "number", name: "rate", label: "Rate", doc: "", default: 1, min: 0, max: 2, step: 0.1 };
   const define = (over: Record<string, unknown>) =>
     defineScenario({ name: "probe", title: "", summary: "", knobs: [rate], run: () => outcome, ...over });
@@ -263,6 +266,55 @@ describe("defineScenario and knobArbitrary refuse what they cannot use, naming i
       /^scenario probe run outcome report must be text, got undefined$/,
     ],
     [
+      "plots that are not an array",
+      () => define({ run: () => ({ ...outcome, plots: {} }) }).run(),
+      /^scenario probe run outcome plots must be an array of plots, got \[object Object\]$/,
+    ],
+    [
+      "a plot without a unit",
+      () => define({ run: () => ({ ...probed, plots: [{ ...plot, unit: undefined }] }) }).run(),
+      /^scenario probe run outcome plots\[0\] unit must be text, got undefined$/,
+    ],
+    [
+      "a plot with a line for a run that is not there",
+      () =>
+        define({
+          run: () => ({
+            ...probed,
+            plots: [
+              {
+                ...plot,
+                runs: [
+                  [1, 2],
+                  [3, 4],
+                ],
+              },
+            ],
+          }),
+        }).run(),
+      /^scenario probe run outcome plots\[0\] runs must be an array of 1 lines, one a run, got \[object Array\]$/,
+    ],
+    [
+      "a plot line shorter than its run's series",
+      () => define({ run: () => ({ ...probed, plots: [{ ...plot, runs: [[1]] }] }) }).run(),
+      /^scenario probe run outcome plots\[0\] runs\[0\] must be an array of 2 values, one a bucket of the run, got \[object Array\]$/,
+    ],
+    [
+      "a plot value that is not a number",
+      () => define({ run: () => ({ ...probed, plots: [{ ...plot, runs: [[1, Number.NaN]] }] }) }).run(),
+      /^scenario probe run outcome plots\[0\] runs\[0\]\[1\] must be a finite number or null, got NaN$/,
+    ],
+    [
+      "a plot's mark without a value",
+      () => define({ run: () => ({ ...probed, plots: [{ ...plot, marks: [{ label: "cap" }] }] }) }).run(),
+      /^scenario probe run outcome plots\[0\] marks\[0\] value must be a finite number, got undefined$/,
+    ],
+    [
+      "two plots of one name",
+      () => define({ run: () => ({ ...probed, plots: [plot, plot] }) }).run(),
+      /^scenario probe run outcome has two plots named "tokens"$/,
+    ],
+    [
       "knobArbitrary without fast-check",
       () => knobArbitrary(null as never, [rate]),
       /^knobArbitrary fc must be fast-check itself \(its default export\), got null$/,
@@ -314,6 +366,11 @@ describe("defineScenario and knobArbitrary refuse what they cannot use, naming i
       }
     },
   );
+
+  it("a result carries the plots its run gave, and has no plots field when it gave none", () => {
+    expect(define({ run: () => ({ ...probed, plots: [plot] }) }).run().plots).toEqual([plot]);
+    expect(Object.keys(define({ run: () => probed }).run())).not.toContain("plots");
+  });
 
   it("a knob changed in its definition after defineScenario changes nothing", () => {
     const attempts = {

@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { seededRandom } from "@tideward/time";
 import { tokenBudget } from "@tideward/sim";
-import { tokenCost } from "../src/scenarios/token-budget";
+import { MEAN, TOKEN_WAYS, tokenCost } from "../src/scenarios/token-budget";
 import { STARTS } from "./helpers";
 
 /** Reserve-then-settle's targets: ≥ 95 % of the oracle's tokens, no tenant under its quota refused, no overrun past one request's top-up (max_tokens). */
@@ -60,6 +60,52 @@ describe.each(STARTS)("token budgets (start %s)", (start) => {
     expect(f["oracle.ofOracle"]).toBe(1);
     expect(f["oracle.underRefused"]).toBe(0);
     expect(f["oracle.served"]).toBeGreaterThan(0);
+  });
+
+  it("plots each way's tokens served a second, a mean over the last seconds, against the model's budget: its windows end to end add up to the tokens it served", () => {
+    const tokens = r.plots?.find((p) => p.id === "tokens");
+    expect(tokens?.unit).toBe("tokens/s");
+    expect(tokens?.marks).toEqual([
+      { label: `model budget (${r.params.modelTokens} tokens/s)`, value: r.params.modelTokens },
+    ]);
+    r.runs.forEach((run, i) => {
+      const line = (tokens?.runs[i] ?? []) as number[];
+      expect(line).toHaveLength(run.series.t.length);
+      // Every MEAN-th second's mean covers the MEAN seconds since the last: together, the whole run.
+      const window = (MEAN * run.step) / 1_000;
+      const total = line.filter((_, j) => j % MEAN === MEAN - 1).reduce((a, b) => a + b * window, 0);
+      expect(total).toBeCloseTo(run.policies[0].stats.served, 6);
+    });
+  });
+
+  it("plots the model's budget and the tenants' at their lowest each second, below 0 as far as the way overran them", () => {
+    const level = (id: string, i: number) => (r.plots?.find((p) => p.id === id)?.runs[i] ?? []) as number[];
+    r.runs.forEach((run, i) => {
+      const s = run.policies[0].stats;
+      for (const [id, worst, full] of [
+        ["model-budget", s.worstModel, Number(r.params.modelTokens) * 60],
+        ["tenant-budgets", s.worstTenant, Number(r.params.tenantTokens) * 60],
+      ] as const) {
+        const line = level(id, i);
+        expect(line).toHaveLength(run.series.t.length);
+        expect(Math.max(...line)).toBeLessThanOrEqual(full);
+        // The deepest overrun drawn is the ledger's (here inside the run's buckets, not after the traffic stopped).
+        expect(Math.max(0, -Math.min(...line))).toBeCloseTo(worst, 6);
+      }
+    });
+    // The overrun plotted is how far below empty either went, at its deepest the table's worst overrun.
+    const ids = TOKEN_WAYS.map((w) => w.id);
+    r.runs.forEach((run, i) => {
+      const overrun = level("overrun", i);
+      expect(overrun).toEqual(
+        level("model-budget", i).map((m, j) => Math.max(0, -Math.min(m, level("tenant-budgets", i)[j] ?? 0))),
+      );
+      expect(Math.max(...overrun) / Number(r.params.maxTokens), run.label).toBeCloseTo(f[`${ids[i]}.overrun`], 9);
+    });
+    expect(r.plots?.find((p) => p.id === "overrun")?.marks?.[0]?.value).toBe(r.params.maxTokens);
+    // Charging the bound empties the model's budget; charging after the response overruns a tenant's.
+    expect(Math.min(...level("model-budget", 1))).toBeLessThan(Number(r.params.maxTokens));
+    expect(Math.min(...level("tenant-budgets", 2))).toBeLessThan(0);
   });
 
   it("states its figures in the table and the report", () => {

@@ -1,6 +1,7 @@
 // Any scenario of the simulator's catalogue as the page's outcome, from its result alone: the
-// charts are chosen from the runs' series (goodput, backend load against a capacity when the
-// scenario states one, refusals, p99), the tables and the report are the scenario's own, and
+// charts are the scenario's own plots first (what it is about, in its units), then chosen from the
+// runs' series (goodput, backend load against a capacity when the scenario states one, refusals,
+// p99), the tables and the report are the scenario's own, and
 // "copy as test" replays `scenario(name).run(params, { start })` and asserts what the page shows.
 import { scenario as simScenario } from "@tideward/sim";
 import type { RunResult, ScenarioResult } from "@tideward/sim";
@@ -40,11 +41,15 @@ const admittedPercent = (r: RunResult): number =>
   r.summary.calls === 0 ? 0 : (r.summary.admitted / r.summary.calls) * 100;
 
 /** A series per run, as a rate per second for a count, with the run's colour and side. */
-function perRun(result: ScenarioResult, pick: (r: RunResult) => readonly (number | null)[], rate: boolean): Series[] {
+function perRun(
+  result: ScenarioResult,
+  pick: (r: RunResult, i: number) => readonly (number | null)[],
+  rate: boolean,
+): Series[] {
   const n = result.runs[0]?.series.t.length ?? 0;
   return result.runs.map((r, i) => {
     const k = rate ? 1_000 / r.step : 1;
-    const xs = pick(r);
+    const xs = pick(r, i);
     return {
       label: r.label,
       values: Array.from({ length: n }, (_, j) => {
@@ -67,6 +72,31 @@ function bucket(step: number): string {
   return step < 1_000 ? `${numberSource(step)} ms` : `${numberSource(step / 1_000)} s`;
 }
 
+/**
+ * The charts of the plots the scenario gives: a line a run, in the run's colour and side as the
+ * runs' own series are drawn, and each level it is read against as a reference line. The y axis
+ * starts at 0 unless something on it is below 0 (a budget overrun), which is then in view.
+ */
+function plotCharts(result: ScenarioResult, x: Chart["x"]): Chart[] {
+  return (result.plots ?? []).map((p) => {
+    const lines = perRun(result, (_, i) => p.runs[i] ?? [], false);
+    const marks = (p.marks ?? []).map((m, j) => ({
+      label: m.label,
+      values: x.values.map(() => m.value),
+      color: j === 0 ? reference : runColour(result.runs.length + j - 1),
+      dash: true,
+    }));
+    const below = [...lines, ...marks].some((s) => s.values.some((v) => v !== null && v < 0));
+    return {
+      id: `plot-${p.id}`,
+      title: p.title,
+      x,
+      y: { label: p.unit, ...(below ? {} : { min: 0 }) },
+      series: [...lines, ...marks],
+    };
+  });
+}
+
 /** The charts a result's series give, generically; a chart with nothing on it is left out. */
 export function chartsOf(result: ScenarioResult): Chart[] {
   const first = result.runs[0];
@@ -76,7 +106,7 @@ export function chartsOf(result: ScenarioResult): Chart[] {
   const x = { label: "time (s)", values: first.series.t.map((t) => t / 1_000), min: 0, max: first.duration / 1_000 };
   const per = first.step === 1_000 ? "per second" : `per second (each ${bucket(first.step)} as a rate)`;
   const capacity = result.figures.capacity;
-  const charts: Chart[] = [];
+  const charts: Chart[] = plotCharts(result, x);
   if (goodputDefined(result))
     charts.push({
       id: "goodput",

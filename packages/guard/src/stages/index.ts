@@ -9,14 +9,16 @@ import type { BucketOption } from "./bucket";
 import { budget } from "./budget";
 import type { BudgetOption } from "./budget";
 import { gate } from "./gate";
+import { keyed } from "./keyed";
 import type { GateOption } from "./gate";
 import { limit } from "./limit";
+import { quota } from "./quota";
 import type { LimitOption } from "./limit";
 import { shedder } from "./shedder";
 import type { ShedderOption } from "./shedder";
 
 /** Every stage's module. */
-export const STAGES = [bucket, gate, limit, shedder, breaker, budget] as const;
+export const STAGES = [bucket, gate, limit, shedder, breaker, budget, keyed, quota] as const;
 
 /** The options the stages of a client guard own. */
 export interface ClientStageOptions

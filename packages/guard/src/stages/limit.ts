@@ -23,12 +23,19 @@ export interface LimitOption {
   /**
    * The priority of the calls that give none of their own: a level's number (0 the most
    * important) or name, of the limiter's `Priorities` (and the shedder's, when it has levels).
-   * In a guard, every call of the guard has it (build one guard per kind of call, sharing one
-   * limiter); in `admit`, a request whose `priority(req)` answers `undefined` has it.
+   * In a guard, every call of the guard has it, or a function gives each call its own (see
+   * `GuardOptions.priority`); in `admit`, a request whose `priority(req)` answers `undefined` has it.
    * @defaultValue the priorities' `fallback` level
    */
   readonly priority?: number | string;
 }
+
+/**
+ * A guard's priority read from each call's arguments, once a call before anything is taken: a
+ * level's number or name; one that is not a level counts as the least important, `undefined` as
+ * the priorities' fallback. What it throws is the call's error, and the call takes nothing.
+ */
+export type PriorityOf<A extends unknown[]> = (...args: A) => number | string | undefined;
 
 /** What the stage's readings report: the limit and the calls in flight under it. */
 export function limitReadings(limiter: Limiter): Reading[] {
@@ -59,12 +66,18 @@ export function parseLimit(value: unknown, path: string): Limiter | undefined {
 
 /**
  * The priority `value` gives at `path`, checked against the levels of `limiter` when there is
- * one; `undefined` for none.
- * @throws TypeError for anything but a number or a name; RangeError for a level the limiter's
- *   priorities do not have (a call of it would count as the least important level)
+ * one; `undefined` for none, and for a function on the client side (a guard reads it per call).
+ * @throws TypeError for anything but a number or a name (or a function, on the client side);
+ *   RangeError for a level the limiter's priorities do not have (a call of it would count as the
+ *   least important level)
  */
-export function parsePriority(value: unknown, path: string, limiter: Limiter | undefined): Priority | undefined {
-  if (value === undefined) return undefined;
+export function parsePriority(
+  value: unknown,
+  path: string,
+  limiter: Limiter | undefined,
+  side: Host["side"],
+): Priority | undefined {
+  if (value === undefined || (side === "client" && typeof value === "function")) return undefined;
   if (typeof value !== "number" && typeof value !== "string")
     throw check.typeError(path, `must be a level's number or name, got ${check.describe(value)}`, value);
   if (limiter === undefined) return value;
@@ -142,7 +155,7 @@ export const limit: StageDef<"limit"> = {
   place: { client: 25, server: 25 },
   parse(o, host: Host) {
     const l = parseLimit(o.limit, `${host.owner} limit`);
-    const p = parsePriority(o.priority, `${host.owner} priority`, l);
+    const p = parsePriority(o.priority, `${host.owner} priority`, l, host.side);
     return l === undefined ? undefined : new LimitStage(l, p);
   },
 };

@@ -101,6 +101,6 @@ export const shedder: StageDef<"shed"> = {
         undefined,
       );
     // The holder's priority, checked as the limit checks it (against the limit's levels there).
-    return new ShedderStage(s, load, parsePriority(o.priority, `${host.owner} priority`, undefined));
+    return new ShedderStage(s, load, parsePriority(o.priority, `${host.owner} priority`, undefined, host.side));
   },
 };

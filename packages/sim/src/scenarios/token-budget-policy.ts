@@ -35,20 +35,87 @@ class Ledger {
   level: number;
   worst = 0;
   #at: number;
+  // With `lows`, the buckets before `#reached` have had this budget's level at their start noted.
+  #reached = 0;
   constructor(
     readonly capacity: number,
     readonly perMs: number,
     start: number,
+    readonly lows?: Lows,
   ) {
     this.level = capacity;
     this.#at = start;
+    lows?.ledgers.push(this);
+  }
+  /** The level at `t` (ms), no earlier than the last take, refilled up to the capacity. */
+  at(t: number): number {
+    return Math.min(this.capacity, this.level + (t - this.#at) * this.perMs);
+  }
+  /** Notes in `lows` the level at the start of each bucket up to `now`'s not noted yet: in a bucket with no take, its lowest. */
+  reach(now: number): void {
+    const lows = this.lows;
+    if (lows === undefined) return;
+    const to = Math.min(lows.values.length - 1, lows.bucket(now));
+    for (; this.#reached <= to; this.#reached++)
+      lows.note(this.#reached, this.at(lows.start + this.#reached * lows.step));
   }
   /** Takes `units` at `now` (a negative `units` gives them back, up to the capacity). */
   take(now: number, units: number): void {
-    this.level = Math.min(this.capacity, this.level + (now - this.#at) * this.perMs) - units;
+    this.reach(now);
+    this.level = this.at(now) - units;
     this.#at = now;
     if (this.level > this.capacity) this.level = this.capacity;
     if (-this.level > this.worst) this.worst = -this.level;
+    this.lows?.note(this.lows.bucket(now), this.level);
+  }
+}
+
+/**
+ * The lowest level any of a set of budgets reached in each bucket of a run, below 0 where one was
+ * overrun. Past the run's last bucket (the responses after the traffic stops) it notes nothing,
+ * as the run's own series do not.
+ */
+class Lows {
+  readonly values: Float64Array;
+  readonly ledgers: Ledger[] = [];
+  constructor(
+    readonly start: number,
+    readonly step: number,
+    buckets: number,
+  ) {
+    this.values = new Float64Array(buckets).fill(Infinity);
+  }
+  bucket(now: number): number {
+    return Math.floor((now - this.start) / this.step);
+  }
+  note(i: number, level: number): void {
+    if (i >= 0 && i < this.values.length && level < this.values[i]) this.values[i] = level;
+  }
+  /** Each bucket's lowest, the run over. */
+  read(): number[] {
+    for (const l of this.ledgers) l.reach(this.start + this.values.length * this.step);
+    return Array.from(this.values);
+  }
+}
+
+/** One way's run, a bucket of `step` ms at a time, for the scenario's plots. */
+export class TokenTrace {
+  /** Tokens served, a bucket: counted when admitted, as the run's tokens served are. */
+  readonly served: Float64Array;
+  readonly model: Lows;
+  readonly tenants: Lows;
+  constructor(
+    readonly start: number,
+    readonly step: number,
+    buckets: number,
+  ) {
+    this.served = new Float64Array(buckets);
+    this.model = new Lows(start, step, buckets);
+    this.tenants = new Lows(start, step, buckets);
+  }
+  serve(now: number, tokens: number): void {
+    const i = this.model.bucket(now);
+    if (i >= 0 && i < this.served.length) this.served[i] += tokens;
   }
 }
 
@@ -75,7 +142,9 @@ class TokenAdapter implements Adapter {
   readonly #refused: Float64Array;
   #served = 0;
 
-  constructor(way: TokenWay, b: TokenBudgets, start: number) {
+  readonly #trace: TokenTrace | undefined;
+
+  constructor(way: TokenWay, b: TokenBudgets, start: number, trace?: TokenTrace) {
     this.#way = way;
     this.#b = b;
     const tenant = limitSpec({ name: TENANT, capacity: b.tenantRate * b.burst, refill: b.tenantRate, window: 1_000 });
@@ -84,8 +153,9 @@ class TokenAdapter implements Adapter {
     this.#engine.addLimit(model);
     this.#shadow.addLimit(tenant);
     this.#keys = Array.from({ length: b.tenants }, (_, i) => new QuotaKey(`tenant-${i}`, "*", "llm"));
-    this.#tenants = this.#keys.map(() => new Ledger(tenant.capacity, b.tenantRate / 1_000, start));
-    this.#modelLedger = new Ledger(model.capacity, b.modelRate / 1_000, start);
+    this.#tenants = this.#keys.map(() => new Ledger(tenant.capacity, b.tenantRate / 1_000, start, trace?.tenants));
+    this.#modelLedger = new Ledger(model.capacity, b.modelRate / 1_000, start, trace?.model);
+    this.#trace = trace;
     this.#over = new Uint8Array(b.tenants);
     this.#refused = new Float64Array(b.tenants);
   }
@@ -119,6 +189,7 @@ class TokenAdapter implements Adapter {
     }
     this.#take(now, tenant, units);
     this.#served += actual;
+    this.#trace?.serve(now, actual);
     return { tenant, actual, id: held ? (r as ReserveReport).id : "" } satisfies Held;
   }
 
@@ -153,7 +224,7 @@ class TokenAdapter implements Adapter {
   }
 }
 
-/** The policy charging each request's tokens `way`. */
-export function tokenPolicy(way: TokenWay, budgets: TokenBudgets): PolicySpec {
-  return { name: "tokens", create: (context) => new TokenAdapter(way, budgets, context.start) };
+/** The policy charging each request's tokens `way`, noting its run in `trace` when given one. */
+export function tokenPolicy(way: TokenWay, budgets: TokenBudgets, trace?: TokenTrace): PolicySpec {
+  return { name: "tokens", create: (context) => new TokenAdapter(way, budgets, context.start, trace) };
 }

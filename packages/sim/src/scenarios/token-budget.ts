@@ -5,10 +5,11 @@ import { poisson } from "../rates";
 import { simulate } from "../simulate";
 import { defineScenario, seedKnob } from "../scenario";
 import type { NumberKnob } from "../scenario";
+import type { Plot } from "../plot";
 import { num, outcome, percent } from "../report";
 import { durationKnob, rateKnob } from "./knobs";
 import { checkDuration } from "./run-end";
-import { tokenPolicy } from "./token-budget-policy";
+import { TokenTrace, tokenPolicy } from "./token-budget-policy";
 import type { TokenWay } from "./token-budget-policy";
 
 /** The parameters of {@link tokenBudget}. */
@@ -35,6 +36,10 @@ export const TOKEN_WAYS: readonly { readonly id: TokenWay; readonly label: strin
   { id: "oracle", label: "oracle: the actual, known at admission" },
 ];
 
+/** The runs' buckets, ms: a second, as simulate makes them for a run of ten seconds or more. */
+const STEP = 1_000;
+/** The buckets the tokens served are a mean over: a second's count of a few dozen requests of uneven size swings by a third. */
+export const MEAN = 10;
 /** Seconds of refill each budget holds: budgets a minute, refilled as they go. */
 const BURST = 60;
 /** The spread of the actual's logarithm: about one response in twenty-five runs to its bound. */
@@ -157,6 +162,7 @@ export const tokenBudget = defineScenario<TokenBudgetParams>({
       seed: p.seed,
       start,
       duration: p.duration * 1_000,
+      step: STEP,
       traffic: poisson({
         rate: p.rate,
         keys: zipf({ count: p.tenants, exponent: p.skew, prefix: "tenant-" }),
@@ -167,7 +173,10 @@ export const tokenBudget = defineScenario<TokenBudgetParams>({
     const estimate = budgets.reserved < bound;
     const label = (w: (typeof TOKEN_WAYS)[number]) =>
       w.id === "reserve" && estimate ? `reserve ${budgets.reserved} tokens, settle the actual` : w.label;
-    const runs = TOKEN_WAYS.map((w) => simulate({ ...base, label: label(w), policies: [tokenPolicy(w.id, budgets)] }));
+    const traces = TOKEN_WAYS.map(() => new TokenTrace(start, STEP, Math.ceil((p.duration * 1_000) / STEP)));
+    const runs = TOKEN_WAYS.map((w, i) =>
+      simulate({ ...base, label: label(w), policies: [tokenPolicy(w.id, budgets, traces[i])] }),
+    );
     const stats = runs.map((r) => r.policies[0].stats);
     const oracle = stats[TOKEN_WAYS.length - 1].served;
     // What the model's bucket could give over the run: its first fill and its refill.
@@ -219,9 +228,50 @@ export const tokenBudget = defineScenario<TokenBudgetParams>({
       ],
       rows,
     };
-    return outcome(runs, table, figures, reading(figures, estimate));
+    const levels = traces.map((t) => ({ model: t.model.read(), tenants: t.tenants.read() }));
+    const plots: Plot[] = [
+      {
+        id: "tokens",
+        title: `Tokens served a second, each way (a mean over the last ${(MEAN * STEP) / 1_000} s), against the model's budget of ${p.modelTokens} tokens/s`,
+        unit: "tokens/s",
+        runs: traces.map((t) => trailingRate(t.served)),
+        marks: [{ label: `model budget (${p.modelTokens} tokens/s)`, value: p.modelTokens }],
+      },
+      {
+        id: "model-budget",
+        title: `The model's token budget (${num(p.modelTokens * BURST)} tokens when full): its lowest level each second; below 0, overrun`,
+        unit: "tokens",
+        runs: levels.map((l) => l.model),
+        marks: [{ label: "empty: below it, overrun", value: 0 }],
+      },
+      {
+        id: "tenant-budgets",
+        title: `The tenants' token budgets (${num(p.tenantTokens * BURST)} tokens each when full): the lowest of any each second; below 0, overrun`,
+        unit: "tokens",
+        runs: levels.map((l) => l.tenants),
+        marks: [{ label: "empty: below it, overrun", value: 0 }],
+      },
+      {
+        id: "overrun",
+        title:
+          "Overrun of any budget (the model's or a tenant's), each way: its deepest below empty each second, against one request's bound",
+        unit: "tokens",
+        runs: levels.map((l) => l.model.map((m, j) => Math.max(0, -Math.min(m, l.tenants[j])))),
+        marks: [{ label: `one request's bound (max_tokens, ${bound})`, value: bound }],
+      },
+    ];
+    return { ...outcome(runs, table, figures, reading(figures, estimate)), plots };
   },
 });
+
+/** Tokens a second in each bucket, a mean over it and the {@link MEAN} − 1 before it (fewer at the start). */
+function trailingRate(counts: Float64Array): number[] {
+  let sum = 0;
+  return Array.from(counts, (x, i) => {
+    sum += x - (i >= MEAN ? counts[i - MEAN] : 0);
+    return sum / ((Math.min(i + 1, MEAN) * STEP) / 1_000);
+  });
+}
 
 function reading(f: Readonly<Record<string, number>>, estimate: boolean): string {
   const over = (id: string) => num(f[`${id}.overrun`], 1);

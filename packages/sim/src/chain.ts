@@ -27,9 +27,9 @@ export const SERVER_SIDE = 1;
 /** Reports a broken invariant of policy `i`: throws. */
 export type Violation = (i: number, invariant: string, detail: string, now: number) => never;
 
-/** What an attempt asks of a side's stages: the guard's ask (with its key's priority), and the key an adapter is asked with. */
+/** What an attempt asks of a side's stages: the guard's ask (with its key's priority), and the key an adapter is asked with (its number). */
 interface KeyedAsk extends Ask {
-  key: number;
+  index: number;
   priority: number | string | undefined;
 }
 
@@ -68,7 +68,7 @@ export class Chain {
   /** Per side, what each attempt slot holds of its stages. */
   readonly #held: readonly Held[][];
   /** The one ask every admission fills in: asking allocates nothing. */
-  readonly #ask: KeyedAsk = { cost: 1, hedge: false, first: false, retryAfter: 0, key: 0, priority: undefined };
+  readonly #ask: KeyedAsk = { cost: 1, hedge: false, first: false, retryAfter: 0, index: 0, priority: undefined };
   /** Each key's priority, or none for traffic without priorities. */
   readonly #priority: PriorityOf | undefined;
   /** The key of the attempt being settled or released, for the monitors. */
@@ -143,13 +143,13 @@ export class Chain {
     const delays = "delay" in ad;
     const admitted = (token: unknown, now: number, ask: KeyedAsk): unknown => {
       if (token === undefined) {
-        if (monitors !== undefined) this.#checkRefusal(i, now, ask.key, ask.cost);
+        if (monitors !== undefined) this.#checkRefusal(i, now, ask.index, ask.cost);
         return undefined;
       }
       inside[i]++;
       if (monitors !== undefined)
         for (const m of monitors) {
-          const broken = m.admit(now, ask.key, ask.cost);
+          const broken = m.admit(now, ask.index, ask.cost);
           if (broken !== undefined) this.#violation(i, m.label, broken, now);
         }
       if (delays) this.#delay(i, ad);
@@ -203,14 +203,14 @@ export class Chain {
       enter: plain
         ? (now, ask) => {
             this.doing = ADMITTING;
-            const token = ad.admit(now, (ask as KeyedAsk).key, ask.cost, ask.priority);
+            const token = ad.admit(now, (ask as KeyedAsk).index, ask.cost, ask.priority);
             if (token !== undefined) inside[i]++;
             return token;
           }
         : (now, ask) => {
             this.doing = ADMITTING;
             const a = ask as KeyedAsk;
-            return admitted(ad.admit(now, a.key, a.cost, a.priority), now, a);
+            return admitted(ad.admit(now, a.index, a.cost, a.priority), now, a);
           },
       // "timeout" is the chain's word for a call the backend dropped unserved (see Chain.drop):
       // an adapter hears it as a release, the attempt never having run.
@@ -299,7 +299,7 @@ export class Chain {
   admit(side: number, a: number, now: number, key: number, cost: number): boolean {
     const ask = this.#ask;
     ask.cost = cost;
-    ask.key = key;
+    ask.index = key;
     if (this.#priority !== undefined) ask.priority = this.#priority(key);
     this.#key = key;
     this.#delaySum = 0;

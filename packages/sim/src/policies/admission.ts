@@ -6,15 +6,9 @@ import { check } from "@tideward/time/internal";
 import type { Adapter, Envelope, PolicyContext, PolicySpec } from "../policy";
 import { nameOf } from "./name";
 
-/**
- * Options of {@link admission}: `@tideward/guard`'s `admit` options, less the clock and the load,
- * which the run supplies, and the wait (each request is decided at once).
- */
+/** Options of {@link admission}: `admit`'s, less the clock and load (the run's) and the wait. */
 export type AdmissionOptions = Omit<AdmitOptions, "clock" | "load" | "wait" | "limit"> & {
-  /**
-   * The concurrency limit, made for each run from its context (`() => new Limiter(new
-   * VegasLimit())`): a function, so that no two runs share a limiter. @defaultValue none
-   */
+  /** The concurrency limit, made for each run (`() => new Limiter(new VegasLimit())`). @defaultValue none */
   readonly limit?: (context: PolicyContext) => Limiter;
   /** @defaultValue "admission" */
   readonly name?: string;

@@ -213,11 +213,7 @@ function readingsOf(s: Stage, last: Float64Array): () => Record<string, number> 
 export interface StagePolicyOptions {
   /** Where it sits. @defaultValue the server, when the stage stands there; else the client */
   readonly side?: "client" | "server";
-  /**
-   * How results name it, and its refusals: the name, or for a stage of several reasons (the
-   * limit's `"limit"` and `"reserved"`) `name/kind`, the name alone for the kind it is named as.
-   * @defaultValue the stage's kind
-   */
+  /** How results name it and its refusals (of a stage of several reasons, `name/kind`: `"limit/reserved"`). @defaultValue the stage's kind */
   readonly name?: string;
 }
 
@@ -226,10 +222,9 @@ export interface StagePolicyOptions {
  * `"shed"`, `"gate"`, `"breaker"`, `"rate"`, …: whatever the guard's stages list holds), built
  * for each run by the stage's own module from `options(context)`, its options as a guard or
  * `admit` takes them (`{ limit: new Limiter(aimd()) }`): a function, so that no two runs share an
- * instance. A new stage of the guard's is a policy here with no code of its own. Each call is
- * asked at its key's priority (the traffic's `keys.priority`). A call the backend drops from its
- * queue, its caller gone, settles it as a timeout (a limit backs off). Its figures are its
- * readings (by metric name) at the latest clock reading it was asked at.
+ * instance. A new stage of the guard's is a policy here with no code of its own. A call the
+ * backend drops from its queue settles it as a timeout. Its figures are its readings (by metric
+ * name) at the latest clock reading it was asked at.
  */
 export function stage(
   kind: string,

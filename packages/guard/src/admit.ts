@@ -79,15 +79,17 @@ export interface AdmitOptions extends LimitOption {
   readonly clock?: Clock;
 }
 
-// admit's options: its stages' (in the order they are asked), then its own.
-const KNOWN = [
+// Every option admit takes, as its check of misspelt names knows them: its stages' (in the order
+// they are asked), then its own. The simulator's admission policy reads the list too, through the
+// internal entry.
+export const ADMIT_OPTIONS = [
   ...stagesOf("server").flatMap((d) => d.options),
   "wait",
   "busyRetryAfter",
   "problem",
   "fields",
   "clock",
-] as (keyof AdmitOptions)[];
+] as readonly (keyof AdmitOptions)[];
 
 /** The admission decision for one service: see {@link admit}. */
 export interface Admission {
@@ -190,7 +192,7 @@ function parseWait(value: unknown, stage: LimitStage | undefined): Queue<Entry> 
  * @throws TypeError/RangeError at once for a bad option, naming it and the value
  */
 export function admit(options?: AdmitOptions): Admission {
-  const o = check.options(options, KNOWN, "admit");
+  const o = check.options(options, ADMIT_OPTIONS, "admit");
   const clock = o.clock ?? systemClock;
   if (typeof clock !== "function") throw new TypeError(`admit clock must be a function, got ${check.describe(clock)}`);
   const start = check.finite(clock(), "admit clock()");

@@ -4,6 +4,7 @@
 // primitives) with its listeners added, and reads each stage's figures as the stage states them.
 // Not covered by semver: anything here may change in any release.
 export { guardWith } from "./guard";
+export { ADMIT_OPTIONS } from "./admit";
 export { resolveGuard } from "./options";
 export type { Resolved } from "./options";
 export { STAGES } from "./stages/index";

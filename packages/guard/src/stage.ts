@@ -108,6 +108,12 @@ export interface Host {
 export interface StageDef<K extends string = string> {
   /** The refusal kind its stage names. */
   readonly kind: K;
+  /**
+   * Every kind its stage's refusals name, when there is more than one (the concurrency limit's
+   * `["limit", "reserved"]`): a holder that names refusals by policy adds the kind to the name.
+   * @defaultValue `[kind]`
+   */
+  readonly reasons?: readonly string[];
   /** The options it owns, its own first: `["shedder", "load"]`. */
   readonly options: readonly string[];
   /**

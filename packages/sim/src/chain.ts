@@ -27,10 +27,14 @@ export const SERVER_SIDE = 1;
 /** Reports a broken invariant of policy `i`: throws. */
 export type Violation = (i: number, invariant: string, detail: string, now: number) => never;
 
-/** What an attempt asks of a side's stages: the guard's ask, and the key an adapter is asked with. */
+/** What an attempt asks of a side's stages: the guard's ask (with its key's priority), and the key an adapter is asked with (its number). */
 interface KeyedAsk extends Ask {
-  key: number;
+  index: number;
+  priority: number | string | undefined;
 }
+
+/** Each key's priority, as the traffic's `keys.priority` gives it. */
+export type PriorityOf = (key: number) => number | string | undefined;
 
 /** What an attempt holds of one side's stages: a slot a policy (every policy settles). */
 function held(): Held {
@@ -64,7 +68,9 @@ export class Chain {
   /** Per side, what each attempt slot holds of its stages. */
   readonly #held: readonly Held[][];
   /** The one ask every admission fills in: asking allocates nothing. */
-  readonly #ask: KeyedAsk = { cost: 1, hedge: false, first: false, retryAfter: 0, key: 0 };
+  readonly #ask: KeyedAsk = { cost: 1, hedge: false, first: false, retryAfter: 0, index: 0, priority: undefined };
+  /** Each key's priority, or none for traffic without priorities. */
+  readonly #priority: PriorityOf | undefined;
   /** The key of the attempt being settled or released, for the monitors. */
   #key = 0;
   /** Per policy: its admitted attempts not yet settled or released. */
@@ -87,8 +93,16 @@ export class Chain {
   /**
    * @param adapters - the policies' adapters for this run, made and checked by the run
    * @param invariants - whether to check every admission against the policies' envelopes
+   * @param priority - each key's priority, put in every ask (none: every call gives none)
    */
-  constructor(adapters: readonly Adapter[], invariants: boolean, rec: Recorder, violation: Violation) {
+  constructor(
+    adapters: readonly Adapter[],
+    invariants: boolean,
+    rec: Recorder,
+    violation: Violation,
+    priority?: PriorityOf,
+  ) {
+    this.#priority = priority;
     this.#names = adapters.map((a) => a.name);
     this.adapters = adapters;
     const client: number[] = [];
@@ -129,13 +143,13 @@ export class Chain {
     const delays = "delay" in ad;
     const admitted = (token: unknown, now: number, ask: KeyedAsk): unknown => {
       if (token === undefined) {
-        if (monitors !== undefined) this.#checkRefusal(i, now, ask.key, ask.cost);
+        if (monitors !== undefined) this.#checkRefusal(i, now, ask.index, ask.cost);
         return undefined;
       }
       inside[i]++;
       if (monitors !== undefined)
         for (const m of monitors) {
-          const broken = m.admit(now, ask.key, ask.cost);
+          const broken = m.admit(now, ask.index, ask.cost);
           if (broken !== undefined) this.#violation(i, m.label, broken, now);
         }
       if (delays) this.#delay(i, ad);
@@ -189,17 +203,26 @@ export class Chain {
       enter: plain
         ? (now, ask) => {
             this.doing = ADMITTING;
-            const token = ad.admit(now, (ask as KeyedAsk).key, ask.cost);
+            const token = ad.admit(now, (ask as KeyedAsk).index, ask.cost, ask.priority);
             if (token !== undefined) inside[i]++;
             return token;
           }
         : (now, ask) => {
             this.doing = ADMITTING;
             const a = ask as KeyedAsk;
-            return admitted(ad.admit(now, a.key, a.cost), now, a);
+            return admitted(ad.admit(now, a.index, a.cost, a.priority), now, a);
           },
+      // "timeout" is the chain's word for a call the backend dropped unserved (see Chain.drop):
+      // an adapter hears it as a release, the attempt never having run.
       settle: (token, now, outcome) => {
         left();
+        if (outcome === "timeout") {
+          const doing = this.doing;
+          this.doing = RELEASING;
+          ad.release?.(token, now);
+          this.doing = doing;
+          return;
+        }
         this.doing = SETTLING;
         ad.settle(token, now, outcome === "success");
       },
@@ -276,7 +299,8 @@ export class Chain {
   admit(side: number, a: number, now: number, key: number, cost: number): boolean {
     const ask = this.#ask;
     ask.cost = cost;
-    ask.key = key;
+    ask.index = key;
+    if (this.#priority !== undefined) ask.priority = this.#priority(key);
     this.#key = key;
     this.#delaySum = 0;
     const pipe = this.#pipes[side];
@@ -292,6 +316,16 @@ export class Chain {
   release(side: number, a: number, now: number, key: number): void {
     this.#key = key;
     this.#pipes[side].release(now, this.#held[side][a]);
+  }
+
+  /**
+   * The backend dropped attempt `a` unserved at `now` (ms), having held it past its caller's
+   * timeout: the guard's stages on `side` hear a `"timeout"` (a concurrency limit backs off), the
+   * other adapters a release, as for an attempt that never ran.
+   */
+  drop(side: number, a: number, now: number, key: number): void {
+    this.#key = key;
+    this.#pipes[side].settle(now, "timeout", this.#held[side][a]);
   }
 
   /** Tells every policy on `side` how attempt `a` went at `now` (ms). */

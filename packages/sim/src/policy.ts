@@ -102,13 +102,14 @@ export interface Adapter {
   /** Milliseconds the last admission delays the call by before it goes on (a slow store); read right after `admit` admitted. */
   readonly delay?: number;
   /**
-   * Asks to admit one attempt at `now` (ms) from `key` weighing `cost`: a token to hand back to
-   * {@link Adapter.settle} (any value but `undefined`), or `undefined` to refuse it.
+   * Asks to admit one attempt at `now` (ms) from `key` weighing `cost`, at its key's `priority`
+   * (if the traffic has any): a token for {@link Adapter.settle} (not `undefined`), or `undefined`
+   * to refuse it.
    */
-  admit(now: number, key: number, cost: number): unknown;
+  admit(now: number, key: number, cost: number, priority?: number | string): unknown;
   /** The admitted attempt `token` finished at `now` (ms): it succeeded (`ok`) or failed (a timeout is a failure). */
   settle(token: unknown, now: number, ok: boolean): void;
-  /** The admitted attempt `token` never ran (a policy after this one refused it) at `now` (ms). */
+  /** The admitted attempt `token` never ran (refused after, or dropped unserved) at `now` (ms). */
   release?(token: unknown, now: number): void;
   /** Bounds the simulator checks against this policy's admissions when invariants are on. */
   readonly envelopes?: readonly Envelope[];

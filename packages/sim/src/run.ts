@@ -100,7 +100,7 @@ export class Run {
         serve: (time, slot) => this.sim.at(time, this.#onService, slot),
         wake: (time, edge) => this.sim.at(time, this.#onWake, edge),
         waiting: (slot) => (this.#attempts.flags[slot] & CLIENT_DONE) === 0,
-        drop: (slot, now) => this.#drop(slot, now),
+        drop: (slot, now) => this.#drop(slot, now, true),
       };
       this.#phase = BACKEND;
       const random = this.sim.random("backend");
@@ -143,8 +143,12 @@ export class Run {
         (c, now) => this.#attempt(c, now, HEDGE),
       );
       const adapters = Chain.adapters(spec.policies, context, (i) => (this.#making = i), spec.invariants);
-      this.#chain = new Chain(adapters, spec.invariants, this.#rec, (i, invariant, detail, now) =>
-        this.#violation(i, invariant, detail, now),
+      this.#chain = new Chain(
+        adapters,
+        spec.invariants,
+        this.#rec,
+        (i, invariant, detail, now) => this.#violation(i, invariant, detail, now),
+        priority === undefined ? undefined : (i) => priority.call(keys, i),
       );
 
       this.#phase = TRAFFIC;
@@ -453,7 +457,7 @@ export class Run {
       this.#serverDone(a, now, false, false);
       return;
     }
-    if (taken === DROPPED) this.#drop(a, now);
+    if (taken === DROPPED) this.#drop(a, now, false);
     if (this.#limited) {
       rec.backend(server.busy, server.queued, now);
     }
@@ -495,12 +499,19 @@ export class Run {
     } else this.#answer(a, now, ok ? OK : FAILED);
   }
 
-  /** The backend dropped attempt `a` unserved at `now`, its caller having stopped waiting. */
-  #drop(a: number, now: number): void {
+  /**
+   * The backend dropped attempt `a` unserved at `now`, its caller having stopped waiting: after
+   * holding it in its queue (`waited`: the server-side policies hear a timeout), or as it arrived
+   * (they hear a release: it never ran).
+   */
+  #drop(a: number, now: number, waited: boolean): void {
     const attempts = this.#attempts;
     this.#rec.drop(now);
     this.#phase = POLICY;
-    if (this.#chain.servers > 0) this.#chain.release(SERVER_SIDE, a, now, attempts.key[a]);
+    if (this.#chain.servers > 0) {
+      if (waited) this.#chain.drop(SERVER_SIDE, a, now, attempts.key[a]);
+      else this.#chain.release(SERVER_SIDE, a, now, attempts.key[a]);
+    }
     attempts.flags[a] |= SERVER_DONE;
     attempts.close(a);
   }

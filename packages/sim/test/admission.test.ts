@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { FixedLimit, Limiter, Priorities, Queue } from "@tideward/concurrency";
 import { keys, latency, policy, simulate, traffic } from "@tideward/sim";
 import { STARTS } from "./helpers";
 
@@ -42,9 +43,38 @@ describe.each(STARTS)("@tideward/guard's admission as a policy (start %s)", (sta
     expect(r.policies[0].side).toBe("server");
   });
 
+  it("runs admit's concurrency limit, a limiter made for each run, each request at its key's priority", () => {
+    const mixed = traffic.merge(
+      traffic.priority("user", traffic.poisson({ rate: 150, keys: keys.single("user") })),
+      traffic.priority("prefetch", traffic.poisson({ rate: 300, keys: keys.single("prefetch") })),
+    );
+    const limiter = () =>
+      new Limiter(new FixedLimit(8), {
+        priorities: new Priorities({ levels: ["user", "prefetch"], shares: [0.5, 0.5], fallback: "user" }),
+      });
+    let made = 0;
+    const run = (spec: ReturnType<typeof policy.admission>) =>
+      simulate({ ...base, duration: 5_000, traffic: mixed, backend: { latency: latency.fixed(40) }, policies: [spec] });
+    const viaAdmit = run(policy.admission({ limit: () => (made++, limiter()) }));
+    const viaStage = run(policy.stage("limit", () => ({ limit: limiter() }), { name: "admission" }));
+    expect(made).toBe(1);
+    // The same decisions as the limit's stage on its own: prefetch held to its half of the places.
+    expect(viaAdmit.series.admitted).toEqual(viaStage.series.admitted);
+    expect(viaAdmit.summary.refusedBy).toEqual(viaStage.summary.refusedBy);
+    expect(viaAdmit.summary.refusedBy["admission/reserved"]).toBeGreaterThan(0);
+    const by = viaAdmit.summary.byPriority ?? {};
+    expect(by.prefetch.refused / by.prefetch.calls).toBeGreaterThan(2 * (by.user.refused / by.user.calls));
+  });
+
   it("names bad options when the spec is made", () => {
     expect(() => policy.admission({ gate: 0 })).toThrow(/gate/);
     expect(() => policy.admission({ limts: [] } as never)).toThrow(/did you mean "limits"/);
+    expect(() => policy.admission({ limt: () => undefined } as never)).toThrow(/did you mean "limit"/);
+    expect(() => policy.admission({ limit: new Limiter(new FixedLimit(2)) } as never)).toThrow(
+      /^policy\.admission limit must be a function of the run's context making a Limiter \(each run makes its own\), got /,
+    );
+    expect(() => policy.admission({ wait: new Queue() } as never)).toThrow(/^policy\.admission wait: /);
+    expect(() => policy.admission({ priority: {} } as never)).toThrow(/admit priority/);
   });
 
   it("bounds a run's keys by the run's own maxBytes, as they appear, not admit's every-key-at-once bound", () => {

@@ -134,7 +134,6 @@ describe("adaptive limits as simulator policies", () => {
     traffic.priority("prefetch", traffic.poisson({ rate: 600, keys: keys.single("prefetch") })),
   );
   const priorities = new Priorities({ levels: ["user", "prefetch"], shares: [0.5, 0.5], fallback: "user" });
-  const priority = (key: number) => mixed.keys.priority?.(key);
 
   it.each(["aimd", "vegas", "gradient2"] as const)(
     "%s with priority keeps the simulator's own count of places, and refuses prefetch first",
@@ -147,7 +146,7 @@ describe("adaptive limits as simulator policies", () => {
         traffic: mixed,
         backend: { latency: 20, workers: 8, queue: 100 },
         client: { deadline: 500 },
-        policies: [adaptiveLimit({ kind, policy: { min: 1 }, priorities, priority, trace })],
+        policies: [adaptiveLimit({ kind, policy: { min: 1 }, priorities, trace })],
         invariants: true,
       });
       const by = run.summary.byPriority ?? {};
@@ -160,8 +159,8 @@ describe("adaptive limits as simulator policies", () => {
 
   it("a prioritised shedder and a fixed limit keep the simulator's count too", () => {
     for (const p of [
-      prioritisedShedder({ priorities, priority }),
-      adaptiveLimit({ kind: "fixed", policy: { limit: 8 }, priorities, priority }),
+      prioritisedShedder({ priorities }),
+      adaptiveLimit({ kind: "fixed", policy: { limit: 8 }, priorities }),
     ]) {
       const run = simulate({
         seed: 2,

@@ -2,9 +2,9 @@
 // adaptive concurrency limit, which the guard and admit gained as one stage module — built anew
 // for each run, at clocks near 0 and near Date.now().
 import { describe, expect, it } from "vitest";
-import { FixedLimit, Limiter } from "@tideward/concurrency";
-import { latency, policy, simulate, traffic } from "@tideward/sim";
-import type { PolicyContext } from "@tideward/sim";
+import { AimdLimit, FixedLimit, Limiter, Priorities } from "@tideward/concurrency";
+import { keys, latency, policy, simulate, traffic } from "@tideward/sim";
+import type { Adapter, PolicyContext, PolicySpec } from "@tideward/sim";
 
 function context(start: number): PolicyContext {
   return { start, random: () => 0.5, keys: 1, keyName: String, cpu: () => 0 };
@@ -48,6 +48,92 @@ describe.each([0, 1_700_000_000_000.375])("policy.stage, the clock at %d", (t0) 
     expect(r.policies[0].stats).toEqual({ "tideward.concurrency.limit": 3, "tideward.concurrency.in_flight": 0 });
     expect(run()).toEqual(r);
     expect(made).toBe(2);
+  });
+
+  // User calls at twice the rate prefetch is offered, each key's priority its traffic's.
+  const mixed = traffic.merge(
+    traffic.priority("user", traffic.poisson({ rate: 150, keys: keys.single("user") })),
+    traffic.priority("prefetch", traffic.poisson({ rate: 300, keys: keys.single("prefetch") })),
+  );
+  const levels = () => new Priorities({ levels: ["user", "prefetch"], shares: [0.5, 0.5], fallback: "user" });
+  const limited = (spec: PolicySpec) =>
+    simulate({
+      start: t0,
+      seed: 3,
+      duration: 5_000,
+      traffic: mixed,
+      backend: { latency: latency.fixed(40) },
+      policies: [spec],
+    });
+
+  it("asks each call at its key's priority, and names each refusal by the limit's reason", () => {
+    // Eight places, half of them kept for user calls: about eighteen calls would be in flight.
+    const r = limited(
+      policy.stage("limit", () => ({ limit: new Limiter(new FixedLimit(8), { priorities: levels() }) })),
+    );
+    const by = r.summary.byPriority ?? {};
+    // Prefetch may fill only half the places: most of it is refused, as "reserved"; user calls
+    // fill the rest and are refused only when every place is taken.
+    expect(by.prefetch.refused / by.prefetch.calls).toBeGreaterThan(0.3);
+    expect(by.prefetch.refused / by.prefetch.calls).toBeGreaterThan(2 * (by.user.refused / by.user.calls));
+    expect(r.summary.refusedBy["limit/reserved"]).toBeGreaterThan(0);
+    expect(Object.keys(r.summary.refusedBy).sort()).toEqual(["limit", "limit/reserved"]);
+    // Named otherwise, each reason is the name's.
+    const named = limited(
+      policy.stage("limit", () => ({ limit: new Limiter(new FixedLimit(8), { priorities: levels() }) }), {
+        name: "fixed",
+      }),
+    );
+    expect(Object.keys(named.summary.refusedBy).sort()).toEqual(["fixed/limit", "fixed/reserved"]);
+    expect(named.summary.refused).toBe(r.summary.refused);
+  });
+
+  it("hands a hand-written adapter each call's priority, and none for traffic without", () => {
+    const seen = new Map<number, unknown>();
+    const spy: PolicySpec = {
+      name: "spy",
+      create: (): Adapter => ({
+        name: "spy",
+        side: "server",
+        reason: "spy",
+        admit: (_now, key, _cost, priority) => {
+          seen.set(key, priority);
+          return true;
+        },
+        settle: () => {},
+      }),
+    };
+    limited(spy);
+    expect([...seen.entries()].sort()).toEqual([
+      [0, "user"],
+      [1, "prefetch"],
+    ]);
+    seen.clear();
+    simulate({ start: t0, seed: 1, duration: 1_000, traffic: traffic.poisson({ rate: 50 }), policies: [spy] });
+    expect([...seen.values()]).toEqual([undefined]);
+  });
+
+  it("learns of a call the backend dropped from its queue, its caller gone, as a timeout", () => {
+    // Twice what 4 workers of 20 ms serve, callers who give up after 100 ms: AIMD (a timeout far
+    // past any round trip) learns of overload only by the calls the backend drops.
+    const limitAfter = (abandoned: "serve" | "drop"): number => {
+      const limiter = new Limiter(new AimdLimit({ min: 1, timeout: 60_000 }), { now: t0 });
+      simulate({
+        start: t0,
+        seed: 5,
+        duration: 10_000,
+        traffic: traffic.poisson({ rate: 400 }),
+        backend: { latency: 20, workers: 4, queue: 1_000, abandoned },
+        client: { timeout: 100 },
+        policies: [policy.stage("limit", () => ({ limit: limiter }))],
+      });
+      return limiter.limit;
+    };
+    // Served, every round trip passes under the timeout: the limit grows to its max.
+    expect(limitAfter("serve")).toBe(200);
+    // Dropped, it saws between a few places and a few dozen (heard as a release, it would grow as
+    // if served).
+    expect(limitAfter("drop")).toBeLessThan(80);
   });
 
   it("names a kind the guard has no stage of, and a side its stage does not stand on", () => {

@@ -150,6 +150,7 @@ export class LimitStage implements Stage<Token> {
 
 export const limit: StageDef<"limit"> = {
   kind: "limit",
+  reasons: ["limit", "reserved"],
   options: ["limit", "priority"],
   place: { client: 25, server: 25 },
   parse(o, host: Host) {

@@ -1,9 +1,9 @@
 import { Breaker } from "@tideward/breaker";
 import type { Sre } from "@tideward/breaker";
-import type { Adapter, PolicyContext, PolicySpec } from "../policy";
+import type { PolicySpec } from "../policy";
 import { check } from "@tideward/time/internal";
 import { nameOf } from "./name";
-import { stageAdapter, stageOf } from "./stage";
+import { stagePolicy } from "./stage";
 
 /** Options every built-in policy takes besides its own numbers. */
 export interface NameOptions {
@@ -21,14 +21,8 @@ export function breaker(policy: Partial<Sre> = {}, options: NameOptions = {}): P
   const name = nameOf(check.options(options, ["name"], "policy.breaker").name, "breaker", "policy.breaker name");
   // Built once here so a bad policy fails when the spec is made, not inside a run.
   new Breaker(policy);
-  return {
-    name,
-    create(context: PolicyContext): Adapter {
-      const b = new Breaker(policy, context.start);
-      const stage = stageOf("breaker", { breaker: b }, { side: "client", owner: "policy.breaker", context });
-      // The latest reading, kept in a typed array: a number in a closure would be boxed anew on every call.
-      const last = new Float64Array([context.start]);
-      return stageAdapter(stage, name, "client", last, { stats: () => ({ ratio: b.ratio(last[0]) }) });
-    },
-  };
+  return stagePolicy("breaker", name, "client", "policy.breaker", (context, last) => {
+    const b = new Breaker(policy, context.start);
+    return { options: { breaker: b }, extras: { stats: () => ({ ratio: b.ratio(last[0]) }) } };
+  });
 }

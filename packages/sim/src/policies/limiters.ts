@@ -4,7 +4,7 @@ import { Bucket, Gate, Gcra, MAX_SLIDING_QUOTA, Period, Sliding } from "@tidewar
 import { flag } from "../flag";
 import type { Adapter, Envelope, PolicyContext, PolicySpec } from "../policy";
 import { nameOf } from "./name";
-import { stageAdapter, stageOf } from "./stage";
+import { stagePolicy } from "./stage";
 
 /** Options of the rate limiters' adapters. */
 export interface LimiterOptions {
@@ -154,15 +154,10 @@ export function bucket(rate: number, options: RateLimiterOptions = {}): PolicySp
   const { burst } = new Bucket(rate, options.burst === undefined ? {} : { burst: options.burst });
   const envelopes = [rateEnvelope("bucket", rate, burst, false)];
   const name = spec.name;
-  return {
-    name,
-    create(context: PolicyContext): Adapter {
-      context.reserve?.(OBJECT_BYTES, `policy ${name}`);
-      const b = new Bucket(rate, { burst, now: context.start });
-      const stage = stageOf("rate", { bucket: b }, { side: "client", owner: "policy.bucket", context });
-      return stageAdapter(stage, name, "client", new Float64Array([context.start]), { envelopes });
-    },
-  };
+  return stagePolicy("rate", name, "client", "policy.bucket", (context) => {
+    context.reserve?.(OBJECT_BYTES, `policy ${name}`);
+    return { options: { bucket: new Bucket(rate, { burst, now: context.start }) }, extras: { envelopes } };
+  });
 }
 
 /** `@tideward/limiters`' `Gcra`: the same envelope as a bucket of its rate and burst, kept as one instant. */
@@ -267,12 +262,8 @@ export function gate(limit: number, options: GatePolicyOptions = {}): PolicySpec
   const ceiling = probe.limit > 0 ? probe.limit : Infinity;
   const envelopes: Envelope[] =
     ceiling === Infinity ? [] : [{ kind: "concurrency", label: `gate of ${ceiling}`, limit: ceiling, exact: true }];
-  return {
-    name,
-    create(context: PolicyContext): Adapter {
-      const g = new Gate(limit);
-      const stage = stageOf("gate", { gate: g }, { side, owner: "policy.gate", context });
-      return stageAdapter(stage, name, side, new Float64Array([context.start]), { envelopes, held: () => g.held });
-    },
-  };
+  return stagePolicy("gate", name, side, "policy.gate", () => {
+    const g = new Gate(limit);
+    return { options: { gate: g }, extras: { envelopes, held: () => g.held } };
+  });
 }

@@ -1,10 +1,10 @@
 import { Shedder } from "@tideward/shedder";
 import type { Shed } from "@tideward/shedder";
-import type { Adapter, PolicyContext, PolicySpec } from "../policy";
+import type { PolicySpec } from "../policy";
 import type { NameOptions } from "./breaker";
 import { check } from "@tideward/time/internal";
 import { nameOf } from "./name";
-import { stageAdapter, stageOf } from "./stage";
+import { stagePolicy } from "./stage";
 
 /**
  * tideward's adaptive `Shedder` (`@tideward/shedder`), server-side, as the guard's shedder stage:
@@ -15,19 +15,15 @@ import { stageAdapter, stageOf } from "./stage";
 export function shedder(policy: Partial<Shed> = {}, options: NameOptions = {}): PolicySpec {
   new Shedder(policy);
   const name = nameOf(check.options(options, ["name"], "policy.shedder").name, "shedder", "policy.shedder name");
-  return {
-    name,
-    create(context: PolicyContext): Adapter {
-      const s = new Shedder(policy, context.start);
-      // The latest reading, kept in a typed array: a number in a closure would be boxed anew on every call.
-      const last = new Float64Array([context.start]);
-      // The stage reads the load as it admits, after the adapter has noted the reading.
-      const load = (): number => context.cpu(last[0]);
-      const stage = stageOf("shed", { shedder: s, load }, { side: "server", owner: "policy.shedder", context });
-      return stageAdapter(stage, name, "server", last, {
+  return stagePolicy("shed", name, "server", "policy.shedder", (context, last) => {
+    const s = new Shedder(policy, context.start);
+    return {
+      // The stage reads the load as it admits, after the chain has noted the reading.
+      options: { shedder: s, load: (): number => context.cpu(last[0]) },
+      extras: {
         held: () => s.flying,
         stats: () => ({ flying: s.flying, average: s.average, capacity: s.capacity(last[0], context.cpu(last[0])) }),
-      });
-    },
-  };
+      },
+    };
+  });
 }

@@ -2,7 +2,7 @@
 // composes runs through in the simulator, so a simulated breaker, shedder or gate decides by the
 // very code a guard's does (`@tideward/guard`'s stages), not by a wrapper of the simulator's own.
 import { STAGES } from "@tideward/guard/internal";
-import type { Ask, Stage } from "@tideward/guard/internal";
+import type { Stage } from "@tideward/guard/internal";
 import { check } from "@tideward/time/internal";
 import type { Adapter, PolicyContext, PolicySpec } from "../policy";
 import { nameOf } from "./name";
@@ -36,6 +36,22 @@ export function stageOf(kind: string, options: Readonly<Record<string, unknown>>
 /** What an adapter adds to its stage: its envelopes, its count and its figures. */
 export type Extras = Pick<Adapter, "envelopes" | "held" | "stats">;
 
+/** How a stage hears a run besides what the chain asks of it (see {@link stageAdapter}). */
+export interface Hearing {
+  /**
+   * What an attempt that failed tells the stage: `"failure"`, as a guard's call that threw (a
+   * concurrency limit learns nothing of it), or `"timeout"`, as one cut off (the limit backs off,
+   * as a server that reads a failure as overload would have it). @defaultValue "failure"
+   */
+  readonly failure?: "failure" | "timeout";
+  /**
+   * Told after each admission (`refused` when refused), settlement and release at `now` (ms): how
+   * a scenario follows what the stage holds (a limit over time) without code of its own in the
+   * chain.
+   */
+  readonly observe?: (now: number, refused: boolean) => void;
+}
+
 /** A policy's own stage as the chain runs it, and where it notes the latest clock reading it was asked at. */
 export interface OwnStage {
   readonly stage: Stage;
@@ -51,12 +67,58 @@ export function ownStage(adapter: Adapter): OwnStage | undefined {
   return owned.get(adapter);
 }
 
+/** `stage` as {@link Hearing} has it hear a run: itself, when it hears it as the chain tells it. */
+function heard(stage: Stage, hearing: Hearing): Stage {
+  const timeout = hearing.failure === "timeout";
+  const observe = hearing.observe;
+  if (!timeout && observe === undefined) return stage;
+  const settle = stage.settle?.bind(stage);
+  const release = stage.release?.bind(stage);
+  return {
+    // Read at each refusal: a stage with more than one reason names its latest here.
+    get kind() {
+      return stage.kind;
+    },
+    enter(now, ask) {
+      const token = stage.enter(now, ask);
+      observe?.(now, token === undefined);
+      return token;
+    },
+    settle(token, now, outcome) {
+      settle?.(token, now, timeout && outcome === "failure" ? "timeout" : outcome);
+      observe?.(now, false);
+    },
+    release(token, now) {
+      release?.(token, now);
+      observe?.(now, false);
+    },
+    ...(stage.readings === undefined ? {} : { readings: stage.readings }),
+  };
+}
+
+/**
+ * The reason of each refusal kind of `stage`, for a policy named `name`: the name; for a stage of
+ * several reasons, `name/kind` (`"gradient2/reserved"`), or the name alone for the kind it is
+ * named as (a policy named `"limit"` refuses `"limit"` or `"limit/reserved"`).
+ */
+function reasonsOf(stage: Stage, name: string): ((kind: string) => string) | undefined {
+  const kinds = STAGES.find((d) => d.kind === stage.kind)?.reasons;
+  if (kinds === undefined || kinds.length < 2) return undefined;
+  // Made once: a refusal's reason allocates nothing.
+  const named: Record<string, string> = {};
+  for (const k of kinds) named[k] = k === name ? name : `${name}/${k}`;
+  return (kind) => named[kind] ?? `${name}/${kind}`;
+}
+
 /**
  * `stage` as the simulator drives a policy, named `name`, on `side`. The chain enters the stage at
  * the policy's place in its pipeline (it keeps its own order, and spends nothing last); the outcome
- * settles its token (`"success"`, or `"failure"`, a timeout included), and a later policy's
- * refusal releases it. `last` holds the latest clock reading (ms) it was asked at, for the figures
- * and the readings made between admissions.
+ * settles its token (`"success"`, or `"failure"`, a timeout included, unless `hearing` says
+ * otherwise), a call the backend dropped unserved, its caller gone, settles it as `"timeout"`, and
+ * a later policy's refusal releases it. A refusal's reason is `name`, or `name/kind` for a stage
+ * with several (see `reasonsOf`); the chain passes each call's priority in its ask. `last`
+ * holds the latest clock reading (ms) it was asked at, for the figures and the readings made
+ * between admissions.
  */
 export function stageAdapter(
   stage: Stage,
@@ -64,33 +126,94 @@ export function stageAdapter(
   side: "client" | "server",
   last: Float64Array,
   extras: Extras,
+  hearing: Hearing = {},
 ): Adapter {
+  const run = heard(stage, hearing);
   // One scratch ask an adapter: asking allocates nothing.
-  const ask: Ask = { cost: 1, hedge: false, first: false, retryAfter: 0 };
-  const settle = stage.settle?.bind(stage);
-  const release = stage.release?.bind(stage);
+  const ask: {
+    cost: number;
+    hedge: boolean;
+    first: boolean;
+    retryAfter: number;
+    priority: number | string | undefined;
+  } = {
+    cost: 1,
+    hedge: false,
+    first: false,
+    retryAfter: 0,
+    priority: undefined,
+  };
+  const settle = run.settle?.bind(run);
+  const release = run.release?.bind(run);
+  const reasons = reasonsOf(stage, name);
   const adapter: Adapter = {
     name,
     side,
-    reason: name,
+    get reason() {
+      return reasons === undefined ? name : reasons(stage.kind);
+    },
     ...extras,
-    admit: (now, _key, cost) => {
+    admit: (now, _key, cost, priority) => {
       last[0] = now;
       ask.cost = cost;
-      return stage.enter(now, ask);
+      ask.priority = priority;
+      return run.enter(now, ask);
     },
     settle: settle === undefined ? () => {} : (token, now, ok) => settle(token, now, ok ? "success" : "failure"),
     ...(release === undefined ? {} : { release: (token: unknown, now: number) => release(token, now) }),
   };
-  owned.set(adapter, { stage, last });
+  owned.set(adapter, { stage: run, last });
   return adapter;
+}
+
+/** What a stage policy is built from for one run: the stage's options as the guard takes them, and what the adapter adds. */
+export interface StageRun {
+  /** The stage's options (`{ breaker }`, `{ shedder, load }`, `{ limit }`). */
+  readonly options: Readonly<Record<string, unknown>>;
+  /** Its envelopes, count and figures. @defaultValue its readings, by metric name, as figures */
+  readonly extras?: Extras;
+  /** How it hears the run. @defaultValue as the chain tells it */
+  readonly hearing?: Hearing;
+}
+
+/**
+ * The one shape of every policy that is a stage of the guard's: named `name`, on `side`, its stage
+ * of kind `kind` built for each run from what `build(context, last)` gives (`last`: the latest
+ * clock reading, ms, it was asked at, which the chain keeps). `owner` names it in the stage's errors.
+ */
+export function stagePolicy(
+  kind: string,
+  name: string,
+  side: "client" | "server",
+  owner: string,
+  build: (context: PolicyContext, last: Float64Array) => StageRun,
+): PolicySpec {
+  return {
+    name,
+    create(context: PolicyContext): Adapter {
+      const last = new Float64Array([context.start]);
+      const made = build(context, last);
+      const s = stageOf(kind, made.options, { side, owner, context });
+      return stageAdapter(s, name, side, last, made.extras ?? { stats: readingsOf(s, last) }, made.hearing);
+    },
+  };
+}
+
+/** A stage's readings at the latest clock reading it was asked at, by metric name. */
+function readingsOf(s: Stage, last: Float64Array): () => Record<string, number> {
+  const readings = s.readings ?? [];
+  return () => {
+    const out: Record<string, number> = {};
+    for (const r of readings) out[r.metric] = r.read(last[0]);
+    return out;
+  };
 }
 
 /** Options of {@link stage}. */
 export interface StagePolicyOptions {
   /** Where it sits. @defaultValue the server, when the stage stands there; else the client */
   readonly side?: "client" | "server";
-  /** How results name it (and its refusal reason). @defaultValue the stage's kind */
+  /** How results name it and its refusals (of a stage of several reasons, `name/kind`: `"limit/reserved"`). @defaultValue the stage's kind */
   readonly name?: string;
 }
 
@@ -99,8 +222,9 @@ export interface StagePolicyOptions {
  * `"shed"`, `"gate"`, `"breaker"`, `"rate"`, …: whatever the guard's stages list holds), built
  * for each run by the stage's own module from `options(context)`, its options as a guard or
  * `admit` takes them (`{ limit: new Limiter(aimd()) }`): a function, so that no two runs share an
- * instance. A new stage of the guard's is a policy here with no code of its own. Its figures are
- * its readings (by metric name) at the latest clock reading it was asked at.
+ * instance. A new stage of the guard's is a policy here with no code of its own. A call the
+ * backend drops from its queue settles it as a timeout. Its figures are its readings (by metric
+ * name) at the latest clock reading it was asked at.
  */
 export function stage(
   kind: string,
@@ -120,19 +244,5 @@ export function stage(
     throw new RangeError(`policy.stage side: a stage of kind ${JSON.stringify(kind)} stands on no ${side} side`);
   check.fn(options, "policy.stage options");
   const name = nameOf(o.name, kind, "policy.stage name");
-  return {
-    name,
-    create(context: PolicyContext): Adapter {
-      const made = options(context);
-      const s = stageOf(kind, made, { side, owner: "policy.stage", context });
-      const last = new Float64Array([context.start]);
-      const readings = s.readings ?? [];
-      const stats = (): Record<string, number> => {
-        const out: Record<string, number> = {};
-        for (const r of readings) out[r.metric] = r.read(last[0]);
-        return out;
-      };
-      return stageAdapter(s, name, side, last, { stats });
-    },
-  };
+  return stagePolicy(kind, name, side, "policy.stage", (context) => ({ options: options(context) }));
 }

@@ -30,9 +30,13 @@ export interface AdaptiveContender {
 export interface LineupSettings {
   /** A fixed limit's places (`"fixed"`): a static gate sized for the backend's capacity. */
   readonly fixed: number;
-  /** Each key's priority, for the contenders with priority. */
+  /**
+   * Not read: the run gives each call its key's priority (the traffic's `keys.priority`), and a
+   * contender with priority judges it by {@link LineupSettings.priorities}. Left for the scenarios
+   * that still pass it.
+   */
   readonly priorityOf?: (key: number) => Priority | undefined;
-  /** The levels the contenders with priority judge calls by. */
+  /** The levels the contenders with priority judge calls by, each call at its key's priority. */
   readonly priorities?: Priorities;
   /**
    * The caller's deadline, ms: AIMD counts a call slower than it as a drop (its `timeout`), as a
@@ -72,19 +76,16 @@ export function lineup(
  * `settings.fixed` sizes the fixed limit (or gate, without priority).
  */
 export function policiesOf(c: AdaptiveContender, settings: LineupSettings, trace?: LimitTrace): PolicySpec[] {
-  const priorities = settings.priorities;
-  const priority = c.priority && priorities !== undefined ? settings.priorityOf : undefined;
-  const withPriority = priority === undefined || priorities === undefined ? {} : { priorities, priority };
+  const priorities = c.priority ? settings.priorities : undefined;
+  const withPriority = priorities === undefined ? {} : { priorities };
   switch (c.kind) {
     case "none":
       return [];
     case "shedder":
-      return priority === undefined || priorities === undefined
-        ? [shedder()]
-        : [prioritisedShedder({ priorities, priority })];
+      return priorities === undefined ? [shedder()] : [prioritisedShedder({ priorities })];
     case "fixed":
       // Without priority a fixed limit is the static gate.
-      return priority === undefined
+      return priorities === undefined
         ? [gate(settings.fixed)]
         : [
             adaptiveLimit({

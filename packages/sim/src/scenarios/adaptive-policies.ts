@@ -1,17 +1,17 @@
 // The adaptive concurrency limits of `@tideward/concurrency`, and the shedder judging calls by
-// priority, as simulator policies, so the scenarios can run them now.
-//
-// Temporary: once the pipeline of stages lands, an adaptive limit is one stage file that the
-// guard, `admit`, otel and the simulator all run, and the generic stage wrapper replaces this
-// file. What that wrapper must hand a stage here is the call's priority: the run reads it from
-// the traffic's keys (`traffic.keys.priority(key)`, see `traffic.priority`) and passes it with
-// each admission; until then the scenarios hand these policies that function themselves.
+// priority, as the scenarios run them: the guard's own limit and shedder stages through the
+// simulator's stage adapter (`policies/stage.ts`), the same code `policy.stage("limit", …)` and
+// `policy.shedder` run. What is left here is what a scenario chooses: the algorithm by name (Vegas
+// seeded from the run), the limit's envelope and figures, a failure heard as a drop, and the trace
+// of the limit over the run. Each call's priority is the run's (its key's, from the traffic),
+// given to the stage in the chain's ask.
 import { AimdLimit, FixedLimit, Gradient2Limit, Limiter, Priorities, VegasLimit } from "@tideward/concurrency";
-import type { Aimd, Gradient2, Limit, Priority, Refusal, SampleWindow, Token, Vegas } from "@tideward/concurrency";
+import type { Aimd, Gradient2, Limit, SampleWindow, Vegas } from "@tideward/concurrency";
 import { Shedder } from "@tideward/shedder";
-import type { Shed, Ticket } from "@tideward/shedder";
+import type { Shed } from "@tideward/shedder";
 import { check } from "@tideward/time/internal";
-import type { Adapter, PolicyContext, PolicySpec } from "../policy";
+import { stagePolicy } from "../policies/stage";
+import type { PolicyContext, PolicySpec } from "../policy";
 import type { LimitTrace } from "./limit-trace";
 
 /** The three adaptive algorithms, and a fixed limit (a static gate with the same priorities). */
@@ -34,10 +34,8 @@ export interface AdaptiveOptions {
    * @defaultValue the preset (Vegas's `seed` drawn from the run's seed)
    */
   readonly policy?: Partial<Aimd> | Partial<Vegas> | Partial<Gradient2> | { readonly limit: number };
-  /** The levels calls are judged by; left out, every call alike. @defaultValue one level */
+  /** The levels calls are judged by, each at its key's priority (a traffic's `keys.priority`); left out, every call alike. @defaultValue one level */
   readonly priorities?: Priorities;
-  /** Each key's priority (a traffic's `keys.priority`); left out, every call gives none. */
-  readonly priority?: (key: number) => Priority | undefined;
   /** How results name it; refusals are `${name}/limit` and `${name}/reserved`. @defaultValue the algorithm's kind */
   readonly name?: string;
   /** Where to note the limit over the run, and the refusals made while it probed (one trace a run). @defaultValue none */
@@ -64,18 +62,15 @@ function algorithm(kind: AdaptiveKind, policy: object | undefined, context: Poli
 }
 
 /**
- * An adaptive concurrency limit on the server: a {@link Limiter} over AIMD, Vegas or Gradient2.
- * Each attempt that reaches the server asks it for a place at its key's priority; the place is
- * passed with the round trip when the backend answers a success, dropped when it answers a
- * failure (a full queue included) or drops it unserved because its caller gave up while it
- * waited (a timeout), and ignored when a policy after it refused the attempt.
+ * An adaptive concurrency limit on the server: the guard's limit stage over a {@link Limiter} of
+ * AIMD, Vegas or Gradient2. Each attempt that reaches the server asks it for a place at its key's
+ * priority; the place is passed with the round trip when the backend answers a success, dropped
+ * when it answers a failure (a full queue included: heard as a timeout, as overload) or drops it
+ * unserved from its queue because its caller gave up (a timeout), and ignored when a policy after
+ * it refused the attempt.
  */
 export function adaptiveLimit(options: AdaptiveOptions): PolicySpec {
-  const o = check.options(
-    options,
-    ["kind", "policy", "priorities", "priority", "name", "trace", "window"],
-    "adaptiveLimit",
-  );
+  const o = check.options(options, ["kind", "policy", "priorities", "name", "trace", "window"], "adaptiveLimit");
   const kind = o.kind;
   if (kind !== "aimd" && kind !== "vegas" && kind !== "gradient2" && kind !== "fixed")
     throw new TypeError(
@@ -86,98 +81,63 @@ export function adaptiveLimit(options: AdaptiveOptions): PolicySpec {
   const priorities = o.priorities;
   if (priorities !== undefined && !(priorities instanceof Priorities))
     throw new TypeError(`adaptiveLimit priorities must be a Priorities, got ${check.describe(priorities)}`);
-  const priority = o.priority;
-  if (priority !== undefined && typeof priority !== "function")
-    throw new TypeError(`adaptiveLimit priority must be a function of the key, got ${check.describe(priority)}`);
   const name = check.or(o.name, kind);
   const trace = o.trace;
-  const reasons = { limit: `${name}/limit`, reserved: `${name}/reserved` } as const;
-  return {
-    name,
-    create(context: PolicyContext): Adapter {
-      const limiter = new Limiter(algorithm(kind, o.policy, context), {
-        ...(priorities === undefined ? {} : { priorities }),
-        ...(o.window === undefined ? {} : { window: o.window }),
-        now: context.start,
-      });
-      const a = limiter.algorithm;
-      const max = a instanceof FixedLimit ? a.limit : a.policy.max;
-      const adapter: Adapter & { reason: string } = {
-        name,
-        side: "server",
-        reason: reasons.limit,
+  return stagePolicy("limit", name, "server", name, (context) => {
+    const limiter = new Limiter(algorithm(kind, o.policy, context), {
+      ...(priorities === undefined ? {} : { priorities }),
+      ...(o.window === undefined ? {} : { window: o.window }),
+      now: context.start,
+    });
+    const a = limiter.algorithm;
+    const max = a instanceof FixedLimit ? a.limit : a.policy.max;
+    return {
+      options: { limit: limiter },
+      extras: {
         envelopes: [{ kind: "concurrency", label: `${name} (at most its max, ${max})`, limit: max }],
-        admit: (now, key) => {
-          const t: Token | Refusal = limiter.acquire(now, priority === undefined ? undefined : priority(key));
-          trace?.note(now, limiter.limit);
-          if (t.ok) return t;
-          if (trace !== undefined && limiter.algorithm.probing) trace.refusedProbing(now);
-          adapter.reason = reasons[t.reason];
-          return undefined;
-        },
-        settle: (token, now, ok) => {
-          if (ok) (token as Token).pass(now);
-          else (token as Token).drop(now);
-          trace?.note(now, limiter.limit);
-        },
-        release: (token, now) => {
-          const t = token as Token;
-          // Released later than it was let in: the backend dropped it unserved, having held it
-          // past its caller's timeout — a timeout, which the limit must learn of. Released at the
-          // instant it was let in: a policy after this one refused it, which says nothing.
-          if (now > t.start) t.drop(now);
-          else t.ignore();
-          trace?.note(now, limiter.limit);
-        },
         held: () => limiter.flying,
         stats: () => ({ limit: limiter.limit, flying: limiter.flying }),
-      };
-      return adapter;
-    },
-  };
+      },
+      hearing: {
+        failure: "timeout",
+        ...(trace === undefined
+          ? {}
+          : {
+              observe: (now: number, refused: boolean) => {
+                trace.note(now, limiter.limit);
+                if (refused && a.probing) trace.refusedProbing(now);
+              },
+            }),
+      },
+    };
+  });
 }
 
 /** Options of {@link prioritisedShedder}. */
 export interface PrioritisedShedderOptions {
   /** Fields laid over the `shed` preset. @defaultValue the preset */
   readonly policy?: Partial<Shed>;
-  /** The levels calls are judged by. */
+  /** The levels calls are judged by, each at its key's priority (a traffic's `keys.priority`). */
   readonly priorities: Priorities;
-  /** Each key's priority (a traffic's `keys.priority`). */
-  readonly priority: (key: number) => Priority | undefined;
   /** @defaultValue "shedder" */
   readonly name?: string;
 }
 
 /**
- * `@tideward/shedder`'s `Shedder` on the server's CPU, as `policy.shedder` runs it, judging each
- * attempt at its key's priority: when hot and full, the least important are refused first.
+ * `@tideward/shedder`'s `Shedder` on the server's CPU, as `policy.shedder` runs it (the guard's
+ * shedder stage), with levels: each attempt is judged at its key's priority, and when hot and
+ * full the least important are refused first.
  */
 export function prioritisedShedder(options: PrioritisedShedderOptions): PolicySpec {
-  const o = check.options(options, ["policy", "priorities", "priority", "name"], "prioritisedShedder");
+  const o = check.options(options, ["policy", "priorities", "name"], "prioritisedShedder");
   new Shedder(o.policy);
   if (!(o.priorities instanceof Priorities))
     throw new TypeError(`prioritisedShedder priorities must be a Priorities, got ${check.describe(o.priorities)}`);
-  if (typeof o.priority !== "function")
-    throw new TypeError(`prioritisedShedder priority must be a function of the key, got ${check.describe(o.priority)}`);
-  const { priorities, priority, policy } = o;
+  const { priorities, policy } = o;
   const name = check.or(o.name, "shedder");
-  return {
-    name,
-    create(context: PolicyContext): Adapter {
-      const s = new Shedder(policy, context.start, priorities);
-      return {
-        name,
-        side: "server",
-        reason: name,
-        admit: (now, key) => s.allow(now, context.cpu(now), priority(key)),
-        settle: (ticket, now, ok) => {
-          if (ok) (ticket as Ticket).pass(now);
-          else (ticket as Ticket).fail();
-        },
-        release: (ticket) => (ticket as Ticket).fail(),
-        held: () => s.flying,
-      };
-    },
-  };
+  return stagePolicy("shed", name, "server", name, (context, last) => {
+    const s = new Shedder(policy, context.start, priorities);
+    // The stage reads the load as it admits, after the chain has noted the reading.
+    return { options: { shedder: s, load: (): number => context.cpu(last[0]) }, extras: { held: () => s.flying } };
+  });
 }

@@ -1,7 +1,7 @@
 // The contenders the adaptive-concurrency scenarios compare, defined once: each adaptive limit
 // (with or without priority), a fixed limit, the shedder, and no policy, each a fresh policy for
 // a run and, for the limits, a trace of the limit over that run.
-import type { Priorities, Priority, SampleWindow } from "@tideward/concurrency";
+import type { Priorities, SampleWindow } from "@tideward/concurrency";
 import { exponential } from "../distribution";
 import type { Distribution } from "../distribution";
 import { gate } from "../policies/limiters";
@@ -30,12 +30,6 @@ export interface AdaptiveContender {
 export interface LineupSettings {
   /** A fixed limit's places (`"fixed"`): a static gate sized for the backend's capacity. */
   readonly fixed: number;
-  /**
-   * Not read: the run gives each call its key's priority (the traffic's `keys.priority`), and a
-   * contender with priority judges it by {@link LineupSettings.priorities}. Left for the scenarios
-   * that still pass it.
-   */
-  readonly priorityOf?: (key: number) => Priority | undefined;
   /** The levels the contenders with priority judge calls by, each call at its key's priority. */
   readonly priorities?: Priorities;
   /**

@@ -163,7 +163,6 @@ export const prefetchSpike = defineScenario<PrefetchSpikeParams>({
         ),
       ),
     );
-    const priorityOf = (key: number) => traffic.keys.priority?.(key);
     const priorities = new Priorities({ levels: [USER, PREFETCH], shares: [1 - p.share, p.share], fallback: USER });
     const latency = serviceTime(p.service, p.spread);
     const runs = PREFETCH_CONTENDERS.map((c) =>
@@ -178,7 +177,6 @@ export const prefetchSpike = defineScenario<PrefetchSpikeParams>({
         client: { deadline: p.deadline * 1_000 },
         policies: policiesOf(c, {
           fixed: p.workers,
-          priorityOf,
           priorities,
           deadline: p.deadline * 1_000,
           window: SAMPLE_WINDOW,

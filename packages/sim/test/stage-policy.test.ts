@@ -140,6 +140,15 @@ describe.each([0, 1_700_000_000_000.375])("policy.stage, the clock at %d", (t0) 
     expect(() => policy.stage("limits", () => ({}))).toThrow(
       /^policy\.stage kind must be one of .*"limit".*, got "limits"$/,
     );
+    // Each kind once, though two stages (the bucket and the per-key limits) refuse as "rate".
+    let listed: string[] = [];
+    try {
+      policy.stage("limits", () => ({}));
+    } catch (e) {
+      listed = (e as Error).message.replace(/, got .*$/, "").match(/"[a-z]+"/g) ?? [];
+    }
+    expect(listed).toContain('"rate"');
+    expect(new Set(listed).size).toBe(listed.length);
     expect(() => policy.stage("rate", () => ({}), { side: "server" })).toThrow(
       'policy.stage side: a stage of kind "rate" stands on no server side',
     );

@@ -235,7 +235,7 @@ export function stage(
   const def = STAGES.find((d) => d.kind === kind);
   if (def === undefined)
     throw new RangeError(
-      `policy.stage kind must be one of ${STAGES.map((d) => JSON.stringify(d.kind)).join(", ")}, got ${check.describe(kind)}`,
+      `policy.stage kind must be one of ${[...new Set(STAGES.map((d) => JSON.stringify(d.kind)))].join(", ")}, got ${check.describe(kind)}`,
     );
   const side = check.or(o.side, def.place.server === undefined ? "client" : "server");
   if (side !== "client" && side !== "server")

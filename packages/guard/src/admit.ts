@@ -1,6 +1,6 @@
 import type { Limiter, Priority, Queue } from "@tideward/concurrency";
 import type { Gate } from "@tideward/limiters";
-import type { Shed, Shedder } from "@tideward/shedder";
+import type { Shedder } from "@tideward/shedder";
 import { systemClock, systemRandom } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Clock, Span } from "@tideward/time";
@@ -10,7 +10,6 @@ import type { KeyedLimits, LimitOverride } from "./keyed-limits";
 import { MAX_KEY, wholeCost } from "./limits";
 import type { Limit } from "./limits";
 import { PROBLEM_JSON, problemBody } from "./problem";
-import type { QuotaAdmission } from "./quota-admission";
 import { seconds } from "./ratelimit-fields";
 import { sfInteger } from "./structured";
 import type { RefusalKind } from "./refusal";
@@ -18,10 +17,10 @@ import { Pipeline } from "./pipeline";
 import type { Held } from "./pipeline";
 import type { Ask, Stage } from "./stage";
 import { stagesOf } from "./stages/index";
+import type { ServerStageOptions } from "./stages/index";
 import { GateStage } from "./stages/gate";
 import { KeyedStage } from "./stages/keyed";
 import { LimitStage } from "./stages/limit";
-import type { LimitOption } from "./stages/limit";
 import { QuotaStage, parseBusy } from "./stages/quota";
 import { ShedderStage } from "./stages/shedder";
 import { realTimers } from "./timers";
@@ -34,14 +33,11 @@ export type { Field, Verdict } from "./verdict";
 export type { QuotaAdmission } from "./quota-admission";
 export type { Actual, ReserveOption, Settling } from "./quota-reservation";
 
-/** Options of {@link admit}; every policy is optional. */
-export interface AdmitOptions extends LimitOption {
-  /** A load shedder asked first; needs {@link AdmitOptions.load}. */
-  readonly shedder?: Shedder | Partial<Shed>;
-  /** The load the shedder weighs, in thousandths (0–1000): `LoadSampler`'s `load`, or yours. */
-  readonly load?: () => number;
-  /** A concurrency limit on requests in the handler, or the gate itself. */
-  readonly gate?: Gate | number;
+/**
+ * Options of {@link admit}; every policy is optional. Its policies' options are its stages'
+ * ({@link ServerStageOptions}), the rest its own.
+ */
+export interface AdmitOptions extends ServerStageOptions {
   /**
    * A line to wait in for a place under {@link LimitOption.limit}, instead of being refused at
    * once: a `Queue` of `@tideward/concurrency` (CoDel with adaptive LIFO: `new Queue({ target: 5,
@@ -52,18 +48,6 @@ export interface AdmitOptions extends LimitOption {
    * with the signal's reason. Needs a `limit`. @defaultValue none: refused at once
    */
   readonly wait?: Queue<unknown>;
-  /** Per-key limits, kept in process. */
-  readonly limits?: readonly Limit[];
-  /** A quota-engine charge set per request. */
-  readonly quota?: QuotaAdmission;
-  /** The most client keys with limiter state at once. @defaultValue 100 000 */
-  readonly maxKeys?: number;
-  /**
-   * The most bytes the per-key limiters may hold with `maxKeys` keys (each key's string counted at
-   * its longest, 256 code units): a configuration past it is refused at once, saying what it
-   * would hold. A sliding window holds 8 B a unit of quota for every key. @defaultValue 256 MiB
-   */
-  readonly maxBytes?: number;
   /** The `Retry-After` a shedder's or a gate's refusal carries, in milliseconds. @defaultValue 1000 */
   readonly busyRetryAfter?: Span;
   /** Refusals carry an RFC 9457 `application/problem+json` body. @defaultValue false */
@@ -79,17 +63,27 @@ export interface AdmitOptions extends LimitOption {
   readonly clock?: Clock;
 }
 
-// Every option admit takes, as its check of misspelt names knows them: its stages' (in the order
-// they are asked), then its own. The simulator's admission policy reads the list too, through the
-// internal entry.
-export const ADMIT_OPTIONS = [
-  ...stagesOf("server").flatMap((d) => d.options),
+/** The options admit reads itself; each stage reads its own (see `stages/`). */
+const OWN_OPTIONS = [
   "wait",
   "busyRetryAfter",
   "problem",
   "fields",
   "clock",
-] as readonly (keyof AdmitOptions)[];
+] as const satisfies readonly (keyof AdmitOptions)[];
+
+// Every option admit takes, as its check of misspelt names knows them: its stages' (in the order
+// they are asked), then its own. The simulator's admission policy reads the list too, through the
+// internal entry.
+export const ADMIT_OPTIONS: readonly (keyof AdmitOptions)[] = [
+  ...(stagesOf("server").flatMap((d) => d.options) as (keyof ServerStageOptions)[]),
+  ...OWN_OPTIONS,
+];
+
+/** Each option named in one list above: what a field added without its name would break. */
+type Named = (typeof OWN_OPTIONS)[number] | keyof ServerStageOptions;
+const EVERY_OPTION_NAMED: [Exclude<keyof AdmitOptions, Named>] extends [never] ? true : never = true;
+void EVERY_OPTION_NAMED;
 
 /** The admission decision for one service: see {@link admit}. */
 export interface Admission {

@@ -7,7 +7,22 @@ import { check } from "@tideward/time/internal";
 import { KeyedFields } from "../keyed-fields";
 import { KeyedLimits } from "../keyed-limits";
 import { checkBytes, checkLimits } from "../limits";
+import type { Limit } from "../limits";
 import type { Ask, Host, Stage, StageDef } from "../stage";
+
+/** admit's per-key limit options. */
+export interface KeyedOption {
+  /** Per-key limits, kept in process. */
+  readonly limits?: readonly Limit[];
+  /** The most client keys with limiter state at once. @defaultValue 100 000 */
+  readonly maxKeys?: number;
+  /**
+   * The most bytes the per-key limiters may hold with `maxKeys` keys (each key's string counted at
+   * its longest, 256 code units): a configuration past it is refused at once, saying what it
+   * would hold. A sliding window holds 8 B a unit of quota for every key. @defaultValue 256 MiB
+   */
+  readonly maxBytes?: number;
+}
 
 /** Per-key limits in the pipeline: nothing is held once charged, so its token is `true`. */
 export class KeyedStage implements Stage<true> {
@@ -45,7 +60,7 @@ export class KeyedStage implements Stage<true> {
 
 export const keyed: StageDef<"rate"> = {
   kind: "rate",
-  options: ["limits", "maxKeys", "maxBytes"],
+  options: ["limits", "maxKeys", "maxBytes"] satisfies (keyof KeyedOption)[],
   place: { server: 40 },
   parse(o, host: Host) {
     const maxKeys = o.maxKeys === undefined ? 100_000 : check.integer(o.maxKeys, `${host.owner} maxKeys`, 1);

@@ -13,6 +13,12 @@ import { Reservation, reserveOption, reservedId, unreserved } from "../quota-res
 import type { PolicyState } from "../ratelimit-fields";
 import type { Ask, Host, Stage, StageDef } from "../stage";
 
+/** admit's quota option. */
+export interface QuotaOption {
+  /** A quota-engine charge set per request. */
+  readonly quota?: QuotaAdmission;
+}
+
 /** admit's `busyRetryAfter` (ms): the wait of a refusal whose wait nobody knows, named under `owner`. @defaultValue 1000 */
 export function parseBusy(value: unknown, owner: string): number {
   return value === undefined ? 1_000 : check.nonNegative(value, `${owner} busyRetryAfter (ms)`);
@@ -139,7 +145,7 @@ export class QuotaStage implements Stage<Reservation | true> {
 
 export const quota: StageDef<"quota"> = {
   kind: "quota",
-  options: ["quota"],
+  options: ["quota"] satisfies (keyof QuotaOption)[],
   place: { server: 50 },
   parse(o, host: Host) {
     const q = o.quota as QuotaAdmission | undefined;

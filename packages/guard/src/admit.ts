@@ -4,8 +4,6 @@ import type { Shedder } from "@tideward/shedder";
 import { systemClock, systemRandom } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Clock, Span } from "@tideward/time";
-import { fieldsOf } from "./keyed-fields";
-import type { KeyedFields } from "./keyed-fields";
 import type { KeyedLimits, LimitOverride } from "./keyed-limits";
 import { MAX_KEY, wholeCost } from "./limits";
 import type { Limit } from "./limits";
@@ -131,6 +129,9 @@ export interface Admission {
   removeOverride(key: string, limit: string): void;
 }
 
+type Peek = NonNullable<Stage["peek"]>;
+type Fields = NonNullable<Stage["fields"]>;
+
 /** The server side's stages, in the order they are asked. */
 const SERVER_STAGES = stagesOf("server");
 
@@ -204,10 +205,10 @@ export function admit(options?: AdmitOptions): Admission {
   const shedder = stages.find((st): st is ShedderStage => st instanceof ShedderStage)?.shedder;
   const gate = stages.find((st): st is GateStage => st instanceof GateStage)?.gate;
   const limitStage = stages.find((st): st is LimitStage => st instanceof LimitStage);
-  const keyedStage = stages.find((st): st is KeyedStage => st instanceof KeyedStage);
-  const keyed = keyedStage?.limits;
-  const asked = keyedStage?.asked;
+  const keyed = stages.find((st): st is KeyedStage => st instanceof KeyedStage)?.limits;
   const quotaStage = stages.find((st): st is QuotaStage => st instanceof QuotaStage);
+  // The places of the stages that report RateLimit fields.
+  const reporting = stages.flatMap((st, i) => (typeof st.fields === "function" ? [i] : []));
   // A release reads the clock only for a stage that counts a response time (a gate's place needs none).
   const timed = stages.some((st) => typeof st.settle === "function" && !(st instanceof GateStage)) ? clock : undefined;
   const busy = parseBusy(o.busyRetryAfter, "admit");
@@ -260,7 +261,8 @@ export function admit(options?: AdmitOptions): Admission {
   };
 
   // The verdict of a request the pipeline decided at `now` (`late`: once a quota store answered):
-  // its status and reason, and the RateLimit fields of the per-key limits and the quota set.
+  // its status and reason as the stage that refused gives them, and the RateLimit fields of the
+  // stages that report them (the per-key limits, the quota set).
   const verdict = (
     admitted: boolean,
     late: boolean,
@@ -271,47 +273,40 @@ export function admit(options?: AdmitOptions): Admission {
     waits: boolean,
   ): Verdict | Promise<Verdict> => {
     if (!admitted) {
-      const by = stages[pipeline.refusedBy];
+      const r = pipeline.refusedBy;
+      const by = stages[r];
       const kind = by.kind as RefusalKind;
-      if (by === keyedStage) {
-        const k = asked as KeyedFields;
-        // Charged once the quota set committed, the key's last units had gone meanwhile (the
-        // race is a store's round trip long): its quota is spent, and the fields show both.
-        const fields =
-          quotaStage !== undefined && keyedStage.charged ? [...k.fields(), ...fieldsOf(quotaStage.states)] : k.fields();
-        return refuse(429, "rate", a.retryAfter, fields, [...k.violated]);
+      if (by.status !== 429) {
+        // Refused by the concurrency limit, a request may wait for a place, holding nothing.
+        if (waits && line !== undefined && by === limitStage)
+          return line.wait(now, a.key ?? "", a.cost, a.priority, limitStage.kind, signal);
+        return refuse(503, kind, busy, [], []);
       }
-      if (by === quotaStage) {
-        // No room for one more reservation in the store: a capacity refusal, nothing reserved.
-        if (quotaStage.full) return refuse(503, "quota", busy, [], []);
-        const wait = a.retryAfter;
-        const fields = fieldsOf(quotaStage.states);
-        // The per-key limits, only looked at, as they stand when the quota refused.
-        if (keyedStage !== undefined) {
-          keyedStage.peek(late ? later() : now, a);
-          fields.unshift(...(asked as KeyedFields).fields());
-        }
-        return refuse(429, "quota", wait, fields, quotaStage.violated);
+      // Over a client's quota: the fields of each reporting stage the request reached (all of
+      // them when it refused as it was spent last, after the quota set committed); one only
+      // peeked at its place is looked at again, as it stands now.
+      const spending = pipeline.refusedSpending;
+      const fields: Field[] = [];
+      for (const i of reporting) {
+        if (i > r && !spending) break;
+        const st = stages[i];
+        if (i !== r && st.last === true && !(spending && i < r)) (st.peek as Peek)(late ? later() : now, a);
+        fields.push(...(st.fields as Fields)());
       }
-      // Refused by the concurrency limit, a request may wait for a place, holding nothing.
-      if (waits && line !== undefined && (kind === "limit" || kind === "reserved"))
-        return line.wait(now, a.key ?? "", a.cost, a.priority, kind, signal);
-      return refuse(503, kind, busy, [], []);
+      return refuse(429, kind, a.retryAfter, fields, by.violated ?? []);
     }
-    let before: readonly Field[] | undefined;
-    if (asked !== undefined && (show === "always" || (show === "low" && asked.low()))) before = asked.fields();
-    if (quotaStage === undefined)
-      return new Answer(true, 200, before ?? NO_FIELDS, undefined, 0, undefined, undefined, held, pipeline, timed);
-    const states = quotaStage.states;
-    const fields = fieldsOf(states);
-    if (before !== undefined) fields.unshift(...before);
-    const shown =
-      show === "always" ||
-      (show === "low" && (before !== undefined || states.some((p) => p.remaining * 10 <= p.quota)));
+    // With "low", from the first stage with a policy low on quota on.
+    let fields: readonly Field[] = NO_FIELDS;
+    let shown = show === "always";
+    for (const i of reporting) {
+      const st = stages[i];
+      if (!shown && show === "low") shown = (st.low as () => boolean)();
+      if (shown) fields = fields === NO_FIELDS ? (st.fields as Fields)() : [...fields, ...(st.fields as Fields)()];
+    }
     return new Answer(
       true,
       200,
-      shown ? fields : NO_FIELDS,
+      fields,
       undefined,
       0,
       undefined,
@@ -319,7 +314,7 @@ export function admit(options?: AdmitOptions): Admission {
       held,
       pipeline,
       timed,
-      quotaStage.reservation,
+      quotaStage?.reservation,
     );
   };
 

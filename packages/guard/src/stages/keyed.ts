@@ -9,6 +9,7 @@ import { KeyedLimits } from "../keyed-limits";
 import { checkBytes, checkLimits } from "../limits";
 import type { Limit } from "../limits";
 import type { Ask, Host, Stage, StageDef } from "../stage";
+import type { Field } from "../verdict";
 
 /** admit's per-key limit options. */
 export interface KeyedOption {
@@ -27,12 +28,11 @@ export interface KeyedOption {
 /** Per-key limits in the pipeline: nothing is held once charged, so its token is `true`. */
 export class KeyedStage implements Stage<true> {
   readonly kind = "rate";
+  readonly status = 429;
   readonly last: boolean;
   readonly limits: KeyedLimits;
   /** The figures of its latest ask (units left, waits, the limits that refused), for the response's fields. */
   readonly asked: KeyedFields;
-  /** Whether its latest ask charged (was `enter`), not only looked (`peek`). */
-  charged = false;
 
   /** @param last - peeked at its place and charged last (a quota set follows it) */
   constructor(limits: KeyedLimits, last: boolean) {
@@ -49,8 +49,19 @@ export class KeyedStage implements Stage<true> {
     return this.#ask(now, ask, true) ? true : undefined;
   }
 
+  get violated(): readonly string[] {
+    return this.asked.violated;
+  }
+
+  fields(): readonly Field[] {
+    return this.asked.fields();
+  }
+
+  low(): boolean {
+    return this.asked.low();
+  }
+
   #ask(now: number, ask: Ask, commit: boolean): boolean {
-    this.charged = commit;
     const wait = this.asked.ask(ask.key ?? "", now, ask.cost, commit);
     if (wait < 0) return true;
     ask.retryAfter = wait;

@@ -11,7 +11,9 @@ import { checkNames, quotaSpecs, quotaStates } from "../quota-admission";
 import type { QuotaAdmission, QuotaSpecs } from "../quota-admission";
 import { Reservation, reserveOption, reservedId, unreserved } from "../quota-reservation";
 import type { PolicyState } from "../ratelimit-fields";
+import { fieldsOf } from "../keyed-fields";
 import type { Ask, Host, Stage, StageDef } from "../stage";
+import type { Field } from "../verdict";
 
 /** admit's quota option. */
 export interface QuotaOption {
@@ -45,6 +47,19 @@ export class QuotaStage implements Stage<Reservation | true> {
   full = false;
   /** The reservation it made, if any. */
   reservation: Reservation | undefined = undefined;
+
+  /** Over quota (429), or no room for one more reservation in the store (503, a capacity refusal). */
+  get status(): 429 | 503 {
+    return this.full ? 503 : 429;
+  }
+
+  fields(): Field[] {
+    return fieldsOf(this.states);
+  }
+
+  low(): boolean {
+    return this.states.some((p) => p.remaining * 10 <= p.quota);
+  }
 
   constructor(
     quota: QuotaAdmission,

@@ -1,7 +1,8 @@
 // Every policy the guard and admit compose, one module each. A new policy is a module in this
 // folder and a line in each list below: its options join the guard's and admit's (by the side it
 // stands on: ClientStageOptions, ServerStageOptions), its stage joins their pipelines, the
-// simulator's policies and otel's gauges.
+// simulator's policies and otel's gauges, and a server's refusal by it is answered with the
+// status and the RateLimit fields its stage gives (`status`, `fields`: see stage.ts).
 import type { StageDef } from "../stage";
 import { breaker } from "./breaker";
 import type { BreakerOption } from "./breaker";

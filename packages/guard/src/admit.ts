@@ -295,14 +295,13 @@ export function admit(options?: AdmitOptions): Admission {
       }
       return refuse(429, kind, a.retryAfter, fields, by.violated ?? []);
     }
-    // With "low", from the first stage with a policy low on quota on.
+    // With "low", every reporting stage's fields once any of them is low on quota.
     let fields: readonly Field[] = NO_FIELDS;
     let shown = show === "always";
-    for (const i of reporting) {
-      const st = stages[i];
-      if (!shown && show === "low") shown = (st.low as () => boolean)();
-      if (shown) fields = fields === NO_FIELDS ? (st.fields as Fields)() : [...fields, ...(st.fields as Fields)()];
-    }
+    if (show === "low") for (const i of reporting) if ((shown = (stages[i].low as () => boolean)())) break;
+    if (shown)
+      for (const i of reporting)
+        fields = fields === NO_FIELDS ? (stages[i].fields as Fields)() : [...fields, ...(stages[i].fields as Fields)()];
     return new Answer(
       true,
       200,

@@ -88,7 +88,7 @@ const KNOWN = [
 ] as const;
 /** 1/φ: successive multiples modulo 1 spread as evenly as any sequence can. */
 const GOLDEN = 0.6180339887498949;
-/** Samples in a row under alpha before `grow`'s leap: one or two read so by chance at the limit. */
+/** Samples in a row under alpha before the one that may leap by `grow`: one or two read so by chance at the limit. */
 const CALM = 2;
 
 function resolveVegas(policy: Partial<Vegas> | undefined): Vegas {
@@ -182,7 +182,7 @@ export class VegasLimit {
   #jitter: number;
   // Whether the baseline in force is a probe's own round trip (no lower one seen since).
   #probing = false;
-  // 1 when the last sample read no queue: `grow`'s leap waits for a second in a row.
+  // Samples in a row under alpha, up to CALM: `grow`'s leap waits for CALM before the one it takes.
   #calm = 0;
 
   /**
@@ -283,7 +283,7 @@ export class VegasLimit {
         // a probe's own (taken under load, it reads as no queue); it shrinks with the square of
         // the room left, so a queue near alpha (as noise at the limit reads now and then) moves
         // the limit by little.
-        this.#calm = calm + 1;
+        this.#calm = calm < CALM ? calm + 1 : CALM;
         const step = queue <= p.threshold * s ? p.beta * s : s;
         const room = alpha > 0 ? Math.max(0, alpha - queue) / alpha : 1;
         next = estimate + (calm >= CALM && !this.#probing ? Math.max(step, p.grow * estimate * room * room) : step);

@@ -2,7 +2,8 @@
 // scenarios over seeds 1–10 and each main knob 20 % either side of its default, every
 // contender's figures given as the range they took; and the capacity shift at a backend of 64
 // workers, where ±20 % of the true concurrency is wider than the queue a limit keeps, timing how
-// long each limit takes to settle there after each change. Rewrites the block between
+// long each limit takes to settle there after each change, and to its own steady level (with the
+// queue it keeps). Vegas runs with its preset and with its opt-in drain and grow. Rewrites the block between
 // `<!-- head-to-head -->` and `<!-- /head-to-head -->` in packages/concurrency/README.md.
 // Minutes of one core: run it alone on a shared machine.
 //

@@ -46,8 +46,8 @@ export interface Vegas {
   readonly drain: number;
   /**
    * Opt-in, a share from 0 to 1: how much of itself the limit may grow by in one sample while
-   * little queues. From the third sample in a row under `alpha × s` queued calls (and not on a
-   * probe's own baseline) the limit rises by `max(step, grow × estimate × room²)`, `room = (alpha
+   * little queues. From the third sample in a row under `alpha × s` queued calls, on a sample that
+   * found the limit full and not on a probe's own baseline, the limit rises by `max(step, grow × estimate × room²)`, `room = (alpha
    * × s − queue) / (alpha × s)` and `step` the preset's (`beta × s` or `s`); 0 is the preset's
    * step alone. @defaultValue 0
    */
@@ -150,7 +150,8 @@ export interface VegasState {
  * - `queue < alpha × s`: `estimate + s`; `queue > beta × s`: `estimate − s`; between: no change;
  * - opt-in, for a limit that settles in a few samples rather than a step a sample: with `drain`
  *   a long queue is drained in proportion, `estimate − max(s, drain × (queue − alpha × s))`, and
- *   with `grow` a third sample in a row under `alpha × s` grows by up to `grow × estimate`
+ *   with `grow` a third sample in a row under `alpha × s` that found the limit full grows by up
+ *   to `grow × estimate`
  *   (see {@link Vegas.grow});
  * - the result is held to `[min, max]` and smoothed: `estimate = (1 − smoothing) × estimate +
  *   smoothing × result`. The limit is its whole part.
@@ -279,14 +280,16 @@ export class VegasLimit {
       const queue = Math.ceil(estimate * (1 - this.#noLoad / rtt));
       const alpha = p.alpha * s;
       if (queue <= p.threshold * s || queue < alpha) {
-        // The leap waits for a third sample in a row under alpha, and for a baseline that is not
-        // a probe's own (taken under load, it reads as no queue); it shrinks with the square of
-        // the room left, so a queue near alpha (as noise at the limit reads now and then) moves
-        // the limit by little.
+        // The leap waits for a third sample in a row under alpha, for a sample that found the
+        // limit full (one that does not bind has nothing to leap for, and would only drift up
+        // faster) and for a baseline that is not a probe's own (taken under load, it reads as no
+        // queue); it shrinks with the square of the room left, so a queue near alpha (as noise at
+        // the limit reads now and then) moves the limit by little.
         this.#calm = calm < CALM ? calm + 1 : CALM;
         const step = queue <= p.threshold * s ? p.beta * s : s;
         const room = alpha > 0 ? Math.max(0, alpha - queue) / alpha : 1;
-        next = estimate + (calm >= CALM && !this.#probing ? Math.max(step, p.grow * estimate * room * room) : step);
+        const leap = calm >= CALM && !this.#probing && inflight >= Math.floor(estimate);
+        next = estimate + (leap ? Math.max(step, p.grow * estimate * room * room) : step);
       } else if (queue > p.beta * s) next = estimate - Math.max(s, p.drain * (queue - alpha));
       else return;
     }

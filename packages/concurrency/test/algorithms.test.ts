@@ -217,6 +217,18 @@ describe("VegasLimit's opt-in drain and grow", () => {
     expect(l.estimate).toBe(146);
   });
 
+  it("leaps only on a sample that found the limit full: one that does not bind grows by the preset's step", () => {
+    // Three samples in a row with nothing queued; the third found 55 of 62 places in flight.
+    const l = new VegasLimit({ initial: 50, grow: 1 });
+    l.sample(10, 50, false);
+    l.sample(10, 50, false); // 56
+    l.sample(10, 56, false); // 62
+    l.sample(10, 55, false); // under the limit of 62, at least half: + beta 6
+    expect(l.estimate).toBe(68);
+    l.sample(10, 68, false); // full: 68 + 1 × 68 × 1
+    expect(l.estimate).toBe(136);
+  });
+
   it("makes no leap on a probe's own baseline", () => {
     // seed 0, estimate held at 10: the probe is the 150th sample.
     const seen: number[] = [];

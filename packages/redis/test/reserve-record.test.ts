@@ -5,9 +5,10 @@
 // Either way Redis keeps it its time to live, the margin and 1 ms, and settle answers as in process.
 import { expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
-import type { QuotaCharge, SettleResult } from "@tideward/quota-engine";
+import type { QuotaCharge } from "@tideward/quota-engine";
 import { answer } from "@tideward/quota-engine/conformance";
 import { RedisQuotaEngine } from "@tideward/redis";
+import { came } from "./crosscheck";
 import { patient, useRedis, withRedis } from "./server";
 
 const HEAD = 25;
@@ -25,8 +26,6 @@ const set = (window: boolean): QuotaCharge[] => [
   { key: alice, limit: "flow", cost: 3, kind: "gcra" },
   ...(window ? [{ key: tenant, limit: "hour", cost: 800, kind: "window" as const }] : []),
 ];
-const came = (r: SettleResult, id: string): unknown =>
-  r.ok ? r.charges.map(({ key: _key, ...rest }) => rest) : [r.code, r.reason.split(id).join("<id>")];
 
 withRedis("a reservation's record", () => {
   const redis = useRedis();

@@ -89,6 +89,11 @@ export function sameSet(got: AtomicReport, want: AtomicReport): void {
   expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
 }
 
-/** What a settle came to, without its keys: the part both engines must agree on. */
-export const came = (r: SettleResult): unknown =>
-  r.ok ? r.charges.map(({ key: _key, ...rest }) => rest) : [r.code, r.reason];
+/**
+ * What a settle came to, without its keys (nor `id` where its reason names it, for ids each engine
+ * made): the part both engines must agree on.
+ */
+export const came = (r: SettleResult, id?: string): unknown =>
+  r.ok
+    ? r.charges.map(({ key: _key, ...rest }) => rest)
+    : [r.code, id === undefined ? r.reason : r.reason.split(id).join("<id>")];

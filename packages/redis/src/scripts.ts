@@ -618,7 +618,7 @@ export const period: LuaScript = {
 /** src/lua/quota.lua, with slackOf, bucket, reach, gcra, ABSENT, clock, NOT_OURS, foreign, write, kindOf, ONE_NUMBER, TWO_NUMBERS, kept, decode, encode, fresh, expiry, freshAt, expires, px, step, digest, RECORD, RECORD_FORMAT, NO_DIGEST, A_RECORD, reservation, rebase, entries, earlier, opens, window */
 export const quota: LuaScript = {
   name: "quota",
-  sha: "7263cdbf10d6247a312169f5dd7f02607e767b61",
+  sha: "edbe2d01337142108f7801cfded2f1f94fe31ac9",
   source:
     "-- tideward quota engine: one charge set (all or nothing), a peek of one, a reserve (a charge set\nlocal ABSENT='\\0\\0\\0\\0\\0\\0\\248\\127\\0\\0\\0\\0\\0\\0\\248\\127'\n" +
     NOT_OURSPart +
@@ -834,7 +834,7 @@ export const quota: LuaScript = {
     pxPart +
     "\nend\nlocal value\ndo\n" +
     encodePart("kind", "nb", "na") +
-    "\nend\nlocal nx=p==0 and got[c]==ABSENT\nif nx then created=created+1 end\nch[o-2],ch[o-1],ch[o]=value,ms,nx\nst[o-2],st[o-1]=na,nb\nif latest then latest[key]=c end\nelse\nch[o-2]=false\nif got[c]==ABSENT then unwritten=unwritten+1 end\nif enforced then\nfailed=true\nbreak\nend\nend\nif rec then\nrec[c*2-1]=cost\nif kind=='window'then rec[c*2]=st[o-1]end\nend\nend\nend\nif absent>0 and(mode=='p'or failed or unwritten>0)then\nif redis.call('EXISTS',_G.unpack(KEYS,1,m))~=m-absent then\nfor c=1,m do\nif got[c]==ABSENT then\nlocal what\ndo\nlocal kind=st[c*3]\n" +
+    "\nend\nlocal nx=p==0 and got[c]==ABSENT\nif nx then created=created+1 end\nch[o-2],ch[o-1],ch[o]=value,ms,nx\nst[o-2],st[o-1]=na,nb\nif latest then latest[key]=c end\nelse\nch[o-2]=false\nif got[c]==ABSENT then unwritten=unwritten+1 end\nif enforced then\nfailed=true\nbreak\nend\nend\nif rec then\nrec[c*2-1]=cost\nif kind=='window'and fits then rec[c*2]=st[o-1]end\nend\nend\nend\nif absent>0 and(mode=='p'or failed or unwritten>0)then\nif redis.call('EXISTS',_G.unpack(KEYS,1,m))~=m-absent then\nfor c=1,m do\nif got[c]==ABSENT then\nlocal what\ndo\nlocal kind=st[c*3]\n" +
     keptPart("kind") +
     "\nend\ndo\nlocal key,v=KEYS[c],false\n" +
     foreignPart("v", "key", "what") +

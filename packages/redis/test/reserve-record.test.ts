@@ -105,4 +105,29 @@ withRedis("a reservation's record", () => {
       expect(after.decisions.map(answer)).toEqual(local.checkAtomic(charges, now).decisions.map(answer));
     }
   });
+
+  // A shadow limit's window charge past its quota is decided, not counted: its reservation holds it
+  // in no window, so a refund gives nothing back and the window's count is the charges it took.
+  for (const origin of [0, 1_722_222_222_000.5])
+    for (const before of [0, 4])
+      it(`a shadow window's charge that did not fit (${before} used, origin ${origin}): reserved and settled, the count untouched`, async () => {
+        const prefix = `rs${n++}:`;
+        const remote = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix });
+        await remote.addLimit(limitSpec({ name: "hour", capacity: 5, refill: 5, window: 3_600_000 }), { shadow: true });
+        const hour = (cost: number): QuotaCharge[] => [{ key: alice, limit: "hour", cost, kind: "window" }];
+        if (before > 0)
+          expect((await remote.checkAtomic(hour(before), origin)).decisions[0].shadow?.allowed).toBe(true);
+        for (const id of [undefined, "mine"]) {
+          const got = await remote.reserve(hour(10), origin + 1, { ttl: 60_000, id });
+          expect([got.code, got.decisions[0].shadow?.reason]).toEqual(["reserved", "too_large"]);
+          const settled = await remote.settle(got.id, { hour: 3 }, origin + 2);
+          expect(settled.ok).toBe(true);
+        }
+        // Room for 5 − before more, then none.
+        for (let i = before; i < 5; i++)
+          expect((await remote.checkAtomic(hour(1), origin + 3)).decisions[0].shadow?.allowed, `unit ${i + 1}`).toBe(
+            true,
+          );
+        expect((await remote.checkAtomic(hour(1), origin + 3)).decisions[0].shadow?.reason).toBe("exhausted");
+      });
 });

@@ -276,7 +276,8 @@ if mode ~= 'p' then
     end
     if rec then
       rec[c * 2 - 1] = cost
-      if kind == 'window' then rec[c * 2] = st[o - 1] end
+      -- A shadow limit's window charge that did not fit was counted in no window (0: closed).
+      if kind == 'window' and fits then rec[c * 2] = st[o - 1] end
     end
   end
 end

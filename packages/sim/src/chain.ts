@@ -27,11 +27,18 @@ export const SERVER_SIDE = 1;
 /** Reports a broken invariant of policy `i`: throws. */
 export type Violation = (i: number, invariant: string, detail: string, now: number) => never;
 
-/** What an attempt asks of a side's stages: the guard's ask (with its key's priority), and the key an adapter is asked with (its number). */
+/**
+ * What an attempt asks of a side's stages: the guard's ask (its key's text, read by the stages
+ * kept per key, as admit's carries it, and its priority), and the key an adapter is asked with
+ * (its number).
+ */
 interface KeyedAsk extends Ask {
   index: number;
   priority: number | string | undefined;
 }
+
+/** Each key's text (`keys.name`), checked to be text. */
+export type KeyName = (key: number) => string;
 
 /** Each key's priority, as the traffic's `keys.priority` gives it. */
 export type PriorityOf = (key: number) => number | string | undefined;
@@ -68,7 +75,7 @@ export class Chain {
   /** Per side, what each attempt slot holds of its stages. */
   readonly #held: readonly Held[][];
   /** The one ask every admission fills in: asking allocates nothing. */
-  readonly #ask: KeyedAsk = { cost: 1, hedge: false, first: false, retryAfter: 0, index: 0, priority: undefined };
+  readonly #ask: KeyedAsk;
   /** Each key's priority, or none for traffic without priorities. */
   readonly #priority: PriorityOf | undefined;
   /** The key of the attempt being settled or released, for the monitors. */
@@ -93,6 +100,7 @@ export class Chain {
   /**
    * @param adapters - the policies' adapters for this run, made and checked by the run
    * @param invariants - whether to check every admission against the policies' envelopes
+   * @param keyName - each key's text, read from the ask by the stages kept per key
    * @param priority - each key's priority, put in every ask (none: every call gives none)
    */
   constructor(
@@ -100,8 +108,27 @@ export class Chain {
     invariants: boolean,
     rec: Recorder,
     violation: Violation,
+    keyName: KeyName,
     priority?: PriorityOf,
   ) {
+    let named = -1;
+    let text = "";
+    this.#ask = {
+      cost: 1,
+      hedge: false,
+      first: false,
+      retryAfter: 0,
+      index: 0,
+      priority: undefined,
+      // Named only when a stage reads it (once a key, as long as its calls follow one another).
+      get key() {
+        if (this.index !== named) {
+          text = keyName(this.index);
+          named = this.index;
+        }
+        return text;
+      },
+    };
     this.#priority = priority;
     this.#names = adapters.map((a) => a.name);
     this.adapters = adapters;

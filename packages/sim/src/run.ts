@@ -148,6 +148,7 @@ export class Run {
         spec.invariants,
         this.#rec,
         (i, invariant, detail, now) => this.#violation(i, invariant, detail, now),
+        this.#keyName,
         priority === undefined ? undefined : (i) => priority.call(keys, i),
       );
 
@@ -184,11 +185,7 @@ export class Run {
       if (spec.invariants && this.#calls.live === 0 && this.#attempts.live === 0) chain.checkHeld(sim.now(), true);
       policies = chain.reports();
       this.#phase = KEYS;
-      keys = this.#rec.keys((i) => {
-        const name = this.#traffic.keys.name(i);
-        if (typeof name !== "string") throw new TypeError(`key ${i}'s name must be text, got ${check.describe(name)}`);
-        return name;
-      });
+      keys = this.#rec.keys(this.#keyName);
     } catch (e) {
       throw this.#wrap(e, sim.now());
     }
@@ -220,6 +217,13 @@ export class Run {
       seed: this.#spec.seed,
     });
   }
+
+  /** Key `i`'s text, as the results and the stages kept per key read it. */
+  readonly #keyName = (i: number): string => {
+    const name = this.#traffic.keys.name(i);
+    if (typeof name !== "string") throw new TypeError(`key ${i}'s name must be text, got ${check.describe(name)}`);
+    return name;
+  };
 
   #violation(i: number, invariant: string, detail: string, now: number): never {
     throw new InvariantError(this.#chain.adapters[i].name, invariant, detail, now, now - this.#start, this.sim.seed);

@@ -3,6 +3,7 @@
 // for each run, at clocks near 0 and near Date.now().
 import { describe, expect, it } from "vitest";
 import { AimdLimit, FixedLimit, Limiter, Priorities } from "@tideward/concurrency";
+import { QuotaEngine, QuotaKey, charge, perSecond } from "@tideward/quota-engine";
 import { keys, latency, policy, simulate, traffic } from "@tideward/sim";
 import type { Adapter, PolicyContext, PolicySpec } from "@tideward/sim";
 
@@ -149,8 +150,71 @@ describe.each([0, 1_700_000_000_000.375])("policy.stage, the clock at %d", (t0) 
     }
     expect(listed).toContain('"rate"');
     expect(new Set(listed).size).toBe(listed.length);
-    expect(() => policy.stage("rate", () => ({}), { side: "server" })).toThrow(
-      'policy.stage side: a stage of kind "rate" stands on no server side',
+    expect(() => policy.stage("breaker", () => ({}), { side: "server" })).toThrow(
+      'policy.stage side: a stage of kind "breaker" stands on no server side',
     );
+  });
+
+  // Fifty clients of a Zipf spread, the busiest far past ten calls a second, the rest under it.
+  const clients = traffic.poisson({ rate: 300, keys: keys.zipf({ count: 50, prefix: "client-" }) });
+  const perClient = (spec: PolicySpec) =>
+    simulate({
+      start: t0,
+      seed: 9,
+      duration: 10_000,
+      traffic: clients,
+      backend: { latency: latency.fixed(20) },
+      policies: [spec],
+      perKey: true,
+    });
+
+  it("runs admit's per-key limits on the server side: each client's own, asked with its key's text as admit is", () => {
+    const limits = [{ name: "api", quota: 10, window: 1_000 }];
+    const staged = perClient(policy.stage("rate", () => ({ limits }), { side: "server" }));
+    const admitted = perClient(policy.admission({ limits }));
+    expect(staged.policies[0].side).toBe("server");
+    expect(staged.summary.refusedBy.rate).toBeGreaterThan(0);
+    expect(staged.summary.refusedBy.rate).toBe(admitted.summary.refusedBy["admission/rate"]);
+    expect(staged.keys).toEqual(admitted.keys);
+    expect(staged.series.admitted).toEqual(admitted.series.admitted);
+    // Held to ten calls a second in all (every call under one key), it would admit about a hundred.
+    expect(staged.summary.admitted).toBeGreaterThan(1_000);
+    // The busiest client is held to its ten a second, plus its first burst.
+    const top = staged.keys?.admitted ?? [];
+    expect(Math.max(...top)).toBeLessThanOrEqual(10 * 10 + 10);
+  });
+
+  it("asks a stage driven by hand with its key's text too", () => {
+    const a = policy
+      .stage("rate", () => ({ limits: [{ name: "api", quota: 2, window: 1_000 }] }), { side: "server" })
+      .create({ ...context(t0), keys: 2, keyName: (i) => `client-${i}` });
+    expect([0, 0, 0, 1].map((key) => a.admit(t0, key, 1) !== undefined)).toEqual([true, true, false, true]);
+  });
+
+  it("runs a quota charge set whose charges name each request's key, as admit's do", () => {
+    const seen = new Set<string>();
+    const staged = perClient(
+      policy.stage("quota", () => {
+        const store = new QuotaEngine();
+        store.addLimit(perSecond("user", 10));
+        return {
+          quota: {
+            store,
+            charges: (key: string, cost: number) => {
+              seen.add(key);
+              return [charge(new QuotaKey("acme", key, "api"), "user", cost)];
+            },
+          },
+        };
+      }),
+    );
+    const limited = perClient(
+      policy.stage("rate", () => ({ limits: [{ name: "user", quota: 10, window: 1_000 }] }), { side: "server" }),
+    );
+    expect([...seen].sort()).toEqual([...(staged.keys?.names ?? [])].sort());
+    expect(seen.size).toBeGreaterThan(10);
+    // A bucket of ten a second per key, in the store as in the per-key limits.
+    expect(staged.summary.refusedBy.quota).toBe(limited.summary.refusedBy.rate);
+    expect(staged.keys).toEqual(limited.keys);
   });
 });

@@ -20,8 +20,8 @@ export interface StageHost {
  * policy's own random stream.
  */
 export function stageOf(kind: string, options: Readonly<Record<string, unknown>>, host: StageHost): Stage {
-  const def = STAGES.find((d) => d.kind === kind);
-  if (def === undefined) throw new RangeError(`no stage of kind ${kind}`);
+  const def = STAGES.find((d) => d.kind === kind && d.place[host.side] !== undefined);
+  if (def === undefined) throw new RangeError(`no stage of kind ${kind} on the ${host.side} side`);
   const stage = def.parse(options, {
     side: host.side,
     owner: host.owner,
@@ -116,7 +116,7 @@ function reasonsOf(stage: Stage, name: string): ((kind: string) => string) | und
  * settles its token (`"success"`, or `"failure"`, a timeout included, unless `hearing` says
  * otherwise), a call the backend dropped unserved, its caller gone, settles it as `"timeout"`, and
  * a later policy's refusal releases it. A refusal's reason is `name`, or `name/kind` for a stage
- * with several (see `reasonsOf`); the chain passes each call's priority in its ask. `last`
+ * with several (see `reasonsOf`); the chain passes each call's key's text and priority in its ask. `last`
  * holds the latest clock reading (ms) it was asked at, for the figures and the readings made
  * between admissions.
  */
@@ -126,6 +126,7 @@ export function stageAdapter(
   side: "client" | "server",
   last: Float64Array,
   extras: Extras,
+  keyName: (key: number) => string,
   hearing: Hearing = {},
 ): Adapter {
   const run = heard(stage, hearing);
@@ -136,12 +137,14 @@ export function stageAdapter(
     first: boolean;
     retryAfter: number;
     priority: number | string | undefined;
+    key: string;
   } = {
     cost: 1,
     hedge: false,
     first: false,
     retryAfter: 0,
     priority: undefined,
+    key: "",
   };
   const settle = run.settle?.bind(run);
   const release = run.release?.bind(run);
@@ -153,10 +156,11 @@ export function stageAdapter(
       return reasons === undefined ? name : reasons(stage.kind);
     },
     ...extras,
-    admit: (now, _key, cost, priority) => {
+    admit: (now, key, cost, priority) => {
       last[0] = now;
       ask.cost = cost;
       ask.priority = priority;
+      ask.key = keyName(key);
       return run.enter(now, ask);
     },
     settle: settle === undefined ? () => {} : (token, now, ok) => settle(token, now, ok ? "success" : "failure"),
@@ -194,7 +198,8 @@ export function stagePolicy(
       const last = new Float64Array([context.start]);
       const made = build(context, last);
       const s = stageOf(kind, made.options, { side, owner, context });
-      return stageAdapter(s, name, side, last, made.extras ?? { stats: readingsOf(s, last) }, made.hearing);
+      const extras = made.extras ?? { stats: readingsOf(s, last) };
+      return stageAdapter(s, name, side, last, extras, context.keyName, made.hearing);
     },
   };
 }
@@ -211,7 +216,7 @@ function readingsOf(s: Stage, last: Float64Array): () => Record<string, number> 
 
 /** Options of {@link stage}. */
 export interface StagePolicyOptions {
-  /** Where it sits. @defaultValue the server, when the stage stands there; else the client */
+  /** Where it sits. @defaultValue the server, when the stage stands there; else the client (`"rate"` is the client's bucket; the server's is admit's per-key limits) */
   readonly side?: "client" | "server";
   /** How results name it and its refusals (of a stage of several reasons, `name/kind`: `"limit/reserved"`). @defaultValue the stage's kind */
   readonly name?: string;
@@ -222,7 +227,8 @@ export interface StagePolicyOptions {
  * `"shed"`, `"gate"`, `"breaker"`, `"rate"`, …: whatever the guard's stages list holds), built
  * for each run by the stage's own module from `options(context)`, its options as a guard or
  * `admit` takes them (`{ limit: new Limiter(aimd()) }`): a function, so that no two runs share an
- * instance. A new stage of the guard's is a policy here with no code of its own. A call the
+ * instance. A new stage of the guard's is a policy here with no code of its own. Each call asks
+ * it as admit's request would, with its key's text (`keys.name`) and priority. A call the
  * backend drops from its queue settles it as a timeout. Its figures are its readings (by metric
  * name) at the latest clock reading it was asked at.
  */
@@ -240,7 +246,8 @@ export function stage(
   const side = check.or(o.side, def.place.server === undefined ? "client" : "server");
   if (side !== "client" && side !== "server")
     throw new TypeError(`policy.stage side must be "client" or "server", got ${check.describe(side)}`);
-  if (def.place[side] === undefined)
+  // A kind may name a stage a side (a client's bucket and a server's per-key limits refuse as "rate").
+  if (!STAGES.some((d) => d.kind === kind && d.place[side] !== undefined))
     throw new RangeError(`policy.stage side: a stage of kind ${JSON.stringify(kind)} stands on no ${side} side`);
   check.fn(options, "policy.stage options");
   const name = nameOf(o.name, kind, "policy.stage name");

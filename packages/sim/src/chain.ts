@@ -1,4 +1,5 @@
 import { Pipeline } from "@tideward/guard/internal";
+import type { Outcome } from "@tideward/guard";
 import type { Ask, Held, Stage } from "@tideward/guard/internal";
 import { check } from "@tideward/time/internal";
 import { byName } from "./by-name";
@@ -80,6 +81,8 @@ export class Chain {
   readonly #priority: PriorityOf | undefined;
   /** The key of the attempt being settled or released, for the monitors. */
   #key = 0;
+  /** Whether the attempt being settled was dropped unserved (see {@link Chain.drop}). */
+  #dropping = false;
   /** Per policy: its admitted attempts not yet settled or released. */
   readonly inside: number[];
   readonly monitors: readonly (readonly Monitor[])[] | undefined;
@@ -239,11 +242,11 @@ export class Chain {
             const a = ask as KeyedAsk;
             return admitted(ad.admit(now, a.index, a.cost, a.priority), now, a);
           },
-      // "timeout" is the chain's word for a call the backend dropped unserved (see Chain.drop):
-      // an adapter hears it as a release, the attempt never having run.
+      // A call the backend dropped unserved (see Chain.drop): an adapter hears a release, the
+      // attempt never having run.
       settle: (token, now, outcome) => {
         left();
-        if (outcome === "timeout") {
+        if (this.#dropping) {
           const doing = this.doing;
           this.doing = RELEASING;
           ad.release?.(token, now);
@@ -347,18 +350,24 @@ export class Chain {
 
   /**
    * The backend dropped attempt `a` unserved at `now` (ms), having held it past its caller's
-   * timeout: the guard's stages on `side` hear a `"timeout"` (a concurrency limit backs off), the
-   * other adapters a release, as for an attempt that never ran.
+   * timeout: the guard's stages on `side` hear a failure (as admit's verdict is released when its
+   * client has gone), the other adapters a release, as for an attempt that never ran.
    */
   drop(side: number, a: number, now: number, key: number): void {
-    this.#key = key;
-    this.#pipes[side].settle(now, "timeout", this.#held[side][a]);
+    this.#dropping = true;
+    this.settle(side, a, now, key, "failure");
+    this.#dropping = false;
   }
 
-  /** Tells every policy on `side` how attempt `a` went at `now` (ms). */
-  settle(side: number, a: number, now: number, key: number, ok: boolean): void {
+  /**
+   * Tells every policy on `side` how attempt `a` went at `now` (ms), in the guard's words: a
+   * client's attempt as a guard's ends (`"timeout"` when the client stopped waiting), a server's
+   * as admit's verdict is released (`"success"` or `"failure"`). An adapter hears whether it was a
+   * success.
+   */
+  settle(side: number, a: number, now: number, key: number, outcome: Outcome): void {
     this.#key = key;
-    this.#pipes[side].settle(now, ok ? "success" : "failure", this.#held[side][a]);
+    this.#pipes[side].settle(now, outcome, this.#held[side][a]);
   }
 
   #reasonOf(i: number): number {

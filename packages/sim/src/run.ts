@@ -373,7 +373,8 @@ export class Run {
     const attempts = this.#attempts;
     const key = attempts.key[a];
     this.#phase = POLICY;
-    if (this.#chain.clients > 0) this.#chain.settle(CLIENT_SIDE, a, now, key, ok);
+    if (this.#chain.clients > 0)
+      this.#chain.settle(CLIENT_SIDE, a, now, key, ok ? "success" : timedOut ? "timeout" : "failure");
     const c = attempts.call[a];
     const rec = this.#rec;
     rec.gauge(IN_FLIGHT, --this.#inFlight, now);
@@ -490,7 +491,7 @@ export class Run {
   #serverDone(a: number, now: number, ok: boolean, served: boolean): void {
     const attempts = this.#attempts;
     this.#phase = POLICY;
-    if (this.#chain.servers > 0) this.#chain.settle(SERVER_SIDE, a, now, attempts.key[a], ok);
+    if (this.#chain.servers > 0) this.#chain.settle(SERVER_SIDE, a, now, attempts.key[a], ok ? "success" : "failure");
     if ((attempts.flags[a] & CLIENT_DONE) !== 0) {
       // Nobody is waiting for the answer.
       if (served) this.#rec.waste(now);
@@ -505,8 +506,8 @@ export class Run {
 
   /**
    * The backend dropped attempt `a` unserved at `now`, its caller having stopped waiting: after
-   * holding it in its queue (`waited`: the server-side policies hear a timeout), or as it arrived
-   * (they hear a release: it never ran).
+   * holding it in its queue (`waited`: the server-side stages hear a failure, as admit's verdict
+   * is released when its client has gone), or as it arrived (they hear a release: it never ran).
    */
   #drop(a: number, now: number, waited: boolean): void {
     const attempts = this.#attempts;

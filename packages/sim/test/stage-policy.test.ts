@@ -114,27 +114,59 @@ describe.each([0, 1_700_000_000_000.375])("policy.stage, the clock at %d", (t0) 
     expect([...seen.values()]).toEqual([undefined]);
   });
 
-  it("learns of a call the backend dropped from its queue, its caller gone, as a timeout", () => {
-    // Twice what 4 workers of 20 ms serve, callers who give up after 100 ms: AIMD (a timeout far
-    // past any round trip) learns of overload only by the calls the backend drops.
-    const limitAfter = (abandoned: "serve" | "drop"): number => {
-      const limiter = new Limiter(new AimdLimit({ min: 1, timeout: 60_000 }), { now: t0 });
+  // AIMD whose own timeout is past any round trip: it backs off only on a drop.
+  const aimd = () => new Limiter(new AimdLimit({ min: 1, timeout: 60_000 }), { now: t0 });
+
+  it("settles on the server as admit's verdict is released: a failure and a call dropped unserved teach the limit nothing", () => {
+    // Twice what 4 workers of 20 ms serve, a tenth of calls failing, callers who give up after
+    // 100 ms, what they gave up on dropped unserved.
+    const run = (spec: PolicySpec) =>
       simulate({
         start: t0,
         seed: 5,
         duration: 10_000,
         traffic: traffic.poisson({ rate: 400 }),
-        backend: { latency: 20, workers: 4, queue: 1_000, abandoned },
+        backend: { latency: 20, workers: 4, queue: 60, abandoned: "drop", failures: 0.1 },
         client: { timeout: 100 },
-        policies: [policy.stage("limit", () => ({ limit: limiter }))],
+        policies: [spec],
+      });
+    const limiters: Limiter[] = [];
+    const made = () => {
+      limiters.push(aimd());
+      return limiters[limiters.length - 1];
+    };
+    const staged = run(policy.stage("limit", () => ({ limit: made() })));
+    const admitted = run(policy.admission({ limit: made }));
+    expect(staged.summary.failed - staged.summary.timedOut).toBeGreaterThan(0);
+    expect(staged.summary.dropped).toBeGreaterThan(1_000);
+    expect(staged.summary.refusedBy.limit).toBeGreaterThan(0);
+    // Every decision and the limit as admit's own limit made them.
+    expect(staged.summary.refusedBy.limit).toBe(admitted.summary.refusedBy["admission/limit"]);
+    expect(staged.series.admitted).toEqual(admitted.series.admitted);
+    expect(staged.series.failed).toEqual(admitted.series.failed);
+    expect(limiters[0].limit).toBe(limiters[1].limit);
+    // Only successes moved it: it grew from its 20 places.
+    expect(limiters[0].limit).toBeGreaterThan(20);
+  });
+
+  it("settles on the client as a guard's attempt ends: the client's timeout is a drop", () => {
+    const limitAfter = (side: "client" | "server"): number => {
+      const limiter = aimd();
+      simulate({
+        start: t0,
+        seed: 5,
+        duration: 5_000,
+        traffic: traffic.poisson({ rate: 50 }),
+        // Every call answered in 300 ms, the client giving up after 100.
+        backend: { latency: 300 },
+        client: { timeout: 100 },
+        policies: [policy.stage("limit", () => ({ limit: limiter }), { side })],
       });
       return limiter.limit;
     };
-    // Served, every round trip passes under the timeout: the limit grows to its max.
-    expect(limitAfter("serve")).toBe(200);
-    // Dropped, it saws between a few places and a few dozen (heard as a release, it would grow as
-    // if served).
-    expect(limitAfter("drop")).toBeLessThan(80);
+    // Each timeout backs the client's limit off to its floor; the server's answers are successes.
+    expect(limitAfter("client")).toBe(1);
+    expect(limitAfter("server")).toBeGreaterThan(20);
   });
 
   it("names a kind the guard has no stage of, and a side its stage does not stand on", () => {

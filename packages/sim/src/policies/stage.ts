@@ -39,12 +39,6 @@ export type Extras = Pick<Adapter, "envelopes" | "held" | "stats">;
 /** How a stage hears a run besides what the chain asks of it (see {@link stageAdapter}). */
 export interface Hearing {
   /**
-   * What an attempt that failed tells the stage: `"failure"`, as a guard's call that threw (a
-   * concurrency limit learns nothing of it), or `"timeout"`, as one cut off (the limit backs off,
-   * as a server that reads a failure as overload would have it). @defaultValue "failure"
-   */
-  readonly failure?: "failure" | "timeout";
-  /**
    * Told after each admission (`refused` when refused), settlement and release at `now` (ms): how
    * a scenario follows what the stage holds (a limit over time) without code of its own in the
    * chain.
@@ -67,11 +61,10 @@ export function ownStage(adapter: Adapter): OwnStage | undefined {
   return owned.get(adapter);
 }
 
-/** `stage` as {@link Hearing} has it hear a run: itself, when it hears it as the chain tells it. */
+/** `stage` as {@link Hearing} has it hear a run: itself, when nothing observes it. */
 function heard(stage: Stage, hearing: Hearing): Stage {
-  const timeout = hearing.failure === "timeout";
   const observe = hearing.observe;
-  if (!timeout && observe === undefined) return stage;
+  if (observe === undefined) return stage;
   const settle = stage.settle?.bind(stage);
   const release = stage.release?.bind(stage);
   return {
@@ -81,16 +74,16 @@ function heard(stage: Stage, hearing: Hearing): Stage {
     },
     enter(now, ask) {
       const token = stage.enter(now, ask);
-      observe?.(now, token === undefined);
+      observe(now, token === undefined);
       return token;
     },
     settle(token, now, outcome) {
-      settle?.(token, now, timeout && outcome === "failure" ? "timeout" : outcome);
-      observe?.(now, false);
+      settle?.(token, now, outcome);
+      observe(now, false);
     },
     release(token, now) {
       release?.(token, now);
-      observe?.(now, false);
+      observe(now, false);
     },
     ...(stage.readings === undefined ? {} : { readings: stage.readings }),
   };
@@ -112,10 +105,9 @@ function reasonsOf(stage: Stage, name: string): ((kind: string) => string) | und
 
 /**
  * `stage` as the simulator drives a policy, named `name`, on `side`. The chain enters the stage at
- * the policy's place in its pipeline (it keeps its own order, and spends nothing last); the outcome
- * settles its token (`"success"`, or `"failure"`, a timeout included, unless `hearing` says
- * otherwise), a call the backend dropped unserved, its caller gone, settles it as `"timeout"`, and
- * a later policy's refusal releases it. A refusal's reason is `name`, or `name/kind` for a stage
+ * the policy's place in its pipeline (it keeps its own order, and spends nothing last); the chain
+ * settles its token as a guard's attempt (on the client) or admit's verdict (on the server) would
+ * be settled (see `Chain.settle`), and a later policy's refusal releases it. A refusal's reason is `name`, or `name/kind` for a stage
  * with several (see `reasonsOf`); the chain passes each call's key's text and priority in its ask. `last`
  * holds the latest clock reading (ms) it was asked at, for the figures and the readings made
  * between admissions.
@@ -228,8 +220,10 @@ export interface StagePolicyOptions {
  * for each run by the stage's own module from `options(context)`, its options as a guard or
  * `admit` takes them (`{ limit: new Limiter(aimd()) }`): a function, so that no two runs share an
  * instance. A new stage of the guard's is a policy here with no code of its own. Each call asks
- * it as admit's request would, with its key's text (`keys.name`) and priority. A call the
- * backend drops from its queue settles it as a timeout. Its figures are its readings (by metric
+ * it as admit's request would, with its key's text (`keys.name`) and priority, and settles it as
+ * a guard's attempt (on the client: a success, a failure, or a timeout when the client stopped
+ * waiting) or admit's verdict (on the server: a success or a failure, a call the backend dropped
+ * unserved, its caller gone, included) would. Its figures are its readings (by metric
  * name) at the latest clock reading it was asked at.
  */
 export function stage(

@@ -2,8 +2,7 @@
 // priority, as the scenarios run them: the guard's own limit and shedder stages through the
 // simulator's stage adapter (`policies/stage.ts`), the same code `policy.stage("limit", …)` and
 // `policy.shedder` run. What is left here is what a scenario chooses: the algorithm by name (Vegas
-// seeded from the run), the limit's envelope and figures, a failure heard as a drop, and the trace
-// of the limit over the run. Each call's priority is the run's (its key's, from the traffic),
+// seeded from the run), the limit's envelope and figures, and the trace of the limit over the run. Each call's priority is the run's (its key's, from the traffic),
 // given to the stage in the chain's ask.
 import { AimdLimit, FixedLimit, Gradient2Limit, Limiter, Priorities, VegasLimit } from "@tideward/concurrency";
 import type { Aimd, Gradient2, Limit, SampleWindow, Vegas } from "@tideward/concurrency";
@@ -64,10 +63,9 @@ function algorithm(kind: AdaptiveKind, policy: object | undefined, context: Poli
 /**
  * An adaptive concurrency limit on the server: the guard's limit stage over a {@link Limiter} of
  * AIMD, Vegas or Gradient2. Each attempt that reaches the server asks it for a place at its key's
- * priority; the place is passed with the round trip when the backend answers a success, dropped
- * when it answers a failure (a full queue included: heard as a timeout, as overload) or drops it
- * unserved from its queue because its caller gave up (a timeout), and ignored when a policy after
- * it refused the attempt.
+ * priority; the place is passed with the round trip when the backend answers a success, and
+ * ignored otherwise (as admit's limit is): when it answers a failure (a full queue included),
+ * drops the call unserved because its caller gave up, or a policy after the limit refused it.
  */
 export function adaptiveLimit(options: AdaptiveOptions): PolicySpec {
   const o = check.options(options, ["kind", "policy", "priorities", "name", "trace", "window"], "adaptiveLimit");
@@ -98,17 +96,16 @@ export function adaptiveLimit(options: AdaptiveOptions): PolicySpec {
         held: () => limiter.flying,
         stats: () => ({ limit: limiter.limit, flying: limiter.flying }),
       },
-      hearing: {
-        failure: "timeout",
-        ...(trace === undefined
-          ? {}
-          : {
+      ...(trace === undefined
+        ? {}
+        : {
+            hearing: {
               observe: (now: number, refused: boolean) => {
                 trace.note(now, limiter.limit);
                 if (refused && a.probing) trace.refusedProbing(now);
               },
-            }),
-      },
+            },
+          }),
     };
   });
 }

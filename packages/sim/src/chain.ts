@@ -196,6 +196,15 @@ export class Chain {
           };
     // Without invariants or a delay, an admission only counts what the policy holds.
     const plain = monitors === undefined && !delays;
+    const giveBack = own === undefined ? ad.release?.bind(ad) : own.stage.release?.bind(own.stage);
+    const release = (token: unknown, now: number): void => {
+      left();
+      const doing = this.doing;
+      this.doing = RELEASING;
+      giveBack?.(token, now);
+      // A release after another policy threw leaves that one named.
+      this.doing = doing;
+    };
     if (own !== undefined) {
       const { stage, last } = own;
       return {
@@ -218,14 +227,7 @@ export class Chain {
           this.doing = SETTLING;
           stage.settle?.(token, now, outcome);
         },
-        release: (token, now) => {
-          left();
-          const doing = this.doing;
-          this.doing = RELEASING;
-          stage.release?.(token, now);
-          // A release after another policy threw leaves that one named.
-          this.doing = doing;
-        },
+        release,
       };
     }
     return {
@@ -245,24 +247,12 @@ export class Chain {
       // A call the backend dropped unserved (see Chain.drop): an adapter hears a release, the
       // attempt never having run.
       settle: (token, now, outcome) => {
+        if (this.#dropping) return release(token, now);
         left();
-        if (this.#dropping) {
-          const doing = this.doing;
-          this.doing = RELEASING;
-          ad.release?.(token, now);
-          this.doing = doing;
-          return;
-        }
         this.doing = SETTLING;
         ad.settle(token, now, outcome === "success");
       },
-      release: (token, now) => {
-        left();
-        const doing = this.doing;
-        this.doing = RELEASING;
-        ad.release?.(token, now);
-        this.doing = doing;
-      },
+      release,
     };
   }
 

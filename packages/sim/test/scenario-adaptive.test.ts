@@ -3,8 +3,8 @@
 // the limits as simulator policies, checked by the simulator's own invariants.
 import { describe, expect, it } from "vitest";
 import { Priorities } from "@tideward/concurrency";
-import { capacityShift, keys, prefetchSpike, simulate, traffic } from "@tideward/sim";
-import { adaptiveLimit, prioritisedShedder } from "../src/scenarios/adaptive-policies";
+import { capacityShift, keys, policy, prefetchSpike, simulate, traffic } from "@tideward/sim";
+import { adaptiveLimit } from "../src/scenarios/adaptive-policies";
 import { LimitTrace, settleTime } from "../src/scenarios/limit-trace";
 import { gate } from "../src/policies/limiters";
 import type { PolicySpec } from "../src/policy";
@@ -159,7 +159,7 @@ describe("adaptive limits as simulator policies", () => {
 
   it("a prioritised shedder and a fixed limit keep the simulator's count too", () => {
     for (const p of [
-      prioritisedShedder({ priorities }),
+      policy.shedder({}, { priorities }),
       adaptiveLimit({ kind: "fixed", policy: { limit: 8 }, priorities }),
     ]) {
       const run = simulate({

@@ -169,6 +169,35 @@ describe.each([0, 1_700_000_000_000.375])("policy.stage, the clock at %d", (t0) 
     expect(limitAfter("server")).toBeGreaterThan(20);
   });
 
+  it("tells observe of every admission, settlement and release, reading the run's own instance", () => {
+    const seen: [number, boolean, number][] = [];
+    let limiter: Limiter | undefined;
+    const a = policy
+      .stage(
+        "limit",
+        () => {
+          limiter = new Limiter(new FixedLimit(1));
+          return { limit: limiter };
+        },
+        { observe: (now, refused) => seen.push([now - t0, refused, limiter?.flying ?? -1]) },
+      )
+      .create(context(t0));
+    const first = a.admit(t0 + 1, 0, 1);
+    expect(a.admit(t0 + 2, 0, 1)).toBeUndefined();
+    a.settle(first, t0 + 3, true);
+    a.release?.(a.admit(t0 + 4, 0, 1), t0 + 5);
+    expect(seen).toEqual([
+      [1, false, 1],
+      [2, true, 1],
+      [3, false, 0],
+      [4, false, 1],
+      [5, false, 0],
+    ]);
+    expect(() => policy.stage("limit", () => ({}), { observe: 5 as never })).toThrow(
+      "policy.stage observe must be a function, got number 5",
+    );
+  });
+
   it("names a kind the guard has no stage of, and a side its stage does not stand on", () => {
     expect(() => policy.stage("limits", () => ({}))).toThrow(
       /^policy\.stage kind must be one of .*"limit".*, got "limits"$/,

@@ -2,49 +2,16 @@
 // composes runs through in the simulator, so a simulated breaker, shedder or gate decides by the
 // very code a guard's does (`@tideward/guard`'s stages), not by a wrapper of the simulator's own.
 import { STAGES } from "@tideward/guard/internal";
-import type { Stage } from "@tideward/guard/internal";
+import type { Stage, StageDef } from "@tideward/guard/internal";
 import { check } from "@tideward/time/internal";
 import type { Adapter, PolicyContext, PolicySpec } from "../policy";
 import { nameOf } from "./name";
 
-/** What a guard's stage module reads its options from, as a policy made once per run gives them. */
-export interface StageHost {
-  readonly side: "client" | "server";
-  readonly owner: string;
-  readonly context: PolicyContext;
-}
-
-/**
- * The stage of kind `kind` (`"breaker"`, `"shed"`, `"gate"`), built by its own module from
- * `options` (its options as the guard takes them: `{ breaker }`, `{ shedder, load }`), rolling the
- * policy's own random stream.
- */
-export function stageOf(kind: string, options: Readonly<Record<string, unknown>>, host: StageHost): Stage {
-  const def = STAGES.find((d) => d.kind === kind && d.place[host.side] !== undefined);
-  if (def === undefined) throw new RangeError(`no stage of kind ${kind} on the ${host.side} side`);
-  const stage = def.parse(options, {
-    side: host.side,
-    owner: host.owner,
-    now: host.context.start,
-    random: host.context.random,
-    retrying: false,
-  });
-  if (stage === undefined) throw new RangeError(`${host.owner}: its stage was not built`);
-  return stage;
-}
-
 /** What an adapter adds to its stage: its envelopes, its count and its figures. */
 export type Extras = Pick<Adapter, "envelopes" | "held" | "stats">;
 
-/** How a stage hears a run besides what the chain asks of it (see {@link stageAdapter}). */
-export interface Hearing {
-  /**
-   * Told after each admission (`refused` when refused), settlement and release at `now` (ms): how
-   * a scenario follows what the stage holds (a limit over time) without code of its own in the
-   * chain.
-   */
-  readonly observe?: (now: number, refused: boolean) => void;
-}
+/** Told after each admission (`refused` when refused), settlement and release of a stage at `now` (ms). */
+type Observe = (now: number, refused: boolean) => void;
 
 /** A policy's own stage as the chain runs it, and where it notes the latest clock reading it was asked at. */
 export interface OwnStage {
@@ -61,9 +28,8 @@ export function ownStage(adapter: Adapter): OwnStage | undefined {
   return owned.get(adapter);
 }
 
-/** `stage` as {@link Hearing} has it hear a run: itself, when nothing observes it. */
-function heard(stage: Stage, hearing: Hearing): Stage {
-  const observe = hearing.observe;
+/** `stage` told to `observe` as it is asked: itself, when nothing observes it. */
+function heard(stage: Stage, observe: Observe | undefined): Stage {
   if (observe === undefined) return stage;
   const settle = stage.settle?.bind(stage);
   const release = stage.release?.bind(stage);
@@ -105,10 +71,9 @@ function reasonsOf(stage: Stage, name: string): ((kind: string) => string) | und
 
 /**
  * `stage` as the simulator drives a policy, named `name`, on `side`. The chain enters the stage at
- * the policy's place in its pipeline (it keeps its own order, and spends nothing last); the chain
- * settles its token as a guard's attempt (on the client) or admit's verdict (on the server) would
- * be settled (see `Chain.settle`), and a later policy's refusal releases it. A refusal's reason is `name`, or `name/kind` for a stage
- * with several (see `reasonsOf`); the chain passes each call's key's text and priority in its ask. `last`
+ * the policy's place in its pipeline (it keeps its own order, and spends nothing last), settles
+ * it (see `Chain.settle`), and releases it on a later policy's refusal. A refusal's reason is
+ * `name`, or `name/kind` for a stage with several (see `reasonsOf`). `last`
  * holds the latest clock reading (ms) it was asked at, for the figures and the readings made
  * between admissions.
  */
@@ -119,9 +84,9 @@ export function stageAdapter(
   last: Float64Array,
   extras: Extras,
   keyName: (key: number) => string,
-  hearing: Hearing = {},
+  observe?: Observe,
 ): Adapter {
-  const run = heard(stage, hearing);
+  const run = heard(stage, observe);
   // One scratch ask an adapter: asking allocates nothing.
   const ask: {
     cost: number;
@@ -168,8 +133,8 @@ export interface StageRun {
   readonly options: Readonly<Record<string, unknown>>;
   /** Its envelopes, count and figures. @defaultValue its readings, by metric name, as figures */
   readonly extras?: Extras;
-  /** How it hears the run. @defaultValue as the chain tells it */
-  readonly hearing?: Hearing;
+  /** What is told as it is asked. @defaultValue nothing */
+  readonly observe?: Observe;
 }
 
 /**
@@ -189,9 +154,12 @@ export function stagePolicy(
     create(context: PolicyContext): Adapter {
       const last = new Float64Array([context.start]);
       const made = build(context, last);
-      const s = stageOf(kind, made.options, { side, owner, context });
+      // Built by its own module from its options as the guard takes them, rolling the policy's own stream.
+      const def = STAGES.find((d) => d.kind === kind && d.place[side] !== undefined) as StageDef;
+      const s = def.parse(made.options, { side, owner, now: context.start, random: context.random, retrying: false });
+      if (s === undefined) throw new RangeError(`${owner}: its stage was not built`);
       const extras = made.extras ?? { stats: readingsOf(s, last) };
-      return stageAdapter(s, name, side, last, extras, context.keyName, made.hearing);
+      return stageAdapter(s, name, side, last, extras, context.keyName, made.observe);
     },
   };
 }
@@ -208,10 +176,12 @@ function readingsOf(s: Stage, last: Float64Array): () => Record<string, number> 
 
 /** Options of {@link stage}. */
 export interface StagePolicyOptions {
-  /** Where it sits. @defaultValue the server, when the stage stands there; else the client (`"rate"` is the client's bucket; the server's is admit's per-key limits) */
+  /** Where it sits (`"rate"`: the client's bucket, the server's per-key limits). @defaultValue the server, when the stage stands there; else the client */
   readonly side?: "client" | "server";
   /** How results name it and its refusals (of a stage of several reasons, `name/kind`: `"limit/reserved"`). @defaultValue the stage's kind */
   readonly name?: string;
+  /** Told after each admission (`refused`), settlement and release at `now` (ms): to follow what the run's stage holds. @defaultValue nothing */
+  readonly observe?: (now: number, refused: boolean) => void;
 }
 
 /**
@@ -219,11 +189,9 @@ export interface StagePolicyOptions {
  * `"shed"`, `"gate"`, `"breaker"`, `"rate"`, …: whatever the guard's stages list holds), built
  * for each run by the stage's own module from `options(context)`, its options as a guard or
  * `admit` takes them (`{ limit: new Limiter(aimd()) }`): a function, so that no two runs share an
- * instance. A new stage of the guard's is a policy here with no code of its own. Each call asks
- * it as admit's request would, with its key's text (`keys.name`) and priority, and settles it as
- * a guard's attempt (on the client: a success, a failure, or a timeout when the client stopped
- * waiting) or admit's verdict (on the server: a success or a failure, a call the backend dropped
- * unserved, its caller gone, included) would. Its figures are its readings (by metric
+ * instance. A new stage of the guard's is a policy here with no code of its own. A call asks it
+ * with its key's text and priority, and settles it as a guard's attempt (client) or admit's
+ * verdict (server) would. Its figures are its readings (by metric
  * name) at the latest clock reading it was asked at.
  */
 export function stage(
@@ -231,7 +199,7 @@ export function stage(
   options: (context: PolicyContext) => Readonly<Record<string, unknown>>,
   more: StagePolicyOptions = {},
 ): PolicySpec {
-  const o = check.options(more, ["side", "name"], "policy.stage");
+  const o = check.options(more, ["side", "name", "observe"], "policy.stage");
   const def = STAGES.find((d) => d.kind === kind);
   if (def === undefined)
     throw new RangeError(
@@ -244,6 +212,7 @@ export function stage(
   if (!STAGES.some((d) => d.kind === kind && d.place[side] !== undefined))
     throw new RangeError(`policy.stage side: a stage of kind ${JSON.stringify(kind)} stands on no ${side} side`);
   check.fn(options, "policy.stage options");
+  const observe = o.observe === undefined ? undefined : check.fn<Observe>(o.observe, "policy.stage observe");
   const name = nameOf(o.name, kind, "policy.stage name");
-  return stagePolicy(kind, name, side, "policy.stage", (context) => ({ options: options(context) }));
+  return stagePolicy(kind, name, side, "policy.stage", (context) => ({ options: options(context), observe }));
 }

@@ -1,4 +1,5 @@
 import { Pipeline } from "@tideward/guard/internal";
+import type { Outcome } from "@tideward/guard";
 import type { Ask, Held, Stage } from "@tideward/guard/internal";
 import { check } from "@tideward/time/internal";
 import { byName } from "./by-name";
@@ -27,11 +28,18 @@ export const SERVER_SIDE = 1;
 /** Reports a broken invariant of policy `i`: throws. */
 export type Violation = (i: number, invariant: string, detail: string, now: number) => never;
 
-/** What an attempt asks of a side's stages: the guard's ask (with its key's priority), and the key an adapter is asked with (its number). */
+/**
+ * What an attempt asks of a side's stages: the guard's ask (its key's text, read by the stages
+ * kept per key, as admit's carries it, and its priority), and the key an adapter is asked with
+ * (its number).
+ */
 interface KeyedAsk extends Ask {
   index: number;
   priority: number | string | undefined;
 }
+
+/** Each key's text (`keys.name`), checked to be text. */
+export type KeyName = (key: number) => string;
 
 /** Each key's priority, as the traffic's `keys.priority` gives it. */
 export type PriorityOf = (key: number) => number | string | undefined;
@@ -68,11 +76,13 @@ export class Chain {
   /** Per side, what each attempt slot holds of its stages. */
   readonly #held: readonly Held[][];
   /** The one ask every admission fills in: asking allocates nothing. */
-  readonly #ask: KeyedAsk = { cost: 1, hedge: false, first: false, retryAfter: 0, index: 0, priority: undefined };
+  readonly #ask: KeyedAsk;
   /** Each key's priority, or none for traffic without priorities. */
   readonly #priority: PriorityOf | undefined;
   /** The key of the attempt being settled or released, for the monitors. */
   #key = 0;
+  /** Whether the attempt being settled was dropped unserved (see {@link Chain.drop}). */
+  #dropping = false;
   /** Per policy: its admitted attempts not yet settled or released. */
   readonly inside: number[];
   readonly monitors: readonly (readonly Monitor[])[] | undefined;
@@ -93,6 +103,7 @@ export class Chain {
   /**
    * @param adapters - the policies' adapters for this run, made and checked by the run
    * @param invariants - whether to check every admission against the policies' envelopes
+   * @param keyName - each key's text, read from the ask by the stages kept per key
    * @param priority - each key's priority, put in every ask (none: every call gives none)
    */
   constructor(
@@ -100,8 +111,27 @@ export class Chain {
     invariants: boolean,
     rec: Recorder,
     violation: Violation,
+    keyName: KeyName,
     priority?: PriorityOf,
   ) {
+    let named = -1;
+    let text = "";
+    this.#ask = {
+      cost: 1,
+      hedge: false,
+      first: false,
+      retryAfter: 0,
+      index: 0,
+      priority: undefined,
+      // Named only when a stage reads it (once a key, as long as its calls follow one another).
+      get key() {
+        if (this.index !== named) {
+          text = keyName(this.index);
+          named = this.index;
+        }
+        return text;
+      },
+    };
     this.#priority = priority;
     this.#names = adapters.map((a) => a.name);
     this.adapters = adapters;
@@ -166,6 +196,15 @@ export class Chain {
           };
     // Without invariants or a delay, an admission only counts what the policy holds.
     const plain = monitors === undefined && !delays;
+    const giveBack = own === undefined ? ad.release?.bind(ad) : own.stage.release?.bind(own.stage);
+    const release = (token: unknown, now: number): void => {
+      left();
+      const doing = this.doing;
+      this.doing = RELEASING;
+      giveBack?.(token, now);
+      // A release after another policy threw leaves that one named.
+      this.doing = doing;
+    };
     if (own !== undefined) {
       const { stage, last } = own;
       return {
@@ -188,14 +227,7 @@ export class Chain {
           this.doing = SETTLING;
           stage.settle?.(token, now, outcome);
         },
-        release: (token, now) => {
-          left();
-          const doing = this.doing;
-          this.doing = RELEASING;
-          stage.release?.(token, now);
-          // A release after another policy threw leaves that one named.
-          this.doing = doing;
-        },
+        release,
       };
     }
     return {
@@ -212,27 +244,15 @@ export class Chain {
             const a = ask as KeyedAsk;
             return admitted(ad.admit(now, a.index, a.cost, a.priority), now, a);
           },
-      // "timeout" is the chain's word for a call the backend dropped unserved (see Chain.drop):
-      // an adapter hears it as a release, the attempt never having run.
+      // A call the backend dropped unserved (see Chain.drop): an adapter hears a release, the
+      // attempt never having run.
       settle: (token, now, outcome) => {
+        if (this.#dropping) return release(token, now);
         left();
-        if (outcome === "timeout") {
-          const doing = this.doing;
-          this.doing = RELEASING;
-          ad.release?.(token, now);
-          this.doing = doing;
-          return;
-        }
         this.doing = SETTLING;
         ad.settle(token, now, outcome === "success");
       },
-      release: (token, now) => {
-        left();
-        const doing = this.doing;
-        this.doing = RELEASING;
-        ad.release?.(token, now);
-        this.doing = doing;
-      },
+      release,
     };
   }
 
@@ -320,18 +340,24 @@ export class Chain {
 
   /**
    * The backend dropped attempt `a` unserved at `now` (ms), having held it past its caller's
-   * timeout: the guard's stages on `side` hear a `"timeout"` (a concurrency limit backs off), the
-   * other adapters a release, as for an attempt that never ran.
+   * timeout: the guard's stages on `side` hear a failure (as admit's verdict is released when its
+   * client has gone), the other adapters a release, as for an attempt that never ran.
    */
   drop(side: number, a: number, now: number, key: number): void {
-    this.#key = key;
-    this.#pipes[side].settle(now, "timeout", this.#held[side][a]);
+    this.#dropping = true;
+    this.settle(side, a, now, key, "failure");
+    this.#dropping = false;
   }
 
-  /** Tells every policy on `side` how attempt `a` went at `now` (ms). */
-  settle(side: number, a: number, now: number, key: number, ok: boolean): void {
+  /**
+   * Tells every policy on `side` how attempt `a` went at `now` (ms), in the guard's words: a
+   * client's attempt as a guard's ends (`"timeout"` when the client stopped waiting), a server's
+   * as admit's verdict is released (`"success"` or `"failure"`). An adapter hears whether it was a
+   * success.
+   */
+  settle(side: number, a: number, now: number, key: number, outcome: Outcome): void {
     this.#key = key;
-    this.#pipes[side].settle(now, ok ? "success" : "failure", this.#held[side][a]);
+    this.#pipes[side].settle(now, outcome, this.#held[side][a]);
   }
 
   #reasonOf(i: number): number {

@@ -35,6 +35,7 @@ export type {
   QuotaPolicyOptions,
   RateLimiterOptions,
   SamplingOptions,
+  ShedderPolicyOptions,
 } from "./policies/index";
 export type { LostStretch, SlowStretch, StoreFaults, Stretch } from "./store-faults";
 export type {

@@ -148,6 +148,7 @@ export class Run {
         spec.invariants,
         this.#rec,
         (i, invariant, detail, now) => this.#violation(i, invariant, detail, now),
+        this.#keyName,
         priority === undefined ? undefined : (i) => priority.call(keys, i),
       );
 
@@ -184,11 +185,7 @@ export class Run {
       if (spec.invariants && this.#calls.live === 0 && this.#attempts.live === 0) chain.checkHeld(sim.now(), true);
       policies = chain.reports();
       this.#phase = KEYS;
-      keys = this.#rec.keys((i) => {
-        const name = this.#traffic.keys.name(i);
-        if (typeof name !== "string") throw new TypeError(`key ${i}'s name must be text, got ${check.describe(name)}`);
-        return name;
-      });
+      keys = this.#rec.keys(this.#keyName);
     } catch (e) {
       throw this.#wrap(e, sim.now());
     }
@@ -220,6 +217,13 @@ export class Run {
       seed: this.#spec.seed,
     });
   }
+
+  /** Key `i`'s text, as the results and the stages kept per key read it. */
+  readonly #keyName = (i: number): string => {
+    const name = this.#traffic.keys.name(i);
+    if (typeof name !== "string") throw new TypeError(`key ${i}'s name must be text, got ${check.describe(name)}`);
+    return name;
+  };
 
   #violation(i: number, invariant: string, detail: string, now: number): never {
     throw new InvariantError(this.#chain.adapters[i].name, invariant, detail, now, now - this.#start, this.sim.seed);
@@ -369,7 +373,8 @@ export class Run {
     const attempts = this.#attempts;
     const key = attempts.key[a];
     this.#phase = POLICY;
-    if (this.#chain.clients > 0) this.#chain.settle(CLIENT_SIDE, a, now, key, ok);
+    if (this.#chain.clients > 0)
+      this.#chain.settle(CLIENT_SIDE, a, now, key, ok ? "success" : timedOut ? "timeout" : "failure");
     const c = attempts.call[a];
     const rec = this.#rec;
     rec.gauge(IN_FLIGHT, --this.#inFlight, now);
@@ -486,7 +491,7 @@ export class Run {
   #serverDone(a: number, now: number, ok: boolean, served: boolean): void {
     const attempts = this.#attempts;
     this.#phase = POLICY;
-    if (this.#chain.servers > 0) this.#chain.settle(SERVER_SIDE, a, now, attempts.key[a], ok);
+    if (this.#chain.servers > 0) this.#chain.settle(SERVER_SIDE, a, now, attempts.key[a], ok ? "success" : "failure");
     if ((attempts.flags[a] & CLIENT_DONE) !== 0) {
       // Nobody is waiting for the answer.
       if (served) this.#rec.waste(now);
@@ -501,8 +506,8 @@ export class Run {
 
   /**
    * The backend dropped attempt `a` unserved at `now`, its caller having stopped waiting: after
-   * holding it in its queue (`waited`: the server-side policies hear a timeout), or as it arrived
-   * (they hear a release: it never ran).
+   * holding it in its queue (`waited`: the server-side stages hear a failure, as admit's verdict
+   * is released when its client has gone), or as it arrived (they hear a release: it never ran).
    */
   #drop(a: number, now: number, waited: boolean): void {
     const attempts = this.#attempts;

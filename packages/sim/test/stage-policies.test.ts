@@ -5,7 +5,9 @@
 import { describe, expect, it } from "vitest";
 import { Breaker } from "@tideward/breaker";
 import { Bucket, Gate } from "@tideward/limiters";
+import { Priorities } from "@tideward/concurrency";
 import { Shedder } from "@tideward/shedder";
+import type { Ticket } from "@tideward/shedder";
 import { policy } from "@tideward/sim";
 import type { PolicyContext } from "@tideward/sim";
 
@@ -74,6 +76,38 @@ describe.each([0, 1_700_000_000_000.375])("policies on the guard's stages, the c
     // The same decisions as a Shedder asked by hand.
     const s = new Shedder({}, t0);
     expect(s.allow(t0 + 3, 100)).not.toBeUndefined();
+  });
+
+  it("a shedder with levels judges each call at its priority as a Shedder with them does", () => {
+    const levels = () => new Priorities({ levels: ["user", "prefetch"], shares: [0.5, 0.5], fallback: "user" });
+    // Cool for two seconds, then hot: twenty calls in flight, user and prefetch in turn.
+    const cpu = (now: number) => (now - t0 < 2_000 ? 100 : 900);
+    const a = policy.shedder({}, { priorities: levels() }).create(context(t0, () => 0.5, cpu));
+    const s = new Shedder({}, t0, levels());
+    const mine: unknown[] = [];
+    const theirs: (Ticket | undefined)[] = [];
+    const refused = { user: 0, prefetch: 0 };
+    for (let k = 0; k < 3_000; k++) {
+      const now = t0 + 2 * k;
+      const p = k % 2 === 0 ? "user" : "prefetch";
+      const token = a.admit(now, 0, 1, p);
+      const ticket = s.allow(now, cpu(now), p);
+      expect(token === undefined, `call ${k}`).toBe(ticket === undefined);
+      if (token === undefined) refused[p]++;
+      else {
+        mine.push(token);
+        theirs.push(ticket);
+      }
+      if (mine.length > 20) {
+        a.settle(mine.shift(), now, true);
+        theirs.shift()?.pass(now);
+      }
+    }
+    // Hot, the prefetch half is refused, user calls not.
+    expect(refused).toEqual({ user: 0, prefetch: 1_000 });
+    expect(() => policy.shedder({}, { priorities: 5 as never })).toThrow(
+      /^Shedder priorities must have level\(\) and room\(\)/,
+    );
   });
 
   it("a gate holds a place until its attempt settles or is released, and refuses when full", () => {

@@ -3,6 +3,7 @@
 // for each run, at clocks near 0 and near Date.now().
 import { describe, expect, it } from "vitest";
 import { AimdLimit, FixedLimit, Limiter, Priorities } from "@tideward/concurrency";
+import { QuotaEngine, QuotaKey, charge, perSecond } from "@tideward/quota-engine";
 import { keys, latency, policy, simulate, traffic } from "@tideward/sim";
 import type { Adapter, PolicyContext, PolicySpec } from "@tideward/sim";
 
@@ -113,27 +114,88 @@ describe.each([0, 1_700_000_000_000.375])("policy.stage, the clock at %d", (t0) 
     expect([...seen.values()]).toEqual([undefined]);
   });
 
-  it("learns of a call the backend dropped from its queue, its caller gone, as a timeout", () => {
-    // Twice what 4 workers of 20 ms serve, callers who give up after 100 ms: AIMD (a timeout far
-    // past any round trip) learns of overload only by the calls the backend drops.
-    const limitAfter = (abandoned: "serve" | "drop"): number => {
-      const limiter = new Limiter(new AimdLimit({ min: 1, timeout: 60_000 }), { now: t0 });
+  // AIMD whose own timeout is past any round trip: it backs off only on a drop.
+  const aimd = () => new Limiter(new AimdLimit({ min: 1, timeout: 60_000 }), { now: t0 });
+
+  it("settles on the server as admit's verdict is released: a failure and a call dropped unserved teach the limit nothing", () => {
+    // Twice what 4 workers of 20 ms serve, a tenth of calls failing, callers who give up after
+    // 100 ms, what they gave up on dropped unserved.
+    const run = (spec: PolicySpec) =>
       simulate({
         start: t0,
         seed: 5,
         duration: 10_000,
         traffic: traffic.poisson({ rate: 400 }),
-        backend: { latency: 20, workers: 4, queue: 1_000, abandoned },
+        backend: { latency: 20, workers: 4, queue: 60, abandoned: "drop", failures: 0.1 },
         client: { timeout: 100 },
-        policies: [policy.stage("limit", () => ({ limit: limiter }))],
+        policies: [spec],
+      });
+    const limiters: Limiter[] = [];
+    const made = () => {
+      limiters.push(aimd());
+      return limiters[limiters.length - 1];
+    };
+    const staged = run(policy.stage("limit", () => ({ limit: made() })));
+    const admitted = run(policy.admission({ limit: made }));
+    expect(staged.summary.failed - staged.summary.timedOut).toBeGreaterThan(0);
+    expect(staged.summary.dropped).toBeGreaterThan(1_000);
+    expect(staged.summary.refusedBy.limit).toBeGreaterThan(0);
+    // Every decision and the limit as admit's own limit made them.
+    expect(staged.summary.refusedBy.limit).toBe(admitted.summary.refusedBy["admission/limit"]);
+    expect(staged.series.admitted).toEqual(admitted.series.admitted);
+    expect(staged.series.failed).toEqual(admitted.series.failed);
+    expect(limiters[0].limit).toBe(limiters[1].limit);
+    // Only successes moved it: it grew from its 20 places.
+    expect(limiters[0].limit).toBeGreaterThan(20);
+  });
+
+  it("settles on the client as a guard's attempt ends: the client's timeout is a drop", () => {
+    const limitAfter = (side: "client" | "server"): number => {
+      const limiter = aimd();
+      simulate({
+        start: t0,
+        seed: 5,
+        duration: 5_000,
+        traffic: traffic.poisson({ rate: 50 }),
+        // Every call answered in 300 ms, the client giving up after 100.
+        backend: { latency: 300 },
+        client: { timeout: 100 },
+        policies: [policy.stage("limit", () => ({ limit: limiter }), { side })],
       });
       return limiter.limit;
     };
-    // Served, every round trip passes under the timeout: the limit grows to its max.
-    expect(limitAfter("serve")).toBe(200);
-    // Dropped, it saws between a few places and a few dozen (heard as a release, it would grow as
-    // if served).
-    expect(limitAfter("drop")).toBeLessThan(80);
+    // Each timeout backs the client's limit off to its floor; the server's answers are successes.
+    expect(limitAfter("client")).toBe(1);
+    expect(limitAfter("server")).toBeGreaterThan(20);
+  });
+
+  it("tells observe of every admission, settlement and release, reading the run's own instance", () => {
+    const seen: [number, boolean, number][] = [];
+    let limiter: Limiter | undefined;
+    const a = policy
+      .stage(
+        "limit",
+        () => {
+          limiter = new Limiter(new FixedLimit(1));
+          return { limit: limiter };
+        },
+        { observe: (now, refused) => seen.push([now - t0, refused, limiter?.flying ?? -1]) },
+      )
+      .create(context(t0));
+    const first = a.admit(t0 + 1, 0, 1);
+    expect(a.admit(t0 + 2, 0, 1)).toBeUndefined();
+    a.settle(first, t0 + 3, true);
+    a.release?.(a.admit(t0 + 4, 0, 1), t0 + 5);
+    expect(seen).toEqual([
+      [1, false, 1],
+      [2, true, 1],
+      [3, false, 0],
+      [4, false, 1],
+      [5, false, 0],
+    ]);
+    expect(() => policy.stage("limit", () => ({}), { observe: 5 as never })).toThrow(
+      "policy.stage observe must be a function, got number 5",
+    );
   });
 
   it("names a kind the guard has no stage of, and a side its stage does not stand on", () => {
@@ -149,8 +211,71 @@ describe.each([0, 1_700_000_000_000.375])("policy.stage, the clock at %d", (t0) 
     }
     expect(listed).toContain('"rate"');
     expect(new Set(listed).size).toBe(listed.length);
-    expect(() => policy.stage("rate", () => ({}), { side: "server" })).toThrow(
-      'policy.stage side: a stage of kind "rate" stands on no server side',
+    expect(() => policy.stage("breaker", () => ({}), { side: "server" })).toThrow(
+      'policy.stage side: a stage of kind "breaker" stands on no server side',
     );
+  });
+
+  // Fifty clients of a Zipf spread, the busiest far past ten calls a second, the rest under it.
+  const clients = traffic.poisson({ rate: 300, keys: keys.zipf({ count: 50, prefix: "client-" }) });
+  const perClient = (spec: PolicySpec) =>
+    simulate({
+      start: t0,
+      seed: 9,
+      duration: 10_000,
+      traffic: clients,
+      backend: { latency: latency.fixed(20) },
+      policies: [spec],
+      perKey: true,
+    });
+
+  it("runs admit's per-key limits on the server side: each client's own, asked with its key's text as admit is", () => {
+    const limits = [{ name: "api", quota: 10, window: 1_000 }];
+    const staged = perClient(policy.stage("rate", () => ({ limits }), { side: "server" }));
+    const admitted = perClient(policy.admission({ limits }));
+    expect(staged.policies[0].side).toBe("server");
+    expect(staged.summary.refusedBy.rate).toBeGreaterThan(0);
+    expect(staged.summary.refusedBy.rate).toBe(admitted.summary.refusedBy["admission/rate"]);
+    expect(staged.keys).toEqual(admitted.keys);
+    expect(staged.series.admitted).toEqual(admitted.series.admitted);
+    // Held to ten calls a second in all (every call under one key), it would admit about a hundred.
+    expect(staged.summary.admitted).toBeGreaterThan(1_000);
+    // The busiest client is held to its ten a second, plus its first burst.
+    const top = staged.keys?.admitted ?? [];
+    expect(Math.max(...top)).toBeLessThanOrEqual(10 * 10 + 10);
+  });
+
+  it("asks a stage driven by hand with its key's text too", () => {
+    const a = policy
+      .stage("rate", () => ({ limits: [{ name: "api", quota: 2, window: 1_000 }] }), { side: "server" })
+      .create({ ...context(t0), keys: 2, keyName: (i) => `client-${i}` });
+    expect([0, 0, 0, 1].map((key) => a.admit(t0, key, 1) !== undefined)).toEqual([true, true, false, true]);
+  });
+
+  it("runs a quota charge set whose charges name each request's key, as admit's do", () => {
+    const seen = new Set<string>();
+    const staged = perClient(
+      policy.stage("quota", () => {
+        const store = new QuotaEngine();
+        store.addLimit(perSecond("user", 10));
+        return {
+          quota: {
+            store,
+            charges: (key: string, cost: number) => {
+              seen.add(key);
+              return [charge(new QuotaKey("acme", key, "api"), "user", cost)];
+            },
+          },
+        };
+      }),
+    );
+    const limited = perClient(
+      policy.stage("rate", () => ({ limits: [{ name: "user", quota: 10, window: 1_000 }] }), { side: "server" }),
+    );
+    expect([...seen].sort()).toEqual([...(staged.keys?.names ?? [])].sort());
+    expect(seen.size).toBeGreaterThan(10);
+    // A bucket of ten a second per key, in the store as in the per-key limits.
+    expect(staged.summary.refusedBy.quota).toBe(limited.summary.refusedBy.rate);
+    expect(staged.keys).toEqual(limited.keys);
   });
 });

@@ -7,6 +7,7 @@ export type { OpossumOptions } from "./opossum";
 export { bucket, gcra, sliding, period, gate } from "./limiters";
 export type { GatePolicyOptions, LimiterOptions, PeriodPolicyOptions, RateLimiterOptions } from "./limiters";
 export { shedder } from "./shedder";
+export type { ShedderPolicyOptions } from "./shedder";
 export { quota } from "./quota";
 export type { QuotaDimension, QuotaPolicyOptions } from "./quota";
 export { admission } from "./admission";

@@ -2,55 +2,16 @@
 // composes runs through in the simulator, so a simulated breaker, shedder or gate decides by the
 // very code a guard's does (`@tideward/guard`'s stages), not by a wrapper of the simulator's own.
 import { STAGES } from "@tideward/guard/internal";
-import type { Stage } from "@tideward/guard/internal";
+import type { Stage, StageDef } from "@tideward/guard/internal";
 import { check } from "@tideward/time/internal";
 import type { Adapter, PolicyContext, PolicySpec } from "../policy";
 import { nameOf } from "./name";
 
-/** What a guard's stage module reads its options from, as a policy made once per run gives them. */
-export interface StageHost {
-  readonly side: "client" | "server";
-  readonly owner: string;
-  readonly context: PolicyContext;
-}
-
-/**
- * The stage of kind `kind` (`"breaker"`, `"shed"`, `"gate"`), built by its own module from
- * `options` (its options as the guard takes them: `{ breaker }`, `{ shedder, load }`), rolling the
- * policy's own random stream.
- */
-export function stageOf(kind: string, options: Readonly<Record<string, unknown>>, host: StageHost): Stage {
-  const def = STAGES.find((d) => d.kind === kind);
-  if (def === undefined) throw new RangeError(`no stage of kind ${kind}`);
-  const stage = def.parse(options, {
-    side: host.side,
-    owner: host.owner,
-    now: host.context.start,
-    random: host.context.random,
-    retrying: false,
-  });
-  if (stage === undefined) throw new RangeError(`${host.owner}: its stage was not built`);
-  return stage;
-}
-
 /** What an adapter adds to its stage: its envelopes, its count and its figures. */
 export type Extras = Pick<Adapter, "envelopes" | "held" | "stats">;
 
-/** How a stage hears a run besides what the chain asks of it (see {@link stageAdapter}). */
-export interface Hearing {
-  /**
-   * What an attempt that failed tells the stage: `"failure"`, as a guard's call that threw (a
-   * concurrency limit learns nothing of it), or `"timeout"`, as one cut off (the limit backs off,
-   * as a server that reads a failure as overload would have it). @defaultValue "failure"
-   */
-  readonly failure?: "failure" | "timeout";
-  /**
-   * Told after each admission (`refused` when refused), settlement and release at `now` (ms): how
-   * a scenario follows what the stage holds (a limit over time) without code of its own in the
-   * chain.
-   */
-  readonly observe?: (now: number, refused: boolean) => void;
-}
+/** Told after each admission (`refused` when refused), settlement and release of a stage at `now` (ms). */
+type Observe = (now: number, refused: boolean) => void;
 
 /** A policy's own stage as the chain runs it, and where it notes the latest clock reading it was asked at. */
 export interface OwnStage {
@@ -67,11 +28,9 @@ export function ownStage(adapter: Adapter): OwnStage | undefined {
   return owned.get(adapter);
 }
 
-/** `stage` as {@link Hearing} has it hear a run: itself, when it hears it as the chain tells it. */
-function heard(stage: Stage, hearing: Hearing): Stage {
-  const timeout = hearing.failure === "timeout";
-  const observe = hearing.observe;
-  if (!timeout && observe === undefined) return stage;
+/** `stage` told to `observe` as it is asked: itself, when nothing observes it. */
+function heard(stage: Stage, observe: Observe | undefined): Stage {
+  if (observe === undefined) return stage;
   const settle = stage.settle?.bind(stage);
   const release = stage.release?.bind(stage);
   return {
@@ -81,16 +40,16 @@ function heard(stage: Stage, hearing: Hearing): Stage {
     },
     enter(now, ask) {
       const token = stage.enter(now, ask);
-      observe?.(now, token === undefined);
+      observe(now, token === undefined);
       return token;
     },
     settle(token, now, outcome) {
-      settle?.(token, now, timeout && outcome === "failure" ? "timeout" : outcome);
-      observe?.(now, false);
+      settle?.(token, now, outcome);
+      observe(now, false);
     },
     release(token, now) {
       release?.(token, now);
-      observe?.(now, false);
+      observe(now, false);
     },
     ...(stage.readings === undefined ? {} : { readings: stage.readings }),
   };
@@ -112,11 +71,9 @@ function reasonsOf(stage: Stage, name: string): ((kind: string) => string) | und
 
 /**
  * `stage` as the simulator drives a policy, named `name`, on `side`. The chain enters the stage at
- * the policy's place in its pipeline (it keeps its own order, and spends nothing last); the outcome
- * settles its token (`"success"`, or `"failure"`, a timeout included, unless `hearing` says
- * otherwise), a call the backend dropped unserved, its caller gone, settles it as `"timeout"`, and
- * a later policy's refusal releases it. A refusal's reason is `name`, or `name/kind` for a stage
- * with several (see `reasonsOf`); the chain passes each call's priority in its ask. `last`
+ * the policy's place in its pipeline (it keeps its own order, and spends nothing last), settles
+ * it (see `Chain.settle`), and releases it on a later policy's refusal. A refusal's reason is
+ * `name`, or `name/kind` for a stage with several (see `reasonsOf`). `last`
  * holds the latest clock reading (ms) it was asked at, for the figures and the readings made
  * between admissions.
  */
@@ -126,9 +83,10 @@ export function stageAdapter(
   side: "client" | "server",
   last: Float64Array,
   extras: Extras,
-  hearing: Hearing = {},
+  keyName: (key: number) => string,
+  observe?: Observe,
 ): Adapter {
-  const run = heard(stage, hearing);
+  const run = heard(stage, observe);
   // One scratch ask an adapter: asking allocates nothing.
   const ask: {
     cost: number;
@@ -136,12 +94,14 @@ export function stageAdapter(
     first: boolean;
     retryAfter: number;
     priority: number | string | undefined;
+    key: string;
   } = {
     cost: 1,
     hedge: false,
     first: false,
     retryAfter: 0,
     priority: undefined,
+    key: "",
   };
   const settle = run.settle?.bind(run);
   const release = run.release?.bind(run);
@@ -153,10 +113,11 @@ export function stageAdapter(
       return reasons === undefined ? name : reasons(stage.kind);
     },
     ...extras,
-    admit: (now, _key, cost, priority) => {
+    admit: (now, key, cost, priority) => {
       last[0] = now;
       ask.cost = cost;
       ask.priority = priority;
+      ask.key = keyName(key);
       return run.enter(now, ask);
     },
     settle: settle === undefined ? () => {} : (token, now, ok) => settle(token, now, ok ? "success" : "failure"),
@@ -172,8 +133,8 @@ export interface StageRun {
   readonly options: Readonly<Record<string, unknown>>;
   /** Its envelopes, count and figures. @defaultValue its readings, by metric name, as figures */
   readonly extras?: Extras;
-  /** How it hears the run. @defaultValue as the chain tells it */
-  readonly hearing?: Hearing;
+  /** What is told as it is asked. @defaultValue nothing */
+  readonly observe?: Observe;
 }
 
 /**
@@ -193,8 +154,12 @@ export function stagePolicy(
     create(context: PolicyContext): Adapter {
       const last = new Float64Array([context.start]);
       const made = build(context, last);
-      const s = stageOf(kind, made.options, { side, owner, context });
-      return stageAdapter(s, name, side, last, made.extras ?? { stats: readingsOf(s, last) }, made.hearing);
+      // Built by its own module from its options as the guard takes them, rolling the policy's own stream.
+      const def = STAGES.find((d) => d.kind === kind && d.place[side] !== undefined) as StageDef;
+      const s = def.parse(made.options, { side, owner, now: context.start, random: context.random, retrying: false });
+      if (s === undefined) throw new RangeError(`${owner}: its stage was not built`);
+      const extras = made.extras ?? { stats: readingsOf(s, last) };
+      return stageAdapter(s, name, side, last, extras, context.keyName, made.observe);
     },
   };
 }
@@ -211,10 +176,12 @@ function readingsOf(s: Stage, last: Float64Array): () => Record<string, number> 
 
 /** Options of {@link stage}. */
 export interface StagePolicyOptions {
-  /** Where it sits. @defaultValue the server, when the stage stands there; else the client */
+  /** Where it sits (`"rate"`: the client's bucket, the server's per-key limits). @defaultValue the server, when the stage stands there; else the client */
   readonly side?: "client" | "server";
   /** How results name it and its refusals (of a stage of several reasons, `name/kind`: `"limit/reserved"`). @defaultValue the stage's kind */
   readonly name?: string;
+  /** Told after each admission (`refused`), settlement and release at `now` (ms): to follow what the run's stage holds. @defaultValue nothing */
+  readonly observe?: (now: number, refused: boolean) => void;
 }
 
 /**
@@ -222,8 +189,9 @@ export interface StagePolicyOptions {
  * `"shed"`, `"gate"`, `"breaker"`, `"rate"`, …: whatever the guard's stages list holds), built
  * for each run by the stage's own module from `options(context)`, its options as a guard or
  * `admit` takes them (`{ limit: new Limiter(aimd()) }`): a function, so that no two runs share an
- * instance. A new stage of the guard's is a policy here with no code of its own. A call the
- * backend drops from its queue settles it as a timeout. Its figures are its readings (by metric
+ * instance. A new stage of the guard's is a policy here with no code of its own. A call asks it
+ * with its key's text and priority, and settles it as a guard's attempt (client) or admit's
+ * verdict (server) would. Its figures are its readings (by metric
  * name) at the latest clock reading it was asked at.
  */
 export function stage(
@@ -231,7 +199,7 @@ export function stage(
   options: (context: PolicyContext) => Readonly<Record<string, unknown>>,
   more: StagePolicyOptions = {},
 ): PolicySpec {
-  const o = check.options(more, ["side", "name"], "policy.stage");
+  const o = check.options(more, ["side", "name", "observe"], "policy.stage");
   const def = STAGES.find((d) => d.kind === kind);
   if (def === undefined)
     throw new RangeError(
@@ -240,9 +208,11 @@ export function stage(
   const side = check.or(o.side, def.place.server === undefined ? "client" : "server");
   if (side !== "client" && side !== "server")
     throw new TypeError(`policy.stage side must be "client" or "server", got ${check.describe(side)}`);
-  if (def.place[side] === undefined)
+  // A kind may name a stage a side (a client's bucket and a server's per-key limits refuse as "rate").
+  if (!STAGES.some((d) => d.kind === kind && d.place[side] !== undefined))
     throw new RangeError(`policy.stage side: a stage of kind ${JSON.stringify(kind)} stands on no ${side} side`);
   check.fn(options, "policy.stage options");
+  const observe = o.observe === undefined ? undefined : check.fn<Observe>(o.observe, "policy.stage observe");
   const name = nameOf(o.name, kind, "policy.stage name");
-  return stagePolicy(kind, name, side, "policy.stage", (context) => ({ options: options(context) }));
+  return stagePolicy(kind, name, side, "policy.stage", (context) => ({ options: options(context), observe }));
 }

@@ -8,7 +8,7 @@ import { gate } from "../policies/limiters";
 import { shedder } from "../policies/shedder";
 import type { PolicySpec } from "../policy";
 import type { NumberKnob } from "../scenario";
-import { ADAPTIVE_LABELS, adaptiveLimit, prioritisedShedder } from "./adaptive-policies";
+import { ADAPTIVE_LABELS, adaptiveLimit } from "./adaptive-policies";
 import type { AdaptiveKind } from "./adaptive-policies";
 import { LimitTrace } from "./limit-trace";
 
@@ -76,7 +76,7 @@ export function policiesOf(c: AdaptiveContender, settings: LineupSettings, trace
     case "none":
       return [];
     case "shedder":
-      return priorities === undefined ? [shedder()] : [prioritisedShedder({ priorities })];
+      return [shedder({}, withPriority)];
     case "fixed":
       // Without priority a fixed limit is the static gate.
       return priorities === undefined

@@ -1,17 +1,14 @@
-// The adaptive concurrency limits of `@tideward/concurrency`, and the shedder judging calls by
-// priority, as the scenarios run them: the guard's own limit and shedder stages through the
-// simulator's stage adapter (`policies/stage.ts`), the same code `policy.stage("limit", …)` and
-// `policy.shedder` run. What is left here is what a scenario chooses: the algorithm by name (Vegas
-// seeded from the run), the limit's envelope and figures, a failure heard as a drop, and the trace
-// of the limit over the run. Each call's priority is the run's (its key's, from the traffic),
-// given to the stage in the chain's ask.
+// The adaptive concurrency limits of `@tideward/concurrency` as the scenarios run them: the guard's
+// own limit stage as `policy.stage("limit", …)` runs it (the shedder judging by priority is
+// `policy.shedder` with levels). What is left here is what a scenario chooses: the algorithm by
+// name (Vegas seeded from the run), the limit's envelope, and the trace of the limit over the run.
+// Each call's priority is the run's (its key's, from the traffic), given to the stage in the
+// chain's ask.
 import { AimdLimit, FixedLimit, Gradient2Limit, Limiter, Priorities, VegasLimit } from "@tideward/concurrency";
 import type { Aimd, Gradient2, Limit, SampleWindow, Vegas } from "@tideward/concurrency";
-import { Shedder } from "@tideward/shedder";
-import type { Shed } from "@tideward/shedder";
 import { check } from "@tideward/time/internal";
-import { stagePolicy } from "../policies/stage";
-import type { PolicyContext, PolicySpec } from "../policy";
+import { stage } from "../policies/stage";
+import type { Adapter, Envelope, PolicyContext, PolicySpec } from "../policy";
 import type { LimitTrace } from "./limit-trace";
 
 /** The three adaptive algorithms, and a fixed limit (a static gate with the same priorities). */
@@ -62,12 +59,13 @@ function algorithm(kind: AdaptiveKind, policy: object | undefined, context: Poli
 }
 
 /**
- * An adaptive concurrency limit on the server: the guard's limit stage over a {@link Limiter} of
- * AIMD, Vegas or Gradient2. Each attempt that reaches the server asks it for a place at its key's
- * priority; the place is passed with the round trip when the backend answers a success, dropped
- * when it answers a failure (a full queue included: heard as a timeout, as overload) or drops it
- * unserved from its queue because its caller gave up (a timeout), and ignored when a policy after
- * it refused the attempt.
+ * An adaptive concurrency limit on the server: `policy.stage("limit", …)` over a {@link Limiter}
+ * of AIMD, Vegas or Gradient2 made for each run. Each attempt that reaches the server asks it for
+ * a place at its key's priority; the place is passed with the round trip when the backend answers
+ * a success, and ignored otherwise (as admit's limit is): when it answers a failure (a full queue
+ * included), drops the call unserved because its caller gave up, or a policy after the limit
+ * refused it. With invariants, the simulator checks its count of places and that it stays under
+ * its max.
  */
 export function adaptiveLimit(options: AdaptiveOptions): PolicySpec {
   const o = check.options(options, ["kind", "policy", "priorities", "name", "trace", "window"], "adaptiveLimit");
@@ -83,61 +81,42 @@ export function adaptiveLimit(options: AdaptiveOptions): PolicySpec {
     throw new TypeError(`adaptiveLimit priorities must be a Priorities, got ${check.describe(priorities)}`);
   const name = check.or(o.name, kind);
   const trace = o.trace;
-  return stagePolicy("limit", name, "server", name, (context) => {
-    const limiter = new Limiter(algorithm(kind, o.policy, context), {
-      ...(priorities === undefined ? {} : { priorities }),
-      ...(o.window === undefined ? {} : { window: o.window }),
-      now: context.start,
-    });
-    const a = limiter.algorithm;
-    const max = a instanceof FixedLimit ? a.limit : a.policy.max;
-    return {
-      options: { limit: limiter },
-      extras: {
-        envelopes: [{ kind: "concurrency", label: `${name} (at most its max, ${max})`, limit: max }],
-        held: () => limiter.flying,
-        stats: () => ({ limit: limiter.limit, flying: limiter.flying }),
-      },
-      hearing: {
-        failure: "timeout",
-        ...(trace === undefined
-          ? {}
-          : {
-              observe: (now: number, refused: boolean) => {
-                trace.note(now, limiter.limit);
-                if (refused && a.probing) trace.refusedProbing(now);
-              },
-            }),
-      },
-    };
-  });
-}
-
-/** Options of {@link prioritisedShedder}. */
-export interface PrioritisedShedderOptions {
-  /** Fields laid over the `shed` preset. @defaultValue the preset */
-  readonly policy?: Partial<Shed>;
-  /** The levels calls are judged by, each at its key's priority (a traffic's `keys.priority`). */
-  readonly priorities: Priorities;
-  /** @defaultValue "shedder" */
-  readonly name?: string;
-}
-
-/**
- * `@tideward/shedder`'s `Shedder` on the server's CPU, as `policy.shedder` runs it (the guard's
- * shedder stage), with levels: each attempt is judged at its key's priority, and when hot and
- * full the least important are refused first.
- */
-export function prioritisedShedder(options: PrioritisedShedderOptions): PolicySpec {
-  const o = check.options(options, ["policy", "priorities", "name"], "prioritisedShedder");
-  new Shedder(o.policy);
-  if (!(o.priorities instanceof Priorities))
-    throw new TypeError(`prioritisedShedder priorities must be a Priorities, got ${check.describe(o.priorities)}`);
-  const { priorities, policy } = o;
-  const name = check.or(o.name, "shedder");
-  return stagePolicy("shed", name, "server", name, (context, last) => {
-    const s = new Shedder(policy, context.start, priorities);
-    // The stage reads the load as it admits, after the chain has noted the reading.
-    return { options: { shedder: s, load: (): number => context.cpu(last[0]) }, extras: { held: () => s.flying } };
-  });
+  // The limiter of the run being made (runs are made and run one at a time).
+  let limiter: Limiter | undefined;
+  const spec = stage(
+    "limit",
+    (context) => {
+      limiter = new Limiter(algorithm(kind, o.policy, context), {
+        ...(priorities === undefined ? {} : { priorities }),
+        ...(o.window === undefined ? {} : { window: o.window }),
+        now: context.start,
+      });
+      return { limit: limiter };
+    },
+    {
+      name,
+      side: "server",
+      ...(trace === undefined
+        ? {}
+        : {
+            observe: (now: number, refused: boolean) => {
+              const l = limiter as Limiter;
+              trace.note(now, l.limit);
+              if (refused && l.algorithm.probing) trace.refusedProbing(now);
+            },
+          }),
+    },
+  );
+  return {
+    name,
+    create(context: PolicyContext): Adapter {
+      const adapter = spec.create(context);
+      const l = limiter as Limiter;
+      const a = l.algorithm;
+      const max = a instanceof FixedLimit ? a.limit : a.policy.max;
+      // What the simulator checks with invariants: its count of places, and its max.
+      const envelopes: Envelope[] = [{ kind: "concurrency", label: `${name} (at most its max, ${max})`, limit: max }];
+      return Object.assign(adapter, { envelopes, held: () => l.flying });
+    },
+  };
 }

@@ -9,7 +9,6 @@ import type { Priority, Refusal } from "./priorities";
 import { SNAPSHOT_VERSION, readSnapshot } from "./snapshot";
 import type { LimiterSnapshot } from "./snapshot";
 import { LAND, Token } from "./token";
-import type { Flight } from "./token";
 import { VegasLimit } from "./vegas";
 import { Samples, resolveWindow } from "./window";
 import type { SampleWindow } from "./window";
@@ -93,7 +92,7 @@ const owned = new WeakSet<object>();
  * limiter.acquire(0, "critical_plus").ok; // true
  * limiter.acquire(0, "critical_plus").ok ? "in" : "full"; // "full"
  */
-export class Limiter implements Flight {
+export class Limiter {
   /** The algorithm that moves the limit. */
   readonly algorithm: Limit;
   /** The priority levels calls are judged by. */

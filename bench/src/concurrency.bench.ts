@@ -1,7 +1,6 @@
 // @tideward/concurrency: acquire + pass on a Limiter with an AIMD limit, against a hand-written
 // AIMD counter doing the least the same job needs (plain-aimd.ts) and handing back a token just the
-// same; the same with priorities, and with the other algorithms; the pair again once every algorithm
-// has run; then the bytes each call allocates.
+// same; the same with priorities, and with the other algorithms; then the bytes each call allocates.
 import { AimdLimit, Gradient2Limit, Limiter, VegasLimit, criticality } from "@tideward/concurrency";
 import type { Refusal, Token } from "@tideward/concurrency";
 import { allocation, compare, fastest } from "./harness";
@@ -81,14 +80,6 @@ await compare("acquire + pass, one call at a time", [
     },
   },
 ]);
-
-// The target's pair again, now that the limiter's code has run limiters of all three algorithms,
-// timed as the first measure is: the mixed-algorithm figure, without the wide spread an average
-// takes on a busy machine.
-fastest("acquire + pass (AIMD), after limiters of all three algorithms have run", cases, {
-  rounds: 40,
-  batch: 200_000,
-});
 
 console.log("\nbytes allocated per call (a token is an object holding a number)");
 for (const [name, label] of [

@@ -1,6 +1,6 @@
 import { check, read } from "@tideward/time/internal";
 import type { Span } from "@tideward/time";
-import { ADOPT, STATE, bounds, clamp } from "./bounds";
+import { ADOPT, STATE, STEP, bounds, clamp } from "./bounds";
 
 /**
  * The constants of additive increase, multiplicative decrease: a plain readonly record. Build one
@@ -134,14 +134,23 @@ export class AimdLimit {
    * @param dropped - whether it was dropped (timed out, refused downstream, overloaded)
    */
   sample(rtt: number, inflight: number, dropped: boolean): void {
-    const limit = this.#limit;
     // A string is never compared as a number: it is no round trip and no count.
-    const known = typeof rtt === "number" && rtt >= 0;
-    if (dropped === true || (known && rtt > this.#timeout)) {
-      this.#limit = clamp(Math.floor(limit * this.#backoff), this.#min, this.#max);
-    } else if (known && typeof inflight === "number" && inflight * 2 >= limit) {
-      this.#limit = clamp(limit + 1, this.#min, this.#max);
-    }
+    this[STEP](
+      typeof rtt === "number" ? rtt : Number.NaN,
+      typeof inflight === "number" ? inflight : 0,
+      dropped === true,
+    );
+  }
+
+  /** @internal {@link AimdLimit.sample} of numbers and a boolean, answering the limit after it. */
+  [STEP](rtt: number, inflight: number, dropped: boolean): number {
+    const limit = this.#limit;
+    let next: number;
+    // NaN (unknown) is over no timeout and at or above no 0.
+    if (dropped || rtt > this.#timeout) next = Math.floor(limit * this.#backoff);
+    else if (rtt >= 0 && inflight * 2 >= limit) next = limit + 1;
+    else return limit;
+    return (this.#limit = clamp(next, this.#min, this.#max));
   }
 
   /** @internal The learned state, for a snapshot. */

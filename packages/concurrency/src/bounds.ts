@@ -1,5 +1,6 @@
-// What every limit algorithm shares: the bounds of a limit, checked once at construction, and
-// the two hooks the limiter's snapshot uses to read and adopt an algorithm's learned state.
+// What every limit algorithm shares: the bounds of a limit, checked once at construction; the two
+// hooks the limiter's snapshot uses to read and adopt an algorithm's learned state; and the key of
+// the step a limiter takes on each sample.
 import { check } from "@tideward/time/internal";
 
 /**
@@ -12,6 +13,12 @@ export const MAX_LIMIT = 2 ** 24;
 export const STATE: unique symbol = Symbol("tideward.concurrency.state");
 /** @internal The key under which an algorithm takes learned state back from a snapshot (already checked). */
 export const ADOPT: unique symbol = Symbol("tideward.concurrency.adopt");
+/**
+ * @internal The key of an algorithm's step as its limiter takes it: one sample whose round trip
+ * is a number (NaN when unknown), whose count is a number and whose drop is a boolean, answering
+ * the limit after it.
+ */
+export const STEP: unique symbol = Symbol("tideward.concurrency.step");
 
 /** A limit's bounds and starting point, checked: whole places, `1 ≤ min ≤ initial ≤ max ≤ 2^24`. */
 export interface Bounds {

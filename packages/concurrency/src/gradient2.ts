@@ -1,5 +1,5 @@
 import { check, read } from "@tideward/time/internal";
-import { ADOPT, MAX_LIMIT, STATE, bounds, clamp } from "./bounds";
+import { ADOPT, MAX_LIMIT, STATE, STEP, bounds, clamp } from "./bounds";
 
 /**
  * The constants of the Gradient2 limit: a plain readonly record. Build one by laying fields over
@@ -181,6 +181,12 @@ export class Gradient2Limit {
     const gradient = ratio < 0.5 ? 0.5 : ratio > 1 ? 1 : ratio;
     const next = estimate * (1 - p.smoothing) + (estimate * gradient + p.queue) * p.smoothing;
     this.#estimate = clamp(next, p.min, p.max);
+  }
+
+  /** @internal {@link Gradient2Limit.sample} as its limiter takes it, answering the limit after it. */
+  [STEP](rtt: number, inflight: number, dropped: boolean): number {
+    this.sample(rtt, inflight, dropped);
+    return this.limit;
   }
 
   /** @internal The learned state, for a snapshot. */

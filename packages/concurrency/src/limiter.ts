@@ -1,15 +1,14 @@
 import { check, read } from "@tideward/time/internal";
 import type { RestoreOptions } from "@tideward/time";
 import { AimdLimit } from "./aimd";
-import { ADOPT, STATE } from "./bounds";
+import { ADOPT, STATE, STEP } from "./bounds";
 import { FixedLimit } from "./fixed";
 import { Gradient2Limit } from "./gradient2";
 import { Priorities, SLACK, single } from "./priorities";
 import type { Priority, Refusal } from "./priorities";
 import { SNAPSHOT_VERSION, readSnapshot } from "./snapshot";
 import type { LimiterSnapshot } from "./snapshot";
-import { Token } from "./token";
-import type { Flight } from "./token";
+import { LAND, Token } from "./token";
 import { VegasLimit } from "./vegas";
 import { Samples, resolveWindow } from "./window";
 import type { SampleWindow } from "./window";
@@ -33,6 +32,29 @@ export interface LimiterOptions {
 }
 
 const KNOWN = ["priorities", "now", "window"] as const;
+
+// How a limiter steps its algorithm, chosen once from the algorithm's class. AIMD's step is small:
+// the limiter calls it from a site that only ever sees an AimdLimit, so V8 inlines it into the rest
+// of a call however many algorithms the process runs. Any other algorithm's step (Vegas's and
+// Gradient2's are large; a FixedLimit's or a subclass's `sample`) is a function the limiter holds,
+// made from one source a kind: once a process runs two such kinds, V8 calls them without inlining,
+// so their size never pushes the rest of a call out of its inlining budget. A step takes one
+// finished call (its round trip, NaN when unknown; the calls in flight it found; whether it was
+// dropped; its finish reading, NaN when unknown) and answers the limit after it.
+type Step = (rtt: number, inflight: number, dropped: boolean, end: number) => number;
+
+function stepOf(algorithm: Limit): Step {
+  const proto: unknown = Object.getPrototypeOf(algorithm);
+  if (proto === VegasLimit.prototype)
+    return (rtt, inflight, dropped) => (algorithm as VegasLimit)[STEP](rtt, inflight, dropped);
+  if (proto === Gradient2Limit.prototype)
+    return (rtt, inflight, dropped) => (algorithm as Gradient2Limit)[STEP](rtt, inflight, dropped);
+  return (rtt, inflight, dropped) => {
+    algorithm.sample(rtt, inflight, dropped);
+    return algorithm.limit;
+  };
+}
+
 // Which limits are in a limiter already: one algorithm learns from one stream of calls.
 const owned = new WeakSet<object>();
 
@@ -78,6 +100,11 @@ export class Limiter {
   /** The sample window in force, or `undefined` when every call is a sample. */
   readonly window: SampleWindow | undefined;
 
+  // The AIMD limit when the algorithm is exactly an AimdLimit and there is no window, stepped
+  // inline (see `stepOf`).
+  readonly #aimd: AimdLimit | undefined;
+  // The step of any other algorithm (see `stepOf`).
+  readonly #step: Step;
   // Calls in flight per level; none kept for a single level (the count is `#flying`).
   readonly #byLevel: Int32Array | undefined;
   // The priorities' fallback level, read on every call that gives none.
@@ -93,22 +120,6 @@ export class Limiter {
   #now = 0;
   // The window being filled, when the limiter has one.
   readonly #samples: Samples | undefined;
-
-  readonly #flight: Flight = {
-    pass: (token, now) => {
-      this.#leave(token.level);
-      const end = this.#finish(now);
-      const rtt = end - token.start;
-      if (rtt >= 0) this.#sample(rtt, token.inflight, false, end);
-    },
-    drop: (token, now) => {
-      this.#leave(token.level);
-      const end = this.#finish(now);
-      const rtt = end - token.start;
-      this.#sample(rtt >= 0 ? rtt : Number.NaN, token.inflight, true, end);
-    },
-    ignore: (token) => this.#leave(token.level),
-  };
 
   /**
    * A limiter with nothing in flight.
@@ -143,6 +154,21 @@ export class Limiter {
     this.window = window;
     this.#samples = window === undefined ? undefined : new Samples(window);
     this.algorithm = algorithm;
+    const samples = this.#samples;
+    const step = stepOf(algorithm);
+    this.#aimd =
+      samples === undefined && Object.getPrototypeOf(algorithm) === AimdLimit.prototype
+        ? (algorithm as AimdLimit)
+        : undefined;
+    // With a window, a call is folded into it, and the algorithm steps once a window closes (at
+    // the finish reading, or at the latest reading when that is unknown); the limit stays between.
+    this.#step =
+      samples === undefined
+        ? step
+        : (rtt, inflight, dropped, end) =>
+            samples.add(rtt, inflight, dropped, end === end ? end : this.#now)
+              ? step(samples.rtt, samples.inflight, samples.dropped, end)
+              : this.#limit;
     this.priorities = priorities;
     this.#byLevel = priorities.count > 1 ? new Int32Array(priorities.count) : undefined;
     this.#fallback = priorities.fallback;
@@ -189,18 +215,27 @@ export class Limiter {
    */
   acquire(now: number, priority?: Priority): Token | Refusal {
     const t = this.#tick(now);
+    const flying = this.#flying;
+    if (this.#byLevel !== undefined) return this.#acquireAt(t, flying, priority);
+    // One level: every priority is level 0, and only the limit refuses.
+    if (flying >= this.#limit) return this.priorities.refusal(0, "limit");
+    this.#flying = flying + 1;
+    return new Token(this, t, flying + 1, 0);
+  }
+
+  // `acquire` with levels, kept apart so that a limiter of one level runs none of it.
+  #acquireAt(t: number, flying: number, priority: Priority | undefined): Token | Refusal {
     const levels = this.priorities;
     const level = priority === undefined ? this.#fallback : levels.level(priority);
-    const flying = this.#flying;
     const limit = this.#limit;
-    if (flying >= limit) return levels.refusal(level, "limit");
-    // `flying ≥ places(level, limit)`, that is `floor(limit × room + SLACK) ≤ flying`, written
-    // without the floor: for a whole `flying` it is `limit × room + SLACK < flying + 1`.
-    if (level !== 0 && limit * this.#rooms[level] + SLACK < flying + 1) return levels.refusal(level, "reserved");
+    // Past the limit, or `flying ≥ places(level, limit)`, that is `floor(limit × room + SLACK) ≤
+    // flying`, written without the floor: for a whole `flying` it is `limit × room + SLACK <
+    // flying + 1`.
+    if (flying >= limit || (level !== 0 && limit * this.#rooms[level] + SLACK < flying + 1))
+      return levels.refusal(level, flying >= limit ? "limit" : "reserved");
     this.#flying = flying + 1;
-    const byLevel = this.#byLevel;
-    if (byLevel !== undefined) byLevel[level]++;
-    return new Token(this.#flight, t, flying + 1, level);
+    (this.#byLevel as Int32Array)[level]++;
+    return new Token(this, t, flying + 1, level);
   }
 
   /**
@@ -243,27 +278,26 @@ export class Limiter {
     this.#tick(now);
   }
 
-  // `end` is the finish reading (NaN when unknown: a window then closes at the latest reading).
-  #sample(rtt: number, inflight: number, dropped: boolean, end: number): void {
-    const algorithm = this.algorithm;
-    const samples = this.#samples;
-    if (samples === undefined) algorithm.sample(rtt, inflight, dropped);
-    else if (samples.add(rtt, inflight, dropped, end === end ? end : this.#now))
-      algorithm.sample(samples.rtt, samples.inflight, samples.dropped);
-    else return;
-    this.#limit = algorithm.limit;
-  }
-
-  #leave(level: number): void {
+  /**
+   * @internal A token of this limiter ended at `now`: its place is freed, and its round trip
+   * (`now − start`) is a sample. A pass without a round trip (a `now` that is not a finite number,
+   * or before the start; NaN for `ignore`) makes none; a drop still counts, its round trip unknown.
+   */
+  [LAND](token: Token, now: number, dropped: boolean): void {
     this.#flying--;
     const byLevel = this.#byLevel;
-    if (byLevel !== undefined) byLevel[level]--;
-  }
-
-  // A finish time: the reading itself when it is a finite number (so a round trip is measured on
-  // the caller's clock even if it stepped back since), NaN otherwise.
-  #finish(now: number): number {
-    return typeof now === "number" && now < Infinity ? now : Number.NaN;
+    if (byLevel !== undefined) byLevel[token.level]--;
+    // The finish reading itself when it is a finite number, so a round trip is measured on the
+    // caller's clock even if it stepped back since.
+    const end = typeof now === "number" && now < Infinity ? now : Number.NaN;
+    let rtt = end - token.start;
+    if (!(rtt >= 0)) {
+      if (!dropped) return;
+      rtt = Number.NaN;
+    }
+    const aimd = this.#aimd;
+    this.#limit =
+      aimd !== undefined ? aimd[STEP](rtt, token.inflight, dropped) : this.#step(rtt, token.inflight, dropped, end);
   }
 
   #tick(now: number): number {

@@ -1,17 +1,20 @@
 import { REPORT_TO, isSettled, settle } from "@tideward/time/internal";
 import type { Settleable } from "@tideward/time/internal";
 
+/** @internal The key of the method a token reports to its limiter by. */
+export const LAND: unique symbol = Symbol("tideward.concurrency.land");
+
 /**
- * What a token reports back to the limiter that issued it. Internal: a limiter hands its tokens
- * one such object, made once, so a token carries no closure of its own.
+ * What a token reports back to: the limiter that issued it. Internal: a token holds its limiter
+ * and calls this one method, so it carries no closure of its own and every token's call lands on
+ * the same code.
  */
 export interface Flight {
-  /** The call passed at `now` (ms). */
-  pass(token: Token, now: number): void;
-  /** The call was dropped at `now` (ms). */
-  drop(token: Token, now: number): void;
-  /** The call left without saying anything about the limit. */
-  ignore(token: Token): void;
+  /**
+   * The call ended at `now` (ms), dropped or not; a `now` of NaN (`ignore`) says nothing about
+   * the limit.
+   */
+  [LAND](token: Token, now: number, dropped: boolean): void;
 }
 
 /**
@@ -29,14 +32,16 @@ export interface Flight {
  * limiter.flying; // 0
  */
 export class Token implements Settleable<Flight> {
+  // The fields are declared, not defined: the constructor's stores make them, each once (a
+  // defined field is first made undefined, then stored again).
   /** The clock reading the call was let in at, in milliseconds. */
-  readonly start: number;
+  declare readonly start: number;
   /** How many calls were in flight once it was let in, itself included. */
-  readonly inflight: number;
+  declare readonly inflight: number;
   /** The level it was let in at (its priority, resolved). */
-  readonly level: number;
+  declare readonly level: number;
   /** @internal Where the token reports; cleared when it settles. */
-  [REPORT_TO]: Flight | undefined;
+  declare [REPORT_TO]: Flight | undefined;
 
   /** @internal Tokens come from `Limiter.acquire`; there is no use in making one by hand. */
   constructor(flight: Flight, start: number, inflight: number, level: number) {
@@ -64,7 +69,7 @@ export class Token implements Settleable<Flight> {
    * @param now - the clock reading the call finished at, in milliseconds
    */
   pass(now: number): void {
-    settle(this)?.pass(this, now);
+    settle(this)?.[LAND](this, now, false);
   }
 
   /**
@@ -74,7 +79,7 @@ export class Token implements Settleable<Flight> {
    * @param now - the clock reading the call ended at, in milliseconds
    */
   drop(now: number): void {
-    settle(this)?.drop(this, now);
+    settle(this)?.[LAND](this, now, true);
   }
 
   /**
@@ -82,6 +87,6 @@ export class Token implements Settleable<Flight> {
    * cancelled request): its place is freed and no sample is made.
    */
   ignore(): void {
-    settle(this)?.ignore(this);
+    settle(this)?.[LAND](this, Number.NaN, false);
   }
 }

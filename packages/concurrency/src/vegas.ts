@@ -1,5 +1,5 @@
 import { check, read } from "@tideward/time/internal";
-import { ADOPT, MAX_LIMIT, STATE, bounds, clamp, log10Step } from "./bounds";
+import { ADOPT, MAX_LIMIT, STATE, STEP, bounds, clamp, log10Step } from "./bounds";
 
 /**
  * The constants of the Vegas limit: a plain readonly record. Build one by laying fields over the
@@ -295,6 +295,12 @@ export class VegasLimit {
     }
     next = clamp(next, p.min, p.max);
     this.#estimate = clamp((1 - p.smoothing) * estimate + p.smoothing * next, p.min, p.max);
+  }
+
+  /** @internal {@link VegasLimit.sample} as its limiter takes it, answering the limit after it. */
+  [STEP](rtt: number, inflight: number, dropped: boolean): number {
+    this.sample(rtt, inflight, dropped);
+    return this.limit;
   }
 
   /** @internal The learned state, for a snapshot. */

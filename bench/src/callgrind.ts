@@ -19,7 +19,7 @@ import { join } from "node:path";
 import Redis from "ioredis";
 import { QuotaKey, limitSpec } from "@tideward/quota-engine";
 import { RedisQuotaEngine, ioredisClient } from "@tideward/redis";
-import { findRedisServer, freePort } from "@tideward/redis/testing";
+import { findRedisServer, freePort, serverArgs } from "@tideward/redis/testing";
 
 const CALLS = 1_000;
 const ROUNDS = Number(process.env.CALLGRIND_ROUNDS ?? 3);
@@ -38,18 +38,7 @@ const server = spawn(
     "--instr-atstart=no",
     `--callgrind-out-file=${join(dir, "cg.out")}`,
     binary,
-    "--port",
-    String(port),
-    "--bind",
-    "127.0.0.1",
-    "--save",
-    "",
-    "--appendonly",
-    "no",
-    "--dir",
-    dir,
-    "--loglevel",
-    "warning",
+    ...serverArgs(port, dir),
   ],
   { stdio: "ignore" },
 );

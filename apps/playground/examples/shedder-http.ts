@@ -9,14 +9,13 @@
 // Why the database wait: a shedder counts calls in flight, from `allow` to `pass`. A handler
 // that is synchronous from start to end is never more than one call in flight, and its queue
 // lives in the kernel where no in-process shedder can see it; real handlers await something.
-import { spawn } from "node:child_process";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { setTimeout as sleep } from "node:timers/promises";
 import { Shedder } from "@tideward/shedder";
 import { LoadSampler } from "@tideward/shedder/node";
+import { generate, open, serve, shed } from "./load/busy-server";
+import type { Admit, Answer, Busy, Seen } from "./load/busy-server";
+
+export type { Answer } from "./load/busy-server";
 
 /** How one run is set up. */
 export interface HttpRun {
@@ -36,34 +35,12 @@ export interface HttpRun {
   readonly wait?: number;
 }
 
-/** One answered request: when it was due (ms from the start of the run) and its latency (ms). */
-export type Answer = readonly [due: number, latency: number];
-
-/** What the load generator saw. */
-export interface HttpResult {
-  readonly sent: number;
-  /** The requests answered 200, in the order they were answered. */
-  readonly ok: Answer[];
-  /** The requests refused with 503. */
-  readonly refused: Answer[];
-  /** Requests that failed otherwise (connection errors, other statuses). */
-  readonly failed: number;
-  /** Requests still unanswered when the generator stopped waiting. */
-  readonly unanswered: number;
-  /** How long the generator ran, in milliseconds. */
-  readonly elapsed: number;
+/** What the load generator saw (its calls answered 200 in the order answered), and the server. */
+export interface HttpResult extends Pick<Seen, "sent" | "ok" | "refused" | "failed" | "unanswered" | "elapsed"> {
   /** Requests that reached the server's handler. */
   readonly handled: number;
   /** The highest load reading (thousandths) the shedder was handed; 0 without a shedder. */
   readonly peakLoad: number;
-}
-
-/** Burns `ms` milliseconds of CPU on this thread. */
-function burn(ms: number): number {
-  const until = performance.now() + ms;
-  let spins = 0;
-  while (performance.now() < until) spins++;
-  return spins;
 }
 
 /** The p-th percentile (nearest rank) of the latencies (ms) of `answers`; NaN when there are none. */
@@ -74,54 +51,40 @@ export function percentile(answers: readonly Answer[], p: number): number {
     : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
-/** Starts the server, drives it with the generator in a child process, and stops both. */
+/**
+ * Starts the server (load/busy-server.ts's), drives it with the generator in a child process,
+ * and stops both.
+ */
 export async function runHttp(run: HttpRun): Promise<HttpResult> {
-  const { burn: cpu = 4, wait = 1 } = run;
+  const { burn = 4, wait = 1 } = run;
   // A quick signal for a short run: a reading every 50 ms, the old value weighing 0.3.
   const sampler = run.shed ? new LoadSampler({ interval: 50, beta: 0.3 }) : undefined;
-  const shedder = run.shed ? new Shedder({}, performance.now()) : undefined;
+  const load = (): number => sampler?.load ?? 0;
+  const policy = run.shed ? shed(new Shedder({}, performance.now()), load) : open;
   let handled = 0;
   let peakLoad = 0;
-  const server = createServer((_req, res) => {
+  const admit: Admit = (now, level) => {
     handled++;
-    const load = sampler?.load ?? 0;
-    if (load > peakLoad) peakLoad = load;
-    const ticket = shedder?.allow(performance.now(), load);
-    if (shedder !== undefined && ticket === undefined) {
-      res.writeHead(503, { "retry-after": "1" }).end();
-      return;
-    }
-    void sleep(wait).then(() => {
-      // The client gave up (the run is over): do not burn CPU for nobody.
-      if (res.destroyed) {
-        ticket?.fail();
-        return;
-      }
-      burn(cpu);
-      res.end("ok");
-      ticket?.pass(performance.now());
-    });
-  });
+    peakLoad = Math.max(peakLoad, load());
+    return policy(now, level);
+  };
+  let server: Busy | undefined;
   try {
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const { port } = server.address() as AddressInfo;
-    const args = JSON.stringify({ port, rate: run.rate, duration: run.duration, count: run.count, grace: run.grace });
-    const child = spawn(process.execPath, [join(import.meta.dirname, "load", "generator.mjs"), args], {
-      stdio: ["ignore", "pipe", "inherit"],
+    server = await serve(admit, { wait, burn });
+    const { port } = server;
+    const { rate, duration, count, grace } = run;
+    const { sent, ok, refused, failed, unanswered, elapsed } = await generate({
+      port,
+      path: "/",
+      rate,
+      duration,
+      count,
+      grace,
     });
-    let out = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
-    // The generator bounds itself; this is the backstop should it hang (generous: on a busy
-    // host, starting a Node.js process alone can take seconds).
-    const limit = setTimeout(() => child.kill(), run.duration + run.grace + 15_000);
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-    clearTimeout(limit);
-    if (code !== 0) throw new Error(`load generator exited with ${code}`);
-    return { ...(JSON.parse(out) as Omit<HttpResult, "handled" | "peakLoad">), handled, peakLoad };
+    return { sent, ok, refused, failed, unanswered, elapsed, handled, peakLoad };
   } finally {
     sampler?.stop();
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await server?.close();
   }
 }
 

@@ -37,12 +37,27 @@ export interface Vegas {
    * its own (`Math.random()` at start-up) so a fleet does not probe in step. @defaultValue 0
    */
   readonly seed: number;
+  /**
+   * Opt-in, a share from 0 to 1: how much of the excess queue one sample drains. Over `beta × s`
+   * queued calls the limit falls to `estimate − max(s, drain × (queue − alpha × s))`: 1 goes
+   * straight to the calls in service plus `alpha × s`; 0 is the preset's one step `s`, however
+   * long the queue. @defaultValue 0
+   */
+  readonly drain: number;
+  /**
+   * Opt-in, a share from 0 to 1: how much of itself the limit may grow by in one sample while
+   * little queues. From the third sample in a row under `alpha × s` queued calls, on a sample that
+   * found the limit full and not on a probe's own baseline, the limit rises by `max(step, grow × estimate × room²)`, `room = (alpha
+   * × s − queue) / (alpha × s)` and `step` the preset's (`beta × s` or `s`); 0 is the preset's
+   * step alone. @defaultValue 0
+   */
+  readonly grow: number;
 }
 
 /**
  * The preset, Netflix `VegasLimit`'s constants: from 20 places, at most 1000, alpha 3, beta 6,
  * threshold 1 (times the limit's log10 step), no smoothing, a probe every 30 × limit samples
- * (times a jitter in [0.5, 1)).
+ * (times a jitter in [0.5, 1)); `drain` and `grow` 0, the source's fixed steps.
  */
 export const vegas: Vegas = Object.freeze({
   initial: 20,
@@ -54,11 +69,27 @@ export const vegas: Vegas = Object.freeze({
   threshold: 1,
   probe: 30,
   seed: 0,
+  drain: 0,
+  grow: 0,
 });
 
-const KNOWN = ["initial", "min", "max", "smoothing", "alpha", "beta", "threshold", "probe", "seed"] as const;
+const KNOWN = [
+  "initial",
+  "min",
+  "max",
+  "smoothing",
+  "alpha",
+  "beta",
+  "threshold",
+  "probe",
+  "seed",
+  "drain",
+  "grow",
+] as const;
 /** 1/φ: successive multiples modulo 1 spread as evenly as any sequence can. */
 const GOLDEN = 0.6180339887498949;
+/** Samples in a row under alpha before the one that may leap by `grow`: one or two read so by chance at the limit. */
+const CALM = 2;
 
 function resolveVegas(policy: Partial<Vegas> | undefined): Vegas {
   if (policy === undefined) return vegas;
@@ -78,7 +109,16 @@ function resolveVegas(policy: Partial<Vegas> | undefined): Vegas {
   const seed = check.finite(p.seed, "Vegas seed");
   if (seed < 0 || seed >= 1)
     throw new RangeError(`Vegas seed must be 0 or more and under 1, got ${check.describe(seed)}`);
-  return Object.freeze({ ...bounds(p, "Vegas"), smoothing, alpha, beta, threshold, probe, seed });
+  const drain = share(p.drain, "drain");
+  const grow = share(p.grow, "grow");
+  return Object.freeze({ ...bounds(p, "Vegas"), smoothing, alpha, beta, threshold, probe, seed, drain, grow });
+}
+
+/** A share from 0 to 1, checked. */
+function share(value: number, name: string): number {
+  const x = check.finite(value, `Vegas ${name}`);
+  if (!(x >= 0 && x <= 1)) throw new RangeError(`Vegas ${name} must be from 0 to 1, got ${check.describe(x)}`);
+  return x;
 }
 
 /** The jitter of the k-th probe: in `[0.5, 1)`. */
@@ -108,6 +148,11 @@ export interface VegasState {
  * - a drop: `estimate − s`; a call that found under half the estimate in flight: no change;
  * - `queue ≤ threshold × s`: `estimate + beta × s` (nothing queues: grow fast);
  * - `queue < alpha × s`: `estimate + s`; `queue > beta × s`: `estimate − s`; between: no change;
+ * - opt-in, for a limit that settles in a few samples rather than a step a sample: with `drain`
+ *   a long queue is drained in proportion, `estimate − max(s, drain × (queue − alpha × s))`, and
+ *   with `grow` a third sample in a row under `alpha × s` that found the limit full grows by up
+ *   to `grow × estimate`
+ *   (see {@link Vegas.grow});
  * - the result is held to `[min, max]` and smoothed: `estimate = (1 − smoothing) × estimate +
  *   smoothing × result`. The limit is its whole part.
  *
@@ -138,6 +183,8 @@ export class VegasLimit {
   #jitter: number;
   // Whether the baseline in force is a probe's own round trip (no lower one seen since).
   #probing = false;
+  // Samples in a row under alpha, up to CALM: `grow`'s leap waits for CALM before the one it takes.
+  #calm = 0;
 
   /**
    * A Vegas limit at the policy's `initial`, with no baseline yet.
@@ -147,7 +194,7 @@ export class VegasLimit {
    *   known one) or a field is not a number; RangeError when `min`, `max` or `initial` is not a
    *   whole number in `1 ≤ min ≤ initial ≤ max ≤ 2^24`, `smoothing` is outside `(0, 1]`, the
    *   step multiples are negative or not `threshold ≤ alpha ≤ beta`, `probe` is outside
-   *   `[1, 2^24]` or `seed` outside `[0, 1)`
+   *   `[1, 2^24]`, `seed` outside `[0, 1)`, or `drain` or `grow` outside `[0, 1]`
    */
   constructor(policy?: Partial<Vegas>) {
     const p = resolveVegas(policy);
@@ -224,14 +271,26 @@ export class VegasLimit {
     const p = this.#p;
     const estimate = this.#estimate;
     const s = log10Step(estimate);
+    const calm = this.#calm;
+    this.#calm = 0;
     let next: number;
     if (drop) next = estimate - s;
     else if (inflight * 2 < estimate) return;
     else {
       const queue = Math.ceil(estimate * (1 - this.#noLoad / rtt));
-      if (queue <= p.threshold * s) next = estimate + p.beta * s;
-      else if (queue < p.alpha * s) next = estimate + s;
-      else if (queue > p.beta * s) next = estimate - s;
+      const alpha = p.alpha * s;
+      if (queue <= p.threshold * s || queue < alpha) {
+        // The leap waits for a third sample in a row under alpha, for a sample that found the
+        // limit full (one that does not bind has nothing to leap for, and would only drift up
+        // faster) and for a baseline that is not a probe's own (taken under load, it reads as no
+        // queue); it shrinks with the square of the room left, so a queue near alpha (as noise at
+        // the limit reads now and then) moves the limit by little.
+        this.#calm = calm < CALM ? calm + 1 : CALM;
+        const step = queue <= p.threshold * s ? p.beta * s : s;
+        const room = alpha > 0 ? Math.max(0, alpha - queue) / alpha : 1;
+        const leap = calm >= CALM && !this.#probing && inflight >= Math.floor(estimate);
+        next = estimate + (leap ? Math.max(step, p.grow * estimate * room * room) : step);
+      } else if (queue > p.beta * s) next = estimate - Math.max(s, p.drain * (queue - alpha));
       else return;
     }
     next = clamp(next, p.min, p.max);

@@ -20,6 +20,8 @@ describe("the presets are the source's constants", () => {
       threshold: 1,
       probe: 30,
       seed: 0,
+      drain: 0,
+      grow: 0,
     });
   });
   it("Gradient2: 20 from 20 to 200, smoothing 0.2, queue 4, 600 samples long, tolerance 1.5", () => {
@@ -163,6 +165,89 @@ describe("VegasLimit", () => {
     l.sample(0, 10, false);
     expect(l.noLoad).toBeNaN();
     expect(l.limit).toBe(10);
+  });
+});
+
+describe("VegasLimit's opt-in drain and grow", () => {
+  // One sample at a time against a 10 ms baseline, the limit's step s = 1 (under 100 places).
+  const after = (policy: Partial<typeof vegas>, rtts: readonly number[], inflight = 1_000): number[] => {
+    const l = new VegasLimit({ initial: 50, ...policy });
+    l.sample(10, inflight, false);
+    return rtts.map((rtt) => {
+      l.sample(rtt, inflight, false);
+      return l.estimate;
+    });
+  };
+
+  it("drains the excess queue over alpha in proportion: estimate − max(s, drain × (queue − alpha × s))", () => {
+    // rtt 20: queue = ceil(50 × (1 − 10/20)) = 25 > beta 6; the excess over alpha 3 is 22.
+    expect(after({}, [20])).toEqual([49]); // the preset: one step
+    expect(after({ drain: 1 }, [20])).toEqual([28]); // 25 in service + alpha 3
+    expect(after({ drain: 0.5 }, [20])).toEqual([39]); // 50 − 11
+    expect(after({ drain: 0.01 }, [20])).toEqual([49]); // 0.22 under the step: the step
+    // A queue within [alpha, beta] holds, drain or not: ceil(50 × (1 − 10/11)) = 5.
+    expect(after({ drain: 1 }, [11])).toEqual([50]);
+  });
+
+  it("grows by grow × estimate × room² from the third sample in a row under alpha", () => {
+    // Nothing queues (room 1): the preset grows by beta 6 each time; grow 0.5 leaps from the third.
+    expect(after({}, [10, 10, 10, 10])).toEqual([56, 62, 68, 74]);
+    expect(after({ grow: 0.5 }, [10, 10, 10, 10])).toEqual([56, 62, 93, 139.5]);
+    // A queue of 1 (≤ threshold, room 2/3): the third leaps by 0.5 × 62 × 4/9 = 13.78 (over 6).
+    const [, , third] = after({ grow: 0.5 }, [10.1, 10.1, 10.1]);
+    expect(third).toBeCloseTo(62 + (0.5 * 62 * 4) / 9, 10);
+    // A queue of 2 (room 1/3) grows by the step of 1; a queue of 3 (within [alpha, beta]) holds
+    // and breaks the streak; the third after it leaps by 0.5 × 54 × 1/9 = 3.
+    const near = after({ grow: 0.5 }, [10.3, 10.3, 10.5, 10.3, 10.3, 10.3]);
+    expect(near.slice(0, 5)).toEqual([51, 52, 52, 53, 54]);
+    expect(near[5]).toBeCloseTo(57, 10);
+  });
+
+  it("starts the streak again after a drop, a sample that found under half in flight, or a probe's baseline", () => {
+    const l = new VegasLimit({ initial: 50, max: 1_000, grow: 1 });
+    l.sample(10, 100, false);
+    l.sample(10, 100, false); // 56: first under alpha
+    l.sample(10, 100, true); // a drop: 55, the streak gone
+    l.sample(10, 100, false); // 61
+    l.sample(10, 10, false); // under half in flight: holds, the streak gone
+    l.sample(10, 100, false); // 67
+    l.sample(10, 100, false); // 73: second in a row
+    expect(l.estimate).toBe(73);
+    l.sample(10, 100, false); // third in a row: 73 + 1 × 73 × 1
+    expect(l.estimate).toBe(146);
+  });
+
+  it("leaps only on a sample that found the limit full: one that does not bind grows by the preset's step", () => {
+    // Three samples in a row with nothing queued; the third found 55 of 62 places in flight.
+    const l = new VegasLimit({ initial: 50, grow: 1 });
+    l.sample(10, 50, false);
+    l.sample(10, 50, false); // 56
+    l.sample(10, 56, false); // 62
+    l.sample(10, 55, false); // under the limit of 62, at least half: + beta 6
+    expect(l.estimate).toBe(68);
+    l.sample(10, 68, false); // full: 68 + 1 × 68 × 1
+    expect(l.estimate).toBe(136);
+  });
+
+  it("makes no leap on a probe's own baseline", () => {
+    // seed 0, estimate held at 10: the probe is the 150th sample.
+    const seen: number[] = [];
+    const probed = new VegasLimit({ initial: 10, max: 100, probe: 30, grow: 1 });
+    probed.sample(10, 10, false);
+    for (let i = 2; i < 150; i++) probed.sample(50, 1, false);
+    probed.sample(50, 1, false); // the probe: baseline 50
+    expect([probed.probing, probed.noLoad]).toEqual([true, 50]);
+    for (let i = 0; i < 4; i++) {
+      probed.sample(50, 100, false); // no queue against the probe's baseline
+      seen.push(probed.estimate);
+    }
+    expect(probed.probing).toBe(true);
+    expect(seen).toEqual([16, 22, 28, 34]); // beta × s each, never a leap
+  });
+
+  it("leaves the preset's trace unchanged at drain 0 and grow 0", () => {
+    const rtts = [10, 12, 20, 10, 10, 10, 10, 11, 30, 10.2];
+    expect(after({ drain: 0, grow: 0 }, rtts)).toEqual(after({}, rtts));
   });
 });
 

@@ -117,7 +117,20 @@ describe("construction refuses what it cannot use", () => {
       "a misspelt Vegas field",
       () => new VegasLimit(not({ probeMultiplier: 3 })),
       TypeError,
-      'VegasLimit has no option "probeMultiplier"; its options are "initial", "min", "max", "smoothing", "alpha", "beta", "threshold", "probe", "seed"',
+      'VegasLimit has no option "probeMultiplier"; its options are "initial", "min", "max", "smoothing", "alpha", "beta", "threshold", "probe", "seed", "drain", "grow"',
+    ],
+    [
+      "a Vegas drain under 0",
+      () => new VegasLimit({ drain: -0.1 }),
+      RangeError,
+      "Vegas drain must be from 0 to 1, got -0.1",
+    ],
+    ["a Vegas grow over 1", () => new VegasLimit({ grow: 1.5 }), RangeError, "Vegas grow must be from 0 to 1, got 1.5"],
+    [
+      "a NaN Vegas grow",
+      () => new VegasLimit({ grow: Number.NaN }),
+      RangeError,
+      "Vegas grow must be a finite number, got NaN",
     ],
     [
       "a Gradient2 tolerance under 1",

@@ -43,6 +43,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 const algorithms: readonly [string, () => Limit][] = [
   ["AIMD", () => new AimdLimit({ initial: 8, min: 2, max: 40 })],
   ["Vegas", () => new VegasLimit({ initial: 8, min: 2, max: 40, probe: 2 })],
+  ["Vegas with drain and grow", () => new VegasLimit({ initial: 8, min: 2, max: 40, probe: 2, drain: 1, grow: 1 })],
   ["Gradient2", () => new Gradient2Limit({ initial: 8, min: 2, max: 40, long: 5 })],
   ["Fixed", () => new FixedLimit(6)],
 ];
@@ -108,6 +109,65 @@ describe("Limiter properties", () => {
             { numRuns: 60 },
           );
       });
+
+  it("Vegas's drain and grow: the limit within [min, max] and no place minted, both steps taken", () => {
+    // Round trips near a 10 ms floor, so that queues under alpha come in runs (grow's leap) and
+    // long queues come too (drain's cut); every call a sample, at both clocks.
+    let leaps = 0;
+    let cuts = 0;
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...BASES),
+        fc.array(
+          fc.tuple(
+            fc.constantFrom(10, 10, 10.1, 10.3, 11, 14, 30, 80),
+            fc.oneof(
+              { weight: 8, arbitrary: fc.constant("pass" as const) },
+              fc.constantFrom("drop" as const, "ignore" as const, "hold" as const),
+            ),
+            fc.nat(),
+          ),
+          { maxLength: 300 },
+        ),
+        (base, steps) => {
+          const min = 3;
+          const max = 120;
+          const limiter = new Limiter(new VegasLimit({ initial: 10, min, max, probe: 20, drain: 1, grow: 1 }), {
+            now: base,
+          });
+          const open: Token[] = [];
+          let now = base;
+          for (const [rtt, how, pick] of steps) {
+            now += 0.37;
+            // Fill the limit, as a loaded server is, so the samples count.
+            for (let n = limiter.limit - limiter.flying; n > 0; n--) {
+              const a = limiter.acquire(now);
+              expect(a.ok).toBe(true);
+              if (a.ok) open.push(a);
+            }
+            expect(limiter.acquire(now).ok).toBe(false);
+            if (how === "hold" || open.length === 0) continue;
+            const before = limiter.limit;
+            const [t] = open.splice(pick % open.length, 1);
+            if (how === "pass") t.pass(t.start + rtt);
+            else if (how === "drop") t.drop(t.start + rtt);
+            else t.ignore();
+            const after = limiter.limit;
+            if (after - before > 6) leaps++;
+            if (before - after > 1) cuts++;
+            expect(after).toBeGreaterThanOrEqual(min);
+            expect(after).toBeLessThanOrEqual(max);
+            expect(limiter.flying).toBe(open.length);
+          }
+          for (const t of open) t.ignore();
+          expect(limiter.flying).toBe(0);
+        },
+      ),
+      { numRuns: 300 },
+    );
+    expect(leaps).toBeGreaterThan(0);
+    expect(cuts).toBeGreaterThan(0);
+  });
 
   it("the guarantee of a share: a less important call never takes the places kept for more important ones", () => {
     // A flood of mostly sheddable work against a moving limit: after each call let in at level

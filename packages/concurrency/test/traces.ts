@@ -172,9 +172,69 @@ function drift(): string {
   return table(["sample", "no-load rtt (ms)", "AIMD limit", "Vegas limit", "Gradient2 limit"], rows);
 }
 
+/**
+ * The preset and `drain: 1, grow: 1` side by side on a backend whose capacity halves, then returns:
+ * each loaded to its limit, each call of a sample taking `10 × max(1, limit / workers)` ms.
+ */
+function vegasSettleSteps(): string {
+  const preset = new VegasLimit({ initial: 50 });
+  const fast = new VegasLimit({ initial: 50, drain: 1, grow: 1 });
+  const workers = [50, 25, 25, 25, 25, 50, 50, 50, 50];
+  const rtt = (l: VegasLimit, w: number): number => 10 * Math.max(1, l.limit / w);
+  const rows = workers.map((w, i) => {
+    const cells: string[] = [`${i + 1}`, `${w}`];
+    for (const l of [preset, fast]) {
+      const before = l.estimate;
+      const noLoad = l.noLoad;
+      const r = rtt(l, w);
+      l.sample(r, l.limit, false);
+      const q = Number.isNaN(noLoad) ? Number.NaN : Math.ceil(before * (1 - noLoad / r));
+      let why = "";
+      if (l === fast) {
+        const grew = l.estimate - before;
+        why = Number.isNaN(q)
+          ? "the baseline"
+          : q > 6
+            ? `> beta: − max(1, ${q} − 3)`
+            : q >= 3
+              ? "holds"
+              : grew > 6
+                ? `third under alpha: + ${num(before)} × (${3 - Math.max(0, q)}/3)²`
+                : q <= 1
+                  ? "+ beta 6"
+                  : "+ 1";
+      }
+      cells.push(ms(r), Number.isNaN(q) ? "—" : `${q}`);
+      if (l === fast) cells.push(why);
+      cells.push(num(l.estimate));
+    }
+    return cells;
+  });
+  return table(
+    [
+      "sample",
+      "workers",
+      "preset: rtt (ms)",
+      "queue",
+      "estimate",
+      "drain 1, grow 1: rtt (ms)",
+      "queue",
+      "rule",
+      "estimate",
+    ],
+    rows,
+  );
+}
+
 /** Every trace, by the name its README markers carry. */
 export function traces(): Record<string, string> {
-  return { aimd: aimdSteps(), vegas: vegasSteps(), gradient2: gradient2Steps(), drift: drift() };
+  return {
+    aimd: aimdSteps(),
+    vegas: vegasSteps(),
+    "vegas-settle": vegasSettleSteps(),
+    gradient2: gradient2Steps(),
+    drift: drift(),
+  };
 }
 
 /** `readme` with each marked trace replaced by what `traces()` computes. */

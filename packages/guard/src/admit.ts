@@ -1,16 +1,13 @@
 import type { Limiter, Priority, Queue } from "@tideward/concurrency";
 import type { Gate } from "@tideward/limiters";
-import type { Shed, Shedder } from "@tideward/shedder";
+import type { Shedder } from "@tideward/shedder";
 import { systemClock, systemRandom } from "@tideward/time";
 import { check } from "@tideward/time/internal";
 import type { Clock, Span } from "@tideward/time";
-import { fieldsOf } from "./keyed-fields";
-import type { KeyedFields } from "./keyed-fields";
 import type { KeyedLimits, LimitOverride } from "./keyed-limits";
 import { MAX_KEY, wholeCost } from "./limits";
 import type { Limit } from "./limits";
 import { PROBLEM_JSON, problemBody } from "./problem";
-import type { QuotaAdmission } from "./quota-admission";
 import { seconds } from "./ratelimit-fields";
 import { sfInteger } from "./structured";
 import type { RefusalKind } from "./refusal";
@@ -18,10 +15,10 @@ import { Pipeline } from "./pipeline";
 import type { Held } from "./pipeline";
 import type { Ask, Stage } from "./stage";
 import { stagesOf } from "./stages/index";
+import type { ServerStageOptions } from "./stages/index";
 import { GateStage } from "./stages/gate";
 import { KeyedStage } from "./stages/keyed";
 import { LimitStage } from "./stages/limit";
-import type { LimitOption } from "./stages/limit";
 import { QuotaStage, parseBusy } from "./stages/quota";
 import { ShedderStage } from "./stages/shedder";
 import { realTimers } from "./timers";
@@ -34,14 +31,11 @@ export type { Field, Verdict } from "./verdict";
 export type { QuotaAdmission } from "./quota-admission";
 export type { Actual, ReserveOption, Settling } from "./quota-reservation";
 
-/** Options of {@link admit}; every policy is optional. */
-export interface AdmitOptions extends LimitOption {
-  /** A load shedder asked first; needs {@link AdmitOptions.load}. */
-  readonly shedder?: Shedder | Partial<Shed>;
-  /** The load the shedder weighs, in thousandths (0–1000): `LoadSampler`'s `load`, or yours. */
-  readonly load?: () => number;
-  /** A concurrency limit on requests in the handler, or the gate itself. */
-  readonly gate?: Gate | number;
+/**
+ * Options of {@link admit}; every policy is optional. Its policies' options are its stages'
+ * ({@link ServerStageOptions}), the rest its own.
+ */
+export interface AdmitOptions extends ServerStageOptions {
   /**
    * A line to wait in for a place under {@link LimitOption.limit}, instead of being refused at
    * once: a `Queue` of `@tideward/concurrency` (CoDel with adaptive LIFO: `new Queue({ target: 5,
@@ -52,18 +46,6 @@ export interface AdmitOptions extends LimitOption {
    * with the signal's reason. Needs a `limit`. @defaultValue none: refused at once
    */
   readonly wait?: Queue<unknown>;
-  /** Per-key limits, kept in process. */
-  readonly limits?: readonly Limit[];
-  /** A quota-engine charge set per request. */
-  readonly quota?: QuotaAdmission;
-  /** The most client keys with limiter state at once. @defaultValue 100 000 */
-  readonly maxKeys?: number;
-  /**
-   * The most bytes the per-key limiters may hold with `maxKeys` keys (each key's string counted at
-   * its longest, 256 code units): a configuration past it is refused at once, saying what it
-   * would hold. A sliding window holds 8 B a unit of quota for every key. @defaultValue 256 MiB
-   */
-  readonly maxBytes?: number;
   /** The `Retry-After` a shedder's or a gate's refusal carries, in milliseconds. @defaultValue 1000 */
   readonly busyRetryAfter?: Span;
   /** Refusals carry an RFC 9457 `application/problem+json` body. @defaultValue false */
@@ -79,17 +61,27 @@ export interface AdmitOptions extends LimitOption {
   readonly clock?: Clock;
 }
 
-// Every option admit takes, as its check of misspelt names knows them: its stages' (in the order
-// they are asked), then its own. The simulator's admission policy reads the list too, through the
-// internal entry.
-export const ADMIT_OPTIONS = [
-  ...stagesOf("server").flatMap((d) => d.options),
+/** The options admit reads itself; each stage reads its own (see `stages/`). */
+const OWN_OPTIONS = [
   "wait",
   "busyRetryAfter",
   "problem",
   "fields",
   "clock",
-] as readonly (keyof AdmitOptions)[];
+] as const satisfies readonly (keyof AdmitOptions)[];
+
+// Every option admit takes, as its check of misspelt names knows them: its stages' (in the order
+// they are asked), then its own. The simulator's admission policy reads the list too, through the
+// internal entry.
+export const ADMIT_OPTIONS: readonly (keyof AdmitOptions)[] = [
+  ...(stagesOf("server").flatMap((d) => d.options) as (keyof ServerStageOptions)[]),
+  ...OWN_OPTIONS,
+];
+
+/** Each option named in one list above: what a field added without its name would break. */
+type Named = (typeof OWN_OPTIONS)[number] | keyof ServerStageOptions;
+const EVERY_OPTION_NAMED: [Exclude<keyof AdmitOptions, Named>] extends [never] ? true : never = true;
+void EVERY_OPTION_NAMED;
 
 /** The admission decision for one service: see {@link admit}. */
 export interface Admission {
@@ -136,6 +128,9 @@ export interface Admission {
   /** Takes `key`'s override of `limit` away, its state re-based. @throws RangeError when it has none */
   removeOverride(key: string, limit: string): void;
 }
+
+type Peek = NonNullable<Stage["peek"]>;
+type Fields = NonNullable<Stage["fields"]>;
 
 /** The server side's stages, in the order they are asked. */
 const SERVER_STAGES = stagesOf("server");
@@ -210,10 +205,10 @@ export function admit(options?: AdmitOptions): Admission {
   const shedder = stages.find((st): st is ShedderStage => st instanceof ShedderStage)?.shedder;
   const gate = stages.find((st): st is GateStage => st instanceof GateStage)?.gate;
   const limitStage = stages.find((st): st is LimitStage => st instanceof LimitStage);
-  const keyedStage = stages.find((st): st is KeyedStage => st instanceof KeyedStage);
-  const keyed = keyedStage?.limits;
-  const asked = keyedStage?.asked;
+  const keyed = stages.find((st): st is KeyedStage => st instanceof KeyedStage)?.limits;
   const quotaStage = stages.find((st): st is QuotaStage => st instanceof QuotaStage);
+  // The places of the stages that report RateLimit fields.
+  const reporting = stages.flatMap((st, i) => (typeof st.fields === "function" ? [i] : []));
   // A release reads the clock only for a stage that counts a response time (a gate's place needs none).
   const timed = stages.some((st) => typeof st.settle === "function" && !(st instanceof GateStage)) ? clock : undefined;
   const busy = parseBusy(o.busyRetryAfter, "admit");
@@ -266,7 +261,8 @@ export function admit(options?: AdmitOptions): Admission {
   };
 
   // The verdict of a request the pipeline decided at `now` (`late`: once a quota store answered):
-  // its status and reason, and the RateLimit fields of the per-key limits and the quota set.
+  // its status and reason as the stage that refused gives them, and the RateLimit fields of the
+  // stages that report them (the per-key limits, the quota set).
   const verdict = (
     admitted: boolean,
     late: boolean,
@@ -277,47 +273,39 @@ export function admit(options?: AdmitOptions): Admission {
     waits: boolean,
   ): Verdict | Promise<Verdict> => {
     if (!admitted) {
-      const by = stages[pipeline.refusedBy];
+      const r = pipeline.refusedBy;
+      const by = stages[r];
       const kind = by.kind as RefusalKind;
-      if (by === keyedStage) {
-        const k = asked as KeyedFields;
-        // Charged once the quota set committed, the key's last units had gone meanwhile (the
-        // race is a store's round trip long): its quota is spent, and the fields show both.
-        const fields =
-          quotaStage !== undefined && keyedStage.charged ? [...k.fields(), ...fieldsOf(quotaStage.states)] : k.fields();
-        return refuse(429, "rate", a.retryAfter, fields, [...k.violated]);
+      if (by.status !== 429) {
+        // Refused by the concurrency limit, a request may wait for a place, holding nothing.
+        if (waits && line !== undefined && by === limitStage)
+          return line.wait(now, a.key ?? "", a.cost, a.priority, limitStage.kind, signal);
+        return refuse(503, kind, busy, [], []);
       }
-      if (by === quotaStage) {
-        // No room for one more reservation in the store: a capacity refusal, nothing reserved.
-        if (quotaStage.full) return refuse(503, "quota", busy, [], []);
-        const wait = a.retryAfter;
-        const fields = fieldsOf(quotaStage.states);
-        // The per-key limits, only looked at, as they stand when the quota refused.
-        if (keyedStage !== undefined) {
-          keyedStage.peek(late ? later() : now, a);
-          fields.unshift(...(asked as KeyedFields).fields());
-        }
-        return refuse(429, "quota", wait, fields, quotaStage.violated);
+      // Over a client's quota: the fields of each reporting stage the request reached (all of
+      // them when it refused as it was spent last, after the quota set committed); one only
+      // peeked at its place is looked at again, as it stands now.
+      const spending = pipeline.refusedSpending;
+      const fields: Field[] = [];
+      for (const i of reporting) {
+        if (i > r && !spending) break;
+        const st = stages[i];
+        if (i !== r && st.last === true && !(spending && i < r)) (st.peek as Peek)(late ? later() : now, a);
+        fields.push(...(st.fields as Fields)());
       }
-      // Refused by the concurrency limit, a request may wait for a place, holding nothing.
-      if (waits && line !== undefined && (kind === "limit" || kind === "reserved"))
-        return line.wait(now, a.key ?? "", a.cost, a.priority, kind, signal);
-      return refuse(503, kind, busy, [], []);
+      return refuse(429, kind, a.retryAfter, fields, by.violated ?? []);
     }
-    let before: readonly Field[] | undefined;
-    if (asked !== undefined && (show === "always" || (show === "low" && asked.low()))) before = asked.fields();
-    if (quotaStage === undefined)
-      return new Answer(true, 200, before ?? NO_FIELDS, undefined, 0, undefined, undefined, held, pipeline, timed);
-    const states = quotaStage.states;
-    const fields = fieldsOf(states);
-    if (before !== undefined) fields.unshift(...before);
-    const shown =
-      show === "always" ||
-      (show === "low" && (before !== undefined || states.some((p) => p.remaining * 10 <= p.quota)));
+    // With "low", every reporting stage's fields once any of them is low on quota.
+    let fields: readonly Field[] = NO_FIELDS;
+    let shown = show === "always";
+    if (show === "low") for (const i of reporting) if ((shown = (stages[i].low as () => boolean)())) break;
+    if (shown)
+      for (const i of reporting)
+        fields = fields === NO_FIELDS ? (stages[i].fields as Fields)() : [...fields, ...(stages[i].fields as Fields)()];
     return new Answer(
       true,
       200,
-      shown ? fields : NO_FIELDS,
+      fields,
       undefined,
       0,
       undefined,
@@ -325,7 +313,7 @@ export function admit(options?: AdmitOptions): Admission {
       held,
       pipeline,
       timed,
-      quotaStage.reservation,
+      quotaStage?.reservation,
     );
   };
 

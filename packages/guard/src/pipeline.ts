@@ -139,6 +139,11 @@ export class Pipeline {
    * none did (nothing stands in the way, or a stage threw).
    */
   refusedBy = -1;
+  /**
+   * Set with {@link Pipeline.refusedBy}: whether the stage refused as it was spent last, every
+   * other stage having let the call through, rather than at its place.
+   */
+  refusedSpending = false;
 
   /**
    * @param stages - in the order they are asked (those with `last` and a `peek` are spent last)
@@ -294,20 +299,20 @@ export class Pipeline {
       const m = spent.length;
       if (m > 0) {
         const token = this.#p0.enter(now, ask);
-        if (token === undefined) return this.#refused(spent[0], now, held);
+        if (token === undefined) return this.#refused(spent[0], now, held, true);
         const k = this.#spentOp[0];
         if (k >= 0) keep(held, k, token);
       }
       if (m > 1) {
         const token = this.#p1.enter(now, ask);
-        if (token === undefined) return this.#refused(spent[1], now, held);
+        if (token === undefined) return this.#refused(spent[1], now, held, true);
         const k = this.#spentOp[1];
         if (k >= 0) keep(held, k, token);
         const stages = this.stages;
         for (let j = SPENT; j < m; j++) {
           const i = spent[j];
           const more = stages[i].enter(now, ask);
-          if (more === undefined) return this.#refused(i, now, held);
+          if (more === undefined) return this.#refused(i, now, held, true);
           const kj = this.#spentOp[j];
           if (kj >= 0) keep(held, kj, more);
         }
@@ -378,12 +383,14 @@ export class Pipeline {
       throw e;
     }
     this.refusedBy = refused;
+    this.refusedSpending = refused !== this.#late;
     this.#release(Number.NaN, held);
     return done(false, late);
   }
 
-  #refused(i: number, now: number, held: Held): false {
+  #refused(i: number, now: number, held: Held, spending = false): false {
     this.refusedBy = i;
+    this.refusedSpending = spending;
     this.#release(now, held);
     return false;
   }

@@ -4,6 +4,7 @@
 // stage (peek, enter, settle, release). See `pipeline.ts` for the order they run in.
 import type { Random } from "@tideward/time";
 import type { Outcome } from "./events";
+import type { Field } from "./verdict";
 
 /**
  * What one call's attempt, or one request, asks of the stages: read by them, and written by the
@@ -60,6 +61,18 @@ export interface Stage<T = unknown> {
    * limit: `"limit"` or `"reserved"`) names the reason of its latest refusal here.
    */
   readonly kind: string;
+  /**
+   * The HTTP status of a server's refusal by it, read right after it refused (as `kind`): 429, a
+   * client over its quota (with the wait it wrote and the RateLimit fields of the stages asked);
+   * 503, short of capacity (with admit's `busyRetryAfter`). @defaultValue 503
+   */
+  readonly status?: 429 | 503;
+  /** Of a stage refusing with 429: the names of its policies the refused request went over. */
+  readonly violated?: readonly string[];
+  /** Its `RateLimit-Policy` and `RateLimit` fields as its latest ask left them, if it reports any. */
+  fields?(): readonly Field[];
+  /** Whether a policy of its latest ask has a tenth of its quota or less left (admit's `fields: "low"`). */
+  low?(): boolean;
   /** Whether it is peeked at its place and spent once every other stage has admitted (it has `peek`). */
   readonly last?: boolean;
   /** Whether `enter` would admit at `now`, spending nothing: for a stage spent last. */

@@ -652,4 +652,30 @@ describe("admit: which admitted responses carry the fields", () => {
     }
     expect(() => admit({ fields: "never" as never })).toThrow(/"always", "low" or "refused"/);
   });
+
+  it.each([0, 1_700_000_000_000.5])(
+    '"low" sends every policy\'s fields once any is low, whichever comes first (clock at %d)',
+    (start) => {
+      const clock = new ManualClock(start);
+      const engine = new QuotaEngine();
+      const spec = limitSpec({ name: "tenant", capacity: 10, refill: 10, window: 3_600_000 });
+      engine.addLimit(spec);
+      const a = admit({
+        clock: clock.now,
+        fields: "low",
+        limits: [{ name: "per-ip", quota: 100, window: 3_600_000 }],
+        quota: { store: engine, limits: [spec], charges: () => [charge(new QuotaKey("acme", "*", "api"), "tenant")] },
+      });
+      const names = (v: Verdict) => {
+        const value = field(v.headers, "RateLimit");
+        return value === null ? [] : limits(value).map((m) => [m.name, m.r]);
+      };
+      for (let i = 1; i <= 8; i++) expect(names(sync(a.check("ip"))), `#${i}`).toEqual([]);
+      // The tenant's quota, asked after the per-key limit, has a tenth left: both policies show.
+      expect(names(sync(a.check("ip")))).toEqual([
+        ["per-ip", 91],
+        ["tenant", 1],
+      ]);
+    },
+  );
 });

@@ -2,13 +2,21 @@
 // error inside it, and an `@ts-expect-error` that stops being an error is one.
 import { describe, expectTypeOf, test } from "vitest";
 import { admit, admitFetch, guard, guardFetch, isRefusal, isTimeoutError, refusalKinds } from "@tideward/guard";
+import type { Limiter, Queue } from "@tideward/concurrency";
+import type { Gate } from "@tideward/limiters";
+import type { Shed, Shedder } from "@tideward/shedder";
+import type { Clock, Span } from "@tideward/time";
 import type {
+  AdmitOptions,
   Attempt,
   Fetch,
   Guarded,
+  Limit,
+  QuotaAdmission,
   Refusal,
   RefusalKind,
   TimeoutError,
+  ServerStageOptions,
   TimeoutScope,
   Verdict,
 } from "@tideward/guard";
@@ -139,5 +147,43 @@ describe("admission", () => {
     admitFetch(admission, () => new Response(), {
       actual: async (response) => ({ tokens: ((await response.clone().json()) as { usage: number }).usage }),
     });
+  });
+});
+
+describe("admit's options", () => {
+  test("are its stages' and its own, each of one shape", () => {
+    // Written out field by field: what admit took before its stages declared their options.
+    expectTypeOf<AdmitOptions>().toEqualTypeOf<{
+      readonly shedder?: Shedder | Partial<Shed>;
+      readonly load?: () => number;
+      readonly gate?: Gate | number;
+      readonly limit?: Limiter;
+      readonly priority?: number | string;
+      readonly limits?: readonly Limit[];
+      readonly maxKeys?: number;
+      readonly maxBytes?: number;
+      readonly quota?: QuotaAdmission;
+      readonly wait?: Queue<unknown>;
+      readonly busyRetryAfter?: Span;
+      readonly problem?: boolean;
+      readonly fields?: "always" | "low" | "refused";
+      readonly clock?: Clock;
+    }>();
+    expectTypeOf<keyof ServerStageOptions>().toEqualTypeOf<
+      "shedder" | "load" | "gate" | "limit" | "priority" | "limits" | "maxKeys" | "maxBytes" | "quota"
+    >();
+    admit({ shedder: { cpu: 800 }, load: () => 500, gate: 64, priority: "critical", maxKeys: 10, fields: "low" });
+    // @ts-expect-error -- a gate is a Gate or its number of places
+    admit({ gate: "64" });
+    // @ts-expect-error -- a shedder is a Shedder or its fields
+    admit({ shedder: 5 });
+    // @ts-expect-error -- the load is a function answering thousandths
+    admit({ load: 500 });
+    // @ts-expect-error -- a priority function is the client guard's (admit's adapters take one per request)
+    admit({ priority: () => 0 });
+    // @ts-expect-error -- per-key limits are a list
+    admit({ limits: { name: "burst", quota: 100, window: 60_000 } });
+    // @ts-expect-error -- a client guard's option, not admit's
+    admit({ breaker: true });
   });
 });

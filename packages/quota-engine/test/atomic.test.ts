@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, charge, limitSpec, perSecond } from "@tideward/quota-engine";
-import type { ChargeKind, Decision, QuotaCharge, QuotaSnapshot } from "@tideward/quota-engine";
-import { STARTS } from "./traffic";
+import type { ChargeKind, QuotaCharge, QuotaSnapshot } from "@tideward/quota-engine";
+import { STARTS, single } from "./traffic";
 
 const keys = [0, 1, 2].map((i) => new QuotaKey("t", `k${i}`, "r"));
 const names = ["a", "b", "c", "missing"];
@@ -29,13 +29,6 @@ function build(specs: { capacity: number; refill: number; window: number; burst:
   const engine = new QuotaEngine({ sweepStep: 0 });
   specs.forEach((s, i) => engine.addLimit(limitSpec({ name: names[i], ...s })));
   return engine;
-}
-
-function single(engine: QuotaEngine, c: QuotaCharge, now: number): Decision {
-  if (c.kind === "window") return engine.checkWindow(c.key, c.limit, now, c.cost);
-  return c.kind === "gcra"
-    ? engine.checkGcra(c.key, c.limit, now, c.cost)
-    : engine.checkTokenBucket(c.key, c.limit, now, c.cost);
 }
 
 // The state a snapshot holds, whatever order the entries come in and whatever the clock says.

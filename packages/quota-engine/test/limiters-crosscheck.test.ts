@@ -5,9 +5,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Bucket, Gcra, Period } from "@tideward/limiters";
-import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
+import { QuotaKey, limitSpec } from "@tideward/quota-engine";
 import type { Decision } from "@tideward/quota-engine";
 import { Rule } from "@tideward/quota-engine/internal";
+import { engineWith } from "./traffic";
 
 const key = new QuotaKey("tenant", "alice", "api");
 
@@ -44,19 +45,6 @@ const steps = fc.array(
   ),
   { minLength: 1, maxLength: 120 },
 );
-
-function engineWith(s: {
-  capacity: number;
-  refill: number;
-  window: number;
-  burst: number;
-  align: boolean;
-}): QuotaEngine {
-  const engine = new QuotaEngine();
-  const added = engine.addLimit(limitSpec({ name: "l", ...s }));
-  expect(added.ok).toBe(true);
-  return engine;
-}
 
 // Specs whose bucket keeps one number and whose GCRA tick is the same number to the bit.
 const oneNumberSpec = (spec: ReturnType<typeof specOf>) =>

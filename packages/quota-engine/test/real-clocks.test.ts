@@ -5,9 +5,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "@tideward/time";
-import { QuotaEngine, QuotaKey, charge, limitSpec } from "@tideward/quota-engine";
-import type { ChargeKind, Decision } from "@tideward/quota-engine";
-import { STARTS } from "./traffic";
+import { QuotaKey, charge } from "@tideward/quota-engine";
+import type { ChargeKind, Decision, QuotaEngine } from "@tideward/quota-engine";
+import { STARTS, engineWith, single } from "./traffic";
 
 const KINDS: ChargeKind[] = ["bucket", "window", "gcra"];
 const keys = [0, 1, 2].map((i) => new QuotaKey("t", `k${i}`, "r"));
@@ -21,22 +21,8 @@ const specArb = fc.record({
   align: fc.boolean(),
 });
 
-function check(engine: QuotaEngine, kind: ChargeKind, key: QuotaKey, now: number, cost: number): Decision {
-  if (kind === "window") return engine.checkWindow(key, "l", now, cost);
-  return kind === "gcra" ? engine.checkGcra(key, "l", now, cost) : engine.checkTokenBucket(key, "l", now, cost);
-}
-
-function engineWith(s: {
-  capacity: number;
-  refill: number;
-  window: number;
-  burst: number;
-  align: boolean;
-}): QuotaEngine {
-  const engine = new QuotaEngine();
-  expect(engine.addLimit(limitSpec({ name: "l", ...s })).ok).toBe(true);
-  return engine;
-}
+const check = (engine: QuotaEngine, kind: ChargeKind, key: QuotaKey, now: number, cost: number): Decision =>
+  single(engine, { key, limit: "l", cost, kind }, now);
 
 describe.each(STARTS)("single checks on %s", (_, starts) => {
   it("property: from rest, exactly the capacity (GCRA: the burst) of unit charges pass back to back, remaining counting down", () => {

@@ -1,7 +1,7 @@
 // Random traffic for the properties that compare two engines: the same operations, replayed.
 import fc from "fast-check";
 import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
-import type { ChargeKind, Decision } from "@tideward/quota-engine";
+import type { ChargeKind, Decision, LimitFields, QuotaCharge } from "@tideward/quota-engine";
 
 /**
  * Where replayed traffic starts, by clock magnitude: near 0, near performance.now() and near
@@ -100,6 +100,21 @@ const charger = (fresh: boolean) => (c: { key: number; limit: number; kind: numb
   kind: KINDS[c.kind],
 });
 
+/** Charges `c` alone at `now` by its kind (a bucket's when it has none). */
+export function single(engine: QuotaEngine, c: QuotaCharge, now: number): Decision {
+  if (c.kind === "window") return engine.checkWindow(c.key, c.limit, now, c.cost);
+  return c.kind === "gcra"
+    ? engine.checkGcra(c.key, c.limit, now, c.cost)
+    : engine.checkTokenBucket(c.key, c.limit, now, c.cost);
+}
+
+/** An engine holding one limit, "l", of these fields. */
+export function engineWith(s: Omit<LimitFields, "name">): QuotaEngine {
+  const engine = new QuotaEngine();
+  if (!engine.addLimit(limitSpec({ name: "l", ...s })).ok) throw new Error("limit l not added");
+  return engine;
+}
+
 const show = (d: Decision): string =>
   JSON.stringify([d.allowed, d.reason, d.cost, d.remaining, d.retryAfter, d.resetAfter, d.trace]);
 
@@ -122,14 +137,7 @@ export function replay(
     now += op.dt;
     switch (op.op) {
       case "check": {
-        const c = toCharge(op.c);
-        const d =
-          c.kind === "window"
-            ? engine.checkWindow(c.key, c.limit, now, c.cost)
-            : c.kind === "gcra"
-              ? engine.checkGcra(c.key, c.limit, now, c.cost)
-              : engine.checkTokenBucket(c.key, c.limit, now, c.cost);
-        out.push(show(d));
+        out.push(show(single(engine, toCharge(op.c), now)));
         break;
       }
       case "atomic": {

@@ -205,7 +205,7 @@ export class Reservations {
           replayed: true,
         };
       }
-      const set = e.reports.report(call, r, false, undefined);
+      const set = e.reports.report(call, r, wire.short, undefined);
       if (!set.committed) return reserved(set, id, "refused", 0);
       this.#keep(new Held(id, call, record, now + ttl));
       return reserved(set, id, "reserved", until(now, now, now + ttl));
@@ -240,12 +240,14 @@ export class Reservations {
     const n = h.size;
     const rules = new Array<Rule | undefined>(n);
     const kinds = new Array<Kind>(n);
+    const reserved = new Array<number>(n);
     let moved: { names: string[]; versions: Section } | undefined;
     for (let i = 0; i < n; i++) {
       const base = e.rules.get(h.limit(i));
       const rule = base?.overrides === undefined ? base : (base.overrides.get(h.key(i).id) ?? base);
       rules[i] = rule;
       kinds[i] = h.kind(i);
+      reserved[i] = h.cost(i);
       // A limit replaced or a key overridden since the reserve: its state has a name of the rule's now.
       if (rule !== undefined && (rule.version !== 0 || rule.own !== undefined)) moved = this.#moved(h, rules, now);
     }
@@ -257,6 +259,7 @@ export class Reservations {
         debt: e.policy.topUp === "debt",
         settled: settling,
         units: actuals,
+        reserved,
         rules,
         kinds,
         moved,

@@ -355,9 +355,11 @@ const digestPart = (to: string): string =>
 const reservationPart = (s: string, v: string): string =>
   "end\nif not(now<at)then\n" +
   s +
-  "=''\nelseif#" +
+  "=''\nelseif(#" +
   v +
-  "~=RECORD+16*m or " +
+  "~=RECORD+16*m and#" +
+  v +
+  "~=RECORD)or " +
   v +
   ":sub(10,RECORD)~=sum then\n" +
   s +
@@ -613,10 +615,10 @@ export const period: LuaScript = {
     "\nend\ncount=0\nelseif count>=quota then\nreturn'o'\nend\ncount=count+1\nredis.call('SET',KEYS[1],struct.pack('<dd',ends,count),'PX',math.floor(ends-now+tonumber(ARGV[3]))+1)\nif count==quota then return'h'end\nreturn'u'\n",
 };
 
-/** src/lua/quota.lua, with slackOf, bucket, reach, gcra, ABSENT, clock, NOT_OURS, foreign, write, kindOf, ONE_NUMBER, TWO_NUMBERS, kept, decode, encode, fresh, expiry, freshAt, expires, px, step, digest, RECORD, NO_DIGEST, A_RECORD, reservation, rebase, entries, earlier, opens, window */
+/** src/lua/quota.lua, with slackOf, bucket, reach, gcra, ABSENT, clock, NOT_OURS, foreign, write, kindOf, ONE_NUMBER, TWO_NUMBERS, kept, decode, encode, fresh, expiry, freshAt, expires, px, step, digest, RECORD, RECORD_FORMAT, NO_DIGEST, A_RECORD, reservation, rebase, entries, earlier, opens, window */
 export const quota: LuaScript = {
   name: "quota",
-  sha: "da88aa8aa23d5879db3e62ad0bb8dbe2cb06bf08",
+  sha: "7263cdbf10d6247a312169f5dd7f02607e767b61",
   source:
     "-- tideward quota engine: one charge set (all or nothing), a peek of one, a reserve (a charge set\nlocal ABSENT='\\0\\0\\0\\0\\0\\0\\248\\127\\0\\0\\0\\0\\0\\0\\248\\127'\n" +
     NOT_OURSPart +
@@ -624,9 +626,9 @@ export const quota: LuaScript = {
     ONE_NUMBERPart +
     "\n" +
     TWO_NUMBERSPart +
-    "\nlocal RECORD=25\nlocal NO_DIGEST='----------------'\n" +
+    "\nlocal RECORD=25\nlocal RECORD_FORMAT='<c1dc16dddddddddddddddddddddddddddddddd'\nlocal NO_DIGEST='----------------'\n" +
     A_RECORDPart +
-    "\nlocal m=#KEYS\nlocal mode=ARGV[2]\nlocal short=mode~='c'and mode~='p'and mode~='s'and mode~='v'and mode~='w'and mode~='C'and mode~='P'and mode~='S'and mode~='V'and mode~='W'\nlocal now,margin,base,rid,sum,ahead\nlocal versions=false\nif short then\nnow,margin,base,mode=ARGV[1]+0,mode+0,3,'c'\nelse\ndo\nlocal arg=ARGV[1]\n" +
+    "\nlocal m=#KEYS\nlocal mode=ARGV[2]\nlocal short=mode~='c'and mode~='p'and mode~='s'and mode~='v'and mode~='w'and mode~='C'and mode~='P'and mode~='S'and mode~='V'and mode~='W'\nlocal now,margin,base,rid,sum,ahead\nlocal versions=false\nif short then\nnow,margin,base,mode=ARGV[1]+0,mode+0,3,'c'\nif#ARGV~=2+3*m then\nrid,base,mode,sum=KEYS[m],4,'w',NO_DIGEST\nm=m-1\nend\nelse\ndo\nlocal arg=ARGV[1]\n" +
     clockPart +
     "\nend\nmargin,base=ARGV[4]+0,5\nif mode<'a'then\nmode=mode:lower()\nm=m-ARGV[#ARGV]\nversions=true\nend\nif ARGV[3]~='0'then\nrid=KEYS[#KEYS]\nm=m-1\nend\nif mode=='w'then\nsum=NO_DIGEST\nelseif rid then\ndo\nlocal from=1\n" +
     digestPart("m") +
@@ -714,7 +716,7 @@ export const quota: LuaScript = {
     encodePart("kind", "b", "a") +
     "\nend\ndo\nlocal nx=nil\n" +
     writePart +
-    "\nend\nend\nend\nreturn'1'..struct.pack('<d',now)..table.concat(read)\nend\nif short and m==1 then\nlocal cost,p1,p2=ARGV[3],ARGV[4]+0,ARGV[5]+0\nif cost=='1'then cost=1 else cost=cost+0 end\nlocal enforced=cost>0\nif not enforced then cost=-cost end\nlocal kind\ndo\n" +
+    "\nend\nend\nend\nreturn'1'..struct.pack('<d',now)..table.concat(read)\nend\nif short and m==1 and not rid then\nlocal cost,p1,p2=ARGV[3],ARGV[4]+0,ARGV[5]+0\nif cost=='1'then cost=1 else cost=cost+0 end\nlocal enforced=cost>0\nif not enforced then cost=-cost end\nlocal kind\ndo\n" +
     kindOfPart("kind", "p1", "p2") +
     "\nend\nlocal key=KEYS[1]\nlocal v=redis.pcall('GET',key)\nlocal bytes,a,b,old=ABSENT,0,0,-1\nif v then\ndo\n" +
     decodePart("bytes", "a", "b", "kind") +
@@ -802,7 +804,7 @@ export const quota: LuaScript = {
     rebasePart5("t", "r2") +
     "\na,b=na,nb\nend\n" +
     earlierPart3 +
-    "\nfound,ea,eb=found_65>0,a,b\nend\nif found then\nma[c],mb[c]=ea,eb\nif kind=='bucket'and eb>t then t=eb end\nend\nend\nend\nst[o-2],st[o-1],st[o]=a,b,kind\nend\nlocal failed=false\nlocal unwritten,created=0,0\nif mode=='c'or mode=='v'or mode=='w'then\nlocal latest=nil\nif m>16 then latest={}end\nfor c=1,m do\nlocal o=c*3\nlocal cost,p1,p2=ch[o-2],ch[o-1],ch[o]\nif cost=='1'then cost=1 else cost=cost+0 end\nlocal enforced=cost>0\nif not enforced then cost=-cost end\nlocal a,b,kind=st[o-2],st[o-1],st[o]\nlocal old=-1\nif a~=false then\ndo\nlocal f\ndo\n" +
+    "\nfound,ea,eb=found_65>0,a,b\nend\nif found then\nma[c],mb[c]=ea,eb\nif kind=='bucket'and eb>t then t=eb end\nend\nend\nend\nst[o-2],st[o-1],st[o]=a,b,kind\nend\nlocal failed=false\nlocal unwritten,created=0,0\nlocal rec=false\nif(mode=='v'or mode=='w')and not short then\nrec={0,0,0,0,0,0,0,0}\nfor i=9,2*m do rec[i]=0 end\nend\nif mode~='p'then\nlocal latest=nil\nif m>16 then latest={}end\nfor c=1,m do\nlocal o=c*3\nlocal cost,p1,p2=ch[o-2],ch[o-1],ch[o]\nif cost=='1'then cost=1 else cost=cost+0 end\nlocal enforced=cost>0\nif not enforced then cost=-cost end\nlocal a,b,kind=st[o-2],st[o-1],st[o]\nlocal old=-1\nif a~=false then\ndo\nlocal f\ndo\n" +
     freshAtPart("b", "kind", "p1", "a", "p2") +
     "\nend\ndo\n" +
     expiryPart("old", "f") +
@@ -832,7 +834,7 @@ export const quota: LuaScript = {
     pxPart +
     "\nend\nlocal value\ndo\n" +
     encodePart("kind", "nb", "na") +
-    "\nend\nlocal nx=p==0 and got[c]==ABSENT\nif nx then created=created+1 end\nch[o-2],ch[o-1],ch[o]=value,ms,nx\nst[o-2],st[o-1]=na,nb\nif latest then latest[key]=c end\nelse\nch[o-2]=false\nif got[c]==ABSENT then unwritten=unwritten+1 end\nif enforced then\nfailed=true\nbreak\nend\nend\nend\nend\nif absent>0 and(mode=='p'or failed or unwritten>0)then\nif redis.call('EXISTS',_G.unpack(KEYS,1,m))~=m-absent then\nfor c=1,m do\nif got[c]==ABSENT then\nlocal what\ndo\nlocal kind=st[c*3]\n" +
+    "\nend\nlocal nx=p==0 and got[c]==ABSENT\nif nx then created=created+1 end\nch[o-2],ch[o-1],ch[o]=value,ms,nx\nst[o-2],st[o-1]=na,nb\nif latest then latest[key]=c end\nelse\nch[o-2]=false\nif got[c]==ABSENT then unwritten=unwritten+1 end\nif enforced then\nfailed=true\nbreak\nend\nend\nif rec then\nrec[c*2-1]=cost\nif kind=='window'then rec[c*2]=st[o-1]end\nend\nend\nend\nif absent>0 and(mode=='p'or failed or unwritten>0)then\nif redis.call('EXISTS',_G.unpack(KEYS,1,m))~=m-absent then\nfor c=1,m do\nif got[c]==ABSENT then\nlocal what\ndo\nlocal kind=st[c*3]\n" +
     keptPart("kind") +
     "\nend\ndo\nlocal key,v=KEYS[c],false\n" +
     foreignPart("v", "key", "what") +
@@ -844,13 +846,13 @@ export const quota: LuaScript = {
     foreignPart("v", "key", "what") +
     "\nend\nend\nleft=left-1\nend\nend\nfor c=1,m do\nlocal o=c*3\nlocal value=ch[o-2]\nif value and not(created>0 and ch[o])then\ndo\nlocal key,ms,nx=KEYS[c],ch[o-1],nil\n" +
     writePart +
-    "\nend\nend\nend\nreply='1'..reply\nif mode=='v'or mode=='w'then\nlocal rec={}\nfor c=1,m do\nlocal o=c*3\nlocal cost,ends=ARGV[base+o-3]+0,0\nif cost<0 then cost=-cost end\nif st[o]=='window'then ends=st[o-1]end\nrec[c]=struct.pack('<dd',cost,ends)\nend\nlocal ttl=ARGV[3]+0\nredis.call('SET',rid,'o'..struct.pack('<d',now+ttl)..sum..table.concat(rec),'PX',math.floor(ttl+margin)+1)\nelseif rid then\nlocal sent={}\nfor c=1,m do\nlocal o=base+c*3-3\nsent[c]=struct.pack('<ddd',ARGV[o]+0,ARGV[o+1]+0,ARGV[o+2]+0)\nend\nredis.call('SET',rid,reply..table.concat(sent)..sum,'PX',ARGV[3])\nend\nreturn reply\n",
+    "\nend\nend\nend\nreply='1'..reply\nif mode=='v'or mode=='w'then\nlocal ttl,ms,record\nif short then\nms=ARGV[3]\nttl=ms-1-margin\nrecord=struct.pack('<c1dc16','o',now+ttl,sum)\nelse\nttl=ARGV[3]+0\nms=math.floor(ttl+margin)+1\nlocal format=RECORD_FORMAT\nif m<17 then format=format:sub(1,7+2*m)else format=format..string.rep('d',2*m-32)end\nrecord=struct.pack(format,'o',now+ttl,sum,_G.unpack(rec,1,2*m))\nend\nredis.call('SET',rid,record,'PX',ms)\nelseif rid then\nlocal sent={}\nfor c=1,m do\nlocal o=base+c*3-3\nsent[c]=struct.pack('<ddd',ARGV[o]+0,ARGV[o+1]+0,ARGV[o+2]+0)\nend\nredis.call('SET',rid,reply..table.concat(sent)..sum,'PX',ARGV[3])\nend\nreturn reply\n",
 };
 
 /** src/lua/settle.lua, with take, adjust, slackOf, bucket, clock, NOT_OURS, foreign, write, kindOf, ONE_NUMBER, TWO_NUMBERS, kept, decode, encode, fresh, expiry, freshAt, expires, px, digest, RECORD, NO_DIGEST, A_RECORD, reservation, rebase, entries, earlier, opens */
 export const settle: LuaScript = {
   name: "settle",
-  sha: "68107105cb4fa43378f7a6d02ddf60f2dca47e47",
+  sha: "32f999086f23fe90bc21dc047917ea2e782c6d48",
   source:
     "-- tideward reservations: settle or cancel one, in one round trip. KEYS[1] is its record (written by\n" +
     NOT_OURSPart +
@@ -862,7 +864,7 @@ export const settle: LuaScript = {
     A_RECORDPart +
     "\nlocal now\ndo\nlocal arg=ARGV[1]\n" +
     clockPart2("now") +
-    "\nend\nlocal margin,debt=ARGV[2]+0,ARGV[3]=='d'\nlocal m=#KEYS-1\nlocal status,ahead,from=ARGV[4],nil,2\nif status<'a'then\nstatus=status:lower()\nm=m-ARGV[#ARGV]\nfrom=m+2\ndo\nlocal from,to=5+3*m,#ARGV\n" +
+    "\nend\nlocal margin,debt=ARGV[2]+0,ARGV[3]=='d'\nlocal m=#KEYS-1\nlocal status,ahead,from=ARGV[4],nil,2\nif status<'a'then\nstatus=status:lower()\nm=m-ARGV[#ARGV]\nfrom=m+2\ndo\nlocal from,to=5+4*m,#ARGV\n" +
     entriesPart("ahead") +
     "\nend\nend\nlocal rec=redis.pcall('GET',KEYS[1])\nlocal sum=NO_DIGEST\nif type(rec)~='string'or rec:sub(10,RECORD)~=NO_DIGEST then\ndo\nlocal to=from+m-1\n" +
     digestPart("to") +
@@ -870,7 +872,7 @@ export const settle: LuaScript = {
     foreignPart("rec", "key", "A_RECORD") +
     "\nend\n" +
     reservationPart("s_4", "rec") +
-    "\ns=s_4,at\nend\nif s~='o'then\nif s==''then s='U'end\nreturn s\nend\nlocal missed={}\nfor c=1,m do\nlocal o=3+c*3\nlocal units=ARGV[o-1]\nlocal delta=0\nif units~=''then delta=units-struct.unpack('<d',rec,RECORD+c*16-15)end\nlocal left=0\nif delta~=0 then\nlocal p1,p2=ARGV[o]+0,ARGV[o+1]+0\nlocal kind\ndo\n" +
+    "\ns=s_4,at\nend\nif s~='o'then\nif s==''then s='U'end\nreturn s\nend\nlocal full=#rec>RECORD\nlocal missed={}\nfor c=1,m do\nlocal o=3+c*4\nlocal units=ARGV[o-2]\nlocal delta=0\nif units~=''then\nlocal cost=ARGV[o-1]\nif full then cost=struct.unpack('<d',rec,RECORD+c*16-15)end\ndelta=units-cost\nend\nlocal left=0\nif delta~=0 then\nlocal p1,p2=ARGV[o]+0,ARGV[o+1]+0\nlocal kind\ndo\n" +
     kindOfPart("kind", "p1", "p2") +
     "\nend\nlocal key=KEYS[c+1]\nlocal v=redis.pcall('GET',key)\nlocal a,b,old=0,0,-1\nif v then\nlocal _\ndo\n" +
     decodePart("_", "a", "b", "kind") +
@@ -922,7 +924,7 @@ export const settle: LuaScript = {
     rebasePart5("t", "r2") +
     "\na,b=na,nb\nend\n" +
     earlierPart3 +
-    "\nfound,ea,eb=found_14>0,a,b\nend\nif found then\na,b,v=ea,eb,true\nend\nend\nend\nlocal opened=struct.unpack('<d',rec,RECORD+c*16-7)\nlocal na,nb\ndo\nna,nb,left=a,b,0\nif kind=='bucket'then\nlocal _,level,slack\ndo\nlocal cost=0\n" +
+    "\nfound,ea,eb=found_14>0,a,b\nend\nif found then\na,b,v=ea,eb,true\nend\nend\nend\nlocal opened=0\nif full then opened=struct.unpack('<d',rec,RECORD+c*16-7)end\nlocal na,nb\ndo\nna,nb,left=a,b,0\nif kind=='bucket'then\nlocal _,level,slack\ndo\nlocal cost=0\n" +
     bucketPart("level", "a", "now", "b", "p2", "p1") +
     "\ndo\n" +
     slackOfPart("p1") +

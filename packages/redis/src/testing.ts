@@ -154,6 +154,30 @@ export interface StartOptions {
 }
 
 /**
+ * The `redis-server` arguments {@link startRedis} starts it with: on `port` of 127.0.0.1, with no
+ * persistence (`--save ''`, no AOF), in `dir`, in the foreground, logging warnings only. For a
+ * server started another way (under valgrind, say) as the tests start theirs.
+ */
+export function serverArgs(port: number, dir: string): string[] {
+  return [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    dir,
+    "--daemonize",
+    "no",
+    "--loglevel",
+    "warning",
+  ];
+}
+
+/**
  * Starts `redis-server` on a free loopback port with no persistence (`--save ''`, no AOF) in a
  * temporary directory, and resolves once it answers PING.
  *
@@ -166,24 +190,7 @@ export async function startRedis(options: StartOptions = {}): Promise<RedisServe
   const dir = mkdtempSync(join(tmpdir(), "tideward-redis-"));
   let child: ChildProcess | undefined;
   const launch = async (): Promise<void> => {
-    const args = [
-      "--port",
-      String(port),
-      "--bind",
-      "127.0.0.1",
-      "--save",
-      "",
-      "--appendonly",
-      "no",
-      "--dir",
-      dir,
-      "--daemonize",
-      "no",
-      "--loglevel",
-      "warning",
-      ...(options.args ?? []),
-    ];
-    const started = spawn(binary, args, { stdio: "ignore" });
+    const started = spawn(binary, [...serverArgs(port, dir), ...(options.args ?? [])], { stdio: "ignore" });
     child = started;
     reapOnExit();
     running.set(started, dir);

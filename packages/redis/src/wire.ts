@@ -22,6 +22,14 @@
 //   reply  COMMITTED or REFUSED, then STATE bytes a charge: the state its key held before the call
 //          (two little-endian doubles; two NaNs when absent). A set of one commits when its charge
 //          fits, or when its limit is in shadow mode.
+// A reserve in the short form, under an id the engine made on the caller's clock, its time to live
+// and the margin whole ms and no window among its charges (the bench's user + tenant + model):
+//   KEYS   likewise, then its record's name
+//   ARGV   now (ms), the expiry margin (ms), how long Redis keeps the record (`recordPx`: its time
+//          to live, the margin and 1 ms), then a charge's three arguments each
+//   reply  a set's in the short form. The set committed, its record is written as RESERVE_MADE
+//          writes it below but for its head alone (see parts/state.lua): the process keeps the
+//          charges and sends each one's cost to settle.lua, the only place it is read.
 // The general form:
 //   KEYS   likewise, then a request id's key when one is kept
 //   ARGV   now (ms; '' for Redis's TIME), the mode (COMMIT, PEEK or BATCH), how long a request
@@ -55,15 +63,17 @@
 // settle.lua, which settles or cancels a reservation:
 //   KEYS   its record, then the state of each charge it made, in order (as its reserve sent them)
 //   ARGV   now (ms; '' for Redis's TIME), the expiry margin (ms), DEBT or CAP (what a top-up that
-//          does not fit does), SETTLED or CANCELLED (the status it closes with), then three
+//          does not fit does), SETTLED or CANCELLED (the status it closes with), then four
 //          arguments a charge: the units it comes to ('' when its limit is gone: nothing to do),
-//          its limit's p1 and p2 now. With the status in upper case (a limit replaced or a key
+//          the units it reserved (read only when the record is its head alone: a record of its
+//          charges is the truth), its limit's p1 and p2 now. With the status in upper case (a limit replaced or a key
 //          overridden since the reserve), KEYS hold each charge's name now, then the names as
 //          reserved (whose digest the record keeps), then the section's, and ARGV ends with the
 //          section of versions and the count of names after the charges' own.
 //   reply  SETTLED_NOW and a double a charge: the units of its top-up not taken (forgiven); or
 //          UNKNOWN_ID (no record, or past its expiry), SETTLED or CANCELLED (closed already), or
 //          OTHER_CHARGES (the record was made for other keys): nothing changed.
+import { WINDOW } from "@tideward/quota-engine/internal";
 import type { Kind } from "@tideward/quota-engine/internal";
 import { sameSlot } from "./names";
 import { costArg } from "./rules";
@@ -128,6 +138,14 @@ export interface SetCall {
   readonly versions?: Section | undefined;
 }
 
+/**
+ * How long Redis keeps a reservation's record (PX, ms of its clock) that is open `ttl` ms of the
+ * decisions' clock, with the expiry margin: quota.lua's general form computes the same.
+ */
+export function recordPx(ttl: number, margin: number): number {
+  return Math.floor(ttl + margin) + 1;
+}
+
 /** The arguments of a single check in the short form (a set of one; its key is the state's). */
 export function singleArgs(now: number, margin: string, cost: number, rule: Rule, kind: Kind): string[] {
   const limit = rule.args[kind];
@@ -164,12 +182,26 @@ export function setWire(
   let args: string[];
   let at: number;
   const versions = call.versions;
-  const short = committing && ridKey === undefined && !serverClock && !reserve && versions === undefined;
+  // A reserve under an id the engine made, on the caller's clock, goes in the short form too.
+  const short =
+    committing &&
+    !serverClock &&
+    versions === undefined &&
+    (reserve
+      ? made && Number.isInteger(Number(ttl)) && Number.isInteger(Number(margin)) && !windowed(call)
+      : ridKey === undefined);
   if (short) {
-    args = new Array<string>(2 + 3 * m);
+    // A reserve's: its record's name after the charges' keys, its record's PX before the charges.
+    const record = reserve ? ridKey : undefined;
+    at = record === undefined ? 2 : 3;
+    args = new Array<string>(at + 3 * m);
     args[0] = String(call.now);
     args[1] = margin;
-    at = 2;
+    if (record !== undefined) {
+      keys = [...keys, record];
+      sameSlot(keys);
+      args[2] = String(recordPx(Number(ttl), Number(margin)));
+    }
   } else {
     let keep = NO_REQUEST_ID;
     if (versions !== undefined) keys = [...keys, ...versions.keys];
@@ -199,6 +231,12 @@ export function setWire(
   }
   if (versions !== undefined) args.push(...versions.args, String(versions.keys.length));
   return { keys, args, short };
+}
+
+/** Whether a charge of `call` is a window's. */
+function windowed(call: SetCall): boolean {
+  for (let i = 0; i < call.n; i++) if (call.charges[i * 5 + 3] === WINDOW) return true;
+  return false;
 }
 
 /** The inputs of a batch, read once (see `readInputs`), with each one's Redis key. */
@@ -254,6 +292,8 @@ export interface SettleCall {
   readonly settled: boolean;
   /** The units each charge comes to. */
   readonly units: readonly number[];
+  /** The units each charge reserved (the record's own, when it keeps its charges). */
+  readonly reserved: readonly number[];
   /** Each charge's limit now, undefined when it is gone, and its kind. */
   readonly rules: readonly (Rule | undefined)[];
   readonly kinds: readonly Kind[];
@@ -272,7 +312,7 @@ export function settleWire(call: SettleCall, serverClock: boolean, margin: strin
     moved === undefined
       ? [call.record, ...call.names]
       : [call.record, ...moved.names, ...call.names, ...moved.versions.keys];
-  const args = new Array<string>(4 + 3 * m);
+  const args = new Array<string>(4 + 4 * m);
   args[0] = serverClock ? "" : String(call.now);
   args[1] = margin;
   args[2] = call.debt ? DEBT : CAP;
@@ -281,17 +321,19 @@ export function settleWire(call: SettleCall, serverClock: boolean, margin: strin
   args[3] = moved === undefined ? status : status.toUpperCase();
   for (let i = 0; i < m; i++) {
     const rule = call.rules[i];
-    const at = 4 + 3 * i;
+    const at = 4 + 4 * i;
     if (rule === undefined) {
       args[at] = "";
       args[at + 1] = "0";
       args[at + 2] = "0";
+      args[at + 3] = "0";
       continue;
     }
     const limit = rule.args[call.kinds[i]];
     args[at] = String(call.units[i]);
-    args[at + 1] = limit[0];
-    args[at + 2] = limit[1];
+    args[at + 1] = String(call.reserved[i]);
+    args[at + 2] = limit[0];
+    args[at + 3] = limit[1];
   }
   if (moved !== undefined) args.push(...moved.versions.args, String(m + moved.versions.keys.length));
   return { keys, args };

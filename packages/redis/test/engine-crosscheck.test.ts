@@ -4,13 +4,12 @@
 // of one number (the instant each is full again, an integer on Redis) and of two.
 import fc from "fast-check";
 import { expect, it } from "vitest";
-import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
-import type { AtomicReport, ChargeKind, QuotaCharge } from "@tideward/quota-engine";
+import { QuotaEngine, QuotaKey } from "@tideward/quota-engine";
 import { answer } from "@tideward/quota-engine/conformance";
 import { RedisQuotaEngine } from "@tideward/redis";
+import { addBoth, chargesOf, checkOne, limitFields, sameSet } from "./crosscheck";
 import { useRedis, withRedis, patient } from "./server";
 
-const KINDS: ChargeKind[] = ["bucket", "window", "gcra"];
 const keys = ["alice", "bob", "carol"].map((s) => new QuotaKey("t", s, "api"));
 const op = fc.record({
   dt: fc.double({ min: 0, max: 300, noNaN: true }),
@@ -21,50 +20,7 @@ const op = fc.record({
     { minLength: 1, maxLength: 3 },
   ),
 });
-const specs = fc.tuple(
-  fc.record({
-    capacity: fc.integer({ min: 1, max: 12 }),
-    refill: fc.integer({ min: 1, max: 30 }),
-    // Any window (a bucket of two numbers, mostly), or one whose ms a token can be on the 2^-7 ms
-    // grid (a bucket of one number for most refills).
-    window: fc.oneof(fc.double({ min: 100, max: 3_000, noNaN: true }), fc.constantFrom(500, 1_000, 1_600, 2_000)),
-    burst: fc.integer({ min: 1, max: 8 }),
-    align: fc.boolean(),
-  }),
-  fc.record({
-    capacity: fc.integer({ min: 1, max: 12 }),
-    refill: fc.integer({ min: 1, max: 30 }),
-    // Any window (a bucket of two numbers, mostly), or one whose ms a token can be on the 2^-7 ms
-    // grid (a bucket of one number for most refills).
-    window: fc.oneof(fc.double({ min: 100, max: 3_000, noNaN: true }), fc.constantFrom(500, 1_000, 1_600, 2_000)),
-    burst: fc.integer({ min: 1, max: 8 }),
-    align: fc.boolean(),
-  }),
-);
-
-/** Adds limits `l0`, `l1`, … with these fields to both engines. */
-async function addBoth(
-  local: QuotaEngine,
-  remote: RedisQuotaEngine,
-  limits: readonly Omit<Parameters<typeof limitSpec>[0], "name">[],
-): Promise<void> {
-  for (const [i, s] of limits.entries()) {
-    const spec = limitSpec({ name: `l${i}`, ...s });
-    local.addLimit(spec);
-    await remote.addLimit(spec);
-  }
-}
-
-/** The set's answer on Redis is the in-process one, every figure of every decision included. */
-function sameSet(got: AtomicReport, want: AtomicReport): void {
-  expect([got.allowed, got.committed, got.failedIndex, got.retryAfter]).toEqual([
-    want.allowed,
-    want.committed,
-    want.failedIndex,
-    want.retryAfter,
-  ]);
-  expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
-}
+const specs = fc.tuple(limitFields(12), limitFields(12));
 
 withRedis("the Redis engine against the in-process engine", () => {
   const redis = useRedis();
@@ -76,16 +32,11 @@ withRedis("the Redis engine against the in-process engine", () => {
         fc.asyncProperty(specs, fc.array(op, { minLength: 5, maxLength: 40 }), async ([a, b], ops) => {
           const local = new QuotaEngine();
           const remote = new RedisQuotaEngine(client, { ...patient, prefix: `x${n++}:` });
-          await addBoth(local, remote, [a, b]);
+          await addBoth(local, [remote], [a, b]);
           let now = origin;
           for (const { dt, set, mode } of ops) {
             now += dt;
-            const charges: QuotaCharge[] = set.map((c) => ({
-              key: keys[c.key],
-              limit: `l${c.limit}`,
-              cost: c.cost,
-              kind: KINDS[c.kind],
-            }));
+            const charges = chargesOf(set, keys);
             if (mode === 7) {
               const got = await remote.peekAtomic(charges, now);
               const want = local.peekAtomic(charges, now);
@@ -99,21 +50,8 @@ withRedis("the Redis engine against the in-process engine", () => {
               expect([got.allowed, got.denied]).toEqual([want.allowed, want.denied]);
               now += (inputs.length - 1) * 0.37;
             } else if (charges.length === 1) {
-              const c = charges[0];
-              const kind = c.kind;
-              const got =
-                kind === "bucket"
-                  ? await remote.checkTokenBucket(c.key, c.limit, now, c.cost)
-                  : kind === "window"
-                    ? await remote.checkWindow(c.key, c.limit, now, c.cost)
-                    : await remote.checkGcra(c.key, c.limit, now, c.cost);
-              const want =
-                kind === "bucket"
-                  ? local.checkTokenBucket(c.key, c.limit, now, c.cost)
-                  : kind === "window"
-                    ? local.checkWindow(c.key, c.limit, now, c.cost)
-                    : local.checkGcra(c.key, c.limit, now, c.cost);
-              expect(answer(got)).toEqual(answer(want));
+              const got = await checkOne(remote, charges[0], now);
+              expect(answer(got)).toEqual(answer(checkOne(local, charges[0], now)));
               expect(got.path).toBe("store");
             } else {
               const got = await remote.checkAtomic(charges, now);
@@ -157,11 +95,11 @@ withRedis("the Redis engine against the in-process engine, sets of token buckets
           async (limits, ops) => {
             const local = new QuotaEngine();
             const remote = new RedisQuotaEngine(client, { ...patient, prefix: `b${n++}:` });
-            await addBoth(local, remote, limits);
+            await addBoth(local, [remote], limits);
             let now = origin + 100;
             for (const { dt, set } of ops) {
               now += dt;
-              const charges: QuotaCharge[] = set.map((c) => ({ key: keys[c.key], limit: `l${c.limit}`, cost: c.cost }));
+              const charges = chargesOf(set, keys);
               const got = await remote.checkAtomic(charges, now);
               const want = local.checkAtomic(charges, now);
               sameSet(got, want);
@@ -214,7 +152,7 @@ withRedis("the Redis engine against the in-process engine, keys expiring mid-tra
           async ([a, b], margin, ops) => {
             const local = new QuotaEngine({ sweepStep: 0 });
             const remote = new RedisQuotaEngine(client, { ...patient, prefix: `e${n++}:`, expiryMargin: margin });
-            await addBoth(local, remote, [a, b]);
+            await addBoth(local, [remote], [a, b]);
             const t0 = performance.now();
             let last = origin;
             for (const { sleep, mode, set } of ops) {
@@ -223,41 +161,17 @@ withRedis("the Redis engine against the in-process engine, keys expiring mid-tra
               const now = Math.max(last, origin + (performance.now() - t0));
               last = now;
               swept += local.sweep(now, 1_000_000).dropped;
-              const charges: QuotaCharge[] = set.map((c) => ({
-                key: keys[c.key],
-                limit: `l${c.limit}`,
-                cost: c.cost,
-                kind: KINDS[c.kind],
-              }));
+              const charges = chargesOf(set, keys);
               if (mode === 2) {
                 const inputs = charges.map((c) => ({ key: c.key, now, cost: c.cost }));
                 const got = await remote.checkMany(charges[0].limit, inputs, charges[0].kind);
                 const want = local.checkMany(charges[0].limit, inputs, charges[0].kind);
                 expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
               } else if (mode === 0 || charges.length === 1) {
-                const c = charges[0];
-                const got =
-                  c.kind === "bucket"
-                    ? await remote.checkTokenBucket(c.key, c.limit, now, c.cost)
-                    : c.kind === "window"
-                      ? await remote.checkWindow(c.key, c.limit, now, c.cost)
-                      : await remote.checkGcra(c.key, c.limit, now, c.cost);
-                const want =
-                  c.kind === "bucket"
-                    ? local.checkTokenBucket(c.key, c.limit, now, c.cost)
-                    : c.kind === "window"
-                      ? local.checkWindow(c.key, c.limit, now, c.cost)
-                      : local.checkGcra(c.key, c.limit, now, c.cost);
-                expect(answer(got)).toEqual(answer(want));
+                const got = await checkOne(remote, charges[0], now);
+                expect(answer(got)).toEqual(answer(checkOne(local, charges[0], now)));
               } else {
-                const got = await remote.checkAtomic(charges, now);
-                const want = local.checkAtomic(charges, now);
-                expect([got.allowed, got.failedIndex, got.retryAfter]).toEqual([
-                  want.allowed,
-                  want.failedIndex,
-                  want.retryAfter,
-                ]);
-                expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+                sameSet(await remote.checkAtomic(charges, now), local.checkAtomic(charges, now));
               }
             }
           },

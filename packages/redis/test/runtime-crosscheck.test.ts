@@ -6,22 +6,14 @@
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
-import type { ChargeKind, LimitFields, QuotaCharge, Result, SettleResult } from "@tideward/quota-engine";
+import type { LimitFields, Result } from "@tideward/quota-engine";
 import { answer } from "@tideward/quota-engine/conformance";
 import { RedisQuotaEngine } from "@tideward/redis";
+import { addBoth, came, chargesOf, checkOne, limitFields, sameSet } from "./crosscheck";
 import { patient, useRedis, withRedis } from "./server";
 
-const KINDS: ChargeKind[] = ["bucket", "window", "gcra"];
 const keys = ["alice", "bob", "carol"].map((s) => new QuotaKey("t", s, "api"));
-const limit = fc.record({
-  capacity: fc.integer({ min: 1, max: 24 }),
-  refill: fc.integer({ min: 1, max: 30 }),
-  // Any window (a bucket of two numbers, mostly), or one whose ms a token can be on the 2^-7 ms
-  // grid (a bucket of one number for most refills).
-  window: fc.oneof(fc.double({ min: 100, max: 3_000, noNaN: true }), fc.constantFrom(500, 1_000, 1_600, 2_000)),
-  burst: fc.integer({ min: 1, max: 8 }),
-  align: fc.boolean(),
-});
+const limit = limitFields(24);
 const fields = fc.record(
   {
     capacity: fc.integer({ min: 1, max: 40 }),
@@ -47,8 +39,6 @@ const op = fc.record({
 });
 
 const code = (r: Result<string>): string => (r.ok ? "ok" : `${r.code}: ${r.reason}`);
-const came = (r: SettleResult): unknown =>
-  r.ok ? r.charges.map(({ key: _key, ...rest }) => rest) : [r.code, r.reason];
 
 withRedis("limits that change on Redis against the in-process engine", () => {
   const redis = useRedis();
@@ -66,37 +56,19 @@ withRedis("limits that change on Redis against the in-process engine", () => {
             expect(local.addLimit(spec).ok).toBe(true);
             for (const e of fleet) expect((await e.addLimit(spec)).ok).toBe(true);
           };
-          for (const [i, s] of limits.entries()) await add(`l${i}`, s);
+          await addBoth(local, fleet, limits);
           let now = origin;
           const ids: string[] = [];
           const by = new Map<string, RedisQuotaEngine>();
           for (const [x, { dt, what, set, spec, fields: f, pick, units }] of ops.entries()) {
             now += dt;
             const remote = fleet[x % 2];
-            const charges: QuotaCharge[] = set.map((c) => ({
-              key: keys[c.key],
-              limit: `l${c.limit}`,
-              cost: c.cost,
-              kind: KINDS[c.kind],
-            }));
+            const charges = chargesOf(set, keys);
             const c = charges[0];
             if (what <= 4) {
-              const check = async (e: QuotaEngine | RedisQuotaEngine) =>
-                c.kind === "bucket"
-                  ? e.checkTokenBucket(c.key, c.limit, now, c.cost)
-                  : c.kind === "window"
-                    ? e.checkWindow(c.key, c.limit, now, c.cost)
-                    : e.checkGcra(c.key, c.limit, now, c.cost);
-              expect(answer(await check(remote))).toEqual(answer(await check(local)));
+              expect(answer(await checkOne(remote, c, now))).toEqual(answer(checkOne(local, c, now)));
             } else if (what === 5) {
-              const got = await remote.checkAtomic(charges, now);
-              const want = local.checkAtomic(charges, now);
-              expect([got.committed, got.failedIndex, got.retryAfter]).toEqual([
-                want.committed,
-                want.failedIndex,
-                want.retryAfter,
-              ]);
-              expect(got.decisions.map(answer)).toEqual(want.decisions.map(answer));
+              sameSet(await remote.checkAtomic(charges, now), local.checkAtomic(charges, now));
             } else if (what === 6) {
               const inputs = set.map((s, i) => ({ key: keys[s.key], now: now + i, cost: s.cost }));
               const got = await remote.checkMany(c.limit, inputs, c.kind);

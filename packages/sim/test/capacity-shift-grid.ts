@@ -32,13 +32,18 @@ for (const [alpha, beta, threshold] of [
   [1, 2, 0],
   [1, 1, 0],
 ])
-  for (const smoothing of [1, 0.2]) SETTINGS.push(["vegas", { alpha, beta, threshold, smoothing }]);
+  for (const smoothing of [1, 0.2]) {
+    SETTINGS.push(["vegas", { alpha, beta, threshold, smoothing }]);
+    // The opt-in steps that scale with the gap.
+    if (smoothing === 1) SETTINGS.push(["vegas", { alpha, beta, threshold, drain: 1, grow: 1 }]);
+  }
 
 interface Row {
   readonly kind: string;
   readonly setting: string;
-  /** Per seed: seconds to settle (-1: never), mean limit in the shift, goodput in the shift, refused before it. */
+  /** Per seed: seconds to settle after the drop and after the return (-1: never), mean limit in the shift, goodput in the shift, refused before it. */
   readonly settle: number[];
+  readonly up: number[];
   readonly limit: number[];
   readonly goodput: number[];
   readonly refused: number[];
@@ -53,6 +58,7 @@ for (const [window, w] of WINDOWS)
       kind,
       setting: `${window}, ${JSON.stringify(policy)}`,
       settle: [],
+      up: [],
       limit: [],
       goodput: [],
       refused: [],
@@ -61,6 +67,7 @@ for (const [window, w] of WINDOWS)
       const p = { ...capacityShift.defaults, seed } as CapacityShiftParams;
       const f = runShift(p, 0, c, { id: "x", policy, window: w }).figures;
       row.settle.push(f["x.settleDown"]);
+      row.up.push(f["x.settleUp"]);
       row.limit.push(f["x.limitInShift"]);
       row.goodput.push(f["x.goodputInShift"]);
       row.refused.push(f["x.refusedBefore"]);
@@ -74,7 +81,7 @@ const range = (xs: readonly number[], digits: number, scale = 1) => {
   return lo === hi ? lo : `${lo}–${hi}`;
 };
 const line = (r: Row) =>
-  `${r.kind.padEnd(9)} ${r.setting.padEnd(60)} settled ${r.settle.map((x) => (x < 0 ? "never" : `${x} s`)).join(", ")}; limit ${range(r.limit, 1)}; goodput ${range(r.goodput, 1, 100)} %; refused before ${range(r.refused, 1, 100)} %`;
+  `${r.kind.padEnd(9)} ${r.setting.padEnd(60)} settled ${r.settle.map((x) => (x < 0 ? "never" : `${x} s`)).join(", ")} (after the return ${r.up.map((x) => (x < 0 ? "never" : `${x} s`)).join(", ")}); limit ${range(r.limit, 1)}; goodput ${range(r.goodput, 1, 100)} %; refused before ${range(r.refused, 1, 100)} %`;
 
 const settled = rows.filter((r) => r.settle.every((x) => x >= 0 && x <= 10));
 console.log(

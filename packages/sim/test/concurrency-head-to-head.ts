@@ -2,7 +2,8 @@
 // scenarios over seeds 1–10 and each main knob 20 % either side of its default, every
 // contender's figures given as the range they took; and the capacity shift at a backend of 64
 // workers, where ±20 % of the true concurrency is wider than the queue a limit keeps, timing how
-// long each limit takes to settle there after each change. Rewrites the block between
+// long each limit takes to settle there after each change, and to its own steady level (with the
+// queue it keeps). Vegas runs with its preset and with its opt-in drain and grow. Rewrites the block between
 // `<!-- head-to-head -->` and `<!-- /head-to-head -->` in packages/concurrency/README.md.
 // Minutes of one core: run it alone on a shared machine.
 //
@@ -14,6 +15,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { capacityShift, prefetchSpike } from "@tideward/sim";
 import type { CapacityShiftParams, Scenario, ScenarioResult } from "@tideward/sim";
 import { SHIFT_CONTENDERS, SHIFT_TRACE_STEP, runShift } from "../src/scenarios/capacity-shift";
+import { settleTime } from "../src/scenarios/limit-trace";
 import type { ShiftRun, ShiftVariant } from "../src/scenarios/capacity-shift";
 
 const README = new URL("../../concurrency/README.md", import.meta.url);
@@ -55,6 +57,13 @@ function places(xs: readonly number[]): string {
   const lo = Math.min(...xs).toFixed(1);
   const hi = Math.max(...xs).toFixed(1);
   return lo === hi ? lo : `${lo}–${hi}`;
+}
+
+/** A range of milliseconds, whole. */
+function millis(xs: readonly number[]): string {
+  const lo = Math.min(...xs).toFixed(0);
+  const hi = Math.max(...xs).toFixed(0);
+  return lo === hi ? `${lo} ms` : `${lo}–${hi} ms`;
 }
 
 /** A range of seconds (`digits` decimals), `never` counted apart. */
@@ -112,10 +121,13 @@ interface ShiftRow {
 // The scenario's own limits fold each second's calls into one sample (Netflix's WindowedLimit);
 // the rows "a sample a call" feed every call's round trip to the algorithm.
 const EACH = { window: null };
+/** Vegas's opt-in steps that scale with the gap (`drain`, `grow`), windowed as the scenario's. */
+const SETTLE = { policy: { drain: 1, grow: 1 } };
 const shiftRows: ShiftRow[] = [
   { id: "gradient2", label: "Gradient2", contender: "gradient2" },
   { id: "vegas", label: "Vegas", contender: "vegas" },
   { id: "aimd", label: "AIMD (timeout: the deadline)", contender: "aimd" },
+  { id: "vegas/settle", label: "Vegas, drain 1 and grow 1", contender: "vegas", variant: SETTLE },
   { id: "gradient2/call", label: "Gradient2, a sample a call", contender: "gradient2", variant: EACH },
   { id: "vegas/call", label: "Vegas, a sample a call", contender: "vegas", variant: EACH },
   { id: "aimd/call", label: "AIMD, a sample a call", contender: "aimd", variant: EACH },
@@ -148,6 +160,7 @@ const shiftTable = table(
     "goodput within the deadline, in the shift",
     "goodput within the deadline, whole run",
     "back to 90 % goodput after the shift",
+    "worst second's p99, in the shift",
     "refused at steady load, before the shift",
     "of which while probing min-RTT",
     "mean limit in the shift (8 workers at the defaults)",
@@ -166,6 +179,7 @@ const shiftTable = table(
         runs.map((r) => (r.figures[`${id}.recovered`] === 1 ? r.figures[`${id}.recoverySeconds`] : -1)),
         (x) => x < 0,
       ),
+      millis(shiftOf(id, "p99InShift")),
       shares(shiftOf(id, "refusedBefore")),
       limit ? shares(runs.map((r) => r.refusedProbing)) : "–",
       limit ? places(shiftOf(id, "limitInShift")) : "–",
@@ -212,42 +226,51 @@ const firstTraces = shiftRows.flatMap((r) => {
 // initial limit. Seeds 1–10 at each load.
 const BIG = { workers: 64, shiftFrom: 60, shiftLength: 60, duration: 180 } as const;
 const BIG_RATES = [1_760, 1_120] as const;
+/** At each load: the defaults, then service and deadline 20 % under and over (the rate is the load). */
+const bigKnobs = ["service", "deadline"] as const;
+const bigSettings = settings(capacityShift, bigKnobs);
 const bigRows: ShiftRow[] = shiftRows.filter((r) => ["gradient2", "vegas", "aimd"].includes(r.contender));
 interface BigRun {
+  readonly p: CapacityShiftParams;
   readonly down: number;
   readonly up: number;
   readonly inShift: number;
   readonly after: number;
   readonly goodput: number;
+  readonly p99: number;
+  readonly refused: number;
   readonly probing: number;
   readonly trace: readonly number[];
 }
 const bigRuns = new Map<string, BigRun[]>();
 let bigFirst: CapacityShiftParams | undefined;
 for (const rate of BIG_RATES)
-  for (const seed of SEEDS) {
-    const p = { ...capacityShift.defaults, ...BIG, rate, seed } as CapacityShiftParams;
-    bigFirst ??= p;
-    process.stderr.write(`${capacityShift.name} ${JSON.stringify({ ...BIG, rate, seed })}\n`);
-    for (const row of bigRows) {
-      const run = runShift(p, 0, contender(row.contender), { ...row.variant, id: "x" });
-      const trace = run.trace ?? [];
-      const f = run.figures;
-      const key = `${rate} ${row.id}`;
-      if (!bigRuns.has(key)) bigRuns.set(key, []);
-      bigRuns.get(key)?.push({
-        down: f["x.settleDown"],
-        up: f["x.settleUp"],
-        inShift: f["x.limitInShift"],
-        after: f["x.limitAfter"],
-        goodput: f["x.goodputInShift"],
-        probing: run.refusedProbing,
-        trace,
-      });
+  for (const o of bigSettings)
+    for (const seed of SEEDS) {
+      const p = { ...capacityShift.defaults, ...BIG, ...o, rate, seed } as CapacityShiftParams;
+      bigFirst ??= p;
+      process.stderr.write(`${capacityShift.name} ${JSON.stringify({ ...BIG, ...o, rate, seed })}\n`);
+      for (const row of bigRows) {
+        const run = runShift(p, 0, contender(row.contender), { ...row.variant, id: "x" });
+        const f = run.figures;
+        const key = `${rate} ${row.id}`;
+        if (!bigRuns.has(key)) bigRuns.set(key, []);
+        bigRuns.get(key)?.push({
+          p,
+          down: f["x.settleDown"],
+          up: f["x.settleUp"],
+          inShift: f["x.limitInShift"],
+          after: f["x.limitAfter"],
+          goodput: f["x.goodputInShift"],
+          p99: f["x.p99InShift"],
+          refused: f["x.refusedBefore"],
+          probing: run.refusedProbing,
+          trace: run.trace ?? [],
+        });
+      }
     }
-  }
-const within10 = (rs: readonly BigRun[]) =>
-  rs.filter((r) => r.down >= 0 && r.down <= 10 && r.up >= 0 && r.up <= 10).length;
+const within10 = (down: readonly number[], up: readonly number[]) =>
+  down.filter((d, i) => d >= 0 && d <= 10 && up[i] >= 0 && up[i] <= 10).length;
 const bigTable = table(
   [
     "",
@@ -258,29 +281,27 @@ const bigTable = table(
     "mean limit in the shift",
     "mean limit after it",
     "goodput within the deadline, in the shift",
-    "refused while probing min-RTT, before the shift",
+    "worst second's p99, in the shift",
+    "refused before the shift",
+    "of which while probing min-RTT",
   ],
   BIG_RATES.flatMap((rate) =>
     bigRows.map((row) => {
       const rs = bigRuns.get(`${rate} ${row.id}`) ?? [];
       const never = (x: number) => x < 0;
+      const down = rs.map((r) => r.down);
+      const up = rs.map((r) => r.up);
       return [
         row.label,
         `${rate}/s`,
-        seconds(
-          rs.map((r) => r.down),
-          never,
-          1,
-        ),
-        seconds(
-          rs.map((r) => r.up),
-          never,
-          1,
-        ),
-        `${within10(rs)} of ${rs.length}`,
+        seconds(down, never, 1),
+        seconds(up, never, 1),
+        `${within10(down, up)} of ${rs.length}`,
         places(rs.map((r) => r.inShift)),
         places(rs.map((r) => r.after)),
         shares(rs.map((r) => r.goodput)),
+        millis(rs.map((r) => r.p99)),
+        shares(rs.map((r) => r.refused)),
         shares(rs.map((r) => r.probing)),
       ];
     }),
@@ -291,6 +312,100 @@ const bigTraces = bigRows.map((row) => ({
   label: row.label,
   trace: bigRuns.get(`${BIG_RATES[0]} ${row.id}`)?.[0]?.trace ?? [],
 }));
+
+// The restated measure: how long each limit takes to come within ±20 % of its OWN steady level
+// after each change (the mean of its last STEADY ms in the stretch, its steady queue included),
+// and that queue, the steady level less the workers there: what each design keeps on purpose.
+const STEADY = 20_000;
+const BAND = 0.2;
+const HOLD = 5_000;
+interface Settling {
+  /** Seconds to within ±20 % of the workers, and of its own steady level, after each change (−1: never). */
+  readonly down: number;
+  readonly up: number;
+  readonly ownDown: number;
+  readonly ownUp: number;
+  /** Its steady level less the workers, in the shift and after it (places). */
+  readonly queueIn: number;
+  readonly queueAfter: number;
+}
+function settling(p: CapacityShiftParams, trace: readonly number[], down: number, up: number): Settling {
+  const from = p.shiftFrom * 1_000;
+  const to = Math.min(from + p.shiftLength * 1_000, p.duration * 1_000);
+  const end = p.duration * 1_000;
+  const left = Math.max(1, Math.round(p.workers * p.left));
+  const mean = (a: number, b: number) => {
+    const i = Math.floor(a / SHIFT_TRACE_STEP);
+    const j = Math.min(trace.length, Math.ceil(b / SHIFT_TRACE_STEP));
+    let sum = 0;
+    for (let k = i; k < j; k++) sum += trace[k];
+    return sum / (j - i);
+  };
+  const levelIn = mean(to - STEADY, to);
+  const levelAfter = mean(end - STEADY, end);
+  const own = (a: number, b: number, level: number) =>
+    settleTime(trace, SHIFT_TRACE_STEP, a, b, level, BAND, HOLD) ?? -1;
+  return {
+    down,
+    up,
+    ownDown: own(from, to, levelIn),
+    ownUp: own(to, end, levelAfter),
+    queueIn: levelIn - left,
+    queueAfter: levelAfter - p.workers,
+  };
+}
+const settleRows = (label: string, load: string, ss: readonly Settling[]) => {
+  const never = (x: number) => x < 0;
+  const col = (k: keyof Settling) => ss.map((x) => x[k]);
+  return [
+    label,
+    load,
+    seconds(col("down"), never),
+    seconds(col("up"), never),
+    `${within10(col("down"), col("up"))} of ${ss.length}`,
+    seconds(col("ownDown"), never),
+    seconds(col("ownUp"), never),
+    `${within10(col("ownDown"), col("ownUp"))} of ${ss.length}`,
+    places(col("queueIn")),
+    places(col("queueAfter")),
+  ];
+};
+// The windowed limits only: a sample a call, none comes near the workers (the tables above).
+const limitRows = shiftRows.filter((r) => ["gradient2", "vegas", "aimd"].includes(r.contender) && r.variant !== EACH);
+const settleTable = table(
+  [
+    "",
+    "workers, load",
+    "within ±20 % of the workers, after the drop",
+    "after the return",
+    "runs within 10 s of both",
+    "within ±20 % of its own steady level, after the drop",
+    "after the return",
+    "runs within 10 s of both",
+    "steady queue in the shift (limit − workers left)",
+    "steady queue after it (limit − workers)",
+  ],
+  [
+    ...limitRows.map((row) =>
+      settleRows(
+        row.label,
+        "16 → 8, 70 %",
+        (shiftRuns.get(row.id) ?? []).map((r, i) =>
+          settling(shiftParams[i], r.trace ?? [], r.figures[`${row.id}.settleDown`], r.figures[`${row.id}.settleUp`]),
+        ),
+      ),
+    ),
+    ...BIG_RATES.flatMap((rate) =>
+      limitRows.map((row) =>
+        settleRows(
+          row.label,
+          `64 → 32, ${rate}/s`,
+          (bigRuns.get(`${rate} ${row.id}`) ?? []).map((r) => settling(r.p, r.trace, r.down, r.up)),
+        ),
+      ),
+    ),
+  ],
+);
 
 /** A run's capacity, calls a second. */
 const num = (p: { readonly workers: number; readonly service: number }) =>
@@ -310,13 +425,17 @@ const block = [
   "",
   traceBlock(first, EVERY, firstTraces),
   "",
-  `Capacity shift at ${BIG.workers} workers (\`workers\` ${BIG.workers}, \`shiftFrom\` ${BIG.shiftFrom}, \`shiftLength\` ${BIG.shiftLength}, \`duration\` ${BIG.duration}; capacity ${num(big)}/s, ${num({ ...big, workers: big.workers * big.left })}/s in the shift): ${SEEDS.length} runs of each limit at each load, seeds ${SEEDS[0]}–${SEEDS[SEEDS.length - 1]}, the other knobs at their defaults. ${BIG_RATES[0]}/s is past the whole backend's capacity, so a limit is at work before, in and after the shift; ${BIG_RATES[1]}/s is the scenario's own 70 %, past the capacity left only in the shift. Each limit starts at its initial limit (20) and has a minute to find the ${BIG.workers}.`,
+  `Capacity shift at ${BIG.workers} workers (\`workers\` ${BIG.workers}, \`shiftFrom\` ${BIG.shiftFrom}, \`shiftLength\` ${BIG.shiftLength}, \`duration\` ${BIG.duration}; capacity ${num(big)}/s, ${num({ ...big, workers: big.workers * big.left })}/s in the shift, at the default service time): ${bigSettings.length * SEEDS.length} runs of each limit at each load, seeds ${SEEDS[0]}–${SEEDS[SEEDS.length - 1]} at the defaults and with each of ${knobText(capacityShift, bigKnobs)} 20 % under and over. At the default service time ${BIG_RATES[0]}/s is past the whole backend's capacity, so a limit is at work before, in and after the shift (with the service time 20 % shorter it is 88 % of it); ${BIG_RATES[1]}/s is the scenario's own 70 %, past the capacity left only in the shift. Each limit starts at its initial limit (20) and has a minute to find the ${BIG.workers}.`,
   "",
   bigTable,
   "",
   `The limit over the run at ${BIG_RATES[0]}/s, seed ${SEEDS[0]}, one reading every ${(2 * EVERY) / 1_000} s:`,
   "",
   traceBlock(big, 2 * EVERY, bigTraces),
+  "",
+  `Settling, counted two ways, over the same runs: within ±20 % of the workers there (the target as written), and within ±20 % of the limit's own steady level, its mean over the last ${STEADY / 1_000} s of the stretch (the queue it keeps included); both entering the band and staying in it to the end of the stretch, ${HOLD / 1_000} s at least. The steady queue is that level less the workers there: what each design keeps on purpose.`,
+  "",
+  settleTable,
 ].join("\n");
 
 const readme = readFileSync(README, "utf8");

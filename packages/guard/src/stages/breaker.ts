@@ -71,7 +71,7 @@ export class BreakerStage implements Stage<Permit> {
 
 export const breaker: StageDef<"breaker"> = {
   kind: "breaker",
-  options: ["breaker"],
+  options: ["breaker"] satisfies (keyof BreakerOption)[],
   place: { client: 40 },
   parse(o, host: Host) {
     const b = parseBreaker(o.breaker, `${host.owner} breaker`, host.now);

@@ -74,7 +74,7 @@ export class BucketStage implements Stage<true> {
 
 export const bucket: StageDef<"rate"> = {
   kind: "rate",
-  options: ["bucket", "maxWait"],
+  options: ["bucket", "maxWait"] satisfies (keyof BucketOption)[],
   place: { client: 10 },
   parse(o, host: Host) {
     const b = parseBucket(o.bucket, `${host.owner} bucket`, host.now);

@@ -60,7 +60,7 @@ export class BudgetStage implements Stage<true> {
 
 export const budget: StageDef<"budget"> = {
   kind: "budget",
-  options: ["budget"],
+  options: ["budget"] satisfies (keyof BudgetOption)[],
   place: { client: 50 },
   parse(o, host: Host) {
     const b = parseBudget(o.budget, `${host.owner} budget`, host.now, host.retrying);

@@ -55,7 +55,7 @@ export class GateStage implements Stage<true> {
 
 export const gate: StageDef<"gate"> = {
   kind: "gate",
-  options: ["gate"],
+  options: ["gate"] satisfies (keyof GateOption)[],
   place: { client: 20, server: 20 },
   parse(o, host: Host) {
     const g = parseGate(o.gate, `${host.owner} gate (${host.side === "client" ? "calls" : "requests"} in flight)`);

@@ -7,17 +7,32 @@ import { check } from "@tideward/time/internal";
 import { KeyedFields } from "../keyed-fields";
 import { KeyedLimits } from "../keyed-limits";
 import { checkBytes, checkLimits } from "../limits";
+import type { Limit } from "../limits";
 import type { Ask, Host, Stage, StageDef } from "../stage";
+import type { Field } from "../verdict";
+
+/** admit's per-key limit options. */
+export interface KeyedOption {
+  /** Per-key limits, kept in process. */
+  readonly limits?: readonly Limit[];
+  /** The most client keys with limiter state at once. @defaultValue 100 000 */
+  readonly maxKeys?: number;
+  /**
+   * The most bytes the per-key limiters may hold with `maxKeys` keys (each key's string counted at
+   * its longest, 256 code units): a configuration past it is refused at once, saying what it
+   * would hold. A sliding window holds 8 B a unit of quota for every key. @defaultValue 256 MiB
+   */
+  readonly maxBytes?: number;
+}
 
 /** Per-key limits in the pipeline: nothing is held once charged, so its token is `true`. */
 export class KeyedStage implements Stage<true> {
   readonly kind = "rate";
+  readonly status = 429;
   readonly last: boolean;
   readonly limits: KeyedLimits;
   /** The figures of its latest ask (units left, waits, the limits that refused), for the response's fields. */
   readonly asked: KeyedFields;
-  /** Whether its latest ask charged (was `enter`), not only looked (`peek`). */
-  charged = false;
 
   /** @param last - peeked at its place and charged last (a quota set follows it) */
   constructor(limits: KeyedLimits, last: boolean) {
@@ -34,8 +49,19 @@ export class KeyedStage implements Stage<true> {
     return this.#ask(now, ask, true) ? true : undefined;
   }
 
+  get violated(): readonly string[] {
+    return this.asked.violated;
+  }
+
+  fields(): readonly Field[] {
+    return this.asked.fields();
+  }
+
+  low(): boolean {
+    return this.asked.low();
+  }
+
   #ask(now: number, ask: Ask, commit: boolean): boolean {
-    this.charged = commit;
     const wait = this.asked.ask(ask.key ?? "", now, ask.cost, commit);
     if (wait < 0) return true;
     ask.retryAfter = wait;
@@ -45,7 +71,7 @@ export class KeyedStage implements Stage<true> {
 
 export const keyed: StageDef<"rate"> = {
   kind: "rate",
-  options: ["limits", "maxKeys", "maxBytes"],
+  options: ["limits", "maxKeys", "maxBytes"] satisfies (keyof KeyedOption)[],
   place: { server: 40 },
   parse(o, host: Host) {
     const maxKeys = o.maxKeys === undefined ? 100_000 : check.integer(o.maxKeys, `${host.owner} maxKeys`, 1);

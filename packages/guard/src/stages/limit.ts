@@ -151,7 +151,7 @@ export class LimitStage implements Stage<Token> {
 export const limit: StageDef<"limit"> = {
   kind: "limit",
   reasons: ["limit", "reserved"],
-  options: ["limit", "priority"],
+  options: ["limit", "priority"] satisfies (keyof LimitOption)[],
   place: { client: 25, server: 25 },
   parse(o, host: Host) {
     const l = parseLimit(o.limit, `${host.owner} limit`);

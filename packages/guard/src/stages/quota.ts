@@ -11,7 +11,15 @@ import { checkNames, quotaSpecs, quotaStates } from "../quota-admission";
 import type { QuotaAdmission, QuotaSpecs } from "../quota-admission";
 import { Reservation, reserveOption, reservedId, unreserved } from "../quota-reservation";
 import type { PolicyState } from "../ratelimit-fields";
+import { fieldsOf } from "../keyed-fields";
 import type { Ask, Host, Stage, StageDef } from "../stage";
+import type { Field } from "../verdict";
+
+/** admit's quota option. */
+export interface QuotaOption {
+  /** A quota-engine charge set per request. */
+  readonly quota?: QuotaAdmission;
+}
 
 /** admit's `busyRetryAfter` (ms): the wait of a refusal whose wait nobody knows, named under `owner`. @defaultValue 1000 */
 export function parseBusy(value: unknown, owner: string): number {
@@ -39,6 +47,19 @@ export class QuotaStage implements Stage<Reservation | true> {
   full = false;
   /** The reservation it made, if any. */
   reservation: Reservation | undefined = undefined;
+
+  /** Over quota (429), or no room for one more reservation in the store (503, a capacity refusal). */
+  get status(): 429 | 503 {
+    return this.full ? 503 : 429;
+  }
+
+  fields(): Field[] {
+    return fieldsOf(this.states);
+  }
+
+  low(): boolean {
+    return this.states.some((p) => p.remaining * 10 <= p.quota);
+  }
 
   constructor(
     quota: QuotaAdmission,
@@ -139,7 +160,7 @@ export class QuotaStage implements Stage<Reservation | true> {
 
 export const quota: StageDef<"quota"> = {
   kind: "quota",
-  options: ["quota"],
+  options: ["quota"] satisfies (keyof QuotaOption)[],
   place: { server: 50 },
   parse(o, host: Host) {
     const q = o.quota as QuotaAdmission | undefined;

@@ -10,7 +10,10 @@ import { parsePriority } from "./limit";
 
 /** The shedder options, of the guard and of admit. */
 export interface ShedderOption {
-  /** A load shedder that every call must pass; needs {@link ShedderOption.load}. @defaultValue none */
+  /**
+   * A load shedder that every call must pass (in admit, asked first); needs
+   * {@link ShedderOption.load}. @defaultValue none
+   */
   readonly shedder?: Shedder | Partial<Shed>;
   /**
    * The load the shedder weighs, in thousandths (0–1000), read each time it is asked:
@@ -88,7 +91,7 @@ export class ShedderStage implements Stage<Ticket> {
 
 export const shedder: StageDef<"shed"> = {
   kind: "shed",
-  options: ["shedder", "load"],
+  options: ["shedder", "load"] satisfies (keyof ShedderOption)[],
   place: { client: 30, server: 10 },
   parse(o, host: Host) {
     const s = parseShedder(o.shedder, `${host.owner} shedder`, host.now);

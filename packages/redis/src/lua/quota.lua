@@ -22,6 +22,13 @@ local now, margin, base, rid, sum, ahead
 local versions = false
 if short then
   now, margin, base, mode = ARGV[1] + 0, mode + 0, 3, 'c'
+  if #ARGV ~= 2 + 3 * m then
+    -- A reserve in the short form (an id the engine made, on the caller's clock, a time to live
+    -- and a margin of whole ms, no window among the charges): as mode 'w' below, its record's
+    -- name the last of KEYS and its record's PX ARGV[3], before the charges.
+    rid, base, mode, sum = KEYS[m], 4, 'w', NO_DIGEST
+    m = m - 1
+  end
 else
   now = clock(ARGV[1])
   margin, base = ARGV[4] + 0, 5
@@ -130,7 +137,7 @@ end
 
 -- A set of one charge in the short form (a single check): as a set, without its tables. GET
 -- answers an error for a key of another type, refused by name in `decode`.
-if short and m == 1 then
+if short and m == 1 and not rid then
   local cost, p1, p2 = ARGV[3], ARGV[4] + 0, ARGV[5] + 0
   if cost == '1' then cost = 1 else cost = cost + 0 end
   local enforced = cost > 0
@@ -209,7 +216,16 @@ end
 -- and whether it is the first write of a key that was absent (`nx`, counted in `fresh`).
 local failed = false
 local unwritten, created = 0, 0
-if mode == 'c' or mode == 'v' or mode == 'w' then
+-- A reserve's record, made as its charges are decided: two numbers a charge, its cost and, for a
+-- window, the end of the window it was counted in (0 for the other kinds).
+local rec = false
+if (mode == 'v' or mode == 'w') and not short then
+  -- Every number 0 to start with (room for four charges without growing), so a charge that is not
+  -- a window's sets only its cost.
+  rec = { 0, 0, 0, 0, 0, 0, 0, 0 }
+  for i = 9, 2 * m do rec[i] = 0 end
+end
+if mode ~= 'p' then
   local latest = nil
   if m > 16 then latest = {} end
   for c = 1, m do
@@ -257,6 +273,10 @@ if mode == 'c' or mode == 'v' or mode == 'w' then
         failed = true
         break
       end
+    end
+    if rec then
+      rec[c * 2 - 1] = cost
+      if kind == 'window' then rec[c * 2] = st[o - 1] end
     end
   end
 end
@@ -316,18 +336,24 @@ end
 
 reply = '1' .. reply
 if mode == 'v' or mode == 'w' then
-  -- The reservation's record, open for ARGV[3] ms of the decisions' clock (and the margin on
-  -- Redis's): each charge's cost and, for a window, the end of the window it was counted in.
-  local rec = {}
-  for c = 1, m do
-    local o = c * 3
-    local cost, ends = ARGV[base + o - 3] + 0, 0
-    if cost < 0 then cost = -cost end
-    if st[o] == 'window' then ends = st[o - 1] end
-    rec[c] = struct.pack('<dd', cost, ends)
+  -- The reservation's record (parts/state.lua), open for its time to live of the decisions'
+  -- clock (and the margin on Redis's), packed in one call.
+  local ttl, ms, record
+  if short then
+    -- Its head alone: the process that made the id keeps the charges, and is the only one that
+    -- settles it (settle.lua then reads each charge's cost from its arguments). Its time to live
+    -- is the PX less 1 and the margin, exactly (whole numbers below 2^53).
+    ms = ARGV[3]
+    ttl = ms - 1 - margin
+    record = struct.pack('<c1dc16', 'o', now + ttl, sum)
+  else
+    ttl = ARGV[3] + 0
+    ms = math.floor(ttl + margin) + 1
+    local format = RECORD_FORMAT
+    if m < 17 then format = format:sub(1, 7 + 2 * m) else format = format .. string.rep('d', 2 * m - 32) end
+    record = struct.pack(format, 'o', now + ttl, sum, _G.unpack(rec, 1, 2 * m))
   end
-  local ttl = ARGV[3] + 0
-  redis.call('SET', rid, 'o' .. struct.pack('<d', now + ttl) .. sum .. table.concat(rec), 'PX', math.floor(ttl + margin) + 1)
+  redis.call('SET', rid, record, 'PX', ms)
 elseif rid then
   -- Kept with the charges as sent (cost, p1, p2 each, 24 bytes), so that a repeat with other costs
   -- replays this answer as it was made, and `sum`.

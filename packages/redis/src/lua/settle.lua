@@ -15,7 +15,7 @@ if status < 'a' then
   status = status:lower()
   m = m - ARGV[#ARGV]
   from = m + 2
-  ahead = entries(5 + 3 * m, #ARGV)
+  ahead = entries(5 + 4 * m, #ARGV)
 end
 local rec = redis.pcall('GET', KEYS[1])
 -- A record of an id the engine made keeps no digest (quota.lua's mode 'w'): none to compare.
@@ -30,13 +30,19 @@ if s ~= 'o' then
 end
 
 -- Each charge in turn, on its key's state as the charges before it left it: the units it comes
--- to ('' for a limit removed since: nothing to do) against the cost it reserved.
+-- to ('' for a limit removed since: nothing to do) against the cost it reserved, which a record of
+-- its head alone (an id the engine made) leaves to the arguments.
+local full = #rec > RECORD
 local missed = {}
 for c = 1, m do
-  local o = 3 + c * 3
-  local units = ARGV[o - 1]
+  local o = 3 + c * 4
+  local units = ARGV[o - 2]
   local delta = 0
-  if units ~= '' then delta = units - struct.unpack('<d', rec, RECORD + c * 16 - 15) end
+  if units ~= '' then
+    local cost = ARGV[o - 1]
+    if full then cost = struct.unpack('<d', rec, RECORD + c * 16 - 15) end
+    delta = units - cost
+  end
   local left = 0
   if delta ~= 0 then
     local p1, p2 = ARGV[o] + 0, ARGV[o + 1] + 0
@@ -57,7 +63,9 @@ for c = 1, m do
         end
       end
     end
-    local opened = struct.unpack('<d', rec, RECORD + c * 16 - 7)
+    -- A record of its head alone has no window among its charges.
+    local opened = 0
+    if full then opened = struct.unpack('<d', rec, RECORD + c * 16 - 7) end
     local na, nb
     na, nb, left = adjust(a, b, now, delta, debt, opened, kind, p1, p2)
     -- A key with no state changes only by a top-up (a refund finds it full, closed or at rest).

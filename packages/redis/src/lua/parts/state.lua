@@ -169,8 +169,13 @@ end
 -- id on its charges' slot: its status, 'o' (open), 's' (settled) or 'c' (cancelled); the instant it
 -- expires, a double on the decisions' clock; the `digest` of its keys; then two doubles a charge,
 -- its cost and the end of the window it was counted in (0 for the other kinds). RECORD bytes before
--- the charges. Redis drops it when its time to live and the expiry margin have passed.
+-- the charges. A reserve in quota.lua's short form (an id the engine made, no window among its
+-- charges) keeps those RECORD bytes alone: the process that made the id keeps its charges and
+-- sends their costs to settle. Redis drops it when its time to live and the expiry margin have
+-- passed.
 local RECORD = 25
+-- struct.pack's format of a record of up to 16 charges (a record of m: its first 7 + 2m characters).
+local RECORD_FORMAT = '<c1dc16dddddddddddddddddddddddddddddddd'
 -- The digest a record of an id the engine made keeps: none (an id of the engine's is unique, and
 -- tells the record's keys apart by itself), in 16 characters no digest has.
 local NO_DIGEST = '----------------'
@@ -179,6 +184,7 @@ local A_RECORD = 'a reservation (a status, a double, 16 hex digits, two doubles 
 -- What the record `v` (GET's answer under `key`) says at `now` of a reservation of `m` charges to
 -- keys of digest `sum`: '' when there is none (absent, or past the instant it expires), 'x' when it
 -- was made for other keys, else its status; and that instant. Anything but a record is refused.
+-- A record of no charges (its head alone) is one of an id the engine made: its digest NO_DIGEST.
 local function reservation(key, v, now, sum, m)
   local s, at = '', 0
   if v then
@@ -191,7 +197,7 @@ local function reservation(key, v, now, sum, m)
     end
     if not (now < at) then
       s = ''
-    elseif #v ~= RECORD + 16 * m or v:sub(10, RECORD) ~= sum then
+    elseif (#v ~= RECORD + 16 * m and #v ~= RECORD) or v:sub(10, RECORD) ~= sum then
       s = 'x'
     end
   end

@@ -19,6 +19,7 @@ import type { AtomicReport } from "./charge";
 import type { ChargeSets } from "./charge-set";
 import type { QuotaKey } from "./key";
 import { ExpiryQueue } from "./expiry-queue";
+import { IdMaker, seqOf } from "./reservation-id";
 import type { Kind } from "./kinds";
 
 /** The longest a reservation id may be, in UTF-16 code units. */
@@ -120,19 +121,6 @@ class View implements Reserved {
   }
 }
 
-/** The sequence number of an id the engine made (`#` and up to 15 digits, no leading zero), or -1. */
-function seqOf(id: string): number {
-  const n = id.length;
-  if (n < 2 || n > 16 || id.charCodeAt(0) !== 35 || id.charCodeAt(1) === 48) return -1;
-  let seq = 0;
-  for (let i = 1; i < n; i++) {
-    const digit = id.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9) return -1;
-    seq = seq * 10 + digit;
-  }
-  return seq;
-}
-
 export class Reservations {
   #cap = 0;
   /** Slots ever used: every slot from here on is free and untouched. */
@@ -142,6 +130,7 @@ export class Reservations {
   /** The sequence number of each slot's reservation. */
   #seqs = new Float64Array(0);
   #made = 0;
+  readonly #idMaker = new IdMaker();
   // The slot (+ 1; 0 for none) of each kept reservation, at its sequence number & mask; a kept
   // one whose place later numbers took is in `#older`.
   #ring = new Int32Array(0);
@@ -237,7 +226,7 @@ export class Reservations {
 
   /** What a settle reads of the reservation in `slot` (valid until the store next changes). */
   view(slot: number): Reserved {
-    const id = this.#ids[slot] ?? `#${this.#seqs[slot]}`;
+    const id = this.#ids[slot] ?? this.#idMaker.id(this.#seqs[slot]);
     return new View(id, this.#sizes[slot], slot * INLINE, this.#keys, this.#names, this.#nums, this.#more[slot]);
   }
 
@@ -313,7 +302,7 @@ export class Reservations {
     const waiting = this.#waiting;
     if (waiting.size > 64 && waiting.size > 2 * this.#kept) this.#rebuild();
     waiting.push(seq, expiresAt);
-    return id ?? `#${seq}`;
+    return id ?? this.#idMaker.id(seq);
   }
 
   // A free slot: one given back, or the next never used (the arrays twice as long if need be).

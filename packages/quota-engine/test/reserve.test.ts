@@ -27,6 +27,22 @@ describe("reservation ids", () => {
     expect(e.reserve(tokens(1), 0).id).toBe("#3");
   });
 
+  it("count up in decimal through every thousand, and each settles by its id", () => {
+    const e = new QuotaEngine();
+    e.addLimit(perSecond("r", 1_000_000));
+    const ids = Array.from({ length: 2_101 }, () => e.reserve([charge(tenant, "r")], 0, { ttl: 60_000 }).id);
+    expect(ids).toEqual(Array.from({ length: 2_101 }, (_, i) => `#${i + 1}`));
+    // Out of the order they were made, across the thousands.
+    for (const id of ["#1000", "#2", "#2100", "#1001", "#999", "#2000"])
+      expect(e.settle(id, { r: 0 }, 1)).toMatchObject({ ok: true, id });
+    expect(e.settle("#1000", { r: 0 }, 1)).toMatchObject({ ok: false, code: "already_settled" });
+    expect(e.settle("#1500", { x: 0 }, 1)).toMatchObject({
+      ok: false,
+      code: "unknown_dimension",
+      reason: expect.stringContaining('reservation "#1500" charged no limit "x"') as string,
+    });
+  });
+
   it("an open reservation is found however many are made after it", () => {
     for (const max of [4, 100_000]) {
       const e = engine({ maxReservations: max });

@@ -7,8 +7,8 @@ import type { Checked } from "./limits";
 import { LIMIT_FIELD, POLICY_FIELD, limitMember, policyLine, seconds } from "./ratelimit-fields";
 import type { PolicyState } from "./ratelimit-fields";
 import { sfInteger, sfString } from "./structured";
-import { NO_FIELDS } from "./verdict";
-import type { Field } from "./verdict";
+import { NO_FIELDS } from "./field";
+import type { Field } from "./field";
 
 /** The two fields of `states`, none for none. */
 export function fieldsOf(states: readonly PolicyState[]): Field[] {

@@ -4,7 +4,7 @@
 // stage (peek, enter, settle, release). See `pipeline.ts` for the order they run in.
 import type { Random } from "@tideward/time";
 import type { Outcome } from "./events";
-import type { Field } from "./verdict";
+import type { Field } from "./field";
 
 /**
  * What one call's attempt, or one request, asks of the stages: read by them, and written by the

@@ -3,12 +3,9 @@ import type { Clock } from "@tideward/time";
 import type { Held, Pipeline } from "./pipeline";
 import type { Reservation, Settling } from "./quota-reservation";
 import type { RefusalKind } from "./refusal";
+import type { Field } from "./field";
 
-/** A header field to append to the response: name and value. */
-export type Field = readonly [name: string, value: string];
-
-// What an admitted response carries when no field is due: one array for all of them.
-export const NO_FIELDS: readonly Field[] = Object.freeze([]);
+export type { Field } from "./field";
 
 /**
  * What {@link Admission.check} answered for one request.

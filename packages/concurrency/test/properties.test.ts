@@ -99,6 +99,49 @@ function run(base: number, make: () => Limit, priorities: Priorities, ops: reado
   expect(limiter.flying).toBe(0);
 }
 
+/** A round trip (ms), how the oldest-picked token ends, and which open token it is. */
+type Step = readonly [rtt: number, how: "pass" | "drop" | "ignore" | "hold", pick: number];
+
+/**
+ * Runs `steps` through a full Vegas limiter with drain and grow at a clock near `base`, checking
+ * at each step that the limit stays in [min, max] and no place is minted; counts its leaps (a
+ * rise of more than 6 places at once) and cuts (a fall of more than 1).
+ */
+function drainAndGrow(base: number, steps: readonly Step[]): { leaps: number; cuts: number } {
+  const min = 3;
+  const max = 120;
+  const limiter = new Limiter(new VegasLimit({ initial: 10, min, max, probe: 20, drain: 1, grow: 1 }), { now: base });
+  const open: Token[] = [];
+  let now = base;
+  let leaps = 0;
+  let cuts = 0;
+  for (const [rtt, how, pick] of steps) {
+    now += 0.37;
+    // Fill the limit, as a loaded server is, so the samples count.
+    for (let n = limiter.limit - limiter.flying; n > 0; n--) {
+      const a = limiter.acquire(now);
+      expect(a.ok).toBe(true);
+      if (a.ok) open.push(a);
+    }
+    expect(limiter.acquire(now).ok).toBe(false);
+    if (how === "hold" || open.length === 0) continue;
+    const before = limiter.limit;
+    const [t] = open.splice(pick % open.length, 1);
+    if (how === "pass") t.pass(t.start + rtt);
+    else if (how === "drop") t.drop(t.start + rtt);
+    else t.ignore();
+    const after = limiter.limit;
+    if (after - before > 6) leaps++;
+    if (before - after > 1) cuts++;
+    expect(after).toBeGreaterThanOrEqual(min);
+    expect(after).toBeLessThanOrEqual(max);
+    expect(limiter.flying).toBe(open.length);
+  }
+  for (const t of open) t.ignore();
+  expect(limiter.flying).toBe(0);
+  return { leaps, cuts };
+}
+
 describe("Limiter properties", () => {
   for (const base of BASES)
     for (const [name, make] of algorithms)
@@ -112,9 +155,14 @@ describe("Limiter properties", () => {
 
   it("Vegas's drain and grow: the limit within [min, max] and no place minted, both steps taken", () => {
     // Round trips near a 10 ms floor, so that queues under alpha come in runs (grow's leap) and
-    // long queues come too (drain's cut); every call a sample, at both clocks.
-    let leaps = 0;
-    let cuts = 0;
+    // long queues come too (drain's cut); every call a sample, at both clocks. A fixed trace at
+    // each clock takes both steps; the random ones check the bounds whatever they draw.
+    const calm = Array.from({ length: 20 }, (): Step => [10, "pass", 0]);
+    const queue = Array.from({ length: 12 }, (): Step => [80, "pass", 0]);
+    for (const base of BASES) {
+      const { leaps, cuts } = drainAndGrow(base, [...calm, ...queue, ...calm]);
+      expect([leaps > 0, cuts > 0], `clock near ${base}`).toEqual([true, true]);
+    }
     fc.assert(
       fc.property(
         fc.constantFrom(...BASES),
@@ -129,44 +177,10 @@ describe("Limiter properties", () => {
           ),
           { maxLength: 300 },
         ),
-        (base, steps) => {
-          const min = 3;
-          const max = 120;
-          const limiter = new Limiter(new VegasLimit({ initial: 10, min, max, probe: 20, drain: 1, grow: 1 }), {
-            now: base,
-          });
-          const open: Token[] = [];
-          let now = base;
-          for (const [rtt, how, pick] of steps) {
-            now += 0.37;
-            // Fill the limit, as a loaded server is, so the samples count.
-            for (let n = limiter.limit - limiter.flying; n > 0; n--) {
-              const a = limiter.acquire(now);
-              expect(a.ok).toBe(true);
-              if (a.ok) open.push(a);
-            }
-            expect(limiter.acquire(now).ok).toBe(false);
-            if (how === "hold" || open.length === 0) continue;
-            const before = limiter.limit;
-            const [t] = open.splice(pick % open.length, 1);
-            if (how === "pass") t.pass(t.start + rtt);
-            else if (how === "drop") t.drop(t.start + rtt);
-            else t.ignore();
-            const after = limiter.limit;
-            if (after - before > 6) leaps++;
-            if (before - after > 1) cuts++;
-            expect(after).toBeGreaterThanOrEqual(min);
-            expect(after).toBeLessThanOrEqual(max);
-            expect(limiter.flying).toBe(open.length);
-          }
-          for (const t of open) t.ignore();
-          expect(limiter.flying).toBe(0);
-        },
+        (base, steps) => void drainAndGrow(base, steps),
       ),
       { numRuns: 300 },
     );
-    expect(leaps).toBeGreaterThan(0);
-    expect(cuts).toBeGreaterThan(0);
   });
 
   it("the guarantee of a share: a less important call never takes the places kept for more important ones", () => {

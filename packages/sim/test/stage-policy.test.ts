@@ -198,6 +198,30 @@ describe.each([0, 1_700_000_000_000.375])("policy.stage, the clock at %d", (t0) 
     );
   });
 
+  it("an observer that throws stops the run, named, and the limiter keeps no place for the call", () => {
+    const limiter = new Limiter(new AimdLimit({ initial: 4, min: 1 }), { now: t0 });
+    let words = 0;
+    const run = () =>
+      simulate({
+        start: t0,
+        seed: 5,
+        duration: 2_000,
+        traffic: traffic.poisson({ rate: 100 }),
+        // Answered at once, so no call is in flight but the one the observer throws on (its 7th
+        // word: the 4th call's admission).
+        backend: { latency: latency.fixed(0) },
+        policies: [
+          policy.stage("limit", () => ({ limit: limiter }), {
+            observe: () => {
+              if (++words === 7) throw new Error("observer broke");
+            },
+          }),
+        ],
+      });
+    expect(run).toThrow(/^simulate: policy limit admit failed .*: observer broke$/);
+    expect([words, limiter.flying]).toEqual([7, 0]);
+  });
+
   it("names a kind the guard has no stage of, and a side its stage does not stand on", () => {
     expect(() => policy.stage("limits", () => ({}))).toThrow(
       /^policy\.stage kind must be one of .*"limit".*, got "limits"$/,

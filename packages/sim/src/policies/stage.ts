@@ -40,7 +40,13 @@ function heard(stage: Stage, observe: Observe | undefined): Stage {
     },
     enter(now, ask) {
       const token = stage.enter(now, ask);
-      observe(now, token === undefined);
+      try {
+        observe(now, token === undefined);
+      } catch (error) {
+        // The run stops with the error; a limiter shared beyond it keeps no place for this call.
+        if (token !== undefined) release?.(token, now);
+        throw error;
+      }
       return token;
     },
     settle(token, now, outcome) {

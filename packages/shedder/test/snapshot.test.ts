@@ -143,6 +143,25 @@ describe("a restored shedder", () => {
     );
   });
 
+  it("restored long after, with buckets finer than the float grid near Date.now() lays to a thousandth, ages a pass out as the original does", () => {
+    // Buckets of 0.1875 ms, restored 1 046.375 ms on: laid two windows back without the part of a
+    // bucket the age holds, the pass below aged out 0.125 ms early and the last call was refused.
+    const p = { cpu: 0, latency: 0, beta: 0, cool: 0, floor: 0, size: 8, window: 1.5 };
+    const T = 1_700_000_000_000;
+    const original = new Shedder(p, T);
+    const restored = new Shedder(p, T);
+    restored.restore(stored(original), T + 1_046.375, { age: 1_046.375 });
+    const ops: Op[] = [
+      { kind: "allow", dt: 0, cpu: Number.NaN },
+      { kind: "allow", dt: 0, cpu: 0 },
+      { kind: "pass", dt: 40, which: 0 },
+      { kind: "allow", dt: 1.4375, cpu: 1 },
+    ];
+    const seen = drive(original, ops, T + 1_046.375);
+    expect(seen.at(-3)).toBe(true);
+    expect(drive(restored, ops, T + 1_046.375)).toEqual(seen);
+  });
+
   it("takes on what the server showed it can finish: hot, it admits as the original would, where a cold start admits all", () => {
     const p = { size: 10, window: 1_000, cpu: 800 };
     const T = 1_700_000_000_000.5;

@@ -147,8 +147,9 @@ export function checkReading(now: number, size: number, window: number, owner: s
 /**
  * Where to lay a window saved `age` ms before `now`, in milliseconds: `now − age`, so its buckets'
  * boundaries fall where the saved ones' would have and what aged out since is gone. Past two
- * windows everything has aged out, and only where the float grid is too coarse for that to matter
- * (a reading 2^52 steps of a thousandth of a bucket away) is it laid nearer, two windows back.
+ * windows everything has aged out, and where the float grid at `now − age` is coarse (a step over
+ * a thousandth of a bucket) it is laid nearer, two windows and the same part of a bucket back, so
+ * that the boundaries still fall where the saved ones' would have.
  *
  * @param now - the restoring clock's reading, in milliseconds
  * @param age - how long before `now` the window was saved, in milliseconds: 0 or more
@@ -157,6 +158,9 @@ export function checkReading(now: number, size: number, window: number, owner: s
  */
 export function layAt(now: number, age: number, size: number, window: number): number {
   const anchor = now - age;
-  if (age > 2 * window && !(Math.abs(anchor) * 2 ** -52 < window / size / 1_024)) return now - 2 * window;
+  const width = window / size;
+  // The remainder is exact in floats; a plain `now − 2·window` shifted the boundaries by a part
+  // of a bucket, so a restored window aged its first passes out at other instants.
+  if (age > 2 * window && !(Math.abs(anchor) * 2 ** -52 < width / 1_024)) return now - (2 * window + (age % width));
   return anchor;
 }

@@ -76,6 +76,10 @@ describe("where a restore lays a window", () => {
     expect(layAt(1_000, 250, 10, 100)).toBe(750);
     expect(layAt(1_700_000_000_000.5, 10_000, 10, 100)).toBe(1_699_999_990_000.5); // exact there
     expect(layAt(1e18, 1e6, 10, 100)).toBe(1e18 - 200); // a step of 128 ms: laid where it aged out anyway
+    // Buckets of 0.1875 ms near Date.now() (a step of 1/4096 ms): two windows and the same
+    // 0.125 ms into a bucket back, so the boundaries fall where the saved ones' would have.
+    expect(layAt(1_700_000_001_046.375, 1_046.375, 8, 1.5)).toBe(1_700_000_001_046.375 - 3.125);
+    expect((1_700_000_001_046.375 - 3.125 - 1_700_000_000_000) % 0.1875).toBe(0);
   });
 
   it("refuses a reading too coarse for a bucket, naming the method", () => {

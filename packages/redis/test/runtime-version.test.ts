@@ -14,7 +14,7 @@ import type { LimitSpec } from "@tideward/quota-engine";
 import { RedisQuotaEngine } from "@tideward/redis";
 import type { ScriptClient } from "@tideward/redis";
 import { isOptionError } from "@tideward/time";
-import { patient, useRedis, withRedis } from "./server";
+import { simulated, useRedis, withRedis } from "./server";
 
 const [alice, bob, carol] = ["alice", "bob", "carol"].map((s) => new QuotaKey("acme", s, "api"));
 // A token an hour: within a test's milliseconds a bucket's level is what was charged.
@@ -43,7 +43,7 @@ withRedis("a limit's version on Redis", () => {
   const redis = useRedis();
   let n = 0;
   const engines = (client: ScriptClient, size: number, prefix = `rv${n++}:`): RedisQuotaEngine[] =>
-    Array.from({ length: size }, () => new RedisQuotaEngine(client, { ...patient, prefix }));
+    Array.from({ length: size }, () => new RedisQuotaEngine(client, { ...simulated, prefix }));
   const clients: [string, () => Promise<ScriptClient>][] = [
     ["ioredis", () => redis.ioredis()],
     ["node-redis", () => redis.nodeRedis()],

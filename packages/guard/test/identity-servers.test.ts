@@ -55,7 +55,10 @@ const starts: [string, Start][] = [
   ],
 ];
 
-const once = (quota: number, window = 3_600_000) => admit({ limits: [{ name: "one", quota, window }] });
+// The clock stands still: a limit of 100 an hour gains a place every 36 s, and under load the
+// 10 000 requests below once took longer than that (101 passed).
+const once = (quota: number, window = 3_600_000) =>
+  admit({ limits: [{ name: "one", quota, window }], clock: () => 1_700_000_000_000.25 });
 
 async function status(url: string, headers: Record<string, string>): Promise<number> {
   const res = await fetch(url, { headers });

@@ -83,7 +83,10 @@ export class Chain {
   #key = 0;
   /** Whether the attempt being settled was dropped unserved (see {@link Chain.drop}). */
   #dropping = false;
-  /** Per policy: its admitted attempts not yet settled or released. */
+  /**
+   * Per policy: its admitted attempts not yet settled or released. Read only with invariants
+   * (see {@link Chain.checkHeld}): without them, a policy that is its own stage is not counted.
+   */
   readonly inside: number[];
   readonly monitors: readonly (readonly Monitor[])[] | undefined;
   /** Policies that say how many they hold (`held`). */
@@ -194,7 +197,7 @@ export class Chain {
             inside[i]--;
             for (const m of monitors) m.leave(this.#key);
           };
-    // Without invariants or a delay, an admission only counts what the policy holds.
+    // Without invariants or a delay, an admission only counts what an adapter holds.
     const plain = monitors === undefined && !delays;
     const giveBack = own === undefined ? ad.release?.bind(ad) : own.stage.release?.bind(own.stage);
     const release = (token: unknown, now: number): void => {
@@ -207,21 +210,43 @@ export class Chain {
     };
     if (own !== undefined) {
       const { stage, last } = own;
+      if (plain) {
+        // Nothing reads what it holds without invariants: only which policy is asked is noted,
+        // and a stage with nothing to settle or give back (a bucket) gets no slot in the
+        // pipeline, so its token is neither kept nor handed back.
+        return {
+          kind: stage.kind,
+          enter: (now, ask) => {
+            this.doing = ADMITTING;
+            last[0] = now;
+            return stage.enter(now, ask);
+          },
+          settle:
+            stage.settle === undefined
+              ? undefined
+              : (token, now, outcome) => {
+                  this.doing = SETTLING;
+                  stage.settle?.(token, now, outcome);
+                },
+          release:
+            stage.release === undefined
+              ? undefined
+              : (token, now) => {
+                  const doing = this.doing;
+                  this.doing = RELEASING;
+                  stage.release?.(token, now);
+                  // A release after another policy threw leaves that one named.
+                  this.doing = doing;
+                },
+        };
+      }
       return {
         kind: stage.kind,
-        enter: plain
-          ? (now, ask) => {
-              this.doing = ADMITTING;
-              last[0] = now;
-              const token = stage.enter(now, ask);
-              if (token !== undefined) inside[i]++;
-              return token;
-            }
-          : (now, ask) => {
-              this.doing = ADMITTING;
-              last[0] = now;
-              return admitted(stage.enter(now, ask), now, ask as KeyedAsk);
-            },
+        enter: (now, ask) => {
+          this.doing = ADMITTING;
+          last[0] = now;
+          return admitted(stage.enter(now, ask), now, ask as KeyedAsk);
+        },
         settle: (token, now, outcome) => {
           left();
           this.doing = SETTLING;

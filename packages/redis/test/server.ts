@@ -92,6 +92,16 @@ export function useRedis(): {
   };
 }
 
+/** What `act` throws, awaited: its class's name and its message; "no error" when it throws none. */
+export async function thrown(act: () => unknown): Promise<unknown> {
+  try {
+    await act();
+    return "no error";
+  } catch (error) {
+    return [(error as Error).constructor.name, (error as Error).message];
+  }
+}
+
 /**
  * A per-call timeout for tests that are not about timeouts: on a loaded machine (verify runs
  * every package at once) the default 250 ms can pass, and the outage mode would answer.

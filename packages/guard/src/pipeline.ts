@@ -148,8 +148,9 @@ export class Pipeline {
   /**
    * @param stages - in the order they are asked (those with `last` and a `peek` are spent last)
    * @param waits - whether its holder waits for a stage that answers later (admit's quota set)
+   * @param inOrder - whether each stage is entered at its place, none spent last (a simulated chain)
    */
-  constructor(stages: readonly Stage[], waits = false) {
+  constructor(stages: readonly Stage[], waits = false, inOrder = false) {
     this.stages = stages;
     const all = stages.length;
     const late = waits ? stages.findIndex((s) => typeof s.enterThen === "function") : -1;
@@ -159,7 +160,7 @@ export class Pipeline {
     // With one, `admit` asks the places before it, and admitThen it and the stages spent last.
     const n = late >= 0 ? late : all;
     this.#n = n;
-    const last = stages.map((s) => s.last === true && typeof s.peek === "function");
+    const last = stages.map((s) => !inOrder && s.last === true && typeof s.peek === "function");
     let slots = 0;
     const slot = stages.map((s) =>
       typeof s.settle === "function" || typeof s.release === "function" ? slots++ : DROP,
@@ -188,16 +189,17 @@ export class Pipeline {
     this.#k3 = opAt(3);
     this.#k4 = opAt(4);
     this.#k5 = opAt(5);
-    this.#p0 = spent.length > 0 ? stages[spent[0]] : NONE;
-    this.#p1 = spent.length > 1 ? stages[spent[1]] : NONE;
+    // NONE where fewer are spent last (`spent[j]` undefined).
+    this.#p0 = at(spent[0]);
+    this.#p1 = at(spent[1]);
     const owner = (k: number): Stage | undefined => stages[slot.indexOf(k)];
     const settler = (k: number): Settler | undefined => {
       const s = owner(k);
-      return s !== undefined && typeof s.settle === "function" ? (s as Settler) : undefined;
+      return typeof s?.settle === "function" ? (s as Settler) : undefined;
     };
     const releaser = (k: number): Releaser => {
       const s = owner(k);
-      return s !== undefined && typeof s.release === "function" ? (s as Releaser) : NONE;
+      return typeof s?.release === "function" ? (s as Releaser) : NONE;
     };
     this.#settle0 = settler(0);
     this.#settle1 = settler(1);

@@ -38,6 +38,12 @@ interface KeyedAsk extends Ask {
   priority: number | string | undefined;
 }
 
+/** A stage a side runs bare: its place, and where it notes the latest clock reading it was asked at. */
+interface Bare {
+  readonly place: number;
+  readonly last: Float64Array;
+}
+
 /** Each key's text (`keys.name`), checked to be text. */
 export type KeyName = (key: number) => string;
 
@@ -61,7 +67,9 @@ function held(): Held {
  * server refusal, the client side's too, once the client hears of it). With `invariants`, every
  * admission is also checked against each policy's envelopes, and every refusal against the exact
  * ones. Each policy's stage here also notes which policy is being asked (for a report when it
- * throws) and how many attempts it holds.
+ * throws) and, with invariants, how many attempts it holds; without them, a tideward breaker or
+ * bucket the policy built itself runs bare, its stage called by the pipeline directly (it never
+ * throws: see `StageRun.direct`).
  */
 export class Chain {
   readonly adapters: readonly Adapter[];
@@ -75,6 +83,11 @@ export class Chain {
   readonly #pipes: readonly Pipeline[];
   /** Per side, what each attempt slot holds of its stages. */
   readonly #held: readonly Held[][];
+  /**
+   * Per side, the stages it runs bare (see `StageRun.direct`), in order: each one's place, and
+   * where it notes the latest clock reading it was asked at (noted once the pipeline decided).
+   */
+  readonly #bare: readonly (readonly Bare[])[];
   /** The one ask every admission fills in: asking allocates nothing. */
   readonly #ask: KeyedAsk;
   /** Each key's priority, or none for traffic without priorities. */
@@ -83,7 +96,10 @@ export class Chain {
   #key = 0;
   /** Whether the attempt being settled was dropped unserved (see {@link Chain.drop}). */
   #dropping = false;
-  /** Per policy: its admitted attempts not yet settled or released. */
+  /**
+   * Per policy: its admitted attempts not yet settled or released. Read only with invariants
+   * (see {@link Chain.checkHeld}): without them, a policy that is its own stage is not counted.
+   */
   readonly inside: number[];
   readonly monitors: readonly (readonly Monitor[])[] | undefined;
   /** Policies that say how many they hold (`held`). */
@@ -153,16 +169,28 @@ export class Chain {
     this.#violation = violation;
     // Checked as each policy was made (see Chain.adapters): this does not throw.
     this.monitors = invariants ? adapters.map((a) => monitors(a.envelopes, a.name)) : undefined;
-    this.#pipes = this.#sides.map((list) => new Pipeline(list.map((i) => this.#stage(i))));
+    const bare = this.#sides.map((): Bare[] => []);
+    this.#bare = bare;
+    // Each policy entered at its place (the chain spends nothing last); none answers later.
+    this.#pipes = this.#sides.map(
+      (list, side) =>
+        new Pipeline(
+          list.map((i, place) => this.#stage(i, place, bare[side])),
+          /* waits */ false,
+          /* inOrder */ true,
+        ),
+    );
     this.#held = this.#sides.map(() => Array.from({ length: 256 }, held));
   }
 
   /**
-   * Policy `i` as a stage of its side's pipeline: its own stage, or its adapter asked, settled
-   * and released; either way noting which policy is asked and what it holds, and checking its
-   * envelopes with `invariants`.
+   * Policy `i`, at `place` on its side, as a stage of its side's pipeline: its own stage, or its
+   * adapter asked, settled and released; either way noting which policy is asked and what it
+   * holds, and checking its envelopes with `invariants`. Without invariants, a stage that may run
+   * bare (see `StageRun.direct`) is itself, listed in `bare`: nothing is noted as it is asked,
+   * and `admit` notes the clock reading it was asked at once the pipeline has decided.
    */
-  #stage(i: number): Stage {
+  #stage(i: number, place: number, bare: Bare[]): Stage {
     const ad = this.adapters[i];
     const own = ownStage(ad);
     const monitors = this.monitors?.[i];
@@ -194,7 +222,7 @@ export class Chain {
             inside[i]--;
             for (const m of monitors) m.leave(this.#key);
           };
-    // Without invariants or a delay, an admission only counts what the policy holds.
+    // Without invariants or a delay, an admission only counts what an adapter holds.
     const plain = monitors === undefined && !delays;
     const giveBack = own === undefined ? ad.release?.bind(ad) : own.stage.release?.bind(own.stage);
     const release = (token: unknown, now: number): void => {
@@ -207,21 +235,47 @@ export class Chain {
     };
     if (own !== undefined) {
       const { stage, last } = own;
+      if (plain && own.direct) {
+        bare.push({ place, last });
+        return stage;
+      }
+      if (plain) {
+        // Nothing reads what it holds without invariants: only which policy is asked is noted,
+        // and a stage with nothing to settle or give back (a bucket) gets no slot in the
+        // pipeline, so its token is neither kept nor handed back.
+        return {
+          kind: stage.kind,
+          enter: (now, ask) => {
+            this.doing = ADMITTING;
+            last[0] = now;
+            return stage.enter(now, ask);
+          },
+          settle:
+            stage.settle === undefined
+              ? undefined
+              : (token, now, outcome) => {
+                  this.doing = SETTLING;
+                  stage.settle?.(token, now, outcome);
+                },
+          release:
+            stage.release === undefined
+              ? undefined
+              : (token, now) => {
+                  const doing = this.doing;
+                  this.doing = RELEASING;
+                  stage.release?.(token, now);
+                  // A release after another policy threw leaves that one named.
+                  this.doing = doing;
+                },
+        };
+      }
       return {
         kind: stage.kind,
-        enter: plain
-          ? (now, ask) => {
-              this.doing = ADMITTING;
-              last[0] = now;
-              const token = stage.enter(now, ask);
-              if (token !== undefined) inside[i]++;
-              return token;
-            }
-          : (now, ask) => {
-              this.doing = ADMITTING;
-              last[0] = now;
-              return admitted(stage.enter(now, ask), now, ask as KeyedAsk);
-            },
+        enter: (now, ask) => {
+          this.doing = ADMITTING;
+          last[0] = now;
+          return admitted(stage.enter(now, ask), now, ask as KeyedAsk);
+        },
         settle: (token, now, outcome) => {
           left();
           this.doing = SETTLING;
@@ -324,7 +378,14 @@ export class Chain {
     this.#key = key;
     this.#delaySum = 0;
     const pipe = this.#pipes[side];
-    if (pipe.admit(now, ask, this.#held[side][a])) {
+    const admitted = pipe.admit(now, ask, this.#held[side][a]);
+    // The stages run bare that were asked (every one, or those up to the one that refused) note it.
+    const upto = admitted ? Infinity : pipe.refusedBy;
+    for (const b of this.#bare[side]) {
+      if (b.place > upto) break;
+      b.last[0] = now;
+    }
+    if (admitted) {
       this.delay = this.#delaySum;
       return true;
     }

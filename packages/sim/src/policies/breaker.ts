@@ -23,6 +23,6 @@ export function breaker(policy: Partial<Sre> = {}, options: NameOptions = {}): P
   new Breaker(policy);
   return stagePolicy("breaker", name, "client", "policy.breaker", (context, last) => {
     const b = new Breaker(policy, context.start);
-    return { options: { breaker: b }, extras: { stats: () => ({ ratio: b.ratio(last[0]) }) } };
+    return { options: { breaker: b }, extras: { stats: () => ({ ratio: b.ratio(last[0]) }) }, direct: true };
   });
 }

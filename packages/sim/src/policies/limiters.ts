@@ -156,7 +156,11 @@ export function bucket(rate: number, options: RateLimiterOptions = {}): PolicySp
   const name = spec.name;
   return stagePolicy("rate", name, "client", "policy.bucket", (context) => {
     context.reserve?.(OBJECT_BYTES, `policy ${name}`);
-    return { options: { bucket: new Bucket(rate, { burst, now: context.start }) }, extras: { envelopes } };
+    return {
+      options: { bucket: new Bucket(rate, { burst, now: context.start }) },
+      extras: { envelopes },
+      direct: true,
+    };
   });
 }
 

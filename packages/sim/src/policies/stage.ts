@@ -17,6 +17,8 @@ type Observe = (now: number, refused: boolean) => void;
 export interface OwnStage {
   readonly stage: Stage;
   readonly last: Float64Array;
+  /** Whether the chain may run the stage bare (see {@link StageRun.direct}). */
+  readonly direct: boolean;
 }
 
 // The stage behind each adapter made by `stageAdapter`: the chain runs it in the guard's pipeline
@@ -91,6 +93,7 @@ export function stageAdapter(
   extras: Extras,
   keyName: (key: number) => string,
   observe?: Observe,
+  direct = false,
 ): Adapter {
   const run = heard(stage, observe);
   // One scratch ask an adapter: asking allocates nothing.
@@ -129,7 +132,7 @@ export function stageAdapter(
     settle: settle === undefined ? () => {} : (token, now, ok) => settle(token, now, ok ? "success" : "failure"),
     ...(release === undefined ? {} : { release: (token: unknown, now: number) => release(token, now) }),
   };
-  owned.set(adapter, { stage: run, last });
+  owned.set(adapter, { stage: run, last, direct: direct && observe === undefined });
   return adapter;
 }
 
@@ -141,6 +144,13 @@ export interface StageRun {
   readonly extras?: Extras;
   /** What is told as it is asked. @defaultValue nothing */
   readonly observe?: Observe;
+  /**
+   * Whether the stage never throws and reads nothing as it is asked but the ask (not `last`):
+   * the chain then runs it bare in its pipeline, with no adapter of its own around it, and notes
+   * `last` once the pipeline has decided (a tideward breaker or bucket the policy built itself).
+   * @defaultValue false
+   */
+  readonly direct?: boolean;
 }
 
 /**
@@ -165,7 +175,7 @@ export function stagePolicy(
       const s = def.parse(made.options, { side, owner, now: context.start, random: context.random, retrying: false });
       if (s === undefined) throw new RangeError(`${owner}: its stage was not built`);
       const extras = made.extras ?? { stats: readingsOf(s, last) };
-      return stageAdapter(s, name, side, last, extras, context.keyName, made.observe);
+      return stageAdapter(s, name, side, last, extras, context.keyName, made.observe, made.direct);
     },
   };
 }

@@ -92,5 +92,5 @@ console.log(
 console.log(`  ${"case".padEnd(56)} ${"instructions".padStart(12)}   ÷ checkAtomic`);
 for (const [name, x, ratio] of rows) console.log(`  ${name.padEnd(56)} ${n(x).padStart(12)}   ${ratio}`);
 console.log(
-  `  → reserve ${(at("reserve") / at("floor")).toFixed(2)}× the floor; the table's part (reserve less checkAtomic) ${n(at("reserve") - at("atomic"))} against the floor's ${n(at("floor") - at("atomic"))}`,
+  `  → reserve ${(at("reserve") / at("floor")).toFixed(2)}× the floor; beyond the charge set a reserve runs ${n(at("reserve") - at("atomic"))} more, the floor ${n(at("floor") - at("atomic"))}`,
 );

@@ -103,7 +103,7 @@ export interface Stage<T = unknown> {
 /** What a stage is built with, from the guard or admission that holds it (or a simulated run). */
 export interface Host {
   /** Where it runs: a client guard's attempts, or a server's requests. */
-  readonly side: "client" | "server";
+  readonly side: Side;
   /** How errors name the holder: `"guard"`, `"admit"`, `"guardFetch"`. */
   readonly owner: string;
   /** The clock's reading at construction (ms): where windows open. */
@@ -114,29 +114,48 @@ export interface Host {
   readonly retrying: boolean;
 }
 
+/** Where a stage stands: among a client guard's attempts, or a server's requests. */
+export type Side = "client" | "server";
+
 /**
  * One policy's module as a guard and an admission read it: the refusal it names, the options it
  * owns, where it stands in each, and how it reads its options.
+ *
+ * @typeParam O - the options it owns, as users see them (each field with its TSDoc): they join the
+ *   options of each side it stands on (`ClientStageOptions`, `ServerStageOptions`)
+ * @typeParam S - the sides it stands on, which its `place` names and no other; none for a module
+ *   of either side
  */
-export interface StageDef<K extends string = string> {
+export interface StageDef<O extends object = object, S extends Side = never> {
   /** The refusal kind its stage names. */
-  readonly kind: K;
+  readonly kind: string;
   /**
    * Every kind its stage's refusals name, when there is more than one (the concurrency limit's
    * `["limit", "reserved"]`): a holder that names refusals by policy adds the kind to the name.
    * @defaultValue `[kind]`
    */
   readonly reasons?: readonly string[];
-  /** The options it owns, its own first: `["shedder", "load"]`. */
+  /** The options it owns, its own first: `["shedder", "load"]` (each a key of `O`). */
   readonly options: readonly string[];
   /**
    * Where it stands on each side, asked in ascending order: the client guard's attempts, the
    * server's requests. Left out on a side where it is not offered.
    */
-  readonly place: { readonly client?: number; readonly server?: number };
+  readonly place: [S] extends [never]
+    ? Partial<Record<Side, number>>
+    : Record<S, number> & Partial<Record<Exclude<Side, S>, undefined>>;
+  /** Type only, never set (as Standard Schema's `~types`): its options' type, read by each side's. */
+  "~options"?: O;
   /**
    * Reads its options from `o` (the holder's whole options record, read once), checking them and
    * naming `host.owner` and the option in every error: its stage, or `undefined` when not given.
    */
   parse(o: Readonly<Record<string, unknown>>, host: Host): Stage | undefined;
 }
+
+/** The options of the stage modules `D` (a union) on side `S`, intersected: each keeps its TSDoc. */
+export type OptionsOn<D, S extends Side> = (
+  D extends StageDef<infer O> & { place: Record<S, number> } ? (o: O) => void : never
+) extends (o: infer I) => void
+  ? I
+  : never;

@@ -8,7 +8,7 @@ import { QuotaEngine, QuotaKey } from "@tideward/quota-engine";
 import { answer } from "@tideward/quota-engine/conformance";
 import { RedisQuotaEngine } from "@tideward/redis";
 import { addBoth, chargesOf, checkOne, limitFields, sameSet } from "./crosscheck";
-import { useRedis, withRedis, patient } from "./server";
+import { useRedis, withRedis, patient, simulated } from "./server";
 
 const keys = ["alice", "bob", "carol"].map((s) => new QuotaKey("t", s, "api"));
 const op = fc.record({
@@ -31,7 +31,7 @@ withRedis("the Redis engine against the in-process engine", () => {
       await fc.assert(
         fc.asyncProperty(specs, fc.array(op, { minLength: 5, maxLength: 40 }), async ([a, b], ops) => {
           const local = new QuotaEngine();
-          const remote = new RedisQuotaEngine(client, { ...patient, prefix: `x${n++}:` });
+          const remote = new RedisQuotaEngine(client, { ...simulated, prefix: `x${n++}:` });
           await addBoth(local, [remote], [a, b]);
           let now = origin;
           for (const { dt, set, mode } of ops) {
@@ -94,7 +94,7 @@ withRedis("the Redis engine against the in-process engine, sets of token buckets
           fc.array(bucketOp, { minLength: 5, maxLength: 40 }),
           async (limits, ops) => {
             const local = new QuotaEngine();
-            const remote = new RedisQuotaEngine(client, { ...patient, prefix: `b${n++}:` });
+            const remote = new RedisQuotaEngine(client, { ...simulated, prefix: `b${n++}:` });
             await addBoth(local, [remote], limits);
             let now = origin + 100;
             for (const { dt, set } of ops) {

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { expect, it } from "vitest";
 import { Bucket, Gcra, Period, Sliding } from "@tideward/limiters";
 import { RedisBucket, RedisGcra, RedisPeriod, RedisSliding } from "@tideward/redis";
-import { useRedis, withRedis, patient } from "./server";
+import { useRedis, withRedis, patient, simulated } from "./server";
 
 const ORIGINS = [0, 1_700_000_000_000.25];
 // A walk of clock readings: mostly forward by fractions of a period, sometimes back a little.
@@ -28,7 +28,7 @@ withRedis("Redis limiters against the in-process ones", () => {
           steps,
           async (rate, burst, walk) => {
             const id = `b${n++}`;
-            const remote = new RedisBucket(client, "p", rate, { ...patient, burst });
+            const remote = new RedisBucket(client, "p", rate, { ...simulated, burst });
             // A Redis bucket with no key is full and has no reading of its own: an in-process one
             // made long before the walk (full by its first reading, never clamping the walk's).
             const local = new Bucket(rate, { burst, now: origin - 1e6 });
@@ -57,7 +57,7 @@ withRedis("Redis limiters against the in-process ones", () => {
           steps,
           async (rate, burst, walk) => {
             const id = `g${n++}`;
-            const remote = new RedisGcra(client, "p", rate, { ...patient, burst });
+            const remote = new RedisGcra(client, "p", rate, { ...simulated, burst });
             const local = new Gcra(rate, { burst });
             let now = origin;
             for (const [dt, op, cost] of walk) {
@@ -85,7 +85,7 @@ withRedis("Redis limiters against the in-process ones", () => {
           steps,
           async (quota, period, align, walk) => {
             const id = `p${n++}`;
-            const remote = new RedisPeriod(client, "p", quota, period, { ...patient, align });
+            const remote = new RedisPeriod(client, "p", quota, period, { ...simulated, align });
             const local = new Period(quota, period, { align });
             let now = origin;
             for (const [dt, op] of walk) {
@@ -111,7 +111,7 @@ withRedis("Redis limiters against the in-process ones", () => {
           steps,
           async (quota, window, walk) => {
             const id = `s${n++}`;
-            const remote = new RedisSliding(client, "p", quota, window, patient);
+            const remote = new RedisSliding(client, "p", quota, window, simulated);
             const local = new Sliding(quota, window);
             let now = origin;
             for (const [dt, op] of walk) {
@@ -138,8 +138,8 @@ withRedis("Redis limiters against the in-process ones", () => {
           fc.integer({ min: 1, max: 5 }),
           fc.array(fc.double({ min: 0, max: 80, noNaN: true }), { minLength: 10, maxLength: 60 }),
           async (rate, quota, gaps) => {
-            const bucket = new RedisBucket(client, "inv", rate, { ...patient, burst: quota });
-            const window = new RedisSliding(client, "inv", quota, 200, patient);
+            const bucket = new RedisBucket(client, "inv", rate, { ...simulated, burst: quota });
+            const window = new RedisSliding(client, "inv", quota, 200, simulated);
             const id = `inv${n++}`;
             let now = origin;
             const taken: number[] = [];

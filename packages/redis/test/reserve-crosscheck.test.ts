@@ -8,7 +8,7 @@ import { QuotaEngine, QuotaKey } from "@tideward/quota-engine";
 import { answer } from "@tideward/quota-engine/conformance";
 import { RedisQuotaEngine } from "@tideward/redis";
 import { addBoth, came, chargesOf, checkOne, limitFields } from "./crosscheck";
-import { patient, useRedis, withRedis } from "./server";
+import { simulated, useRedis, withRedis } from "./server";
 
 const keys = ["alice", "bob"].map((s) => new QuotaKey("t", s, "api"));
 const limit = limitFields(24);
@@ -47,7 +47,7 @@ withRedis("reservations on Redis against the in-process engine", () => {
           fc.array(op, { minLength: 4, maxLength: 40 }),
           async (limits, topUp, ops) => {
             const local = new QuotaEngine({ topUp });
-            const remote = new RedisQuotaEngine(client, { ...patient, prefix: `rx${n++}:`, topUp });
+            const remote = new RedisQuotaEngine(client, { ...simulated, prefix: `rx${n++}:`, topUp });
             await addBoth(local, [remote], limits);
             let now = origin;
             // Each reservation's id on Redis and in process.

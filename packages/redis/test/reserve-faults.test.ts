@@ -22,11 +22,15 @@ const set: QuotaCharge[] = [
 withRedis("reservations under faults", () => {
   const redis = useRedis();
 
-  it("a settle whose reply is lost ran once: it rejects saying so, and its retry answers already_settled", async () => {
+  /**
+   * An engine under `prefix` with both limits, whose replies pass a proxy that can hold them back
+   * (past its 150 ms timeout), and what its two buckets hold, read past the proxy.
+   */
+  const behindProxy = async (prefix: string) => {
     const proxy = await startProxy(redis.server().port);
     const engine = new RedisQuotaEngine(ioredisClient(await redis.raw({ port: proxy.port })), {
       ...patient,
-      prefix: "sl:",
+      prefix,
       timeout: 150,
     });
     await engine.addLimit(limitSpec(user));
@@ -36,41 +40,48 @@ withRedis("reservations under faults", () => {
       bucketTokens(await direct.getBuffer(engine.redisKey(alice, "user")), user, 0),
       bucketTokens(await direct.getBuffer(engine.redisKey(tenant, "tokens")), tokens, 0),
     ];
+    return { proxy, engine, direct, held };
+  };
+
+  /**
+   * Settles `id` (reserved for `set`) at 300 tokens with its reply held back: the settle runs in
+   * Redis (500 back) and rejects; retried once the reply passes, it answers already_settled and
+   * refunds nothing more. What the first settle rejected with.
+   */
+  const settleLost = async ({ proxy, engine, held }: Awaited<ReturnType<typeof behindProxy>>, id: string) => {
+    proxy.hold();
+    const lost = await engine.settle(id, { tokens: 300 }, 0).then(
+      () => "answered",
+      (e: Error) => e.message,
+    );
+    expect(await held()).toEqual([49, 4_700]); // it did run: 500 back
+    proxy.release();
+    await sleep(20);
+    const again = await engine.settle(id, { tokens: 300 }, 0);
+    expect(again.ok ? "settled" : again.code).toBe("already_settled");
+    expect(await held()).toEqual([49, 4_700]); // refunded once
+    return lost;
+  };
+
+  it("a settle whose reply is lost ran once: it rejects saying so, and its retry answers already_settled", async () => {
+    const s = await behindProxy("sl:");
+    const { proxy, engine, held } = s;
     // Loads both scripts (a NOSCRIPT held back would keep the script from running at all).
     await engine.reserve(set, 0, { id: "warm" });
     expect((await engine.cancel("warm", 0)).ok).toBe(true);
     expect((await engine.reserve(set, 0, { id: "lost" })).code).toBe("reserved");
     expect(await held()).toEqual([49, 4_200]);
-    proxy.hold(); // the settle reaches Redis and runs; its reply is held back past the timeout
-    const lost = await engine.settle("lost", { tokens: 300 }, 0).then(
-      () => "answered",
-      (e: Error) => e.message,
+    expect(await settleLost(s, "lost")).toMatch(
+      /settle of reservation "lost" got no answer from Redis.*settle again with the same id/,
     );
-    expect(lost).toMatch(/settle of reservation "lost" got no answer from Redis.*settle again with the same id/);
-    expect(await held()).toEqual([49, 4_700]); // it did run: 500 back
-    proxy.release();
-    await sleep(20);
-    const again = await engine.settle("lost", { tokens: 300 }, 0);
-    expect(again.ok ? "settled" : again.code).toBe("already_settled");
     expect((await engine.cancel("lost", 0)).ok).toBe(false);
-    expect(await held()).toEqual([49, 4_700]); // refunded once
+    expect(await held()).toEqual([49, 4_700]); // the cancel gave nothing back
     await proxy.stop();
   });
 
   it("under an id the engine made, whose record keeps no digest of its keys, a lost settle ran once and its retry answers already_settled", async () => {
-    const proxy = await startProxy(redis.server().port);
-    const engine = new RedisQuotaEngine(ioredisClient(await redis.raw({ port: proxy.port })), {
-      ...patient,
-      prefix: "sm:",
-      timeout: 150,
-    });
-    await engine.addLimit(limitSpec(user));
-    await engine.addLimit(limitSpec(tokens));
-    const direct = await redis.raw();
-    const held = async (): Promise<(number | undefined)[]> => [
-      bucketTokens(await direct.getBuffer(engine.redisKey(alice, "user")), user, 0),
-      bucketTokens(await direct.getBuffer(engine.redisKey(tenant, "tokens")), tokens, 0),
-    ];
+    const s = await behindProxy("sm:");
+    const { proxy, engine, direct, held } = s;
     const warm = await engine.reserve(set, 0, { id: "warm" });
     expect((await engine.cancel(warm.id, 0)).ok).toBe(true);
     const made = await engine.reserve(set, 0);
@@ -80,18 +91,7 @@ withRedis("reservations under faults", () => {
     const record = async (id: string) => (await direct.getBuffer(`sm:{acme}v${id}`))?.subarray(9, 25).toString();
     expect(await record("warm")).toMatch(/^[0-9a-f]{16}$/);
     expect(await record(made.id)).toBe("-".repeat(16));
-    proxy.hold();
-    const lost = await engine.settle(made.id, { tokens: 300 }, 0).then(
-      () => "answered",
-      (e: Error) => e.message,
-    );
-    expect(lost).toMatch(/got no answer from Redis/);
-    expect(await held()).toEqual([49, 4_700]);
-    proxy.release();
-    await sleep(20);
-    const again = await engine.settle(made.id, { tokens: 300 }, 0);
-    expect(again.ok ? "settled" : again.code).toBe("already_settled");
-    expect(await held()).toEqual([49, 4_700]); // refunded once
+    expect(await settleLost(s, made.id)).toMatch(/got no answer from Redis/);
     await proxy.stop();
   });
 

@@ -10,7 +10,7 @@ import type { LimitFields, Result } from "@tideward/quota-engine";
 import { answer } from "@tideward/quota-engine/conformance";
 import { RedisQuotaEngine } from "@tideward/redis";
 import { addBoth, came, chargesOf, checkOne, limitFields, sameSet } from "./crosscheck";
-import { patient, useRedis, withRedis } from "./server";
+import { simulated, useRedis, withRedis } from "./server";
 
 const keys = ["alice", "bob", "carol"].map((s) => new QuotaKey("t", s, "api"));
 const limit = limitFields(24);
@@ -50,7 +50,7 @@ withRedis("limits that change on Redis against the in-process engine", () => {
         fc.asyncProperty(fc.tuple(limit, limit), fc.array(op, { minLength: 4, maxLength: 40 }), async (limits, ops) => {
           const local = new QuotaEngine();
           const prefix = `rt${n++}:`;
-          const fleet = [c1, c2].map((c) => new RedisQuotaEngine(c, { ...patient, prefix, hashTag: () => "q" }));
+          const fleet = [c1, c2].map((c) => new RedisQuotaEngine(c, { ...simulated, prefix, hashTag: () => "q" }));
           const add = async (name: string, s: Omit<LimitFields, "name">): Promise<void> => {
             const spec = limitSpec({ ...s, name });
             expect(local.addLimit(spec).ok).toBe(true);

@@ -14,7 +14,7 @@ import type { LimitSpec } from "@tideward/quota-engine";
 import { RedisQuotaEngine } from "@tideward/redis";
 import type { ScriptClient } from "@tideward/redis";
 import { isOptionError } from "@tideward/time";
-import { patient, useRedis, withRedis } from "./server";
+import { simulated, thrown, useRedis, withRedis } from "./server";
 
 const [alice, bob, carol] = ["alice", "bob", "carol"].map((s) => new QuotaKey("acme", s, "api"));
 // A token an hour: within a test's milliseconds a bucket's level is what was charged.
@@ -29,21 +29,11 @@ const remaining = async (e: RedisQuotaEngine, key: QuotaKey, at: number, cost = 
   return d.allowed ? d.remaining : false;
 };
 
-// What `act` throws: its class and message, or "no error".
-const failure = async (act: () => unknown): Promise<unknown> => {
-  try {
-    await act();
-    return "no error";
-  } catch (error) {
-    return [(error as Error).constructor.name, (error as Error).message];
-  }
-};
-
 withRedis("a limit's version on Redis", () => {
   const redis = useRedis();
   let n = 0;
   const engines = (client: ScriptClient, size: number, prefix = `rv${n++}:`): RedisQuotaEngine[] =>
-    Array.from({ length: size }, () => new RedisQuotaEngine(client, { ...patient, prefix }));
+    Array.from({ length: size }, () => new RedisQuotaEngine(client, { ...simulated, prefix }));
   const clients: [string, () => Promise<ScriptClient>][] = [
     ["ioredis", () => redis.ioredis()],
     ["node-redis", () => redis.nodeRedis()],
@@ -96,7 +86,7 @@ withRedis("a limit's version on Redis", () => {
         expect(await remaining(e, alice, o + 120)).toBe(19);
         // A version not above 7 is refused, naming it, and the limit stands as it was.
         for (const v of [7, 2, 0])
-          expect(await failure(() => a.replaceLimit(ten, o + 130, { version: v }))).toEqual([
+          expect(await thrown(() => a.replaceLimit(ten, o + 130, { version: v }))).toEqual([
             "RangeError",
             `RedisQuotaEngine.replaceLimit version must be above 7 (the version of "r" now) and at most 2^53 - 1, got ${v}`,
           ]);
@@ -116,7 +106,7 @@ withRedis("a limit's version on Redis", () => {
     expect(await remaining(a, alice, 0, 6)).toBe(4);
     expect((await a.removeLimit("r")).ok).toBe(true);
     for (const v of [3, 0])
-      expect(await failure(() => a.addLimit(ten, { version: v }))).toEqual([
+      expect(await thrown(() => a.addLimit(ten, { version: v }))).toEqual([
         "RangeError",
         `RedisQuotaEngine.addLimit version must be above 3 (the version "r" had when removed) and at most 2^53 - 1, got ${v}`,
       ]);
@@ -147,13 +137,13 @@ withRedis("a limit's version on Redis", () => {
     ];
     for (const [v, kind, problem] of bad) {
       const options = { version: v } as unknown as { version: number };
-      expect(await failure(() => a.addLimit(ten, options))).toEqual([
+      expect(await thrown(() => a.addLimit(ten, options))).toEqual([
         kind,
         `RedisQuotaEngine.addLimit version ${problem}`,
       ]);
       expect(a.limits()).toEqual([]);
     }
-    expect(await failure(() => a.addLimit(ten, { verison: 1 } as never))).toEqual([
+    expect(await thrown(() => a.addLimit(ten, { verison: 1 } as never))).toEqual([
       "TypeError",
       'RedisQuotaEngine.addLimit has no option "verison"; did you mean "version"?',
     ]);
@@ -162,12 +152,12 @@ withRedis("a limit's version on Redis", () => {
     expect(await remaining(a, alice, 0, 6)).toBe(4);
     for (const [v, kind, problem] of bad) {
       const options = { version: v } as unknown as { version: number };
-      expect(await failure(() => a.replaceLimit(twenty, 10, options))).toEqual([
+      expect(await thrown(() => a.replaceLimit(twenty, 10, options))).toEqual([
         kind,
         `RedisQuotaEngine.replaceLimit version ${problem}`,
       ]);
     }
-    expect(await failure(() => a.replaceLimit(twenty, 10, { versoin: 1 } as never))).toEqual([
+    expect(await thrown(() => a.replaceLimit(twenty, 10, { versoin: 1 } as never))).toEqual([
       "TypeError",
       'RedisQuotaEngine.replaceLimit has no option "versoin"; did you mean "version"?',
     ]);
@@ -180,8 +170,8 @@ withRedis("a limit's version on Redis", () => {
     }
     expect(isOptionError(e) && [e.path, e.value]).toEqual(["RedisQuotaEngine.replaceLimit.version", -2]);
     // A bad now is refused first, as in process; an invalid spec answers as before.
-    expect(await failure(() => a.replaceLimit(twenty, Number.NaN, { version: 1 }))).toEqual(
-      await failure(() => a.replaceLimit(twenty, Number.NaN)),
+    expect(await thrown(() => a.replaceLimit(twenty, Number.NaN, { version: 1 }))).toEqual(
+      await thrown(() => a.replaceLimit(twenty, Number.NaN)),
     );
     const invalid = await a.replaceLimit({ ...twenty, capacity: 0 }, 10, { version: 1 });
     expect(invalid.ok ? "ok" : invalid.code).toBe("invalid_limit");
@@ -195,13 +185,13 @@ withRedis("a limit's version on Redis", () => {
     expect((await a.addLimit(ten, { version: MAX })).ok).toBe(true);
     expect(a.redisKey(alice, "r")).toContain(`@${MAX}:`);
     expect(await remaining(a, alice, 0, 6)).toBe(4);
-    expect(await failure(() => a.replaceLimit(twenty, 10))).toEqual([
+    expect(await thrown(() => a.replaceLimit(twenty, 10))).toEqual([
       "RangeError",
       `RedisQuotaEngine.replaceLimit version must be above ${MAX} (the version of "r" now) and at most 2^53 - 1, got undefined`,
     ]);
     expect(a.limit("r")).toEqual(ten);
     expect((await a.removeLimit("r")).ok).toBe(true);
-    expect(await failure(() => a.addLimit(ten))).toEqual([
+    expect(await thrown(() => a.addLimit(ten))).toEqual([
       "RangeError",
       `RedisQuotaEngine.addLimit version must be above ${MAX} (the version "r" had when removed) and at most 2^53 - 1, got undefined`,
     ]);

@@ -92,11 +92,30 @@ export function useRedis(): {
   };
 }
 
+/** What `act` throws, awaited: its class's name and its message; "no error" when it throws none. */
+export async function thrown(act: () => unknown): Promise<unknown> {
+  try {
+    await act();
+    return "no error";
+  } catch (error) {
+    return [(error as Error).constructor.name, (error as Error).message];
+  }
+}
+
 /**
  * A per-call timeout for tests that are not about timeouts: on a loaded machine (verify runs
  * every package at once) the default 250 ms can pass, and the outage mode would answer.
  */
 export const patient = { timeout: 5_000 } as const;
+
+/**
+ * The policy of a test on a simulated clock: {@link patient}, with keys kept an hour past when
+ * their state would be a fresh key's. Redis expires a key on its own clock while the state runs on
+ * the caller's, and on a loaded machine more real time than the default margin (1 s) can pass
+ * between two calls a simulated millisecond apart: Redis forgot a key the caller's clock still
+ * held, and a crosscheck read 6 remaining where the in-process engine rightly had 2.
+ */
+export const simulated = { ...patient, expiryMargin: 3_600_000 } as const;
 
 /**
  * The instant a token bucket of one number's raw value says it is full again (ms): a decimal

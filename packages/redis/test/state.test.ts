@@ -9,7 +9,7 @@ import { QuotaEngine, QuotaKey, charge, limitSpec } from "@tideward/quota-engine
 import type { LimitSpec } from "@tideward/quota-engine";
 import { answer } from "@tideward/quota-engine/conformance";
 import { RedisQuotaEngine, ScriptError } from "@tideward/redis";
-import { bucketTokens, fullAtOf, patient, useRedis, withRedis } from "./server";
+import { bucketTokens, fullAtOf, simulated, useRedis, withRedis } from "./server";
 
 const alice = new QuotaKey("acme", "alice", "api");
 const bob = new QuotaKey("acme", "bob", "api");
@@ -21,7 +21,7 @@ let n = 0;
 withRedis("a token bucket's state in Redis", () => {
   const redis = useRedis();
   const engineWith = async (...specs: LimitSpec[]): Promise<RedisQuotaEngine> => {
-    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...patient, prefix: `st${n++}:` });
+    const engine = new RedisQuotaEngine(await redis.ioredis(), { ...simulated, prefix: `st${n++}:` });
     for (const s of specs) await engine.addLimit(s);
     return engine;
   };

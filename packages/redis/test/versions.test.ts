@@ -5,7 +5,7 @@
 import { expect, it } from "vitest";
 import { QuotaEngine, QuotaKey, limitSpec } from "@tideward/quota-engine";
 import { RedisQuotaEngine } from "@tideward/redis";
-import { patient, useRedis, withRedis } from "./server";
+import { patient, thrown, useRedis, withRedis } from "./server";
 
 const alice = new QuotaKey("acme", "alice", "api");
 // A bucket of one number (a token every 100 ms): its re-base moves the instant it is full again
@@ -117,18 +117,10 @@ withRedis("limits replaced on Redis", () => {
       (s) => s.removeOverride(alice, "r", NaN),
       (s) => s.removeOverride(fake, "r", 0),
     ];
-    const failure = async (act: () => unknown): Promise<unknown> => {
-      try {
-        await act();
-        return "no error";
-      } catch (error) {
-        return [(error as Error).constructor.name, (error as Error).message];
-      }
-    };
     for (const call of calls) {
-      const want = await failure(() => call(local));
+      const want = await thrown(() => call(local));
       expect(want).not.toBe("no error");
-      expect(await failure(() => call(e))).toEqual(want);
+      expect(await thrown(() => call(e))).toEqual(want);
     }
     // The limit and the override stand as they were.
     expect(e.limits()).toEqual(local.limits());

@@ -1,4 +1,5 @@
 import { describe, finite } from "./check";
+import { until } from "./grid";
 import type { Span } from "./span";
 
 /**
@@ -80,9 +81,10 @@ export class Deadline {
   remaining(now: number): Span | undefined {
     const end = this.#end;
     if (end === Infinity) return undefined;
-    // NaN fails `left > 0` and reads as nothing left; a clock that stepped back before the
-    // start does not grow the budget.
-    const left = typeof now === "number" ? end - now : Number.NaN;
-    return left > 0 ? (left < this.budget ? left : this.budget) : 0;
+    // NaN reads as nothing left; a clock that stepped back before the start does not grow the
+    // budget. The wait is what the caller adds to `now` to reach the end in floating point: `end −
+    // now` alone can fall a float step short of it (a reading below zero or far below the end).
+    const left = typeof now === "number" ? until(now, now, end) : 0;
+    return left < this.budget ? left : this.budget;
   }
 }

@@ -3,6 +3,7 @@
 // readers of an untrusted snapshot. Not covered by semver: anything here may change in any release.
 export * as check from "./check";
 export * as read from "./read";
+export { above, below, until } from "./grid";
 export type { Restoring } from "./read";
 export { REPORT_TO, isSettled, settle } from "./settle";
 export type { Settleable } from "./settle";

@@ -69,7 +69,7 @@ export class BreakerStage implements Stage<Permit> {
   // No release: a permit a later stage refused is never settled, so it is not counted.
 }
 
-export const breaker: StageDef<"breaker"> = {
+export const breaker: StageDef<BreakerOption, "client"> = {
   kind: "breaker",
   options: ["breaker"] satisfies (keyof BreakerOption)[],
   place: { client: 40 },

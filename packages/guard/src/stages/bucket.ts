@@ -72,7 +72,7 @@ export class BucketStage implements Stage<true> {
   }
 }
 
-export const bucket: StageDef<"rate"> = {
+export const bucket: StageDef<BucketOption, "client"> = {
   kind: "rate",
   options: ["bucket", "maxWait"] satisfies (keyof BucketOption)[],
   place: { client: 10 },

@@ -58,7 +58,7 @@ export class BudgetStage implements Stage<true> {
   }
 }
 
-export const budget: StageDef<"budget"> = {
+export const budget: StageDef<BudgetOption, "client"> = {
   kind: "budget",
   options: ["budget"] satisfies (keyof BudgetOption)[],
   place: { client: 50 },

@@ -3,7 +3,7 @@
 // place, so that the place is held while a quota store answers.
 import { Gate } from "@tideward/limiters";
 import { check } from "@tideward/time/internal";
-import type { Host, Stage, StageDef } from "../stage";
+import type { Host, Stage, Side, StageDef } from "../stage";
 
 /** The gate option, of the guard and of admit. */
 export interface GateOption {
@@ -53,7 +53,7 @@ export class GateStage implements Stage<true> {
   }
 }
 
-export const gate: StageDef<"gate"> = {
+export const gate: StageDef<GateOption, Side> = {
   kind: "gate",
   options: ["gate"] satisfies (keyof GateOption)[],
   place: { client: 20, server: 20 },

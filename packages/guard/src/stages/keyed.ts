@@ -69,7 +69,7 @@ export class KeyedStage implements Stage<true> {
   }
 }
 
-export const keyed: StageDef<"rate"> = {
+export const keyed: StageDef<KeyedOption, "server"> = {
   kind: "rate",
   options: ["limits", "maxKeys", "maxBytes"] satisfies (keyof KeyedOption)[],
   place: { server: 40 },

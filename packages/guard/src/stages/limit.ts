@@ -6,7 +6,7 @@
 import type { Limiter, Priority, Token } from "@tideward/concurrency";
 import { check } from "@tideward/time/internal";
 import type { Outcome } from "../events";
-import type { Ask, Host, Reading, Stage, StageDef } from "../stage";
+import type { Ask, Host, Reading, Stage, Side, StageDef } from "../stage";
 
 /** The concurrency limit options, of the guard and of admit. */
 export interface LimitOption {
@@ -148,7 +148,7 @@ export class LimitStage implements Stage<Token> {
   }
 }
 
-export const limit: StageDef<"limit"> = {
+export const limit: StageDef<LimitOption, Side> = {
   kind: "limit",
   reasons: ["limit", "reserved"],
   options: ["limit", "priority"] satisfies (keyof LimitOption)[],

@@ -158,7 +158,7 @@ export class QuotaStage implements Stage<Reservation | true> {
   }
 }
 
-export const quota: StageDef<"quota"> = {
+export const quota: StageDef<QuotaOption, "server"> = {
   kind: "quota",
   options: ["quota"] satisfies (keyof QuotaOption)[],
   place: { server: 50 },

@@ -5,7 +5,7 @@ import { Shedder } from "@tideward/shedder";
 import type { Shed, Ticket } from "@tideward/shedder";
 import { check } from "@tideward/time/internal";
 import type { Outcome } from "../events";
-import type { Ask, Host, Reading, Stage, StageDef } from "../stage";
+import type { Ask, Host, Reading, Stage, Side, StageDef } from "../stage";
 import { parsePriority } from "./limit";
 
 /** The shedder options, of the guard and of admit. */
@@ -89,7 +89,7 @@ export class ShedderStage implements Stage<Ticket> {
   }
 }
 
-export const shedder: StageDef<"shed"> = {
+export const shedder: StageDef<ShedderOption, Side> = {
   kind: "shed",
   options: ["shedder", "load"] satisfies (keyof ShedderOption)[],
   place: { client: 30, server: 10 },

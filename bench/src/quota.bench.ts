@@ -46,11 +46,10 @@ import {
   windowEnd,
   windowFits,
 } from "@tideward/limiters/math";
-import { QuotaEngine, QuotaKey, charge, limitSpec, perSecond } from "@tideward/quota-engine";
+import { QuotaEngine, QuotaKey, limitSpec, perSecond } from "@tideward/quota-engine";
 import {
   BUCKET,
   EXHAUSTED,
-  GCRA,
   OK,
   Rule,
   TOO_LARGE,
@@ -61,6 +60,7 @@ import {
   step,
 } from "@tideward/quota-engine/internal";
 import type { Kind } from "@tideward/quota-engine/internal";
+import { RecordFloor, chargeSetEngine, models, settleTokens, tenants, userKeys } from "./quota-floor";
 
 const N = 1_000_000;
 const TABLE = 1 << 20;
@@ -72,11 +72,8 @@ if (gc === undefined) throw new Error("run with --expose-gc (bench/run.ts does)"
 // The sections to run (QUOTA_BENCH=stay,churn,atomic,reserve,step; all by default).
 const SECTIONS = new Set((process.env.QUOTA_BENCH ?? "stay,churn,atomic,reserve,step").split(","));
 
-const keys: QuotaKey[] = new Array<QuotaKey>(N);
-for (let i = 0; i < N; i++) keys[i] = new QuotaKey("t" + (i % 1_000), "u" + i, "api");
+const keys = userKeys(N);
 const ids = keys.map((k) => k.id);
-const tenants = Array.from({ length: 1_000 }, (_, i) => new QuotaKey("t" + i, "*", "api"));
-const models = Array.from({ length: 10 }, (_, i) => new QuotaKey("*", "*", "model-" + i));
 const order = new Int32Array(TABLE);
 let seed = 1;
 for (let i = 0; i < TABLE; i++) {
@@ -342,73 +339,9 @@ if (SECTIONS.has("churn")) {
   );
 }
 
-// What a reservation's record costs at the least, for a floor under reserve: each charge's key,
-// limit name, kind, cost and window end written into a ring of typed arrays at the position of
-// its sequence number (no free list, no map from ids: all records live as long, so the oldest is
-// the next to expire), the record that expired dropped (its references let go), and its id made
-// as the engine makes it (`#`, the thousands from a string made once a thousand, three digits from
-// a table). It trusts its caller (every record expires in the order made; nothing is settled) and
-// checks nothing, so it is not a reservation table: only what any table must at least write.
-class RecordFloor {
-  static readonly LENGTH = 4_096; // positions, a power of two above the records held
-  readonly refs = new Array<unknown>(RecordFloor.LENGTH * 8).fill(undefined);
-  readonly nums = new Float64Array(RecordFloor.LENGTH * 12);
-  readonly expires = new Float64Array(RecordFloor.LENGTH);
-  readonly sizes = new Int32Array(RecordFloor.LENGTH);
-  readonly threes = Array.from({ length: 1_000 }, (_, i) => String(i).padStart(3, "0"));
-  made = 0;
-  oldest = 1;
-  prefix = "#";
-  thousands = 0;
-
-  keep(
-    charges: readonly { key: QuotaKey; limit: string; cost: number; kind?: string }[],
-    expiresAt: number,
-    now: number,
-  ): string {
-    const mask = RecordFloor.LENGTH - 1;
-    // The oldest record, once expired, is dropped.
-    if (this.oldest <= this.made && this.expires[this.oldest & mask] <= now) {
-      const at = (this.oldest & mask) * 8;
-      for (let r = at, end = at + 2 * this.sizes[this.oldest & mask]; r < end; r++) this.refs[r] = undefined;
-      this.oldest++;
-    }
-    const seq = ++this.made;
-    const p = seq & mask;
-    const n = charges.length;
-    this.expires[p] = expiresAt;
-    this.sizes[p] = n;
-    for (let i = 0, r = p * 8, x = p * 12; i < n; i++, r += 2, x += 3) {
-      const c = charges[i];
-      const kind = c.kind === "window" ? WINDOW : c.kind === "gcra" ? GCRA : BUCKET;
-      this.refs[r] = c.key;
-      this.refs[r + 1] = c.limit;
-      this.nums[x] = kind;
-      this.nums[x + 1] = c.cost;
-      this.nums[x + 2] = 0;
-    }
-    if (seq < 1_000) return `#${seq}`;
-    const thousands = Math.floor(seq / 1_000);
-    if (thousands !== this.thousands) {
-      this.prefix = `#${thousands}`;
-      this.thousands = thousands;
-    }
-    return this.prefix + this.threes[seq - thousands * 1_000];
-  }
-}
-
 // ── an atomic three-dimension charge: user (1 of a million), tenant (1 of 1 000), model (1 of 10)
 if (SECTIONS.has("atomic") || SECTIONS.has("reserve")) {
-  const engine = new QuotaEngine();
-  engine.addLimit(perSecond("user", RATE));
-  engine.addLimit(perSecond("tenant", 1_000_000));
-  engine.addLimit(perSecond("model", 10_000_000));
-  const set = (i: number): ReturnType<typeof charge>[] => [
-    charge(keys[i], "user"),
-    charge(tenants[i % 1_000], "tenant", 10),
-    charge(models[i % 10], "model", 10),
-  ];
-  for (let i = 0; i < N; i++) engine.checkAtomic(set(i), 0);
+  const { engine, set } = chargeSetEngine(keys);
 
   const maps = [new Map<string, Level>(), new Map<string, Level>(), new Map<string, Level>()] as const;
   const level = (m: Map<string, Level>, id: string, cap: number, now: number): Level => {
@@ -463,12 +396,8 @@ if (SECTIONS.has("atomic") || SECTIONS.has("reserve")) {
   // Reserve against the charge set it makes: the same three-dimension set on the same engine, the
   // reservation's record kept under a made id and dropped when it expires (1 ms later: about
   // 1 000 held at a time, two expired per reserve, as in a service that reserves and settles);
-  // and the floor under it, the charge set then the least a record costs (RecordFloor above).
-  const tokens = (i: number): { user: number; tenant: number; model: number } => ({
-    user: 1,
-    tenant: 5 + (i & 3),
-    model: 5 + (i & 3),
-  });
+  // and the floor under it, the charge set then the least a record costs (RecordFloor, in
+  // quota-floor.ts).
   const shared = { now: 10_000 };
   const floor = new RecordFloor();
   if (SECTIONS.has("reserve"))
@@ -501,7 +430,7 @@ if (SECTIONS.has("atomic") || SECTIONS.has("reserve")) {
         "@tideward/quota-engine reserve, then settle at once (tokens back)",
         (i, now) => {
           const r = engine.reserve(set(i), now, { ttl: 1 });
-          return r.committed && engine.settle(r.id, tokens(i), now).ok;
+          return r.committed && engine.settle(r.id, settleTokens(i), now).ok;
         },
         undefined,
         10_000,

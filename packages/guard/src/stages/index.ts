@@ -4,7 +4,7 @@
 // stage joins their pipelines, the simulator's policies and otel's gauges, and a server's refusal
 // by it is answered with the status and the RateLimit fields its stage gives (`status`, `fields`:
 // see stage.ts).
-import type { OptionsOn, StageDef } from "../stage";
+import type { OptionsOn, Side, StageDef } from "../stage";
 import { breaker } from "./breaker";
 import { bucket } from "./bucket";
 import { budget } from "./budget";
@@ -24,7 +24,7 @@ export type ClientStageOptions = OptionsOn<(typeof STAGES)[number], "client">;
 export type ServerStageOptions = OptionsOn<(typeof STAGES)[number], "server">;
 
 /** The modules of one side, in the order their stages are asked. */
-export function stagesOf(side: "client" | "server"): readonly StageDef[] {
+export function stagesOf(side: Side): readonly StageDef[] {
   return (STAGES as readonly StageDef[])
     .filter((d) => d.place[side] !== undefined)
     .sort((a, b) => (a.place[side] as number) - (b.place[side] as number));

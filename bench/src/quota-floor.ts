@@ -2,7 +2,7 @@
 // reserve race (quota.bench.ts) and the instruction count (quota-count.ts), so both weigh the
 // same set against the same floor.
 import { QuotaEngine, QuotaKey, charge, perSecond } from "@tideward/quota-engine";
-import { BUCKET, GCRA, WINDOW } from "@tideward/quota-engine/internal";
+import { BUCKET, GCRA, IdMaker, WINDOW } from "@tideward/quota-engine/internal";
 
 /** A user's limit: 100 a second (its capacity the same). */
 export const USER_RATE = 100;
@@ -50,9 +50,8 @@ export const settleTokens = (i: number): { user: number; tenant: number; model: 
 // What a reservation's record costs at the least, for a floor under reserve: each charge's key,
 // limit name, kind, cost and window end written into a ring of typed arrays at the position of
 // its sequence number (no free list, no map from ids: all records live as long, so the oldest is
-// the next to expire), the record that expired dropped (its references let go), and its id made
-// as the engine makes it (`#`, the thousands from a string made once a thousand, three digits from
-// a table). It trusts its caller (every record expires in the order made; nothing is settled) and
+// the next to expire), the record that expired dropped, and its id made by the engine's own
+// IdMaker. It trusts its caller (every record expires in the order made; nothing is settled) and
 // checks nothing, so it is not a reservation table: only what any table must at least write.
 export class RecordFloor {
   static readonly LENGTH = 4_096; // positions, a power of two above the records held
@@ -60,11 +59,9 @@ export class RecordFloor {
   readonly nums = new Float64Array(RecordFloor.LENGTH * 12);
   readonly expires = new Float64Array(RecordFloor.LENGTH);
   readonly sizes = new Int32Array(RecordFloor.LENGTH);
-  readonly threes = Array.from({ length: 1_000 }, (_, i) => String(i).padStart(3, "0"));
+  readonly ids = new IdMaker();
   made = 0;
   oldest = 1;
-  prefix = "#";
-  thousands = 0;
 
   /** Keeps a record of `charges` until `expiresAt` (ms), the oldest dropped if expired at `now` (ms); returns its id. */
   keep(
@@ -73,12 +70,9 @@ export class RecordFloor {
     now: number,
   ): string {
     const mask = RecordFloor.LENGTH - 1;
-    // The oldest record, once expired, is dropped.
-    if (this.oldest <= this.made && this.expires[this.oldest & mask] <= now) {
-      const at = (this.oldest & mask) * 8;
-      for (let r = at, end = at + 2 * this.sizes[this.oldest & mask]; r < end; r++) this.refs[r] = undefined;
-      this.oldest++;
-    }
+    // The oldest record, once expired, is dropped; its references stay until its position is
+    // written again, as the engine's do.
+    if (this.oldest <= this.made && this.expires[this.oldest & mask] <= now) this.oldest++;
     const seq = ++this.made;
     const p = seq & mask;
     const n = charges.length;
@@ -93,12 +87,6 @@ export class RecordFloor {
       this.nums[x + 1] = c.cost;
       this.nums[x + 2] = 0;
     }
-    if (seq < 1_000) return `#${seq}`;
-    const thousands = Math.floor(seq / 1_000);
-    if (thousands !== this.thousands) {
-      this.prefix = `#${thousands}`;
-      this.thousands = thousands;
-    }
-    return this.prefix + this.threes[seq - thousands * 1_000];
+    return this.ids.id(seq);
   }
 }

@@ -17,5 +17,6 @@ export { checkTtl } from "./policy";
 export type { TopUp } from "./policy";
 export { checkReserveId, checkReserveOptions, checkReserveTtl, replayed, unreserved } from "./reserve";
 export { MAX_RESERVATION_ID } from "./reservation";
+export { IdMaker } from "./reservation-id";
 export type { Reserved } from "./reservation";
 export { actualsOf, alreadyClosed, checkId, readActual, unknownDimension, unknownReservation } from "./settle";

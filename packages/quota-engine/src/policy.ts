@@ -1,7 +1,10 @@
 import { MAX_SPAN } from "@tideward/limiters/math";
 import { check } from "@tideward/time/internal";
 
-/** The most `maxReservations` may be: 2^24, some 4 GB of reservations of three charges at the worst. */
+/**
+ * The most `maxReservations` may be: 2^24. A reservation of three charges holds about 300 B, so at
+ * the worst, 2^24 open and as many settled ids remembered, some 10 GB.
+ */
 export const MOST_RESERVATIONS = 2 ** 24;
 /** The most `maxOverrides` may be: 2^20. */
 export const MOST_OVERRIDES = 2 ** 20;

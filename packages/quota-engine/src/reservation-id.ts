@@ -5,25 +5,27 @@
 // the last three digits come from a table, the digits before them from a string made once every
 // thousand ids.
 
-/** "000" to "999". */
+/** "000" to "999", made once for every engine, on its first id past 999. */
 let threes: string[] | undefined;
 
 /** Makes the ids of one sequence, each number once, mostly in order. */
 export class IdMaker {
-  /** `#` and the digits before the last three, for the thousands in `#thousands`. */
+  /** `#` and the digits before the last three, for the numbers from `#base` to `#base + 999`. */
   #prefix = "#";
-  #thousands = 0;
+  #base = 0;
+  #threes: string[] = [];
 
   /** `#` and `seq` (a whole number from 0 to 2^53) in decimal. */
   id(seq: number): string {
+    const rest = seq - this.#base;
+    // Numbers come in order: the same thousand as the last one, but for one id in a thousand.
+    if (rest >= 0 && rest < 1_000 && this.#base > 0) return this.#prefix + this.#threes[rest];
     if (seq < 1_000) return `#${seq}`;
     const thousands = Math.floor(seq / 1_000);
-    if (thousands !== this.#thousands) {
-      this.#prefix = `#${thousands}`;
-      this.#thousands = thousands;
-    }
-    threes ??= Array.from({ length: 1_000 }, (_, i) => String(i).padStart(3, "0"));
-    return this.#prefix + threes[seq - thousands * 1_000];
+    this.#prefix = `#${thousands}`;
+    this.#base = thousands * 1_000;
+    this.#threes = threes ??= Array.from({ length: 1_000 }, (_, i) => String(i).padStart(3, "0"));
+    return this.#prefix + this.#threes[seq - this.#base];
   }
 }
 

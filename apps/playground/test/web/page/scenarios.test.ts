@@ -58,6 +58,7 @@ const onePlural =
 describe.runIf(haveChromium())("every scenario in Chromium", () => {
   const chromium = inChromium();
 
+  /** Each scenario's moved run (its URL, figures and copied test): the first test writes it, the two after it read it. */
   const moved: Record<string, { hash: string; figures: Record<string, string>; snippet: string }> = {};
 
   /** Every chart's series drawn apart: no two alike in colour, each marker drawn as its line is. */

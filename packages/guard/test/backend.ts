@@ -3,6 +3,7 @@
 import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { afterAll } from "vitest";
 
 /** One request the backend saw: its path, when it came (performance.now ms), how it ended. */
 export interface Seen {
@@ -176,4 +177,11 @@ export async function startBackend(): Promise<Backend> {
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/** Starts a backend for the test file that awaits this at its top level, stopped after the file's tests. */
+export async function serveBackend(): Promise<Backend> {
+  const backend = await startBackend();
+  afterAll(() => backend.stop());
+  return backend;
 }

@@ -8,26 +8,17 @@ import fc from "fast-check";
 import { parseList } from "structured-headers";
 import { describe, expect, it } from "vitest";
 import { admit } from "@tideward/guard";
-import type { Field, LimitKind, Verdict } from "@tideward/guard";
+import type { LimitKind } from "@tideward/guard";
 import { QuotaEngine, QuotaKey, charge, limitSpec } from "@tideward/quota-engine";
 import type { ChargeKind } from "@tideward/quota-engine";
 import { ManualClock } from "@tideward/time";
 import { limits, policies } from "./fields";
 import { decide, model } from "./model";
+import { field, sync } from "./support/admit";
+import { STARTS } from "./support/clocks";
 
-const STARTS = [0, 1_700_000_000_123.375];
 const KINDS: readonly LimitKind[] = ["bucket", "gcra", "sliding", "period"];
 const SF_MAX = 999_999_999_999_999;
-
-function field(headers: readonly Field[], name: string): string | null {
-  const lines = headers.filter(([n]) => n.toLowerCase() === name.toLowerCase()).map(([, v]) => v);
-  return lines.length === 0 ? null : lines.join(", ");
-}
-
-const sync = (v: Verdict | Promise<Verdict>): Verdict => {
-  if (v instanceof Promise) throw new Error("expected a synchronous verdict");
-  return v;
-};
 
 /** A `t` the model says `want`: exact, or one more where the exact wait is a whole second. */
 function agrees(got: number, want: { s: number; edge: boolean }): boolean {

@@ -7,16 +7,12 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { admit, admitFetch } from "@tideward/guard";
 import { admitNode } from "@tideward/guard/node";
-import type { QuotaAdmission, Settling, Verdict } from "@tideward/guard";
+import type { QuotaAdmission, Settling } from "@tideward/guard";
 import { QuotaEngine, QuotaKey, charge, limitSpec } from "@tideward/quota-engine";
 import type { QuotaStore, ReservationStore } from "@tideward/quota-engine";
 import { until } from "./support/promises";
+import { sync } from "./support/admit";
 import { listening } from "./support/servers";
-
-const sync = (v: Verdict | Promise<Verdict>): Verdict => {
-  if (v instanceof Promise) throw new Error("expected a synchronous verdict");
-  return v;
-};
 
 const tenant = new QuotaKey("acme", "*", "chat");
 // A budget that refills slowly enough to read its level back a few ms later, to the unit.

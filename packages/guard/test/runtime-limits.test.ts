@@ -10,13 +10,9 @@ import { admit, admitFetch } from "@tideward/guard";
 import { admitNode } from "@tideward/guard/node";
 import type { Admission, Limit, LimitKind, Verdict } from "@tideward/guard";
 import { limits, policies } from "./fields";
+import { sync } from "./support/admit";
 import { listening, serveFetch } from "./support/servers";
 import type { Listening } from "./support/servers";
-
-const sync = (v: Verdict | Promise<Verdict>): Verdict => {
-  if (v instanceof Promise) throw new Error("expected a synchronous verdict");
-  return v;
-};
 
 /** An admission on a clock the test moves. */
 function at(t0: number, ...given: Limit[]): { a: Admission; clock: { now: number } } {

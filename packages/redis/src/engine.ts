@@ -71,7 +71,9 @@ import type { SetCall } from "./wire";
  * const server = await startRedis(); // a redis-server on a free loopback port, for the example
  * const redis = new Redis(server.port, "127.0.0.1", { enableOfflineQueue: false, autoResendUnfulfilledCommands: false, lazyConnect: true });
  * await redis.connect();
- * const engine = new RedisQuotaEngine(ioredisClient(redis), { prefix: "api:" });
+ * // A call waits at most `timeout` ms (250 by default), then answers from the outage mode with
+ * // path "indeterminate": 5 s here, so the example reads "store" on a busy machine too.
+ * const engine = new RedisQuotaEngine(ioredisClient(redis), { prefix: "api:", timeout: 5_000 });
  * await engine.addLimit(perSecond("requests", 10));
  * const d = await engine.checkTokenBucket(new QuotaKey("acme", "alice", "api"), "requests", Date.now());
  * d.allowed; // true

@@ -114,7 +114,9 @@ export function leaseCall(
  * const server = await startRedis(); // a redis-server on a free loopback port, for the example
  * const redis = new Redis(server.port, "127.0.0.1", { enableOfflineQueue: false, autoResendUnfulfilledCommands: false, lazyConnect: true });
  * await redis.connect();
- * const engine = new RedisQuotaEngine(ioredisClient(redis));
+ * // A call waits at most `timeout` ms (250 by default), then answers from the outage mode: 5 s
+ * // here, so the example's fill reaches Redis on a busy machine too.
+ * const engine = new RedisQuotaEngine(ioredisClient(redis), { timeout: 5_000 });
  * await engine.addLimit(limitSpec({ name: "requests", capacity: 1_000, refill: 1_000, window: 1_000 }));
  * const lease = engine.lease(new QuotaKey("acme", "*", "api"), "requests", { slice: 100 });
  * const now = Date.now();

@@ -26,6 +26,13 @@ export const safe: RedisOptions = {
   lazyConnect: true,
 };
 
+/** A real ioredis client that never connects (port 1): every call finds the connection down. */
+export function disconnected(): Redis {
+  const r = new Redis({ host: "127.0.0.1", port: 1, ...safe });
+  r.on("error", () => undefined);
+  return r;
+}
+
 /** A connected ioredis client (disconnected in afterAll by {@link useRedis}). */
 export async function connectIoredis(port: number, extra: RedisOptions = {}): Promise<Redis> {
   const redis = new Redis({ host: "127.0.0.1", port, ...safe, ...extra });

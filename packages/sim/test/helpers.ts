@@ -1,10 +1,14 @@
 // Shared by the tests: the two clock scales every property runs at, and a way to read a
 // traffic model's arrivals directly.
+import { QuotaKey, perSecond } from "@tideward/quota-engine";
 import { isCallbackError, stream } from "@tideward/sim";
-import type { CallbackError, PolicySpec, Traffic } from "@tideward/sim";
+import type { CallbackError, PolicySpec, QuotaDimension, Traffic } from "@tideward/sim";
 
 /** Run starts near 0 and at `Date.now()` scale (fractional, as a real clock reads). */
 export const STARTS = [0, 1_723_456_789_012.375] as const;
+
+/** A quota of 50 calls a second on "api", every call one key's: what policy.quota's option tests limit by. */
+export const apiLimit: QuotaDimension[] = [{ limit: perSecond("api", 50), key: () => new QuotaKey("t", "*", "api") }];
 
 /** Every arrival of `traffic` over `[start, start + duration)`: times, keys and costs. */
 export function collect(

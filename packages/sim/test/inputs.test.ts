@@ -1,21 +1,15 @@
 // Bad input is refused where it is given, naming the path the user typed and the value: never a
 // raw TypeError from deep inside, a stack overflow, or a figure that cannot be (a negative time).
+// A scenario's definition and knobs are refused in define-scenario.test.ts, an option given as
+// null in null-options.test.ts.
 import { describe, expect, it } from "vitest";
-import fc from "fast-check";
-import { QuotaKey, perSecond } from "@tideward/quota-engine";
 import {
   breakerBrownout,
   breakerOutage,
   FailureSchedule,
-  Simulator,
-  backends,
   catalogue,
-  defineScenario,
   failures,
   herdRecovery,
-  keys,
-  knobArbitrary,
-  latency,
   policy,
   quotaBursts,
   retryAmplification,
@@ -23,20 +17,18 @@ import {
   sweep,
   traffic,
 } from "@tideward/sim";
-import type { Knob, PolicySpec, QuotaDimension } from "@tideward/sim";
-import { STARTS } from "./helpers";
-
-const one: QuotaDimension[] = [{ limit: perSecond("api", 50), key: () => new QuotaKey("t", "*", "api") }];
+import type { PolicySpec } from "@tideward/sim";
+import { STARTS, apiLimit } from "./helpers";
 
 describe("store faults skew", () => {
   it("200 000 instances are refused by count, where spreading them overflowed the stack", () => {
-    expect(() => policy.quota({ dimensions: one, faults: { skew: new Array(200_000).fill(0) } })).toThrow(
+    expect(() => policy.quota({ dimensions: apiLimit, faults: { skew: new Array(200_000).fill(0) } })).toThrow(
       /^policy\.quota faults skew lists 200 000 instances; a store is called from at most 1 024$/,
     );
   });
 
   it("a skew that is not an array is refused naming it", () => {
-    expect(() => policy.quota({ dimensions: one, faults: { skew: 5 as never } })).toThrow(
+    expect(() => policy.quota({ dimensions: apiLimit, faults: { skew: 5 as never } })).toThrow(
       /^policy\.quota faults skew must be an array of clock offsets \(ms\), one per instance, got 5$/,
     );
   });
@@ -47,7 +39,7 @@ describe("store faults skew", () => {
       duration: 5_000,
       traffic: traffic.poisson({ rate: 40 }),
       invariants: true,
-      policies: [policy.quota({ dimensions: one, faults: { skew } })],
+      policies: [policy.quota({ dimensions: apiLimit, faults: { skew } })],
     });
     expect(r.summary.calls).toBeGreaterThan(100);
   });
@@ -158,258 +150,6 @@ describe("scenarios with trouble outside their run", () => {
   });
 });
 
-describe("defineScenario and knobArbitrary refuse what they cannot use, naming it", () => {
-  const outcome = { runs: [], figures: {}, report: "" };
-  // A run of two buckets, as far as an outcome's check looks, and a plot over it.
-  const probed = { ...outcome, runs: [{ label: "a", duration: 2, summary: {}, series: { t: [0, 1] } }] };
-  const plot = { id: "tokens", title: "Tokens", unit: "tokens/s", runs: [[1, null]] };
-  const rate: Knob = { kind: "number", name: "rate", label: "Rate", doc: "", default: 1, min: 0, max: 2, step: 0.1 };
-  const define = (over: Record<string, unknown>) =>
-    defineScenario({ name: "probe", title: "", summary: "", knobs: [rate], run: () => outcome, ...over });
-
-  it.each<[string, () => unknown, RegExp]>([
-    [
-      "null",
-      () => defineScenario(null as never),
-      /^defineScenario definition must be an object with name, title, summary, knobs and run, got null$/,
-    ],
-    ["no name", () => define({ name: undefined }), /^defineScenario name must be non-empty text, got undefined$/],
-    ["a title that is not text", () => define({ title: 5 }), /^scenario probe title must be text, got 5$/],
-    ["no run", () => define({ run: undefined }), /^scenario probe run must be a function, got undefined$/],
-    [
-      "knobs not an array",
-      () => define({ knobs: {} }),
-      /^scenario probe knobs must be an array of knobs, got \[object Object\]$/,
-    ],
-    ["a null knob", () => define({ knobs: [rate, null] }), /^scenario probe knobs\[1\] must be a knob .+, got null$/],
-    [
-      "a hole for a knob",
-      () => define({ knobs: Object.assign(new Array<Knob>(3), { 0: rate, 2: rate }) }),
-      /^scenario probe knobs\[1\] must be a knob .+, got undefined$/,
-    ],
-    [
-      "an unknown kind",
-      () => define({ knobs: [{ ...rate, kind: "slider" }] }),
-      /^scenario probe knobs\[0\] kind must be "number", "integer", "select" or "boolean", got "slider"$/,
-    ],
-    [
-      "a knob without a name",
-      () => define({ knobs: [{ ...rate, name: 7 }] }),
-      /^scenario probe knobs\[0\] name must be non-empty text, got 7$/,
-    ],
-    ["two knobs of one name", () => define({ knobs: [rate, rate] }), /^scenario probe has two knobs named "rate"$/],
-    [
-      "a step of 0",
-      () => define({ knobs: [{ ...rate, step: 0 }] }),
-      /^scenario probe knob rate step must be above 0, got 0$/,
-    ],
-    [
-      "a NaN bound",
-      () => define({ knobs: [{ ...rate, max: NaN }] }),
-      /^scenario probe knob rate max must be a finite number, got NaN$/,
-    ],
-    [
-      "an integer knob's fraction",
-      () => define({ knobs: [{ ...rate, kind: "integer", default: 1.5 }] }),
-      /^scenario probe knob rate default must be a whole number, got 1\.5$/,
-    ],
-    [
-      "select options null",
-      () => define({ knobs: [{ kind: "select", name: "mode", label: "", doc: "", default: "a", options: null }] }),
-      /^scenario probe knob mode options must be a non-empty array of \{ value, label \}, got null$/,
-    ],
-    [
-      "a select of 100 000 options",
-      () =>
-        define({
-          knobs: [
-            {
-              kind: "select",
-              name: "mode",
-              label: "",
-              doc: "",
-              default: "0",
-              options: Array.from({ length: 100_000 }, (_, i) => ({ value: String(i), label: String(i) })),
-            },
-          ],
-        }),
-      /^scenario probe knob mode options must be at most 1024 \(a list to pick from\), got 100000$/,
-    ],
-    [
-      "a select option not text",
-      () =>
-        define({
-          knobs: [
-            { kind: "select", name: "mode", label: "", doc: "", default: "a", options: [{ value: 1, label: "one" }] },
-          ],
-        }),
-      /^scenario probe knob mode options\[0\] must be \{ value, label \}, both text, got \[object Object\]$/,
-    ],
-    [
-      "a boolean knob's default",
-      () => define({ knobs: [{ kind: "boolean", name: "on", label: "", doc: "", default: "yes" }] }),
-      /^scenario probe knob on default must be true or false, got "yes"$/,
-    ],
-    [
-      "a run that returns nothing",
-      () => define({ run: () => undefined }).run(),
-      /^scenario probe run must return an outcome \(\{ runs, figures, report \}\), got undefined$/,
-    ],
-    [
-      "a run whose runs are not an array",
-      () => define({ run: () => ({ ...outcome, runs: null }) }).run(),
-      /^scenario probe run outcome runs must be an array of runs, got null$/,
-    ],
-    [
-      "a run without a report",
-      () => define({ run: () => ({ ...outcome, report: undefined }) }).run(),
-      /^scenario probe run outcome report must be text, got undefined$/,
-    ],
-    [
-      "plots that are not an array",
-      () => define({ run: () => ({ ...outcome, plots: {} }) }).run(),
-      /^scenario probe run outcome plots must be an array of plots, got \[object Object\]$/,
-    ],
-    [
-      "a plot without a unit",
-      () => define({ run: () => ({ ...probed, plots: [{ ...plot, unit: undefined }] }) }).run(),
-      /^scenario probe run outcome plots\[0\] unit must be text, got undefined$/,
-    ],
-    [
-      "a plot with a line for a run that is not there",
-      () =>
-        define({
-          run: () => ({
-            ...probed,
-            plots: [
-              {
-                ...plot,
-                runs: [
-                  [1, 2],
-                  [3, 4],
-                ],
-              },
-            ],
-          }),
-        }).run(),
-      /^scenario probe run outcome plots\[0\] runs must be an array of 1 lines, one a run, got \[object Array\]$/,
-    ],
-    [
-      "a plot line shorter than its run's series",
-      () => define({ run: () => ({ ...probed, plots: [{ ...plot, runs: [[1]] }] }) }).run(),
-      /^scenario probe run outcome plots\[0\] runs\[0\] must be an array of 2 values, one a bucket of the run, got \[object Array\]$/,
-    ],
-    [
-      "a plot value that is not a number",
-      () => define({ run: () => ({ ...probed, plots: [{ ...plot, runs: [[1, Number.NaN]] }] }) }).run(),
-      /^scenario probe run outcome plots\[0\] runs\[0\]\[1\] must be a finite number or null, got NaN$/,
-    ],
-    [
-      "a plot's mark without a value",
-      () => define({ run: () => ({ ...probed, plots: [{ ...plot, marks: [{ label: "cap" }] }] }) }).run(),
-      /^scenario probe run outcome plots\[0\] marks\[0\] value must be a finite number, got undefined$/,
-    ],
-    [
-      "two plots of one name",
-      () => define({ run: () => ({ ...probed, plots: [plot, plot] }) }).run(),
-      /^scenario probe run outcome has two plots named "tokens"$/,
-    ],
-    [
-      "knobArbitrary without fast-check",
-      () => knobArbitrary(null as never, [rate]),
-      /^knobArbitrary fc must be fast-check itself \(its default export\), got null$/,
-    ],
-    [
-      "knobArbitrary with half of fast-check",
-      () => knobArbitrary({ integer: () => 0 } as never, [rate]),
-      /^knobArbitrary fc must be fast-check itself \(its default export\): its double is undefined$/,
-    ],
-    [
-      "knobArbitrary without knobs",
-      () => knobArbitrary(fc, undefined as never),
-      /^knobArbitrary knobs must be an array of knobs, got undefined$/,
-    ],
-    [
-      "knobArbitrary with a null knob",
-      () => knobArbitrary(fc, [null as never]),
-      /^knobArbitrary knobs\[0\] must be a knob .+, got null$/,
-    ],
-    [
-      "a knob whose min is above its max",
-      () => define({ knobs: [{ ...rate, min: 3, max: 1 }] }),
-      /^scenario probe knob rate min \(3\) must be at most its max \(1\)$/,
-    ],
-    [
-      "knobArbitrary with a knob whose min is above its max",
-      () => knobArbitrary(fc, [{ ...rate, kind: "integer", min: 3, max: 1 }]),
-      /^knobArbitrary knob rate min \(3\) must be at most its max \(1\)$/,
-    ],
-  ])("%s", (_, act, message) => {
-    expect(act).toThrow(message);
-  });
-
-  it.each(catalogue.map((s) => [s.name, s] as const))(
-    "%s: its knobs cannot be changed, so its checks hold (a max raised to 9 000 let 9 000 attempts through)",
-    (_, s) => {
-      for (const k of s.knobs) {
-        expect(Object.isFrozen(k)).toBe(true);
-        if (k.kind === "select") {
-          expect(Object.isFrozen(k.options)).toBe(true);
-          for (const o of k.options) expect(Object.isFrozen(o)).toBe(true);
-        }
-        if (k.kind !== "number" && k.kind !== "integer") continue;
-        if (k.option !== undefined) expect(Object.isFrozen(k.option)).toBe(true);
-        expect(() => ((k as { max: number }).max = k.max + 9_000)).toThrow(TypeError);
-        expect(() => ((k as { kind: string }).kind = "number")).toThrow(TypeError);
-        expect(() => s.resolve({ [k.name]: k.max + k.step })).toThrow(RangeError);
-        if (k.kind === "integer") expect(() => s.resolve({ [k.name]: k.min + 0.5 })).toThrow(/must be a whole number/);
-      }
-    },
-  );
-
-  it("a result carries the plots its run gave, and has no plots field when it gave none", () => {
-    expect(define({ run: () => ({ ...probed, plots: [plot] }) }).run().plots).toEqual([plot]);
-    expect(Object.keys(define({ run: () => probed }).run())).not.toContain("plots");
-  });
-
-  it("a knob changed in its definition after defineScenario changes nothing", () => {
-    const attempts = {
-      kind: "integer" as string,
-      name: "attempts",
-      label: "",
-      doc: "",
-      default: 2,
-      min: 1,
-      max: 3,
-      step: 1,
-      option: { path: "retry.attempts" },
-    };
-    const s = define({ knobs: [attempts] });
-    attempts.max = 9_000;
-    attempts.kind = "number";
-    attempts.option.path = "timeout";
-    expect(() => s.resolve({ attempts: 9_000 })).toThrow(/attempts must be between 1 and 3, got 9000/);
-    expect(() => s.resolve({ attempts: 500_000_000.5 })).toThrow(/attempts must be a whole number, got 500000000\.5/);
-    expect(s.knobs[0]).toMatchObject({ kind: "integer", max: 3, option: { path: "retry.attempts" } });
-  });
-
-  it("a well-formed definition runs, its body called on the definition, its knobs drawn by knobArbitrary", () => {
-    const definition = {
-      name: "probe",
-      title: "Probe",
-      summary: "",
-      knobs: [rate],
-      tag: "mine",
-      run(this: { tag: string }, p: { rate: number }) {
-        return { ...outcome, figures: { rate: p.rate }, report: this.tag };
-      },
-    };
-    const r = defineScenario(definition as never).run({ rate: 1.5 });
-    expect([r.figures.rate, r.report]).toEqual([1.5, "mine"]);
-    for (const p of fc.sample(knobArbitrary(fc, [rate]), 3)) expect(Object.keys(p as object)).toEqual(["rate"]);
-  });
-});
-
 describe("a policy's options and name", () => {
   it.each<[string, () => unknown, RegExp]>([
     [
@@ -459,7 +199,7 @@ describe("a policy's options and name", () => {
     ],
     [
       "policy.quota name",
-      () => policy.quota({ dimensions: one, name: 1 as never }),
+      () => policy.quota({ dimensions: apiLimit, name: 1 as never }),
       /^policy\.quota name must be text, got 1$/,
     ],
     [
@@ -531,17 +271,17 @@ describe("an array with a hole is refused at the hole, as the entry it is not", 
     ],
     [
       "policy.quota dimensions",
-      () => policy.quota({ dimensions: holed(0, ...one) }),
+      () => policy.quota({ dimensions: holed(0, ...apiLimit) }),
       /^policy\.quota dimensions\[0\] must be a dimension \(\{ limit, key \}\), got undefined$/,
     ],
     [
       "policy.quota faults skew",
-      () => policy.quota({ dimensions: one, faults: { skew: holed(1, 0) } }),
+      () => policy.quota({ dimensions: apiLimit, faults: { skew: holed(1, 0) } }),
       /^policy\.quota faults skew\[1\] \(ms\) must be a number, got undefined undefined$/,
     ],
     [
       "policy.quota faults down",
-      () => policy.quota({ dimensions: one, faults: { down: holed(0, { from: 0, to: 10 }) } }),
+      () => policy.quota({ dimensions: apiLimit, faults: { down: holed(0, { from: 0, to: 10 }) } }),
       /^policy\.quota faults down\[0\] must be a stretch such as \{ from: 0, to: 1000 \}, got undefined$/,
     ],
     [
@@ -569,278 +309,5 @@ describe("an array with a hole is refused at the hole, as the entry it is not", 
       policies: [withEnvelopes([{ kind: "concurrency", label: "c", limit: 5 }])],
     });
     expect(r.summary.calls).toBe(10);
-  });
-});
-
-describe("an option given as null is refused by name, not taken for its default", () => {
-  const tr = traffic.constant({ rate: 10 });
-  it.each<[string, () => unknown, string, string]>([
-    [
-      "shaped label",
-      () => traffic.shaped({ rate: () => 1, peak: 1, label: null as never }),
-      "TypeError",
-      "traffic.shaped label must be text, got null",
-    ],
-    [
-      "daily amplitude",
-      () => traffic.daily({ mean: 1, amplitude: null as never }),
-      "TypeError",
-      "traffic.daily amplitude must be a number, got object null",
-    ],
-    [
-      "constant keys",
-      () => traffic.constant({ rate: 1, keys: null as never }),
-      "TypeError",
-      "traffic.constant keys must be a key model (keys.single, keys.uniform, keys.zipf), got null",
-    ],
-    [
-      "constant at",
-      () => traffic.constant({ rate: 1, at: null as never }),
-      "TypeError",
-      "traffic.constant at (ms) must be a number, got object null",
-    ],
-    [
-      "gate side",
-      () => policy.gate(1, { side: null as never }),
-      "TypeError",
-      'policy.gate side must be "client" or "server", got null',
-    ],
-    [
-      "classic threshold",
-      () => policy.classicBreaker({ threshold: null as never }),
-      "TypeError",
-      "classicBreaker threshold must be a number, got object null",
-    ],
-    [
-      "sampling minimumRps",
-      () => policy.samplingBreaker({ minimumRps: null as never }),
-      "TypeError",
-      "samplingBreaker minimumRps must be a number, got object null",
-    ],
-    [
-      "quota kind",
-      () => policy.quota({ dimensions: [{ ...one[0], kind: null as never }] }),
-      "TypeError",
-      'policy.quota dimensions[0] kind must be "bucket", "window" or "gcra", got null',
-    ],
-    [
-      "quota units",
-      () => policy.quota({ dimensions: [{ ...one[0], units: null as never }] }),
-      "TypeError",
-      'policy.quota dimensions[0] units must be "calls" or "cost", got null',
-    ],
-    [
-      "quota label",
-      () => policy.quota({ dimensions: [{ ...one[0], label: null as never }] }),
-      "TypeError",
-      "policy.quota dimensions[0] label must be text, got null",
-    ],
-    [
-      "quota label 5",
-      () => policy.quota({ dimensions: [{ ...one[0], label: 5 as never }] }),
-      "TypeError",
-      "policy.quota dimensions[0] label must be text, got 5",
-    ],
-    [
-      "quota mode",
-      () => policy.quota({ dimensions: one, mode: null as never }),
-      "TypeError",
-      'policy.quota mode must be "atomic" or "sequential", got null',
-    ],
-    [
-      "quota onError",
-      () => policy.quota({ dimensions: one, onError: null as never }),
-      "TypeError",
-      'policy.quota onError must be "open", "closed" or "local", got null',
-    ],
-    [
-      "quota store",
-      () => policy.quota({ dimensions: one, store: null as never }),
-      "TypeError",
-      "policy.quota store must be a function making a fresh store, got null",
-    ],
-    [
-      "quota faults timeout",
-      () => policy.quota({ dimensions: one, faults: { timeout: null as never } }),
-      "TypeError",
-      "policy.quota faults timeout (ms) must be a number, got object null",
-    ],
-    [
-      "quota faults skew",
-      () => policy.quota({ dimensions: one, faults: { skew: null as never } }),
-      "TypeError",
-      "policy.quota faults skew must be an array of clock offsets (ms), one per instance, got null",
-    ],
-    [
-      "opossum resetTimeout",
-      () => policy.opossumBreaker({ resetTimeout: null as never }),
-      "TypeError",
-      "opossumBreaker resetTimeout (ms) must be a number, got object null",
-    ],
-    [
-      "simulate seed",
-      () => simulate({ duration: 10, traffic: tr, seed: null as never }),
-      "TypeError",
-      "simulate seed must be a number, got object null",
-    ],
-    [
-      "simulate start",
-      () => simulate({ duration: 10, traffic: tr, start: null as never }),
-      "TypeError",
-      "simulate start (ms) must be a number, got object null",
-    ],
-    [
-      "simulate policies",
-      () => simulate({ duration: 10, traffic: tr, policies: null as never }),
-      "TypeError",
-      "simulate policies must be an array of policies, got null",
-    ],
-    [
-      "simulate hedge max",
-      () => simulate({ duration: 10, traffic: tr, client: { hedge: { after: 1, max: null as never } } }),
-      "TypeError",
-      "simulate client hedge max must be a number, got object null",
-    ],
-    [
-      "simulate retry backoff",
-      () => simulate({ duration: 10, traffic: tr, client: { retry: { backoff: null as never } } }),
-      "TypeError",
-      "simulate client retry backoff must be a Backoff or its fields, got null",
-    ],
-    [
-      "metastable capacity",
-      () => backends.metastable({ capacity: null as never }),
-      "TypeError",
-      "backends.metastable capacity (calls per second) must be a number, got object null",
-    ],
-    [
-      "metastable trigger",
-      () => backends.metastable({ trigger: null as never }),
-      "TypeError",
-      "backends.metastable trigger must be a dip such as { from: 20000, to: 30000, latency: 2 }, got null",
-    ],
-    [
-      "metastable abandoned",
-      () => backends.metastable({ abandoned: null as never }),
-      "TypeError",
-      'backends.metastable abandoned must be "serve" or "drop", got null',
-    ],
-    [
-      "outage rate",
-      () => failures.outage({ from: 0, to: 1, rate: null as never }),
-      "TypeError",
-      "failures.outage rate must be a number, got object null",
-    ],
-    [
-      "outage base",
-      () => failures.outage({ from: 0, to: 1, base: null as never }),
-      "TypeError",
-      "failures.outage base must be a number, got object null",
-    ],
-    [
-      "logNormal sigma",
-      () => latency.logNormal({ median: 1, sigma: null as never }),
-      "TypeError",
-      "logNormal sigma must be a number, got object null",
-    ],
-    [
-      "bimodal share",
-      () => latency.bimodal({ fast: latency.fixed(1), slow: latency.fixed(2), share: null as never }),
-      "TypeError",
-      "bimodal share must be a number, got object null",
-    ],
-    [
-      "zipf exponent",
-      () => keys.zipf({ count: 2, exponent: null as never }),
-      "TypeError",
-      "keys.zipf exponent must be a number, got object null",
-    ],
-    [
-      "replay at",
-      () => traffic.replay([], { at: null as never }),
-      "TypeError",
-      "traffic.replay at (ms) must be a number, got object null",
-    ],
-    [
-      "backend failures",
-      () => simulate({ duration: 10, traffic: tr, backend: { failures: null as never } }),
-      "TypeError",
-      "backend failures must be a share in [0, 1] or a failure schedule, got null",
-    ],
-    [
-      "backend abandoned",
-      () => simulate({ duration: 10, traffic: tr, backend: { abandoned: null as never } }),
-      "TypeError",
-      'backend abandoned must be "serve" or "drop", got null',
-    ],
-    [
-      "backend latency",
-      () => simulate({ duration: 10, traffic: tr, backend: { latency: null as never } }),
-      "TypeError",
-      "backend latency (ms) must be a number or a distribution (fixed, uniform, exponential, logNormal, normal, bimodal), got null",
-    ],
-    [
-      "backend cpuSmoothing",
-      () => simulate({ duration: 10, traffic: tr, backend: { cpuSmoothing: null as never } }),
-      "TypeError",
-      "backend cpuSmoothing (ms) must be a number, got object null",
-    ],
-    [
-      "backend overload slowdown",
-      () => simulate({ duration: 10, traffic: tr, backend: { workers: 1, overload: { slowdown: null as never } } }),
-      "TypeError",
-      "backend overload slowdown must be a number, got object null",
-    ],
-    [
-      "backend dips latency",
-      () =>
-        simulate({
-          duration: 10,
-          traffic: tr,
-          backend: { workers: 1, dips: [{ from: 0, to: 1, latency: null as never }] },
-        }),
-      "TypeError",
-      "backend dips[0] latency (a factor) must be a number, got object null",
-    ],
-    [
-      "scenario start",
-      () => quotaBursts.run({}, { start: null as never }),
-      "TypeError",
-      "scenario quota-bursts start (ms) must be a number, got object null",
-    ],
-    [
-      "sweep steps",
-      () => sweep(quotaBursts, "bursts", { steps: null as never }),
-      "TypeError",
-      "sweep steps must be a number, got object null",
-    ],
-    [
-      "Simulator seed",
-      () => new Simulator({ seed: null as never }),
-      "TypeError",
-      "Simulator seed must be a number, got object null",
-    ],
-    [
-      "herd spread",
-      () => traffic.herd({ clients: 1, spread: null as never }),
-      "TypeError",
-      "traffic.herd spread (ms) must be a number, got object null",
-    ],
-  ])("%s", (_, act, type, message) => {
-    let thrown: unknown;
-    try {
-      act();
-    } catch (e) {
-      thrown = e;
-    }
-    expect(thrown).toBeInstanceOf(type === "TypeError" ? TypeError : RangeError);
-    expect((thrown as Error).message).toBe(message);
-  });
-
-  it("left out, each takes its default as before", () => {
-    const r = simulate({ duration: 1_000, traffic: traffic.constant({ rate: 10 }), backend: backends.metastable({}) });
-    expect(r.summary.calls).toBe(10);
-    expect(policy.quota({ dimensions: one }).name).toBe("quota");
-    expect(failures.outage({ from: 0, to: 1 }).windows[0].rate).toBe(1);
   });
 });

@@ -5,7 +5,6 @@
 import type { ChargeSets } from "./charge-set";
 import type { QuotaKey } from "./key";
 import type { Kind } from "./kinds";
-import type { Reserved } from "./reservation";
 
 /** Where a reservation stands, in its flags. */
 export const OPEN = 1;
@@ -34,6 +33,21 @@ const MORE = 1;
 const KEYS = 2;
 /** Entries a charge past INLINE keeps in its set's own array: key, name, kind, cost, end. */
 const EXTRA = 5;
+
+/** What a settle reads of one reservation: its charges, in order. */
+export interface Reserved {
+  /** The reservation's id. */
+  readonly id: string;
+  /** How many charges it holds. */
+  readonly size: number;
+  key(i: number): QuotaKey;
+  limit(i: number): string;
+  kind(i: number): Kind;
+  /** Units charge `i` reserved. */
+  cost(i: number): number;
+  /** For a window, the end of the window charge `i` was counted in (ms); 0 for the other kinds. */
+  end(i: number): number;
+}
 
 /** Places: `nums` and `refs` for `length` records. */
 export interface Places {

@@ -24,7 +24,6 @@
 // open ones and the tombstones.
 import type { AtomicReport } from "./charge";
 import type { ChargeSets } from "./charge-set";
-import type { QuotaKey } from "./key";
 import { ExpiryHeap } from "./expiry-heap";
 import { IdMaker, seqOf } from "./reservation-id";
 import {
@@ -44,8 +43,9 @@ import {
   viewPlace,
   writeCharges,
 } from "./record-places";
-import type { CANCELLED, Places, SETTLED } from "./record-places";
-import type { Kind } from "./kinds";
+import type { CANCELLED, Places, Reserved, SETTLED } from "./record-places";
+
+export type { Reserved } from "./record-places";
 
 export { CANCELLED, OPEN, SETTLED } from "./record-places";
 
@@ -85,21 +85,6 @@ export interface ReserveReport extends AtomicReport {
    * when nothing is reserved under `id`.
    */
   readonly expiresAfter: number;
-}
-
-/** What a settle reads of one reservation: its charges, in order. */
-export interface Reserved {
-  /** The reservation's id. */
-  readonly id: string;
-  /** How many charges it holds. */
-  readonly size: number;
-  key(i: number): QuotaKey;
-  limit(i: number): string;
-  kind(i: number): Kind;
-  /** Units charge `i` reserved. */
-  cost(i: number): number;
-  /** For a window, the end of the window charge `i` was counted in (ms); 0 for the other kinds. */
-  end(i: number): number;
 }
 
 export class Reservations {

@@ -1,8 +1,8 @@
 // What the in-process quota engine runs a call, counted: instructions by valgrind's callgrind for
 // a charge set of three (checkAtomic), the floor under a reserve (that, then the least a record
-// costs: RecordFloor in quota-floor.ts), a reserve, and a reserve then a settle at once. The count
-// does not depend on the machine's load, where the reserve race's wall-clock ratio
-// (quota.bench.ts) does.
+// costs: RecordFloor in quota-floor.ts), a reserve (given its time to live, and given no options,
+// the policy's), and a reserve then a settle at once. The count does not depend on the machine's
+// load, where the reserve race's wall-clock ratio (quota.bench.ts) does.
 //
 // The method: quota-count-run.ts, bundled with esbuild from the packages' source with the syntax
 // minified as the packages ship, runs under
@@ -20,7 +20,7 @@ import { build } from "esbuild";
 
 const CALLS = 40_000;
 const WARM = 40_000;
-const CASES = ["atomic", "floor", "reserve", "settle"] as const;
+const CASES = ["atomic", "floor", "reserve", "bare", "settle"] as const;
 type Case = (typeof CASES)[number];
 
 if (spawnSync("valgrind", ["--version"]).status !== 0) throw new Error("valgrind is not installed");
@@ -83,6 +83,7 @@ const rows: [string, number, string][] = [
   ["a charge set of three (checkAtomic)", at("atomic"), "—"],
   ["the floor: checkAtomic, then the least a record costs", at("floor"), `${(at("floor") / at("atomic")).toFixed(2)}×`],
   ["reserve (expires 1 ms later, ~1 000 held)", at("reserve"), `${(at("reserve") / at("atomic")).toFixed(2)}×`],
+  ["reserve given no options (the policy's time to live)", at("bare"), `${(at("bare") / at("atomic")).toFixed(2)}×`],
   [
     "reserve, then settle at once (tokens back)",
     at("settle"),

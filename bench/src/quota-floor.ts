@@ -26,8 +26,11 @@ export type ChargeSet = (i: number) => ReturnType<typeof charge>[];
  * An engine with the three limits (user 100 a second, tenant 1 000 000, model 10 000 000) and the
  * charge set on `keys`, every user charged once at instant 0 so that every key has its slot.
  */
-export function chargeSetEngine(keys: readonly QuotaKey[]): { engine: QuotaEngine; set: ChargeSet } {
-  const engine = new QuotaEngine();
+export function chargeSetEngine(
+  keys: readonly QuotaKey[],
+  policy?: ConstructorParameters<typeof QuotaEngine>[0],
+): { engine: QuotaEngine; set: ChargeSet } {
+  const engine = new QuotaEngine(policy);
   engine.addLimit(perSecond("user", USER_RATE));
   engine.addLimit(perSecond("tenant", 1_000_000));
   engine.addLimit(perSecond("model", 10_000_000));
